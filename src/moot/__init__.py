@@ -1,0 +1,51 @@
+"""moot: a terminal coding agent on an embedded, event-sourced runtime.
+
+The public API is imported lazily: `import moot` stays fast (the CLI's start-up depends on it),
+and pydantic loads only when something here is first used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from moot._version import __version__
+
+if TYPE_CHECKING:
+    from moot.core.agent import Agent
+    from moot.core.api import RunResult, async_run, run, stream
+    from moot.core.gate import GateDecision, ModelTurn
+    from moot.core.limits import Limits
+    from moot.core.runtime import Runtime
+    from moot.providers.scripted import FunctionProvider, ScriptedProvider
+    from moot.tools.base import Tool, ToolContext, ToolResult, tool
+
+_EXPORTS = {
+    "Agent": "moot.core.agent",
+    "RunResult": "moot.core.api",
+    "async_run": "moot.core.api",
+    "run": "moot.core.api",
+    "stream": "moot.core.api",
+    "GateDecision": "moot.core.gate",
+    "ModelTurn": "moot.core.gate",
+    "Limits": "moot.core.limits",
+    "Runtime": "moot.core.runtime",
+    "FunctionProvider": "moot.providers.scripted",
+    "ScriptedProvider": "moot.providers.scripted",
+    "Tool": "moot.tools.base",
+    "ToolContext": "moot.tools.base",
+    "ToolResult": "moot.tools.base",
+    "tool": "moot.tools.base",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'moot' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

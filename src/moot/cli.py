@@ -1,0 +1,39 @@
+"""The command line: parse arguments, build config, runtime and a front end; nothing else."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from moot._version import __version__
+
+EXIT_USAGE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):
+        # The fast path: `moot --version` imports nothing else (start-up is a benchmark).
+        print(f"moot {__version__}")
+        return 0
+    from moot.cli_args import parse
+
+    options = parse(args)
+    if options.command == "sessions":
+        from moot.sessions_cli import run_sessions
+
+        return run_sessions(options)
+    if options.prompt is None and options.resume is None:
+        print(
+            "moot: the interactive app is not part of this build yet; "
+            'run a task headless with `moot -p "task" --model ...` (see `moot --help`)',
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    from moot.headless import run_headless
+
+    return run_headless(options)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Argument parsing for `moot`; kept apart so `moot --version` never builds a parser."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from moot._version import __version__
+
+EXAMPLES = """\
+examples:
+  moot -p "fix the failing test" --model scripted:demo.yaml
+  moot -p "what changed?" --output-format json --resume ses_0190...
+  moot --resume ses_0190...          finish a run that was interrupted
+  moot sessions list
+  moot sessions export ses_0190... --format md
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"moot: {message}\n(see `moot --help`)\n")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="moot",
+        description="A terminal coding agent where every agent is a peer.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"moot {__version__}")
+    parser.add_argument(
+        "-p", "--print", dest="prompt", metavar="TASK", help="run TASK headless ('-': read stdin)"
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="text: the answer; json: one result object; stream-json: one event per line",
+    )
+    parser.add_argument("--model", help="provider/model or scripted:<file> (env: MOOT_MODEL)")
+    parser.add_argument("--max-turns", type=_positive, metavar="N", help="stop after N model turns")
+    parser.add_argument(
+        "--resume",
+        metavar="SESSION",
+        help="continue SESSION: with -p a new turn, without it finish the interrupted run",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sessions = sub.add_parser("sessions", help="list, show and export sessions")
+    sessions_sub = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
+    sessions_sub.add_parser("list", help="recent sessions, newest first")
+    show = sessions_sub.add_parser("show", help="a session's transcript")
+    show.add_argument("session_id")
+    export = sessions_sub.add_parser("export", help="a session as Markdown or JSON")
+    export.add_argument("session_id")
+    export.add_argument("--format", choices=("md", "json"), default="md")
+    return parser
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    parser = _parser()
+    options = parser.parse_args(argv)
+    if options.command is None:
+        if options.prompt == "-":
+            options.prompt = sys.stdin.read()
+        if options.prompt is not None and not options.prompt.strip():
+            parser.error("the task given to -p is empty")
+        options.model = options.model or os.environ.get("MOOT_MODEL")
+        if (options.prompt is not None or options.resume) and not options.model:
+            parser.error("no model: pass --model provider/model (or set MOOT_MODEL)")
+    return options

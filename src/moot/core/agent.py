@@ -1,0 +1,32 @@
+"""Agents: peers with a name, a role the others see, instructions and a model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from moot.providers.base import Provider
+    from moot.tools.base import Tool
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One participant with a model. The person is the participant without one."""
+
+    name: str
+    role: str = ""
+    """One line the other participants see in their roster."""
+    instructions: str = ""
+    """This agent's own system prompt."""
+    model: str | Provider = ""
+    """`provider/model`, `scripted:<file>`, or a Provider instance."""
+    tools: Sequence[Tool] = field(default_factory=tuple)
+    """Tools only this agent has, on top of the run's shared tools."""
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("-", "_").isidentifier():
+            raise ValueError(f"agent name {self.name!r} must be a word (letters, digits, -, _)")
+        if self.name == "user":
+            raise ValueError("`user` is the person's name in every run; pick another")

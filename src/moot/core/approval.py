@@ -1,0 +1,77 @@
+"""The one approval seam every tool call passes through.
+
+A policy settles what needs no person (allow, deny); what it cannot settle becomes an
+`approval_requested` event out and waits for an `Approve` or `Deny` op back. Permission rules
+and modes plug in here as a policy (a later issue); until then `AllowAll` settles everything,
+so headless runs never wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from moot.tools.base import SideEffect
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A tool call about to run, as a policy sees it."""
+
+    session_id: str
+    agent: str
+    call_id: str
+    tool_call_id: str
+    tool: str
+    side_effect: SideEffect
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Literal["allow", "deny", "ask"]
+    reason: str = ""
+    preview: str = ""
+    """For `ask`: what the person should look at (a diff, the exact command)."""
+
+
+class ApprovalPolicy(Protocol):
+    def decide(self, request: ApprovalRequest) -> Verdict: ...
+
+
+class AllowAll:
+    """Allows every tool call: the default until permission rules exist."""
+
+    def decide(self, request: ApprovalRequest) -> Verdict:
+        return Verdict("allow", "no permission rules configured")
+
+
+@dataclass(frozen=True)
+class Answer:
+    approved: bool
+    feedback: str = ""
+
+
+@dataclass
+class PendingApprovals:
+    """Futures for tool calls that wait on the person, keyed by tool call id."""
+
+    _waiting: dict[str, asyncio.Future[Answer]] = field(default_factory=dict)
+
+    def expect(self, tool_call_id: str) -> asyncio.Future[Answer]:
+        """Register a waiter before the request goes out, so no answer can arrive unheard."""
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self._waiting[tool_call_id] = future
+        return future
+
+    def discard(self, tool_call_id: str) -> None:
+        self._waiting.pop(tool_call_id, None)
+
+    def answer(self, tool_call_id: str, answer: Answer) -> bool:
+        """Resolve a waiting call; False when nothing waits on that id."""
+        future = self._waiting.get(tool_call_id)
+        if future is None or future.done():
+            return False
+        future.set_result(answer)
+        return True

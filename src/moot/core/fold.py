@@ -1,0 +1,245 @@
+"""The model's context as a pure fold over the event log.
+
+The live loop and resume share this code: the loop appends an event, then applies it here, and
+reads its decisions from the result. Resume applies the stored events and arrives at exactly
+the state the crashed process had. Nothing is pasted back in as text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from moot.core.limits import Limits, RunTotals
+from moot.protocol import events as ev
+from moot.protocol.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from moot.protocol.states import RunState
+
+NOT_RUN = "Not run: the run ended before this tool call ({reason})."
+DENIED = "The user refused this tool call."
+
+
+def fingerprint(value: object) -> str:
+    """A stable digest of a JSON-able value (loop detection compares these)."""
+    text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+@dataclass
+class CallState:
+    """One agent call, as far as the log tells."""
+
+    call_id: str
+    agent: str
+    caller: str
+    depth: int
+    parent_call_id: str | None = None
+    tool_call_id: str | None = None
+    """The caller's `call_agent` tool call this call answers."""
+    state: RunState = RunState.CREATED
+    messages: list[Message] = field(default_factory=list)
+    text: str = ""
+    """The text of the latest model turn."""
+    pending: tuple[ToolCall, ...] = ()
+    """Tool calls of the latest model turn, until their observations are recorded."""
+    results: dict[str, ToolResultMessage] = field(default_factory=dict)
+    decisions: dict[str, bool] = field(default_factory=dict)
+    started: set[str] = field(default_factory=set)
+    finish_message: str | None = None
+    gate_retries: int = 0
+    errors: int = 0
+    """Consecutive failed model calls or all-failed tool steps."""
+    last_tool: str | None = None
+    repeats: int = 0
+    """How many times in a row `last_tool` (a fingerprint) has started."""
+    recent_steps: deque[str] = field(default_factory=deque)
+    stale: int = 0
+    """Steps in a row that repeated a step within the no-progress window."""
+    output: str = ""
+    stop_reason: str | None = None
+
+    @property
+    def closed_messages(self) -> list[Message]:
+        """The messages, with an error result for every tool call that never got one."""
+        if not self.pending:
+            return list(self.messages)
+        reason = self.stop_reason or "interrupted"
+        return self.messages + [
+            self.results.get(c.id)
+            or ToolResultMessage(
+                tool_call_id=c.id, name=c.name, content=NOT_RUN.format(reason=reason), is_error=True
+            )
+            for c in self.pending
+        ]
+
+
+class RunFold:
+    """The state of one run (one turn of the person) and all the calls in it."""
+
+    def __init__(self, limits: Limits, history: dict[str, list[Message]]) -> None:
+        self.limits = limits
+        self.history = history
+        self.calls: dict[str, CallState] = {}
+        self.children: dict[tuple[str, str], str] = {}
+        """(caller call id, call_agent tool call id) -> the callee's call id."""
+        self.totals = RunTotals()
+        self.run_id = ""
+        self.root_agent = ""
+        self.started_at: datetime | None = None
+        self.last_at: datetime | None = None
+        self.finished: ev.TurnFinished | None = None
+
+    def apply(self, e: ev.Event) -> None:
+        self.last_at = e.ts
+        handler = _HANDLERS.get(e.kind)
+        if handler is not None:
+            handler(self, e)
+
+    # ---- creation and ending ---------------------------------------------------------------
+
+    def _turn_started(self, e: ev.TurnStarted) -> None:
+        self.run_id, self.root_agent, self.started_at = e.run_id, e.agent, e.ts
+        self.totals = RunTotals()
+        call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
+        call.messages = [
+            *self.history.get(e.agent, ()),
+            UserMessage(content=e.prompt, attachments=e.attachments),
+        ]
+        self.calls[e.call_id] = call
+
+    def _agent_called(self, e: ev.AgentCalled) -> None:
+        call = CallState(
+            call_id=e.call_id,
+            agent=e.agent,
+            caller=e.caller,
+            depth=e.depth,
+            parent_call_id=e.parent_call_id,
+            tool_call_id=e.tool_call_id,
+        )
+        call.messages = [UserMessage(content=e.message)]
+        self.calls[e.call_id] = call
+        if e.parent_call_id and e.tool_call_id:
+            self.children[(e.parent_call_id, e.tool_call_id)] = e.call_id
+
+    def _terminal(self, e: ev.AgentReturned | ev.TurnFinished) -> None:
+        call = self.calls[e.call_id]
+        call.state, call.output, call.stop_reason = e.state, e.output, e.stop_reason
+        if isinstance(e, ev.TurnFinished):
+            self.finished = e
+            self.history[call.agent] = call.closed_messages
+
+    # ---- the state machine -----------------------------------------------------------------
+
+    def _state_changed(self, e: ev.StateChanged) -> None:
+        call = self.calls[e.call_id]
+        call.state = e.to_state
+        if e.to_state is RunState.OBSERVATION_RECORDED:
+            self._record_observations(call)
+        elif e.to_state is RunState.TOOL_PENDING:
+            call.gate_retries = 0
+
+    def _record_observations(self, call: CallState) -> None:
+        results = call.closed_messages[len(call.messages) :]
+        call.messages.extend(results)
+        step = [(c.name, c.arguments, r.content, r.is_error) for c, r in zip(call.pending, results)]
+        self._step(call, fingerprint(step))
+        failed = all(getattr(r, "is_error", False) for r in results)
+        call.errors = call.errors + 1 if failed else 0
+        call.pending, call.results, call.decisions, call.started = (), {}, {}, set()
+
+    def _step(self, call: CallState, digest: str) -> None:
+        window = self.limits.no_progress_window or 0
+        call.stale = call.stale + 1 if digest in call.recent_steps else 0
+        call.recent_steps.append(digest)
+        while len(call.recent_steps) > window:
+            call.recent_steps.popleft()
+
+    # ---- the model -------------------------------------------------------------------------
+
+    def _model_responded(self, e: ev.ModelResponded) -> None:
+        call = self.calls[e.call_id]
+        self.totals.turns += 1
+        call.text, call.pending = e.text, e.tool_calls
+        call.messages.append(
+            AssistantMessage(content=e.text, thinking=e.thinking, tool_calls=e.tool_calls)
+        )
+        if not e.text and not e.tool_calls:
+            self._step(call, "empty turn")
+
+    def _usage(self, e: ev.UsageRecorded) -> None:
+        self.totals.usage = self.totals.usage + e.usage
+        self.totals.cost_usd += e.cost_usd
+
+    def _error(self, e: ev.Error) -> None:
+        if e.source == "provider" and e.call_id in self.calls:
+            self.calls[e.call_id].errors += 1
+
+    def _gate_decided(self, e: ev.GateDecided) -> None:
+        call = self.calls[e.call_id]
+        if e.action == "replace":
+            last = call.messages[-1]
+            assert isinstance(last, AssistantMessage)
+            call.messages[-1] = last.model_copy(
+                update={"content": e.text, "tool_calls": e.tool_calls}
+            )
+            call.text, call.pending = e.text, e.tool_calls
+        elif e.action == "retry":
+            call.gate_retries += 1
+            call.messages.pop()
+            call.messages.append(UserMessage(content=e.text))
+            call.text, call.pending = "", ()
+
+    # ---- tools -----------------------------------------------------------------------------
+
+    def _approval_decided(self, e: ev.ApprovalDecided) -> None:
+        call = self.calls[e.call_id]
+        call.decisions[e.tool_call_id] = e.approved
+        if not e.approved:
+            name = next((c.name for c in call.pending if c.id == e.tool_call_id), "")
+            text = DENIED + (f" Their feedback: {e.feedback}" if e.feedback else "")
+            call.results[e.tool_call_id] = ToolResultMessage(
+                tool_call_id=e.tool_call_id, name=name, content=text, is_error=True
+            )
+
+    def _tool_started(self, e: ev.ToolStarted) -> None:
+        call = self.calls[e.call_id]
+        call.started.add(e.tool_call_id)
+        digest = fingerprint((e.tool, e.arguments))
+        call.repeats = call.repeats + 1 if digest == call.last_tool else 1
+        call.last_tool = digest
+        if e.tool == "finish" and isinstance(e.arguments.get("message"), str):
+            call.finish_message = e.arguments["message"]
+
+    def _tool_finished(self, e: ev.ToolFinished) -> None:
+        self.calls[e.call_id].results[e.tool_call_id] = ToolResultMessage(
+            tool_call_id=e.tool_call_id,
+            name=e.tool,
+            content=e.content,
+            is_error=e.is_error,
+            attachments=e.attachments,
+        )
+
+
+_HANDLERS = {
+    "turn_started": RunFold._turn_started,
+    "agent_called": RunFold._agent_called,
+    "agent_returned": RunFold._terminal,
+    "turn_finished": RunFold._terminal,
+    "state_changed": RunFold._state_changed,
+    "model_responded": RunFold._model_responded,
+    "usage": RunFold._usage,
+    "error": RunFold._error,
+    "gate_decided": RunFold._gate_decided,
+    "approval_decided": RunFold._approval_decided,
+    "tool_started": RunFold._tool_started,
+    "tool_finished": RunFold._tool_finished,
+}

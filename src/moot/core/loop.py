@@ -1,0 +1,410 @@
+"""The agent loop: one handler per run state, until the call reaches a terminal state.
+
+Every decision is read from the fold (core/fold.py) after the event that caused it is stored,
+so a resumed call re-enters the same handler the crashed one was in. Non-happy exits are
+exceptions, caught in exactly one place: `CallRunner.drive`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+import time
+from collections.abc import Awaitable, Callable
+
+from moot.core.approval import ApprovalRequest, Answer
+from moot.core.assemble import TurnBuilder
+from moot.core.fold import CallState, fingerprint
+from moot.core.gate import GateDecision, ModelTurn
+from moot.core.limits import LimitReached, check_before_model, check_spend
+from moot.core.peers import CALL_AGENT, FINISH, system_prompt, tagged
+from moot.core.run import RunContext
+from moot.protocol import events as ev
+from moot.protocol.ids import new_id
+from moot.protocol.messages import ToolCall
+from moot.protocol.states import RunState, StopReason, state_for
+from moot.providers.base import ModelRequest, ProviderError, TextPart, ThinkingPart
+from moot.tools.base import SideEffect, ToolContext, ToolResult
+
+INTERRUPTED = (
+    "Interrupted: this tool call was stopped before it finished; its effects, if any, are "
+    "unknown. Check them before running it again."
+)
+
+
+class _Ended(Exception):
+    """The call ends now with this outcome (failures and gate stops)."""
+
+    def __init__(self, reason: StopReason, output: str = "") -> None:
+        super().__init__(reason)
+        self.reason, self.output = reason, output
+
+
+class CallRunner:
+    """Drives one agent call through the run state machine."""
+
+    def __init__(self, run: RunContext, call: CallState) -> None:
+        self.run = run
+        self.call = call
+        self.agent = run.agents[call.agent]
+        self._handlers: dict[RunState, Callable[[], Awaitable[None]]] = {
+            RunState.CREATED: self._created,
+            RunState.MODEL_PENDING: self._ask_model,
+            RunState.DECISION_RECEIVED: self._decide,
+            RunState.TOOL_PENDING: self._tools_pending,
+            RunState.APPROVAL_PENDING: self._approve,
+            RunState.TOOL_RUNNING: self._run_tools,
+            RunState.OBSERVATION_RECORDED: self._observed,
+        }
+
+    async def drive(self) -> CallState:
+        """Run until terminal; every way out records the terminal event exactly once."""
+        call = self.call
+        try:
+            while not call.state.terminal:
+                await self._handlers[call.state]()
+        except LimitReached as stop:
+            self._record(ev.LimitHit, stop_reason=stop.reason, detail=stop.detail)
+            self._end(stop.reason, call.text)
+        except _Ended as end:
+            self._end(end.reason, end.output)
+        except asyncio.CancelledError:
+            self._interrupt_started_tools()
+            self._end(StopReason.USER_CANCELLED, call.text)
+            raise
+        except Exception as exc:
+            if call.state.terminal:
+                raise
+            self._record(ev.Error, source="internal", message=f"{type(exc).__name__}: {exc}")
+            self._end(StopReason.INTERNAL_ERROR, "")
+        return call
+
+    # ---- recording -------------------------------------------------------------------------
+
+    def _record(self, event_type: type[ev.Event], **fields: object) -> ev.Event:
+        return self.run.record(self.call, event_type, **fields)
+
+    def _move(self, target: RunState) -> None:
+        self._record(ev.StateChanged, from_state=self.call.state, to_state=target)
+
+    def _end(self, reason: StopReason, output: str) -> None:
+        state, totals = state_for(reason), self.run.fold.totals
+        if self.call.parent_call_id is None:
+            self._record(
+                ev.TurnFinished,
+                state=state,
+                stop_reason=reason,
+                output=output,
+                turns=totals.turns,
+                usage=totals.usage,
+                cost_usd=totals.cost_usd,
+                duration_ms=totals.elapsed * 1000,
+            )
+        else:
+            self._record(ev.AgentReturned, state=state, stop_reason=reason, output=output)
+
+    def _interrupt_started_tools(self) -> None:
+        for call_id in sorted(self.call.started - self.call.results.keys()):
+            name = next(c.name for c in self.call.pending if c.id == call_id)
+            self._record(
+                ev.ToolFinished,
+                tool_call_id=call_id,
+                tool=name,
+                content=INTERRUPTED,
+                is_error=True,
+                interrupted=True,
+            )
+
+    # ---- states ----------------------------------------------------------------------------
+
+    async def _created(self) -> None:
+        limit = self.run.limits.max_call_depth
+        if self.call.depth > limit:
+            raise LimitReached(
+                StopReason.MAX_CALL_DEPTH,
+                f"call depth {self.call.depth} is beyond the limit of {limit}",
+            )
+        self._move(RunState.MODEL_PENDING)
+
+    async def _ask_model(self) -> None:
+        call, run = self.call, self.run
+        check_before_model(run.limits, run.fold.totals, errors=call.errors, stale=call.stale)
+        provider = run.provider_for(self.agent)
+        request = ModelRequest(
+            model=provider.name,
+            system=system_prompt(self.agent, list(run.agents.values()), call.caller),
+            messages=tuple(call.messages),
+            tools=run.specs_for(self.agent),
+            agent=self.agent.name,
+        )
+        turn = TurnBuilder()
+        try:
+            async for delta in provider.stream(request):
+                turn.add(delta)
+                if isinstance(delta, TextPart):
+                    self._record(ev.TextDelta, text=delta.text)
+                elif isinstance(delta, ThinkingPart) and delta.text:
+                    self._record(ev.ThinkingDelta, text=delta.text)
+        except ProviderError as exc:
+            self._record(ev.Error, source="provider", message=str(exc), retryable=exc.retryable)
+            if turn.has_output:
+                # Keep what arrived: the person sees it, and the run says why it stopped.
+                self._responded(provider.name, turn, partial=True)
+                raise _Ended(StopReason.PROVIDER_ERROR, turn.text) from exc
+            if not exc.retryable:
+                raise _Ended(StopReason.PROVIDER_ERROR, "") from exc
+            return  # still MODEL_PENDING: ask again, within the consecutive-error limit
+        self._responded(provider.name, turn, partial=False)
+        self._move(RunState.DECISION_RECEIVED)
+
+    def _responded(self, model: str, turn: TurnBuilder, *, partial: bool) -> None:
+        taken = {m.tool_call_id for m in self.call.messages if hasattr(m, "tool_call_id")}
+        self._record(
+            ev.ModelResponded,
+            model=model,
+            text=turn.text,
+            thinking=turn.thinking,
+            tool_calls=() if partial else turn.tool_calls(taken),
+            finish_reason=turn.finish_reason,
+            partial=partial,
+        )
+        self._record(ev.UsageRecorded, model=model, usage=turn.usage, cost_usd=turn.cost_usd or 0.0)
+
+    async def _decide(self) -> None:
+        call, run = self.call, self.run
+        if run.gate is not None:
+            decision = await self._ask_gate()
+            if decision.action == "retry" and call.gate_retries < run.limits.max_gate_retries:
+                self._record(ev.GateDecided, action="retry", text=decision.text)
+                self._move(RunState.MODEL_PENDING)
+                return
+            if decision.action == "replace":
+                self._record(
+                    ev.GateDecided,
+                    action="replace",
+                    text=decision.text,
+                    tool_calls=decision.tool_calls,
+                )
+            elif decision.action == "stop":
+                self._record(ev.GateDecided, action="stop", text=decision.text)
+                raise _Ended(StopReason.GATE_STOPPED, decision.text)
+        if call.pending:
+            self._move(RunState.TOOL_PENDING)
+        elif call.text:
+            self._end(StopReason.COMPLETED, call.text)
+        else:
+            self._move(RunState.MODEL_PENDING)  # an empty reply: the agent is still working
+
+    async def _ask_gate(self) -> GateDecision:
+        totals = self.run.fold.totals
+        turn = ModelTurn(
+            agent=self.agent.name,
+            call_id=self.call.call_id,
+            text=self.call.text,
+            tool_calls=self.call.pending,
+            turns=totals.turns,
+            usage=totals.usage,
+            cost_usd=totals.cost_usd,
+        )
+        decision = self.run.gate(turn)  # type: ignore[misc]
+        if inspect.isawaitable(decision):
+            decision = await decision
+        return decision or GateDecision.proceed()
+
+    async def _tools_pending(self) -> None:
+        self._move(RunState.APPROVAL_PENDING)
+
+    async def _approve(self) -> None:
+        call, run = self.call, self.run
+        tools = run.tools_for(self.agent)
+        for tc in call.pending:
+            if tc.id in call.results or tc.id in call.decisions:
+                continue
+            tool = tools.get(tc.name)
+            request = ApprovalRequest(
+                session_id=run.session_id,
+                agent=call.agent,
+                call_id=call.call_id,
+                tool_call_id=tc.id,
+                tool=tc.name,
+                side_effect=tool.side_effect if tool else SideEffect.READ_ONLY,
+                arguments=tc.arguments,
+            )
+            verdict = run.approval.decide(request)
+            if verdict.decision == "deny":
+                self._record(
+                    ev.ApprovalDecided,
+                    tool_call_id=tc.id,
+                    approved=False,
+                    by="policy",
+                    feedback=verdict.reason,
+                )
+            elif verdict.decision == "ask":
+                answer = await self._ask_person(tc, verdict.preview, verdict.reason)
+                self._record(
+                    ev.ApprovalDecided,
+                    tool_call_id=tc.id,
+                    approved=answer.approved,
+                    by="user",
+                    feedback=answer.feedback,
+                )
+        runnable = any(tc.id not in call.results for tc in call.pending)
+        self._move(RunState.TOOL_RUNNING if runnable else RunState.OBSERVATION_RECORDED)
+
+    async def _ask_person(self, tc: ToolCall, preview: str, reason: str) -> Answer:
+        waiting = self.run.pending.expect(tc.id)
+        try:
+            self._record(
+                ev.ApprovalRequested,
+                tool_call_id=tc.id,
+                tool=tc.name,
+                arguments=tc.arguments,
+                preview=preview,
+                reason=reason,
+            )
+            return await waiting
+        finally:
+            self.run.pending.discard(tc.id)
+
+    async def _run_tools(self) -> None:
+        call = self.call
+        todo = [tc for tc in call.pending if tc.id not in call.results]
+        peers = sum(tc.name == CALL_AGENT for tc in todo) > 1
+        for group in self._groups(todo):
+            self._check_before_tools(group)
+            if len(group) == 1:
+                await self._execute(group[0], several_peers=peers)
+            else:
+                async with asyncio.TaskGroup() as tasks:
+                    for tc in group:
+                        tasks.create_task(self._execute(tc, several_peers=peers))
+        self._move(RunState.OBSERVATION_RECORDED)
+
+    async def _observed(self) -> None:
+        if self.call.finish_message is not None:
+            self._end(StopReason.COMPLETED, self.call.finish_message)
+        else:
+            self._move(RunState.MODEL_PENDING)
+
+    def _groups(self, calls: list[ToolCall]) -> list[list[ToolCall]]:
+        """Consecutive calls that may overlap share a group; every other call runs alone.
+
+        Read-only tools and peer calls overlap (a peer's own tools pass their own approvals);
+        anything that writes, runs commands or reaches the network runs alone, in order.
+        """
+        tools = self.run.tools_for(self.agent)
+        groups: list[list[ToolCall]] = []
+        overlapped = False
+        for tc in calls:
+            tool = tools.get(tc.name)
+            overlaps = tc.name == CALL_AGENT or (
+                tool is not None and tool.side_effect is SideEffect.READ_ONLY
+            )
+            if overlaps and overlapped:
+                groups[-1].append(tc)
+            else:
+                groups.append([tc])
+            overlapped = overlaps
+        return groups
+
+    def _check_before_tools(self, group: list[ToolCall]) -> None:
+        run, call = self.run, self.call
+        check_spend(run.limits, run.fold.totals)
+        limit = run.limits.max_repeated_tool_calls
+        last, repeats = call.last_tool, call.repeats
+        for tc in group:
+            if tc.id in call.started:
+                continue
+            digest = fingerprint((tc.name, tc.arguments))
+            repeats, last = (repeats + 1 if digest == last else 1), digest
+            if limit is not None and repeats > limit:
+                raise LimitReached(
+                    StopReason.REPEATED_TOOL_CALL,
+                    f"{tc.name} was called with the same arguments {repeats} times in a row",
+                )
+
+    async def _execute(self, tc: ToolCall, *, several_peers: bool) -> None:
+        if tc.id not in self.call.started:
+            self._record(ev.ToolStarted, tool_call_id=tc.id, tool=tc.name, arguments=tc.arguments)
+        started = time.perf_counter()
+        if tc.arguments_error:
+            result = ToolResult.error(
+                f"Invalid arguments for {tc.name}: {tc.arguments_error}. "
+                "Send a JSON object that matches the tool's schema."
+            )
+        elif tc.name == CALL_AGENT:
+            result = await self._call_peer(tc, several_peers)
+        elif tc.name == FINISH:
+            message = tc.arguments.get("message")
+            ok = isinstance(message, str)
+            result = ToolResult("Done.") if ok else ToolResult.error("finish needs `message`.")
+        else:
+            result = await self._invoke(tc)
+        self._record(
+            ev.ToolFinished,
+            tool_call_id=tc.id,
+            tool=tc.name,
+            content=result.content,
+            is_error=result.is_error,
+            attachments=result.attachments,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    async def _invoke(self, tc: ToolCall) -> ToolResult:
+        tools = self.run.tools_for(self.agent)
+        tool = tools.get(tc.name)
+        if tool is None:
+            names = ", ".join(sorted([*tools, CALL_AGENT, FINISH]))
+            return ToolResult.error(f"Unknown tool {tc.name!r}. Available tools: {names}.")
+        ctx = ToolContext(
+            session_id=self.run.session_id,
+            run_id=self.run.fold.run_id,
+            call_id=self.call.call_id,
+            agent=self.call.agent,
+            tool_call_id=tc.id,
+            emit=self._emitter(tc.id),
+        )
+        return await tool.invoke(tc.arguments, ctx)
+
+    def _emitter(self, tool_call_id: str) -> Callable[[str], None]:
+        """A callback that streams tool output; safe to call from a sync tool's thread."""
+        loop, owner = asyncio.get_running_loop(), threading.get_ident()
+
+        def emit(text: str) -> None:
+            if threading.get_ident() == owner:
+                self._record(ev.ToolOutput, tool_call_id=tool_call_id, text=text)
+            else:
+                loop.call_soon_threadsafe(emit, text)
+
+        return emit
+
+    async def _call_peer(self, tc: ToolCall, several: bool) -> ToolResult:
+        run, call = self.run, self.call
+        name, message = tc.arguments.get("agent_name"), tc.arguments.get("message")
+        child_id = run.fold.children.get((call.call_id, tc.id))
+        if child_id is None:
+            if name not in run.agents or not isinstance(message, str):
+                peers = ", ".join(run.agents)
+                return ToolResult.error(
+                    f"call_agent needs `agent_name` (one of: {peers}) and a `message` string."
+                )
+            child_id = new_id("call")
+            run.record_as(
+                ev.AgentCalled,
+                agent=name,
+                call_id=child_id,
+                parent_call_id=call.call_id,
+                caller=call.agent,
+                message=message,
+                depth=call.depth + 1,
+                tool_call_id=tc.id,
+            )
+        child = run.fold.calls[child_id]
+        if not child.state.terminal:
+            await CallRunner(run, child).drive()
+        text = tagged(child.agent, child.output) if several else child.output
+        if child.state is RunState.COMPLETED:
+            return ToolResult(text)
+        return ToolResult.error(f"{child.agent} {child.state} ({child.stop_reason}): {text}")
+

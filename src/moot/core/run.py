@@ -1,0 +1,73 @@
+"""What every call of one run shares: the log, the fold, agents, tools, providers, policies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from moot.core.agent import Agent
+from moot.core.approval import ApprovalPolicy, PendingApprovals
+from moot.core.fold import CallState, RunFold
+from moot.core.gate import TurnGate
+from moot.core.limits import Limits
+from moot.core.peers import CALL_AGENT, FINISH, FINISH_SPEC, call_agent_spec
+from moot.protocol import events as ev
+from moot.providers.base import Provider, ToolSpec
+from moot.store.base import Store
+from moot.tools.base import Tool, tool_spec
+
+ResolveProvider = Callable[[Agent], Provider]
+Publish = Callable[[ev.Event], None]
+
+
+@dataclass
+class RunContext:
+    store: Store
+    session_id: str
+    fold: RunFold
+    agents: Mapping[str, Agent]
+    tools: Mapping[str, Tool]
+    """Tools every agent has."""
+    provider_for: ResolveProvider
+    approval: ApprovalPolicy
+    pending: PendingApprovals
+    publish: Publish
+    gate: TurnGate | None = None
+    _specs: dict[str, tuple[ToolSpec, ...]] = field(default_factory=dict)
+
+    @property
+    def limits(self) -> Limits:
+        return self.fold.limits
+
+    def record(self, call: CallState, event_type: type[ev.Event], **fields: Any) -> ev.Event:
+        """Append an event for `call`: store first, then the fold, then the front ends."""
+        return self.record_as(
+            event_type,
+            agent=call.agent,
+            call_id=call.call_id,
+            parent_call_id=call.parent_call_id,
+            **fields,
+        )
+
+    def record_as(self, event_type: type[ev.Event], **fields: Any) -> ev.Event:
+        event = self.store.append(
+            event_type(session_id=self.session_id, run_id=self.fold.run_id or fields["call_id"], **fields)
+        )
+        self.fold.apply(event)
+        self.publish(event)
+        return event
+
+    def tools_for(self, agent: Agent) -> dict[str, Tool]:
+        return {**self.tools, **{t.name: t for t in agent.tools}}
+
+    def specs_for(self, agent: Agent) -> tuple[ToolSpec, ...]:
+        """The tools the model of `agent` is offered (computed once per agent per run)."""
+        specs = self._specs.get(agent.name)
+        if specs is None:
+            own = [ToolSpec(**tool_spec(t)) for t in self.tools_for(agent).values()]
+            peers = [call_agent_spec(list(self.agents.values())), FINISH_SPEC]
+            builtin = {CALL_AGENT, FINISH}
+            specs = tuple([s for s in own if s.name not in builtin] + peers)
+            self._specs[agent.name] = specs
+        return specs

@@ -1,0 +1,262 @@
+"""The runtime handle: ops in (`submit`), events out (`events`), nothing else.
+
+Front ends (headless, TUI, REPL, ACP, the Python API) all talk to a session through this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Self
+
+from moot.core.agent import Agent
+from moot.core.approval import AllowAll, Answer, ApprovalPolicy, PendingApprovals
+from moot.core.fold import RunFold
+from moot.core.gate import TurnGate
+from moot.core.limits import Limits
+from moot.core.loop import INTERRUPTED, CallRunner
+from moot.core.peers import CALL_AGENT
+from moot.core.run import RunContext
+from moot.core.session import load_session
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.ids import new_id
+from moot.providers.base import Provider, ScriptPosition
+from moot.providers.registry import resolve_model
+from moot.store.base import Store
+from moot.tools.base import Tool
+
+
+class RuntimeBusy(RuntimeError):
+    """An op needs an idle session, or a run, that is not there."""
+
+
+class EventStream:
+    """One subscriber's events, from the moment it subscribed; ends at shutdown."""
+
+    _END = object()
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[object] = asyncio.Queue()
+
+    def put(self, event: ev.Event) -> None:
+        self._queue.put_nowait(event)
+
+    def close(self) -> None:
+        self._queue.put_nowait(self._END)
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> ev.Event:
+        item = await self._queue.get()
+        if item is self._END:
+            raise StopAsyncIteration
+        return item  # type: ignore[return-value]
+
+
+class Runtime:
+    """One session's runtime: its agents, tools, limits and policies.
+
+    Args:
+        agents: The peers; the first one answers the person unless a turn names another.
+        store: Where the event log lives (SQLite or in memory).
+        session_id: Continue this session; a new one is created when None.
+        tools: Tools every agent has.
+        limits: Bounds for each new run.
+        approval: Settles tool approvals; `AllowAll` until permission rules exist.
+        gate: A turn gate that sees each completed model turn.
+    """
+
+    def __init__(
+        self,
+        agents: Sequence[Agent],
+        *,
+        store: Store,
+        session_id: str | None = None,
+        tools: Sequence[Tool] = (),
+        limits: Limits | None = None,
+        approval: ApprovalPolicy | None = None,
+        gate: TurnGate | None = None,
+        title: str = "",
+        workspace: str = "",
+    ) -> None:
+        if not agents:
+            raise ValueError("a runtime needs at least one agent")
+        names = [a.name for a in agents]
+        if len(set(names)) != len(names):
+            raise ValueError(f"agent names must be unique: {names}")
+        self.agents = {a.name: a for a in agents}
+        self.entry = agents[0]
+        self.store = store
+        self.tools = {t.name: t for t in tools}
+        self.limits = limits or Limits()
+        self.approval = approval or AllowAll()
+        self.gate = gate
+        if session_id is None:
+            session_id = store.create_session(title=title, workspace=workspace).id
+        elif store.session(session_id) is None:
+            raise KeyError(f"no session {session_id!r}")
+        self.session_id = session_id
+        self._session = load_session(store, session_id, self.limits)
+        self._providers: dict[str, Provider] = {}
+        self._pending = PendingApprovals()
+        self._streams: list[EventStream] = []
+        self._task: asyncio.Task[None] | None = None
+        self._submissions = 0
+
+    # ---- the two channels ------------------------------------------------------------------
+
+    def events(self) -> EventStream:
+        """Every event from now on, each after it is stored."""
+        stream = EventStream()
+        self._streams.append(stream)
+        return stream
+
+    def submit(self, op: ops.Op) -> str:
+        """Hand the runtime an op; returns its submission id.
+
+        Raises:
+            RuntimeBusy: a turn is submitted while one runs, or there is no run to resume.
+        """
+        self._submissions += 1
+        match op:
+            case ops.UserTurn():
+                self._start(self._turn(op))
+            case ops.ResumeRun():
+                if self._session.open_run is None:
+                    raise RuntimeBusy(f"session {self.session_id} has no unfinished run")
+                self._start(self._resume(self._session.open_run))
+            case ops.Interrupt():
+                if self._task is not None:
+                    self._task.cancel()
+            case ops.Approve(tool_call_id=call_id):
+                self._pending.answer(call_id, Answer(approved=True))
+            case ops.Deny(tool_call_id=call_id, feedback=feedback):
+                self._pending.answer(call_id, Answer(approved=False, feedback=feedback))
+            case ops.Shutdown():
+                if self._task is not None:
+                    self._task.cancel()
+                for stream in self._streams:
+                    stream.close()
+                self._streams.clear()
+        return f"sub_{self._submissions}"
+
+    @property
+    def unfinished_run(self) -> str | None:
+        """The run id a crash left open, if any (resume it with `ResumeRun`)."""
+        run = self._session.open_run
+        return run.run_id if run else None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def wait(self) -> ev.TurnFinished | None:
+        """Wait for the current run to end; its `turn_finished` event (None if none ran)."""
+        if self._task is not None:
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                if not self._task.cancelled():
+                    raise  # the waiter itself was cancelled
+        return self._last_finished
+
+    # ---- runs ------------------------------------------------------------------------------
+
+    _last_finished: ev.TurnFinished | None = None
+
+    def _start(self, work: object) -> None:
+        if self.running:
+            work.close()  # type: ignore[attr-defined]
+            raise RuntimeBusy(f"session {self.session_id} is already running a turn")
+        self._task = asyncio.get_running_loop().create_task(work)  # type: ignore[arg-type]
+
+    def _context(self, fold: RunFold) -> RunContext:
+        return RunContext(
+            store=self.store,
+            session_id=self.session_id,
+            fold=fold,
+            agents=self.agents,
+            tools=self.tools,
+            provider_for=self._provider_for,
+            approval=self.approval,
+            pending=self._pending,
+            publish=self._publish,
+            gate=self.gate,
+        )
+
+    async def _turn(self, op: ops.UserTurn) -> None:
+        agent = self.agents[op.agent] if op.agent else self.entry
+        fold = RunFold(self.limits, self._session.history)
+        self._session.open_run = fold
+        run = self._context(fold)
+        run_id = new_id("run")
+        run.record_as(
+            ev.TurnStarted,
+            agent=agent.name,
+            call_id=run_id,
+            parent_call_id=None,
+            prompt=op.text,
+            attachments=op.attachments,
+            limits=self.limits.as_dict(),
+        )
+        await self._drive(run)
+
+    async def _resume(self, fold: RunFold) -> None:
+        """Continue an unfinished run; tools that started without a result are not re-run."""
+        run = self._context(fold)
+        open_calls = [c for c in fold.calls.values() if not c.state.terminal]
+        interrupted = [
+            (call, tc)
+            for call in open_calls
+            for tc in call.pending
+            if tc.id in call.started and tc.id not in call.results and tc.name != CALL_AGENT
+        ]
+        root = fold.calls[fold.run_id]
+        run.record(
+            root,
+            ev.RunResumed,
+            interrupted_tool_calls=tuple(tc.id for _, tc in interrupted),
+        )
+        for call, tc in interrupted:
+            run.record(
+                call,
+                ev.ToolFinished,
+                tool_call_id=tc.id,
+                tool=tc.name,
+                content=INTERRUPTED,
+                is_error=True,
+                interrupted=True,
+            )
+        await self._drive(run)
+
+    async def _drive(self, run: RunContext) -> None:
+        fold = run.fold
+        try:
+            await CallRunner(run, fold.calls[fold.run_id]).drive()
+        finally:
+            self._last_finished = fold.finished
+            if fold.finished is not None:
+                self._session.open_run = None
+
+    def _provider_for(self, agent: Agent) -> Provider:
+        if not isinstance(agent.model, str):
+            return agent.model
+        if not agent.model:
+            raise ValueError(f"agent {agent.name!r} has no model")
+        provider = self._providers.get(agent.model)
+        if provider is None:
+            provider = self._providers[agent.model] = resolve_model(agent.model)
+            self._fast_forward(provider)
+        return provider
+
+    def _fast_forward(self, provider: Provider) -> None:
+        if isinstance(provider, ScriptPosition):
+            for agent, turns in self._session.model_turns.items():
+                if isinstance(self.agents.get(agent, None), Agent):
+                    provider.fast_forward(agent, turns)
+
+    def _publish(self, event: ev.Event) -> None:
+        for stream in self._streams:
+            stream.put(event)

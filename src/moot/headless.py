@@ -1,0 +1,131 @@
+"""Headless runs (`moot -p`): one turn, its output on stdout, an exit code for scripts.
+
+Exit codes: 0 completed, 1 stopped or failed, 2 usage error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from argparse import Namespace
+from typing import TextIO
+
+from moot.core.agent import Agent
+from moot.core.limits import Limits
+from moot.core.runtime import Runtime
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.states import RunState
+from moot.providers.registry import UnknownModel, resolve_model
+
+EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+INSTRUCTIONS = (
+    "You are moot, a coding agent working in the person's repository. Be exact and brief; "
+    "use your tools to look before you change anything."
+)
+
+
+def exit_code(finished: ev.TurnFinished | None) -> int:
+    if finished is None:
+        return EXIT_STOPPED
+    if finished.state is RunState.COMPLETED:
+        return EXIT_OK
+    if finished.state is RunState.CANCELLED:
+        return EXIT_INTERRUPTED
+    return EXIT_STOPPED
+
+
+def result_object(finished: ev.TurnFinished, session_id: str) -> dict[str, object]:
+    """The `--output-format json` object."""
+    return {
+        "session_id": session_id,
+        "run_id": finished.run_id,
+        "state": finished.state,
+        "stop_reason": finished.stop_reason,
+        "output": finished.output,
+        "turns": finished.turns,
+        "usage": finished.usage.model_dump(),
+        "cost_usd": finished.cost_usd,
+        "duration_ms": round(finished.duration_ms, 1),
+    }
+
+
+def _fail(message: str) -> int:
+    print(f"moot: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run_headless(options: Namespace, out: TextIO | None = None) -> int:
+    from moot.store import open_store
+
+    out = out or sys.stdout
+    try:
+        provider = resolve_model(options.model)
+    except UnknownModel as exc:
+        return _fail(str(exc))
+    agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=provider)
+    limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
+    store = open_store()
+    try:
+        try:
+            runtime = Runtime(
+                [agent],
+                store=store,
+                session_id=options.resume,
+                limits=limits,
+                title=(options.prompt or "").strip().splitlines()[0][:80] if options.prompt else "",
+                workspace=os.getcwd(),
+            )
+        except KeyError as exc:
+            return _fail(str(exc.args[0]))
+        if options.prompt is not None and runtime.unfinished_run:
+            return _fail(
+                f"session {runtime.session_id} has an unfinished run; finish it first with "
+                f"`moot --resume {runtime.session_id}` (no -p)"
+            )
+        if options.prompt is None and not runtime.unfinished_run:
+            return _fail(f"session {runtime.session_id} has no unfinished run to resume")
+        return asyncio.run(_drive(runtime, options, out))
+    finally:
+        store.close()
+
+
+async def _drive(runtime: Runtime, options: Namespace, out: TextIO) -> int:
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, runtime.submit, ops.Interrupt())
+    loop.add_signal_handler(signal.SIGTERM, runtime.submit, ops.Interrupt())
+    events = runtime.events()
+    if options.prompt is not None:
+        runtime.submit(ops.UserTurn(text=options.prompt))
+    else:
+        runtime.submit(ops.ResumeRun())
+    streaming = options.output_format == "stream-json"
+    problem = ""
+    async for event in events:
+        if isinstance(event, ev.LimitHit | ev.Error):
+            problem = getattr(event, "detail", "") or getattr(event, "message", "")
+        if streaming:
+            out.write(event.model_dump_json() + "\n")
+            out.flush()
+        if isinstance(event, ev.TurnFinished):
+            break
+    finished = await runtime.wait()
+    runtime.submit(ops.Shutdown())
+    if finished is None:  # pragma: no cover - a run always ends with turn_finished
+        return EXIT_STOPPED
+    if options.output_format == "json":
+        out.write(json.dumps(result_object(finished, runtime.session_id)) + "\n")
+    elif options.output_format == "text":
+        if finished.output:
+            out.write(finished.output.rstrip("\n") + "\n")
+    if finished.state is not RunState.COMPLETED:
+        print(
+            f"moot: run {finished.state} ({finished.stop_reason}"
+            f"{': ' + problem if problem else ''}); session {runtime.session_id}",
+            file=sys.stderr,
+        )
+    return exit_code(finished)

@@ -1,0 +1,68 @@
+"""Where moot keeps its files: the user data, config and cache directories.
+
+`MOOT_HOME=<dir>` puts all three under one directory (`<dir>/data`, `<dir>/config`,
+`<dir>/cache`), for tests and portable installs. Otherwise the platform's user directories are
+used (platformdirs), e.g. `~/.local/share/moot`, `~/.config/moot`, `~/.cache/moot` on Linux.
+
+Nothing here creates a directory; the code that writes a file creates its parent.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+APP_NAME = "moot"
+HOME_VARIABLE = "MOOT_HOME"
+
+
+def _moot_home(environ: Mapping[str, str] | None) -> Path | None:
+    env = os.environ if environ is None else environ
+    home = env.get(HOME_VARIABLE, "")
+    return Path(home).expanduser() if home else None
+
+
+def data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user data directory: the sessions database and file snapshots live here.
+
+    Args:
+        environ: The environment to read `MOOT_HOME` from; `os.environ` when None.
+    """
+    if home := _moot_home(environ):
+        return home / "data"
+    # Imported here, not at the top: `moot --version` must start fast.
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user config directory: settings, skills, agents, commands and themes.
+
+    Args:
+        environ: The environment to read `MOOT_HOME` from; `os.environ` when None.
+    """
+    if home := _moot_home(environ):
+        return home / "config"
+    import platformdirs  # inside the function for start-up time, as in data_dir
+
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user cache directory: things moot can rebuild, such as the repository map.
+
+    Args:
+        environ: The environment to read `MOOT_HOME` from; `os.environ` when None.
+    """
+    if home := _moot_home(environ):
+        return home / "cache"
+    import platformdirs  # inside the function for start-up time, as in data_dir
+
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def default_db_path(environ: Mapping[str, str] | None = None) -> Path:
+    """The sessions database: `sessions.db` in the data directory."""
+    return data_dir(environ) / "sessions.db"

@@ -1,0 +1,93 @@
+"""Provider-neutral conversation values: what a model sees and what it answers.
+
+The model's context is a list of these, rebuilt from the event log by a fold; providers map
+them to their wire formats.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Attachment(_Value):
+    """A binary attachment (an image, usually) carried as base64 data."""
+
+    mime_type: str
+    """IANA media type, e.g. `image/png`."""
+    data: str
+    """The content, base64-encoded."""
+    name: str | None = None
+    """An optional file name, shown to people, never needed by models."""
+
+
+class Usage(_Value):
+    """Tokens one model call used, as the provider reported them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+class ToolCall(_Value):
+    """One tool call a model asked for."""
+
+    id: str
+    """The provider's id for this call; tool results answer it."""
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """The parsed arguments. Empty when `arguments_error` is set."""
+    arguments_error: str | None = None
+    """Why the model's argument text could not be parsed as a JSON object, if it could not."""
+    raw_arguments: str | None = None
+    """The model's argument text, kept only when it did not parse."""
+
+
+class Thinking(_Value):
+    """A reasoning block; providers that sign them need the signature sent back unchanged."""
+
+    text: str
+    signature: str | None = None
+
+
+class UserMessage(_Value):
+    role: Literal["user"] = "user"
+    content: str
+    attachments: tuple[Attachment, ...] = ()
+
+
+class AssistantMessage(_Value):
+    role: Literal["assistant"] = "assistant"
+    content: str = ""
+    thinking: tuple[Thinking, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+class ToolResultMessage(_Value):
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    attachments: tuple[Attachment, ...] = ()
+
+
+Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]

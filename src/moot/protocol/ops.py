@@ -1,0 +1,78 @@
+"""Ops: what front ends ask the runtime to do (`runtime.submit(op)`).
+
+Each op's docstring names the events that answer it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.protocol.messages import Attachment
+
+
+class _Op(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class UserTurn(_Op):
+    """The person says something to an agent.
+
+    Answered by `turn_started`, the run's events, then `turn_finished`.
+    """
+
+    kind: Literal["user_turn"] = "user_turn"
+    text: str
+    attachments: tuple[Attachment, ...] = ()
+    agent: str | None = None
+    """The agent to address; the runtime's first agent when None."""
+
+
+class ResumeRun(_Op):
+    """Finish the session's interrupted run from where its log ends.
+
+    Answered by `run_resumed`, `tool_finished(interrupted=True)` for each tool that started
+    without a result, the run's further events, then `turn_finished`.
+    """
+
+    kind: Literal["resume_run"] = "resume_run"
+
+
+class Interrupt(_Op):
+    """Cancel the running turn.
+
+    Answered by `tool_finished(interrupted=True)` for running tools, `agent_returned` for open
+    peer calls and `turn_finished` with state cancelled / stop reason user_cancelled.
+    """
+
+    kind: Literal["interrupt"] = "interrupt"
+
+
+class Approve(_Op):
+    """Allow a tool call that waits on `approval_requested`. Answered by `approval_decided`."""
+
+    kind: Literal["approve"] = "approve"
+    tool_call_id: str
+
+
+class Deny(_Op):
+    """Refuse a tool call that waits on `approval_requested`; the model sees the feedback.
+
+    Answered by `approval_decided` (approved false).
+    """
+
+    kind: Literal["deny"] = "deny"
+    tool_call_id: str
+    feedback: str = ""
+
+
+class Shutdown(_Op):
+    """Interrupt whatever runs, then close the event stream (`events()` ends)."""
+
+    kind: Literal["shutdown"] = "shutdown"
+
+
+Op = Annotated[
+    UserTurn | ResumeRun | Interrupt | Approve | Deny | Shutdown, Field(discriminator="kind")
+]

@@ -1,0 +1,1 @@
+"""Model adapters. Each speaks one wire protocol and yields provider-neutral deltas."""

@@ -1,0 +1,115 @@
+"""The provider seam: a model request in, a stream of deltas out.
+
+Deltas are plain frozen dataclasses, not events: the runtime turns them into events (text and
+thinking deltas) and assembles them into one `ModelResponded` per model turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from moot.protocol.messages import Message, Usage
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as a model sees it."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """Everything one model call needs; providers map it to their wire format."""
+
+    model: str
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    agent: str = ""
+    """The agent asking; scripted and function providers use it to pick their script."""
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class TextPart:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingPart:
+    text: str
+    signature: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCallStart:
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ToolCallArgs:
+    """A fragment of a tool call's JSON argument text."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    usage: Usage
+    cost_usd: float | None = None
+    """The provider's own price for the call, when it knows one."""
+
+
+@dataclass(frozen=True)
+class Finish:
+    reason: str
+    """The provider's reason for ending the turn, in its own words (`end_turn`, `length`, ...)."""
+
+
+Delta = TextPart | ThinkingPart | ToolCallStart | ToolCallArgs | UsageReport | Finish
+
+
+@dataclass
+class ProviderError(Exception):
+    """A model call failed; the message names provider, model and the server's words.
+
+    `retryable` tells the loop whether asking again may help (the provider layer has already
+    retried transport faults by the time this reaches the loop).
+    """
+
+    message: str
+    provider: str = ""
+    model: str = ""
+    status: int | None = None
+    retryable: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        where = "/".join(p for p in (self.provider, self.model) if p)
+        status = f" (HTTP {self.status})" if self.status else ""
+        return f"{where}{status}: {self.message}" if where else self.message
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model endpoint. `stream` yields deltas for one model turn or raises ProviderError."""
+
+    name: str
+    """`provider/model` as people write it; shown in traces and recorded with usage."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[Delta]: ...
+
+
+@runtime_checkable
+class ScriptPosition(Protocol):
+    """A provider that plays a script and must be told how far a resumed session got."""
+
+    def fast_forward(self, agent: str, turns_taken: int) -> None: ...

@@ -1,0 +1,187 @@
+"""Scripted and function providers: model turns played from Python or from a file.
+
+They ship in the package (not under tests/) so demos, UI work and the headless CLI can run
+without a network or a key: `moot -p "task" --model scripted:demo.yaml`.
+
+A script is a list of turns. Each turn may hold text, thinking, tool calls, usage, a delay
+before it starts, or an error. A file holds either `turns: [...]` (played in order to whichever
+agent asks) or `agents: {name: [...]}` (one list per agent, so concurrent peers stay
+deterministic), or is a bare list of turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.protocol.messages import Usage
+from moot.providers.base import (
+    Delta,
+    Finish,
+    ModelRequest,
+    ProviderError,
+    TextPart,
+    ThinkingPart,
+    ToolCallArgs,
+    ToolCallStart,
+    UsageReport,
+)
+
+
+class ScriptedToolCall(BaseModel):
+    """One tool call a scripted turn makes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    """A mapping, or raw text sent as-is (to play a model that emits broken JSON)."""
+    id: str | None = None
+    """Generated (`call_<agent>_<n>_<i>`) when omitted."""
+
+
+class ScriptedTurn(BaseModel):
+    """One model turn in a script."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = ""
+    thinking: str = ""
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    usage: Usage | None = None
+    """Reported usage; when None, a rough count of the text is reported."""
+    cost_usd: float | None = None
+    finish_reason: str | None = None
+    delay: float = 0.0
+    """Seconds to wait before the first delta (to play a slow model)."""
+    chunk_size: int = 16
+    """Characters per streamed text delta."""
+    error: str | None = None
+    """Raise a ProviderError with this message (after streaming `text`, if any)."""
+    retryable: bool = False
+
+
+TurnLike = ScriptedTurn | Mapping[str, Any] | str
+
+
+def as_turn(value: TurnLike) -> ScriptedTurn:
+    if isinstance(value, ScriptedTurn):
+        return value
+    if isinstance(value, str):
+        return ScriptedTurn(text=value)
+    return ScriptedTurn.model_validate(value)
+
+
+async def play(turn: ScriptedTurn, *, tag: str) -> AsyncIterator[Delta]:
+    """Stream one scripted turn as provider deltas. `tag` makes generated tool ids unique."""
+    if turn.delay:
+        await asyncio.sleep(turn.delay)
+    if turn.thinking:
+        yield ThinkingPart(turn.thinking)
+    step = max(1, turn.chunk_size)
+    for start in range(0, len(turn.text), step):
+        yield TextPart(turn.text[start : start + step])
+    if turn.error is not None:
+        raise ProviderError(turn.error, provider="scripted", retryable=turn.retryable)
+    for index, call in enumerate(turn.tool_calls):
+        yield ToolCallStart(index, call.id or f"call_{tag}_{index}", call.name)
+        args = call.arguments
+        yield ToolCallArgs(index, args if isinstance(args, str) else json.dumps(args))
+    usage = turn.usage or Usage(
+        input_tokens=0, output_tokens=max(1, (len(turn.text) + len(turn.thinking)) // 4)
+    )
+    yield UsageReport(usage, turn.cost_usd)
+    yield Finish(turn.finish_reason or ("tool_use" if turn.tool_calls else "end_turn"))
+
+
+class ScriptedProvider:
+    """Plays scripted turns in order, per agent when the script names agents.
+
+    Its position is the number of turns each agent has taken; `fast_forward` sets it when a
+    session is resumed in a new process, so the script continues where the log ends.
+    """
+
+    def __init__(
+        self,
+        turns: Sequence[TurnLike] = (),
+        *,
+        agents: Mapping[str, Sequence[TurnLike]] | None = None,
+        name: str = "scripted",
+    ) -> None:
+        self.name = name
+        self._shared = [as_turn(t) for t in turns]
+        self._per_agent = {a: [as_turn(t) for t in ts] for a, ts in (agents or {}).items()}
+        self._position: dict[str, int] = {}
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedProvider:
+        """Load a script from YAML or JSON (by extension; YAML is a superset of JSON)."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"cannot read script {path}: {exc.strerror}") from exc
+        if path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            import yaml  # only scripted runs need it
+
+            data = yaml.safe_load(text)
+        if isinstance(data, list):
+            return cls(data, name=f"scripted:{path.name}")
+        if not isinstance(data, dict) or not ({"turns", "agents"} & data.keys()):
+            raise ValueError(f"script {path} needs a list of turns, `turns:` or `agents:`")
+        return cls(data.get("turns", ()), agents=data.get("agents"), name=f"scripted:{path.name}")
+
+    def _script_for(self, agent: str) -> tuple[str, list[ScriptedTurn]]:
+        if agent in self._per_agent:
+            return agent, self._per_agent[agent]
+        return "", self._shared
+
+    def fast_forward(self, agent: str, turns_taken: int) -> None:
+        """Count `turns_taken` model turns of `agent` as already played."""
+        key, _ = self._script_for(agent)
+        self._position[key] = self._position.get(key, 0) + turns_taken
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
+        key, script = self._script_for(request.agent)
+        position = self._position.get(key, 0)
+        if position >= len(script):
+            raise ProviderError(
+                f"the script has no turn left for agent {request.agent!r} "
+                f"(it has {len(script)})",
+                provider=self.name,
+            )
+        self._position[key] = position + 1
+        async for delta in play(script[position], tag=f"{key or 'turn'}{position}"):
+            yield delta
+
+
+ModelFunction = Callable[[ModelRequest], TurnLike | Awaitable[TurnLike]]
+
+
+class FunctionProvider:
+    """Asks a Python function for each model turn: `fn(request) -> turn` (sync or async).
+
+    The function sees the whole request (agent, system prompt, messages, tools), so it can play
+    a model that reacts to tool results.
+    """
+
+    def __init__(self, fn: ModelFunction, *, name: str = "function") -> None:
+        self.name = name
+        self._fn = fn
+        self._calls = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
+        result = self._fn(request)
+        if inspect.isawaitable(result):
+            result = await result
+        self._calls += 1
+        async for delta in play(as_turn(result), tag=f"fn{self._calls}"):
+            yield delta

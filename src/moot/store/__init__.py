@@ -1,0 +1,56 @@
+"""Sessions and their event logs: the `Store` seam and its SQLite and in-memory implementations.
+
+The implementations import pydantic (through `moot.protocol`), so they are loaded on first use;
+importing this package costs only the standard library.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from moot.store.base import SessionInfo, Store, UnknownSessionError
+
+if TYPE_CHECKING:
+    from moot.store.invariants import EventInvariantError, SessionLog
+    from moot.store.memory import MemoryStore
+    from moot.store.sqlite import SQLiteStore
+
+__all__ = [
+    "EventInvariantError",
+    "MemoryStore",
+    "SQLiteStore",
+    "SessionInfo",
+    "SessionLog",
+    "Store",
+    "UnknownSessionError",
+    "open_store",
+]
+
+_LAZY = {
+    "EventInvariantError": "moot.store.invariants",
+    "SessionLog": "moot.store.invariants",
+    "MemoryStore": "moot.store.memory",
+    "SQLiteStore": "moot.store.sqlite",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+def open_store(path: str | os.PathLike[str] | None = None) -> SQLiteStore:
+    """Open the sessions database.
+
+    Args:
+        path: The database file; `moot.paths.default_db_path()` when None.
+    """
+    from moot.paths import default_db_path
+    from moot.store.sqlite import SQLiteStore
+
+    return SQLiteStore(default_db_path() if path is None else path)

@@ -1,0 +1,138 @@
+"""The store seam: sessions, their append-only event logs, and run checkpoints.
+
+The runtime writes every event through `Store.append` before any front end sees it; the store
+assigns `seq` and refuses events that break the log's rules (`moot.store.invariants`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from moot.protocol.events import Event
+
+
+class UnknownSessionError(KeyError):
+    """A session id the store does not hold."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
+        self.session_id = session_id
+
+    def __str__(self) -> str:
+        return f"no session {self.session_id!r} in this store"
+
+
+def as_utc(moment: datetime) -> datetime:
+    """The same moment as an aware UTC datetime; a naive one is taken to be UTC already."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What a session list shows about one session."""
+
+    id: str
+    title: str
+    """A short name people recognise the session by; may be empty."""
+    workspace: str
+    """The directory the session works in."""
+    created_at: datetime
+    """When the session was created (UTC)."""
+    updated_at: datetime
+    """The time stamp of the session's last event, or `created_at` when it has none (UTC)."""
+    event_count: int
+    """How many events the log holds (its highest seq)."""
+    last_run_state: str | None
+    """`running` while a run is open, else the state of the last `turn_finished`; None before
+    the first run."""
+
+
+class Store(Protocol):
+    """Sessions and their event logs. Implementations: `SQLiteStore`, `MemoryStore`."""
+
+    def create_session(
+        self, *, title: str = "", workspace: str = "", session_id: str | None = None
+    ) -> SessionInfo:
+        """Create an empty session.
+
+        Args:
+            title: A short name for session lists.
+            workspace: The directory the session works in.
+            session_id: The id to use; a new `ses_...` id when None.
+
+        Raises:
+            ValueError: A session with that id exists.
+        """
+        ...
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        """The session with that id, or None."""
+        ...
+
+    def sessions(self, limit: int = 50) -> list[SessionInfo]:
+        """Sessions, the most recently updated first."""
+        ...
+
+    def append(self, event: Event) -> Event:
+        """Check an event against the log's rules and persist it durably.
+
+        Args:
+            event: The event; its `session_id` names the session, its `seq` is ignored.
+
+        Returns:
+            A copy of the event with `seq` set: 1 for a session's first event, then 2, 3, ...
+
+        Raises:
+            EventInvariantError: The event breaks a rule; nothing was persisted.
+            UnknownSessionError: The store holds no such session.
+        """
+        ...
+
+    def events(
+        self,
+        session_id: str,
+        *,
+        run_id: str | None = None,
+        after_seq: int = 0,
+        kinds: Collection[str] | None = None,
+    ) -> list[Event]:
+        """A session's events in seq order, optionally of one run, after a seq, of some kinds.
+
+        Raises:
+            UnknownSessionError: The store holds no such session.
+        """
+        ...
+
+    def open_run(self, session_id: str) -> str | None:
+        """The id of the session's run that has started and not finished, if any.
+
+        Raises:
+            UnknownSessionError: The store holds no such session.
+        """
+        ...
+
+    def save_checkpoint(self, session_id: str, run_id: str, seq: int, data: dict[str, Any]) -> None:
+        """Keep `data` (JSON-serializable) as the runtime's state of a run as of event `seq`.
+
+        Raises:
+            UnknownSessionError: The store holds no such session.
+        """
+        ...
+
+    def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
+        """The run's checkpoint with the highest seq, as `(seq, data)`, or None.
+
+        Raises:
+            UnknownSessionError: The store holds no such session.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the store's resources; it is not used afterwards."""
+        ...

@@ -1,0 +1,135 @@
+"""A store that keeps everything in memory: for tests, demos and library use without a file."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from moot.protocol.events import Event, TurnFinished, TurnStarted
+from moot.protocol.ids import new_id
+from moot.store.base import SessionInfo, UnknownSessionError, as_utc
+from moot.store.invariants import SessionLog
+
+
+@dataclass(slots=True)
+class _Session:
+    id: str
+    title: str
+    workspace: str
+    created_at: datetime
+    log: SessionLog
+    events: list[Event] = field(default_factory=list)
+    """The log; `events[i].seq == i + 1`."""
+    last_state: str | None = None
+    checkpoints: dict[str, dict[int, str]] = field(default_factory=dict)
+    """run id -> seq -> the data as JSON, so callers never share mutable state with the store."""
+
+    def info(self) -> SessionInfo:
+        updated_at = as_utc(self.events[-1].ts) if self.events else self.created_at
+        return SessionInfo(
+            id=self.id,
+            title=self.title,
+            workspace=self.workspace,
+            created_at=self.created_at,
+            updated_at=updated_at,
+            event_count=len(self.events),
+            last_run_state=self.last_state,
+        )
+
+
+class MemoryStore:
+    """The `Store` contract held in memory, with the same rules as `SQLiteStore`."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, _Session] = {}
+        # Appends from several threads (tools run in worker threads) must not interleave.
+        self._lock = threading.Lock()
+
+    def create_session(
+        self, *, title: str = "", workspace: str = "", session_id: str | None = None
+    ) -> SessionInfo:
+        session_id = session_id or new_id("ses")
+        with self._lock:
+            if session_id in self._sessions:
+                raise ValueError(f"session {session_id!r} exists")
+            session = _Session(
+                id=session_id,
+                title=title,
+                workspace=workspace,
+                created_at=datetime.now(UTC),
+                log=SessionLog(session_id),
+            )
+            self._sessions[session_id] = session
+            return session.info()
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            return session.info() if session else None
+
+    def sessions(self, limit: int = 50) -> list[SessionInfo]:
+        with self._lock:
+            infos = [s.info() for s in self._sessions.values()]
+        infos.sort(key=lambda info: (info.updated_at, info.id), reverse=True)
+        return infos[:limit]
+
+    def append(self, event: Event) -> Event:
+        with self._lock:
+            session = self._get(event.session_id)
+            session.log.check(event)
+            stored = event.model_copy(update={"seq": session.log.next_seq})
+            session.events.append(stored)
+            session.log.record(stored)
+            if isinstance(stored, TurnStarted):
+                session.last_state = "running"
+            elif isinstance(stored, TurnFinished):
+                session.last_state = str(stored.state)
+            return stored
+
+    def events(
+        self,
+        session_id: str,
+        *,
+        run_id: str | None = None,
+        after_seq: int = 0,
+        kinds: Collection[str] | None = None,
+    ) -> list[Event]:
+        if isinstance(kinds, str):
+            kinds = {kinds}
+        with self._lock:
+            tail = self._get(session_id).events[max(after_seq, 0) :]
+        return [
+            e
+            for e in tail
+            if (run_id is None or e.run_id == run_id) and (kinds is None or e.kind in kinds)
+        ]
+
+    def open_run(self, session_id: str) -> str | None:
+        with self._lock:
+            return self._get(session_id).log.open_run_id
+
+    def save_checkpoint(self, session_id: str, run_id: str, seq: int, data: dict[str, Any]) -> None:
+        text = json.dumps(data)
+        with self._lock:
+            self._get(session_id).checkpoints.setdefault(run_id, {})[seq] = text
+
+    def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
+        with self._lock:
+            by_seq = self._get(session_id).checkpoints.get(run_id)
+            if not by_seq:
+                return None
+            seq = max(by_seq)
+            return seq, json.loads(by_seq[seq])
+
+    def close(self) -> None:
+        """Nothing to release; the sessions stay readable."""
+
+    def _get(self, session_id: str) -> _Session:
+        try:
+            return self._sessions[session_id]
+        except KeyError:
+            raise UnknownSessionError(session_id) from None

@@ -1,0 +1,342 @@
+"""The sessions database: one SQLite file holding every session's event log.
+
+Appending is one INSERT (a run's first and last event also touch `runs` and `sessions`, in the
+same transaction), so its cost does not grow with the log. The rules of the log are checked in
+memory by one `SessionLog` per session; a session this process did not create is loaded once,
+on its first append, by replaying only its open run.
+
+Several processes may share the file (WAL journal; writers wait up to `BUSY_TIMEOUT_S` for each
+other). When another connection appended to the same session in between, the seq this process
+would assign is taken: the insert fails on the primary key, the log is reloaded and the event
+checked again, so the rules hold across processes too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from moot.protocol.events import Event, TurnFinished, TurnStarted, event_from_json
+from moot.protocol.ids import new_id
+from moot.store.base import SessionInfo, UnknownSessionError, as_utc
+from moot.store.invariants import SessionLog
+
+SCHEMA_VERSION = 1
+"""Kept in `PRAGMA user_version`."""
+BUSY_TIMEOUT_S = 10.0
+"""How long a write waits for another connection's write to finish."""
+_APPEND_ATTEMPTS = 5
+
+# `sessions.updated_at` and `sessions.event_count` are refreshed at run boundaries only, to keep
+# appends to one INSERT; readers take the live values from the session's last event.
+_SCHEMA = (
+    """CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        event_count INTEGER NOT NULL DEFAULT 0,
+        last_state TEXT
+    )""",
+    """CREATE TABLE events (
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        run_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        ts TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX events_by_run ON events (session_id, run_id, seq)",
+    # One row per run, written by its turn_started and turn_finished: finding the open run and
+    # the finished ones never scans the log.
+    """CREATE TABLE runs (
+        session_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        started_seq INTEGER NOT NULL,
+        finished_seq INTEGER,
+        state TEXT,
+        PRIMARY KEY (session_id, run_id)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE checkpoints (
+        session_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_id, run_id, seq)
+    ) WITHOUT ROWID""",
+)
+
+_INSERT_EVENT = "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+# A session with the live count and update time taken from its last event (primary key lookups).
+_SELECT_INFO = """
+    SELECT s.id, s.title, s.workspace, s.created_at, s.last_state,
+           COALESCE(last.seq, 0), COALESCE(last.ts, s.created_at) AS updated
+    FROM sessions AS s
+    LEFT JOIN events AS last
+        ON last.session_id = s.id
+        AND last.seq = (SELECT MAX(seq) FROM events WHERE session_id = s.id)
+"""
+
+
+def _iso(moment: datetime) -> str:
+    # Fixed width, always UTC: the text sorts in time order.
+    return as_utc(moment).isoformat(timespec="microseconds")
+
+
+def _info(row: tuple[Any, ...]) -> SessionInfo:
+    session_id, title, workspace, created_at, last_state, count, updated_at = row
+    return SessionInfo(
+        id=session_id,
+        title=title,
+        workspace=workspace,
+        created_at=datetime.fromisoformat(created_at),
+        updated_at=datetime.fromisoformat(updated_at),
+        event_count=count,
+        last_run_state=last_state,
+    )
+
+
+class SQLiteStore:
+    """The `Store` contract in a SQLite file; safe to share between threads and processes."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        """Open (and create, with its parent directories) the database at `path`."""
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        # One connection serves every thread; the lock keeps transactions from interleaving.
+        self._lock = threading.RLock()
+        self._logs: dict[str, SessionLog] = {}
+        self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._migrate()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ---- sessions -----------------------------------------------------------------------------
+
+    def create_session(
+        self, *, title: str = "", workspace: str = "", session_id: str | None = None
+    ) -> SessionInfo:
+        session_id = session_id or new_id("ses")
+        now = _iso(datetime.now(UTC))
+        with self._lock:
+            try:
+                self._db.execute(
+                    "INSERT INTO sessions (id, title, workspace, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (session_id, title, workspace, now, now),
+                )
+            except sqlite3.IntegrityError:
+                raise ValueError(f"session {session_id!r} exists") from None
+            self._logs[session_id] = SessionLog(session_id)
+        info = self.session(session_id)
+        assert info is not None
+        return info
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        with self._lock:
+            row = self._db.execute(_SELECT_INFO + " WHERE s.id = ?", (session_id,)).fetchone()
+        return _info(row) if row else None
+
+    def sessions(self, limit: int = 50) -> list[SessionInfo]:
+        with self._lock:
+            rows = self._db.execute(
+                _SELECT_INFO + " ORDER BY updated DESC, s.id DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return [_info(row) for row in rows]
+
+    # ---- the log ------------------------------------------------------------------------------
+
+    def append(self, event: Event) -> Event:
+        with self._lock:
+            for _ in range(_APPEND_ATTEMPTS):
+                log = self._log(event.session_id)
+                log.check(event)
+                stored = event.model_copy(update={"seq": log.next_seq})
+                try:
+                    self._insert(stored)
+                except sqlite3.IntegrityError:
+                    # Another connection appended to this session since its log was loaded:
+                    # reload it and check the event against what is really there.
+                    del self._logs[event.session_id]
+                    continue
+                log.record(stored)
+                return stored
+            raise RuntimeError(
+                f"could not append to session {event.session_id}: other writers kept taking "
+                f"its next seq"
+            )
+
+    def events(
+        self,
+        session_id: str,
+        *,
+        run_id: str | None = None,
+        after_seq: int = 0,
+        kinds: Collection[str] | None = None,
+    ) -> list[Event]:
+        sql = "SELECT body FROM events WHERE session_id = ? AND seq > ?"
+        params: list[Any] = [session_id, after_seq]
+        if run_id is not None:
+            sql += " AND run_id = ?"
+            params.append(run_id)
+        if kinds is not None:
+            kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+            sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
+            params.extend(kinds)
+        with self._lock:
+            self._require(session_id)
+            if kinds == []:
+                return []
+            rows = self._db.execute(sql + " ORDER BY seq", params).fetchall()
+        return [event_from_json(body) for (body,) in rows]
+
+    def open_run(self, session_id: str) -> str | None:
+        with self._lock:
+            self._require(session_id)
+            row = self._db.execute(
+                "SELECT run_id FROM runs WHERE session_id = ? AND finished_seq IS NULL",
+                (session_id,),
+            ).fetchone()
+        return row[0] if row else None
+
+    # ---- checkpoints --------------------------------------------------------------------------
+
+    def save_checkpoint(self, session_id: str, run_id: str, seq: int, data: dict[str, Any]) -> None:
+        text = json.dumps(data)
+        with self._lock:
+            self._require(session_id)
+            self._db.execute(
+                "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?)",
+                (session_id, run_id, seq, text),
+            )
+
+    def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
+        with self._lock:
+            self._require(session_id)
+            row = self._db.execute(
+                "SELECT seq, data FROM checkpoints WHERE session_id = ? AND run_id = ?"
+                " ORDER BY seq DESC LIMIT 1",
+                (session_id, run_id),
+            ).fetchone()
+        return (row[0], json.loads(row[1])) if row else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._logs.clear()
+            self._db.close()
+
+    # ---- internals ----------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
+        self._db.execute(begin)
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version == SCHEMA_VERSION:
+            return
+        with self._transaction():
+            # Read again under the write lock: another process may have just created the schema.
+            (version,) = self._db.execute("PRAGMA user_version").fetchone()
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"{self.path} has schema version {version}; this moot reads up to "
+                    f"{SCHEMA_VERSION}. Update moot."
+                )
+            if version == 0:
+                for statement in _SCHEMA:
+                    self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _require(self, session_id: str) -> None:
+        if session_id in self._logs:
+            return
+        row = self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise UnknownSessionError(session_id)
+
+    def _log(self, session_id: str) -> SessionLog:
+        log = self._logs.get(session_id)
+        if log is None:
+            log = self._logs[session_id] = self._load_log(session_id)
+        return log
+
+    def _load_log(self, session_id: str) -> SessionLog:
+        # Finished runs are only named (from `runs`); just the open run's events are replayed.
+        with self._transaction("BEGIN"):
+            self._require(session_id)
+            runs = self._db.execute(
+                "SELECT run_id, finished_seq FROM runs WHERE session_id = ?", (session_id,)
+            ).fetchall()
+            (last_seq,) = self._db.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            open_runs = [run_id for run_id, finished in runs if finished is None]
+            bodies = self._db.execute(
+                "SELECT body FROM events WHERE session_id = ?"
+                f" AND run_id IN ({', '.join('?' * len(open_runs))}) ORDER BY seq",
+                (session_id, *open_runs),
+            ).fetchall()
+        return SessionLog.replay(
+            session_id,
+            (event_from_json(body) for (body,) in bodies),
+            finished_runs=[run_id for run_id, finished in runs if finished is not None],
+            last_seq=last_seq,
+        )
+
+    def _insert(self, event: Event) -> None:
+        seq, ts = event.seq, _iso(event.ts)
+        row = (event.session_id, seq, event.run_id, event.call_id, event.kind, ts)
+        body = event.model_dump_json()
+        if isinstance(event, TurnStarted):
+            with self._transaction():
+                self._db.execute(_INSERT_EVENT, (*row, body))
+                self._db.execute(
+                    "INSERT INTO runs (session_id, run_id, started_seq) VALUES (?, ?, ?)",
+                    (event.session_id, event.run_id, seq),
+                )
+                self._mark_session(event.session_id, ts, seq, "running")
+        elif isinstance(event, TurnFinished):
+            with self._transaction():
+                self._db.execute(_INSERT_EVENT, (*row, body))
+                self._db.execute(
+                    "UPDATE runs SET finished_seq = ?, state = ?"
+                    " WHERE session_id = ? AND run_id = ?",
+                    (seq, str(event.state), event.session_id, event.run_id),
+                )
+                self._mark_session(event.session_id, ts, seq, str(event.state))
+        else:
+            # The hot path: one statement, committed on its own.
+            self._db.execute(_INSERT_EVENT, (*row, body))
+
+    def _mark_session(self, session_id: str, ts: str, seq: int, state: str) -> None:
+        self._db.execute(
+            "UPDATE sessions SET updated_at = ?, event_count = ?, last_state = ? WHERE id = ?",
+            (ts, seq, state, session_id),
+        )

@@ -1,0 +1,291 @@
+"""What a model can call: the `Tool` seam, its result and context, and `@tool` for functions.
+
+A tool's `invoke` answers every failure that is the model's or the tool's with an error result
+the model can read and act on, so the loop never has to catch tool exceptions; only
+cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol, overload, runtime_checkable
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails, to_json
+
+from moot.protocol.messages import Attachment
+from moot.tools.schema import context_parameters, docstring_description, parameters_schema
+
+# What OpenAI, Anthropic and Gemini all accept as a function name.
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_MAX_INPUT_REPR = 80
+
+
+class SideEffect(StrEnum):
+    """What running a tool can change; decides approval and whether calls may run in parallel."""
+
+    READ_ONLY = "read_only"
+    """Only reads; safe to run alongside other read-only calls and without approval."""
+    WRITES_WORKSPACE = "writes_workspace"
+    """Changes files in the workspace."""
+    RUNS_COMMANDS = "runs_commands"
+    """Runs programs, which may do anything the sandbox allows."""
+    NETWORK = "network"
+    """Talks to the outside world."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool answers; the model sees `content` and, where supported, `attachments`."""
+
+    content: str
+    """The text the model reads."""
+    is_error: bool = False
+    """True when the call failed; providers flag the result so the model knows to recover."""
+    attachments: tuple[Attachment, ...] = ()
+    """Images or other binary output, for providers that accept them in tool results."""
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        """A failed call's result.
+
+        Args:
+            message: What went wrong, written for the model to act on.
+
+        Returns:
+            A result with `is_error` set.
+        """
+        return cls(content=message, is_error=True)
+
+
+def _discard(text: str) -> None:
+    """Default `emit`: a tool invoked outside the runtime (tests, scripts) streams nowhere."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Where a call happens, passed by the runtime to any parameter annotated `ToolContext`."""
+
+    session_id: str
+    run_id: str
+    call_id: str
+    """The agent call the tool runs in (not the model's tool call; see `tool_call_id`)."""
+    agent: str
+    """The name of the agent that asked for the call."""
+    tool_call_id: str
+    """The provider's id for this tool call."""
+    emit: Callable[[str], None] = _discard
+    """Streams partial output to front ends. Sync tools call it from a worker thread, so the
+    runtime's implementation must be thread-safe (e.g. `loop.call_soon_threadsafe`)."""
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A tool a model can call. `invoke` never raises except `asyncio.CancelledError`."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """JSON schema of the arguments; treat it as read-only, it is shared by every request."""
+    side_effect: SideEffect
+
+    async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run the tool; bad arguments and tool failures come back as error results."""
+        ...
+
+
+class FunctionTool:
+    """A `Tool` made from a plain function, sync or async; still callable like the function.
+
+    Sync functions run in a worker thread (`asyncio.to_thread`), so a blocking tool never stalls
+    the event loop and read-only calls can run side by side.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        side_effect: SideEffect = SideEffect.WRITES_WORKSPACE,
+    ) -> None:
+        """Wrap `fn`, reading its schema from the signature and docstring now, not per call.
+
+        Args:
+            fn: The function to wrap.
+            name: The name the model calls it by; defaults to the function's name.
+            description: What it does, for the model; defaults to the docstring's first paragraph.
+            side_effect: What running it can change.
+
+        Raises:
+            TypeError: The signature cannot be described (see `parameters_schema`).
+            ValueError: The name is not 1-64 letters, digits, `_` or `-`, as providers require.
+        """
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", "")
+        if not _TOOL_NAME.fullmatch(self.name):
+            raise ValueError(
+                f"Tool name {self.name!r} must be 1-64 letters, digits, '_' or '-'; pass name="
+            )
+        self.description = docstring_description(fn) if description is None else description
+        self.side_effect = SideEffect(side_effect)
+        self.parameters, self._arguments_model = parameters_schema(fn)
+        self._context_names = frozenset(context_parameters(fn))
+        self._signature = inspect.signature(fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"FunctionTool(name={self.name!r}, side_effect={self.side_effect.value!r})"
+
+    async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Validate `arguments`, run the function and turn what it returns into a result.
+
+        Args:
+            arguments: The model's arguments, by parameter name.
+            ctx: Passed to any parameter annotated `ToolContext`.
+
+        Returns:
+            The function's result; an error result naming each bad field when the arguments do
+            not validate, or naming the exception when the function raises.
+        """
+        if not isinstance(arguments, dict):
+            kind = type(arguments).__name__
+            return ToolResult.error(
+                f"Invalid arguments for {self.name}: expected an object, got {kind}"
+            )
+        try:
+            validated = self._arguments_model.model_validate(arguments)
+        except ValidationError as exc:
+            return ToolResult.error(_describe_invalid(self.name, exc))
+        args, kwargs = self._call_arguments(validated, ctx)
+        try:
+            if inspect.iscoroutinefunction(self.fn):
+                value = await self.fn(*args, **kwargs)
+            else:
+                value = await asyncio.to_thread(self.fn, *args, **kwargs)
+            if inspect.isawaitable(value):  # e.g. a sync wrapper that returns a coroutine
+                value = await value
+            return _to_result(value)
+        except Exception as exc:
+            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            return ToolResult.error(f"Tool {self.name} failed: {detail}")
+
+    def _call_arguments(
+        self, validated: BaseModel, ctx: ToolContext
+    ) -> tuple[list[Any], dict[str, Any]]:
+        # Attribute access, not model_dump, keeps nested models and enum members as they are.
+        values = {
+            info.alias: getattr(validated, field)
+            for field, info in type(validated).model_fields.items()
+        }
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for name, param in self._signature.parameters.items():
+            value = ctx if name in self._context_names else values[name]
+            if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+                args.append(value)
+            else:
+                kwargs[name] = value
+        return args, kwargs
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    side_effect: SideEffect = SideEffect.WRITES_WORKSPACE,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    side_effect: SideEffect = SideEffect.WRITES_WORKSPACE,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Make a function into a tool, as `@tool` or `@tool(side_effect=SideEffect.READ_ONLY)`.
+
+    The default side effect is deliberately not read-only: a tool that does not say what it
+    touches is run in order, never alongside other calls, and asks for approval in the default
+    permission mode. Mark tools that only read as `READ_ONLY`.
+
+    Args:
+        fn: The function, when used bare as `@tool`.
+        name: The name the model calls it by; defaults to the function's name.
+        description: What it does, for the model; defaults to the docstring's first paragraph.
+        side_effect: What running it can change.
+
+    Returns:
+        A `FunctionTool`, or a decorator that makes one when called with options only.
+    """
+
+    def wrap(function: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(function, name=name, description=description, side_effect=side_effect)
+
+    return wrap if fn is None else wrap(fn)
+
+
+def tool_spec(t: Tool) -> dict[str, Any]:
+    """What providers send a model about a tool.
+
+    Args:
+        t: The tool.
+
+    Returns:
+        `{"name", "description", "parameters"}`; the parameters are a copy, so a provider that
+        adapts the schema for its wire format cannot corrupt the tool's own.
+    """
+    return {"name": t.name, "description": t.description, "parameters": copy.deepcopy(t.parameters)}
+
+
+def _to_result(value: Any) -> ToolResult:
+    """Map a function's return value: text as is, None as "", anything else as compact JSON."""
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult("")
+    if isinstance(value, str):
+        return ToolResult(value)
+    # fallback=str: the call already happened, so an odd value is shown rather than failed.
+    return ToolResult(to_json(value, fallback=str).decode())
+
+
+def _describe_invalid(tool_name: str, exc: ValidationError) -> str:
+    problems = [_describe_error(error) for error in exc.errors(include_url=False)]
+    return f"Invalid arguments for {tool_name}: " + "; ".join(problems)
+
+
+def _describe_error(error: ErrorDetails) -> str:
+    text = error["msg"]
+    if error["type"] != "missing":  # a missing field's "input" is the whole argument object
+        text += f" (got {_short_repr(error['input'])})"
+    where = _format_loc(error["loc"])
+    return f"'{where}': {text}" if where else text
+
+
+def _format_loc(loc: Sequence[int | str]) -> str:
+    where = ""
+    for part in loc:
+        where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
+    return where
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _MAX_INPUT_REPR else text[: _MAX_INPUT_REPR - 3] + "..."
