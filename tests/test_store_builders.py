@@ -87,7 +87,9 @@ class RunScript:
         )
 
     def tool_finished(self, tool_call_id: str, call_id: str | None = None) -> ToolFinished:
-        return self.event(ToolFinished, call_id, tool_call_id=tool_call_id, tool="read", content="x")
+        return self.event(
+            ToolFinished, call_id, tool_call_id=tool_call_id, tool="read", content="x"
+        )
 
     def returned(
         self,

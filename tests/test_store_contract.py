@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from test_store_builders import RunScript, append_all, full_run, short_run
 
 from moot.protocol.events import TextDelta, event_from_json
 from moot.protocol.states import RunState
@@ -18,11 +17,14 @@ from moot.store import (
     Store,
     UnknownSessionError,
 )
+from test_store_builders import RunScript, append_all, full_run, short_run
 
 
 @pytest.fixture(params=["sqlite", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    made: Store = SQLiteStore(tmp_path / "db" / "sessions.db") if request.param == "sqlite" else MemoryStore()
+    made: Store = (
+        SQLiteStore(tmp_path / "db" / "sessions.db") if request.param == "sqlite" else MemoryStore()
+    )
     yield made
     made.close()
 
@@ -120,7 +122,8 @@ def test_refused_append_persists_nothing(store: Store) -> None:
 
     assert [e.seq for e in store.events(sid)] == [1, 2]
     info = store.session(sid)
-    assert info is not None and info.event_count == 2
+    assert info is not None
+    assert info.event_count == 2
     assert store.append(script.text()).seq == 3
 
 

@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_store_builders import RunScript, S, append_all, short_run
 
-from moot.protocol.events import AgentCalled, Event, StateChanged, TurnFinished
+from moot.protocol.events import AgentCalled, Event, StateChanged
 from moot.protocol.states import StopReason
 from moot.store import EventInvariantError, MemoryStore, SQLiteStore, Store
+from test_store_builders import RunScript, S, append_all, short_run
 
 Case = tuple[list[Event], Event, str]
 """A valid prefix, the offending event, and a pattern its error message matches."""
@@ -22,7 +22,9 @@ Case = tuple[list[Event], Event, str]
 
 @pytest.fixture(params=["sqlite", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    made: Store = SQLiteStore(tmp_path / "sessions.db") if request.param == "sqlite" else MemoryStore()
+    made: Store = (
+        SQLiteStore(tmp_path / "sessions.db") if request.param == "sqlite" else MemoryStore()
+    )
     yield made
     made.close()
 
@@ -40,7 +42,8 @@ def assert_refused(store: Store, rule: str, case: Callable[[str], Case]) -> None
     assert str(caught.value).startswith(f"rule {rule} (")
     assert store.events(sid) == before
     info = store.session(sid)
-    assert info is not None and info.event_count == len(prefix)
+    assert info is not None
+    assert info.event_count == len(prefix)
 
 
 # ---- a: calls exist before they are used --------------------------------------------------------
@@ -190,7 +193,11 @@ def test_rule_b_nothing_after_the_end(store: Store, case: Callable[[str], Case])
 
 def illegal_transition(sid: str) -> Case:
     s = RunScript(sid)
-    return [s.start()], s.move(S.TOOL_RUNNING), r"illegal run state transition created -> tool_running"
+    return (
+        [s.start()],
+        s.move(S.TOOL_RUNNING),
+        r"illegal run state transition created -> tool_running",
+    )
 
 
 def wrong_from_state(sid: str) -> Case:

@@ -37,7 +37,24 @@ _EXPORTS = {
     "tool": "moot.tools.base",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "Agent",
+    "FunctionProvider",
+    "GateDecision",
+    "Limits",
+    "ModelTurn",
+    "RunResult",
+    "Runtime",
+    "ScriptedProvider",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "__version__",
+    "async_run",
+    "run",
+    "stream",
+    "tool",
+]
 
 
 def __getattr__(name: str) -> Any:

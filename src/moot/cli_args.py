@@ -79,6 +79,6 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         if options.prompt is not None and not options.prompt.strip():
             parser.error("the task given to -p is empty")
         options.model = options.model or os.environ.get("MOOT_MODEL")
-        if (options.prompt is not None or options.resume) and not options.model:
+        if (options.prompt is not None or options.resume is not None) and not options.model:
             parser.error("no model: pass --model provider/model (or set MOOT_MODEL)")
     return options

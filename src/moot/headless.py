@@ -64,10 +64,12 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
 
     out = out or sys.stdout
     try:
-        provider = resolve_model(options.model)
+        resolve_model(options.model)  # a bad name or script is a usage error, before any session
     except UnknownModel as exc:
         return _fail(str(exc))
-    agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=provider)
+    # The runtime gets the name, not the provider: it resolves names itself and moves a scripted
+    # provider past the turns a resumed session has already played (Runtime._provider_for).
+    agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=options.model)
     limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
     store = open_store()
     try:
@@ -89,7 +91,16 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             )
         if options.prompt is None and not runtime.unfinished_run:
             return _fail(f"session {runtime.session_id} has no unfinished run to resume")
-        return asyncio.run(_drive(runtime, options, out))
+        try:
+            return asyncio.run(_drive(runtime, options, out))
+        except BrokenPipeError:
+            # The reader went away (`moot -p ... | head -1`). asyncio.run has cancelled a run
+            # still going, so its log ends with turn_finished. Point stdout at devnull so the
+            # interpreter's last flush does not raise again (the advice in Python's `signal` docs).
+            if out is sys.stdout:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            print(f"moot: output closed early; session {runtime.session_id}", file=sys.stderr)
+            return EXIT_STOPPED
     finally:
         store.close()
 
@@ -119,9 +130,8 @@ async def _drive(runtime: Runtime, options: Namespace, out: TextIO) -> int:
         return EXIT_STOPPED
     if options.output_format == "json":
         out.write(json.dumps(result_object(finished, runtime.session_id)) + "\n")
-    elif options.output_format == "text":
-        if finished.output:
-            out.write(finished.output.rstrip("\n") + "\n")
+    elif options.output_format == "text" and finished.output:
+        out.write(finished.output.rstrip("\n") + "\n")
     if finished.state is not RunState.COMPLETED:
         print(
             f"moot: run {finished.state} ({finished.stop_reason}"

@@ -1,8 +1,8 @@
 """The Python API: `run`, `async_run` and `stream` over one Runtime.
 
-    from moot import Agent, run
-    result = run("Summarise README.md", Agent("main", model="scripted:demo.yaml"))
-    print(result.output)
+from moot import Agent, run
+result = run("Summarise README.md", Agent("main", model="scripted:demo.yaml"))
+print(result.output)
 """
 
 from __future__ import annotations

@@ -150,7 +150,10 @@ class RunFold:
     def _record_observations(self, call: CallState) -> None:
         results = call.closed_messages[len(call.messages) :]
         call.messages.extend(results)
-        step = [(c.name, c.arguments, r.content, r.is_error) for c, r in zip(call.pending, results)]
+        step = [
+            (c.name, c.arguments, r.content, r.is_error)
+            for c, r in zip(call.pending, results, strict=True)
+        ]
         self._step(call, fingerprint(step))
         failed = all(getattr(r, "is_error", False) for r in results)
         call.errors = call.errors + 1 if failed else 0

@@ -53,4 +53,4 @@ class GateDecision:
         return cls("stop", result)
 
 
-TurnGate = Callable[[ModelTurn], GateDecision | None | Awaitable[GateDecision | None]]
+TurnGate = Callable[[ModelTurn], GateDecision | Awaitable[GateDecision | None] | None]

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 
-from moot.core.approval import ApprovalRequest, Answer
+from moot.core.approval import Answer, ApprovalRequest
 from moot.core.assemble import TurnBuilder
 from moot.core.fold import CallState, fingerprint
 from moot.core.gate import GateDecision, ModelTurn
@@ -407,4 +407,3 @@ class CallRunner:
         if child.state is RunState.COMPLETED:
             return ToolResult(text)
         return ToolResult.error(f"{child.agent} {child.state} ({child.stop_reason}): {text}")
-

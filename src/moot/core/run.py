@@ -51,9 +51,8 @@ class RunContext:
         )
 
     def record_as(self, event_type: type[ev.Event], **fields: Any) -> ev.Event:
-        event = self.store.append(
-            event_type(session_id=self.session_id, run_id=self.fold.run_id or fields["call_id"], **fields)
-        )
+        run_id = self.fold.run_id or fields["call_id"]  # a turn_started names its own run
+        event = self.store.append(event_type(session_id=self.session_id, run_id=run_id, **fields))
         self.fold.apply(event)
         self.publish(event)
         return event

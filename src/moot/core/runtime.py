@@ -6,7 +6,7 @@ Front ends (headless, TUI, REPL, ACP, the Python API) all talk to a session thro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Self
 
 from moot.core.agent import Agent

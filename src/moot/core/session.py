@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
+from moot.protocol.events import Event
 from moot.protocol.messages import Message
 from moot.store.base import Store
 
@@ -32,9 +33,7 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
         if fold is None:
             continue
         fold.apply(event)
-        if event.kind == "model_responded" and not event.partial:
-            state.model_turns[event.agent] += 1
-        elif event.kind == "error" and event.source == "provider":
+        if _asked_a_model(event):
             state.model_turns[event.agent] += 1
         elif event.kind == "turn_finished":
             fold = None
@@ -42,3 +41,10 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
         fold.totals.elapsed_before = (fold.last_at - fold.started_at).total_seconds()
     state.open_run = fold
     return state
+
+
+def _asked_a_model(event: Event) -> bool:
+    """A model call that ran to an answer or an error (a partial answer also has its error)."""
+    if event.kind == "model_responded":
+        return not event.partial
+    return event.kind == "error" and event.source == "provider"

@@ -43,7 +43,8 @@ class ScriptedToolCall(BaseModel):
     arguments: dict[str, Any] | str = Field(default_factory=dict)
     """A mapping, or raw text sent as-is (to play a model that emits broken JSON)."""
     id: str | None = None
-    """Generated (`call_<agent>_<n>_<i>`) when omitted."""
+    """Generated when omitted: `call_<agent>_<n>_<i>`, the i-th call of the n-th turn played
+    from the script (both from 0)."""
 
 
 class ScriptedTurn(BaseModel):
@@ -100,6 +101,34 @@ async def play(turn: ScriptedTurn, *, tag: str) -> AsyncIterator[Delta]:
     yield Finish(turn.finish_reason or ("tool_use" if turn.tool_calls else "end_turn"))
 
 
+def _parse_script(path: Path, text: str) -> object:
+    if path.suffix == ".json":
+        return json.loads(text)
+    import yaml  # only scripted runs need it
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"not valid YAML: {exc}") from exc
+
+
+def _script_shape(data: object) -> tuple[list[Any], dict[str, list[Any]]]:
+    """The shared turns and per-agent turns of a parsed script file."""
+    if isinstance(data, list):
+        return data, {}
+    if not isinstance(data, dict) or not ({"turns", "agents"} & data.keys()):
+        raise ValueError("needs a list of turns, `turns:` or `agents:`")
+    if unknown := sorted(map(str, data.keys() - {"turns", "agents"})):
+        raise ValueError(f"unknown keys {unknown}; a script has `turns:` and/or `agents:`")
+    turns, agents = data.get("turns", []), data.get("agents", {})
+    # A string is iterable too: without this check `turns: hello` plays five one-letter turns.
+    if not isinstance(turns, list):
+        raise ValueError("`turns:` must be a list of turns")
+    if not isinstance(agents, dict) or not all(isinstance(t, list) for t in agents.values()):
+        raise ValueError("`agents:` must map each agent's name to a list of turns")
+    return turns, agents
+
+
 class ScriptedProvider:
     """Plays scripted turns in order, per agent when the script names agents.
 
@@ -121,23 +150,22 @@ class ScriptedProvider:
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedProvider:
-        """Load a script from YAML or JSON (by extension; YAML is a superset of JSON)."""
+        """Load a script from YAML or JSON (by extension; YAML is a superset of JSON).
+
+        Raises:
+            ValueError: the file cannot be read, does not parse, or is not a script; the
+                message names the file (the CLI prints it as a usage error).
+        """
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ValueError(f"cannot read script {path}: {exc.strerror}") from exc
-        if path.suffix == ".json":
-            data = json.loads(text)
-        else:
-            import yaml  # only scripted runs need it
-
-            data = yaml.safe_load(text)
-        if isinstance(data, list):
-            return cls(data, name=f"scripted:{path.name}")
-        if not isinstance(data, dict) or not ({"turns", "agents"} & data.keys()):
-            raise ValueError(f"script {path} needs a list of turns, `turns:` or `agents:`")
-        return cls(data.get("turns", ()), agents=data.get("agents"), name=f"scripted:{path.name}")
+        try:
+            turns, agents = _script_shape(_parse_script(path, text))
+            return cls(turns, agents=agents, name=f"scripted:{path.name}")
+        except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError included
+            raise ValueError(f"script {path}: {exc}") from exc
 
     def _script_for(self, agent: str) -> tuple[str, list[ScriptedTurn]]:
         if agent in self._per_agent:
@@ -154,12 +182,11 @@ class ScriptedProvider:
         position = self._position.get(key, 0)
         if position >= len(script):
             raise ProviderError(
-                f"the script has no turn left for agent {request.agent!r} "
-                f"(it has {len(script)})",
+                f"the script has no turn left for agent {request.agent!r} (it has {len(script)})",
                 provider=self.name,
             )
         self._position[key] = position + 1
-        async for delta in play(script[position], tag=f"{key or 'turn'}{position}"):
+        async for delta in play(script[position], tag=f"{request.agent or 'turn'}_{position}"):
             yield delta
 
 
@@ -182,6 +209,7 @@ class FunctionProvider:
         result = self._fn(request)
         if inspect.isawaitable(result):
             result = await result
+        tag = f"{request.agent or 'fn'}_{self._calls}"
         self._calls += 1
-        async for delta in play(as_turn(result), tag=f"fn{self._calls}"):
+        async for delta in play(as_turn(result), tag=tag):
             yield delta

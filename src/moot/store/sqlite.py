@@ -120,10 +120,16 @@ class SQLiteStore:
         # One connection serves every thread; the lock keeps transactions from interleaving.
         self._lock = threading.RLock()
         self._logs: dict[str, SessionLog] = {}
-        self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._migrate()
+        try:
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            # With WAL, NORMAL survives a crash of the process (not of the machine) and spares
+            # an fsync per append.
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except BaseException:
+            self._db.close()
+            raise
 
     def __enter__(self) -> SQLiteStore:
         return self

@@ -1,0 +1,65 @@
+"""Small helpers for driving a Runtime in tests (not a test module)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from moot.core.agent import Agent
+from moot.core.limits import Limits
+from moot.core.runtime import Runtime
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.providers.scripted import ScriptedProvider
+from moot.store.memory import MemoryStore
+from moot.tools.base import Tool
+
+
+def call(tool_name: str, /, **arguments: object) -> dict[str, object]:
+    """A scripted tool call."""
+    return {"name": tool_name, "arguments": arguments}
+
+
+def agent(name: str = "main", *turns: object, role: str = "", **kwargs: object) -> Agent:
+    return Agent(name, role=role, model=ScriptedProvider(list(turns)), **kwargs)
+
+
+async def run_turn(
+    runtime: Runtime, text: str = "go", *, agent: str | None = None
+) -> tuple[ev.TurnFinished, list[ev.Event]]:
+    """Submit one turn, collect its events until turn_finished."""
+    stream = runtime.events()
+    runtime.submit(ops.UserTurn(text=text, agent=agent))
+    seen: list[ev.Event] = []
+    async for event in stream:
+        seen.append(event)
+        if isinstance(event, ev.TurnFinished):
+            break
+    finished = await runtime.wait()
+    assert finished is not None
+    return finished, seen
+
+
+def make_runtime(
+    agents: Agent | Sequence[Agent],
+    *,
+    tools: Sequence[Tool] = (),
+    limits: Limits | None = None,
+    **kwargs: object,
+) -> Runtime:
+    peers = [agents] if isinstance(agents, Agent) else list(agents)
+    return Runtime(peers, store=MemoryStore(), tools=tools, limits=limits, **kwargs)
+
+
+def kinds(events: Sequence[ev.Event], *, skip_states: bool = False) -> list[str]:
+    out = []
+    for e in events:
+        if isinstance(e, ev.StateChanged):
+            if not skip_states:
+                out.append(f"->{e.to_state}")
+        else:
+            out.append(e.kind)
+    return out
+
+
+def of(events: Sequence[ev.Event], event_type: type) -> list:
+    return [e for e in events if isinstance(e, event_type)]

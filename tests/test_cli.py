@@ -1,0 +1,574 @@
+"""`moot` end to end: real subprocesses, scripted models, a private MOOT_HOME per test.
+
+What a script or CI job relies on: the answer on stdout, one JSON object or one event per line,
+exit codes (0 completed, 1 stopped or failed, 2 usage error, 130 interrupted), and sessions that
+can be continued, listed, shown and exported afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import select
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from moot._version import __version__
+from moot.protocol import events as ev
+from moot.protocol.states import RunState, StopReason
+
+FIXTURES = Path(__file__).parent / "fixtures"
+THREE_TURNS = FIXTURES / "three_turns.yaml"
+ANSWER = "The repository has 3 files."
+TIMEOUT = 30  # seconds; a bound for a hung process, never a wait
+
+
+def moot_env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "MOOT_HOME": str(home)}
+    env.pop("MOOT_MODEL", None)
+    return env
+
+
+def moot_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "moot.cli", *args]
+
+
+RunMoot = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def moot(tmp_path: Path) -> RunMoot:
+    """Run `moot ARGS` in `tmp_path` with MOOT_HOME under it and MOOT_MODEL unset."""
+
+    def run(
+        *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            moot_command(*args),
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**moot_env(tmp_path / "home"), **(env or {})},
+            timeout=TIMEOUT,
+        )
+
+    return run
+
+
+def script(tmp_path: Path, turns: list[object], name: str = "script.json") -> str:
+    """Write a bare-list script and return its `--model` value."""
+    path = tmp_path / name
+    path.write_text(json.dumps(turns), encoding="utf-8")
+    return f"scripted:{path}"
+
+
+def parse_stream(stdout: str) -> list[ev.Event]:
+    return [ev.event_from_json(line) for line in stdout.splitlines()]
+
+
+def assert_usage_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.startswith("moot: ")
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr
+
+
+# ---- one scripted three-turn task, in each output format ------------------------------------
+
+
+@dataclass(frozen=True)
+class FinishedSession:
+    """The three-turn task run once with stream-json, shared by the read-only tests below."""
+
+    home: Path
+    stdout: str
+    session_id: str
+
+    def moot(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            moot_command(*args),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=moot_env(self.home),
+            timeout=TIMEOUT,
+        )
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> FinishedSession:
+    home = tmp_path_factory.mktemp("home")
+    result = subprocess.run(
+        moot_command(
+            "-p",
+            "how many files?",
+            "--model",
+            f"scripted:{THREE_TURNS}",
+            "--output-format",
+            "stream-json",
+        ),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=moot_env(home),
+        timeout=TIMEOUT,
+    )
+    assert result.returncode == 0, result.stderr
+    session_id = json.loads(result.stdout.splitlines()[0])["session_id"]
+    return FinishedSession(home, result.stdout, session_id)
+
+
+def test_text_prints_only_the_answer(moot: RunMoot) -> None:
+    result = moot("-p", "how many files?", "--model", f"scripted:{THREE_TURNS}")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ANSWER + "\n"
+    assert result.stderr == ""
+
+
+def test_json_prints_one_result_object(moot: RunMoot) -> None:
+    result = moot(
+        "-p", "how many files?", "--model", f"scripted:{THREE_TURNS}", "--output-format", "json"
+    )
+
+    assert result.returncode == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert set(body) == {
+        "session_id",
+        "run_id",
+        "state",
+        "stop_reason",
+        "output",
+        "turns",
+        "usage",
+        "cost_usd",
+        "duration_ms",
+    }
+    assert body["session_id"].startswith("ses_")
+    assert body["run_id"].startswith("run_")
+    assert (body["state"], body["stop_reason"]) == ("completed", "completed")
+    assert body["output"] == ANSWER
+    assert body["turns"] == 3
+    assert body["usage"]["input_tokens"] == 300
+    assert body["usage"]["output_tokens"] == 35
+    assert body["cost_usd"] == pytest.approx(0.003)
+    assert isinstance(body["duration_ms"], float)
+    assert body["duration_ms"] >= 0
+
+
+def test_stream_json_is_the_session_log_one_event_per_line(finished: FinishedSession) -> None:
+    events = parse_stream(finished.stdout)
+
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert isinstance(events[0], ev.TurnStarted)
+    assert events[0].prompt == "how many files?"
+    assert isinstance(events[-1], ev.TurnFinished)
+    assert events[-1].state is RunState.COMPLETED
+    assert events[-1].output == ANSWER
+    assert {e.session_id for e in events} == {finished.session_id}
+    kinds = [e.kind for e in events]
+    assert kinds.count("model_responded") == 3
+    for kind in ("thinking_delta", "agent_called", "agent_returned", "tool_finished"):
+        assert kind in kinds
+    # Events are stored before they are delivered: what streamed is exactly what was logged.
+    exported = json.loads(
+        finished.moot("sessions", "export", finished.session_id, "--format", "json").stdout
+    )
+    assert [ev.event_from_dict(e) for e in exported["events"]] == events
+
+
+# ---- runs that do not complete ----------------------------------------------------------------
+
+
+def test_max_turns_stops_the_run_with_exit_1(moot: RunMoot) -> None:
+    result = moot(
+        "-p",
+        "how many files?",
+        "--model",
+        f"scripted:{THREE_TURNS}",
+        "--max-turns",
+        "1",
+        "--output-format",
+        "json",
+    )
+
+    assert result.returncode == 1
+    body = json.loads(result.stdout)
+    assert (body["state"], body["stop_reason"]) == ("stopped", "max_turns")
+    assert body["turns"] == 1
+    assert "max_turns" in result.stderr
+    assert body["session_id"] in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("turn", "stdout"),
+    [
+        pytest.param({"error": "boom"}, "", id="before any text"),
+        pytest.param(
+            {"text": "half an answer", "error": "boom"}, "half an answer\n", id="mid-text"
+        ),
+    ],
+)
+def test_provider_error_fails_the_run_with_exit_1(
+    moot: RunMoot, tmp_path: Path, turn: dict[str, str], stdout: str
+) -> None:
+    result = moot("-p", "go", "--model", script(tmp_path, [turn]))
+
+    assert result.returncode == 1
+    assert result.stdout == stdout
+    assert "failed" in result.stderr
+    assert "provider_error" in result.stderr
+    assert "boom" in result.stderr
+
+
+# ---- usage errors -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        pytest.param(["--bogus"], ["unrecognized arguments: --bogus"], id="unknown option"),
+        pytest.param(
+            ["-p", "go", "--model", "MODEL", "--output-format", "xml"],
+            ["--output-format", "invalid choice: 'xml'"],
+            id="bad output format",
+        ),
+        pytest.param(
+            ["-p", "go", "--model", "MODEL", "--max-turns", "0"],
+            ["--max-turns", "at least 1"],
+            id="max-turns 0",
+        ),
+        pytest.param(
+            ["-p", "go", "--model", "MODEL", "--max-turns", "abc"],
+            ["--max-turns", "'abc' is not a whole number"],
+            id="max-turns abc",
+        ),
+        pytest.param(["-p", "go"], ["no model", "--model", "MOOT_MODEL"], id="no model"),
+        pytest.param(
+            ["-p", "go", "--model", "gpt-5"], ["no provider for model 'gpt-5'"], id="unknown model"
+        ),
+        pytest.param(
+            ["-p", "go", "--model", "scripted:missing.yaml"],
+            ["cannot read script missing.yaml"],
+            id="missing script",
+        ),
+        pytest.param(["-p", "  ", "--model", "MODEL"], ["empty"], id="empty task"),
+        pytest.param(
+            ["-p", "go", "--model", "MODEL", "--resume", "ses_unknown"],
+            ["no session 'ses_unknown'"],
+            id="resume unknown session with -p",
+        ),
+        pytest.param(
+            ["--resume", "ses_unknown", "--model", "MODEL"],
+            ["no session 'ses_unknown'"],
+            id="resume unknown session",
+        ),
+        pytest.param(["--resume", ""], ["no model"], id="resume empty id, no model"),
+        pytest.param(["--resume", "", "--model", "MODEL"], ["no session ''"], id="resume empty id"),
+        pytest.param(["sessions", "show", "ses_unknown"], ["no session 'ses_unknown'"], id="show"),
+        pytest.param(["sessions", "export", "ses_x", "--format", "pdf"], ["pdf"], id="format"),
+        pytest.param([], ["moot -p"], id="no task"),
+    ],
+)
+def test_usage_errors_exit_2_with_a_message(
+    moot: RunMoot, tmp_path: Path, args: list[str], fragments: list[str]
+) -> None:
+    model = script(tmp_path, ["unused"])
+    result = moot(*(model if a == "MODEL" else a for a in args))
+
+    assert_usage_error(result, *fragments)
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        pytest.param("a: [b\n", "not valid YAML", id="yaml syntax"),
+        pytest.param("foo: 1\n", "needs a list of turns", id="no turns"),
+        pytest.param("turns: hello\n", "`turns:` must be a list", id="turns not a list"),
+        pytest.param("[{text: hi, bogus: 1}]\n", "bogus", id="unknown turn field"),
+    ],
+)
+def test_a_broken_script_is_a_usage_error_naming_the_file(
+    moot: RunMoot, tmp_path: Path, content: str, fragment: str
+) -> None:
+    (tmp_path / "broken.yaml").write_text(content, encoding="utf-8")
+
+    result = moot("-p", "go", "--model", "scripted:broken.yaml")
+
+    assert_usage_error(result, "script broken.yaml", fragment)
+    assert not (tmp_path / "home" / "data" / "sessions.db").exists()
+
+
+def test_moot_model_is_the_default_model(moot: RunMoot, tmp_path: Path) -> None:
+    result = moot("-p", "go", env={"MOOT_MODEL": script(tmp_path, ["from the env"])})
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "from the env\n"
+
+
+# ---- version, help, stdin ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(moot: RunMoot, flag: str) -> None:
+    result = moot(flag)
+
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"moot {__version__}\n", "")
+
+
+def test_version_through_the_installed_script(tmp_path: Path) -> None:
+    executable = Path(sys.executable).with_name("moot")
+    if not executable.exists():
+        pytest.skip("no `moot` script next to this interpreter")
+
+    result = subprocess.run(
+        [str(executable), "--version"],
+        capture_output=True,
+        text=True,
+        env=moot_env(tmp_path),
+        timeout=TIMEOUT,
+    )
+
+    assert (result.returncode, result.stdout) == (0, f"moot {__version__}\n")
+
+
+def test_help_mentions_the_headless_flag(moot: RunMoot) -> None:
+    result = moot("--help")
+
+    assert result.returncode == 0
+    for text in ("-p TASK", "--output-format", "--resume", "sessions"):
+        assert text in result.stdout
+
+
+def test_dash_reads_the_task_from_stdin(moot: RunMoot, tmp_path: Path) -> None:
+    task = "fix the failing test\nin tests/test_x.py\n"
+
+    result = moot(
+        "-p", "-", "--model", script(tmp_path, ["ok"]), "--output-format", "stream-json", stdin=task
+    )
+
+    assert result.returncode == 0, result.stderr
+    first = parse_stream(result.stdout)[0]
+    assert isinstance(first, ev.TurnStarted)
+    assert first.prompt == task
+
+
+# ---- continuing a session --------------------------------------------------------------------
+
+
+def test_resume_with_a_task_adds_a_turn_to_the_same_session(moot: RunMoot, tmp_path: Path) -> None:
+    model = script(tmp_path, ["first answer", "second answer"])
+    first = moot("-p", "first task", "--model", model, "--output-format", "stream-json")
+    first_events = parse_stream(first.stdout)
+    session_id = first_events[0].session_id
+
+    second = moot(
+        "-p",
+        "second task",
+        "--model",
+        model,
+        "--resume",
+        session_id,
+        "--output-format",
+        "stream-json",
+    )
+
+    assert second.returncode == 0, second.stderr
+    events = parse_stream(second.stdout)
+    assert {e.session_id for e in events} == {session_id}
+    assert events[0].seq == first_events[-1].seq + 1
+    assert isinstance(events[-1], ev.TurnFinished)
+    # The script continues where the log ends instead of replaying its first turn.
+    assert events[-1].output == "second answer"
+    exported = json.loads(moot("sessions", "export", session_id, "--format", "json").stdout)
+    starts = [e for e in exported["events"] if e["kind"] == "turn_started"]
+    assert [e["prompt"] for e in starts] == ["first task", "second task"]
+    assert len({e["run_id"] for e in starts}) == 2
+
+
+def test_resume_without_a_task_needs_an_unfinished_run(moot: RunMoot, tmp_path: Path) -> None:
+    model = script(tmp_path, ["done"])
+    session_id = json.loads(moot("-p", "go", "--model", model, "--output-format", "json").stdout)[
+        "session_id"
+    ]
+
+    result = moot("--resume", session_id, "--model", model)
+
+    assert_usage_error(result, "no unfinished run", session_id)
+
+
+# ---- processes that are interrupted or killed -------------------------------------------------
+
+
+class LineReader:
+    """Reads a pipe on a thread so the test can wait for a line with a timeout."""
+
+    def __init__(self, pipe: object) -> None:
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._thread = threading.Thread(target=self._pump, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, pipe: object) -> None:
+        for line in pipe:  # type: ignore[attr-defined]
+            self._lines.put(line)
+
+    def next_line(self, timeout: float = TIMEOUT) -> str:
+        return self._lines.get(timeout=timeout)
+
+    def rest(self) -> list[str]:
+        self._thread.join(TIMEOUT)
+        lines = []
+        while not self._lines.empty():
+            lines.append(self._lines.get_nowait())
+        return lines
+
+
+@contextmanager
+def slow_run(tmp_path: Path, *, delay: float) -> Iterator[tuple[subprocess.Popen[str], LineReader]]:
+    """A headless stream-json run whose one model turn waits `delay` seconds first."""
+    model = script(tmp_path, [{"text": "slow answer", "delay": delay}], name="slow.json")
+    process = subprocess.Popen(
+        moot_command("-p", "go", "--model", model, "--output-format", "stream-json"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=moot_env(tmp_path / "home"),
+    )
+    reader = LineReader(process.stdout)
+    try:
+        yield process, reader
+    finally:
+        process.kill()
+        process.wait()
+        reader.rest()
+        process.stdout.close()  # type: ignore[union-attr]
+        process.stderr.close()  # type: ignore[union-attr]
+
+
+def test_sigint_cancels_the_run_and_exits_130(tmp_path: Path) -> None:
+    with slow_run(tmp_path, delay=30) as (process, reader):
+        first = ev.event_from_json(reader.next_line())
+        assert isinstance(first, ev.TurnStarted)
+
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=TIMEOUT)
+        stderr = process.stderr.read()  # type: ignore[union-attr]
+        events = [first, *(ev.event_from_json(line) for line in reader.rest())]
+
+    assert code == 130, stderr
+    last = events[-1]
+    assert isinstance(last, ev.TurnFinished)
+    assert (last.state, last.stop_reason) == (RunState.CANCELLED, StopReason.USER_CANCELLED)
+    assert not any(isinstance(e, ev.ModelResponded) for e in events)
+    assert "cancelled" in stderr
+
+
+def test_a_killed_run_is_finished_by_resume(moot: RunMoot, tmp_path: Path) -> None:
+    # The model takes 1.5 s; the process is killed as soon as the turn has started.
+    with slow_run(tmp_path, delay=1.5) as (_, reader):
+        session_id = ev.event_from_json(reader.next_line()).session_id
+    model = f"scripted:{tmp_path / 'slow.json'}"
+    log = json.loads(moot("sessions", "export", session_id, "--format", "json").stdout)
+    assert log["events"][-1]["kind"] != "turn_finished", "the kill came after the run ended"
+
+    refused = moot("-p", "another task", "--model", model, "--resume", session_id)
+    resumed = moot("--resume", session_id, "--model", model, "--output-format", "stream-json")
+
+    assert_usage_error(refused, "unfinished run", f"moot --resume {session_id}")
+    assert resumed.returncode == 0, resumed.stderr
+    events = parse_stream(resumed.stdout)
+    assert isinstance(events[0], ev.RunResumed)
+    assert events[0].seq == len(log["events"]) + 1
+    assert isinstance(events[-1], ev.TurnFinished)
+    assert events[-1].output == "slow answer"
+
+
+def test_a_reader_that_goes_away_ends_the_run_without_a_traceback(
+    moot: RunMoot, tmp_path: Path
+) -> None:
+    """`moot -p ... --output-format stream-json | head -1`: exit 1 and a one-line message."""
+    model = script(tmp_path, [{"text": "late", "delay": 1}])
+    with subprocess.Popen(
+        moot_command("-p", "go", "--model", model, "--output-format", "stream-json"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=moot_env(tmp_path / "home"),
+    ) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        ready, _, _ = select.select([process.stdout], [], [], TIMEOUT)
+        assert ready, "no output"
+        first = ev.event_from_json(process.stdout.readline())
+        process.stdout.close()  # like `head -1`: the next event written hits a closed pipe
+
+        code = process.wait(timeout=TIMEOUT)
+        stderr = process.stderr.read().decode()
+
+    assert code == 1, stderr
+    assert stderr == f"moot: output closed early; session {first.session_id}\n"
+    log = json.loads(moot("sessions", "export", first.session_id, "--format", "json").stdout)
+    assert log["events"][-1]["kind"] == "turn_finished"  # the log is whole all the same
+
+
+# ---- sessions list | show | export -----------------------------------------------------------
+
+
+def test_sessions_list_shows_the_session(finished: FinishedSession) -> None:
+    result = finished.moot("sessions", "list")
+
+    assert result.returncode == 0, result.stderr
+    (line,) = result.stdout.splitlines()
+    assert line.startswith(finished.session_id)
+    assert "completed" in line
+    assert line.endswith("how many files?")
+
+
+def test_sessions_list_when_there_are_none(moot: RunMoot) -> None:
+    result = moot("sessions", "list")
+
+    assert (result.returncode, result.stdout) == (0, "no sessions yet\n")
+
+
+@pytest.mark.parametrize("args", [["show"], ["export"], ["export", "--format", "md"]])
+def test_sessions_show_and_markdown_export(finished: FinishedSession, args: list[str]) -> None:
+    command, *options = args
+    result = finished.moot("sessions", command, finished.session_id, *options)
+
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert text.startswith("# how many files?\n")
+    assert finished.session_id in text
+    assert "> how many files?" in text
+    assert "How many files are there?" in text  # the peer call
+    assert "There are 3 files." in text  # the peer's answer
+    assert ANSWER in text
+    assert "turn completed (completed): 3 turns" in text
+
+
+def test_sessions_json_export(finished: FinishedSession) -> None:
+    result = finished.moot("sessions", "export", finished.session_id, "--format", "json")
+
+    assert result.returncode == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert set(body) == {"session", "events"}
+    assert body["session"]["id"] == finished.session_id
+    assert body["session"]["title"] == "how many files?"
+    kinds = [e["kind"] for e in body["events"]]
+    assert (kinds[0], kinds[-1]) == ("turn_started", "turn_finished")

@@ -1,0 +1,131 @@
+"""Start-up cost and package boundaries (STYLE.md, "Imports and start-up").
+
+`import moot` and `moot --version` stay cheap; textual lives only in `moot.tui` and
+prompt_toolkit only in `moot.repl`. Imports are measured in a fresh interpreter, since this
+test process has long since imported everything.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from moot._version import __version__
+
+SOURCE = Path(__file__).parents[1] / "src" / "moot"
+
+HEAVY = ("pydantic", "textual", "httpx", "prompt_toolkit", "docker", "yaml", "mcp", "tree_sitter")
+
+
+def modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running `code`; it must print nothing."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=True
+    )
+    return set(json.loads(result.stdout))
+
+
+def top_level(modules: set[str]) -> set[str]:
+    return {name.partition(".")[0] for name in modules}
+
+
+def test_import_moot_imports_nothing_heavy() -> None:
+    loaded = top_level(modules_after("import moot"))
+
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_version_imports_nothing_but_the_cli_module() -> None:
+    code = (
+        "import contextlib, io, moot.cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    code = moot.cli.main(['--version'])\n"
+        f"assert (code, out.getvalue()) == (0, 'moot {__version__}\\n'), (code, out.getvalue())"
+    )
+
+    loaded = modules_after(code)
+
+    assert {m for m in loaded if m.startswith("moot")} == {"moot", "moot._version", "moot.cli"}
+    unwanted = {*HEAVY, "argparse", "asyncio", "sqlite3", "platformdirs"}
+    assert top_level(loaded).isdisjoint(unwanted), sorted(top_level(loaded) & unwanted)
+
+
+def test_the_version_command_imports_nothing_heavy() -> None:
+    """The real command line, `python -m moot.cli --version`, measured with `-X importtime`."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "moot.cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+    assert (result.returncode, result.stdout) == (0, f"moot {__version__}\n")
+    # Lines look like `import time:       123 |        456 |   package.module`.
+    lines = [line for line in result.stderr.splitlines() if line.startswith("import time:")]
+    loaded = {line.rpartition("|")[2].strip() for line in lines[1:]}
+    assert {"moot", "moot._version"} <= loaded  # the output parsed; `-m` runs moot.cli itself
+    assert top_level(loaded).isdisjoint({*HEAVY, "argparse"})
+
+
+# ---- which package may import what --------------------------------------------------------
+
+
+def imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, module) for every absolute import in a file, at any depth (functions too)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.lineno, node.module
+
+
+def offenders(library: str, allowed: str) -> list[str]:
+    """Files outside `src/moot/<allowed>/` that import `library`."""
+    found = []
+    for path in sorted(SOURCE.rglob("*.py")):
+        relative = path.relative_to(SOURCE)
+        if relative.parts[0] == allowed:
+            continue
+        for line, module in imports(path):
+            if module.partition(".")[0] == library:
+                found.append(f"src/moot/{relative}:{line} imports {module}")
+    return found
+
+
+@pytest.mark.parametrize(("library", "allowed"), [("textual", "tui"), ("prompt_toolkit", "repl")])
+def test_ui_libraries_stay_in_their_package(library: str, allowed: str) -> None:
+    assert offenders(library, allowed) == []
+
+
+def test_the_checks_see_every_import(tmp_path: Path) -> None:
+    """The walker finds imports inside functions and `from` imports, not relative ones."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import os, textual.app\n"
+        "from . import sibling\n"
+        "def f():\n"
+        "    from prompt_toolkit import prompt\n",
+        encoding="utf-8",
+    )
+
+    assert sorted(imports(sample)) == [(1, "os"), (1, "textual.app"), (4, "prompt_toolkit")]
+
+
+def test_protocol_imports_nothing_else_of_moot() -> None:
+    """DESIGN.md: `protocol/` is the contract and imports nothing else of moot."""
+    found = [
+        f"src/moot/protocol/{path.name}:{line} imports {module}"
+        for path in sorted((SOURCE / "protocol").rglob("*.py"))
+        for line, module in imports(path)
+        if module.partition(".")[0] == "moot" and not module.startswith("moot.protocol")
+    ]
+
+    assert found == []

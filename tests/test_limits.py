@@ -1,0 +1,172 @@
+"""Each limit stops the run before the next model call or tool, never after."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from moot.core.agent import Agent
+from moot.core.limits import Limits
+from moot.protocol import events as ev
+from moot.protocol.states import RunState, StopReason
+from moot.providers.base import ModelRequest
+from moot.providers.scripted import FunctionProvider
+from moot.tools.base import SideEffect, tool
+from runtime_helpers import call, kinds, make_runtime, of, run_turn
+
+
+@tool(side_effect=SideEffect.READ_ONLY)
+def look(at: str = "here") -> str:
+    """Look somewhere."""
+    return f"saw {at}"
+
+
+@tool(side_effect=SideEffect.READ_ONLY)
+def fail() -> str:
+    """Always fails."""
+    raise OSError("disk on fire")
+
+
+def endless(*turns: dict) -> FunctionProvider:
+    """A model that cycles through `turns` forever."""
+    cycle = itertools.cycle(turns)
+    return FunctionProvider(lambda request: next(cycle))
+
+
+def counting_model(usage: dict | None = None, cost: float | None = None) -> FunctionProvider:
+    counter = itertools.count(1)
+
+    def model(request: ModelRequest) -> dict:
+        n = next(counter)
+        return {"tool_calls": [call("look", at=str(n))], "usage": usage, "cost_usd": cost}
+
+    return FunctionProvider(model)
+
+
+async def stopped(limits: Limits, model: FunctionProvider, tools=(look,)) -> tuple:
+    runtime = make_runtime(Agent("main", model=model), tools=tools, limits=limits)
+    finished, events = await run_turn(runtime)
+    hit = of(events, ev.LimitHit)
+    assert len(hit) == 1
+    assert finished.state is RunState.STOPPED
+    assert finished.stop_reason is hit[0].stop_reason
+    # Nothing was asked or run after the limit was hit.
+    after = kinds(events[events.index(hit[0]) :], skip_states=True)
+    assert after == ["limit_hit", "turn_finished"]
+    return finished, events
+
+
+async def test_max_turns_stops_before_the_next_model_call() -> None:
+    finished, events = await stopped(Limits(max_turns=3), counting_model())
+    assert finished.stop_reason is StopReason.MAX_TURNS
+    assert len(of(events, ev.ModelResponded)) == 3
+    assert len(of(events, ev.ToolFinished)) == 3
+
+
+@pytest.mark.parametrize(
+    ("limits", "reason"),
+    [
+        (Limits(max_input_tokens=250), StopReason.MAX_INPUT_TOKENS),
+        (Limits(max_output_tokens=25), StopReason.MAX_OUTPUT_TOKENS),
+        (Limits(max_total_tokens=275), StopReason.MAX_TOTAL_TOKENS),
+    ],
+)
+async def test_token_limits(limits: Limits, reason: StopReason) -> None:
+    usage = {"input_tokens": 100, "output_tokens": 10}
+    finished, events = await stopped(limits, counting_model(usage=usage))
+    assert finished.stop_reason is reason
+    # 100/10 per turn: the third call would cross 250 input, 25 output or 275 total tokens.
+    assert len(of(events, ev.ModelResponded)) == 3
+    assert finished.usage.input_tokens == 300
+
+
+async def test_cost_limit() -> None:
+    finished, events = await stopped(Limits(max_cost_usd=1.0), counting_model(cost=0.4))
+    assert finished.stop_reason is StopReason.MAX_COST
+    assert len(of(events, ev.ModelResponded)) == 3
+    assert finished.cost_usd == pytest.approx(1.2)
+
+
+async def test_wall_time_limit_stops_before_the_next_tool() -> None:
+    @tool(side_effect=SideEffect.READ_ONLY)
+    def slow() -> str:
+        """Block for a moment (the limit is a tenth of this)."""
+        import time
+
+        time.sleep(0.05)
+        return "slow"
+
+    model = endless({"tool_calls": [call("slow"), call("slow")]})
+    # Two read-only calls run together; the limit is checked before the next model call.
+    finished, events = await stopped(Limits(max_wall_seconds=0.005), model, tools=(slow,))
+    assert finished.stop_reason is StopReason.MAX_WALL_TIME
+    assert len(of(events, ev.ModelResponded)) == 1
+
+
+async def test_wall_time_is_checked_between_mutating_tools() -> None:
+    @tool(side_effect=SideEffect.WRITES_WORKSPACE)
+    def slow_write() -> str:
+        """Block for a moment."""
+        import time
+
+        time.sleep(0.05)
+        return "written"
+
+    model = endless({"tool_calls": [call("slow_write"), call("slow_write")]})
+    finished, events = await stopped(Limits(max_wall_seconds=0.01), model, tools=(slow_write,))
+    assert finished.stop_reason is StopReason.MAX_WALL_TIME
+    assert len(of(events, ev.ToolStarted)) == 1
+
+
+async def test_the_same_call_repeated_stops_before_it_runs_again() -> None:
+    model = endless({"tool_calls": [call("look", at="x")]})
+    finished, events = await stopped(
+        Limits(max_repeated_tool_calls=3, no_progress_window=None), model
+    )
+    assert finished.stop_reason is StopReason.REPEATED_TOOL_CALL
+    assert len(of(events, ev.ToolStarted)) == 3
+    assert len(of(events, ev.ModelResponded)) == 4
+
+
+async def test_no_progress_over_a_window() -> None:
+    # A, B, A, B, ... never repeats one call twice in a row, yet learns nothing new.
+    model = endless({"tool_calls": [call("look", at="a")]}, {"tool_calls": [call("look", at="b")]})
+    finished, events = await stopped(
+        Limits(no_progress_window=3, max_repeated_tool_calls=None), model
+    )
+    assert finished.stop_reason is StopReason.NO_PROGRESS
+    # Steps 3..5 each repeat a step from the window; the 6th model call never happens.
+    assert len(of(events, ev.ModelResponded)) == 5
+
+
+async def test_consecutive_provider_errors() -> None:
+    model = endless({"error": "overloaded", "retryable": True})
+    finished, events = await stopped(Limits(max_consecutive_errors=3), model)
+    assert finished.stop_reason is StopReason.CONSECUTIVE_ERRORS
+    assert len(of(events, ev.Error)) == 3
+
+
+async def test_consecutive_tool_errors() -> None:
+    model = endless({"tool_calls": [call("fail")]})
+    finished, events = await stopped(
+        Limits(max_consecutive_errors=2, max_repeated_tool_calls=None, no_progress_window=None),
+        model,
+        tools=(fail,),
+    )
+    assert finished.stop_reason is StopReason.CONSECUTIVE_ERRORS
+    assert len(of(events, ev.ToolFinished)) == 2
+
+
+async def test_a_success_resets_the_error_count() -> None:
+    model = endless(
+        {"tool_calls": [call("fail")]},
+        {"tool_calls": [call("look", at="ok")]},
+    )
+    runtime = make_runtime(
+        Agent("main", model=model),
+        tools=[look, fail],
+        limits=Limits(max_consecutive_errors=2, max_turns=8, no_progress_window=None),
+    )
+    finished, _ = await run_turn(runtime)
+    assert finished.stop_reason is StopReason.MAX_TURNS

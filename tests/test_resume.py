@@ -1,0 +1,126 @@
+"""Resume after a real `kill -9`: the context is a fold of the log; nothing is re-run blindly."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import crash_worker
+from moot.core.runtime import RuntimeBusy
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.states import RunState
+from moot.store.sqlite import SQLiteStore
+from runtime_helpers import of
+
+WORKER = Path(__file__).with_name("crash_worker.py")
+SRC = Path(__file__).parents[1] / "src"
+
+
+def wait_for(predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the worker never got there")
+        time.sleep(0.02)
+
+
+def crash(tmp_path: Path, scenario: str, ready) -> str:
+    """Start the worker, wait until `ready(tmp_path)`, then SIGKILL it. Returns its session."""
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{WORKER.parent}"}
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKER), str(tmp_path / "s.db"), scenario, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        session_id = proc.stdout.readline().strip()
+        wait_for(lambda: ready(tmp_path))
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    return session_id
+
+
+def ran(tmp_path: Path) -> list[str]:
+    path = tmp_path / "ran.txt"
+    return path.read_text().split() if path.exists() else []
+
+
+def requests(tmp_path: Path) -> list[dict]:
+    path = tmp_path / "requests.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+async def resume(tmp_path: Path, scenario: str, session_id: str):
+    runtime = crash_worker.runtime(
+        tmp_path / "s.db", scenario, tmp_path, block=False, session_id=session_id
+    )
+    assert runtime.unfinished_run is not None
+    runtime.submit(ops.ResumeRun())
+    with pytest.raises(RuntimeBusy):
+        runtime.submit(ops.UserTurn(text="not while the run is being finished"))
+    finished = await runtime.wait()
+    events = runtime.store.events(session_id)
+    return finished, events
+
+
+async def test_a_tool_killed_mid_run_is_recorded_as_interrupted_not_rerun(tmp_path: Path) -> None:
+    session_id = crash(tmp_path, "tool", lambda d: ran(d) == ["a"])
+    finished, events = await resume(tmp_path, "tool", session_id)
+    assert ran(tmp_path) == ["a"]  # never re-run
+    (resumed,) = of(events, ev.RunResumed)
+    (result,) = of(events, ev.ToolFinished)
+    assert resumed.interrupted_tool_calls == (result.tool_call_id,)
+    assert result.interrupted and result.is_error
+    assert finished.state is RunState.COMPLETED
+    assert finished.output.startswith("done: Interrupted")
+    # The model was told: its last request ends with the interrupted result.
+    last = requests(tmp_path)[-1]["messages"][-1]
+    assert last["role"] == "tool" and last["content"].startswith("Interrupted")
+
+
+async def test_killed_while_the_model_streams_resumes_with_the_same_context(tmp_path: Path) -> None:
+    session_id = crash(tmp_path, "model", lambda d: len(requests(d)) == 2)
+    before = requests(tmp_path)[-1]
+    finished, events = await resume(tmp_path, "model", session_id)
+    after = requests(tmp_path)[2]
+    assert after == before  # system prompt, tools and every message, exactly
+    assert finished.output == "the answer is 42"
+    assert not of(events, ev.RunResumed)[0].interrupted_tool_calls
+    assert finished.turns == 2  # the killed call left no response; it was asked again
+
+
+async def test_a_peer_killed_inside_its_tool_resumes_its_own_call(tmp_path: Path) -> None:
+    session_id = crash(tmp_path, "peer", lambda d: ran(d) == ["h"])
+    finished, events = await resume(tmp_path, "peer", session_id)
+    assert ran(tmp_path) == ["h"]
+    (forward,) = of(events, ev.AgentCalled)
+    (back,) = of(events, ev.AgentReturned)
+    assert back.call_id == forward.call_id  # the same call went on; no second forward
+    assert back.output == "helper done (Interrupted)"
+    assert finished.output == "helper said: helper done (Interrupted)"
+
+
+async def test_resume_folds_to_the_same_state_the_live_run_had(tmp_path: Path) -> None:
+    """The fold of the stored log equals the state the live process built as it went."""
+    runtime = crash_worker.runtime(tmp_path / "s.db", "model", tmp_path, block=False)
+    runtime.submit(ops.UserTurn(text="please do it"))
+    await runtime.wait()
+    live = runtime._session.history
+    reloaded = crash_worker.runtime(
+        tmp_path / "s.db", "model", tmp_path, block=False, session_id=runtime.session_id
+    )
+    assert reloaded._session.history == live
+    assert reloaded.unfinished_run is None
+    store = SQLiteStore(tmp_path / "s.db")
+    assert store.open_run(runtime.session_id) is None

@@ -1,0 +1,180 @@
+"""What only the SQLite store does: the file, reopening it, and sharing it between writers."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.protocol.events import Event, StateChanged
+from moot.store import EventInvariantError, SQLiteStore, open_store
+from moot.store.invariants import SessionLog
+from moot.store.sqlite import SCHEMA_VERSION
+from test_store_builders import RunScript, S, append_all, full_run, short_run
+
+TESTS_DIR = Path(__file__).parent
+
+
+def test_creates_the_file_and_its_schema(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "sessions.db"
+    SQLiteStore(path).close()
+
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert tables >= {"sessions", "events", "runs", "checkpoints"}
+    db.close()
+    SQLiteStore(path).close()  # opening again leaves the schema as it is
+
+
+def test_a_database_from_a_newer_moot_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    SQLiteStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+
+    with pytest.raises(RuntimeError, match="Update moot"):
+        SQLiteStore(path)
+
+
+def test_reopened_session_continues_with_its_seq_and_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "sessions.db"
+    with SQLiteStore(path) as first:
+        sid = first.create_session(title="yesterday").id
+        s = RunScript(sid)
+        finished = append_all(first, [*full_run(sid), *short_run(sid)])
+        opened = append_all(first, [s.start(), *s.model_turn(), *s.tools_to_running()])
+        opened.append(first.append(s.tool_started("tc_1")))
+    replayed: list[list[Event]] = []
+    real_replay = SessionLog.replay
+
+    def spy(session_id: str, events: list[Event], **kw: Any) -> SessionLog:
+        replayed.append(list(events))
+        return real_replay(session_id, replayed[-1], **kw)
+
+    monkeypatch.setattr(SessionLog, "replay", spy)
+
+    with SQLiteStore(path) as second:
+        assert second.open_run(sid) == s.run_id
+        with pytest.raises(EventInvariantError, match="rule c"):
+            second.append(s.event(StateChanged, from_state=S.CREATED, to_state=S.MODEL_PENDING))
+        with pytest.raises(EventInvariantError, match="rule b"):
+            second.append(RunScript(sid).start())
+        with pytest.raises(EventInvariantError, match="after its turn_finished"):
+            second.append(finished[3])
+        with pytest.raises(EventInvariantError, match="started twice"):
+            second.append(s.tool_started("tc_1"))
+
+        rest = append_all(second, [s.tool_finished("tc_1"), s.move(S.OBSERVATION_RECORDED)])
+        rest.append(second.append(s.finish()))
+
+        seqs = [e.seq for e in second.events(sid)]
+        assert seqs == list(range(1, len(finished) + len(opened) + len(rest) + 1))
+        assert rest[0].seq == opened[-1].seq + 1
+        assert second.open_run(sid) is None
+        info = second.session(sid)
+        assert info is not None
+        assert (info.event_count, info.last_run_state) == (seqs[-1], "completed")
+    # The log was loaded once, from the open run's events alone.
+    assert replayed == [opened]
+
+
+def test_two_stores_appending_to_one_session_keep_the_rules(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    a, b = SQLiteStore(path), SQLiteStore(path)
+    sid = a.create_session().id
+    s = RunScript(sid)
+
+    assert a.append(s.start()).seq == 1
+    assert b.append(s.move(S.MODEL_PENDING)).seq == 2
+    assert a.append(s.text()).seq == 3  # a's view was stale: it reloads and goes on
+    assert a.append(s.move(S.DECISION_RECEIVED)).seq == 4
+    stale = s.event(StateChanged, from_state=S.MODEL_PENDING, to_state=S.DECISION_RECEIVED)
+    with pytest.raises(EventInvariantError, match=r"but call .* is in decision_received"):
+        b.append(stale)
+    assert b.append(s.finish()).seq == 5
+
+    assert [e.seq for e in a.events(sid)] == [1, 2, 3, 4, 5]
+    a.close()
+    b.close()
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from moot.store.sqlite import SQLiteStore
+    from test_store_builders import short_run
+
+    store = SQLiteStore(sys.argv[2])
+    session_id, runs, texts = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    print("ready", flush=True)
+    sys.stdin.readline()  # start together with the other writer
+    for _ in range(runs):
+        for event in short_run(session_id, texts=texts):
+            store.append(event)
+    store.close()
+    """
+)
+
+
+def test_two_processes_write_two_sessions_of_one_database(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    runs, texts = 20, 96  # 20 runs of 100 events: 2,000 events per writer
+    with SQLiteStore(path) as store:
+        sids = [store.create_session(title=f"writer {i}").id for i in range(2)]
+
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(TESTS_DIR), str(path), sid, str(runs), str(texts)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for sid in sids
+    ]
+    for writer in writers:
+        assert writer.stdout is not None
+        assert writer.stdout.readline() == "ready\n"
+    for writer in writers:
+        assert writer.stdin is not None
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+    for writer in writers:
+        _, err = writer.communicate(timeout=120)
+        assert writer.returncode == 0, err
+
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    db.close()
+    with SQLiteStore(path) as store:
+        for sid in sids:
+            events = store.events(sid)
+            assert [e.seq for e in events] == list(range(1, 2001))
+            assert sum(e.kind == "turn_finished" for e in events) == runs
+            info = store.session(sid)
+            assert info is not None
+            assert (info.event_count, info.last_run_state) == (2000, "completed")
+            assert store.open_run(sid) is None
+
+
+def test_open_store_uses_the_data_dir_of_moot_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
+    with open_store() as store:
+        assert store.path == tmp_path / "home" / "data" / "sessions.db"
+        store.create_session()
+    assert (tmp_path / "home" / "data" / "sessions.db").exists()
+    with open_store(tmp_path / "elsewhere.db") as store:
+        assert store.sessions() == []
