@@ -17,7 +17,7 @@ from moot.store import (
     Store,
     UnknownSessionError,
 )
-from test_store_builders import RunScript, append_all, full_run, short_run
+from store_builders import RunScript, append_all, full_run, short_run
 
 
 @pytest.fixture(params=["sqlite", "memory"])

@@ -14,7 +14,7 @@ import pytest
 from moot.protocol.events import AgentCalled, Event, StateChanged
 from moot.protocol.states import StopReason
 from moot.store import EventInvariantError, MemoryStore, SQLiteStore, Store
-from test_store_builders import RunScript, S, append_all, short_run
+from store_builders import RunScript, S, append_all, short_run
 
 Case = tuple[list[Event], Event, str]
 """A valid prefix, the offending event, and a pattern its error message matches."""

@@ -7,7 +7,7 @@ import pytest
 from moot.protocol.events import Event
 from moot.protocol.states import StopReason
 from moot.store.invariants import EventInvariantError, SessionLog
-from test_store_builders import RunScript, S, full_run, short_run
+from store_builders import RunScript, S, full_run, short_run
 
 SID = "ses_log"
 

@@ -15,7 +15,7 @@ from moot.protocol.events import Event, StateChanged
 from moot.store import EventInvariantError, SQLiteStore, open_store
 from moot.store.invariants import SessionLog
 from moot.store.sqlite import SCHEMA_VERSION
-from test_store_builders import RunScript, S, append_all, full_run, short_run
+from store_builders import RunScript, S, append_all, full_run, short_run
 
 TESTS_DIR = Path(__file__).parent
 
@@ -113,7 +113,7 @@ _WRITER = textwrap.dedent(
     import sys
     sys.path.insert(0, sys.argv[1])
     from moot.store.sqlite import SQLiteStore
-    from test_store_builders import short_run
+    from store_builders import short_run
 
     store = SQLiteStore(sys.argv[2])
     session_id, runs, texts = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])

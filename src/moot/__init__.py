@@ -6,9 +6,10 @@ and pydantic loads only when something here is first used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from moot._version import __version__
+
+# Not `from typing import TYPE_CHECKING`: typing costs milliseconds of every `moot --version`.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from moot.core.agent import Agent
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'moot' has no attribute {name!r}")

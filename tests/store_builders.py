@@ -1,6 +1,6 @@
 """Builders of valid event sequences, shared by the store tests (this module holds no tests).
 
-Imported by name (`from test_store_builders import ...`): pytest puts `tests/` on `sys.path`,
+Imported by name (`from store_builders import ...`): pytest puts `tests/` on `sys.path`,
 and the SQLite concurrency test's child processes add it themselves.
 """
 
