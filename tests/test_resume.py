@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 import crash_worker
+from moot.core.limits import Limits
 from moot.core.runtime import RuntimeBusy
+from moot.core.session import CHECKPOINT, load_session
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
@@ -124,3 +126,28 @@ async def test_resume_folds_to_the_same_state_the_live_run_had(tmp_path: Path) -
     assert reloaded.unfinished_run is None
     store = SQLiteStore(tmp_path / "s.db")
     assert store.open_run(runtime.session_id) is None
+
+
+async def test_loading_a_session_starts_from_its_checkpoint(tmp_path: Path) -> None:
+    """A session checkpoint at each turn's end spares the fold of every earlier turn."""
+    runtime = crash_worker.runtime(tmp_path / "s.db", "model", tmp_path, block=False)
+    for text in ("one", "two"):
+        runtime.submit(ops.UserTurn(text=text))
+        await runtime.wait()
+    store = SQLiteStore(tmp_path / "s.db")
+    seq, _ = store.latest_checkpoint(runtime.session_id, CHECKPOINT)
+    assert seq == store.session(runtime.session_id).event_count  # the last turn_finished
+
+    class NoCheckpoints:
+        """The same store, minus checkpoints: load_session must fold the whole log."""
+
+        def __getattr__(self, name):
+            return getattr(store, name)
+
+        def latest_checkpoint(self, session_id, run_id):
+            return None
+
+    full = load_session(NoCheckpoints(), runtime.session_id, Limits())
+    fast = load_session(store, runtime.session_id, Limits())
+    assert fast.history == full.history == runtime._session.history
+    assert fast.model_turns == full.model_turns == {"main": 4}

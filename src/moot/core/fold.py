@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -97,6 +97,8 @@ class RunFold:
         self.started_at: datetime | None = None
         self.last_at: datetime | None = None
         self.finished: ev.TurnFinished | None = None
+        self.model_calls: Counter[str] = Counter()
+        """Model calls per agent that ran to an answer or an error (scripts resume from it)."""
 
     def apply(self, e: ev.Event) -> None:
         self.last_at = e.ts
@@ -171,6 +173,8 @@ class RunFold:
     def _model_responded(self, e: ev.ModelResponded) -> None:
         call = self.calls[e.call_id]
         self.totals.turns += 1
+        if not e.partial:  # a partial answer's call is counted by its error
+            self.model_calls[e.agent] += 1
         call.text, call.pending = e.text, e.tool_calls
         call.messages.append(
             AssistantMessage(content=e.text, thinking=e.thinking, tool_calls=e.tool_calls)
@@ -185,6 +189,7 @@ class RunFold:
     def _error(self, e: ev.Error) -> None:
         if e.source == "provider" and e.call_id in self.calls:
             self.calls[e.call_id].errors += 1
+            self.model_calls[e.agent] += 1
 
     def _gate_decided(self, e: ev.GateDecided) -> None:
         call = self.calls[e.call_id]

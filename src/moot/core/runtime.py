@@ -17,7 +17,7 @@ from moot.core.limits import Limits
 from moot.core.loop import INTERRUPTED, CallRunner
 from moot.core.peers import CALL_AGENT
 from moot.core.run import RunContext
-from moot.core.session import load_session
+from moot.core.session import CHECKPOINT, load_session
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.ids import new_id
@@ -238,7 +238,10 @@ class Runtime:
         finally:
             self._last_finished = fold.finished
             if fold.finished is not None:
-                self._session.open_run = None
+                self._session.finish_run(fold)
+                self.store.save_checkpoint(
+                    self.session_id, CHECKPOINT, fold.finished.seq, self._session.checkpoint()
+                )
 
     def _provider_for(self, agent: Agent) -> Provider:
         if not isinstance(agent.model, str):

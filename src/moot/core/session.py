@@ -1,15 +1,27 @@
-"""Loading a session from its log: the conversation so far and any unfinished run."""
+"""Loading a session: the conversation so far and any unfinished run.
+
+At the end of every run the runtime saves a session checkpoint (each agent's conversation with
+the person, and how many model calls each agent made), so loading reads that checkpoint and only
+the events after it. Inside an unfinished run every stored event is a consistent point: the fold
+of the run's events is exactly what the crashed process knew.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from pydantic import TypeAdapter
 
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
-from moot.protocol.events import Event
 from moot.protocol.messages import Message
 from moot.store.base import Store
+
+CHECKPOINT = "session"
+"""The checkpoint key of session-level state (runs have their own ids)."""
 
 
 @dataclass
@@ -21,30 +33,51 @@ class SessionState:
     model_turns: Counter[str] = field(default_factory=Counter)
     """Model calls each agent has made in this session (scripted providers resume from it)."""
 
+    def checkpoint(self) -> dict[str, Any]:
+        dump = _messages().dump_python
+        return {
+            "history": {agent: dump(m, mode="json") for agent, m in self.history.items()},
+            "model_turns": dict(self.model_turns),
+        }
+
+    @classmethod
+    def from_checkpoint(cls, data: dict[str, Any]) -> SessionState:
+        history = {a: _messages().validate_python(m) for a, m in data["history"].items()}
+        return cls(history=history, model_turns=Counter(data["model_turns"]))
+
+    def finish_run(self, fold: RunFold) -> None:
+        """Take a finished run in (its fold has already updated the history)."""
+        self.model_turns.update(fold.model_calls)
+        self.open_run = None
+
+
+@cache
+def _messages() -> TypeAdapter[list[Message]]:
+    return TypeAdapter(list[Message])
+
 
 def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
-    """Fold a session's whole log; the result is what the crashed process knew."""
+    """The session as of its last event: latest checkpoint, then a fold of what follows."""
+    saved = store.latest_checkpoint(session_id, CHECKPOINT)
+    after = 0
     state = SessionState()
+    if saved is not None:
+        after, data = saved
+        state = SessionState.from_checkpoint(data)
     fold: RunFold | None = None
-    for event in store.events(session_id):
+    for event in store.events(session_id, after_seq=after):
         if event.kind == "turn_started":
             run_limits = Limits(**event.limits) if event.limits else limits
             fold = RunFold(run_limits, state.history)
         if fold is None:
             continue
         fold.apply(event)
-        if _asked_a_model(event):
-            state.model_turns[event.agent] += 1
-        elif event.kind == "turn_finished":
+        if event.kind == "turn_finished":
+            state.finish_run(fold)
             fold = None
-    if fold is not None and fold.started_at and fold.last_at:
-        fold.totals.elapsed_before = (fold.last_at - fold.started_at).total_seconds()
+    if fold is not None:
+        state.model_turns.update(fold.model_calls)
+        if fold.started_at and fold.last_at:
+            fold.totals.elapsed_before = (fold.last_at - fold.started_at).total_seconds()
     state.open_run = fold
     return state
-
-
-def _asked_a_model(event: Event) -> bool:
-    """A model call that ran to an answer or an error (a partial answer also has its error)."""
-    if event.kind == "model_responded":
-        return not event.partial
-    return event.kind == "error" and event.source == "provider"

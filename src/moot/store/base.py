@@ -120,6 +120,9 @@ class Store(Protocol):
     def save_checkpoint(self, session_id: str, run_id: str, seq: int, data: dict[str, Any]) -> None:
         """Keep `data` (JSON-serializable) as the runtime's state of a run as of event `seq`.
 
+        Only the newest checkpoint of a run is kept: a save with a lower seq than the one
+        stored changes nothing, and a newer one replaces it.
+
         Raises:
             UnknownSessionError: The store holds no such session.
         """

@@ -115,7 +115,10 @@ class MemoryStore:
     def save_checkpoint(self, session_id: str, run_id: str, seq: int, data: dict[str, Any]) -> None:
         text = json.dumps(data)
         with self._lock:
-            self._get(session_id).checkpoints.setdefault(run_id, {})[seq] = text
+            by_seq = self._get(session_id).checkpoints.setdefault(run_id, {})
+            if all(seq >= kept for kept in by_seq):
+                by_seq.clear()  # only the newest is ever read
+                by_seq[seq] = text
 
     def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
         with self._lock:

@@ -231,10 +231,23 @@ class SQLiteStore:
         text = json.dumps(data)
         with self._lock:
             self._require(session_id)
-            self._db.execute(
-                "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?)",
-                (session_id, run_id, seq, text),
-            )
+            # Only the newest checkpoint of a run is ever read: keep just that one, so a long
+            # session does not store its history once per turn.
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                newer = self._db.execute(
+                    "SELECT 1 FROM checkpoints WHERE session_id = ? AND run_id = ? AND seq > ?",
+                    (session_id, run_id, seq),
+                ).fetchone()
+                if newer is None:
+                    self._db.execute(
+                        "DELETE FROM checkpoints WHERE session_id = ? AND run_id = ?",
+                        (session_id, run_id),
+                    )
+                    self._db.execute(
+                        "INSERT INTO checkpoints VALUES (?, ?, ?, ?)",
+                        (session_id, run_id, seq, text),
+                    )
 
     def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
         with self._lock:
