@@ -53,7 +53,7 @@ async def test_interrupt_during_a_tool_records_it_as_interrupted() -> None:
     (result,) = of(events, ev.ToolFinished)
     assert result.interrupted and result.is_error
     # The log stays consistent: the next turn sees the interrupted result and runs normally.
-    seen_messages = runtime._session.history["main"]
+    seen_messages = runtime.conversation()
     assert isinstance(seen_messages[-1], ToolResultMessage)
     assert seen_messages[-1].is_error
 
@@ -119,7 +119,7 @@ async def test_deny_with_feedback_never_runs_the_call_and_the_model_hears_why() 
     assert not of(events, ev.ToolStarted)
     decided = of(events, ev.ApprovalDecided)[0]
     assert (decided.approved, decided.by, decided.feedback) == (False, "user", "use b.txt")
-    result = runtime._session.history["main"][2]
+    result = runtime.conversation()[2]
     assert isinstance(result, ToolResultMessage) and result.is_error
     assert "refused" in result.content and "use b.txt" in result.content
 

@@ -284,3 +284,21 @@ async def test_gate_stop_ends_the_run_with_its_result() -> None:
         "enough",
     )
     assert not of(events, ev.ToolStarted)
+
+
+async def test_repeated_tool_call_ids_are_made_unique_across_the_conversation() -> None:
+    seen: list[ModelRequest] = []
+
+    def model(request: ModelRequest) -> object:
+        seen.append(request)
+        if isinstance(request.messages[-1], ToolResultMessage):
+            return "ok"
+        return {"tool_calls": [{"id": "t1", "name": "add", "arguments": {"a": 1, "b": 1}}]}
+
+    runtime = make_runtime(Agent("main", model=FunctionProvider(model)), tools=[add])
+    await run_turn(runtime, "first")
+    _, events = await run_turn(runtime, "second")
+    (started,) = of(events, ev.ToolStarted)
+    assert started.tool_call_id == "t1_"
+    ids = [m.tool_call_id for m in seen[-1].messages if isinstance(m, ToolResultMessage)]
+    assert ids == ["t1", "t1_"]

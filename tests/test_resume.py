@@ -118,11 +118,11 @@ async def test_resume_folds_to_the_same_state_the_live_run_had(tmp_path: Path) -
     runtime = crash_worker.runtime(tmp_path / "s.db", "model", tmp_path, block=False)
     runtime.submit(ops.UserTurn(text="please do it"))
     await runtime.wait()
-    live = runtime._session.history
+    live = runtime.conversation()
     reloaded = crash_worker.runtime(
         tmp_path / "s.db", "model", tmp_path, block=False, session_id=runtime.session_id
     )
-    assert reloaded._session.history == live
+    assert reloaded.conversation() == live
     assert reloaded.unfinished_run is None
     store = SQLiteStore(tmp_path / "s.db")
     assert store.open_run(runtime.session_id) is None
@@ -149,5 +149,5 @@ async def test_loading_a_session_starts_from_its_checkpoint(tmp_path: Path) -> N
 
     full = load_session(NoCheckpoints(), runtime.session_id, Limits())
     fast = load_session(store, runtime.session_id, Limits())
-    assert fast.history == full.history == runtime._session.history
+    assert fast.history == full.history == {"main": runtime.conversation()}
     assert fast.model_turns == full.model_turns == {"main": 4}

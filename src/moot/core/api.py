@@ -126,14 +126,12 @@ async def async_run(
     runtime.submit(ops.Shutdown())
     collected = [e async for e in events]
     assert finished is not None, "a run always ends with turn_finished"
-    fold = runtime._session
-    entry = runtime.entry.name
     return RunResult(
         output=finished.output,
         state=finished.state,
         stop_reason=finished.stop_reason,
         session_id=runtime.session_id,
-        messages=list(fold.history.get(entry, ())),
+        messages=runtime.conversation(),
         events=collected,
         usage=finished.usage,
         cost_usd=finished.cost_usd,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from moot.protocol.messages import Thinking, ToolCall, Usage
@@ -92,18 +93,19 @@ class TurnBuilder:
             blocks.append(Thinking(text="".join(pieces)))
         return tuple(blocks)
 
-    def tool_calls(self, taken: set[str]) -> tuple[ToolCall, ...]:
-        """The turn's tool calls, ids made unique within the call (`taken` is updated).
+    def tool_calls(self, taken: Collection[str]) -> tuple[ToolCall, ...]:
+        """The turn's tool calls, with ids made unique against `taken` and each other.
 
         Providers' ids are unique already; scripts and small local models sometimes repeat
         one, and the log needs one result per id.
         """
-        calls = []
+        calls: list[ToolCall] = []
+        fresh: set[str] = set()
         for index in sorted(self._calls):
             partial = self._calls[index]
             call_id = partial.id or f"call_{index}"
-            while call_id in taken:
+            while call_id in taken or call_id in fresh:
                 call_id += "_"
-            taken.add(call_id)
+            fresh.add(call_id)
             calls.append(parse_call(call_id, partial.name, "".join(partial.text)))
         return tuple(calls)

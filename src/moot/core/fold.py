@@ -51,6 +51,8 @@ class CallState:
     """The text of the latest model turn."""
     pending: tuple[ToolCall, ...] = ()
     """Tool calls of the latest model turn, until their observations are recorded."""
+    tool_call_ids: set[str] = field(default_factory=set)
+    """Every tool call id this call's model has used (a new turn's ids must differ)."""
     results: dict[str, ToolResultMessage] = field(default_factory=dict)
     decisions: dict[str, bool] = field(default_factory=dict)
     started: set[str] = field(default_factory=set)
@@ -112,10 +114,10 @@ class RunFold:
         self.run_id, self.root_agent, self.started_at = e.run_id, e.agent, e.ts
         self.totals = RunTotals()
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
-        call.messages = [
-            *self.history.get(e.agent, ()),
-            UserMessage(content=e.prompt, attachments=e.attachments),
-        ]
+        history = self.history.get(e.agent, ())
+        call.messages = [*history, UserMessage(content=e.prompt, attachments=e.attachments)]
+        # Ids must stay unique across the whole conversation the model sees, earlier runs too.
+        call.tool_call_ids = {m.tool_call_id for m in history if isinstance(m, ToolResultMessage)}
         self.calls[e.call_id] = call
 
     def _agent_called(self, e: ev.AgentCalled) -> None:
@@ -176,6 +178,7 @@ class RunFold:
         if not e.partial:  # a partial answer's call is counted by its error
             self.model_calls[e.agent] += 1
         call.text, call.pending = e.text, e.tool_calls
+        call.tool_call_ids.update(c.id for c in e.tool_calls)
         call.messages.append(
             AssistantMessage(content=e.text, thinking=e.thinking, tool_calls=e.tool_calls)
         )
@@ -200,6 +203,7 @@ class RunFold:
                 update={"content": e.text, "tool_calls": e.tool_calls}
             )
             call.text, call.pending = e.text, e.tool_calls
+            call.tool_call_ids.update(c.id for c in e.tool_calls)
         elif e.action == "retry":
             call.gate_retries += 1
             call.messages.pop()

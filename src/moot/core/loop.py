@@ -159,13 +159,12 @@ class CallRunner:
         self._move(RunState.DECISION_RECEIVED)
 
     def _responded(self, model: str, turn: TurnBuilder, *, partial: bool) -> None:
-        taken = {m.tool_call_id for m in self.call.messages if hasattr(m, "tool_call_id")}
         self._record(
             ev.ModelResponded,
             model=model,
             text=turn.text,
             thinking=turn.thinking,
-            tool_calls=() if partial else turn.tool_calls(taken),
+            tool_calls=() if partial else turn.tool_calls(self.call.tool_call_ids),
             finish_reason=turn.finish_reason,
             partial=partial,
         )

@@ -21,6 +21,7 @@ from moot.core.session import CHECKPOINT, load_session
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.ids import new_id
+from moot.protocol.messages import Message
 from moot.providers.base import Provider, ScriptPosition
 from moot.providers.registry import resolve_model
 from moot.store.base import Store
@@ -147,6 +148,10 @@ class Runtime:
         """The run id a crash left open, if any (resume it with `ResumeRun`)."""
         run = self._session.open_run
         return run.run_id if run else None
+
+    def conversation(self, agent: str | None = None) -> list[Message]:
+        """An agent's conversation with the person over the finished runs, as its model saw it."""
+        return list(self._session.history.get(agent or self.entry.name, ()))
 
     @property
     def running(self) -> bool:

@@ -1,0 +1,84 @@
+"""Run moot's benchmarks and print one table: what | measured | target.
+
+Benchmarks are not tests: nothing here fails on a slow number; the numbers are printed for
+people to read. `scripts/bench` runs this with the project's venv; `--quick` shrinks every size
+for a smoke run, `--only NAME` runs some of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import sqlite3
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import import_time
+import loop_overhead
+import resume_time
+import startup_time
+import store_append
+from report import Row, table
+
+BENCHMARKS = {
+    m.NAME: m for m in (startup_time, import_time, store_append, loop_overhead, resume_time)
+}
+
+
+def machine() -> str:
+    """One line on where the numbers came from."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpu = _cpu_model()
+    return (
+        f"machine: {os.cpu_count()} CPUs ({usable} usable){f', {cpu}' if cpu else ''}; "
+        f"Python {platform.python_version()} ({platform.python_implementation()}, "
+        f"{platform.system()} {platform.machine()}); SQLite {sqlite3.sqlite_version}; "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+    )
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shrink every size for a smoke run")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=list(BENCHMARKS),
+        metavar="NAME",
+        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}",
+    )
+    args = parser.parse_args(argv)
+    rows: list[Row] = []
+    started = time.perf_counter()
+    for name in args.only or BENCHMARKS:
+        print(f"bench: {name} ...", file=sys.stderr, flush=True)
+        began = time.perf_counter()
+        rows += BENCHMARKS[name].run(quick=args.quick)
+        # Free what one benchmark built so the collector does not walk it during the next.
+        gc.collect()
+        print(f"bench: {name} took {time.perf_counter() - began:.1f} s", file=sys.stderr)
+    print(table(rows))
+    print()
+    print(machine())
+    quick = " (--quick: sizes shrunk, for a smoke run only)" if args.quick else ""
+    print(f"suite wall time: {time.perf_counter() - started:.1f} s{quick}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
