@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -401,9 +402,8 @@ def test_resume_with_a_task_adds_a_turn_to_the_same_session(moot: RunMoot, tmp_p
 
 def test_resume_without_a_task_needs_an_unfinished_run(moot: RunMoot, tmp_path: Path) -> None:
     model = script(tmp_path, ["done"])
-    session_id = json.loads(moot("-p", "go", "--model", model, "--output-format", "json").stdout)[
-        "session_id"
-    ]
+    first = moot("-p", "go", "--model", model, "--output-format", "json")
+    session_id = json.loads(first.stdout)["session_id"]
 
     result = moot("--resume", session_id, "--model", model)
 
@@ -416,13 +416,14 @@ def test_resume_without_a_task_needs_an_unfinished_run(moot: RunMoot, tmp_path: 
 class LineReader:
     """Reads a pipe on a thread so the test can wait for a line with a timeout."""
 
-    def __init__(self, pipe: object) -> None:
+    def __init__(self, pipe: IO[str] | None) -> None:
         self._lines: queue.Queue[str] = queue.Queue()
         self._thread = threading.Thread(target=self._pump, args=(pipe,), daemon=True)
         self._thread.start()
 
-    def _pump(self, pipe: object) -> None:
-        for line in pipe:  # type: ignore[attr-defined]
+    def _pump(self, pipe: IO[str] | None) -> None:
+        assert pipe is not None
+        for line in pipe:
             self._lines.put(line)
 
     def next_line(self, timeout: float = TIMEOUT) -> str:

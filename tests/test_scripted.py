@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from moot.core.agent import Agent
+from moot.core.runtime import Runtime
+from moot.protocol import ops
 from moot.protocol.messages import Usage, UserMessage
 from moot.providers.base import (
     Delta,
@@ -24,6 +27,7 @@ from moot.providers.base import (
     UsageReport,
 )
 from moot.providers.scripted import FunctionProvider, ScriptedProvider, ScriptedTurn
+from moot.store.memory import MemoryStore
 
 
 def request(agent: str = "main", text: str = "go") -> ModelRequest:
@@ -362,3 +366,37 @@ async def test_a_function_may_return_a_scripted_turn() -> None:
 
     assert raised.value.retryable is True
     assert raised.value.message == "refused"
+
+
+async def test_each_script_moves_on_only_for_the_agents_that_play_it(tmp_path) -> None:
+    """Two agents on two scripts: a turn of one never advances the other's script."""
+    (tmp_path / "a.yaml").write_text("turns: [a1, a2]\n")
+    (tmp_path / "b.yaml").write_text("turns: [b1, b2]\n")
+    agents = [
+        Agent("a", model=f"scripted:{tmp_path / 'a.yaml'}"),
+        Agent("b", model=f"scripted:{tmp_path / 'b.yaml'}"),
+    ]
+    store = MemoryStore()
+    first = Runtime(agents, store=store)
+    first.submit(ops.UserTurn(text="hi", agent="a"))
+    assert (await first.wait()).output == "a1"
+    # A new runtime on the same session: a has played one turn, b none.
+    second = Runtime(agents, store=store, session_id=first.session_id)
+    second.submit(ops.UserTurn(text="hi", agent="b"))
+    assert (await second.wait()).output == "b1"
+    second.submit(ops.UserTurn(text="hi", agent="a"))
+    assert (await second.wait()).output == "a2"
+
+
+async def test_a_provider_object_resumes_where_its_session_left_off() -> None:
+    store = MemoryStore()
+    first = Runtime([Agent("a", model=ScriptedProvider(["one", "two"]))], store=store)
+    first.submit(ops.UserTurn(text="hi"))
+    assert (await first.wait()).output == "one"
+    again = Runtime(
+        [Agent("a", model=ScriptedProvider(["one", "two"]))],
+        store=store,
+        session_id=first.session_id,
+    )
+    again.submit(ops.UserTurn(text="hi"))
+    assert (await again.wait()).output == "two"

@@ -13,7 +13,7 @@ EXAMPLES = """\
 examples:
   moot -p "fix the failing test" --model scripted:demo.yaml
   moot -p "what changed?" --output-format json --resume ses_0190...
-  moot --resume ses_0190...          finish a run that was interrupted
+  moot --resume ses_0190...          finish a run a crash or kill left open
   moot sessions list
   moot sessions export ses_0190... --format md
 """

@@ -249,21 +249,22 @@ class Runtime:
                 )
 
     def _provider_for(self, agent: Agent) -> Provider:
-        if not isinstance(agent.model, str):
-            return agent.model
-        if not agent.model:
+        """The agent's provider, made once per model and moved past turns already played."""
+        model = agent.model
+        if not model:
             raise ValueError(f"agent {agent.name!r} has no model")
-        provider = self._providers.get(agent.model)
+        key = model if isinstance(model, str) else id(model)
+        provider = self._providers.get(key)
         if provider is None:
-            provider = self._providers[agent.model] = resolve_model(agent.model)
-            self._fast_forward(provider)
+            provider = resolve_model(model) if isinstance(model, str) else model
+            self._providers[key] = provider
+            if isinstance(provider, ScriptPosition):
+                # Only the turns of agents that share this very model were played from it.
+                for peer in self.agents.values():
+                    turns = self._session.model_turns.get(peer.name, 0)
+                    if turns and (peer.model is model or peer.model == model):
+                        provider.fast_forward(peer.name, turns)
         return provider
-
-    def _fast_forward(self, provider: Provider) -> None:
-        if isinstance(provider, ScriptPosition):
-            for agent, turns in self._session.model_turns.items():
-                if isinstance(self.agents.get(agent, None), Agent):
-                    provider.fast_forward(agent, turns)
 
     def _publish(self, event: ev.Event) -> None:
         for stream in self._streams:
