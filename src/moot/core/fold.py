@@ -26,6 +26,10 @@ from moot.protocol.states import RunState
 
 NOT_RUN = "Not run: the run ended before this tool call ({reason})."
 DENIED = "The user refused this tool call."
+INTERRUPTED = (
+    "Interrupted: this tool call was stopped before it finished; its effects, if any, are "
+    "unknown. Check them before running it again."
+)
 
 
 def fingerprint(value: object) -> str:
@@ -68,6 +72,11 @@ class CallState:
     """Steps in a row that repeated a step within the no-progress window."""
     output: str = ""
     stop_reason: str | None = None
+
+    @property
+    def running_tools(self) -> list[ToolCall]:
+        """Tool calls that started and have no result (yet, or ever: after a crash)."""
+        return [c for c in self.pending if c.id in self.started and c.id not in self.results]
 
     @property
     def closed_messages(self) -> list[Message]:

@@ -27,11 +27,6 @@ from moot.protocol.states import RunState, StopReason, state_for
 from moot.providers.base import ModelRequest, ProviderError, TextPart, ThinkingPart
 from moot.tools.base import SideEffect, ToolContext, ToolResult
 
-INTERRUPTED = (
-    "Interrupted: this tool call was stopped before it finished; its effects, if any, are "
-    "unknown. Check them before running it again."
-)
-
 
 class _Ended(Exception):
     """The call ends now with this outcome (failures and gate stops)."""
@@ -105,16 +100,8 @@ class CallRunner:
             self._record(ev.AgentReturned, state=state, stop_reason=reason, output=output)
 
     def _interrupt_started_tools(self) -> None:
-        for call_id in sorted(self.call.started - self.call.results.keys()):
-            name = next(c.name for c in self.call.pending if c.id == call_id)
-            self._record(
-                ev.ToolFinished,
-                tool_call_id=call_id,
-                tool=name,
-                content=INTERRUPTED,
-                is_error=True,
-                interrupted=True,
-            )
+        for tool_call in self.call.running_tools:
+            self.run.record_interrupted(self.call, tool_call)
 
     # ---- states ----------------------------------------------------------------------------
 

@@ -8,11 +8,12 @@ from typing import Any
 
 from moot.core.agent import Agent
 from moot.core.approval import ApprovalPolicy, PendingApprovals
-from moot.core.fold import CallState, RunFold
+from moot.core.fold import INTERRUPTED, CallState, RunFold
 from moot.core.gate import TurnGate
 from moot.core.limits import Limits
 from moot.core.peers import CALL_AGENT, FINISH, FINISH_SPEC, call_agent_spec
 from moot.protocol import events as ev
+from moot.protocol.messages import ToolCall
 from moot.providers.base import Provider, ToolSpec
 from moot.store.base import Store
 from moot.tools.base import Tool, tool_spec
@@ -56,6 +57,18 @@ class RunContext:
         self.fold.apply(event)
         self.publish(event)
         return event
+
+    def record_interrupted(self, call: CallState, tool_call: ToolCall) -> None:
+        """Give a tool call that started but never finished its result: unknown, not re-run."""
+        self.record(
+            call,
+            ev.ToolFinished,
+            tool_call_id=tool_call.id,
+            tool=tool_call.name,
+            content=INTERRUPTED,
+            is_error=True,
+            interrupted=True,
+        )
 
     def tools_for(self, agent: Agent) -> dict[str, Tool]:
         return {**self.tools, **{t.name: t for t in agent.tools}}

@@ -14,7 +14,7 @@ from moot.core.approval import AllowAll, Answer, ApprovalPolicy, PendingApproval
 from moot.core.fold import RunFold
 from moot.core.gate import TurnGate
 from moot.core.limits import Limits
-from moot.core.loop import INTERRUPTED, CallRunner
+from moot.core.loop import CallRunner
 from moot.core.peers import CALL_AGENT
 from moot.core.run import RunContext
 from moot.core.session import CHECKPOINT, load_session
@@ -211,12 +211,14 @@ class Runtime:
     async def _resume(self, fold: RunFold) -> None:
         """Continue an unfinished run; tools that started without a result are not re-run."""
         run = self._context(fold)
-        open_calls = [c for c in fold.calls.values() if not c.state.terminal]
+        # A peer call that was running is not a side effect of its own: the callee's call
+        # resumes instead (see CallRunner._call_peer). Every other running tool is interrupted.
         interrupted = [
             (call, tc)
-            for call in open_calls
-            for tc in call.pending
-            if tc.id in call.started and tc.id not in call.results and tc.name != CALL_AGENT
+            for call in fold.calls.values()
+            if not call.state.terminal
+            for tc in call.running_tools
+            if tc.name != CALL_AGENT
         ]
         root = fold.calls[fold.run_id]
         run.record(
@@ -225,15 +227,7 @@ class Runtime:
             interrupted_tool_calls=tuple(tc.id for _, tc in interrupted),
         )
         for call, tc in interrupted:
-            run.record(
-                call,
-                ev.ToolFinished,
-                tool_call_id=tc.id,
-                tool=tc.name,
-                content=INTERRUPTED,
-                is_error=True,
-                interrupted=True,
-            )
+            run.record_interrupted(call, tc)
         await self._drive(run)
 
     async def _drive(self, run: RunContext) -> None:

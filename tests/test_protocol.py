@@ -1,0 +1,134 @@
+"""The contract: every event and op survives a JSON round trip unchanged."""
+
+from __future__ import annotations
+
+import typing
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from pydantic import TypeAdapter
+
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.messages import Attachment, Thinking, ToolCall, Usage
+from moot.protocol.states import RunState, StopReason
+
+IDS = {
+    "seq": 42,
+    "session_id": "ses_1",
+    "run_id": "run_1",
+    "agent": "critic",
+    "call_id": "call_2",
+    "parent_call_id": "run_1",
+    # A non-UTC offset and microseconds must both survive.
+    "ts": datetime(
+        2026, 11, 29, 12, 30, 1, 123456, tzinfo=timezone(timedelta(hours=5, minutes=30))
+    ),
+}
+IMAGE = Attachment(mime_type="image/png", data="iVBORw0KGgo=", name="shot.png")
+CALL = ToolCall(id="t1", name="read", arguments={"path": "a.py", "lines": [1, 2], "opt": None})
+BROKEN = ToolCall(id="t2", name="edit", arguments_error="not JSON", raw_arguments='{"old": ')
+
+EXAMPLES: list[ev.Event] = [
+    ev.TurnStarted(**IDS, prompt="fix ünïcode ✓", attachments=(IMAGE,), limits={"max_turns": 5}),
+    ev.AgentCalled(**IDS, caller="main", message="check this", depth=2, tool_call_id="t9"),
+    ev.AgentReturned(**IDS, state=RunState.STOPPED, stop_reason=StopReason.MAX_TURNS, output="x"),
+    ev.TurnFinished(
+        **IDS,
+        state=RunState.COMPLETED,
+        stop_reason=StopReason.COMPLETED,
+        output="done",
+        turns=3,
+        usage=Usage(input_tokens=10, output_tokens=5, cache_read_tokens=2, cache_write_tokens=1),
+        cost_usd=0.0125,
+        duration_ms=12.5,
+    ),
+    ev.RunResumed(**IDS, interrupted_tool_calls=("t1", "t2")),
+    ev.StateChanged(
+        **IDS, from_state=RunState.TOOL_RUNNING, to_state=RunState.OBSERVATION_RECORDED
+    ),
+    ev.LimitHit(**IDS, stop_reason=StopReason.MAX_COST, detail="spent 1.2 USD of 1"),
+    ev.Error(**IDS, source="provider", message="HTTP 529", retryable=True),
+    ev.TextDelta(**IDS, text="Hel"),
+    ev.ThinkingDelta(**IDS, text="hmm"),
+    ev.ModelResponded(
+        **IDS,
+        model="scripted",
+        text="ok",
+        thinking=(Thinking(text="why", signature="sig=="),),
+        tool_calls=(CALL, BROKEN),
+        finish_reason="tool_use",
+        partial=False,
+    ),
+    ev.UsageRecorded(**IDS, model="m", usage=Usage(input_tokens=1), cost_usd=0.5),
+    ev.GateDecided(**IDS, action="replace", text="new", tool_calls=(CALL,)),
+    ev.ApprovalRequested(
+        **IDS, tool_call_id="t1", tool="bash", arguments={"cmd": "ls"}, preview="ls"
+    ),
+    ev.ApprovalDecided(**IDS, tool_call_id="t1", approved=False, by="user", feedback="no"),
+    ev.ToolStarted(**IDS, tool_call_id="t1", tool="read", arguments={"path": "a.py"}),
+    ev.ToolOutput(**IDS, tool_call_id="t1", text="line\n"),
+    ev.ToolFinished(
+        **IDS,
+        tool_call_id="t1",
+        tool="read",
+        content="1\tx",
+        is_error=True,
+        attachments=(IMAGE,),
+        duration_ms=1.5,
+        interrupted=True,
+    ),
+]
+
+
+def test_every_event_kind_has_an_example() -> None:
+    union = typing.get_args(typing.get_args(ev.Event)[0])
+    assert {t.model_fields["kind"].default for t in union} == {e.kind for e in EXAMPLES}
+
+
+@pytest.mark.parametrize("event", EXAMPLES, ids=lambda e: e.kind)
+def test_events_round_trip_through_json(event: ev.Event) -> None:
+    text = ev.event_to_json(event)
+    back = ev.event_from_json(text)
+    assert back == event
+    assert type(back) is type(event)
+    assert ev.event_to_json(back) == text
+
+
+def test_events_carry_the_common_fields_and_a_utc_default_time() -> None:
+    event = ev.TextDelta(text="x")
+    for name in ("seq", "session_id", "run_id", "agent", "call_id", "parent_call_id", "ts"):
+        assert name in type(event).model_fields
+    assert event.ts.tzinfo is UTC
+
+
+def test_events_are_frozen_and_refuse_unknown_fields() -> None:
+    event = ev.TextDelta(text="x")
+    with pytest.raises(ValueError, match="frozen"):
+        event.text = "y"  # type: ignore[misc]
+    with pytest.raises(ValueError, match="extra"):
+        ev.event_from_json('{"kind": "text_delta", "text": "x", "surprise": 1}')
+    with pytest.raises(ValueError, match="kind"):
+        ev.event_from_json('{"kind": "no_such_event"}')
+
+
+OPS = [
+    ops.UserTurn(text="hi", attachments=(IMAGE,), agent="critic"),
+    ops.ResumeRun(),
+    ops.Interrupt(),
+    ops.Approve(tool_call_id="t1"),
+    ops.Deny(tool_call_id="t1", feedback="use b.txt"),
+    ops.Shutdown(),
+]
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda o: o.kind)
+def test_ops_round_trip_through_json(op: ops.Op) -> None:
+    adapter = TypeAdapter(ops.Op)
+    assert adapter.validate_json(adapter.dump_json(op)) == op
+
+
+def test_every_op_documents_the_events_that_answer_it() -> None:
+    for op in OPS:
+        doc = type(op).__doc__ or ""
+        assert "Answered by" in doc or type(op) is ops.Shutdown, type(op).__name__
