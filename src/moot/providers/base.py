@@ -90,6 +90,8 @@ class ProviderError(Exception):
     model: str = ""
     status: int | None = None
     retryable: bool = False
+    retry_after: float | None = None
+    """Seconds the server asked us to wait (`retry-after`, `retry-after-ms`)."""
     details: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:

@@ -1,0 +1,53 @@
+"""How to reach a model: endpoint, credentials, timeouts and retry policy."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with jitter for transient faults."""
+
+    attempts: int = 4
+    """Tries in all, the first included."""
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    statuses: frozenset[int] = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+    """HTTP statuses worth another try; 400/401/403/404 never are."""
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before try `attempt + 1` (attempt counts from 1)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_delay)
+        backoff = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        return backoff * (0.5 + random.random() / 2)  # "equal jitter": never less than half
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """Everything an adapter needs to talk to one model."""
+
+    provider: str
+    """The provider's name as in `provider/model` (`anthropic`, `openai`, `ollama`, ...)."""
+    model: str
+    """The model's id on that provider's API."""
+    base_url: str
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra headers every request carries."""
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    """Longest silence between two chunks of a streamed answer."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_output_tokens: int | None = None
+    reasoning_effort: str | None = None
+    """For models with adjustable reasoning: "low", "medium", "high"."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+    def __repr__(self) -> str:  # never show the key, even in a traceback
+        return f"ProviderConfig({self.name!r}, base_url={self.base_url!r})"

@@ -1,0 +1,144 @@
+"""One streamed HTTP request to a model API, with faults mapped to ProviderError.
+
+A `ProviderError` from here names provider, model, HTTP status and the server's own message,
+and says whether trying again may help. It never contains the API key.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+
+from moot.providers.base import ProviderError
+from moot.providers.config import ProviderConfig
+from moot.providers.sse import ServerSentEvent, SSEDecoder
+
+
+def make_client(config: ProviderConfig) -> httpx.AsyncClient:
+    timeout = httpx.Timeout(
+        connect=config.connect_timeout,
+        read=config.read_timeout,
+        write=config.connect_timeout,
+        pool=config.connect_timeout,
+    )
+    return httpx.AsyncClient(timeout=timeout, headers=config.headers)
+
+
+def redact(text: str, config: ProviderConfig) -> str:
+    """The text with the API key (and any long prefix of it) blanked out."""
+    key = config.api_key
+    if key and len(key) >= 8:
+        text = text.replace(key, "[redacted]")
+        text = text.replace(key[: len(key) // 2], "[redacted]")
+    return text
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The server's requested wait: `retry-after-ms`, or `retry-after` in seconds or as a date."""
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return float(ms) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+def server_message(body: bytes) -> str:
+    """The error message a model API put in its body, whatever its shape."""
+    text = body.decode("utf-8", errors="replace").strip()
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        return text[:500] or "(empty body)"
+    if isinstance(data, list) and data:  # Gemini wraps errors in a list when streaming
+        data = data[0]
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("type") or error.get("status")
+            if message:
+                return str(message)[:500]
+        if isinstance(error, str):
+            return error[:500]
+    return text[:500]
+
+
+def http_error(config: ProviderConfig, response: httpx.Response, body: bytes) -> ProviderError:
+    status = response.status_code
+    return ProviderError(
+        redact(server_message(body), config),
+        provider=config.provider,
+        model=config.model,
+        status=status,
+        retryable=status in config.retry.statuses,
+        retry_after=retry_after(response.headers),
+    )
+
+
+def transport_error(config: ProviderConfig, message: str) -> ProviderError:
+    return ProviderError(
+        redact(message, config), provider=config.provider, model=config.model, retryable=True
+    )
+
+
+async def post_sse(
+    client: httpx.AsyncClient,
+    config: ProviderConfig,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+) -> AsyncIterator[ServerSentEvent]:
+    """POST `body` as JSON and yield the server-sent events of the answer.
+
+    Raises:
+        ProviderError: an HTTP error status, a connection fault, a timeout, or a stream that
+            ended in the middle of an event.
+    """
+    content = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    request_headers = {"content-type": "application/json", "accept": "text/event-stream", **headers}
+    try:
+        async with client.stream("POST", url, headers=request_headers, content=content) as reply:
+            if reply.status_code >= 400:
+                raise http_error(config, reply, await reply.aread())
+            decoder = SSEDecoder()
+            async for chunk in reply.aiter_bytes():
+                for event in decoder.feed(chunk):
+                    yield event
+            for event in decoder.finish():
+                yield event
+            if decoder.pending:
+                raise transport_error(config, "the stream ended in the middle of an event")
+    except httpx.ConnectTimeout:
+        raise transport_error(
+            config, f"could not connect within {config.connect_timeout:g}s"
+        ) from None
+    except httpx.ReadTimeout:
+        raise transport_error(
+            config, f"no data for {config.read_timeout:g}s (read timeout)"
+        ) from None
+    except httpx.TransportError as exc:
+        detail = str(exc) or type(exc).__name__
+        raise transport_error(config, f"connection failed: {detail}") from None
+
+
+def parse_data(config: ProviderConfig, event: ServerSentEvent) -> Any:
+    """An event's JSON data; malformed JSON is a retryable fault of the stream."""
+    try:
+        return json.loads(event.data)
+    except ValueError:
+        raise transport_error(
+            config, f"the server sent malformed JSON in a `{event.event}` event"
+        ) from None
