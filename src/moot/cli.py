@@ -23,6 +23,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from moot.sessions_cli import run_sessions
 
         return run_sessions(options)
+    if options.command == "doctor":
+        from moot.doctor import run_doctor
+
+        return run_doctor(options)
+    if options.command == "login":
+        from moot.login import run_login
+
+        return run_login(options)
     if options.prompt is None and options.resume is None:
         print(
             "moot: the interactive app is not part of this build yet; "

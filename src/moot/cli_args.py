@@ -67,6 +67,15 @@ def _parser() -> argparse.ArgumentParser:
     export = sessions_sub.add_parser("export", help="a session as Markdown or JSON")
     export.add_argument("session_id")
     export.add_argument("--format", choices=("md", "json"), default="md")
+    doctor = sub.add_parser("doctor", help="configured providers, keys and endpoints")
+    doctor.add_argument(
+        "--check", action="store_true", help="send one tiny request to each configured provider"
+    )
+    doctor.add_argument(
+        "--model", action="append", metavar="PROVIDER/MODEL", help="check this model (repeatable)"
+    )
+    login = sub.add_parser("login", help="save an API key (mode 0600) for a provider")
+    login.add_argument("provider")
     return parser
 
 

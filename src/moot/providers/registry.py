@@ -1,26 +1,105 @@
-"""Model names to providers: `scripted:<file>` today; `provider/model` adapters plug in here."""
+"""Model names to providers.
+
+`scripted:<file>` plays a script; `provider/model` (e.g. `anthropic/claude-sonnet-4-5`,
+`openai/gpt-5`, `ollama/qwen3-coder`) builds the adapter for that provider's wire API; a comma
+separated list (`anthropic/claude-sonnet-4-5,openai/gpt-5`) is a fallback router over them.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
 from moot.providers.base import Provider
+from moot.providers.config import ProviderConfig
 
 
 class UnknownModel(ValueError):
-    """No provider serves this model name."""
+    """No provider serves this model name, or it cannot be reached as configured."""
 
 
-def resolve_model(spec: str) -> Provider:
-    """The provider for a model name such as `scripted:demo.yaml`.
+def resolve_model(spec: str, environ: Mapping[str, str] | None = None) -> Provider:
+    """The provider for a model name.
 
     Raises:
-        UnknownModel: when no provider serves `spec`.
+        UnknownModel: when no provider serves `spec` or its key is missing.
     """
-    kind, _, rest = spec.partition(":")
-    if kind == "scripted" and rest:
+    spec = spec.strip()
+    if "," in spec:
+        from moot.providers.router import FallbackProvider
+
+        return FallbackProvider([resolve_model(part, environ) for part in spec.split(",")])
+    kind, colon, rest = spec.partition(":")
+    if kind == "scripted" and colon:
         from moot.providers.scripted import ScriptedProvider
 
         try:
             return ScriptedProvider.from_file(rest)
         except ValueError as exc:
             raise UnknownModel(str(exc)) from exc
-    raise UnknownModel(f"no provider for model {spec!r}; this build serves `scripted:<file>`")
+    return adapter_for(model_config(spec, environ))
+
+
+def model_config(spec: str, environ: Mapping[str, str] | None = None) -> ProviderConfig:
+    """Endpoint, key and timeouts for `provider/model`, from the environment and key file."""
+    from moot.providers import credentials
+
+    provider, slash, model = spec.partition("/")
+    if not slash or not model:
+        raise UnknownModel(f"model {spec!r} should look like provider/model or scripted:<file>")
+    if provider not in credentials.ENDPOINTS:
+        known = ", ".join(sorted(credentials.ENDPOINTS))
+        raise UnknownModel(f"unknown provider {provider!r} in {spec!r}; known: {known}")
+    env = os.environ if environ is None else environ
+    key, _ = credentials.find_key(provider, environ)
+    endpoint = credentials.ENDPOINTS[provider]
+    if key is None and endpoint.key_env and provider not in credentials.KEYLESS_OPTIONAL:
+        raise UnknownModel(
+            f"no API key for {provider}: set {' or '.join(endpoint.key_env)} "
+            f"(or save one with `moot login {provider}`)"
+        )
+    return ProviderConfig(
+        provider=provider,
+        model=model,
+        base_url=credentials.base_url(provider, environ),
+        api_key=key,
+        connect_timeout=_seconds(env, "MOOT_CONNECT_TIMEOUT", 10.0),
+        read_timeout=_seconds(env, "MOOT_READ_TIMEOUT", 120.0),
+        reasoning_effort=env.get("MOOT_REASONING_EFFORT") or None,
+    )
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    value = env.get(name)
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise UnknownModel(f"{name}={value!r} is not a number of seconds") from None
+    if seconds <= 0:
+        raise UnknownModel(f"{name} must be positive")
+    return seconds
+
+
+def adapter_for(config: ProviderConfig) -> Provider:
+    """The adapter of the wire API that `config`'s provider speaks."""
+    # Each adapter imports httpx; only the one in use is imported (start-up time matters).
+    from moot.providers.credentials import ENDPOINTS
+
+    api = ENDPOINTS[config.provider].api
+    if api == "anthropic":
+        from moot.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(config)
+    if api == "openai_responses":
+        from moot.providers.openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(config)
+    if api == "gemini":
+        from moot.providers.gemini import GeminiProvider
+
+        return GeminiProvider(config)
+    from moot.providers.openai_chat import OpenAIChatProvider
+
+    return OpenAIChatProvider(config)

@@ -1,0 +1,106 @@
+"""`moot doctor`: which providers are configured, with which keys and endpoints.
+
+`--check` sends one tiny real request per configured provider and reports the latency or the
+error. Keys are never printed: only the name of the variable (or file) that holds each one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from argparse import Namespace
+from collections.abc import Mapping
+from dataclasses import replace
+
+from moot.providers import credentials
+
+CHECK_MODELS = {
+    "anthropic": "claude-haiku-4-5",
+    "openai": "gpt-5-mini",
+    "openai-chat": "gpt-5-mini",
+    "gemini": "gemini-2.5-flash",
+    "openrouter": "openai/gpt-5-mini",
+    "groq": "llama-3.3-70b-versatile",
+    "deepseek": "deepseek-chat",
+    "mistral": "mistral-small-latest",
+    "xai": "grok-3-mini",
+    "together": "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+    "cerebras": "llama3.1-8b",
+}
+"""A cheap model per provider for `--check`; local servers need `--model`."""
+
+
+def configured(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None, str]]:
+    """(provider, key source or None, base URL) for every provider moot knows."""
+    rows = []
+    for provider in credentials.ENDPOINTS:
+        _, source = credentials.find_key(provider, environ)
+        rows.append((provider, source.source, credentials.base_url(provider, environ)))
+    return rows
+
+
+async def check(spec: str) -> str:
+    """One tiny real request to `spec`; a line with the latency or the error."""
+    from moot.protocol.messages import UserMessage
+    from moot.providers.base import ModelRequest, ProviderError, TextPart
+    from moot.providers.config import RetryPolicy
+    from moot.providers.registry import UnknownModel, adapter_for, model_config
+
+    try:
+        # One try only: doctor reports faults, it does not retry them away.
+        config = replace(model_config(spec), retry=RetryPolicy(attempts=1))
+    except UnknownModel as exc:
+        return f"{spec}: {exc}"
+    provider = adapter_for(config)
+    request = ModelRequest(
+        model=spec,
+        system="Answer with the single word OK.",
+        messages=(UserMessage(content="Say OK."),),
+        max_output_tokens=16,
+    )
+    started = time.perf_counter()
+    first: float | None = None
+    try:
+        async for delta in provider.stream(request):
+            if first is None and isinstance(delta, TextPart):
+                first = time.perf_counter()
+    except ProviderError as exc:
+        return f"{spec}: error: {exc}"
+    total = (time.perf_counter() - started) * 1000
+    ttft = f"first token {(first - started) * 1000:.0f} ms, " if first else ""
+    return f"{spec}: ok ({ttft}total {total:.0f} ms)"
+
+
+def run_doctor(options: Namespace) -> int:
+    from moot._version import __version__
+
+    print(f"moot {__version__}")
+    rows = configured()
+    for provider, source, url in rows:
+        if source:
+            key = f"key from {source}"
+        elif provider in credentials.KEYLESS_OPTIONAL:
+            key = "no key needed"
+        else:
+            key = "no key (" + " or ".join(credentials.ENDPOINTS[provider].key_env) + ")"
+        print(f"  {provider:<12} {key:<32} {url}")
+    if not options.check:
+        return 0
+    specs = list(options.model or [])
+    if not specs:
+        specs = [
+            f"{provider}/{CHECK_MODELS[provider]}"
+            for provider, source, _ in rows
+            if source and provider in CHECK_MODELS
+        ]
+    if not specs:
+        print("nothing to check: no provider has a key (or pass --model provider/model)")
+        return 1
+
+    async def all_checks() -> list[str]:
+        return await asyncio.gather(*(check(spec) for spec in specs))
+
+    results = asyncio.run(all_checks())
+    for line in results:
+        print(f"  {line}")
+    return 0 if all(": ok " in line for line in results) else 1

@@ -1,0 +1,119 @@
+"""API keys and endpoints: from the conventional environment variables or a saved key file.
+
+Keys are looked up in this order: the provider's environment variable(s), then the key file
+(`<config dir>/keys.json`, written with mode 0600). Nothing here ever prints or logs a key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from moot import paths
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a provider lives and which variables configure it."""
+
+    base_url: str
+    key_env: tuple[str, ...] = ()
+    """Variables that may hold the key, first found wins; empty when no key is needed."""
+    base_url_env: str | None = None
+    api: str = "openai_chat"
+    """The wire API: anthropic, openai_responses, openai_chat or gemini."""
+
+
+ENDPOINTS: dict[str, Endpoint] = {
+    "anthropic": Endpoint(
+        "https://api.anthropic.com", ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL", "anthropic"
+    ),
+    "openai": Endpoint(
+        "https://api.openai.com/v1", ("OPENAI_API_KEY",), "OPENAI_BASE_URL", "openai_responses"
+    ),
+    "openai-chat": Endpoint("https://api.openai.com/v1", ("OPENAI_API_KEY",), "OPENAI_BASE_URL"),
+    "gemini": Endpoint(
+        "https://generativelanguage.googleapis.com",
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        "GEMINI_BASE_URL",
+        "gemini",
+    ),
+    # OpenAI-compatible servers: presets of the Chat Completions adapter.
+    "ollama": Endpoint("http://localhost:11434", (), "OLLAMA_HOST"),
+    "lmstudio": Endpoint("http://localhost:1234/v1", (), "LMSTUDIO_BASE_URL"),
+    "vllm": Endpoint("http://localhost:8000/v1", ("VLLM_API_KEY",), "VLLM_BASE_URL"),
+    "openrouter": Endpoint("https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",)),
+    "groq": Endpoint("https://api.groq.com/openai/v1", ("GROQ_API_KEY",)),
+    "deepseek": Endpoint("https://api.deepseek.com/v1", ("DEEPSEEK_API_KEY",)),
+    "mistral": Endpoint("https://api.mistral.ai/v1", ("MISTRAL_API_KEY",)),
+    "xai": Endpoint("https://api.x.ai/v1", ("XAI_API_KEY",)),
+    "together": Endpoint("https://api.together.xyz/v1", ("TOGETHER_API_KEY",)),
+    "cerebras": Endpoint("https://api.cerebras.ai/v1", ("CEREBRAS_API_KEY",)),
+}
+KEYLESS_OPTIONAL = frozenset({"ollama", "lmstudio", "vllm"})
+"""Local servers: a key is sent when one is set, and none is needed."""
+
+
+def key_file(environ: Mapping[str, str] | None = None) -> Path:
+    return paths.config_dir(environ) / "keys.json"
+
+
+def saved_keys(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    path = key_file(environ)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the key file {path}: {exc}") from None
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def save_key(provider: str, key: str, environ: Mapping[str, str] | None = None) -> Path:
+    """Store `key` for `provider` in the key file, readable by its owner only (0600)."""
+    path = key_file(environ)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys = saved_keys(environ) | {provider: key}
+    temp = path.with_suffix(".tmp")
+    # Created 0600 from the start: the key is never readable by others, not even briefly.
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(keys, f, indent=1)
+    os.chmod(temp, 0o600)
+    os.replace(temp, path)
+    return path
+
+
+@dataclass(frozen=True)
+class KeySource:
+    """Where a provider's key comes from (for `moot doctor`); never the key itself."""
+
+    provider: str
+    source: str | None
+    """The variable's name, "key file", or None when there is no key."""
+
+
+def find_key(
+    provider: str, environ: Mapping[str, str] | None = None
+) -> tuple[str | None, KeySource]:
+    env = os.environ if environ is None else environ
+    endpoint = ENDPOINTS.get(provider)
+    for name in endpoint.key_env if endpoint else ():
+        if env.get(name):
+            return env[name], KeySource(provider, name)
+    saved = saved_keys(environ).get(provider)
+    if saved:
+        return saved, KeySource(provider, "key file")
+    return None, KeySource(provider, None)
+
+
+def base_url(provider: str, environ: Mapping[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    endpoint = ENDPOINTS[provider]
+    url = env.get(endpoint.base_url_env or "", "") or endpoint.base_url
+    if provider == "ollama" and "://" not in url:
+        url = f"http://{url}"  # OLLAMA_HOST is often given as host:port
+    return url.rstrip("/")
