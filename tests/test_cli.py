@@ -259,7 +259,9 @@ def test_provider_error_fails_the_run_with_exit_1(
         ),
         pytest.param(["-p", "go"], ["no model", "--model", "MOOT_MODEL"], id="no model"),
         pytest.param(
-            ["-p", "go", "--model", "gpt-5"], ["no provider for model 'gpt-5'"], id="unknown model"
+            ["-p", "go", "--model", "gpt-5"],
+            ["model 'gpt-5' should look like provider/model"],
+            id="unknown model",
         ),
         pytest.param(
             ["-p", "go", "--model", "scripted:missing.yaml"],
