@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from moot import paths
+from moot.providers.presets import PRESETS
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Endpoint:
     """The wire API: anthropic, openai_responses, openai_chat or gemini."""
 
 
-ENDPOINTS: dict[str, Endpoint] = {
+_NATIVE: dict[str, Endpoint] = {
     "anthropic": Endpoint(
         "https://api.anthropic.com", ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL", "anthropic"
     ),
@@ -41,19 +42,21 @@ ENDPOINTS: dict[str, Endpoint] = {
         "GEMINI_BASE_URL",
         "gemini",
     ),
-    # OpenAI-compatible servers: presets of the Chat Completions adapter.
-    "ollama": Endpoint("http://localhost:11434", (), "OLLAMA_HOST"),
-    "lmstudio": Endpoint("http://localhost:1234/v1", (), "LMSTUDIO_BASE_URL"),
-    "vllm": Endpoint("http://localhost:8000/v1", ("VLLM_API_KEY",), "VLLM_BASE_URL"),
-    "openrouter": Endpoint("https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",)),
-    "groq": Endpoint("https://api.groq.com/openai/v1", ("GROQ_API_KEY",)),
-    "deepseek": Endpoint("https://api.deepseek.com/v1", ("DEEPSEEK_API_KEY",)),
-    "mistral": Endpoint("https://api.mistral.ai/v1", ("MISTRAL_API_KEY",)),
-    "xai": Endpoint("https://api.x.ai/v1", ("XAI_API_KEY",)),
-    "together": Endpoint("https://api.together.xyz/v1", ("TOGETHER_API_KEY",)),
-    "cerebras": Endpoint("https://api.cerebras.ai/v1", ("CEREBRAS_API_KEY",)),
 }
-KEYLESS_OPTIONAL = frozenset({"ollama", "lmstudio", "vllm"})
+
+# OpenAI-compatible servers are presets of the Chat Completions adapter (presets.py holds them
+# with their dialects); `openai` itself is served by the Responses API above.
+ENDPOINTS: dict[str, Endpoint] = {
+    **_NATIVE,
+    **{
+        name: Endpoint(p.base_url, (p.key_env,) if p.key_env else (), p.base_url_env)
+        for name, p in PRESETS.items()
+        if name not in _NATIVE
+    },
+}
+KEYLESS_OPTIONAL = frozenset(
+    name for name, p in PRESETS.items() if name not in _NATIVE and (p.key_optional or not p.key_env)
+)
 """Local servers: a key is sent when one is set, and none is needed."""
 
 
@@ -112,8 +115,14 @@ def find_key(
 
 def base_url(provider: str, environ: Mapping[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
+    preset = PRESETS.get(provider)
+    if preset is not None and provider not in _NATIVE:
+        return preset.resolve_base_url(env).rstrip("/")
     endpoint = ENDPOINTS[provider]
-    url = env.get(endpoint.base_url_env or "", "") or endpoint.base_url
-    if provider == "ollama" and "://" not in url:
-        url = f"http://{url}"  # OLLAMA_HOST is often given as host:port
-    return url.rstrip("/")
+    return (env.get(endpoint.base_url_env or "", "") or endpoint.base_url).rstrip("/")
+
+
+def headers(provider: str) -> dict[str, str]:
+    """Extra headers a provider's requests carry (a preset's app attribution, say)."""
+    preset = PRESETS.get(provider)
+    return dict(preset.headers) if preset is not None and provider not in _NATIVE else {}

@@ -63,6 +63,7 @@ def model_config(spec: str, environ: Mapping[str, str] | None = None) -> Provide
         model=model,
         base_url=credentials.base_url(provider, environ),
         api_key=key,
+        headers=credentials.headers(provider),
         connect_timeout=_seconds(env, "MOOT_CONNECT_TIMEOUT", 10.0),
         read_timeout=_seconds(env, "MOOT_READ_TIMEOUT", 120.0),
         reasoning_effort=env.get("MOOT_REASONING_EFFORT") or None,
