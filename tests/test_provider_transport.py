@@ -12,7 +12,13 @@ from model_server import ModelServer, Reply
 from moot.protocol.messages import Usage
 from moot.providers.base import ProviderError, TextPart, UsageReport
 from moot.providers.config import ProviderConfig, RetryPolicy
-from moot.providers.http import make_client, post_sse, retry_after, server_message
+from moot.providers.http import (
+    body_retry_delay,
+    make_client,
+    post_sse,
+    retry_after,
+    server_message,
+)
 from moot.providers.retry import with_retries
 from moot.providers.sse import ServerSentEvent, SSEDecoder
 
@@ -59,6 +65,15 @@ def test_retry_after_in_seconds_milliseconds_and_dates() -> None:
     assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
     assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
     assert retry_after({}) is None
+
+
+def test_a_google_quota_error_says_how_long_to_wait_in_its_body() -> None:
+    body = (
+        b'{"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED", "details":'
+        b' [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2.5s"}]}}'
+    )
+    assert body_retry_delay(body) == 2.5
+    assert body_retry_delay(b"not json") is None
 
 
 def test_server_messages_of_every_shape() -> None:

@@ -75,6 +75,25 @@ def server_message(body: bytes) -> str:
     return text[:500]
 
 
+def body_retry_delay(body: bytes) -> float | None:
+    """Google APIs put the wait in the body: `error.details[].retryDelay` such as "2.5s"."""
+    try:
+        data: Any = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(data, list) and data:
+        data = data[0]
+    error = data.get("error") if isinstance(data, dict) else None
+    for detail in error.get("details", ()) if isinstance(error, dict) else ():
+        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                return float(delay[:-1])
+            except ValueError:
+                return None
+    return None
+
+
 def http_error(config: ProviderConfig, response: httpx.Response, body: bytes) -> ProviderError:
     status = response.status_code
     return ProviderError(
@@ -83,7 +102,7 @@ def http_error(config: ProviderConfig, response: httpx.Response, body: bytes) ->
         model=config.model,
         status=status,
         retryable=status in config.retry.statuses,
-        retry_after=retry_after(response.headers),
+        retry_after=retry_after(response.headers) or body_retry_delay(body),
     )
 
 
