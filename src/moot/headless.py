@@ -20,6 +20,8 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
 from moot.providers.registry import UnknownModel, resolve_model
+from moot.tools.files import file_tools
+from moot.workspace.paths import Workspace
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -71,6 +73,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     # provider past the turns a resumed session has already played (Runtime._provider_for).
     agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=options.model)
     limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
+    workspace = Workspace(os.getcwd())
     store = open_store()
     try:
         try:
@@ -78,6 +81,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 [agent],
                 store=store,
                 session_id=options.resume,
+                tools=file_tools(workspace),
                 limits=limits,
                 title=(options.prompt or "").strip().splitlines()[0][:80] if options.prompt else "",
                 workspace=os.getcwd(),

@@ -1,0 +1,81 @@
+"""The `edit` tool: replace exact text in a file.
+
+`old` must occur exactly once (or `replace_all`); in a CRLF file it may be written with "\\n".
+The file keeps its encoding, byte order mark, line endings and mode; a file that changed on
+disk since the session read it is refused. The match and the write happen in memory and then
+at once: a refused edit changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated
+
+from pydantic import Field
+
+from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.workspace.edits import EditLike, apply_edits
+from moot.workspace.errors import FILE_ERRORS, describe
+from moot.workspace.paths import Workspace, atomic_write, read_file_bytes
+from moot.workspace.text import SNIFF_BYTES, decode, encode, looks_binary, sniff_encoding
+
+
+class _Replacement:
+    __slots__ = ("new", "old", "replace_all")
+
+    def __init__(self, old: str, new: str, replace_all: bool) -> None:
+        self.old, self.new, self.replace_all = old, new, replace_all
+
+
+def edit_tool(workspace: Workspace) -> FunctionTool:
+    """The `edit` tool, bound to `workspace` and its ledger."""
+
+    @tool(
+        name="edit",
+        side_effect=SideEffect.WRITES_WORKSPACE,
+        description="Replace exact text in a file. old must be unique unless replace_all.",
+    )
+    def edit(
+        path: str,
+        old: str,
+        new: str,
+        replace_all: Annotated[bool, Field(description="Replace every match")] = False,
+    ) -> ToolResult:
+        return edit_file(workspace, path, [_Replacement(old, new, replace_all)])
+
+    return edit
+
+
+def edit_file(workspace: Workspace, path: str, edits: Sequence[EditLike]) -> ToolResult:
+    """Apply `edits` to a file, all or none; the result for `edit` and `multi_edit`.
+
+    Args:
+        workspace: Where `path` is.
+        path: The file, as the model named it.
+        edits: Applied in order, each to the result of the ones before.
+
+    Returns:
+        What changed, or an error result when any edit cannot be applied (nothing written).
+    """
+    try:
+        target = workspace.resolve_write(path)
+        rel = workspace.relative(target)
+        data, _ = read_file_bytes(workspace.root, target)
+        if looks_binary(data[:SNIFF_BYTES]):
+            return ToolResult.error(f"{rel} is a binary file; edit changes text files only")
+        workspace.ledger.check_fresh(target, data)
+        encoding = sniff_encoding(data[:4])
+        text, done = apply_edits(decode(data, encoding), edits)
+        out = encode(text, encoding)
+        writer = atomic_write(workspace.root, target, out)
+        assert writer.stat is not None
+        workspace.ledger.record(target, writer.stat, out)
+    except FileNotFoundError:
+        return ToolResult.error(f"{path}: no such file; use write to create it")
+    except FILE_ERRORS as exc:
+        return ToolResult.error(describe(exc, path))
+    replaced = sum(count for _, count in done)
+    lines = ", ".join(str(line) for line, _ in done)
+    many = "s" if replaced > 1 else ""
+    at = f"line{'s' if len(done) > 1 else ''} {lines}"
+    return ToolResult(f"Edited {rel}: {replaced} replacement{many}, at {at}.")

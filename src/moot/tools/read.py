@@ -1,0 +1,194 @@
+"""The `read` tool: a file's lines, numbered as `   12\\tcode`, or an image as an attachment.
+
+Output is capped (lines at 2,000 characters, the whole at 256 KB) with a note saying how to
+read on with `offset`. Binary files are refused; invalid UTF-8 is shown with U+FFFD and a note.
+A file up to 32 MiB is read whole and recorded in the session's ledger, so that a later edit
+can tell whether it changed; a larger one is streamed, and only the lines shown are decoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, BinaryIO
+
+from pydantic import Field
+
+from moot.protocol.messages import Attachment
+from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.workspace.errors import FILE_ERRORS, describe
+from moot.workspace.paths import PathRefused, Workspace, open_read
+from moot.workspace.text import (
+    SNIFF_BYTES,
+    decode_for_display,
+    image_type,
+    looks_binary,
+    sniff_encoding,
+    split_lines,
+)
+
+MAX_OUTPUT_BYTES = 256 * 1024
+MAX_LINE_CHARS = 2000
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+WHOLE_FILE_BYTES = 32 * 1024 * 1024
+"""Files up to this size are read whole (and hashed for the ledger); larger ones are streamed."""
+_STREAM_CHUNK = 64 * 1024
+
+
+def read_tool(workspace: Workspace) -> FunctionTool:
+    """The `read` tool, bound to `workspace` and its ledger."""
+
+    @tool(
+        name="read",
+        side_effect=SideEffect.READ_ONLY,
+        description="Read a file as numbered lines; images come back as images.",
+    )
+    def read(
+        path: str,
+        offset: Annotated[int, Field(ge=1, description="First line (1-based)")] = 1,
+        limit: Annotated[int, Field(ge=1, description="Max lines")] = 2000,
+    ) -> ToolResult:
+        try:
+            return read_file(workspace, path, offset, limit)
+        except FILE_ERRORS as exc:
+            return ToolResult.error(describe(exc, path))
+
+    return read
+
+
+def read_file(workspace: Workspace, path: str, offset: int = 1, limit: int = 2000) -> ToolResult:
+    """What `read` answers; raises the `FILE_ERRORS` it meets.
+
+    Args:
+        workspace: Where `path` is.
+        path: The file, as the model named it.
+        offset: The first line to show, from 1.
+        limit: How many lines to show at most.
+    """
+    target = workspace.resolve_read(path)
+    rel = workspace.relative(target)
+    with os.fdopen(open_read(workspace.root, target), "rb") as file:
+        st = os.fstat(file.fileno())
+        if stat.S_ISDIR(st.st_mode):
+            return ToolResult.error(f"{rel} is a directory; use ls to list it")
+        if not stat.S_ISREG(st.st_mode):
+            raise PathRefused("not-a-file", path, "only regular files can be read")
+        head = file.read(SNIFF_BYTES)
+        mime = image_type(head)
+        if mime is not None:
+            return _image(workspace, target, file, st, head, mime)
+        if looks_binary(head):
+            return ToolResult.error(
+                f"{rel} is a binary file ({st.st_size} bytes); read shows text and images only"
+            )
+        if st.st_size <= WHOLE_FILE_BYTES:
+            data = head + file.read()
+            workspace.ledger.record(target, st, data)
+            return _whole(data, rel, offset, limit)
+        workspace.ledger.record(target, st, None)
+        return _streamed(file, head, rel, st.st_size, offset, limit)
+
+
+def _image(
+    workspace: Workspace, target: Path, file: BinaryIO, st: os.stat_result, head: bytes, mime: str
+) -> ToolResult:
+    rel = workspace.relative(target)
+    if st.st_size > MAX_IMAGE_BYTES:
+        return ToolResult.error(
+            f"{rel} is a {mime} image of {st.st_size} bytes; images over"
+            f" {MAX_IMAGE_BYTES // (1024 * 1024)} MB are not sent"
+        )
+    data = head + file.read()
+    workspace.ledger.record(target, st, data)
+    attachment = Attachment(mime_type=mime, data=base64.b64encode(data).decode(), name=rel)
+    return ToolResult(f"{rel}: {mime}, {len(data)} bytes", attachments=(attachment,))
+
+
+def _whole(data: bytes, rel: str, offset: int, limit: int) -> ToolResult:
+    text, lossy = decode_for_display(data, sniff_encoding(data[:4]))
+    lines = split_lines(text)
+    total = len(lines)
+    if total == 0:
+        return ToolResult(f"{rel} is empty.")
+    if offset > total:
+        return ToolResult.error(f"offset {offset} is past the end of {rel} ({total} lines)")
+    window = lines[offset - 1 : offset - 1 + limit]
+    body, last, capped = _render(((line, len(line)) for line in window), offset)
+    notes = []
+    if capped or last < total:
+        cap = f"output capped at {MAX_OUTPUT_BYTES // 1024} KB; " if capped else ""
+        notes.append(f"[{cap}lines {offset}-{last} of {total}; continue with offset={last + 1}]")
+    if lossy:
+        notes.append("[not valid UTF-8: undecodable bytes are shown as \ufffd]")
+    return ToolResult("\n".join([body, *notes]))
+
+
+def _streamed(
+    file: BinaryIO, head: bytes, rel: str, size: int, offset: int, limit: int
+) -> ToolResult:
+    encoding = sniff_encoding(head)
+    file.seek(len(encoding.bom))
+    reader = io.TextIOWrapper(file, encoding=encoding.codec, errors="replace", newline="\n")
+    lines = _stream_lines(reader)
+    for _ in range(offset - 1):
+        if next(lines, None) is None:
+            return ToolResult.error(f"offset {offset} is past the end of {rel}")
+    window: list[tuple[str, int]] = []
+    binary = False
+    for line in lines:
+        if "\x00" in line[0]:
+            binary = True  # binary data further in: stop before it
+            break
+        window.append(line)
+        if len(window) == limit:
+            break
+    reader.detach()  # the caller closes the file
+    if not window:
+        return ToolResult.error(f"offset {offset} is past the end of the text in {rel}")
+    body, last, _ = _render(window, offset)
+    mib = size / (1024 * 1024)
+    after = f"binary data from line {last + 1} on" if binary else f"continue with offset={last + 1}"
+    return ToolResult(
+        f"{body}\n[{rel} is large ({mib:.0f} MiB): showing lines {offset}-{last}; {after}]"
+    )
+
+
+def _stream_lines(reader: io.TextIOWrapper) -> Iterator[tuple[str, int]]:
+    """Lines without their line break, at most `MAX_LINE_CHARS` + 1 kept, and full lengths."""
+    while True:
+        line = reader.readline(_STREAM_CHUNK)
+        if not line:
+            return
+        length = len(line)
+        while not line.endswith("\n") and "\x00" not in line:  # a long line: keep its start
+            more = reader.readline(_STREAM_CHUNK)
+            if not more:
+                break
+            length += len(more)
+            line = line[: MAX_LINE_CHARS + 1] + ("\x00" if "\x00" in more else more[-1:])
+        if line.endswith("\n"):
+            line, length = line[:-1], length - 1
+        if line.endswith("\r"):
+            line, length = line[:-1], length - 1
+        yield line[: MAX_LINE_CHARS + 1], length
+
+
+def _render(lines: Iterable[tuple[str, int]], first: int) -> tuple[str, int, bool]:
+    """Numbered lines up to the output cap: the text, the last line number, whether capped."""
+    out: list[str] = []
+    size = 0
+    last = first - 1
+    for number, (line, length) in enumerate(lines, first):
+        if length > MAX_LINE_CHARS:
+            line = f"{line[:MAX_LINE_CHARS]}… [line cut: {length - MAX_LINE_CHARS} more chars]"
+        entry = f"{number:5}\t{line}"
+        size += len(entry) + 1
+        if size > MAX_OUTPUT_BYTES and out:
+            return "\n".join(out), last, True
+        out.append(entry)
+        last = number
+    return "\n".join(out), last, False

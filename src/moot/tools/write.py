@@ -1,0 +1,66 @@
+"""The `write` tool: create a file, or overwrite one the session has read.
+
+Overwriting needs a read first, and the file must not have changed since, so nothing a person
+(or another agent) put there is lost unseen. An overwritten file keeps its encoding, byte
+order mark, line endings and mode; a new file is UTF-8, with missing parent directories made.
+"""
+
+from __future__ import annotations
+
+from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.workspace.errors import FILE_ERRORS, describe
+from moot.workspace.paths import Workspace, atomic_write, read_file_bytes
+from moot.workspace.text import (
+    UTF8,
+    dominant_newline,
+    encode,
+    sniff_encoding,
+    split_lines,
+    to_newline,
+)
+
+
+def write_tool(workspace: Workspace) -> FunctionTool:
+    """The `write` tool, bound to `workspace` and its ledger."""
+
+    @tool(
+        name="write",
+        side_effect=SideEffect.WRITES_WORKSPACE,
+        description="Create or overwrite a file. Read an existing file before overwriting it.",
+    )
+    def write(path: str, content: str) -> ToolResult:
+        try:
+            return write_file(workspace, path, content)
+        except FILE_ERRORS as exc:
+            return ToolResult.error(describe(exc, path))
+
+    return write
+
+
+def write_file(workspace: Workspace, path: str, content: str) -> ToolResult:
+    """What `write` answers; raises the `FILE_ERRORS` it meets.
+
+    Args:
+        workspace: Where `path` is.
+        path: The file, as the model named it.
+        content: The whole new content.
+    """
+    target = workspace.resolve_write(path)
+    rel = workspace.relative(target)
+    try:
+        existing, _ = read_file_bytes(workspace.root, target)
+    except FileNotFoundError:
+        existing = None
+    if existing is None:
+        data = encode(content, UTF8)
+    else:
+        workspace.ledger.require_read(target, existing)
+        encoding = sniff_encoding(existing[:4])
+        old_text = existing[len(encoding.bom) :].decode(encoding.codec, "replace")
+        data = encode(to_newline(content, dominant_newline(old_text)), encoding)
+    writer = atomic_write(workspace.root, target, data)
+    assert writer.stat is not None
+    workspace.ledger.record(target, writer.stat, data)
+    verb = "Created" if existing is None else "Overwrote"
+    count = len(split_lines(content))
+    return ToolResult(f"{verb} {rel} ({count} line{'' if count == 1 else 's'}).")

@@ -1,0 +1,200 @@
+"""Which files a walk skips (.gitignore), and which it keeps (a glob pattern).
+
+`.gitignore` files are read at every level from the workspace root down, each pattern relative
+to its own directory, the deepest file deciding first and, within a file, the last matching
+pattern (negations included), as git does. The patterns themselves are parsed and matched by
+`pathspec`. `.git/info/exclude`, `.ignore` files and the user's global excludes are not read,
+and neither are `.gitignore` files above the workspace root.
+
+Glob patterns (`glob` and `grep`'s filters) read like gitignore patterns: without a `/` they
+match a name at any depth (`*.py`), with one they are anchored at the directory searched
+(`src/**/*.ts`); `**` spans directories and `{a,b}` alternatives are expanded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from pathlib import Path
+
+import pathspec
+
+GITIGNORE = ".gitignore"
+_MAX_GITIGNORE_BYTES = 1 << 20
+
+
+class GitIgnore:
+    """The `.gitignore` rules below one workspace root, each file read once per instance.
+
+    Make one per walk or search: files are cached, so a long-lived instance would miss edits.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._specs: dict[tuple[str, ...], pathspec.GitIgnoreSpec | None] = {}
+
+    def ignored(self, parts: tuple[str, ...], is_dir: bool) -> bool:
+        """Whether the entry at `root/parts...` is ignored.
+
+        Only patterns that match the entry itself count, not ones that match it because they
+        match a directory above it: walks never enter an ignored directory, so this matters
+        only when a search starts inside one on purpose, and then (as in ripgrep) the search
+        sees its contents.
+
+        Args:
+            parts: The entry's path components below the root.
+            is_dir: Whether it is a directory (patterns ending in `/` match only those).
+        """
+        for depth in range(len(parts) - 1, -1, -1):
+            spec = self._spec(parts[:depth])
+            if spec is None:
+                continue
+            rel = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            result = spec.check_file(rel)
+            if result.include is None:
+                continue
+            if depth == len(parts) - 1 or result.index is None:
+                return bool(result.include)
+            parent = "/".join(parts[depth:-1]) + "/"
+            if not spec.patterns[result.index].match_file(parent):
+                return bool(result.include)
+            decision = _direct_decision(spec, rel, parent)
+            if decision is not None:
+                return decision
+        return False
+
+    def _spec(self, directory: tuple[str, ...]) -> pathspec.GitIgnoreSpec | None:
+        if directory in self._specs:
+            return self._specs[directory]
+        spec = None
+        try:
+            # O_NOFOLLOW: a .gitignore that is a symlink (maybe to outside) is not read.
+            fd = os.open(
+                self._root.joinpath(*directory, GITIGNORE),
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            )
+        except OSError:
+            fd = -1
+        if fd >= 0:
+            with os.fdopen(fd, "rb") as file:
+                text = file.read(_MAX_GITIGNORE_BYTES).decode("utf-8", "replace")
+            spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+        self._specs[directory] = spec if spec is not None and spec.patterns else None
+        return self._specs[directory]
+
+
+def _direct_decision(spec: pathspec.GitIgnoreSpec, rel: str, parent: str) -> bool | None:
+    """The last pattern that matches `rel` itself rather than through its `parent` directory."""
+    for pattern in reversed(spec.patterns):
+        if pattern.include is None or not pattern.match_file(rel):
+            continue
+        if not pattern.match_file(parent):
+            return bool(pattern.include)
+    return None
+
+
+class GlobPattern:
+    """A glob a path must match, relative to the directory searched."""
+
+    def __init__(self, pattern: str) -> None:
+        """Compile `pattern`.
+
+        Raises:
+            ValueError: The pattern is empty.
+        """
+        if not pattern.strip():
+            raise ValueError("the glob pattern is empty")
+        self.pattern = pattern
+        alternatives = expand_braces(pattern)
+        self.basename_globs: tuple[str, ...] | None = (
+            tuple(alternatives) if all("/" not in alt for alt in alternatives) else None
+        )
+        """The alternatives when none has a `/`: they match file names alone (ripgrep types)."""
+        self._names: list[re.Pattern[str]] = []
+        self._paths: list[re.Pattern[str]] = []
+        for alt in alternatives:
+            if alt.endswith("/"):
+                alt += "**"
+            if "/" in alt:
+                self._paths.append(re.compile(_translate(alt.removeprefix("/")) + r"\Z", re.S))
+            else:
+                self._names.append(re.compile(_translate(alt) + r"\Z", re.S))
+
+    def matches(self, rel: str) -> bool:
+        """Whether the path `rel` (components joined by `/`) matches."""
+        name = rel.rsplit("/", 1)[-1]
+        return any(p.match(name) for p in self._names) or any(p.match(rel) for p in self._paths)
+
+    def matches_or_under(self, rel: str) -> bool:
+        """Whether `rel` or a directory above it matches (an excluded directory's contents)."""
+        parts = rel.split("/")
+        return any(self.matches("/".join(parts[:end])) for end in range(1, len(parts) + 1))
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """`a.{py,pyi}` → `a.py`, `a.pyi`; nested braces work, unmatched ones stay literal."""
+    depth, start = 0, -1
+    commas: list[int] = []
+    for index, char in enumerate(pattern):
+        if char == "{":
+            if depth == 0:
+                start, commas = index, []
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                if not commas:
+                    continue
+                head, tail = pattern[:start], pattern[index + 1 :]
+                bounds = [start, *commas, index]
+                options = [pattern[a + 1 : b] for a, b in itertools.pairwise(bounds)]
+                return [
+                    expanded
+                    for option in options
+                    for expanded in expand_braces(head + option + tail)
+                ]
+        elif char == "," and depth == 1:
+            commas.append(index)
+    return [pattern]
+
+
+def _translate(glob: str) -> str:
+    """A glob as a regular expression: `*` and `?` stay within a directory, `**` spans them."""
+    out: list[str] = []
+    index, size = 0, len(glob)
+    while index < size:
+        char = glob[index]
+        if glob.startswith("**", index):
+            index += 2
+            if index < size and glob[index] == "/":
+                out.append("(?:.*/)?")
+                index += 1
+            else:
+                out.append(".*")
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = glob.find(
+                "]", index + 2 if glob[index + 1 : index + 2] in ("!", "^") else index + 1
+            )
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                body = glob[index + 1 : end]
+                negated = body[:1] in ("!", "^")
+                if negated:
+                    body = "^" + body[1:]
+                # A negated class must not match the separator: `[!a]` stays in one name.
+                out.append(("(?!/)" if negated else "") + "[" + body.replace("\\", "\\\\") + "]")
+                index = end
+        elif char == "\\" and index + 1 < size:
+            index += 1
+            out.append(re.escape(glob[index]))
+        else:
+            out.append(re.escape(char))
+        index += 1
+    return "".join(out)

@@ -1,0 +1,169 @@
+"""Searching file contents: the request, the pure-Python search, and the one output format.
+
+Two backends answer a `SearchRequest`: ripgrep (`moot.workspace.ripgrep`) when it is
+installed, and `search_python` otherwise. Both yield the same `FileHits` in the same order
+(path order, then line), so `format_hits` prints the same text whichever ran:
+
+    content:  path:line:text for matches, path-line-text for context, `--` between groups
+    files:    path
+    count:    path:matching lines
+
+Both skip what a walk skips (`moot.workspace.walk`), and skip files with a NUL byte as binary
+unless a UTF-16/32 byte order mark says they are text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from moot.workspace.ignore import GitIgnore, GlobPattern
+from moot.workspace.paths import PathRefused, read_file_bytes
+from moot.workspace.text import sniff_encoding, split_lines
+from moot.workspace.walk import below, walk_files
+
+OutputMode = Literal["content", "files", "count"]
+
+MAX_CONTENT_LINES = 200
+MAX_FILES = 200
+MAX_LINE_CHARS = 300
+
+
+class SearchError(Exception):
+    """The search could not run (a bad regular expression, usually)."""
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """What to search for, where, and which files to look at."""
+
+    pattern: str
+    """A regular expression, matched against each line."""
+    root: Path
+    """The workspace root; output paths are relative to it."""
+    start: Path
+    """The real path of the file or directory to search, inside `root`."""
+    include: GlobPattern | None = None
+    """Only files matching this, relative to `start`."""
+    exclude: GlobPattern | None = None
+    """Not files matching this, or inside a directory matching it, relative to `start`."""
+    context: int = 0
+    """Lines of context before and after each match."""
+    ignore_case: bool = False
+
+    def wants(self, rel: str) -> bool:
+        """Whether the file at `rel` (relative to the root) passes the include/exclude globs."""
+        if self.include is None and self.exclude is None:
+            return True
+        name = below(self.start.relative_to(self.root).as_posix(), rel)
+        if self.include is not None and not self.include.matches(name):
+            return False
+        return self.exclude is None or not self.exclude.matches_or_under(name)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One line shown: a match, or context around one."""
+
+    line: int
+    text: str
+    is_match: bool
+
+
+FileHits = tuple[str, list[Hit]]
+"""A file's path relative to the root and its hits in line order; only files with a match."""
+
+
+def compile_pattern(pattern: str, ignore_case: bool) -> re.Pattern[str]:
+    """Compile a search pattern for the Python backend.
+
+    Raises:
+        SearchError: The pattern is not a valid regular expression.
+    """
+    try:
+        return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise SearchError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
+def search_python(request: SearchRequest) -> Iterator[FileHits]:
+    """Search with Python's `re`, line by line, in path order.
+
+    Raises:
+        SearchError: The pattern does not compile (raised before anything is yielded).
+    """
+    regex = compile_pattern(request.pattern, request.ignore_case)
+    return _search_python(request, regex)
+
+
+def _search_python(request: SearchRequest, regex: re.Pattern[str]) -> Iterator[FileHits]:
+    root = request.root
+    for entry in walk_files(root, request.start, GitIgnore(root)):
+        rel = entry.rel
+        if not request.wants(rel):
+            continue
+        try:
+            data, _ = read_file_bytes(root, root / rel)
+        except (OSError, PathRefused):
+            continue  # unreadable files are skipped, as ripgrep does
+        encoding = sniff_encoding(data[:4])
+        if encoding.codec == "utf-8" and b"\x00" in data:
+            continue
+        lines = split_lines(data[len(encoding.bom) :].decode(encoding.codec, "replace"))
+        matched = [number for number, line in enumerate(lines) if regex.search(line)]
+        if matched:
+            yield rel, with_context(lines, matched, request.context)
+
+
+def with_context(lines: list[str], matched: list[int], context: int) -> list[Hit]:
+    """Hits for the matching line indexes (0-based) and `context` lines around each."""
+    if not context:
+        return [Hit(index + 1, lines[index], True) for index in matched]
+    is_match = set(matched)
+    shown: set[int] = set()
+    for index in matched:
+        shown.update(range(max(0, index - context), min(len(lines), index + context + 1)))
+    return [Hit(index + 1, lines[index], index in is_match) for index in sorted(shown)]
+
+
+def format_hits(hits: Iterable[FileHits], output: OutputMode, *, context: int = 0) -> str:
+    """The search result as the model reads it, capped; consumes no more hits than it shows.
+
+    Args:
+        hits: What a backend found.
+        output: content, files or count.
+        context: The context asked for; with any, groups of lines are separated by `--`.
+    """
+    if output == "content":
+        return _format_content(hits, separate=context > 0)
+    shown: list[str] = []
+    for rel, file_hits in hits:
+        if len(shown) == MAX_FILES:
+            shown.append(f"[capped at {MAX_FILES} files; narrow the path or glob]")
+            break
+        count = sum(hit.is_match for hit in file_hits)
+        shown.append(rel if output == "files" else f"{rel}:{count}")
+    return "\n".join(shown) if shown else "No matches."
+
+
+def _format_content(hits: Iterable[FileHits], *, separate: bool) -> str:
+    out: list[str] = []
+    previous: tuple[str, int] | None = None
+    for rel, file_hits in hits:
+        for hit in file_hits:
+            if len(out) >= MAX_CONTENT_LINES:
+                out.append(
+                    f"[capped at {MAX_CONTENT_LINES} lines; narrow the pattern, path or glob,"
+                    ' or use output="files"]'
+                )
+                return "\n".join(out)
+            if separate and previous is not None and previous != (rel, hit.line - 1):
+                out.append("--")
+            mark = ":" if hit.is_match else "-"
+            text = hit.text if len(hit.text) <= MAX_LINE_CHARS else hit.text[:MAX_LINE_CHARS] + "…"
+            out.append(f"{rel}{mark}{hit.line}{mark}{text}")
+            previous = (rel, hit.line)
+    return "\n".join(out) if out else "No matches."
