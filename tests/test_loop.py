@@ -126,7 +126,7 @@ async def test_tool_results_carry_attachments_to_the_model() -> None:
     @tool(side_effect=SideEffect.READ_ONLY)
     def screenshot() -> ToolResult:
         """Take a screenshot."""
-        return ToolResult("a picture", attachments=(image,))
+        return ToolResult("an image", attachments=(image,), display={"kind": "picture"})
 
     seen: list[ModelRequest] = []
 
@@ -134,10 +134,14 @@ async def test_tool_results_carry_attachments_to_the_model() -> None:
         seen.append(request)
         return {"tool_calls": [call("screenshot")]} if len(seen) == 1 else "nice"
 
-    await run_turn(make_runtime(Agent("main", model=FunctionProvider(model)), tools=[screenshot]))
+    runtime = make_runtime(Agent("main", model=FunctionProvider(model)), tools=[screenshot])
+    _, events = await run_turn(runtime)
     result = seen[-1].messages[-1]
     assert isinstance(result, ToolResultMessage)
     assert result.attachments == (image,)
+    # Display data reaches front ends through the event, never the model.
+    assert of(events, ev.ToolFinished)[0].display == {"kind": "picture"}
+    assert "picture" not in result.model_dump_json()
 
 
 async def test_read_only_calls_of_one_turn_run_concurrently() -> None:

@@ -77,6 +77,7 @@ EXAMPLES: list[ev.Event] = [
         attachments=(IMAGE,),
         duration_ms=1.5,
         interrupted=True,
+        display={"diff": "-a\n+b", "todos": [{"text": "x", "status": "done"}]},
     ),
 ]
 

@@ -334,6 +334,7 @@ class CallRunner:
             content=result.content,
             is_error=result.is_error,
             attachments=result.attachments,
+            display=dict(result.display),
             duration_ms=(time.perf_counter() - started) * 1000,
         )
 

@@ -226,6 +226,8 @@ class ToolFinished(_Event):
     duration_ms: float = 0.0
     interrupted: bool = False
     """The tool started before a crash or an interrupt and its real result is unknown."""
+    display: dict[str, Any] = Field(default_factory=dict)
+    """Structured data for front ends (a diff, a task list); never sent to the model."""
 
 
 Event = Annotated[

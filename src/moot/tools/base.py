@@ -12,8 +12,8 @@ import copy
 import functools
 import inspect
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, overload, runtime_checkable
 
@@ -51,6 +51,8 @@ class ToolResult:
     """True when the call failed; providers flag the result so the model knows to recover."""
     attachments: tuple[Attachment, ...] = ()
     """Images or other binary output, for providers that accept them in tool results."""
+    display: Mapping[str, Any] = field(default_factory=dict)
+    """Structured data for front ends (a diff, a task list); never sent to the model."""
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
