@@ -19,13 +19,24 @@ from datetime import UTC, datetime
 
 import import_time
 import loop_overhead
+import provider_speed
 import resume_time
 import startup_time
 import store_append
+import tool_overhead
 from report import Row, table
 
 BENCHMARKS = {
-    m.NAME: m for m in (startup_time, import_time, store_append, loop_overhead, resume_time)
+    m.NAME: m
+    for m in (
+        startup_time,
+        import_time,
+        store_append,
+        loop_overhead,
+        resume_time,
+        provider_speed,
+        tool_overhead,
+    )
 }
 
 

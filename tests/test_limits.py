@@ -170,3 +170,17 @@ async def test_a_success_resets_the_error_count() -> None:
     )
     finished, _ = await run_turn(runtime)
     assert finished.stop_reason is StopReason.MAX_TURNS
+
+
+async def test_a_request_too_big_for_the_context_window_is_never_sent() -> None:
+    from moot.providers.anthropic import AnthropicProvider
+    from moot.providers.config import ProviderConfig
+
+    # An unknown model gets the conservative default window (32,768 tokens); nothing listens
+    # on port 9, so a request that was sent would fail differently.
+    provider = AnthropicProvider(ProviderConfig("anthropic", "no-such-model", "http://127.0.0.1:9"))
+    runtime = make_runtime(Agent("main", model=provider))
+    finished, events = await run_turn(runtime, "x" * 200_000)
+    assert (finished.state, finished.stop_reason) == (RunState.STOPPED, StopReason.CONTEXT_WINDOW)
+    assert "context window of 32,768 tokens" in of(events, ev.LimitHit)[0].detail
+    assert not of(events, ev.Error)

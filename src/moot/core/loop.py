@@ -24,7 +24,15 @@ from moot.protocol import events as ev
 from moot.protocol.ids import new_id
 from moot.protocol.messages import ToolCall
 from moot.protocol.states import RunState, StopReason, state_for
-from moot.providers.base import ModelRequest, ProviderError, TextPart, ThinkingPart
+from moot.providers.base import (
+    ModelRequest,
+    Provider,
+    ProviderError,
+    TextPart,
+    ThinkingPart,
+    estimate_tokens,
+)
+from moot.providers.catalog import context_window
 from moot.tools.base import SideEffect, ToolContext, ToolResult
 
 
@@ -125,6 +133,7 @@ class CallRunner:
             tools=run.specs_for(self.agent),
             agent=self.agent.name,
         )
+        self._check_fits(provider, request)
         turn = TurnBuilder()
         try:
             async for delta in provider.stream(request):
@@ -144,6 +153,19 @@ class CallRunner:
             return  # still MODEL_PENDING: ask again, within the consecutive-error limit
         self._responded(provider.name, turn, partial=False)
         self._move(RunState.DECISION_RECEIVED)
+
+    def _check_fits(self, provider: Provider, request: ModelRequest) -> None:
+        """Refuse a request that cannot fit the model's context window, before sending it."""
+        window = context_window(provider)
+        if window is None:
+            return
+        estimate = estimate_tokens(request)
+        if estimate > window:
+            raise LimitReached(
+                StopReason.CONTEXT_WINDOW,
+                f"the conversation (about {estimate:,} tokens) no longer fits "
+                f"{provider.name}'s context window of {window:,} tokens",
+            )
 
     def _responded(self, model: str, turn: TurnBuilder, *, partial: bool) -> None:
         self._record(

@@ -50,6 +50,8 @@ class StopReason(StrEnum):
     NO_PROGRESS = "no_progress"
     CONSECUTIVE_ERRORS = "consecutive_errors"
     MAX_CALL_DEPTH = "max_call_depth"
+    CONTEXT_WINDOW = "context_window"
+    """The conversation no longer fits the model's context window."""
     GATE_STOPPED = "gate_stopped"
     # failures
     PROVIDER_ERROR = "provider_error"
@@ -100,6 +102,7 @@ STOP_REASONS_BY_STATE: dict[RunState, frozenset[StopReason]] = {
             StopReason.NO_PROGRESS,
             StopReason.CONSECUTIVE_ERRORS,
             StopReason.MAX_CALL_DEPTH,
+            StopReason.CONTEXT_WINDOW,
             StopReason.GATE_STOPPED,
         }
     ),

@@ -6,6 +6,7 @@ thinking deltas) and assembles them into one `ModelResponded` per model turn.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -115,3 +116,22 @@ class ScriptPosition(Protocol):
     """A provider that plays a script and must be told how far a resumed session got."""
 
     def fast_forward(self, agent: str, turns_taken: int) -> None: ...
+
+
+def estimate_tokens(request: ModelRequest) -> int:
+    """A cheap guess at a request's input tokens (about four characters a token).
+
+    Only for pre-flight checks against a model's context window: token counts that are
+    billed or limited come from the usage the APIs report.
+    """
+    chars = len(request.system)
+    for spec in request.tools:
+        chars += len(spec.name) + len(spec.description) + len(json.dumps(spec.parameters))
+    for message in request.messages:
+        chars += len(message.content)
+        chars += 4000 * len(getattr(message, "attachments", ()))  # an image is ~1k tokens
+        for call in getattr(message, "tool_calls", ()):
+            chars += len(call.name) + len(call.raw_arguments or json.dumps(call.arguments))
+        for block in getattr(message, "thinking", ()):
+            chars += len(block.text)
+    return chars // 4

@@ -87,3 +87,11 @@ def lookup(name: str, extra: Mapping[str, Mapping[str, Any]] | None = None) -> M
         base = known[max(prefixes, key=len)]
         return ModelInfo(**{**base.__dict__, "name": name})
     return ModelInfo(name=name)
+
+
+def context_window(provider: object) -> int | None:
+    """The context window of an HTTP adapter's model; None for providers without one."""
+    from moot.providers.config import ProviderConfig
+
+    config = getattr(provider, "config", None)
+    return lookup(config.name).context_window if isinstance(config, ProviderConfig) else None
