@@ -122,3 +122,26 @@ async def test_when_every_model_fails_the_error_names_them_all() -> None:
     with pytest.raises(ProviderError):
         [d async for d in router.stream(REQUEST)]
     assert router.providers[0].calls == 2
+
+
+def test_images_are_replaced_by_a_note_for_text_only_models() -> None:
+    from moot.protocol.messages import Attachment, ToolResultMessage, without_images
+    from moot.providers.anthropic import AnthropicProvider
+    from moot.providers.catalog import accepts_images
+    from moot.providers.config import ProviderConfig
+
+    image = Attachment(mime_type="image/png", data="iVBORw0KGgo=")
+    messages = [
+        UserMessage(content="look", attachments=(image,)),
+        ToolResultMessage(tool_call_id="t", name="read", content="", attachments=(image, image)),
+    ]
+    stripped = without_images(messages)
+    assert [m.content for m in stripped] == [
+        "look\n[1 image(s) omitted: this model does not accept images]",
+        "[2 image(s) omitted: this model does not accept images]",
+    ]
+    assert all(not m.attachments for m in stripped)
+    text_only = AnthropicProvider(ProviderConfig("deepseek", "deepseek-chat", "http://x"))
+    vision = AnthropicProvider(ProviderConfig("anthropic", "claude-sonnet-4-5", "http://x"))
+    assert (accepts_images(text_only), accepts_images(vision)) == (False, True)
+    assert accepts_images(ScriptedProvider([]))

@@ -22,7 +22,7 @@ from moot.core.peers import CALL_AGENT, FINISH, system_prompt, tagged
 from moot.core.run import RunContext
 from moot.protocol import events as ev
 from moot.protocol.ids import new_id
-from moot.protocol.messages import ToolCall
+from moot.protocol.messages import ToolCall, without_images
 from moot.protocol.states import RunState, StopReason, state_for
 from moot.providers.base import (
     ModelRequest,
@@ -32,7 +32,7 @@ from moot.providers.base import (
     ThinkingPart,
     estimate_tokens,
 )
-from moot.providers.catalog import context_window
+from moot.providers.catalog import accepts_images, context_window
 from moot.tools.base import SideEffect, ToolContext, ToolResult
 
 
@@ -126,10 +126,11 @@ class CallRunner:
         call, run = self.call, self.run
         check_before_model(run.limits, run.fold.totals, errors=call.errors, stale=call.stale)
         provider = run.provider_for(self.agent)
+        messages = call.messages if accepts_images(provider) else without_images(call.messages)
         request = ModelRequest(
             model=provider.name,
             system=system_prompt(self.agent, list(run.agents.values()), call.caller),
-            messages=tuple(call.messages),
+            messages=tuple(messages),
             tools=run.specs_for(self.agent),
             agent=self.agent.name,
         )

@@ -91,3 +91,20 @@ class ToolResultMessage(_Value):
 
 
 Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
+
+
+IMAGE_OMITTED = "[{count} image(s) omitted: this model does not accept images]"
+
+
+def without_images(messages: list[Message]) -> list[Message]:
+    """The messages with every attachment replaced by a short note (for text-only models)."""
+    out: list[Message] = []
+    for message in messages:
+        attachments = getattr(message, "attachments", ())
+        if not attachments:
+            out.append(message)
+            continue
+        note = IMAGE_OMITTED.format(count=len(attachments))
+        content = f"{message.content}\n{note}" if message.content else note
+        out.append(message.model_copy(update={"content": content, "attachments": ()}))
+    return out

@@ -89,6 +89,14 @@ def lookup(name: str, extra: Mapping[str, Mapping[str, Any]] | None = None) -> M
     return ModelInfo(name=name)
 
 
+def accepts_images(provider: object) -> bool:
+    """Whether an HTTP adapter's model takes images; scripted and function providers do."""
+    from moot.providers.config import ProviderConfig
+
+    config = getattr(provider, "config", None)
+    return lookup(config.name).images if isinstance(config, ProviderConfig) else True
+
+
 def context_window(provider: object) -> int | None:
     """The context window of an HTTP adapter's model; None for providers without one."""
     from moot.providers.config import ProviderConfig
