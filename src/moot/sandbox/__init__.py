@@ -1,0 +1,1 @@
+"""Where shell commands run: bubblewrap, Docker, or (deliberately) the host."""

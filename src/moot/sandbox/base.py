@@ -1,0 +1,90 @@
+"""The sandbox seam: run a command somewhere contained, or start one in the background.
+
+Backends (bubblewrap, Docker, host) implement `Sandbox`; `select_sandbox` in `select.py` picks
+one from settings. Running on the host is never a silent fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+OutputCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """What a sandboxed command may touch."""
+
+    workspace: Path
+    """Writable, mounted at the same path inside the sandbox."""
+    network: bool = False
+    """False: no network at all (the default)."""
+    protected: tuple[str, ...] = (".git", ".moot")
+    """Workspace-relative paths that stay read-only inside the sandbox."""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """How a command ended and what it printed (capped; see `truncated`)."""
+
+    exit_code: int | None
+    """None when the command was killed (timeout or interrupt)."""
+    stdout: str
+    stderr: str
+    duration_ms: float
+    backend: str
+    """Which sandbox ran it: "bubblewrap", "docker" or "host"."""
+    truncated: bool = False
+    """Output was longer than the cap: head and tail kept, the middle elided with a marker."""
+    timed_out: bool = False
+    output_file: Path | None = None
+    """When truncated: a file holding the full output, which the model may read."""
+
+
+@runtime_checkable
+class BackgroundProcess(Protocol):
+    """A command started with `Sandbox.start`."""
+
+    id: str
+
+    def read(self) -> str:
+        """Output produced since the last read."""
+        ...
+
+    @property
+    def exit_code(self) -> int | None:
+        """None while it runs."""
+        ...
+
+    async def kill(self) -> None:
+        """Kill it and everything it started."""
+        ...
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    name: str
+    """"bubblewrap", "docker" or "host"."""
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        on_output: OutputCallback | None = None,
+    ) -> CommandResult:
+        """Run `command` with a shell, stdin closed; on timeout kill its whole process tree."""
+        ...
+
+    async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
+        """Start `command` in the background."""
+        ...
+
+    async def close(self) -> None:
+        """Kill background processes and release the backend (a container, say)."""
+        ...
