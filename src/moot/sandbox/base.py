@@ -69,7 +69,7 @@ class Sandbox(Protocol):
     name: str
     """"bubblewrap", "docker" or "host"."""
 
-    async def run(  # noqa: ASYNC109 - the command's own time limit, enforced by the backend
+    async def run(
         self,
         command: str,
         *,
