@@ -145,3 +145,18 @@ def test_images_are_replaced_by_a_note_for_text_only_models() -> None:
     vision = AnthropicProvider(ProviderConfig("anthropic", "claude-sonnet-4-5", "http://x"))
     assert (accepts_images(text_only), accepts_images(vision)) == (False, True)
     assert accepts_images(ScriptedProvider([]))
+
+
+def test_a_user_catalog_adds_and_overrides_models(tmp_path: Path, monkeypatch) -> None:
+    from moot.providers import catalog
+
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path))
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "models.json").write_text(
+        '{"ollama/qwen3-coder": {"context_window": 262144, "images": false, "input": 0,'
+        ' "output": 0}, "anthropic/claude-haiku-4-5": {"context_window": 1000}}'
+    )
+    assert catalog.lookup("ollama/qwen3-coder").context_window == 262144
+    assert catalog.lookup("ollama/qwen3-coder").known
+    assert catalog.lookup("anthropic/claude-haiku-4-5").context_window == 1000
+    assert catalog.lookup("anthropic/claude-sonnet-4-5").context_window == 200000

@@ -72,14 +72,38 @@ def _builtin() -> dict[str, ModelInfo]:
     return {name: _entry(name, entry) for name, entry in data.items() if not name.startswith("_")}
 
 
-def lookup(name: str, extra: Mapping[str, Mapping[str, Any]] | None = None) -> ModelInfo:
-    """The catalog entry for `provider/model`; `extra` entries (from settings) win.
+@cache
+def _user(path: Path) -> dict[str, ModelInfo]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the model catalog {path}: {exc}") from None
+    return {name: _entry(name, entry) for name, entry in data.items() if not name.startswith("_")}
 
+
+@cache
+def _known(user_path: Path) -> dict[str, ModelInfo]:
+    return {**_builtin(), **_user(user_path)}
+
+
+def user_catalog_path() -> Path:
+    """`<config dir>/models.json`: the person's own entries, which win over the built-in ones."""
+    from moot.paths import config_dir
+
+    return config_dir() / "models.json"
+
+
+def lookup(name: str, extra: Mapping[str, Mapping[str, Any]] | None = None) -> ModelInfo:
+    """The catalog entry for `provider/model`.
+
+    `extra` entries (from settings) win, then the user's `models.json`, then the built-in list.
     A dated or suffixed id (`claude-sonnet-4-5-20250929`) matches its listed prefix.
     """
     if extra and name in extra:
         return _entry(name, extra[name])
-    known = _builtin()
+    known = _known(user_catalog_path())
     if name in known:
         return known[name]
     prefixes = [k for k in known if name.startswith(k + "-")]
