@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from argparse import Namespace
+from pathlib import Path
 from typing import TextIO
 
 from moot.core.agent import Agent
@@ -20,8 +21,7 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
 from moot.providers.registry import UnknownModel, resolve_model
-from moot.tools.files import file_tools
-from moot.workspace.paths import Workspace
+from moot.tools.builtin import builtin_tools
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -73,21 +73,20 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     # provider past the turns a resumed session has already played (Runtime._provider_for).
     agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=options.model)
     limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
-    workspace = Workspace(os.getcwd())
+    cwd = Path.cwd()
     store = open_store()
     try:
-        try:
-            runtime = Runtime(
-                [agent],
-                store=store,
-                session_id=options.resume,
-                tools=file_tools(workspace),
-                limits=limits,
-                title=(options.prompt or "").strip().splitlines()[0][:80] if options.prompt else "",
-                workspace=os.getcwd(),
-            )
-        except KeyError as exc:
-            return _fail(str(exc.args[0]))
+        if options.resume is not None and store.session(options.resume) is None:
+            return _fail(f"no session {options.resume!r}")
+        title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
+        session_id = options.resume or store.create_session(title=title, workspace=str(cwd)).id
+        runtime = Runtime(
+            [agent],
+            store=store,
+            session_id=session_id,
+            tools=builtin_tools(store, session_id, cwd),
+            limits=limits,
+        )
         if options.prompt is not None and runtime.unfinished_run:
             return _fail(
                 f"session {runtime.session_id} has an unfinished run; finish it first with "

@@ -1,7 +1,11 @@
-"""The store seam: sessions, their append-only event logs, and run checkpoints.
+"""The store seam: sessions, their append-only event logs, run checkpoints and file snapshots.
 
 The runtime writes every event through `Store.append` before any front end sees it; the store
 assigns `seq` and refuses events that break the log's rules (`moot.store.invariants`).
+
+File snapshots keep what a file held before a run first changed it, so a rewind can put it
+back: the content goes into content-addressed blobs (sha256, each stored once) and a snapshot
+row names the blob, or records that the file did not exist.
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ class SessionInfo:
 
 
 class Store(Protocol):
-    """Sessions and their event logs. Implementations: `SQLiteStore`, `MemoryStore`."""
+    """Sessions, event logs and file snapshots. Implementations: `SQLiteStore`, `MemoryStore`."""
 
     def create_session(
         self, *, title: str = "", workspace: str = "", session_id: str | None = None
@@ -130,6 +134,48 @@ class Store(Protocol):
 
     def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
         """The run's checkpoint with the highest seq, as `(seq, data)`, or None.
+
+        Raises:
+            UnknownSessionError: The store holds no such session.
+        """
+        ...
+
+    def put_blob(self, data: bytes) -> str:
+        """Keep `data` under its sha256; storing the same bytes again changes nothing.
+
+        Returns:
+            The sha256 hex digest, the blob's name.
+        """
+        ...
+
+    def get_blob(self, digest: str) -> bytes:
+        """The bytes stored under `digest`.
+
+        Raises:
+            KeyError: No blob has that digest.
+        """
+        ...
+
+    def record_snapshot(self, session_id: str, run_id: str, path: str, digest: str | None) -> None:
+        """Remember what `path` held before the run first changed it.
+
+        The first record per (session, run, path) wins; later ones change nothing, so a file
+        changed twice in a run keeps the content it had before the first change.
+
+        Args:
+            session_id: The session.
+            run_id: The run (user turn) that changed the file.
+            path: The file, as the caller names it (moot uses workspace-relative POSIX paths).
+            digest: The blob holding the old content; None when the file did not exist.
+
+        Raises:
+            KeyError: `digest` names no stored blob (put it first).
+            UnknownSessionError: The store holds no such session.
+        """
+        ...
+
+    def snapshots(self, session_id: str, run_id: str) -> dict[str, str | None]:
+        """The files a run changed, each with the blob of its earlier content (None: absent).
 
         Raises:
             UnknownSessionError: The store holds no such session.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Collection
@@ -27,6 +28,8 @@ class _Session:
     last_state: str | None = None
     checkpoints: dict[str, dict[int, str]] = field(default_factory=dict)
     """run id -> seq -> the data as JSON, so callers never share mutable state with the store."""
+    snapshots: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    """run id -> path -> digest of the content before the run changed it (None: absent)."""
 
     def info(self) -> SessionInfo:
         updated_at = as_utc(self.events[-1].ts) if self.events else self.created_at
@@ -46,6 +49,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._sessions: dict[str, _Session] = {}
+        self._blobs: dict[str, bytes] = {}
         # Appends from several threads (tools run in worker threads) must not interleave.
         self._lock = threading.Lock()
 
@@ -127,6 +131,27 @@ class MemoryStore:
                 return None
             seq = max(by_seq)
             return seq, json.loads(by_seq[seq])
+
+    def put_blob(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        with self._lock:
+            self._blobs.setdefault(digest, bytes(data))
+        return digest
+
+    def get_blob(self, digest: str) -> bytes:
+        with self._lock:
+            return self._blobs[digest]
+
+    def record_snapshot(self, session_id: str, run_id: str, path: str, digest: str | None) -> None:
+        with self._lock:
+            session = self._get(session_id)
+            if digest is not None and digest not in self._blobs:
+                raise KeyError(digest)
+            session.snapshots.setdefault(run_id, {}).setdefault(path, digest)
+
+    def snapshots(self, session_id: str, run_id: str) -> dict[str, str | None]:
+        with self._lock:
+            return dict(sorted(self._get(session_id).snapshots.get(run_id, {}).items()))
 
     def close(self) -> None:
         """Nothing to release; the sessions stay readable."""

@@ -9,10 +9,14 @@ Several processes may share the file (WAL journal; writers wait up to `BUSY_TIME
 other). When another connection appended to the same session in between, the seq this process
 would assign is taken: the insert fails on the primary key, the log is reloaded and the event
 checked again, so the rules hold across processes too.
+
+File snapshots live in two more tables: `blobs` (content by sha256, each stored once) and
+`snapshots` (per session, run and path, the blob a file held before the run changed it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -28,15 +32,15 @@ from moot.protocol.ids import new_id
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
 from moot.store.invariants import SessionLog
 
-SCHEMA_VERSION = 1
-"""Kept in `PRAGMA user_version`."""
+SCHEMA_VERSION = 2
+"""Kept in `PRAGMA user_version`; `_MIGRATIONS` takes an older database up to it."""
 BUSY_TIMEOUT_S = 10.0
 """How long a write waits for another connection's write to finish."""
 _APPEND_ATTEMPTS = 5
 
 # `sessions.updated_at` and `sessions.event_count` are refreshed at run boundaries only, to keep
 # appends to one INSERT; readers take the live values from the session's last event.
-_SCHEMA = (
+_SCHEMA_1 = (
     """CREATE TABLE sessions (
         id TEXT PRIMARY KEY,
         title TEXT NOT NULL,
@@ -75,6 +79,20 @@ _SCHEMA = (
         PRIMARY KEY (session_id, run_id, seq)
     ) WITHOUT ROWID""",
 )
+# Version 2: file snapshots. Blobs keep their rowid: SQLite advises against WITHOUT ROWID for
+# rows larger than a small fraction of a page, and file contents are.
+_SCHEMA_2 = (
+    "CREATE TABLE blobs (digest TEXT PRIMARY KEY, data BLOB NOT NULL)",
+    """CREATE TABLE snapshots (
+        session_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        digest TEXT,
+        PRIMARY KEY (session_id, run_id, path)
+    ) WITHOUT ROWID""",
+)
+_MIGRATIONS = {1: _SCHEMA_1, 2: _SCHEMA_2}
+"""The statements that take a database from the version before each key to that version."""
 
 _INSERT_EVENT = "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)"
 
@@ -259,6 +277,49 @@ class SQLiteStore:
             ).fetchone()
         return (row[0], json.loads(row[1])) if row else None
 
+    # ---- file snapshots -----------------------------------------------------------------------
+
+    def put_blob(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO blobs (digest, data) VALUES (?, ?)", (digest, bytes(data))
+            )
+        return digest
+
+    def get_blob(self, digest: str) -> bytes:
+        with self._lock:
+            row = self._db.execute("SELECT data FROM blobs WHERE digest = ?", (digest,)).fetchone()
+        if row is None:
+            raise KeyError(digest)
+        return bytes(row[0])
+
+    def record_snapshot(self, session_id: str, run_id: str, path: str, digest: str | None) -> None:
+        with self._lock:
+            self._require(session_id)
+            with self._transaction():
+                if digest is not None:
+                    known = self._db.execute(
+                        "SELECT 1 FROM blobs WHERE digest = ?", (digest,)
+                    ).fetchone()
+                    if known is None:
+                        raise KeyError(digest)
+                # OR IGNORE: the first record of a path in a run is the one a rewind needs.
+                self._db.execute(
+                    "INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)",
+                    (session_id, run_id, path, digest),
+                )
+
+    def snapshots(self, session_id: str, run_id: str) -> dict[str, str | None]:
+        with self._lock:
+            self._require(session_id)
+            rows = self._db.execute(
+                "SELECT path, digest FROM snapshots WHERE session_id = ? AND run_id = ?"
+                " ORDER BY path",
+                (session_id, run_id),
+            ).fetchall()
+        return dict(rows)
+
     def close(self) -> None:
         with self._lock:
             self._logs.clear()
@@ -288,10 +349,12 @@ class SQLiteStore:
                     f"{self.path} has schema version {version}; this moot reads up to "
                     f"{SCHEMA_VERSION}. Update moot."
                 )
-            if version == 0:
-                for statement in _SCHEMA:
+            # Every step from the file's version up runs in this one transaction, so a database
+            # is never left between versions (a new file starts at 0 and takes them all).
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[step]:
                     self._db.execute(statement)
-                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _require(self, session_id: str) -> None:
         if session_id in self._logs:

@@ -13,10 +13,11 @@ from typing import Annotated
 
 from pydantic import Field
 
-from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
+from moot.tools.write import OUTSIDE_A_RUN
 from moot.workspace.edits import EditLike, apply_edits
 from moot.workspace.errors import FILE_ERRORS, describe
-from moot.workspace.paths import Workspace, atomic_write, read_file_bytes
+from moot.workspace.paths import Workspace, read_file_bytes
 from moot.workspace.text import SNIFF_BYTES, decode, encode, looks_binary, sniff_encoding
 
 
@@ -40,19 +41,24 @@ def edit_tool(workspace: Workspace) -> FunctionTool:
         old: str,
         new: str,
         replace_all: Annotated[bool, Field(description="Replace every match")] = False,
+        ctx: ToolContext = OUTSIDE_A_RUN,
     ) -> ToolResult:
-        return edit_file(workspace, path, [_Replacement(old, new, replace_all)])
+        edits = [_Replacement(old, new, replace_all)]
+        return edit_file(workspace, path, edits, run_id=ctx.run_id)
 
     return edit
 
 
-def edit_file(workspace: Workspace, path: str, edits: Sequence[EditLike]) -> ToolResult:
+def edit_file(
+    workspace: Workspace, path: str, edits: Sequence[EditLike], *, run_id: str = ""
+) -> ToolResult:
     """Apply `edits` to a file, all or none; the result for `edit` and `multi_edit`.
 
     Args:
         workspace: Where `path` is.
         path: The file, as the model named it.
         edits: Applied in order, each to the result of the ones before.
+        run_id: The run editing, for the workspace's file snapshots; "" outside a run.
 
     Returns:
         What changed, or an error result when any edit cannot be applied (nothing written).
@@ -67,7 +73,7 @@ def edit_file(workspace: Workspace, path: str, edits: Sequence[EditLike]) -> Too
         encoding = sniff_encoding(data[:4])
         text, done = apply_edits(decode(data, encoding), edits)
         out = encode(text, encoding)
-        writer = atomic_write(workspace.root, target, out)
+        writer = workspace.write_bytes(target, out, run_id=run_id)
         assert writer.stat is not None
         workspace.ledger.record(target, writer.stat, out)
     except FileNotFoundError:

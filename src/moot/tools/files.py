@@ -18,7 +18,9 @@ def file_tools(workspace: Workspace) -> list[Tool]:
 
     Args:
         workspace: The directory they are confined to; its ledger is the session's memory of
-            what was read, so make one `Workspace` per session.
+            what was read, so make one `Workspace` per session. Give it
+            `snapshots=FileSnapshots(...)` and write, edit and multi_edit keep what each file
+            held before a run first changed it, for a rewind.
 
     Returns:
         The tools, read-only ones first.

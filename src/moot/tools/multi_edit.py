@@ -10,8 +10,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
 from moot.tools.edit import edit_file
+from moot.tools.write import OUTSIDE_A_RUN
 from moot.workspace.paths import Workspace
 
 
@@ -34,7 +35,11 @@ def multi_edit_tool(workspace: Workspace) -> FunctionTool:
         side_effect=SideEffect.WRITES_WORKSPACE,
         description="Apply several edits to one file in order; all succeed or none apply.",
     )
-    def multi_edit(path: str, edits: Annotated[list[Edit], Field(min_length=1)]) -> ToolResult:
-        return edit_file(workspace, path, edits)
+    def multi_edit(
+        path: str,
+        edits: Annotated[list[Edit], Field(min_length=1)],
+        ctx: ToolContext = OUTSIDE_A_RUN,
+    ) -> ToolResult:
+        return edit_file(workspace, path, edits, run_id=ctx.run_id)
 
     return multi_edit

@@ -7,9 +7,9 @@ order mark, line endings and mode; a new file is UTF-8, with missing parent dire
 
 from __future__ import annotations
 
-from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
 from moot.workspace.errors import FILE_ERRORS, describe
-from moot.workspace.paths import Workspace, atomic_write, read_file_bytes
+from moot.workspace.paths import Workspace, read_file_bytes
 from moot.workspace.text import (
     UTF8,
     dominant_newline,
@@ -18,6 +18,9 @@ from moot.workspace.text import (
     split_lines,
     to_newline,
 )
+
+OUTSIDE_A_RUN = ToolContext(session_id="", run_id="", call_id="", agent="", tool_call_id="")
+"""The context of a file tool called directly (tests, scripts): no run, so no file snapshot."""
 
 
 def write_tool(workspace: Workspace) -> FunctionTool:
@@ -28,22 +31,23 @@ def write_tool(workspace: Workspace) -> FunctionTool:
         side_effect=SideEffect.WRITES_WORKSPACE,
         description="Create or overwrite a file. Read an existing file before overwriting it.",
     )
-    def write(path: str, content: str) -> ToolResult:
+    def write(path: str, content: str, ctx: ToolContext = OUTSIDE_A_RUN) -> ToolResult:
         try:
-            return write_file(workspace, path, content)
+            return write_file(workspace, path, content, run_id=ctx.run_id)
         except FILE_ERRORS as exc:
             return ToolResult.error(describe(exc, path))
 
     return write
 
 
-def write_file(workspace: Workspace, path: str, content: str) -> ToolResult:
+def write_file(workspace: Workspace, path: str, content: str, *, run_id: str = "") -> ToolResult:
     """What `write` answers; raises the `FILE_ERRORS` it meets.
 
     Args:
         workspace: Where `path` is.
         path: The file, as the model named it.
         content: The whole new content.
+        run_id: The run writing, for the workspace's file snapshots; "" outside a run.
     """
     target = workspace.resolve_write(path)
     rel = workspace.relative(target)
@@ -58,7 +62,7 @@ def write_file(workspace: Workspace, path: str, content: str) -> ToolResult:
         encoding = sniff_encoding(existing[:4])
         old_text = existing[len(encoding.bom) :].decode(encoding.codec, "replace")
         data = encode(to_newline(content, dominant_newline(old_text)), encoding)
-    writer = atomic_write(workspace.root, target, data)
+    writer = workspace.write_bytes(target, data, run_id=run_id)
     assert writer.stat is not None
     workspace.ledger.record(target, writer.stat, data)
     verb = "Created" if existing is None else "Overwrote"

@@ -18,7 +18,7 @@ import secrets
 import stat
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from moot.workspace.ledger import ReadLedger
 
@@ -41,14 +41,26 @@ class PathRefused(Exception):
         super().__init__(f"{message}: {detail}" if detail else message)
 
 
+class SnapshotSink(Protocol):
+    """Keeps a file's content before a run first changes it (`moot.workspace.snapshots`)."""
+
+    def before_change(self, run_id: str, path: Path) -> None:
+        """Called right before `path` (from `Workspace.resolve_write`) is replaced in a run."""
+        ...
+
+
 class Workspace:
     """A directory the file tools are confined to, with this session's read ledger."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, snapshots: SnapshotSink | None = None
+    ) -> None:
         """Resolve `root` once; every later check compares against this real path.
 
         Args:
             root: The workspace directory.
+            snapshots: Told before `write_bytes` replaces a file in a run, so a rewind can
+                restore it; None keeps no snapshots.
 
         Raises:
             NotADirectoryError: `root` is not an existing directory.
@@ -60,6 +72,8 @@ class Workspace:
         """The real (symlink-free) path of the workspace directory."""
         self.ledger = ReadLedger()
         """What this session has read or written, to refuse edits of files changed since."""
+        self.snapshots = snapshots
+        """Where the content of a file about to change in a run is kept, if anywhere."""
         self._prefix = real if real.endswith(os.sep) else real + os.sep
 
     def __repr__(self) -> str:
@@ -131,6 +145,25 @@ class Workspace:
         if os.path.realpath(lexical) != str(lexical):  # belt and braces: a race or a loop
             raise PathRefused("symlink", path, "it resolves through a symlink")
         return lexical
+
+    def write_bytes(self, target: Path, data: bytes, *, run_id: str = "") -> AtomicWriter:
+        """Replace `target` with `data` atomically, first letting the snapshot sink keep it.
+
+        Args:
+            target: A path from `resolve_write`.
+            data: The whole new content.
+            run_id: The run making the change (`ToolContext.run_id`); "" outside a run, when
+                there is no turn to rewind and no snapshot is kept.
+
+        Returns:
+            The committed writer (see `atomic_write`).
+
+        Raises:
+            PathRefused, OSError: As `atomic_write`, or from the sink; nothing is written then.
+        """
+        if self.snapshots is not None and run_id:
+            self.snapshots.before_change(run_id, target)
+        return atomic_write(self.root, target, data)
 
     def open_for_write(self, path: str, *, allow_protected: bool = False) -> AtomicWriter:
         """Check `path` for writing and open it for an atomic replace (see `AtomicWriter`)."""

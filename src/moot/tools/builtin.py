@@ -1,0 +1,34 @@
+"""The built-in tools of one session, built around its workspace (no globals).
+
+Every front end (headless, the TUI, ACP) asks here for the same set, so an agent has the same
+tools wherever the person talks to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from moot.store.base import Store
+from moot.tools.base import Tool
+from moot.tools.files import file_tools
+from moot.tools.todo import TodoList, todo_tool
+from moot.tools.web_fetch import web_fetch_tool
+from moot.workspace.paths import Workspace
+from moot.workspace.snapshots import FileSnapshots
+
+
+def builtin_tools(
+    store: Store, session_id: str, root: Path, *, allow_private_web: bool = False
+) -> list[Tool]:
+    """Files, search, task list and web fetch for one session rooted at `root`.
+
+    Files a tool changes are snapshotted before their first change in each run, so a rewind
+    can restore them; the task list continues from the session's log.
+    """
+    workspace = Workspace(root, snapshots=FileSnapshots(store, session_id, root))
+    todos = TodoList.from_events(store.events(session_id, kinds=("tool_finished",)))
+    return [
+        *file_tools(workspace),
+        todo_tool(todos),
+        web_fetch_tool(allow_private=allow_private_web),
+    ]

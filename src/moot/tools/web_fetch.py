@@ -1,0 +1,505 @@
+"""The `web_fetch` tool: read a public web page or text file as plain text.
+
+Only http and https. Every hop (the URL and each redirect, followed by hand, at most five) is
+checked before anything is sent: the host is resolved, every address it resolves to must be a
+global one (not loopback, private, link-local, multicast, carrier-grade NAT, ...; IPv4 mapped,
+6to4 and NAT64 forms are unwrapped), and the connection then goes to an address that was
+checked, never to a second lookup of the name. The request keeps the name in its Host header
+and, over TLS, in SNI and certificate checking, so virtual hosts and certificates work as they
+would. That closes DNS rebinding (a name that answers a public address to the check and a
+private one to the connect) at the cost of re-implementing a little of what a client does
+itself: addresses are tried in the order the resolver gave them, without happy eyeballs, and
+environment proxies are not used (a proxy would resolve the name itself, past the check).
+
+Downloads stop at a byte cap and the whole fetch at a time cap. HTML becomes readable text
+(scripts, styles, navigation and footers dropped; headings, paragraphs, list items and links
+kept as text); other text is returned as is; binary content is refused without reading it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import ipaddress
+import re
+import socket
+import ssl
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from html.parser import HTMLParser
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field
+
+from moot._version import __version__
+from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.workspace.text import SNIFF_BYTES, looks_binary
+
+if TYPE_CHECKING:
+    import httpx
+
+Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
+"""Resolves a host name and port to IP address strings (the system resolver by default)."""
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+MaxBytes = Annotated[
+    int, Field(ge=1, description="Most bytes of text to return (the tool's cap applies)")
+]
+MAX_DOWNLOAD_BYTES = 2_000_000
+MAX_TEXT_BYTES = 100_000
+TIMEOUT_S = 20.0
+MAX_REDIRECTS = 5
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_TEXT_TYPES = frozenset(
+    {"application/json", "application/xml", "application/javascript", "application/x-ndjson"}
+)
+_ACCEPT = "text/html,application/xhtml+xml,text/*;q=0.9,application/json;q=0.8,*/*;q=0.1"
+
+
+class FetchRefused(Exception):
+    """A fetch the policy does not allow; `rule` names the check that refused it."""
+
+    def __init__(self, rule: str, detail: str) -> None:
+        self.rule = rule
+        """scheme, private-address, redirects or binary."""
+        super().__init__(f"web_fetch refused ({rule}): {detail}")
+
+
+def web_fetch_tool(
+    *,
+    allow_private: bool = False,
+    allow_networks: Iterable[str] = (),
+    max_download_bytes: int = MAX_DOWNLOAD_BYTES,
+    max_text_bytes: int = MAX_TEXT_BYTES,
+    timeout_s: float = TIMEOUT_S,
+    max_redirects: int = MAX_REDIRECTS,
+    resolver: Resolver | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+) -> FunctionTool:
+    """The `web_fetch` tool.
+
+    Args:
+        allow_private: Also fetch from non-global addresses (localhost, the LAN, cloud
+            metadata endpoints...). Off by default: a model should not reach them unasked.
+        allow_networks: Networks (CIDR, e.g. "10.1.2.0/24") allowed even though not global.
+        max_download_bytes: Stop reading a response body after this many (decoded) bytes.
+        max_text_bytes: The most text the model gets back: the default and the ceiling of
+            its `max_bytes`.
+        timeout_s: The whole fetch, redirects included, must finish within this.
+        max_redirects: Redirects followed before giving up.
+        resolver: Looks host names up; the system resolver when None.
+        ssl_context: Whom to trust over TLS; httpx's default (the certifi bundle) when None.
+    """
+    fetcher = _Fetcher(
+        _AddressPolicy(
+            allow_private, [ipaddress.ip_network(n, strict=False) for n in allow_networks]
+        ),
+        resolver or _system_resolve,
+        max_download_bytes=max_download_bytes,
+        timeout_s=timeout_s,
+        max_redirects=max_redirects,
+        ssl_context=ssl_context,
+    )
+
+    @tool(
+        name="web_fetch",
+        side_effect=SideEffect.NETWORK,
+        description=(
+            "Fetch an http(s) URL and return its content as text (HTML is converted to "
+            "readable text). Public addresses only."
+        ),
+    )
+    async def web_fetch(url: str, max_bytes: MaxBytes = max_text_bytes) -> ToolResult:
+        # Clamped, not refused: asking for more than the cap still gets the cap's worth.
+        max_bytes = min(max_bytes, max_text_bytes)
+        try:
+            return await fetcher.fetch(url, max_bytes)
+        except FetchRefused as exc:
+            return ToolResult.error(str(exc))
+        except TimeoutError:
+            return ToolResult.error(
+                f"web_fetch failed (timeout): {url} did not answer in full within {timeout_s:g} s"
+            )
+        except _FetchFailed as exc:
+            return ToolResult.error(f"web_fetch failed: {exc}")
+
+    return web_fetch
+
+
+class _FetchFailed(Exception):
+    """The network or the server failed (not a refusal); the message says how."""
+
+
+async def _system_resolve(host: str, port: int) -> list[str]:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+class _AddressPolicy:
+    def __init__(
+        self, allow_private: bool, networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network]
+    ) -> None:
+        self.allow_private = allow_private
+        self.networks = networks
+
+    def check(self, host: str, address: IPAddress) -> None:
+        if self.allow_private or any(address in net for net in self.networks):
+            return
+        why = _not_global(address)
+        if why:
+            named = host if _ip_or_none(host) is not None else f"{host} ({address})"
+            raise FetchRefused(
+                "private-address",
+                f"{named} is {why}; web_fetch only fetches public internet addresses",
+            )
+
+
+def _not_global(address: IPAddress) -> str | None:
+    """Why `address` is not a public internet address, or None when it is one."""
+    forms: list[IPAddress] = [address]
+    if isinstance(address, ipaddress.IPv6Address):
+        # An IPv6 form of an IPv4 address reaches that IPv4 host; judge the host.
+        if address.ipv4_mapped:
+            forms.append(address.ipv4_mapped)
+        if address.sixtofour:
+            forms.append(address.sixtofour)
+        if address in _NAT64:
+            forms.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    for form in forms:
+        for kind, test in (
+            ("a loopback address", form.is_loopback),
+            ("an unspecified address", form.is_unspecified),
+            ("a link-local address", form.is_link_local),
+            ("a multicast address", form.is_multicast),
+            ("a private address", form.is_private),
+            ("a reserved address", form.is_reserved),
+            ("not a globally routable address", not form.is_global),
+        ):
+            if test:
+                return kind
+    return None
+
+
+class _Fetcher:
+    def __init__(
+        self,
+        policy: _AddressPolicy,
+        resolver: Resolver,
+        *,
+        max_download_bytes: int,
+        timeout_s: float,
+        max_redirects: int,
+        ssl_context: ssl.SSLContext | None,
+    ) -> None:
+        self.policy = policy
+        self.resolver = resolver
+        self.max_download_bytes = max_download_bytes
+        self.timeout_s = timeout_s
+        self.max_redirects = max_redirects
+        self.verify: ssl.SSLContext | bool = ssl_context or True
+
+    async def fetch(self, url_text: str, max_text_bytes: int) -> ToolResult:
+        # httpx is imported on first use: building the tool list must not pay for it.
+        import httpx
+
+        try:
+            url = httpx.URL(url_text.strip())
+        except (httpx.InvalidURL, TypeError) as exc:
+            raise FetchRefused("scheme", f"not a valid URL: {exc}") from None
+        headers = {"User-Agent": f"moot/{__version__} (web_fetch)", "Accept": _ACCEPT}
+        # trust_env=False: an environment proxy would resolve names itself, past the check.
+        async with (
+            asyncio.timeout(self.timeout_s),
+            httpx.AsyncClient(
+                trust_env=False, verify=self.verify, timeout=self.timeout_s, headers=headers
+            ) as client,
+        ):
+            for _ in range(self.max_redirects + 1):
+                response = await self._open(client, url)
+                location = response.headers.get("location")
+                if response.status_code not in _REDIRECT_STATUSES or location is None:
+                    try:
+                        return await self._read(response, url, max_text_bytes)
+                    finally:
+                        await response.aclose()
+                await response.aclose()
+                try:
+                    url = url.join(location)
+                except httpx.InvalidURL as exc:
+                    raise _FetchFailed(f"{url} redirects to an invalid URL: {exc}") from None
+        raise FetchRefused("redirects", f"more than {self.max_redirects} redirects")
+
+    async def _open(self, client: httpx.AsyncClient, url: httpx.URL) -> httpx.Response:
+        """Send a GET for `url` to one of its checked addresses; the response is streamed."""
+        import httpx
+
+        if url.scheme not in ("http", "https"):
+            raise FetchRefused("scheme", f"only http and https URLs can be fetched, not {url}")
+        host = url.raw_host.decode("ascii")
+        if not host:
+            raise FetchRefused("scheme", f"{url} names no host")
+        port = url.port or (443 if url.scheme == "https" else 80)
+        literal = _ip_or_none(host)
+        addresses = [literal] if literal is not None else await self._resolve(host, port)
+        for address in addresses:
+            self.policy.check(host, address)
+        # TLS names the host, not the address we connect to: SNI and the certificate check.
+        named = url.scheme == "https" and literal is None
+        extensions = {"sni_hostname": host} if named else {}
+        failure: Exception | None = None
+        for address in addresses:
+            request = client.build_request(
+                "GET",
+                url.copy_with(host=str(address)),
+                # Connection: close, so a connection made for one name never carries a request
+                # for another name that happens to share its address (it was verified for one).
+                headers={"Host": url.netloc.decode("ascii"), "Connection": "close"},
+                extensions=extensions,
+            )
+            try:
+                return await client.send(request, stream=True)
+            except httpx.ConnectError as exc:
+                failure = exc  # try the next checked address
+            except httpx.TimeoutException:
+                raise TimeoutError from None
+            except httpx.HTTPError as exc:
+                raise _FetchFailed(f"{url}: {exc or type(exc).__name__}") from None
+        raise _FetchFailed(f"could not connect to {host}: {failure}")
+
+    async def _resolve(self, host: str, port: int) -> list[IPAddress]:
+        try:
+            found = await self.resolver(host, port)
+        except OSError as exc:
+            raise _FetchFailed(f"cannot resolve {host}: {exc}") from None
+        addresses = [a for a in (_ip_or_none(text) for text in found) if a is not None]
+        if not addresses:
+            raise _FetchFailed(f"cannot resolve {host}: no addresses")
+        return addresses
+
+    async def _read(
+        self, response: httpx.Response, url: httpx.URL, max_text_bytes: int
+    ) -> ToolResult:
+        import httpx
+
+        mime = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if mime and not _is_text(mime):
+            raise FetchRefused("binary", f"{url} is {mime}, not text; web_fetch returns text only")
+        body = bytearray()
+        cut = False
+        try:
+            async for chunk in response.aiter_bytes():
+                room = self.max_download_bytes - len(body)
+                body += chunk[:room]
+                if len(chunk) > room:
+                    cut = True
+                    break
+        except httpx.TimeoutException:
+            raise TimeoutError from None
+        except httpx.HTTPError as exc:
+            raise _FetchFailed(f"{url}: the response broke off ({exc})") from None
+        if not mime and looks_binary(bytes(body[:SNIFF_BYTES])):
+            raise FetchRefused("binary", f"{url} looks like binary content; web_fetch returns text")
+        html = mime in _HTML_TYPES or (not mime and _looks_like_html(body))
+        text = _decode(bytes(body), response.charset_encoding, html)
+        head = f"{url} ({response.status_code}, {mime or 'no content type'})"
+        if html:
+            title, text = html_to_text(text, base_url=str(url))
+            head += f"\nTitle: {title}" if title else ""
+        notes = [f"download stopped at {self.max_download_bytes} bytes"] if cut else []
+        encoded = text.encode()
+        if len(encoded) > max_text_bytes:
+            text = encoded[:max_text_bytes].decode("utf-8", "ignore")
+            notes.append(f"text cut to {max_text_bytes} of {len(encoded)} bytes")
+        parts = [head, text.strip()]
+        if notes:
+            parts.append(f"[Truncated: {'; '.join(notes)}.]")
+        status = response.status_code
+        display = {
+            "url": str(url),
+            "status": status,
+            "content_type": mime,
+            "truncated": bool(notes),
+        }
+        if status >= 400:
+            parts[0] = f"HTTP error: {parts[0]}"
+        return ToolResult("\n\n".join(parts), is_error=status >= 400, display=display)
+
+
+def _ip_or_none(text: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _is_text(mime: str) -> bool:
+    return (
+        mime.startswith("text/")
+        or mime in _HTML_TYPES
+        or mime in _TEXT_TYPES
+        or mime.endswith(("+json", "+xml"))
+    )
+
+
+def _looks_like_html(body: bytes | bytearray) -> bool:
+    head = bytes(body[:1024]).lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html"))
+
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
+
+
+def _decode(body: bytes, charset: str | None, html: bool) -> str:
+    """Text from `body`: a BOM, the header's charset, an HTML meta charset, else UTF-8."""
+    if body.startswith(codecs.BOM_UTF8):
+        return body[3:].decode("utf-8", "replace")
+    if not charset and html:
+        found = _META_CHARSET.search(body[:2048])
+        charset = found.group(1).decode("ascii") if found else None
+    try:
+        return body.decode(charset or "utf-8", "replace")
+    except LookupError:  # a charset Python does not know
+        return body.decode("utf-8", "replace")
+
+
+# ---- HTML to text ------------------------------------------------------------------------------
+
+_SKIPPED = frozenset(
+    {"script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "nav",
+     "footer", "select", "button"}
+)  # fmt: skip
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+     "track", "wbr"}
+)  # fmt: skip
+_BLOCKS = frozenset(
+    {"p", "div", "section", "article", "main", "header", "aside", "ul", "ol", "dl", "table",
+     "blockquote", "pre", "figure", "figcaption", "form", "address", "details", "summary",
+     "hr", "body"}
+)  # fmt: skip
+_LINES = frozenset({"li", "dt", "dd", "tr", "br", "caption"})
+_SPACE = re.compile(r"\s+")
+
+
+def html_to_text(html: str, base_url: str = "") -> tuple[str, str]:
+    """Readable text of an HTML page: what a person would read, as plain lines.
+
+    Args:
+        html: The page.
+        base_url: Where it came from; relative links are resolved against it.
+
+    Returns:
+        The page's title and its text: headings as `#` lines, list items as `- ` lines,
+        links as `text (url)`, whitespace collapsed except inside `<pre>`.
+    """
+    parser = _HtmlText(base_url)
+    parser.feed(html)
+    parser.close()
+    return parser.title.strip(), parser.text()
+
+
+class _HtmlText(HTMLParser):
+    def __init__(self, base_url: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.base_url = base_url
+        self.title = ""
+        self._out: list[str] = []
+        self._last = "\n"  # the last character written; start as if at a line start
+        self._skip: tuple[str, int] | None = None  # the skipped element's tag, and its depth
+        self._pre = 0
+        self._in_title = False
+        self._links: list[tuple[str, int]] = []  # href, where the link text starts in _out
+
+    def text(self) -> str:
+        text = "".join(self._out)
+        text = re.sub(r"[ \t]+\n", "\n", text)
+        return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._skip is not None:
+            if tag == self._skip[0]:
+                self._skip = (tag, self._skip[1] + 1)
+            return
+        named = dict(attrs)
+        hidden = "hidden" in named or named.get("aria-hidden") == "true"
+        if tag not in _VOID and (tag in _SKIPPED or hidden):
+            self._skip = (tag, 1)
+        elif tag == "title":
+            self._in_title = True
+        elif len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            self._break(2)
+            self._write("#" * int(tag[1]) + " ")
+        elif tag == "li":
+            self._break(1)
+            self._write("- ")
+        elif tag in ("td", "th") and self._last not in " \n":
+            self._write(" ")
+        elif tag == "a":
+            self._links.append((named.get("href") or "", len(self._out)))
+        elif tag == "pre":
+            self._break(2)
+            self._pre += 1
+        elif tag in _BLOCKS:
+            self._break(2)
+        elif tag in _LINES:
+            self._break(1)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._skip is not None:
+            name, depth = self._skip
+            if tag in ("body", "html"):  # an unclosed skipped element ends with the page
+                self._skip = None
+            elif tag == name:
+                self._skip = (name, depth - 1) if depth > 1 else None
+            return
+        if tag == "title":
+            self._in_title = False
+        elif tag == "a" and self._links:
+            self._end_link(*self._links.pop())
+        elif tag == "pre":
+            self._pre = max(0, self._pre - 1)
+            self._break(2)
+        elif (len(tag) == 2 and tag[0] == "h" and tag[1] in "123456") or tag in _BLOCKS:
+            self._break(2)
+        elif tag in _LINES:
+            self._break(1)
+
+    def handle_data(self, data: str) -> None:
+        if self._skip is not None:
+            return
+        if self._in_title:
+            self.title += _SPACE.sub(" ", data)
+        elif self._pre:
+            self._write(data)
+        else:
+            data = _SPACE.sub(" ", data)
+            if self._last in " \n":
+                data = data.lstrip(" ")
+            self._write(data)
+
+    def _end_link(self, href: str, start: int) -> None:
+        from urllib.parse import urljoin
+
+        if not href or href.startswith(("#", "javascript:", "mailto:", "data:")):
+            return
+        target = urljoin(self.base_url, href)
+        label = "".join(self._out[start:]).strip()
+        if label and label not in (href, target):
+            self._write(f" ({target})")
+        elif not label:
+            self._write(target)
+
+    def _write(self, text: str) -> None:
+        if text:
+            self._out.append(text)
+            self._last = text[-1]
+
+    def _break(self, lines: int) -> None:
+        """End the current line, leaving `lines` line breaks (2 is a blank line)."""
+        tail = "".join(self._out[-3:])
+        have = len(tail) - len(tail.rstrip("\n"))
+        if not self._out:
+            return
+        if have < lines:
+            self._write("\n" * (lines - have))

@@ -1,0 +1,477 @@
+"""Git for the agent: a repository opened for one call, commits of the agent's own files, undo.
+
+Every operation opens the repository, runs git through gitpython and closes it again (see
+`open_repo`). Text the model chose (paths, revisions, branch names) never reaches git's
+command line where it could be read as an option: paths go after `--` as literal pathspecs,
+revisions and branch names are checked first.
+
+Agent commits carry a `Moot-Session: <session id>` trailer. `undo_last_agent_commit` takes
+back only such a commit, and only while nothing would be lost (see its docstring).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from moot.workspace.paths import PathRefused, Workspace
+
+if TYPE_CHECKING:
+    import git
+
+TRAILER_KEY = "Moot-Session"
+"""The commit trailer that marks a commit moot made; its value is the session id."""
+MAX_OUTPUT_BYTES = 40_000
+"""Diffs and commits shown to the model are cut here (at a line end), with a note."""
+_SCAN_LIMIT = 16 * 1024 * 1024
+"""Past the cap, output is only counted, and only this far; then git is stopped."""
+_MAX_ERROR_CHARS = 1500
+_GLOBAL_OPTIONS = ("-c", "core.quotepath=off", "-c", "color.ui=false")
+# Read-only calls must not take index.lock to refresh stat data: the person's own git (or an
+# editor) may be running at the same time, and a read must never make their command fail.
+_READ_ENV = {"GIT_OPTIONAL_LOCKS": "0"}
+_TRAILER_LINE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*: ")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+class GitError(Exception):
+    """A git operation failed; the message is written for the model or the person to act on."""
+
+
+class UndoRefused(GitError):
+    """`undo_last_agent_commit` will not take HEAD back; the message says why."""
+
+
+GIT_ERRORS: tuple[type[Exception], ...] = (GitError, PathRefused)
+"""What the git tools answer with an error result rather than letting escape."""
+
+
+@dataclass(frozen=True)
+class Capped:
+    """Output cut to `MAX_OUTPUT_BYTES`."""
+
+    text: str
+    more_lines: int
+    """Lines left out; 0 when the whole output is in `text`."""
+    counted_all: bool = True
+    """False when git was stopped before the end, so `more_lines` is a lower bound."""
+
+    def note(self, hint: str) -> str:
+        """`text`, with a line saying what was left out (and `hint`) when something was."""
+        if not self.more_lines:
+            return self.text
+        more = f"{self.more_lines:,}{'' if self.counted_all else '+'}"
+        cap = f"{MAX_OUTPUT_BYTES // 1000} KB"
+        return f"{self.text}\n[output capped at {cap}: {more} more lines not shown; {hint}]"
+
+
+@dataclass(frozen=True)
+class StatusEntry:
+    """One line of `git status --porcelain=v2`."""
+
+    kind: str
+    """`changed`, `renamed` (or copied), `conflict` or `untracked`."""
+    xy: str
+    """Index and work-tree status letters, `.` for unchanged (`??` when untracked)."""
+    path: str
+    """From the top of the work tree."""
+    orig: str | None = None
+    """The path before a rename or copy."""
+
+
+@dataclass(frozen=True)
+class AgentCommit:
+    """A commit moot made or took back."""
+
+    sha: str
+    branch: str | None
+    """The branch it is (or was) on; None on a detached HEAD."""
+    subject: str
+    files: tuple[str, ...]
+    """The paths it changed, from the top of the work tree."""
+
+    @property
+    def short(self) -> str:
+        return self.sha[:7]
+
+
+class GitRepo:
+    """A repository opened for one call, seen from a directory inside its work tree."""
+
+    def __init__(self, repo: git.Repo, root: Path) -> None:
+        self.repo = repo
+        """The gitpython repository; closed when `open_repo` exits."""
+        self.top = Path(os.path.realpath(repo.working_tree_dir or root))
+        """The top of the work tree."""
+        prefix = os.path.relpath(root, self.top)
+        self.prefix = "" if prefix == "." else Path(prefix).as_posix()
+        """`root` relative to `top` ("" when it is the top): git's paths start there."""
+
+    def git(self, *args: str, read_only: bool = True) -> str:
+        """Run `git <args>` at the top of the work tree and return its output.
+
+        Raises:
+            GitError: git exited with an error; the message is git's own.
+        """
+        status, out, err = self.repo.git.execute(
+            ["git", *_GLOBAL_OPTIONS, *args],
+            with_extended_output=True,
+            with_exceptions=False,
+            stdout_as_string=False,
+            strip_newline_in_stdout=False,
+            env=_READ_ENV if read_only else None,
+        )
+        if status != 0:
+            raise GitError(_git_message(err, args[0], status))
+        assert isinstance(out, bytes)
+        return out.decode("utf-8", "replace")
+
+    def git_capped(self, *args: str) -> Capped:
+        """Run a read-only `git <args>` whose output may be huge; keep its first part.
+
+        Raises:
+            GitError: git exited with an error.
+        """
+        proc = self.repo.git.execute(
+            ["git", *_GLOBAL_OPTIONS, *args], as_process=True, env=_READ_ENV
+        )
+        popen = proc.proc
+        errors = bytearray()
+        # stderr is drained alongside: warnings (one per file) can fill its pipe while we read
+        # stdout, and git would block on it forever.
+        drain = threading.Thread(target=lambda: errors.extend(popen.stderr.read()), daemon=True)
+        drain.start()
+        stopped = False
+        try:
+            head = popen.stdout.read(MAX_OUTPUT_BYTES)
+            rest_lines = rest_bytes = 0
+            while chunk := popen.stdout.read(64 * 1024):
+                rest_lines += chunk.count(b"\n")
+                rest_bytes += len(chunk)
+                if rest_bytes > _SCAN_LIMIT:
+                    stopped = True
+                    popen.kill()
+                    break
+            status = popen.wait()
+            drain.join()
+        finally:
+            if popen.poll() is None:
+                popen.kill()
+                popen.wait()
+            popen.stdout.close()
+            drain.join()
+            popen.stderr.close()
+        if status != 0 and not stopped:
+            raise GitError(_git_message(bytes(errors), args[0], status))
+        text = head.decode("utf-8", "replace")
+        if rest_bytes:  # end at the last whole line; the cut line's newline is in the rest
+            text = text.rpartition("\n")[0]
+            rest_lines = max(rest_lines, 1)
+        return Capped(text.rstrip("\n"), rest_lines, counted_all=not stopped)
+
+    def specs(self, target: Path) -> list[str]:
+        """Literal pathspecs for `target`, a path inside the work tree; [] for the top itself."""
+        rel = os.path.relpath(target, self.top)
+        if rel == ".":
+            return []
+        if rel == ".." or rel.startswith(".." + os.sep):
+            raise PathRefused("outside-repository", str(target), f"the work tree is {self.top}")
+        # literal: a file named `*.py` or `:x` means that file, never a pattern or magic.
+        return [":(literal)" + Path(rel).as_posix()]
+
+    def model_specs(self, workspace: Workspace, path: str) -> list[str]:
+        """Pathspecs for a path the model gave, after the workspace's path policy.
+
+        Raises:
+            PathRefused: The policy refuses the path.
+        """
+        workspace.resolve_read(path)  # NUL bytes, empty, outside (also through a symlink)
+        # The lexical path, not the resolved one: git tracks a symlink as the link itself.
+        return self.specs(Path(os.path.normpath(os.path.join(workspace.root, path))))
+
+    def shown(self, repo_path: str) -> str:
+        """A path from the top of the work tree as the model sees paths (from `root`)."""
+        if self.prefix and repo_path.startswith(self.prefix + "/"):
+            return repo_path[len(self.prefix) + 1 :]
+        return repo_path
+
+    def branch(self) -> str | None:
+        """The current branch (even one with no commits yet); None on a detached HEAD."""
+        head = self.repo.head
+        return None if head.is_detached else head.reference.name
+
+    def status(self, specs: list[str], *, all_untracked: bool = False) -> list[StatusEntry]:
+        """Changed, conflicted and untracked paths under `specs` (everything when empty)."""
+        args = ["status", "--porcelain=v2", "-z"]
+        args.append("--untracked-files=all" if all_untracked else "--untracked-files=normal")
+        return parse_status(self.git(*args, "--", *self._scoped(specs)))[1]
+
+    def commit_sha(self, rev: str) -> str:
+        """The full hash of the commit `rev` names.
+
+        Raises:
+            GitError: `rev` names no commit (or looks like an option).
+        """
+        if not rev.strip() or rev.startswith("-") or "\x00" in rev:
+            raise GitError(f"not a revision: {rev!r}")
+        try:
+            sha = self.git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        except GitError:
+            sha = ""
+        if not sha.strip():
+            raise GitError(f"unknown revision {rev!r}: no commit by that name")
+        return sha.strip()
+
+    def _scoped(self, specs: list[str]) -> list[str]:
+        # With the workspace below the top of the work tree, "everything" means the workspace.
+        return specs or self.specs(self.top / self.prefix)
+
+
+def parse_status(output: str) -> tuple[dict[str, str], list[StatusEntry]]:
+    """`git status --porcelain=v2 -z [--branch]` as its headers and its entries."""
+    headers: dict[str, str] = {}
+    entries: list[StatusEntry] = []
+    records = iter(output.split("\0"))
+    for record in records:
+        if record.startswith("# "):
+            key, _, value = record[2:].partition(" ")
+            headers[key] = value
+        elif record.startswith("1 "):
+            fields = record.split(" ", 8)
+            entries.append(StatusEntry("changed", fields[1], fields[8]))
+        elif record.startswith("2 "):
+            fields = record.split(" ", 9)
+            entries.append(StatusEntry("renamed", fields[1], fields[9], next(records, "")))
+        elif record.startswith("u "):
+            fields = record.split(" ", 10)
+            entries.append(StatusEntry("conflict", fields[1], fields[10]))
+        elif record.startswith("? "):
+            entries.append(StatusEntry("untracked", "??", record[2:]))
+    return headers, entries
+
+
+@contextlib.contextmanager
+def open_repo(root: str | os.PathLike[str]) -> Iterator[GitRepo]:
+    """Open the repository whose work tree holds `root`, for one call, and close it after.
+
+    gitpython keeps helper processes (`git cat-file --batch`) and memory maps alive for as long
+    as a `Repo` lives, and leaks them in a long-lived program such as moot unless the `Repo` is
+    closed; so no `Repo` outlives the call that opened it.
+
+    Args:
+        root: A directory inside the work tree (the workspace root).
+
+    Yields:
+        The opened repository; gitpython's own errors raised inside become `GitError`.
+
+    Raises:
+        GitError: Not inside a repository, a bare repository, git missing, or git failed.
+    """
+    gitpython = _gitpython()
+    try:
+        repo = gitpython.Repo(root, search_parent_directories=True)
+    except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
+        raise GitError(f"not a git repository: {root} (nor any parent directory)") from None
+    try:
+        if repo.bare or repo.working_tree_dir is None:
+            raise GitError(f"{repo.git_dir} is a bare repository; it has no work tree")
+        yield GitRepo(repo, Path(os.path.realpath(root)))
+    except gitpython.GitCommandError as exc:
+        command = " ".join(str(part) for part in exc.command[1:2])
+        raise GitError(_git_message(exc.stderr, command, exc.status)) from exc
+    except (gitpython.BadName, gitpython.BadObject) as exc:
+        raise GitError(f"unknown object: {exc}") from exc
+    finally:
+        repo.close()
+
+
+def _gitpython() -> Any:
+    # Imported on first use: gitpython takes ~80 ms to import and runs `git version` as it does.
+    try:
+        import git
+    except ImportError as exc:  # also raised when the git program is missing
+        raise GitError(f"git is not available: {exc}".splitlines()[0]) from exc
+    return git
+
+
+def _git_message(stderr: bytes | str | None, command: str, status: object) -> str:
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr or ""
+    text = text.strip()
+    if text.startswith("stderr: '"):  # gitpython's GitCommandError formats stderr this way
+        text = text[len("stderr: '") :].removesuffix("'")
+    if not text:
+        return f"git {command} failed (exit status {status})"
+    return text if len(text) <= _MAX_ERROR_CHARS else text[:_MAX_ERROR_CHARS] + "…"
+
+
+def with_trailer(message: str, session_id: str) -> str:
+    """`message` with the `Moot-Session` trailer, joined to an existing trailer block if any."""
+    body = message.strip()
+    line = f"{TRAILER_KEY}: {' '.join(session_id.split()) or 'unknown'}"
+    paragraphs = _PARAGRAPH_BREAK.split(body)
+    last = paragraphs[-1].splitlines()
+    if len(paragraphs) > 1 and all(_TRAILER_LINE.match(text) for text in last):
+        return f"{body}\n{line}\n"
+    return f"{body}\n\n{line}\n"
+
+
+def agent_session(message: str) -> str | None:
+    """The session id in a commit message's `Moot-Session` trailer; None when it has none."""
+    paragraphs = _PARAGRAPH_BREAK.split(message.strip())
+    if len(paragraphs) < 2:
+        return None
+    for line in paragraphs[-1].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key == TRAILER_KEY and value.strip():
+            return value.strip()
+    return None
+
+
+def turn_message(prompt: str) -> str:
+    """A commit subject for a turn: `moot: ` and the prompt's first line, cut to fit 72."""
+    first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+    first = first or "changes"
+    room = 72 - len("moot: ")
+    return "moot: " + (first if len(first) <= room else first[: room - 1].rstrip() + "…")
+
+
+def commit_specs(repo: GitRepo, specs: list[str], message: str) -> AgentCommit:
+    """Commit the changes under `specs` and nothing else, whatever else is staged.
+
+    Other staged changes stay staged, untouched; new files under `specs` are added, deleted
+    ones removed. `specs` must not be empty (that would mean everything).
+
+    Raises:
+        GitError: Nothing to commit under `specs`, or git refused (a hook, a merge...).
+    """
+    if not specs:
+        raise GitError("nothing to commit: no paths given")
+    if not message.strip():
+        raise GitError("give a commit message")
+    entries = repo.status(specs, all_untracked=True)
+    if not entries:
+        raise GitError(
+            "nothing to commit: those files have no uncommitted changes"
+            " (ignored files are never committed)"
+        )
+    conflicts = [repo.shown(e.path) for e in entries if e.kind == "conflict"]
+    if conflicts:
+        raise GitError(f"resolve the merge conflicts first: {', '.join(conflicts)}")
+    files = sorted({e.path for e in entries} | {e.orig for e in entries if e.orig})
+    exact = [":(literal)" + path for path in files]
+    repo.git("add", "--all", "--", *exact, read_only=False)
+    # --only: commit just these paths, from the work tree; the rest of the index is left alone.
+    repo.git("commit", "--quiet", "--only", "-m", message, "--", *exact, read_only=False)
+    sha = repo.git("rev-parse", "HEAD").strip()
+    subject = message.strip().splitlines()[0]
+    return AgentCommit(sha, repo.branch(), subject, tuple(files))
+
+
+def changed_specs(
+    repo: GitRepo, workspace: Workspace, changed_files: Callable[[], Iterable[Path]]
+) -> list[str]:
+    """Pathspecs for the files the agent changed, those inside the workspace."""
+    specs: list[str] = []
+    for path in changed_files():
+        normal = os.path.normpath(os.path.join(workspace.root, path))
+        if workspace.contains(normal) and normal != str(workspace.root):
+            specs += repo.specs(Path(normal))
+    return sorted(set(specs))
+
+
+class AutoCommit:
+    """At the end of a turn, commit the files the agent changed, as an agent commit.
+
+    Files the agent changed but that are already committed (or ignored) are skipped, so a turn
+    that changed nothing makes no commit. A file the person edited too is committed as it is
+    on disk: git cannot tell whose lines are whose.
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        session_id: str,
+        changed_files: Callable[[], Iterable[Path]],
+    ) -> None:
+        """Remember where to commit, as whom, and how to learn what the agent changed.
+
+        Args:
+            workspace: The session's workspace; files outside it are never committed.
+            session_id: Goes into the `Moot-Session` trailer of every commit.
+            changed_files: The paths the agent wrote this session (absolute or from the root).
+        """
+        self.workspace = workspace
+        self.session_id = session_id
+        self.changed_files = changed_files
+
+    def commit_turn(self, prompt: str) -> AgentCommit | None:
+        """Commit what the agent changed; blocking, so call it from a worker thread.
+
+        Args:
+            prompt: The person's prompt for the turn; its first line becomes the subject.
+
+        Returns:
+            The commit, or None when there was nothing to commit.
+
+        Raises:
+            GitError: Not a repository, a hook refused, a merge in progress...
+        """
+        with open_repo(self.workspace.root) as repo:
+            specs = changed_specs(repo, self.workspace, self.changed_files)
+            if not specs or not repo.status(specs, all_untracked=True):
+                return None
+            message = with_trailer(turn_message(prompt), self.session_id)
+            return commit_specs(repo, specs, message)
+
+
+def undo_last_agent_commit(
+    root: str | os.PathLike[str], *, session_id: str | None = None
+) -> AgentCommit:
+    """Take back HEAD if moot made it, restoring the files it touched to how they were before.
+
+    This is `git reset --keep HEAD~1`: the branch moves back one commit and only the files that
+    commit touched change on disk; other local changes stay as they are. It is refused unless
+    nothing can be lost: HEAD must carry the `Moot-Session` trailer (of `session_id`, when
+    given), have exactly one parent, have no uncommitted changes in the files it touched, and
+    not be on any remote-tracking branch (a pushed commit is never rewritten; revert it
+    instead). The commit itself stays in the reflog; its hash is returned to say so.
+
+    Returns:
+        The commit that was taken back.
+
+    Raises:
+        UndoRefused: One of the conditions above does not hold.
+        GitError: Not a repository, no commits, or git failed.
+    """
+    with open_repo(root) as repo:
+        try:
+            head = repo.repo.head.commit
+        except ValueError:
+            raise UndoRefused("nothing to undo: the repository has no commits") from None
+        message = str(head.message)
+        short = head.hexsha[:7]
+        found = agent_session(message)
+        if found is None:
+            raise UndoRefused(f"HEAD {short} is not a moot commit (no {TRAILER_KEY} trailer)")
+        if session_id is not None and found != session_id:
+            raise UndoRefused(f"HEAD {short} was made by another moot session ({found})")
+        if len(head.parents) != 1:
+            raise UndoRefused(f"HEAD {short} is a merge or the first commit; undo it by hand")
+        touched = repo.git("diff", "--name-only", "-z", "--no-renames", "HEAD~1", "HEAD")
+        files = tuple(path for path in touched.split("\0") if path)
+        dirty = repo.status([":(literal)" + path for path in files], all_untracked=True)
+        if files and dirty:
+            names = ", ".join(sorted({e.path for e in dirty}))
+            raise UndoRefused(f"uncommitted changes to files {short} touched: {names}")
+        if repo.git("for-each-ref", "--count=1", f"--contains={head.hexsha}", "refs/remotes"):
+            raise UndoRefused(f"HEAD {short} is already pushed; revert it instead")
+        branch = repo.branch()
+        repo.git("reset", "--quiet", "--keep", "HEAD~1", read_only=False)
+        subject = message.strip().splitlines()[0] if message.strip() else ""
+        return AgentCommit(head.hexsha, branch, subject, files)

@@ -1,0 +1,160 @@
+"""File snapshots: what each file held before a run first changed it, so a rewind can undo it.
+
+`Workspace.write_bytes` calls `FileSnapshots.before_change` right before it replaces a file.
+The first call for a file in a run keeps the file's bytes as a content-addressed blob in the
+store (or records that it did not exist); later calls in the same run change nothing, so the
+snapshot is the state before the run, not before its last edit. `restore` writes those bytes
+back exactly, through the same atomic, symlink-refusing writer the tools use, and removes the
+files the run created.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from moot.workspace.paths import PathRefused, atomic_write, open_dir_chain, read_file_bytes
+
+if TYPE_CHECKING:
+    from moot.store.base import Store
+
+
+@dataclass(frozen=True)
+class RestoreFailure:
+    """A file `restore` could not put back."""
+
+    path: str
+    """Workspace-relative, with `/`."""
+    reason: str
+
+
+class RestoreError(Exception):
+    """Some files could not be restored; the others were."""
+
+    def __init__(self, restored: list[Path], failures: list[RestoreFailure]) -> None:
+        self.restored = restored
+        """The files that were put back."""
+        self.failures = failures
+        """The files that were not, and why."""
+        listed = "; ".join(f"{f.path}: {f.reason}" for f in failures)
+        super().__init__(f"could not restore {len(failures)} file(s): {listed}")
+
+
+class FileSnapshots:
+    """A session's file snapshots in a `Store`, for the files below one workspace root.
+
+    Satisfies `moot.workspace.paths.SnapshotSink`; safe to call from tool worker threads.
+    """
+
+    def __init__(self, store: Store, session_id: str, root: str | os.PathLike[str]) -> None:
+        """Keep snapshots of files below `root` under `session_id` in `store`.
+
+        Args:
+            store: Holds the blobs and snapshot records.
+            session_id: The session the runs belong to.
+            root: The workspace root (the same directory the `Workspace` has).
+        """
+        self.store = store
+        self.session_id = session_id
+        self.root = Path(os.path.realpath(root))
+        # What this process already recorded, to skip reading a file again on every write of a
+        # run; the store's first-record-wins rule keeps it right without this cache too.
+        self._seen: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def before_change(self, run_id: str, path: Path) -> None:
+        """Keep what `path` holds now, unless this run already kept it.
+
+        Args:
+            run_id: The run about to change the file.
+            path: The file, absolute and below the root (from `Workspace.resolve_write`).
+
+        Raises:
+            PathRefused: `path` is outside the root, or is a symlink or not a regular file.
+            OSError: The file exists but cannot be read.
+        """
+        rel = self._relative(path)
+        with self._lock:
+            if (run_id, rel) in self._seen:
+                return
+            if rel not in self.store.snapshots(self.session_id, run_id):
+                try:
+                    data, _ = read_file_bytes(self.root, path)
+                except (FileNotFoundError, NotADirectoryError):
+                    digest = None
+                else:
+                    digest = self.store.put_blob(data)
+                self.store.record_snapshot(self.session_id, run_id, rel, digest)
+            self._seen.add((run_id, rel))
+
+    def changed(self, run_id: str) -> dict[str, str | None]:
+        """The files `run_id` changed, workspace-relative, each with its earlier blob's digest."""
+        return self.store.snapshots(self.session_id, run_id)
+
+    def restore(self, run_id: str) -> list[Path]:
+        """Put every file the run changed back as it was before the run.
+
+        A file that existed gets its old bytes back exactly (an existing file keeps its
+        mode); a file the run created is removed. Directories the run created stay.
+
+        Args:
+            run_id: The run to undo.
+
+        Returns:
+            The absolute paths restored or removed, sorted.
+
+        Raises:
+            RestoreError: Some files could not be restored (its `restored` lists the others).
+        """
+        restored: list[Path] = []
+        failures: list[RestoreFailure] = []
+        for rel, digest in sorted(self.changed(run_id).items()):
+            target = self.root.joinpath(*PurePosixPath(rel).parts)
+            try:
+                if digest is None:
+                    self._remove(target)
+                else:
+                    atomic_write(self.root, target, self.store.get_blob(digest))
+            except (OSError, PathRefused, KeyError) as exc:
+                failures.append(RestoreFailure(rel, _reason(exc)))
+            else:
+                restored.append(target)
+        if failures:
+            raise RestoreError(restored, failures)
+        return restored
+
+    def _relative(self, path: Path) -> str:
+        if not path.is_absolute() or not path.is_relative_to(self.root) or path == self.root:
+            raise PathRefused("outside-workspace", str(path), f"not below {self.root}")
+        return path.relative_to(self.root).as_posix()
+
+    def _remove(self, target: Path) -> None:
+        """Remove a file (or a symlink) the run created; a directory there is refused."""
+        parts = target.relative_to(self.root).parts
+        try:
+            dir_fd = open_dir_chain(self.root, parts[:-1])
+        except (FileNotFoundError, NotADirectoryError):
+            return  # its directory is gone, so the file is too
+        try:
+            try:
+                st = os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "a directory stands there now", str(target))
+            os.unlink(parts[-1], dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"the store has no blob {exc.args[0]}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
