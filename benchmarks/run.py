@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 import import_time
 import loop_overhead
 import provider_speed
+import repo_map_speed
 import resume_time
 import startup_time
 import store_append
@@ -36,6 +37,7 @@ BENCHMARKS = {
         resume_time,
         provider_speed,
         tool_overhead,
+        repo_map_speed,
     )
 }
 

@@ -100,8 +100,16 @@ def offenders(library: str, allowed: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize(("library", "allowed"), [("textual", "tui"), ("prompt_toolkit", "repl")])
-def test_ui_libraries_stay_in_their_package(library: str, allowed: str) -> None:
+@pytest.mark.parametrize(
+    ("library", "allowed"),
+    [
+        ("textual", "tui"),
+        ("prompt_toolkit", "repl"),
+        ("tree_sitter", "repomap"),
+        ("docker", "sandbox"),
+    ],
+)
+def test_heavy_libraries_stay_in_their_package(library: str, allowed: str) -> None:
     assert offenders(library, allowed) == []
 
 

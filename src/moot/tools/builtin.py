@@ -11,6 +11,8 @@ from pathlib import Path
 from moot.store.base import Store
 from moot.tools.base import Tool
 from moot.tools.files import file_tools
+from moot.tools.repo_map import repo_map_tool
+from moot.tools.symbols import symbols_tool
 from moot.tools.todo import TodoList, todo_tool
 from moot.tools.web_fetch import web_fetch_tool
 from moot.workspace.paths import Workspace
@@ -20,7 +22,7 @@ from moot.workspace.snapshots import FileSnapshots
 def builtin_tools(
     store: Store, session_id: str, root: Path, *, allow_private_web: bool = False
 ) -> list[Tool]:
-    """Files, search, task list and web fetch for one session rooted at `root`.
+    """Files, search, the repo map, task list and web fetch for one session rooted at `root`.
 
     Files a tool changes are snapshotted before their first change in each run, so a rewind
     can restore them; the task list continues from the session's log.
@@ -29,6 +31,8 @@ def builtin_tools(
     todos = TodoList.from_events(store.events(session_id, kinds=("tool_finished",)))
     return [
         *file_tools(workspace),
+        repo_map_tool(workspace),
+        symbols_tool(workspace),
         todo_tool(todos),
         web_fetch_tool(allow_private=allow_private_web),
     ]
