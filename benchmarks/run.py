@@ -19,12 +19,14 @@ from datetime import UTC, datetime
 
 import import_time
 import loop_overhead
+import grep_speed
 import provider_speed
 import repo_map_speed
 import resume_time
 import startup_time
 import store_append
 import tool_overhead
+import tool_schemas
 from report import Row, table
 
 BENCHMARKS = {
@@ -38,6 +40,8 @@ BENCHMARKS = {
         provider_speed,
         tool_overhead,
         repo_map_speed,
+        tool_schemas,
+        grep_speed,
     )
 }
 

@@ -20,7 +20,17 @@ from moot._version import __version__
 
 SOURCE = Path(__file__).parents[1] / "src" / "moot"
 
-HEAVY = ("pydantic", "textual", "httpx", "prompt_toolkit", "docker", "yaml", "mcp", "tree_sitter")
+HEAVY = (
+    "pydantic",
+    "textual",
+    "httpx",
+    "prompt_toolkit",
+    "docker",
+    "yaml",
+    "mcp",
+    "tree_sitter",
+    "git",
+)
 
 
 def modules_after(code: str) -> set[str]:

@@ -27,6 +27,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from moot.doctor import run_doctor
 
         return run_doctor(options)
+    if options.command == "undo":
+        from moot.workspace.git import GIT_ERRORS, undo_last_agent_commit
+
+        try:
+            undone = undo_last_agent_commit(".")
+        except GIT_ERRORS as exc:
+            print(f"moot: {exc}", file=sys.stderr)
+            return 1
+        print(f"took back {undone.sha[:10]} {undone.subject} ({len(undone.files)} files)")
+        return 0
     if options.command == "login":
         from moot.login import run_login
 

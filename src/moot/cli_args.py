@@ -74,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument(
         "--model", action="append", metavar="PROVIDER/MODEL", help="check this model (repeatable)"
     )
+    sub.add_parser("undo", help="take back moot's last commit here (see MOOT_AUTO_COMMIT)")
     login = sub.add_parser("login", help="save an API key (mode 0600) for a provider")
     login.add_argument("provider")
     return parser

@@ -21,7 +21,8 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
 from moot.providers.registry import UnknownModel, resolve_model
-from moot.tools.builtin import builtin_tools
+from moot.tools.builtin import builtin_tools, session_workspace
+from moot.workspace.paths import Workspace
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -80,11 +81,12 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             return _fail(f"no session {options.resume!r}")
         title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
         session_id = options.resume or store.create_session(title=title, workspace=str(cwd)).id
+        workspace = session_workspace(store, session_id, cwd)
         runtime = Runtime(
             [agent],
             store=store,
             session_id=session_id,
-            tools=builtin_tools(store, session_id, cwd),
+            tools=builtin_tools(store, session_id, workspace),
             limits=limits,
         )
         if options.prompt is not None and runtime.unfinished_run:
@@ -95,7 +97,10 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         if options.prompt is None and not runtime.unfinished_run:
             return _fail(f"session {runtime.session_id} has no unfinished run to resume")
         try:
-            return asyncio.run(_drive(runtime, options, out))
+            code = asyncio.run(_drive(runtime, options, out))
+            if os.environ.get("MOOT_AUTO_COMMIT") and options.prompt:
+                _auto_commit(workspace, session_id, options.prompt)
+            return code
         except BrokenPipeError:
             # The reader went away (`moot -p ... | head -1`). asyncio.run has cancelled a run
             # still going, so its log ends with turn_finished. Point stdout at devnull so the
@@ -106,6 +111,19 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             return EXIT_STOPPED
     finally:
         store.close()
+
+
+def _auto_commit(workspace: Workspace, session_id: str, prompt: str) -> None:
+    """Commit the files the turn changed as an agent commit (`moot undo` takes it back)."""
+    from moot.workspace.git import GIT_ERRORS, AutoCommit
+
+    try:
+        made = AutoCommit(workspace, session_id, lambda: set(workspace.changed)).commit_turn(prompt)
+    except GIT_ERRORS as exc:
+        print(f"moot: auto-commit skipped: {exc}", file=sys.stderr)
+        return
+    if made is not None:
+        print(f"moot: committed {made.sha[:10]} {made.subject}", file=sys.stderr)
 
 
 async def _drive(runtime: Runtime, options: Namespace, out: TextIO) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 from moot.store.base import Store
 from moot.tools.base import Tool
 from moot.tools.files import file_tools
+from moot.tools.git_tools import git_tools
 from moot.tools.repo_map import repo_map_tool
 from moot.tools.symbols import symbols_tool
 from moot.tools.todo import TodoList, todo_tool
@@ -19,18 +20,23 @@ from moot.workspace.paths import Workspace
 from moot.workspace.snapshots import FileSnapshots
 
 
-def builtin_tools(
-    store: Store, session_id: str, root: Path, *, allow_private_web: bool = False
-) -> list[Tool]:
-    """Files, search, the repo map, task list and web fetch for one session rooted at `root`.
+def session_workspace(store: Store, session_id: str, root: Path) -> Workspace:
+    """The workspace of a session: files a tool changes are snapshotted before their first
+    change in each run, so a rewind can restore them."""
+    return Workspace(root, snapshots=FileSnapshots(store, session_id, root))
 
-    Files a tool changes are snapshotted before their first change in each run, so a rewind
-    can restore them; the task list continues from the session's log.
+
+def builtin_tools(
+    store: Store, session_id: str, workspace: Workspace, *, allow_private_web: bool = False
+) -> list[Tool]:
+    """Files, search, git, the repo map, the task list and web fetch for one session.
+
+    The task list continues from the session's log.
     """
-    workspace = Workspace(root, snapshots=FileSnapshots(store, session_id, root))
     todos = TodoList.from_events(store.events(session_id, kinds=("tool_finished",)))
     return [
         *file_tools(workspace),
+        *git_tools(workspace, changed_files=lambda: set(workspace.changed)),
         repo_map_tool(workspace),
         symbols_tool(workspace),
         todo_tool(todos),

@@ -51,6 +51,9 @@ class UndoRefused(GitError):
 GIT_ERRORS: tuple[type[Exception], ...] = (GitError, PathRefused)
 """What the git tools answer with an error result rather than letting escape."""
 
+ChangedFiles = Callable[[], Iterable[str | os.PathLike[str]]]
+"""The files the agent changed this session: absolute, or relative to the workspace root."""
+
 
 @dataclass(frozen=True)
 class Capped:
@@ -159,7 +162,6 @@ class GitRepo:
                     popen.kill()
                     break
             status = popen.wait()
-            drain.join()
         finally:
             if popen.poll() is None:
                 popen.kill()
@@ -175,25 +177,27 @@ class GitRepo:
             rest_lines = max(rest_lines, 1)
         return Capped(text.rstrip("\n"), rest_lines, counted_all=not stopped)
 
-    def specs(self, target: Path) -> list[str]:
-        """Literal pathspecs for `target`, a path inside the work tree; [] for the top itself."""
+    def spec(self, target: Path) -> str:
+        """A literal pathspec for `target`, a path inside the work tree (`.` for the top)."""
         rel = os.path.relpath(target, self.top)
-        if rel == ".":
-            return []
         if rel == ".." or rel.startswith(".." + os.sep):
             raise PathRefused("outside-repository", str(target), f"the work tree is {self.top}")
         # literal: a file named `*.py` or `:x` means that file, never a pattern or magic.
-        return [":(literal)" + Path(rel).as_posix()]
+        return ":(literal)" + Path(rel).as_posix()
 
-    def model_specs(self, workspace: Workspace, path: str) -> list[str]:
-        """Pathspecs for a path the model gave, after the workspace's path policy.
+    def workspace_spec(self) -> str:
+        """The pathspec of everything the workspace holds."""
+        return self.spec(self.top / self.prefix)
+
+    def model_spec(self, workspace: Workspace, path: str) -> str:
+        """The pathspec for a path the model gave, after the workspace's path policy.
 
         Raises:
             PathRefused: The policy refuses the path.
         """
         workspace.resolve_read(path)  # NUL bytes, empty, outside (also through a symlink)
         # The lexical path, not the resolved one: git tracks a symlink as the link itself.
-        return self.specs(Path(os.path.normpath(os.path.join(workspace.root, path))))
+        return self.spec(Path(os.path.normpath(os.path.join(workspace.root, path))))
 
     def shown(self, repo_path: str) -> str:
         """A path from the top of the work tree as the model sees paths (from `root`)."""
@@ -207,10 +211,10 @@ class GitRepo:
         return None if head.is_detached else head.reference.name
 
     def status(self, specs: list[str], *, all_untracked: bool = False) -> list[StatusEntry]:
-        """Changed, conflicted and untracked paths under `specs` (everything when empty)."""
+        """Changed, conflicted and untracked paths under `specs` (the workspace when empty)."""
         args = ["status", "--porcelain=v2", "-z"]
         args.append("--untracked-files=all" if all_untracked else "--untracked-files=normal")
-        return parse_status(self.git(*args, "--", *self._scoped(specs)))[1]
+        return parse_status(self.git(*args, "--", *(specs or [self.workspace_spec()])))[1]
 
     def commit_sha(self, rev: str) -> str:
         """The full hash of the commit `rev` names.
@@ -227,10 +231,6 @@ class GitRepo:
         if not sha.strip():
             raise GitError(f"unknown revision {rev!r}: no commit by that name")
         return sha.strip()
-
-    def _scoped(self, specs: list[str]) -> list[str]:
-        # With the workspace below the top of the work tree, "everything" means the workspace.
-        return specs or self.specs(self.top / self.prefix)
 
 
 def parse_status(output: str) -> tuple[dict[str, str], list[StatusEntry]]:
@@ -373,15 +373,13 @@ def commit_specs(repo: GitRepo, specs: list[str], message: str) -> AgentCommit:
     return AgentCommit(sha, repo.branch(), subject, tuple(files))
 
 
-def changed_specs(
-    repo: GitRepo, workspace: Workspace, changed_files: Callable[[], Iterable[Path]]
-) -> list[str]:
+def changed_specs(repo: GitRepo, workspace: Workspace, changed_files: ChangedFiles) -> list[str]:
     """Pathspecs for the files the agent changed, those inside the workspace."""
     specs: list[str] = []
     for path in changed_files():
         normal = os.path.normpath(os.path.join(workspace.root, path))
         if workspace.contains(normal) and normal != str(workspace.root):
-            specs += repo.specs(Path(normal))
+            specs.append(repo.spec(Path(normal)))
     return sorted(set(specs))
 
 
@@ -397,7 +395,7 @@ class AutoCommit:
         self,
         workspace: Workspace,
         session_id: str,
-        changed_files: Callable[[], Iterable[Path]],
+        changed_files: ChangedFiles,
     ) -> None:
         """Remember where to commit, as whom, and how to learn what the agent changed.
 
@@ -472,6 +470,9 @@ def undo_last_agent_commit(
         if repo.git("for-each-ref", "--count=1", f"--contains={head.hexsha}", "refs/remotes"):
             raise UndoRefused(f"HEAD {short} is already pushed; revert it instead")
         branch = repo.branch()
-        repo.git("reset", "--quiet", "--keep", "HEAD~1", read_only=False)
+        # To the parent by hash, and only if HEAD has not moved since the checks above.
+        if repo.git("rev-parse", "HEAD").strip() != head.hexsha:
+            raise UndoRefused("HEAD moved while checking; try again")
+        repo.git("reset", "--quiet", "--keep", head.parents[0].hexsha, read_only=False)
         subject = message.strip().splitlines()[0] if message.strip() else ""
         return AgentCommit(head.hexsha, branch, subject, files)

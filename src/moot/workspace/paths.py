@@ -73,6 +73,8 @@ class Workspace:
         self.ledger = ReadLedger()
         """What this session has read or written, to refuse edits of files changed since."""
         self.snapshots = snapshots
+        self.changed: set[Path] = set()
+        """Files the session's tools have written (git_commit and auto-commit take these)."""
         """Where the content of a file about to change in a run is kept, if anywhere."""
         self._prefix = real if real.endswith(os.sep) else real + os.sep
 
@@ -163,7 +165,9 @@ class Workspace:
         """
         if self.snapshots is not None and run_id:
             self.snapshots.before_change(run_id, target)
-        return atomic_write(self.root, target, data)
+        writer = atomic_write(self.root, target, data)
+        self.changed.add(target)
+        return writer
 
     def open_for_write(self, path: str, *, allow_protected: bool = False) -> AtomicWriter:
         """Check `path` for writing and open it for an atomic replace (see `AtomicWriter`)."""

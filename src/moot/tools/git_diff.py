@@ -1,0 +1,43 @@
+"""The `git_diff` tool: uncommitted changes, in the work tree or staged, capped in size."""
+
+from __future__ import annotations
+
+from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.workspace.git import GIT_ERRORS, GitRepo, open_repo
+from moot.workspace.paths import Workspace
+
+
+def git_diff_tool(workspace: Workspace) -> FunctionTool:
+    """The `git_diff` tool, for the repository `workspace` is in."""
+
+    @tool(
+        name="git_diff",
+        side_effect=SideEffect.READ_ONLY,
+        description="Git diff of unstaged changes, or staged ones; optionally of one path.",
+    )
+    def git_diff(path: str | None = None, staged: bool = False) -> ToolResult:
+        try:
+            with open_repo(workspace.root) as repo:
+                return diff(repo, workspace, path, staged=staged)
+        except GIT_ERRORS as exc:
+            return ToolResult.error(str(exc))
+
+    return git_diff
+
+
+def diff(repo: GitRepo, workspace: Workspace, path: str | None, *, staged: bool) -> ToolResult:
+    """What `git_diff` answers; raises the `GIT_ERRORS` it meets."""
+    specs = [repo.model_spec(workspace, path)] if path else []
+    args = ["diff", "--no-color", "--no-ext-diff"]
+    if staged:
+        args.append("--cached")
+    if repo.prefix:  # paths as the model knows them, and only the workspace's
+        args.append(f"--relative={repo.prefix}")
+    out = repo.git_capped(*args, "--", *specs)
+    where = f" in {path}" if path else ""
+    if not out.text:
+        if staged:
+            return ToolResult(f"No staged changes{where}.")
+        return ToolResult(f"No unstaged changes{where} (staged=true shows staged ones).")
+    hint = "name a path to see one file" if not path else "read the file instead"
+    return ToolResult(out.note(hint), display={"diff": out.text, "staged": staged})

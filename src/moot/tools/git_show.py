@@ -1,0 +1,36 @@
+"""The `git_show` tool: one commit's header, message and diff, capped in size."""
+
+from __future__ import annotations
+
+from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.workspace.git import GIT_ERRORS, GitRepo, open_repo
+from moot.workspace.paths import Workspace
+
+
+def git_show_tool(workspace: Workspace) -> FunctionTool:
+    """The `git_show` tool, for the repository `workspace` is in."""
+
+    @tool(
+        name="git_show",
+        side_effect=SideEffect.READ_ONLY,
+        description="A git commit's message and diff.",
+    )
+    def git_show(rev: str = "HEAD") -> ToolResult:
+        try:
+            with open_repo(workspace.root) as repo:
+                return show(repo, rev)
+        except GIT_ERRORS as exc:
+            return ToolResult.error(str(exc))
+
+    return git_show
+
+
+def show(repo: GitRepo, rev: str) -> ToolResult:
+    """What `git_show` answers; raises the `GIT_ERRORS` it meets."""
+    sha = repo.commit_sha(rev)  # checked first: `rev` never reaches git as an option
+    args = ["show", "--no-color", "--no-ext-diff", "--patch-with-stat", "--format=medium"]
+    if repo.prefix:
+        args.append(f"--relative={repo.prefix}")
+    out = repo.git_capped(*args, sha, "--")
+    hint = "git_diff or read show single files"
+    return ToolResult(out.note(hint), display={"sha": sha, "show": out.text})
