@@ -17,9 +17,9 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import grep_speed
 import import_time
 import loop_overhead
-import grep_speed
 import provider_speed
 import repo_map_speed
 import resume_time
