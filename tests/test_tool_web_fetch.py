@@ -14,7 +14,8 @@ import pytest
 
 from model_server import ModelServer, Reply
 from moot.tools.base import SideEffect, ToolContext
-from moot.tools.web_fetch import _not_global, html_to_text, web_fetch_tool
+from moot.tools.html_text import html_to_text
+from moot.tools.web_fetch import _not_global, web_fetch_tool
 
 CTX = ToolContext("ses_1", "run_1", "call_1", "main", "tc_1")
 LOOPBACK = ["127.0.0.1/32"]
