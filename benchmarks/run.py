@@ -17,12 +17,14 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import docker_overhead
 import grep_speed
 import import_time
 import loop_overhead
 import provider_speed
 import repo_map_speed
 import resume_time
+import sandbox_overhead
 import startup_time
 import store_append
 import tool_overhead
@@ -42,6 +44,8 @@ BENCHMARKS = {
         repo_map_speed,
         tool_schemas,
         grep_speed,
+        sandbox_overhead,
+        docker_overhead,
     )
 }
 

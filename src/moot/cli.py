@@ -27,6 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from moot.doctor import run_doctor
 
         return run_doctor(options)
+    if options.command == "sandbox":
+        from moot.sandbox_cli import run_sandbox_cli
+
+        return run_sandbox_cli(options)
     if options.command == "undo":
         from moot.workspace.git import GIT_ERRORS, undo_last_agent_commit
 

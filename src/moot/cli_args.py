@@ -16,6 +16,8 @@ examples:
   moot --resume ses_0190...          finish a run a crash or kill left open
   moot sessions list
   moot sessions export ses_0190... --format md
+  moot sandbox status                where shell commands run (MOOT_SANDBOX), and why
+  moot sandbox run -- ls -la
 """
 
 
@@ -74,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument(
         "--model", action="append", metavar="PROVIDER/MODEL", help="check this model (repeatable)"
     )
+    from moot.sandbox_cli import add_sandbox_parser
+
+    add_sandbox_parser(sub)
     sub.add_parser("undo", help="take back moot's last commit here (see MOOT_AUTO_COMMIT)")
     login = sub.add_parser("login", help="save an API key (mode 0600) for a provider")
     login.add_argument("provider")

@@ -21,6 +21,9 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
 from moot.providers.registry import UnknownModel, resolve_model
+from moot.sandbox.background import BackgroundShells
+from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.select import SandboxChoice, choose_sandbox
 from moot.tools.builtin import builtin_tools, session_workspace
 from moot.workspace.paths import Workspace
 
@@ -82,11 +85,25 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
         session_id = options.resume or store.create_session(title=title, workspace=str(cwd)).id
         workspace = session_workspace(store, session_id, cwd)
+        try:
+            shell = choose_sandbox(
+                os.environ.get("MOOT_SANDBOX") or "auto",
+                SandboxPolicy(workspace.root),
+                session_id=session_id,
+            )
+        except ValueError as exc:
+            return _fail(f"MOOT_SANDBOX: {exc}")
+        if shell.backend == "host":
+            print(
+                f"moot: shell commands run on the host, unsandboxed ({shell.reason})",
+                file=sys.stderr,
+            )
+        shells = BackgroundShells()
         runtime = Runtime(
             [agent],
             store=store,
             session_id=session_id,
-            tools=builtin_tools(store, session_id, workspace),
+            tools=builtin_tools(store, session_id, workspace, shell, shells),
             limits=limits,
         )
         if options.prompt is not None and runtime.unfinished_run:
@@ -97,7 +114,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         if options.prompt is None and not runtime.unfinished_run:
             return _fail(f"session {runtime.session_id} has no unfinished run to resume")
         try:
-            code = asyncio.run(_drive(runtime, options, out))
+            code = asyncio.run(_drive(runtime, options, out, shell, shells))
             if os.environ.get("MOOT_AUTO_COMMIT") and options.prompt:
                 _auto_commit(workspace, session_id, options.prompt)
             return code
@@ -126,7 +143,23 @@ def _auto_commit(workspace: Workspace, session_id: str, prompt: str) -> None:
         print(f"moot: committed {made.sha[:10]} {made.subject}", file=sys.stderr)
 
 
-async def _drive(runtime: Runtime, options: Namespace, out: TextIO) -> int:
+async def _drive(
+    runtime: Runtime,
+    options: Namespace,
+    out: TextIO,
+    shell: SandboxChoice,
+    shells: BackgroundShells,
+) -> int:
+    try:
+        return await _turn(runtime, options, out)
+    finally:
+        # Background shells and the sandbox (a Docker container) end with the session.
+        await shells.close()
+        if shell.sandbox is not None:
+            await shell.sandbox.close()
+
+
+async def _turn(runtime: Runtime, options: Namespace, out: TextIO) -> int:
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, runtime.submit, ops.Interrupt())
     loop.add_signal_handler(signal.SIGTERM, runtime.submit, ops.Interrupt())

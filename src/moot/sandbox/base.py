@@ -24,6 +24,10 @@ class SandboxPolicy:
     """False: no network at all (the default)."""
     protected: tuple[str, ...] = (".git", ".moot")
     """Workspace-relative paths that stay read-only inside the sandbox."""
+    output_dir: Path | None = None
+    """Where the full output of a command longer than the cap is saved, on the host; None:
+    `<workspace>/.moot/outputs/<time>-<random>/`. Keep it inside the workspace: the model
+    reads these files with the `read` tool, which never leaves it (see `output.py`)."""
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from moot.sandbox.background import BackgroundShells
+from moot.sandbox.select import SandboxChoice
 from moot.store.base import Store
 from moot.tools.base import Tool
 from moot.tools.files import file_tools
 from moot.tools.git_tools import git_tools
 from moot.tools.repo_map import repo_map_tool
+from moot.tools.shell_tools import shell_tools
 from moot.tools.symbols import symbols_tool
 from moot.tools.todo import TodoList, todo_tool
 from moot.tools.web_fetch import web_fetch_tool
@@ -27,16 +30,24 @@ def session_workspace(store: Store, session_id: str, root: Path) -> Workspace:
 
 
 def builtin_tools(
-    store: Store, session_id: str, workspace: Workspace, *, allow_private_web: bool = False
+    store: Store,
+    session_id: str,
+    workspace: Workspace,
+    shell: SandboxChoice,
+    shells: BackgroundShells,
+    *,
+    allow_private_web: bool = False,
 ) -> list[Tool]:
-    """Files, search, git, the repo map, the task list and web fetch for one session.
+    """Files, search, git, the shell, the repo map, the task list and web fetch of a session.
 
-    The task list continues from the session's log.
+    Shell commands run in `shell.sandbox`; with none, `bash` refuses and says how to enable
+    one. The task list continues from the session's log.
     """
     todos = TodoList.from_events(store.events(session_id, kinds=("tool_finished",)))
     return [
         *file_tools(workspace),
         *git_tools(workspace, changed_files=lambda: set(workspace.changed)),
+        *shell_tools(shell.sandbox, workspace, shells, unavailable=shell.describe()),
         repo_map_tool(workspace),
         symbols_tool(workspace),
         todo_tool(todos),

@@ -1,0 +1,218 @@
+"""Commands in a bubblewrap sandbox: a read-only view of this machine with the workspace writable.
+
+Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
+
+- The root file system is bound read-only (`--ro-bind / /`); the workspace is bound writable
+  at its own path, and `policy.protected` paths in it (`.git`, `.moot`) read-only again when
+  they exist. A private directory of this sandbox (one per session, removed at `close`) is
+  `/tmp`, so temporary files last across the session's commands but no longer, and the host's
+  `/tmp` stays out of sight.
+- `/run` is an empty tmpfs: the host's Unix sockets live there (the Docker socket is root on the
+  host; D-Bus can ask systemd to run anything; the ssh agent signs as the user). A read-only
+  bind does not stop `connect()` on a socket, so hiding them is the only defence. Credential
+  files in the home directory (`HIDDEN_IN_HOME`) and moot's saved keys are hidden too.
+- A minimal `/dev`, a fresh `/proc`; new PID, IPC, UTS (and cgroup) namespaces, so a command
+  sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
+  kill everything in it. `--new-session` keeps a command from pushing keys into the terminal.
+- No network (`--unshare-net`: only a loopback of its own) unless `policy.network`.
+- The environment is scrubbed of secrets (`env.scrub_env`); `TMPDIR=/tmp`.
+
+What it does not contain: anything readable on the host stays readable (except what is
+hidden above); a protected path that does not exist yet can be created; Unix sockets outside
+`/run` and `/tmp` stay reachable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.env import scrub_env
+from moot.sandbox.host import ProcessSandbox
+from moot.sandbox.output import MAX_OUTPUT_CHARS
+from moot.sandbox.process import KILL_GRACE
+
+HIDDEN_IN_HOME = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".local/share/keyrings",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+)
+"""Where people keep credentials, relative to the home directory; hidden when they exist."""
+_NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+_PROBE_FLAGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_NAMESPACES)
+
+
+def find_bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+def bwrap_unavailable(bwrap: str | None = None) -> str | None:
+    """Why bubblewrap cannot run commands here, or None when it can (probed once per path).
+
+    The probe runs `true` with the mounts and namespaces a command gets, network unshared:
+    `bwrap` may be installed where user namespaces are not allowed (some containers, some
+    hardened kernels), and only trying tells.
+    """
+    path = bwrap or find_bwrap()
+    if path is None:
+        return "bubblewrap is not installed (no `bwrap` on PATH)"
+    return _probe(path)
+
+
+@functools.cache
+def _probe(path: str) -> str | None:
+    argv = [path, *_PROBE_FLAGS, "--unshare-net", "--die-with-parent", "true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`{path}` could not be run: {exc}"
+    if done.returncode != 0:
+        detail = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+        return f"`{path}` does not work here: {detail[0]}"
+    return None
+
+
+def bwrap_version(bwrap: str | None = None) -> str:
+    """`bwrap --version`'s answer, e.g. "bubblewrap 0.8.0"; "" when it has none."""
+    path = bwrap or find_bwrap()
+    if path is None:
+        return ""
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip()
+
+
+def hidden_paths(home: Path, keys_file: Path | None) -> list[Path]:
+    """The credential files and directories to hide that exist."""
+    candidates = [home / rel for rel in HIDDEN_IN_HOME]
+    if keys_file is not None:
+        candidates.append(keys_file)
+    return [path for path in candidates if os.path.lexists(path)]
+
+
+def bwrap_args(
+    bwrap: str,
+    *,
+    workspace: Path,
+    protected: tuple[str, ...],
+    network: bool,
+    tmp: Path,
+    cwd: Path,
+    hidden: list[Path],
+) -> list[str]:
+    """The `bwrap` arguments before `--` for one command (see the module docstring)."""
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
+    if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
+        args += ["--tmpfs", "/var/run"]
+    if network:  # name resolution may go through systemd-resolved's stub, under /run
+        for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
+            args += ["--ro-bind-try", resolver, resolver]
+    for path in hidden:
+        if os.path.isdir(path) and not os.path.islink(path):
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        elif os.path.isfile(path) and not os.path.islink(path):
+            args += ["--ro-bind", "/dev/null", str(path)]
+    args += ["--bind", str(tmp), "/tmp", "--bind", str(workspace), str(workspace)]
+    for rel in protected:
+        path = workspace / rel
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue  # missing: nothing to protect (see the module docstring)
+        # A symlink is left alone: binding would follow it, perhaps over the workspace itself.
+        if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+            args += ["--ro-bind", str(path), str(path)]
+    args += [*_NAMESPACES, *(() if network else ("--unshare-net",))]
+    args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    return args
+
+
+class BubblewrapSandbox(ProcessSandbox):
+    """Commands in bubblewrap: read-only root, writable workspace and `/tmp`, no network."""
+
+    name = "bubblewrap"
+    wrapper = True
+
+    def __init__(
+        self,
+        policy: SandboxPolicy,
+        *,
+        bwrap: str | None = None,
+        kill_grace: float = KILL_GRACE,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+        keys_file: Path | None = None,
+    ) -> None:
+        """Args:
+        policy: The workspace, its protected paths, and whether the network is allowed.
+        bwrap: The `bwrap` program; found on PATH when None.
+        kill_grace: Seconds between SIGTERM and SIGKILL when a command is killed.
+        max_output_chars: What a result shows of a command's output at most.
+        keys_file: moot's saved API keys, hidden from commands; the default key file when
+            None.
+
+        Raises:
+            FileNotFoundError: There is no `bwrap`.
+        """
+        super().__init__(policy, kill_grace=kill_grace, max_output_chars=max_output_chars)
+        found = bwrap or find_bwrap()
+        if found is None:
+            raise FileNotFoundError("bubblewrap is not installed (no `bwrap` on PATH)")
+        self.bwrap = found
+        self.keys_file = keys_file if keys_file is not None else _default_keys_file()
+        self._tmp: Path | None = None
+
+    @property
+    def tmp(self) -> Path:
+        """This sandbox's private `/tmp`, on the host; made on first use."""
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="moot-sandbox-tmp-"))
+        return self._tmp
+
+    def command_argv(self, command: str, cwd: Path) -> list[str]:
+        args = bwrap_args(
+            self.bwrap,
+            workspace=self.workspace,
+            protected=self.policy.protected,
+            network=self.policy.network,
+            tmp=self.tmp,
+            cwd=cwd,
+            hidden=hidden_paths(Path.home(), self.keys_file),
+        )
+        return [*args, "--", "bash", "-c", command]
+
+    def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        return scrub_env(env, extra={"TMPDIR": "/tmp"})
+
+    async def close(self) -> None:
+        """Kill background commands and remove the private `/tmp`."""
+        await super().close()
+        if self._tmp is not None:
+            await asyncio.to_thread(shutil.rmtree, self._tmp, ignore_errors=True)
+            self._tmp = None
+
+
+def _default_keys_file() -> Path:
+    from moot.providers.credentials import key_file  # not at the top: providers import more
+
+    return key_file()

@@ -1,0 +1,475 @@
+"""DockerSandbox: shell commands in one container per session, one `docker exec` per command.
+
+The container starts on first use from a local image (`scripts/sandbox-image` builds the default
+one): root file system read-only, a tmpfs `/tmp`, the workspace bind-mounted read-write at the
+same path with its protected paths (`.git`, `.moot`) mounted read-only on top, no network unless
+the policy allows it, memory, CPU and PID limits, every capability dropped, and an init as PID 1
+so orphans are reaped. A new container per command would cost about a second; an exec costs
+tens of milliseconds.
+
+Kill semantics match the local backends (`process.py`): on timeout, cancellation or `kill()`
+the command's whole tree gets SIGTERM, then SIGKILL after a grace period; and whatever a command
+leaves running in its session when it ends is killed too. `docker_image` says how the tree is
+found inside the container.
+
+Containers carry labels naming the session and the host process that owns them; `close()`
+removes the container, and `cleanup_orphans()` (run before each new container starts) removes
+those whose owning process is gone, so a crashed session leaves nothing running for long.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from moot.sandbox import docker_image
+from moot.sandbox.base import CommandResult, OutputCallback
+from moot.sandbox.docker_image import DockerSettings
+from moot.sandbox.env import scrub_env
+from moot.sandbox.output import MAX_OUTPUT_CHARS, HeadTail, OutputCapture, OutputDir, Stream
+from moot.sandbox.process import KILL_GRACE
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+
+    from moot.sandbox.base import SandboxPolicy
+
+Feed = Callable[..., None]
+"""Takes output as it arrives: `feed(stream, data, final=False)`, as `OutputCapture.feed`."""
+_KILL_WAIT = 5.0
+"""Seconds to wait for a SIGKILLed command's exec to end before we stop reading its output."""
+
+
+def docker_unavailable(image: str = docker_image.DEFAULT_IMAGE) -> str | None:
+    """Why the Docker sandbox cannot run here (naming Docker), or None when it can."""
+    reason = docker_image.unavailable_reason(image)
+    return None if reason is None else f"docker: {reason}"
+
+
+class DockerSandboxError(RuntimeError):
+    """The engine, the image or the container is missing; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether the Docker sandbox can run here; false in a boolean context when it cannot."""
+
+    ok: bool
+    reason: str
+    """Why not or, when it can, what it will use."""
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+class DockerSandbox:
+    """Runs commands in the session's container; see the module docstring."""
+
+    name = "docker"
+
+    def __init__(
+        self,
+        policy: SandboxPolicy,
+        *,
+        session_id: str | None = None,
+        settings: DockerSettings | None = None,
+        kill_grace: float = KILL_GRACE,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+        outputs: OutputDir | None = None,
+    ) -> None:
+        """Nothing starts here: the container starts with the first command.
+
+        Args:
+            policy: What commands may touch; the workspace is mounted at the same path.
+            session_id: Labels the container (`moot.session`) and names it; by default a
+                fresh id.
+            settings: Image and limits.
+            kill_grace: Seconds between SIGTERM and SIGKILL when a command is killed.
+            max_output_chars: What a result shows of a command's output at most.
+            outputs: Where full outputs of long commands are saved; by default
+                `policy.output_dir`, else under the workspace's `.moot/outputs/`.
+        """
+        self.policy = policy
+        self.session_id = session_id or f"pid{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.settings = settings or DockerSettings()
+        self.kill_grace = kill_grace
+        self.max_output_chars = max_output_chars
+        self.workspace = policy.workspace.resolve()
+        self.outputs = outputs or OutputDir(self.workspace, policy.output_dir)
+        self._engine: DockerClient | None = None
+        self._container: Container | None = None
+        self._shell = "/bin/sh"
+        self._starting = asyncio.Lock()
+        self._background: list[DockerBackground] = []
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+
+    @staticmethod
+    def available(image: str = docker_image.DEFAULT_IMAGE) -> Availability:
+        """Whether an engine answers and has `image`; if not, a reason a person can act on."""
+        reason = docker_unavailable(image)
+        if reason is not None:
+            return Availability(False, reason)
+        return Availability(True, f"a Docker engine answers and has the image {image}")
+
+    @staticmethod
+    def cleanup_orphans(engine: DockerClient | None = None) -> list[str]:
+        """Remove moot containers whose owning process (on this host) no longer exists.
+
+        Args:
+            engine: The client to use; by default one for the engine the environment names.
+
+        Returns:
+            The names of the containers removed.
+        """
+        if engine is not None:
+            return docker_image.remove_orphans(engine)
+        engine = docker_image.client()
+        try:
+            return docker_image.remove_orphans(engine)
+        finally:
+            engine.close()
+
+    @property
+    def container(self) -> Container | None:
+        """The session's container; None before the first command and after `close()`."""
+        return self._container
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        on_output: OutputCallback | None = None,
+    ) -> CommandResult:
+        """Run `command` to its end or its timeout (see `Sandbox.run`).
+
+        Raises:
+            DockerSandboxError: The engine or the image is missing, or the engine went away.
+            ValueError: `cwd` is outside the workspace.
+            asyncio.CancelledError: After the command's whole tree was killed.
+        """
+        capture = OutputCapture(
+            self.outputs, limit=self.max_output_chars, on_output=on_output, name="cmd"
+        )
+        started = time.perf_counter()
+        try:
+            running = await self._exec(command, cwd=cwd, env=env, feed=capture.feed)
+            try:
+                code = await asyncio.wait_for(asyncio.shield(running.done), timeout)
+            except TimeoutError:
+                await self._kill(running)
+                code = None
+            except asyncio.CancelledError:
+                await asyncio.shield(self._kill(running))
+                raise
+        except BaseException:
+            capture.close()
+            raise
+        if running.lost is not None:
+            capture.close()
+            raise DockerSandboxError(f"lost the container while the command ran: {running.lost}")
+        output = capture.finish()
+        return CommandResult(
+            exit_code=code,
+            stdout=output.stdout,
+            stderr=output.stderr,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            backend=self.name,
+            truncated=output.truncated,
+            timed_out=code is None,
+            output_file=output.output_file,
+        )
+
+    async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> DockerBackground:
+        """Start `command` in the background; its id is `shell_<n>`, unique in this sandbox.
+
+        Raises:
+            DockerSandboxError: The engine or the image is missing.
+            ValueError: `cwd` is outside the workspace.
+        """
+        process = DockerBackground(
+            f"shell_{len(self._background) + 1}",
+            kill=self._kill,
+            files=self.outputs,
+            limit=self.max_output_chars,
+        )
+        process.attach(await self._exec(command, cwd=cwd, env=env, feed=process.feed))
+        self._background.append(process)
+        return process
+
+    async def close(self) -> None:
+        """Kill background commands, remove the container and let go of the engine."""
+        await asyncio.gather(*(process.kill() for process in self._background))
+        container, engine = self._container, self._engine
+        self._forget_container()
+        self._engine = None
+        if container is not None:
+            await asyncio.to_thread(docker_image.remove, container)
+        if engine is not None:
+            engine.close()
+
+    async def _exec(self, command: str, *, cwd: Path, env: Mapping[str, str], feed: Feed) -> _Exec:
+        workdir = str(self._inside(cwd))
+        tag = uuid.uuid4().hex[:16]
+        environment = _container_env(env, tag)
+        running = _Exec(tag, asyncio.get_running_loop(), feed)
+        for attempt in (1, 2):
+            container = await self._ensure_container()
+            argv = docker_image.wrap(tag, self._shell, command)
+            try:
+                await asyncio.to_thread(running.begin, container, argv, environment, workdir)
+                return running
+            except Exception as error:
+                if attempt == 2 or not _container_gone(error):
+                    raise
+                # The container was removed or stopped under us: start a new one, once.
+                self._forget_container()
+                await asyncio.to_thread(docker_image.remove, container)
+        raise AssertionError("unreachable")
+
+    async def _kill(self, running: _Exec) -> None:
+        """SIGTERM the command's tree, SIGKILL after the grace period; return once it ended."""
+        if not running.done.done():
+            running.killed = True
+            await self._signal(running, "TERM")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(running.done), self.kill_grace)
+        # Always: a process that ignored SIGTERM may outlive the shell that started it.
+        await self._signal(running, "KILL")
+        try:
+            await asyncio.wait_for(asyncio.shield(running.done), _KILL_WAIT)
+        except TimeoutError:
+            running.abandon()  # something escaped and holds the output open: stop reading
+            await asyncio.shield(running.done)
+
+    async def _signal(self, running: _Exec, signal: Literal["TERM", "KILL"]) -> None:
+        container = self._container
+        if container is not None:
+            argv = docker_image.kill_argv(running.tag, signal)
+            await asyncio.to_thread(_exec_and_wait, container, argv)
+
+    async def _ensure_container(self) -> Container:
+        async with self._starting:
+            if self._container is None:
+                self._container = await asyncio.to_thread(self._start_container)
+            return self._container
+
+    def _forget_container(self) -> None:
+        self._container = None
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+
+    def _inside(self, cwd: Path) -> Path:
+        resolved = cwd.resolve()
+        if not resolved.is_relative_to(self.workspace):
+            raise ValueError(f"cwd {cwd} is outside the workspace {self.workspace}")
+        return resolved
+
+    def _start_container(self) -> Container:
+        try:
+            if self._engine is None:
+                self._engine = docker_image.client()
+        except ImportError as error:
+            raise DockerSandboxError(
+                "the docker Python package is not installed (pip install docker)"
+            ) from error
+        except Exception as error:
+            reason = docker_image.first_line(error)
+            raise DockerSandboxError(f"no Docker engine answers ({reason})") from error
+        import docker.errors  # loaded by docker_image.client() above
+
+        docker_image.remove_orphans(self._engine)
+        spec = docker_image.container_spec(self.policy, self.session_id, self.settings)
+        try:
+            # create + start, not containers.run: run would try to pull a missing image.
+            container = self._engine.containers.create(**spec)
+        except docker.errors.ImageNotFound as error:
+            raise DockerSandboxError(
+                f"the Docker image {self.settings.image} is missing; {docker_image.BUILD_HINT}"
+            ) from error
+        except docker.errors.APIError as error:
+            reason = docker_image.first_line(error)
+            raise DockerSandboxError(f"could not create the container: {reason}") from error
+        try:
+            container.start()
+            self._shell = docker_image.shell_of(container, self.settings.image)
+        except BaseException as error:
+            docker_image.remove(container)
+            if isinstance(error, docker.errors.APIError):
+                reason = docker_image.first_line(error)
+                raise DockerSandboxError(f"could not start the container: {reason}") from error
+            raise
+        # Should the session end without close() (the interpreter exits, say), the container
+        # goes with it; only a crash leaves it to the next session's cleanup_orphans().
+        self._finalizer = weakref.finalize(self, docker_image.remove, container)
+        return container
+
+
+class DockerBackground:
+    """A command started with `DockerSandbox.start`; its output collects until `read()`."""
+
+    def __init__(
+        self,
+        shell_id: str,
+        *,
+        kill: Callable[[_Exec], Coroutine[Any, Any, None]],
+        files: OutputDir | None,
+        limit: int = MAX_OUTPUT_CHARS,
+    ) -> None:
+        self.id = shell_id
+        self._kill = kill
+        self._limit = limit
+        self._unread = HeadTail(limit)
+        self._capture = OutputCapture(files, name=shell_id, limit=limit, on_output=self._add)
+        self._running: _Exec | None = None
+        self._exit_code: int | None = None
+
+    def attach(self, running: _Exec) -> None:
+        """Follow `running` (the sandbox calls this once the exec has started)."""
+        self._running = running
+        running.done.add_done_callback(self._ended)
+
+    def feed(self, stream: Stream, data: bytes, *, final: bool = False) -> None:
+        """Take output as it arrives (the exec's pump calls this)."""
+        self._capture.feed(stream, data, final=final)
+
+    def read(self) -> str:
+        """Output since the last read: capped, its middle elided and named in the marker."""
+        text = self._unread.render(where=self._capture.where)
+        self._unread = HeadTail(self._limit)
+        return text
+
+    @property
+    def exit_code(self) -> int | None:
+        """None while it runs; negative when our kill's signal ended it (-15, -9), and -1
+        when the engine went away."""
+        return self._exit_code
+
+    async def kill(self) -> None:
+        """SIGTERM to its tree, SIGKILL after the grace period; returns once it is gone."""
+        if self._running is not None and self._exit_code is None:
+            await self._kill(self._running)
+
+    def _add(self, text: str) -> None:
+        self._unread.add(text)
+
+    def _ended(self, done: asyncio.Future[int | None]) -> None:
+        self._capture.finish()
+        code = done.result()
+        if code is None:
+            code = -1
+        elif self._running is not None and self._running.killed and code > 128:
+            code = 128 - code  # the shell reports a signal n as 128 + n
+        self._exit_code = code
+
+
+class _Exec:
+    """One command running in the container; a thread pumps its output to the event loop."""
+
+    def __init__(self, tag: str, loop: asyncio.AbstractEventLoop, feed: Feed) -> None:
+        self.tag = tag
+        """The value of the command's marker variable; see `docker_image`."""
+        self.done: asyncio.Future[int | None] = loop.create_future()
+        """The exit status docker reports, or None when the engine went away (see `lost`)."""
+        self.killed = False
+        """We signalled it before it ended."""
+        self.lost: str | None = None
+        """Why reading the output failed, when the engine went away."""
+        self._loop = loop
+        self._feed = feed
+        self._stream: Any = None
+
+    def begin(self, container: Container, argv: list[str], env: dict[str, str], cwd: str) -> None:
+        """Create and start the exec, then pump its output from a thread (blocking call)."""
+        api = container.client.api
+        exec_id = api.exec_create(
+            container.id, argv, stdout=True, stderr=True, stdin=False, environment=env, workdir=cwd
+        )["Id"]
+        self._stream = api.exec_start(exec_id, stream=True, demux=True)
+        # A thread of its own, not the default executor: a background command may hold it
+        # for hours, and the executor has only a few workers.
+        pump = threading.Thread(
+            target=self._pump, args=(api, exec_id), name=f"moot-docker-{self.tag}", daemon=True
+        )
+        pump.start()
+
+    def abandon(self) -> None:
+        """Stop reading output (from any thread); the pump then ends."""
+        if self._stream is not None:
+            self._stream.close()
+
+    def _pump(self, api: Any, exec_id: str) -> None:
+        code: int | None = None
+        try:
+            for out, err in self._stream:
+                if out:
+                    self._call(self._feed, "stdout", out)
+                if err:
+                    self._call(self._feed, "stderr", err)
+            code = _exit_code(api, exec_id)
+        except Exception as error:
+            self.lost = docker_image.first_line(error)
+        finally:
+            self._call(self._finish, code)
+
+    def _call(self, callback: Callable[..., None], *args: Any) -> None:
+        # A closed loop raises RuntimeError: nobody waits for this command any more.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(callback, *args)
+
+    def _finish(self, code: int | None) -> None:
+        self._feed("stdout", b"", final=True)
+        self._feed("stderr", b"", final=True)
+        if not self.done.done():
+            self.done.set_result(code)
+
+
+def _container_env(env: Mapping[str, str], tag: str) -> dict[str, str]:
+    """`env` scrubbed of secrets, for the container: no PATH (the image's applies), HOME and
+    TMPDIR on the tmpfs, and the marker that tells the command's processes apart."""
+    clean = scrub_env(env, extra={"HOME": "/tmp", "TMPDIR": "/tmp", docker_image.MARKER: tag})
+    del clean["PATH"]  # the host's PATH names the host's directories
+    return clean
+
+
+def _exit_code(api: Any, exec_id: str) -> int | None:
+    """The exec's exit status, once it has one. The output can end a moment before the engine
+    records the exit (a signal ended the process), or long before it (the command closed its
+    stdout and stderr and runs on): ask until it has ended. A timeout still kills it."""
+    pause = 0.002
+    while (state := api.exec_inspect(exec_id)).get("Running"):
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+    code: int | None = state.get("ExitCode")
+    return code
+
+
+def _container_gone(error: Exception) -> bool:
+    import docker.errors  # loaded: the error came from docker-py
+
+    if isinstance(error, docker.errors.NotFound):
+        return True
+    return isinstance(error, docker.errors.APIError) and error.status_code == 409
+
+
+def _exec_and_wait(container: Container, argv: list[str]) -> None:
+    """Run `argv` in the container to its end; a vanished container is fine."""
+    import docker.errors  # loaded: a container exists
+
+    api = container.client.api
+    # An APIError here means the container is gone, and every command with it.
+    with contextlib.suppress(docker.errors.APIError):
+        api.exec_start(api.exec_create(container.id, argv, stdout=True, stderr=True)["Id"])

@@ -1,0 +1,273 @@
+"""The Docker sandbox's image and the container made from it: engine, spec, labels, orphans.
+
+The image (`scripts/sandbox-image` builds `moot-sandbox:latest`) needs a POSIX `sh`, `kill`,
+`tr`, `grep`, `sleep` and a `/proc` (busybox is enough); commands run with bash when the image
+has it. Each command runs as `sh -c WRAP_SCRIPT <tag> <shell> -c <command>`: `docker exec`
+starts every process as the leader of a new session, so the wrapper's pid is the session id
+that everything the command forks inherits, and the marker variable `MOOT_EXEC=<tag>` in its
+environment follows the command into any session it makes with `setsid`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.output import OUTPUTS
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+
+DEFAULT_IMAGE = "moot-sandbox:latest"
+BUILD_HINT = "build it with scripts/sandbox-image"
+MARKER = "MOOT_EXEC"
+"""Environment variable naming the command a process belongs to (`MOOT_EXEC=<tag>`)."""
+SHELL_LABEL = "moot.shell"
+"""Image label naming the shell to run commands with; without it the image is probed once."""
+LABEL_SESSION = "moot.session"
+LABEL_PID = "moot.pid"
+LABEL_PID_START = "moot.pid_start"
+"""The owner's start time (clock ticks since boot), so a reused pid is not taken for it."""
+LABEL_HOST = "moot.host"
+
+
+@dataclass(frozen=True)
+class DockerSettings:
+    """How the session's container is made."""
+
+    image: str = DEFAULT_IMAGE
+    """Local image to run; it needs `sh`, `kill`, `tr`, `grep` and `sleep` (busybox will do)."""
+    memory: str = "2g"
+    """Memory limit (Docker syntax: "512m", "2g"); no swap on top."""
+    cpus: float = 2.0
+    """CPU limit in CPUs; capped at the host's count, which the engine requires."""
+    pids: int = 512
+    """Most processes the container may hold at once (a fork bomb stops here)."""
+    tmp_size: str = "512m"
+    """Size of the tmpfs mounted at `/tmp`."""
+
+
+# The scripts are dense because `ps` in the container shows them. They find processes in /proc,
+# parsing a stat line after its last ") " (a command name may hold spaces), where the fourth
+# field is the session id; and kill in rounds until nothing is left, because a process may fork
+# while a round runs. The wrapper runs after every command, so it uses shell builtins only.
+
+WRAP_SCRIPT = (
+    'trap : TERM;"$@"</dev/null;r=$?;i=0;while [ $i -lt 20 ];do i=$((i+1));v=;'
+    "for d in /proc/[0-9]*;do p=${d#/proc/};[ $p = $$ ]&&continue;"
+    'read -r s 2>/dev/null <$d/stat||continue;s=${s##*) };set -- $s;[ "$4" = $$ ]&&v="$v $p";'
+    'done;[ -z "$v" ]&&break;kill -9 $v 2>/dev/null;done;exit $r'
+)
+"""`sh -c WRAP_SCRIPT <name> <shell> -c <command>`: run the command with stdin closed, then
+kill whatever it left running in its session (as bubblewrap's PID namespace does when a
+command ends) and exit with the command's status. The wrapper traps SIGTERM (a trap, unlike
+an ignored signal, is not inherited across exec), so a kill's SIGTERM ends the command while
+the wrapper lives on to reap the rest of the session."""
+
+KILL_SCRIPT = (
+    'm="MOOT_EXEC=$1";x=$2;n=20;[ $x = TERM ]&&n=1;i=0;while [ $i -lt $n ];do i=$((i+1));k=;g=" ";'
+    "for d in /proc/[0-9]*;do p=${d#/proc/};[ $p = $$ ]&&continue;"
+    "tr '\\0' '\\n' <$d/environ 2>/dev/null|grep -qxF \"$m\"||continue;"
+    'read -r s 2>/dev/null <$d/stat||continue;s=${s##*) };set -- $s;k="$k $p";g="$g$4 ";done;'
+    '[ -z "$k" ]&&exit 0;'
+    "for d in /proc/[0-9]*;do read -r s 2>/dev/null <$d/stat||continue;s=${s##*) };set -- $s;"
+    'case "$g" in *" $4 "*)k="$k ${d#/proc/}";;esac;done;kill -$x $k 2>/dev/null;done'
+)
+"""`sh -c KILL_SCRIPT <name> <tag> <TERM|KILL>`: send the signal to every process whose
+environment carries the command's marker and to every process in a session one of them
+belongs to; with KILL, in rounds until none is left."""
+
+
+def wrap(tag: str, shell: str, command: str) -> list[str]:
+    """The argv that runs `command` under the wrapper, for the exec marked `tag`."""
+    return ["/bin/sh", "-c", WRAP_SCRIPT, f"moot-{tag}", shell, "-c", command]
+
+
+def kill_argv(tag: str, signal: Literal["TERM", "KILL"]) -> list[str]:
+    """The argv that signals the command marked `tag` and everything it started."""
+    return ["/bin/sh", "-c", KILL_SCRIPT, "moot-kill", tag, signal]
+
+
+def client() -> DockerClient:
+    """A client for the engine the environment names (DOCKER_HOST, else the local socket).
+
+    Raises:
+        ImportError: The docker package is not installed.
+        docker.errors.DockerException: No engine answers.
+    """
+    # docker-py (with requests) takes ~100 ms to import; only Docker sessions pay for it.
+    import docker
+
+    # Each background command holds one connection for as long as it runs.
+    engine = docker.from_env(max_pool_size=32)
+    try:
+        engine.ping()
+    except Exception:
+        engine.close()
+        raise
+    return engine
+
+
+def unavailable_reason(image: str = DEFAULT_IMAGE) -> str | None:
+    """Why the Docker sandbox cannot run here, or None when an engine answers and has `image`."""
+    try:
+        engine = client()
+    except ImportError:
+        return "the docker Python package is not installed (pip install docker)"
+    except Exception as error:
+        return f"no Docker engine answers ({first_line(error)}); is dockerd running?"
+    import docker.errors  # loaded by client()
+
+    try:
+        engine.images.get(image)
+    except docker.errors.ImageNotFound:
+        return f"the Docker image {image} is missing; {BUILD_HINT}"
+    except Exception as error:
+        return f"the Docker image {image} cannot be inspected ({first_line(error)})"
+    finally:
+        engine.close()
+    return None
+
+
+def container_spec(
+    policy: SandboxPolicy, session_id: str, settings: DockerSettings
+) -> dict[str, Any]:
+    """Keyword arguments for `containers.create`: limits, mounts, labels; see DockerSandbox."""
+    from docker.types import Mount  # docker-py is loaded by now (client() came first)
+
+    ws = policy.workspace.resolve()
+    _make_moot_dir(ws, policy.protected)
+    mounts = [Mount(target=str(ws), source=str(ws), type="bind", read_only=False)]
+    for path in protected_paths(ws, policy.protected):
+        mounts.append(Mount(target=str(path), source=str(path), type="bind", read_only=True))
+    cpus = min(settings.cpus, float(os.cpu_count() or 1))
+    pid = os.getpid()
+    return {
+        "image": settings.image,
+        "command": ["sleep", "infinity"],
+        "name": f"moot-{_slug(session_id)}-{uuid.uuid4().hex[:8]}",
+        "labels": {
+            LABEL_SESSION: session_id,
+            LABEL_PID: str(pid),
+            LABEL_PID_START: _start_time(pid),
+            LABEL_HOST: socket.gethostname(),
+        },
+        "init": True,
+        "network_mode": "bridge" if policy.network else "none",
+        "mem_limit": settings.memory,
+        "memswap_limit": settings.memory,
+        "nano_cpus": int(cpus * 1e9),
+        "pids_limit": settings.pids,
+        "read_only": True,
+        "tmpfs": {"/tmp": f"rw,exec,nosuid,nodev,size={settings.tmp_size},mode=1777"},
+        "mounts": mounts,
+        "working_dir": str(ws),
+        # The host user's ids, so what a command writes in the workspace stays the user's.
+        "user": f"{os.getuid()}:{os.getgid()}",
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "hostname": "moot-sandbox",
+    }
+
+
+def protected_paths(workspace: Path, protected: tuple[str, ...]) -> list[Path]:
+    """Protected paths that exist, as real paths inside the workspace (a symlink's target)."""
+    paths: list[Path] = []
+    for name in protected:
+        path = workspace / name
+        if not (path.exists() or path.is_symlink()):
+            continue
+        target = path.resolve()
+        # A symlink out of the workspace needs nothing: outside is not mounted at all.
+        inside = target.is_relative_to(workspace) and target != workspace
+        if inside and target.exists() and target not in paths:
+            paths.append(target)
+    return paths
+
+
+def _make_moot_dir(workspace: Path, protected: tuple[str, ...]) -> None:
+    """Create `.moot` when it is protected and missing. Mounts are fixed when the container
+    starts, so a protected directory made later would stay writable all session; and moot
+    itself makes this one mid-session (`output.py` saves long outputs in it)."""
+    name = OUTPUTS[0]
+    if name in protected and not os.path.lexists(workspace / name):
+        (workspace / name).mkdir(exist_ok=True)
+
+
+def shell_of(container: Container, image: str) -> str:
+    """The shell to run commands with: the image's label, else bash if it has one, else sh."""
+    shell = (container.client.images.get(image).labels or {}).get(SHELL_LABEL)
+    if shell:
+        return str(shell)
+    code, _ = container.exec_run(["/bin/sh", "-c", "command -v bash >/dev/null"])
+    return "/bin/bash" if code == 0 else "/bin/sh"
+
+
+def remove_orphans(engine: DockerClient) -> list[str]:
+    """Remove moot containers whose owning process on this host is gone; return their names."""
+    removed = []
+    host = socket.gethostname()
+    for container in engine.containers.list(all=True, filters={"label": LABEL_SESSION}):
+        labels = container.labels or {}
+        if labels.get(LABEL_HOST, host) != host:
+            continue  # another machine's, sharing this engine: its pids mean nothing here
+        if owner_alive(labels.get(LABEL_PID, ""), labels.get(LABEL_PID_START, "")):
+            continue
+        remove(container)
+        removed.append(container.name)
+    return removed
+
+
+def owner_alive(pid_label: str, start_label: str) -> bool:
+    """Whether the process a container's labels name still runs, and is the same process."""
+    try:
+        pid = int(pid_label)
+    except ValueError:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists, as another user
+    # The pid may have been reused since: the start time tells the two apart.
+    return not start_label or _start_time(pid) in ("", start_label)
+
+
+def remove(container: Container) -> None:
+    """Remove the container, running or not; gone already is fine."""
+    import docker.errors  # loaded: a container exists
+
+    try:
+        container.remove(force=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as error:
+        if "already in progress" not in str(error):
+            raise
+
+
+def first_line(error: BaseException) -> str:
+    """An error's first line, short enough for a status message."""
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0][:200]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_.-]", "-", text)[:40] or "session"
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux), or "" where unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]

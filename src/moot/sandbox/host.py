@@ -1,0 +1,133 @@
+"""Commands as local process groups; `HostSandbox` runs them on the host as they are.
+
+`ProcessSandbox` holds what the host and bubblewrap backends share: output capture and
+files, timeouts and kills, background commands. A subclass says how a command becomes an
+argv (`command_argv`) and what environment it gets (`command_env`).
+
+The host backend contains nothing: a command can write anywhere the user can and reach the
+network. It is used only when chosen (`sandbox: "none"`, or bypass mode with no sandbox that
+works; see `select.py`), and its results say `backend="host"` so front ends can show it. It
+still scrubs secrets from the environment and still kills whole process groups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from moot.sandbox.background import LocalBackgroundProcess
+from moot.sandbox.base import BackgroundProcess, CommandResult, OutputCallback, SandboxPolicy
+from moot.sandbox.env import scrub_env
+from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
+from moot.sandbox.process import KILL_GRACE, GroupProcess, wait_for_end
+
+
+class ProcessSandbox:
+    """A `Sandbox` whose commands are local process groups; subclasses choose the wrapping."""
+
+    name = "host"
+    wrapper = False
+    """Whether `command_argv` wraps the command in another program (see `GroupProcess`)."""
+
+    def __init__(
+        self,
+        policy: SandboxPolicy,
+        *,
+        kill_grace: float = KILL_GRACE,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+    ) -> None:
+        """Args:
+        policy: The workspace and what commands may touch.
+        kill_grace: Seconds between SIGTERM and SIGKILL when a command is killed.
+        max_output_chars: What a result shows of a command's output at most.
+        """
+        self.policy = policy
+        self.workspace = Path(os.path.realpath(policy.workspace))
+        self.kill_grace = kill_grace
+        self.max_output_chars = max_output_chars
+        self.outputs = OutputDir(self.workspace, policy.output_dir)
+        """Where full outputs of long commands are saved."""
+        self._background: list[LocalBackgroundProcess] = []
+
+    def command_argv(self, command: str, cwd: Path) -> list[str]:
+        """The argv that runs `command` with bash in `cwd`."""
+        return ["bash", "-c", command]
+
+    def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """The environment a command gets: `env` scrubbed of secrets."""
+        return scrub_env(env)
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        on_output: OutputCallback | None = None,
+    ) -> CommandResult:
+        """Run `command` to its end or its timeout (see `Sandbox.run`).
+
+        Raises:
+            OSError: The command could not be started (no bash, no such directory).
+            asyncio.CancelledError: After the command's whole process group was killed.
+        """
+        capture = OutputCapture(
+            self.outputs, limit=self.max_output_chars, on_output=on_output, name="cmd"
+        )
+        started = time.perf_counter()
+        try:
+            process = GroupProcess(
+                self.command_argv(command, cwd),
+                cwd=cwd,
+                env=self.command_env(env),
+                capture=capture,
+                wrapper=self.wrapper,
+            )
+            code = await wait_for_end(process, timeout, self.kill_grace)
+        except BaseException:
+            capture.close()
+            raise
+        output = capture.finish()
+        return CommandResult(
+            exit_code=code,
+            stdout=output.stdout,
+            stderr=output.stderr,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            backend=self.name,
+            truncated=output.truncated,
+            timed_out=code is None,
+            output_file=output.output_file,
+        )
+
+    async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
+        """Start `command` in the background; its id is `shell_<n>`, unique in this sandbox.
+
+        Raises:
+            OSError: The command could not be started.
+        """
+        process = LocalBackgroundProcess(
+            f"shell_{len(self._background) + 1}",
+            self.command_argv(command, cwd),
+            cwd=cwd,
+            env=self.command_env(env),
+            files=self.outputs,
+            limit=self.max_output_chars,
+            kill_grace=self.kill_grace,
+            wrapper=self.wrapper,
+        )
+        self._background.append(process)
+        return process
+
+    async def close(self) -> None:
+        """Kill every background command still running."""
+        await asyncio.gather(*(process.kill() for process in self._background))
+
+
+class HostSandbox(ProcessSandbox):
+    """No containment: commands run on the host, as the user. Only ever chosen deliberately."""
+
+    name = "host"

@@ -1,0 +1,156 @@
+"""Which sandbox runs shell commands, from the `sandbox` setting, and why.
+
+| setting | picks |
+| --- | --- |
+| `auto` (default) | bubblewrap if it works, else Docker if an engine answers, else nothing |
+| `bubblewrap`, `docker` | that backend if it works, else nothing |
+| `none` | the host, on purpose |
+
+"Nothing" means shell commands are refused with a message saying how to get a sandbox or how
+to opt into the host. Running on the host is never a fallback for a sandbox that does not
+work, with one exception the person chose: in bypass mode (`bypassPermissions`), `auto` with
+no working sandbox runs on the host, and the choice says so. An explicit `bubblewrap` or
+`docker` never falls back, not even then.
+
+Docker lives in `moot.sandbox.docker`, imported only when it is wanted (docker-py is heavy);
+it provides `docker_unavailable() -> str | None` and `DockerSandbox(policy, session_id=...)`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Literal, get_args
+
+from moot.sandbox.base import Sandbox, SandboxPolicy
+
+SandboxSetting = Literal["auto", "bubblewrap", "docker", "none"]
+SETTINGS: tuple[str, ...] = get_args(SandboxSetting)
+SETTING_VARIABLE = "MOOT_SANDBOX"
+
+HOW_TO_ENABLE = (
+    "To run shell commands, enable a sandbox: install bubblewrap (e.g. `apt-get install "
+    "bubblewrap`) or start a Docker engine. Or run them on the host, uncontained, on purpose: "
+    'set `"sandbox": "none"` in settings or MOOT_SANDBOX=none.'
+)
+
+
+@dataclass(frozen=True)
+class SandboxChoice:
+    """The sandbox a setting chose (None: none works) and why, for people to read."""
+
+    setting: str
+    sandbox: Sandbox | None
+    reason: str
+    """Why this backend, or why none: each backend tried and what it answered."""
+
+    @property
+    def backend(self) -> str:
+        """ "bubblewrap", "docker", "host" or "none"."""
+        return self.sandbox.name if self.sandbox is not None else "none"
+
+    def describe(self) -> str:
+        """A few lines for `moot sandbox status` and for the refusal of a command."""
+        if self.sandbox is None:
+            return f"no sandbox: shell commands are refused. {self.reason}\n{HOW_TO_ENABLE}"
+        if self.sandbox.name == "host":
+            return f"host (NO sandbox): commands run uncontained, as you. {self.reason}"
+        return f"{self.sandbox.name}: {self.reason}"
+
+
+def choose_sandbox(
+    setting: SandboxSetting | str,
+    policy: SandboxPolicy,
+    *,
+    bypass: bool = False,
+    session_id: str | None = None,
+) -> SandboxChoice:
+    """Pick and build the sandbox for `setting` (see the module docstring).
+
+    Args:
+        setting: "auto", "bubblewrap", "docker" or "none".
+        policy: What commands may touch; handed to the backend.
+        bypass: The permission mode is bypassPermissions: `auto` may then use the host.
+        session_id: Labels the session's Docker container (so a later start can remove it
+            after a crash); a fresh id when None.
+
+    Raises:
+        ValueError: `setting` is none of the four.
+    """
+    if setting not in SETTINGS:
+        raise ValueError(f"unknown sandbox setting {setting!r}; use one of {', '.join(SETTINGS)}")
+    if setting == "none":
+        return SandboxChoice(setting, _host(policy), 'the setting is "none": chosen on purpose')
+    tried: list[str] = []
+    for backend in ("bubblewrap", "docker") if setting == "auto" else (setting,):
+        why_not = _unavailable(backend)
+        if why_not is None:
+            sandbox = _build(backend, policy, session_id)
+            how = "the first that works" if setting == "auto" else "as set"
+            return SandboxChoice(setting, sandbox, f"{_works(backend)} (setting {setting}: {how})")
+        tried.append(why_not if why_not.startswith(backend) else f"{backend}: {why_not}")
+    reason = "; ".join(tried)
+    if bypass and setting == "auto":
+        return SandboxChoice(setting, _host(policy), f"bypass mode and no sandbox works ({reason})")
+    end = "" if reason.endswith((".", "?", "!")) else "."
+    return SandboxChoice(setting, None, f"setting {setting}: {reason}{end}")
+
+
+def select_sandbox(
+    setting: SandboxSetting | str,
+    policy: SandboxPolicy,
+    *,
+    bypass: bool = False,
+    session_id: str | None = None,
+) -> Sandbox | None:
+    """The sandbox `choose_sandbox` picks; None when none works (commands are then refused)."""
+    return choose_sandbox(setting, policy, bypass=bypass, session_id=session_id).sandbox
+
+
+def _unavailable(backend: str) -> str | None:
+    if backend == "bubblewrap":
+        from moot.sandbox.bubblewrap import bwrap_unavailable
+
+        return bwrap_unavailable()
+    try:
+        docker = _docker_module()
+    except ModuleNotFoundError as exc:
+        if exc.name == "moot.sandbox.docker":
+            return "moot's Docker backend is not part of this build"
+        if exc.name == "docker":
+            return "the Docker SDK for Python is not installed (pip install docker)"
+        raise
+    probe = getattr(docker, "docker_unavailable", None)
+    if probe is None:
+        return "moot.sandbox.docker has no docker_unavailable()"
+    answer: str | None = probe()
+    return answer
+
+
+def _works(backend: str) -> str:
+    if backend == "bubblewrap":
+        from moot.sandbox.bubblewrap import bwrap_version
+
+        return f"{bwrap_version() or 'bwrap'} works here"
+    return "a Docker engine answers"
+
+
+def _build(backend: str, policy: SandboxPolicy, session_id: str | None) -> Sandbox:
+    if backend == "bubblewrap":
+        from moot.sandbox.bubblewrap import BubblewrapSandbox
+
+        return BubblewrapSandbox(policy)
+    sandbox: Sandbox = _docker_module().DockerSandbox(policy, session_id=session_id)
+    return sandbox
+
+
+def _host(policy: SandboxPolicy) -> Sandbox:
+    from moot.sandbox.host import HostSandbox
+
+    return HostSandbox(policy)
+
+
+def _docker_module() -> ModuleType:
+    """`moot.sandbox.docker`, imported only when Docker is wanted (docker-py is heavy)."""
+    return importlib.import_module("moot.sandbox.docker")

@@ -1,0 +1,184 @@
+"""The sandbox contract's backends and fixture, shared by `test_sandbox_contract.py`.
+
+Each backend is a `Backend` in `BACKENDS`; the `harness` fixture is parametrised over all of
+them, so every contract test runs against every backend. To add one, `register` it below:
+
+    register(Backend("docker", make=..., unavailable=docker_unavailable,
+                     install="start a Docker engine and build the test image (.ci/run)"))
+
+A backend that cannot run here skips its tests with a reason naming it, except with `CI=true`,
+where that fails them: CI must install every backend. The host backend contains nothing by
+design, so the containment tests skip for it (`require_containment`); everything else (kills,
+output, environment, background commands) holds for it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from moot.sandbox.base import CommandResult, OutputCallback, Sandbox, SandboxPolicy
+from moot.sandbox.bubblewrap import BubblewrapSandbox, bwrap_unavailable
+from moot.sandbox.host import HostSandbox
+
+KILL_GRACE = 0.5
+"""Seconds from SIGTERM to SIGKILL in the tests: short, so that kill tests stay quick."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A sandbox backend the contract runs against."""
+
+    name: str
+    """What `Sandbox.name` and `CommandResult.backend` say."""
+    make: Callable[[SandboxPolicy], Sandbox]
+    """A new sandbox for a policy; the fixture closes it."""
+    unavailable: Callable[[], str | None]
+    """Why it cannot run here, naming it (None: it can)."""
+    install: str
+    """What CI does so that it can; quoted when a CI run finds it missing."""
+    contained: bool = True
+    """False for the host: the containment tests do not apply."""
+
+
+BACKENDS: dict[str, Backend] = {}
+
+
+def register(backend: Backend) -> None:
+    BACKENDS[backend.name] = backend
+
+
+def _bwrap_unavailable() -> str | None:
+    reason = bwrap_unavailable()
+    return None if reason is None else f"bubblewrap: {reason}"
+
+
+register(
+    Backend(
+        "bubblewrap",
+        make=lambda policy: BubblewrapSandbox(policy, kill_grace=KILL_GRACE),
+        unavailable=_bwrap_unavailable,
+        install="apt-get install bubblewrap (and allow user namespaces)",
+    )
+)
+register(
+    Backend(
+        "host",
+        make=lambda policy: HostSandbox(policy, kill_grace=KILL_GRACE),
+        unavailable=lambda: None,
+        install="",
+        contained=False,
+    )
+)
+
+
+def require(backend: Backend) -> None:
+    """Skip when `backend` cannot run here; in CI (`CI` set) fail instead."""
+    reason = backend.unavailable()
+    if reason is None:
+        return
+    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+        pytest.fail(f"{reason}; CI must provide the {backend.name} backend: {backend.install}")
+    pytest.skip(reason)
+
+
+@dataclass
+class Harness:
+    """A sandbox of one backend over a fresh workspace holding `.git/` and `.moot/`."""
+
+    backend: Backend
+    sandbox: Sandbox
+    workspace: Path
+    outside: Path
+    """A directory beside the workspace, on the host."""
+
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float = 30,
+        cwd: Path | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> CommandResult:
+        return await self.sandbox.run(
+            command,
+            cwd=cwd or self.workspace,
+            env=os.environ,
+            timeout=timeout,
+            on_output=on_output,
+        )
+
+
+def require_containment(harness: Harness) -> None:
+    if not harness.backend.contained:
+        pytest.skip(f"{harness.backend.name} contains nothing, by design")
+
+
+@pytest.fixture(params=list(BACKENDS))
+async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Harness]:
+    backend = BACKENDS[request.param]
+    require(backend)
+    workspace = tmp_path / "ws"
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / ".git" / "config").write_text("[core]\n")
+    (workspace / ".moot").mkdir()
+    (workspace / ".moot" / "settings.json").write_text("{}\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sandbox = backend.make(SandboxPolicy(workspace=workspace))
+    try:
+        yield Harness(backend, sandbox, workspace.resolve(), outside)
+    finally:
+        await sandbox.close()
+
+
+def on_host(path: Path) -> bool:
+    """Whether `path` exists on the host (a dangling symlink counts)."""
+    return os.path.lexists(path)
+
+
+def marker() -> str:
+    """A `sleep` argument no other process has: the test finds its processes by it."""
+    return f"{4000 + secrets.randbelow(1000)}.{secrets.randbelow(10**6):06d}"
+
+
+def processes_with(text: str) -> list[str]:
+    """Command lines of the processes on this machine whose arguments contain `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+async def gone(text: str, within: float = 5.0) -> list[str]:
+    """Polls until no process has `text` in its arguments; returns those left at the end."""
+    deadline = time.monotonic() + within
+    while (left := processes_with(text)) and time.monotonic() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+    return left
+
+
+async def until(condition: Callable[[], bool], within: float = 10.0) -> None:
+    """Polls (another process's progress) until `condition()` holds.
+
+    Raises:
+        AssertionError: It did not within `within` seconds.
+    """
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come true in time"
+        await asyncio.sleep(0.02)

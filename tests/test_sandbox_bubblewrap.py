@@ -1,0 +1,219 @@
+"""Bubblewrap beyond the shared contract: its arguments, its probe, what it hides, and CI rules."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.bubblewrap import BubblewrapSandbox, bwrap_args, bwrap_unavailable
+from sandbox_contract import BACKENDS, Backend, require
+
+
+def args_for(
+    workspace: Path, *, network: bool = False, hidden: list[Path] | None = None
+) -> list[str]:
+    return bwrap_args(
+        "bwrap",
+        workspace=workspace,
+        protected=(".git", ".moot"),
+        network=network,
+        tmp=Path("/private/tmp"),
+        cwd=workspace,
+        hidden=hidden or [],
+    )
+
+
+def pairs(args: list[str], flag: str) -> list[str]:
+    return [args[i + 1] for i, arg in enumerate(args) if arg == flag]
+
+
+def test_the_root_is_read_only_and_the_workspace_and_tmp_writable(tmp_path: Path) -> None:
+    args = args_for(tmp_path)
+
+    assert args[:4] == ["bwrap", "--ro-bind", "/", "/"]
+    assert pairs(args, "--bind") == ["/private/tmp", str(tmp_path)]
+    assert args.index("/private/tmp") < args.index(str(tmp_path)), "a workspace in /tmp stays"
+    assert pairs(args, "--dev") == ["/dev"] and pairs(args, "--proc") == ["/proc"]
+    assert "/run" in pairs(args, "--tmpfs"), "the host's sockets are hidden"
+    for flag in ("--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session"):
+        assert flag in args
+    assert pairs(args, "--chdir") == [str(tmp_path)]
+
+
+def test_protected_paths_are_bound_read_only_after_the_workspace_when_they_exist(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".git").mkdir()
+
+    args = args_for(tmp_path)
+
+    ro = pairs(args, "--ro-bind")
+    assert str(tmp_path / ".git") in ro
+    assert str(tmp_path / ".moot") not in ro, "a missing path cannot be bound"
+    assert args.index(str(tmp_path / ".git")) > args.index(str(tmp_path))
+
+
+def test_a_symlinked_protected_path_is_not_bound(tmp_path: Path) -> None:
+    """Binding would follow it: `.moot -> .` would make the whole workspace read-only."""
+    os.symlink(".", tmp_path / ".moot")
+
+    assert str(tmp_path / ".moot") not in args_for(tmp_path)
+
+
+def test_network_allowed_keeps_the_network_and_the_resolver(tmp_path: Path) -> None:
+    args = args_for(tmp_path, network=True)
+
+    assert "--unshare-net" not in args
+    assert "/run/systemd/resolve" in pairs(args, "--ro-bind-try")
+
+
+def test_hidden_paths_become_empty(tmp_path: Path) -> None:
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".npmrc").write_text("//registry/:_authToken=x\n")
+
+    args = args_for(tmp_path / "ws", hidden=[tmp_path / ".ssh", tmp_path / ".npmrc"])
+
+    assert str(tmp_path / ".ssh") in pairs(args, "--tmpfs")
+    assert str(tmp_path / ".ssh") in pairs(args, "--remount-ro")
+    assert args[args.index(str(tmp_path / ".npmrc")) - 1] == "/dev/null"
+
+
+def test_the_probe_names_what_is_wrong(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+
+    assert "No permissions to creating new namespace" in (bwrap_unavailable(str(fake)) or "")
+    assert "could not be run" in (bwrap_unavailable(str(tmp_path / "missing")) or "")
+
+
+def test_a_missing_backend_skips_locally_and_fails_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = Backend(
+        "nothing",
+        make=lambda _: None,
+        unavailable=lambda: "nothing: absent",
+        install="apt-get install nothing",
+    )  # type: ignore[arg-type,return-value]
+
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="nothing: absent"):
+        require(missing)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must provide the nothing backend"):
+        require(missing)
+    monkeypatch.setenv("CI", "false")
+    with pytest.raises(pytest.skip.Exception):
+        require(missing)
+
+
+# ---- for real --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "ws").mkdir()
+    return tmp_path / "ws"
+
+
+@pytest.fixture
+async def sandbox(workspace: Path) -> AsyncIterator[BubblewrapSandbox]:
+    require(BACKENDS["bubblewrap"])
+    made = BubblewrapSandbox(SandboxPolicy(workspace), kill_grace=0.5)
+    yield made
+    await made.close()
+
+
+async def run(sandbox: BubblewrapSandbox, command: str) -> tuple[int | None, str, str]:
+    result = await sandbox.run(command, cwd=sandbox.workspace, env=os.environ, timeout=20)
+    return result.exit_code, result.stdout, result.stderr
+
+
+async def test_the_sandbox_adds_nothing_to_the_workspace(
+    sandbox: BubblewrapSandbox, workspace: Path
+) -> None:
+    await run(sandbox, "true")
+
+    assert os.listdir(workspace) == []
+
+
+async def test_commands_see_only_their_own_processes(sandbox: BubblewrapSandbox) -> None:
+    code, out, _ = await run(sandbox, "ls /proc | grep -c '^[0-9]'")
+
+    assert code == 0 and int(out) < 10
+
+
+async def test_tmp_lasts_the_session_and_goes_with_it(sandbox: BubblewrapSandbox) -> None:
+    await run(sandbox, "echo kept > /tmp/note")
+    _, out, _ = await run(sandbox, "cat /tmp/note")
+    private = sandbox.tmp
+
+    await sandbox.close()
+
+    assert out == "kept\n"
+    assert not private.exists()
+
+
+@pytest.fixture
+def fake_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A home outside /tmp (which the sandbox replaces anyway), holding credentials."""
+    home = Path(tempfile.mkdtemp(prefix="moot-home-", dir="/var/tmp"))
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-CONTENT\n")
+    (home / ".npmrc").write_text("//registry.npmjs.org/:_authToken=NPM-TOKEN-CONTENT\n")
+    (home / "notes.txt").write_text("ordinary\n")
+    monkeypatch.setenv("HOME", str(home))
+    yield home
+    shutil.rmtree(home)
+
+
+async def test_credential_files_are_hidden(fake_home: Path, workspace: Path) -> None:
+    require(BACKENDS["bubblewrap"])
+    keys = fake_home / "moot-keys.json"
+    keys.write_text('{"anthropic": "MOOT-SAVED-KEY"}\n')
+    sandbox = BubblewrapSandbox(SandboxPolicy(workspace), keys_file=keys)
+    try:
+        code, out, _ = await run(
+            sandbox,
+            f"cat ~/notes.txt; ls -A ~/.ssh; cat ~/.npmrc {keys} ~/.ssh/* 2>/dev/null; true",
+        )
+    finally:
+        await sandbox.close()
+
+    assert code == 0
+    assert out == "ordinary\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/run/docker.sock"), reason="no Docker socket to hide")
+async def test_the_docker_socket_is_out_of_reach(sandbox: BubblewrapSandbox) -> None:
+
+    code, out, _ = await run(
+        sandbox,
+        "for s in /run/docker.sock /var/run/docker.sock; do [ -e $s ] && echo $s; done; true",
+    )
+
+    assert (code, out) == (0, "")
+
+
+async def test_network_allowed_reaches_the_hosts_loopback(workspace: Path) -> None:
+    require(BACKENDS["bubblewrap"])
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    sandbox = BubblewrapSandbox(SandboxPolicy(workspace, network=True))
+    try:
+        port = server.getsockname()[1]
+        code, out, err = await run(sandbox, f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected")
+    finally:
+        await sandbox.close()
+        server.close()
+
+    assert (code, out) == (0, "connected\n"), err

@@ -1,0 +1,98 @@
+"""`moot sandbox status` and `moot sandbox run -- <command>`."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from moot.sandbox import bubblewrap
+from moot.sandbox_cli import add_sandbox_parser, run_sandbox_cli
+from sandbox_contract import BACKENDS, require
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="moot")
+    add_sandbox_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(argv)
+
+
+def cli(argv: list[str], tmp_path: Path, setting: str | None) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "MOOT_SANDBOX"}
+    if setting is not None:
+        env["MOOT_SANDBOX"] = setting
+    out, err = io.StringIO(), io.StringIO()
+    code = run_sandbox_cli(parse(argv), out=out, err=err, environ=env, cwd=tmp_path)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def no_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setattr(bubblewrap, "bwrap_unavailable", lambda: "bwrap is not installed")
+    monkeypatch.setitem(sys.modules, "moot.sandbox.docker", None)
+
+
+def test_run_passes_a_shell_line_or_quotes_a_command() -> None:
+    assert parse(["sandbox", "run", "--", "echo $HOME | wc -c"]).argv[-1] == "echo $HOME | wc -c"
+    assert parse(["sandbox", "run", "--timeout", "3", "--", "ls", "-la"]).timeout == 3
+
+
+def test_status_on_the_host_says_it_is_not_a_sandbox(tmp_path: Path) -> None:
+    code, out, _ = cli(["sandbox", "status"], tmp_path, "none")
+
+    assert code == 0
+    assert "setting: MOOT_SANDBOX=none" in out
+    assert "host (NO sandbox)" in out
+
+
+@pytest.mark.usefixtures("no_sandbox")
+def test_status_without_a_sandbox_says_how_to_get_one(tmp_path: Path) -> None:
+    code, out, _ = cli(["sandbox", "status"], tmp_path, None)
+
+    assert code == 1
+    assert "setting: auto (default)" in out
+    assert "bwrap is not installed" in out and "MOOT_SANDBOX=none" in out
+
+
+@pytest.mark.usefixtures("no_sandbox")
+def test_run_without_a_sandbox_refuses(tmp_path: Path) -> None:
+    code, out, err = cli(["sandbox", "run", "--", "touch", "x"], tmp_path, "auto")
+
+    assert (code, out) == (125, "")
+    assert "refused" in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_run_on_the_host_prints_output_and_returns_the_exit_code(tmp_path: Path) -> None:
+    code, out, err = cli(["sandbox", "run", "--", "echo hi; exit 3"], tmp_path, "none")
+
+    assert (code, out) == (3, "hi\n")
+    assert "NO sandbox" in err
+
+
+def test_run_reports_timeouts_and_usage_errors(tmp_path: Path) -> None:
+    timed_out = cli(["sandbox", "run", "--timeout", "0.2", "--", "sleep 5"], tmp_path, "none")
+    empty = cli(["sandbox", "run"], tmp_path, "none")
+    unknown = cli(["sandbox", "status"], tmp_path, "chroot")
+
+    assert timed_out[0] == 124 and "timed out" in timed_out[2]
+    assert empty[0] == 2 and "give a command" in empty[2]
+    assert unknown[0] == 2 and "unknown sandbox setting 'chroot'" in unknown[2]
+
+
+def test_run_in_bubblewrap_names_the_rule_a_command_broke(tmp_path: Path) -> None:
+    require(BACKENDS["bubblewrap"])
+
+    status = cli(["sandbox", "status"], tmp_path, "bubblewrap")
+    quoted = cli(["sandbox", "run", "--", "echo", "in", ";", "touch", "/x"], tmp_path, None)
+    code, out, err = cli(["sandbox", "run", "--", "echo in; touch /x"], tmp_path, None)
+
+    assert status[0] == 0 and "bubblewrap" in status[1] and "network: off" in status[1]
+    assert quoted[:2] == (0, "in ; touch /x\n"), "several arguments are quoted, not a line"
+    assert code == 1 and out.startswith("in\n") and "Read-only file system" in out
+    assert "moot: sandbox: the file system is read-only" in err

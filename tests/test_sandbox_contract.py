@@ -1,0 +1,381 @@
+"""The `Sandbox` contract, held by every backend (`sandbox_contract.BACKENDS`), for real.
+
+Containment (writes outside, protected paths, network, host sockets) is asserted for the
+backends that contain; the host backend skips those tests. The rest holds for all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import sandbox_contract
+from sandbox_contract import (
+    Harness,
+    gone,
+    marker,
+    on_host,
+    processes_with,
+    require_containment,
+    until,
+)
+
+harness = sandbox_contract.harness
+"""The fixture: one sandbox per backend in `sandbox_contract.BACKENDS`, over a fresh workspace."""
+
+# ---- running a command ------------------------------------------------------------------
+
+
+async def test_exit_code_stdout_and_stderr_come_back_apart(harness: Harness) -> None:
+    result = await harness.run("echo out; echo err >&2; exit 7")
+
+    assert (result.exit_code, result.stdout, result.stderr) == (7, "out\n", "err\n")
+    assert result.backend == harness.backend.name
+    assert not result.timed_out and not result.truncated and result.output_file is None
+    assert result.duration_ms > 0
+
+
+async def test_the_command_runs_in_cwd(harness: Harness) -> None:
+    sub = harness.workspace / "sub dir"
+    sub.mkdir()
+
+    result = await harness.run("pwd", cwd=sub)
+
+    assert result.stdout == f"{sub}\n"
+
+
+async def test_stdin_is_closed(harness: Harness) -> None:
+    result = await harness.run('cat; read -r line; echo "read=$?"', timeout=10)
+
+    assert (result.exit_code, result.stdout, result.timed_out) == (0, "read=1\n", False)
+
+
+async def test_output_streams_while_the_command_runs(harness: Harness) -> None:
+    """The command waits for a file that only the output callback creates."""
+    go = harness.workspace / "go"
+    seen: list[str] = []
+
+    def on_output(text: str) -> None:
+        seen.append(text)
+        if "first" in text:
+            go.touch()
+
+    result = await harness.run(
+        "echo first; while [ ! -e go ]; do sleep 0.02; done; echo second",
+        timeout=10,
+        on_output=on_output,
+    )
+
+    assert not result.timed_out, "the first line did not arrive before the command ended"
+    assert "".join(seen) == "first\nsecond\n" == result.stdout
+
+
+async def test_secrets_are_scrubbed_from_the_environment(
+    harness: Harness,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secrets = {
+        "FAKE_API_KEY": "fake-key-value-1",
+        "GITHUB_TOKEN": "fake-token-value-2",
+        "AWS_SECRET_ACCESS_KEY": "fake-aws-value-3",
+        "DB_PASSWORD": "fake-password-value-4",
+        "DATABASE_URL": "postgres://me:fake-pw-value-5@db/app",
+        "INNOCENT_LOOKING": "sk-ant-api03-fakefakefakefakefakefakefake6",
+    }
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("MOOT_CONTRACT_HARMLESS", "kept")
+
+    result = await harness.run("env")
+
+    for name, value in secrets.items():
+        assert name not in result.stdout
+        assert value not in result.stdout
+    assert "MOOT_CONTRACT_HARMLESS=kept\n" in result.stdout
+    assert "\nPATH=" in f"\n{result.stdout}"
+
+
+# ---- the workspace and the file system --------------------------------------------------
+
+
+async def test_writes_inside_the_workspace_reach_the_host(harness: Harness) -> None:
+    result = await harness.run("mkdir -p made && echo hello > made/file.txt")
+
+    assert result.exit_code == 0, result.stderr
+    assert (harness.workspace / "made" / "file.txt").read_text() == "hello\n"
+
+
+async def test_tmp_is_writable(harness: Harness) -> None:
+    result = await harness.run('f="${TMPDIR:-/tmp}/moot-contract"; echo t > "$f" && cat "$f"')
+
+    assert (result.exit_code, result.stdout) == (0, "t\n"), result.stderr
+
+
+@pytest.fixture
+def var_tmp_target() -> Iterator[Path]:
+    """A path outside the workspace on the host's root file system, writable on the host."""
+    path = Path("/var/tmp") / f"moot-contract-{uuid.uuid4().hex}"
+    yield path
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+async def test_writes_outside_the_workspace_fail(
+    harness: Harness,
+    var_tmp_target: Path,
+) -> None:
+    require_containment(harness)
+    beside = harness.outside / "beside.txt"
+
+    on_root = await harness.run(f"echo x > {var_tmp_target}")
+    next_door = await harness.run(f"echo x > {beside}")
+
+    assert on_root.exit_code != 0
+    assert "Read-only file system" in on_root.stderr
+    assert next_door.exit_code != 0
+    assert not on_host(var_tmp_target)
+    assert not on_host(beside)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo changed > .git/config",
+        "touch .git/hooks/pre-commit",
+        "mkdir .git/new",
+        "echo changed > .moot/settings.json",
+        "rm .moot/settings.json",
+    ],
+)
+async def test_protected_paths_are_read_only(harness: Harness, command: str) -> None:
+    require_containment(harness)
+
+    result = await harness.run(command)
+
+    assert result.exit_code != 0
+    assert "Read-only file system" in result.stderr
+    assert (harness.workspace / ".git" / "config").read_text() == "[core]\n"
+    assert (harness.workspace / ".moot" / "settings.json").read_text() == "{}\n"
+    assert not (harness.workspace / ".git" / "hooks" / "pre-commit").exists()
+    assert not (harness.workspace / ".git" / "new").exists()
+
+
+# ---- the network and the host's sockets -------------------------------------------------
+
+
+@pytest.fixture
+def tcp_server() -> Iterator[socket.socket]:
+    """A listening socket on the host's 127.0.0.1."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+async def test_a_server_on_the_hosts_loopback_is_out_of_reach(
+    harness: Harness,
+    tcp_server: socket.socket,
+) -> None:
+    port = tcp_server.getsockname()[1]
+
+    result = await harness.run(f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected", timeout=10)
+
+    if harness.backend.contained:
+        assert result.exit_code != 0
+        assert "connected" not in result.stdout
+        with pytest.raises(BlockingIOError):
+            tcp_server.accept()
+    else:  # the host: the same test connects, so the test itself is sound
+        assert (result.exit_code, result.stdout) == (0, "connected\n"), result.stderr
+
+
+async def test_outside_addresses_are_unreachable(harness: Harness) -> None:
+    require_containment(harness)
+
+    # 192.0.2.1 is TEST-NET-1 (RFC 5737): with no route out, connecting fails at once.
+    result = await harness.run("exec 3<>/dev/tcp/192.0.2.1/80", timeout=20)
+
+    assert result.exit_code != 0 and not result.timed_out
+    assert "Network is unreachable" in result.stderr
+
+
+async def test_names_do_not_resolve(harness: Harness) -> None:
+    require_containment(harness)
+
+    result = await harness.run("getent hosts example.com", timeout=20)
+
+    assert result.exit_code != 0 and not result.timed_out
+    assert result.stdout == ""
+
+
+def _unix_server(path: Path) -> socket.socket:
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    return server
+
+
+async def test_the_hosts_unix_sockets_are_out_of_reach(harness: Harness) -> None:
+    """A Unix socket (the Docker socket, the ssh agent, D-Bus) works across a read-only bind:
+    the sandbox must not show the host's /tmp and /run, where they live."""
+    require_containment(harness)
+    paths = [harness.outside / "agent.sock"]
+    if os.access("/run", os.W_OK):
+        paths.append(Path("/run") / f"moot-contract-{uuid.uuid4().hex[:8]}.sock")
+    servers = [_unix_server(path) for path in paths]
+    try:
+        checks = " ; ".join(f"[ -e {path} ] && echo visible: {path}" for path in paths)
+        result = await harness.run(f"{checks}; true")
+    finally:
+        for server, path in zip(servers, paths, strict=True):
+            server.close()
+            path.unlink()
+
+    assert result.stdout == ""
+
+
+# ---- killing: timeouts, interrupts, leftovers -------------------------------------------
+
+
+async def test_a_timeout_kills_the_command_and_what_it_forked(harness: Harness) -> None:
+    child, main = marker(), marker()
+
+    result = await harness.run(f"sleep {child} & sleep {main}", timeout=0.5)
+
+    assert result.timed_out and result.exit_code is None
+    assert await gone(child) == [] and await gone(main) == []
+
+
+async def test_a_process_that_ignores_sigterm_is_killed_too(harness: Harness) -> None:
+    child = marker()
+
+    # An ignored signal stays ignored across exec: `sleep` inherits the trap.
+    result = await harness.run(f"trap '' TERM; sleep {child} & wait", timeout=0.5)
+
+    assert result.timed_out
+    assert await gone(child) == []
+
+
+async def test_cancelling_a_command_kills_it(harness: Harness) -> None:
+    child = marker()
+    started = asyncio.Event()
+
+    task = asyncio.create_task(
+        harness.run(f"echo started; sleep {child} & wait", on_output=lambda _: started.set())
+    )
+    await asyncio.wait_for(started.wait(), 10)
+    task.cancel()
+
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await gone(child) == []
+
+
+async def test_a_command_killed_while_it_starts_leaves_nothing_behind(harness: Harness) -> None:
+    """The sandbox itself may still be setting up: `bwrap` killed then could orphan its child
+    before `--die-with-parent` is armed (about one kill in twenty, 2-4 ms in)."""
+    markers = [marker() for _ in range(30)]
+
+    for index, child in enumerate(markers):
+        result = await harness.run(f"sleep {child} & wait", timeout=0.001 * (1 + index % 10))
+        assert result.timed_out or result.exit_code is not None
+
+    assert [left for child in markers for left in await gone(child, within=2)] == []
+
+
+async def test_a_finished_command_leaves_nothing_running(harness: Harness) -> None:
+    """`&` does not outlive the call; `run_in_background` is for that."""
+    child = marker()
+
+    result = await harness.run(f"sleep {child} & echo done", timeout=10)
+
+    assert (result.exit_code, result.stdout, result.timed_out) == (0, "done\n", False)
+    assert await gone(child) == []
+
+
+# ---- long output ------------------------------------------------------------------------
+
+
+async def test_long_output_keeps_head_and_tail_and_saves_all_of_it(harness: Harness) -> None:
+    result = await harness.run("seq 1 30000")
+    full = "".join(f"{i}\n" for i in range(1, 30001))
+
+    assert result.exit_code == 0 and result.truncated
+    assert result.stdout.startswith("1\n2\n3\n")
+    assert result.stdout.endswith("29999\n30000\n")
+    assert "characters elided" in result.stdout
+    assert len(result.stdout) < 31_000
+    assert result.output_file is not None
+    assert result.output_file.is_relative_to(harness.workspace), "the read tool must reach it"
+    assert result.output_file.read_text() == full
+
+
+async def test_short_output_is_not_saved(harness: Harness) -> None:
+    result = await harness.run("seq 1 100")
+
+    assert not result.truncated and result.output_file is None
+    assert result.stdout == "".join(f"{i}\n" for i in range(1, 101))
+
+
+# ---- background commands ----------------------------------------------------------------
+
+
+async def test_a_background_command_streams_output_and_ends_with_its_code(
+    harness: Harness,
+) -> None:
+    process = await harness.sandbox.start(
+        "echo one; sleep 0.2; echo two; exit 3", cwd=harness.workspace, env=os.environ
+    )
+    output: list[str] = []
+
+    def done() -> bool:
+        output.append(process.read())
+        return process.exit_code is not None
+
+    await until(done)
+    output.append(process.read())
+
+    assert "".join(output) == "one\ntwo\n"
+    assert process.exit_code == 3
+    assert process.read() == ""
+    assert process.id
+
+
+async def test_killing_a_background_command_kills_what_it_started(harness: Harness) -> None:
+    child, main = marker(), marker()
+    process = await harness.sandbox.start(
+        f"echo ready; sleep {child} & sleep {main}", cwd=harness.workspace, env=os.environ
+    )
+    output: list[str] = []
+
+    def ready() -> bool:
+        output.append(process.read())
+        return "ready" in "".join(output)
+
+    await until(ready)
+
+    await process.kill()
+
+    assert process.exit_code is not None and process.exit_code != 0
+    assert await gone(child) == [] and await gone(main) == []
+
+
+async def test_closing_the_sandbox_ends_background_commands(harness: Harness) -> None:
+    child = marker()
+    first = await harness.sandbox.start(f"sleep {child}", cwd=harness.workspace, env=os.environ)
+    second = await harness.sandbox.start("sleep 30", cwd=harness.workspace, env=os.environ)
+
+    assert first.id != second.id
+    await until(lambda: bool(processes_with(child)))
+    await harness.sandbox.close()
+
+    assert await gone(child) == []

@@ -1,0 +1,139 @@
+"""Choosing a sandbox: auto, an explicit backend, or the host on purpose, never by accident."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from moot.sandbox import bubblewrap
+from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.select import HOW_TO_ENABLE, choose_sandbox, select_sandbox
+
+
+@pytest.fixture
+def policy(tmp_path: Path) -> SandboxPolicy:
+    return SandboxPolicy(workspace=tmp_path)
+
+
+@pytest.fixture
+def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bubblewrap, "bwrap_unavailable", lambda: "bwrap is not installed")
+
+
+@pytest.fixture
+def no_docker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As when moot.sandbox.docker does not exist (None in sys.modules fails the import)."""
+    monkeypatch.setitem(sys.modules, "moot.sandbox.docker", None)
+
+
+class FakeDockerSandbox:
+    name = "docker"
+
+    def __init__(self, policy: SandboxPolicy, *, session_id: str | None = None) -> None:
+        self.policy = policy
+        self.session_id = session_id
+
+
+def fake_docker(monkeypatch: pytest.MonkeyPatch, unavailable: str | None) -> None:
+    module = types.ModuleType("moot.sandbox.docker")
+    module.docker_unavailable = lambda: unavailable  # type: ignore[attr-defined]
+    module.DockerSandbox = FakeDockerSandbox  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "moot.sandbox.docker", module)
+
+
+def test_none_is_the_host_on_purpose(policy: SandboxPolicy) -> None:
+    choice = choose_sandbox("none", policy)
+
+    assert choice.backend == "host"
+    assert "NO sandbox" in choice.describe() and '"none"' in choice.describe()
+
+
+def test_auto_prefers_bubblewrap(policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bubblewrap, "bwrap_unavailable", lambda: None)
+    fake_docker(monkeypatch, None)
+
+    choice = choose_sandbox("auto", policy)
+
+    assert choice.backend == "bubblewrap"
+    assert "works here" in choice.describe()
+
+
+@pytest.mark.usefixtures("no_bwrap")
+def test_auto_takes_docker_when_bubblewrap_does_not_work(
+    policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_docker(monkeypatch, None)
+
+    choice = choose_sandbox("auto", policy, session_id="ses_1")
+
+    assert choice.backend == "docker"
+    assert isinstance(choice.sandbox, FakeDockerSandbox) and choice.sandbox.policy is policy
+    assert choice.sandbox.session_id == "ses_1"
+
+
+@pytest.mark.usefixtures("no_bwrap", "no_docker")
+def test_auto_with_nothing_that_works_refuses_and_says_how_to_fix_it(
+    policy: SandboxPolicy,
+) -> None:
+    choice = choose_sandbox("auto", policy)
+
+    assert choice.sandbox is None and choice.backend == "none"
+    text = choice.describe()
+    assert "bwrap is not installed" in text
+    assert "Docker backend is not part of this build" in text
+    assert HOW_TO_ENABLE in text
+    assert select_sandbox("auto", policy) is None
+
+
+@pytest.mark.usefixtures("no_bwrap")
+def test_a_docker_engine_that_does_not_answer_is_named(
+    policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_docker(monkeypatch, "Cannot connect to the Docker daemon")
+
+    choice = choose_sandbox("auto", policy)
+
+    assert choice.sandbox is None
+    assert "docker: Cannot connect to the Docker daemon" in choice.reason
+
+
+@pytest.mark.usefixtures("no_bwrap", "no_docker")
+def test_bypass_lets_auto_use_the_host_and_says_so(policy: SandboxPolicy) -> None:
+    choice = choose_sandbox("auto", policy, bypass=True)
+
+    assert choice.backend == "host"
+    assert "bypass" in choice.describe() and "bwrap is not installed" in choice.describe()
+
+
+@pytest.mark.usefixtures("no_bwrap", "no_docker")
+@pytest.mark.parametrize("setting", ["bubblewrap", "docker"])
+def test_an_explicit_backend_never_falls_back(policy: SandboxPolicy, setting: str) -> None:
+    assert select_sandbox(setting, policy) is None
+    assert select_sandbox(setting, policy, bypass=True) is None
+
+
+def test_bypass_still_uses_a_sandbox_that_works(
+    policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bubblewrap, "bwrap_unavailable", lambda: None)
+
+    assert choose_sandbox("auto", policy, bypass=True).backend == "bubblewrap"
+
+
+def test_an_unknown_setting_is_refused(policy: SandboxPolicy) -> None:
+    with pytest.raises(ValueError, match="unknown sandbox setting 'off'"):
+        choose_sandbox("off", policy)
+
+
+def test_selecting_imports_no_docker_when_bubblewrap_works(
+    policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bubblewrap, "bwrap_unavailable", lambda: None)
+    monkeypatch.delitem(sys.modules, "moot.sandbox.docker", raising=False)
+
+    choose_sandbox("auto", policy)
+
+    assert "moot.sandbox.docker" not in sys.modules
