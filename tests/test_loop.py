@@ -306,3 +306,24 @@ async def test_repeated_tool_call_ids_are_made_unique_across_the_conversation() 
     assert started.tool_call_id == "t1_"
     ids = [m.tool_call_id for m in seen[-1].messages if isinstance(m, ToolResultMessage)]
     assert ids == ["t1", "t1_"]
+
+
+async def test_a_sandbox_violation_is_also_an_error_event() -> None:
+    @tool(side_effect=SideEffect.RUNS_COMMANDS)
+    def bash(command: str) -> ToolResult:
+        """Pretend to hit the sandbox."""
+        return ToolResult(
+            "touch: Read-only file system",
+            is_error=True,
+            display={"sandbox_violation": "a write outside the workspace (bubblewrap)"},
+        )
+
+    main = agent("main", {"tool_calls": [call("bash", command="touch /etc/x")]}, "ok")
+    _, events = await run_turn(make_runtime(main, tools=[bash]))
+    (error,) = of(events, ev.Error)
+    assert (error.source, error.message) == (
+        "sandbox",
+        "a write outside the workspace (bubblewrap)",
+    )
+    kinds_seen = kinds(events, skip_states=True)
+    assert kinds_seen.index("error") == kinds_seen.index("tool_finished") + 1

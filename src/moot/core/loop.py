@@ -360,6 +360,8 @@ class CallRunner:
             display=dict(result.display),
             duration_ms=(time.perf_counter() - started) * 1000,
         )
+        if violation := result.display.get("sandbox_violation"):
+            self._record(ev.Error, source="sandbox", message=str(violation))
 
     async def _invoke(self, tc: ToolCall) -> ToolResult:
         tools = self.run.tools_for(self.agent)

@@ -116,7 +116,8 @@ class Error(_Event):
     """Something went wrong that the run reports (a provider error, an internal bug)."""
 
     kind: Literal["error"] = "error"
-    source: Literal["provider", "tool", "internal"]
+    source: Literal["provider", "tool", "sandbox", "internal"]
+    """`sandbox`: a command tried what its sandbox forbids (a write outside, the network)."""
     message: str
     retryable: bool = False
 
