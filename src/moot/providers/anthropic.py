@@ -41,11 +41,10 @@ from moot.providers.base import (
 )
 from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig
-from moot.providers.http import make_client, parse_data, post_sse, redact, transport_error
-from moot.providers.retry import with_retries
+from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 API_VERSION = "2023-06-01"
 
@@ -75,14 +74,8 @@ _ERROR_STATUS = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(HTTPAdapter):
     """Claude models through the Messages API."""
-
-    def __init__(self, config: ProviderConfig, *, client: httpx.AsyncClient | None = None) -> None:
-        self.config = config
-        self.name = config.name
-        self._client = client
-        self._owns_client = client is None
 
     def build_request(self, request: ModelRequest) -> tuple[str, dict[str, str], dict]:
         """The URL, headers and JSON body of one streamed Messages call (pure)."""
@@ -123,16 +116,9 @@ class AnthropicProvider:
             max_tokens = max(min(max_tokens + budget, info.max_output), budget + 1)
         return max_tokens, budget
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        async for delta in with_retries(lambda: self._attempt(request), self.config.retry):
-            yield delta
-
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        url, headers, body = self.build_request(request)
-        if self._client is None:
-            self._client = make_client(self.config)
         reader = _StreamReader(self.config)
-        events = post_sse(self._client, self.config, url, headers=headers, body=body)
+        events = self._events(request)
         async with aclosing(events):
             async for event in events:
                 if event.event == "ping":
@@ -146,11 +132,6 @@ class AnthropicProvider:
         usage = reader.usage()
         yield UsageReport(usage, cost_usd=lookup(self.config.name).cost(usage))
         yield Finish(reader.stop_reason or "end_turn")
-
-    async def aclose(self) -> None:
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
-            self._client = None
 
 
 # ---- the stream ---------------------------------------------------------------------------

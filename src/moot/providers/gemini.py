@@ -57,11 +57,10 @@ from moot.providers.base import (
 )
 from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig
-from moot.providers.http import make_client, parse_data, post_sse, redact, transport_error
-from moot.providers.retry import with_retries
+from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
 """`thinkingBudget` for each `reasoning_effort`; 24576 is Gemini 2.5 Flash's maximum."""
@@ -87,14 +86,8 @@ _RPC_STATUS = {
 _PART_KINDS = ("thought", "text", "functionCall")
 
 
-class GeminiProvider:
+class GeminiProvider(HTTPAdapter):
     """Gemini models through the Generative Language API (`x-goog-api-key` auth)."""
-
-    def __init__(self, config: ProviderConfig, *, client: httpx.AsyncClient | None = None) -> None:
-        self.config = config
-        self.name = config.name
-        self._client = client
-        self._owns_client = client is None
 
     def build_request(self, request: ModelRequest) -> tuple[str, dict[str, str], dict]:
         """The URL, headers and JSON body of one streamed generateContent call (pure)."""
@@ -125,16 +118,9 @@ class GeminiProvider:
         body["generationConfig"] = generation
         return url, headers, body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        async for delta in with_retries(lambda: self._attempt(request), self.config.retry):
-            yield delta
-
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        url, headers, body = self.build_request(request)
-        if self._client is None:
-            self._client = make_client(self.config)
         reader = _StreamReader(self.config)
-        events = post_sse(self._client, self.config, url, headers=headers, body=body)
+        events = self._events(request)
         async with aclosing(events):
             async for event in events:
                 for delta in reader.feed(parse_data(self.config, event)):
@@ -144,11 +130,6 @@ class GeminiProvider:
         usage = reader.usage()
         yield UsageReport(usage, cost_usd=lookup(self.config.name).cost(usage))
         yield Finish(reader.finish_reason)
-
-    async def aclose(self) -> None:
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
-            self._client = None
 
 
 # ---- the stream ---------------------------------------------------------------------------

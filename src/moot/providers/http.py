@@ -9,13 +9,15 @@ from __future__ import annotations
 import email.utils
 import json
 import time
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx
 
-from moot.providers.base import ProviderError
+from moot.providers.base import Delta, ModelRequest, ProviderError
 from moot.providers.config import ProviderConfig
+from moot.providers.retry import with_retries
 from moot.providers.sse import ServerSentEvent, SSEDecoder
 
 
@@ -164,3 +166,47 @@ def parse_data(config: ProviderConfig, event: ServerSentEvent) -> Any:
         raise transport_error(
             config, f"the server sent malformed JSON in a `{event.event}` event"
         ) from None
+
+
+class HTTPAdapter(ABC):
+    """What every HTTP adapter shares: its config, a client made on first use, retries.
+
+    A subclass builds the request (`build_request`, pure) and reads one attempt's events
+    (`_attempt`, reading `self._events(request)`); `stream` retries attempts that failed
+    before any output.
+    """
+
+    def __init__(self, config: ProviderConfig, *, client: httpx.AsyncClient | None = None) -> None:
+        self.config = config
+        self.name = config.name
+        self._client = client
+        self._owns_client = client is None
+
+    @abstractmethod
+    def build_request(self, request: ModelRequest) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """The URL, headers and JSON body of one streamed call (pure, so tests assert it)."""
+
+    @abstractmethod
+    def _attempt(self, request: ModelRequest) -> AsyncIterator[Delta]:
+        """One try: read `self._events(request)` and yield the turn's deltas."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
+        """Yield the deltas of one model turn, retrying transient faults before any output.
+
+        Raises:
+            ProviderError: the call failed (HTTP status, transport fault, an error event).
+        """
+        async for delta in with_retries(lambda: self._attempt(request), self.config.retry):
+            yield delta
+
+    def _events(self, request: ModelRequest) -> AsyncIterator[ServerSentEvent]:
+        url, headers, body = self.build_request(request)
+        if self._client is None:
+            self._client = make_client(self.config)
+        return post_sse(self._client, self.config, url, headers=headers, body=body)
+
+    async def aclose(self) -> None:
+        """Close the client this adapter made (one passed in stays open)."""
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+            self._client = None

@@ -41,9 +41,8 @@ from moot.providers.base import (
 )
 from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig
-from moot.providers.http import make_client, parse_data, post_sse, redact, transport_error
+from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
 from moot.providers.presets import PRESETS, Preset
-from moot.providers.retry import with_retries
 
 _VERSION_SEGMENT = re.compile(r"v\d+")
 _ENDPOINT = "/chat/completions"
@@ -71,14 +70,11 @@ def chat_completions_url(base_url: str) -> str:
     return base + _ENDPOINT
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(HTTPAdapter):
     """A model behind an OpenAI Chat Completions endpoint."""
 
     def __init__(self, config: ProviderConfig, *, client: httpx.AsyncClient | None = None) -> None:
-        self.config = config
-        self.name = config.name
-        self._client = client
-        self._owns_client = client is None
+        super().__init__(config, client=client)
         self._dialect = PRESETS.get(config.provider, _DEFAULT_DIALECT)
 
     def build_request(self, request: ModelRequest) -> tuple[str, dict[str, str], dict[str, Any]]:
@@ -103,22 +99,10 @@ class OpenAIChatProvider:
             body["reasoning_effort"] = config.reasoning_effort
         return chat_completions_url(config.base_url), headers, body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        async for delta in with_retries(lambda: self._attempt(request), self.config.retry):
-            yield delta
-
-    async def aclose(self) -> None:
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
-
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        if self._client is None:
-            self._client = make_client(self.config)
-        url, headers, body = self.build_request(request)
         reader = _ChunkReader()
         done = False
-        events = post_sse(self._client, self.config, url, headers=headers, body=body)
+        events = self._events(request)
         async with aclosing(events):
             async for event in events:
                 if event.data.strip() == "[DONE]":

@@ -16,8 +16,6 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import Any
 
-import httpx
-
 from moot.protocol.messages import (
     AssistantMessage,
     Attachment,
@@ -39,8 +37,7 @@ from moot.providers.base import (
 )
 from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig
-from moot.providers.http import make_client, parse_data, post_sse, redact, transport_error
-from moot.providers.retry import with_retries
+from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
 
 _TRANSIENT_CODES = frozenset(
     {"server_error", "rate_limit_exceeded", "server_is_overloaded", "slow_down", "overloaded"}
@@ -51,14 +48,8 @@ _TRY_AGAIN = re.compile(r"try again in\s*(\d+(?:\.\d+)?)\s*(ms|s)\b", re.IGNOREC
 """Rate-limit messages carry the wait in prose: "Please try again in 1.898s"."""
 
 
-class OpenAIResponsesProvider:
+class OpenAIResponsesProvider(HTTPAdapter):
     """Streams model turns from the Responses API (OpenAI, or a server that speaks it)."""
-
-    def __init__(self, config: ProviderConfig, *, client: httpx.AsyncClient | None = None) -> None:
-        self.config = config
-        self.name = config.name
-        self._client = client
-        self._owns_client = client is None
 
     def build_request(self, request: ModelRequest) -> tuple[str, dict[str, str], dict]:
         """The URL, headers and JSON body of one call; pure, so tests can assert it."""
@@ -95,26 +86,9 @@ class OpenAIResponsesProvider:
             body["reasoning"] = {"effort": config.reasoning_effort, "summary": "auto"}
         return _responses_url(config.base_url), headers, body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        """Yield the deltas of one model turn, retrying transient faults before any output.
-
-        Raises:
-            ProviderError: the call failed (HTTP status, transport fault, an error event).
-        """
-        async for delta in with_retries(lambda: self._attempt(request), self.config.retry):
-            yield delta
-
-    async def aclose(self) -> None:
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
-            self._client = None
-
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        if self._client is None:
-            self._client = make_client(self.config)
-        url, headers, body = self.build_request(request)
         state = _StreamState(self.config)
-        events = post_sse(self._client, self.config, url, headers=headers, body=body)
+        events = self._events(request)
         async with aclosing(events):
             async for event in events:
                 data = parse_data(self.config, event)
