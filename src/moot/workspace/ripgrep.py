@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import heapq
 import json
 import os
 import subprocess
@@ -26,7 +27,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from moot.workspace.ignore import GITIGNORE
-from moot.workspace.search import FileHits, Hit, SearchError, SearchRequest
+from moot.workspace.search import (
+    MAX_FILES,
+    FileHits,
+    Hit,
+    SearchError,
+    SearchRequest,
+)
 
 _FIXED_ARGS = (
     "--json",
@@ -39,18 +46,26 @@ _FIXED_ARGS = (
     "--no-ignore-global",
     "--crlf",
     "--no-mmap",  # with memory maps ripgrep checks only a file's head for NUL bytes
-    "--sort=path",
     "--glob=!.git",
 )
 _TYPE = "moot"
 
 
-def search_ripgrep(rg: str, request: SearchRequest) -> Iterator[FileHits]:
-    """Run ripgrep for `request`; closing the iterator early stops the process.
+def search_ripgrep(
+    rg: str, request: SearchRequest, *, files: int = MAX_FILES + 1
+) -> Iterator[FileHits]:
+    """Run ripgrep for `request`: the first `files` matching files in path order.
+
+    ripgrep searches with all its threads (`--sort=path` would make it single-threaded, about
+    1.7x slower on a large tree); the order the Python search gives is restored here by keeping
+    only the `files` smallest paths as results stream in, so memory stays bounded.
 
     Args:
         rg: Path of the `rg` executable.
         request: The search.
+        files: How many files (in path order) the caller can show at most. Every file is
+            read to its end, as the Python search does: a NUL byte late in a file still
+            makes it binary and drops it.
 
     Raises:
         SearchError: ripgrep refused the search (a bad regular expression, usually); raised
@@ -76,7 +91,9 @@ def search_ripgrep(rg: str, request: SearchRequest) -> Iterator[FileHits]:
             ignore_file.write_text("\n".join(rules) + "\n", encoding="utf-8")
             args.append(f"--ignore-file={ignore_file}")
         args += ["--regexp", request.pattern, "--", start]
-        yield from _run(args, root, request)
+        # Path order compares component by component ("a/b" before "a-c"), as a walk does.
+        found = _run(args, root, request)
+        yield from heapq.nsmallest(files, found, key=lambda hit: hit[0].split("/"))
 
 
 def _run(args: list[str], root: Path, request: SearchRequest) -> Iterator[FileHits]:
