@@ -14,14 +14,16 @@ unless a UTF-16/32 byte order mark says they are text.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from moot.workspace.ignore import GitIgnore, GlobPattern
-from moot.workspace.paths import PathRefused, read_file_bytes
+from moot.workspace.paths import PathRefused, open_dir_chain
 from moot.workspace.text import sniff_encoding, split_lines
 from moot.workspace.walk import below, walk_files
 
@@ -99,16 +101,61 @@ def search_python(request: SearchRequest) -> Iterator[FileHits]:
     return _search_python(request, regex)
 
 
+class _Directory:
+    """The open directory of the files being read: files side by side share one descriptor.
+
+    Opening every file through its chain of directories (as `read_file_bytes` does) costs one
+    `open` per path component; a walk reads a directory's files one after another, so keeping
+    the last directory open makes that one `open` per directory. Every component is still
+    opened with `O_NOFOLLOW`, so a symlink swapped in cannot lead outside.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.parts: tuple[str, ...] | None = None
+        self.fd = -1
+
+    def read(self, parts: tuple[str, ...]) -> bytes | None:
+        """A regular file's bytes, or None for anything else (a FIFO, a device)."""
+        if parts[:-1] != self.parts:
+            self.close()
+            self.fd = open_dir_chain(self.root, parts[:-1])
+            self.parts = parts[:-1]
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        with os.fdopen(os.open(parts[-1], flags, dir_fd=self.fd), "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                return None
+            return file.read()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+        self.parts, self.fd = None, -1
+
+
 def _search_python(request: SearchRequest, regex: re.Pattern[str]) -> Iterator[FileHits]:
+    root = request.root
+    directory = _Directory(root)
+    try:
+        yield from _search_files(request, regex, directory)
+    finally:
+        directory.close()
+
+
+def _search_files(
+    request: SearchRequest, regex: re.Pattern[str], directory: _Directory
+) -> Iterator[FileHits]:
     root = request.root
     for entry in walk_files(root, request.start, GitIgnore(root)):
         rel = entry.rel
         if not request.wants(rel):
             continue
         try:
-            data, _ = read_file_bytes(root, root / rel)
+            data = directory.read(entry.parts)
         except (OSError, PathRefused):
             continue  # unreadable files are skipped, as ripgrep does
+        if data is None:
+            continue
         encoding = sniff_encoding(data[:4])
         if encoding.codec == "utf-8" and b"\x00" in data:
             continue
