@@ -17,7 +17,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moot.protocol.messages import (
     AssistantMessage,
@@ -42,9 +42,6 @@ from moot.providers.base import (
 from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
-
-if TYPE_CHECKING:
-    pass
 
 API_VERSION = "2023-06-01"
 

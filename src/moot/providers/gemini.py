@@ -33,7 +33,7 @@ import secrets
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from itertools import groupby
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moot.protocol.messages import (
     AssistantMessage,
@@ -58,9 +58,6 @@ from moot.providers.base import (
 from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
-
-if TYPE_CHECKING:
-    pass
 
 THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
 """`thinkingBudget` for each `reasoning_effort`; 24576 is Gemini 2.5 Flash's maximum."""

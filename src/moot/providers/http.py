@@ -6,6 +6,7 @@ and says whether trying again may help. It never contains the API key.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import time
@@ -46,10 +47,8 @@ def redact(text: str, config: ProviderConfig) -> str:
 def retry_after(headers: Mapping[str, str]) -> float | None:
     """The server's requested wait: `retry-after-ms`, or `retry-after` in seconds or as a date."""
     if (ms := headers.get("retry-after-ms")) is not None:
-        try:
+        with contextlib.suppress(ValueError):
             return float(ms) / 1000
-        except ValueError:
-            pass
     value = headers.get("retry-after")
     if value is None:
         return None
