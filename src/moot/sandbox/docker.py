@@ -180,17 +180,7 @@ class DockerSandbox:
         if running.lost is not None:
             capture.close()
             raise DockerSandboxError(f"lost the container while the command ran: {running.lost}")
-        output = capture.finish()
-        return CommandResult(
-            exit_code=code,
-            stdout=output.stdout,
-            stderr=output.stderr,
-            duration_ms=(time.perf_counter() - started) * 1000,
-            backend=self.name,
-            truncated=output.truncated,
-            timed_out=code is None,
-            output_file=output.output_file,
-        )
+        return capture.finish().result(code, started, self.name)
 
     async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> DockerBackground:
         """Start `command` in the background; its id is `shell_<n>`, unique in this sandbox.

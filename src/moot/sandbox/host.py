@@ -91,17 +91,7 @@ class ProcessSandbox:
         except BaseException:
             capture.close()
             raise
-        output = capture.finish()
-        return CommandResult(
-            exit_code=code,
-            stdout=output.stdout,
-            stderr=output.stderr,
-            duration_ms=(time.perf_counter() - started) * 1000,
-            backend=self.name,
-            truncated=output.truncated,
-            timed_out=code is None,
-            output_file=output.output_file,
-        )
+        return capture.finish().result(code, started, self.name)
 
     async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
         """Start `command` in the background; its id is `shell_<n>`, unique in this sandbox.

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from moot.sandbox.base import OutputCallback
+from moot.sandbox.base import CommandResult, OutputCallback
 from moot.workspace.paths import PathRefused, open_dir_chain
 
 MAX_OUTPUT_CHARS = 30_000
@@ -110,6 +110,19 @@ class CapturedOutput:
     stderr: str
     truncated: bool
     output_file: Path | None
+
+    def result(self, exit_code: int | None, started: float, backend: str) -> CommandResult:
+        """The command's result: `started` is its `time.perf_counter()` at launch."""
+        return CommandResult(
+            exit_code=exit_code,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            backend=backend,
+            truncated=self.truncated,
+            timed_out=exit_code is None,
+            output_file=self.output_file,
+        )
 
 
 class OutputDir:
