@@ -96,12 +96,13 @@ def test_long_output_is_saved_whole_in_arrival_order(files: OutputDir, tmp_path:
 
     assert result.truncated and result.output_file is not None
     assert result.output_file.read_text() == expected
-    assert result.output_file.parent.parent == tmp_path / ".moot" / "outputs"
-    assert (tmp_path / ".moot" / "outputs" / ".gitignore").read_text().endswith("*\n")
+    # Saved in the user data dir (MOOT_HOME here), never in the project.
+    assert result.output_file.parent.parent == Path(os.environ["MOOT_HOME"]) / "data" / "outputs"
+    assert not (tmp_path / ".moot").exists()
     shown = len(result.stdout) + len(result.stderr)
     assert shown < 1000 + 2 * len(elision_marker(10**6, "x" * 60))
     assert result.stderr.startswith("stderr 0\n"), "the short stream keeps its share"
-    assert result.output_file.relative_to(tmp_path).as_posix() in result.stdout
+    assert str(result.output_file) in result.stdout
 
 
 def test_utf8_split_across_reads_decodes_whole(files: OutputDir) -> None:
@@ -126,13 +127,14 @@ def test_each_command_gets_its_own_file(files: OutputDir) -> None:
 
 
 def test_a_planted_symlink_is_not_followed(tmp_path: Path) -> None:
-    """A command could make `.moot` a symlink where `.moot` did not exist (nothing to bind
-    read-only then); moot's own write must not follow it out of the workspace."""
+    """An output directory a caller puts inside the workspace: a command could make `.moot` a
+    symlink where `.moot` did not exist (nothing to bind read-only then); moot's own write must
+    not follow it out of the workspace."""
     workspace, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
     workspace.mkdir()
     elsewhere.mkdir()
     os.symlink(elsewhere, workspace / ".moot")
-    capture = OutputCapture(OutputDir(workspace), limit=10)
+    capture = OutputCapture(OutputDir(workspace, workspace / ".moot" / "outputs"), limit=10)
 
     capture.feed("stdout", b"x" * 100)
     result = capture.finish()

@@ -340,3 +340,25 @@ def test_no_generated_path_escapes_the_workspace(
         event("written")
         assert os.path.realpath(target) == str(target)
     assert beside(ws) == before
+
+
+def test_a_read_root_may_be_read_but_never_written(tmp_path: Path) -> None:
+    root, outputs, secret = tmp_path / "ws", tmp_path / "outputs", tmp_path / "secret"
+    for directory in (root, outputs, secret):
+        directory.mkdir()
+    (outputs / "cmd-0001.txt").write_text("saved\n")
+    (secret / "key").write_text("no\n")
+    os.symlink(secret / "key", outputs / "sneaky")
+    ws = Workspace(root, read_roots=(outputs,))
+
+    assert ws.resolve_read(str(outputs / "cmd-0001.txt")) == outputs / "cmd-0001.txt"
+    assert ws.root_of(outputs / "cmd-0001.txt") == outputs
+    with pytest.raises(PathRefused) as refused:
+        ws.resolve_read(str(outputs / "sneaky"))  # a symlink out of the read root
+    assert refused.value.rule == "outside-workspace"
+    with pytest.raises(PathRefused):
+        ws.resolve_read(str(secret / "key"))
+    with pytest.raises(PathRefused):
+        ws.resolve_read(str(outputs / ".." / "secret" / "key"))
+    with pytest.raises(PathRefused):
+        ws.resolve_write(str(outputs / "cmd-0002.txt"))

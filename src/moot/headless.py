@@ -24,7 +24,7 @@ from moot.providers.registry import UnknownModel, resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import SandboxPolicy
 from moot.sandbox.select import SandboxChoice, choose_sandbox
-from moot.tools.builtin import builtin_tools, session_workspace
+from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
 from moot.workspace.paths import Workspace
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -88,7 +88,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         try:
             shell = choose_sandbox(
                 os.environ.get("MOOT_SANDBOX") or "auto",
-                SandboxPolicy(workspace.root),
+                SandboxPolicy(workspace.root, output_dir=outputs_dir(session_id)),
                 session_id=session_id,
             )
         except ValueError as exc:

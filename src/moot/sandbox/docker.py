@@ -97,7 +97,7 @@ class DockerSandbox:
             kill_grace: Seconds between SIGTERM and SIGKILL when a command is killed.
             max_output_chars: What a result shows of a command's output at most.
             outputs: Where full outputs of long commands are saved; by default
-                `policy.output_dir`, else under the workspace's `.moot/outputs/`.
+                `policy.output_dir`, else under the user data dir's `outputs/`.
         """
         self.policy = policy
         self.session_id = session_id or f"pid{os.getpid()}-{uuid.uuid4().hex[:8]}"

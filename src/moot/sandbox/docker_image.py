@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from moot.sandbox.base import SandboxPolicy
-from moot.sandbox.output import OUTPUTS
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -143,7 +142,6 @@ def container_spec(
     from docker.types import Mount  # docker-py is loaded by now (client() came first)
 
     ws = policy.workspace.resolve()
-    _make_moot_dir(ws, policy.protected)
     mounts = [Mount(target=str(ws), source=str(ws), type="bind", read_only=False)]
     for path in protected_paths(ws, policy.protected):
         mounts.append(Mount(target=str(path), source=str(path), type="bind", read_only=True))
@@ -190,15 +188,6 @@ def protected_paths(workspace: Path, protected: tuple[str, ...]) -> list[Path]:
         if inside and target.exists() and target not in paths:
             paths.append(target)
     return paths
-
-
-def _make_moot_dir(workspace: Path, protected: tuple[str, ...]) -> None:
-    """Create `.moot` when it is protected and missing. Mounts are fixed when the container
-    starts, so a protected directory made later would stay writable all session; and moot
-    itself makes this one mid-session (`output.py` saves long outputs in it)."""
-    name = OUTPUTS[0]
-    if name in protected and not os.path.lexists(workspace / name):
-        (workspace / name).mkdir(exist_ok=True)
 
 
 def shell_of(container: Container, image: str) -> str:

@@ -5,12 +5,13 @@ with the middle elided by a marker that says where the full output is. Memory st
 once a command has printed more than the cap, everything it printed (stdout and stderr in the
 order they arrived) goes to a file and only the head and the tail stay in memory.
 
-The file is written by moot, on the host, under `<workspace>/.moot/outputs/<session>/`: inside
-the workspace so the `read` and `grep` tools can open it (they never leave the workspace), in
-`.moot/` because tools may read there but not write (and the sandbox binds `.moot` read-only,
-so a command cannot tamper with it). A `.gitignore` of `*` keeps the directory out of git, as
-pytest and ruff do with their caches. Directories are opened with `O_NOFOLLOW`, so a symlink
-a command planted cannot redirect the write.
+The file is written by moot, on the host, under `<data dir>/outputs/<session>/`: outside the
+project (moot never writes into it uninvited), where a sandboxed command cannot tamper with it
+(the root file system is read-only in bubblewrap; Docker does not mount it at all). The
+session's `Workspace` lists the directory as a read-only root, so the `read` tool can open what
+is saved there. Directories inside the
+workspace, when a caller asks for one there, are opened with `O_NOFOLLOW`, so a symlink a
+command planted cannot redirect the write.
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ from moot.workspace.paths import PathRefused, open_dir_chain
 
 MAX_OUTPUT_CHARS = 30_000
 """What the model sees of one command's output (stdout and stderr together), at most."""
-OUTPUTS = (".moot", "outputs")
-"""Where full outputs go, below the workspace root."""
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 Stream = Literal["stdout", "stderr"]
@@ -126,17 +125,24 @@ class CapturedOutput:
 
 
 class OutputDir:
-    """Where one sandbox (one session) saves full outputs; the directory is made on first use."""
+    """Where one sandbox (one session) saves full outputs; the directory is made on first use.
+
+    Outside the project by default (moot never writes into the project uninvited): the
+    session's `Workspace` lists the directory as a read-only root, so the `read` tool can open
+    what is saved here.
+    """
 
     def __init__(self, workspace: Path, directory: Path | None = None) -> None:
         """Args:
         workspace: The workspace root (real path).
-        directory: Where to save; default `<workspace>/.moot/outputs/<time>-<random>/`.
+        directory: Where to save; default `<data dir>/outputs/<time>-<random>/`.
         """
         self.workspace = workspace
         if directory is None:
+            from moot.paths import data_dir
+
             name = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-            directory = workspace.joinpath(*OUTPUTS, name)
+            directory = data_dir() / "outputs" / name
         self.directory = directory
         self._count = 0
 
@@ -149,7 +155,6 @@ class OutputDir:
         if self.directory.is_relative_to(self.workspace):
             parts = self.directory.relative_to(self.workspace).parts
             dir_fd = open_dir_chain(self.workspace, parts, create=True)
-            self._ignore_outputs(parts)
         else:
             self.directory.mkdir(parents=True, exist_ok=True)
             dir_fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -166,19 +171,6 @@ class OutputDir:
             if path.is_relative_to(self.workspace)
             else str(path)
         )
-
-    def _ignore_outputs(self, parts: tuple[str, ...]) -> None:
-        if parts[: len(OUTPUTS)] != OUTPUTS:
-            return
-        dir_fd = open_dir_chain(self.workspace, OUTPUTS)
-        try:
-            fd = os.open(".gitignore", _FILE_FLAGS, 0o644, dir_fd=dir_fd)
-        except FileExistsError:
-            return
-        finally:
-            os.close(dir_fd)
-        with os.fdopen(fd, "wb") as file:
-            file.write(b"# moot saves long command outputs here\n*\n")
 
 
 class OutputCapture:

@@ -23,10 +23,24 @@ from moot.workspace.paths import Workspace
 from moot.workspace.snapshots import FileSnapshots
 
 
+def outputs_dir(session_id: str) -> Path:
+    """Where a session's long command outputs are saved: the user data dir, not the project."""
+    from moot.paths import data_dir
+
+    return data_dir() / "outputs" / session_id
+
+
 def session_workspace(store: Store, session_id: str, root: Path) -> Workspace:
-    """The workspace of a session: files a tool changes are snapshotted before their first
-    change in each run, so a rewind can restore them."""
-    return Workspace(root, snapshots=FileSnapshots(store, session_id, root))
+    """The workspace of a session.
+
+    Files a tool changes are snapshotted before their first change in each run, so a rewind
+    can restore them; the session's saved command outputs may be read (never written).
+    """
+    return Workspace(
+        root,
+        snapshots=FileSnapshots(store, session_id, root),
+        read_roots=(outputs_dir(session_id),),
+    )
 
 
 def builtin_tools(

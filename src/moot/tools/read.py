@@ -71,7 +71,7 @@ def read_file(workspace: Workspace, path: str, offset: int = 1, limit: int = 200
     """
     target = workspace.resolve_read(path)
     rel = workspace.relative(target)
-    with os.fdopen(open_read(workspace.root, target), "rb") as file:
+    with os.fdopen(open_read(workspace.root_of(target), target), "rb") as file:
         st = os.fstat(file.fileno())
         if stat.S_ISDIR(st.st_mode):
             return ToolResult.error(f"{rel} is a directory; use ls to list it")

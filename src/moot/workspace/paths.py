@@ -16,6 +16,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Protocol
@@ -53,7 +54,11 @@ class Workspace:
     """A directory the file tools are confined to, with this session's read ledger."""
 
     def __init__(
-        self, root: str | os.PathLike[str], *, snapshots: SnapshotSink | None = None
+        self,
+        root: str | os.PathLike[str],
+        *,
+        snapshots: SnapshotSink | None = None,
+        read_roots: Sequence[str | os.PathLike[str]] = (),
     ) -> None:
         """Resolve `root` once; every later check compares against this real path.
 
@@ -61,6 +66,8 @@ class Workspace:
             root: The workspace directory.
             snapshots: Told before `write_bytes` replaces a file in a run, so a rewind can
                 restore it; None keeps no snapshots.
+            read_roots: Directories outside the workspace that may be read (never written),
+                given as absolute paths: the session's saved command outputs, say.
 
         Raises:
             NotADirectoryError: `root` is not an existing directory.
@@ -77,6 +84,7 @@ class Workspace:
         """Files the session's tools have written (git_commit and auto-commit take these)."""
         """Where the content of a file about to change in a run is kept, if anywhere."""
         self._prefix = real if real.endswith(os.sep) else real + os.sep
+        self.read_roots = tuple(Path(os.path.realpath(r)) for r in read_roots)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -87,9 +95,18 @@ class Workspace:
         return text == str(self.root) or text.startswith(self._prefix)
 
     def relative(self, path: Path) -> str:
-        """`path` (inside the workspace) as the model should see it: relative, with `/`."""
+        """`path` as the model should see it: relative with `/` inside, absolute outside."""
+        if not path.is_relative_to(self.root):
+            return str(path)
         rel = path.relative_to(self.root).as_posix()
         return rel or "."
+
+    def root_of(self, path: Path) -> Path:
+        """The workspace root, or the read root, that `path` (from `resolve_read`) lies in."""
+        for root in (self.root, *self.read_roots):
+            if path.is_relative_to(root):
+                return root
+        raise PathRefused("outside-workspace", str(path), "not inside the workspace")
 
     def resolve_read(self, path: str) -> Path:
         """Check a path for reading and return what it really names.
@@ -106,6 +123,10 @@ class Workspace:
             PathRefused: NUL byte, empty, or outside the workspace lexically or once
                 symlinks are resolved.
         """
+        if self.read_roots and os.path.isabs(path) and not self.contains(path):
+            extra = self._in_read_root(path)
+            if extra is not None:
+                return extra
         self._lexical(path)
         real = os.path.realpath(os.path.join(self.root, path))
         if not self.contains(real):
@@ -113,6 +134,13 @@ class Workspace:
                 "outside-workspace", path, f"a symlink leads outside the workspace, to {real}"
             )
         return Path(real)
+
+    def _in_read_root(self, path: str) -> Path | None:
+        """`path` when it lies inside a read root (after symlinks), else None."""
+        if "\x00" in path:
+            return None
+        real = Path(os.path.realpath(path))
+        return real if any(real.is_relative_to(root) for root in self.read_roots) else None
 
     def resolve_write(self, path: str, *, allow_protected: bool = False) -> Path:
         """Check a path for writing and return it; it need not exist yet.
