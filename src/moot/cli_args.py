@@ -93,7 +93,6 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
             options.prompt = sys.stdin.read()
         if options.prompt is not None and not options.prompt.strip():
             parser.error("the task given to -p is empty")
+        # The model may also come from settings files; headless.py settles it after reading them.
         options.model = options.model or os.environ.get("MOOT_MODEL")
-        if (options.prompt is not None or options.resume is not None) and not options.model:
-            parser.error("no model: pass --model provider/model (or set MOOT_MODEL)")
     return options

@@ -24,6 +24,7 @@ from moot.providers.registry import UnknownModel, resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import SandboxPolicy
 from moot.sandbox.select import SandboxChoice, choose_sandbox
+from moot.settings import SettingsError, load_settings
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
 from moot.workspace.paths import Workspace
 
@@ -69,6 +70,16 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     from moot.store import open_store
 
     out = out or sys.stdout
+    cwd = Path.cwd()
+    try:
+        settings = load_settings(cwd)
+    except SettingsError as exc:
+        return _fail(str(exc))
+    options.model = options.model or settings.model
+    if not options.model:
+        return _fail(
+            "no model: pass --model provider/model (or set MOOT_MODEL, or `model` in settings)"
+        )
     try:
         resolve_model(options.model)  # a bad name or script is a usage error, before any session
     except UnknownModel as exc:
@@ -77,7 +88,6 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     # provider past the turns a resumed session has already played (Runtime._provider_for).
     agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=options.model)
     limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
-    cwd = Path.cwd()
     store = open_store()
     try:
         if options.resume is not None and store.session(options.resume) is None:
@@ -87,7 +97,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         workspace = session_workspace(store, session_id, cwd)
         try:
             shell = choose_sandbox(
-                os.environ.get("MOOT_SANDBOX") or "auto",
+                os.environ.get("MOOT_SANDBOX") or settings.sandbox or "auto",
                 SandboxPolicy(workspace.root, output_dir=outputs_dir(session_id)),
                 session_id=session_id,
             )
@@ -115,7 +125,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             return _fail(f"session {runtime.session_id} has no unfinished run to resume")
         try:
             code = asyncio.run(_drive(runtime, options, out, shell, shells))
-            if os.environ.get("MOOT_AUTO_COMMIT") and options.prompt:
+            if (os.environ.get("MOOT_AUTO_COMMIT") or settings.auto_commit) and options.prompt:
                 _auto_commit(workspace, session_id, options.prompt)
             return code
         except BrokenPipeError:

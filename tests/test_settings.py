@@ -1,0 +1,105 @@
+"""Settings files: precedence, rule lists adding up, clear errors, saving an allow rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from moot.settings import SettingsError, load_settings, merge, save_local_rule
+
+
+def write(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def test_precedence_and_rules_adding_up(tmp_path: Path, private_moot_home: Path) -> None:
+    project = tmp_path / "project"
+    write(
+        private_moot_home / "config" / "settings.json",
+        {"model": "anthropic/claude-sonnet-4-5", "permissions": {"allow": ["Bash(git status)"]}},
+    )
+    write(
+        project / ".moot" / "settings.json",
+        {
+            "model": "openai/gpt-5",
+            "sandbox": "docker",
+            "permissions": {"deny": ["Read(./.env)"], "defaultMode": "acceptEdits"},
+        },
+    )
+    write(
+        project / ".moot" / "settings.local.json",
+        {"permissions": {"allow": ["Bash(npm run test:*)", "Bash(git status)"]}},
+    )
+    settings = load_settings(project)
+    assert settings.model == "openai/gpt-5"
+    assert settings.sandbox == "docker"
+    assert settings.permissions.allow == ["Bash(git status)", "Bash(npm run test:*)"]
+    assert settings.permissions.deny == ["Read(./.env)"]
+    assert settings.permissions.default_mode == "acceptEdits"
+
+
+def test_no_files_give_defaults(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path)
+    assert (settings.model, settings.sandbox, settings.permissions.allow) == (None, None, [])
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "must hold a JSON object"),
+        ('{"permissions": {"allow": "Bash"}}', "permissions.allow"),
+        ('{"permissions": {"defaultMode": "yolo"}}', "permissions.defaultMode"),
+        ('{"sandbox": "chroot"}', "sandbox"),
+    ],
+)
+def test_bad_files_name_themselves(tmp_path: Path, content: str, words: str) -> None:
+    path = tmp_path / ".moot" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(content)
+    with pytest.raises(SettingsError, match=words) as caught:
+        load_settings(tmp_path)
+    assert str(path) in str(caught.value)
+
+
+def test_an_always_rule_is_saved_locally_and_reloaded(tmp_path: Path) -> None:
+    write(tmp_path / ".moot" / "settings.local.json", {"model": "x/y"})
+    path = save_local_rule(tmp_path, "allow", "Bash(npm test)")
+    save_local_rule(tmp_path, "allow", "Bash(npm test)")
+    assert json.loads(path.read_text()) == {
+        "model": "x/y",
+        "permissions": {"allow": ["Bash(npm test)"]},
+    }
+    assert (tmp_path / ".moot" / ".gitignore").read_text() == "settings.local.json\n"
+    assert load_settings(tmp_path).permissions.allow == ["Bash(npm test)"]
+
+
+def test_env_and_hooks_merge_by_key() -> None:
+    settings = merge([{"env": {"A": "1", "B": "1"}}, {"env": {"B": "2"}}])
+    assert settings.env == {"A": "1", "B": "2"}
+
+
+def test_headless_takes_its_model_from_the_project_settings(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "s.yaml").write_text("turns: [from settings]\n")
+    write(tmp_path / ".moot" / "settings.json", {"model": f"scripted:{tmp_path / 's.yaml'}"})
+    env = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"}
+    result = subprocess.run(
+        [sys.executable, "-m", "moot.cli", "-p", "hi"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "from settings\n"
+    (tmp_path / ".moot" / "settings.local.json").write_text('{"sandbox": "chroot"}')
+    broken = subprocess.run(
+        [sys.executable, "-m", "moot.cli", "-p", "hi"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert broken.returncode == 2
+    assert "settings.local.json" in broken.stderr
