@@ -45,7 +45,15 @@ def _env(server: ModelServer, home: Path) -> dict[str, str]:
 
 
 def _moot(task: str) -> list[str]:
-    return [str(VENV_BIN / "moot"), "-p", task, "--model", MODEL]
+    return [
+        str(VENV_BIN / "moot"),
+        "-p",
+        task,
+        "--model",
+        MODEL,
+        "--permission-mode",
+        "acceptEdits",
+    ]
 
 
 def first_request(runs: int, work: Path) -> list[float]:

@@ -35,7 +35,7 @@ def test_auto_commit_then_undo(tmp_path: Path) -> None:
     env = os.environ | {"MOOT_HOME": str(tmp_path / "home"), "MOOT_AUTO_COMMIT": "1"}
     run = subprocess.run(
         [sys.executable, "-m", "moot.cli", "-p", "fix the typo", "--model",
-         f"scripted:{tmp_path / 's.yaml'}"],
+         f"scripted:{tmp_path / 's.yaml'}", "--permission-mode", "acceptEdits"],
         cwd=repo, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

@@ -77,7 +77,7 @@ def test_a_three_turn_task_over_each_wire_api(case: str, tmp_path: Path) -> None
         env |= {"MOOT_HOME": str(tmp_path / "home"), **variables(server.url)}
         result = subprocess.run(
             [sys.executable, "-m", "moot.cli", "-p", "fix the typo in notes.txt",
-             "--model", model, "--output-format", "json"],
+             "--model", model, "--output-format", "json", "--permission-mode", "acceptEdits"],
             cwd=work, env=env, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         requests = list(server.requests)

@@ -56,6 +56,29 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="provider/model or scripted:<file> (env: MOOT_MODEL)")
     parser.add_argument("--max-turns", type=_positive, metavar="N", help="stop after N model turns")
     parser.add_argument(
+        "--permission-mode",
+        choices=("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"),
+        help="how tool calls are settled (headless: what would ask is refused)",
+    )
+    parser.add_argument(
+        "--allowedTools",
+        "--allowed-tools",
+        dest="allowed_tools",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help='allow rules, comma- or space-separated: "Read,Bash(git status:*)"',
+    )
+    parser.add_argument(
+        "--disallowedTools",
+        "--disallowed-tools",
+        dest="disallowed_tools",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help='deny rules, e.g. "Bash(rm:*),WebFetch"',
+    )
+    parser.add_argument(
         "--resume",
         metavar="SESSION",
         help="continue SESSION: with -p a new turn, without it finish the interrupted run",

@@ -17,6 +17,10 @@ from typing import TextIO
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
+from moot.permissions.decide import RulesPolicy, tool_hidden
+from moot.permissions.headless import NoAsking
+from moot.permissions.modes import PermissionMode
+from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
@@ -84,6 +88,17 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         resolve_model(options.model)  # a bad name or script is a usage error, before any session
     except UnknownModel as exc:
         return _fail(str(exc))
+    try:
+        rules = RuleSet(
+            allow=[*settings.permissions.allow, *_rule_list(options.allowed_tools)],
+            ask=settings.permissions.ask,
+            deny=[*settings.permissions.deny, *_rule_list(options.disallowed_tools)],
+        )
+    except ValueError as exc:
+        return _fail(f"permission rules: {exc}")
+    mode = PermissionMode(
+        options.permission_mode or settings.permissions.default_mode or PermissionMode.DEFAULT
+    )
     # The runtime gets the name, not the provider: it resolves names itself and moves a scripted
     # provider past the turns a resumed session has already played (Runtime._provider_for).
     agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=options.model)
@@ -99,6 +114,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             shell = choose_sandbox(
                 os.environ.get("MOOT_SANDBOX") or settings.sandbox or "auto",
                 SandboxPolicy(workspace.root, output_dir=outputs_dir(session_id)),
+                bypass=mode is PermissionMode.BYPASS_PERMISSIONS,
                 session_id=session_id,
             )
         except ValueError as exc:
@@ -109,12 +125,18 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 file=sys.stderr,
             )
         shells = BackgroundShells()
+        tools = [
+            t
+            for t in builtin_tools(store, session_id, workspace, shell, shells)
+            if not tool_hidden(t.name, rules)
+        ]
         runtime = Runtime(
             [agent],
             store=store,
             session_id=session_id,
-            tools=builtin_tools(store, session_id, workspace, shell, shells),
+            tools=tools,
             limits=limits,
+            approval=NoAsking(RulesPolicy(rules, workspace.root, mode=mode), workspace.root),
         )
         if options.prompt is not None and runtime.unfinished_run:
             return _fail(
@@ -138,6 +160,26 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             return EXIT_STOPPED
     finally:
         store.close()
+
+
+def _rule_list(values: list[str]) -> list[str]:
+    """Rules from `--allowedTools "Read,Bash(git diff:*)" Edit`: split on commas and spaces
+    outside parentheses."""
+    rules: list[str] = []
+    for value in values:
+        depth, current = 0, []
+        for char in value:
+            depth += char == "("
+            depth -= char == ")"
+            if char in ", " and depth == 0:
+                if current:
+                    rules.append("".join(current))
+                current = []
+            else:
+                current.append(char)
+        if current:
+            rules.append("".join(current))
+    return rules
 
 
 def _auto_commit(workspace: Workspace, session_id: str, prompt: str) -> None:

@@ -1,0 +1,1 @@
+"""Permission modes, allow/ask/deny rules, the one decision function, hooks."""

@@ -1,0 +1,567 @@
+"""The one decision every tool call passes: allow, ask or deny.
+
+`decide` takes the call, the session's mode, the rules in force and the workspace root, and
+settles it in this order (the first step that speaks wins):
+
+1. `finish` always runs: it ends a peer call, and refusing it would wedge the callee.
+2. Deny rules: the call is refused, in every mode. A shell command is refused when any of its
+   sub-commands is.
+3. Plan mode refuses every tool that changes files or runs commands, telling the model to
+   present its plan; asking the person first would contradict the mode.
+4. A shell command that cannot be parsed cannot be checked against rules, so it asks (in
+   bypass mode only when a deny rule could have matched it).
+5. bypassPermissions: everything else runs.
+6. Ask rules ask.
+7. Writes of protected paths (`.git` internals, `.moot/`) ask; an allow rule does not skip this.
+8. `todo` and `call_agent` run (a callee's own tools pass `decide` themselves); so do
+   read-only tools.
+9. Allow rules: the call runs when they cover all of it (every path it touches, every
+   sub-command of a shell command).
+10. acceptEdits: file edits and writes inside the workspace run.
+11. Everything else asks, and in dontAsk mode whatever would ask is refused with the reason.
+
+File rules are matched against every form of each path a call touches: as normalised
+(`src/../.env` is `.env`) and as resolved through symlinks (a link to `.env` is `.env`). A deny
+or ask rule applies when it matches any form; allow rules must match all of them.
+
+Shell commands meet file rules too, as far as the command line shows: `Read(...)` deny and ask
+rules apply to the plain arguments and `<` files of every sub-command (`cat .env`), `Edit(...)`
+and `Write(...)` ones to its `>` files. A `Bash(...)` allow rule covers a sub-command only when
+its `>` files stay in the workspace outside protected paths and it sets no variable that changes
+what runs (`PATH=.`, `LD_PRELOAD=...`, `GIT_*`); other assignments (`CI=1 npm test`) are fine.
+What a program reads or writes by itself is the sandbox's to confine, not this function's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from moot.core.approval import ApprovalRequest, Verdict
+from moot.permissions.modes import PermissionMode
+from moot.permissions.rules import Rule, RuleSet, parse_rule
+from moot.permissions.shell import SubCommand, matches_prefix, split_command
+from moot.tools.base import SideEffect
+from moot.workspace.paths import _is_protected  # the one owner of what "protected" means
+
+ALWAYS_ALLOWED = frozenset({"todo", "call_agent"})
+"""Tools that run in every mode unless a rule says otherwise."""
+FILE_EDIT_TOOLS = frozenset({"write", "edit", "multi_edit"})
+"""Tools that write the file named by their `path` argument (what acceptEdits lets run)."""
+_SEARCH_TOOLS = {"glob": "pattern", "grep": "glob", "ls": None}
+"""Tools that read below a directory `path`, with the argument that narrows it to names."""
+_MUTATING = frozenset({SideEffect.WRITES_WORKSPACE, SideEffect.RUNS_COMMANDS})
+_RISKY_ENV = re.compile(
+    r"PATH|IFS|ENV|BASH_ENV|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|HOME|CDPATH"
+    r"|LD_.*|DYLD_.*|PYTHON.*|NODE_OPTIONS|PERL5?(?:LIB|OPT)|RUBY(?:LIB|OPT)|GIT_.*"
+    r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|EDITOR|VISUAL|PAGER|SSH_ASKPASS|SUDO_ASKPASS"
+    r"|npm_config_.*|.*_PATH"
+)
+"""Variables that change which program runs or what it loads; set on a command, they make a
+prefix rule's promise about that command meaningless."""
+_COMPUTED = re.compile(r"[$`*?\[{]")
+"""A word the shell would still expand: no rule can say which file it names."""
+_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_SHELL_FILE_RULES = frozenset({"Read", "Edit", "Write"})
+"""File rules that also reach the files a shell command line names."""
+_FINISH = "finish"
+_PREVIEW_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One path a call touches, in each form a rule may be matched against."""
+
+    forms: tuple[str, ...]
+    """Absolute paths: normalised, and resolved through symlinks (when that differs)."""
+    is_dir: bool
+
+
+@dataclass(frozen=True)
+class _Command:
+    """One sub-command of a shell command, with the files its command line names."""
+
+    sub: SubCommand
+    reads: tuple[_Target, ...]
+    """Plain arguments (and `key=value` values) and `<` files: what it may read."""
+    writes: tuple[_Target, ...]
+    """`>`, `>>`, `&>`, ... files."""
+    contained: bool
+    """Safe for a prefix rule to cover: its writes stay in the workspace outside protected
+    paths, are all known, and no assignment changes what runs."""
+
+    @property
+    def shown(self) -> str:
+        heredoc = ("<<", "<<-", "<<<")
+        files = [f"{r.op} {r.target}" for r in self.sub.redirects if r.op not in heredoc]
+        return " ".join([*self.sub.assignments, self.sub.text, *files]).strip()
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A request with what rules are matched against worked out once."""
+
+    request: ApprovalRequest
+    root: str
+    targets: tuple[_Target, ...] | None
+    """For file tools: the paths touched (empty when the path is unusable); None otherwise."""
+    commands: tuple[_Command, ...] | None
+    """For bash: the sub-commands; None when the command cannot be parsed (or is not bash)."""
+    host: str | None
+    """For web_fetch: the URL's host."""
+
+    @property
+    def tool(self) -> str:
+        return self.request.tool
+
+    @property
+    def unparsed_command(self) -> bool:
+        return self.tool == "bash" and self.commands is None
+
+
+def decide(
+    call: ApprovalRequest, mode: PermissionMode, rules: RuleSet, workspace_root: Path
+) -> Verdict:
+    """Settle one tool call (see the module docstring for the order of the steps).
+
+    Args:
+        call: The tool call about to run.
+        mode: The session's permission mode.
+        rules: The allow, ask and deny rules in force for the session.
+        workspace_root: The workspace the file tools are confined to; relative rule
+            patterns hang from it.
+
+    Returns:
+        The verdict; its `reason` names the rule or mode that decided, and for `ask` its
+        `preview` holds what the person should look at.
+    """
+    return _decide(_describe(call, workspace_root), PermissionMode(mode), rules)
+
+
+def _decide(call: _Call, mode: PermissionMode, rules: RuleSet) -> Verdict:
+    if call.tool == _FINISH:
+        return Verdict("allow", "finish always runs")
+    if hit := _first_restricting(rules.deny, call):
+        return Verdict("deny", f"denied by {hit}")
+    mutating = call.request.side_effect in _MUTATING and call.tool not in ALWAYS_ALLOWED
+    if mode == PermissionMode.PLAN and mutating:
+        return Verdict("deny", _plan_refusal(call.tool))
+    if call.unparsed_command and (unsure := _unsure_about_command(call, mode, rules)):
+        return _ask(call, mode, unsure, "Write it as simple commands the rules can check.")
+    if mode == PermissionMode.BYPASS_PERMISSIONS:
+        return Verdict("allow", "allowed by permission mode bypassPermissions")
+    if hit := _first_restricting(rules.ask, call):
+        return _ask(call, mode, f"ask rule {hit}", "Only the user can lift an ask rule.")
+    if protected := _protected_target(call):
+        reason = f"{call.tool} writes the protected path {protected}"
+        return _ask(call, mode, reason, "Protected paths are written only with approval.")
+    if call.tool in ALWAYS_ALLOWED:
+        return Verdict("allow", f"{call.tool} always runs")
+    if call.request.side_effect == SideEffect.READ_ONLY:
+        return Verdict("allow", f"{call.tool} only reads")
+    if allowed := _allowing(rules.allow, call):
+        return Verdict("allow", "allowed by " + ", ".join(str(rule) for rule in allowed))
+    if mode == PermissionMode.ACCEPT_EDITS and _edit_inside_workspace(call):
+        return Verdict("allow", "allowed by permission mode acceptEdits (an edit in the workspace)")
+    return _ask(call, mode, _needs_approval(call, mode, rules), _allow_hint(call, rules))
+
+
+def tool_hidden(tool_name: str, rules: RuleSet) -> bool:
+    """Whether a bare deny rule (`Bash`, `Read`, `mcp__x`) removes a tool from the model's list.
+
+    Args:
+        tool_name: The tool's name as the model sees it.
+        rules: The rules in force.
+    """
+    if tool_name == _FINISH:
+        return False
+    return any(rule.specifier is None and rule.covers(tool_name) for rule in rules.deny)
+
+
+def suggested_rules(
+    call: ApprovalRequest, workspace_root: Path, rules: RuleSet | None = None
+) -> list[str]:
+    """Allow rules that would let calls like this one run, to propose or to save ("always").
+
+    Args:
+        call: The call that asked.
+        workspace_root: The workspace; file rules are written relative to it.
+        rules: The rules in force; sub-commands they already allow get no rule of their own.
+
+    Returns:
+        For a shell command, a prefix rule per sub-command not yet allowed (its command and,
+        unless that is an option, its first argument: `Bash(npm run:*)`); for a file tool the
+        file; for a fetch the host; otherwise the tool's name.
+    """
+    return _suggest(_describe(call, workspace_root), rules or RuleSet())
+
+
+def _suggest(described: _Call, rules: RuleSet) -> list[str]:
+    call = described.request
+    if call.tool == "bash" and described.commands:
+        suggestions: list[str] = []
+        for command in _commands_left(described, rules):
+            if not command.contained:
+                continue  # no prefix rule would cover it; it must be approved each time
+            words = list(command.sub.words)
+            prefix = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
+            rule = f"Bash({' '.join(prefix)}:*)"
+            if prefix and rule not in suggestions:
+                suggestions.append(rule)
+        return suggestions
+    if described.host:
+        return [f"WebFetch(domain:{described.host})"]
+    if described.targets and call.tool in FILE_EDIT_TOOLS | {"read"}:
+        target = described.targets[0].forms[0]
+        name = "Read" if call.tool == "read" else "Edit"
+        parts = _inside(target, described.root)
+        return [f"{name}(./{'/'.join(parts)})" if parts else f"{name}(/{target})"]
+    return [call.tool]
+
+
+def _commands_left(call: _Call, rules: RuleSet) -> list[_Command]:
+    """The sub-commands no allow rule covers."""
+    covering = [rule for rule in rules.allow if rule.covers(call.tool)]
+    return [
+        part
+        for part in _parts(call)
+        if isinstance(part, _Command) and not any(_allows_part(r, part, call) for r in covering)
+    ]
+
+
+class RulesPolicy:
+    """The `ApprovalPolicy` that settles calls with `decide`, keeping each session's state.
+
+    The mode and the rules approved "for this session" are kept per session id, so one policy
+    may serve several sessions (and their peers) without one's approvals leaking into another.
+    """
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        workspace_root: Path,
+        *,
+        mode: PermissionMode = PermissionMode.DEFAULT,
+    ) -> None:
+        """Args:
+        rules: The rules from settings (and the command line), shared by every session.
+        workspace_root: The workspace the sessions' file tools are confined to.
+        mode: The mode a session starts in (`permissions.defaultMode`, `--permission-mode`).
+        """
+        self.workspace_root = workspace_root
+        self._rules = rules
+        self._start_mode = PermissionMode(mode)
+        self._modes: dict[str, PermissionMode] = {}
+        self._approved: dict[str, tuple[Rule, ...]] = {}
+
+    def mode(self, session_id: str) -> PermissionMode:
+        """The session's current permission mode."""
+        return self._modes.get(session_id, self._start_mode)
+
+    def set_mode(self, session_id: str, mode: PermissionMode | str) -> None:
+        """Switch a session's mode; the next call it makes is decided under the new one.
+
+        Raises:
+            ValueError: Not one of the permission modes.
+        """
+        self._modes[session_id] = PermissionMode(mode)
+
+    def add_allow(self, session_id: str, rule: Rule | str) -> None:
+        """Allow calls like an approved one for the rest of the session ("approve for session").
+
+        Raises:
+            ValueError: A malformed rule.
+        """
+        rule = rule if isinstance(rule, Rule) else parse_rule(rule)
+        approved = self._approved.get(session_id, ())
+        if rule not in approved:
+            self._approved[session_id] = (*approved, rule)
+
+    def rules(self, session_id: str) -> RuleSet:
+        """The rules in force for a session: the shared ones plus its own approvals."""
+        approved = self._approved.get(session_id)
+        return self._rules.extended(allow=approved) if approved else self._rules
+
+    def forget(self, session_id: str) -> None:
+        """Drop a closed session's mode and approvals."""
+        self._modes.pop(session_id, None)
+        self._approved.pop(session_id, None)
+
+    def decide(self, request: ApprovalRequest) -> Verdict:
+        """Settle a call under its session's mode and rules (see `decide`)."""
+        session = request.session_id
+        return decide(request, self.mode(session), self.rules(session), self.workspace_root)
+
+
+# ---- working out what a call touches --------------------------------------------------------
+
+
+def _describe(call: ApprovalRequest, workspace_root: Path) -> _Call:
+    root = os.path.realpath(workspace_root)
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    targets = commands = host = None
+    if call.tool in FILE_EDIT_TOOLS or call.tool == "read":
+        targets = _targets(root, [args.get("path")])
+    elif call.tool in _SEARCH_TOOLS:
+        targets = _targets(root, _search_paths(call.tool, args))
+    elif call.tool == "bash":
+        command = args.get("command")
+        split = split_command(command) if isinstance(command, str) else None
+        commands = None if split is None else tuple(_command(sub, root) for sub in split)
+    elif call.tool == "web_fetch":
+        host = _host(args.get("url"))
+    return _Call(call, root, targets, commands, host)
+
+
+def _search_paths(tool: str, args: dict[str, object]) -> list[object]:
+    """The directory searched and, when the name filter is a plain name, the file it names."""
+    base = args.get("path")
+    base = "." if base is None else base
+    paths = [base]
+    narrow = _SEARCH_TOOLS[tool]
+    name = args.get(narrow) if narrow else None
+    if isinstance(base, str) and isinstance(name, str) and name and not set(name) & set("*?[{"):
+        paths.append(os.path.join(base, name))
+    return paths
+
+
+def _targets(root: str, paths: Iterable[object]) -> tuple[_Target, ...]:
+    """Each usable path in its normalised and real forms; unusable ones are left out (the tool
+    refuses them itself, and no rule could speak about them)."""
+    targets = []
+    for path in paths:
+        if not isinstance(path, str) or not path.strip() or "\x00" in path:
+            continue
+        joined = os.path.join(root, path)
+        lexical = os.path.normpath(joined)
+        real = os.path.realpath(joined)  # what the kernel resolves, `..` after a link included
+        forms = (lexical,) if real == lexical else (lexical, real)
+        targets.append(_Target(forms, os.path.isdir(real)))
+    return tuple(targets)
+
+
+def _command(sub: SubCommand, root: str) -> _Command:
+    reads: list[str] = []
+    writes: list[str] = []
+    uncertain = any(_RISKY_ENV.fullmatch(a.partition("=")[0].rstrip("+")) for a in sub.assignments)
+    for word in sub.words[1:]:
+        if not word.startswith("-"):
+            reads.append(word)
+        if "=" in word:
+            reads.append(word.partition("=")[2])  # dd if=.env, --file=.env
+    for redirect in sub.redirects:
+        op, target = redirect.op.lstrip("0123456789"), redirect.target
+        if op in ("<<", "<<-", "<<<") or (op in ("<&", ">&") and target.rstrip("-").isdigit()):
+            continue  # here-documents and descriptor copies name no file
+        if op.endswith("<") or op == "<>":
+            reads.append(target)
+        if op != "<":
+            writes.append(target)
+            uncertain = uncertain or bool(_COMPUTED.search(target))
+    written = _targets(root, _plain(writes))
+    contained = not uncertain and all(
+        form in _DEVICES or _writable(_inside(form, root))
+        for target in written
+        for form in target.forms
+    )
+    return _Command(sub, _targets(root, _plain(reads)), written, contained)
+
+
+def _writable(parts: tuple[str, ...]) -> bool:
+    """Inside the workspace (`parts` not empty) and not protected."""
+    return bool(parts) and not _is_protected(parts)
+
+
+def _plain(words: list[str]) -> list[str]:
+    """The words that name a file as written (`~` expanded as the shell would)."""
+    return [os.path.expanduser(w) for w in words if w and not _COMPUTED.search(w)]
+
+
+def _host(url: object) -> str | None:
+    if not isinstance(url, str):
+        return None
+    try:
+        return urlsplit(url.strip()).hostname or None
+    except ValueError:
+        return None
+
+
+# ---- matching rules -------------------------------------------------------------------------
+
+
+def _first_restricting(rules: Iterable[Rule], call: _Call) -> str | None:
+    """The first deny or ask rule that applies, with what it matched: `Read(./.env) (.env)`."""
+    for rule in rules:
+        if rule.covers(call.tool) and rule.specifier is None:
+            return str(rule)
+        if (matched := _restricted_part(rule, call)) is not None:
+            return f"{rule} ({matched})"
+    return None
+
+
+def _restricted_part(rule: Rule, call: _Call) -> str | None:
+    """What of the call a deny or ask rule with a specifier matches, or None."""
+    if rule.path is not None and rule.covers(call.tool):
+        return _matching_form(rule, call.targets or (), call.root)
+    if rule.path is not None and rule.tool in _SHELL_FILE_RULES:
+        for command in call.commands or ():
+            named = command.reads if rule.tool == "Read" else command.writes
+            if (form := _matching_form(rule, named, call.root)) is not None:
+                return f"{form} in: {command.shown}"
+        return None
+    if rule.tool == "Bash" and rule.specifier is not None:
+        for command in call.commands or ():
+            if matches_prefix(command.sub, str(rule)):
+                return command.sub.text
+        return None
+    if rule.domain is not None and call.host and rule.domain.matches(call.host):
+        return call.host
+    return None
+
+
+def _matching_form(rule: Rule, targets: Iterable[_Target], root: str) -> str | None:
+    assert rule.path is not None
+    for target in targets:
+        for form in target.forms:
+            if rule.path.matches(form, root, is_dir=target.is_dir):
+                return _shown(form, root)
+    return None
+
+
+def _allowing(rules: tuple[Rule, ...], call: _Call) -> list[Rule] | None:
+    """Allow rules that together cover all of the call, or None when something is left over."""
+    covering = [rule for rule in rules if rule.covers(call.tool)]
+    if bare := [rule for rule in covering if rule.specifier is None]:
+        return bare[:1]
+    used: list[Rule] = []
+    for part in _parts(call):
+        rule = next((r for r in covering if _allows_part(r, part, call)), None)
+        if rule is None:
+            return None
+        if rule not in used:
+            used.append(rule)
+    return used or None  # nothing to match (no path, no command) is never allowed by a pattern
+
+
+def _parts(call: _Call) -> list[object]:
+    """What each must be allowed: every form of every path, every sub-command, the host."""
+    if call.targets is not None:
+        return [(form, target.is_dir) for target in call.targets for form in target.forms]
+    if call.commands is not None:
+        # A statement of assignments or redirections alone runs nothing a rule could name.
+        return [c for c in call.commands if c.sub.words or not c.contained]
+    return [call.host] if call.host else []
+
+
+def _allows_part(rule: Rule, part: object, call: _Call) -> bool:
+    if rule.path is not None and isinstance(part, tuple):
+        form, is_dir = part
+        return rule.path.matches(form, call.root, is_dir=is_dir)
+    if rule.tool == "Bash" and isinstance(part, _Command):
+        return part.contained and matches_prefix(part.sub, str(rule))
+    if rule.domain is not None and isinstance(part, str):
+        return rule.domain.matches(part)
+    return False
+
+
+def _unsure_about_command(call: _Call, mode: PermissionMode, rules: RuleSet) -> str | None:
+    """Why an unparseable command must ask, or None when the rules settle it anyway."""
+    denying = [rule for rule in rules.deny if _speaks_about_commands(rule)]
+    if mode == PermissionMode.BYPASS_PERMISSIONS:
+        if not denying:
+            return None
+        return f"the command cannot be parsed, so deny rule {denying[0]} cannot be checked"
+    asking = [rule for rule in rules.ask if _speaks_about_commands(rule)]
+    everything_allowed = any(r.covers("bash") and r.specifier is None for r in rules.allow)
+    if everything_allowed and not denying and not asking:
+        return None
+    return "the command cannot be parsed into simple commands, so rules cannot be checked"
+
+
+def _speaks_about_commands(rule: Rule) -> bool:
+    """A rule with a specifier that shell commands are checked against."""
+    return rule.specifier is not None and (rule.tool == "Bash" or rule.tool in _SHELL_FILE_RULES)
+
+
+# ---- modes and paths ------------------------------------------------------------------------
+
+
+def _plan_refusal(tool: str) -> str:
+    return (
+        f"Plan mode: {tool} was not run, because it changes files or runs commands and plan "
+        "mode only explores. Keep using read-only tools if you need to, then present your "
+        "plan by calling exit_plan_mode(plan); once the user approves it, changes can be made."
+    )
+
+
+def _protected_target(call: _Call) -> str | None:
+    if call.tool not in FILE_EDIT_TOOLS:
+        return None
+    for target in call.targets or ():
+        for form in target.forms:
+            parts = _inside(form, call.root)
+            if parts and _is_protected(parts):
+                return "/".join(parts)
+    return None
+
+
+def _edit_inside_workspace(call: _Call) -> bool:
+    if call.tool not in FILE_EDIT_TOOLS or not call.targets:
+        return False
+    return all(_inside(form, call.root) for target in call.targets for form in target.forms)
+
+
+def _inside(path: str, root: str) -> tuple[str, ...]:
+    """The parts of `path` below `root`; () when it is outside (or the root itself)."""
+    prefix = root.rstrip("/") + "/"
+    return tuple(path[len(prefix) :].split("/")) if path.startswith(prefix) else ()
+
+
+def _shown(path: str, root: str) -> str:
+    parts = _inside(path, root)
+    return "/".join(parts) if parts else path
+
+
+def _needs_approval(call: _Call, mode: PermissionMode, rules: RuleSet) -> str:
+    reason = f"{call.tool} needs approval"
+    left = _commands_left(call, rules)
+    plain = [c.shown for c in left if c.contained]
+    if plain and len(left) < len(_parts(call)):
+        reason += f" (not allowed by any rule: {'; '.join(plain)})"
+    if escaping := [c.shown for c in left if not c.contained]:
+        reason += (
+            " (no prefix rule covers a command that writes outside the workspace or to a"
+            f" protected path, or sets variables that change what runs: {'; '.join(escaping)})"
+        )
+    return reason if mode == PermissionMode.DONT_ASK else f"{reason} in permission mode {mode}"
+
+
+def _allow_hint(call: _Call, rules: RuleSet) -> str:
+    suggestions = _suggest(call, rules)
+    if not suggestions:
+        return "The user can allow it with an allow rule."
+    return f"The user can allow it with the rule {' and '.join(suggestions)}."
+
+
+def _ask(call: _Call, mode: PermissionMode, reason: str, hint: str) -> Verdict:
+    """Ask the person; in dontAsk mode refuse instead, saying why and what would help."""
+    if mode == PermissionMode.DONT_ASK:
+        refusal = f"Refused without asking (permission mode dontAsk): {reason}. {hint}"
+        return Verdict("deny", refusal)
+    return Verdict("ask", reason, _preview(call))
+
+
+def _preview(call: _Call) -> str:
+    """The plain facts of the call; front ends may show more (a diff of an edit, say)."""
+    args = call.request.arguments if isinstance(call.request.arguments, dict) else {}
+    if call.tool == "bash" and isinstance(args.get("command"), str):
+        return args["command"]
+    if call.tool == "web_fetch" and isinstance(args.get("url"), str):
+        return args["url"]
+    text = json.dumps(args, indent=2, ensure_ascii=False, default=str)
+    return text if len(text) <= _PREVIEW_LIMIT else text[:_PREVIEW_LIMIT] + "\n..."
