@@ -17,9 +17,10 @@ from typing import TextIO
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
-from moot.permissions.decide import RulesPolicy, tool_hidden
+from moot.permissions.decide import tool_hidden
 from moot.permissions.headless import NoAsking
 from moot.permissions.modes import PermissionMode
+from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
 from moot.protocol import ops

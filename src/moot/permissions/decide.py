@@ -30,98 +30,45 @@ and `Write(...)` ones to its `>` files. A `Bash(...)` allow rule covers a sub-co
 its `>` files stay in the workspace outside protected paths and it sets no variable that changes
 what runs (`PATH=.`, `LD_PRELOAD=...`, `GIT_*`); other assignments (`CI=1 npm test`) are fine.
 What a program reads or writes by itself is the sandbox's to confine, not this function's.
+
+What a call touches is worked out in `moot.permissions.targets`; the per-session
+`ApprovalPolicy` built on `decide` is `moot.permissions.policy.RulesPolicy`.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
 from moot.core.approval import ApprovalRequest, Verdict
 from moot.permissions.modes import PermissionMode
-from moot.permissions.rules import Rule, RuleSet, parse_rule
-from moot.permissions.shell import SubCommand, matches_prefix, split_command
+from moot.permissions.rules import Rule, RuleSet
+from moot.permissions.shell import matches_prefix
+from moot.permissions.targets import FILE_EDIT_TOOLS, Call, Command, Target, describe, inside
 from moot.tools.base import SideEffect
 from moot.workspace.paths import _is_protected  # the one owner of what "protected" means
 
+if TYPE_CHECKING:
+    from moot.permissions.policy import RulesPolicy
+
+__all__ = [
+    "ALWAYS_ALLOWED",
+    "FILE_EDIT_TOOLS",
+    "RulesPolicy",
+    "decide",
+    "suggested_rules",
+    "tool_hidden",
+]
+
 ALWAYS_ALLOWED = frozenset({"todo", "call_agent"})
 """Tools that run in every mode unless a rule says otherwise."""
-FILE_EDIT_TOOLS = frozenset({"write", "edit", "multi_edit"})
-"""Tools that write the file named by their `path` argument (what acceptEdits lets run)."""
-_SEARCH_TOOLS = {"glob": "pattern", "grep": "glob", "ls": None}
-"""Tools that read below a directory `path`, with the argument that narrows it to names."""
 _MUTATING = frozenset({SideEffect.WRITES_WORKSPACE, SideEffect.RUNS_COMMANDS})
-_RISKY_ENV = re.compile(
-    r"PATH|IFS|ENV|BASH_ENV|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|HOME|CDPATH"
-    r"|LD_.*|DYLD_.*|PYTHON.*|NODE_OPTIONS|PERL5?(?:LIB|OPT)|RUBY(?:LIB|OPT)|GIT_.*"
-    r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|EDITOR|VISUAL|PAGER|SSH_ASKPASS|SUDO_ASKPASS"
-    r"|npm_config_.*|.*_PATH"
-)
-"""Variables that change which program runs or what it loads; set on a command, they make a
-prefix rule's promise about that command meaningless."""
-_COMPUTED = re.compile(r"[$`*?\[{]")
-"""A word the shell would still expand: no rule can say which file it names."""
-_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _SHELL_FILE_RULES = frozenset({"Read", "Edit", "Write"})
 """File rules that also reach the files a shell command line names."""
 _FINISH = "finish"
 _PREVIEW_LIMIT = 2000
-
-
-@dataclass(frozen=True)
-class _Target:
-    """One path a call touches, in each form a rule may be matched against."""
-
-    forms: tuple[str, ...]
-    """Absolute paths: normalised, and resolved through symlinks (when that differs)."""
-    is_dir: bool
-
-
-@dataclass(frozen=True)
-class _Command:
-    """One sub-command of a shell command, with the files its command line names."""
-
-    sub: SubCommand
-    reads: tuple[_Target, ...]
-    """Plain arguments (and `key=value` values) and `<` files: what it may read."""
-    writes: tuple[_Target, ...]
-    """`>`, `>>`, `&>`, ... files."""
-    contained: bool
-    """Safe for a prefix rule to cover: its writes stay in the workspace outside protected
-    paths, are all known, and no assignment changes what runs."""
-
-    @property
-    def shown(self) -> str:
-        heredoc = ("<<", "<<-", "<<<")
-        files = [f"{r.op} {r.target}" for r in self.sub.redirects if r.op not in heredoc]
-        return " ".join([*self.sub.assignments, self.sub.text, *files]).strip()
-
-
-@dataclass(frozen=True)
-class _Call:
-    """A request with what rules are matched against worked out once."""
-
-    request: ApprovalRequest
-    root: str
-    targets: tuple[_Target, ...] | None
-    """For file tools: the paths touched (empty when the path is unusable); None otherwise."""
-    commands: tuple[_Command, ...] | None
-    """For bash: the sub-commands; None when the command cannot be parsed (or is not bash)."""
-    host: str | None
-    """For web_fetch: the URL's host."""
-
-    @property
-    def tool(self) -> str:
-        return self.request.tool
-
-    @property
-    def unparsed_command(self) -> bool:
-        return self.tool == "bash" and self.commands is None
 
 
 def decide(
@@ -140,10 +87,10 @@ def decide(
         The verdict; its `reason` names the rule or mode that decided, and for `ask` its
         `preview` holds what the person should look at.
     """
-    return _decide(_describe(call, workspace_root), PermissionMode(mode), rules)
+    return _decide(describe(call, workspace_root), PermissionMode(mode), rules)
 
 
-def _decide(call: _Call, mode: PermissionMode, rules: RuleSet) -> Verdict:
+def _decide(call: Call, mode: PermissionMode, rules: RuleSet) -> Verdict:
     if call.tool == _FINISH:
         return Verdict("allow", "finish always runs")
     if hit := _first_restricting(rules.deny, call):
@@ -198,10 +145,10 @@ def suggested_rules(
         unless that is an option, its first argument: `Bash(npm run:*)`); for a file tool the
         file; for a fetch the host; otherwise the tool's name.
     """
-    return _suggest(_describe(call, workspace_root), rules or RuleSet())
+    return _suggest(describe(call, workspace_root), rules or RuleSet())
 
 
-def _suggest(described: _Call, rules: RuleSet) -> list[str]:
+def _suggest(described: Call, rules: RuleSet) -> list[str]:
     call = described.request
     if call.tool == "bash" and described.commands:
         suggestions: list[str] = []
@@ -219,182 +166,36 @@ def _suggest(described: _Call, rules: RuleSet) -> list[str]:
     if described.targets and call.tool in FILE_EDIT_TOOLS | {"read"}:
         target = described.targets[0].forms[0]
         name = "Read" if call.tool == "read" else "Edit"
-        parts = _inside(target, described.root)
+        parts = inside(target, described.root)
         return [f"{name}(./{'/'.join(parts)})" if parts else f"{name}(/{target})"]
     return [call.tool]
 
 
-def _commands_left(call: _Call, rules: RuleSet) -> list[_Command]:
+def _commands_left(call: Call, rules: RuleSet) -> list[Command]:
     """The sub-commands no allow rule covers."""
     covering = [rule for rule in rules.allow if rule.covers(call.tool)]
     return [
         part
         for part in _parts(call)
-        if isinstance(part, _Command) and not any(_allows_part(r, part, call) for r in covering)
+        if isinstance(part, Command) and not any(_allows_part(r, part, call) for r in covering)
     ]
 
 
-class RulesPolicy:
-    """The `ApprovalPolicy` that settles calls with `decide`, keeping each session's state.
+def __getattr__(name: str) -> object:
+    """`RulesPolicy` lives in `moot.permissions.policy`, which imports this module; it is
+    still importable from here, loaded on first use so neither module imports the other at
+    import time."""
+    if name == "RulesPolicy":
+        from moot.permissions.policy import RulesPolicy
 
-    The mode and the rules approved "for this session" are kept per session id, so one policy
-    may serve several sessions (and their peers) without one's approvals leaking into another.
-    """
-
-    def __init__(
-        self,
-        rules: RuleSet,
-        workspace_root: Path,
-        *,
-        mode: PermissionMode = PermissionMode.DEFAULT,
-    ) -> None:
-        """Args:
-        rules: The rules from settings (and the command line), shared by every session.
-        workspace_root: The workspace the sessions' file tools are confined to.
-        mode: The mode a session starts in (`permissions.defaultMode`, `--permission-mode`).
-        """
-        self.workspace_root = workspace_root
-        self._rules = rules
-        self._start_mode = PermissionMode(mode)
-        self._modes: dict[str, PermissionMode] = {}
-        self._approved: dict[str, tuple[Rule, ...]] = {}
-
-    def mode(self, session_id: str) -> PermissionMode:
-        """The session's current permission mode."""
-        return self._modes.get(session_id, self._start_mode)
-
-    def set_mode(self, session_id: str, mode: PermissionMode | str) -> None:
-        """Switch a session's mode; the next call it makes is decided under the new one.
-
-        Raises:
-            ValueError: Not one of the permission modes.
-        """
-        self._modes[session_id] = PermissionMode(mode)
-
-    def add_allow(self, session_id: str, rule: Rule | str) -> None:
-        """Allow calls like an approved one for the rest of the session ("approve for session").
-
-        Raises:
-            ValueError: A malformed rule.
-        """
-        rule = rule if isinstance(rule, Rule) else parse_rule(rule)
-        approved = self._approved.get(session_id, ())
-        if rule not in approved:
-            self._approved[session_id] = (*approved, rule)
-
-    def rules(self, session_id: str) -> RuleSet:
-        """The rules in force for a session: the shared ones plus its own approvals."""
-        approved = self._approved.get(session_id)
-        return self._rules.extended(allow=approved) if approved else self._rules
-
-    def forget(self, session_id: str) -> None:
-        """Drop a closed session's mode and approvals."""
-        self._modes.pop(session_id, None)
-        self._approved.pop(session_id, None)
-
-    def decide(self, request: ApprovalRequest) -> Verdict:
-        """Settle a call under its session's mode and rules (see `decide`)."""
-        session = request.session_id
-        return decide(request, self.mode(session), self.rules(session), self.workspace_root)
-
-
-# ---- working out what a call touches --------------------------------------------------------
-
-
-def _describe(call: ApprovalRequest, workspace_root: Path) -> _Call:
-    root = os.path.realpath(workspace_root)
-    args = call.arguments if isinstance(call.arguments, dict) else {}
-    targets = commands = host = None
-    if call.tool in FILE_EDIT_TOOLS or call.tool == "read":
-        targets = _targets(root, [args.get("path")])
-    elif call.tool in _SEARCH_TOOLS:
-        targets = _targets(root, _search_paths(call.tool, args))
-    elif call.tool == "bash":
-        command = args.get("command")
-        split = split_command(command) if isinstance(command, str) else None
-        commands = None if split is None else tuple(_command(sub, root) for sub in split)
-    elif call.tool == "web_fetch":
-        host = _host(args.get("url"))
-    return _Call(call, root, targets, commands, host)
-
-
-def _search_paths(tool: str, args: dict[str, object]) -> list[object]:
-    """The directory searched and, when the name filter is a plain name, the file it names."""
-    base = args.get("path")
-    base = "." if base is None else base
-    paths = [base]
-    narrow = _SEARCH_TOOLS[tool]
-    name = args.get(narrow) if narrow else None
-    if isinstance(base, str) and isinstance(name, str) and name and not set(name) & set("*?[{"):
-        paths.append(os.path.join(base, name))
-    return paths
-
-
-def _targets(root: str, paths: Iterable[object]) -> tuple[_Target, ...]:
-    """Each usable path in its normalised and real forms; unusable ones are left out (the tool
-    refuses them itself, and no rule could speak about them)."""
-    targets = []
-    for path in paths:
-        if not isinstance(path, str) or not path.strip() or "\x00" in path:
-            continue
-        joined = os.path.join(root, path)
-        lexical = os.path.normpath(joined)
-        real = os.path.realpath(joined)  # what the kernel resolves, `..` after a link included
-        forms = (lexical,) if real == lexical else (lexical, real)
-        targets.append(_Target(forms, os.path.isdir(real)))
-    return tuple(targets)
-
-
-def _command(sub: SubCommand, root: str) -> _Command:
-    reads: list[str] = []
-    writes: list[str] = []
-    uncertain = any(_RISKY_ENV.fullmatch(a.partition("=")[0].rstrip("+")) for a in sub.assignments)
-    for word in sub.words[1:]:
-        if not word.startswith("-"):
-            reads.append(word)
-        if "=" in word:
-            reads.append(word.partition("=")[2])  # dd if=.env, --file=.env
-    for redirect in sub.redirects:
-        op, target = redirect.op.lstrip("0123456789"), redirect.target
-        if op in ("<<", "<<-", "<<<") or (op in ("<&", ">&") and target.rstrip("-").isdigit()):
-            continue  # here-documents and descriptor copies name no file
-        if op.endswith("<") or op == "<>":
-            reads.append(target)
-        if op != "<":
-            writes.append(target)
-            uncertain = uncertain or bool(_COMPUTED.search(target))
-    written = _targets(root, _plain(writes))
-    contained = not uncertain and all(
-        form in _DEVICES or _writable(_inside(form, root))
-        for target in written
-        for form in target.forms
-    )
-    return _Command(sub, _targets(root, _plain(reads)), written, contained)
-
-
-def _writable(parts: tuple[str, ...]) -> bool:
-    """Inside the workspace (`parts` not empty) and not protected."""
-    return bool(parts) and not _is_protected(parts)
-
-
-def _plain(words: list[str]) -> list[str]:
-    """The words that name a file as written (`~` expanded as the shell would)."""
-    return [os.path.expanduser(w) for w in words if w and not _COMPUTED.search(w)]
-
-
-def _host(url: object) -> str | None:
-    if not isinstance(url, str):
-        return None
-    try:
-        return urlsplit(url.strip()).hostname or None
-    except ValueError:
-        return None
+        return RulesPolicy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---- matching rules -------------------------------------------------------------------------
 
 
-def _first_restricting(rules: Iterable[Rule], call: _Call) -> str | None:
+def _first_restricting(rules: Iterable[Rule], call: Call) -> str | None:
     """The first deny or ask rule that applies, with what it matched: `Read(./.env) (.env)`."""
     for rule in rules:
         if rule.covers(call.tool) and rule.specifier is None:
@@ -404,7 +205,7 @@ def _first_restricting(rules: Iterable[Rule], call: _Call) -> str | None:
     return None
 
 
-def _restricted_part(rule: Rule, call: _Call) -> str | None:
+def _restricted_part(rule: Rule, call: Call) -> str | None:
     """What of the call a deny or ask rule with a specifier matches, or None."""
     if rule.path is not None and rule.covers(call.tool):
         return _matching_form(rule, call.targets or (), call.root)
@@ -424,7 +225,7 @@ def _restricted_part(rule: Rule, call: _Call) -> str | None:
     return None
 
 
-def _matching_form(rule: Rule, targets: Iterable[_Target], root: str) -> str | None:
+def _matching_form(rule: Rule, targets: Iterable[Target], root: str) -> str | None:
     assert rule.path is not None
     for target in targets:
         for form in target.forms:
@@ -433,7 +234,7 @@ def _matching_form(rule: Rule, targets: Iterable[_Target], root: str) -> str | N
     return None
 
 
-def _allowing(rules: tuple[Rule, ...], call: _Call) -> list[Rule] | None:
+def _allowing(rules: tuple[Rule, ...], call: Call) -> list[Rule] | None:
     """Allow rules that together cover all of the call, or None when something is left over."""
     covering = [rule for rule in rules if rule.covers(call.tool)]
     if bare := [rule for rule in covering if rule.specifier is None]:
@@ -448,7 +249,7 @@ def _allowing(rules: tuple[Rule, ...], call: _Call) -> list[Rule] | None:
     return used or None  # nothing to match (no path, no command) is never allowed by a pattern
 
 
-def _parts(call: _Call) -> list[object]:
+def _parts(call: Call) -> list[object]:
     """What each must be allowed: every form of every path, every sub-command, the host."""
     if call.targets is not None:
         return [(form, target.is_dir) for target in call.targets for form in target.forms]
@@ -458,18 +259,18 @@ def _parts(call: _Call) -> list[object]:
     return [call.host] if call.host else []
 
 
-def _allows_part(rule: Rule, part: object, call: _Call) -> bool:
+def _allows_part(rule: Rule, part: object, call: Call) -> bool:
     if rule.path is not None and isinstance(part, tuple):
         form, is_dir = part
         return rule.path.matches(form, call.root, is_dir=is_dir)
-    if rule.tool == "Bash" and isinstance(part, _Command):
+    if rule.tool == "Bash" and isinstance(part, Command):
         return part.contained and matches_prefix(part.sub, str(rule))
     if rule.domain is not None and isinstance(part, str):
         return rule.domain.matches(part)
     return False
 
 
-def _unsure_about_command(call: _Call, mode: PermissionMode, rules: RuleSet) -> str | None:
+def _unsure_about_command(call: Call, mode: PermissionMode, rules: RuleSet) -> str | None:
     """Why an unparseable command must ask, or None when the rules settle it anyway."""
     denying = [rule for rule in rules.deny if _speaks_about_commands(rule)]
     if mode == PermissionMode.BYPASS_PERMISSIONS:
@@ -499,35 +300,29 @@ def _plan_refusal(tool: str) -> str:
     )
 
 
-def _protected_target(call: _Call) -> str | None:
+def _protected_target(call: Call) -> str | None:
     if call.tool not in FILE_EDIT_TOOLS:
         return None
     for target in call.targets or ():
         for form in target.forms:
-            parts = _inside(form, call.root)
+            parts = inside(form, call.root)
             if parts and _is_protected(parts):
                 return "/".join(parts)
     return None
 
 
-def _edit_inside_workspace(call: _Call) -> bool:
+def _edit_inside_workspace(call: Call) -> bool:
     if call.tool not in FILE_EDIT_TOOLS or not call.targets:
         return False
-    return all(_inside(form, call.root) for target in call.targets for form in target.forms)
-
-
-def _inside(path: str, root: str) -> tuple[str, ...]:
-    """The parts of `path` below `root`; () when it is outside (or the root itself)."""
-    prefix = root.rstrip("/") + "/"
-    return tuple(path[len(prefix) :].split("/")) if path.startswith(prefix) else ()
+    return all(inside(form, call.root) for target in call.targets for form in target.forms)
 
 
 def _shown(path: str, root: str) -> str:
-    parts = _inside(path, root)
+    parts = inside(path, root)
     return "/".join(parts) if parts else path
 
 
-def _needs_approval(call: _Call, mode: PermissionMode, rules: RuleSet) -> str:
+def _needs_approval(call: Call, mode: PermissionMode, rules: RuleSet) -> str:
     reason = f"{call.tool} needs approval"
     left = _commands_left(call, rules)
     plain = [c.shown for c in left if c.contained]
@@ -541,14 +336,14 @@ def _needs_approval(call: _Call, mode: PermissionMode, rules: RuleSet) -> str:
     return reason if mode == PermissionMode.DONT_ASK else f"{reason} in permission mode {mode}"
 
 
-def _allow_hint(call: _Call, rules: RuleSet) -> str:
+def _allow_hint(call: Call, rules: RuleSet) -> str:
     suggestions = _suggest(call, rules)
     if not suggestions:
         return "The user can allow it with an allow rule."
     return f"The user can allow it with the rule {' and '.join(suggestions)}."
 
 
-def _ask(call: _Call, mode: PermissionMode, reason: str, hint: str) -> Verdict:
+def _ask(call: Call, mode: PermissionMode, reason: str, hint: str) -> Verdict:
     """Ask the person; in dontAsk mode refuse instead, saying why and what would help."""
     if mode == PermissionMode.DONT_ASK:
         refusal = f"Refused without asking (permission mode dontAsk): {reason}. {hint}"
@@ -556,7 +351,7 @@ def _ask(call: _Call, mode: PermissionMode, reason: str, hint: str) -> Verdict:
     return Verdict("ask", reason, _preview(call))
 
 
-def _preview(call: _Call) -> str:
+def _preview(call: Call) -> str:
     """The plain facts of the call; front ends may show more (a diff of an edit, say)."""
     args = call.request.arguments if isinstance(call.request.arguments, dict) else {}
     if call.tool == "bash" and isinstance(args.get("command"), str):

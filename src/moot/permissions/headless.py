@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from moot.core.approval import ApprovalRequest, Verdict
-from moot.permissions.decide import RulesPolicy, suggested_rules
+from moot.permissions.decide import suggested_rules
+from moot.permissions.policy import RulesPolicy
 
 
 class NoAsking:

@@ -1,0 +1,79 @@
+"""`RulesPolicy`: the `ApprovalPolicy` that settles calls with `decide`, one session at a time.
+
+It holds what belongs to a session rather than to the process: each session's permission mode
+and the rules approved "for this session", on top of the rules from settings that every session
+shares.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from moot.core.approval import ApprovalRequest, Verdict
+from moot.permissions.decide import decide
+from moot.permissions.modes import PermissionMode
+from moot.permissions.rules import Rule, RuleSet, parse_rule
+
+
+class RulesPolicy:
+    """The `ApprovalPolicy` that settles calls with `decide`, keeping each session's state.
+
+    The mode and the rules approved "for this session" are kept per session id, so one policy
+    may serve several sessions (and their peers) without one's approvals leaking into another.
+    """
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        workspace_root: Path,
+        *,
+        mode: PermissionMode = PermissionMode.DEFAULT,
+    ) -> None:
+        """Args:
+        rules: The rules from settings (and the command line), shared by every session.
+        workspace_root: The workspace the sessions' file tools are confined to.
+        mode: The mode a session starts in (`permissions.defaultMode`, `--permission-mode`).
+        """
+        self.workspace_root = workspace_root
+        self._rules = rules
+        self._start_mode = PermissionMode(mode)
+        self._modes: dict[str, PermissionMode] = {}
+        self._approved: dict[str, tuple[Rule, ...]] = {}
+
+    def mode(self, session_id: str) -> PermissionMode:
+        """The session's current permission mode."""
+        return self._modes.get(session_id, self._start_mode)
+
+    def set_mode(self, session_id: str, mode: PermissionMode | str) -> None:
+        """Switch a session's mode; the next call it makes is decided under the new one.
+
+        Raises:
+            ValueError: Not one of the permission modes.
+        """
+        self._modes[session_id] = PermissionMode(mode)
+
+    def add_allow(self, session_id: str, rule: Rule | str) -> None:
+        """Allow calls like an approved one for the rest of the session ("approve for session").
+
+        Raises:
+            ValueError: A malformed rule.
+        """
+        rule = rule if isinstance(rule, Rule) else parse_rule(rule)
+        approved = self._approved.get(session_id, ())
+        if rule not in approved:
+            self._approved[session_id] = (*approved, rule)
+
+    def rules(self, session_id: str) -> RuleSet:
+        """The rules in force for a session: the shared ones plus its own approvals."""
+        approved = self._approved.get(session_id)
+        return self._rules.extended(allow=approved) if approved else self._rules
+
+    def forget(self, session_id: str) -> None:
+        """Drop a closed session's mode and approvals."""
+        self._modes.pop(session_id, None)
+        self._approved.pop(session_id, None)
+
+    def decide(self, request: ApprovalRequest) -> Verdict:
+        """Settle a call under its session's mode and rules (see `decide`)."""
+        session = request.session_id
+        return decide(request, self.mode(session), self.rules(session), self.workspace_root)

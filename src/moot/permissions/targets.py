@@ -1,0 +1,184 @@
+"""What a tool call touches, worked out once before any rule is matched.
+
+`describe` turns an `ApprovalRequest` into a `Call`: for file tools the paths touched
+(`Target`, each in its normalised and symlink-resolved forms); for `bash` the sub-commands of the
+command (`Command`, with the files its command line reads and writes, and whether a prefix rule
+may safely cover it); for `web_fetch` the host. `moot.permissions.decide` matches rules against
+these.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from moot.core.approval import ApprovalRequest
+from moot.permissions.shell import SubCommand, split_command
+from moot.workspace.paths import _is_protected  # the one owner of what "protected" means
+
+FILE_EDIT_TOOLS = frozenset({"write", "edit", "multi_edit"})
+"""Tools that write the file named by their `path` argument (what acceptEdits lets run)."""
+_SEARCH_TOOLS = {"glob": "pattern", "grep": "glob", "ls": None}
+"""Tools that read below a directory `path`, with the argument that narrows it to names."""
+_RISKY_ENV = re.compile(
+    r"PATH|IFS|ENV|BASH_ENV|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|HOME|CDPATH"
+    r"|LD_.*|DYLD_.*|PYTHON.*|NODE_OPTIONS|PERL5?(?:LIB|OPT)|RUBY(?:LIB|OPT)|GIT_.*"
+    r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|EDITOR|VISUAL|PAGER|SSH_ASKPASS|SUDO_ASKPASS"
+    r"|npm_config_.*|.*_PATH"
+)
+"""Variables that change which program runs or what it loads; set on a command, they make a
+prefix rule's promise about that command meaningless."""
+_COMPUTED = re.compile(r"[$`*?\[{]")
+"""A word the shell would still expand: no rule can say which file it names."""
+_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+@dataclass(frozen=True)
+class Target:
+    """One path a call touches, in each form a rule may be matched against."""
+
+    forms: tuple[str, ...]
+    """Absolute paths: normalised, and resolved through symlinks (when that differs)."""
+    is_dir: bool
+
+
+@dataclass(frozen=True)
+class Command:
+    """One sub-command of a shell command, with the files its command line names."""
+
+    sub: SubCommand
+    reads: tuple[Target, ...]
+    """Plain arguments (and `key=value` values) and `<` files: what it may read."""
+    writes: tuple[Target, ...]
+    """`>`, `>>`, `&>`, ... files."""
+    contained: bool
+    """Safe for a prefix rule to cover: its writes stay in the workspace outside protected
+    paths, are all known, and no assignment changes what runs."""
+
+    @property
+    def shown(self) -> str:
+        heredoc = ("<<", "<<-", "<<<")
+        files = [f"{r.op} {r.target}" for r in self.sub.redirects if r.op not in heredoc]
+        return " ".join([*self.sub.assignments, self.sub.text, *files]).strip()
+
+
+@dataclass(frozen=True)
+class Call:
+    """A request with what rules are matched against worked out once."""
+
+    request: ApprovalRequest
+    root: str
+    targets: tuple[Target, ...] | None
+    """For file tools: the paths touched (empty when the path is unusable); None otherwise."""
+    commands: tuple[Command, ...] | None
+    """For bash: the sub-commands; None when the command cannot be parsed (or is not bash)."""
+    host: str | None
+    """For web_fetch: the URL's host."""
+
+    @property
+    def tool(self) -> str:
+        return self.request.tool
+
+    @property
+    def unparsed_command(self) -> bool:
+        return self.tool == "bash" and self.commands is None
+
+
+def describe(call: ApprovalRequest, workspace_root: Path) -> Call:
+    root = os.path.realpath(workspace_root)
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    targets = commands = host = None
+    if call.tool in FILE_EDIT_TOOLS or call.tool == "read":
+        targets = _targets(root, [args.get("path")])
+    elif call.tool in _SEARCH_TOOLS:
+        targets = _targets(root, _search_paths(call.tool, args))
+    elif call.tool == "bash":
+        command = args.get("command")
+        split = split_command(command) if isinstance(command, str) else None
+        commands = None if split is None else tuple(_command(sub, root) for sub in split)
+    elif call.tool == "web_fetch":
+        host = _host(args.get("url"))
+    return Call(call, root, targets, commands, host)
+
+
+def _search_paths(tool: str, args: dict[str, object]) -> list[object]:
+    """The directory searched and, when the name filter is a plain name, the file it names."""
+    base = args.get("path")
+    base = "." if base is None else base
+    paths = [base]
+    narrow = _SEARCH_TOOLS[tool]
+    name = args.get(narrow) if narrow else None
+    if isinstance(base, str) and isinstance(name, str) and name and not set(name) & set("*?[{"):
+        paths.append(os.path.join(base, name))
+    return paths
+
+
+def _targets(root: str, paths: Iterable[object]) -> tuple[Target, ...]:
+    """Each usable path in its normalised and real forms; unusable ones are left out (the tool
+    refuses them itself, and no rule could speak about them)."""
+    targets = []
+    for path in paths:
+        if not isinstance(path, str) or not path.strip() or "\x00" in path:
+            continue
+        joined = os.path.join(root, path)
+        lexical = os.path.normpath(joined)
+        real = os.path.realpath(joined)  # what the kernel resolves, `..` after a link included
+        forms = (lexical,) if real == lexical else (lexical, real)
+        targets.append(Target(forms, os.path.isdir(real)))
+    return tuple(targets)
+
+
+def _command(sub: SubCommand, root: str) -> Command:
+    reads: list[str] = []
+    writes: list[str] = []
+    uncertain = any(_RISKY_ENV.fullmatch(a.partition("=")[0].rstrip("+")) for a in sub.assignments)
+    for word in sub.words[1:]:
+        if not word.startswith("-"):
+            reads.append(word)
+        if "=" in word:
+            reads.append(word.partition("=")[2])  # dd if=.env, --file=.env
+    for redirect in sub.redirects:
+        op, target = redirect.op.lstrip("0123456789"), redirect.target
+        if op in ("<<", "<<-", "<<<") or (op in ("<&", ">&") and target.rstrip("-").isdigit()):
+            continue  # here-documents and descriptor copies name no file
+        if op.endswith("<") or op == "<>":
+            reads.append(target)
+        if op != "<":
+            writes.append(target)
+            uncertain = uncertain or bool(_COMPUTED.search(target))
+    written = _targets(root, _plain(writes))
+    contained = not uncertain and all(
+        form in _DEVICES or _writable(inside(form, root))
+        for target in written
+        for form in target.forms
+    )
+    return Command(sub, _targets(root, _plain(reads)), written, contained)
+
+
+def _writable(parts: tuple[str, ...]) -> bool:
+    """Inside the workspace (`parts` not empty) and not protected."""
+    return bool(parts) and not _is_protected(parts)
+
+
+def _plain(words: list[str]) -> list[str]:
+    """The words that name a file as written (`~` expanded as the shell would)."""
+    return [os.path.expanduser(w) for w in words if w and not _COMPUTED.search(w)]
+
+
+def _host(url: object) -> str | None:
+    if not isinstance(url, str):
+        return None
+    try:
+        return urlsplit(url.strip()).hostname or None
+    except ValueError:
+        return None
+
+
+def inside(path: str, root: str) -> tuple[str, ...]:
+    """The parts of `path` below `root`; () when it is outside (or the root itself)."""
+    prefix = root.rstrip("/") + "/"
+    return tuple(path[len(prefix) :].split("/")) if path.startswith(prefix) else ()
