@@ -21,7 +21,7 @@ from moot.permissions.decide import tool_hidden
 from moot.permissions.headless import NoAsking
 from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
-from moot.permissions.rules import RuleSet
+from moot.permissions.rules import RuleSet, read_denied
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
@@ -111,6 +111,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
         session_id = options.resume or store.create_session(title=title, workspace=str(cwd)).id
         workspace = session_workspace(store, session_id, cwd)
+        workspace.hidden = read_denied(rules, workspace.root)
         try:
             shell = choose_sandbox(
                 os.environ.get("MOOT_SANDBOX") or settings.sandbox or "auto",

@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import pathspec
@@ -333,3 +334,21 @@ def _parse_all(kind: RuleKind, rules: Iterable[str | Rule]) -> tuple[Rule, ...]:
 
 def _union(first: tuple[Rule, ...], second: tuple[Rule, ...]) -> tuple[Rule, ...]:
     return first + tuple(rule for rule in second if rule not in first)
+
+
+def read_denied(rules: RuleSet, root: Path) -> Callable[[str, bool], bool] | None:
+    """A predicate for the paths `Read(...)` deny rules cover, for walks to hide them.
+
+    Given a workspace-relative path (`/`-joined) and whether it is a directory. None when no
+    deny rule speaks about reading files, so walks pay nothing.
+    """
+    denied = [r for r in rules.deny if r.path is not None and r.covers("read")]
+    if not denied:
+        return None
+    base = str(root)
+
+    def hidden(rel: str, is_dir: bool) -> bool:
+        path = f"{base}/{rel}" if rel else base
+        return any(rule.path.matches(path, base, is_dir=is_dir) for rule in denied)
+
+    return hidden

@@ -10,7 +10,7 @@ import os
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
 from moot.workspace.errors import FILE_ERRORS, describe
-from moot.workspace.ignore import GitIgnore, GlobPattern
+from moot.workspace.ignore import GlobPattern
 from moot.workspace.paths import Workspace
 from moot.workspace.walk import below, walk_files
 
@@ -43,7 +43,7 @@ def find_files(workspace: Workspace, pattern: str, path: str = ".") -> ToolResul
     base = workspace.relative(start)
     found = [
         (entry.mtime_ns, entry.rel)
-        for entry in walk_files(workspace.root, start, GitIgnore(workspace.root))
+        for entry in walk_files(workspace.root, start, workspace.ignore())
         if matcher.matches(below(base, entry.rel))
     ]
     if not found:

@@ -56,6 +56,7 @@ def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool
                 exclude=GlobPattern(exclude) if exclude else None,
                 context=context if output == "content" else 0,
                 ignore_case=ignore_case,
+                hidden=workspace.hidden,
             )
             hits = search_ripgrep(rg, request) if rg else search_python(request)
             with contextlib.closing(hits):

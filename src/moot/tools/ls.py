@@ -9,7 +9,6 @@ from pydantic import Field
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
 from moot.workspace.errors import FILE_ERRORS, describe
-from moot.workspace.ignore import GitIgnore
 from moot.workspace.paths import Workspace
 from moot.workspace.walk import Entry, walk
 
@@ -42,7 +41,7 @@ def list_tree(workspace: Workspace, path: str = ".", depth: int = 2) -> ToolResu
     if not os.path.isdir(start):
         raise NotADirectoryError(path)
     lines = [f"{workspace.relative(start)}/"]
-    for entry in walk(workspace.root, start, GitIgnore(workspace.root), max_depth=depth):
+    for entry in walk(workspace.root, start, workspace.ignore(), max_depth=depth):
         if len(lines) > MAX_ENTRIES:
             lines.append(f"[capped at {MAX_ENTRIES} entries; list a subdirectory or less depth]")
             break

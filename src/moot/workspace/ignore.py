@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pathspec
@@ -24,14 +25,24 @@ GITIGNORE = ".gitignore"
 _MAX_GITIGNORE_BYTES = 1 << 20
 
 
+Hidden = Callable[[str, bool], bool]
+"""Whether a workspace-relative path (`/`-joined; is it a directory?) must not be shown."""
+
+
 class GitIgnore:
     """The `.gitignore` rules below one workspace root, each file read once per instance.
 
     Make one per walk or search: files are cached, so a long-lived instance would miss edits.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, hidden: Hidden | None = None) -> None:
+        """Args:
+        root: The workspace root.
+        hidden: Also skip what this says is hidden: paths a `Read(...)` deny rule covers, so
+            a walk (glob, ls, grep) never shows what the read tool may not open.
+        """
         self._root = root
+        self._hidden = hidden
         self._specs: dict[tuple[str, ...], pathspec.GitIgnoreSpec | None] = {}
 
     def ignored(self, parts: tuple[str, ...], is_dir: bool) -> bool:
@@ -46,6 +57,8 @@ class GitIgnore:
             parts: The entry's path components below the root.
             is_dir: Whether it is a directory (patterns ending in `/` match only those).
         """
+        if self._hidden is not None and self._hidden("/".join(parts), is_dir):
+            return True
         for depth in range(len(parts) - 1, -1, -1):
             spec = self._spec(parts[:depth])
             if spec is None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Protocol
 
+from moot.workspace.ignore import GitIgnore, Hidden
 from moot.workspace.ledger import ReadLedger
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -85,6 +86,8 @@ class Workspace:
         """Where the content of a file about to change in a run is kept, if anywhere."""
         self._prefix = real if real.endswith(os.sep) else real + os.sep
         self.read_roots = tuple(Path(os.path.realpath(r)) for r in read_roots)
+        self.hidden: Hidden | None = None
+        """Paths no walk may show (set from `Read(...)` deny rules by the session)."""
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -100,6 +103,10 @@ class Workspace:
             return str(path)
         rel = path.relative_to(self.root).as_posix()
         return rel or "."
+
+    def ignore(self) -> GitIgnore:
+        """A fresh ignore set for one walk: `.gitignore` rules and the hidden paths."""
+        return GitIgnore(self.root, self.hidden)
 
     def root_of(self, path: Path) -> Path:
         """The workspace root, or the read root, that `path` (from `resolve_read`) lies in."""

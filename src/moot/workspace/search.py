@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from moot.workspace.ignore import GitIgnore, GlobPattern
+from moot.workspace.ignore import GitIgnore, GlobPattern, Hidden
 from moot.workspace.paths import PathRefused, open_dir_chain
 from moot.workspace.text import sniff_encoding, split_lines
 from moot.workspace.walk import below, walk_files
@@ -55,9 +55,13 @@ class SearchRequest:
     context: int = 0
     """Lines of context before and after each match."""
     ignore_case: bool = False
+    hidden: Hidden | None = None
+    """Paths no search may show (a `Read(...)` deny rule covers them)."""
 
     def wants(self, rel: str) -> bool:
-        """Whether the file at `rel` (relative to the root) passes the include/exclude globs."""
+        """Whether the file at `rel` (relative to the root) may be shown and passes the globs."""
+        if self.hidden is not None and self.hidden(rel, False):
+            return False
         if self.include is None and self.exclude is None:
             return True
         name = below(self.start.relative_to(self.root).as_posix(), rel)
@@ -146,7 +150,7 @@ def _search_files(
     request: SearchRequest, regex: re.Pattern[str], directory: _Directory
 ) -> Iterator[FileHits]:
     root = request.root
-    for entry in walk_files(root, request.start, GitIgnore(root)):
+    for entry in walk_files(root, request.start, GitIgnore(root, request.hidden)):
         rel = entry.rel
         if not request.wants(rel):
             continue
