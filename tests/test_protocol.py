@@ -66,6 +66,9 @@ EXAMPLES: list[ev.Event] = [
         **IDS, tool_call_id="t1", tool="bash", arguments={"cmd": "ls"}, preview="ls"
     ),
     ev.ApprovalDecided(**IDS, tool_call_id="t1", approved=False, by="user", feedback="no"),
+    ev.ApprovalDecided(
+        **IDS, tool_call_id="t2", approved=True, by="user", scope="session", rule="Bash(ls:*)"
+    ),
     ev.ToolStarted(**IDS, tool_call_id="t1", tool="read", arguments={"path": "a.py"}),
     ev.ToolOutput(**IDS, tool_call_id="t1", text="line\n"),
     ev.ToolFinished(
@@ -85,6 +88,11 @@ EXAMPLES: list[ev.Event] = [
 def test_every_event_kind_has_an_example() -> None:
     union = typing.get_args(typing.get_args(ev.Event)[0])
     assert {t.model_fields["kind"].default for t in union} == {e.kind for e in EXAMPLES}
+
+
+def test_every_op_kind_has_an_example() -> None:
+    union = typing.get_args(typing.get_args(ops.Op)[0])
+    assert {t.model_fields["kind"].default for t in union} == {o.kind for o in OPS}
 
 
 @pytest.mark.parametrize("event", EXAMPLES, ids=lambda e: e.kind)
@@ -118,6 +126,8 @@ OPS = [
     ops.ResumeRun(),
     ops.Interrupt(),
     ops.Approve(tool_call_id="t1"),
+    ops.Approve(tool_call_id="t2", scope="always", rule="Bash(make:*)"),
+    ops.SetMode(mode="acceptEdits"),
     ops.Deny(tool_call_id="t1", feedback="use b.txt"),
     ops.Shutdown(),
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from moot.tools.base import SideEffect
 
@@ -34,10 +34,23 @@ class Verdict:
     reason: str = ""
     preview: str = ""
     """For `ask`: what the person should look at (a diff, the exact command)."""
+    suggestions: tuple[str, ...] = ()
+    """For `ask`: allow rules that would let calls like this run ("for the session", "always")."""
 
 
 class ApprovalPolicy(Protocol):
     def decide(self, request: ApprovalRequest) -> Verdict: ...
+
+
+@runtime_checkable
+class RemembersApprovals(Protocol):
+    """A policy that can keep an approval beyond one call (and may have modes to switch)."""
+
+    def remember(self, session_id: str, rule: str, *, always: bool) -> None:
+        """Allow calls matching `rule` for the session; `always` also saves it for later."""
+        ...
+
+    def set_mode(self, session_id: str, mode: str) -> None: ...
 
 
 class AllowAll:
@@ -51,6 +64,9 @@ class AllowAll:
 class Answer:
     approved: bool
     feedback: str = ""
+    scope: Literal["once", "session", "always"] = "once"
+    rule: str | None = None
+    """For session/always: the allow rule to keep (the request's first suggestion if None)."""
 
 
 @dataclass

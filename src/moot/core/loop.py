@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 
-from moot.core.approval import Answer, ApprovalRequest
+from moot.core.approval import Answer, ApprovalRequest, RemembersApprovals, Verdict
 from moot.core.assemble import TurnBuilder
 from moot.core.fold import CallState, fingerprint
 from moot.core.gate import GateDecision, ModelTurn
@@ -250,18 +250,32 @@ class CallRunner:
                     feedback=verdict.reason,
                 )
             elif verdict.decision == "ask":
-                answer = await self._ask_person(tc, verdict.preview, verdict.reason)
+                answer = await self._ask_person(tc, verdict)
+                kept = self._keep(answer, verdict.suggestions)
                 self._record(
                     ev.ApprovalDecided,
                     tool_call_id=tc.id,
                     approved=answer.approved,
                     by="user",
                     feedback=answer.feedback,
+                    scope=answer.scope if kept else "once",
+                    rule=kept,
                 )
         runnable = any(tc.id not in call.results for tc in call.pending)
         self._move(RunState.TOOL_RUNNING if runnable else RunState.OBSERVATION_RECORDED)
 
-    async def _ask_person(self, tc: ToolCall, preview: str, reason: str) -> Answer:
+    def _keep(self, answer: Answer, suggestions: tuple[str, ...]) -> str | None:
+        """Keep an approval "for the session" or "always" as an allow rule; the rule kept."""
+        policy = self.run.approval
+        rule = answer.rule or (suggestions[0] if suggestions else None)
+        if not answer.approved or answer.scope == "once" or rule is None:
+            return None
+        if not isinstance(policy, RemembersApprovals):
+            return None
+        policy.remember(self.run.session_id, rule, always=answer.scope == "always")
+        return rule
+
+    async def _ask_person(self, tc: ToolCall, verdict: Verdict) -> Answer:
         waiting = self.run.pending.expect(tc.id)
         try:
             self._record(
@@ -269,8 +283,9 @@ class CallRunner:
                 tool_call_id=tc.id,
                 tool=tc.name,
                 arguments=tc.arguments,
-                preview=preview,
-                reason=reason,
+                preview=verdict.preview,
+                reason=verdict.reason,
+                suggested_rules=verdict.suggestions,
             )
             return await waiting
         finally:

@@ -10,7 +10,13 @@ from collections.abc import Sequence
 from typing import Self
 
 from moot.core.agent import Agent
-from moot.core.approval import AllowAll, Answer, ApprovalPolicy, PendingApprovals
+from moot.core.approval import (
+    AllowAll,
+    Answer,
+    ApprovalPolicy,
+    PendingApprovals,
+    RemembersApprovals,
+)
 from moot.core.fold import RunFold
 from moot.core.gate import TurnGate
 from moot.core.limits import Limits
@@ -131,8 +137,12 @@ class Runtime:
             case ops.Interrupt():
                 if self._task is not None:
                     self._task.cancel()
-            case ops.Approve(tool_call_id=call_id):
-                self._pending.answer(call_id, Answer(approved=True))
+            case ops.Approve(tool_call_id=call_id, scope=scope, rule=rule):
+                self._pending.answer(call_id, Answer(approved=True, scope=scope, rule=rule))
+            case ops.SetMode(mode=mode):
+                if not isinstance(self.approval, RemembersApprovals):
+                    raise RuntimeBusy("this runtime's approval policy has no modes")
+                self.approval.set_mode(self.session_id, mode)
             case ops.Deny(tool_call_id=call_id, feedback=feedback):
                 self._pending.answer(call_id, Answer(approved=False, feedback=feedback))
             case ops.Shutdown():

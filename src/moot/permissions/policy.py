@@ -7,10 +7,11 @@ shares.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from moot.core.approval import ApprovalRequest, Verdict
-from moot.permissions.decide import decide
+from moot.permissions.decide import decide, suggested_rules
 from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import Rule, RuleSet, parse_rule
 
@@ -74,6 +75,27 @@ class RulesPolicy:
         self._approved.pop(session_id, None)
 
     def decide(self, request: ApprovalRequest) -> Verdict:
-        """Settle a call under its session's mode and rules (see `decide`)."""
+        """Settle a call under its session's mode and rules (see `decide`).
+
+        An `ask` carries the allow rules that an answer "for the session" or "always" keeps.
+        """
         session = request.session_id
-        return decide(request, self.mode(session), self.rules(session), self.workspace_root)
+        rules = self.rules(session)
+        verdict = decide(request, self.mode(session), rules, self.workspace_root)
+        if verdict.decision != "ask":
+            return verdict
+        suggestions = tuple(suggested_rules(request, self.workspace_root, rules))
+        return replace(verdict, suggestions=suggestions)
+
+    def remember(self, session_id: str, rule: str, *, always: bool) -> None:
+        """Keep an approval as an allow rule: for the session, or (`always`) also saved to
+        the project's `.moot/settings.local.json` so later sessions load it.
+
+        Raises:
+            ValueError: A malformed rule (nothing is kept or saved then).
+        """
+        self.add_allow(session_id, rule)
+        if always:
+            from moot.settings import save_local_rule
+
+            save_local_rule(self.workspace_root, "allow", rule)

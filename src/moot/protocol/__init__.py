@@ -38,7 +38,16 @@ from moot.protocol.messages import (
     Usage,
     UserMessage,
 )
-from moot.protocol.ops import Approve, Deny, Interrupt, Op, ResumeRun, Shutdown, UserTurn
+from moot.protocol.ops import (
+    Approve,
+    Deny,
+    Interrupt,
+    Op,
+    ResumeRun,
+    SetMode,
+    Shutdown,
+    UserTurn,
+)
 from moot.protocol.states import (
     RunState,
     StopReason,
@@ -68,6 +77,7 @@ __all__ = [
     "ResumeRun",
     "RunResumed",
     "RunState",
+    "SetMode",
     "Shutdown",
     "StateChanged",
     "StopReason",

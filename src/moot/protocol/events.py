@@ -186,6 +186,8 @@ class ApprovalRequested(_Event):
     preview: str = ""
     """What the person should look at: a diff, the exact command, ..."""
     reason: str = ""
+    suggested_rules: tuple[str, ...] = ()
+    """Allow rules an answer "for the session" or "always" would keep."""
 
 
 class ApprovalDecided(_Event):
@@ -196,6 +198,9 @@ class ApprovalDecided(_Event):
     approved: bool
     by: Literal["user", "policy"]
     feedback: str = ""
+    scope: Literal["once", "session", "always"] = "once"
+    rule: str | None = None
+    """The allow rule kept by a "session" or "always" approval."""
 
 
 class ToolStarted(_Event):

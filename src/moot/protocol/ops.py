@@ -50,10 +50,16 @@ class Interrupt(_Op):
 
 
 class Approve(_Op):
-    """Allow a tool call that waits on `approval_requested`. Answered by `approval_decided`."""
+    """Allow a tool call that waits on `approval_requested`. Answered by `approval_decided`.
+
+    `scope` "session" keeps an allow rule for the rest of the session; "always" also saves it
+    to `.moot/settings.local.json`. The rule is `rule`, or the request's first suggestion.
+    """
 
     kind: Literal["approve"] = "approve"
     tool_call_id: str
+    scope: Literal["once", "session", "always"] = "once"
+    rule: str | None = None
 
 
 class Deny(_Op):
@@ -67,6 +73,17 @@ class Deny(_Op):
     feedback: str = ""
 
 
+class SetMode(_Op):
+    """Switch the session's permission mode; the next tool call is decided under it.
+
+    Answered by nothing of its own: later `approval_requested` / `approval_decided` events
+    follow the new mode.
+    """
+
+    kind: Literal["set_mode"] = "set_mode"
+    mode: Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
+
+
 class Shutdown(_Op):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
@@ -74,5 +91,6 @@ class Shutdown(_Op):
 
 
 Op = Annotated[
-    UserTurn | ResumeRun | Interrupt | Approve | Deny | Shutdown, Field(discriminator="kind")
+    UserTurn | ResumeRun | Interrupt | Approve | Deny | SetMode | Shutdown,
+    Field(discriminator="kind"),
 ]
