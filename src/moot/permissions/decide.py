@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from moot.core.approval import ApprovalRequest, Verdict
 from moot.permissions.modes import PermissionMode
+from moot.permissions.preview import diff_preview
 from moot.permissions.rules import Rule, RuleSet
 from moot.permissions.shell import matches_prefix
 from moot.permissions.targets import FILE_EDIT_TOOLS, Call, Command, Target, describe, inside
@@ -352,11 +353,14 @@ def _ask(call: Call, mode: PermissionMode, reason: str, hint: str) -> Verdict:
 
 
 def _preview(call: Call) -> str:
-    """The plain facts of the call; front ends may show more (a diff of an edit, say)."""
+    """What the person should look at: the command, the URL, or the diff of a file change."""
     args = call.request.arguments if isinstance(call.request.arguments, dict) else {}
     if call.tool == "bash" and isinstance(args.get("command"), str):
         return args["command"]
     if call.tool == "web_fetch" and isinstance(args.get("url"), str):
         return args["url"]
+    diff = diff_preview(Path(call.root), call.tool, args)
+    if diff is not None:
+        return diff
     text = json.dumps(args, indent=2, ensure_ascii=False, default=str)
     return text if len(text) <= _PREVIEW_LIMIT else text[:_PREVIEW_LIMIT] + "\n..."
