@@ -10,6 +10,7 @@ level, sharing this one position, so `$(...)` ends exactly where bash ends it; t
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Literal
 
@@ -41,7 +42,7 @@ class _Token:
     nested: tuple[SubCommand, ...] = ()
 
 
-class Lexer:
+class Lexer(ABC):
     """Tokens and characters of bash, read from one position in one string."""
 
     def __init__(self, text: str, depth: int = 0) -> None:
@@ -57,11 +58,13 @@ class Lexer:
     # The grammar, supplied by `shell_parser.Parser`: the lexer calls back into it for the
     # commands nested in words.
 
+    @abstractmethod
     def parse(self) -> list[SubCommand]:
-        raise NotImplementedError
+        """Every sub-command of the whole text."""
 
+    @abstractmethod
     def _list(self, ends: frozenset[str], allow_empty: bool = True) -> list[SubCommand]:
-        raise NotImplementedError
+        """The commands up to one of `ends`."""
 
     # Tokens.
 
