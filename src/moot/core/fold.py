@@ -81,10 +81,12 @@ class CallState:
     @property
     def closed_messages(self) -> list[Message]:
         """The messages, with an error result for every tool call that never got one."""
-        if not self.pending:
-            return list(self.messages)
+        return [*self.messages, *self.pending_results()]
+
+    def pending_results(self) -> list[ToolResultMessage]:
+        """A result for each pending tool call: its own, or an error saying it never ran."""
         reason = self.stop_reason or "interrupted"
-        return self.messages + [
+        return [
             self.results.get(c.id)
             or ToolResultMessage(
                 tool_call_id=c.id, name=c.name, content=NOT_RUN.format(reason=reason), is_error=True
@@ -161,14 +163,14 @@ class RunFold:
             call.gate_retries = 0
 
     def _record_observations(self, call: CallState) -> None:
-        results = call.closed_messages[len(call.messages) :]
+        results = call.pending_results()  # not closed_messages: no copy of the whole context
         call.messages.extend(results)
         step = [
             (c.name, c.arguments, r.content, r.is_error)
             for c, r in zip(call.pending, results, strict=True)
         ]
         self._step(call, fingerprint(step))
-        failed = all(getattr(r, "is_error", False) for r in results)
+        failed = all(r.is_error for r in results)
         call.errors = call.errors + 1 if failed else 0
         call.pending, call.results, call.decisions, call.started = (), {}, {}, set()
 
