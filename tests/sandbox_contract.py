@@ -10,6 +10,9 @@ A backend that cannot run here skips its tests with a reason naming it, except w
 where that fails them: CI must install every backend. The host backend contains nothing by
 design, so the containment tests skip for it (`require_containment`); everything else (kills,
 output, environment, background commands) holds for it too.
+
+Each harness's sandbox masks what its deny rules cover (`Harness.deny`), asking before every
+command as a session's sandbox does; a harness starts with none.
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ import asyncio
 import os
 import secrets
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from moot.sandbox.base import CommandResult, OutputCallback, Sandbox, SandboxPolicy
+from moot.permissions.masks import sandbox_masks
+from moot.permissions.rules import RuleSet
+from moot.sandbox.base import CommandResult, OutputCallback, Sandbox, SandboxMasks, SandboxPolicy
 from moot.sandbox.bubblewrap import BubblewrapSandbox, bwrap_unavailable
 from moot.sandbox.host import HostSandbox
 
@@ -79,6 +85,28 @@ register(
 )
 
 
+def _docker(policy: SandboxPolicy) -> Sandbox:
+    from moot.sandbox.docker import DockerSandbox  # docker-py is heavy: only when used
+
+    return DockerSandbox(policy, session_id=f"test-{uuid.uuid4().hex[:12]}", kill_grace=KILL_GRACE)
+
+
+def _docker_unavailable() -> str | None:
+    from moot.sandbox.docker import docker_unavailable
+
+    return docker_unavailable()
+
+
+DOCKER = Backend(
+    "docker",
+    make=_docker,
+    unavailable=_docker_unavailable,
+    install="apt-get install docker.io, start dockerd, then scripts/sandbox-image",
+)
+"""Not registered here: `test_sandbox_docker.py` registers it, so the contract runs on Docker
+there (this module's contract run stays fast); other tests may `require` it."""
+
+
 def require(backend: Backend) -> None:
     """Skip when `backend` cannot run here; in CI (`CI` set) fail instead."""
     reason = backend.unavailable()
@@ -90,6 +118,16 @@ def require(backend: Backend) -> None:
 
 
 @dataclass
+class DenyRules:
+    """The deny rules a harness's sandbox masks; a test sets them with `Harness.deny`."""
+
+    rules: RuleSet = field(default_factory=RuleSet)
+
+    def masks(self, workspace: Path) -> SandboxMasks:
+        return sandbox_masks(self.rules, workspace)
+
+
+@dataclass
 class Harness:
     """A sandbox of one backend over a fresh workspace holding `.git/` and `.moot/`."""
 
@@ -98,6 +136,12 @@ class Harness:
     workspace: Path
     outside: Path
     """A directory beside the workspace, on the host."""
+    denied: DenyRules = field(default_factory=DenyRules)
+    """What the sandbox masks; from the next command on when changed."""
+
+    def deny(self, *rules: str) -> None:
+        """Make these the deny rules in force (`Read(./.env)`, `Edit(locked/**)`)."""
+        self.denied.rules = RuleSet(deny=rules)
 
     async def run(
         self,
@@ -132,9 +176,11 @@ async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     (workspace / ".moot" / "settings.json").write_text("{}\n")
     outside = tmp_path / "outside"
     outside.mkdir()
-    sandbox = backend.make(SandboxPolicy(workspace=workspace))
+    denied = DenyRules()
+    policy = SandboxPolicy(workspace=workspace, masks=lambda: denied.masks(workspace))
+    sandbox = backend.make(policy)
     try:
-        yield Harness(backend, sandbox, workspace.resolve(), outside)
+        yield Harness(backend, sandbox, workspace.resolve(), outside, denied)
     finally:
         await sandbox.close()
 

@@ -11,13 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from moot.sandbox.base import SandboxPolicy
+from moot.permissions.masks import mask_source
+from moot.permissions.rules import RuleSet
+from moot.sandbox.base import SandboxMasks, SandboxPolicy
 from moot.sandbox.bubblewrap import BubblewrapSandbox, bwrap_args, bwrap_unavailable
 from sandbox_contract import BACKENDS, Backend, require
 
 
 def args_for(
-    workspace: Path, *, network: bool = False, hidden: list[Path] | None = None
+    workspace: Path,
+    *,
+    network: bool = False,
+    hidden: list[Path] | None = None,
+    masks: SandboxMasks | None = None,
 ) -> list[str]:
     return bwrap_args(
         "bwrap",
@@ -27,6 +33,8 @@ def args_for(
         tmp=Path("/private/tmp"),
         cwd=workspace,
         hidden=hidden or [],
+        masks=masks,
+        empty_file=Path("/private/empty"),
     )
 
 
@@ -83,6 +91,35 @@ def test_hidden_paths_become_empty(tmp_path: Path) -> None:
     assert str(tmp_path / ".ssh") in pairs(args, "--tmpfs")
     assert str(tmp_path / ".ssh") in pairs(args, "--remount-ro")
     assert args[args.index(str(tmp_path / ".npmrc")) - 1] == "/dev/null"
+
+
+def test_masks_come_after_the_workspace_parents_first(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    masks = SandboxMasks(
+        hidden_files=("locked/.env", ".env"), hidden_dirs=("secrets",), read_only=("locked",)
+    )
+
+    args = args_for(tmp_path, masks=masks)
+
+    def at(path: str) -> int:
+        return args.index(str(tmp_path / path))
+
+    assert args[at(".env") - 1] == "/private/empty"
+    assert args[at("secrets") - 1] == "--tmpfs" and str(tmp_path / "secrets") in pairs(
+        args, "--remount-ro"
+    )
+    assert pairs(args, "--ro-bind-try").count(str(tmp_path / "locked")) == 1
+    assert args.index(str(tmp_path)) < at(".git") < at(".env") < at("locked") < at("locked/.env")
+
+
+def test_a_link_target_outside_is_masked_unless_the_sandbox_replaces_it(tmp_path: Path) -> None:
+    masks = SandboxMasks(hidden_files=("/var/lib/app/key", "/tmp/elsewhere/key", "/run/key"))
+
+    args = args_for(tmp_path / "ws", masks=masks)
+
+    assert "/var/lib/app/key" in args
+    assert "/tmp/elsewhere/key" not in args, "the private /tmp is not the host's"
+    assert "/run/key" not in args
 
 
 def test_the_probe_names_what_is_wrong(tmp_path: Path) -> None:
@@ -190,6 +227,31 @@ async def test_credential_files_are_hidden(fake_home: Path, workspace: Path) -> 
 
     assert code == 0
     assert out == "ordinary\n"
+
+
+async def test_a_denied_link_to_a_file_outside_masks_the_file(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The file tools refuse the link by its name; bubblewrap shows the host, so the target
+    outside the workspace is masked (Docker mounts only the workspace: the link dangles)."""
+    require(BACKENDS["bubblewrap"])
+    elsewhere = Path(tempfile.mkdtemp(prefix="moot-outside-", dir="/var/tmp"))
+    try:
+        (elsewhere / "prod.env").write_text("TOKEN=prod-secret\n")
+        os.symlink(elsewhere / "prod.env", workspace / ".env")
+        rules = RuleSet(deny=["Read(.env)"])
+        sandbox = BubblewrapSandbox(SandboxPolicy(workspace, masks=mask_source(rules, workspace)))
+        try:
+            code, out, _ = await run(sandbox, f"cat .env {elsewhere}/prod.env; echo end")
+            empty_dir = sandbox.empty_file.parent
+        finally:
+            await sandbox.close()
+    finally:
+        shutil.rmtree(elsewhere)
+
+    assert (code, out) == (0, "end\n")
+    assert not empty_dir.exists(), "close() removes the empty file"
+    assert sorted(os.listdir(workspace)) == [".env"], "nothing added to the workspace"
 
 
 @pytest.mark.skipif(not os.path.exists("/run/docker.sock"), reason="no Docker socket to hide")

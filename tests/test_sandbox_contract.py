@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import sandbox_contract
+from moot.sandbox.base import CommandResult
 from sandbox_contract import (
     Harness,
     gone,
@@ -165,6 +166,119 @@ async def test_protected_paths_are_read_only(harness: Harness, command: str) -> 
     assert (harness.workspace / ".moot" / "settings.json").read_text() == "{}\n"
     assert not (harness.workspace / ".git" / "hooks" / "pre-commit").exists()
     assert not (harness.workspace / ".git" / "new").exists()
+
+
+# ---- what deny rules cover --------------------------------------------------------------
+
+SECRET = "hunter2-not-for-the-model"
+
+
+def _no_secret(result: CommandResult) -> None:
+    assert SECRET not in result.stdout and SECRET not in result.stderr, result
+
+
+async def test_a_read_denied_file_reads_as_empty(harness: Harness) -> None:
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    harness.deny("Read(./.env)")
+
+    result = await harness.run("cat .env; wc -c < .env")
+
+    _no_secret(result)
+    assert (result.exit_code, result.stdout.strip()) == (0, "0")
+
+
+async def test_grep_finds_a_secret_in_allowed_files_only(harness: Harness) -> None:
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"SECRET={SECRET}\n")
+    (harness.workspace / "notes.txt").write_text("SECRET=placeholder\n")
+    harness.deny("Read(./.env)")
+
+    result = await harness.run("grep -r SECRET .")
+
+    _no_secret(result)
+    assert result.stdout == "./notes.txt:SECRET=placeholder\n"
+
+
+async def test_a_read_denied_directory_is_empty_and_read_only(harness: Harness) -> None:
+    require_containment(harness)
+    secrets = harness.workspace / "secrets"
+    (secrets / "nested").mkdir(parents=True)
+    (secrets / "key.pem").write_text(f"{SECRET}\n")
+    (secrets / "nested" / "token").write_text(f"{SECRET}\n")
+    harness.deny("Read(secrets/**)")
+
+    listing = await harness.run("ls -A secrets; cat secrets/key.pem secrets/nested/token")
+    write = await harness.run("touch secrets/new")
+
+    _no_secret(listing)
+    assert listing.exit_code != 0 and listing.stdout == ""
+    assert write.exit_code != 0
+    assert not (secrets / "new").exists()
+
+
+async def test_a_script_cannot_read_a_denied_file(harness: Harness) -> None:
+    """Not only `cat`: a program opening the file by any path gets the mask."""
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    (harness.workspace / "leak.sh").write_text(
+        f'while IFS= read -r line; do echo "got $line"; done < {harness.workspace}/.env\n'
+        "cd sub && head -c 100 ../.env; od -c ../.env\n"
+    )
+    (harness.workspace / "sub").mkdir()
+    harness.deny("Read(./.env)")
+
+    result = await harness.run("sh leak.sh")
+
+    _no_secret(result)
+    assert "got" not in result.stdout
+
+
+async def test_a_symlink_to_a_denied_file_leads_to_the_mask(harness: Harness) -> None:
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    (harness.workspace / "config").mkdir()
+    os.symlink("../.env", harness.workspace / "config" / "settings")
+    harness.deny("Read(./.env)")
+
+    result = await harness.run("cat config/settings; grep -r TOKEN config")
+
+    _no_secret(result)
+
+
+async def test_an_edit_denied_path_is_read_only(harness: Harness) -> None:
+    require_containment(harness)
+    locked = harness.workspace / "locked"
+    locked.mkdir()
+    (locked / "a.txt").write_text("original\n")
+    (harness.workspace / "free.txt").write_text("free\n")
+    harness.deny("Edit(locked/**)")
+
+    write = await harness.run("echo x > locked/a.txt")
+    remove = await harness.run("rm -f locked/a.txt")
+    read = await harness.run("cat locked/a.txt && echo y > free.txt")
+
+    assert write.exit_code != 0 and remove.exit_code != 0
+    assert (locked / "a.txt").read_text() == "original\n"
+    assert (read.exit_code, read.stdout) == (0, "original\n"), read.stderr
+    assert (harness.workspace / "free.txt").read_text() == "y\n"
+
+
+async def test_a_file_that_appears_later_is_masked_from_the_next_command(
+    harness: Harness,
+) -> None:
+    """Masks are worked out again before each command (Docker makes a new container)."""
+    require_containment(harness)
+    harness.deny("Read(.env)")
+    first = await harness.run(f"mkdir made && echo TOKEN={SECRET} > made/.env && cat made/.env")
+    (harness.workspace / "later").mkdir()
+    (harness.workspace / "later" / ".env").write_text(f"TOKEN={SECRET}\n")
+
+    result = await harness.run("cat made/.env later/.env; grep -r TOKEN .")
+
+    assert first.stdout == f"TOKEN={SECRET}\n", "the command that made it may read it"
+    assert (harness.workspace / "made" / ".env").read_text() == f"TOKEN={SECRET}\n"
+    _no_secret(result)
 
 
 # ---- the network and the host's sockets -------------------------------------------------

@@ -33,19 +33,12 @@ from moot.sandbox.docker import (
     DockerSandbox,
     DockerSandboxError,
     DockerSettings,
+    MasksOutdated,
     docker_unavailable,
 )
 from moot.sandbox.docker_image import BUILD_HINT, protected_paths
-from sandbox_contract import KILL_GRACE, Backend, Harness, gone, marker, register, require
+from sandbox_contract import DOCKER, Harness, gone, marker, register, require
 
-DOCKER = Backend(
-    "docker",
-    make=lambda policy: DockerSandbox(
-        policy, session_id=f"test-{uuid.uuid4().hex[:12]}", kill_grace=KILL_GRACE
-    ),
-    unavailable=docker_unavailable,
-    install="apt-get install docker.io, start dockerd, then scripts/sandbox-image",
-)
 register(DOCKER)
 
 on_docker = pytest.mark.parametrize("harness", ["docker"], indirect=True)
@@ -91,7 +84,8 @@ def _docker_of(harness: Harness) -> DockerSandbox:
 
 
 def _session_containers(engine: Any, session_id: str) -> list[Any]:
-    return engine.containers.list(all=True, filters={"label": f"moot.session={session_id}"})
+    label = f"moot.session={session_id}"
+    return engine.containers.list(all=True, filters={"label": label}, ignore_removed=True)
 
 
 # ---- one container per session ----------------------------------------------------------
@@ -179,6 +173,78 @@ async def test_a_container_removed_under_the_session_is_replaced(
 
     assert (result.exit_code, result.stdout) == (0, "again\n")
     assert sandbox.container is not None and sandbox.container.id != old
+
+
+# ---- masks: mounts made with the container -----------------------------------------------
+
+
+@on_docker
+async def test_masks_are_mounts_of_the_container(harness: Harness, engine: Any) -> None:
+    ws = harness.workspace
+    (ws / ".env").write_text("TOKEN=x\n")
+    (ws / "secrets").mkdir()
+    (ws / "locked").mkdir()
+    (ws / "locked" / "a.txt").write_text("a\n")
+    harness.deny("Read(.env)", "Read(secrets/)", "Edit(locked/**)")
+
+    await harness.run("true")
+
+    container = _docker_of(harness).container
+    assert container is not None
+    mounts = engine.containers.get(container.id).attrs["HostConfig"]["Mounts"]
+    made = {m["Target"]: (m["Type"], m.get("ReadOnly", False)) for m in mounts}
+    assert made[str(ws / ".env")] == ("bind", True)
+    assert made[str(ws / "secrets")] == ("tmpfs", True)
+    assert made[str(ws / "locked")] == ("bind", True)
+
+
+@on_docker
+async def test_the_container_is_made_again_only_when_the_masks_change(harness: Harness) -> None:
+    sandbox = _docker_of(harness)
+    harness.deny("Read(.env)")
+    await harness.run("echo kept > /tmp/state")
+    first = sandbox.container.id if sandbox.container else None
+    same = await harness.run("cat /tmp/state")
+    (harness.workspace / ".env").write_text("TOKEN=x\n")
+
+    after = await harness.run("cat /tmp/state .env")
+
+    assert same.stdout == "kept\n"
+    assert sandbox.container is not None and sandbox.container.id != first
+    assert after.exit_code != 0 and after.stdout == "", "a new container: /tmp starts empty"
+
+
+@on_docker
+async def test_a_masked_file_replaced_on_the_host_is_masked_again(harness: Harness) -> None:
+    """A rename over a mounted-on file on the host undoes the mount in the container; the
+    new file must not show through."""
+    ws = harness.workspace
+    (ws / ".env").write_text("TOKEN=old\n")
+    harness.deny("Read(.env)")
+    assert (await harness.run("cat .env")).stdout == ""
+    (ws / "new").write_text("TOKEN=replaced\n")
+    os.replace(ws / "new", ws / ".env")
+
+    result = await harness.run("cat .env")
+
+    assert "replaced" not in result.stdout and result.stdout == ""
+
+
+@on_docker
+async def test_a_stale_mask_refuses_commands_while_a_background_shell_runs(
+    harness: Harness,
+) -> None:
+    sandbox = _docker_of(harness)
+    harness.deny("Read(.env)")
+    shell = await sandbox.start("sleep 60", cwd=harness.workspace, env=os.environ)
+    (harness.workspace / ".env").write_text("TOKEN=secret-value\n")
+
+    with pytest.raises(MasksOutdated, match=r"\.env.*shell_1.*kill_shell"):
+        await harness.run("cat .env")
+    await shell.kill()
+    result = await harness.run("cat .env; echo done")
+
+    assert result.stdout == "done\n"
 
 
 # ---- killing, seen from inside the container ----------------------------------------------

@@ -14,12 +14,19 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
 - A minimal `/dev`, a fresh `/proc`; new PID, IPC, UTS (and cgroup) namespaces, so a command
   sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
   kill everything in it. `--new-session` keeps a command from pushing keys into the terminal.
+- What the permission deny rules cover (`policy.masks`, asked for before each command, so a
+  file that appeared since is covered too): a hidden file is an empty read-only file (bound
+  from a private directory of this sandbox), a hidden directory an empty read-only tmpfs, and
+  a path rules keep from edits is bound read-only onto itself. These come after the
+  workspace and its protected paths, parents before what lies below them.
 - No network (`--unshare-net`: only a loopback of its own) unless `policy.network`.
 - The environment is scrubbed of secrets (`env.scrub_env`); `TMPDIR=/tmp`.
 
 What it does not contain: anything readable on the host stays readable (except what is
-hidden above); a protected path that does not exist yet can be created; Unix sockets outside
-`/run` and `/tmp` stay reachable.
+hidden above); a protected path that does not exist yet can be created, and so can a file
+deny rules cover, which the command that made it (and a background command already running)
+may read: it is masked from the next command on; Unix sockets outside `/run` and `/tmp` stay
+reachable.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.base import SandboxMasks, SandboxPolicy, make_empty_file
 from moot.sandbox.env import scrub_env
 from moot.sandbox.host import ProcessSandbox
 from moot.sandbox.output import MAX_OUTPUT_CHARS
@@ -120,8 +127,13 @@ def bwrap_args(
     tmp: Path,
     cwd: Path,
     hidden: list[Path],
+    masks: SandboxMasks | None = None,
+    empty_file: Path | None = None,
 ) -> list[str]:
-    """The `bwrap` arguments before `--` for one command (see the module docstring)."""
+    """The `bwrap` arguments before `--` for one command (see the module docstring).
+
+    `masks` needs `empty_file`: an empty read-only file on the host, bound over hidden files.
+    """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
         args += ["--tmpfs", "/var/run"]
@@ -143,8 +155,39 @@ def bwrap_args(
         # A symlink is left alone: binding would follow it, perhaps over the workspace itself.
         if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
             args += ["--ro-bind", str(path), str(path)]
+    if masks:
+        assert empty_file is not None, "hidden files are bound from an empty file"
+        args += mask_args(workspace, masks, empty_file, hidden)
     args += [*_NAMESPACES, *(() if network else ("--unshare-net",))]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    return args
+
+
+_NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
+"""Where the sandbox shows something else than the host: a denied symlink's target there
+needs no mask (and bwrap would create one, in the private `/tmp` say)."""
+
+
+def mask_args(
+    workspace: Path, masks: SandboxMasks, empty_file: Path, hidden: list[Path]
+) -> list[str]:
+    """The mounts that mask what deny rules cover; parents before what lies below them."""
+    kinds = [(rel, "read_only") for rel in masks.read_only]
+    kinds += [(rel, "file") for rel in masks.hidden_files]
+    kinds += [(rel, "dir") for rel in masks.hidden_dirs]
+    args: list[str] = []
+    for rel, kind in sorted(kinds):
+        path = workspace / rel  # an absolute path (a link's target outside) stays as it is
+        if not path.is_relative_to(workspace):
+            elsewhere = [Path(p) for p in _NOT_THE_HOSTS] + hidden
+            if any(path.is_relative_to(place) for place in elsewhere):
+                continue
+        if kind == "read_only":  # -try: it may have gone since the masks were worked out
+            args += ["--ro-bind-try", str(path), str(path)]
+        elif kind == "file":
+            args += ["--ro-bind", str(empty_file), str(path)]
+        else:
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
     return args
 
 
@@ -181,6 +224,7 @@ class BubblewrapSandbox(ProcessSandbox):
         self.bwrap = found
         self.keys_file = keys_file if keys_file is not None else _default_keys_file()
         self._tmp: Path | None = None
+        self._empty: Path | None = None
 
     @property
     def tmp(self) -> Path:
@@ -189,7 +233,16 @@ class BubblewrapSandbox(ProcessSandbox):
             self._tmp = Path(tempfile.mkdtemp(prefix="moot-sandbox-tmp-"))
         return self._tmp
 
+    @property
+    def empty_file(self) -> Path:
+        """An empty read-only file on the host, out of the sandbox's sight (the host's `/tmp`
+        is not the sandbox's), bound over hidden files; made on first use."""
+        if self._empty is None:
+            self._empty = make_empty_file()
+        return self._empty
+
     def command_argv(self, command: str, cwd: Path) -> list[str]:
+        masks = self.policy.masks() if self.policy.masks is not None else None
         args = bwrap_args(
             self.bwrap,
             workspace=self.workspace,
@@ -198,6 +251,8 @@ class BubblewrapSandbox(ProcessSandbox):
             tmp=self.tmp,
             cwd=cwd,
             hidden=hidden_paths(Path.home(), self.keys_file),
+            masks=masks,
+            empty_file=self.empty_file if masks else None,
         )
         return [*args, "--", "bash", "-c", command]
 
@@ -205,11 +260,14 @@ class BubblewrapSandbox(ProcessSandbox):
         return scrub_env(env, extra={"TMPDIR": "/tmp"})
 
     async def close(self) -> None:
-        """Kill background commands and remove the private `/tmp`."""
+        """Kill background commands and remove the private `/tmp` and the empty file."""
         await super().close()
         if self._tmp is not None:
             await asyncio.to_thread(shutil.rmtree, self._tmp, ignore_errors=True)
             self._tmp = None
+        if self._empty is not None:
+            await asyncio.to_thread(shutil.rmtree, self._empty.parent, ignore_errors=True)
+            self._empty = None
 
 
 def _default_keys_file() -> Path:

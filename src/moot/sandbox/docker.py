@@ -7,6 +7,18 @@ the policy allows it, memory, CPU and PID limits, every capability dropped, and 
 so orphans are reaped. A new container per command would cost about a second; an exec costs
 tens of milliseconds.
 
+What the permission deny rules cover (`policy.masks`) is masked with mounts made when the
+container is created: an empty read-only file over a hidden file, an empty read-only tmpfs
+over a hidden directory, a read-only bind over a path kept from edits. Before each command the
+masks are worked out again, with each path's identity (device, inode, ctime): a covered path
+that appeared, or one changed or replaced on the host (a rename or unlink there undoes the
+mount over it in the container, which would then show the new file; an inode number may be
+reused, the ctime tells), needs a new container. It is made at once when nothing runs in the
+old one (its `/tmp` is lost; a path no longer covered needs none). While a background shell
+(or another command) runs there, the command is refused instead (`MasksOutdated`, saying
+what runs): the container cannot be replaced under it, and running with stale masks would
+show what the rules deny.
+
 Kill semantics match the local backends (`process.py`): on timeout, cancellation or `kill()`
 the command's whole tree gets SIGTERM, then SIGKILL after a grace period; and whatever a command
 leaves running in its session when it ends is killed too. `docker_image` says how the tree is
@@ -22,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import threading
 import time
 import uuid
@@ -32,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from moot.sandbox import docker_image
-from moot.sandbox.base import CommandResult, OutputCallback
+from moot.sandbox.base import CommandResult, OutputCallback, SandboxMasks, make_empty_file
 from moot.sandbox.docker_image import DockerSettings
 from moot.sandbox.env import scrub_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, HeadTail, OutputCapture, OutputDir, Stream
@@ -58,6 +71,14 @@ def docker_unavailable(image: str = docker_image.DEFAULT_IMAGE) -> str | None:
 
 class DockerSandboxError(RuntimeError):
     """The engine, the image or the container is missing; the message says what to do."""
+
+
+class MasksOutdated(DockerSandboxError):
+    """Deny rules cover paths the container does not mask yet, and it cannot be replaced now."""
+
+
+MaskId = tuple[str, str, int, int, int]
+"""A masked path as the container has it: (kind, workspace path, device, inode, ctime in ns)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +132,11 @@ class DockerSandbox:
         self._shell = "/bin/sh"
         self._starting = asyncio.Lock()
         self._background: list[DockerBackground] = []
+        self._live: set[_Exec] = set()
+        """Commands running in the container, background ones included."""
+        self._masked: frozenset[MaskId] = frozenset()
+        """What the container's mounts mask (see the module docstring)."""
+        self._empty: Path | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
     @staticmethod
@@ -209,17 +235,23 @@ class DockerSandbox:
             await asyncio.to_thread(docker_image.remove, container)
         if engine is not None:
             engine.close()
+        if self._empty is not None:
+            await asyncio.to_thread(shutil.rmtree, self._empty.parent, ignore_errors=True)
+            self._empty = None
 
     async def _exec(self, command: str, *, cwd: Path, env: Mapping[str, str], feed: Feed) -> _Exec:
         workdir = str(self._inside(cwd))
         tag = uuid.uuid4().hex[:16]
         environment = _container_env(env, tag)
         running = _Exec(tag, asyncio.get_running_loop(), feed)
+        masks = await asyncio.to_thread(self._masks_now)
         for attempt in (1, 2):
-            container = await self._ensure_container()
+            container = await self._ensure_container(masks)
             argv = docker_image.wrap(tag, self._shell, command)
             try:
                 await asyncio.to_thread(running.begin, container, argv, environment, workdir)
+                self._live.add(running)
+                running.done.add_done_callback(lambda _: self._live.discard(running))
                 return running
             except Exception as error:
                 if attempt == 2 or not _container_gone(error):
@@ -250,11 +282,45 @@ class DockerSandbox:
             argv = docker_image.kill_argv(running.tag, signal)
             await asyncio.to_thread(_exec_and_wait, container, argv)
 
-    async def _ensure_container(self) -> Container:
+    async def _ensure_container(self, masks: _Masks) -> Container:
         async with self._starting:
+            if self._container is not None and not masks.ids <= self._masked:
+                self._refuse_while_busy(masks)
+                old = self._container
+                self._forget_container()
+                await asyncio.to_thread(docker_image.remove, old)
             if self._container is None:
-                self._container = await asyncio.to_thread(self._start_container)
+                self._container = await asyncio.to_thread(self._start_container, masks.masks)
+                self._masked = masks.ids
             return self._container
+
+    def _masks_now(self) -> _Masks:
+        """What deny rules cover now, with each path's identity (a blocking call)."""
+        if self.policy.masks is None:
+            return _Masks(SandboxMasks(), frozenset())
+        masks = self.policy.masks()
+        return _Masks(masks, mask_ids(self.workspace, masks))
+
+    def _refuse_while_busy(self, masks: _Masks) -> None:
+        """Raise `MasksOutdated` when something runs in the container (it cannot go now)."""
+        if not self._live:
+            return
+        shells = [p.id for p in self._background if p.exit_code is None]
+        what = f"background shell {', '.join(shells)}" if shells else "another command"
+        news = sorted({rel for _, rel, *_ in masks.ids - self._masked})
+        raise MasksOutdated(
+            f"refused: deny rules cover {', '.join(news[:5])}{' ...' if len(news) > 5 else ''},"
+            " which appeared or changed after this session's container started; it must be"
+            f" made again to mask them, but {what} still runs in it. Stop it (kill_shell) or"
+            " let it end, then run the command again."
+        )
+
+    @property
+    def empty_file(self) -> Path:
+        """An empty read-only file on the host, bound over hidden files; made on first use."""
+        if self._empty is None:
+            self._empty = make_empty_file()
+        return self._empty
 
     def _forget_container(self) -> None:
         self._container = None
@@ -268,7 +334,7 @@ class DockerSandbox:
             raise ValueError(f"cwd {cwd} is outside the workspace {self.workspace}")
         return resolved
 
-    def _start_container(self) -> Container:
+    def _start_container(self, masks: SandboxMasks) -> Container:
         try:
             if self._engine is None:
                 self._engine = docker_image.client()
@@ -282,7 +348,10 @@ class DockerSandbox:
         import docker.errors  # loaded by docker_image.client() above
 
         docker_image.remove_orphans(self._engine)
-        spec = docker_image.container_spec(self.policy, self.session_id, self.settings)
+        empty = self.empty_file if masks else None
+        spec = docker_image.container_spec(
+            self.policy, self.session_id, self.settings, masks, empty
+        )
         try:
             # create + start, not containers.run: run would try to pull a missing image.
             container = self._engine.containers.create(**spec)
@@ -306,6 +375,29 @@ class DockerSandbox:
         # goes with it; only a crash leaves it to the next session's cleanup_orphans().
         self._finalizer = weakref.finalize(self, docker_image.remove, container)
         return container
+
+
+@dataclass(frozen=True)
+class _Masks:
+    masks: SandboxMasks
+    ids: frozenset[MaskId]
+
+
+def mask_ids(workspace: Path, masks: SandboxMasks) -> frozenset[MaskId]:
+    """Each masked workspace path that exists, with what tells a replaced file from the one
+    the container masks: device and inode, and the ctime (a new file may reuse an inode)."""
+    ids: set[MaskId] = set()
+    kinds = [("read_only", masks.read_only), ("file", masks.hidden_files)]
+    for kind, paths in [*kinds, ("dir", masks.hidden_dirs)]:
+        for rel in paths:
+            if rel.startswith("/"):
+                continue  # outside the workspace: not mounted, nothing to mask
+            try:
+                info = os.lstat(workspace / rel)
+            except OSError:
+                continue
+            ids.add((kind, rel, info.st_dev, info.st_ino, info.st_ctime_ns))
+    return frozenset(ids)
 
 
 class DockerBackground:

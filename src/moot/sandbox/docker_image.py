@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.base import SandboxMasks, SandboxPolicy
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -136,15 +136,26 @@ def unavailable_reason(image: str = DEFAULT_IMAGE) -> str | None:
 
 
 def container_spec(
-    policy: SandboxPolicy, session_id: str, settings: DockerSettings
+    policy: SandboxPolicy,
+    session_id: str,
+    settings: DockerSettings,
+    masks: SandboxMasks | None = None,
+    empty_file: Path | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments for `containers.create`: limits, mounts, labels; see DockerSandbox."""
+    """Keyword arguments for `containers.create`: limits, mounts, labels; see DockerSandbox.
+
+    `masks` (what deny rules cover now) needs `empty_file`, an empty read-only file on the
+    host to bind over hidden files.
+    """
     from docker.types import Mount  # docker-py is loaded by now (client() came first)
 
     ws = policy.workspace.resolve()
     mounts = [Mount(target=str(ws), source=str(ws), type="bind", read_only=False)]
     for path in protected_paths(ws, policy.protected):
         mounts.append(Mount(target=str(path), source=str(path), type="bind", read_only=True))
+    if masks:
+        assert empty_file is not None, "hidden files are bound from an empty file"
+        mounts += mask_mounts(ws, masks, empty_file)
     cpus = min(settings.cpus, float(os.cpu_count() or 1))
     pid = os.getpid()
     return {
@@ -175,6 +186,32 @@ def container_spec(
     }
 
 
+def mask_mounts(workspace: Path, masks: SandboxMasks, empty_file: Path) -> list[Any]:
+    """Mounts over what deny rules cover: an empty read-only file over a hidden file, an empty
+    read-only tmpfs over a hidden directory, a read-only bind of a read-only path onto itself.
+    The engine mounts parents first. Absolute paths (a denied link's target outside the
+    workspace) need nothing: only the workspace is mounted, so the link leads nowhere."""
+    from docker.types import Mount  # docker-py is loaded by now (client() came first)
+
+    def inside(paths: tuple[str, ...]) -> list[str]:
+        return [str(workspace / rel) for rel in paths if not rel.startswith("/")]
+
+    empty = str(empty_file)
+    return [
+        *(Mount(target=p, source=p, type="bind", read_only=True) for p in inside(masks.read_only)),
+        *(
+            Mount(target=p, source=empty, type="bind", read_only=True)
+            for p in inside(masks.hidden_files)
+        ),
+        # Writable by all but mounted read-only: writes fail with "Read-only file system",
+        # not "Permission denied" (the container's user is not root's).
+        *(
+            Mount(target=p, source=None, type="tmpfs", read_only=True, tmpfs_mode=0o777)
+            for p in inside(masks.hidden_dirs)
+        ),
+    ]
+
+
 def protected_paths(workspace: Path, protected: tuple[str, ...]) -> list[Path]:
     """Protected paths that exist, as real paths inside the workspace (a symlink's target)."""
     paths: list[Path] = []
@@ -203,7 +240,9 @@ def remove_orphans(engine: DockerClient) -> list[str]:
     """Remove moot containers whose owning process on this host is gone; return their names."""
     removed = []
     host = socket.gethostname()
-    for container in engine.containers.list(all=True, filters={"label": LABEL_SESSION}):
+    # Listing inspects each container: one that another session removes meanwhile is skipped.
+    listed = engine.containers.list(all=True, filters={"label": LABEL_SESSION}, ignore_removed=True)
+    for container in listed:
         labels = container.labels or {}
         if labels.get(LABEL_HOST, host) != host:
             continue  # another machine's, sharing this engine: its pids mean nothing here

@@ -1,0 +1,64 @@
+"""End to end: a `Read(...)` deny rule in settings reaches inside the sandbox of `moot -p`.
+
+`cat .env` is refused before it runs (the rule sees the file on the command line); `grep -r`
+names no file, so it runs, and the sandbox must keep the secret out of what it finds. Runs on
+bubblewrap and on Docker; a backend missing here skips, and fails with `CI=true`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from moot.protocol import events as ev
+from sandbox_contract import BACKENDS, DOCKER, require
+
+SECRET = "sk-live-do-not-show-the-model"
+SCRIPT = """\
+turns:
+  - tool_calls: [{name: bash, arguments: {command: "cat .env"}}]
+  - tool_calls: [{name: bash, arguments: {command: "grep -r TOKEN ."}}]
+  - tool_calls: [{name: bash, arguments: {command: "echo TOKEN=leak >> .env"}}]
+  - text: done
+"""
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "docker"])
+def test_a_denied_file_never_reaches_the_model_through_the_shell(
+    tmp_path: Path, backend: str
+) -> None:
+    require(DOCKER if backend == "docker" else BACKENDS[backend])
+    work = tmp_path / "work"
+    (work / ".moot").mkdir(parents=True)
+    (work / ".env").write_text(f"TOKEN={SECRET}\n")
+    (work / "notes.txt").write_text("TOKEN=placeholder\n")
+    (work / ".moot" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(./.env)"]}})
+    )
+    (tmp_path / "s.yaml").write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"} | {"MOOT_SANDBOX": backend}
+
+    allowed = "Bash(cat:*),Bash(grep:*),Bash(echo:*)"
+
+    done = subprocess.run(
+        [sys.executable, "-m", "moot.cli", "-p", "go", "--model", f"scripted:{tmp_path / 's.yaml'}",
+         "--output-format", "stream-json", "--allowedTools", allowed],
+        cwd=work, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert SECRET not in done.stdout and SECRET not in done.stderr
+    events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
+    results = [e for e in events if isinstance(e, ev.ToolFinished)]
+    refused = [e for e in events if isinstance(e, ev.ApprovalDecided) and not e.approved]
+    assert len(refused) == 1 and "Read(./.env)" in refused[0].feedback, "cat .env: refused"
+    grep, append = results
+    assert not grep.is_error and "./notes.txt:TOKEN=placeholder" in grep.content
+    assert ".env" not in grep.content.replace("notes.txt", "")
+    assert append.is_error, "the masked file is read-only in the sandbox"
+    assert (work / ".env").read_text() == f"TOKEN={SECRET}\n"

@@ -1,0 +1,260 @@
+"""`sandbox_masks`: which existing workspace paths the deny rules make the sandbox hide or lock.
+
+The sandbox backends apply these for real in `test_sandbox_contract.py`; here, which paths.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from moot.permissions import masks as masks_module
+from moot.permissions.masks import _Matcher, mask_source, sandbox_masks
+from moot.permissions.rules import RuleSet
+from moot.sandbox.base import SandboxMasks
+
+TREE = [
+    ".env",
+    ".gitignore",
+    "config/.env",
+    "config/app.toml",
+    "deep/a/b/c/.env",
+    "deep/a/b/c/server.pem",
+    "keys/client.pem",
+    "keys/readme.md",
+    "secrets/token",
+    "secrets/nested/key.pem",
+    "src/secrets",  # a file named like the directory
+    "src/main.py",
+    "locked/a.txt",
+    "locked/.env",
+    ".git/config",
+]
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    for rel in TREE:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    (root / ".gitignore").write_text(".env\n*.pem\nsecrets/\n")  # ignored files count too
+    return root
+
+
+def masks(root: Path, *deny: str) -> SandboxMasks:
+    return sandbox_masks(RuleSet(deny=deny), root)
+
+
+@pytest.mark.parametrize(
+    ("rule", "files", "dirs"),
+    [
+        ("Read(./.env)", [".env"], []),
+        ("Read(.env)", [".env", "config/.env", "deep/a/b/c/.env", "locked/.env"], []),
+        ("Read(**/.env)", [".env", "config/.env", "deep/a/b/c/.env", "locked/.env"], []),
+        ("Read(config/.env)", ["config/.env"], []),
+        ("Read(*.pem)", ["deep/a/b/c/server.pem", "keys/client.pem", "secrets/nested/key.pem"], []),
+        ("Read(secrets/**)", [], ["secrets"]),
+        ("Read(secrets/)", [], ["secrets"]),  # the directory only: not the file src/secrets
+        ("Read(secrets)", ["src/secrets"], ["secrets"]),
+        ("Read(./deep)", [], ["deep"]),
+        ("Read(deep/a/b/**)", [], ["deep/a/b"]),
+        ("Read(keys/*)", ["keys/client.pem", "keys/readme.md"], []),
+    ],
+)
+def test_read_rules_hide_what_they_cover(
+    ws: Path, rule: str, files: list[str], dirs: list[str]
+) -> None:
+    assert masks(ws, rule) == SandboxMasks(tuple(sorted(files)), tuple(sorted(dirs)))
+
+
+def test_a_hidden_directory_is_hidden_whole_and_nothing_below_it_is_listed(ws: Path) -> None:
+    found = masks(ws, "Read(secrets/**)", "Read(*.pem)", "Edit(secrets/token)")
+
+    assert found.hidden_dirs == ("secrets",)
+    assert "secrets/nested/key.pem" not in found.hidden_files
+    assert found.read_only == ()
+
+
+def test_edit_and_write_rules_make_paths_read_only(ws: Path) -> None:
+    assert masks(ws, "Edit(locked/**)") == SandboxMasks(read_only=("locked",))
+    assert masks(ws, "Write(*.toml)") == SandboxMasks(read_only=("config/app.toml",))
+    assert masks(ws, "Edit(./.env)", "Read(./.env)") == SandboxMasks(hidden_files=(".env",))
+
+
+def test_below_a_read_only_directory_files_are_still_hidden(ws: Path) -> None:
+    found = masks(ws, "Edit(locked/)", "Read(.env)")
+
+    assert found.read_only == ("locked",)
+    assert "locked/.env" in found.hidden_files
+
+
+def test_other_rules_mask_nothing(ws: Path) -> None:
+    found = masks(ws, "Grep(.env)", "Glob(*.pem)", "LS(secrets)", "Bash(cat:*)", "Read", "Edit")
+
+    assert not found
+
+
+def test_paths_that_do_not_exist_and_rules_outside_the_workspace_mask_nothing(ws: Path) -> None:
+    assert not masks(ws, "Read(./missing.txt)", "Read(//etc/**)", "Read(~/.ssh/**)")
+    assert not masks(ws, "Read(./src/main.py/x)")
+
+
+def test_an_absolute_rule_for_a_workspace_path_is_applied(ws: Path) -> None:
+    real = os.path.realpath(ws)
+
+    assert masks(ws, f"Read(/{real}/config/.env)").hidden_files == ("config/.env",)
+    assert masks(ws, f"Read(/{real}/**/*.toml)").hidden_files == ("config/app.toml",)
+
+
+def test_symlinks_are_not_followed(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / ".env").write_text("outside")
+    os.symlink(outside, ws / "linked")
+    os.symlink(ws / "config", ws / "loop")  # into the workspace: matched where it lies
+
+    found = masks(ws, "Read(.env)")
+
+    assert all(not path.startswith(("linked", "loop", "/")) for path in found.hidden_files)
+    assert "config/.env" in found.hidden_files
+
+
+def test_a_link_to_a_denied_file_needs_no_mask_of_its_own(ws: Path) -> None:
+    os.symlink(".env", ws / "innocent")
+
+    assert masks(ws, "Read(./.env)").hidden_files == (".env",)
+
+
+def test_a_denied_link_masks_its_target(ws: Path, tmp_path: Path) -> None:
+    """The file tools refuse the link by its name; inside the sandbox a mount over the link
+    lands on its target, so the target is masked (even where the rules allow it by name)."""
+    (ws / "real").mkdir()
+    (ws / "real" / "values").write_text("x")
+    os.symlink("real/values", ws / "app.pem")
+    os.symlink("keys", ws / "certs.pem")  # a directory
+    outside = tmp_path / "prod.env"
+    outside.write_text("x")
+    os.symlink(outside, ws / "deploy.pem")
+    os.symlink(".", ws / "self.pem")  # the workspace itself: never masked
+    os.symlink("missing", ws / "dangling.pem")
+
+    found = masks(ws, "Read(./*.pem)")
+
+    assert found.hidden_files == (os.path.realpath(outside), "real/values")
+    assert found.hidden_dirs == ("keys",)
+    assert masks(ws, "Edit(./app.pem)").read_only == ("real/values",)
+
+
+def test_no_path_rule_means_no_walk(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    walked = _count_scandir(monkeypatch)
+
+    assert mask_source(RuleSet(deny=["Bash(rm:*)", "WebFetch"]), ws) is None
+    assert not masks(ws, "Bash(rm:*)")
+    assert walked() == 0
+
+
+def test_literal_rules_look_only_below_their_names(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walked = _count_scandir(monkeypatch)
+
+    found = masks(ws, "Read(./.env)", "Read(secrets/**)", "Read(./deep/a/b/c/*.pem)")
+    only_below = walked()
+    masks(ws, "Read(.env)")
+
+    assert found.hidden_files == (".env", "deep/a/b/c/server.pem")
+    assert only_below == 1, "deep/a/b/c alone; secrets is hidden whole, .env is looked up"
+    assert walked() > 8, "a floating pattern walks the whole tree"
+
+
+def test_the_source_asks_again_each_time(ws: Path) -> None:
+    source = mask_source(RuleSet(deny=["Read(.env)"]), ws)
+    assert source is not None
+    before = source()
+    (ws / "src" / ".env").write_text("new")
+
+    assert "src/.env" not in before.hidden_files
+    assert "src/.env" in source().hidden_files
+
+
+PATTERNS = [
+    ".env",
+    "./.env",
+    "/.env",
+    "**/.env",
+    "*.pem",
+    "secrets/",
+    "secrets",
+    "secrets/**",
+    "./secrets/**",
+    "deep/**/c",
+    "deep/*/b",
+    "keys/*.md",
+    "*/a.txt",
+    "[lk]*",
+    "../ws/config/*",
+    "src/secrets",
+]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_the_compiled_matcher_agrees_with_the_rules_own(ws: Path, pattern: str) -> None:
+    rule = RuleSet(deny=[f"Read({pattern})"]).deny[0]
+    assert rule.path is not None
+    base = os.path.realpath(ws)
+    matcher = _Matcher(rule, base)
+
+    for rel, is_dir in _everything(base):
+        expected = rule.path.matches(f"{base}/{rel}", base, is_dir=is_dir)
+        assert matcher.matches(rel, is_dir) == expected, (pattern, rel)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_short_cuts_find_what_a_full_walk_finds(ws: Path, pattern: str) -> None:
+    rules = RuleSet(deny=[f"Read({pattern})"])
+    (rule,) = rules.deny
+    assert rule.path is not None
+    base = os.path.realpath(ws)
+    covered = {
+        (rel, is_dir)
+        for rel, is_dir in _everything(base)
+        if rule.path.matches(f"{base}/{rel}", base, is_dir=is_dir)
+    }
+    outermost = {
+        (rel, is_dir)
+        for rel, is_dir in covered
+        if not any(rel.startswith(other + "/") for other, _ in covered)
+    }
+
+    found = sandbox_masks(rules, ws)
+
+    assert set(found.hidden_files) == {rel for rel, is_dir in outermost if not is_dir}
+    assert set(found.hidden_dirs) == {rel for rel, is_dir in outermost if is_dir}
+
+
+def _everything(base: str) -> list[tuple[str, bool]]:
+    """Every path below `base`, symlinks not followed: (relative path, is a directory)."""
+    paths = []
+    for top, dirs, files in os.walk(base):
+        rel_top = os.path.relpath(top, base)
+        for name in dirs + files:
+            rel = name if rel_top == "." else f"{rel_top}/{name}"
+            paths.append((rel, name in dirs))
+    return paths
+
+
+def _count_scandir(monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
+    """Counts the directories `sandbox_masks` lists (a spy on `os.scandir` in its module)."""
+    calls: list[str] = []
+    real = os.scandir
+
+    def counting(path: str) -> os._ScandirIterator[str]:  # type: ignore[name-defined]
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(masks_module.os, "scandir", counting)
+    return lambda: len(calls)
