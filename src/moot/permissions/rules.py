@@ -47,7 +47,12 @@ SPECIFIER_RULES = FILE_RULES | {"Bash", "WebFetch"}
 """Rule names that take a specifier at all."""
 
 _COVERS: dict[str, frozenset[str]] = {
-    "Read": frozenset({"read", "glob", "grep", "ls"}),
+    # Everything that shows what files hold or which files exist: a bare `Read` deny takes
+    # them all away, and a `Read(path)` deny keeps the path out of each of them.
+    "Read": frozenset(
+        {"read", "glob", "grep", "ls", "git_diff", "git_log", "git_show", "git_status"}
+        | {"repo_map", "symbols"}
+    ),
     "Edit": frozenset({"edit", "multi_edit", "write"}),
     "Write": frozenset({"write"}),
     "Glob": frozenset({"glob"}),

@@ -22,6 +22,8 @@ from moot.workspace.paths import _is_protected  # the one owner of what "protect
 
 FILE_EDIT_TOOLS = frozenset({"write", "edit", "multi_edit"})
 """Tools that write the file named by their `path` argument (what acceptEdits lets run)."""
+_PATH_READERS = frozenset({"read", "git_diff", "git_log"})
+"""Tools whose `path` argument names the one file (or directory) they read."""
 _SEARCH_TOOLS = {"glob": "pattern", "grep": "glob", "ls": None}
 """Tools that read below a directory `path`, with the argument that narrows it to names."""
 _RISKY_ENV = re.compile(
@@ -92,7 +94,7 @@ def describe(call: ApprovalRequest, workspace_root: Path) -> Call:
     root = os.path.realpath(workspace_root)
     args = call.arguments if isinstance(call.arguments, dict) else {}
     targets = commands = host = None
-    if call.tool in FILE_EDIT_TOOLS or call.tool == "read":
+    if call.tool in FILE_EDIT_TOOLS or call.tool in _PATH_READERS:
         targets = _targets(root, [args.get("path")])
     elif call.tool in _SEARCH_TOOLS:
         targets = _targets(root, _search_paths(call.tool, args))

@@ -17,7 +17,7 @@ from pathlib import Path
 from moot.repomap.cache import CachedFile, TagCache
 from moot.repomap.languages import GrammarMissing, Grammars, LanguageSpec, language_for
 from moot.repomap.tags import FileTags, extract_tags
-from moot.workspace.ignore import GitIgnore
+from moot.workspace.ignore import GitIgnore, Hidden
 from moot.workspace.walk import walk
 
 MAX_FILE_BYTES = 512 * 1024
@@ -43,12 +43,13 @@ class SourceIndex:
     """Why files were left out, for the reader (a grammar that is not installed)."""
 
 
-def index_sources(root: Path, cache: TagCache) -> SourceIndex:
+def index_sources(root: Path, cache: TagCache, hidden: Hidden | None = None) -> SourceIndex:
     """Find the workspace's source files and their tags, parsing only what the cache lacks.
 
     Args:
         root: The workspace root, free of symlinks.
         cache: Where unchanged files' tags are read from, and new ones written to.
+        hidden: Paths no walk may show (`Read(...)` deny rules); never indexed.
     """
     cached = cache.load()
     grammars = Grammars()
@@ -57,7 +58,7 @@ def index_sources(root: Path, cache: TagCache) -> SourceIndex:
     stored: list[tuple[str, CachedFile]] = []
     left_out: dict[str, int] = {}
     found = 0
-    for rel, spec, st in _source_files(root):
+    for rel, spec, st in _source_files(root, hidden):
         found += 1
         row = cached.pop(rel, None)
         if row is not None and row[:3] == (st.st_mtime_ns, st.st_size, spec.name):
@@ -87,9 +88,11 @@ def index_sources(root: Path, cache: TagCache) -> SourceIndex:
     return SourceIndex(files, tuple(parsed), tuple(notes))
 
 
-def _source_files(root: Path) -> Iterator[tuple[str, LanguageSpec, os.stat_result]]:
+def _source_files(
+    root: Path, hidden: Hidden | None
+) -> Iterator[tuple[str, LanguageSpec, os.stat_result]]:
     """Source files below `root`, directory by directory, with their own (lstat) status."""
-    ignore = GitIgnore(root)
+    ignore = GitIgnore(root, hidden)
     pending = [root]
     found = 0
     while pending:

@@ -13,6 +13,7 @@ from moot.repomap.index import SourceIndex, index_sources
 from moot.repomap.languages import language_for
 from moot.repomap.rank import rank_files
 from moot.repomap.render import render_map
+from moot.workspace.ignore import Hidden
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 
@@ -34,15 +35,18 @@ class RepoMap:
     """Files left out and why (a grammar that is not installed)."""
 
 
-def index_workspace(root: Path, cache_file: Path | None = None) -> SourceIndex:
+def index_workspace(
+    root: Path, cache_file: Path | None = None, hidden: Hidden | None = None
+) -> SourceIndex:
     """The tags of every source file below `root`, from the cache where files are unchanged.
 
     Args:
         root: The workspace root, free of symlinks.
         cache_file: The cache database; None for this workspace's file in `cache_dir()`.
+        hidden: Paths no walk may show (`Read(...)` deny rules): neither indexed nor mapped.
     """
     with TagCache(cache_path(root) if cache_file is None else cache_file) as cache:
-        return index_sources(root, cache)
+        return index_sources(root, cache, hidden)
 
 
 def build_repo_map(
@@ -51,6 +55,7 @@ def build_repo_map(
     focus: Sequence[str] = (),
     tokens: int = 1024,
     cache_file: Path | None = None,
+    hidden: Hidden | None = None,
 ) -> RepoMap:
     """Map the workspace's source files: the most referenced first, with their declarations.
 
@@ -60,8 +65,9 @@ def build_repo_map(
             `Config`): matching files, and files defining matching names, rank higher.
         tokens: The budget for the text, estimated as characters / 4.
         cache_file: The cache database; None for this workspace's file in `cache_dir()`.
+        hidden: Paths no walk may show (`Read(...)` deny rules): never mapped.
     """
-    index = index_workspace(root, cache_file)
+    index = index_workspace(root, cache_file, hidden)
     focus_files, focus_names = resolve_focus(root, index.files, focus)
     ranking = rank_files(index.files, focus_files, focus_names)
     text, shown = render_map(index.files, ranking, tokens)

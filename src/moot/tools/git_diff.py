@@ -33,7 +33,11 @@ def diff(repo: GitRepo, workspace: Workspace, path: str | None, *, staged: bool)
         args.append("--cached")
     if repo.prefix:  # paths as the model knows them, and only the workspace's
         args.append(f"--relative={repo.prefix}")
-    out = repo.git_capped(*args, "--", *specs)
+    listing = ["diff", "--cached"] if staged else ["diff"]
+    if hidden := repo.hidden_excludes(workspace, listing, specs):
+        args.append("--no-renames")  # a rename away from a hidden file would show its lines
+        specs = specs or [repo.workspace_spec()]
+    out = repo.git_capped(*args, "--", *specs, *hidden)
     where = f" in {path}" if path else ""
     if not out.text:
         if staged:

@@ -18,19 +18,25 @@ def git_show_tool(workspace: Workspace) -> FunctionTool:
     def git_show(rev: str = "HEAD") -> ToolResult:
         try:
             with open_repo(workspace.root) as repo:
-                return show(repo, rev)
+                return show(repo, workspace, rev)
         except GIT_ERRORS as exc:
             return ToolResult.error(str(exc))
 
     return git_show
 
 
-def show(repo: GitRepo, rev: str) -> ToolResult:
-    """What `git_show` answers; raises the `GIT_ERRORS` it meets."""
+def show(repo: GitRepo, workspace: Workspace, rev: str) -> ToolResult:
+    """What `git_show` answers; raises the `GIT_ERRORS` it meets.
+
+    Files that `Read(...)` deny rules hide are left out of the patch and its stat.
+    """
     sha = repo.commit_sha(rev)  # checked first: `rev` never reaches git as an option
     args = ["show", "--no-color", "--no-ext-diff", "--patch-with-stat", "--format=medium"]
     if repo.prefix:
         args.append(f"--relative={repo.prefix}")
-    out = repo.git_capped(*args, sha, "--")
+    hidden = repo.hidden_excludes(workspace, ["show", sha])
+    if hidden:
+        args.append("--no-renames")  # a rename away from a hidden file would show its lines
+    out = repo.git_capped(*args, sha, "--", *hidden)
     hint = "git_diff or read show single files"
     return ToolResult(out.note(hint), display={"sha": sha, "show": out.text})

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
-from moot.workspace.git import GIT_ERRORS, GitRepo, StatusEntry, open_repo, parse_status
+from moot.workspace.git import (
+    GIT_ERRORS,
+    GitRepo,
+    StatusEntry,
+    hides,
+    open_repo,
+    parse_status,
+)
 from moot.workspace.paths import Workspace
 
 MAX_LISTED = 200
@@ -23,17 +30,20 @@ def git_status_tool(workspace: Workspace) -> FunctionTool:
     def git_status() -> ToolResult:
         try:
             with open_repo(workspace.root) as repo:
-                return status(repo)
+                return status(repo, workspace)
         except GIT_ERRORS as exc:
             return ToolResult.error(str(exc))
 
     return git_status
 
 
-def status(repo: GitRepo) -> ToolResult:
-    """What `git_status` answers, for the part of the work tree the workspace covers."""
+def status(repo: GitRepo, workspace: Workspace) -> ToolResult:
+    """What `git_status` answers, for the part of the work tree the workspace covers; paths
+    that `Read(...)` deny rules hide are left out."""
     output = repo.git("status", "--porcelain=v2", "-z", "--branch", "--", repo.workspace_spec())
     headers, entries = parse_status(output)
+    if workspace.hidden is not None:
+        entries = [e for e in entries if not hides(workspace, repo.shown(e.path))]
     groups = _groups(repo, entries)
     branch = _branch(headers)
     lines = [_branch_line(branch)]

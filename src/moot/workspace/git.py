@@ -185,6 +185,32 @@ class GitRepo:
         # literal: a file named `*.py` or `:x` means that file, never a pattern or magic.
         return ":(literal)" + Path(rel).as_posix()
 
+    def hidden_excludes(
+        self, workspace: Workspace, listing: Iterable[str], specs: Iterable[str] = ()
+    ) -> list[str]:
+        """Pathspecs that leave out what `Read(...)` deny rules hide, for a diff-like command.
+
+        `listing` is the command that prints a patch (`diff --cached`, `show <sha>`), `specs`
+        its pathspecs; it runs once with `--name-only` to learn the paths, and each hidden one
+        (the file, or a directory above it) becomes an exclude. Empty when nothing is hidden:
+        no extra git run.
+
+        Raises:
+            GitError: git exited with an error.
+        """
+        if workspace.hidden is None:
+            return []
+        relative = [f"--relative={self.prefix}"] if self.prefix else []
+        options = ["--name-only", "--no-renames", "--format=", "-z", *relative]
+        out = self.git(*listing, *options, "--", *specs)
+        names = [name.strip("\n") for name in out.split("\0")]  # `show` starts with a newline
+        top = f"{self.prefix}/" if self.prefix else ""
+        return [
+            f":(top,literal,exclude){top}{name}"
+            for name in names
+            if name and hides(workspace, name)
+        ]
+
     def workspace_spec(self) -> str:
         """The pathspec of everything the workspace holds."""
         return self.spec(self.top / self.prefix)
@@ -476,3 +502,15 @@ def undo_last_agent_commit(
         repo.git("reset", "--quiet", "--keep", head.parents[0].hexsha, read_only=False)
         subject = message.strip().splitlines()[0] if message.strip() else ""
         return AgentCommit(head.hexsha, branch, subject, files)
+
+
+def hides(workspace: Workspace, rel: str) -> bool:
+    """Whether the workspace hides `rel` (`/`-joined, a directory when it ends with `/`),
+    itself or through a directory above it."""
+    hidden = workspace.hidden
+    if hidden is None:
+        return False
+    is_dir, rel = rel.endswith("/"), rel.rstrip("/")
+    parts = rel.split("/")
+    above = ("/".join(parts[:i]) for i in range(1, len(parts)))
+    return hidden(rel, is_dir) or any(hidden(directory, True) for directory in above)
