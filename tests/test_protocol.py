@@ -66,6 +66,23 @@ EXAMPLES: list[ev.Event] = [
         **IDS, tool_call_id="t1", tool="bash", arguments={"cmd": "ls"}, preview="ls"
     ),
     ev.ApprovalDecided(**IDS, tool_call_id="t1", approved=False, by="user", feedback="no"),
+    ev.ModeChanged(session_id="s1", seq=4, mode="acceptEdits", previous="plan", by="plan_approval"),
+    ev.HookRan(
+        **IDS,
+        hook_event="PreToolUse",
+        tool_call_id="t1",
+        commands=(
+            ev.HookCommandRun(
+                command="./guard.sh", exit_code=2, duration_ms=3.5, outcome="deny", stderr="no"
+            ),
+        ),
+        decision="deny",
+        reason="no",
+        context="ctx",
+        updated_input={"path": "a.py"},
+        stop=True,
+        stop_reason="frozen",
+    ),
     ev.ApprovalDecided(
         **IDS, tool_call_id="t2", approved=True, by="user", scope="session", rule="Bash(ls:*)"
     ),
@@ -128,6 +145,7 @@ OPS = [
     ops.Approve(tool_call_id="t1"),
     ops.Approve(tool_call_id="t2", scope="always", rule="Bash(make:*)"),
     ops.SetMode(mode="acceptEdits"),
+    ops.Approve(tool_call_id="t3", mode="acceptEdits"),
     ops.Deny(tool_call_id="t1", feedback="use b.txt"),
     ops.Shutdown(),
 ]

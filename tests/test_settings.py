@@ -77,9 +77,21 @@ def test_an_always_rule_is_saved_locally_and_reloaded(tmp_path: Path) -> None:
     assert load_settings(tmp_path).permissions.allow == ["Bash(npm test)"]
 
 
-def test_env_and_hooks_merge_by_key() -> None:
+def test_env_merges_by_key() -> None:
     settings = merge([{"env": {"A": "1", "B": "1"}}, {"env": {"B": "2"}}])
     assert settings.env == {"A": "1", "B": "2"}
+
+
+def test_hooks_of_each_event_add_up_across_files() -> None:
+    user_guard = {"matcher": "bash", "hooks": [{"command": "~/guard.sh"}]}
+    project_lint = {"matcher": "write", "hooks": [{"command": "./lint.sh"}]}
+    settings = merge(
+        [
+            {"hooks": {"PreToolUse": [user_guard], "Stop": [user_guard]}},
+            {"hooks": {"PreToolUse": [project_lint, user_guard]}},
+        ]
+    )
+    assert settings.hooks == {"PreToolUse": [user_guard, project_lint], "Stop": [user_guard]}
 
 
 def test_headless_takes_its_model_from_the_project_settings(tmp_path: Path) -> None:

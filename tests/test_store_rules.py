@@ -1,4 +1,4 @@
-"""Each rule of the log (moot.store.invariants a-d) broken on purpose, against both stores.
+"""Each rule of the log (moot.store.invariants a-e) broken on purpose, against both stores.
 
 Every case appends a valid prefix, then one event that breaks the rule: the store must refuse
 it with `EventInvariantError` naming the rule, and keep the log exactly as it was.
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.protocol.events import AgentCalled, Event, StateChanged
+from moot.protocol.events import AgentCalled, Event, ModeChanged, StateChanged
 from moot.protocol.states import StopReason
 from moot.store import EventInvariantError, MemoryStore, SQLiteStore, Store
 from store_builders import RunScript, S, append_all, short_run
@@ -306,3 +306,47 @@ def tool_result_in_another_call(sid: str) -> Case:
 )
 def test_rule_d_one_result_per_started_tool(store: Store, case: Callable[[str], Case]) -> None:
     assert_refused(store, "d", case)
+
+
+# ---- e: session events stand outside runs -----------------------------------------------------
+
+
+def session_event_naming_a_run(sid: str) -> Case:
+    s = RunScript(sid)
+    prefix: list[Event] = [s.start()]
+    bad = ModeChanged(session_id=sid, run_id=s.run_id, call_id=s.run_id, mode="plan",
+                      previous="default")  # fmt: skip
+    return prefix, bad, r"mode_changed is a session event, yet names a run"
+
+
+def run_event_without_a_run(sid: str) -> Case:
+    bad = RunScript(sid).text().model_copy(update={"run_id": "", "call_id": ""})
+    return [], bad, r"text_delta has no run_id or call_id"
+
+
+@pytest.mark.parametrize("case", [session_event_naming_a_run, run_event_without_a_run])
+def test_rule_e_session_events_stand_outside_runs(
+    store: Store, case: Callable[[str], Case]
+) -> None:
+    assert_refused(store, "e" if case is session_event_naming_a_run else "a", case)
+
+
+def test_session_events_may_come_between_runs_and_during_one(store: Store, tmp_path: Path) -> None:
+    sid = store.create_session().id
+
+    def mode(new: str, old: str) -> ModeChanged:
+        return ModeChanged(session_id=sid, mode=new, previous=old)
+
+    first, second = short_run(sid, run_id="run_1"), short_run(sid, run_id="run_2")
+    events = [mode("plan", "default"), *first[:2], mode("default", "plan"), *first[2:]]
+    events += [mode("dontAsk", "default"), *second]
+    append_all(store, events)
+    stored = store.events(sid)
+    assert [e.kind for e in stored] == [e.kind for e in events]
+    assert [e.seq for e in stored] == list(range(1, len(events) + 1))
+    if isinstance(store, SQLiteStore):  # a reopened store replays the log and goes on
+        store.close()
+        reopened = SQLiteStore(tmp_path / "sessions.db")
+        reopened.append(mode("plan", "dontAsk"))
+        assert reopened.events(sid)[-1].seq == len(events) + 1
+        reopened.close()

@@ -17,9 +17,12 @@ from typing import TextIO
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
+from moot.hooks import Hooks, hooks_from_settings
 from moot.permissions.decide import tool_hidden
 from moot.permissions.headless import NoAsking
+from moot.permissions.masks import mask_source
 from moot.permissions.modes import PermissionMode
+from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied
 from moot.protocol import events as ev
@@ -78,7 +81,8 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     cwd = Path.cwd()
     try:
         settings = load_settings(cwd)
-    except SettingsError as exc:
+        hook_config = hooks_from_settings(settings.hooks, cwd)
+    except SettingsError as exc:  # HookConfigError included
         return _fail(str(exc))
     options.model = options.model or settings.model
     if not options.model:
@@ -112,10 +116,11 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         session_id = options.resume or store.create_session(title=title, workspace=str(cwd)).id
         workspace = session_workspace(store, session_id, cwd)
         workspace.hidden = read_denied(rules, workspace.root)
+        masks = mask_source(rules, workspace.root)  # what shell commands cannot see or edit
         try:
             shell = choose_sandbox(
                 os.environ.get("MOOT_SANDBOX") or settings.sandbox or "auto",
-                SandboxPolicy(workspace.root, output_dir=outputs_dir(session_id)),
+                SandboxPolicy(workspace.root, output_dir=outputs_dir(session_id), masks=masks),
                 bypass=mode is PermissionMode.BYPASS_PERMISSIONS,
                 session_id=session_id,
             )
@@ -127,9 +132,13 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 file=sys.stderr,
             )
         shells = BackgroundShells()
+        policy = NoAsking(RulesPolicy(rules, workspace.root, mode=mode), workspace.root)
         tools = [
             t
-            for t in builtin_tools(store, session_id, workspace, shell, shells)
+            for t in [
+                *builtin_tools(store, session_id, workspace, shell, shells),
+                exit_plan_mode_tool(policy),
+            ]
             if not tool_hidden(t.name, rules)
         ]
         runtime = Runtime(
@@ -138,7 +147,8 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             session_id=session_id,
             tools=tools,
             limits=limits,
-            approval=NoAsking(RulesPolicy(rules, workspace.root, mode=mode), workspace.root),
+            approval=policy,
+            hooks=Hooks(hook_config, workspace.root, can_ask=False) if hook_config else None,
         )
         if options.prompt is not None and runtime.unfinished_run:
             return _fail(

@@ -92,7 +92,8 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def merge(layers: list[dict[str, Any]]) -> Settings:
-    """Later layers win; permission rule lists add up (without duplicates)."""
+    """Later layers win; permission rule lists add up (without duplicates), and so do the
+    hooks of each event: a project's `PreToolUse` hooks run besides the user's, not instead."""
     merged: dict[str, Any] = {}
     rules: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
     mode = None
@@ -102,7 +103,15 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
                 for kind in rules:
                     rules[kind] += [r for r in value.get(kind, ()) if r not in rules[kind]]
                 mode = value.get("defaultMode", mode)
-            elif key in ("env", "hooks") and isinstance(value, dict):
+            elif key == "hooks" and isinstance(value, dict):
+                hooks = merged.setdefault("hooks", {})
+                for event, groups in value.items():
+                    before = hooks.get(event)
+                    if isinstance(before, list) and isinstance(groups, list):
+                        hooks[event] = [*before, *(g for g in groups if g not in before)]
+                    else:
+                        hooks[event] = groups  # a malformed value: the hook parser names it
+            elif key == "env" and isinstance(value, dict):
                 merged[key] = {**merged.get(key, {}), **value}
             else:
                 merged[key] = value

@@ -2,8 +2,8 @@
 
 A policy settles what needs no person (allow, deny); what it cannot settle becomes an
 `approval_requested` event out and waits for an `Approve` or `Deny` op back. Permission rules
-and modes plug in here as a policy (a later issue); until then `AllowAll` settles everything,
-so headless runs never wait.
+and modes plug in here as a policy (`moot.permissions.policy.RulesPolicy`); without one,
+`AllowAll` settles everything (the Python API's default).
 """
 
 from __future__ import annotations
@@ -12,7 +12,11 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from moot.protocol.modes import ModeName
 from moot.tools.base import SideEffect
+
+EXIT_PLAN_MODE = "exit_plan_mode"
+"""The tool a model calls to present its plan; approving the call leaves plan mode."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,9 @@ class Verdict:
     """For `ask`: what the person should look at (a diff, the exact command)."""
     suggestions: tuple[str, ...] = ()
     """For `ask`: allow rules that would let calls like this run ("for the session", "always")."""
+    unasked: bool = False
+    """For `deny`: it stands for a question nobody is there to answer (a headless run), not for
+    a rule; a PreToolUse hook's `allow` may lift it, as it would have spared the question."""
 
 
 class ApprovalPolicy(Protocol):
@@ -50,7 +57,11 @@ class RemembersApprovals(Protocol):
         """Allow calls matching `rule` for the session; `always` also saves it for later."""
         ...
 
-    def set_mode(self, session_id: str, mode: str) -> None: ...
+    def mode(self, session_id: str) -> ModeName:
+        """The session's current permission mode."""
+        ...
+
+    def set_mode(self, session_id: str, mode: ModeName) -> None: ...
 
 
 class AllowAll:
@@ -67,6 +78,8 @@ class Answer:
     scope: Literal["once", "session", "always"] = "once"
     rule: str | None = None
     """For session/always: the allow rule to keep (the request's first suggestion if None)."""
+    mode: ModeName | None = None
+    """Also switch the session to this permission mode (an approved plan leaves plan mode)."""
 
 
 @dataclass

@@ -26,6 +26,7 @@ from moot.protocol.states import RunState
 
 NOT_RUN = "Not run: the run ended before this tool call ({reason})."
 DENIED = "The user refused this tool call."
+HOOK_DENIED = "A PreToolUse hook refused this tool call: {reason}"
 INTERRUPTED = (
     "Interrupted: this tool call was stopped before it finished; its effects, if any, are "
     "unknown. Check them before running it again."
@@ -72,6 +73,14 @@ class CallState:
     """Steps in a row that repeated a step within the no-progress window."""
     output: str = ""
     stop_reason: str | None = None
+    pre_hooks: dict[str, ev.HookRan] = field(default_factory=dict)
+    """What PreToolUse hooks said about each pending tool call (a resume does not ask again)."""
+    prompt_hooked: bool = False
+    """UserPromptSubmit hooks have run for this call's prompt."""
+    stop_blocks: int = 0
+    """Times Stop hooks sent the model back to work in this call."""
+    hook_stop: str | None = None
+    """A hook refused the prompt or said `continue: false`, with this reason: the call ends."""
 
     @property
     def running_tools(self) -> list[ToolCall]:
@@ -112,6 +121,9 @@ class RunFold:
         self.finished: ev.TurnFinished | None = None
         self.model_calls: Counter[str] = Counter()
         """Model calls per agent that ran to an answer or an error (scripts resume from it)."""
+        self.prompt = ""
+        self.prompt_at = 0
+        """Where the person's prompt sits in the root call's messages."""
 
     def apply(self, e: ev.Event) -> None:
         self.last_at = e.ts
@@ -127,6 +139,7 @@ class RunFold:
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
         history = self.history.get(e.agent, ())
         call.messages = [*history, UserMessage(content=e.prompt, attachments=e.attachments)]
+        self.prompt, self.prompt_at = e.prompt, len(history)
         # Ids must stay unique across the whole conversation the model sees, earlier runs too.
         call.tool_call_ids = {m.tool_call_id for m in history if isinstance(m, ToolResultMessage)}
         self.calls[e.call_id] = call
@@ -173,6 +186,7 @@ class RunFold:
         failed = all(r.is_error for r in results)
         call.errors = call.errors + 1 if failed else 0
         call.pending, call.results, call.decisions, call.started = (), {}, {}, set()
+        call.pre_hooks = {}
 
     def _step(self, call: CallState, digest: str) -> None:
         window = self.limits.no_progress_window or 0
@@ -229,9 +243,53 @@ class RunFold:
         if not e.approved:
             name = next((c.name for c in call.pending if c.id == e.tool_call_id), "")
             text = DENIED + (f" Their feedback: {e.feedback}" if e.feedback else "")
+            if e.by == "hook":
+                text = HOOK_DENIED.format(reason=e.feedback)
             call.results[e.tool_call_id] = ToolResultMessage(
                 tool_call_id=e.tool_call_id, name=name, content=text, is_error=True
             )
+
+    # ---- hooks -----------------------------------------------------------------------------
+
+    def _hook_ran(self, e: ev.HookRan) -> None:
+        call = self.calls[e.call_id]
+        if e.stop and e.hook_event in _STOPPING_HOOKS:
+            call.hook_stop = e.stop_reason or f"a {e.hook_event} hook stopped the run"
+        elif e.hook_event == "UserPromptSubmit" and e.decision == "block":
+            call.hook_stop = e.reason or "a UserPromptSubmit hook refused the prompt"
+        match e.hook_event:
+            case "SessionStart" | "UserPromptSubmit":
+                call.prompt_hooked |= e.hook_event == "UserPromptSubmit"
+                if e.decision == "block" and self.prompt_at < len(call.messages):
+                    del call.messages[self.prompt_at]  # a refused prompt never reaches the model
+                elif e.context and self.prompt_at < len(call.messages):
+                    prompt = call.messages[self.prompt_at]
+                    assert isinstance(prompt, UserMessage)
+                    text = f"{prompt.content}\n\n{e.context}"
+                    call.messages[self.prompt_at] = prompt.model_copy(update={"content": text})
+            case "PreToolUse" if e.tool_call_id:
+                call.pre_hooks[e.tool_call_id] = e
+                if e.updated_input is not None and e.decision not in ("deny", "block"):
+                    changed = {
+                        "arguments": e.updated_input,
+                        "arguments_error": None,
+                        "raw_arguments": None,
+                    }
+                    call.pending = tuple(
+                        c.model_copy(update=changed) if c.id == e.tool_call_id else c
+                        for c in call.pending
+                    )
+            case "PostToolUse" if e.tool_call_id in call.results and e.context:
+                result = call.results[e.tool_call_id]
+                text = f"{result.content}\n\n{e.context}"
+                call.results[e.tool_call_id] = result.model_copy(update={"content": text})
+            case "Stop" if e.decision == "block":
+                call.stop_blocks += 1
+                call.messages.append(UserMessage(content=e.context))
+                # The answer is no longer final: a resume goes back to the model, not to Stop.
+                call.text, call.finish_message = "", None
+            case _:
+                pass
 
     def _tool_started(self, e: ev.ToolStarted) -> None:
         call = self.calls[e.call_id]
@@ -265,4 +323,7 @@ _HANDLERS = {
     "approval_decided": RunFold._approval_decided,
     "tool_started": RunFold._tool_started,
     "tool_finished": RunFold._tool_finished,
+    "hook_ran": RunFold._hook_ran,
 }
+_STOPPING_HOOKS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"})
+"""Events whose hooks may end the run with `continue: false` (a Stop hook's run ends anyway)."""

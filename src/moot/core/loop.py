@@ -13,13 +13,20 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 
-from moot.core.approval import Answer, ApprovalRequest, RemembersApprovals, Verdict
+from moot.core.approval import (
+    EXIT_PLAN_MODE,
+    Answer,
+    ApprovalRequest,
+    RemembersApprovals,
+    Verdict,
+)
 from moot.core.assemble import TurnBuilder
 from moot.core.fold import CallState, fingerprint
 from moot.core.gate import GateDecision, ModelTurn
 from moot.core.limits import LimitReached, check_before_model, check_spend
 from moot.core.peers import CALL_AGENT, FINISH, system_prompt, tagged
 from moot.core.run import RunContext
+from moot.hooks.calls import CallHooks, with_hook
 from moot.protocol import events as ev
 from moot.protocol.ids import new_id
 from moot.protocol.messages import ToolCall, without_images
@@ -51,6 +58,7 @@ class CallRunner:
         self.run = run
         self.call = call
         self.agent = run.agents[call.agent]
+        self.hooks = CallHooks(run, call, run.hooks) if run.hooks is not None else None
         self._handlers: dict[RunState, Callable[[], Awaitable[None]]] = {
             RunState.CREATED: self._created,
             RunState.MODEL_PENDING: self._ask_model,
@@ -65,7 +73,10 @@ class CallRunner:
         """Run until terminal; every way out records the terminal event exactly once."""
         call = self.call
         try:
+            if self.hooks is not None and call.parent_call_id is None:
+                await self._opening_hooks()
             while not call.state.terminal:
+                self._check_hook_stop()
                 await self._handlers[call.state]()
         except LimitReached as stop:
             self._record(ev.LimitHit, stop_reason=stop.reason, detail=stop.detail)
@@ -201,7 +212,7 @@ class CallRunner:
         if call.pending:
             self._move(RunState.TOOL_PENDING)
         elif call.text:
-            self._end(StopReason.COMPLETED, call.text)
+            await self._complete(call.text)
         else:
             self._move(RunState.MODEL_PENDING)  # an empty reply: the agent is still working
 
@@ -230,6 +241,9 @@ class CallRunner:
         for tc in call.pending:
             if tc.id in call.results or tc.id in call.decisions:
                 continue
+            tc, said = await self._pre_tool_hook(tc)
+            if tc.id in call.decisions:
+                continue  # a PreToolUse hook refused it
             tool = tools.get(tc.name)
             request = ApprovalRequest(
                 session_id=run.session_id,
@@ -240,13 +254,15 @@ class CallRunner:
                 side_effect=tool.side_effect if tool else SideEffect.READ_ONLY,
                 arguments=tc.arguments,
             )
-            verdict = run.approval.decide(request)
+            verdict, by = run.approval.decide(request), "policy"
+            if said is not None and self.hooks is not None:
+                verdict, by = with_hook(verdict, said, can_ask=self.hooks.can_ask)
             if verdict.decision == "deny":
                 self._record(
                     ev.ApprovalDecided,
                     tool_call_id=tc.id,
                     approved=False,
-                    by="policy",
+                    by=by,
                     feedback=verdict.reason,
                 )
             elif verdict.decision == "ask":
@@ -260,6 +276,15 @@ class CallRunner:
                     feedback=answer.feedback,
                     scope=answer.scope if kept else "once",
                     rule=kept,
+                )
+                self._switch_mode(tc, answer)
+            elif by == "hook":  # a PreToolUse hook allowed what the policy would have asked
+                self._record(
+                    ev.ApprovalDecided,
+                    tool_call_id=tc.id,
+                    approved=True,
+                    by="hook",
+                    feedback=verdict.reason,
                 )
         runnable = any(tc.id not in call.results for tc in call.pending)
         self._move(RunState.TOOL_RUNNING if runnable else RunState.OBSERVATION_RECORDED)
@@ -275,6 +300,21 @@ class CallRunner:
         policy.remember(self.run.session_id, rule, always=answer.scope == "always")
         return rule
 
+    def _switch_mode(self, tc: ToolCall, answer: Answer) -> None:
+        """Switch the session's mode when an approval says so; an approved plan leaves plan mode."""
+        policy, session = self.run.approval, self.run.session_id
+        plan = tc.name == EXIT_PLAN_MODE
+        if not answer.approved or not isinstance(policy, RemembersApprovals):
+            return
+        mode = answer.mode or ("default" if plan else None)
+        previous = policy.mode(session)
+        if mode is None or mode == previous:
+            return
+        policy.set_mode(session, mode)
+        self.run.record_session(
+            ev.ModeChanged, mode=mode, previous=previous, by="plan_approval" if plan else "user"
+        )
+
     async def _ask_person(self, tc: ToolCall, verdict: Verdict) -> Answer:
         waiting = self.run.pending.expect(tc.id)
         try:
@@ -287,15 +327,61 @@ class CallRunner:
                 reason=verdict.reason,
                 suggested_rules=verdict.suggestions,
             )
+            if self.hooks is not None:
+                await self.hooks.notify(f"moot needs your permission to use {tc.name}")
             return await waiting
         finally:
             self.run.pending.discard(tc.id)
+
+    # ---- hooks (the runtime's `hooks`; none run when it has none) -------------------------
+
+    async def _opening_hooks(self) -> None:
+        """SessionStart (the runtime's first run) and UserPromptSubmit, before any model call."""
+        hooks, call, run = self.hooks, self.call, self.run
+        assert hooks is not None
+        source, run.session_start = run.session_start, None
+        if source is not None:
+            await hooks.session_start(source)
+            self._check_hook_stop()
+        if call.state is RunState.CREATED and not call.prompt_hooked:
+            await hooks.prompt(run.fold.prompt)  # a refusal ends the call at the next check
+
+    def _check_hook_stop(self) -> None:
+        """End the call if a hook refused its prompt or said `continue: false` (the fold knows)."""
+        if self.call.hook_stop is not None:
+            raise _Ended(StopReason.HOOK_BLOCKED, self.call.hook_stop)
+
+    async def _pre_tool_hook(self, tc: ToolCall) -> tuple[ToolCall, ev.HookRan | None]:
+        """PreToolUse hooks for `tc`, once per call (a resume reuses what they said).
+
+        A refusal is recorded here. Returns the call as it will run (a hook may have changed
+        its input) and what the hooks said, for the approval policy's verdict.
+        """
+        if self.hooks is None:
+            return tc, None
+        said = self.call.pre_hooks.get(tc.id) or await self.hooks.pre_tool(tc)
+        self._check_hook_stop()
+        if said is not None and said.decision == "deny" and tc.id not in self.call.decisions:
+            reason = said.reason or "no reason given"
+            self._record(
+                ev.ApprovalDecided, tool_call_id=tc.id, approved=False, by="hook", feedback=reason
+            )
+        return next(c for c in self.call.pending if c.id == tc.id), said
+
+    async def _complete(self, output: str) -> None:
+        """Complete the call, unless Stop hooks send the person's agent back to work."""
+        hooks = self.hooks
+        if hooks is not None and self.call.parent_call_id is None and await hooks.stop():
+            self._move(RunState.MODEL_PENDING)
+            return
+        self._end(StopReason.COMPLETED, output)
 
     async def _run_tools(self) -> None:
         call = self.call
         todo = [tc for tc in call.pending if tc.id not in call.results]
         peers = sum(tc.name == CALL_AGENT for tc in todo) > 1
         for group in self._groups(todo):
+            self._check_hook_stop()
             self._check_before_tools(group)
             if len(group) == 1:
                 await self._execute(group[0], several_peers=peers)
@@ -307,7 +393,7 @@ class CallRunner:
 
     async def _observed(self) -> None:
         if self.call.finish_message is not None:
-            self._end(StopReason.COMPLETED, self.call.finish_message)
+            await self._complete(self.call.finish_message)
         else:
             self._move(RunState.MODEL_PENDING)
 
@@ -377,6 +463,8 @@ class CallRunner:
         )
         if violation := result.display.get("sandbox_violation"):
             self._record(ev.Error, source="sandbox", message=str(violation))
+        if self.hooks is not None:
+            await self.hooks.post_tool(tc, result)
 
     async def _invoke(self, tc: ToolCall) -> ToolResult:
         tools = self.run.tools_for(self.agent)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moot.core.agent import Agent
 from moot.core.approval import ApprovalPolicy, PendingApprovals
@@ -17,6 +17,9 @@ from moot.protocol.messages import ToolCall
 from moot.providers.base import Provider, ToolSpec
 from moot.store.base import Store
 from moot.tools.base import Tool, tool_spec
+
+if TYPE_CHECKING:
+    from moot.hooks.runner import Hooks
 
 ResolveProvider = Callable[[Agent], Provider]
 Publish = Callable[[ev.Event], None]
@@ -35,6 +38,10 @@ class RunContext:
     pending: PendingApprovals
     publish: Publish
     gate: TurnGate | None = None
+    hooks: Hooks | None = None
+    """Hook commands from the settings; None runs none, at no cost."""
+    session_start: str | None = None
+    """Run SessionStart hooks when the root call starts, with this source: startup or resume."""
     _specs: dict[str, tuple[ToolSpec, ...]] = field(default_factory=dict)
 
     @property
@@ -57,6 +64,11 @@ class RunContext:
         self.fold.apply(event)
         self.publish(event)
         return event
+
+    def record_session(self, event_type: type[ev.Event], **fields: Any) -> ev.Event:
+        """Append a session event (one of `ev.SESSION_KINDS`): stored, then published; no
+        run's fold takes it."""
+        return record_session_event(self.store, self.publish, self.session_id, event_type, fields)
 
     def record_interrupted(self, call: CallState, tool_call: ToolCall) -> None:
         """Give a tool call that started but never finished its result: unknown, not re-run."""
@@ -83,3 +95,16 @@ class RunContext:
             specs = tuple([s for s in own if s.name not in builtin] + peers)
             self._specs[agent.name] = specs
         return specs
+
+
+def record_session_event(
+    store: Store,
+    publish: Publish,
+    session_id: str,
+    event_type: type[ev.Event],
+    fields: dict[str, Any],
+) -> ev.Event:
+    """Store a session event, then hand it to the front ends (a run's, or an idle session's)."""
+    event = store.append(event_type(session_id=session_id, **fields))
+    publish(event)
+    return event

@@ -22,8 +22,9 @@ from moot.core.gate import TurnGate
 from moot.core.limits import Limits
 from moot.core.loop import CallRunner
 from moot.core.peers import CALL_AGENT
-from moot.core.run import RunContext
+from moot.core.run import RunContext, record_session_event
 from moot.core.session import CHECKPOINT, load_session
+from moot.hooks.runner import Hooks
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.ids import new_id
@@ -73,6 +74,7 @@ class Runtime:
         limits: Bounds for each new run.
         approval: Settles tool approvals; `AllowAll` until permission rules exist.
         gate: A turn gate that sees each completed model turn.
+        hooks: Hook commands from the settings (`moot.hooks`); None runs none.
     """
 
     def __init__(
@@ -85,6 +87,7 @@ class Runtime:
         limits: Limits | None = None,
         approval: ApprovalPolicy | None = None,
         gate: TurnGate | None = None,
+        hooks: Hooks | None = None,
         title: str = "",
         workspace: str = "",
     ) -> None:
@@ -106,6 +109,10 @@ class Runtime:
             raise KeyError(f"no session {session_id!r}")
         self.session_id = session_id
         self._session = load_session(store, session_id, self.limits)
+        self.hooks = hooks
+        # SessionStart runs once per runtime, when its first run starts.
+        earlier = self._session.history or self._session.open_run
+        self._session_start: str | None = "resume" if earlier else "startup"
         self._providers: dict[str, Provider] = {}
         self._pending = PendingApprovals()
         self._streams: list[EventStream] = []
@@ -137,12 +144,22 @@ class Runtime:
             case ops.Interrupt():
                 if self._task is not None:
                     self._task.cancel()
-            case ops.Approve(tool_call_id=call_id, scope=scope, rule=rule):
-                self._pending.answer(call_id, Answer(approved=True, scope=scope, rule=rule))
+            case ops.Approve(tool_call_id=call_id, scope=scope, rule=rule, mode=mode):
+                answer = Answer(approved=True, scope=scope, rule=rule, mode=mode)
+                self._pending.answer(call_id, answer)
             case ops.SetMode(mode=mode):
                 if not isinstance(self.approval, RemembersApprovals):
                     raise RuntimeBusy("this runtime's approval policy has no modes")
+                previous = self.approval.mode(self.session_id)
                 self.approval.set_mode(self.session_id, mode)
+                if mode != previous:
+                    record_session_event(
+                        self.store,
+                        self._publish,
+                        self.session_id,
+                        ev.ModeChanged,
+                        {"mode": mode, "previous": previous},
+                    )
             case ops.Deny(tool_call_id=call_id, feedback=feedback):
                 self._pending.answer(call_id, Answer(approved=False, feedback=feedback))
             case ops.Shutdown():
@@ -188,6 +205,7 @@ class Runtime:
         self._task = asyncio.get_running_loop().create_task(work)  # type: ignore[arg-type]
 
     def _context(self, fold: RunFold) -> RunContext:
+        session_start, self._session_start = self._session_start, None
         return RunContext(
             store=self.store,
             session_id=self.session_id,
@@ -199,6 +217,8 @@ class Runtime:
             pending=self._pending,
             publish=self._publish,
             gate=self.gate,
+            hooks=self.hooks,
+            session_start=session_start,
         )
 
     async def _turn(self, op: ops.UserTurn) -> None:

@@ -17,6 +17,7 @@ from pydantic import TypeAdapter
 
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
+from moot.protocol.events import SESSION_KINDS
 from moot.protocol.messages import Message
 from moot.store.base import Store
 
@@ -66,6 +67,8 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
         state = SessionState.from_checkpoint(data)
     fold: RunFold | None = None
     for event in store.events(session_id, after_seq=after):
+        if event.kind in SESSION_KINDS:
+            continue  # of the session, not of a run: no fold takes them
         if event.kind == "turn_started":
             run_limits = Limits(**event.limits) if event.limits else limits
             fold = RunFold(run_limits, state.history)

@@ -7,7 +7,9 @@ settles it in this order (the first step that speaks wins):
 2. Deny rules: the call is refused, in every mode. A shell command is refused when any of its
    sub-commands is.
 3. Plan mode refuses every tool that changes files or runs commands, telling the model to
-   present its plan; asking the person first would contradict the mode.
+   present its plan; asking the person first would contradict the mode. The plan itself,
+   `exit_plan_mode(plan)`, asks, with the plan as the preview: approving it leaves plan mode.
+   Outside plan mode it runs (there is nothing to approve).
 4. A shell command that cannot be parsed cannot be checked against rules, so it asks (in
    bypass mode only when a deny rule could have matched it).
 5. bypassPermissions: everything else runs.
@@ -42,7 +44,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from moot.core.approval import ApprovalRequest, Verdict
+from moot.core.approval import EXIT_PLAN_MODE, ApprovalRequest, Verdict
 from moot.permissions.modes import PermissionMode
 from moot.permissions.preview import diff_preview
 from moot.permissions.rules import Rule, RuleSet
@@ -99,6 +101,8 @@ def _decide(call: Call, mode: PermissionMode, rules: RuleSet) -> Verdict:
     mutating = call.request.side_effect in _MUTATING and call.tool not in ALWAYS_ALLOWED
     if mode == PermissionMode.PLAN and mutating:
         return Verdict("deny", _plan_refusal(call.tool))
+    if call.tool == EXIT_PLAN_MODE:
+        return _plan_verdict(call, mode)
     if call.unparsed_command and (unsure := _unsure_about_command(call, mode, rules)):
         return _ask(call, mode, unsure, "Write it as simple commands the rules can check.")
     if mode == PermissionMode.BYPASS_PERMISSIONS:
@@ -151,6 +155,8 @@ def suggested_rules(
 
 def _suggest(described: Call, rules: RuleSet) -> list[str]:
     call = described.request
+    if call.tool == EXIT_PLAN_MODE:
+        return []  # each plan is approved on its own merits
     if call.tool == "bash" and described.commands:
         suggestions: list[str] = []
         for command in _commands_left(described, rules):
@@ -291,6 +297,17 @@ def _speaks_about_commands(rule: Rule) -> bool:
 
 
 # ---- modes and paths ------------------------------------------------------------------------
+
+
+def _plan_verdict(call: Call, mode: PermissionMode) -> Verdict:
+    if mode != PermissionMode.PLAN:
+        return Verdict("allow", f"not in plan mode (mode {mode}): no plan to approve")
+    plan = call.request.arguments.get("plan")
+    return Verdict(
+        "ask",
+        "approve the plan to leave plan mode",
+        preview=plan if isinstance(plan, str) else "",
+    )
 
 
 def _plan_refusal(tool: str) -> str:

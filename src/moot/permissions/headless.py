@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from moot.core.approval import ApprovalRequest, Verdict
+from moot.core.approval import EXIT_PLAN_MODE, ApprovalRequest, Verdict
 from moot.permissions.decide import suggested_rules
+from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
 
 
@@ -17,14 +18,30 @@ class NoAsking:
         self.policy = policy
         self.workspace_root = workspace_root
 
+    def mode(self, session_id: str) -> PermissionMode:
+        return self.policy.mode(session_id)
+
+    def set_mode(self, session_id: str, mode: PermissionMode | str) -> None:
+        self.policy.set_mode(session_id, mode)
+
+    def remember(self, session_id: str, rule: str, *, always: bool) -> None:
+        self.policy.remember(session_id, rule, always=always)
+
     def decide(self, request: ApprovalRequest) -> Verdict:
         verdict = self.policy.decide(request)
         if verdict.decision != "ask":
             return verdict
+        if request.tool == EXIT_PLAN_MODE:
+            return Verdict(
+                "deny",
+                "nobody can approve a plan in a headless run: end your turn with the plan as "
+                "your answer",
+            )  # not `unasked`: a hook cannot stand in for the person approving a plan
         rules = suggested_rules(request, self.workspace_root, self.policy.rules(request.session_id))
         how = f'--allowedTools "{rules[0]}"' if rules else "--allowedTools"
         return Verdict(
             "deny",
             f"{verdict.reason}; a headless run cannot ask: allow it with {how} "
             "or --permission-mode acceptEdits / bypassPermissions",
+            unasked=True,
         )

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from moot.protocol.messages import Attachment, Thinking, ToolCall, Usage
+from moot.protocol.modes import ModeName
 from moot.protocol.states import RunState, StopReason
 
 
@@ -23,7 +24,9 @@ def utc_now() -> datetime:
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: a model's validator is built at its first use, not at import; a run uses
+    # only some kinds, and start-up is a benchmark (`moot -p` to its first request).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     seq: int = 0
     """Position in the session's log, from 1; the store assigns it on append."""
@@ -196,11 +199,29 @@ class ApprovalDecided(_Event):
     kind: Literal["approval_decided"] = "approval_decided"
     tool_call_id: str
     approved: bool
-    by: Literal["user", "policy"]
+    by: Literal["user", "policy", "hook"]
+    """"hook": a PreToolUse hook from the settings refused or allowed the call."""
     feedback: str = ""
     scope: Literal["once", "session", "always"] = "once"
     rule: str | None = None
     """The allow rule kept by a "session" or "always" approval."""
+
+
+# ---- session events: they belong to no run ----------------------------------------------------
+
+
+class ModeChanged(_Event):
+    """The session's permission mode changed (a `SetMode` op, or an approved plan).
+
+    A session event: `run_id` and `call_id` are empty, because a mode outlives runs and may
+    change between them.
+    """
+
+    kind: Literal["mode_changed"] = "mode_changed"
+    mode: ModeName
+    previous: ModeName
+    by: Literal["user", "plan_approval"] = "user"
+    """"plan_approval": the person approved a plan (`exit_plan_mode`), which leaves plan mode."""
 
 
 class ToolStarted(_Event):
@@ -236,6 +257,60 @@ class ToolFinished(_Event):
     """Structured data for front ends (a diff, a task list); never sent to the model."""
 
 
+# ---- hooks ----------------------------------------------------------------------------------
+
+HookEventName = Literal[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Stop",
+    "PreCompact",
+    "Notification",
+]
+
+
+class HookCommandRun(BaseModel):
+    """One hook command that ran: how it ended, and the start of what it printed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command: str
+    exit_code: int | None = None
+    """None when it timed out or could not start."""
+    duration_ms: float = 0.0
+    outcome: Literal["ok", "allow", "ask", "deny", "block", "stop", "error", "timeout"]
+    """What this command said: `error` and `timeout` are non-blocking errors."""
+    stdout: str = ""
+    """Capped; the head is kept."""
+    stderr: str = ""
+
+
+class HookRan(_Event):
+    """Hook commands from the settings ran on a session event; what they agreed on.
+
+    The fold applies it, so a resumed run sees what the live one saw: `context` joins the
+    prompt (SessionStart, UserPromptSubmit) or a tool result (PostToolUse), or is a Stop
+    hook's feedback as a new user message; `updated_input` replaces a tool call's arguments.
+    """
+
+    kind: Literal["hook_ran"] = "hook_ran"
+    hook_event: HookEventName
+    commands: tuple[HookCommandRun, ...] = ()
+    tool_call_id: str | None = None
+    """PreToolUse and PostToolUse: the tool call the hooks saw."""
+    decision: Literal["none", "allow", "ask", "deny", "block"] = "none"
+    reason: str = ""
+    context: str = ""
+    """What the model is told because of the hooks (empty: nothing)."""
+    updated_input: dict[str, Any] | None = None
+    """PreToolUse: the arguments the tool call runs with instead of the model's."""
+    stop: bool = False
+    """A hook said `continue: false`: the run ends with stop reason `hook_blocked`."""
+    stop_reason: str = ""
+    """With `stop`: the hook's `stopReason`, shown to the person."""
+
+
 Event = Annotated[
     TurnStarted
     | AgentCalled
@@ -254,12 +329,16 @@ Event = Annotated[
     | ApprovalDecided
     | ToolStarted
     | ToolOutput
-    | ToolFinished,
+    | ToolFinished
+    | ModeChanged
+    | HookRan,
     Field(discriminator="kind"),
 ]
 
 CREATION_KINDS = frozenset({"turn_started", "agent_called"})
 TERMINAL_KINDS = frozenset({"turn_finished", "agent_returned"})
+SESSION_KINDS = frozenset({"mode_changed"})
+"""Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""
 
 
 @cache

@@ -10,10 +10,12 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.protocol.messages import Attachment
+from moot.protocol.modes import ModeName
 
 
 class _Op(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: built at first use, not at import (start-up time; see events._Event).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class UserTurn(_Op):
@@ -54,12 +56,15 @@ class Approve(_Op):
 
     `scope` "session" keeps an allow rule for the rest of the session; "always" also saves it
     to `.moot/settings.local.json`. The rule is `rule`, or the request's first suggestion.
+    `mode` also switches the session's permission mode (answered by `mode_changed`): approving
+    a plan (`exit_plan_mode`) leaves plan mode for `mode`, or for "default" when it is None.
     """
 
     kind: Literal["approve"] = "approve"
     tool_call_id: str
     scope: Literal["once", "session", "always"] = "once"
     rule: str | None = None
+    mode: ModeName | None = None
 
 
 class Deny(_Op):
@@ -76,12 +81,11 @@ class Deny(_Op):
 class SetMode(_Op):
     """Switch the session's permission mode; the next tool call is decided under it.
 
-    Answered by nothing of its own: later `approval_requested` / `approval_decided` events
-    follow the new mode.
+    Answered by `mode_changed`; later tool calls are decided under the new mode.
     """
 
     kind: Literal["set_mode"] = "set_mode"
-    mode: Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
+    mode: ModeName
 
 
 class Shutdown(_Op):

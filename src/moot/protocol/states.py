@@ -53,6 +53,8 @@ class StopReason(StrEnum):
     CONTEXT_WINDOW = "context_window"
     """The conversation no longer fits the model's context window."""
     GATE_STOPPED = "gate_stopped"
+    HOOK_BLOCKED = "hook_blocked"
+    """A hook refused the person's prompt (exit 2) or said `continue: false`."""
     # failures
     PROVIDER_ERROR = "provider_error"
     INVALID_MODEL_RESPONSE = "invalid_model_response"
@@ -104,6 +106,7 @@ STOP_REASONS_BY_STATE: dict[RunState, frozenset[StopReason]] = {
             StopReason.MAX_CALL_DEPTH,
             StopReason.CONTEXT_WINDOW,
             StopReason.GATE_STOPPED,
+            StopReason.HOOK_BLOCKED,
         }
     ),
     RunState.FAILED: frozenset(

@@ -17,6 +17,9 @@ c. Legal state transitions only. `state_changed.from_state` is the call's curren
    `event.state` along a legal transition, with a stop reason that agrees with that state.
 d. One result per started tool. `tool_finished` answers an earlier `tool_started` with the same
    `tool_call_id` in the same call, at most once; a `tool_call_id` starts at most once per call.
+e. Session events stand outside runs. An event of a session kind (`SESSION_KINDS`, such as
+   `mode_changed`) has no `run_id` or `call_id` and may come at any time, between runs or
+   during one; every other event belongs to a run.
 
 `SessionLog` checks them incrementally: it keeps a little state per call of the open run (its
 run state, depth, and tool call ids) and only the ids of finished runs, so a check costs the
@@ -29,6 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from moot.protocol.events import (
+    SESSION_KINDS,
     AgentCalled,
     AgentReturned,
     Event,
@@ -45,6 +49,7 @@ RULES = {
     "b": "nothing after the end",
     "c": "legal state transitions only",
     "d": "one result per started tool",
+    "e": "session events stand outside runs",
 }
 """The rules by letter, as the module docstring states them."""
 
@@ -187,6 +192,10 @@ class SessionLog:
                 f"session {self.session_id!r}"
             )
         kind, run_id, call_id = event.kind, event.run_id, event.call_id
+        if kind in SESSION_KINDS:
+            if run_id or call_id:
+                raise EventInvariantError("e", f"{kind} is a session event, yet names a run")
+            return
         if not run_id or not call_id:
             raise EventInvariantError("a", f"{kind} has no run_id or call_id")
         if run_id in self._finished_runs:
@@ -237,6 +246,8 @@ class SessionLog:
     def record(self, event: Event) -> None:
         """Update the state for an event that passed `check` and was persisted."""
         self._next_seq += 1
+        if event.kind in SESSION_KINDS:
+            return
         if isinstance(event, TurnStarted):
             root = _Call(parent=None, depth=0)
             self._run = _Run(event.run_id, {event.call_id: root})

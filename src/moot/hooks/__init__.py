@@ -1,0 +1,46 @@
+"""Hooks: the person's own shell commands, run on session events from their settings.
+
+Settings files hold them under `hooks` (see `moot.hooks.config` for the shape). moot runs the
+matching commands with `/bin/sh -c` in the workspace, with the event as JSON on stdin, and reads
+their exit code and output: a hook can refuse or change a tool call, add context for the model,
+refuse a prompt, or send the model back to work when it wants to stop.
+
+Trust model, plainly:
+
+- Hooks are commands, not suggestions. They run **outside the sandbox, with the user's full
+  rights** and the full environment moot was started with, on the host; moot does not review,
+  confine or scrub them.
+- Hooks from user settings (`<config dir>/settings.json`) and from `.moot/settings.local.json`
+  are the user's own.
+- Hooks from a project's `.moot/settings.json` come **from the repository**. Starting moot in a
+  repository runs them, so review them like any script in it before running moot there, just
+  as you would before running its `make` or `npm install`.
+- A hook is never asked about: the approval seam and permission rules govern the model's tool
+  calls, not the commands the settings name.
+
+Events: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, Notification and
+PreCompact. Compaction does not exist yet: when it lands it must call
+`Hooks.run_pre_compact` before it summarises a conversation.
+"""
+
+from moot.hooks.config import (
+    DEFAULT_TIMEOUT,
+    CommandHook,
+    HookConfig,
+    HookConfigError,
+    hooks_from_settings,
+    parse_hooks,
+)
+from moot.hooks.outcome import HookOutcome
+from moot.hooks.runner import Hooks
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "CommandHook",
+    "HookConfig",
+    "HookConfigError",
+    "HookOutcome",
+    "Hooks",
+    "hooks_from_settings",
+    "parse_hooks",
+]

@@ -1,0 +1,141 @@
+"""Running hook commands: `/bin/sh -c` on the host, JSON on stdin, a timeout per command.
+
+The matching commands of one event run in parallel, each in a process group of its own in the
+workspace directory. On timeout, or when the run is interrupted, the whole group is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from moot.hooks.config import CommandHook, HookConfig
+from moot.hooks.outcome import CommandRun, HookOutcome, combine
+from moot.protocol.events import HookEventName
+
+REAP = 2.0
+"""Seconds to wait for a killed command's pipes to close (a daemon that left its group may
+hold them; it is then left behind)."""
+
+
+class Hooks:
+    """The hooks of a session, ready to run.
+
+    Args:
+        config: The parsed `hooks` setting.
+        project: The workspace: the commands' working directory and `MOOT_PROJECT_DIR`.
+        can_ask: False for runs nobody watches; a PreToolUse hook's `ask` is then a refusal.
+        environ: The environment the commands start from (the process's when None).
+    """
+
+    def __init__(
+        self,
+        config: HookConfig,
+        project: Path,
+        *,
+        can_ask: bool = True,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.project = project
+        self.can_ask = can_ask
+        base = dict(os.environ if environ is None else environ)
+        # CLAUDE_PROJECT_DIR too, so hook scripts written for other agents work unchanged.
+        self.env = {**base, "MOOT_PROJECT_DIR": str(project), "CLAUDE_PROJECT_DIR": str(project)}
+
+    def wants(self, event: HookEventName, subject: str | None = None) -> bool:
+        """Whether any command would run for `event` (and `subject`)."""
+        return bool(self.config.commands(event, subject))
+
+    async def run(
+        self,
+        event: HookEventName,
+        payload: Mapping[str, Any],
+        *,
+        subject: str | None = None,
+    ) -> HookOutcome | None:
+        """Run the commands that match; None when none does.
+
+        Args:
+            event: The hook event.
+            payload: The JSON sent on stdin (the event's fields; `cwd` and
+                `hook_event_name` are added).
+            subject: What matchers are matched against (a tool name, a source).
+        """
+        commands = self.config.commands(event, subject)
+        if not commands:
+            return None
+        data = {**payload, "cwd": str(self.project), "hook_event_name": event}
+        stdin = (json.dumps(data, default=str) + "\n").encode()  # a line, for `read` in sh
+        runs = await asyncio.gather(*(self._run_one(c, stdin) for c in commands))
+        return combine(event, list(runs))
+
+    async def run_pre_compact(
+        self,
+        base: Mapping[str, Any],
+        *,
+        trigger: str = "manual",
+        custom_instructions: str = "",
+    ) -> HookOutcome | None:
+        """PreCompact hooks, for compaction to call before it summarises a conversation.
+
+        Args:
+            base: `session_id` and `permission_mode`.
+            trigger: "manual" (the person asked) or "auto" (the context window is full);
+                matchers are matched against it.
+            custom_instructions: What the person asked the summary to keep.
+        """
+        payload = {**base, "trigger": trigger, "custom_instructions": custom_instructions}
+        return await self.run("PreCompact", payload, subject=trigger)
+
+    async def _run_one(self, hook: CommandHook, stdin: bytes) -> CommandRun:
+        started = time.perf_counter()
+
+        def took() -> float:
+            return (time.perf_counter() - started) * 1000
+
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "/bin/sh",
+                "-c",
+                hook.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.project,
+                env=self.env,
+                start_new_session=True,  # its own process group, so a kill takes all of it
+            )
+        except OSError as exc:
+            return CommandRun(hook.command, None, took(), stderr=f"could not start: {exc}")
+        try:
+            out, err = await asyncio.wait_for(process.communicate(stdin), hook.timeout)
+        except TimeoutError:
+            await _kill(process)
+            note = f"timed out after {hook.timeout:g} s; its process group was killed"
+            return CommandRun(hook.command, None, took(), stderr=note, timed_out=True)
+        except asyncio.CancelledError:
+            await _kill(process)
+            raise
+        return CommandRun(
+            hook.command,
+            process.returncode,
+            took(),
+            stdout=out.decode("utf-8", "replace"),
+            stderr=err.decode("utf-8", "replace"),
+        )
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    """Kill the command's process group, then reap it (boundedly)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.wait(), REAP)

@@ -1,0 +1,94 @@
+"""The `hooks` setting: matchers, de-duplication, and errors that name the file and the key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from moot.hooks import DEFAULT_TIMEOUT, CommandHook, HookConfigError, parse_hooks
+from moot.hooks.config import hooks_from_settings
+from moot.settings import SettingsError, load_settings
+
+
+def group(matcher: str | None, *commands: str, **hook: object) -> dict[str, object]:
+    raw: dict[str, object] = {
+        "hooks": [{"type": "command", "command": c, **hook} for c in commands]
+    }
+    if matcher is not None:
+        raw["matcher"] = matcher
+    return raw
+
+
+def test_matchers_are_regular_expressions_matched_whole_and_ignoring_case() -> None:
+    config = parse_hooks(
+        {
+            "PreToolUse": [
+                group("bash|edit", "./guard.sh"),
+                group("Write", "./write.sh"),
+                group("*", "./all.sh"),
+                group(None, "./also-all.sh"),
+            ]
+        }
+    )
+    names = lambda tool: [h.command for h in config.commands("PreToolUse", tool)]  # noqa: E731
+    assert names("bash") == ["./guard.sh", "./all.sh", "./also-all.sh"]
+    assert names("write") == [
+        "./write.sh",
+        "./all.sh",
+        "./also-all.sh",
+    ]  # `Write` as others spell it
+    assert names("bash_output") == ["./all.sh", "./also-all.sh"]  # fullmatch, not search
+    assert config.commands("PostToolUse", "bash") == []
+
+
+def test_session_start_matches_its_source() -> None:
+    config = parse_hooks(
+        {"SessionStart": [group("resume", "./again.sh"), group("", "./always.sh")]}
+    )
+    assert [h.command for h in config.commands("SessionStart", "startup")] == ["./always.sh"]
+    assert [h.command for h in config.commands("SessionStart", "resume")] == [
+        "./again.sh",
+        "./always.sh",
+    ]
+
+
+def test_identical_commands_run_once_and_timeouts_default() -> None:
+    config = parse_hooks(
+        {"Stop": [group("", "./check.sh", timeout=5), group("", "./check.sh", "./other.sh")]}
+    )
+    assert config.commands("Stop") == [CommandHook("./check.sh", 5.0), CommandHook("./other.sh")]
+    assert CommandHook("x").timeout == DEFAULT_TIMEOUT == 60
+    assert not parse_hooks({}) and parse_hooks({"Stop": [group("", "x")]})
+
+
+@pytest.mark.parametrize(
+    ("hooks", "words"),
+    [
+        ({"PreToolUse": [group("bash(", "x")]}, "hooks.PreToolUse[0].matcher: bad regular expr"),
+        ({"BeforeTool": []}, "hooks.BeforeTool: unknown hook event"),
+        ({"Stop": {"hooks": []}}, "hooks.Stop: must be a list"),
+        ({"Stop": [{"hooks": []}]}, "hooks.Stop[0].hooks: must be a non-empty list"),
+        ({"Stop": [group("", "x", type="prompt")]}, "hooks.Stop[0].hooks[0].type"),
+        ({"Stop": [group("", "  ")]}, "hooks.Stop[0].hooks[0].command"),
+        ({"Stop": [group("", "x", timeout=0)]}, "hooks.Stop[0].hooks[0].timeout"),
+        ({"Stop": [group("", "x", timeout="5")]}, "hooks.Stop[0].hooks[0].timeout"),
+        ({"Stop": [{"matcher": "", "hooks": [], "when": 1}]}, "unknown keys ['when']"),
+    ],
+)
+def test_bad_hooks_are_clear_errors(hooks: dict[str, object], words: str) -> None:
+    with pytest.raises(HookConfigError, match=r"^settings: ") as caught:
+        parse_hooks(hooks)
+    assert words in str(caught.value)
+    assert isinstance(caught.value, SettingsError)  # the CLI's usage error
+
+
+def test_an_error_names_the_settings_file_it_comes_from(tmp_path: Path) -> None:
+    project_settings = tmp_path / ".moot" / "settings.json"
+    project_settings.parent.mkdir()
+    project_settings.write_text(json.dumps({"hooks": {"PreToolUse": [group("[", "x")]}}))
+    settings = load_settings(tmp_path)
+    with pytest.raises(HookConfigError) as caught:
+        hooks_from_settings(settings.hooks, tmp_path)
+    assert str(caught.value).startswith(f"{project_settings}: hooks.PreToolUse[0].matcher")
