@@ -13,20 +13,14 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 
-from moot.core.approval import (
-    EXIT_PLAN_MODE,
-    Answer,
-    ApprovalRequest,
-    RemembersApprovals,
-    Verdict,
-)
+from moot.core.approve import ApprovalStep
 from moot.core.assemble import TurnBuilder
 from moot.core.fold import CallState, fingerprint
 from moot.core.gate import GateDecision, ModelTurn
 from moot.core.limits import LimitReached, check_before_model, check_spend
 from moot.core.peers import CALL_AGENT, FINISH, system_prompt, tagged
 from moot.core.run import RunContext
-from moot.hooks.calls import CallHooks, with_hook
+from moot.hooks.calls import CallHooks
 from moot.protocol import events as ev
 from moot.protocol.ids import new_id
 from moot.protocol.messages import ToolCall, without_images
@@ -236,102 +230,10 @@ class CallRunner:
         self._move(RunState.APPROVAL_PENDING)
 
     async def _approve(self) -> None:
-        call, run = self.call, self.run
-        tools = run.tools_for(self.agent)
-        for tc in call.pending:
-            if tc.id in call.results or tc.id in call.decisions:
-                continue
-            tc, said = await self._pre_tool_hook(tc)
-            if tc.id in call.decisions:
-                continue  # a PreToolUse hook refused it
-            tool = tools.get(tc.name)
-            request = ApprovalRequest(
-                session_id=run.session_id,
-                agent=call.agent,
-                call_id=call.call_id,
-                tool_call_id=tc.id,
-                tool=tc.name,
-                side_effect=tool.side_effect if tool else SideEffect.READ_ONLY,
-                arguments=tc.arguments,
-            )
-            verdict, by = run.approval.decide(request), "policy"
-            if said is not None and self.hooks is not None:
-                verdict, by = with_hook(verdict, said, can_ask=self.hooks.can_ask)
-            if verdict.decision == "deny":
-                self._record(
-                    ev.ApprovalDecided,
-                    tool_call_id=tc.id,
-                    approved=False,
-                    by=by,
-                    feedback=verdict.reason,
-                )
-            elif verdict.decision == "ask":
-                answer = await self._ask_person(tc, verdict)
-                kept = self._keep(answer, verdict.suggestions)
-                self._record(
-                    ev.ApprovalDecided,
-                    tool_call_id=tc.id,
-                    approved=answer.approved,
-                    by="user",
-                    feedback=answer.feedback,
-                    scope=answer.scope if kept else "once",
-                    rule=kept,
-                )
-                self._switch_mode(tc, answer)
-            elif by == "hook":  # a PreToolUse hook allowed what the policy would have asked
-                self._record(
-                    ev.ApprovalDecided,
-                    tool_call_id=tc.id,
-                    approved=True,
-                    by="hook",
-                    feedback=verdict.reason,
-                )
-        runnable = any(tc.id not in call.results for tc in call.pending)
+        step = ApprovalStep(self.run, self.call, self.agent, self.hooks, self._check_hook_stop)
+        await step.settle_pending()
+        runnable = any(tc.id not in self.call.results for tc in self.call.pending)
         self._move(RunState.TOOL_RUNNING if runnable else RunState.OBSERVATION_RECORDED)
-
-    def _keep(self, answer: Answer, suggestions: tuple[str, ...]) -> str | None:
-        """Keep an approval "for the session" or "always" as an allow rule; the rule kept."""
-        policy = self.run.approval
-        rule = answer.rule or (suggestions[0] if suggestions else None)
-        if not answer.approved or answer.scope == "once" or rule is None:
-            return None
-        if not isinstance(policy, RemembersApprovals):
-            return None
-        policy.remember(self.run.session_id, rule, always=answer.scope == "always")
-        return rule
-
-    def _switch_mode(self, tc: ToolCall, answer: Answer) -> None:
-        """Switch the session's mode when an approval says so; an approved plan leaves plan mode."""
-        policy, session = self.run.approval, self.run.session_id
-        plan = tc.name == EXIT_PLAN_MODE
-        if not answer.approved or not isinstance(policy, RemembersApprovals):
-            return
-        mode = answer.mode or ("default" if plan else None)
-        previous = policy.mode(session)
-        if mode is None or mode == previous:
-            return
-        policy.set_mode(session, mode)
-        self.run.record_session(
-            ev.ModeChanged, mode=mode, previous=previous, by="plan_approval" if plan else "user"
-        )
-
-    async def _ask_person(self, tc: ToolCall, verdict: Verdict) -> Answer:
-        waiting = self.run.pending.expect(tc.id)
-        try:
-            self._record(
-                ev.ApprovalRequested,
-                tool_call_id=tc.id,
-                tool=tc.name,
-                arguments=tc.arguments,
-                preview=verdict.preview,
-                reason=verdict.reason,
-                suggested_rules=verdict.suggestions,
-            )
-            if self.hooks is not None:
-                await self.hooks.notify(f"moot needs your permission to use {tc.name}")
-            return await waiting
-        finally:
-            self.run.pending.discard(tc.id)
 
     # ---- hooks (the runtime's `hooks`; none run when it has none) -------------------------
 
@@ -350,23 +252,6 @@ class CallRunner:
         """End the call if a hook refused its prompt or said `continue: false` (the fold knows)."""
         if self.call.hook_stop is not None:
             raise _Ended(StopReason.HOOK_BLOCKED, self.call.hook_stop)
-
-    async def _pre_tool_hook(self, tc: ToolCall) -> tuple[ToolCall, ev.HookRan | None]:
-        """PreToolUse hooks for `tc`, once per call (a resume reuses what they said).
-
-        A refusal is recorded here. Returns the call as it will run (a hook may have changed
-        its input) and what the hooks said, for the approval policy's verdict.
-        """
-        if self.hooks is None:
-            return tc, None
-        said = self.call.pre_hooks.get(tc.id) or await self.hooks.pre_tool(tc)
-        self._check_hook_stop()
-        if said is not None and said.decision == "deny" and tc.id not in self.call.decisions:
-            reason = said.reason or "no reason given"
-            self._record(
-                ev.ApprovalDecided, tool_call_id=tc.id, approved=False, by="hook", feedback=reason
-            )
-        return next(c for c in self.call.pending if c.id == tc.id), said
 
     async def _complete(self, output: str) -> None:
         """Complete the call, unless Stop hooks send the person's agent back to work."""
