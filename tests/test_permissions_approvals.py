@@ -106,3 +106,16 @@ async def test_a_mode_switch_applies_to_the_next_call(tmp_path: Path) -> None:
     after = await answer_each(runtime, "again", lambda e: ops.Deny(tool_call_id=e.tool_call_id))
     assert not of(after, ev.ApprovalRequested)
     assert of(after, ev.ToolFinished)[0].content == "edited a.py"
+
+
+async def test_a_command_that_asks_shows_where_it_would_run(tmp_path: Path) -> None:
+    policy = RulesPolicy(RuleSet(), tmp_path, shell="bubblewrap")
+    runtime = make_runtime(
+        agent("main", {"tool_calls": [call("bash", command="make deploy")]}, "ok"),
+        tools=[bash],
+        approval=policy,
+    )
+    events = await answer_each(runtime, "go", lambda e: ops.Deny(tool_call_id=e.tool_call_id))
+    (asked,) = of(events, ev.ApprovalRequested)
+    assert asked.preview == f"$ make deploy\n\ncwd: {tmp_path}\nsandbox: bubblewrap"
+    assert asked.suggested_rules == ("Bash(make deploy:*)",)

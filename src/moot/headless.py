@@ -132,7 +132,8 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 file=sys.stderr,
             )
         shells = BackgroundShells()
-        policy = NoAsking(RulesPolicy(rules, workspace.root, mode=mode), workspace.root)
+        rules_policy = RulesPolicy(rules, workspace.root, mode=mode, shell=shell.backend)
+        policy = NoAsking(rules_policy, workspace.root)
         tools = [
             t
             for t in [

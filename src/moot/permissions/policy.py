@@ -29,13 +29,17 @@ class RulesPolicy:
         workspace_root: Path,
         *,
         mode: PermissionMode = PermissionMode.DEFAULT,
+        shell: str = "",
     ) -> None:
         """Args:
         rules: The rules from settings (and the command line), shared by every session.
         workspace_root: The workspace the sessions' file tools are confined to.
         mode: The mode a session starts in (`permissions.defaultMode`, `--permission-mode`).
+        shell: Where shell commands run ("bubblewrap", "docker", "host (NO sandbox)"), for
+            the preview of a command that asks.
         """
         self.workspace_root = workspace_root
+        self.shell = shell
         self._rules = rules
         self._start_mode = PermissionMode(mode)
         self._modes: dict[str, PermissionMode] = {}
@@ -85,7 +89,13 @@ class RulesPolicy:
         if verdict.decision != "ask":
             return verdict
         suggestions = tuple(suggested_rules(request, self.workspace_root, rules))
-        return replace(verdict, suggestions=suggestions)
+        preview = verdict.preview
+        if request.tool == "bash":  # the person sees where it would run, not just what
+            where = f"cwd: {self.workspace_root}" + (
+                f"\nsandbox: {self.shell}" if self.shell else ""
+            )
+            preview = f"$ {preview}\n\n{where}"
+        return replace(verdict, suggestions=suggestions, preview=preview)
 
     def remember(self, session_id: str, rule: str, *, always: bool) -> None:
         """Keep an approval as an allow rule: for the session, or (`always`) also saved to
