@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 from report import Row, mib, ms
-from timing import GNU_TIME, VENV_BIN, median, percentile
+from timing import GNU_TIME, VENV_BIN, child_env, median, percentile
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
@@ -36,7 +35,7 @@ MODEL = "anthropic/claude-haiku-4-5"
 
 
 def _env(server: ModelServer, home: Path) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MOOT_"))}
+    keep = {k: v for k, v in child_env().items() if not k.startswith(("ANTHROPIC_", "MOOT_"))}
     return keep | {
         "ANTHROPIC_API_KEY": "sk-bench",
         "ANTHROPIC_BASE_URL": server.url,

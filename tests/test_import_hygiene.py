@@ -84,6 +84,23 @@ def test_the_version_command_imports_nothing_heavy() -> None:
     assert top_level(loaded).isdisjoint({*HEAVY, "argparse"})
 
 
+def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> None:
+    """`moot -p` sends its first request before any tool runs: each tool's module, gitpython,
+    tree-sitter and docker are imported at first use (start-up is a benchmark)."""
+    loaded = modules_after("import moot.headless")
+
+    tool_modules = {m for m in loaded if m.startswith("moot.tools.")}
+    assert tool_modules <= {
+        "moot.tools.base",
+        "moot.tools.builtin",
+        "moot.tools.builtin_specs",
+        "moot.tools.lazy",
+        "moot.tools.schema",
+    }
+    unused = {"git", "tree_sitter", "docker", "yaml", "textual", "prompt_toolkit", "mcp"}
+    assert top_level(loaded).isdisjoint(unused), sorted(top_level(loaded) & unused)
+
+
 # ---- which package may import what --------------------------------------------------------
 
 

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Value(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: built at first use, not at import (start-up time; see events._Event).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Attachment(_Value):

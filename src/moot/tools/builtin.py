@@ -2,25 +2,34 @@
 
 Every front end (headless, the TUI, ACP) asks here for the same set, so an agent has the same
 tools wherever the person talks to it.
+
+The tools are `LazyTool`s: the model gets each one's spec from `builtin_specs.json` (generated
+from the tools; a test fails when it is stale), and a tool's module is imported and its
+argument model built at its first call, so the first model request waits for neither.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from moot.sandbox.background import BackgroundShells
-from moot.sandbox.select import SandboxChoice
-from moot.store.base import Store
-from moot.tools.base import Tool
-from moot.tools.files import file_tools
-from moot.tools.git_tools import git_tools
-from moot.tools.repo_map import repo_map_tool
-from moot.tools.shell_tools import shell_tools
-from moot.tools.symbols import symbols_tool
-from moot.tools.todo import TodoList, todo_tool
-from moot.tools.web_fetch import web_fetch_tool
+from moot.tools.base import SideEffect, Tool
+from moot.tools.builtin_specs import load_specs
+from moot.tools.lazy import LazyTool
 from moot.workspace.paths import Workspace
 from moot.workspace.snapshots import FileSnapshots
+
+if TYPE_CHECKING:
+    from moot.sandbox.background import BackgroundShells
+    from moot.sandbox.base import Sandbox
+    from moot.sandbox.select import SandboxChoice
+    from moot.store.base import Store
+
+Builder = Callable[[ModuleType], Tool]
+"""Makes one tool from its module (`moot.tools.<name>`)."""
 
 
 def outputs_dir(session_id: str) -> Path:
@@ -57,13 +66,82 @@ def builtin_tools(
     Shell commands run in `shell.sandbox`; with none, `bash` refuses and says how to enable
     one. The task list continues from the session's log.
     """
-    todos = TodoList.from_events(store.events(session_id, kinds=("tool_finished",)))
-    return [
-        *file_tools(workspace),
-        *git_tools(workspace, changed_files=lambda: set(workspace.changed)),
-        *shell_tools(shell.sandbox, workspace, shells, unavailable=shell.describe()),
-        repo_map_tool(workspace),
-        symbols_tool(workspace),
-        todo_tool(todos),
-        web_fetch_tool(allow_private=allow_private_web),
-    ]
+    specs = load_specs()
+    variant = bash_variant(shell.sandbox)
+    tools: list[Tool] = []
+    for name, build in tool_builders(
+        store, session_id, workspace, shell, shells, allow_private_web=allow_private_web
+    ).items():
+        spec = specs[name]
+        description = spec["description"]
+        if isinstance(description, dict):
+            description = description[variant]
+        side_effect = SideEffect(spec["side_effect"])
+        tools.append(LazyTool(name, description, spec["parameters"], side_effect, build))
+    return tools
+
+
+def bash_variant(sandbox: Sandbox | None) -> str:
+    """Which of `bash`'s descriptions applies: where its commands run (see `tools/bash.py`)."""
+    if sandbox is None:
+        return "none"
+    return "host" if sandbox.name == "host" else "sandboxed"
+
+
+def tool_builders(
+    store: Store,
+    session_id: str,
+    workspace: Workspace,
+    shell: SandboxChoice,
+    shells: BackgroundShells,
+    *,
+    allow_private_web: bool = False,
+) -> dict[str, Callable[[], Tool]]:
+    """How to build each built-in tool, by name, in the order the model sees them.
+
+    Each builder imports the tool's module (`moot.tools.<name>`) when called.
+    """
+    unavailable = shell.describe()
+
+    def changed() -> set[Path]:
+        return set(workspace.changed)
+
+    def todo(m: ModuleType) -> Tool:
+        # The task list continues from the log. Read at the first todo call, it holds what it
+        # held at start-up: only this tool records todo results, and it has not run yet.
+        todos = m.TodoList.from_events(store.events(session_id, kinds=("tool_finished",)))
+        tool: Tool = m.todo_tool(todos)
+        return tool
+
+    made: dict[str, Builder] = {
+        "read": lambda m: m.read_tool(workspace),
+        "glob": lambda m: m.glob_tool(workspace),
+        "grep": lambda m: m.grep_tool(workspace),
+        "ls": lambda m: m.ls_tool(workspace),
+        "write": lambda m: m.write_tool(workspace),
+        "edit": lambda m: m.edit_tool(workspace),
+        "multi_edit": lambda m: m.multi_edit_tool(workspace),
+        "git_status": lambda m: m.git_status_tool(workspace),
+        "git_diff": lambda m: m.git_diff_tool(workspace),
+        "git_log": lambda m: m.git_log_tool(workspace),
+        "git_show": lambda m: m.git_show_tool(workspace),
+        "git_commit": lambda m: m.git_commit_tool(workspace, changed),
+        "git_branch": lambda m: m.git_branch_tool(workspace),
+        "shell_output": lambda m: m.shell_output_tool(shells),
+        "bash": lambda m: m.bash_tool(shell.sandbox, workspace, shells, unavailable=unavailable),
+        "kill_shell": lambda m: m.kill_shell_tool(shells),
+        "repo_map": lambda m: m.repo_map_tool(workspace),
+        "symbols": lambda m: m.symbols_tool(workspace),
+        "todo": todo,
+        "web_fetch": lambda m: m.web_fetch_tool(allow_private=allow_private_web),
+    }
+    return {name: _builder(name, make) for name, make in made.items()}
+
+
+def _builder(name: str, make: Builder) -> Callable[[], Tool]:
+    def build() -> Tool:
+        # Imported at the tool's first call, not at start-up: together the tools' modules and
+        # argument models cost tens of milliseconds before the first model request.
+        return make(importlib.import_module(f"moot.tools.{name}"))
+
+    return build
