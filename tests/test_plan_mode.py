@@ -210,3 +210,34 @@ turns:
     assert not of(events, ev.ModeChanged)
     assert (work / "notes.txt").read_text() == "hello wrold\n"
     assert of(events, ev.TurnFinished)[0].output == "Plan: 1. fix the typo"
+
+
+def test_a_resumed_session_goes_on_in_the_mode_it_switched_to(tmp_path: Path) -> None:
+    store_path = tmp_path / "moot.db"
+    store = SQLiteStore(store_path)
+    runtime = Runtime(
+        [agent("main", "one", "two")], store=store, approval=RulesPolicy(RuleSet(), tmp_path)
+    )
+    assert runtime.mode is None
+    runtime.submit(ops.SetMode(mode="plan"))  # between runs: no checkpoint covers it yet
+    assert runtime.mode == "plan"
+    store.close()
+    again = SQLiteStore(store_path)
+    resumed = Runtime([agent("main")], store=again, session_id=runtime.session_id)
+    assert resumed.mode == "plan"
+    again.close()
+
+
+async def test_the_mode_survives_a_checkpoint(tmp_path: Path) -> None:
+    store_path = tmp_path / "moot.db"
+    store = SQLiteStore(store_path)
+    runtime, _ = planning_runtime(tmp_path, "first", store=store)
+    runtime.submit(ops.SetMode(mode="acceptEdits"))
+    await answering(runtime, lambda e: ops.Deny(tool_call_id=e.tool_call_id))  # checkpointed
+    store.close()
+    again = SQLiteStore(store_path)
+    first_after = again.latest_checkpoint(runtime.session_id, "session")
+    assert first_after is not None and first_after[1]["mode"] == "acceptEdits"
+    resumed = Runtime([agent("main")], store=again, session_id=runtime.session_id)
+    assert resumed.mode == "acceptEdits"
+    again.close()

@@ -151,6 +151,10 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             approval=policy,
             hooks=Hooks(hook_config, workspace.root, can_ask=False) if hook_config else None,
         )
+        if runtime.mode and not options.permission_mode:
+            # The mode belongs to the session: a resumed one goes on in the mode it switched to,
+            # unless the command line names one.
+            policy.set_mode(runtime.session_id, runtime.mode)
         if options.prompt is not None and runtime.unfinished_run:
             return _fail(
                 f"session {runtime.session_id} has an unfinished run; finish it first with "

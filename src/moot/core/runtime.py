@@ -290,6 +290,13 @@ class Runtime:
                         provider.fast_forward(peer.name, turns)
         return provider
 
+    @property
+    def mode(self) -> str | None:
+        """The permission mode this session last switched to (kept across resumes), if any."""
+        return self._session.mode
+
     def _publish(self, event: ev.Event) -> None:
+        if isinstance(event, ev.ModeChanged):
+            self._session.mode = event.mode
         for stream in self._streams:
             stream.put(event)

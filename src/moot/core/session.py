@@ -17,8 +17,9 @@ from pydantic import TypeAdapter
 
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
-from moot.protocol.events import SESSION_KINDS
+from moot.protocol.events import SESSION_KINDS, ModeChanged
 from moot.protocol.messages import Message
+from moot.protocol.modes import ModeName
 from moot.store.base import Store
 
 CHECKPOINT = "session"
@@ -33,18 +34,21 @@ class SessionState:
     """The run a crash or a stop left unfinished, folded up to its last event."""
     model_turns: Counter[str] = field(default_factory=Counter)
     """Model calls each agent has made in this session (scripted providers resume from it)."""
+    mode: ModeName | None = None
+    """The permission mode the session last switched to (`mode_changed`); None if it never did."""
 
     def checkpoint(self) -> dict[str, Any]:
         dump = _messages().dump_python
         return {
             "history": {agent: dump(m, mode="json") for agent, m in self.history.items()},
             "model_turns": dict(self.model_turns),
+            "mode": self.mode,
         }
 
     @classmethod
     def from_checkpoint(cls, data: dict[str, Any]) -> SessionState:
         history = {a: _messages().validate_python(m) for a, m in data["history"].items()}
-        return cls(history=history, model_turns=Counter(data["model_turns"]))
+        return cls(history=history, model_turns=Counter(data["model_turns"]), mode=data.get("mode"))
 
     def finish_run(self, fold: RunFold) -> None:
         """Take a finished run in (its fold has already updated the history)."""
@@ -67,6 +71,8 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
         state = SessionState.from_checkpoint(data)
     fold: RunFold | None = None
     for event in store.events(session_id, after_seq=after):
+        if isinstance(event, ModeChanged):
+            state.mode = event.mode
         if event.kind in SESSION_KINDS:
             continue  # of the session, not of a run: no fold takes them
         if event.kind == "turn_started":
