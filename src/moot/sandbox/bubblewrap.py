@@ -241,8 +241,9 @@ class BubblewrapSandbox(ProcessSandbox):
             self._empty = make_empty_file()
         return self._empty
 
-    def command_argv(self, command: str, cwd: Path) -> list[str]:
-        masks = self.policy.masks() if self.policy.masks is not None else None
+    async def command_argv(self, command: str, cwd: Path) -> list[str]:
+        # The masks walk the workspace (milliseconds, more in a big tree): off the event loop.
+        masks = await asyncio.to_thread(self.policy.masks) if self.policy.masks else None
         args = bwrap_args(
             self.bwrap,
             workspace=self.workspace,

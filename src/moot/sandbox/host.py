@@ -52,8 +52,9 @@ class ProcessSandbox:
         """Where full outputs of long commands are saved."""
         self._background: list[LocalBackgroundProcess] = []
 
-    def command_argv(self, command: str, cwd: Path) -> list[str]:
-        """The argv that runs `command` with bash in `cwd`."""
+    async def command_argv(self, command: str, cwd: Path) -> list[str]:
+        """The argv that runs `command` with bash in `cwd` (async: working it out may read the
+        disk, which a backend does off the event loop)."""
         return ["bash", "-c", command]
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -81,7 +82,7 @@ class ProcessSandbox:
         started = time.perf_counter()
         try:
             process = GroupProcess(
-                self.command_argv(command, cwd),
+                await self.command_argv(command, cwd),
                 cwd=cwd,
                 env=self.command_env(env),
                 capture=capture,
@@ -99,9 +100,10 @@ class ProcessSandbox:
         Raises:
             OSError: The command could not be started.
         """
+        argv = await self.command_argv(command, cwd)  # before the id: no await between them
         process = LocalBackgroundProcess(
             f"shell_{len(self._background) + 1}",
-            self.command_argv(command, cwd),
+            argv,
             cwd=cwd,
             env=self.command_env(env),
             files=self.outputs,
