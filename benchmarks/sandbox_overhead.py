@@ -53,10 +53,8 @@ def run(*, quick: bool) -> list[Row]:
         if why_not is None:
             bwrap = BubblewrapSandbox(policy)
             sandboxes["bubblewrap"] = bwrap
-            bare = {
-                "host": ["/bin/true"],
-                "bubblewrap": [*bwrap.command_argv("true", workspace)[:-3], "/bin/true"],
-            }
+            wrapped = asyncio.run(bwrap.launch("true", workspace)).argv[:-3]
+            bare = {"host": ["/bin/true"], "bubblewrap": [*wrapped, "/bin/true"]}
         else:
             bare = {"host": ["/bin/true"]}
         processes = time_processes(bare, runs=runs)  # before the sandboxes close: bwrap's /tmp

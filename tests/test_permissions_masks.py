@@ -6,12 +6,14 @@ The sandbox backends apply these for real in `test_sandbox_contract.py`; here, w
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from moot.permissions import masks as masks_module
+from moot.permissions import tracked
 from moot.permissions.masks import _Matcher, mask_source, sandbox_masks
 from moot.permissions.rules import RuleSet
 from moot.sandbox.base import SandboxMasks
@@ -31,13 +33,14 @@ TREE = [
     "src/main.py",
     "locked/a.txt",
     "locked/.env",
-    ".git/config",
 ]
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
+    """The tree in a git repository that tracks none of it (so `.git` is never hidden)."""
     root = tmp_path / "ws"
+    git(tmp_path, "init", "-q", "ws")
     for rel in TREE:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(rel)
@@ -47,6 +50,11 @@ def ws(tmp_path: Path) -> Path:
 
 def masks(root: Path, *deny: str) -> SandboxMasks:
     return sandbox_masks(RuleSet(deny=deny), root)
+
+
+def git(where: Path, *args: str) -> None:
+    identity = ["-c", "user.name=moot", "-c", "user.email=moot@example.invalid"]
+    subprocess.run(["git", *identity, "-C", str(where), *args], check=True, capture_output=True)
 
 
 @pytest.mark.parametrize(
@@ -258,3 +266,82 @@ def _count_scandir(monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
 
     monkeypatch.setattr(masks_module.os, "scandir", counting)
     return lambda: len(calls)
+
+
+def test_names_with_newlines_are_matched_like_any_other(tmp_path: Path) -> None:
+    odd = tmp_path / "a\nb"
+    odd.mkdir()
+    (odd / "key.pem").write_text("PEM-SECRET\n")
+    (odd / "notes.txt").write_text("fine\n")
+    assert masks(tmp_path, "Read(*.pem)").hidden_files == ("a\nb/key.pem",)
+    assert masks(tmp_path, "Read(**/key.pem)").hidden_files == ("a\nb/key.pem",)
+    assert masks(tmp_path, "Read(a?b/)").hidden_dirs == ("a\nb",)
+
+
+# ---- `.git`, when its index tracks a hidden file (moot.permissions.tracked) ---------------
+
+
+def test_git_is_hidden_when_its_index_tracks_a_hidden_file(ws: Path) -> None:
+    git(ws, "add", "-f", "config/app.toml", "secrets/token")  # secrets/ is ignored
+    (ws / ".git" / "extra").write_text("x")
+
+    assert masks(ws, "Read(./config/app.toml)", "Edit(.git/extra)") == SandboxMasks(
+        hidden_files=("config/app.toml",), hidden_dirs=(".git",)
+    ), "nothing is masked below the hidden .git"
+    assert masks(ws, "Read(secrets/)").hidden_dirs == (".git", "secrets"), "a file below"
+
+
+def test_git_is_left_alone_when_nothing_hidden_is_tracked(ws: Path) -> None:
+    git(ws, "add", "config/app.toml")
+
+    assert masks(ws, "Read(./.env)", "Read(secrets/)", "Edit(config/app.toml)") == SandboxMasks(
+        hidden_files=(".env",), hidden_dirs=("secrets",), read_only=("config/app.toml",)
+    )
+
+
+def test_pathspecs_are_literal(ws: Path) -> None:
+    """A hidden file named `[lk]*` is no glob for git: tracked `keys/` does not count."""
+    git(ws, "add", "keys")
+    base = os.path.realpath(ws)
+
+    assert not tracked.git_tracks_any(base, ["[lk]*", "k*"])
+    assert tracked.git_tracks_any(base, ["keys/readme.md"])
+
+
+def test_when_git_cannot_answer_git_is_hidden(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(ws / "nowhere"))
+    assert masks(ws, "Read(./.env)").hidden_dirs == (".git",), "no git: fails closed"
+    monkeypatch.undo()
+    (ws / ".git" / "HEAD").write_text("not a ref\n")
+    assert masks(ws, "Read(./.env)").hidden_dirs == (".git",), "a repository git cannot read"
+
+
+def test_git_is_not_asked_without_a_hidden_path_or_a_git_dir(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[list[str]] = []
+    monkeypatch.setattr(tracked, "git_tracks_any", lambda _, paths: asked.append(paths) or True)
+
+    assert ".git" not in masks(ws, "Edit(./.env)").hidden_dirs
+    assert ".git" not in masks(ws, "Read(./missing)").hidden_dirs
+    os.rename(ws / ".git", ws / "git-elsewhere")
+    assert ".git" not in masks(ws, "Read(./.env)").hidden_dirs
+    assert asked == []
+
+
+def test_a_source_asks_git_again_only_once_the_index_changed(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[list[str]] = []
+    ask = tracked.git_tracks_any
+    monkeypatch.setattr(tracked, "git_tracks_any", lambda b, p: asked.append(p) or ask(b, p))
+    source = mask_source(RuleSet(deny=["Read(./.env)"]), ws)
+    assert source is not None
+    git(ws, "add", "src/main.py")
+
+    before = [source(), source()]
+    git(ws, "add", "-f", ".env")
+    after = source()
+
+    assert [".git" in masks.hidden_dirs for masks in [*before, after]] == [False, False, True]
+    assert asked == [[".env"], [".env"]]

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from moot.permissions.masks import mask_source
 from moot.permissions.rules import RuleSet
-from moot.sandbox.base import SandboxMasks, SandboxPolicy
-from moot.sandbox.bubblewrap import BubblewrapSandbox, bwrap_args, bwrap_unavailable
+from moot.sandbox import bubblewrap, bwrap_cache
+from moot.sandbox.base import SandboxMasks, SandboxPolicy, rename_guards
+from moot.sandbox.bubblewrap import (
+    BubblewrapSandbox,
+    bind_fd_supported,
+    bwrap_args,
+    bwrap_unavailable,
+    bwrap_version,
+)
 from sandbox_contract import BACKENDS, Backend, require
 
 
@@ -24,6 +33,7 @@ def args_for(
     network: bool = False,
     hidden: list[Path] | None = None,
     masks: SandboxMasks | None = None,
+    guard_fds: dict[str, int] | None = None,
 ) -> list[str]:
     return bwrap_args(
         "bwrap",
@@ -35,6 +45,7 @@ def args_for(
         hidden=hidden or [],
         masks=masks,
         empty_file=Path("/private/empty"),
+        guard_fds=guard_fds,
     )
 
 
@@ -112,6 +123,48 @@ def test_masks_come_after_the_workspace_parents_first(tmp_path: Path) -> None:
     assert args.index(str(tmp_path)) < at(".git") < at(".env") < at("locked") < at("locked/.env")
 
 
+def test_directories_above_masks_are_guarded_first_from_descriptors(tmp_path: Path) -> None:
+    """Bound onto themselves (writable) after the workspace, before the protected paths and
+    the masks, parents first: a mount point cannot be renamed."""
+    (tmp_path / ".git").mkdir()
+    masks = SandboxMasks(hidden_files=("a/b/.env", "a/key"), read_only=("c/d",))
+    fds = {"a": 11, "a/b": 12, "c": 13}
+
+    args = args_for(tmp_path, masks=masks, guard_fds=fds)
+
+    binds = [args[i + 1 : i + 3] for i, arg in enumerate(args) if arg == "--bind-fd"]
+    assert binds == [
+        [fd, str(tmp_path / rel)] for rel, fd in (("a", "11"), ("a/b", "12"), ("c", "13"))
+    ]
+    first, last = args.index("--bind-fd"), len(args) - args[::-1].index("--bind-fd")
+    assert args.index(str(tmp_path)) < first and last < args.index(str(tmp_path / ".git"))
+    assert last < args.index(str(tmp_path / "a/b/.env"))
+    assert pairs(args, "--bind") == ["/private/tmp", str(tmp_path)], "nothing bound by path"
+
+
+def test_without_bind_fd_real_directories_are_guarded_by_path(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink("elsewhere", tmp_path / "c")  # swapped for a link since: never bound writable
+    masks = SandboxMasks(hidden_files=("a/b/.env", "c/d/key"))
+
+    args = args_for(tmp_path, masks=masks)
+
+    assert "--bind-fd" not in args
+    assert pairs(args, "--bind") == ["/private/tmp", *(str(tmp_path / d) for d in ("", "a", "a/b"))]
+
+
+def test_nothing_is_guarded_at_or_below_a_read_only_or_protected_path() -> None:
+    masks = SandboxMasks(
+        hidden_files=("locked/sub/.env", ".git/hooks/x", "/outside/a/key"),
+        hidden_dirs=("d/secrets",),
+        read_only=("locked",),
+    )
+
+    assert rename_guards(masks, (".git", ".moot", "deep/down/.hooks")) == ["d", "deep", "deep/down"]
+    assert rename_guards(None, (".git", ".moot")) == []
+
+
 def test_a_link_target_outside_is_masked_unless_the_sandbox_replaces_it(tmp_path: Path) -> None:
     masks = SandboxMasks(hidden_files=("/var/lib/app/key", "/tmp/elsewhere/key", "/run/key"))
 
@@ -131,6 +184,110 @@ def test_the_probe_names_what_is_wrong(tmp_path: Path) -> None:
 
     assert "No permissions to creating new namespace" in (bwrap_unavailable(str(fake)) or "")
     assert "could not be run" in (bwrap_unavailable(str(tmp_path / "missing")) or "")
+
+
+# ---- the probe remembered across starts (moot.sandbox.bwrap_cache) ------------------------
+
+NO_NAMESPACES = "bwrap: No permissions to creating new namespace"
+
+
+@pytest.fixture
+def fake_bwrap(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A stand-in `bwrap` that logs its first argument and works, until `broken` exists:
+    then it fails as bwrap does where user namespaces are not allowed."""
+    log, broken, fake = tmp_path / "runs.log", tmp_path / "broken", tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(
+        f'#!/bin/sh\necho "$1" >> {log}\n'
+        f"if [ -e {broken} ]; then echo '{NO_NAMESPACES}' >&2; exit 1; fi\n"
+        '[ "$1" = --version ] && echo "bubblewrap 9.9"\nexit 0\n'
+    )
+    fake.chmod(0o755)
+    return fake, log, broken
+
+
+def new_start() -> None:
+    """Forget what this process probed, as the next `moot` process would not know it."""
+    bubblewrap._probe.cache_clear()
+    bubblewrap._version.cache_clear()
+
+
+def runs(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_a_probe_that_worked_is_remembered_by_the_next_start(
+    fake_bwrap: tuple[Path, Path, Path],
+) -> None:
+    fake, log, _ = fake_bwrap
+    new_start()
+    assert (bwrap_unavailable(str(fake)), bwrap_version(str(fake))) == (None, "bubblewrap 9.9")
+    assert runs(log) == ["--ro-bind", "--version"]
+
+    new_start()
+    assert (bwrap_unavailable(str(fake)), bwrap_version(str(fake))) == (None, "bubblewrap 9.9")
+    assert runs(log) == ["--ro-bind", "--version"], "nothing ran again"
+
+
+@pytest.mark.parametrize("change", ["too old", "bwrap replaced", "another kernel", "garbage"])
+def test_a_stale_entry_is_probed_again(
+    fake_bwrap: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    fake, log, broken = fake_bwrap
+    new_start()
+    assert bwrap_unavailable(str(fake)) is None
+    cache = bwrap_cache.cache_file()
+    if change == "too old":
+        entries = json.loads(cache.read_text())
+        entries[str(fake)]["checked"] -= bwrap_cache.TTL + 1
+        cache.write_text(json.dumps(entries))
+    elif change == "bwrap replaced":
+        fake.write_text(fake.read_text() + "# upgraded\n")
+    elif change == "another kernel":
+        uname = os.uname()
+        kernel = os.uname_result((*uname[:2], uname.release + "-next", *uname[3:]))
+        monkeypatch.setattr(bwrap_cache.os, "uname", lambda: kernel)
+    else:
+        cache.write_text("{not json")
+    broken.touch()  # the fresh probe finds what a remembered answer would have hidden
+
+    new_start()
+    assert NO_NAMESPACES in (bwrap_unavailable(str(fake)) or "")
+    assert runs(log) == ["--ro-bind", "--version", "--ro-bind"]
+
+
+def test_a_failed_probe_is_not_remembered(fake_bwrap: tuple[Path, Path, Path]) -> None:
+    fake, log, broken = fake_bwrap
+    broken.touch()
+    new_start()
+    assert NO_NAMESPACES in (bwrap_unavailable(str(fake)) or "")
+    broken.unlink()  # fixed: the next start must see it
+
+    new_start()
+    assert bwrap_unavailable(str(fake)) is None
+    assert runs(log) == ["--ro-bind", "--ro-bind", "--version"]
+
+
+async def test_a_sandbox_that_stopped_working_says_so_and_is_probed_at_the_next_start(
+    fake_bwrap: tuple[Path, Path, Path], workspace: Path
+) -> None:
+    """A remembered answer may go stale (user namespaces turned off since): the command fails
+    with bwrap's own words, and the entry is dropped."""
+    fake, _, broken = fake_bwrap
+    new_start()
+    assert bwrap_unavailable(str(fake)) is None
+    broken.touch()
+    sandbox = BubblewrapSandbox(SandboxPolicy(workspace), bwrap=str(fake))
+    try:
+        code, out, err = await run(sandbox, "echo hi")
+    finally:
+        await sandbox.close()
+
+    assert (code, out) == (1, "")
+    assert err.startswith(NO_NAMESPACES)
+    assert bwrap_cache.remembered(str(fake)) is None
+    new_start()
+    assert NO_NAMESPACES in (bwrap_unavailable(str(fake)) or "")
 
 
 def test_a_missing_backend_skips_locally_and_fails_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,12 +331,14 @@ async def run(sandbox: BubblewrapSandbox, command: str) -> tuple[int | None, str
     return result.exit_code, result.stdout, result.stderr
 
 
-async def test_the_sandbox_adds_nothing_to_the_workspace(
+async def test_the_sandbox_adds_nothing_to_the_workspace_but_an_empty_moot_dir(
     sandbox: BubblewrapSandbox, workspace: Path
 ) -> None:
+    """`.moot` is made so that it can be bound read-only (`made_when_missing`); not `.git`."""
     await run(sandbox, "true")
 
-    assert os.listdir(workspace) == []
+    assert os.listdir(workspace) == [".moot"]
+    assert os.listdir(workspace / ".moot") == []
 
 
 async def test_commands_see_only_their_own_processes(sandbox: BubblewrapSandbox) -> None:
@@ -251,7 +410,7 @@ async def test_a_denied_link_to_a_file_outside_masks_the_file(
 
     assert (code, out) == (0, "end\n")
     assert not empty_dir.exists(), "close() removes the empty file"
-    assert sorted(os.listdir(workspace)) == [".env"], "nothing added to the workspace"
+    assert sorted(os.listdir(workspace)) == [".env", ".moot"], "no mount points added"
 
 
 @pytest.mark.skipif(not os.path.exists("/run/docker.sock"), reason="no Docker socket to hide")
@@ -279,3 +438,42 @@ async def test_network_allowed_reaches_the_hosts_loopback(workspace: Path) -> No
         server.close()
 
     assert (code, out) == (0, "connected\n"), err
+
+
+async def test_a_guarded_directory_swapped_for_a_link_as_the_sandbox_starts_binds_nothing_outside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A background command may swap a guarded directory for a link to outside the workspace
+    after the arguments are made, before bwrap mounts: bound by path, the link's target would
+    be bound writable. Bound from the descriptor opened before, bwrap refuses to start."""
+    require(BACKENDS["bubblewrap"])
+    # Not under /tmp: the sandbox has a private one, in which the link would lead nowhere.
+    base = Path(tempfile.mkdtemp(prefix="moot-swap-", dir="/var/tmp"))
+    workspace, outside = base / "ws", base / "outside"
+    (workspace / "x").mkdir(parents=True)
+    (workspace / "x" / ".env").write_text("TOKEN=x\n")
+    outside.mkdir()
+    (outside / ".env").touch()  # so that the mask over x/.env lands somewhere
+    sandbox = BubblewrapSandbox(
+        SandboxPolicy(workspace, masks=mask_source(RuleSet(deny=["Read(.env)"]), workspace))
+    )
+    made = bubblewrap.bwrap_args
+
+    def then_swapped(*args: Any, **kwargs: Any) -> list[str]:
+        made_args = made(*args, **kwargs)
+        os.rename(workspace / "x", workspace / "x.real")
+        os.symlink("../outside", workspace / "x")
+        return made_args
+
+    monkeypatch.setattr(bubblewrap, "bwrap_args", then_swapped)
+    try:
+        if not bind_fd_supported(sandbox.bwrap):
+            pytest.skip(f"{sandbox.bwrap} has no --bind-fd: guards are bound by path (racy)")
+        code, _, err = await run(sandbox, f"echo escaped > {outside}/file")
+        left = os.listdir(outside)
+    finally:
+        await sandbox.close()
+        shutil.rmtree(base)
+
+    assert code != 0 and err.startswith("bwrap: ")
+    assert left == [".env"]

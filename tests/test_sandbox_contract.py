@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import socket
+import stat
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -279,6 +282,109 @@ async def test_a_file_that_appears_later_is_masked_from_the_next_command(
     assert first.stdout == f"TOKEN={SECRET}\n", "the command that made it may read it"
     assert (harness.workspace / "made" / ".env").read_text() == f"TOKEN={SECRET}\n"
     _no_secret(result)
+
+
+async def test_renaming_the_directory_above_an_edit_mask_cannot_leave_it_behind(
+    harness: Harness,
+) -> None:
+    """Only the masked path is a mount point, and Linux renames a directory holding mounts:
+    every directory above one is bound onto itself, so renaming it fails (EBUSY)."""
+    require_containment(harness)
+    conf = harness.workspace / "conf"
+    conf.mkdir()
+    (conf / "app.toml").write_text("evil=0\n")
+    harness.deny("Edit(./conf/app.toml)")
+
+    swap = await harness.run("mv conf conf.old && mkdir conf && echo evil=1 > conf/app.toml")
+    write = await harness.run("echo ok > conf/other.txt && rm conf/other.txt && echo done")
+
+    assert swap.exit_code != 0
+    assert (conf / "app.toml").read_text() == "evil=0\n"
+    assert not on_host(harness.workspace / "conf.old")
+    assert (write.exit_code, write.stdout) == (0, "done\n"), "a guarded directory stays writable"
+
+
+async def test_a_hidden_file_stays_hidden_when_the_directories_above_it_are_renamed(
+    harness: Harness,
+) -> None:
+    require_containment(harness)
+    (harness.workspace / "sec" / "b").mkdir(parents=True)
+    (harness.workspace / "sec" / "b" / "key").write_text(f"{SECRET}\n")
+    harness.deny("Read(./sec/b/key)")
+
+    await harness.run("mv sec s2; mv sec/b sec/c; mv sec/b/key sec/b/k2; true")
+    read = await harness.run("cat s2/b/key sec/c/key sec/b/k2 sec/b/key; grep -r hunter2 .")
+
+    _no_secret(read)
+    assert sorted(os.listdir(harness.workspace / "sec")) == ["b"]
+    assert os.listdir(harness.workspace / "sec" / "b") == ["key"]
+    assert not on_host(harness.workspace / "s2")
+
+
+async def test_a_missing_moot_dir_is_made_read_only_before_a_command_could_make_it(
+    harness: Harness,
+) -> None:
+    """A command that made `.moot/settings.json` would configure hooks that the next moot run
+    executes on the host. `.git` is not made."""
+    require_containment(harness)
+    shutil.rmtree(harness.workspace / ".moot")
+    shutil.rmtree(harness.workspace / ".git")
+    settings = '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "x"}]}]}}'
+
+    result = await harness.run(f"mkdir -p .moot && echo '{settings}' > .moot/settings.json")
+
+    moot = harness.workspace / ".moot"
+    assert result.exit_code != 0 and "Read-only file system" in result.stderr
+    assert moot.is_dir() and not moot.is_symlink() and os.listdir(moot) == []
+    assert stat.S_IMODE(moot.stat().st_mode) == 0o755
+    assert not on_host(harness.workspace / ".git")
+
+
+def _commit_all(workspace: Path) -> None:
+    """Make the workspace a git repository (on the host) and commit all it holds."""
+    shutil.rmtree(workspace / ".git")
+    identity = ["-c", "user.name=moot", "-c", "user.email=moot@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "all"]):
+        subprocess.run(["git", *identity, *args], cwd=workspace, check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git on the host works out the masks")
+async def test_git_shows_nothing_of_a_tracked_hidden_file(harness: Harness) -> None:
+    """A masked `.env` looks emptied to git (`git diff` would print its lines as deleted), and
+    `git show HEAD:.env` reads the object store: `.git` is hidden whole. (The Docker image
+    has no git: there, that `.git` is empty.)"""
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    (harness.workspace / "a.txt").write_text("a\n")
+    _commit_all(harness.workspace)
+    harness.deny("Read(./.env)")
+
+    result = await harness.run(
+        "ls -A .git; if command -v git >/dev/null; then git diff; git show HEAD:.env;"
+        " git log -p; git grep TOKEN HEAD; else echo no git; fi; true"
+    )
+
+    _no_secret(result)
+    assert result.stdout in ("", "no git\n"), result
+    if not result.stdout:
+        assert "not a git repository" in result.stderr
+    assert (harness.workspace / ".git" / "HEAD").exists()
+
+
+async def test_git_is_left_alone_when_no_hidden_file_is_tracked(harness: Harness) -> None:
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    (harness.workspace / ".gitignore").write_text(".env\n")
+    if shutil.which("git") is None:
+        pytest.skip("git on the host makes the repository")
+    _commit_all(harness.workspace)
+    harness.deny("Read(./.env)")
+
+    result = await harness.run("cat .git/HEAD .env; touch .git/x")
+
+    _no_secret(result)
+    assert result.stdout.startswith("ref: refs/heads/")
+    assert result.exit_code != 0 and not on_host(harness.workspace / ".git" / "x")
 
 
 # ---- the network and the host's sockets -------------------------------------------------

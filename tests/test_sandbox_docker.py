@@ -16,6 +16,7 @@ import asyncio
 import functools
 import inspect
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -228,6 +229,49 @@ async def test_a_masked_file_replaced_on_the_host_is_masked_again(harness: Harne
     result = await harness.run("cat .env")
 
     assert "replaced" not in result.stdout and result.stdout == ""
+
+
+@on_docker
+async def test_directories_above_a_mask_are_writable_mounts_made_again_when_replaced(
+    harness: Harness, engine: Any
+) -> None:
+    """Bound onto themselves so that no command renames them; one replaced on the host (with
+    the masked file moved into the new one) needs a new container, one merely written in not."""
+    ws, sandbox = harness.workspace, _docker_of(harness)
+    (ws / "sec" / "b").mkdir(parents=True)
+    (ws / "sec" / "b" / "key").write_text("TOKEN=x\n")
+    harness.deny("Read(./sec/b/key)")
+    await harness.run("true")
+    first = sandbox.container.id if sandbox.container else None
+    mounts = engine.containers.get(first).attrs["HostConfig"]["Mounts"]
+    made = {m["Target"]: (m["Type"], m.get("ReadOnly", False)) for m in mounts}
+    (ws / "sec" / "notes.txt").write_text("a new file: the directory's ctime changes\n")
+    kept = await harness.run("true")
+    kept_id = sandbox.container.id if sandbox.container else None
+    os.rename(ws / "sec", ws / "sec.old")
+    (ws / "sec").mkdir()
+    os.rename(ws / "sec.old" / "b", ws / "sec" / "b")
+
+    result = await harness.run("mv sec s3; cat sec/b/key")
+
+    assert made[str(ws / "sec")] == made[str(ws / "sec" / "b")] == ("bind", False)
+    assert kept.exit_code == 0 and kept_id == first
+    assert sandbox.container is not None and sandbox.container.id != first
+    assert result.stdout == "" and not (ws / "s3").exists()
+
+
+@on_docker
+async def test_a_git_dir_made_on_the_host_later_is_read_only_from_the_next_command(
+    harness: Harness,
+) -> None:
+    shutil.rmtree(harness.workspace / ".git")
+    await harness.run("true")
+    (harness.workspace / ".git").mkdir()
+
+    result = await harness.run("touch .git/config")
+
+    assert result.exit_code != 0 and "Read-only file system" in result.stderr
+    assert not (harness.workspace / ".git" / "config").exists()
 
 
 @on_docker

@@ -8,6 +8,10 @@ mask (`SandboxMasks`), and the backends apply them to every command:
 - `Read(...)`: each existing file or directory a rule covers is hidden: an empty read-only
   file or directory takes its place. A covered directory is hidden whole and not walked.
 - `Edit(...)`, `Write(...)`: each existing file or directory a rule covers is read-only.
+- `.git` is hidden whole when its index tracks a hidden file (`moot.permissions.tracked`):
+  git would show it otherwise (`git diff` prints its lines as deleted, `git show HEAD:.env`
+  reads it). Not contained: a denied file that is only in git's history, not in the index,
+  can still be read with `git log -p`.
 
 The walk sees every file, gitignored ones included (`.env` usually is), and follows no
 symlink. A symlink a rule covers has its target masked instead (inside the sandbox the link
@@ -33,9 +37,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
 from moot.permissions.rules import Rule, RuleSet
+from moot.permissions.tracked import TrackedCache, hide_git_if_tracked
 from moot.sandbox.base import MaskSource, SandboxMasks
 
 _WILDCARD = re.compile(r"[*?\[\\]")
@@ -50,16 +53,17 @@ def mask_source(rules: RuleSet, root: Path) -> MaskSource | None:
     """
     if not any(rule.path is not None for rule in rules.deny):
         return None
-    return functools.partial(sandbox_masks, rules, root)
+    return functools.partial(sandbox_masks, rules, root, TrackedCache())
 
 
-def sandbox_masks(rules: RuleSet, root: Path) -> SandboxMasks:
+def sandbox_masks(rules: RuleSet, root: Path, tracked: TrackedCache | None = None) -> SandboxMasks:
     """The existing workspace paths the deny rules cover, as the sandbox must mask them now.
 
     Args:
         rules: The rules in force: `Read(...)` deny rules hide, `Edit(...)` and `Write(...)`
             ones make read-only.
         root: The workspace root.
+        tracked: Keeps what git said about its index between calls (`tracked.TrackedCache`).
 
     Returns:
         Sorted workspace-relative paths (see `SandboxMasks`); empty at once, without looking
@@ -73,7 +77,7 @@ def sandbox_masks(rules: RuleSet, root: Path) -> SandboxMasks:
     found = _Found(base, [_Matcher(r, base) for r in hide], [_Matcher(r, base) for r in lock])
     for start in _starts(found.hiders + found.lockers):
         found.walk(start)
-    return found.masks()
+    return hide_git_if_tracked(found.masks(), base, tracked)
 
 
 class _Matcher:
@@ -83,8 +87,7 @@ class _Matcher:
         assert rule.path is not None
         self.rule = rule
         self.base = base
-        spec = pathspec.GitIgnoreSpec.from_lines([rule.path.pattern])
-        self._regex = spec.patterns[0].regex  # one pattern, never negated
+        self._regex = rule.path.regex
         self.prefixes: list[str] = []
         """For each anchor the root lies in: the root's path below it ("" or "a/b/")."""
         self.exact = False

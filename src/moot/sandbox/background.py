@@ -34,8 +34,10 @@ class LocalBackgroundProcess:
         limit: int = MAX_OUTPUT_CHARS,
         kill_grace: float = KILL_GRACE,
         wrapper: bool = False,
+        pass_fds: Sequence[int] = (),
     ) -> None:
-        """Start it now (from the event loop's thread).
+        """Start it now (from the event loop's thread); `wrapper` and `pass_fds` as for
+        `GroupProcess`.
 
         Raises:
             OSError: It could not be started.
@@ -45,7 +47,9 @@ class LocalBackgroundProcess:
         self._grace = kill_grace
         self._unread = HeadTail(limit)
         self._capture = OutputCapture(files, name=shell_id, limit=limit, on_output=self._keep)
-        self._process = GroupProcess(argv, cwd=cwd, env=env, capture=self._capture, wrapper=wrapper)
+        self._process = GroupProcess(
+            argv, cwd=cwd, env=env, capture=self._capture, wrapper=wrapper, pass_fds=pass_fds
+        )
         self._exit_code: int | None = None
         self._watcher = asyncio.get_running_loop().create_task(self._watch())
 

@@ -6,8 +6,9 @@ one from settings. Running on the host is never a silent fallback.
 
 from __future__ import annotations
 
+import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -54,6 +55,57 @@ def make_empty_file() -> Path:
     return empty
 
 
+def rename_guards(masks: SandboxMasks | None, protected: Iterable[str]) -> list[str]:
+    """The workspace directories a backend binds onto themselves, writable, so that a command
+    cannot rename them (a mount point cannot be renamed: EBUSY).
+
+    Only a masked or protected path itself is mounted on, and Linux renames a directory that
+    holds mounts: `mv conf conf.old && mkdir conf` would leave the mask behind in `conf.old`
+    and a writable `conf/app.toml` in its place. So every directory between the workspace
+    root and a masked or protected path is made a mount point too; none at or below one
+    (nothing there can be renamed, being read-only or hidden, and Docker mounts parents
+    first: a writable bind below a read-only one would make it writable again).
+
+    Args:
+        masks: What deny rules mask now; absolute paths (outside the workspace) are skipped.
+        protected: Workspace-relative paths the backend binds read-only.
+
+    Returns:
+        Workspace-relative directories, sorted: parents before what lies below them.
+    """
+    targets = set(protected)
+    if masks:
+        targets.update(masks.hidden_files, masks.hidden_dirs, masks.read_only)
+    targets = {t.strip("/") for t in targets if t and not t.startswith("/")}
+    guards: set[str] = set()
+    for target in targets:
+        parts = target.split("/")[:-1]
+        guards.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+    return sorted(g for g in guards if not any(g == t or g.startswith(t + "/") for t in targets))
+
+
+def make_missing_dirs(policy: SandboxPolicy, workspace: Path) -> None:
+    """Make the missing directories of `policy.made_when_missing` (a blocking call).
+
+    Only names that are in `policy.protected` too; nothing is made through a symlink (a
+    dangling `.moot` link stays as it is), and a directory that cannot be made is left to
+    the sandbox, whose commands could not make it either.
+    """
+    for name in policy.made_when_missing:
+        if name not in policy.protected:
+            continue
+        path = workspace / name
+        try:
+            os.mkdir(path, 0o755)
+            made = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # there already (or a link), or not ours to make
+        try:
+            os.fchmod(made, 0o755)  # the mode, whatever the umask
+        finally:
+            os.close(made)
+
+
 @dataclass(frozen=True)
 class SandboxPolicy:
     """What a sandboxed command may touch."""
@@ -64,6 +116,12 @@ class SandboxPolicy:
     """False: no network at all (the default)."""
     protected: tuple[str, ...] = (".git", ".moot")
     """Workspace-relative paths that stay read-only inside the sandbox."""
+    made_when_missing: tuple[str, ...] = (".moot",)
+    """Protected directories (names in `protected`) the backends make, empty with mode 0755,
+    before a command when they are missing, so that they are read-only from the start:
+    a command that made `.moot/settings.json` would configure hooks that the next moot run
+    executes on the host. Not `.git`: a command could then no longer `git init` a new
+    repository (what a command can write into a `.git` it makes is not contained)."""
     output_dir: Path | None = None
     """Where the full output of a command longer than the cap is saved, on the host; None:
     `<workspace>/.moot/outputs/<time>-<random>/`. Keep it inside the workspace: the model

@@ -19,14 +19,28 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   from a private directory of this sandbox), a hidden directory an empty read-only tmpfs, and
   a path rules keep from edits is bound read-only onto itself. These come after the
   workspace and its protected paths, parents before what lies below them.
+- Every directory between the workspace root and a masked or protected path is bound onto
+  itself, writable, right after the workspace (`base.rename_guards`): a mount point cannot be
+  renamed, so `mv conf conf.old && mkdir conf` cannot leave a mask behind. Each is bound from
+  a file descriptor opened without following links (`--bind-fd`; bwrap then checks that what
+  it mounted is what the descriptor holds), so a background command that swaps one for a
+  symlink as the sandbox starts makes that command fail rather than bind the link's target
+  writable. A bwrap without `--bind-fd` (older than the releases fixing Flatpak's
+  CVE-2024-42472) binds them by path, after a check that each is a directory: that swap
+  could then still win the race.
+- `policy.made_when_missing` (`.moot`) is made on the host when missing, before it is bound
+  read-only: a command cannot create it and write settings (hooks) into it.
 - No network (`--unshare-net`: only a loopback of its own) unless `policy.network`.
 - The environment is scrubbed of secrets (`env.scrub_env`); `TMPDIR=/tmp`.
 
 What it does not contain: anything readable on the host stays readable (except what is
-hidden above); a protected path that does not exist yet can be created, and so can a file
-deny rules cover, which the command that made it (and a background command already running)
-may read: it is masked from the next command on; Unix sockets outside `/run` and `/tmp` stay
-reachable.
+hidden above); a missing `.git` can be created, hooks and all; a file deny rules cover can
+be created, and the command that made it (and a background command already running) may
+read it: it is masked from the next command on, and a background command already running
+may still rename the directories above it; a denied file that git tracks only in its
+history is readable through `.git` (see `moot.permissions.masks`), and so is one in a
+repository whose `.git` lies above the workspace; Unix sockets outside `/run` and `/tmp`
+stay reachable.
 """
 
 from __future__ import annotations
@@ -41,9 +55,18 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from moot.sandbox.base import SandboxMasks, SandboxPolicy, make_empty_file
+from moot.sandbox import bwrap_cache
+from moot.sandbox.base import (
+    CommandResult,
+    OutputCallback,
+    SandboxMasks,
+    SandboxPolicy,
+    make_empty_file,
+    make_missing_dirs,
+    rename_guards,
+)
 from moot.sandbox.env import scrub_env
-from moot.sandbox.host import ProcessSandbox
+from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.process import KILL_GRACE
 
@@ -77,7 +100,8 @@ def bwrap_unavailable(bwrap: str | None = None) -> str | None:
 
     The probe runs `true` with the mounts and namespaces a command gets, network unshared:
     `bwrap` may be installed where user namespaces are not allowed (some containers, some
-    hardened kernels), and only trying tells.
+    hardened kernels), and only trying tells. A probe that succeeded is remembered across
+    starts for a few minutes (`moot.sandbox.bwrap_cache`); a failed one is not.
     """
     path = bwrap or find_bwrap()
     if path is None:
@@ -87,6 +111,8 @@ def bwrap_unavailable(bwrap: str | None = None) -> str | None:
 
 @functools.cache
 def _probe(path: str) -> str | None:
+    if bwrap_cache.remembered(path) is not None:
+        return None
     argv = [path, *_PROBE_FLAGS, "--unshare-net", "--die-with-parent", "true"]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
@@ -95,14 +121,24 @@ def _probe(path: str) -> str | None:
     if done.returncode != 0:
         detail = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
         return f"`{path}` does not work here: {detail[0]}"
+    bwrap_cache.remember(path, _version(path))
     return None
 
 
 def bwrap_version(bwrap: str | None = None) -> str:
-    """`bwrap --version`'s answer, e.g. "bubblewrap 0.8.0"; "" when it has none."""
+    """`bwrap --version`'s answer, e.g. "bubblewrap 0.8.0"; "" when it has none (asked once
+    per path, or remembered with a successful probe)."""
     path = bwrap or find_bwrap()
     if path is None:
         return ""
+    return _version(path)
+
+
+@functools.cache
+def _version(path: str) -> str:
+    remembered = bwrap_cache.remembered(path)
+    if remembered is not None:
+        return remembered
     try:
         done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
@@ -129,10 +165,13 @@ def bwrap_args(
     hidden: list[Path],
     masks: SandboxMasks | None = None,
     empty_file: Path | None = None,
+    guard_fds: Mapping[str, int] | None = None,
 ) -> list[str]:
     """The `bwrap` arguments before `--` for one command (see the module docstring).
 
     `masks` needs `empty_file`: an empty read-only file on the host, bound over hidden files.
+    `guard_fds` holds a descriptor of each directory of `rename_guards` that `open_guards`
+    could open; None binds them by path instead (a bwrap without `--bind-fd`).
     """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
@@ -146,6 +185,7 @@ def bwrap_args(
         elif os.path.isfile(path) and not os.path.islink(path):
             args += ["--ro-bind", "/dev/null", str(path)]
     args += ["--bind", str(tmp), "/tmp", "--bind", str(workspace), str(workspace)]
+    args += guard_args(workspace, rename_guards(masks, protected), guard_fds)
     for rel in protected:
         path = workspace / rel
         try:
@@ -161,6 +201,69 @@ def bwrap_args(
     args += [*_NAMESPACES, *(() if network else ("--unshare-net",))]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
     return args
+
+
+def guard_args(workspace: Path, guards: list[str], fds: Mapping[str, int] | None) -> list[str]:
+    """The writable binds of each guarded directory onto itself, parents first: from its
+    descriptor in `fds`, or when `fds` is None by path if it is a directory, not a link."""
+    args: list[str] = []
+    for rel in guards:
+        path = str(workspace / rel)
+        if fds is not None:
+            if rel in fds:
+                args += ["--bind-fd", str(fds[rel]), path]
+        elif stat.S_ISDIR(_lstat_mode(path)):
+            args += ["--bind", path, path]
+    return args
+
+
+def open_guards(workspace: Path, guards: list[str]) -> dict[str, int]:
+    """An `O_PATH` descriptor of each directory in `guards` (parents first), each opened from
+    its parent's without following a link; one that is gone, or a link now, is left out,
+    with what lies below it. The caller closes them."""
+    fds: dict[str, int] = {}
+    root = os.open(workspace, os.O_PATH | os.O_DIRECTORY)
+    try:
+        for rel in guards:
+            parent, _, name = rel.rpartition("/")
+            at = fds.get(parent) if parent else root
+            if at is None:
+                continue  # its parent could not be opened
+            try:
+                fds[rel] = os.open(
+                    name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=at
+                )
+            except OSError:
+                continue
+    except BaseException:
+        for fd in fds.values():
+            os.close(fd)
+        raise
+    finally:
+        os.close(root)
+    return fds
+
+
+def bind_fd_supported(bwrap: str) -> bool:
+    """Whether this `bwrap` has `--bind-fd` (releases since Flatpak's CVE-2024-42472 fix, and
+    distributions' backports of it); asked once per path."""
+    return _has_bind_fd(bwrap)
+
+
+@functools.cache
+def _has_bind_fd(path: str) -> bool:
+    try:
+        done = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--bind-fd" in done.stdout + done.stderr
+
+
+def _lstat_mode(path: str) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
 
 
 _NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
@@ -241,24 +344,57 @@ class BubblewrapSandbox(ProcessSandbox):
             self._empty = make_empty_file()
         return self._empty
 
-    async def command_argv(self, command: str, cwd: Path) -> list[str]:
+    async def launch(self, command: str, cwd: Path) -> Launch:
         # The masks walk the workspace (milliseconds, more in a big tree): off the event loop.
-        masks = await asyncio.to_thread(self.policy.masks) if self.policy.masks else None
-        args = bwrap_args(
-            self.bwrap,
-            workspace=self.workspace,
-            protected=self.policy.protected,
-            network=self.policy.network,
-            tmp=self.tmp,
-            cwd=cwd,
-            hidden=hidden_paths(Path.home(), self.keys_file),
-            masks=masks,
-            empty_file=self.empty_file if masks else None,
-        )
-        return [*args, "--", "bash", "-c", command]
+        masks, guard_fds = await asyncio.to_thread(self._prepare)
+        fds = tuple((guard_fds or {}).values())
+        try:
+            args = bwrap_args(
+                self.bwrap,
+                workspace=self.workspace,
+                protected=self.policy.protected,
+                network=self.policy.network,
+                tmp=self.tmp,
+                cwd=cwd,
+                hidden=hidden_paths(Path.home(), self.keys_file),
+                masks=masks,
+                empty_file=self.empty_file if masks else None,
+                guard_fds=guard_fds,
+            )
+        except BaseException:
+            Launch([], fds).close()
+            raise
+        return Launch([*args, "--", "bash", "-c", command], fds)
+
+    def _prepare(self) -> tuple[SandboxMasks | None, dict[str, int] | None]:
+        """Make the missing protected directories, then the masks in force and a descriptor
+        of each directory to guard (None: bind them by path). A blocking call."""
+        make_missing_dirs(self.policy, self.workspace)
+        masks = self.policy.masks() if self.policy.masks else None
+        guards = rename_guards(masks, self.policy.protected)
+        if not guards or not bind_fd_supported(self.bwrap):
+            return masks, None
+        return masks, open_guards(self.workspace, guards)
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
         return scrub_env(env, extra={"TMPDIR": "/tmp"})
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        on_output: OutputCallback | None = None,
+    ) -> CommandResult:
+        """Run `command` (see `ProcessSandbox.run`); when bwrap itself failed to set the sandbox
+        up (its `bwrap: ...` message on stderr, exit code 1, which the result shows as it is),
+        forget the remembered probe, so the next start probes again."""
+        result = await super().run(command, cwd=cwd, env=env, timeout=timeout, on_output=on_output)
+        if result.exit_code == 1 and result.stderr.startswith("bwrap: "):
+            await asyncio.to_thread(bwrap_cache.forget, self.bwrap)
+        return result
 
     async def close(self) -> None:
         """Kill background commands and remove the private `/tmp` and the empty file."""

@@ -2,22 +2,32 @@
 
 The container starts on first use from a local image (`scripts/sandbox-image` builds the default
 one): root file system read-only, a tmpfs `/tmp`, the workspace bind-mounted read-write at the
-same path with its protected paths (`.git`, `.moot`) mounted read-only on top, no network unless
-the policy allows it, memory, CPU and PID limits, every capability dropped, and an init as PID 1
-so orphans are reaped. A new container per command would cost about a second; an exec costs
+same path with its protected paths (`.git`, `.moot`) mounted read-only on top (`.moot` is made
+on the host first when it is missing: `policy.made_when_missing`), no network unless the policy
+allows it, memory, CPU and PID limits, every capability dropped, and an init as PID 1 so
+orphans are reaped. A new container per command would cost about a second; an exec costs
 tens of milliseconds.
 
 What the permission deny rules cover (`policy.masks`) is masked with mounts made when the
 container is created: an empty read-only file over a hidden file, an empty read-only tmpfs
-over a hidden directory, a read-only bind over a path kept from edits. Before each command the
-masks are worked out again, with each path's identity (device, inode, ctime): a covered path
-that appeared, or one changed or replaced on the host (a rename or unlink there undoes the
+over a hidden directory, a read-only bind over a path kept from edits; and every directory
+between the workspace and a masked or protected path is bound onto itself, read-write, so that
+a command cannot rename it and leave a mask behind (`base.rename_guards`). Before each command
+the masks are worked out again, with each path's identity (device, inode, ctime): a covered
+path that appeared, or one changed or replaced on the host (a rename or unlink there undoes the
 mount over it in the container, which would then show the new file; an inode number may be
-reused, the ctime tells), needs a new container. It is made at once when nothing runs in the
-old one (its `/tmp` is lost; a path no longer covered needs none). While a background shell
-(or another command) runs there, the command is refused instead (`MasksOutdated`, saying
-what runs): the container cannot be replaced under it, and running with stale masks would
-show what the rules deny.
+reused, the ctime tells), needs a new container; so does a guarded or protected directory that
+appeared or was replaced (device and inode only: see `mask_ids`). It is made at once when
+nothing runs in the old one (its `/tmp` is lost; a path no longer covered needs none). While
+a background shell (or another command) runs there, the command is refused instead
+(`MasksOutdated`, saying what runs): the container cannot be replaced under it, and running
+with stale masks would show what the rules deny.
+
+What it does not contain: a missing `.git` can be created, hooks and all; a file deny rules
+cover can be created, and read by the command that made it (it is masked from the next command
+on, in a new container); a denied file that git tracks only in its history is readable through
+`.git` with an image that has git (see `moot.permissions.masks`). Only the workspace is mounted,
+so nothing else of the host is there to read.
 
 Kill semantics match the local backends (`process.py`): on timeout, cancellation or `kill()`
 the command's whole tree gets SIGTERM, then SIGKILL after a grace period; and whatever a command
@@ -45,7 +55,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from moot.sandbox import docker_image
-from moot.sandbox.base import CommandResult, OutputCallback, SandboxMasks, make_empty_file
+from moot.sandbox.base import (
+    CommandResult,
+    OutputCallback,
+    SandboxMasks,
+    make_empty_file,
+    make_missing_dirs,
+)
 from moot.sandbox.docker_image import DockerSettings
 from moot.sandbox.env import scrub_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, HeadTail, OutputCapture, OutputDir, Stream
@@ -78,7 +94,8 @@ class MasksOutdated(DockerSandboxError):
 
 
 MaskId = tuple[str, str, int, int, int]
-"""A masked path as the container has it: (kind, workspace path, device, inode, ctime in ns)."""
+"""A masked, guarded or protected path as the container has it: (kind, workspace path, device,
+inode, ctime in ns or 0)."""
 
 
 @dataclass(frozen=True)
@@ -295,11 +312,11 @@ class DockerSandbox:
             return self._container
 
     def _masks_now(self) -> _Masks:
-        """What deny rules cover now, with each path's identity (a blocking call)."""
-        if self.policy.masks is None:
-            return _Masks(SandboxMasks(), frozenset())
-        masks = self.policy.masks()
-        return _Masks(masks, mask_ids(self.workspace, masks))
+        """What deny rules cover now, with the identity of each path the container mounts
+        (a blocking call); missing protected directories are made first."""
+        make_missing_dirs(self.policy, self.workspace)
+        masks = self.policy.masks() if self.policy.masks is not None else SandboxMasks()
+        return _Masks(masks, mask_ids(self.workspace, masks, self.policy.protected))
 
     def _refuse_while_busy(self, masks: _Masks) -> None:
         """Raise `MasksOutdated` when something runs in the container (it cannot go now)."""
@@ -383,10 +400,27 @@ class _Masks:
     ids: frozenset[MaskId]
 
 
-def mask_ids(workspace: Path, masks: SandboxMasks) -> frozenset[MaskId]:
-    """Each masked workspace path that exists, with what tells a replaced file from the one
-    the container masks: device and inode, and the ctime (a new file may reuse an inode)."""
+def mask_ids(
+    workspace: Path, masks: SandboxMasks, protected: tuple[str, ...] = ()
+) -> frozenset[MaskId]:
+    """Each path the container mounts that exists, with what tells a replaced one from the one
+    mounted: device and inode, and for a masked path the ctime (a new file may reuse an inode).
+
+    Guarded and protected directories (`docker_image.guard_paths`, `protected_paths`) go
+    without it, and so does a hidden `.git` (`moot.permissions.masks` hides it when git tracks
+    a hidden file): a directory's ctime changes with every file made in it, and a git command
+    on the host writes in `.git` each time. A directory removed on the host and made again
+    with the same inode number goes unnoticed; only the host can do that (in the container
+    each is a mount point).
+    """
     ids: set[MaskId] = set()
+    mounted = docker_image.protected_paths(workspace, protected)
+    for path in [*mounted, *docker_image.guard_paths(workspace, masks, mounted)]:
+        with contextlib.suppress(OSError):
+            info = os.lstat(path)
+            rel = str(path.relative_to(workspace))
+            kind = "protected" if path in mounted else "guard"
+            ids.add((kind, rel, info.st_dev, info.st_ino, 0))
     kinds = [("read_only", masks.read_only), ("file", masks.hidden_files)]
     for kind, paths in [*kinds, ("dir", masks.hidden_dirs)]:
         for rel in paths:
@@ -396,7 +430,8 @@ def mask_ids(workspace: Path, masks: SandboxMasks) -> frozenset[MaskId]:
                 info = os.lstat(workspace / rel)
             except OSError:
                 continue
-            ids.add((kind, rel, info.st_dev, info.st_ino, info.st_ctime_ns))
+            ctime = 0 if rel == ".git" else info.st_ctime_ns
+            ids.add((kind, rel, info.st_dev, info.st_ino, ctime))
     return frozenset(ids)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from moot.sandbox.base import SandboxMasks, SandboxPolicy
+from moot.sandbox.base import SandboxMasks, SandboxPolicy, rename_guards
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -145,14 +145,23 @@ def container_spec(
     """Keyword arguments for `containers.create`: limits, mounts, labels; see DockerSandbox.
 
     `masks` (what deny rules cover now) needs `empty_file`, an empty read-only file on the
-    host to bind over hidden files.
+    host to bind over hidden files. Every directory between the workspace and a masked or
+    protected path is bound onto itself, read-write, so that no command can rename it
+    (`base.rename_guards`).
     """
     from docker.types import Mount  # docker-py is loaded by now (client() came first)
 
     ws = policy.workspace.resolve()
+    masks = masks or SandboxMasks()
     mounts = [Mount(target=str(ws), source=str(ws), type="bind", read_only=False)]
-    for path in protected_paths(ws, policy.protected):
-        mounts.append(Mount(target=str(path), source=str(path), type="bind", read_only=True))
+    protected = protected_paths(ws, policy.protected)
+    # Made while no command runs in the session's container: none can swap these for links.
+    for path in guard_paths(ws, masks, protected):
+        mounts.append(Mount(target=str(path), source=str(path), type="bind", read_only=False))
+    masked = {str(ws / rel) for rel in (masks.hidden_files + masks.hidden_dirs + masks.read_only)}
+    for path in protected:
+        if str(path) not in masked:  # a mask of its own covers it (two mounts there: an error)
+            mounts.append(Mount(target=str(path), source=str(path), type="bind", read_only=True))
     if masks:
         assert empty_file is not None, "hidden files are bound from an empty file"
         mounts += mask_mounts(ws, masks, empty_file)
@@ -210,6 +219,14 @@ def mask_mounts(workspace: Path, masks: SandboxMasks, empty_file: Path) -> list[
             for p in inside(masks.hidden_dirs)
         ),
     ]
+
+
+def guard_paths(workspace: Path, masks: SandboxMasks | None, protected: list[Path]) -> list[Path]:
+    """The directories of `base.rename_guards` that are directories now (not links), for
+    read-write binds onto themselves; `protected` as `protected_paths` gives them."""
+    names = [str(path.relative_to(workspace)) for path in protected]
+    guards = [workspace / rel for rel in rename_guards(masks, names)]
+    return [path for path in guards if path.is_dir() and not path.is_symlink()]
 
 
 def protected_paths(workspace: Path, protected: tuple[str, ...]) -> list[Path]:

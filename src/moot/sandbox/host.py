@@ -1,8 +1,9 @@
 """Commands as local process groups; `HostSandbox` runs them on the host as they are.
 
 `ProcessSandbox` holds what the host and bubblewrap backends share: output capture and
-files, timeouts and kills, background commands. A subclass says how a command becomes an
-argv (`command_argv`) and what environment it gets (`command_env`).
+files, timeouts and kills, background commands. A subclass says how a command starts
+(`launch`: its argv, and file descriptors it inherits) and what environment it gets
+(`command_env`).
 
 The host backend contains nothing: a command can write anywhere the user can and reach the
 network. It is used only when chosen (`sandbox: "none"`, or bypass mode with no sandbox that
@@ -13,9 +14,11 @@ still scrubs secrets from the environment and still kills whole process groups.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from moot.sandbox.background import LocalBackgroundProcess
@@ -25,12 +28,26 @@ from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
 from moot.sandbox.process import KILL_GRACE, GroupProcess, wait_for_end
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How a command starts: its argv, and open file descriptors it inherits (the argv names
+    them); the sandbox closes them in this process once the command has started, or failed to."""
+
+    argv: list[str]
+    fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 class ProcessSandbox:
     """A `Sandbox` whose commands are local process groups; subclasses choose the wrapping."""
 
     name = "host"
     wrapper = False
-    """Whether `command_argv` wraps the command in another program (see `GroupProcess`)."""
+    """Whether `launch` wraps the command in another program (see `GroupProcess`)."""
 
     def __init__(
         self,
@@ -52,10 +69,10 @@ class ProcessSandbox:
         """Where full outputs of long commands are saved."""
         self._background: list[LocalBackgroundProcess] = []
 
-    async def command_argv(self, command: str, cwd: Path) -> list[str]:
-        """The argv that runs `command` with bash in `cwd` (async: working it out may read the
-        disk, which a backend does off the event loop)."""
-        return ["bash", "-c", command]
+    async def launch(self, command: str, cwd: Path) -> Launch:
+        """How to run `command` with bash in `cwd` (async: working it out may read the disk,
+        which a backend does off the event loop)."""
+        return Launch(["bash", "-c", command])
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
         """The environment a command gets: `env` scrubbed of secrets."""
@@ -81,13 +98,18 @@ class ProcessSandbox:
         )
         started = time.perf_counter()
         try:
-            process = GroupProcess(
-                await self.command_argv(command, cwd),
-                cwd=cwd,
-                env=self.command_env(env),
-                capture=capture,
-                wrapper=self.wrapper,
-            )
+            launch = await self.launch(command, cwd)
+            try:
+                process = GroupProcess(
+                    launch.argv,
+                    cwd=cwd,
+                    env=self.command_env(env),
+                    capture=capture,
+                    wrapper=self.wrapper,
+                    pass_fds=launch.fds,
+                )
+            finally:
+                launch.close()
             code = await wait_for_end(process, timeout, self.kill_grace)
         except BaseException:
             capture.close()
@@ -100,17 +122,21 @@ class ProcessSandbox:
         Raises:
             OSError: The command could not be started.
         """
-        argv = await self.command_argv(command, cwd)  # before the id: no await between them
-        process = LocalBackgroundProcess(
-            f"shell_{len(self._background) + 1}",
-            argv,
-            cwd=cwd,
-            env=self.command_env(env),
-            files=self.outputs,
-            limit=self.max_output_chars,
-            kill_grace=self.kill_grace,
-            wrapper=self.wrapper,
-        )
+        launch = await self.launch(command, cwd)  # before the id: no await between them
+        try:
+            process = LocalBackgroundProcess(
+                f"shell_{len(self._background) + 1}",
+                launch.argv,
+                cwd=cwd,
+                env=self.command_env(env),
+                files=self.outputs,
+                limit=self.max_output_chars,
+                kill_grace=self.kill_grace,
+                wrapper=self.wrapper,
+                pass_fds=launch.fds,
+            )
+        finally:
+            launch.close()
         self._background.append(process)
         return process
 

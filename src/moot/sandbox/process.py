@@ -50,6 +50,7 @@ class GroupProcess:
         env: Mapping[str, str],
         capture: OutputCapture,
         wrapper: bool = False,
+        pass_fds: Sequence[int] = (),
     ) -> None:
         """Start `argv` now (call from the event loop's thread).
 
@@ -60,6 +61,8 @@ class GroupProcess:
             capture: Where its output goes.
             wrapper: The program only wraps the command (`bwrap`): a gentle stop goes to the
                 processes below it, never to it (see `terminate`).
+            pass_fds: Open file descriptors it inherits (`bwrap --bind-fd` names them); the
+                caller closes its own copies.
 
         Raises:
             OSError: It could not be started (no such program, no such directory).
@@ -74,6 +77,7 @@ class GroupProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            pass_fds=tuple(pass_fds),
         )
         self.pid = self._proc.pid
         self._wrapper = wrapper
