@@ -146,3 +146,35 @@ def test_a_bare_read_deny_takes_every_reading_tool_away() -> None:
     for name in ("read", "grep", "git_diff", "git_show", "git_status", "repo_map", "symbols"):
         assert tool_hidden(name, rules), name
     assert not tool_hidden("bash", rules)
+
+
+async def test_git_tools_leave_out_denied_files_whose_names_hold_newlines(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "config", "user.email", "t@example.invalid")
+    git(tmp_path, "config", "user.name", "t")
+    odd = tmp_path / "k\ney"
+    odd.mkdir()
+    (odd / "client.pem").write_text("PEM-SECRET-1\n")
+    (tmp_path / "key.pem\n").write_text("PEM-SECRET-1b\n")
+    (tmp_path / "app.py").write_text("x = 1\n")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "one")
+    (odd / "client.pem").write_text("PEM-SECRET-2\n")
+    (tmp_path / "key.pem\n").write_text("PEM-SECRET-2b\n")
+    workspace = Workspace(tmp_path)
+    workspace.hidden = read_denied(RuleSet(deny=["Read(*.pem)"]), workspace.root)
+    tools = {t.name: t for t in git_tools(workspace)}
+    shown = (await tools["git_show"].invoke({"rev": "HEAD"}, CTX)).content
+    diff = (await tools["git_diff"].invoke({}, CTX)).content
+    assert "app.py" in shown
+    for text in (shown, diff):
+        assert "PEM-SECRET" not in text
+
+
+def test_decide_matches_names_with_newlines(tmp_path: Path) -> None:
+    request = ApprovalRequest("s", "a", "c", "t", "read", SideEffect.READ_ONLY,
+                              {"path": "a\nb/key.pem"})  # fmt: skip
+    verdict = decide(
+        request, PermissionMode.BYPASS_PERMISSIONS, RuleSet(deny=["Read(*.pem)"]), tmp_path
+    )
+    assert verdict.decision == "deny"

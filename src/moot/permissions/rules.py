@@ -35,11 +35,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import pathspec
-
-from moot.permissions.shell import SubCommand, matches_prefix
+if TYPE_CHECKING:
+    import pathspec
 
 FILE_RULES = frozenset({"Read", "Edit", "Write", "Glob", "Grep", "LS"})
 """Rule names whose specifier is a path pattern."""
@@ -92,11 +91,25 @@ class PathPattern:
             raise ValueError(f"a path pattern cannot start with {pattern[0]!r}: {specifier!r}")
         body = pattern.rstrip("/")
         floating = "/" not in body or body.startswith("**/")
+        import pathspec  # here, not at the top: most sessions have no path rules (start-up time)
+
         try:
             spec = pathspec.GitIgnoreSpec.from_lines([pattern])
         except ValueError as exc:  # pathspec's GitWildMatchPatternError is a ValueError
             raise ValueError(f"invalid path pattern {specifier!r}: {exc}") from None
+        for line in spec.patterns:
+            # pathspec's `.` stops at a newline, and a directory named "a\nb" would slip past
+            # `*.pem`; a file name may hold any byte but `/` and NUL.
+            if line.regex is not None:
+                line.regex = re.compile(line.regex.pattern, line.regex.flags | re.DOTALL)
         return cls(anchor, pattern, floating, spec)
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The compiled gitignore line (one pattern, never negated), for fast walks."""
+        regex = self._spec.patterns[0].regex
+        assert regex is not None
+        return regex
 
     def matches(self, path: str, root: str, *, is_dir: bool = False) -> bool:
         """Whether an absolute, normalised path is covered.
@@ -219,6 +232,8 @@ class Rule:
         elif name == "WebFetch":
             object.__setattr__(self, "domain", DomainPattern.parse(specifier))
         else:  # Bash: read the prefix once now, so a bad one fails at load, not mid-run
+            from moot.permissions.shell import SubCommand, matches_prefix  # lazy: start-up time
+
             matches_prefix(SubCommand((), ""), str(self))
 
     def __str__(self) -> str:
@@ -320,6 +335,18 @@ class RuleSet:
             _union(self.ask, combined.ask),
             _union(self.deny, combined.deny),
         )
+
+
+def tool_hidden(tool_name: str, rules: RuleSet) -> bool:
+    """Whether a bare deny rule (`Bash`, `Read`, `mcp__x`) removes a tool from the model's list.
+
+    Args:
+        tool_name: The tool's name as the model sees it.
+        rules: The rules in force.
+    """
+    if tool_name == "finish":  # it ends a peer call (`moot.permissions.decide`, step 1)
+        return False
+    return any(rule.specifier is None and rule.covers(tool_name) for rule in rules.deny)
 
 
 def _parse_all(kind: RuleKind, rules: Iterable[str | Rule]) -> tuple[Rule, ...]:

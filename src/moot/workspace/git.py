@@ -203,13 +203,15 @@ class GitRepo:
         relative = [f"--relative={self.prefix}"] if self.prefix else []
         options = ["--name-only", "--no-renames", "--format=", "-z", *relative]
         out = self.git(*listing, *options, "--", *specs)
-        names = [name.strip("\n") for name in out.split("\0")]  # `show` starts with a newline
         top = f"{self.prefix}/" if self.prefix else ""
-        return [
-            f":(top,literal,exclude){top}{name}"
-            for name in names
-            if name and hides(workspace, name)
-        ]
+        excludes: list[str] = []
+        for name in filter(None, out.split("\0")):
+            # A name may hold newlines itself, and some versions of `show` print an empty
+            # header line before the first: exclude both readings (a spare exclude is harmless).
+            forms = {name, name.removeprefix("\n")}
+            if any(hides(workspace, form) for form in forms):
+                excludes += [f":(top,literal,exclude){top}{form}" for form in sorted(forms)]
+        return excludes
 
     def workspace_spec(self) -> str:
         """The pathspec of everything the workspace holds."""
