@@ -15,6 +15,9 @@ from typing import Any
 
 import pytest
 
+from moot.permissions.plan import build_exit_plan_mode, exit_plan_mode_tool
+from moot.permissions.policy import RulesPolicy
+from moot.permissions.rules import RuleSet
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.select import SandboxChoice
 from moot.store.memory import MemoryStore
@@ -125,3 +128,15 @@ async def test_a_tool_that_cannot_be_built_answers_with_an_error() -> None:
 
     assert result.is_error
     assert result.content == "Tool broken failed: RuntimeError: no such module"
+
+
+def test_exit_plan_mode_says_what_the_built_tool_says_and_is_built_at_its_first_call(
+    tmp_path: Path,
+) -> None:
+    policy = RulesPolicy(RuleSet(), tmp_path)
+
+    lazy = exit_plan_mode_tool(policy)
+
+    assert isinstance(lazy, LazyTool)
+    assert described([lazy]) == described([build_exit_plan_mode(policy)])
+    assert "not built" in repr(lazy)

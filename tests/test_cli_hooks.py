@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from moot.protocol import events as ev
 
@@ -24,8 +27,10 @@ echo '{"hookSpecificOutput": {"permissionDecision": "allow",
 """
 
 
-def moot(tmp_path: Path, work: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"}
+def moot(
+    tmp_path: Path, work: Path, *flags: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"} | (extra_env or {})
     return subprocess.run(
         [sys.executable, "-m", "moot.cli", "-p", "write the notes", "--model",
          f"scripted:{tmp_path / 's.yaml'}", "--output-format", "stream-json", *flags],
@@ -113,3 +118,53 @@ def test_a_hooks_allow_never_lifts_a_deny_rule(tmp_path: Path) -> None:
     (decided,) = [e for e in events if isinstance(e, ev.ApprovalDecided)]
     assert (decided.approved, decided.by) == (False, "policy")
     assert "Write(notes.txt)" in decided.feedback
+
+
+def test_a_hooks_allow_never_writes_a_protected_path(tmp_path: Path) -> None:
+    allow = {"hookSpecificOutput": {"permissionDecision": "allow"}}
+    work = project(
+        tmp_path,
+        {"PreToolUse": [{"matcher": ".*", "hooks": [{"command": f"echo '{json.dumps(allow)}'"}]}]},
+    )
+    (work / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / "s.yaml").write_text(
+        "turns:\n"
+        "  - tool_calls: [{name: write, arguments: {path: .git/hooks/pre-commit, content: boom}}]\n"
+        "  - tool_calls: [{name: write, arguments: {path: .moot/settings.local.json, content: x}}]"
+        "\n"
+        "  - text: done\n"
+    )
+    done = moot(tmp_path, work, "--permission-mode", "acceptEdits")
+    assert done.returncode == 0, done.stderr
+    assert not (work / ".git" / "hooks" / "pre-commit").exists()
+    assert not (work / ".moot" / "settings.local.json").exists()
+    events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
+    decided = [e for e in events if isinstance(e, ev.ApprovalDecided)]
+    assert [(d.approved, d.by) for d in decided] == [(False, "policy"), (False, "policy")]
+    assert all("protected path" in d.feedback for d in decided)
+
+
+def test_a_script_a_hook_runs_cannot_be_rewritten_by_the_model(tmp_path: Path) -> None:
+    """Hooks run on the host: the scripts they name are read-only in the sandbox, and a file
+    tool's write of one asks (in a headless run: is refused), even in acceptEdits."""
+    if shutil.which("bwrap") is None and not os.environ.get("CI"):
+        pytest.skip("bubblewrap is not installed")
+    work = project(tmp_path, {"Stop": [{"hooks": [{"command": "./check.sh"}]}]})
+    (work / "check.sh").write_text("#!/bin/sh\nexit 0\n")
+    (work / "check.sh").chmod(0o755)
+    (tmp_path / "s.yaml").write_text(
+        "turns:\n"
+        "  - tool_calls: [{name: bash, arguments: {command: 'echo id > check.sh'}}]\n"
+        "  - tool_calls: [{name: write, arguments: {path: check.sh, content: id}}]\n"
+        "  - text: done\n"
+    )
+    env_sandbox = {"MOOT_SANDBOX": "bubblewrap"}
+    done = moot(tmp_path, work, "--permission-mode", "acceptEdits",
+                "--allowedTools", "Bash(echo:*)", extra_env=env_sandbox)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (work / "check.sh").read_text() == "#!/bin/sh\nexit 0\n"
+    events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
+    (shell,) = [e for e in events if isinstance(e, ev.ToolFinished) and e.tool == "bash"]
+    assert shell.is_error and "Read-only file system" in shell.content
+    (refused,) = [e for e in events if isinstance(e, ev.ApprovalDecided)]
+    assert not refused.approved and "protected path check.sh" in refused.feedback

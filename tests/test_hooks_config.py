@@ -92,3 +92,21 @@ def test_an_error_names_the_settings_file_it_comes_from(tmp_path: Path) -> None:
     with pytest.raises(HookConfigError) as caught:
         hooks_from_settings(settings.hooks, tmp_path)
     assert str(caught.value).startswith(f"{project_settings}: hooks.PreToolUse[0].matcher")
+
+
+def test_the_workspace_files_hooks_name_are_found(tmp_path: Path) -> None:
+    for name in ("check.sh", ".moot/guard.sh", "tools/hook.py", "h.sh", "data.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("#!/bin/sh\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.sh"
+    outside.write_text("x")
+    config = parse_hooks(
+        {
+            "PreToolUse": [group("bash", "./check.sh", "sh .moot/guard.sh # why")],
+            "Stop": [group(None, "python3 tools/hook.py --strict", "echo hi > /dev/null")],
+            "SessionStart": [group(None, '"$MOOT_PROJECT_DIR"/h.sh', f"sh {outside}")],
+            "Notification": [group(None, "CONF=data.txt ./missing.sh", "cat 'unbalanced")],
+        }
+    )
+    assert config.scripts(tmp_path) == (".moot/guard.sh", "check.sh", "data.txt", "h.sh",
+                                        "tools/hook.py")  # fmt: skip

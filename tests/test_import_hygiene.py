@@ -101,6 +101,41 @@ def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> No
     assert top_level(loaded).isdisjoint(unused), sorted(top_level(loaded) & unused)
 
 
+ONLY_WHEN_NEEDED = {
+    "pathspec",  # path rules and .gitignore walks
+    "moot.hooks",  # hooks set in settings
+    "moot.hooks.calls",
+    "moot.permissions.decide",  # the first tool call
+    "moot.permissions.targets",
+    "moot.permissions.preview",
+    "difflib",
+    "moot.permissions.shell",  # a bash call or a Bash rule
+    "moot.permissions.shell_parser",
+    "moot.permissions.shell_lexer",
+}
+
+
+def test_a_headless_run_without_hooks_rules_or_tool_calls_loads_none_of_their_code(
+    tmp_path: Path,
+) -> None:
+    """`moot -p` start-up is a benchmark: what only hooks, permission rules, a tool call or a
+    walk of the workspace need is imported when first needed, not at start."""
+    script = tmp_path / "turns.yaml"
+    script.write_text("- text: done\n", encoding="utf-8")
+    code = (
+        "import contextlib, io, os, moot.cli\n"
+        f"os.chdir({str(tmp_path)!r})\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    code = moot.cli.main(['-p', 'hi', '--model', 'scripted:{script}'])\n"
+        "assert (code, out.getvalue()) == (0, 'done\\n'), (code, out.getvalue())"
+    )
+
+    loaded = modules_after(code)
+
+    assert "moot.headless" in loaded
+    assert loaded.isdisjoint(ONLY_WHEN_NEEDED), sorted(loaded & ONLY_WHEN_NEEDED)
+
+
 # ---- which package may import what --------------------------------------------------------
 
 

@@ -12,19 +12,17 @@ import signal
 import sys
 from argparse import Namespace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
-from moot.hooks import Hooks, hooks_from_settings
-from moot.permissions.decide import tool_hidden
 from moot.permissions.headless import NoAsking
 from moot.permissions.masks import mask_source
 from moot.permissions.modes import PermissionMode
 from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
-from moot.permissions.rules import RuleSet, read_denied
+from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
@@ -35,6 +33,9 @@ from moot.sandbox.select import SandboxChoice, choose_sandbox
 from moot.settings import SettingsError, load_settings
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
 from moot.workspace.paths import Workspace
+
+if TYPE_CHECKING:
+    from moot.hooks import HookConfig, Hooks
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -81,7 +82,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     cwd = Path.cwd()
     try:
         settings = load_settings(cwd)
-        hook_config = hooks_from_settings(settings.hooks, cwd)
+        hook_config = _hook_config(settings.hooks, cwd)
     except SettingsError as exc:  # HookConfigError included
         return _fail(str(exc))
     options.model = options.model or settings.model
@@ -117,10 +118,18 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         workspace = session_workspace(store, session_id, cwd)
         workspace.hidden = read_denied(rules, workspace.root)
         masks = mask_source(rules, workspace.root)  # what shell commands cannot see or edit
+        # Hooks run on the host: the scripts they name are protected like `.moot/`.
+        scripts = hook_config.scripts(workspace.root) if hook_config else ()
+        sandbox_policy = SandboxPolicy(
+            workspace.root,
+            output_dir=outputs_dir(session_id),
+            masks=masks,
+            protected=(*SandboxPolicy.protected, *scripts),
+        )
         try:
             shell = choose_sandbox(
                 os.environ.get("MOOT_SANDBOX") or settings.sandbox or "auto",
-                SandboxPolicy(workspace.root, output_dir=outputs_dir(session_id), masks=masks),
+                sandbox_policy,
                 bypass=mode is PermissionMode.BYPASS_PERMISSIONS,
                 session_id=session_id,
             )
@@ -132,7 +141,9 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 file=sys.stderr,
             )
         shells = BackgroundShells()
-        rules_policy = RulesPolicy(rules, workspace.root, mode=mode, shell=shell.backend)
+        rules_policy = RulesPolicy(
+            rules, workspace.root, mode=mode, shell=shell.backend, protected=scripts
+        )
         policy = NoAsking(rules_policy, workspace.root)
         tools = [
             t
@@ -149,7 +160,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             tools=tools,
             limits=limits,
             approval=policy,
-            hooks=Hooks(hook_config, workspace.root, can_ask=False) if hook_config else None,
+            hooks=_hooks(hook_config, workspace.root),
         )
         if runtime.mode and not options.permission_mode:
             # The mode belongs to the session: a resumed one goes on in the mode it switched to,
@@ -177,6 +188,28 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             return EXIT_STOPPED
     finally:
         store.close()
+
+
+def _hook_config(hooks: dict[str, Any], cwd: Path) -> HookConfig | None:
+    """The settings' hooks, checked; None when none are set.
+
+    Raises:
+        HookConfigError: A settings file's `hooks` do not fit.
+    """
+    if not hooks:
+        return None
+    from moot.hooks import hooks_from_settings  # lazy: no hooks set, moot.hooks is never imported
+
+    return hooks_from_settings(hooks, cwd)
+
+
+def _hooks(config: HookConfig | None, root: Path) -> Hooks | None:
+    """The session's hook runner; None (no cost, no hook events) when no command is set."""
+    if not config:
+        return None
+    from moot.hooks import Hooks  # lazy, as in _hook_config
+
+    return Hooks(config, root, can_ask=False)
 
 
 def _rule_list(values: list[str]) -> list[str]:

@@ -40,6 +40,9 @@ class Verdict:
     """For `ask`: what the person should look at (a diff, the exact command)."""
     suggestions: tuple[str, ...] = ()
     """For `ask`: allow rules that would let calls like this run ("for the session", "always")."""
+    firm: bool = False
+    """For `ask`: only the person may answer; a PreToolUse hook's `allow` does not lift it (a
+    write to a protected path, a plan)."""
     unasked: bool = False
     """For `deny`: it stands for a question nobody is there to answer (a headless run), not for
     a rule; a PreToolUse hook's `allow` may lift it, as it would have spared the question."""

@@ -10,6 +10,7 @@ an allow rule or switch the session's mode (an approved plan leaves plan mode).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from moot.core.agent import Agent
 from moot.core.approval import (
@@ -21,10 +22,12 @@ from moot.core.approval import (
 )
 from moot.core.fold import CallState
 from moot.core.run import RunContext
-from moot.hooks.calls import CallHooks, with_hook
 from moot.protocol import events as ev
 from moot.protocol.messages import ToolCall
 from moot.tools.base import SideEffect
+
+if TYPE_CHECKING:
+    from moot.hooks.calls import CallHooks
 
 
 class ApprovalStep:
@@ -71,6 +74,8 @@ class ApprovalStep:
         )
         verdict, by = run.approval.decide(request), "policy"
         if said is not None and self.hooks is not None:
+            from moot.hooks.calls import with_hook  # lazy: without hooks, never imported
+
             verdict, by = with_hook(verdict, said, can_ask=self.hooks.can_ask)
         if verdict.decision == "deny":
             self._record(

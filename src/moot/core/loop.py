@@ -12,6 +12,7 @@ import inspect
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from moot.core.approve import ApprovalStep
 from moot.core.assemble import TurnBuilder
@@ -20,7 +21,6 @@ from moot.core.gate import GateDecision, ModelTurn
 from moot.core.limits import LimitReached, check_before_model, check_spend
 from moot.core.peers import CALL_AGENT, FINISH, system_prompt, tagged
 from moot.core.run import RunContext
-from moot.hooks.calls import CallHooks
 from moot.protocol import events as ev
 from moot.protocol.ids import new_id
 from moot.protocol.messages import ToolCall, without_images
@@ -35,6 +35,9 @@ from moot.providers.base import (
 )
 from moot.providers.catalog import accepts_images, context_window
 from moot.tools.base import SideEffect, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from moot.hooks.calls import CallHooks
 
 
 class _Ended(Exception):
@@ -52,7 +55,11 @@ class CallRunner:
         self.run = run
         self.call = call
         self.agent = run.agents[call.agent]
-        self.hooks = CallHooks(run, call, run.hooks) if run.hooks is not None else None
+        self.hooks: CallHooks | None = None
+        if run.hooks is not None:
+            from moot.hooks.calls import CallHooks  # lazy: without hooks, never imported
+
+            self.hooks = CallHooks(run, call, run.hooks)
         self._handlers: dict[RunState, Callable[[], Awaitable[None]]] = {
             RunState.CREATED: self._created,
             RunState.MODEL_PENDING: self._ask_model,

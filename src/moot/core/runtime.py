@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from moot.core.agent import Agent
 from moot.core.approval import (
@@ -24,7 +24,6 @@ from moot.core.loop import CallRunner
 from moot.core.peers import CALL_AGENT
 from moot.core.run import RunContext, record_session_event
 from moot.core.session import CHECKPOINT, load_session
-from moot.hooks.runner import Hooks
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.ids import new_id
@@ -33,6 +32,9 @@ from moot.providers.base import Provider, ScriptPosition
 from moot.providers.registry import resolve_model
 from moot.store.base import Store
 from moot.tools.base import Tool
+
+if TYPE_CHECKING:
+    from moot.hooks.runner import Hooks  # annotations only: no hooks set, no import
 
 
 class RuntimeBusy(RuntimeError):

@@ -128,7 +128,8 @@ def with_hook(
     """The policy's verdict on a tool call, with what its PreToolUse hooks said.
 
     Deny rules still win over a hook's `allow`, which only spares the person the question (or
-    lifts the refusal that stands for a question nobody can answer, `Verdict.unasked`); a
+    lifts the refusal that stands for a question nobody can answer, `Verdict.unasked`), and
+    never one only the person may answer (`Verdict.firm`: a protected path, a plan); a
     hook's `ask` asks even where the policy would allow (and refuses where nobody can answer).
 
     Returns:
@@ -138,6 +139,8 @@ def with_hook(
         return verdict, "policy"
     if verdict.decision == "deny" and not (verdict.unasked and said.decision == "allow"):
         return verdict, "policy"
+    if verdict.firm and said.decision == "allow":
+        return verdict, "policy"  # a protected path or a plan: only the person answers
     reason = said.reason or f"a PreToolUse hook said {said.decision}"
     if said.decision == "allow":
         spared = verdict.decision == "ask" or verdict.unasked

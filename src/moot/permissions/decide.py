@@ -14,7 +14,8 @@ settles it in this order (the first step that speaks wins):
    bypass mode only when a deny rule could have matched it).
 5. bypassPermissions: everything else runs.
 6. Ask rules ask.
-7. Writes of protected paths (`.git` internals, `.moot/`) ask; an allow rule does not skip this.
+7. Writes of protected paths (`.git` internals, `.moot/`, the scripts hooks run) ask; an allow
+   rule does not skip this, nor does a hook's allow (the ask is `firm`).
 8. `todo` and `call_agent` run (a callee's own tools pass `decide` themselves); so do
    read-only tools.
 9. Allow rules: the call runs when they cover all of it (every path it touches, every
@@ -40,14 +41,15 @@ What a call touches is worked out in `moot.permissions.targets`; the per-session
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moot.core.approval import EXIT_PLAN_MODE, ApprovalRequest, Verdict
 from moot.permissions.modes import PermissionMode
 from moot.permissions.preview import diff_preview
-from moot.permissions.rules import Rule, RuleSet
+from moot.permissions.rules import Rule, RuleSet, tool_hidden
 from moot.permissions.shell import matches_prefix
 from moot.permissions.targets import FILE_EDIT_TOOLS, Call, Command, Target, describe, inside
 from moot.tools.base import SideEffect
@@ -75,7 +77,12 @@ _PREVIEW_LIMIT = 2000
 
 
 def decide(
-    call: ApprovalRequest, mode: PermissionMode, rules: RuleSet, workspace_root: Path
+    call: ApprovalRequest,
+    mode: PermissionMode,
+    rules: RuleSet,
+    workspace_root: Path,
+    *,
+    protected: Collection[str] = (),
 ) -> Verdict:
     """Settle one tool call (see the module docstring for the order of the steps).
 
@@ -85,15 +92,19 @@ def decide(
         rules: The allow, ask and deny rules in force for the session.
         workspace_root: The workspace the file tools are confined to; relative rule
             patterns hang from it.
+        protected: Workspace-relative files protected besides `.git` internals and `.moot/`
+            (the scripts hooks run, which run outside the sandbox).
 
     Returns:
         The verdict; its `reason` names the rule or mode that decided, and for `ask` its
         `preview` holds what the person should look at.
     """
-    return _decide(describe(call, workspace_root), PermissionMode(mode), rules)
+    return _decide(describe(call, workspace_root), PermissionMode(mode), rules, protected)
 
 
-def _decide(call: Call, mode: PermissionMode, rules: RuleSet) -> Verdict:
+def _decide(
+    call: Call, mode: PermissionMode, rules: RuleSet, protected: Collection[str] = ()
+) -> Verdict:
     if call.tool == _FINISH:
         return Verdict("allow", "finish always runs")
     if hit := _first_restricting(rules.deny, call):
@@ -109,9 +120,10 @@ def _decide(call: Call, mode: PermissionMode, rules: RuleSet) -> Verdict:
         return Verdict("allow", "allowed by permission mode bypassPermissions")
     if hit := _first_restricting(rules.ask, call):
         return _ask(call, mode, f"ask rule {hit}", "Only the user can lift an ask rule.")
-    if protected := _protected_target(call):
-        reason = f"{call.tool} writes the protected path {protected}"
-        return _ask(call, mode, reason, "Protected paths are written only with approval.")
+    if target := _protected_target(call, protected):
+        reason = f"{call.tool} writes the protected path {target}"
+        verdict = _ask(call, mode, reason, "Protected paths are written only with approval.")
+        return replace(verdict, firm=True)
     if call.tool in ALWAYS_ALLOWED:
         return Verdict("allow", f"{call.tool} always runs")
     if call.request.side_effect == SideEffect.READ_ONLY:
@@ -121,18 +133,6 @@ def _decide(call: Call, mode: PermissionMode, rules: RuleSet) -> Verdict:
     if mode == PermissionMode.ACCEPT_EDITS and _edit_inside_workspace(call):
         return Verdict("allow", "allowed by permission mode acceptEdits (an edit in the workspace)")
     return _ask(call, mode, _needs_approval(call, mode, rules), _allow_hint(call, rules))
-
-
-def tool_hidden(tool_name: str, rules: RuleSet) -> bool:
-    """Whether a bare deny rule (`Bash`, `Read`, `mcp__x`) removes a tool from the model's list.
-
-    Args:
-        tool_name: The tool's name as the model sees it.
-        rules: The rules in force.
-    """
-    if tool_name == _FINISH:
-        return False
-    return any(rule.specifier is None and rule.covers(tool_name) for rule in rules.deny)
 
 
 def suggested_rules(
@@ -307,6 +307,7 @@ def _plan_verdict(call: Call, mode: PermissionMode) -> Verdict:
         "ask",
         "approve the plan to leave plan mode",
         preview=plan if isinstance(plan, str) else "",
+        firm=True,
     )
 
 
@@ -318,13 +319,13 @@ def _plan_refusal(tool: str) -> str:
     )
 
 
-def _protected_target(call: Call) -> str | None:
+def _protected_target(call: Call, extra: Collection[str]) -> str | None:
     if call.tool not in FILE_EDIT_TOOLS:
         return None
     for target in call.targets or ():
         for form in target.forms:
             parts = inside(form, call.root)
-            if parts and _is_protected(parts):
+            if parts and (_is_protected(parts) or "/".join(parts) in extra):
                 return "/".join(parts)
     return None
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from moot.core.approval import EXIT_PLAN_MODE, ApprovalRequest, Verdict
-from moot.permissions.decide import suggested_rules
 from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
 
@@ -37,11 +36,13 @@ class NoAsking:
                 "nobody can approve a plan in a headless run: end your turn with the plan as "
                 "your answer",
             )  # not `unasked`: a hook cannot stand in for the person approving a plan
+        from moot.permissions.decide import suggested_rules  # lazy, as in RulesPolicy.decide
+
         rules = suggested_rules(request, self.workspace_root, self.policy.rules(request.session_id))
         how = f'--allowedTools "{rules[0]}"' if rules else "--allowedTools"
         return Verdict(
             "deny",
             f"{verdict.reason}; a headless run cannot ask: allow it with {how} "
             "or --permission-mode acceptEdits / bypassPermissions",
-            unasked=True,
+            unasked=not verdict.firm,  # what only a person may answer, no hook answers either
         )

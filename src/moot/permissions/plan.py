@@ -8,6 +8,9 @@ runtime switches the session's mode and records `mode_changed`, or denies with f
 the model reads as the tool's refusal and revises the plan. Only after the switch does the tool
 itself run, so what it tells the model is the mode it now works in. Outside plan mode the tool
 just runs and tells the model the mode it is in.
+
+Like the built-in tools, its spec is generated data (`moot.tools.builtin_specs`) and the tool
+itself, with its pydantic argument model, is built at its first call.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from pydantic import Field
 
 from moot.core.approval import EXIT_PLAN_MODE, RemembersApprovals
 from moot.permissions.modes import PermissionMode
-from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
+from moot.tools.base import FunctionTool, SideEffect, Tool, ToolContext, ToolResult, tool
+from moot.tools.builtin_specs import load_specs
+from moot.tools.lazy import LazyTool
 
 _WORKING_IN = {
     PermissionMode.DEFAULT: "file edits and commands still ask the person first",
@@ -28,8 +33,22 @@ _WORKING_IN = {
 }
 
 
-def exit_plan_mode_tool(modes: RemembersApprovals) -> FunctionTool:
-    """The `exit_plan_mode` tool for sessions whose modes `modes` keeps."""
+def exit_plan_mode_tool(modes: RemembersApprovals) -> Tool:
+    """The `exit_plan_mode` tool for sessions whose modes `modes` keeps: its spec from
+    `builtin_specs.json`, the tool itself (`build_exit_plan_mode`) built at its first call."""
+    spec = load_specs()[EXIT_PLAN_MODE]
+    return LazyTool(
+        EXIT_PLAN_MODE,
+        spec["description"],
+        spec["parameters"],
+        SideEffect(spec["side_effect"]),
+        lambda: build_exit_plan_mode(modes),
+    )
+
+
+def build_exit_plan_mode(modes: RemembersApprovals) -> FunctionTool:
+    """The real `exit_plan_mode` tool (its argument model built now) for `exit_plan_mode_tool`
+    and for generating its spec."""
 
     @tool(
         name=EXIT_PLAN_MODE,

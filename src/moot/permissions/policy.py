@@ -7,11 +7,11 @@ shares.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
 from moot.core.approval import ApprovalRequest, Verdict
-from moot.permissions.decide import decide, suggested_rules
 from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import Rule, RuleSet, parse_rule
 
@@ -30,6 +30,7 @@ class RulesPolicy:
         *,
         mode: PermissionMode = PermissionMode.DEFAULT,
         shell: str = "",
+        protected: Collection[str] = (),
     ) -> None:
         """Args:
         rules: The rules from settings (and the command line), shared by every session.
@@ -37,7 +38,10 @@ class RulesPolicy:
         mode: The mode a session starts in (`permissions.defaultMode`, `--permission-mode`).
         shell: Where shell commands run ("bubblewrap", "docker", "host (NO sandbox)"), for
             the preview of a command that asks.
+        protected: Workspace-relative files whose writes always ask, besides `.git`
+            internals and `.moot/`: the scripts hooks run (`HookConfig.scripts`).
         """
+        self.protected = frozenset(protected)
         self.workspace_root = workspace_root
         self.shell = shell
         self._rules = rules
@@ -83,9 +87,14 @@ class RulesPolicy:
 
         An `ask` carries the allow rules that an answer "for the session" or "always" keeps.
         """
+        # Lazy: the decision (what a call touches, the shell parser) loads at the first tool call.
+        from moot.permissions.decide import decide, suggested_rules
+
         session = request.session_id
         rules = self.rules(session)
-        verdict = decide(request, self.mode(session), rules, self.workspace_root)
+        verdict = decide(
+            request, self.mode(session), rules, self.workspace_root, protected=self.protected
+        )
         if verdict.decision != "ask":
             return verdict
         suggestions = tuple(suggested_rules(request, self.workspace_root, rules))

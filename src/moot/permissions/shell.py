@@ -38,7 +38,6 @@ from __future__ import annotations
 import re
 import shlex
 
-from moot.permissions.shell_parser import Parser
 from moot.permissions.shell_types import Redirect, SubCommand, Unparseable
 
 __all__ = ["Redirect", "SubCommand", "matches_prefix", "split_command"]
@@ -56,6 +55,8 @@ def split_command(command: str) -> list[SubCommand] | None:
     """
     if "\0" in command:
         return None
+    from moot.permissions.shell_parser import Parser  # lazy: only bash calls need the parser
+
     try:
         return Parser(command).parse()
     except (Unparseable, RecursionError):

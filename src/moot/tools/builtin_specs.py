@@ -7,7 +7,8 @@ start-up). The file is generated, never edited: `scripts/gen-tool-specs` (this m
 `main`) writes it, and `tests/test_builtin_specs.py` fails when it no longer matches the tools.
 
 Each entry is `{"description", "side_effect", "parameters"}`; a description that depends on
-the session is an object with one text per variant (`bash`: where commands run).
+the session is an object with one text per variant (`bash`: where commands run). The last
+entry is plan mode's `exit_plan_mode` (`moot.permissions.plan`), which every session also gets.
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ def generate_specs() -> dict[str, dict[str, Any]]:
                 described["description"][variant] = tool.description
             else:
                 specs.setdefault(tool.name, spec)
+    plan = _exit_plan_mode()
+    specs[plan.name] = {
+        "description": plan.description,
+        "side_effect": plan.side_effect.value,
+        "parameters": plan.parameters,
+    }
     return specs
 
 
@@ -77,6 +84,16 @@ def built_tools(variant: BashVariant) -> list[Tool]:
         shell = SandboxChoice("auto", sandbox, "")
         builders = tool_builders(store, session_id, Workspace(scratch), shell, BackgroundShells())
         return [build() for build in builders.values()]
+
+
+def _exit_plan_mode() -> Tool:
+    """Plan mode's `exit_plan_mode`, really built: every session gets it besides the built-in
+    tools (`moot.permissions.plan`)."""
+    from moot.permissions.plan import build_exit_plan_mode
+    from moot.permissions.policy import RulesPolicy
+    from moot.permissions.rules import RuleSet
+
+    return build_exit_plan_mode(RulesPolicy(RuleSet(), Path.cwd()))
 
 
 class _NamedSandbox:

@@ -18,8 +18,10 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 GITIGNORE = ".gitignore"
 _MAX_GITIGNORE_BYTES = 1 << 20
@@ -90,6 +92,8 @@ class GitIgnore:
         except OSError:
             fd = -1
         if fd >= 0:
+            import pathspec  # here, not at the top: start-up reads no .gitignore (start-up time)
+
             with os.fdopen(fd, "rb") as file:
                 text = file.read(_MAX_GITIGNORE_BYTES).decode("utf-8", "replace")
             spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
