@@ -515,3 +515,21 @@ async def test_many_calls_leave_no_git_processes_behind(repo: Path) -> None:
             assert not result.is_error, (name, result.content)
 
     assert not set(child_processes()) - before
+
+
+async def test_a_repository_made_during_the_session_is_refused(tmp_path: Path) -> None:
+    """A sandboxed command may have written that `.git` (hooks, `core.fsmonitor`), and the git
+    tools run on the host: they refuse it rather than run what it says."""
+    root = tmp_path / "project"
+    root.mkdir()
+    tools = tools_for(root)  # the session begins: no repository
+    init_repo(root, {"a.txt": "a\n"})
+    marker = tmp_path / "fsmonitor-ran"
+    git(root, "config", "core.fsmonitor", f"touch {marker}; false")
+    for name in ("git_status", "git_diff", "git_log", "git_commit"):
+        arguments = {"message": "x"} if name == "git_commit" else {}
+        result = await call(tools[name], **arguments)
+        assert result.is_error and "created during this session" in result.content, name
+    assert not marker.exists()
+    later = tools_for(root)  # a session that begins with the repository uses it
+    assert not (await call(later["git_status"])).is_error

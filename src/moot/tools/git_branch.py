@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
-from moot.workspace.git import GIT_ERRORS, GitError, GitRepo, open_repo
+from moot.workspace.git import GIT_ERRORS, GitError, GitRepo, workspace_repo
 from moot.workspace.paths import Workspace
 
 MAX_LISTED = 200
@@ -19,7 +19,7 @@ def git_branch_tool(workspace: Workspace) -> FunctionTool:
     )
     def git_branch(name: str | None = None, create: bool = False) -> ToolResult:
         try:
-            with open_repo(workspace.root) as repo:
+            with workspace_repo(workspace) as repo:
                 if name is None:
                     if create:
                         raise GitError("give the name of the branch to create")

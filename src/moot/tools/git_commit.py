@@ -15,8 +15,8 @@ from moot.workspace.git import (
     GitRepo,
     changed_specs,
     commit_specs,
-    open_repo,
     with_trailer,
+    workspace_repo,
 )
 from moot.workspace.paths import Workspace
 
@@ -42,7 +42,7 @@ def git_commit_tool(
     )
     def git_commit(message: str, ctx: ToolContext, paths: list[str] | None = None) -> ToolResult:
         try:
-            with open_repo(workspace.root) as repo:
+            with workspace_repo(workspace) as repo:
                 return commit(repo, workspace, message, paths, changed_files, ctx.session_id)
         except GIT_ERRORS as exc:
             return ToolResult.error(str(exc))

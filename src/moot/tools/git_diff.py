@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
-from moot.workspace.git import GIT_ERRORS, GitRepo, open_repo
+from moot.workspace.git import GIT_ERRORS, GitRepo, workspace_repo
 from moot.workspace.paths import Workspace
 
 
@@ -17,7 +17,7 @@ def git_diff_tool(workspace: Workspace) -> FunctionTool:
     )
     def git_diff(path: str | None = None, staged: bool = False) -> ToolResult:
         try:
-            with open_repo(workspace.root) as repo:
+            with workspace_repo(workspace) as repo:
                 return diff(repo, workspace, path, staged=staged)
         except GIT_ERRORS as exc:
             return ToolResult.error(str(exc))

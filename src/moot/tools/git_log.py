@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
-from moot.workspace.git import GIT_ERRORS, GitError, GitRepo, open_repo
+from moot.workspace.git import GIT_ERRORS, GitError, GitRepo, workspace_repo
 from moot.workspace.paths import Workspace
 
 _FORMAT = "%h%x1f%ad%x1f%an%x1f%s"
@@ -26,7 +26,7 @@ def git_log_tool(workspace: Workspace) -> FunctionTool:
         limit: Annotated[int, Field(ge=1, le=200)] = 10, path: str | None = None
     ) -> ToolResult:
         try:
-            with open_repo(workspace.root) as repo:
+            with workspace_repo(workspace) as repo:
                 return log(repo, workspace, limit, path)
         except GIT_ERRORS as exc:
             return ToolResult.error(str(exc))

@@ -10,8 +10,8 @@ from moot.workspace.git import (
     GitRepo,
     StatusEntry,
     hides,
-    open_repo,
     parse_status,
+    workspace_repo,
 )
 from moot.workspace.paths import Workspace
 
@@ -29,7 +29,7 @@ def git_status_tool(workspace: Workspace) -> FunctionTool:
     )
     def git_status() -> ToolResult:
         try:
-            with open_repo(workspace.root) as repo:
+            with workspace_repo(workspace) as repo:
                 return status(repo, workspace)
         except GIT_ERRORS as exc:
             return ToolResult.error(str(exc))

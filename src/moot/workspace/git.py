@@ -448,12 +448,34 @@ class AutoCommit:
         Raises:
             GitError: Not a repository, a hook refused, a merge in progress...
         """
-        with open_repo(self.workspace.root) as repo:
+        with workspace_repo(self.workspace) as repo:
             specs = changed_specs(repo, self.workspace, self.changed_files)
             if not specs or not repo.status(specs, all_untracked=True):
                 return None
             message = with_trailer(turn_message(prompt), self.session_id)
             return commit_specs(repo, specs, message)
+
+
+@contextlib.contextmanager
+def workspace_repo(workspace: Workspace) -> Iterator[GitRepo]:
+    """`open_repo` for a session's tools, which run git on the host.
+
+    A `.git` that appeared in the workspace during the session was made by the session itself:
+    a sandboxed command may have written it, with hooks or a `core.fsmonitor` that git would
+    run here, outside the sandbox. Such a repository is refused (git in the shell still works).
+    An existing `.git` is read-only inside the sandbox, so it is safe to use.
+
+    Raises:
+        GitError: As `open_repo`, or the repository was made during the session.
+    """
+    if not workspace.had_git and os.path.lexists(workspace.root / ".git"):
+        raise GitError(
+            f"{workspace.root / '.git'} was created during this session; moot's git tools "
+            "run outside the sandbox and do not use a repository a command could have "
+            "written (its hooks would run here). Use git in the shell, or start a new session."
+        )
+    with open_repo(workspace.root) as repo:
+        yield repo
 
 
 def undo_last_agent_commit(

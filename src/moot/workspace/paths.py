@@ -88,6 +88,9 @@ class Workspace:
         self.read_roots = tuple(Path(os.path.realpath(r)) for r in read_roots)
         self.hidden: Hidden | None = None
         """Paths no walk may show (set from `Read(...)` deny rules by the session)."""
+        self.had_git = os.path.lexists(os.path.join(real, ".git"))
+        """The workspace had a `.git` of its own when the session began (see
+        `moot.workspace.git.workspace_repo`)."""
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
