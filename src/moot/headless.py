@@ -12,30 +12,19 @@ import signal
 import sys
 from argparse import Namespace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TextIO
 
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
-from moot.permissions.headless import NoAsking
-from moot.permissions.masks import mask_source
 from moot.permissions.modes import PermissionMode
-from moot.permissions.plan import exit_plan_mode_tool
-from moot.permissions.policy import RulesPolicy
-from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
 from moot.providers.registry import UnknownModel, resolve_model
-from moot.sandbox.background import BackgroundShells
-from moot.sandbox.base import SandboxPolicy
-from moot.sandbox.select import SandboxChoice, choose_sandbox
+from moot.session_setup import Session, SetupError, hook_config, open_session, session_rules
 from moot.settings import SettingsError, load_settings
-from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
 from moot.workspace.paths import Workspace
-
-if TYPE_CHECKING:
-    from moot.hooks import HookConfig, Hooks
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -82,7 +71,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     cwd = Path.cwd()
     try:
         settings = load_settings(cwd)
-        hook_config = _hook_config(settings.hooks, cwd)
+        hooks = hook_config(settings, cwd)
     except SettingsError as exc:  # HookConfigError included
         return _fail(str(exc))
     options.model = options.model or settings.model
@@ -92,19 +81,11 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         )
     try:
         resolve_model(options.model)  # a bad name or script is a usage error, before any session
-    except UnknownModel as exc:
-        return _fail(str(exc))
-    try:
-        rules = RuleSet(
-            allow=[*settings.permissions.allow, *_rule_list(options.allowed_tools)],
-            ask=settings.permissions.ask,
-            deny=[*settings.permissions.deny, *_rule_list(options.disallowed_tools)],
+        rules = session_rules(
+            settings, _rule_list(options.allowed_tools), _rule_list(options.disallowed_tools)
         )
-    except ValueError as exc:
-        return _fail(f"permission rules: {exc}")
-    mode = PermissionMode(
-        options.permission_mode or settings.permissions.default_mode or PermissionMode.DEFAULT
-    )
+    except (UnknownModel, SetupError) as exc:
+        return _fail(str(exc))
     # The runtime gets the name, not the provider: it resolves names itself and moves a scripted
     # provider past the turns a resumed session has already played (Runtime._provider_for).
     agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=options.model)
@@ -115,68 +96,38 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             return _fail(f"no session {options.resume!r}")
         title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
         session_id = options.resume or store.create_session(title=title, workspace=str(cwd)).id
-        workspace = session_workspace(store, session_id, cwd)
-        workspace.hidden = read_denied(rules, workspace.root)
-        masks = mask_source(rules, workspace.root)  # what shell commands cannot see or edit
-        # Hooks run on the host: the scripts they name are protected like `.moot/`.
-        scripts = hook_config.scripts(workspace.root) if hook_config else ()
-        sandbox_policy = SandboxPolicy(
-            workspace.root,
-            output_dir=outputs_dir(session_id),
-            masks=masks,
-            protected=(*SandboxPolicy.protected, *scripts),
-        )
         try:
-            shell = choose_sandbox(
-                os.environ.get("MOOT_SANDBOX") or settings.sandbox or "auto",
-                sandbox_policy,
-                bypass=mode is PermissionMode.BYPASS_PERMISSIONS,
-                session_id=session_id,
+            session = open_session(
+                store,
+                session_id,
+                cwd,
+                settings=settings,
+                agent=agent,
+                rules=rules,
+                mode=PermissionMode(options.permission_mode) if options.permission_mode else None,
+                hooks=hooks,
+                limits=limits,
+                can_ask=False,
             )
-        except ValueError as exc:
-            return _fail(f"MOOT_SANDBOX: {exc}")
-        if shell.backend == "host":
+        except SetupError as exc:
+            return _fail(str(exc))
+        runtime = session.runtime
+        if session.shell.backend == "host":
             print(
-                f"moot: shell commands run on the host, unsandboxed ({shell.reason})",
+                f"moot: shell commands run on the host, unsandboxed ({session.shell.reason})",
                 file=sys.stderr,
             )
-        shells = BackgroundShells()
-        rules_policy = RulesPolicy(
-            rules, workspace.root, mode=mode, shell=shell.backend, protected=scripts
-        )
-        policy = NoAsking(rules_policy, workspace.root)
-        tools = [
-            t
-            for t in [
-                *builtin_tools(store, session_id, workspace, shell, shells),
-                exit_plan_mode_tool(policy),
-            ]
-            if not tool_hidden(t.name, rules)
-        ]
-        runtime = Runtime(
-            [agent],
-            store=store,
-            session_id=session_id,
-            tools=tools,
-            limits=limits,
-            approval=policy,
-            hooks=_hooks(hook_config, workspace.root),
-        )
-        if runtime.mode and not options.permission_mode:
-            # The mode belongs to the session: a resumed one goes on in the mode it switched to,
-            # unless the command line names one.
-            policy.set_mode(runtime.session_id, runtime.mode)
         if options.prompt is not None and runtime.unfinished_run:
             return _fail(
-                f"session {runtime.session_id} has an unfinished run; finish it first with "
-                f"`moot --resume {runtime.session_id}` (no -p)"
+                f"session {session_id} has an unfinished run; finish it first with "
+                f"`moot --resume {session_id}` (no -p)"
             )
         if options.prompt is None and not runtime.unfinished_run:
-            return _fail(f"session {runtime.session_id} has no unfinished run to resume")
+            return _fail(f"session {session_id} has no unfinished run to resume")
         try:
-            code = asyncio.run(_drive(runtime, options, out, shell, shells))
+            code = asyncio.run(_drive(session, options, out))
             if (os.environ.get("MOOT_AUTO_COMMIT") or settings.auto_commit) and options.prompt:
-                _auto_commit(workspace, session_id, options.prompt)
+                _auto_commit(session.workspace, session_id, options.prompt)
             return code
         except BrokenPipeError:
             # The reader went away (`moot -p ... | head -1`). asyncio.run has cancelled a run
@@ -184,32 +135,10 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             # interpreter's last flush does not raise again (the advice in Python's `signal` docs).
             if out is sys.stdout:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            print(f"moot: output closed early; session {runtime.session_id}", file=sys.stderr)
+            print(f"moot: output closed early; session {session_id}", file=sys.stderr)
             return EXIT_STOPPED
     finally:
         store.close()
-
-
-def _hook_config(hooks: dict[str, Any], cwd: Path) -> HookConfig | None:
-    """The settings' hooks, checked; None when none are set.
-
-    Raises:
-        HookConfigError: A settings file's `hooks` do not fit.
-    """
-    if not hooks:
-        return None
-    from moot.hooks import hooks_from_settings  # lazy: no hooks set, moot.hooks is never imported
-
-    return hooks_from_settings(hooks, cwd)
-
-
-def _hooks(config: HookConfig | None, root: Path) -> Hooks | None:
-    """The session's hook runner; None (no cost, no hook events) when no command is set."""
-    if not config:
-        return None
-    from moot.hooks import Hooks  # lazy, as in _hook_config
-
-    return Hooks(config, root, can_ask=False)
 
 
 def _rule_list(values: list[str]) -> list[str]:
@@ -245,20 +174,11 @@ def _auto_commit(workspace: Workspace, session_id: str, prompt: str) -> None:
         print(f"moot: committed {made.sha[:10]} {made.subject}", file=sys.stderr)
 
 
-async def _drive(
-    runtime: Runtime,
-    options: Namespace,
-    out: TextIO,
-    shell: SandboxChoice,
-    shells: BackgroundShells,
-) -> int:
+async def _drive(session: Session, options: Namespace, out: TextIO) -> int:
     try:
-        return await _turn(runtime, options, out)
+        return await _turn(session.runtime, options, out)
     finally:
-        # Background shells and the sandbox (a Docker container) end with the session.
-        await shells.close()
-        if shell.sandbox is not None:
-            await shell.sandbox.close()
+        await session.close()  # background shells and the sandbox end with the session
 
 
 async def _turn(runtime: Runtime, options: Namespace, out: TextIO) -> int:

@@ -1,0 +1,185 @@
+"""Setting up a session for a front end: from settings and a few choices to a ready `Runtime`.
+
+Every front end (headless runs today; the TUI, ACP and MCP servers later) needs the same
+assembly, in this order, because each step depends on the last:
+
+1. The permission rules: settings plus the front end's own (`--allowedTools`), and the mode.
+2. The workspace, hiding what `Read(...)` deny rules cover from every walk.
+3. The sandbox, masking the denied paths, with the scripts hooks run protected (hooks run on
+   the host, so nothing inside may change them).
+4. The approval policy (`RulesPolicy`; wrapped in `NoAsking` where nobody answers).
+5. The tools, less those a bare deny rule removes.
+6. The hooks and the `Runtime`, in the mode the session last switched to unless one is named.
+
+`open_session` does all of it; `Session.close` ends what outlives a turn (background shells,
+the sandbox's container).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from moot.core.agent import Agent
+from moot.core.approval import ApprovalPolicy
+from moot.core.limits import Limits
+from moot.core.runtime import Runtime
+from moot.permissions.headless import NoAsking
+from moot.permissions.masks import mask_source
+from moot.permissions.modes import PermissionMode
+from moot.permissions.plan import exit_plan_mode_tool
+from moot.permissions.policy import RulesPolicy
+from moot.permissions.rules import RuleSet, read_denied, tool_hidden
+from moot.sandbox.background import BackgroundShells
+from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.select import SandboxChoice, choose_sandbox
+from moot.settings import Settings
+from moot.store.base import Store
+from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
+from moot.workspace.paths import Workspace
+
+if TYPE_CHECKING:
+    from moot.hooks import HookConfig, Hooks
+
+
+class SetupError(Exception):
+    """The session cannot be set up as asked; the message says why (a usage error)."""
+
+
+@dataclass
+class Session:
+    """A session ready to take turns, and what must end with it."""
+
+    runtime: Runtime
+    workspace: Workspace
+    shell: SandboxChoice
+    """The sandbox shell commands run in (or why there is none)."""
+    shells: BackgroundShells
+
+    async def close(self) -> None:
+        """End background shells and release the sandbox (a Docker container)."""
+        await self.shells.close()
+        if self.shell.sandbox is not None:
+            await self.shell.sandbox.close()
+
+
+def session_rules(
+    settings: Settings, allow: Sequence[str] = (), deny: Sequence[str] = ()
+) -> RuleSet:
+    """The settings' permission rules plus the front end's own.
+
+    Raises:
+        SetupError: A malformed rule.
+    """
+    try:
+        return RuleSet(
+            allow=[*settings.permissions.allow, *allow],
+            ask=settings.permissions.ask,
+            deny=[*settings.permissions.deny, *deny],
+        )
+    except ValueError as exc:
+        raise SetupError(f"permission rules: {exc}") from None
+
+
+def hook_config(settings: Settings, cwd: Path) -> HookConfig | None:
+    """The settings' hooks, checked; None when none are set.
+
+    Raises:
+        HookConfigError: A settings file's `hooks` do not fit (a `SettingsError`).
+    """
+    if not settings.hooks:
+        return None
+    from moot.hooks import hooks_from_settings  # lazy: no hooks set, moot.hooks is never imported
+
+    return hooks_from_settings(settings.hooks, cwd)
+
+
+def open_session(
+    store: Store,
+    session_id: str,
+    cwd: Path,
+    *,
+    settings: Settings,
+    agent: Agent,
+    rules: RuleSet,
+    mode: PermissionMode | None = None,
+    hooks: HookConfig | None = None,
+    limits: Limits | None = None,
+    can_ask: bool = True,
+) -> Session:
+    """Assemble a session's runtime (see the module docstring for the steps).
+
+    Args:
+        store: Where the session's log lives; `session_id` must exist in it.
+        cwd: The workspace directory.
+        settings: The merged settings (sandbox, default mode).
+        agent: The agent that answers the person.
+        rules: The permission rules in force (`session_rules`).
+        mode: The permission mode named by the front end (`--permission-mode`); None keeps
+            the mode the session last switched to, or the settings' default.
+        hooks: The settings' hooks (`hook_config`), None for none.
+        limits: Bounds for each run.
+        can_ask: False where nobody answers approvals: what would ask is refused instead.
+
+    Raises:
+        SetupError: The sandbox setting is not one moot knows.
+    """
+    start_mode = PermissionMode(mode or settings.permissions.default_mode or PermissionMode.DEFAULT)
+    workspace = session_workspace(store, session_id, cwd)
+    workspace.hidden = read_denied(rules, workspace.root)
+    # Hooks run on the host: the scripts they name are protected like `.moot/`.
+    scripts = hooks.scripts(workspace.root) if hooks else ()
+    sandbox_policy = SandboxPolicy(
+        workspace.root,
+        output_dir=outputs_dir(session_id),
+        masks=mask_source(rules, workspace.root),  # what shell commands cannot see or edit
+        protected=(*SandboxPolicy.protected, *scripts),
+    )
+    try:
+        shell = choose_sandbox(
+            os.environ.get("MOOT_SANDBOX") or settings.sandbox or "auto",
+            sandbox_policy,
+            bypass=start_mode is PermissionMode.BYPASS_PERMISSIONS,
+            session_id=session_id,
+        )
+    except ValueError as exc:
+        raise SetupError(f"MOOT_SANDBOX: {exc}") from None
+    rules_policy = RulesPolicy(
+        rules, workspace.root, mode=start_mode, shell=shell.backend, protected=scripts
+    )
+    policy: ApprovalPolicy = rules_policy if can_ask else NoAsking(rules_policy, workspace.root)
+    shells = BackgroundShells()
+    tools = [
+        t
+        for t in [
+            *builtin_tools(store, session_id, workspace, shell, shells),
+            exit_plan_mode_tool(rules_policy),
+        ]
+        if not tool_hidden(t.name, rules)
+    ]
+    runtime = Runtime(
+        [agent],
+        store=store,
+        session_id=session_id,
+        tools=tools,
+        limits=limits,
+        approval=policy,
+        hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
+    )
+    if runtime.mode and mode is None:
+        # The mode belongs to the session: a resumed one goes on in the mode it switched to,
+        # unless the front end names one.
+        rules_policy.set_mode(session_id, runtime.mode)
+    return Session(runtime, workspace, shell, shells)
+
+
+def _hooks(config: HookConfig | None, root: Path, *, can_ask: bool) -> Hooks | None:
+    """The session's hook runner; None (no cost, no hook events) when no command is set."""
+    if not config:
+        return None
+    from moot.hooks import Hooks  # lazy, as in hook_config
+
+    return Hooks(config, root, can_ask=can_ask)
