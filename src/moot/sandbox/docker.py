@@ -326,10 +326,10 @@ class DockerSandbox:
         what = f"background shell {', '.join(shells)}" if shells else "another command"
         news = sorted({rel for _, rel, *_ in masks.ids - self._masked})
         raise MasksOutdated(
-            f"refused: deny rules cover {', '.join(news[:5])}{' ...' if len(news) > 5 else ''},"
-            " which appeared or changed after this session's container started; it must be"
-            f" made again to mask them, but {what} still runs in it. Stop it (kill_shell) or"
-            " let it end, then run the command again."
+            f"refused: {', '.join(news[:5])}{' ...' if len(news) > 5 else ''} (masked by deny"
+            " rules, or protected) appeared or changed after this session's container started;"
+            f" it must be made again to cover them, but {what} still runs in it. Stop it"
+            " (kill_shell) or let it end, then run the command again."
         )
 
     @property
