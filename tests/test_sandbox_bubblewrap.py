@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import socket
 import tempfile
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -477,3 +479,35 @@ async def test_a_guarded_directory_swapped_for_a_link_as_the_sandbox_starts_bind
 
     assert code != 0 and err.startswith("bwrap: ")
     assert left == [".env"]
+
+
+async def test_a_command_cancelled_while_its_masks_are_worked_out_leaks_no_descriptor(
+    tmp_path: Path,
+) -> None:
+    require(BACKENDS["bubblewrap"])
+    (tmp_path / "conf" / "deep").mkdir(parents=True)
+    (tmp_path / "conf" / "deep" / "app.toml").write_text("x")
+    started, release = threading.Event(), threading.Event()
+
+    def slow_masks() -> SandboxMasks:
+        started.set()
+        release.wait(5)
+        return SandboxMasks(read_only=("conf/deep/app.toml",))
+
+    sandbox = BubblewrapSandbox(SandboxPolicy(tmp_path, masks=slow_masks))
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        started.clear()
+        release.clear()
+        task = asyncio.create_task(sandbox.run("true", cwd=tmp_path, env={}, timeout=10))
+        await asyncio.to_thread(started.wait, 5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        for _ in range(100):  # the worker thread ends, then the descriptors it opened close
+            await asyncio.sleep(0.01)
+            if len(os.listdir("/proc/self/fd")) <= before:
+                break
+    await sandbox.close()
+    assert len(os.listdir("/proc/self/fd")) <= before

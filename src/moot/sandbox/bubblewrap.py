@@ -346,7 +346,13 @@ class BubblewrapSandbox(ProcessSandbox):
 
     async def launch(self, command: str, cwd: Path) -> Launch:
         # The masks walk the workspace (milliseconds, more in a big tree): off the event loop.
-        masks, guard_fds = await asyncio.to_thread(self._prepare)
+        preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
+        try:
+            masks, guard_fds = await asyncio.shield(preparing)
+        except asyncio.CancelledError:
+            # The thread runs on regardless: close the descriptors it opens once it is done.
+            preparing.add_done_callback(_close_prepared)
+            raise
         fds = tuple((guard_fds or {}).values())
         try:
             args = bwrap_args(
@@ -411,3 +417,13 @@ def _default_keys_file() -> Path:
     from moot.providers.credentials import key_file  # not at the top: providers import more
 
     return key_file()
+
+
+def _close_prepared(
+    done: asyncio.Future[tuple[SandboxMasks | None, dict[str, int] | None]],
+) -> None:
+    """Close the guard descriptors of a launch that was cancelled while it prepared."""
+    if done.cancelled() or done.exception() is not None:
+        return
+    _, guard_fds = done.result()
+    Launch([], tuple((guard_fds or {}).values())).close()
