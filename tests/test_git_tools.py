@@ -533,3 +533,15 @@ async def test_a_repository_made_during_the_session_is_refused(tmp_path: Path) -
     assert not marker.exists()
     later = tools_for(root)  # a session that begins with the repository uses it
     assert not (await call(later["git_status"])).is_error
+
+
+async def test_the_git_tools_never_run_a_repositorys_fsmonitor(repo: Path, tmp_path: Path) -> None:
+    """A submodule's config (writable from the sandbox when it is not checked out) could name
+    a monitor; moot's git runs on the host, so it turns monitors off for every repository."""
+    marker = tmp_path / "fsmonitor-ran"
+    git(repo, "config", "core.fsmonitor", f"touch {marker}; false")
+    tools = tools_for(repo)
+    write(repo, {"README.md": "changed\n"})
+    for name in ("git_status", "git_diff"):
+        assert not (await call(tools[name])).is_error
+    assert not marker.exists()

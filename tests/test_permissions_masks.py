@@ -345,3 +345,38 @@ def test_a_source_asks_git_again_only_once_the_index_changed(
 
     assert [".git" in masks.hidden_dirs for masks in [*before, after]] == [False, False, True]
     assert asked == [[".env"], [".env"]]
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "protocol.file.allow=always", "-C", str(root), *args],
+        check=True,
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        | {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"},
+    )  # fmt: skip
+
+
+def test_a_nested_repository_above_a_hidden_file_has_its_git_hidden(tmp_path: Path) -> None:
+    (tmp_path / "vendor" / "lib").mkdir(parents=True)
+    (tmp_path / "vendor" / "lib" / ".env").write_text("TOKEN=x\n")
+    _git(tmp_path / "vendor", "init", "-q")
+    hidden = masks(tmp_path, "Read(.env)")
+    assert "vendor/.git" in hidden.hidden_dirs
+    assert hidden.hidden_files == ("vendor/lib/.env",)
+
+
+def test_a_hidden_file_a_submodule_tracks_hides_the_superprojects_git(tmp_path: Path) -> None:
+    library = tmp_path / "library"
+    library.mkdir()
+    _git(library, "init", "-q", "-b", "main")
+    (library / ".env").write_text("TOKEN=x\n")
+    _git(library, "add", ".env")
+    _git(library, "commit", "-q", "-m", "one")
+    work = tmp_path / "work"
+    work.mkdir()
+    _git(work, "init", "-q", "-b", "main")
+    _git(work, "submodule", "add", "-q", str(library), "lib")
+    hidden = masks(work, "Read(.env)")
+    assert ".git" in hidden.hidden_dirs  # its modules/ hold the submodule's objects

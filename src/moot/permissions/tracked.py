@@ -14,6 +14,9 @@ index file (device, inode, size, mtime, ctime) and the hidden paths stay the sam
 commands pay one `stat`. When git cannot answer (not installed, no repository it can read,
 a timeout), `.git` is hidden: it fails closed.
 
+Submodules are asked too (`--recurse-submodules`), and the `.git` of any repository nested in
+the workspace above a hidden path is hidden whenever it exists.
+
 What it does not contain: a denied file that git has only in its history (committed once,
 untracked since) leaves `.git` visible, and `git log -p` prints it; so does a repository whose
 `.git` lies above the workspace (bubblewrap shows the host's files; it is not looked at).
@@ -54,6 +57,7 @@ def hide_git_if_tracked(
         `.git`); else new masks with `.git` hidden and nothing masked below it.
     """
     hidden = [p for p in (*masks.hidden_files, *masks.hidden_dirs) if not p.startswith("/")]
+    masks = _with_nested_gits_hidden(masks, base, hidden)
     if not hidden or ".git" in hidden or not os.path.lexists(f"{base}/.git"):
         return masks
     key = _index_key(base, hidden) if cache is not None else None
@@ -81,7 +85,9 @@ def git_tracks_any(base: str, paths: list[str]) -> bool:
     """Whether the index of the repository at `base` tracks any of `paths` (files, or files
     below directories); True when git cannot tell."""
     specs = [f":(literal){path}" for path in paths]
-    argv = ["git", "-c", "core.fsmonitor=false", "-C", base, "ls-files", "-z", "--", *specs]
+    # --recurse-submodules: a submodule's own objects would show its hidden files just the same.
+    argv = ["git", "-c", "core.fsmonitor=false", "-C", base, "ls-files", "-z",
+            "--recurse-submodules", "--", *specs]  # fmt: skip
     # Without GIT_DIR and the like from moot's environment: the repository at `base` is meant.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
@@ -91,6 +97,32 @@ def git_tracks_any(base: str, paths: list[str]) -> bool:
     except (OSError, subprocess.SubprocessError):
         return True
     return done.returncode != 0 or bool(done.stdout)
+
+
+def _with_nested_gits_hidden(masks: SandboxMasks, base: str, hidden: list[str]) -> SandboxMasks:
+    """`masks`, with the `.git` of every repository nested in the workspace above a hidden
+    path hidden too (a nested repository or a submodule's work tree): its objects would show
+    the hidden file. Only a few `lstat` calls: the directories above each hidden path."""
+    nested: set[str] = set()
+    for path in hidden:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            git = "/".join([*parts[:depth], ".git"])
+            if git not in nested and os.path.lexists(f"{base}/{git}"):
+                nested.add(git)
+    if not nested:
+        return masks
+    dirs = {g for g in nested if os.path.isdir(f"{base}/{g}") and not os.path.islink(f"{base}/{g}")}
+    files = nested - dirs
+
+    def outside(p: str) -> bool:
+        return not any(p == d or p.startswith(d + "/") for d in dirs)
+
+    return SandboxMasks(
+        tuple(sorted({*(p for p in masks.hidden_files if outside(p)), *files})),
+        tuple(sorted({*(p for p in masks.hidden_dirs if outside(p)), *dirs})),
+        tuple(p for p in masks.read_only if outside(p)),
+    )
 
 
 def _with_git_hidden(masks: SandboxMasks, base: str) -> SandboxMasks:

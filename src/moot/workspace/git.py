@@ -32,7 +32,14 @@ MAX_OUTPUT_BYTES = 40_000
 _SCAN_LIMIT = 16 * 1024 * 1024
 """Past the cap, output is only counted, and only this far; then git is stopped."""
 _MAX_ERROR_CHARS = 1500
-_GLOBAL_OPTIONS = ("-c", "core.quotepath=off", "-c", "color.ui=false")
+_GLOBAL_OPTIONS = (
+    *("-c", "core.quotepath=off"),
+    *("-c", "color.ui=false"),
+    *("-c", "core.fsmonitor=false"),
+)
+# core.fsmonitor names a command git runs on status and diff; a submodule's config (writable to
+# sandboxed commands when the submodule is not checked out) could set one, and git passes `-c`
+# down to submodules. moot's git runs on the host, so it never runs a monitor.
 # Read-only calls must not take index.lock to refresh stat data: the person's own git (or an
 # editor) may be running at the same time, and a read must never make their command fail.
 _READ_ENV = {"GIT_OPTIONAL_LOCKS": "0"}
