@@ -110,3 +110,11 @@ def test_the_workspace_files_hooks_name_are_found(tmp_path: Path) -> None:
     )
     assert config.scripts(tmp_path) == (".moot/guard.sh", "check.sh", "data.txt", "h.sh",
                                         "tools/hook.py")  # fmt: skip
+
+
+def test_a_linked_script_is_protected_where_it_leads(tmp_path: Path) -> None:
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "real.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "run.sh").symlink_to("scripts/real.sh")
+    config = parse_hooks({"Stop": [group(None, "./run.sh")]})
+    assert config.scripts(tmp_path) == ("scripts/real.sh",)  # the link itself: see the runner

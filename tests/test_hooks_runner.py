@@ -228,3 +228,43 @@ async def test_pre_compact_runs_standalone(tmp_path: Path) -> None:
         "auto",
         "",
     )
+
+
+@pytest.mark.parametrize("change", ["rewritten", "re-linked", "appeared"])
+async def test_a_hook_whose_script_changed_since_the_session_began_is_not_run(
+    tmp_path: Path, change: str
+) -> None:
+    """Hooks run on the host: a script is run only as it was when the session began, however
+    it changed since (the sandbox keeps it read-only; this holds for any other way too)."""
+    marker = tmp_path / "ran"
+    (tmp_path / "scripts").mkdir()
+    real = script(tmp_path / "scripts", "real.sh", f"touch {marker}\n")
+    evil = script(tmp_path / "scripts", "evil.sh", f"touch {marker}-evil\n")
+    if change == "re-linked":
+        (tmp_path / "run.sh").symlink_to("scripts/real.sh")
+    elif change == "rewritten":
+        script(tmp_path, "run.sh", f"touch {marker}\n")
+    hooks = hooks_for(tmp_path, "Notification", "./run.sh")
+    if change == "rewritten":
+        (tmp_path / "run.sh").write_text(f"#!/bin/sh\ntouch {marker}-evil\n")
+    elif change == "re-linked":
+        (tmp_path / "run.sh").unlink()
+        (tmp_path / "run.sh").symlink_to("scripts/evil.sh")
+    else:
+        (tmp_path / "run.sh").symlink_to("scripts/evil.sh")
+    assert real and evil
+    outcome = await hooks.run("Notification", {"message": "hi"})
+    assert outcome is not None
+    (run,) = outcome.commands
+    assert run.exit_code is None and run.outcome == "error"
+    assert "run.sh changed since the session began" in run.stderr
+    assert not (tmp_path / "ran-evil").exists() and not marker.exists()
+
+
+async def test_an_unchanged_script_runs_every_time(tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    hooks = hooks_for(tmp_path, "Notification", script(tmp_path, "n.sh", f"echo x >> {counter}\n"))
+    for _ in range(3):
+        outcome = await hooks.run("Notification", {"message": "hi"})
+        assert outcome is not None and outcome.commands[0].exit_code == 0
+    assert counter.read_text() == "x\nx\nx\n"

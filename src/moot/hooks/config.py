@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
+from moot.hooks.scripts import protected_scripts
 from moot.protocol.events import HookEventName
 from moot.settings import SettingsError, settings_files
 
@@ -77,21 +77,21 @@ class HookConfig:
     def __bool__(self) -> bool:
         return any(self.events.values())
 
-    def scripts(self, root: Path) -> tuple[str, ...]:
-        """The workspace files hook commands name (`./check.sh`, `python3 tools/hook.py`,
-        `$MOOT_PROJECT_DIR/x.sh`), workspace-relative.
+    def all_commands(self) -> list[str]:
+        """Every command of every event, once each."""
+        return list(
+            dict.fromkeys(
+                hook.command
+                for groups in self.events.values()
+                for group in groups
+                for hook in group.hooks
+            )
+        )
 
-        Hooks run on the host, outside the sandbox: a model that could rewrite one of these
-        files could run anything there at the next hook. So they are protected like `.moot/`:
-        read-only in the sandbox, and a file tool's write of one always asks the person.
-        """
-        base = os.path.realpath(root)
-        found: set[str] = set()
-        for groups in self.events.values():
-            for group in groups:
-                for hook in group.hooks:
-                    found.update(_named_files(hook.command, base))
-        return tuple(sorted(found))
+    def scripts(self, root: Path) -> tuple[str, ...]:
+        """The workspace files hook commands name, to protect like `.moot/` (hooks run on the
+        host; see `moot.hooks.scripts`), workspace-relative."""
+        return protected_scripts(self.all_commands(), os.path.realpath(root))
 
 
 def parse_hooks(data: Mapping[str, Any], source: str = "settings") -> HookConfig:
@@ -183,22 +183,3 @@ def hooks_from_settings(
         if isinstance(data, dict) and "hooks" in data:
             parse_hooks(data["hooks"], str(path))
     return parse_hooks(hooks)
-
-
-def _named_files(command: str, base: str) -> set[str]:
-    """Existing files inside `base` that words of a shell command name (best effort: a word
-    the shell would build at run time is not seen)."""
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:  # unbalanced quotes: take the plain words
-        words = command.split()
-    found = set()
-    for word in words:
-        for name in ("$MOOT_PROJECT_DIR", "${MOOT_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR",
-                     "${CLAUDE_PROJECT_DIR}"):  # fmt: skip
-            word = word.replace(name, base)
-        word = word.partition("=")[2] if "=" in word and "/" not in word.partition("=")[0] else word
-        path = os.path.realpath(os.path.join(base, word))
-        if path.startswith(base + os.sep) and os.path.isfile(path):
-            found.add(os.path.relpath(path, base))
-    return found

@@ -18,6 +18,7 @@ from typing import Any
 
 from moot.hooks.config import CommandHook, HookConfig
 from moot.hooks.outcome import CommandRun, HookOutcome, combine
+from moot.hooks.scripts import fingerprint
 from moot.protocol.events import HookEventName
 
 REAP = 2.0
@@ -46,6 +47,9 @@ class Hooks:
         self.config = config
         self.project = project
         self.can_ask = can_ask
+        self._base = os.path.realpath(project)
+        self._scripts = {c: fingerprint(c, self._base) for c in config.all_commands()}
+        """What the files each command names were when the session began (see `_changed`)."""
         base = dict(os.environ if environ is None else environ)
         # CLAUDE_PROJECT_DIR too, so hook scripts written for other agents work unchanged.
         self.env = {**base, "MOOT_PROJECT_DIR": str(project), "CLAUDE_PROJECT_DIR": str(project)}
@@ -95,11 +99,27 @@ class Hooks:
         payload = {**base, "trigger": trigger, "custom_instructions": custom_instructions}
         return await self.run("PreCompact", payload, subject=trigger)
 
+    def _changed(self, command: str) -> str | None:
+        """The first file `command` names that is not what it was when the session began."""
+        before = dict((rel, state) for rel, *state in self._scripts.get(command, ()))
+        for rel, *state in fingerprint(command, self._base):
+            if before.get(rel) != state:
+                return rel
+        return None
+
     async def _run_one(self, hook: CommandHook, stdin: bytes) -> CommandRun:
         started = time.perf_counter()
 
         def took() -> float:
             return (time.perf_counter() - started) * 1000
+
+        if changed := self._changed(hook.command):
+            # It runs here, outside the sandbox: only as it was when the session began.
+            note = (
+                f"not run: {changed} changed since the session began, and hooks run outside "
+                "the sandbox; check it, then start a new session to run it again"
+            )
+            return CommandRun(hook.command, None, took(), stderr=note)
 
         try:
             process = await asyncio.create_subprocess_exec(

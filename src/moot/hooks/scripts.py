@@ -1,0 +1,94 @@
+"""The workspace files hook commands name, and how to tell that one changed.
+
+Hooks run on the host, outside the sandbox, so a model that could rewrite a script a hook runs
+could run anything there at the next hook. Two defences, both from the words of each command
+(`./check.sh`, `python3 tools/hook.py`, `"$MOOT_PROJECT_DIR"/x.sh`):
+
+- `protected_scripts`: the named files, as written and as resolved through symlinks, are
+  protected like `.moot/`: read-only inside the sandbox, and a file tool's write of one is an
+  ask only the person answers.
+- `fingerprint`: what each named path is when the session begins (missing, a link and where
+  it leads, a file and a digest of its content). The runner checks it before every run and
+  refuses to run a hook whose script changed, was re-linked or appeared since, whoever did it.
+
+Best effort by nature: a path the shell builds at run time is not seen, and an interpreter may
+load other workspace files (Python looks beside the script first). Keep hook scripts in
+`.moot/hooks/`, which is read-only to the model as a whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+from collections.abc import Iterable
+
+Fingerprint = tuple[tuple[str, str, str], ...]
+"""Per named path: (workspace-relative path, what it is, its link target or content digest)."""
+
+_PROJECT_VARIABLES = (
+    "${MOOT_PROJECT_DIR}",
+    "$MOOT_PROJECT_DIR",
+    "${CLAUDE_PROJECT_DIR}",
+    "$CLAUDE_PROJECT_DIR",
+)
+
+
+def named_paths(command: str, base: str) -> list[str]:
+    """Workspace-relative paths that words of `command` name inside `base` (a real path):
+    words that exist there, and path-like ones (`./x`, `a/b`) that do not exist yet."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:  # unbalanced quotes: take the plain words
+        words = command.split()
+    found: list[str] = []
+    for word in words:
+        for variable in _PROJECT_VARIABLES:
+            word = word.replace(variable, base)
+        name, equals, value = word.partition("=")
+        if equals and "/" not in name:  # CONF=path: the value may name a file
+            word = value
+        if not word or word.startswith("-"):
+            continue
+        lexical = os.path.normpath(os.path.join(base, word))
+        if not lexical.startswith(base + os.sep):
+            continue
+        if "/" in word or os.path.lexists(lexical):
+            rel = os.path.relpath(lexical, base)
+            if rel not in found:
+                found.append(rel)
+    return found
+
+
+def protected_scripts(commands: Iterable[str], base: str) -> tuple[str, ...]:
+    """The existing files the commands name, as written and as resolved through symlinks
+    (when that stays inside `base`), workspace-relative."""
+    found: set[str] = set()
+    for command in commands:
+        for rel in named_paths(command, base):
+            lexical = os.path.join(base, rel)
+            if os.path.isfile(lexical) and not os.path.islink(lexical):
+                found.add(rel)
+            real = os.path.realpath(lexical)
+            if real.startswith(base + os.sep) and os.path.isfile(real):
+                found.add(os.path.relpath(real, base))
+    return tuple(sorted(found))
+
+
+def fingerprint(command: str, base: str) -> Fingerprint:
+    """What the paths `command` names are now (see the module docstring)."""
+    return tuple((rel, *_state(os.path.join(base, rel))) for rel in named_paths(command, base))
+
+
+def _state(path: str) -> tuple[str, str]:
+    if os.path.islink(path):
+        return "link", os.readlink(path) + " -> " + "/".join(_state(os.path.realpath(path)))
+    if os.path.isfile(path):
+        try:
+            with open(path, "rb") as file:
+                return "file", hashlib.sha256(file.read()).hexdigest()
+        except OSError as exc:
+            return "unreadable", type(exc).__name__
+    if os.path.isdir(path):
+        return "directory", ""
+    return ("missing", "") if not os.path.lexists(path) else ("other", "")
