@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 from pathlib import Path
 
@@ -96,3 +97,16 @@ def test_run_in_bubblewrap_names_the_rule_a_command_broke(tmp_path: Path) -> Non
     assert quoted[:2] == (0, "in ; touch /x\n"), "several arguments are quoted, not a line"
     assert code == 1 and out.startswith("in\n") and "Read-only file system" in out
     assert "moot: sandbox: the file system is read-only" in err
+
+
+def test_the_settings_deny_rules_are_masked_as_in_a_session(tmp_path: Path) -> None:
+    require(BACKENDS["bubblewrap"])
+    (tmp_path / ".moot").mkdir()
+    settings = {"sandbox": "bubblewrap", "permissions": {"deny": ["Read(./.env)"]}}
+    (tmp_path / ".moot" / "settings.json").write_text(json.dumps(settings))
+    (tmp_path / ".env").write_text("TOKEN=sk-secret\n")
+    code, out, _ = cli(["sandbox", "status"], tmp_path, None)
+    assert code == 0
+    assert "settings: bubblewrap" in out and "hidden by deny rules: .env" in out
+    code, out, _ = cli(["sandbox", "run", "--", "cat .env; echo done"], tmp_path, None)
+    assert code == 0 and "sk-secret" not in out and out.endswith("done\n")

@@ -1,9 +1,12 @@
 """`moot sandbox status | run -- <command>`: which sandbox runs shell commands, and a try of one.
 
-The setting comes from `MOOT_SANDBOX` (auto, bubblewrap, docker or none; auto when unset)
-until settings files exist. The workspace is the current directory. `run` prints what the
-command prints as it arrives, stdout and stderr together on stdout (as `2>&1` would), and its
-own notes on stderr.
+The setting comes from `MOOT_SANDBOX` (auto, bubblewrap, docker or none), else the settings'
+`sandbox`, else auto. The workspace is the current directory, contained as a session's shell
+commands are: what the settings' deny rules cover is masked, and the scripts hooks run are
+read-only, so `moot sandbox run -- cat .env` shows what the model's commands would see.
+
+`run` prints what the command prints as it arrives, stdout and stderr together on stdout (as
+`2>&1` would), and its own notes on stderr.
 
 `run` exit codes: the command's own; 128+N when signal N ended it; 124 on timeout (as
 `timeout(1)`); 125 when no sandbox works (as `docker run` when the engine fails); 2 for usage.
@@ -59,25 +62,49 @@ def run_sandbox_cli(
     Returns:
         The exit code (see the module docstring).
     """
-    from moot.sandbox.base import SandboxPolicy
     from moot.sandbox.select import SETTING_VARIABLE, choose_sandbox
+    from moot.session_setup import (
+        SetupError,
+        hook_config,
+        hook_scripts,
+        sandbox_policy,
+        session_rules,
+    )
+    from moot.settings import SettingsError, load_settings
 
     out, err = out or sys.stdout, err or sys.stderr
     env = os.environ if environ is None else environ
-    setting = env.get(SETTING_VARIABLE, "") or "auto"
-    policy = SandboxPolicy(workspace=Path(os.path.realpath(cwd or Path.cwd())))
+    root = Path(os.path.realpath(cwd or Path.cwd()))
+    try:
+        settings = load_settings(root, env)
+        rules = session_rules(settings)
+        scripts = hook_scripts(hook_config(settings, root), root)
+    except (SettingsError, SetupError) as exc:
+        print(f"moot: {exc}", file=err)
+        return EXIT_USAGE
+    setting = env.get(SETTING_VARIABLE, "") or settings.sandbox or "auto"
+    policy = sandbox_policy(root, rules, scripts)
     try:
         choice = choose_sandbox(setting, policy)
     except ValueError as exc:
         print(f"moot: {SETTING_VARIABLE}: {exc}", file=err)
         return EXIT_USAGE
     if options.action == "status":
-        source = f"{SETTING_VARIABLE}={setting}" if env.get(SETTING_VARIABLE) else "auto (default)"
+        if env.get(SETTING_VARIABLE):
+            source = f"{SETTING_VARIABLE}={setting}"
+        else:
+            source = f"settings: {setting}" if settings.sandbox else "auto (default)"
         print(f"setting: {source}", file=out)
         print(f"sandbox: {choice.describe()}", file=out)
         print(f"workspace: {policy.workspace} (writable)", file=out)
         if choice.sandbox is not None and choice.backend != "host":
             print(f"read-only in the workspace: {', '.join(policy.protected)}", file=out)
+            if policy.masks is not None:
+                masks = policy.masks()
+                hidden = [*masks.hidden_files, *masks.hidden_dirs]
+                print(f"hidden by deny rules: {', '.join(hidden) or 'nothing yet'}", file=out)
+                if masks.read_only:
+                    print(f"read-only by deny rules: {', '.join(masks.read_only)}", file=out)
             print(f"network: {'allowed' if policy.network else 'off'}", file=out)
         return 0 if choice.sandbox is not None else 1
     command = _command_line(options.argv)

@@ -97,6 +97,30 @@ def hook_config(settings: Settings, cwd: Path) -> HookConfig | None:
     return hooks_from_settings(settings.hooks, cwd)
 
 
+def sandbox_setting(settings: Settings) -> str:
+    """Which sandbox to use: `MOOT_SANDBOX`, else the settings' `sandbox`, else auto."""
+    return os.environ.get("MOOT_SANDBOX") or settings.sandbox or "auto"
+
+
+def hook_scripts(hooks: HookConfig | None, root: Path) -> tuple[str, ...]:
+    """The workspace files hook commands name: hooks run on the host, so these are protected
+    like `.moot/` (see `moot.hooks.scripts`)."""
+    return hooks.scripts(root) if hooks else ()
+
+
+def sandbox_policy(
+    root: Path, rules: RuleSet, scripts: Sequence[str] = (), *, output_dir: Path | None = None
+) -> SandboxPolicy:
+    """What shell commands may touch: the workspace, less what deny rules mask, with the
+    hooks' `scripts` protected besides `.git` and `.moot`."""
+    return SandboxPolicy(
+        root,
+        output_dir=output_dir,
+        masks=mask_source(rules, root),  # what shell commands cannot see or edit
+        protected=(*SandboxPolicy.protected, *scripts),
+    )
+
+
 def open_session(
     store: Store,
     session_id: str,
@@ -130,18 +154,14 @@ def open_session(
     start_mode = PermissionMode(mode or settings.permissions.default_mode or PermissionMode.DEFAULT)
     workspace = session_workspace(store, session_id, cwd)
     workspace.hidden = read_denied(rules, workspace.root)
-    # Hooks run on the host: the scripts they name are protected like `.moot/`.
-    scripts = hooks.scripts(workspace.root) if hooks else ()
-    sandbox_policy = SandboxPolicy(
-        workspace.root,
-        output_dir=outputs_dir(session_id),
-        masks=mask_source(rules, workspace.root),  # what shell commands cannot see or edit
-        protected=(*SandboxPolicy.protected, *scripts),
+    scripts = hook_scripts(hooks, workspace.root)
+    policy_for_shell = sandbox_policy(
+        workspace.root, rules, scripts, output_dir=outputs_dir(session_id)
     )
     try:
         shell = choose_sandbox(
-            os.environ.get("MOOT_SANDBOX") or settings.sandbox or "auto",
-            sandbox_policy,
+            sandbox_setting(settings),
+            policy_for_shell,
             bypass=start_mode is PermissionMode.BYPASS_PERMISSIONS,
             session_id=session_id,
         )
