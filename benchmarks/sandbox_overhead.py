@@ -8,7 +8,13 @@ The reference rows time the bare processes (`posix_spawn` and wait, no moot) for
 
 A third sandbox runs in a workspace of 2,000 files under deny rules (`Read(.env)`, which
 matches at any depth and so walks the tree, `Read(./secrets/**)` and `Edit(./conf/app.toml)`):
-what working out and binding the masks before each command costs.
+what working out and binding the masks before each command costs. A fourth does the same in
+a workspace of 50,000 files, ten a directory as in `node_modules`. The session's mask source
+keeps what each directory held while it is unchanged, so these rows are its steady state:
+the trees are left still for `RACY_NS` first (a directory changed more recently is listed
+again each time). The mask rows time the mask sources alone: the uncached walk
+(`sandbox_masks`, what every command paid before the cache), a new source's first call, and
+the median of its later calls.
 """
 
 from __future__ import annotations
@@ -16,9 +22,10 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from moot.permissions.masks import mask_source
+from moot.permissions.masks import RACY_NS, mask_source, sandbox_masks
 from moot.permissions.rules import RuleSet
 from moot.sandbox.base import Sandbox, SandboxPolicy
 from moot.sandbox.bubblewrap import BubblewrapSandbox, bwrap_unavailable
@@ -34,15 +41,42 @@ _WARMUP = 5
 _DENY = ("Read(.env)", "Read(./secrets/**)", "Edit(./conf/app.toml)")
 
 
-def _populate(root: Path, files: int) -> None:
-    """`files` small files in nested directories, and the paths `_DENY` covers."""
+def _populate(root: Path, files: int, *, per_directory: int | None = None) -> None:
+    """`files` small files in nested directories (140 of them, or `per_directory` files in
+    each, `node_modules` style), and the paths `_DENY` covers."""
     for index in range(files):
-        path = root / f"pkg{index % 20}" / f"mod{index % 7}" / f"f{index}.py"
+        if per_directory is None:
+            path = root / f"pkg{index % 20}" / f"mod{index % 7}" / f"f{index}.py"
+        else:
+            leaf = index // per_directory
+            path = root / "node_modules" / f"pkg{leaf // 10}" / f"lib{leaf % 10}" / f"f{index}.js"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x = 1\n")
     for rel in (".env", "pkg3/.env", "secrets/key.pem", "conf/app.toml"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("SECRET=1\n")
+
+
+def _time_masks(root: Path, runs: int) -> tuple[float, float, float]:
+    """Seconds for the masks of `root`: the uncached walk (median of 3), a new source's first
+    call, and the median of its next `runs` calls."""
+    rules = RuleSet(deny=list(_DENY))
+    uncached = []
+    for _ in range(3):
+        start = time.perf_counter()
+        sandbox_masks(rules, root)
+        uncached.append(time.perf_counter() - start)
+    source = mask_source(rules, root)
+    assert source is not None
+    start = time.perf_counter()
+    source()
+    first = time.perf_counter() - start
+    later = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        source()
+        later.append(time.perf_counter() - start)
+    return median(uncached), first, median(later)
 
 
 async def _time_runs(
@@ -65,37 +99,52 @@ async def _time_runs(
 def run(*, quick: bool) -> list[Row]:
     """Time `true` through the host and the bubblewrap backends."""
     runs = 20 if quick else 50
+    big = 5_000 if quick else 50_000
     why_not = bwrap_unavailable()
     with tempfile.TemporaryDirectory(prefix="moot-bench-sandbox-") as scratch:
         workspace = Path(scratch).resolve() / "empty"
         workspace.mkdir()
         policy = SandboxPolicy(workspace)
         sandboxes: dict[str, tuple[Sandbox, Path]] = {"host": (HostSandbox(policy), workspace)}
+        denied = {2_000: Path(scratch).resolve() / "denied", big: Path(scratch).resolve() / "big"}
+        _populate(denied[2_000], 2_000)
+        _populate(denied[big], big, per_directory=10)
+        time.sleep(RACY_NS / 1e9)  # until the new directories' listings may be kept
         if why_not is None:
             bwrap = BubblewrapSandbox(policy)
             sandboxes["bubblewrap"] = (bwrap, workspace)
-            denied = Path(scratch).resolve() / "denied"
-            _populate(denied, 2_000)
-            masks = mask_source(RuleSet(deny=list(_DENY)), denied)
-            masked = BubblewrapSandbox(SandboxPolicy(denied, masks=masks))
-            sandboxes["bubblewrap, deny rules"] = (masked, denied)
+            for files, root in denied.items():
+                masks = mask_source(RuleSet(deny=list(_DENY)), root)
+                masked = BubblewrapSandbox(SandboxPolicy(root, masks=masks))
+                sandboxes[f"bubblewrap, deny rules, {files:,} files"] = (masked, root)
             wrapped = asyncio.run(bwrap.launch("true", workspace)).argv[:-3]
             bare = {"host": ["/bin/true"], "bubblewrap": [*wrapped, "/bin/true"]}
         else:
             bare = {"host": ["/bin/true"]}
+        masks_timed = {files: _time_masks(root, runs) for files, root in denied.items()}
         processes = time_processes(bare, runs=runs)  # before the sandboxes close: bwrap's /tmp
         walls = asyncio.run(_time_runs(sandboxes, runs))
+    mask_rows = [
+        Row(
+            f"masks over {files:,} files: uncached walk / cached, first call / later calls",
+            " / ".join(ms(seconds) for seconds in timed),
+        )
+        for files, timed in masks_timed.items()
+    ]
     rows = [Row(f"`true` via Sandbox.run, host (median of {runs})", ms(median(walls["host"])))]
     if why_not is not None:
         rows.append(Row("`true` via Sandbox.run, bubblewrap", f"not measured: {why_not}", TARGET))
-        return rows
+        return rows + mask_rows
     host, sandboxed = median(walls["host"]), median(walls["bubblewrap"])
     rows += [
         Row(f"`true` via Sandbox.run, bubblewrap (median of {runs})", ms(sandboxed)),
         Row("bubblewrap overhead per command (difference)", ms(sandboxed - host), TARGET),
-        Row(
-            "  with deny rules over 2,000 files (masks worked out and bound per command)",
-            ms(median(walls["bubblewrap, deny rules"]) - host),
+        *(
+            Row(
+                f"  with deny rules over {files:,} files (masks worked out and bound per command)",
+                ms(median(walls[f"bubblewrap, deny rules, {files:,} files"]) - host),
+            )
+            for files in denied
         ),
         Row("bare `/bin/true`, spawn to exit (reference)", ms(median(processes["host"].walls))),
         Row(
@@ -103,7 +152,7 @@ def run(*, quick: bool) -> list[Row]:
             ms(median(processes["bubblewrap"].walls)),
         ),
     ]
-    return rows
+    return rows + mask_rows
 
 
 def main() -> int:

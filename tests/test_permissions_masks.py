@@ -1,22 +1,44 @@
 """`sandbox_masks`: which existing workspace paths the deny rules make the sandbox hide or lock.
 
-The sandbox backends apply these for real in `test_sandbox_contract.py`; here, which paths.
+The sandbox backends apply these for real in `test_sandbox_contract.py`; here, which paths,
+and that a session's cached source (`CachedMaskSource`) always finds what a fresh walk finds.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+import shutil
 import subprocess
+import tempfile
+import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from moot.permissions import masks as masks_module
 from moot.permissions import tracked
-from moot.permissions.masks import _Matcher, mask_source, sandbox_masks
+from moot.permissions.masks import (
+    RACY_NS,
+    CachedMaskSource,
+    _Matcher,
+    mask_source,
+    sandbox_masks,
+)
 from moot.permissions.rules import RuleSet
 from moot.sandbox.base import SandboxMasks
+
+
+def an_hour_on() -> int:
+    """A clock an hour ahead: every directory seems to have been still for an hour, so every
+    listing is kept (the racy rule never applies)."""
+    return time.time_ns() + 3600 * 10**9
+
 
 TREE = [
     ".env",
@@ -189,6 +211,162 @@ def test_the_source_asks_again_each_time(ws: Path) -> None:
     assert "src/.env" in source().hidden_files
 
 
+# ---- the cached source: what a fresh walk finds, listing only what changed -----------------
+
+_MTIMES = itertools.count(10**18, 1_000)
+
+
+def _changed(directory: Path) -> None:
+    """Give a directory an mtime no listing has seen, as a file system with fine timestamps
+    shows a change. (Coarse ones can leave it as it was: that is the racy rule's case, below.)"""
+    os.utime(directory, ns=(time.time_ns(), next(_MTIMES)))
+
+
+def test_a_source_lists_again_only_the_directories_that_changed(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = RuleSet(deny=["Read(.env)", "Read(*.pem)", "Edit(locked/)"])
+    source = CachedMaskSource(rules, ws, clock=an_hour_on)
+    walked = _count_scandir(monkeypatch)
+    first = source()
+    listed = walked()
+
+    assert source() == first
+    assert walked() == listed, "nothing changed: one lstat a directory, nothing listed"
+    (ws / "deep" / "a" / "b" / "c" / "d").mkdir()
+    (ws / "deep" / "a" / "b" / "c" / "d" / "new.pem").write_text("x")
+    _changed(ws / "deep" / "a" / "b" / "c")
+    _changed(ws / "deep" / "a" / "b" / "c" / "d")
+    third = source()
+
+    assert walked() == listed + 2
+    assert "deep/a/b/c/d/new.pem" in third.hidden_files
+    assert third == sandbox_masks(rules, ws)
+
+
+def test_a_directory_changed_in_the_tick_it_was_listed_in_is_listed_again(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Timestamps are coarse: a file made in the tick of a listing can leave its directory's
+    mtime and ctime as they were. Simulated by a file system whose directories keep the
+    identity they were first seen with: only the racy rule (no listing is kept of a directory
+    that changed within `RACY_NS` of the walk) finds the new file."""
+    seen: dict[str, tuple[int, int, int, int] | None] = {}
+    identity = masks_module._directory_identity
+    monkeypatch.setattr(
+        masks_module, "_directory_identity", lambda path: seen.setdefault(path, identity(path))
+    )
+    rules = RuleSet(deny=["Read(.env)"])
+    source = CachedMaskSource(rules, ws)  # the real clock: the tree was made just now
+    oblivious = CachedMaskSource(rules, ws, clock=an_hour_on)
+    assert source() == oblivious() == sandbox_masks(rules, ws)
+
+    (ws / "src" / ".env").write_text("new")
+
+    assert "src/.env" in source().hidden_files
+    assert "src/.env" not in oblivious().hidden_files, "what the frozen identity hides"
+
+
+def test_a_listing_is_kept_only_once_its_directory_has_been_still_long_enough(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    infos = [os.lstat(top) for top, _, _ in os.walk(ws)]
+    changed = [max(info.st_mtime_ns, info.st_ctime_ns) for info in infos]
+    now = min(changed) + RACY_NS  # every directory changed within RACY_NS of it
+    source = CachedMaskSource(RuleSet(deny=["Read(.env)"]), ws, clock=lambda: now)
+    walked = _count_scandir(monkeypatch)
+    source()
+    listed = walked()
+
+    source()
+    assert listed == len(infos)
+    assert walked() == 2 * listed, "changed within RACY_NS of the walk: listed again"
+    now = max(changed) + RACY_NS + 1
+    source()
+    assert walked() == 3 * listed
+    source()
+    assert walked() == 3 * listed, "still for RACY_NS before the last walk: kept"
+
+
+def test_threads_may_share_a_source(ws: Path) -> None:
+    rules = RuleSet(deny=["Read(.env)", "Read(*.pem)", "Edit(locked/)"])
+    source = CachedMaskSource(rules, ws, clock=an_hour_on)
+    together = threading.Barrier(8)
+
+    def call(_: int) -> SandboxMasks:
+        together.wait()
+        return source()
+
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(call, range(8))) == [sandbox_masks(rules, ws)] * 8
+
+
+_NAMES = (".env", "a.pem", "app.toml", "secrets", "locked", "sub", ".git")
+_PLACES = st.lists(st.sampled_from(_NAMES), min_size=1, max_size=3).map("/".join)
+_TARGETS = ("sub", "a.pem", "../a.pem", ".", "missing", "{outside}", "{outside}/key.pem")
+_STEPS = st.one_of(
+    st.tuples(st.sampled_from(["file", "mkdir", "remove"]), _PLACES),
+    st.tuples(st.just("rename"), _PLACES, _PLACES),
+    st.tuples(st.just("link"), _PLACES, st.sampled_from(_TARGETS)),
+)
+_START = (".env", "sub/a.pem", "sub/secrets/.env", "locked/app.toml", "locked/sub/.env")
+
+
+@pytest.mark.parametrize(
+    "deny",
+    [
+        ("Read(.env)", "Read(*.pem)", "Edit(locked/)", "Edit(*.toml)"),  # walks everything
+        ("Read(./secrets/**)", "Read(./sub/secrets)", "Edit(./locked/)"),  # below literal names
+    ],
+    ids=["floating", "literal"],
+)
+@settings(max_examples=60, deadline=None)
+@given(steps=st.lists(_STEPS, max_size=20))
+def test_a_cached_source_finds_what_a_fresh_walk_finds(
+    deny: tuple[str, ...], steps: list[tuple[str, ...]]
+) -> None:
+    """Random creates, removals, renames, new directories and symlinks (into the workspace,
+    out of it, dangling); after each, the cached source agrees with `sandbox_masks`."""
+    rules = RuleSet(deny=deny)
+    with tempfile.TemporaryDirectory(prefix="moot-masks-") as scratch:
+        root, outside = Path(scratch).resolve() / "ws", Path(scratch).resolve() / "outside"
+        outside.mkdir()
+        (outside / "key.pem").write_text("x")
+        for rel in _START:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(rel)
+        source = CachedMaskSource(rules, root, clock=an_hour_on)
+        assert source() == sandbox_masks(rules, root)
+        for step in steps:
+            for directory in _apply(root, str(outside), step):
+                _changed(directory)
+            assert source() == sandbox_masks(rules, root), step
+
+
+def _apply(root: Path, outside: str, step: tuple[str, ...]) -> list[Path]:
+    """Take one step when it can be taken; the directories it changed."""
+    kind, rel, *rest = step
+    path = root / rel
+    try:
+        if kind == "file":
+            path.write_text("x")
+        elif kind == "mkdir":
+            path.mkdir()
+            return [path.parent, path]
+        elif kind == "remove" and path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif kind == "remove":
+            path.unlink()
+        elif kind == "rename":
+            os.rename(path, root / rest[0])
+            return [path.parent, (root / rest[0]).parent]
+        else:
+            os.symlink(rest[0].format(outside=outside), path)
+    except OSError:
+        return []
+    return [path.parent]
+
+
 PATTERNS = [
     ".env",
     "./.env",
@@ -329,14 +507,15 @@ def test_git_is_not_asked_without_a_hidden_path_or_a_git_dir(
     assert asked == []
 
 
+@pytest.mark.parametrize("rule", ["Read(./.env)", "Read(.env)"])  # looked up; walked
+@pytest.mark.parametrize("clock", [time.time_ns, an_hour_on], ids=["now", "an hour on"])
 def test_a_source_asks_git_again_only_once_the_index_changed(
-    ws: Path, monkeypatch: pytest.MonkeyPatch
+    ws: Path, monkeypatch: pytest.MonkeyPatch, rule: str, clock: Callable[[], int]
 ) -> None:
     asked: list[list[str]] = []
     ask = tracked.git_tracks_any
     monkeypatch.setattr(tracked, "git_tracks_any", lambda b, p: asked.append(p) or ask(b, p))
-    source = mask_source(RuleSet(deny=["Read(./.env)"]), ws)
-    assert source is not None
+    source = CachedMaskSource(RuleSet(deny=[rule]), ws, clock=clock)
     git(ws, "add", "src/main.py")
 
     before = [source(), source()]
@@ -344,7 +523,7 @@ def test_a_source_asks_git_again_only_once_the_index_changed(
     after = source()
 
     assert [".git" in masks.hidden_dirs for masks in [*before, after]] == [False, False, True]
-    assert asked == [[".env"], [".env"]]
+    assert asked == [list(before[0].hidden_files)] * 2
 
 
 def _git(root: Path, *args: str) -> None:
