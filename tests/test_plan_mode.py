@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from moot.core.approval import ApprovalRequest
+from moot.core.agent import Agent
+from moot.core.approval import PLAN_MODE_NOTE, ApprovalRequest
 from moot.core.runtime import Runtime
 from moot.permissions.decide import decide
 from moot.permissions.modes import PermissionMode
@@ -20,6 +21,8 @@ from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.providers.base import ModelRequest
+from moot.providers.scripted import FunctionProvider
 from moot.store.base import Store
 from moot.store.memory import MemoryStore
 from moot.store.sqlite import SQLiteStore
@@ -240,4 +243,32 @@ async def test_the_mode_survives_a_checkpoint(tmp_path: Path) -> None:
     assert first_after is not None and first_after[1]["mode"] == "acceptEdits"
     resumed = Runtime([agent("main")], store=again, session_id=runtime.session_id)
     assert resumed.mode == "acceptEdits"
+    again.close()
+
+
+async def test_a_run_begun_in_plan_mode_tells_the_model_and_a_resume_folds_the_same(
+    tmp_path: Path,
+) -> None:
+    seen: list[str] = []
+
+    def model(request: ModelRequest) -> str:
+        seen.append(request.messages[-1].content)
+        return "a plan"
+
+    store = SQLiteStore(tmp_path / "moot.db")
+    policy = RulesPolicy(RuleSet(), tmp_path, mode=PermissionMode.PLAN)
+    runtime = Runtime([Agent("main", model=FunctionProvider(model))], store=store,
+                      approval=policy)  # fmt: skip
+    await answering(runtime, lambda e: ops.Deny(tool_call_id=e.tool_call_id))
+    policy.set_mode(runtime.session_id, PermissionMode.DEFAULT)
+    await answering(runtime, lambda e: ops.Deny(tool_call_id=e.tool_call_id))
+    assert seen[0] == f"make it say hello\n\n{PLAN_MODE_NOTE}"
+    assert seen[1] == "make it say hello"  # the next run began in default mode
+    started = of(list(store.events(runtime.session_id)), ev.TurnStarted)
+    assert [s.mode for s in started] == ["plan", "default"]
+    store.close()
+    again = SQLiteStore(tmp_path / "moot.db")
+    resumed = Runtime([Agent("main", model="x/y")], store=again, session_id=runtime.session_id)
+    contents = [m.content for m in resumed.conversation() if m.role == "user"]
+    assert contents == [f"make it say hello\n\n{PLAN_MODE_NOTE}", "make it say hello"]
     again.close()

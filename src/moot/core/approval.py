@@ -17,6 +17,12 @@ from moot.tools.base import SideEffect
 
 EXIT_PLAN_MODE = "exit_plan_mode"
 """The tool a model calls to present its plan; approving the call leaves plan mode."""
+PLAN_MODE_NOTE = (
+    "[moot: plan mode. Explore with read-only tools and change nothing: edits and commands "
+    f"are refused. When you have a plan, call {EXIT_PLAN_MODE}(plan) with it in markdown; the "
+    "person approves it, or answers with what to change.]"
+)
+"""What the model reads after the person's prompt when a run begins in plan mode."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from moot.core.approval import PLAN_MODE_NOTE
 from moot.core.limits import Limits, RunTotals
 from moot.protocol import events as ev
 from moot.protocol.messages import (
@@ -138,7 +139,8 @@ class RunFold:
         self.totals = RunTotals()
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
         history = self.history.get(e.agent, ())
-        call.messages = [*history, UserMessage(content=e.prompt, attachments=e.attachments)]
+        prompt = f"{e.prompt}\n\n{PLAN_MODE_NOTE}" if e.mode == "plan" else e.prompt
+        call.messages = [*history, UserMessage(content=prompt, attachments=e.attachments)]
         self.prompt, self.prompt_at = e.prompt, len(history)
         # Ids must stay unique across the whole conversation the model sees, earlier runs too.
         call.tool_call_ids = {m.tool_call_id for m in history if isinstance(m, ToolResultMessage)}

@@ -237,6 +237,9 @@ class Runtime:
             prompt=op.text,
             attachments=op.attachments,
             limits=self.limits.as_dict(),
+            mode=self.approval.mode(self.session_id)
+            if isinstance(self.approval, RemembersApprovals)
+            else None,
         )
         await self._drive(run)
 

@@ -51,6 +51,9 @@ class TurnStarted(_Event):
     attachments: tuple[Attachment, ...] = ()
     limits: dict[str, Any] = Field(default_factory=dict)
     """The limits in force for this run, as configured."""
+    mode: ModeName | None = None
+    """The session's permission mode as the run began (None: no modes); in plan mode the
+    model is told so with the prompt."""
 
 
 class AgentCalled(_Event):
