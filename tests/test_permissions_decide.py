@@ -206,6 +206,9 @@ GIT_STATUS = ["Bash(git status:*)"]
         ("git status | grep x", [*GIT_STATUS, "Bash(grep:*)"], "allow"),
         ("echo $(rm -rf build)", ["Bash(echo:*)"], "ask"),
         ("echo `rm -rf build`", ["Bash(echo:*)"], "ask"),
+        ("x='a[$(rm -rf build)]'; echo $((x))", ["Bash(echo:*)"], "ask"),
+        ("x='$(rm -rf build)'; echo ${x@P}", ["Bash(echo:*)"], "ask"),
+        ('echo "$\\\n(rm -rf build)"', ["Bash(echo:*)"], "ask"),
         ("git stash", GIT_STATUS, "ask"),
         ("sudo git status", GIT_STATUS, "ask"),
         ("X=1; git status", GIT_STATUS, "allow"),
@@ -262,6 +265,8 @@ def test_one_denied_part_denies_the_whole_command(
         ("LD_PRELOAD=./evil.so git status", "ask"),
         ("GIT_EXTERNAL_DIFF=./evil git status", "ask"),
         ("PATH=/tmp/evil; git status", "ask"),
+        ("XDG_CONFIG_HOME=. git status", "ask"),
+        ("NPM_CONFIG_SCRIPT_SHELL=./evil git status", "ask"),
     ],
 )
 def test_a_prefix_rule_covers_writes_in_the_workspace_but_not_beyond(

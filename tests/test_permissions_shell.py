@@ -78,6 +78,8 @@ SPLITS = [
     # expansions stay as written
     ('ls $HOME ${PWD}/x "$1" $@ ~/y *.py', ["ls $HOME ${PWD}/x $1 $@ ~/y *.py"]),
     ("echo $((1 + (2 * 3)))", ["echo $((1 + (2 * 3)))"]),
+    ("echo ${a[0]} ${a: -1:2} ${!a[@]}", ["echo ${a[0]} ${a: -1:2} ${!a[@]}"]),
+    ("echo ${!pre*} ${x@Q} ${#x}", ["echo ${!pre*} ${x@Q} ${#x}"]),
     ("echo cost: $ 5", ["echo cost: $ 5"]),
     ("[ -f x ] && rm x", ["[ -f x ]", "rm x"]),
     # subshells and groups
@@ -238,6 +240,23 @@ UNPARSEABLE = [
     "coproc ls",
     "arr=(a b c)",
     "echo $((1 + $(rm -rf /)))",
+    # a variable's value run as code: `x='a[$(rm -rf /)]'` then any of these runs rm
+    "echo $((x))",
+    "echo $((1 + $x))",
+    "echo $[x]",
+    "echo ${a[x]}",
+    '"${a[$i]}"',
+    "echo ${a:x}",
+    'echo "${@:1:n}"',
+    "echo ${!x}",
+    "echo ${x@P}",
+    "cat <<EOF\n${x:-$((x))}\nEOF\n",
+    # a line continuation joins before `$` is read: each of these is `$(rm x)` or `${x@P}`
+    'echo "$\\\n(rm x)"',
+    "cat <<EOF\n$\\\n(rm x)\nEOF\n",
+    "echo ${x:-$\\\n(rm x)}",
+    "echo ${x\\\n@P}",
+    "echo $(\\\n(x))",
     "echo ${x:-'y'}",
     "[[ $x =~ ^(a|b)$ ]]",
     "[[ -f x",

@@ -7,12 +7,14 @@ commands in source order (a command before the commands nested in it; commands i
 bodies last), or None when it cannot say for sure what would run, and then the caller asks.
 
 None comes back for: unbalanced quotes, parentheses or keywords; a here-doc with no closing
-delimiter line; function definitions, `((...))`, `for ((...))`, `coproc`, arrays; a command name
-the shell computes (`$CMD`, `"$(which rm)"`, `r*`, `{rm,-rf,/}`); wrapper options it does not
-know, or that an unquoted expansion could turn into other words (`sudo $OPTS rm`); `eval` of
-anything but one plain string; `bash -c "$SCRIPT"`. `if`, `while`, `until`, `for`, `select`,
-`case`, `[[ ]]`, subshells and brace groups are parsed, and the commands of every branch are
-reported whether or not that branch would run.
+delimiter line; function definitions, `((...))`, `for ((...))`, `coproc`, arrays;
+expansions that run a variable's value as code (`$((x))`, `${a[i]}`, `${s:n}`, `${!x}`,
+`${x@P}`: with `x='a[$(rm x)]'` each runs rm); a command name the shell computes (`$CMD`,
+`"$(which rm)"`, `r*`, `{rm,-rf,/}`); wrapper options it does not know, or that an unquoted
+expansion could turn into other words (`sudo $OPTS rm`); `eval` of anything but one plain
+string; `bash -c "$SCRIPT"`. `if`, `while`, `until`, `for`, `select`, `case`, `[[ ]]`,
+subshells and brace groups are parsed, and the commands of every branch are reported
+whether or not that branch would run.
 
 Expansions and globs inside words stay as written (`$HOME`, `${x}`, `$(date)`, `*.py`), so rules
 match what was typed. A wrapper is reported and so is what it runs (`sudo rm x` gives `sudo rm x`

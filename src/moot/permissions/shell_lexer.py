@@ -30,6 +30,13 @@ _ANSI_ESCAPE = re.compile(
     r"|U([0-9a-fA-F]{1,8})|(c)|(.))",
     re.DOTALL,
 )
+_EVALUATED = re.compile(r"[A-Za-z_$`'\"\\\[]")
+"""In arithmetic, a name's value is evaluated as an expression in turn, and a subscript in it runs
+`$(...)`: `x='a[$(rm -rf /)]'; echo $((x))` runs rm. So arithmetic (`$((...))`, substring
+offsets, array subscripts) with a name, a `$`, quotes or `[` in it asks."""
+_PARAMETER = re.compile(
+    r"(?P<bang>!?)#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?P<index>[^\]]*)\])?"
+)
 _ANSI_SIMPLE = dict(zip("abeEfnrtv", "\a\b\x1b\x1b\f\n\r\t\v", strict=True))
 _NO_WORD = Word("", "")  # the default of `_Token.word`, built once
 
@@ -218,8 +225,12 @@ class Lexer(ABC):
         """`$name`, `${...}`, `$(...)`, `$((...))` or a lone `$`; returns whether it expands."""
         text, start = self.text, self.pos
         after = text[start + 1 : start + 2]
+        if text.startswith("\\\n", start + 1) or text.startswith("$(\\\n", start):
+            raise Unparseable  # bash joins the lines first: `$\<newline>(rm x)` runs rm
         if text.startswith("$((", start):
             self._arithmetic()
+        elif after == "[":
+            raise Unparseable  # `$[...]`, the old form of `$((...))`
         elif after == "(":
             self.pos += 2
             nested += self._substitution()
@@ -250,8 +261,8 @@ class Lexer(ABC):
     def _arithmetic(self) -> None:
         text, depth = self.text, 2
         for i in range(self.pos + 3, len(text)):
-            if text[i] in "`'\"\\" or text.startswith("$(", i):
-                break  # rare inside `$((...))`; not worth the risk of getting it wrong
+            if _EVALUATED.match(text, i):
+                break  # a name, `$`, quotes or `[`: see `_EVALUATED`
             depth += {"(": 1, ")": -1}.get(text[i], 0)
             if depth == 1:
                 if not text.startswith(")", i + 1):
@@ -263,6 +274,7 @@ class Lexer(ABC):
     def _braced(self, nested: list[SubCommand]) -> None:
         """Skip the rest of `${...}`, parsing command substitutions in it (`${x:-$(cmd)}`)."""
         text, depth, scratch = self.text, 1, []
+        self._parameter()
         while depth:
             char = text[self.pos : self.pos + 1]
             if not char or char == "'":
@@ -274,9 +286,36 @@ class Lexer(ABC):
                 self._dollar(scratch, nested)
             elif char == "`":
                 self._backtick(scratch, nested, in_quotes=True)
+            elif text.startswith("\\\n", self.pos):
+                raise Unparseable  # joined first: `${x\<newline>@P}` is `${x@P}`
             else:
                 depth += {"{": 1, "}": -1}.get(char, 0)
                 self.pos += 2 if char == "\\" else 1
+
+    def _parameter(self) -> None:
+        """Refuse the `${...}` forms that run text held in a variable.
+
+        `${!x}` (indirection), subscripts and substring offsets with names in them (arithmetic,
+        see `_EVALUATED`), and `${x@P}` (prompt expansion runs the `$(...)` in x's value).
+        """
+        text = self.text
+        head = _PARAMETER.match(text, self.pos)
+        if head is None:
+            raise Unparseable  # `${}`, `${ x}`: bash rejects them; ask rather than guess
+        rest, index = text[head.end() :], head.group("index")
+        if head.group("bang") and not (
+            (index in ("@", "*") and rest.startswith("}"))
+            or (index is None and rest.startswith(("*}", "@}")))
+        ):
+            raise Unparseable  # `${!x}`; only `${!prefix*}` and `${!a[@]}` list names
+        if index is not None and index not in ("@", "*") and _EVALUATED.search(index):
+            raise Unparseable
+        if rest.startswith(":") and not rest.startswith((":-", ":=", ":?", ":+")):
+            end = rest.find("}")
+            if end < 0 or _EVALUATED.search(rest, 1, end):
+                raise Unparseable  # `${x:n}`: the offset is arithmetic
+        if rest.startswith("@P"):
+            raise Unparseable
 
     def _backtick(self, value: list[str], nested: list[SubCommand], in_quotes: bool) -> None:
         text, start = self.text, self.pos

@@ -30,10 +30,11 @@ _RISKY_ENV = re.compile(
     r"PATH|IFS|ENV|BASH_ENV|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|HOME|CDPATH"
     r"|LD_.*|DYLD_.*|PYTHON.*|NODE_OPTIONS|PERL5?(?:LIB|OPT)|RUBY(?:LIB|OPT)|GIT_.*"
     r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|EDITOR|VISUAL|PAGER|SSH_ASKPASS|SUDO_ASKPASS"
-    r"|npm_config_.*|.*_PATH"
+    r"|XDG_.*|(?i:npm_config_.*)|.*_PATH"  # npm reads its variables in any case
 )
-"""Variables that change which program runs or what it loads; set on a command, they make a
-prefix rule's promise about that command meaningless."""
+"""Variables that change which program runs or what it loads (`XDG_CONFIG_HOME=. git status`
+reads `./git/config`, whose `core.fsmonitor` git runs); set on a command, they make a prefix
+rule's promise about that command meaningless."""
 _COMPUTED = re.compile(r"[$`*?\[{]")
 """A word the shell would still expand: no rule can say which file it names."""
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
