@@ -545,3 +545,32 @@ async def test_the_git_tools_never_run_a_repositorys_fsmonitor(repo: Path, tmp_p
     for name in ("git_status", "git_diff"):
         assert not (await call(tools[name])).is_error
     assert not marker.exists()
+
+
+async def test_a_submodule_made_into_a_repository_by_a_command_runs_nothing_here(
+    tmp_path: Path,
+) -> None:
+    """A submodule that is not checked out is an empty, writable directory: a sandboxed command
+    can make it a repository whose config runs programs (a clean filter, a monitor) whenever
+    git looks inside it. moot's git runs on the host, so it never looks inside submodules."""
+    library = init_repo(tmp_path / "library", {"lib.txt": "x\n"})
+    root = init_repo(tmp_path / "project", {"a.txt": "a\n"})
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "sub")
+    git(root, "commit", "-q", "-m", "sub")
+    git(root, "submodule", "deinit", "-q", "-f", "sub")
+    tools = tools_for(root)  # the session begins; then a command plants a repository in sub/
+    marker = tmp_path / "ran"
+    sub = root / "sub"
+    git(sub, "init", "-q")
+    (sub / "lib.txt").write_text("y\n")
+    git(sub, "add", "-A")
+    git(sub, "config", "filter.evil.clean", f"touch {marker}; cat")
+    git(sub, "config", "core.fsmonitor", f"touch {marker}; false")
+    (sub / ".gitattributes").write_text("* filter=evil\n")
+    (sub / "lib.txt").write_text("z\n")
+    write(root, {"a.txt": "b\n"})
+    assert not marker.exists()
+    for name in ("git_status", "git_diff"):
+        result = await call(tools[name])
+        assert not result.is_error and "a.txt" in result.content, name
+    assert not marker.exists()

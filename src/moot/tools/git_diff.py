@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
-from moot.workspace.git import GIT_ERRORS, GitRepo, workspace_repo
+from moot.workspace.git import GIT_ERRORS, IGNORE_SUBMODULES, GitRepo, workspace_repo
 from moot.workspace.paths import Workspace
 
 
@@ -28,12 +28,12 @@ def git_diff_tool(workspace: Workspace) -> FunctionTool:
 def diff(repo: GitRepo, workspace: Workspace, path: str | None, *, staged: bool) -> ToolResult:
     """What `git_diff` answers; raises the `GIT_ERRORS` it meets."""
     specs = [repo.model_spec(workspace, path)] if path else []
-    args = ["diff", "--no-color", "--no-ext-diff"]
+    args = ["diff", "--no-color", "--no-ext-diff", IGNORE_SUBMODULES]
     if staged:
         args.append("--cached")
     if repo.prefix:  # paths as the model knows them, and only the workspace's
         args.append(f"--relative={repo.prefix}")
-    listing = ["diff", "--cached"] if staged else ["diff"]
+    listing = ["diff", IGNORE_SUBMODULES, *(["--cached"] if staged else [])]
     if hidden := repo.hidden_excludes(workspace, listing, specs):
         args.append("--no-renames")  # a rename away from a hidden file would show its lines
         specs = specs or [repo.workspace_spec()]

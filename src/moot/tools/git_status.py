@@ -7,6 +7,7 @@ from typing import Any
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
 from moot.workspace.git import (
     GIT_ERRORS,
+    IGNORE_SUBMODULES,
     GitRepo,
     StatusEntry,
     hides,
@@ -40,7 +41,9 @@ def git_status_tool(workspace: Workspace) -> FunctionTool:
 def status(repo: GitRepo, workspace: Workspace) -> ToolResult:
     """What `git_status` answers, for the part of the work tree the workspace covers; paths
     that `Read(...)` deny rules hide are left out."""
-    output = repo.git("status", "--porcelain=v2", "-z", "--branch", "--", repo.workspace_spec())
+    output = repo.git(
+        "status", "--porcelain=v2", "-z", "--branch", IGNORE_SUBMODULES, "--", repo.workspace_spec()
+    )
     headers, entries = parse_status(output)
     if workspace.hidden is not None:
         entries = [e for e in entries if not hides(workspace, repo.shown(e.path))]

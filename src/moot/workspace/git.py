@@ -37,6 +37,10 @@ _GLOBAL_OPTIONS = (
     *("-c", "color.ui=false"),
     *("-c", "core.fsmonitor=false"),
 )
+IGNORE_SUBMODULES = "--ignore-submodules=all"
+"""For status and diff: git looks inside a submodule's work tree by running git there, with that
+repository's config (clean filters, hooks); a submodule that was not checked out can be made a
+repository by a sandboxed command, and moot's git runs on the host. So submodules are left out."""
 # core.fsmonitor names a command git runs on status and diff; a submodule's config (writable to
 # sandboxed commands when the submodule is not checked out) could set one, and git passes `-c`
 # down to submodules. moot's git runs on the host, so it never runs a monitor.
@@ -247,7 +251,7 @@ class GitRepo:
 
     def status(self, specs: list[str], *, all_untracked: bool = False) -> list[StatusEntry]:
         """Changed, conflicted and untracked paths under `specs` (the workspace when empty)."""
-        args = ["status", "--porcelain=v2", "-z"]
+        args = ["status", "--porcelain=v2", "-z", IGNORE_SUBMODULES]
         args.append("--untracked-files=all" if all_untracked else "--untracked-files=normal")
         return parse_status(self.git(*args, "--", *(specs or [self.workspace_spec()])))[1]
 
