@@ -272,3 +272,24 @@ async def test_a_run_begun_in_plan_mode_tells_the_model_and_a_resume_folds_the_s
     contents = [m.content for m in resumed.conversation() if m.role == "user"]
     assert contents == [f"make it say hello\n\n{PLAN_MODE_NOTE}", "make it say hello"]
     again.close()
+
+
+async def test_a_peer_called_in_plan_mode_is_told_too(tmp_path: Path) -> None:
+    heard: dict[str, str] = {}
+
+    def model(request: ModelRequest) -> object:
+        heard.setdefault(request.agent, request.messages[-1].content)
+        if request.agent == "lead" and len(heard) == 1:
+            return {"tool_calls": [call("call_agent", agent_name="scout", message="look around")]}
+        return "done"
+
+    provider = FunctionProvider(model)
+    policy = RulesPolicy(RuleSet(), tmp_path, mode=PermissionMode.PLAN)
+    runtime = Runtime(
+        [Agent("lead", model=provider), Agent("scout", model=provider)],
+        store=MemoryStore(),
+        approval=policy,
+    )
+    events = await answering(runtime, lambda e: ops.Deny(tool_call_id=e.tool_call_id))
+    assert heard["scout"] == f"look around\n\n{PLAN_MODE_NOTE}"
+    assert of(events, ev.AgentCalled)[0].mode == "plan"

@@ -139,8 +139,8 @@ class RunFold:
         self.totals = RunTotals()
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
         history = self.history.get(e.agent, ())
-        prompt = f"{e.prompt}\n\n{PLAN_MODE_NOTE}" if e.mode == "plan" else e.prompt
-        call.messages = [*history, UserMessage(content=prompt, attachments=e.attachments)]
+        prompt = UserMessage(content=_noted(e.prompt, e.mode), attachments=e.attachments)
+        call.messages = [*history, prompt]
         self.prompt, self.prompt_at = e.prompt, len(history)
         # Ids must stay unique across the whole conversation the model sees, earlier runs too.
         call.tool_call_ids = {m.tool_call_id for m in history if isinstance(m, ToolResultMessage)}
@@ -155,7 +155,7 @@ class RunFold:
             parent_call_id=e.parent_call_id,
             tool_call_id=e.tool_call_id,
         )
-        call.messages = [UserMessage(content=e.message)]
+        call.messages = [UserMessage(content=_noted(e.message, e.mode))]
         self.calls[e.call_id] = call
         if e.parent_call_id and e.tool_call_id:
             self.children[(e.parent_call_id, e.tool_call_id)] = e.call_id
@@ -329,3 +329,8 @@ _HANDLERS = {
 }
 _STOPPING_HOOKS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"})
 """Events whose hooks may end the run with `continue: false` (a Stop hook's run ends anyway)."""
+
+
+def _noted(text: str, mode: str | None) -> str:
+    """What the model reads of a message that begins a call: in plan mode, with the note."""
+    return f"{text}\n\n{PLAN_MODE_NOTE}" if mode == "plan" else text

@@ -406,6 +406,7 @@ class CallRunner:
                 message=message,
                 depth=call.depth + 1,
                 tool_call_id=tc.id,
+                mode=run.mode(),
             )
         child = run.fold.calls[child_id]
         if not child.state.terminal:

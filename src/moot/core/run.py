@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from moot.core.agent import Agent
-from moot.core.approval import ApprovalPolicy, PendingApprovals
+from moot.core.approval import ApprovalPolicy, PendingApprovals, RemembersApprovals
 from moot.core.fold import INTERRUPTED, CallState, RunFold
 from moot.core.gate import TurnGate
 from moot.core.limits import Limits
 from moot.core.peers import CALL_AGENT, FINISH, FINISH_SPEC, call_agent_spec
 from moot.protocol import events as ev
 from moot.protocol.messages import ToolCall
+from moot.protocol.modes import ModeName
 from moot.providers.base import Provider, ToolSpec
 from moot.store.base import Store
 from moot.tools.base import Tool, tool_spec
@@ -64,6 +65,13 @@ class RunContext:
         self.fold.apply(event)
         self.publish(event)
         return event
+
+    def mode(self) -> ModeName | None:
+        """The session's permission mode now; None when the approval policy has no modes."""
+        approval = self.approval
+        if isinstance(approval, RemembersApprovals):
+            return approval.mode(self.session_id)
+        return None
 
     def record_session(self, event_type: type[ev.Event], **fields: Any) -> ev.Event:
         """Append a session event (one of `ev.SESSION_KINDS`): stored, then published; no

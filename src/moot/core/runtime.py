@@ -237,9 +237,7 @@ class Runtime:
             prompt=op.text,
             attachments=op.attachments,
             limits=self.limits.as_dict(),
-            mode=self.approval.mode(self.session_id)
-            if isinstance(self.approval, RemembersApprovals)
-            else None,
+            mode=run.mode(),
         )
         await self._drive(run)
 

@@ -66,6 +66,8 @@ class AgentCalled(_Event):
     """1 for a call made by the person's first agent, 2 for one made by its callee, ..."""
     tool_call_id: str | None = None
     """The caller's `call_agent` tool call that carries this forward."""
+    mode: ModeName | None = None
+    """The session's permission mode as the call began (see `TurnStarted.mode`)."""
 
 
 class AgentReturned(_Event):
