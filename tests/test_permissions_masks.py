@@ -559,3 +559,26 @@ def test_a_hidden_file_a_submodule_tracks_hides_the_superprojects_git(tmp_path: 
     _git(work, "submodule", "add", "-q", str(library), "lib")
     hidden = masks(work, "Read(.env)")
     assert ".git" in hidden.hidden_dirs  # its modules/ hold the submodule's objects
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_directory_nobody_may_list_is_hidden_whole(tmp_path: Path, cached: bool) -> None:
+    """Its files still open by name (`chmod 311`): one the rules hide could be among them."""
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / ".env").write_text("SECRET=1\n")
+    (tmp_path / "open").mkdir()
+    rules = RuleSet(deny=["Read(.env)"])
+    source = mask_source(rules, tmp_path)
+    assert source is not None
+    real_scandir = os.scandir
+
+    def refusing(path: object) -> object:  # as for a user who may not list it (root may)
+        if str(path).endswith("/cfg"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "scandir", refusing)
+        found = source() if cached else sandbox_masks(rules, tmp_path)
+    assert found.hidden_dirs == ("cfg",)
+    assert found.hidden_files == ()

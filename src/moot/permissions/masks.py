@@ -277,7 +277,7 @@ class _Found:
         while stack:
             listing = self._listing(stack.pop())
             if listing is None:
-                continue  # gone, or not ours to read: the sandbox cannot read it either
+                continue  # gone since it was seen
             self.hidden_files.update(listing.hidden_files)
             self.hidden_dirs.update(listing.hidden_dirs)
             self.read_only.update(listing.read_only)
@@ -313,8 +313,14 @@ class _Found:
         below: list[str] = []
         try:
             entries = os.scandir(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # gone since it was seen
         except OSError:
-            return None
+            if not self.hiders or not rel:
+                return None
+            # Unlistable (`chmod 311 cfg`), but its files still open by name: a file the rules
+            # hide may be in it, so the whole directory is hidden. Fail closed.
+            return _Listing(identity, (), (rel,), (), (), ())
         with entries:
             for entry in entries:
                 child = f"{rel}/{entry.name}" if rel else entry.name
