@@ -118,3 +118,15 @@ def test_a_linked_script_is_protected_where_it_leads(tmp_path: Path) -> None:
     (tmp_path / "run.sh").symlink_to("scripts/real.sh")
     config = parse_hooks({"Stop": [group(None, "./run.sh")]})
     assert config.scripts(tmp_path) == ("scripts/real.sh",)  # the link itself: see the runner
+
+
+def test_scripts_are_found_behind_separators_and_inside_quoted_command_lines(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "check.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "tools" / "lint.sh").write_text("#!/bin/sh\n")
+    config = parse_hooks(
+        {"Stop": [group(None, "tools/check.sh;true", "sh -c './tools/lint.sh && true'")]}
+    )
+    assert config.scripts(tmp_path) == ("tools/check.sh", "tools/lint.sh")

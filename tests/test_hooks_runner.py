@@ -274,3 +274,15 @@ async def test_an_unchanged_script_runs_every_time(tmp_path: Path) -> None:
         outcome = await hooks.run("Notification", {"message": "hi"})
         assert outcome is not None and outcome.commands[0].exit_code == 0
     assert counter.read_text() == "x\nx\nx\n"
+
+
+async def test_a_symlink_loop_where_a_script_was_neither_crashes_nor_runs(tmp_path: Path) -> None:
+    hooks = hooks_for(tmp_path, "Notification", script(tmp_path, "run.sh", "exit 0\n"))
+    (tmp_path / "run.sh").unlink()
+    (tmp_path / "run.sh").symlink_to("run.sh")  # a loop
+    outcome = await hooks.run("Notification", {"message": "hi"})
+    assert outcome is not None
+    (run,) = outcome.commands
+    assert run.exit_code is None and "changed since the session began" in run.stderr
+    looped = Hooks(parse_hooks({"Stop": [{"hooks": [{"command": "./run.sh"}]}]}), tmp_path)
+    assert looped.wants("Stop")  # a session can still begin with the loop in place

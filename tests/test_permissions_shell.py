@@ -78,6 +78,7 @@ SPLITS = [
     # expansions stay as written
     ('ls $HOME ${PWD}/x "$1" $@ ~/y *.py', ["ls $HOME ${PWD}/x $1 $@ ~/y *.py"]),
     ("echo $((1 + (2 * 3)))", ["echo $((1 + (2 * 3)))"]),
+    ("echo $((0x10 + 16#ff + 2#101))", ["echo $((0x10 + 16#ff + 2#101))"]),
     ("echo ${a[0]} ${a: -1:2} ${!a[@]}", ["echo ${a[0]} ${a: -1:2} ${!a[@]}"]),
     ("echo ${!pre*} ${x@Q} ${#x}", ["echo ${!pre*} ${x@Q} ${#x}"]),
     ("echo cost: $ 5", ["echo cost: $ 5"]),
@@ -242,6 +243,8 @@ UNPARSEABLE = [
     "echo $((1 + $(rm -rf /)))",
     # a variable's value run as code: `x='a[$(rm -rf /)]'` then any of these runs rm
     "echo $((x))",
+    "echo $((16#a[$(rm -rf /)]))",
+    "echo $((0x$(rm -rf /)))",
     "echo $((1 + $x))",
     "echo $[x]",
     "echo ${a[x]}",

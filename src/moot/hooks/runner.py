@@ -102,7 +102,11 @@ class Hooks:
     def _changed(self, command: str) -> str | None:
         """The first file `command` names that is not what it was when the session began."""
         before = dict((rel, state) for rel, *state in self._scripts.get(command, ()))
-        for rel, *state in fingerprint(command, self._base):
+        try:
+            now = fingerprint(command, self._base)
+        except (OSError, ValueError) as exc:  # fail closed: unchecked, it does not run
+            return f"the files it names (they could not be checked: {exc})"
+        for rel, *state in now:
             if before.get(rel) != state:
                 return rel
         return None

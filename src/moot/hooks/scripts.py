@@ -37,18 +37,14 @@ _PROJECT_VARIABLES = (
 def named_paths(command: str, base: str) -> list[str]:
     """Workspace-relative paths that words of `command` name inside `base` (a real path):
     words that exist there, and path-like ones (`./x`, `a/b`) that do not exist yet."""
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:  # unbalanced quotes: take the plain words
-        words = command.split()
     found: list[str] = []
-    for word in words:
+    for word in _words(command):
         for variable in _PROJECT_VARIABLES:
             word = word.replace(variable, base)
         name, equals, value = word.partition("=")
         if equals and "/" not in name:  # CONF=path: the value may name a file
             word = value
-        if not word or word.startswith("-"):
+        if not word or word.startswith("-") or "\0" in word:
             continue
         lexical = os.path.normpath(os.path.join(base, word))
         if not lexical.startswith(base + os.sep):
@@ -58,6 +54,20 @@ def named_paths(command: str, base: str) -> list[str]:
             if rel not in found:
                 found.append(rel)
     return found
+
+
+def _words(command: str, depth: int = 0) -> list[str]:
+    """The words of a command line, split at `;`, `&&`, `|` and the like too, and the words of
+    quoted command lines inside it (`sh -c 'a && ./b.sh'`), a few levels deep."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # unbalanced quotes: take the plain words
+        words = command.split()
+    if depth < 3:
+        words += [inner for w in words if " " in w for inner in _words(w, depth + 1)]
+    return words
 
 
 def protected_scripts(commands: Iterable[str], base: str) -> tuple[str, ...]:
@@ -77,12 +87,23 @@ def protected_scripts(commands: Iterable[str], base: str) -> tuple[str, ...]:
 
 def fingerprint(command: str, base: str) -> Fingerprint:
     """What the paths `command` names are now (see the module docstring)."""
-    return tuple((rel, *_state(os.path.join(base, rel))) for rel in named_paths(command, base))
+    return tuple((rel, *_safe_state(os.path.join(base, rel))) for rel in named_paths(command, base))
+
+
+def _safe_state(path: str) -> tuple[str, str]:
+    try:
+        return _state(path)
+    except OSError as exc:  # changed while looked at: recorded as such, compared like any state
+        return "unreadable", type(exc).__name__
 
 
 def _state(path: str) -> tuple[str, str]:
     if os.path.islink(path):
-        return "link", os.readlink(path) + " -> " + "/".join(_state(os.path.realpath(path)))
+        try:
+            target = os.path.realpath(path, strict=True)
+        except (OSError, RuntimeError):  # dangling, or a loop
+            return "link", f"{os.readlink(path)} -> nothing"
+        return "link", f"{os.readlink(path)} -> {target}: {'/'.join(_state(target))}"
     if os.path.isfile(path):
         try:
             with open(path, "rb") as file:

@@ -31,6 +31,8 @@ _ANSI_ESCAPE = re.compile(
     re.DOTALL,
 )
 _EVALUATED = re.compile(r"[A-Za-z_$`'\"\\\[]")
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+#[0-9A-Za-z@_]+|[0-9]+")
+"""A number in arithmetic, in any base bash reads; what follows it is looked at afresh."""
 """In arithmetic, a name's value is evaluated as an expression in turn, and a subscript in it runs
 `$(...)`: `x='a[$(rm -rf /)]'; echo $((x))` runs rm. So arithmetic (`$((...))`, substring
 offsets, array subscripts) with a name, a `$`, quotes or `[` in it asks."""
@@ -259,8 +261,11 @@ class Lexer(ABC):
         return out
 
     def _arithmetic(self) -> None:
-        text, depth = self.text, 2
-        for i in range(self.pos + 3, len(text)):
+        text, depth, i = self.text, 2, self.pos + 3
+        while i < len(text):
+            if number := _NUMBER.match(text, i):
+                i = number.end()  # `0x1f`, `16#ff`: letters that are digits, not names
+                continue
             if _EVALUATED.match(text, i):
                 break  # a name, `$`, quotes or `[`: see `_EVALUATED`
             depth += {"(": 1, ")": -1}.get(text[i], 0)
@@ -269,6 +274,7 @@ class Lexer(ABC):
                     break  # `$((a) b)` is a command substitution of a subshell; ask
                 self.pos = i + 2
                 return
+            i += 1
         raise Unparseable
 
     def _braced(self, nested: list[SubCommand]) -> None:
