@@ -1,4 +1,5 @@
-"""Every test gets its own MOOT_HOME: nothing a test does lands in the real user directories."""
+"""Every test gets its own MOOT_HOME, and git without the machine's own settings: nothing a test
+does lands in the real user directories, and nothing there changes what a test sees."""
 
 from __future__ import annotations
 
@@ -14,3 +15,12 @@ def private_moot_home(
     home = tmp_path_factory.mktemp("moot-home")
     monkeypatch.setenv("MOOT_HOME", str(home))
     return home
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's own git settings (signing, hooks, templates) must not leak into tests."""
+    config = tmp_path_factory.mktemp("git") / "gitconfig"
+    config.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

@@ -68,6 +68,7 @@ def run_sandbox_cli(
         hook_config,
         hook_scripts,
         sandbox_policy,
+        sandbox_setting,
         session_rules,
     )
     from moot.settings import SettingsError, load_settings
@@ -82,7 +83,7 @@ def run_sandbox_cli(
     except (SettingsError, SetupError) as exc:
         print(f"moot: {exc}", file=err)
         return EXIT_USAGE
-    setting = env.get(SETTING_VARIABLE, "") or settings.sandbox or "auto"
+    setting = sandbox_setting(settings, env)
     policy = sandbox_policy(root, rules, scripts)
     try:
         choice = choose_sandbox(setting, policy)

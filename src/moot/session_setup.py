@@ -18,7 +18,7 @@ the sandbox's container).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,7 +35,7 @@ from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import SandboxPolicy
-from moot.sandbox.select import SandboxChoice, choose_sandbox
+from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
 from moot.settings import Settings
 from moot.store.base import Store
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
@@ -97,9 +97,10 @@ def hook_config(settings: Settings, cwd: Path) -> HookConfig | None:
     return hooks_from_settings(settings.hooks, cwd)
 
 
-def sandbox_setting(settings: Settings) -> str:
+def sandbox_setting(settings: Settings, environ: Mapping[str, str] | None = None) -> str:
     """Which sandbox to use: `MOOT_SANDBOX`, else the settings' `sandbox`, else auto."""
-    return os.environ.get("MOOT_SANDBOX") or settings.sandbox or "auto"
+    env = os.environ if environ is None else environ
+    return env.get(SETTING_VARIABLE) or settings.sandbox or "auto"
 
 
 def hook_scripts(hooks: HookConfig | None, root: Path) -> tuple[str, ...]:

@@ -290,8 +290,6 @@ class RunFold:
                 call.messages.append(UserMessage(content=e.context))
                 # The answer is no longer final: a resume goes back to the model, not to Stop.
                 call.text, call.finish_message = "", None
-            case _:
-                pass
 
     def _tool_started(self, e: ev.ToolStarted) -> None:
         call = self.calls[e.call_id]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from moot.core.approval import RemembersApprovals, Verdict
+from moot.core.approval import Verdict
 from moot.hooks.outcome import HookOutcome
 from moot.hooks.runner import Hooks
 from moot.protocol import events as ev
@@ -85,10 +85,7 @@ class CallHooks:
         return await self._fire("Notification", payload, subject="permission_prompt")
 
     def _base(self) -> dict[str, Any]:
-        approval = self.run.approval
-        mode = "default"
-        if isinstance(approval, RemembersApprovals):
-            mode = str(approval.mode(self.run.session_id))
+        mode = self.run.mode() or "default"
         return {"session_id": self.run.session_id, "permission_mode": mode}
 
     async def _fire(
