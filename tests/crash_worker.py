@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+import msgspec
+
 from moot.core.agent import Agent
 from moot.core.runtime import Runtime
 from moot.protocol import ops
@@ -46,7 +48,7 @@ def log_requests(workdir: Path, model):
             "agent": request.agent,
             "system": request.system,
             "tools": [t.name for t in request.tools],
-            "messages": [m.model_dump(mode="json") for m in request.messages],
+            "messages": msgspec.to_builtins(request.messages),
         }
         with (workdir / "requests.jsonl").open("a") as f:
             f.write(json.dumps(record) + "\n")

@@ -305,9 +305,12 @@ async def test_from_file_with_agents(tmp_path: Path) -> None:
         pytest.param("s.yaml", "turns: hello\n", "`turns:` must be a list", id="turns a string"),
         pytest.param("s.yaml", "agents: [a, b]\n", "`agents:` must map", id="agents a list"),
         pytest.param("s.yaml", "agents: {a: 3}\n", "`agents:` must map", id="agent not a list"),
-        pytest.param("s.yaml", "- {txt: hi}\n", "txt\n  Extra inputs", id="unknown turn field"),
+        pytest.param("s.yaml", "- {txt: hi}\n", "unknown field `txt`", id="unknown turn field"),
         pytest.param(
-            "s.yaml", "- {tool_calls: [{arguments: {}}]}\n", "tool_calls.0.name", id="call no name"
+            "s.yaml",
+            "- {tool_calls: [{arguments: {}}]}\n",
+            "required field `name` - at `$.tool_calls[0]`",
+            id="call no name",
         ),
     ],
 )

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from moot.protocol.events import AgentCalled, Event, ModeChanged, StateChanged
 from moot.protocol.states import StopReason
@@ -55,12 +56,12 @@ def run_without_turn_started(sid: str) -> Case:
 
 
 def turn_started_with_another_call_id(sid: str) -> Case:
-    bad = RunScript(sid).start().model_copy(update={"call_id": "call_other"})
+    bad = replace(RunScript(sid).start(), call_id="call_other")
     return [], bad, r"call_id == run_id .* got call_id call_other"
 
 
 def turn_started_with_a_parent(sid: str) -> Case:
-    bad = RunScript(sid).start().model_copy(update={"parent_call_id": "call_x"})
+    bad = replace(RunScript(sid).start(), parent_call_id="call_x")
     return [], bad, r"no parent, .* parent call_x"
 
 
@@ -78,7 +79,7 @@ def agent_called_reusing_a_call_id(sid: str) -> Case:
 def agent_called_as_the_root_call(sid: str) -> Case:
     s = RunScript(sid)
     start = s.start()
-    bad = s.call().model_copy(update={"call_id": s.run_id})
+    bad = replace(s.call(), call_id=s.run_id)
     return [start], bad, rf"reuses call id {s.run_id}"
 
 
@@ -94,14 +95,14 @@ def agent_called_by_an_unknown_call(sid: str) -> Case:
     s = RunScript(sid)
     start = s.start()
     bad = s.event(AgentCalled, "call_new", caller="x", message="m", depth=1)
-    bad = bad.model_copy(update={"parent_call_id": "call_ghost"})
+    bad = replace(bad, parent_call_id="call_ghost")
     return [start], bad, r"parent call_ghost is not an open call"
 
 
 def agent_called_at_the_wrong_depth(sid: str) -> Case:
     s = RunScript(sid)
     start = s.start()
-    bad = s.call().model_copy(update={"depth": 2})
+    bad = replace(s.call(), depth=2)
     return [start], bad, r"has depth 2; its parent .* is at depth 0"
 
 
@@ -140,7 +141,7 @@ def event_after_the_call_returned(sid: str) -> Case:
 
 def event_after_turn_finished(sid: str) -> Case:
     run = short_run(sid)
-    late = run[2].model_copy(update={"text": "too late"})
+    late = replace(run[2], text="too late")
     return run, late, rf"text_delta for run {run[0].run_id} after its turn_finished"
 
 
@@ -160,9 +161,7 @@ def turn_finished_for_a_child_call(sid: str) -> Case:
     s = RunScript(sid)
     child = s.call()
     prefix = [s.start(), child, *s.model_turn(child.call_id)]
-    bad = s.finish().model_copy(
-        update={"call_id": child.call_id, "parent_call_id": child.parent_call_id}
-    )
+    bad = replace(s.finish(), call_id=child.call_id, parent_call_id=child.parent_call_id)
     return prefix, bad, rf"turn_finished for call {child.call_id}, not the root call"
 
 
@@ -236,7 +235,7 @@ def terminal_from_a_state_that_cannot_end_so(sid: str) -> Case:
 def terminal_event_with_a_working_state(sid: str) -> Case:
     s = RunScript(sid)
     start = s.start()
-    bad = s.finish().model_copy(update={"state": S.MODEL_PENDING})
+    bad = replace(s.finish(), state=S.MODEL_PENDING)
     return [start], bad, r"model_pending is not a terminal state"
 
 
@@ -320,7 +319,7 @@ def session_event_naming_a_run(sid: str) -> Case:
 
 
 def run_event_without_a_run(sid: str) -> Case:
-    bad = RunScript(sid).text().model_copy(update={"run_id": "", "call_id": ""})
+    bad = replace(RunScript(sid).text(), run_id="", call_id="")
     return [], bad, r"text_delta has no run_id or call_id"
 
 

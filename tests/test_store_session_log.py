@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from msgspec.structs import replace
 
 from moot.protocol.events import Event
 from moot.protocol.states import StopReason
@@ -13,7 +14,7 @@ SID = "ses_log"
 
 
 def numbered(events: list[Event], first: int = 1) -> list[Event]:
-    return [e.model_copy(update={"seq": first + i}) for i, e in enumerate(events)]
+    return [replace(e, seq=first + i) for i, e in enumerate(events)]
 
 
 def test_queries_follow_the_open_run() -> None:

@@ -1,7 +1,7 @@
 """moot: a terminal coding agent on an embedded, event-sourced runtime.
 
 The public API is imported lazily: `import moot` stays fast (the CLI's start-up depends on it),
-and pydantic loads only when something here is first used.
+and the runtime loads only when something here is first used.
 """
 
 from __future__ import annotations

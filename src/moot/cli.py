@@ -28,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if program:
         import gc
 
-        # Start-up builds a large, long-lived heap (pydantic's models, every module); scanning
+        # Start-up builds a large, long-lived heap (every module, the models); scanning
         # it again and again while it grows costs ~10 ms, and it is all kept anyway. It is
         # frozen once loaded, so later collections skip it.
         gc.disable()

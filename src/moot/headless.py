@@ -14,6 +14,8 @@ from argparse import Namespace
 from pathlib import Path
 from typing import TextIO
 
+import msgspec
+
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
@@ -53,7 +55,7 @@ def result_object(finished: ev.TurnFinished, session_id: str) -> dict[str, objec
         "stop_reason": finished.stop_reason,
         "output": finished.output,
         "turns": finished.turns,
-        "usage": finished.usage.model_dump(),
+        "usage": msgspec.structs.asdict(finished.usage),
         "cost_usd": finished.cost_usd,
         "duration_ms": round(finished.duration_ms, 1),
     }
@@ -196,7 +198,7 @@ async def _turn(runtime: Runtime, options: Namespace, out: TextIO) -> int:
         if isinstance(event, ev.LimitHit | ev.Error):
             problem = getattr(event, "detail", "") or getattr(event, "message", "")
         if streaming:
-            out.write(event.model_dump_json() + "\n")
+            out.write(ev.event_to_json(event) + "\n")
             out.flush()
         if isinstance(event, ev.TurnFinished):
             break

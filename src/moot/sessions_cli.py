@@ -6,6 +6,8 @@ import json
 import sys
 from argparse import Namespace
 
+import msgspec
+
 from moot.transcript import markdown
 
 
@@ -36,7 +38,7 @@ def run_sessions(options: Namespace) -> int:
                 "created_at": info.created_at.isoformat(),
                 "updated_at": info.updated_at.isoformat(),
             }
-            body = {"session": session, "events": [e.model_dump(mode="json") for e in events]}
+            body = {"session": session, "events": msgspec.to_builtins(events)}
             print(json.dumps(body, ensure_ascii=False, indent=1))
             return 0
         print(f"# {info.title or info.id}\n\nsession `{info.id}` in `{info.workspace}`\n")

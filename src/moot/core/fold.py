@@ -13,6 +13,8 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from msgspec.structs import replace
+
 from moot.core.approval import PLAN_MODE_NOTE
 from moot.core.limits import Limits, RunTotals
 from moot.protocol import events as ev
@@ -226,9 +228,7 @@ class RunFold:
         if e.action == "replace":
             last = call.messages[-1]
             assert isinstance(last, AssistantMessage)
-            call.messages[-1] = last.model_copy(
-                update={"content": e.text, "tool_calls": e.tool_calls}
-            )
+            call.messages[-1] = replace(last, content=e.text, tool_calls=e.tool_calls)
             call.text, call.pending = e.text, e.tool_calls
             call.tool_call_ids.update(c.id for c in e.tool_calls)
         elif e.action == "retry":
@@ -268,23 +268,22 @@ class RunFold:
                     prompt = call.messages[self.prompt_at]
                     assert isinstance(prompt, UserMessage)
                     text = f"{prompt.content}\n\n{e.context}"
-                    call.messages[self.prompt_at] = prompt.model_copy(update={"content": text})
+                    call.messages[self.prompt_at] = replace(prompt, content=text)
             case "PreToolUse" if e.tool_call_id:
                 call.pre_hooks[e.tool_call_id] = e
                 if e.updated_input is not None and e.decision not in ("deny", "block"):
-                    changed = {
-                        "arguments": e.updated_input,
-                        "arguments_error": None,
-                        "raw_arguments": None,
-                    }
                     call.pending = tuple(
-                        c.model_copy(update=changed) if c.id == e.tool_call_id else c
+                        replace(
+                            c, arguments=e.updated_input, arguments_error=None, raw_arguments=None
+                        )
+                        if c.id == e.tool_call_id
+                        else c
                         for c in call.pending
                     )
             case "PostToolUse" if e.tool_call_id in call.results and e.context:
                 result = call.results[e.tool_call_id]
                 text = f"{result.content}\n\n{e.context}"
-                call.results[e.tool_call_id] = result.model_copy(update={"content": text})
+                call.results[e.tool_call_id] = replace(result, content=text)
             case "Stop" if e.decision == "block":
                 call.stop_blocks += 1
                 call.messages.append(UserMessage(content=e.context))

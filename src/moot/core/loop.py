@@ -349,7 +349,7 @@ class CallRunner:
             tool=tc.name,
             content=result.content,
             is_error=result.is_error,
-            attachments=result.attachments,
+            attachments=tuple(result.attachments),
             display=dict(result.display),
             duration_ms=(time.perf_counter() - started) * 1000,
         )

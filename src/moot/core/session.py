@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-from pydantic import TypeAdapter
+import msgspec
 
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
@@ -38,27 +37,21 @@ class SessionState:
     """The permission mode the session last switched to (`mode_changed`); None if it never did."""
 
     def checkpoint(self) -> dict[str, Any]:
-        dump = _messages().dump_python
         return {
-            "history": {agent: dump(m, mode="json") for agent, m in self.history.items()},
+            "history": msgspec.to_builtins(self.history),
             "model_turns": dict(self.model_turns),
             "mode": self.mode,
         }
 
     @classmethod
     def from_checkpoint(cls, data: dict[str, Any]) -> SessionState:
-        history = {a: _messages().validate_python(m) for a, m in data["history"].items()}
+        history = msgspec.convert(data["history"], dict[str, list[Message]])
         return cls(history=history, model_turns=Counter(data["model_turns"]), mode=data.get("mode"))
 
     def finish_run(self, fold: RunFold) -> None:
         """Take a finished run in (its fold has already updated the history)."""
         self.model_turns.update(fold.model_calls)
         self.open_run = None
-
-
-@cache
-def _messages() -> TypeAdapter[list[Message]]:
-    return TypeAdapter(list[Message])
 
 
 def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:

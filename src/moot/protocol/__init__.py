@@ -1,6 +1,6 @@
 """The contract between front ends and the runtime: ops in, events out, run states.
 
-This package imports nothing else of moot. Importing it brings in pydantic, so `import moot`
+This package imports nothing else of moot. Importing it brings in msgspec, so `import moot`
 does not import it eagerly.
 """
 

@@ -8,11 +8,11 @@ made that one, None for the person's turn) and a UTC time stamp `ts`.
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
-from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+import msgspec
 
 from moot.protocol.messages import Attachment, Thinking, ToolCall, Usage
 from moot.protocol.modes import ModeName
@@ -23,10 +23,13 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class _Event(BaseModel):
-    # defer_build: a model's validator is built at its first use, not at import; a run uses
-    # only some kinds, and start-up is a benchmark (`moot -p` to its first request).
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+class _Event(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"
+):
+    # msgspec rather than pydantic: events are made, written and read on every step, and
+    # `moot -p` imports them before its first request (pydantic's import and model building
+    # cost ~100 ms of start-up; msgspec's ~10). Types are checked when an event is decoded,
+    # not when the runtime builds one from values it already has.
 
     seq: int = 0
     """Position in the session's log, from 1; the store assigns it on append."""
@@ -37,29 +40,32 @@ class _Event(BaseModel):
     """The agent whose call this happened in."""
     call_id: str = ""
     parent_call_id: str | None = None
-    ts: datetime = Field(default_factory=utc_now)
+    ts: datetime = msgspec.field(default_factory=utc_now)
+
+    @property
+    def kind(self) -> str:
+        """What happened (`turn_started`, `tool_finished`, ...): the tag in the JSON form."""
+        return self.__struct_config__.tag  # type: ignore[return-value]
 
 
 # ---- creation and ending of calls --------------------------------------------------------------
 
 
-class TurnStarted(_Event):
+class TurnStarted(_Event, tag="turn_started"):
     """The person sent a message to an agent: a new run begins (its creation event)."""
 
-    kind: Literal["turn_started"] = "turn_started"
     prompt: str
     attachments: tuple[Attachment, ...] = ()
-    limits: dict[str, Any] = Field(default_factory=dict)
+    limits: dict[str, Any] = msgspec.field(default_factory=dict)
     """The limits in force for this run, as configured."""
     mode: ModeName | None = None
     """The session's permission mode as the run began (None: no modes); in plan mode the
     model is told so with the prompt."""
 
 
-class AgentCalled(_Event):
+class AgentCalled(_Event, tag="agent_called"):
     """A forward message: one agent called another (the callee's call is created)."""
 
-    kind: Literal["agent_called"] = "agent_called"
     caller: str
     message: str
     depth: int
@@ -70,19 +76,17 @@ class AgentCalled(_Event):
     """The session's permission mode as the call began (see `TurnStarted.mode`)."""
 
 
-class AgentReturned(_Event):
+class AgentReturned(_Event, tag="agent_returned"):
     """A return message: a called agent finished (terminal for its call)."""
 
-    kind: Literal["agent_returned"] = "agent_returned"
     state: RunState
     stop_reason: StopReason
     output: str
 
 
-class TurnFinished(_Event):
+class TurnFinished(_Event, tag="turn_finished"):
     """The person's turn ended (terminal for the run's first call)."""
 
-    kind: Literal["turn_finished"] = "turn_finished"
     state: RunState
     stop_reason: StopReason
     output: str
@@ -93,10 +97,9 @@ class TurnFinished(_Event):
     duration_ms: float
 
 
-class RunResumed(_Event):
+class RunResumed(_Event, tag="run_resumed"):
     """An unfinished run continues after a crash or a stop of the process."""
 
-    kind: Literal["run_resumed"] = "run_resumed"
     interrupted_tool_calls: tuple[str, ...] = ()
     """Tool calls that had started without a recorded result; never re-run."""
 
@@ -104,26 +107,23 @@ class RunResumed(_Event):
 # ---- the state machine ----------------------------------------------------------------------
 
 
-class StateChanged(_Event):
+class StateChanged(_Event, tag="state_changed"):
     """The call's run state moved along a legal transition."""
 
-    kind: Literal["state_changed"] = "state_changed"
     from_state: RunState
     to_state: RunState
 
 
-class LimitHit(_Event):
+class LimitHit(_Event, tag="limit_hit"):
     """A limit was reached before the next model call or tool; the run stops."""
 
-    kind: Literal["limit_hit"] = "limit_hit"
     stop_reason: StopReason
     detail: str
 
 
-class Error(_Event):
+class Error(_Event, tag="error"):
     """Something went wrong that the run reports (a provider error, an internal bug)."""
 
-    kind: Literal["error"] = "error"
     source: Literal["provider", "tool", "sandbox", "internal"]
     """`sandbox`: a command tried what its sandbox forbids (a write outside, the network)."""
     message: str
@@ -133,24 +133,21 @@ class Error(_Event):
 # ---- the model ------------------------------------------------------------------------------
 
 
-class TextDelta(_Event):
+class TextDelta(_Event, tag="text_delta"):
     """A piece of the model's answer as it streams."""
 
-    kind: Literal["text_delta"] = "text_delta"
     text: str
 
 
-class ThinkingDelta(_Event):
+class ThinkingDelta(_Event, tag="thinking_delta"):
     """A piece of the model's reasoning as it streams."""
 
-    kind: Literal["thinking_delta"] = "thinking_delta"
     text: str
 
 
-class ModelResponded(_Event):
+class ModelResponded(_Event, tag="model_responded"):
     """A complete model turn: the decision the loop acts on."""
 
-    kind: Literal["model_responded"] = "model_responded"
     model: str
     text: str = ""
     thinking: tuple[Thinking, ...] = ()
@@ -161,19 +158,17 @@ class ModelResponded(_Event):
     """The stream broke after this much arrived; the run fails with provider_error."""
 
 
-class UsageRecorded(_Event):
+class UsageRecorded(_Event, tag="usage"):
     """Tokens and cost of one model call."""
 
-    kind: Literal["usage"] = "usage"
     model: str
     usage: Usage
     cost_usd: float = 0.0
 
 
-class GateDecided(_Event):
+class GateDecided(_Event, tag="gate_decided"):
     """A turn gate changed what happens to the model turn just received."""
 
-    kind: Literal["gate_decided"] = "gate_decided"
     action: Literal["replace", "retry", "stop"]
     text: str = ""
     """replace: the new answer text; retry: the feedback to the model; stop: the result."""
@@ -184,10 +179,9 @@ class GateDecided(_Event):
 # ---- tools ----------------------------------------------------------------------------------
 
 
-class ApprovalRequested(_Event):
+class ApprovalRequested(_Event, tag="approval_requested"):
     """A tool call waits for the person: answer with `Approve` or `Deny`."""
 
-    kind: Literal["approval_requested"] = "approval_requested"
     tool_call_id: str
     tool: str
     arguments: dict[str, Any]
@@ -198,10 +192,9 @@ class ApprovalRequested(_Event):
     """Allow rules an answer "for the session" or "always" would keep."""
 
 
-class ApprovalDecided(_Event):
+class ApprovalDecided(_Event, tag="approval_decided"):
     """A tool call was allowed or refused, by a person or a rule."""
 
-    kind: Literal["approval_decided"] = "approval_decided"
     tool_call_id: str
     approved: bool
     by: Literal["user", "policy", "hook"]
@@ -215,41 +208,37 @@ class ApprovalDecided(_Event):
 # ---- session events: they belong to no run ----------------------------------------------------
 
 
-class ModeChanged(_Event):
+class ModeChanged(_Event, tag="mode_changed"):
     """The session's permission mode changed (a `SetMode` op, or an approved plan).
 
     A session event: `run_id` and `call_id` are empty, because a mode outlives runs and may
     change between them.
     """
 
-    kind: Literal["mode_changed"] = "mode_changed"
     mode: ModeName
     previous: ModeName
     by: Literal["user", "plan_approval"] = "user"
     """"plan_approval": the person approved a plan (`exit_plan_mode`), which leaves plan mode."""
 
 
-class ToolStarted(_Event):
+class ToolStarted(_Event, tag="tool_started"):
     """A tool began to run; from here on it may have had side effects."""
 
-    kind: Literal["tool_started"] = "tool_started"
     tool_call_id: str
     tool: str
     arguments: dict[str, Any]
 
 
-class ToolOutput(_Event):
+class ToolOutput(_Event, tag="tool_output"):
     """Output a running tool produced so far."""
 
-    kind: Literal["tool_output"] = "tool_output"
     tool_call_id: str
     text: str
 
 
-class ToolFinished(_Event):
+class ToolFinished(_Event, tag="tool_finished"):
     """A tool's result: what the model will see."""
 
-    kind: Literal["tool_finished"] = "tool_finished"
     tool_call_id: str
     tool: str
     content: str
@@ -258,7 +247,7 @@ class ToolFinished(_Event):
     duration_ms: float = 0.0
     interrupted: bool = False
     """The tool started before a crash or an interrupt and its real result is unknown."""
-    display: dict[str, Any] = Field(default_factory=dict)
+    display: dict[str, Any] = msgspec.field(default_factory=dict)
     """Structured data for front ends (a diff, a task list); never sent to the model."""
 
 
@@ -275,10 +264,8 @@ HookEventName = Literal[
 ]
 
 
-class HookCommandRun(BaseModel):
+class HookCommandRun(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One hook command that ran: how it ended, and the start of what it printed."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     command: str
     exit_code: int | None = None
@@ -291,7 +278,7 @@ class HookCommandRun(BaseModel):
     stderr: str = ""
 
 
-class HookRan(_Event):
+class HookRan(_Event, tag="hook_ran"):
     """Hook commands from the settings ran on a session event; what they agreed on.
 
     The fold applies it, so a resumed run sees what the live one saw: `context` joins the
@@ -299,7 +286,6 @@ class HookRan(_Event):
     hook's feedback as a new user message; `updated_input` replaces a tool call's arguments.
     """
 
-    kind: Literal["hook_ran"] = "hook_ran"
     hook_event: HookEventName
     commands: tuple[HookCommandRun, ...] = ()
     tool_call_id: str | None = None
@@ -316,7 +302,7 @@ class HookRan(_Event):
     """With `stop`: the hook's `stopReason`, shown to the person."""
 
 
-Event = Annotated[
+Event = (
     TurnStarted
     | AgentCalled
     | AgentReturned
@@ -336,9 +322,9 @@ Event = Annotated[
     | ToolOutput
     | ToolFinished
     | ModeChanged
-    | HookRan,
-    Field(discriminator="kind"),
-]
+    | HookRan
+)
+"""Any event; tagged by `kind` in JSON."""
 
 CREATION_KINDS = frozenset({"turn_started", "agent_called"})
 TERMINAL_KINDS = frozenset({"turn_finished", "agent_returned"})
@@ -346,19 +332,29 @@ SESSION_KINDS = frozenset({"mode_changed"})
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""
 
 
-@cache
-def _adapter() -> TypeAdapter[Event]:
-    return TypeAdapter(Event)
+def _encode_other(value: object) -> object:
+    # A tool's `display` may hold a path; anything else unknown is a bug to raise.
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(f"an event cannot hold a {type(value).__name__}")
+
+
+_DECODE = msgspec.json.Decoder(Event).decode
+_ENCODE = msgspec.json.Encoder(enc_hook=_encode_other).encode
 
 
 def event_from_json(data: str | bytes) -> Event:
-    """Parse one event from its JSON form (the log and `stream-json` use this form)."""
-    return _adapter().validate_json(data)
+    """Parse one event from its JSON form (the log and `stream-json` use this form).
+
+    Raises:
+        msgspec.ValidationError: the JSON is not an event (names the field at fault).
+    """
+    return _DECODE(data)
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
-    return _adapter().validate_python(data)
+    return msgspec.convert(data, Event)
 
 
 def event_to_json(event: _Event) -> str:
-    return event.model_dump_json()
+    return _ENCODE(event).decode()

@@ -6,14 +6,14 @@ them to their wire formats.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
 
 
-class _Value(BaseModel):
-    # defer_build: built at first use, not at import (start-up time; see events._Event).
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+class _Value(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A frozen value. msgspec checks types when it decodes or converts (the log, ops from
+    outside), not on construction: code builds these from values it already checked."""
 
 
 class Attachment(_Value):
@@ -54,7 +54,7 @@ class ToolCall(_Value):
     id: str
     """The provider's id for this call; tool results answer it."""
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] = msgspec.field(default_factory=dict)
     """The parsed arguments. Empty when `arguments_error` is set."""
     arguments_error: str | None = None
     """Why the model's argument text could not be parsed as a JSON object, if it could not."""
@@ -69,21 +69,25 @@ class Thinking(_Value):
     signature: str | None = None
 
 
-class UserMessage(_Value):
-    role: Literal["user"] = "user"
+class _Message(_Value, tag_field="role"):
+    @property
+    def role(self) -> str:
+        """`user`, `assistant` or `tool`: the tag that tells the kinds apart in JSON."""
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
+
+class UserMessage(_Message, tag="user"):
     content: str
     attachments: tuple[Attachment, ...] = ()
 
 
-class AssistantMessage(_Value):
-    role: Literal["assistant"] = "assistant"
+class AssistantMessage(_Message, tag="assistant"):
     content: str = ""
     thinking: tuple[Thinking, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
 
 
-class ToolResultMessage(_Value):
-    role: Literal["tool"] = "tool"
+class ToolResultMessage(_Message, tag="tool"):
     tool_call_id: str
     name: str
     content: str
@@ -91,7 +95,8 @@ class ToolResultMessage(_Value):
     attachments: tuple[Attachment, ...] = ()
 
 
-Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
+Message = UserMessage | AssistantMessage | ToolResultMessage
+"""Tagged by `role` in JSON."""
 
 
 IMAGE_OMITTED = "[{count} image(s) omitted: this model does not accept images]"
@@ -107,5 +112,5 @@ def without_images(messages: list[Message]) -> list[Message]:
             continue
         note = IMAGE_OMITTED.format(count=len(attachments))
         content = f"{message.content}\n{note}" if message.content else note
-        out.append(message.model_copy(update={"content": content, "attachments": ()}))
+        out.append(msgspec.structs.replace(message, content=content, attachments=()))
     return out

@@ -5,53 +5,51 @@ Each op's docstring names the events that answer it.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
 
 from moot.protocol.messages import Attachment
 from moot.protocol.modes import ModeName
 
 
-class _Op(BaseModel):
-    # defer_build: built at first use, not at import (start-up time; see events._Event).
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+class _Op(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"):
+    """An op; JSON tells the kinds apart by `kind` (see `op_from_json`)."""
+
+    @property
+    def kind(self) -> str:
+        return self.__struct_config__.tag  # type: ignore[return-value]
 
 
-class UserTurn(_Op):
+class UserTurn(_Op, tag="user_turn"):
     """The person says something to an agent.
 
     Answered by `turn_started`, the run's events, then `turn_finished`.
     """
 
-    kind: Literal["user_turn"] = "user_turn"
     text: str
     attachments: tuple[Attachment, ...] = ()
     agent: str | None = None
     """The agent to address; the runtime's first agent when None."""
 
 
-class ResumeRun(_Op):
+class ResumeRun(_Op, tag="resume_run"):
     """Finish the session's interrupted run from where its log ends.
 
     Answered by `run_resumed`, `tool_finished(interrupted=True)` for each tool that started
     without a result, the run's further events, then `turn_finished`.
     """
 
-    kind: Literal["resume_run"] = "resume_run"
 
-
-class Interrupt(_Op):
+class Interrupt(_Op, tag="interrupt"):
     """Cancel the running turn.
 
     Answered by `tool_finished(interrupted=True)` for running tools, `agent_returned` for open
     peer calls and `turn_finished` with state cancelled / stop reason user_cancelled.
     """
 
-    kind: Literal["interrupt"] = "interrupt"
 
-
-class Approve(_Op):
+class Approve(_Op, tag="approve"):
     """Allow a tool call that waits on `approval_requested`. Answered by `approval_decided`.
 
     `scope` "session" keeps an allow rule for the rest of the session; "always" also saves it
@@ -60,41 +58,42 @@ class Approve(_Op):
     a plan (`exit_plan_mode`) leaves plan mode for `mode`, or for "default" when it is None.
     """
 
-    kind: Literal["approve"] = "approve"
     tool_call_id: str
     scope: Literal["once", "session", "always"] = "once"
     rule: str | None = None
     mode: ModeName | None = None
 
 
-class Deny(_Op):
+class Deny(_Op, tag="deny"):
     """Refuse a tool call that waits on `approval_requested`; the model sees the feedback.
 
     Answered by `approval_decided` (approved false).
     """
 
-    kind: Literal["deny"] = "deny"
     tool_call_id: str
     feedback: str = ""
 
 
-class SetMode(_Op):
+class SetMode(_Op, tag="set_mode"):
     """Switch the session's permission mode; the next tool call is decided under it.
 
     Answered by `mode_changed`; later tool calls are decided under the new mode.
     """
 
-    kind: Literal["set_mode"] = "set_mode"
     mode: ModeName
 
 
-class Shutdown(_Op):
+class Shutdown(_Op, tag="shutdown"):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
-    kind: Literal["shutdown"] = "shutdown"
+
+Op = UserTurn | ResumeRun | Interrupt | Approve | Deny | SetMode | Shutdown
 
 
-Op = Annotated[
-    UserTurn | ResumeRun | Interrupt | Approve | Deny | SetMode | Shutdown,
-    Field(discriminator="kind"),
-]
+def op_from_json(data: str | bytes) -> Op:
+    """Parse and check one op from its JSON form, as front ends outside Python send it.
+
+    Raises:
+        msgspec.ValidationError: the JSON is not an op (names the field at fault).
+    """
+    return msgspec.json.decode(data, type=Op)

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
 
 from moot.protocol.messages import Usage
 from moot.providers.base import (
@@ -34,27 +34,23 @@ from moot.providers.base import (
 )
 
 
-class ScriptedToolCall(BaseModel):
+class ScriptedToolCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One tool call a scripted turn makes."""
 
-    model_config = ConfigDict(extra="forbid")
-
     name: str
-    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    arguments: dict[str, Any] | str = msgspec.field(default_factory=dict)
     """A mapping, or raw text sent as-is (to play a model that emits broken JSON)."""
     id: str | None = None
     """Generated when omitted: `call_<agent>_<n>_<i>`, the i-th call of the n-th turn played
     from the script (both from 0)."""
 
 
-class ScriptedTurn(BaseModel):
+class ScriptedTurn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One model turn in a script."""
-
-    model_config = ConfigDict(extra="forbid")
 
     text: str = ""
     thinking: str = ""
-    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    tool_calls: list[ScriptedToolCall] = msgspec.field(default_factory=list)
     usage: Usage | None = None
     """Reported usage; when None, a rough count of the text is reported."""
     cost_usd: float | None = None
@@ -76,7 +72,7 @@ def as_turn(value: TurnLike) -> ScriptedTurn:
         return value
     if isinstance(value, str):
         return ScriptedTurn(text=value)
-    return ScriptedTurn.model_validate(value)
+    return msgspec.convert(value, ScriptedTurn)
 
 
 async def play(turn: ScriptedTurn, *, tag: str) -> AsyncIterator[Delta]:
@@ -164,7 +160,7 @@ class ScriptedProvider:
         try:
             turns, agents = _script_shape(_parse_script(path, text))
             return cls(turns, agents=agents, name=f"scripted:{path.name}")
-        except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError included
+        except ValueError as exc:  # JSONDecodeError and msgspec's ValidationError included
             raise ValueError(f"script {path}: {exc}") from exc
 
     def _script_for(self, agent: str) -> tuple[str, list[ScriptedTurn]]:

@@ -1,7 +1,7 @@
 """Sessions and their event logs: the `Store` seam and its SQLite and in-memory implementations.
 
-The implementations import pydantic (through `moot.protocol`), so they are loaded on first use;
-importing this package costs only the standard library.
+The implementations import msgspec and SQLite (through `moot.protocol`), so they are loaded on
+first use; importing this package costs only the standard library.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from msgspec.structs import replace
+
 from moot.protocol.events import Event, TurnFinished, TurnStarted
 from moot.protocol.ids import new_id
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
@@ -85,7 +87,7 @@ class MemoryStore:
         with self._lock:
             session = self._get(event.session_id)
             session.log.check(event)
-            stored = event.model_copy(update={"seq": session.log.next_seq})
+            stored = replace(event, seq=session.log.next_seq)
             session.events.append(stored)
             session.log.record(stored)
             if isinstance(stored, TurnStarted):

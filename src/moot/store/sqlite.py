@@ -27,7 +27,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from moot.protocol.events import Event, TurnFinished, TurnStarted, event_from_json
+from msgspec.structs import replace
+
+from moot.protocol.events import (
+    Event,
+    TurnFinished,
+    TurnStarted,
+    event_from_json,
+    event_to_json,
+)
 from moot.protocol.ids import new_id
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
 from moot.store.invariants import SessionLog
@@ -195,7 +203,7 @@ class SQLiteStore:
             for _ in range(_APPEND_ATTEMPTS):
                 log = self._log(event.session_id)
                 log.check(event)
-                stored = event.model_copy(update={"seq": log.next_seq})
+                stored = replace(event, seq=log.next_seq)
                 try:
                     self._insert(stored)
                 except sqlite3.IntegrityError:
@@ -395,7 +403,7 @@ class SQLiteStore:
     def _insert(self, event: Event) -> None:
         seq, ts = event.seq, _iso(event.ts)
         row = (event.session_id, seq, event.run_id, event.call_id, event.kind, ts)
-        body = event.model_dump_json()
+        body = event_to_json(event)
         if isinstance(event, TurnStarted):
             with self._transaction():
                 self._db.execute(_INSERT_EVENT, (*row, body))

@@ -63,7 +63,7 @@ class TodoList:
             events: A session's events, oldest first.
             tool_name: The name the tool was registered under.
         """
-        from moot.protocol.events import ToolFinished  # pydantic is loaded already; no cycle
+        from moot.protocol.events import ToolFinished  # deferred: no import cycle
 
         items: Sequence[TodoItem] = ()
         for event in events:
