@@ -101,6 +101,21 @@ def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> No
     assert top_level(loaded).isdisjoint(unused), sorted(top_level(loaded) & unused)
 
 
+def test_loading_settings_imports_no_pydantic(tmp_path: Path) -> None:
+    """`moot -p` reads the settings files first; checking them must not cost pydantic."""
+    (tmp_path / ".moot").mkdir()
+    (tmp_path / ".moot" / "settings.json").write_text(
+        '{"sandbox": "none", "permissions": {"allow": ["Bash(ls)"]}}', encoding="utf-8"
+    )
+    code = (
+        "import pathlib, moot.settings\n"
+        f"settings = moot.settings.load_settings(pathlib.Path({str(tmp_path)!r}))\n"
+        "assert settings.permissions.allow == ['Bash(ls)'], settings"
+    )
+
+    assert "pydantic" not in top_level(modules_after(code))
+
+
 ONLY_WHEN_NEEDED = {
     "pathspec",  # path rules and .gitignore walks
     "moot.hooks",  # hooks set in settings

@@ -65,6 +65,46 @@ def test_bad_files_name_themselves(tmp_path: Path, content: str, words: str) -> 
     assert str(path) in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ('{"permissions": {"ask": ["Bash", 3]}}', "permissions.ask[1]: Expected `str`, got `int`"),
+        ('{"env": {"A": "1", "B.C": 2}}', "env.B.C: Expected `str`, got `int`"),
+        (
+            '{"permissions": {"allow": [], "default_mode": "plan"}}',
+            "permissions.default_mode: not a known key (it takes allow, ask, deny, defaultMode)",
+        ),
+        (
+            '{"sandbox": "chroot"}',
+            "sandbox: Invalid enum value 'chroot'; expected one of auto, bubblewrap, docker, none",
+        ),
+        ('{"autoCommit": "maybe"}', "autoCommit: Expected `bool | null`, got `str`"),
+    ],
+)
+def test_a_problem_names_its_key_path(tmp_path: Path, content: str, problem: str) -> None:
+    """The path is the one written in the file: list indexes, dictionary keys, aliases."""
+    path = tmp_path / ".moot" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(content)
+    with pytest.raises(SettingsError) as caught:
+        load_settings(tmp_path)
+    assert str(caught.value) == f"{path}: {problem}"
+
+
+def test_aliases_are_read_and_unknown_top_level_keys_are_allowed(tmp_path: Path) -> None:
+    write(
+        tmp_path / ".moot" / "settings.json",
+        {"autoCommit": True, "permissions": {"defaultMode": "plan"}, "statusLine": {"x": 1}},
+    )
+    settings = load_settings(tmp_path)
+    assert (settings.auto_commit, settings.permissions.default_mode) == (True, "plan")
+
+
+def test_merged_settings_that_do_not_fit_are_a_settings_error() -> None:
+    with pytest.raises(SettingsError, match=r"^settings: sandbox: Invalid enum value 'chroot'"):
+        merge([{"sandbox": "docker"}, {"sandbox": "chroot"}])
+
+
 def test_an_always_rule_is_saved_locally_and_reloaded(tmp_path: Path) -> None:
     write(tmp_path / ".moot" / "settings.local.json", {"model": "x/y"})
     path = save_local_rule(tmp_path, "allow", "Bash(npm test)")

@@ -5,56 +5,119 @@ git-ignored), `.moot/settings.json` (committed), `<config dir>/settings.json`, d
 shape follows the one widely used coding agents share (`permissions.allow/ask/deny`,
 `permissions.defaultMode`, `hooks`, `env`, `model`), so rules people already have carry over.
 Permission rule lists add up across the files; every other value is overridden by a higher one.
+
+The schema is checked with msgspec, not pydantic: `moot -p` reads settings before anything
+else, and pydantic alone costs several times what msgspec does to import.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import msgspec
+
+from moot.protocol.modes import ModeName
+
+SandboxName = Literal["auto", "bubblewrap", "docker", "none"]
+"""The `sandbox` values (`moot.sandbox.select` reads them)."""
 
 
 class SettingsError(ValueError):
     """A settings file that cannot be read or does not fit the schema; names the file."""
 
 
-class Permissions(BaseModel):
+class Permissions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Which tool calls run, ask or are refused."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    allow: list[str] = Field(default_factory=list)
+    allow: list[str] = msgspec.field(default_factory=list)
     """Rules such as `Bash(npm run test:*)` or `Edit(src/**)` that run without asking."""
-    ask: list[str] = Field(default_factory=list)
+    ask: list[str] = msgspec.field(default_factory=list)
     """Rules that always ask, even when an allow rule or the mode would let the call run."""
-    deny: list[str] = Field(default_factory=list)
+    deny: list[str] = msgspec.field(default_factory=list)
     """Rules that are refused; a bare tool name removes the tool from the model's list."""
-    default_mode: (
-        Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"] | None
-    ) = Field(default=None, alias="defaultMode")
+    default_mode: ModeName | None = msgspec.field(default=None, name="defaultMode")
     """The permission mode a session starts in."""
 
 
-class Settings(BaseModel):
-    """Everything a settings file may hold."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+class Settings(msgspec.Struct, kw_only=True):
+    """Everything a settings file may hold; other top-level keys are allowed and ignored."""
 
     model: str | None = None
     """The model to use, `provider/model`."""
-    permissions: Permissions = Field(default_factory=Permissions)
-    sandbox: Literal["auto", "bubblewrap", "docker", "none"] | None = None
+    permissions: Permissions = msgspec.field(default_factory=Permissions)
+    """Permission rules and the starting mode; the rule lists add up across the files."""
+    sandbox: SandboxName | None = None
     """Where shell commands run; `none` runs them on the host, deliberately."""
-    auto_commit: bool | None = Field(default=None, alias="autoCommit")
+    auto_commit: bool | None = msgspec.field(default=None, name="autoCommit")
     """Commit the files a turn changed at its end (`moot undo` takes it back)."""
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = msgspec.field(default_factory=dict)
     """Environment variables for the session's commands."""
-    hooks: dict[str, Any] = Field(default_factory=dict)
+    hooks: dict[str, Any] = msgspec.field(default_factory=dict)
     """Commands run on session events (PreToolUse, PostToolUse, ...)."""
+
+
+_CHOICES: dict[str, Any] = {"sandbox": SandboxName, "permissions.defaultMode": ModeName}
+"""The closed sets by key path, to list in the message when a value is not one of them."""
+_KEYS: dict[str, type[msgspec.Struct]] = {"permissions": Permissions}
+"""The objects that refuse unknown keys by key path, to list the keys they take."""
+_JSON_TYPES = {
+    type(None): "null",
+    bool: "bool",
+    int: "int",
+    float: "float",
+    str: "str",
+    list: "array",
+    dict: "object",
+}
+"""The names msgspec's messages give JSON values ("got `int`")."""
+
+
+def _validate(data: dict[str, Any], source: object) -> Settings:
+    """`data` as `Settings`, or a `SettingsError` naming `source` and the offending key path."""
+    try:
+        # Lax, as pydantic was: "true" and 1 are read as booleans.
+        return msgspec.convert(data, Settings, strict=False)
+    except msgspec.ValidationError as exc:
+        raise SettingsError(f"{source}: {_problem(str(exc), data)}") from None
+
+
+def _problem(message: str, data: dict[str, Any]) -> str:
+    """msgspec's "Expected `str`, got `int` - at `$.permissions.allow[1]`" as
+    "permissions.allow[1]: Expected `str`, got `int`", with the choices or keys missed."""
+    message, _, at = message.rpartition(" - at `")
+    if not message:  # the value as a whole, which `_read` has already checked is an object
+        return at
+    where = _key_path(at.rstrip("`"), message, data)
+    if unknown := re.fullmatch(r"Object contains unknown field `(.*)`", message):
+        struct = _KEYS.get(where)
+        keys = [f.encode_name for f in msgspec.structs.fields(struct)] if struct else []
+        takes = f" (it takes {', '.join(keys)})" if keys else ""
+        return f"{where}.{unknown[1]}: not a known key{takes}"
+    if where in _CHOICES and message.startswith("Invalid enum value"):
+        message += f"; expected one of {', '.join(get_args(_CHOICES[where]))}"
+    return f"{where}: {message}"
+
+
+def _key_path(at: str, message: str, data: dict[str, Any]) -> str:
+    """`$.permissions.allow[1]` as `permissions.allow[1]`. For a value in a dictionary msgspec
+    writes `$.env[...]`; the key is then the first one whose value has the type it complains
+    about (the values are checked in order, and all of one type fail alike)."""
+    got = re.search(r"got `(\w+)`", message)
+    path, node = "", data
+    for name, index in re.findall(r"\.([^.\[]+)|\[([^\]]*)\]", at):
+        if index == "..." and isinstance(node, dict) and got:
+            name = next((k for k, v in node.items() if _JSON_TYPES.get(type(v)) == got[1]), "")
+        if name:
+            path, node = f"{path}.{name}", node.get(name) if isinstance(node, dict) else None
+        else:
+            path += f"[{index}]"
+            node = node[int(index)] if isinstance(node, list) and index.isdigit() else None
+    return path.removeprefix(".")
 
 
 def settings_files(project: Path, environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -81,19 +144,17 @@ def _read(path: Path) -> dict[str, Any]:
         raise SettingsError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path} must hold a JSON object")
-    try:
-        Settings.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        raise SettingsError(f"{path}: {problems}") from None
+    _validate(data, path)
     return data
 
 
 def merge(layers: list[dict[str, Any]]) -> Settings:
     """Later layers win; permission rule lists add up (without duplicates), and so do the
-    hooks of each event: a project's `PreToolUse` hooks run besides the user's, not instead."""
+    hooks of each event: a project's `PreToolUse` hooks run besides the user's, not instead.
+
+    Raises:
+        SettingsError: the merged settings do not fit the schema (named as `settings`).
+    """
     merged: dict[str, Any] = {}
     rules: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
     mode = None
@@ -116,7 +177,7 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
             else:
                 merged[key] = value
     merged["permissions"] = {**rules, "defaultMode": mode}
-    return Settings.model_validate(merged)
+    return _validate(merged, "settings")
 
 
 def load_settings(project: Path, environ: Mapping[str, str] | None = None) -> Settings:
