@@ -2,7 +2,8 @@
 
 All against a real HTTP server on 127.0.0.1 (tests/model_server.py) that answers instantly in
 the Anthropic Messages wire format, so the numbers are moot's own cost:
-- `moot -p` process start to the moment its first model request reaches the server;
+- `moot -p` process start to the moment its first model request reaches the server, beside
+  the floor under it: a bare Python process that imports asyncio and httpx and posts once;
 - a whole three-turn task (read a file, edit it with a tool, answer): wall time and peak RSS;
 - SSE parsing: deltas per second through the Anthropic adapter, over local HTTP, and through
   the bare decoder;
@@ -55,8 +56,21 @@ def _moot(task: str) -> list[str]:
     ]
 
 
-def first_request(runs: int, work: Path) -> list[float]:
-    """Seconds from spawning `moot -p` to its first request arriving at the server."""
+# The floor under moot's start-up: a Python process that imports asyncio and httpx and posts
+# one streaming request, as moot's providers do, and nothing else.
+BARE_HTTPX = """
+import asyncio, os, httpx
+async def main():
+    async with httpx.AsyncClient() as client:
+        url = os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages"
+        async with client.stream("POST", url, json={"model": "m"}) as response:
+            await response.aread()
+asyncio.run(main())
+"""
+
+
+def first_request(runs: int, work: Path, command: list[str]) -> list[float]:
+    """Seconds from spawning `command` to its first request arriving at the server."""
     times = []
     with ModelServer() as server:
         for _ in range(runs):
@@ -64,7 +78,7 @@ def first_request(runs: int, work: Path) -> list[float]:
             seen = len(server.requests)
             started = time.perf_counter()
             proc = subprocess.Popen(
-                _moot("hi"), cwd=work, env=_env(server, work / "home"), stdout=subprocess.DEVNULL
+                command, cwd=work, env=_env(server, work / "home"), stdout=subprocess.DEVNULL
             )
             while len(server.requests) == seen and proc.poll() is None:
                 time.sleep(0.0005)
@@ -158,13 +172,19 @@ def run(quick: bool = False) -> list[Row]:
     deltas = 20_000 if quick else 200_000
     with tempfile.TemporaryDirectory(prefix="moot-bench-") as tmp:
         work = Path(tmp)
-        starts = first_request(runs, work)
+        starts = first_request(runs, work, _moot("hi"))
+        floor = first_request(runs, work, [str(VENV_BIN / "python"), "-c", BARE_HTTPX])
         walls, rss, first_bytes = whole_task(runs, work)
     rows = [
         Row(
             f"moot -p: process start to first model request, p50 / p90 ({runs} runs)",
             f"{ms(median(starts))} / {ms(percentile(starts, 90))}",
             "p50 <= 150 ms",
+        ),
+        Row(
+            "  the floor: python importing asyncio + httpx, one streaming POST, p50",
+            ms(median(floor)),
+            "(reference)",
         ),
         Row(
             f"three-turn task (read, edit, answer) on a local server: wall p50 ({runs} runs)",

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from moot.permissions.plan import build_exit_plan_mode, exit_plan_mode_tool
+from moot.permissions.plan import exit_plan_mode_tool
+from moot.permissions.plan_tool import build_exit_plan_mode
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet
 from moot.sandbox.background import BackgroundShells

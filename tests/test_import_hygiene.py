@@ -85,8 +85,9 @@ def test_the_version_command_imports_nothing_heavy() -> None:
 
 
 def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> None:
-    """`moot -p` sends its first request before any tool runs: each tool's module, gitpython,
-    tree-sitter and docker are imported at first use (start-up is a benchmark)."""
+    """`moot -p` sends its first request before any tool runs: each tool's module, pydantic
+    (for their argument models), gitpython, tree-sitter and docker are imported at first use
+    (start-up is a benchmark)."""
     loaded = modules_after("import moot.headless")
 
     tool_modules = {m for m in loaded if m.startswith("moot.tools.")}
@@ -95,9 +96,17 @@ def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> No
         "moot.tools.builtin",
         "moot.tools.builtin_specs",
         "moot.tools.lazy",
-        "moot.tools.schema",
     }
-    unused = {"git", "tree_sitter", "docker", "yaml", "textual", "prompt_toolkit", "mcp"}
+    unused = {
+        "pydantic",
+        "git",
+        "tree_sitter",
+        "docker",
+        "yaml",
+        "textual",
+        "prompt_toolkit",
+        "mcp",
+    }
     assert top_level(loaded).isdisjoint(unused), sorted(top_level(loaded) & unused)
 
 
@@ -127,6 +136,10 @@ ONLY_WHEN_NEEDED = {
     "moot.permissions.shell",  # a bash call or a Bash rule
     "moot.permissions.shell_parser",
     "moot.permissions.shell_lexer",
+    "moot.permissions.masks",  # a deny rule that names a path
+    "moot.permissions.tracked",
+    "moot.core.gate",  # a library user's turn gate
+    "moot.sandbox_cli",  # `moot sandbox`
 }
 
 

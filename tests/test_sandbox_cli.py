@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -10,15 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from moot.cli_args import parse
 from moot.sandbox import bubblewrap
-from moot.sandbox_cli import add_sandbox_parser, run_sandbox_cli
+from moot.sandbox_cli import run_sandbox_cli
 from sandbox_contract import BACKENDS, require
-
-
-def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="moot")
-    add_sandbox_parser(parser.add_subparsers(dest="command"))
-    return parser.parse_args(argv)
 
 
 def cli(argv: list[str], tmp_path: Path, setting: str | None) -> tuple[int, str, str]:

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from moot._version import __version__
 
@@ -21,9 +22,14 @@ examples:
 """
 
 
+def _usage_error(message: str) -> NoReturn:
+    sys.stderr.write(f"moot: {message}\n(see `moot --help`)\n")
+    sys.exit(2)
+
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"moot: {message}\n(see `moot --help`)\n")
+    def error(self, message: str) -> NoReturn:
+        _usage_error(message)
 
 
 def _positive(text: str) -> int:
@@ -83,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SESSION",
         help="continue SESSION: with -p a new turn, without it finish the interrupted run",
     )
+    _add_commands(parser)
+    return parser
+
+
+def _add_commands(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sessions = sub.add_parser("sessions", help="list, show and export sessions")
     sessions_sub = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -99,23 +110,28 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument(
         "--model", action="append", metavar="PROVIDER/MODEL", help="check this model (repeatable)"
     )
-    from moot.sandbox_cli import add_sandbox_parser
-
-    add_sandbox_parser(sub)
+    sandbox = sub.add_parser("sandbox", help="which sandbox runs shell commands; try one in it")
+    sandbox_sub = sandbox.add_subparsers(dest="action", metavar="ACTION", required=True)
+    sandbox_sub.add_parser("status", help="the sandbox MOOT_SANDBOX picks here, and why")
+    run = sandbox_sub.add_parser("run", help="run one command through it: moot sandbox run -- CMD")
+    run.add_argument(
+        "--timeout", type=float, default=120.0, metavar="SECONDS", help="kill it after this"
+    )
+    run.add_argument(
+        "argv", nargs=argparse.REMAINDER, metavar="CMD", help="one shell line, or a command"
+    )
     sub.add_parser("undo", help="take back moot's last commit here (see MOOT_AUTO_COMMIT)")
     login = sub.add_parser("login", help="save an API key (mode 0600) for a provider")
     login.add_argument("provider")
-    return parser
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
-    parser = _parser()
-    options = parser.parse_args(argv)
+    options = _parser().parse_args(argv)
     if options.command is None:
         if options.prompt == "-":
             options.prompt = sys.stdin.read()
         if options.prompt is not None and not options.prompt.strip():
-            parser.error("the task given to -p is empty")
+            _usage_error("the task given to -p is empty")
         # The model may also come from settings files; headless.py settles it after reading them.
         options.model = options.model or os.environ.get("MOOT_MODEL")
     return options

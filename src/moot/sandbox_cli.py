@@ -21,26 +21,12 @@ import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from moot.sandbox.base import Sandbox
 
 EXIT_USAGE, EXIT_TIMEOUT, EXIT_NO_SANDBOX, EXIT_INTERRUPTED = 2, 124, 125, 130
-
-
-def add_sandbox_parser(sub: Any) -> None:
-    """Add `sandbox status` and `sandbox run` to the `moot` subcommands (`add_subparsers()`)."""
-    sandbox = sub.add_parser("sandbox", help="which sandbox runs shell commands; try one in it")
-    actions = sandbox.add_subparsers(dest="action", metavar="ACTION", required=True)
-    actions.add_parser("status", help="the sandbox MOOT_SANDBOX picks here, and why")
-    run = actions.add_parser("run", help="run one command through it: moot sandbox run -- CMD")
-    run.add_argument(
-        "--timeout", type=float, default=120.0, metavar="SECONDS", help="kill it after this"
-    )
-    run.add_argument(
-        "argv", nargs=argparse.REMAINDER, metavar="CMD", help="one shell line, or a command"
-    )
 
 
 def run_sandbox_cli(

@@ -28,13 +28,12 @@ from moot.core.approval import ApprovalPolicy
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.permissions.headless import NoAsking
-from moot.permissions.masks import mask_source
 from moot.permissions.modes import PermissionMode
 from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.sandbox.background import BackgroundShells
-from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.base import MaskSource, SandboxPolicy
 from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
 from moot.settings import Settings
 from moot.store.base import Store
@@ -117,9 +116,18 @@ def sandbox_policy(
     return SandboxPolicy(
         root,
         output_dir=output_dir,
-        masks=mask_source(rules, root),  # what shell commands cannot see or edit
+        masks=_mask_source(rules, root),  # what shell commands cannot see or edit
         protected=(*SandboxPolicy.protected, *scripts),
     )
+
+
+def _mask_source(rules: RuleSet, root: Path) -> MaskSource | None:
+    """`mask_source(rules, root)`, whose module loads only when a deny rule names a path."""
+    if not any(rule.path is not None for rule in rules.deny):
+        return None
+    from moot.permissions.masks import mask_source  # its walk is only needed with such rules
+
+    return mask_source(rules, root)
 
 
 def open_session(

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from moot.core.approve import ApprovalStep
 from moot.core.assemble import TurnBuilder
 from moot.core.fold import CallState, fingerprint
-from moot.core.gate import GateDecision, ModelTurn
 from moot.core.limits import LimitReached, check_before_model, check_spend
 from moot.core.peers import CALL_AGENT, FINISH, system_prompt, tagged
 from moot.core.run import RunContext
@@ -37,6 +36,7 @@ from moot.providers.catalog import accepts_images, context_window
 from moot.tools.base import SideEffect, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from moot.core.gate import GateDecision
     from moot.hooks.calls import CallHooks
 
 
@@ -218,6 +218,8 @@ class CallRunner:
             self._move(RunState.MODEL_PENDING)  # an empty reply: the agent is still working
 
     async def _ask_gate(self) -> GateDecision:
+        from moot.core.gate import GateDecision, ModelTurn  # not at the top: only gates need it
+
         totals = self.run.fold.totals
         turn = ModelTurn(
             agent=self.agent.name,

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from moot.core.agent import Agent
 from moot.core.approval import ApprovalPolicy, PendingApprovals, RemembersApprovals
 from moot.core.fold import INTERRUPTED, CallState, RunFold
-from moot.core.gate import TurnGate
 from moot.core.limits import Limits
 from moot.core.peers import CALL_AGENT, FINISH, FINISH_SPEC, call_agent_spec
 from moot.protocol import events as ev
@@ -20,6 +19,7 @@ from moot.store.base import Store
 from moot.tools.base import Tool, tool_spec
 
 if TYPE_CHECKING:
+    from moot.core.gate import TurnGate
     from moot.hooks.runner import Hooks
 
 ResolveProvider = Callable[[Agent], Provider]

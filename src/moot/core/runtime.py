@@ -18,7 +18,6 @@ from moot.core.approval import (
     RemembersApprovals,
 )
 from moot.core.fold import RunFold
-from moot.core.gate import TurnGate
 from moot.core.limits import Limits
 from moot.core.loop import CallRunner
 from moot.core.peers import CALL_AGENT
@@ -34,6 +33,7 @@ from moot.store.base import Store
 from moot.tools.base import Tool
 
 if TYPE_CHECKING:
+    from moot.core.gate import TurnGate  # annotations only: gates are for library users
     from moot.hooks.runner import Hooks  # annotations only: no hooks set, no import
 
 

@@ -1,7 +1,7 @@
 """Tools a model can call: the `Tool` seam, and `@tool` to make one from a plain function.
 
-Importing this package brings in pydantic (for argument validation), so `import moot` does not
-import it eagerly.
+Pydantic (for argument validation) is imported when a `@tool` is first made, not with this
+package: the built-in tools are specs until their first call (`tools/lazy.py`).
 """
 
 from moot.tools.base import (

@@ -15,13 +15,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol, overload, runtime_checkable
-
-from pydantic import BaseModel, ValidationError
-from pydantic_core import ErrorDetails, to_json
+from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 from moot.protocol.messages import Attachment
-from moot.tools.schema import context_parameters, docstring_description, parameters_schema
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+    from pydantic_core import ErrorDetails
 
 # What OpenAI, Anthropic and Gemini all accept as a function name.
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -130,6 +130,11 @@ class FunctionTool:
             TypeError: The signature cannot be described (see `parameters_schema`).
             ValueError: The name is not 1-64 letters, digits, `_` or `-`, as providers require.
         """
+        # Imported here, not at load: pydantic (for the argument model) costs tens of
+        # milliseconds, and `moot -p` loads this module but builds no tool before its first
+        # model request (see tools/lazy.py).
+        from moot.tools.schema import context_parameters, docstring_description, parameters_schema
+
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.name = name or getattr(fn, "__name__", "")
@@ -160,6 +165,8 @@ class FunctionTool:
             The function's result; an error result naming each bad field when the arguments do
             not validate, or naming the exception when the function raises.
         """
+        from pydantic import ValidationError  # loaded when this tool's model was built
+
         if not isinstance(arguments, dict):
             kind = type(arguments).__name__
             return ToolResult.error(
@@ -264,6 +271,8 @@ def _to_result(value: Any) -> ToolResult:
         return ToolResult("")
     if isinstance(value, str):
         return ToolResult(value)
+    from pydantic_core import to_json  # loaded with the tool's argument model
+
     # fallback=str: the call already happened, so an odd value is shown rather than failed.
     return ToolResult(to_json(value, fallback=str).decode())
 

@@ -88,8 +88,8 @@ def built_tools(variant: BashVariant) -> list[Tool]:
 
 def _exit_plan_mode() -> Tool:
     """Plan mode's `exit_plan_mode`, really built: every session gets it besides the built-in
-    tools (`moot.permissions.plan`)."""
-    from moot.permissions.plan import build_exit_plan_mode
+    tools (`moot.permissions.plan_tool`)."""
+    from moot.permissions.plan_tool import build_exit_plan_mode
     from moot.permissions.policy import RulesPolicy
     from moot.permissions.rules import RuleSet
 

@@ -15,6 +15,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_model
 
+from moot.tools.base import ToolContext
+
 JsonSchema = dict[str, Any]
 
 _ARGS_HEADERS = frozenset({"Args:", "Arguments:", "Parameters:"})
@@ -91,9 +93,6 @@ def context_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
     Raises:
         TypeError: `fn` takes `*args` or `**kwargs`, or an annotation does not resolve.
     """
-    # base.py imports this module at load time, so ToolContext is imported here to avoid a cycle.
-    from moot.tools.base import ToolContext
-
     hints = _type_hints(fn)
     names = []
     for param in _signature(fn).parameters.values():
