@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from model_server import ModelServer, Reply, sse_fixture
 from moot.core.assemble import TurnBuilder

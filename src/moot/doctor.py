@@ -10,7 +10,8 @@ import asyncio
 import time
 from argparse import Namespace
 from collections.abc import Mapping
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from moot.providers import credentials
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from moot.core.agent import Agent
 from moot.core.approval import ApprovalPolicy
@@ -33,7 +34,7 @@ from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.sandbox.background import BackgroundShells
-from moot.sandbox.base import MaskSource, SandboxPolicy
+from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
 from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
 from moot.settings import Settings
 from moot.store.base import Store
@@ -48,8 +49,7 @@ class SetupError(Exception):
     """The session cannot be set up as asked; the message says why (a usage error)."""
 
 
-@dataclass
-class Session:
+class Session(msgspec.Struct):
     """A session ready to take turns, and what must end with it."""
 
     runtime: Runtime
@@ -117,7 +117,7 @@ def sandbox_policy(
         root,
         output_dir=output_dir,
         masks=_mask_source(rules, root),  # what shell commands cannot see or edit
-        protected=(*SandboxPolicy.protected, *scripts),
+        protected=(*DEFAULT_PROTECTED, *scripts),
     )
 
 

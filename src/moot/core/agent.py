@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     from moot.providers.base import Provider
     from moot.tools.base import Tool
 
 
-@dataclass(frozen=True)
-class Agent:
+class Agent(msgspec.Struct, frozen=True):
     """One participant with a model. The person is the participant without one."""
 
     name: str
@@ -22,7 +22,7 @@ class Agent:
     """This agent's own system prompt."""
     model: str | Provider = ""
     """`provider/model`, `scripted:<file>`, or a Provider instance."""
-    tools: Sequence[Tool] = field(default_factory=tuple)
+    tools: Sequence[Tool] = ()
     """Tools only this agent has, on top of the run's shared tools."""
 
     def __post_init__(self) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from moot.core.agent import Agent
 from moot.core.approval import ApprovalPolicy
@@ -24,8 +25,7 @@ from moot.store.base import Store
 from moot.tools.base import Tool
 
 
-@dataclass(frozen=True)
-class RunResult:
+class RunResult(msgspec.Struct, frozen=True):
     """What one run produced."""
 
     output: str

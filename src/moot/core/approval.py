@@ -9,8 +9,9 @@ and modes plug in here as a policy (`moot.permissions.policy.RulesPolicy`); with
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+import msgspec
 
 from moot.protocol.modes import ModeName
 from moot.tools.base import SideEffect
@@ -25,8 +26,7 @@ PLAN_MODE_NOTE = (
 """What the model reads after the person's prompt when a run begins in plan mode."""
 
 
-@dataclass(frozen=True)
-class ApprovalRequest:
+class ApprovalRequest(msgspec.Struct, frozen=True):
     """A tool call about to run, as a policy sees it."""
 
     session_id: str
@@ -38,8 +38,7 @@ class ApprovalRequest:
     arguments: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     decision: Literal["allow", "deny", "ask"]
     reason: str = ""
     preview: str = ""
@@ -80,8 +79,7 @@ class AllowAll:
         return Verdict("allow", "no permission rules configured")
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(msgspec.Struct, frozen=True):
     approved: bool
     feedback: str = ""
     scope: Literal["once", "session", "always"] = "once"
@@ -91,11 +89,10 @@ class Answer:
     """Also switch the session to this permission mode (an approved plan leaves plan mode)."""
 
 
-@dataclass
-class PendingApprovals:
+class PendingApprovals(msgspec.Struct):
     """Futures for tool calls that wait on the person, keyed by tool call id."""
 
-    _waiting: dict[str, asyncio.Future[Answer]] = field(default_factory=dict)
+    _waiting: dict[str, asyncio.Future[Answer]] = {}
 
     def expect(self, tool_call_id: str) -> asyncio.Future[Answer]:
         """Register a waiter before the request goes out, so no answer can arrive unheard."""

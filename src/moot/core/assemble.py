@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from dataclasses import dataclass, field
+
+import msgspec
 
 from moot.protocol.messages import Thinking, ToolCall, Usage
 from moot.providers.base import (
@@ -18,11 +19,10 @@ from moot.providers.base import (
 )
 
 
-@dataclass
-class _PartialCall:
+class _PartialCall(msgspec.Struct):
     id: str
     name: str
-    text: list[str] = field(default_factory=list)
+    text: list[str] = []
 
 
 def parse_call(call_id: str, name: str, text: str) -> ToolCall:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, deque
-from dataclasses import dataclass, field
 from datetime import datetime
 
+import msgspec
 from msgspec.structs import replace
 
 from moot.core.approval import PLAN_MODE_NOTE
@@ -42,8 +42,7 @@ def fingerprint(value: object) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
-@dataclass
-class CallState:
+class CallState(msgspec.Struct):
     """One agent call, as far as the log tells."""
 
     call_id: str
@@ -54,16 +53,16 @@ class CallState:
     tool_call_id: str | None = None
     """The caller's `call_agent` tool call this call answers."""
     state: RunState = RunState.CREATED
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message] = []
     text: str = ""
     """The text of the latest model turn."""
     pending: tuple[ToolCall, ...] = ()
     """Tool calls of the latest model turn, until their observations are recorded."""
-    tool_call_ids: set[str] = field(default_factory=set)
+    tool_call_ids: set[str] = set()
     """Every tool call id this call's model has used (a new turn's ids must differ)."""
-    results: dict[str, ToolResultMessage] = field(default_factory=dict)
-    decisions: dict[str, bool] = field(default_factory=dict)
-    started: set[str] = field(default_factory=set)
+    results: dict[str, ToolResultMessage] = {}
+    decisions: dict[str, bool] = {}
+    started: set[str] = set()
     finish_message: str | None = None
     gate_retries: int = 0
     errors: int = 0
@@ -71,12 +70,12 @@ class CallState:
     last_tool: str | None = None
     repeats: int = 0
     """How many times in a row `last_tool` (a fingerprint) has started."""
-    recent_steps: deque[str] = field(default_factory=deque)
+    recent_steps: deque[str] = msgspec.field(default_factory=deque)
     stale: int = 0
     """Steps in a row that repeated a step within the no-progress window."""
     output: str = ""
     stop_reason: str | None = None
-    pre_hooks: dict[str, ev.HookRan] = field(default_factory=dict)
+    pre_hooks: dict[str, ev.HookRan] = {}
     """What PreToolUse hooks said about each pending tool call (a resume does not ask again)."""
     prompt_hooked: bool = False
     """UserPromptSubmit hooks have run for this call's prompt."""

@@ -7,14 +7,14 @@ The gate runs after a model turn is recorded and before any of its tools run. It
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from moot.protocol.messages import ToolCall, Usage
 
 
-@dataclass(frozen=True)
-class ModelTurn:
+class ModelTurn(msgspec.Struct, frozen=True):
     """What a gate sees: one completed model turn and what the run has spent so far."""
 
     agent: str
@@ -26,8 +26,7 @@ class ModelTurn:
     cost_usd: float
 
 
-@dataclass(frozen=True)
-class GateDecision:
+class GateDecision(msgspec.Struct, frozen=True):
     action: Literal["continue", "replace", "retry", "stop"]
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()

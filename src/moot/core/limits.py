@@ -8,14 +8,14 @@ them. Loop detectors (repeated calls, no progress, consecutive errors) are per c
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+
+import msgspec
 
 from moot.protocol.messages import Usage
 from moot.protocol.states import StopReason
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(msgspec.Struct, frozen=True):
     """Bounds on one run. None switches a bound off."""
 
     max_turns: int | None = 100
@@ -38,19 +38,18 @@ class Limits:
     """Turn-gate retries of one model turn before the turn is taken as it is."""
 
     def as_dict(self) -> dict[str, float | int | None]:
-        return asdict(self)
+        return msgspec.structs.asdict(self)
 
 
-@dataclass
-class RunTotals:
+class RunTotals(msgspec.Struct):
     """What a run has spent so far; one per run, shared by all its calls."""
 
     turns: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
     cost_usd: float = 0.0
     elapsed_before: float = 0.0
     """Seconds spent on this run by earlier processes (before a resume)."""
-    _started: float = field(default_factory=time.monotonic)
+    _started: float = msgspec.field(default_factory=time.monotonic)
 
     @property
     def elapsed(self) -> float:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from moot.core.agent import Agent
 from moot.core.approval import ApprovalPolicy, PendingApprovals, RemembersApprovals
@@ -26,8 +27,7 @@ ResolveProvider = Callable[[Agent], Provider]
 Publish = Callable[[ev.Event], None]
 
 
-@dataclass
-class RunContext:
+class RunContext(msgspec.Struct):
     store: Store
     session_id: str
     fold: RunFold
@@ -43,7 +43,7 @@ class RunContext:
     """Hook commands from the settings; None runs none, at no cost."""
     session_start: str | None = None
     """Run SessionStart hooks when the root call starts, with this source: startup or resume."""
-    _specs: dict[str, tuple[ToolSpec, ...]] = field(default_factory=dict)
+    _specs: dict[str, tuple[ToolSpec, ...]] = {}
 
     @property
     def limits(self) -> Limits:

@@ -9,7 +9,6 @@ of the run's events is exactly what the crashed process knew.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -25,13 +24,12 @@ CHECKPOINT = "session"
 """The checkpoint key of session-level state (runs have their own ids)."""
 
 
-@dataclass
-class SessionState:
-    history: dict[str, list[Message]] = field(default_factory=dict)
+class SessionState(msgspec.Struct):
+    history: dict[str, list[Message]] = {}
     """Each agent's conversation with the person over the finished runs."""
     open_run: RunFold | None = None
     """The run a crash or a stop left unfinished, folded up to its last event."""
-    model_turns: Counter[str] = field(default_factory=Counter)
+    model_turns: Counter[str] = msgspec.field(default_factory=Counter)
     """Model calls each agent has made in this session (scripted providers resume from it)."""
     mode: ModeName | None = None
     """The permission mode the session last switched to (`mode_changed`); None if it never did."""

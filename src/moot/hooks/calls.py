@@ -7,8 +7,9 @@ live and on resume.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
+
+from msgspec.structs import replace
 
 from moot.core.approval import Verdict
 from moot.hooks.outcome import HookOutcome

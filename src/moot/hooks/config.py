@@ -19,9 +19,10 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
+
+import msgspec
 
 from moot.hooks.scripts import protected_scripts
 from moot.protocol.events import HookEventName
@@ -36,8 +37,7 @@ class HookConfigError(SettingsError):
     """A `hooks` setting that does not fit the schema; names the file and the key."""
 
 
-@dataclass(frozen=True)
-class CommandHook:
+class CommandHook(msgspec.Struct, frozen=True):
     """One command to run: `/bin/sh -c command` in the workspace."""
 
     command: str
@@ -45,8 +45,7 @@ class CommandHook:
     """Seconds before the command's process group is killed."""
 
 
-@dataclass(frozen=True)
-class MatcherGroup:
+class MatcherGroup(msgspec.Struct, frozen=True):
     """Command hooks that run when `matcher` matches the event's subject."""
 
     matcher: re.Pattern[str] | None
@@ -59,8 +58,7 @@ class MatcherGroup:
         )
 
 
-@dataclass(frozen=True)
-class HookConfig:
+class HookConfig(msgspec.Struct, frozen=True):
     """The hooks of a session, by event name."""
 
     events: Mapping[str, tuple[MatcherGroup, ...]]

@@ -14,8 +14,9 @@ is a non-blocking error: recorded, shown, and the run goes on.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import msgspec
 
 from moot.protocol.events import HookCommandRun, HookEventName
 
@@ -35,8 +36,7 @@ MODEL_CAP = 10_000
 """Characters of hook text (context, reasons) the model is given, at most."""
 
 
-@dataclass(frozen=True)
-class CommandRun:
+class CommandRun(msgspec.Struct, frozen=True):
     """How one hook command ended."""
 
     command: str
@@ -47,8 +47,7 @@ class CommandRun:
     timed_out: bool = False
 
 
-@dataclass(frozen=True)
-class Said:
+class Said(msgspec.Struct, frozen=True):
     """What one command said."""
 
     outcome: Outcome
@@ -60,8 +59,7 @@ class Said:
     stop_reason: str = ""
 
 
-@dataclass(frozen=True)
-class HookOutcome:
+class HookOutcome(msgspec.Struct, frozen=True):
     """What the hooks of one event said together."""
 
     event: HookEventName
@@ -75,7 +73,7 @@ class HookOutcome:
     stop: bool = False
     """Some hook said `continue: false`."""
     stop_reason: str = ""
-    errors: tuple[str, ...] = field(default=())
+    errors: tuple[str, ...] = ()
     """Non-blocking errors, one line each, for the person."""
 
     @property

@@ -42,9 +42,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from moot.core.approval import EXIT_PLAN_MODE, ApprovalRequest, Verdict
 from moot.permissions.modes import PermissionMode

@@ -51,8 +51,9 @@ import stat
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from moot.permissions.rules import Rule, RuleSet
 from moot.permissions.tracked import TrackedCache, hide_git_if_tracked
@@ -230,8 +231,7 @@ def _starts(matchers: list[_Matcher]) -> list[str]:
     return outermost
 
 
-@dataclass(frozen=True)
-class _Listing:
+class _Listing(msgspec.Struct, frozen=True):
     """What the walk concluded about one directory's entries (workspace-relative paths)."""
 
     identity: tuple[int, int, int, int] | None
@@ -245,21 +245,20 @@ class _Listing:
     """The subdirectories to walk."""
 
 
-@dataclass
-class _Found:
+class _Found(msgspec.Struct):
     """The walk and what it found."""
 
     base: str
     hiders: list[_Matcher]
     lockers: list[_Matcher]
-    hidden_files: set[str] = field(default_factory=set)
-    hidden_dirs: set[str] = field(default_factory=set)
-    read_only: set[str] = field(default_factory=set)
+    hidden_files: set[str] = set()
+    hidden_dirs: set[str] = set()
+    read_only: set[str] = set()
     known: dict[str, _Listing] | None = None
     """The listings an earlier walk kept, by directory; None lists every directory."""
     since: int = 0
     """A directory changed after this (ns since the epoch) is listed and its listing not kept."""
-    kept: dict[str, _Listing] = field(default_factory=dict)
+    kept: dict[str, _Listing] = {}
     """The listings this walk made or reused, for the next."""
 
     def walk(self, start: str) -> None:

@@ -8,8 +8,9 @@ shares.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from moot.core.approval import ApprovalRequest, Verdict
 from moot.permissions.modes import PermissionMode

@@ -33,9 +33,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+
+import msgspec
 
 if TYPE_CHECKING:
     import pathspec
@@ -66,9 +68,11 @@ _HOST = re.compile(r"(?:\*\.)?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 RuleKind = Literal["allow", "ask", "deny"]
 
 
-@dataclass(frozen=True)
-class PathPattern:
-    """A file rule's specifier, compiled: a gitignore line anchored at a directory."""
+class PathPattern(msgspec.Struct, frozen=True, dict=True):
+    """A file rule's specifier, compiled: a gitignore line anchored at a directory.
+
+    Built by `parse`, which also compiles the line (`dict=True` holds the compiled form).
+    """
 
     anchor: str
     """The directory the pattern is relative to: absolute, or relative to the workspace
@@ -77,7 +81,6 @@ class PathPattern:
     """The gitignore-style line matched against paths relative to `anchor`."""
     floating: bool
     """Matches at any depth (no `/` inside, or a leading `**/`), so also outside `anchor`."""
-    _spec: pathspec.PathSpec = field(repr=False, compare=False)
 
     @classmethod
     def parse(cls, specifier: str) -> PathPattern:
@@ -91,18 +94,25 @@ class PathPattern:
             raise ValueError(f"a path pattern cannot start with {pattern[0]!r}: {specifier!r}")
         body = pattern.rstrip("/")
         floating = "/" not in body or body.startswith("**/")
-        import pathspec  # here, not at the top: most sessions have no path rules (start-up time)
-
+        compiled = cls(anchor, pattern, floating)
         try:
-            spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+            compiled._spec  # noqa: B018  # compile now, so that a bad pattern fails at load
         except ValueError as exc:  # pathspec's GitWildMatchPatternError is a ValueError
             raise ValueError(f"invalid path pattern {specifier!r}: {exc}") from None
+        return compiled
+
+    @cached_property
+    def _spec(self) -> pathspec.PathSpec:
+        """The gitignore line, compiled once (not a field: not compared, not shown)."""
+        import pathspec  # here, not at the top: most sessions have no path rules (start-up time)
+
+        spec = pathspec.GitIgnoreSpec.from_lines([self.pattern])
         for line in spec.patterns:
             # pathspec's `.` stops at a newline, and a directory named "a\nb" would slip past
             # `*.pem`; a file name may hold any byte but `/` and NUL.
             if line.regex is not None:
                 line.regex = re.compile(line.regex.pattern, line.regex.flags | re.DOTALL)
-        return cls(anchor, pattern, floating, spec)
+        return spec
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -162,8 +172,7 @@ def _anchors(anchor: str, root: str) -> set[str]:
     return {absolute, os.path.realpath(absolute)}
 
 
-@dataclass(frozen=True)
-class DomainPattern:
+class DomainPattern(msgspec.Struct, frozen=True):
     """A `WebFetch(domain:...)` specifier."""
 
     domain: str
@@ -194,9 +203,11 @@ class DomainPattern:
         )
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True, dict=True):
     """One permission rule: a tool name and, for some tools, what the rule is limited to.
+
+    Equal, hashed and shown by `tool` and `specifier` alone; the compiled specifier (`path`,
+    `domain`) is worked out on construction and kept beside them (`dict=True`).
 
     Raises:
         ValueError: On construction, for a name or specifier that is not a valid rule.
@@ -207,10 +218,6 @@ class Rule:
     or any tool's own name (`git_commit`, `mcp__server__tool`)."""
     specifier: str | None = None
     """What is inside the parentheses; None for the whole tool."""
-    path: PathPattern | None = field(default=None, init=False, repr=False, compare=False)
-    """The compiled specifier of a file rule."""
-    domain: DomainPattern | None = field(default=None, init=False, repr=False, compare=False)
-    """The compiled specifier of a WebFetch rule."""
 
     def __post_init__(self) -> None:
         name, specifier = self.tool, self.specifier
@@ -226,15 +233,29 @@ class Rule:
             raise ValueError(_no_specifier_message(str(self), name))
         if not specifier.strip():
             raise ValueError(f"rule {str(self)!r} has an empty specifier; write {name} alone")
-        # Frozen: the compiled forms are set once, here, and never change.
+        # Compile the specifier now, once, so that a bad one fails at load, not mid-run.
         if name in FILE_RULES:
-            object.__setattr__(self, "path", PathPattern.parse(specifier))
+            self.path  # noqa: B018
         elif name == "WebFetch":
-            object.__setattr__(self, "domain", DomainPattern.parse(specifier))
-        else:  # Bash: read the prefix once now, so a bad one fails at load, not mid-run
+            self.domain  # noqa: B018
+        else:  # Bash: read the prefix
             from moot.permissions.shell import SubCommand, matches_prefix  # lazy: start-up time
 
             matches_prefix(SubCommand((), ""), str(self))
+
+    @cached_property
+    def path(self) -> PathPattern | None:
+        """The compiled specifier of a file rule."""
+        if self.specifier is None or self.tool not in FILE_RULES:
+            return None
+        return PathPattern.parse(self.specifier)
+
+    @cached_property
+    def domain(self) -> DomainPattern | None:
+        """The compiled specifier of a WebFetch rule."""
+        if self.specifier is None or self.tool != "WebFetch":
+            return None
+        return DomainPattern.parse(self.specifier)
 
     def __str__(self) -> str:
         return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from moot.permissions.shell_types import SubCommand, Unparseable, Word
 
@@ -43,8 +44,7 @@ _ANSI_SIMPLE = dict(zip("abeEfnrtv", "\a\b\x1b\x1b\f\n\r\t\v", strict=True))
 _NO_WORD = Word("", "")  # the default of `_Token.word`, built once
 
 
-@dataclass(frozen=True)
-class _Token:
+class _Token(msgspec.Struct, frozen=True):
     kind: Literal["word", "op", "newline", "eof"]
     text: str = ""
     word: Word = _NO_WORD

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from moot.permissions.shell_lexer import NAME, Lexer
 from moot.permissions.shell_types import ASSIGNMENT, Redirect, SubCommand, Unparseable, Word, names

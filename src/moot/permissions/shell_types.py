@@ -7,11 +7,11 @@ all import it without importing each other in a circle.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 
-@dataclass(frozen=True)
-class Redirect:
+class Redirect(msgspec.Struct, frozen=True):
     """One redirection of a command (or of the subshell, group or loop around it)."""
 
     op: str
@@ -22,8 +22,7 @@ class Redirect:
     delimiter."""
 
 
-@dataclass(frozen=True)
-class SubCommand:
+class SubCommand(msgspec.Struct, frozen=True):
     """One simple command that would run."""
 
     words: tuple[str, ...]
@@ -49,8 +48,7 @@ class Unparseable(Exception):
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(msgspec.Struct, frozen=True):
     raw: str
     value: str
     quoted: bool = False

@@ -10,13 +10,13 @@ wrapper does not know, or that an unquoted expansion could change, raise `Unpars
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from moot.permissions.shell_types import ASSIGNMENT, Unparseable, Word, names
 
 
-@dataclass(frozen=True)
-class Inner:
+class Inner(msgspec.Struct, frozen=True):
     words: Sequence[Word]
     assignments: Sequence[str] = ()
 
@@ -25,8 +25,7 @@ _Wrapper = Callable[[Sequence[Word]], list[Inner | str]]
 """Given a wrapper's arguments: the commands it runs, or scripts (str) to parse."""
 
 
-@dataclass(frozen=True)
-class _Options:
+class _Options(msgspec.Struct, frozen=True):
     """A wrapper's options (GNU getopt, stopping at the first operand) and what follows them.
 
     An unknown option raises, since its argument could be taken for the command.

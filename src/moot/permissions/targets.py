@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import msgspec
 
 from moot.core.approval import ApprovalRequest
 from moot.permissions.shell import SubCommand, split_command
@@ -40,8 +41,7 @@ _COMPUTED = re.compile(r"[$`*?\[{]")
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(msgspec.Struct, frozen=True):
     """One path a call touches, in each form a rule may be matched against."""
 
     forms: tuple[str, ...]
@@ -49,8 +49,7 @@ class Target:
     is_dir: bool
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     """One sub-command of a shell command, with the files its command line names."""
 
     sub: SubCommand
@@ -69,8 +68,7 @@ class Command:
         return " ".join([*self.sub.assignments, self.sub.text, *files]).strip()
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(msgspec.Struct, frozen=True):
     """A request with what rules are matched against worked out once."""
 
     request: ApprovalRequest

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any, Literal
 
 import msgspec
@@ -339,7 +340,13 @@ def _encode_other(value: object) -> object:
     raise TypeError(f"an event cannot hold a {type(value).__name__}")
 
 
-_DECODE = msgspec.json.Decoder(Event).decode
+@cache
+def _decoder() -> msgspec.json.Decoder[Event]:
+    # Built at the first decode, not at import: it evaluates every event's annotations (~4 ms),
+    # and a new session (`moot -p`) decodes nothing before its first model request.
+    return msgspec.json.Decoder(Event)
+
+
 _ENCODE = msgspec.json.Encoder(enc_hook=_encode_other).encode
 
 
@@ -349,7 +356,7 @@ def event_from_json(data: str | bytes) -> Event:
     Raises:
         msgspec.ValidationError: the JSON is not an event (names the field at fault).
     """
-    return _DECODE(data)
+    return _decoder().decode(data)
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from moot.protocol.messages import (
     AssistantMessage,
@@ -134,8 +135,7 @@ class AnthropicProvider(HTTPAdapter):
 # ---- the stream ---------------------------------------------------------------------------
 
 
-@dataclass
-class _Block:
+class _Block(msgspec.Struct):
     """A content block the stream has opened and not yet closed."""
 
     type: str
@@ -144,7 +144,7 @@ class _Block:
     input: Any = None
     """For tool_use: the `input` of content_block_start, used if no JSON deltas follow."""
     streamed: bool = False
-    signature: list[str] = field(default_factory=list)
+    signature: list[str] = []
 
 
 class _StreamReader:

@@ -1,6 +1,6 @@
 """The provider seam: a model request in, a stream of deltas out.
 
-Deltas are plain frozen dataclasses, not events: the runtime turns them into events (text and
+Deltas are plain frozen structs, not events: the runtime turns them into events (text and
 thinking deltas) and assembles them into one `ModelResponded` per model turn.
 """
 
@@ -11,11 +11,12 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+import msgspec
+
 from moot.protocol.messages import Message, Usage
 
 
-@dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(msgspec.Struct, frozen=True):
     """A tool as a model sees it."""
 
     name: str
@@ -23,8 +24,7 @@ class ToolSpec:
     parameters: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class ModelRequest:
+class ModelRequest(msgspec.Struct, frozen=True):
     """Everything one model call needs; providers map it to their wire format."""
 
     model: str
@@ -36,41 +36,35 @@ class ModelRequest:
     max_output_tokens: int | None = None
 
 
-@dataclass(frozen=True)
-class TextPart:
+class TextPart(msgspec.Struct, frozen=True):
     text: str
 
 
-@dataclass(frozen=True)
-class ThinkingPart:
+class ThinkingPart(msgspec.Struct, frozen=True):
     text: str
     signature: str | None = None
 
 
-@dataclass(frozen=True)
-class ToolCallStart:
+class ToolCallStart(msgspec.Struct, frozen=True):
     index: int
     id: str
     name: str
 
 
-@dataclass(frozen=True)
-class ToolCallArgs:
+class ToolCallArgs(msgspec.Struct, frozen=True):
     """A fragment of a tool call's JSON argument text."""
 
     index: int
     text: str
 
 
-@dataclass(frozen=True)
-class UsageReport:
+class UsageReport(msgspec.Struct, frozen=True):
     usage: Usage
     cost_usd: float | None = None
     """The provider's own price for the call, when it knows one."""
 
 
-@dataclass(frozen=True)
-class Finish:
+class Finish(msgspec.Struct, frozen=True):
     reason: str
     """The provider's reason for ending the turn, in its own words (`end_turn`, `length`, ...)."""
 
@@ -78,6 +72,7 @@ class Finish:
 Delta = TextPart | ThinkingPart | ToolCallStart | ToolCallArgs | UsageReport | Finish
 
 
+# Stays a dataclass: an Exception subclass cannot be a Struct.
 @dataclass
 class ProviderError(Exception):
     """A model call failed; the message names provider, model and the server's words.

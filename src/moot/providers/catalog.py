@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from moot.protocol.messages import Usage
 
 _PER_MILLION = 1_000_000
 
 
-@dataclass(frozen=True)
-class ModelInfo:
+class ModelInfo(msgspec.Struct, frozen=True):
     """What moot knows about one model."""
 
     name: str
@@ -56,7 +56,7 @@ class ModelInfo:
         ) / _PER_MILLION
 
 
-_FIELDS = {f.name for f in fields(ModelInfo)} - {"name", "known"}
+_FIELDS = {f.name for f in msgspec.structs.fields(ModelInfo)} - {"name", "known"}
 
 
 def _entry(name: str, data: Mapping[str, Any]) -> ModelInfo:
@@ -109,7 +109,7 @@ def lookup(name: str, extra: Mapping[str, Mapping[str, Any]] | None = None) -> M
     prefixes = [k for k in known if name.startswith(k + "-")]
     if prefixes:
         base = known[max(prefixes, key=len)]
-        return ModelInfo(**{**base.__dict__, "name": name})
+        return msgspec.structs.replace(base, name=name)
     return ModelInfo(name=name)
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(msgspec.Struct, frozen=True):
     """Exponential backoff with jitter for transient faults."""
 
     attempts: int = 4
@@ -25,8 +27,7 @@ class RetryPolicy:
         return backoff * (0.5 + random.random() / 2)  # "equal jitter": never less than half
 
 
-@dataclass(frozen=True)
-class ProviderConfig:
+class ProviderConfig(msgspec.Struct, frozen=True):
     """Everything an adapter needs to talk to one model."""
 
     provider: str
@@ -35,12 +36,12 @@ class ProviderConfig:
     """The model's id on that provider's API."""
     base_url: str
     api_key: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = {}
     """Extra headers every request carries."""
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
     """Longest silence between two chunks of a streamed answer."""
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    retry: RetryPolicy = msgspec.field(default_factory=RetryPolicy)
     max_output_tokens: int | None = None
     reasoning_effort: str | None = None
     """For models with adjustable reasoning: "low", "medium", "high"."""
@@ -51,3 +52,8 @@ class ProviderConfig:
 
     def __repr__(self) -> str:  # never show the key, even in a traceback
         return f"ProviderConfig({self.name!r}, base_url={self.base_url!r})"
+
+    def __rich_repr__(self) -> Iterator[Any]:
+        # Struct's own `__rich_repr__` would list every field, the key too (rich prefers it).
+        yield self.name
+        yield "base_url", self.base_url

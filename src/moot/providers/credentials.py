@@ -9,15 +9,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from moot import paths
 from moot.providers.presets import PRESETS
 
 
-@dataclass(frozen=True)
-class Endpoint:
+class Endpoint(msgspec.Struct, frozen=True):
     """Where a provider lives and which variables configure it."""
 
     base_url: str
@@ -90,8 +90,7 @@ def save_key(provider: str, key: str, environ: Mapping[str, str] | None = None) 
     return path
 
 
-@dataclass(frozen=True)
-class KeySource:
+class KeySource(msgspec.Struct, frozen=True):
     """Where a provider's key comes from (for `moot doctor`); never the key itself."""
 
     provider: str

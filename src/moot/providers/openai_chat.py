@@ -12,11 +12,11 @@ import json
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+import msgspec
 
 from moot.protocol.messages import (
     AssistantMessage,
@@ -221,13 +221,12 @@ def _tool(spec: ToolSpec) -> dict[str, Any]:
 # --- response ----------------------------------------------------------------------------
 
 
-@dataclass
-class _Call:
+class _Call(msgspec.Struct):
     index: int
     id: str
     name: str = ""
     started: bool = False
-    pending: list[str] = field(default_factory=list)
+    pending: list[str] = []
     """Argument text that arrived before the call's name."""
 
 

@@ -8,13 +8,13 @@ the adapter reads the dialect fields (`max_tokens_field`, `stream_usage`) by pro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
+import msgspec
 
-@dataclass(frozen=True)
-class Preset:
+
+class Preset(msgspec.Struct, frozen=True):
     """One OpenAI-compatible server."""
 
     name: str
@@ -25,7 +25,7 @@ class Preset:
     """The environment variable holding the API key; None for servers that take no key."""
     base_url_env: str | None = None
     """An environment variable that overrides `base_url` (`OPENAI_BASE_URL`, `OLLAMA_HOST`)."""
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = {}
     """Extra headers every request to this server carries."""
     key_optional: bool = False
     """True when the server works without a key even though it accepts one (vLLM started

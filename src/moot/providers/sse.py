@@ -7,11 +7,10 @@ mid-character), and telling a cleanly ended stream from one cut off mid-event.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True, slots=True)
-class ServerSentEvent:
+class ServerSentEvent(msgspec.Struct, frozen=True):
     event: str
     """The event type; "message" when the server named none."""
     data: str

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from moot.repomap.cache import CachedFile, TagCache
 from moot.repomap.languages import GrammarMissing, Grammars, LanguageSpec, language_for
@@ -31,8 +32,7 @@ _SKIPPED = "null"
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-@dataclass(frozen=True)
-class SourceIndex:
+class SourceIndex(msgspec.Struct, frozen=True):
     """The source files of a workspace and their tags."""
 
     files: dict[str, FileTags]

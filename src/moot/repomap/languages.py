@@ -10,17 +10,17 @@ intends (its own file holds only what TypeScript adds).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 from importlib import resources
 from types import ModuleType
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     from tree_sitter import Parser, Query
 
 
-@dataclass(frozen=True)
-class LanguageSpec:
+class LanguageSpec(msgspec.Struct, frozen=True):
     """Where one language's grammar and tags query come from."""
 
     name: str
@@ -109,15 +109,14 @@ class GrammarMissing(Exception):
     """tree-sitter or a language's grammar wheel is not installed."""
 
 
-@dataclass(frozen=True)
-class Grammar:
+class Grammar(msgspec.Struct, frozen=True):
     """A language's parser and compiled tags query."""
 
     language: str
     parser: Parser
     """Not thread-safe: a `Grammars` (and so each parser) belongs to one build."""
     query: Query
-    roles: dict[int, tuple[str, bool]] = field(default_factory=dict)
+    roles: dict[int, tuple[str, bool]] = {}
     """Per pattern of the query, what it finds (`tags.pattern_role`), learnt from matches."""
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from moot.repomap.cache import TagCache, cache_path
 from moot.repomap.index import SourceIndex, index_sources
@@ -18,8 +19,7 @@ from moot.workspace.ignore import Hidden
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 
 
-@dataclass(frozen=True)
-class RepoMap:
+class RepoMap(msgspec.Struct, frozen=True):
     """A rendered map and how it was made."""
 
     text: str

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from moot.repomap.languages import family
 from moot.repomap.tags import FileTags
@@ -38,8 +39,7 @@ _TOLERANCE = 1e-6
 _MAX_ITERATIONS = 100
 
 
-@dataclass(frozen=True)
-class Ranking:
+class Ranking(msgspec.Struct, frozen=True):
     """How much each file, and each definition, matters."""
 
     files: dict[str, float]

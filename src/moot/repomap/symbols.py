@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from moot.repomap.tags import FileTags
 
 
-@dataclass(frozen=True)
-class Symbol:
+class Symbol(msgspec.Struct, frozen=True):
     """One definition of a name."""
 
     path: str

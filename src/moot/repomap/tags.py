@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
+
+import msgspec
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -41,8 +42,7 @@ class Definition(NamedTuple):
     """Index of the definition this one sits in (a method's class), or -1."""
 
 
-@dataclass(frozen=True)
-class FileTags:
+class FileTags(msgspec.Struct, frozen=True):
     """The definitions and references of one file."""
 
     language: str
@@ -50,7 +50,7 @@ class FileTags:
     """How many lines the file has."""
     definitions: tuple[Definition, ...] = ()
     """In the order they appear in the file."""
-    references: dict[str, int] = field(default_factory=dict)
+    references: dict[str, int] = {}
     """Name to the number of places that reference it."""
 
     def to_json(self) -> str:

@@ -9,15 +9,18 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+import msgspec
+
 OutputCallback = Callable[[str], None]
 
+DEFAULT_PROTECTED: tuple[str, ...] = (".git", ".moot")
+"""`SandboxPolicy.protected` by default; a caller that protects more adds to it."""
 
-@dataclass(frozen=True)
-class SandboxMasks:
+
+class SandboxMasks(msgspec.Struct, frozen=True):
     """Workspace paths a sandbox shows differently from the host, because deny rules say so.
 
     Paths are workspace-relative and `/`-joined, none a symlink, none inside a hidden
@@ -106,15 +109,14 @@ def make_missing_dirs(policy: SandboxPolicy, workspace: Path) -> None:
             os.close(made)
 
 
-@dataclass(frozen=True)
-class SandboxPolicy:
+class SandboxPolicy(msgspec.Struct, frozen=True):
     """What a sandboxed command may touch."""
 
     workspace: Path
     """Writable, mounted at the same path inside the sandbox."""
     network: bool = False
     """False: no network at all (the default)."""
-    protected: tuple[str, ...] = (".git", ".moot")
+    protected: tuple[str, ...] = DEFAULT_PROTECTED
     """Workspace-relative paths that stay read-only inside the sandbox."""
     made_when_missing: tuple[str, ...] = (".moot",)
     """Protected directories (names in `protected`) the backends make, empty with mode 0755,
@@ -132,8 +134,7 @@ class SandboxPolicy:
     rules). The host backend ignores it: it contains nothing."""
 
 
-@dataclass(frozen=True)
-class CommandResult:
+class CommandResult(msgspec.Struct, frozen=True):
     """How a command ended and what it printed (capped; see `truncated`)."""
 
     exit_code: int | None

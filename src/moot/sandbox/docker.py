@@ -50,9 +50,10 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from moot.sandbox import docker_image
 from moot.sandbox.base import (
@@ -98,8 +99,7 @@ MaskId = tuple[str, str, int, int, int]
 inode, ctime in ns or 0)."""
 
 
-@dataclass(frozen=True)
-class Availability:
+class Availability(msgspec.Struct, frozen=True):
     """Whether the Docker sandbox can run here; false in a boolean context when it cannot."""
 
     ok: bool
@@ -394,8 +394,7 @@ class DockerSandbox:
         return container
 
 
-@dataclass(frozen=True)
-class _Masks:
+class _Masks(msgspec.Struct, frozen=True):
     masks: SandboxMasks
     ids: frozenset[MaskId]
 

@@ -14,9 +14,10 @@ import os
 import re
 import socket
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from moot.sandbox.base import SandboxMasks, SandboxPolicy, rename_guards
 
@@ -37,8 +38,7 @@ LABEL_PID_START = "moot.pid_start"
 LABEL_HOST = "moot.host"
 
 
-@dataclass(frozen=True)
-class DockerSettings:
+class DockerSettings(msgspec.Struct, frozen=True):
     """How the session's container is made."""
 
     image: str = DEFAULT_IMAGE

@@ -18,8 +18,9 @@ import contextlib
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from moot.sandbox.background import LocalBackgroundProcess
 from moot.sandbox.base import BackgroundProcess, CommandResult, OutputCallback, SandboxPolicy
@@ -28,8 +29,7 @@ from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
 from moot.sandbox.process import KILL_GRACE, GroupProcess, wait_for_end
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(msgspec.Struct, frozen=True):
     """How a command starts: its argv, and open file descriptors it inherits (the argv names
     them); the sandbox closes them in this process once the command has started, or failed to."""
 

@@ -22,9 +22,10 @@ import os
 import secrets
 import time
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
+
+import msgspec
 
 from moot.sandbox.base import CommandResult, OutputCallback
 from moot.workspace.paths import PathRefused, open_dir_chain
@@ -103,8 +104,7 @@ def _cut_tail(text: str, size: int) -> str:
     return cut[newline + 1 :] if 0 <= newline < size // 4 else cut
 
 
-@dataclass(frozen=True)
-class CapturedOutput:
+class CapturedOutput(msgspec.Struct, frozen=True):
     stdout: str
     stderr: str
     truncated: bool

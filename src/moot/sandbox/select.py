@@ -19,9 +19,10 @@ it provides `docker_unavailable() -> str | None` and `DockerSandbox(policy, sess
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Literal, get_args
+
+import msgspec
 
 from moot.sandbox.base import Sandbox, SandboxPolicy
 
@@ -36,8 +37,7 @@ HOW_TO_ENABLE = (
 )
 
 
-@dataclass(frozen=True)
-class SandboxChoice:
+class SandboxChoice(msgspec.Struct, frozen=True):
     """The sandbox a setting chose (None: none works) and why, for people to read."""
 
     setting: str

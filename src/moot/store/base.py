@@ -11,9 +11,10 @@ row names the blob, or records that the file did not exist.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 if TYPE_CHECKING:
     from moot.protocol.events import Event
@@ -37,8 +38,7 @@ def as_utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
-@dataclass(frozen=True)
-class SessionInfo:
+class SessionInfo(msgspec.Struct, frozen=True):
     """What a session list shows about one session."""
 
     id: str

@@ -29,7 +29,8 @@ same at the first event and at the millionth, and nothing is ever re-read.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+
+import msgspec
 
 from moot.protocol.events import (
     SESSION_KINDS,
@@ -64,18 +65,16 @@ class EventInvariantError(ValueError):
         self.detail = detail
 
 
-@dataclass(slots=True)
-class _Call:
+class _Call(msgspec.Struct):
     parent: str | None
     depth: int
     state: RunState = RunState.CREATED
-    running_tools: set[str] = field(default_factory=set)
+    running_tools: set[str] = msgspec.field(default_factory=set)
     """Tool call ids started without a result yet."""
-    finished_tools: set[str] = field(default_factory=set)
+    finished_tools: set[str] = msgspec.field(default_factory=set)
 
 
-@dataclass(slots=True)
-class _Run:
+class _Run(msgspec.Struct):
     run_id: str
     calls: dict[str, _Call]
     open_callees: int = 0

@@ -6,10 +6,10 @@ import hashlib
 import json
 import threading
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
 from moot.protocol.events import Event, TurnFinished, TurnStarted
@@ -18,19 +18,18 @@ from moot.store.base import SessionInfo, UnknownSessionError, as_utc
 from moot.store.invariants import SessionLog
 
 
-@dataclass(slots=True)
-class _Session:
+class _Session(msgspec.Struct):
     id: str
     title: str
     workspace: str
     created_at: datetime
     log: SessionLog
-    events: list[Event] = field(default_factory=list)
+    events: list[Event] = msgspec.field(default_factory=list)
     """The log; `events[i].seq == i + 1`."""
     last_state: str | None = None
-    checkpoints: dict[str, dict[int, str]] = field(default_factory=dict)
+    checkpoints: dict[str, dict[int, str]] = msgspec.field(default_factory=dict)
     """run id -> seq -> the data as JSON, so callers never share mutable state with the store."""
-    snapshots: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    snapshots: dict[str, dict[str, str | None]] = msgspec.field(default_factory=dict)
     """run id -> path -> digest of the content before the run changed it (None: absent)."""
 
     def info(self) -> SessionInfo:

@@ -13,9 +13,10 @@ import functools
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
+
+import msgspec
 
 from moot.protocol.messages import Attachment
 
@@ -41,8 +42,7 @@ class SideEffect(StrEnum):
     """Talks to the outside world."""
 
 
-@dataclass(frozen=True)
-class ToolResult:
+class ToolResult(msgspec.Struct, frozen=True):
     """What a tool answers; the model sees `content` and, where supported, `attachments`."""
 
     content: str
@@ -51,7 +51,7 @@ class ToolResult:
     """True when the call failed; providers flag the result so the model knows to recover."""
     attachments: tuple[Attachment, ...] = ()
     """Images or other binary output, for providers that accept them in tool results."""
-    display: Mapping[str, Any] = field(default_factory=dict)
+    display: Mapping[str, Any] = msgspec.field(default_factory=dict)
     """Structured data for front ends (a diff, a task list); never sent to the model."""
 
     @classmethod
@@ -71,8 +71,7 @@ def _discard(text: str) -> None:
     """Default `emit`: a tool invoked outside the runtime (tests, scripts) streams nowhere."""
 
 
-@dataclass(frozen=True)
-class ToolContext:
+class ToolContext(msgspec.Struct, frozen=True):
     """Where a call happens, passed by the runtime to any parameter annotated `ToolContext`."""
 
     session_id: str

@@ -16,9 +16,10 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from moot.workspace.paths import PathRefused, Workspace
 
@@ -66,8 +67,7 @@ ChangedFiles = Callable[[], Iterable[str | os.PathLike[str]]]
 """The files the agent changed this session: absolute, or relative to the workspace root."""
 
 
-@dataclass(frozen=True)
-class Capped:
+class Capped(msgspec.Struct, frozen=True):
     """Output cut to `MAX_OUTPUT_BYTES`."""
 
     text: str
@@ -85,8 +85,7 @@ class Capped:
         return f"{self.text}\n[output capped at {cap}: {more} more lines not shown; {hint}]"
 
 
-@dataclass(frozen=True)
-class StatusEntry:
+class StatusEntry(msgspec.Struct, frozen=True):
     """One line of `git status --porcelain=v2`."""
 
     kind: str
@@ -99,8 +98,7 @@ class StatusEntry:
     """The path before a rename or copy."""
 
 
-@dataclass(frozen=True)
-class AgentCommit:
+class AgentCommit(msgspec.Struct, frozen=True):
     """A commit moot made or took back."""
 
     sha: str

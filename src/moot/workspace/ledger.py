@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 
 class FileStateError(Exception):
@@ -27,8 +28,7 @@ class StaleFileError(FileStateError):
     """The file changed on disk since this session last read or wrote it."""
 
 
-@dataclass(frozen=True)
-class FileStamp:
+class FileStamp(msgspec.Struct, frozen=True):
     """A file as the session last saw it."""
 
     mtime_ns: int

@@ -18,9 +18,10 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from moot.workspace.ignore import GitIgnore, GlobPattern, Hidden
 from moot.workspace.paths import PathRefused, open_dir_chain
@@ -38,8 +39,7 @@ class SearchError(Exception):
     """The search could not run (a bad regular expression, usually)."""
 
 
-@dataclass(frozen=True)
-class SearchRequest:
+class SearchRequest(msgspec.Struct, frozen=True):
     """What to search for, where, and which files to look at."""
 
     pattern: str
@@ -70,8 +70,7 @@ class SearchRequest:
         return self.exclude is None or not self.exclude.matches_or_under(name)
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(msgspec.Struct, frozen=True):
     """One line shown: a match, or context around one."""
 
     line: int

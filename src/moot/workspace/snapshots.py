@@ -14,9 +14,10 @@ import errno
 import os
 import stat
 import threading
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from moot.workspace.paths import PathRefused, atomic_write, open_dir_chain, read_file_bytes
 
@@ -24,8 +25,7 @@ if TYPE_CHECKING:
     from moot.store.base import Store
 
 
-@dataclass(frozen=True)
-class RestoreFailure:
+class RestoreFailure(msgspec.Struct, frozen=True):
     """A file `restore` could not put back."""
 
     path: str

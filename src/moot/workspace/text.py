@@ -8,7 +8,8 @@ otherwise readable text (a Latin-1 file, say) do not make it binary.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+
+import msgspec
 
 SNIFF_BYTES = 8192
 """How much of a file's head decides whether it is binary."""
@@ -32,8 +33,7 @@ _MAX_SUSPICIOUS = 0.3
 """Share of undecodable or control characters in the head above which a file is binary."""
 
 
-@dataclass(frozen=True)
-class Encoding:
+class Encoding(msgspec.Struct, frozen=True):
     """How a text file is stored."""
 
     codec: str

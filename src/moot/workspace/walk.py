@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from moot.workspace.ignore import GitIgnore
 
@@ -19,8 +20,7 @@ SKIPPED_NAMES = frozenset({".git"})
 """Never listed or searched, at any depth."""
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(msgspec.Struct, frozen=True):
     """One file, directory or symlink found by a walk."""
 
     parts: tuple[str, ...]
