@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import msgspec
 import pytest
 
 from moot.core.agent import Agent
 from moot.core.gate import GateDecision
+from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol.messages import Attachment, ToolResultMessage, UserMessage
 from moot.protocol.states import RunState, StopReason
 from moot.providers.base import ModelRequest
 from moot.providers.scripted import FunctionProvider
+from moot.store.sqlite import SQLiteStore
 from moot.tools.base import SideEffect, ToolResult, tool
 from runtime_helpers import agent, call, kinds, make_runtime, of, run_turn
 
@@ -238,6 +241,28 @@ async def test_a_failing_internal_bug_fails_the_run_cleanly() -> None:
     finished, events = await run_turn(make_runtime(Agent("main", model=FunctionProvider(model))))
     assert (finished.state, finished.stop_reason) == (RunState.FAILED, StopReason.INTERNAL_ERROR)
     assert "bug in a provider" in of(events, ev.Error)[0].message
+
+
+async def test_a_value_of_the_wrong_type_fails_the_run_and_the_log_still_reads_back(
+    tmp_path: Path,
+) -> None:
+    """Events are not type-checked when built; the store refuses one that would not read back
+    (rule f), so a tool that answers a number where text belongs fails the run cleanly."""
+
+    @tool(side_effect=SideEffect.READ_ONLY)
+    def count() -> ToolResult:
+        """Count."""
+        return ToolResult(content=42)  # type: ignore[arg-type]
+
+    store = SQLiteStore(tmp_path / "s.db")
+    runtime = Runtime([agent("main", {"tool_calls": [call("count")]})], store=store, tools=[count])
+    finished, events = await run_turn(runtime)
+
+    assert (finished.state, finished.stop_reason) == (RunState.FAILED, StopReason.INTERNAL_ERROR)
+    assert "rule f" in of(events, ev.Error)[0].message
+    assert "Expected `str`, got `int` - at `$.content`" in of(events, ev.Error)[0].message
+    reread = SQLiteStore(tmp_path / "s.db").events(runtime.session_id)
+    assert [e.kind for e in reread] == [e.kind for e in events]
 
 
 # ---- turn gates ---------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from moot.protocol.events import AgentCalled, Event, ModeChanged, StateChanged
+from moot.protocol.events import AgentCalled, Event, ModeChanged, ModelResponded, StateChanged
+from moot.protocol.messages import ToolCall
 from moot.protocol.states import StopReason
 from moot.store import EventInvariantError, MemoryStore, SQLiteStore, Store
 from store_builders import RunScript, S, append_all, short_run
@@ -328,6 +329,26 @@ def test_rule_e_session_events_stand_outside_runs(
     store: Store, case: Callable[[str], Case]
 ) -> None:
     assert_refused(store, "e" if case is session_event_naming_a_run else "a", case)
+
+
+# ---- f: events fit their schema ---------------------------------------------------------------
+
+
+def text_that_is_a_number(sid: str) -> Case:
+    s = RunScript(sid)
+    return [s.start()], replace(s.text(), text=7), r"Expected `str`, got `int` - at `\$.text`"
+
+
+def tool_call_without_a_name(sid: str) -> Case:
+    s = RunScript(sid)
+    call = ToolCall(id="t1", name=None)  # type: ignore[arg-type]
+    bad = s.event(ModelResponded, model="m", tool_calls=(call,))
+    return [s.start()], bad, r"Expected `str`, got `null` - at `\$.tool_calls\[0\].name`"
+
+
+@pytest.mark.parametrize("case", [text_that_is_a_number, tool_call_without_a_name])
+def test_rule_f_events_fit_their_schema(store: Store, case: Callable[[str], Case]) -> None:
+    assert_refused(store, "f", case)
 
 
 def test_session_events_may_come_between_runs_and_during_one(store: Store, tmp_path: Path) -> None:

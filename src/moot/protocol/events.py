@@ -359,6 +359,25 @@ def event_from_json(data: str | bytes) -> Event:
     return _decoder().decode(data)
 
 
+def checked_json(event: _Event) -> str:
+    """`event`'s JSON form, once it is known to decode back: a value of the wrong type
+    (a number where the model's text should be, say) raises here instead of leaving a log
+    that cannot be read again. Events are not checked on construction, so the store checks
+    each one on append with this.
+
+    Raises:
+        ValueError: the event does not fit its schema; the message names the field.
+    """
+    body = _ENCODE(event)
+    try:
+        # By the event's own type: msgspec caches what it learns per type, and a new session
+        # decodes nothing else before its first model request (see `_decoder`).
+        msgspec.json.decode(body, type=type(event))
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"{event.kind} does not fit its schema: {exc}") from None
+    return body.decode()
+
+
 def event_from_dict(data: dict[str, Any]) -> Event:
     return msgspec.convert(data, Event)
 

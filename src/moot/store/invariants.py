@@ -20,6 +20,8 @@ d. One result per started tool. `tool_finished` answers an earlier `tool_started
 e. Session events stand outside runs. An event of a session kind (`SESSION_KINDS`, such as
    `mode_changed`) has no `run_id` or `call_id` and may come at any time, between runs or
    during one; every other event belongs to a run.
+f. Events fit their schema. Every field holds a value of its declared type, so that the log
+   reads back (events are not type-checked when they are built; see `check_schema`).
 
 `SessionLog` checks them incrementally: it keeps a little state per call of the open run (its
 run state, depth, and tool call ids) and only the ids of finished runs, so a check costs the
@@ -42,6 +44,7 @@ from moot.protocol.events import (
     ToolStarted,
     TurnFinished,
     TurnStarted,
+    checked_json,
 )
 from moot.protocol.states import RunState, TransitionError, check_terminal, check_transition
 
@@ -51,6 +54,7 @@ RULES = {
     "c": "legal state transitions only",
     "d": "one result per started tool",
     "e": "session events stand outside runs",
+    "f": "events fit their schema",
 }
 """The rules by letter, as the module docstring states them."""
 
@@ -63,6 +67,20 @@ class EventInvariantError(ValueError):
         self.rule = rule
         """The letter of the broken rule, a key of `RULES`."""
         self.detail = detail
+
+
+def check_schema(event: Event) -> str:
+    """Rule f: `event`'s JSON form, once it is known to read back as the same event.
+
+    The stores call it on append (replaying stored events needs no second check).
+
+    Raises:
+        EventInvariantError: a field holds a value of another type than its schema says.
+    """
+    try:
+        return checked_json(event)
+    except ValueError as exc:
+        raise EventInvariantError("f", str(exc)) from None
 
 
 class _Call(msgspec.Struct):

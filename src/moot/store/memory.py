@@ -15,7 +15,7 @@ from msgspec.structs import replace
 from moot.protocol.events import Event, TurnFinished, TurnStarted
 from moot.protocol.ids import new_id
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
-from moot.store.invariants import SessionLog
+from moot.store.invariants import SessionLog, check_schema
 
 
 class _Session(msgspec.Struct):
@@ -87,6 +87,7 @@ class MemoryStore:
             session = self._get(event.session_id)
             session.log.check(event)
             stored = replace(event, seq=session.log.next_seq)
+            check_schema(stored)  # as SQLite does: what one store takes, the other does
             session.events.append(stored)
             session.log.record(stored)
             if isinstance(stored, TurnStarted):

@@ -34,11 +34,10 @@ from moot.protocol.events import (
     TurnFinished,
     TurnStarted,
     event_from_json,
-    event_to_json,
 )
 from moot.protocol.ids import new_id
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
-from moot.store.invariants import SessionLog
+from moot.store.invariants import SessionLog, check_schema
 
 SCHEMA_VERSION = 2
 """Kept in `PRAGMA user_version`; `_MIGRATIONS` takes an older database up to it."""
@@ -204,8 +203,9 @@ class SQLiteStore:
                 log = self._log(event.session_id)
                 log.check(event)
                 stored = replace(event, seq=log.next_seq)
+                body = check_schema(stored)
                 try:
-                    self._insert(stored)
+                    self._insert(stored, body)
                 except sqlite3.IntegrityError:
                     # Another connection appended to this session since its log was loaded:
                     # reload it and check the event against what is really there.
@@ -400,10 +400,9 @@ class SQLiteStore:
             last_seq=last_seq,
         )
 
-    def _insert(self, event: Event) -> None:
+    def _insert(self, event: Event, body: str) -> None:
         seq, ts = event.seq, _iso(event.ts)
         row = (event.session_id, seq, event.run_id, event.call_id, event.kind, ts)
-        body = event_to_json(event)
         if isinstance(event, TurnStarted):
             with self._transaction():
                 self._db.execute(_INSERT_EVENT, (*row, body))
