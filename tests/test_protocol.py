@@ -171,3 +171,24 @@ def test_every_op_documents_the_events_that_answer_it() -> None:
     for op in OPS:
         doc = type(op).__doc__ or ""
         assert "Answered by" in doc or type(op) is ops.Shutdown, type(op).__name__
+
+
+def test_token_counts_are_ints_whatever_the_server_sent() -> None:
+    sent: dict[str, object] = {
+        "input_tokens": 12.0,
+        "cache_read_tokens": None,
+        "cache_write_tokens": "x",
+    }
+    usage = Usage(output_tokens=3, **sent)  # type: ignore[arg-type]
+    assert usage == Usage(input_tokens=12, output_tokens=3)
+    assert all(type(getattr(usage, name)) is int for name in usage.__struct_fields__)
+    assert Usage(input_tokens=float("nan")).input_tokens == 0
+
+
+def test_an_op_built_in_code_is_checked_before_it_runs() -> None:
+    listed = ops.UserTurn(text="x", attachments=[IMAGE])  # type: ignore[arg-type]
+    assert ops.checked(listed).attachments == (IMAGE,)
+    with pytest.raises(ValueError, match=r"user_turn does not fit its schema: .* `\$.text`"):
+        ops.checked(ops.UserTurn(text=5))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"Invalid enum value 'forever' - at `\$.scope`"):
+        ops.checked(ops.Approve(tool_call_id="t1", scope="forever"))  # type: ignore[arg-type]

@@ -403,3 +403,18 @@ async def test_a_provider_object_resumes_where_its_session_left_off() -> None:
     )
     again.submit(ops.UserTurn(text="hi"))
     assert (await again.wait()).output == "two"
+
+
+def test_a_turn_built_in_code_is_checked_like_one_read_from_a_file() -> None:
+    from moot.providers.scripted import ScriptedToolCall, as_turn
+
+    built = ScriptedTurn(tool_calls=[{"name": "finish", "arguments": {"result": "ok"}}])  # type: ignore[list-item]
+    assert as_turn(built).tool_calls == [
+        ScriptedToolCall(name="finish", arguments={"result": "ok"})
+    ]
+    # Hand-written YAML may give a count as "100" or 100.0; a fraction is still refused.
+    assert as_turn({"usage": {"input_tokens": "100"}, "cost_usd": "0.5"}).usage == Usage(
+        input_tokens=100
+    )
+    with pytest.raises(ValueError, match="Expected `int`"):
+        as_turn({"usage": {"input_tokens": 100.5}})

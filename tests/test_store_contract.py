@@ -10,6 +10,7 @@ import pytest
 from msgspec.structs import replace
 
 from moot.protocol.events import TextDelta, event_from_json, event_to_json
+from moot.protocol.messages import Attachment
 from moot.protocol.states import RunState
 from moot.store import (
     EventInvariantError,
@@ -168,3 +169,16 @@ def test_checkpoints_keep_the_latest_per_run(store: Store) -> None:
     assert store.latest_checkpoint(sid, "run_b") == (9, {"other": True})
     store.save_checkpoint(sid, "run_a", 7, {"turns": 2})
     assert store.latest_checkpoint(sid, "run_a") == (7, {"turns": 2})
+
+
+def test_what_is_stored_and_returned_is_what_reads_back(store: Store) -> None:
+    """A live run sees what a resumed one will: the store keeps the event as it decodes."""
+    sid = store.create_session().id
+    script = RunScript(sid)
+    turn = script.start()
+    loose = replace(turn, attachments=[Attachment(mime_type="image/png", data="AA==")])
+
+    stored = store.append(loose)
+
+    assert isinstance(stored.attachments, tuple)
+    assert store.events(sid) == [stored]

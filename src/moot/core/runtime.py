@@ -134,7 +134,9 @@ class Runtime:
 
         Raises:
             RuntimeBusy: a turn is submitted while one runs, or there is no run to resume.
+            ValueError: the op does not fit its schema (`UserTurn(text=5)`); nothing happens.
         """
+        op = ops.checked(op)
         self._submissions += 1
         match op:
             case ops.UserTurn():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -334,9 +334,12 @@ SESSION_KINDS = frozenset({"mode_changed"})
 
 
 def _encode_other(value: object) -> object:
-    # A tool's `display` may hold a path; anything else unknown is a bug to raise.
+    # A tool's `display` or arguments may hold a path or a pydantic model (tool parameters
+    # may be models); anything else msgspec cannot encode is refused (see `checked_json`).
     if isinstance(value, os.PathLike):
         return os.fspath(value)
+    if callable(dump := getattr(value, "model_dump", None)):
+        return dump(mode="json")
     raise TypeError(f"an event cannot hold a {type(value).__name__}")
 
 
@@ -359,23 +362,27 @@ def event_from_json(data: str | bytes) -> Event:
     return _decoder().decode(data)
 
 
-def checked_json(event: _Event) -> str:
-    """`event`'s JSON form, once it is known to decode back: a value of the wrong type
-    (a number where the model's text should be, say) raises here instead of leaving a log
-    that cannot be read again. Events are not checked on construction, so the store checks
-    each one on append with this.
+EventT = TypeVar("EventT", bound=_Event)
+
+
+def checked_json(event: EventT) -> tuple[str, EventT]:
+    """`event`'s JSON form and the event read back from it, which is what gets stored and
+    shown: so a live run sees exactly what a resumed one will (a list where a tuple belongs
+    becomes the tuple). A value of the wrong type (a number where the model's text should
+    be, say) raises here instead of leaving a log that cannot be read again. Events are not
+    checked on construction, so the store checks each one on append with this.
 
     Raises:
         ValueError: the event does not fit its schema; the message names the field.
     """
-    body = _ENCODE(event)
     try:
+        body = _ENCODE(event)
         # By the event's own type: msgspec caches what it learns per type, and a new session
         # decodes nothing else before its first model request (see `_decoder`).
-        msgspec.json.decode(body, type=type(event))
-    except msgspec.ValidationError as exc:
+        back = msgspec.json.decode(body, type=type(event))
+    except (msgspec.ValidationError, TypeError, OverflowError, UnicodeEncodeError) as exc:
         raise ValueError(f"{event.kind} does not fit its schema: {exc}") from None
-    return body.decode()
+    return body.decode(), back
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:

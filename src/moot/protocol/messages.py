@@ -6,6 +6,7 @@ them to their wire formats.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import msgspec
@@ -35,6 +36,14 @@ class Usage(_Value):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
+    def __post_init__(self) -> None:
+        # Some servers send counts as JSON floats (`12.0`); a count is an int, and one that is
+        # not a number at all counts nothing rather than failing a turn already paid for.
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if type(value) is not int:
+                msgspec.structs.force_setattr(self, name, _count(value))
+
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
@@ -46,6 +55,12 @@ class Usage(_Value):
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
+
+
+def _count(value: object) -> int:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return int(value)
+    return 0
 
 
 class ToolCall(_Value):

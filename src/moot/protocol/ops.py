@@ -5,7 +5,7 @@ Each op's docstring names the events that answer it.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeVar
 
 import msgspec
 
@@ -88,6 +88,21 @@ class Shutdown(_Op, tag="shutdown"):
 
 
 Op = UserTurn | ResumeRun | Interrupt | Approve | Deny | SetMode | Shutdown
+OpT = TypeVar("OpT", bound=_Op)
+
+
+def checked(op: OpT) -> OpT:
+    """`op` once its fields are known to hold their declared types, as `op_from_json` would
+    check them: ops are not checked on construction, and a run must not start on a prompt
+    that its log would refuse.
+
+    Raises:
+        ValueError: a field holds something else; the message names it.
+    """
+    try:
+        return msgspec.convert(msgspec.to_builtins(op), type(op))
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"{op.kind} does not fit its schema: {exc}") from None
 
 
 def op_from_json(data: str | bytes) -> Op:

@@ -68,11 +68,13 @@ TurnLike = ScriptedTurn | Mapping[str, Any] | str
 
 
 def as_turn(value: TurnLike) -> ScriptedTurn:
-    if isinstance(value, ScriptedTurn):
-        return value
     if isinstance(value, str):
         return ScriptedTurn(text=value)
-    return msgspec.convert(value, ScriptedTurn)
+    if isinstance(value, ScriptedTurn):
+        # Built in code, so unchecked: tool calls written as dicts become `ScriptedToolCall`s.
+        value = msgspec.structs.asdict(value)
+    # Lax: YAML written by hand may say `100.0` or "100" for a count.
+    return msgspec.convert(value, ScriptedTurn, strict=False)
 
 
 async def play(turn: ScriptedTurn, *, tag: str) -> AsyncIterator[Delta]:

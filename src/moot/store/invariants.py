@@ -39,6 +39,7 @@ from moot.protocol.events import (
     AgentCalled,
     AgentReturned,
     Event,
+    EventT,
     StateChanged,
     ToolFinished,
     ToolStarted,
@@ -69,10 +70,11 @@ class EventInvariantError(ValueError):
         self.detail = detail
 
 
-def check_schema(event: Event) -> str:
-    """Rule f: `event`'s JSON form, once it is known to read back as the same event.
+def check_schema(event: EventT) -> tuple[str, EventT]:
+    """Rule f: `event`'s JSON form and the event read back from it (see `checked_json`).
 
-    The stores call it on append (replaying stored events needs no second check).
+    The stores call it on append and keep what it read back (replaying stored events needs
+    no second check).
 
     Raises:
         EventInvariantError: a field holds a value of another type than its schema says.

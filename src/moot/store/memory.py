@@ -86,8 +86,8 @@ class MemoryStore:
         with self._lock:
             session = self._get(event.session_id)
             session.log.check(event)
-            stored = replace(event, seq=session.log.next_seq)
-            check_schema(stored)  # as SQLite does: what one store takes, the other does
+            # As SQLite does: what one store takes, the other does, and it keeps what reads back.
+            _, stored = check_schema(replace(event, seq=session.log.next_seq))
             session.events.append(stored)
             session.log.record(stored)
             if isinstance(stored, TurnStarted):

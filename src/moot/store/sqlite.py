@@ -202,8 +202,7 @@ class SQLiteStore:
             for _ in range(_APPEND_ATTEMPTS):
                 log = self._log(event.session_id)
                 log.check(event)
-                stored = replace(event, seq=log.next_seq)
-                body = check_schema(stored)
+                body, stored = check_schema(replace(event, seq=log.next_seq))
                 try:
                     self._insert(stored, body)
                 except sqlite3.IntegrityError:

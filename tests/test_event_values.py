@@ -1,0 +1,75 @@
+"""Values from code outside the runtime's control (tools, library callers) in events and ops:
+what is stored is what reads back, and what cannot be stored fails cleanly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from moot.core.runtime import Runtime
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.states import RunState, StopReason
+from moot.store.sqlite import SQLiteStore
+from moot.tools.base import SideEffect, ToolResult, tool
+from runtime_helpers import agent, call, of, run_turn
+
+
+class Item(BaseModel):
+    name: str
+    done: bool = False
+
+
+@tool(side_effect=SideEffect.READ_ONLY)
+def items() -> ToolResult:
+    """List the items."""
+    return ToolResult("2 items", display={"items": [Item(name="a"), Item(name="b", done=True)]})
+
+
+@tool(side_effect=SideEffect.READ_ONLY)
+def opaque() -> ToolResult:
+    """Return something no event can hold."""
+    return ToolResult("done", display={"handle": object()})
+
+
+def sqlite_runtime(tmp_path: Path, tool_name: str, tools: list) -> Runtime:
+    main = agent("main", {"tool_calls": [call(tool_name)]}, "finished")
+    return Runtime([main], store=SQLiteStore(tmp_path / "s.db"), tools=tools)
+
+
+async def test_a_pydantic_model_in_a_tools_display_is_stored_as_its_json(tmp_path: Path) -> None:
+    runtime = sqlite_runtime(tmp_path, "items", [items])
+    finished, events = await run_turn(runtime)
+
+    assert finished.state == RunState.COMPLETED
+    expected = {"items": [{"name": "a", "done": False}, {"name": "b", "done": True}]}
+    assert of(events, ev.ToolFinished)[0].display == expected
+    reread = SQLiteStore(tmp_path / "s.db").events(runtime.session_id)
+    assert of(reread, ev.ToolFinished)[0].display == expected
+
+
+async def test_a_value_no_event_can_hold_fails_the_run_cleanly(tmp_path: Path) -> None:
+    runtime = sqlite_runtime(tmp_path, "opaque", [opaque])
+    finished, events = await run_turn(runtime)
+
+    assert (finished.state, finished.stop_reason) == (RunState.FAILED, StopReason.INTERNAL_ERROR)
+    assert "rule f" in of(events, ev.Error)[0].message
+    assert "an event cannot hold a object" in of(events, ev.Error)[0].message
+    reread = SQLiteStore(tmp_path / "s.db").events(runtime.session_id)
+    assert [e.kind for e in reread] == [e.kind for e in events]
+
+
+async def test_an_op_of_the_wrong_shape_is_refused_at_submit_and_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    runtime = sqlite_runtime(tmp_path, "items", [items])
+
+    with pytest.raises(ValueError, match=r"Expected `str`, got `int` - at `\$.text`"):
+        runtime.submit(ops.UserTurn(text=5))  # type: ignore[arg-type]
+
+    assert await runtime.wait() is None
+    assert SQLiteStore(tmp_path / "s.db").events(runtime.session_id) == []
+    finished, _ = await run_turn(runtime, "go")  # the runtime is still usable
+    assert finished.state == RunState.COMPLETED
