@@ -23,6 +23,7 @@ from typing import IO
 
 import pytest
 
+from model_server import ModelServer, Reply
 from moot._version import __version__
 from moot.protocol import events as ev
 from moot.protocol.states import RunState, StopReason
@@ -157,6 +158,7 @@ def test_json_prints_one_result_object(moot: RunMoot) -> None:
         "usage",
         "cost_usd",
         "duration_ms",
+        "error",
     }
     assert body["session_id"].startswith("ses_")
     assert body["run_id"].startswith("run_")
@@ -168,6 +170,7 @@ def test_json_prints_one_result_object(moot: RunMoot) -> None:
     assert body["cost_usd"] == pytest.approx(0.003)
     assert isinstance(body["duration_ms"], float)
     assert body["duration_ms"] >= 0
+    assert body["error"] is None
 
 
 def test_stream_json_is_the_session_log_one_event_per_line(finished: FinishedSession) -> None:
@@ -209,6 +212,7 @@ def test_max_turns_stops_the_run_with_exit_1(moot: RunMoot) -> None:
     assert result.returncode == 1
     body = json.loads(result.stdout)
     assert (body["state"], body["stop_reason"]) == ("stopped", "max_turns")
+    assert body["error"] == "took 1 of 1 turns"
     assert body["turns"] == 1
     assert "max_turns" in result.stderr
     assert body["session_id"] in result.stderr
@@ -233,6 +237,36 @@ def test_provider_error_fails_the_run_with_exit_1(
     assert "failed" in result.stderr
     assert "provider_error" in result.stderr
     assert "boom" in result.stderr
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_a_provider_that_gives_up_fails_the_run_with_its_message(
+    moot: RunMoot, output_format: str
+) -> None:
+    key = "sk-ant-api03-cli-test-Zx9vK2mQ7pL4nR8sT1wY6uE3oI5aS0dFgH2jK4lM6nP8"
+    overloaded = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    # The server stays overloaded; `retry-after-ms` keeps the provider's waits short.
+    reply = Reply(529, overloaded, headers={"retry-after-ms": "1"}, content_type="application/json")
+    with ModelServer() as server:
+        server.reply(*[reply] * 20)
+        result = moot(
+            "-p", "go", "--model", "anthropic/claude-haiku-4-5", "--output-format", output_format,
+            env={"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": key},
+        )  # fmt: skip
+        requests = len(server.requests)
+
+    message = "anthropic/claude-haiku-4-5 (HTTP 529): Overloaded (after 4 tries)"
+    assert result.returncode == 1
+    assert requests == 4  # the provider's own tries; the loop does not ask again
+    assert f"moot: run failed (provider_error: {message}); session ses_" in result.stderr
+    if output_format == "json":
+        body = json.loads(result.stdout)
+        assert (body["state"], body["stop_reason"]) == ("failed", "provider_error")
+        assert body["error"] == message
+    else:
+        assert result.stdout == ""
+    assert key not in result.stdout + result.stderr
+    assert key[: len(key) // 2] not in result.stdout + result.stderr
 
 
 # ---- usage errors -----------------------------------------------------------------------------

@@ -140,11 +140,15 @@ async def test_no_progress_over_a_window() -> None:
     assert len(of(events, ev.ModelResponded)) == 5
 
 
-async def test_consecutive_provider_errors() -> None:
+async def test_a_provider_error_ends_the_turn_before_the_error_limit_counts_it() -> None:
+    # The provider has spent its own retries when an error reaches the loop: the loop does
+    # not ask again, so failed model calls never add up to `max_consecutive_errors`.
     model = endless({"error": "overloaded", "retryable": True})
-    finished, events = await stopped(Limits(max_consecutive_errors=3), model)
-    assert finished.stop_reason is StopReason.CONSECUTIVE_ERRORS
-    assert len(of(events, ev.Error)) == 3
+    runtime = make_runtime(Agent("main", model=model), limits=Limits(max_consecutive_errors=3))
+    finished, events = await run_turn(runtime)
+    assert (finished.state, finished.stop_reason) == (RunState.FAILED, StopReason.PROVIDER_ERROR)
+    assert len(of(events, ev.Error)) == 1
+    assert not of(events, ev.LimitHit)
 
 
 async def test_consecutive_tool_errors() -> None:
@@ -180,6 +184,30 @@ async def test_a_request_too_big_for_the_context_window_is_never_sent() -> None:
     # on port 9, so a request that was sent would fail differently.
     provider = AnthropicProvider(ProviderConfig("anthropic", "no-such-model", "http://127.0.0.1:9"))
     runtime = make_runtime(Agent("main", model=provider))
+    finished, events = await run_turn(runtime, "x" * 200_000)
+    assert (finished.state, finished.stop_reason) == (RunState.STOPPED, StopReason.CONTEXT_WINDOW)
+    assert "context window of 32,768 tokens" in of(events, ev.LimitHit)[0].detail
+    assert not of(events, ev.Error)
+
+
+async def test_a_router_checks_a_request_against_its_smallest_context_window() -> None:
+    from moot.providers.anthropic import AnthropicProvider
+    from moot.providers.config import ProviderConfig, RetryPolicy
+    from moot.providers.router import FallbackProvider
+
+    # claude-haiku-4-5 reads 200,000 tokens; the unknown model only the default 32,768. Either
+    # may answer, so a request of ~50,000 tokens is refused before any is sent.
+    router = FallbackProvider(
+        [
+            AnthropicProvider(
+                ProviderConfig(
+                    "anthropic", model, "http://127.0.0.1:9", retry=RetryPolicy(attempts=1)
+                )
+            )
+            for model in ("claude-haiku-4-5", "no-such-model")
+        ]
+    )
+    runtime = make_runtime(Agent("main", model=router))
     finished, events = await run_turn(runtime, "x" * 200_000)
     assert (finished.state, finished.stop_reason) == (RunState.STOPPED, StopReason.CONTEXT_WINDOW)
     assert "context window of 32,768 tokens" in of(events, ev.LimitHit)[0].detail

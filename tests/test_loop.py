@@ -207,11 +207,22 @@ async def test_a_non_retryable_provider_error_fails_the_run() -> None:
     assert not of(events, ev.ModelResponded)
 
 
-async def test_a_retryable_provider_error_is_asked_again() -> None:
-    main = agent("main", {"error": "overloaded", "retryable": True}, "fine now")
-    finished, events = await run_turn(make_runtime(main))
-    assert finished.output == "fine now"
-    assert len(of(events, ev.Error)) == 1
+async def test_a_retryable_provider_error_ends_the_turn_without_asking_again() -> None:
+    # A provider retries transient faults itself (providers/retry.py); an error that reaches
+    # the loop means it gave up, so asking again would only multiply its tries.
+    asked = []
+
+    def model(request: ModelRequest) -> object:
+        asked.append(request)
+        return {"error": "overloaded", "retryable": True} if len(asked) == 1 else "fine now"
+
+    runtime = make_runtime(Agent("main", model=FunctionProvider(model)))
+    finished, events = await run_turn(runtime)
+    assert (finished.state, finished.stop_reason) == (RunState.FAILED, StopReason.PROVIDER_ERROR)
+    assert len(asked) == 1
+    (error,) = of(events, ev.Error)
+    assert (error.message, error.retryable) == ("scripted: overloaded", True)
+    assert kinds(events, skip_states=True)[-2:] == ["error", "turn_finished"]
 
 
 async def test_an_empty_reply_means_the_agent_is_still_working() -> None:

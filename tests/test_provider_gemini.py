@@ -366,12 +366,32 @@ def test_conversation_parts_images_errors_and_foreign_thinking():
         "https://generativelanguage.googleapis.com/",
         "https://generativelanguage.googleapis.com/v1beta",
         "https://generativelanguage.googleapis.com/v1beta/",
+        "https://generativelanguage.googleapis.com/v1",
+        "https://generativelanguage.googleapis.com/v1/",
     ],
 )
 def test_the_base_url_may_name_the_api_version_or_not(base_url):
     url, headers, _ = GeminiProvider(config(base_url)).build_request(ask())
     assert url == "https://generativelanguage.googleapis.com" + PATH
     assert headers == {"x-goog-api-key": KEY}
+
+
+@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/", "/v1beta"])
+async def test_gemini_base_url_from_the_environment_with_or_without_a_version(
+    server, suffix, tmp_path
+):
+    from moot.providers.registry import resolve_model
+
+    environ = {"GEMINI_API_KEY": KEY, "GEMINI_BASE_URL": server.url + suffix}
+    environ["MOOT_HOME"] = str(tmp_path)
+    provider = resolve_model("gemini/gemini-2.5-flash", environ)
+    server.reply(sse("text"))
+    try:
+        [delta async for delta in provider.stream(ask())]
+    finally:
+        await provider.aclose()
+    [sent] = server.requests
+    assert (sent.method, sent.path) == ("POST", PATH)
 
 
 def test_thinking_is_asked_for_only_when_the_model_thinks():

@@ -6,11 +6,13 @@ Each test asserts the deltas the adapter produced and, where it matters, the req
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from model_server import ModelServer, Reply, sse_fixture
+from moot.core.agent import Agent
 from moot.protocol.messages import (
     AssistantMessage,
     Attachment,
@@ -19,6 +21,8 @@ from moot.protocol.messages import (
     Usage,
     UserMessage,
 )
+from moot.protocol.states import RunState
+from moot.providers import credentials
 from moot.providers.base import (
     Delta,
     Finish,
@@ -35,6 +39,9 @@ from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig, RetryPolicy
 from moot.providers.openai_chat import OpenAIChatProvider, chat_completions_url
 from moot.providers.presets import PRESETS
+from moot.providers.registry import resolve_model
+from moot.tools.base import SideEffect, ToolResult, tool
+from runtime_helpers import make_runtime, run_turn
 
 KEY = "sk-proj-T3stK3y0nlyF0rT3sts9x8y7z6w5v4u3"
 FAST = RetryPolicy(base_delay=0.01)
@@ -471,6 +478,101 @@ def test_presets_read_base_url_and_key_from_the_environment() -> None:
     )
     assert openai.resolve_base_url(env) == "https://gateway.example.com/openai/v1"
     assert vllm.key_optional
+
+
+BASE_URL_VARIABLES = {
+    "openai-chat": "OPENAI_BASE_URL",
+    "ollama": "OLLAMA_HOST",
+    "lmstudio": "LMSTUDIO_BASE_URL",
+    "vllm": "VLLM_BASE_URL",
+    "openrouter": "OPENROUTER_BASE_URL",
+    "groq": "GROQ_BASE_URL",
+    "deepseek": "DEEPSEEK_BASE_URL",
+    "mistral": "MISTRAL_BASE_URL",
+    "xai": "XAI_BASE_URL",
+    "together": "TOGETHER_BASE_URL",
+    "cerebras": "CEREBRAS_BASE_URL",
+}
+"""Every Chat Completions provider and the variable that points it elsewhere."""
+
+
+def test_every_chat_completions_provider_has_a_base_url_variable() -> None:
+    chat = {n for n, e in credentials.ENDPOINTS.items() if e.api == "openai_chat"}
+    assert {n: credentials.ENDPOINTS[n].base_url_env for n in chat} == BASE_URL_VARIABLES
+
+
+@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
+@pytest.mark.parametrize("name", list(BASE_URL_VARIABLES))
+async def test_the_base_url_variable_reaches_the_server_with_or_without_v1(
+    server: ModelServer, tmp_path: Path, name: str, suffix: str
+) -> None:
+    environ = {"MOOT_HOME": str(tmp_path), BASE_URL_VARIABLES[name]: server.url + suffix}
+    environ |= {variable: KEY for variable in credentials.ENDPOINTS[name].key_env}
+    provider = resolve_model(f"{name}/some-model", environ)
+    assert isinstance(provider, OpenAIChatProvider)
+    assert provider.config.base_url.startswith(server.url)  # else it would reach the real one
+    server.reply(Reply(body=fixture("text")))
+    try:
+        deltas = await collect(provider)
+    finally:
+        await provider.aclose()
+    assert deltas[-1] == Finish("stop")
+    [sent] = server.requests
+    assert (sent.method, sent.path) == ("POST", "/v1/chat/completions")
+    assert sent.json["model"] == "some-model"
+
+
+async def test_ollama_host_without_a_scheme_reaches_the_server(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    environ = {"MOOT_HOME": str(tmp_path), "OLLAMA_HOST": f"127.0.0.1:{server.port}"}
+    provider = resolve_model("ollama/qwen3-coder", environ)
+    server.reply(Reply(body=fixture("no_done_after_finish")))
+    try:
+        await collect(provider)
+    finally:
+        await provider.aclose()
+    assert [r.path for r in server.requests] == ["/v1/chat/completions"]
+
+
+# --- the catalog -------------------------------------------------------------------------
+
+
+async def test_openai_chat_models_are_openais_in_the_catalog(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    """`openai-chat/gpt-4.1` is OpenAI's gpt-4.1 on another wire API: a tool result's image
+    reaches it, its output cap is the catalog's, and its answers have a price."""
+
+    @tool(side_effect=SideEffect.READ_ONLY)
+    def read_file(path: str) -> ToolResult:
+        """Read a file of the workspace."""
+        return ToolResult(f"{path} is a picture", attachments=(PNG,))
+
+    environ = {"MOOT_HOME": str(tmp_path), "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.url}
+    provider = resolve_model("openai-chat/gpt-4.1", environ)
+    server.reply(Reply(body=fixture("tool_call")), Reply(body=fixture("text")))
+    try:
+        finished, _ = await run_turn(make_runtime(Agent("main", model=provider), tools=[read_file]))
+    finally:
+        await provider.aclose()
+
+    assert finished.state is RunState.COMPLETED
+    first, second = (request.json for request in server.requests)
+    assert first["max_completion_tokens"] == second["max_completion_tokens"] == 32768
+    assert second["messages"][-1] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "text",
+                "text": "Images from the read_file result call_Qx8mZ3vT1kR9yB2nL5pW7dFh:",
+            },
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        ],
+    }
+    gpt_41 = lookup("openai/gpt-4.1")
+    usage = Usage(input_tokens=412 + 210, output_tokens=17 + 9, cache_read_tokens=1024)
+    assert finished.cost_usd == pytest.approx(gpt_41.cost(usage))
 
 
 # --- in-stream errors --------------------------------------------------------------------

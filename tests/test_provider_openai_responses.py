@@ -509,8 +509,8 @@ async def test_429_waits_as_long_as_the_server_asks(server: ModelServer) -> None
     assert len(server.requests) == 2
 
 
-@pytest.mark.parametrize("status", [500, 503])
-async def test_a_server_error_status_is_retried(server: ModelServer, status: int) -> None:
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504, 529])
+async def test_a_transient_status_is_retried(server: ModelServer, status: int) -> None:
     body = (
         b'{"error":{"message":"The server had an error while processing your request.",'
         b'"type":"server_error"}}'

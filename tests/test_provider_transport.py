@@ -99,6 +99,25 @@ async def collect(cfg: ProviderConfig) -> list[ServerSentEvent]:
         return [e async for e in post_sse(client, cfg, cfg.base_url + "/x", headers={}, body={})]
 
 
+TRANSIENT = [408, 409, 429, 500, 502, 503, 504, 529]
+PERMANENT = [400, 401, 403, 404]
+
+
+@pytest.mark.parametrize("status", TRANSIENT + PERMANENT)
+async def test_exactly_the_transient_statuses_are_retryable(status: int) -> None:
+    with ModelServer() as server:
+        server.reply(Reply(status, b'{"error":{"message":"said the server"}}'))
+        with pytest.raises(ProviderError) as caught:
+            await collect(config(server))
+    error = caught.value
+    assert (error.status, error.retryable) == (status, status in TRANSIENT)
+    assert f"HTTP {status}" in str(error) and "said the server" in str(error)
+
+
+def test_the_policy_retries_the_transient_statuses() -> None:
+    assert RetryPolicy().statuses == frozenset(TRANSIENT)
+
+
 async def test_post_sse_streams_events_and_sends_json() -> None:
     with ModelServer() as server:
         server.reply(Reply(body=STREAM, chunk_size=5))

@@ -24,7 +24,14 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
 from moot.providers.registry import UnknownModel, resolve_model
-from moot.session_setup import Session, SetupError, hook_config, open_session, session_rules
+from moot.session_setup import (
+    Session,
+    SetupError,
+    hook_config,
+    open_session,
+    session_environ,
+    session_rules,
+)
 from moot.settings import SettingsError, load_settings
 from moot.workspace.paths import Workspace
 
@@ -46,8 +53,9 @@ def exit_code(finished: ev.TurnFinished | None) -> int:
     return EXIT_STOPPED
 
 
-def result_object(finished: ev.TurnFinished, session_id: str) -> dict[str, object]:
-    """The `--output-format json` object."""
+def result_object(finished: ev.TurnFinished, session_id: str, error: str = "") -> dict[str, object]:
+    """The `--output-format json` object. `error` says why a run that did not complete ended
+    (the provider's message, the limit hit); it is null for a completed run."""
     return {
         "session_id": session_id,
         "run_id": finished.run_id,
@@ -58,6 +66,7 @@ def result_object(finished: ev.TurnFinished, session_id: str) -> dict[str, objec
         "usage": msgspec.structs.asdict(finished.usage),
         "cost_usd": finished.cost_usd,
         "duration_ms": round(finished.duration_ms, 1),
+        "error": None if finished.state is RunState.COMPLETED else error or None,
     }
 
 
@@ -82,7 +91,8 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             "no model: pass --model provider/model (or set MOOT_MODEL, or `model` in settings)"
         )
     try:
-        resolve_model(options.model)  # a bad name or script is a usage error, before any session
+        # A bad name, script or missing key is a usage error, before any session.
+        resolve_model(options.model, session_environ(settings))
         rules = session_rules(
             settings, _rule_list(options.allowed_tools), _rule_list(options.disallowed_tools)
         )
@@ -207,7 +217,7 @@ async def _turn(runtime: Runtime, options: Namespace, out: TextIO) -> int:
     if finished is None:  # pragma: no cover - a run always ends with turn_finished
         return EXIT_STOPPED
     if options.output_format == "json":
-        out.write(json.dumps(result_object(finished, runtime.session_id)) + "\n")
+        out.write(json.dumps(result_object(finished, runtime.session_id, problem)) + "\n")
     elif options.output_format == "text" and finished.output:
         out.write(finished.output.rstrip("\n") + "\n")
     if finished.state is not RunState.COMPLETED:

@@ -33,6 +33,7 @@ from moot.permissions.modes import PermissionMode
 from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
+from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
 from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
@@ -130,6 +131,14 @@ def _mask_source(rules: RuleSet, root: Path) -> MaskSource | None:
     return mask_source(rules, root)
 
 
+def session_environ(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a session works with: the settings' `env` under the process's own, so
+    a variable set in the shell wins over one in a settings file. Model keys and base URLs
+    are read from it, and shell commands start from it (scrubbed of secrets by the sandbox).
+    """
+    return {**settings.env, **(os.environ if environ is None else environ)}
+
+
 def open_session(
     store: Store,
     session_id: str,
@@ -161,6 +170,7 @@ def open_session(
         SetupError: The sandbox setting is not one moot knows.
     """
     start_mode = PermissionMode(mode or settings.permissions.default_mode or PermissionMode.DEFAULT)
+    environ = session_environ(settings)
     workspace = session_workspace(store, session_id, cwd)
     workspace.hidden = read_denied(rules, workspace.root)
     scripts = hook_scripts(hooks, workspace.root)
@@ -169,7 +179,7 @@ def open_session(
     )
     try:
         shell = choose_sandbox(
-            sandbox_setting(settings),
+            sandbox_setting(settings, environ),
             policy_for_shell,
             bypass=start_mode is PermissionMode.BYPASS_PERMISSIONS,
             session_id=session_id,
@@ -184,7 +194,7 @@ def open_session(
     tools = [
         t
         for t in [
-            *builtin_tools(store, session_id, workspace, shell, shells),
+            *builtin_tools(store, session_id, workspace, shell, shells, env=environ),
             exit_plan_mode_tool(rules_policy),
         ]
         if not tool_hidden(t.name, rules)
@@ -197,6 +207,7 @@ def open_session(
         limits=limits,
         approval=policy,
         hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
+        resolve=lambda model: resolve_model(model, environ, models=settings.models),
     )
     if runtime.mode and mode is None:
         # The mode belongs to the session: a resumed one goes on in the mode it switched to,

@@ -4,7 +4,8 @@ Precedence, highest first: command-line flags, `.moot/settings.local.json` (pers
 git-ignored), `.moot/settings.json` (committed), `<config dir>/settings.json`, defaults. The
 shape follows the one widely used coding agents share (`permissions.allow/ask/deny`,
 `permissions.defaultMode`, `hooks`, `env`, `model`), so rules people already have carry over.
-Permission rule lists add up across the files; every other value is overridden by a higher one.
+Permission rule lists add up across the files, and so do hooks (by event), `env` (by variable)
+and `models` (by model, then field); every other value is overridden by a higher one.
 
 The schema is checked with msgspec, not pydantic: `moot -p` reads settings before anything
 else, and pydantic alone costs several times what msgspec does to import.
@@ -22,6 +23,7 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from moot.protocol.modes import ModeName
+from moot.providers.catalog import CatalogEntry
 
 SandboxName = Literal["auto", "bubblewrap", "docker", "none"]
 """The `sandbox` values (`moot.sandbox.select` reads them)."""
@@ -56,15 +58,21 @@ class Settings(msgspec.Struct, kw_only=True):
     auto_commit: bool | None = msgspec.field(default=None, name="autoCommit")
     """Commit the files a turn changed at its end (`moot undo` takes it back)."""
     env: dict[str, str] = msgspec.field(default_factory=dict)
-    """Environment variables for the session's commands."""
+    """Environment variables for the session: model keys and base URLs are read from them, and
+    shell commands see them (secrets scrubbed); the process's own environment wins."""
     hooks: dict[str, Any] = msgspec.field(default_factory=dict)
     """Commands run on session events (PreToolUse, PostToolUse, ...)."""
+    models: dict[str, CatalogEntry] = msgspec.field(default_factory=dict)
+    """Model catalog entries by `provider/model`, shaped as in `models.json` (`context_window`,
+    `max_output`, prices per million tokens, `tools`/`images`/`thinking`): a new model, or some
+    fields of a known one changed. They add up across the files, field by field."""
 
 
 _CHOICES: dict[str, Any] = {"sandbox": SandboxName, "permissions.defaultMode": ModeName}
 """The closed sets by key path, to list in the message when a value is not one of them."""
-_KEYS: dict[str, type[msgspec.Struct]] = {"permissions": Permissions}
-"""The objects that refuse unknown keys by key path, to list the keys they take."""
+_KEYS: dict[str, type[msgspec.Struct]] = {"permissions": Permissions, "models.*": CatalogEntry}
+"""The objects that refuse unknown keys by key path (`*`: any key of a dictionary), to list the
+keys they take."""
 _JSON_TYPES = {
     type(None): "null",
     bool: "bool",
@@ -92,9 +100,10 @@ def _problem(message: str, data: dict[str, Any]) -> str:
     message, _, at = message.rpartition(" - at `")
     if not message:  # the value as a whole, which `_read` has already checked is an object
         return at
-    where = _key_path(at.rstrip("`"), message, data)
+    at = at.rstrip("`")
+    where = _key_path(at, message, data)
     if unknown := re.fullmatch(r"Object contains unknown field `(.*)`", message):
-        struct = _KEYS.get(where)
+        struct = _KEYS.get(at.removeprefix("$.").replace("[...]", ".*"))
         keys = [f.encode_name for f in msgspec.structs.fields(struct)] if struct else []
         takes = f" (it takes {', '.join(keys)})" if keys else ""
         return f"{where}.{unknown[1]}: not a known key{takes}"
@@ -105,19 +114,42 @@ def _problem(message: str, data: dict[str, Any]) -> str:
 
 def _key_path(at: str, message: str, data: dict[str, Any]) -> str:
     """`$.permissions.allow[1]` as `permissions.allow[1]`. For a value in a dictionary msgspec
-    writes `$.env[...]`; the key is then the first one whose value has the type it complains
-    about (the values are checked in order, and all of one type fail alike)."""
+    writes `$.env[...]`; the key is then the first one whose value (or what the rest of the path
+    names inside it) is what the message is about: a value of the type it complains about, or an
+    object with the unknown field (the values are checked in order, and all of one kind fail
+    alike)."""
     got = re.search(r"got `(\w+)`", message)
-    path, node = "", data
-    for name, index in re.findall(r"\.([^.\[]+)|\[([^\]]*)\]", at):
-        if index == "..." and isinstance(node, dict) and got:
-            name = next((k for k, v in node.items() if _JSON_TYPES.get(type(v)) == got[1]), "")
+    unknown = re.fullmatch(r"Object contains unknown field `(.*)`", message)
+    steps: list[tuple[str, str]] = re.findall(r"\.([^.\[]+)|\[([^\]]*)\]", at)
+
+    def fits(node: object) -> bool:
+        if got:
+            return _JSON_TYPES.get(type(node)) == got[1]
+        return not unknown or (isinstance(node, dict) and unknown[1] in node)
+
+    def walk(node: object, steps: list[tuple[str, str]]) -> str | None:
+        if not steps:
+            return "" if fits(node) else None
+        (name, index), rest = steps[0], steps[1:]
+        if index == "..." and isinstance(node, dict):
+            for key, value in node.items():
+                if (tail := walk(value, rest)) is not None:
+                    return f".{key}{tail}"
+            return None
         if name:
-            path, node = f"{path}.{name}", node.get(name) if isinstance(node, dict) else None
+            child = node.get(name) if isinstance(node, dict) else None
+            step = f".{name}"
         else:
-            path += f"[{index}]"
-            node = node[int(index)] if isinstance(node, list) and index.isdigit() else None
-    return path.removeprefix(".")
+            listed = isinstance(node, list) and index.isdigit() and int(index) < len(node)
+            child = node[int(index)] if listed else None  # type: ignore[index]
+            step = f"[{index}]"
+        tail = walk(child, rest)
+        return None if tail is None else step + tail
+
+    found = walk(data, steps)
+    if found is None:  # nothing fits: name the path as msgspec gives it
+        found = "".join(f".{name}" if name else f"[{index}]" for name, index in steps)
+    return found.removeprefix(".")
 
 
 def settings_files(project: Path, environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -151,6 +183,7 @@ def _read(path: Path) -> dict[str, Any]:
 def merge(layers: list[dict[str, Any]]) -> Settings:
     """Later layers win; permission rule lists add up (without duplicates), and so do the
     hooks of each event: a project's `PreToolUse` hooks run besides the user's, not instead.
+    `env` merges by variable, `models` by model and then by field.
 
     Raises:
         SettingsError: the merged settings do not fit the schema (named as `settings`).
@@ -174,6 +207,12 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
                         hooks[event] = groups  # a malformed value: the hook parser names it
             elif key == "env" and isinstance(value, dict):
                 merged[key] = {**merged.get(key, {}), **value}
+            elif key == "models" and isinstance(value, dict):
+                models = merged.setdefault("models", {})
+                for name, entry in value.items():
+                    before = models.get(name)
+                    both = isinstance(before, dict) and isinstance(entry, dict)
+                    models[name] = {**before, **entry} if both else entry
             else:
                 merged[key] = value
     merged["permissions"] = {**rules, "defaultMode": mode}

@@ -66,7 +66,7 @@ class CallState(msgspec.Struct):
     finish_message: str | None = None
     gate_retries: int = 0
     errors: int = 0
-    """Consecutive failed model calls or all-failed tool steps."""
+    """Consecutive all-failed tool steps (a failed model call ends the turn at once)."""
     last_tool: str | None = None
     repeats: int = 0
     """How many times in a row `last_tool` (a fingerprint) has started."""

@@ -31,7 +31,8 @@ class Limits(msgspec.Struct, frozen=True):
     no_progress_window: int | None = 8
     """Stop after this many steps in a row that each repeat a step seen within the window."""
     max_consecutive_errors: int | None = 5
-    """Failed model calls or all-failed tool steps in a row before the run stops."""
+    """Tool steps in a row whose every call failed, before the run stops (a failed model call
+    ends the turn at once, with `provider_error`)."""
     max_call_depth: int = 5
     """How deep peer calls may nest; a call beyond it stops at once."""
     max_gate_retries: int = 3

@@ -26,18 +26,18 @@ from moot.protocol.messages import ToolCall, without_images
 from moot.protocol.states import RunState, StopReason, state_for
 from moot.providers.base import (
     ModelRequest,
-    Provider,
     ProviderError,
     TextPart,
     ThinkingPart,
     estimate_tokens,
+    model_info,
 )
-from moot.providers.catalog import accepts_images, context_window
 from moot.tools.base import SideEffect, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from moot.core.gate import GateDecision
     from moot.hooks.calls import CallHooks
+    from moot.providers.catalog import ModelInfo
 
 
 class _Ended(Exception):
@@ -138,7 +138,9 @@ class CallRunner:
         call, run = self.call, self.run
         check_before_model(run.limits, run.fold.totals, errors=call.errors, stale=call.stale)
         provider = run.provider_for(self.agent)
-        messages = call.messages if accepts_images(provider) else without_images(call.messages)
+        info = model_info(provider)
+        images = info is None or info.images
+        messages = call.messages if images else without_images(call.messages)
         request = ModelRequest(
             model=provider.name,
             system=system_prompt(self.agent, list(run.agents.values()), call.caller),
@@ -146,7 +148,7 @@ class CallRunner:
             tools=run.specs_for(self.agent),
             agent=self.agent.name,
         )
-        self._check_fits(provider, request)
+        self._check_fits(provider.name, info, request)
         turn = TurnBuilder()
         try:
             async for delta in provider.stream(request):
@@ -156,28 +158,27 @@ class CallRunner:
                 elif isinstance(delta, ThinkingPart) and delta.text:
                     self._record(ev.ThinkingDelta, text=delta.text)
         except ProviderError as exc:
+            # The provider has already retried what was worth retrying (providers/retry.py,
+            # and the fallback router's other models): asking again here would multiply its
+            # tries (4 x 5 requests against a server that stays down) and hide its message.
             self._record(ev.Error, source="provider", message=str(exc), retryable=exc.retryable)
             if turn.has_output:
                 # Keep what arrived: the person sees it, and the run says why it stopped.
                 self._responded(provider.name, turn, partial=True)
-                raise _Ended(StopReason.PROVIDER_ERROR, turn.text) from exc
-            if not exc.retryable:
-                raise _Ended(StopReason.PROVIDER_ERROR, "") from exc
-            return  # still MODEL_PENDING: ask again, within the consecutive-error limit
+            raise _Ended(StopReason.PROVIDER_ERROR, turn.text) from exc
         self._responded(provider.name, turn, partial=False)
         self._move(RunState.DECISION_RECEIVED)
 
-    def _check_fits(self, provider: Provider, request: ModelRequest) -> None:
+    def _check_fits(self, model: str, info: ModelInfo | None, request: ModelRequest) -> None:
         """Refuse a request that cannot fit the model's context window, before sending it."""
-        window = context_window(provider)
-        if window is None:
+        if info is None:  # a scripted or function provider: no window to fit
             return
-        estimate = estimate_tokens(request)
+        window, estimate = info.context_window, estimate_tokens(request)
         if estimate > window:
             raise LimitReached(
                 StopReason.CONTEXT_WINDOW,
                 f"the conversation (about {estimate:,} tokens) no longer fits "
-                f"{provider.name}'s context window of {window:,} tokens",
+                f"{model}'s context window of {window:,} tokens",
             )
 
     def _responded(self, model: str, turn: TurnBuilder, *, partial: bool) -> None:

@@ -6,7 +6,7 @@ Front ends (headless, TUI, REPL, ACP, the Python API) all talk to a session thro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Self
 
 from moot.core.agent import Agent
@@ -77,6 +77,8 @@ class Runtime:
         approval: Settles tool approvals; `AllowAll` until permission rules exist.
         gate: A turn gate that sees each completed model turn.
         hooks: Hook commands from the settings (`moot.hooks`); None runs none.
+        resolve: Makes an agent's model name (`provider/model`) a provider; by default
+            `resolve_model` with the process environment (keys, base URLs).
     """
 
     def __init__(
@@ -92,6 +94,7 @@ class Runtime:
         hooks: Hooks | None = None,
         title: str = "",
         workspace: str = "",
+        resolve: Callable[[str], Provider] = resolve_model,
     ) -> None:
         if not agents:
             raise ValueError("a runtime needs at least one agent")
@@ -116,6 +119,7 @@ class Runtime:
         earlier = self._session.history or self._session.open_run
         self._session_start: str | None = "resume" if earlier else "startup"
         self._providers: dict[str, Provider] = {}
+        self._resolve = resolve
         self._pending = PendingApprovals()
         self._streams: list[EventStream] = []
         self._task: asyncio.Task[None] | None = None
@@ -285,7 +289,7 @@ class Runtime:
         key = model if isinstance(model, str) else id(model)
         provider = self._providers.get(key)
         if provider is None:
-            provider = resolve_model(model) if isinstance(model, str) else model
+            provider = self._resolve(model) if isinstance(model, str) else model
             self._providers[key] = provider
             if isinstance(provider, ScriptPosition):
                 # Only the turns of agents that share this very model were played from it.

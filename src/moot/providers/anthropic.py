@@ -40,7 +40,6 @@ from moot.providers.base import (
     ToolCallStart,
     UsageReport,
 )
-from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
 
@@ -103,7 +102,7 @@ class AnthropicProvider(HTTPAdapter):
 
     def _output_limits(self, request: ModelRequest) -> tuple[int, int | None]:
         """`max_tokens`, and the thinking budget when thinking was asked for and is supported."""
-        info = lookup(self.config.name)
+        info = self.config.info
         max_tokens = request.max_output_tokens or self.config.max_output_tokens or info.max_output
         budget = THINKING_BUDGETS.get(self.config.reasoning_effort or "")
         if budget is None or not info.thinking:
@@ -128,7 +127,7 @@ class AnthropicProvider(HTTPAdapter):
         if not reader.done:
             raise transport_error(self.config, "the stream ended before message_stop")
         usage = reader.usage()
-        yield UsageReport(usage, cost_usd=lookup(self.config.name).cost(usage))
+        yield UsageReport(usage, cost_usd=self.config.info.cost(usage))
         yield Finish(reader.stop_reason or "end_turn")
 
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import msgspec
 
 from moot.protocol.messages import Message, Usage
+
+if TYPE_CHECKING:
+    from moot.providers.catalog import ModelInfo
 
 
 class ToolSpec(msgspec.Struct, frozen=True):
@@ -77,8 +80,9 @@ Delta = TextPart | ThinkingPart | ToolCallStart | ToolCallArgs | UsageReport | F
 class ProviderError(Exception):
     """A model call failed; the message names provider, model and the server's words.
 
-    `retryable` tells the loop whether asking again may help (the provider layer has already
-    retried transport faults by the time this reaches the loop).
+    `retryable` says whether the fault may pass (an overload, a dropped connection), so that
+    `with_retries` tries again. By the time this reaches the loop the provider has spent its
+    tries, so the loop never asks again: the turn ends with stop reason `provider_error`.
     """
 
     message: str
@@ -104,6 +108,29 @@ class Provider(Protocol):
     """`provider/model` as people write it; shown in traces and recorded with usage."""
 
     def stream(self, request: ModelRequest) -> AsyncIterator[Delta]: ...
+
+
+@runtime_checkable
+class DescribedModel(Protocol):
+    """A provider that says itself what its model accepts, where no one config tells.
+
+    The fallback router answers for all of its models at once (`FallbackProvider.model_info`).
+    """
+
+    def model_info(self) -> ModelInfo | None:
+        """The catalog's view of the model, or None when nothing bounds it."""
+        ...
+
+
+def model_info(provider: Provider) -> ModelInfo | None:
+    """What the catalog knows of the model behind `provider`; None when nothing bounds it.
+
+    The loop asks this before each request: a model that takes no images gets a note in their
+    place, and a request bigger than the context window is never sent. A `DescribedModel` (an
+    HTTP adapter, the fallback router) answers for itself; scripted and function providers
+    take anything (None).
+    """
+    return provider.model_info() if isinstance(provider, DescribedModel) else None
 
 
 @runtime_checkable

@@ -1,24 +1,72 @@
 """The model catalog: context window, output cap, prices and abilities of known models.
 
-The data lives in `models.json` beside this module; settings may pass more entries (for a new
-model or a private deployment). A model the catalog does not know works with conservative
-defaults and no price (its cost counts as zero, and says so nowhere it would mislead: the
-usage still counts tokens).
+The data lives in `models.json` beside this module. `<config dir>/models.json` and the settings'
+`models` key add entries (for a new model or a private deployment) or change some fields of a
+listed one: an entry's fields override what the layer below gives the model, the fields it
+leaves out stay. A model the catalog does not know works with conservative defaults and no
+price (its cost counts as zero, and says so nowhere it would mislead: the usage still counts
+tokens).
+
+A name is looked up as given first, then as the model it stands for on another provider:
+`openai-chat/gpt-4.1` is OpenAI's `gpt-4.1`, and OpenRouter's `vendor/model` names
+(`openrouter/anthropic/claude-sonnet-4.5`) are the vendor's own model.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from moot.protocol.messages import Usage
 
 _PER_MILLION = 1_000_000
+
+OPENROUTER_VENDORS = {"google": "gemini", "x-ai": "xai", "mistralai": "mistral"}
+"""OpenRouter's vendor slugs that differ from moot's provider names; the others are the same
+(`anthropic`, `openai`, `deepseek`). https://openrouter.ai/models"""
+
+_Tokens = Annotated[int, msgspec.Meta(gt=0)]
+_Price = Annotated[float, msgspec.Meta(ge=0)]
+
+_DOTTED_VERSION = re.compile(r"(?<=\d)\.(?=\d)")
+"""OpenRouter writes Anthropic's versions with dots (`claude-sonnet-4.5`); the API with hyphens."""
+
+
+class CatalogEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One model's entry in `models.json` or the settings' `models`; every field optional.
+
+    A field left out keeps what the catalog would otherwise give the model (its built-in entry,
+    or the conservative defaults for a model it does not list).
+    """
+
+    context_window: _Tokens | None = None
+    """Tokens the model reads at most, prompt and answer together."""
+    max_output: _Tokens | None = None
+    """Tokens the model writes at most in one answer (sent as the request's output cap)."""
+    input: _Price | None = None
+    """USD per million uncached input tokens."""
+    output: _Price | None = None
+    """USD per million output tokens (thinking included)."""
+    cache_read: _Price | None = None
+    """USD per million input tokens read from the prompt cache (the input price when unset)."""
+    cache_write: _Price | None = None
+    """USD per million input tokens written to the prompt cache (the input price when unset)."""
+    tools: bool | None = None
+    """Whether the model calls tools."""
+    images: bool | None = None
+    """Whether the model reads images; for models that do not, images become a short note."""
+    thinking: bool | None = None
+    """Whether the model reasons, so `MOOT_REASONING_EFFORT` is sent to it."""
+
+    def given(self) -> dict[str, Any]:
+        """The fields this entry sets."""
+        return {f: v for f in self.__struct_fields__ if (v := getattr(self, f)) is not None}
 
 
 class ModelInfo(msgspec.Struct, frozen=True):
@@ -56,36 +104,47 @@ class ModelInfo(msgspec.Struct, frozen=True):
         ) / _PER_MILLION
 
 
-_FIELDS = {f.name for f in msgspec.structs.fields(ModelInfo)} - {"name", "known"}
+Catalog = Mapping[str, ModelInfo]
 
 
-def _entry(name: str, data: Mapping[str, Any]) -> ModelInfo:
-    unknown = set(data) - _FIELDS
-    if unknown:
-        raise ValueError(f"model {name}: unknown catalog fields {sorted(unknown)}")
-    return ModelInfo(name=name, known=True, **data)
-
-
-@cache
-def _builtin() -> dict[str, ModelInfo]:
-    data = json.loads(Path(__file__).with_name("models.json").read_text(encoding="utf-8"))
-    return {name: _entry(name, entry) for name, entry in data.items() if not name.startswith("_")}
-
-
-@cache
-def _user(path: Path) -> dict[str, ModelInfo]:
+def _read(path: Path) -> dict[str, CatalogEntry]:
+    """The entries of a catalog file (keys starting with `_` are comments)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read the model catalog {path}: {exc}") from None
-    return {name: _entry(name, entry) for name, entry in data.items() if not name.startswith("_")}
+    if not isinstance(data, dict):
+        raise ValueError(f"the model catalog {path} must hold a JSON object")
+    return {name: _entry(name, value, path) for name, value in data.items() if name[:1] != "_"}
+
+
+def _entry(name: str, value: object, source: object) -> CatalogEntry:
+    """`value` as the catalog entry of model `name`, or a ValueError naming both and `source`."""
+    try:
+        return msgspec.convert(value, CatalogEntry, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"{source}: model {name}: {exc}") from None
+
+
+def _layer(below: Catalog, entries: Mapping[str, CatalogEntry]) -> dict[str, ModelInfo]:
+    """`below` with `entries` laid over it, each over what `below` gives its model."""
+    merged = dict(below)
+    for name, entry in entries.items():
+        base = _find(below, name) or ModelInfo(name=name)
+        merged[name] = msgspec.structs.replace(base, name=name, known=True, **entry.given())
+    return merged
+
+
+@cache
+def _builtin() -> dict[str, ModelInfo]:
+    return _layer({}, _read(Path(__file__).with_name("models.json")))
 
 
 @cache
 def _known(user_path: Path) -> dict[str, ModelInfo]:
-    return {**_builtin(), **_user(user_path)}
+    return _layer(_builtin(), _read(user_path))
 
 
 def user_catalog_path() -> Path:
@@ -95,35 +154,43 @@ def user_catalog_path() -> Path:
     return config_dir() / "models.json"
 
 
-def lookup(name: str, extra: Mapping[str, Mapping[str, Any]] | None = None) -> ModelInfo:
+def lookup(name: str, extra: Mapping[str, CatalogEntry] | None = None) -> ModelInfo:
     """The catalog entry for `provider/model`.
 
-    `extra` entries (from settings) win, then the user's `models.json`, then the built-in list.
-    A dated or suffixed id (`claude-sonnet-4-5-20250929`) matches its listed prefix.
+    Layers, highest first: `extra` (the settings' `models`), the user's `models.json`, the
+    built-in list. The name as given is tried first, then the model it stands for (see the
+    module docstring); a dated or suffixed id (`claude-sonnet-4-5-20250929`) matches its listed
+    prefix. A model found nowhere gets the conservative defaults (`known` False).
     """
-    if extra and name in extra:
-        return _entry(name, extra[name])
-    known = _known(user_catalog_path())
-    if name in known:
-        return known[name]
-    prefixes = [k for k in known if name.startswith(k + "-")]
-    if prefixes:
-        base = known[max(prefixes, key=len)]
-        return msgspec.structs.replace(base, name=name)
-    return ModelInfo(name=name)
+    known: Catalog = _known(user_catalog_path())
+    if extra:
+        known = _layer(known, extra)
+    return _find(known, name) or ModelInfo(name=name)
 
 
-def accepts_images(provider: object) -> bool:
-    """Whether an HTTP adapter's model takes images; scripted and function providers do."""
-    from moot.providers.config import ProviderConfig
+def _find(known: Catalog, name: str) -> ModelInfo | None:
+    """`name`'s entry in `known`, by its own name or a name it stands for; None if none."""
+    for candidate in _candidates(name):
+        if candidate in known:
+            info = known[candidate]
+        else:
+            prefixes = [k for k in known if candidate.startswith(k + "-")]
+            if not prefixes:
+                continue
+            info = known[max(prefixes, key=len)]
+        return info if info.name == name else msgspec.structs.replace(info, name=name)
+    return None
 
-    config = getattr(provider, "config", None)
-    return lookup(config.name).images if isinstance(config, ProviderConfig) else True
 
-
-def context_window(provider: object) -> int | None:
-    """The context window of an HTTP adapter's model; None for providers without one."""
-    from moot.providers.config import ProviderConfig
-
-    config = getattr(provider, "config", None)
-    return lookup(config.name).context_window if isinstance(config, ProviderConfig) else None
+def _candidates(name: str) -> Iterator[str]:
+    """`name`, then the names of the same model at its maker, most specific first."""
+    yield name
+    provider, _, model = name.partition("/")
+    if provider == "openai-chat":
+        yield f"openai/{model}"  # the same models as the Responses API, other wire format
+    elif provider == "openrouter" and "/" in model:
+        vendor, _, vendor_model = model.partition("/")
+        vendor = OPENROUTER_VENDORS.get(vendor, vendor)
+        yield f"{vendor}/{vendor_model}"
+        if vendor == "anthropic":
+            yield f"{vendor}/{_DOTTED_VERSION.sub('-', vendor_model)}"

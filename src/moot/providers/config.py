@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgspec
+
+from moot.providers.catalog import CatalogEntry, ModelInfo, lookup
 
 
 class RetryPolicy(msgspec.Struct, frozen=True):
@@ -45,10 +47,17 @@ class ProviderConfig(msgspec.Struct, frozen=True):
     max_output_tokens: int | None = None
     reasoning_effort: str | None = None
     """For models with adjustable reasoning: "low", "medium", "high"."""
+    catalog: Mapping[str, CatalogEntry] = {}
+    """Catalog entries from the settings' `models`, over the built-in and user catalogs."""
 
     @property
     def name(self) -> str:
         return f"{self.provider}/{self.model}"
+
+    @property
+    def info(self) -> ModelInfo:
+        """What the catalog knows about this model (window, output cap, prices, abilities)."""
+        return lookup(self.name, self.catalog)
 
     def __repr__(self) -> str:  # never show the key, even in a traceback
         return f"ProviderConfig({self.name!r}, base_url={self.base_url!r})"

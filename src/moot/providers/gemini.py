@@ -55,7 +55,6 @@ from moot.providers.base import (
     ToolSpec,
     UsageReport,
 )
-from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
 
@@ -83,19 +82,33 @@ _RPC_STATUS = {
 _PART_KINDS = ("thought", "text", "functionCall")
 
 
+API_VERSION = "v1beta"
+"""The API version this adapter speaks: thinking and function-call ids are v1beta's."""
+
+_VERSION_SUFFIX = re.compile(r"/v1(?:beta|alpha)?$")
+
+
+def api_root(base_url: str) -> str:
+    """`base_url` with the API version this adapter speaks, whatever version it ended in.
+
+    `https://generativelanguage.googleapis.com`, `.../v1` and `.../v1beta` all give
+    `.../v1beta`: a base URL works with or without its version, as for every other provider.
+    """
+    return f"{_VERSION_SUFFIX.sub('', base_url.rstrip('/'))}/{API_VERSION}"
+
+
 class GeminiProvider(HTTPAdapter):
     """Gemini models through the Generative Language API (`x-goog-api-key` auth)."""
 
     def build_request(self, request: ModelRequest) -> tuple[str, dict[str, str], dict]:
         """The URL, headers and JSON body of one streamed generateContent call (pure)."""
         config = self.config
-        root = config.base_url.rstrip("/").removesuffix("/v1beta")
         model = config.model.removeprefix("models/")
-        url = f"{root}/v1beta/models/{model}:streamGenerateContent?alt=sse"
+        url = f"{api_root(config.base_url)}/models/{model}:streamGenerateContent?alt=sse"
         headers = {"x-goog-api-key": config.api_key} if config.api_key else {}
         headers.update(config.headers)
 
-        info = lookup(config.name)
+        info = config.info
         body: dict[str, Any] = {}
         if request.system:
             body["systemInstruction"] = {"parts": [{"text": request.system}]}
@@ -125,7 +138,7 @@ class GeminiProvider(HTTPAdapter):
         if reader.finish_reason is None:
             raise transport_error(self.config, "the stream ended before a finishReason")
         usage = reader.usage()
-        yield UsageReport(usage, cost_usd=lookup(self.config.name).cost(usage))
+        yield UsageReport(usage, cost_usd=self.config.info.cost(usage))
         yield Finish(reader.finish_reason)
 
 

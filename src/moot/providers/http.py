@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from moot.providers.base import Delta, ModelRequest, ProviderError
+from moot.providers.catalog import ModelInfo
 from moot.providers.config import ProviderConfig
 from moot.providers.retry import with_retries
 from moot.providers.sse import ServerSentEvent, SSEDecoder
@@ -180,6 +181,10 @@ class HTTPAdapter(ABC):
         self.name = config.name
         self._client = client
         self._owns_client = client is None
+
+    def model_info(self) -> ModelInfo:
+        """The catalog's entry for this model (`DescribedModel`)."""
+        return self.config.info
 
     @abstractmethod
     def build_request(self, request: ModelRequest) -> tuple[str, dict[str, str], dict[str, Any]]:

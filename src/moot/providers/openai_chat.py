@@ -39,7 +39,6 @@ from moot.providers.base import (
     ToolSpec,
     UsageReport,
 )
-from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
 from moot.providers.presets import PRESETS, Preset
@@ -80,7 +79,7 @@ class OpenAIChatProvider(HTTPAdapter):
     def build_request(self, request: ModelRequest) -> tuple[str, dict[str, str], dict[str, Any]]:
         """The URL, headers and JSON body for `request`; pure, so tests can assert it."""
         config = self.config
-        info = lookup(config.name)
+        info = config.info
         headers = dict(config.headers)
         if config.api_key:
             headers["Authorization"] = f"Bearer {config.api_key}"
@@ -123,7 +122,7 @@ class OpenAIChatProvider(HTTPAdapter):
         for delta in reader.flush():
             yield delta
         if reader.usage is not None:
-            yield UsageReport(reader.usage, lookup(self.config.name).cost(reader.usage))
+            yield UsageReport(reader.usage, self.config.info.cost(reader.usage))
         yield Finish(reader.finish_reason or "stop")
 
 

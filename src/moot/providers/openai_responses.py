@@ -35,7 +35,6 @@ from moot.providers.base import (
     ToolCallStart,
     UsageReport,
 )
-from moot.providers.catalog import lookup
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
 
@@ -54,7 +53,7 @@ class OpenAIResponsesProvider(HTTPAdapter):
     def build_request(self, request: ModelRequest) -> tuple[str, dict[str, str], dict]:
         """The URL, headers and JSON body of one call; pure, so tests can assert it."""
         config = self.config
-        info = lookup(config.name)
+        info = config.info
         headers = dict(config.headers)
         if config.api_key:
             headers["authorization"] = f"Bearer {config.api_key}"
@@ -100,7 +99,7 @@ class OpenAIResponsesProvider(HTTPAdapter):
                     break
         if state.finish is None:
             raise transport_error(self.config, "the stream ended before the response was completed")
-        yield UsageReport(state.usage, cost_usd=lookup(self.config.name).cost(state.usage))
+        yield UsageReport(state.usage, cost_usd=self.config.info.cost(state.usage))
         yield Finish(state.finish)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Literal
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -24,7 +23,12 @@ class Preset(msgspec.Struct, frozen=True):
     key_env: str | None
     """The environment variable holding the API key; None for servers that take no key."""
     base_url_env: str | None = None
-    """An environment variable that overrides `base_url` (`OPENAI_BASE_URL`, `OLLAMA_HOST`)."""
+    """The environment variable that overrides `base_url` (`OPENAI_BASE_URL`, `OLLAMA_HOST`).
+    Its value may end in `/v1` or not: the adapter adds the version segment when it is missing."""
+    default_port: int | None = None
+    """For a variable that names a host rather than a URL (`OLLAMA_HOST`): the port a value
+    without a scheme and a port gets. A value with a scheme keeps that scheme's own port, as the
+    server's own clients read it."""
     headers: Mapping[str, str] = {}
     """Extra headers every request to this server carries."""
     key_optional: bool = False
@@ -40,12 +44,34 @@ class Preset(msgspec.Struct, frozen=True):
     def resolve_base_url(self, environ: Mapping[str, str]) -> str:
         """The base URL from `base_url_env` when set, else the default.
 
-        A bare `host:port` (how people write `OLLAMA_HOST`) gets an `http://` scheme.
+        A value without a scheme gets `http://` (how people write `OLLAMA_HOST`: `gpu-box:11434`)
+        and, when the preset has a `default_port`, that port if it names none. This is how
+        Ollama's own clients read `OLLAMA_HOST`: `gpu-box` and `0.0.0.0` are port 11434, while
+        `http://gpu-box` is port 80 (https://github.com/ollama/ollama-python, `_parse_host`).
         """
-        value = environ.get(self.base_url_env, "").strip() if self.base_url_env else ""
+        raw = environ.get(self.base_url_env, "") if self.base_url_env else ""
+        value = raw.strip().strip("\"'").strip()  # Ollama trims quotes too
         if not value:
             return self.base_url
-        return value if urlsplit(value).scheme in ("http", "https") else f"http://{value}"
+        if "://" in value:
+            return value
+        if self.default_port is not None:
+            value = _with_port(value, self.default_port)
+        return f"http://{value}"
+
+
+def _with_port(value: str, port: int) -> str:
+    """`host[:port][/path]` with `port` when it names none (`[::1]` and `::1` are hosts)."""
+    host, slash, path = value.partition("/")
+    if host.startswith("["):
+        named = "]:" in host
+    elif host.count(":") > 1:  # a bare IPv6 address
+        host, named = f"[{host}]", False
+    else:
+        named = ":" in host
+        if not host or host.startswith(":"):
+            host = "localhost" + host
+    return f"{host}{'' if named else f':{port}'}{slash}{path}"
 
 
 PRESETS: dict[str, Preset] = {
@@ -57,39 +83,56 @@ PRESETS: dict[str, Preset] = {
             "http://localhost:11434",
             None,
             "OLLAMA_HOST",
+            default_port=11434,
             max_tokens_field="max_tokens",
         ),
-        Preset("lmstudio", "http://localhost:1234/v1", None, max_tokens_field="max_tokens"),
-        Preset("vllm", "http://localhost:8000/v1", "VLLM_API_KEY", key_optional=True),
+        Preset(
+            "lmstudio",
+            "http://localhost:1234/v1",
+            None,
+            "LMSTUDIO_BASE_URL",
+            max_tokens_field="max_tokens",
+        ),
+        Preset(
+            "vllm",
+            "http://localhost:8000/v1",
+            "VLLM_API_KEY",
+            "VLLM_BASE_URL",
+            key_optional=True,
+        ),
         Preset(
             "openrouter",
             "https://openrouter.ai/api/v1",
             "OPENROUTER_API_KEY",
+            "OPENROUTER_BASE_URL",
             # OpenRouter's optional app attribution (https://openrouter.ai/docs/api-reference/overview).
             headers={"X-Title": "moot"},
         ),
-        Preset("groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+        Preset("groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "GROQ_BASE_URL"),
         Preset(
             "deepseek",
             "https://api.deepseek.com/v1",
             "DEEPSEEK_API_KEY",
+            "DEEPSEEK_BASE_URL",
             max_tokens_field="max_tokens",
         ),
         Preset(
             "mistral",
             "https://api.mistral.ai/v1",
             "MISTRAL_API_KEY",
+            "MISTRAL_BASE_URL",
             max_tokens_field="max_tokens",
             stream_usage=False,
         ),
-        Preset("xai", "https://api.x.ai/v1", "XAI_API_KEY"),
+        Preset("xai", "https://api.x.ai/v1", "XAI_API_KEY", "XAI_BASE_URL"),
         Preset(
             "together",
             "https://api.together.xyz/v1",
             "TOGETHER_API_KEY",
+            "TOGETHER_BASE_URL",
             max_tokens_field="max_tokens",
         ),
-        Preset("cerebras", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),
+        Preset("cerebras", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY", "CEREBRAS_BASE_URL"),
     )
 }
 """OpenAI-compatible presets by provider name."""

@@ -9,17 +9,31 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from moot.providers.base import Provider
 from moot.providers.config import ProviderConfig
+
+if TYPE_CHECKING:
+    from moot.providers.catalog import CatalogEntry
 
 
 class UnknownModel(ValueError):
     """No provider serves this model name, or it cannot be reached as configured."""
 
 
-def resolve_model(spec: str, environ: Mapping[str, str] | None = None) -> Provider:
+def resolve_model(
+    spec: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    models: Mapping[str, CatalogEntry] | None = None,
+) -> Provider:
     """The provider for a model name.
+
+    Args:
+        spec: `provider/model`, `scripted:<file>`, or a comma-separated fallback list of them.
+        environ: Where keys and endpoints come from; `os.environ` when None.
+        models: Catalog entries from the settings' `models` key, over the built-in catalog.
 
     Raises:
         UnknownModel: when no provider serves `spec` or its key is missing.
@@ -28,7 +42,8 @@ def resolve_model(spec: str, environ: Mapping[str, str] | None = None) -> Provid
     if "," in spec:
         from moot.providers.router import FallbackProvider
 
-        return FallbackProvider([resolve_model(part, environ) for part in spec.split(",")])
+        parts = spec.split(",")
+        return FallbackProvider([resolve_model(p, environ, models=models) for p in parts])
     kind, colon, rest = spec.partition(":")
     if kind == "scripted" and colon:
         from moot.providers.scripted import ScriptedProvider
@@ -37,11 +52,17 @@ def resolve_model(spec: str, environ: Mapping[str, str] | None = None) -> Provid
             return ScriptedProvider.from_file(rest)
         except ValueError as exc:
             raise UnknownModel(str(exc)) from exc
-    return adapter_for(model_config(spec, environ))
+    return adapter_for(model_config(spec, environ, models=models))
 
 
-def model_config(spec: str, environ: Mapping[str, str] | None = None) -> ProviderConfig:
-    """Endpoint, key and timeouts for `provider/model`, from the environment and key file."""
+def model_config(
+    spec: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    models: Mapping[str, CatalogEntry] | None = None,
+) -> ProviderConfig:
+    """Endpoint, key and timeouts for `provider/model`, from the environment and key file;
+    `models` (the settings' catalog entries) go with it to every catalog lookup."""
     from moot.providers import credentials
 
     provider, slash, model = spec.partition("/")
@@ -67,6 +88,7 @@ def model_config(spec: str, environ: Mapping[str, str] | None = None) -> Provide
         connect_timeout=_seconds(env, "MOOT_CONNECT_TIMEOUT", 10.0),
         read_timeout=_seconds(env, "MOOT_READ_TIMEOUT", 120.0),
         reasoning_effort=env.get("MOOT_REASONING_EFFORT") or None,
+        catalog=dict(models or {}),
     )
 
 

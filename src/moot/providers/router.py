@@ -2,7 +2,12 @@
 
 A model fails when its provider gave up (its own retries are spent) before any output arrived.
 A failed model is skipped for `cooldown` seconds; when every model is cooling down, the one that
-recovers first is tried anyway rather than failing outright.
+recovers first is tried anyway rather than failing outright. When every model tried has failed,
+the router gives up too, with all of their messages: the loop does not ask again.
+
+Any of the models may answer a request, so the router describes what all of them accept
+(`model_info`): the loop strips images unless every model takes them, and checks a request
+against the smallest context window.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from moot.providers.base import (
     TextPart,
     ThinkingPart,
     ToolCallStart,
+    model_info,
 )
+from moot.providers.catalog import ModelInfo
 
 _OUTPUT = (TextPart, ThinkingPart, ToolCallStart)
 
@@ -40,6 +47,26 @@ class FallbackProvider:
         self._cooling: dict[int, float] = {}
         """Index of a failed provider -> the time it may be tried again."""
 
+    def model_info(self) -> ModelInfo | None:
+        """What every model of the router accepts (`DescribedModel`), so a request fits whichever
+        answers: images only if each takes them, the smallest context window and output cap.
+
+        Models without a catalog entry (scripted ones) bound nothing; None when no model has one.
+        Prices stay unknown here: each model reports the cost of its own answers.
+        """
+        infos = [info for p in self.providers if (info := model_info(p)) is not None]
+        if not infos:
+            return None
+        return ModelInfo(
+            name=self.name,
+            context_window=min(i.context_window for i in infos),
+            max_output=min(i.max_output for i in infos),
+            tools=all(i.tools for i in infos),
+            images=all(i.images for i in infos),
+            thinking=all(i.thinking for i in infos),
+            known=all(i.known for i in infos),
+        )
+
     def _order(self) -> list[int]:
         now = self._clock()
         ready = [i for i in range(len(self.providers)) if self._cooling.get(i, 0) <= now]
@@ -47,7 +74,7 @@ class FallbackProvider:
         return ready or cooling[:1]
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        failures: list[str] = []
+        failures: list[ProviderError] = []
         for index in self._order():
             provider = self.providers[index]
             produced = False
@@ -61,7 +88,9 @@ class FallbackProvider:
                 if produced:
                     raise  # output reached the person: a second answer would contradict it
                 self._cooling[index] = self._clock() + self.cooldown
-                failures.append(str(error))
+                failures.append(error)
         raise ProviderError(
-            "every model failed: " + "; ".join(failures), provider="router", retryable=True
+            "every model failed: " + "; ".join(str(e) for e in failures),
+            provider="router",
+            retryable=any(e.retryable for e in failures),
         )

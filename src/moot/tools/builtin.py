@@ -11,7 +11,7 @@ argument model built at its first call, so the first model request waits for nei
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -60,6 +60,7 @@ def builtin_tools(
     shells: BackgroundShells,
     *,
     allow_private_web: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> list[Tool]:
     """Files, search, git, the shell, the repo map, the task list and web fetch of a session.
 
@@ -70,7 +71,7 @@ def builtin_tools(
     variant = bash_variant(shell.sandbox)
     tools: list[Tool] = []
     for name, build in tool_builders(
-        store, session_id, workspace, shell, shells, allow_private_web=allow_private_web
+        store, session_id, workspace, shell, shells, allow_private_web=allow_private_web, env=env
     ).items():
         spec = specs[name]
         description = spec["description"]
@@ -96,10 +97,12 @@ def tool_builders(
     shells: BackgroundShells,
     *,
     allow_private_web: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> dict[str, Callable[[], Tool]]:
     """How to build each built-in tool, by name, in the order the model sees them.
 
-    Each builder imports the tool's module (`moot.tools.<name>`) when called.
+    Each builder imports the tool's module (`moot.tools.<name>`) when called. Shell commands
+    start from `env` (`os.environ` when None).
     """
     unavailable = shell.describe()
 
@@ -128,7 +131,9 @@ def tool_builders(
         "git_commit": lambda m: m.git_commit_tool(workspace, changed),
         "git_branch": lambda m: m.git_branch_tool(workspace),
         "shell_output": lambda m: m.shell_output_tool(shells),
-        "bash": lambda m: m.bash_tool(shell.sandbox, workspace, shells, unavailable=unavailable),
+        "bash": lambda m: m.bash_tool(
+            shell.sandbox, workspace, shells, unavailable=unavailable, env=env
+        ),
         "kill_shell": lambda m: m.kill_shell_tool(shells),
         "repo_map": lambda m: m.repo_map_tool(workspace),
         "symbols": lambda m: m.symbols_tool(workspace),
