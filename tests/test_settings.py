@@ -79,6 +79,7 @@ def test_bad_files_name_themselves(tmp_path: Path, content: str, words: str) -> 
             "sandbox: Invalid enum value 'chroot'; expected one of auto, bubblewrap, docker, none",
         ),
         ('{"autoCommit": "maybe"}', "autoCommit: Expected `bool | null`, got `str`"),
+        ('{"auto_commit": true}', "auto_commit: did you mean autoCommit?"),
     ],
 )
 def test_a_problem_names_its_key_path(tmp_path: Path, content: str, problem: str) -> None:

@@ -87,8 +87,13 @@ _JSON_TYPES = {
 
 def _validate(data: dict[str, Any], source: object) -> Settings:
     """`data` as `Settings`, or a `SettingsError` naming `source` and the offending key path."""
+    # Other top-level keys are allowed (other agents' settings share the file), so a key
+    # spelled the Python way would be ignored without a word: refuse it, naming the right one.
+    for field in msgspec.structs.fields(Settings):
+        if field.name != field.encode_name and field.name in data:
+            raise SettingsError(f"{source}: {field.name}: did you mean {field.encode_name}?")
     try:
-        # Lax, as pydantic was: "true" and 1 are read as booleans.
+        # Lax: "true", "false", 1 and 0 are read as booleans, "5" as a number.
         return msgspec.convert(data, Settings, strict=False)
     except msgspec.ValidationError as exc:
         raise SettingsError(f"{source}: {_problem(str(exc), data)}") from None
