@@ -177,4 +177,4 @@ def test_a_tricky_line_runs_nothing_the_rules_do_not_allow(bash: Bash, command: 
 def test_a_generated_line_runs_nothing_the_rules_do_not_allow(bash: Bash, command: str) -> None:
     extra = beyond_the_rules(bash, command)
     event("not allowed" if extra is None else "allowed: run under bash")
-    assert not extra
+    assert not extra, f"{command!r} ran {extra}"  # the line, even when a rerun passes (Flaky)
