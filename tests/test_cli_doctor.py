@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -14,9 +15,13 @@ from wire_builders import anthropic
 KEY = "sk-ant-doctor-secret-123"
 
 
-def moot(args: list[str], env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess:
+def moot(
+    args: list[str], env: dict[str, str], stdin: str = "", cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    """`moot args` in `cwd` (by default MOOT_HOME, so no project's `.moot/settings.json` counts)."""
     return subprocess.run(
         [sys.executable, "-m", "moot.cli", *args],
+        cwd=cwd or env["MOOT_HOME"],
         env=env,
         input=stdin,
         capture_output=True,
@@ -29,7 +34,9 @@ def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.endswith(("_API_KEY", "_BASE_URL")) and k != "OLLAMA_HOST"
+        if not k.endswith(("_API_KEY", "_BASE_URL"))
+        and k != "OLLAMA_HOST"
+        and not k.startswith("MOOT_")
     }
     return env | {"MOOT_HOME": str(tmp_path)} | extra
 
@@ -60,6 +67,51 @@ def test_doctor_check_reports_latency_or_the_error(tmp_path: Path) -> None:
     assert "anthropic/claude-haiku-4-5: error:" in bad.stdout
     assert "HTTP 401" in bad.stdout and "bad" in bad.stdout
     assert KEY not in good.stdout + bad.stdout
+
+
+def test_doctor_reads_keys_and_endpoints_from_the_settings_env(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".moot").mkdir(parents=True)
+    with ModelServer() as server:
+        settings = {
+            "env": {
+                "ANTHROPIC_API_KEY": KEY,
+                "ANTHROPIC_BASE_URL": server.url,
+                "OPENAI_BASE_URL": "http://from-settings.invalid",
+                "MOOT_REASONING_EFFORT": "low",
+            },
+            # A model the catalog does not know, said to think: only then is thinking sent.
+            "models": {"anthropic/house-claude": {"thinking": True}},
+        }
+        (project / ".moot" / "settings.json").write_text(json.dumps(settings))
+        server.reply(Reply(body=anthropic("OK")), Reply(body=anthropic("OK", n=2)))
+        env = clean_env(tmp_path / "home", OPENAI_BASE_URL="http://from-shell.invalid")
+        listed = moot(["doctor"], env, cwd=project)
+        checked = moot(["doctor", "--check"], env, cwd=project)
+        house = moot(["doctor", "--check", "--model", "anthropic/house-claude"], env, cwd=project)
+        requests = list(server.requests)
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split()[0]: line.split() for line in listed.stdout.splitlines()[1:]}
+    assert rows["anthropic"] == ["anthropic", "key", "from", "ANTHROPIC_API_KEY", server.url]
+    assert rows["openai"][-1] == "http://from-shell.invalid"  # the process's environment wins
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "anthropic/claude-haiku-4-5: ok (first token" in checked.stdout
+    default, named = requests
+    assert default.headers["x-api-key"] == KEY
+    assert default.json["model"] == "claude-haiku-4-5"
+    assert house.returncode == 0, house.stdout + house.stderr
+    assert "anthropic/house-claude: ok" in house.stdout
+    assert named.json["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert KEY not in listed.stdout + checked.stdout + house.stdout + house.stderr
+
+
+def test_doctor_reports_bad_settings_as_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / ".moot").mkdir()
+    (tmp_path / ".moot" / "settings.json").write_text('{"env": {"A": 1}')
+    result = moot(["doctor"], clean_env(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("moot: ") and "settings.json" in result.stderr
+    assert result.stdout == ""
 
 
 def test_doctor_check_with_no_keys_says_so(tmp_path: Path) -> None:

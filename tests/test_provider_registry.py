@@ -287,6 +287,12 @@ def test_a_model_served_by_another_provider_is_looked_up_as_its_makers(
         "openrouter/deepseek/deepseek-chat:free",  # another price than DeepSeek's own
         "ollama/gpt-4.1",  # a local model of that name is not OpenAI's
         "groq/openai/gpt-5",
+        # Other models of a listed one's family, not versions of it (a prefix is no match).
+        "openai/gpt-5-pro",
+        "openai/gpt-5-chat-latest",
+        "openai/o3-deep-research",
+        "gemini/gemini-2.5-flash-image-preview",
+        "gemini/gemini-2.5-flash-preview-tts",
     ],
 )
 def test_other_models_keep_the_conservative_defaults(name: str) -> None:
@@ -295,6 +301,59 @@ def test_other_models_keep_the_conservative_defaults(name: str) -> None:
     assert lookup(name) == ModelInfo(name=name)
     assert (lookup(name).context_window, lookup(name).max_output) == (32_768, 4_096)
     assert not lookup(name).images and lookup(name).input is None
+
+
+@pytest.mark.parametrize(
+    ("name", "entry"),
+    [
+        ("anthropic/claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4-5"),
+        ("anthropic/claude-sonnet-4-20250514", "anthropic/claude-sonnet-4"),
+        ("anthropic/claude-opus-4-1@20250805", "anthropic/claude-opus-4-1"),
+        ("anthropic/claude-3-7-sonnet-latest", "anthropic/claude-3-7-sonnet"),
+        ("openai/gpt-4.1-mini-2025-04-14", "openai/gpt-4.1-mini"),
+        ("openai-chat/gpt-5-nano-2025-08-07", "openai/gpt-5-nano"),
+        ("gemini/gemini-2.5-pro-preview-06-05", "gemini/gemini-2.5-pro"),
+        ("gemini/gemini-2.5-flash-preview-09-2025", "gemini/gemini-2.5-flash"),
+        ("openrouter/google/gemini-2.5-flash-lite-preview-06-17", "gemini/gemini-2.5-flash-lite"),
+    ],
+)
+def test_a_dated_or_versioned_name_is_its_models_entry(name: str, entry: str) -> None:
+    from moot.providers.catalog import lookup
+
+    assert lookup(entry).known
+    assert lookup(name) == msgspec.structs.replace(lookup(entry), name=name)
+
+
+@pytest.mark.parametrize(
+    ("name", "price", "not_as"),
+    [
+        ("openai/gpt-4.1-mini", 0.4, "openai/gpt-4.1"),
+        ("openai/gpt-4.1-nano", 0.1, "openai/gpt-4.1"),
+        ("openai/gpt-5-nano", 0.05, "openai/gpt-5"),
+        ("openai/o3-mini", 1.1, "openai/o3"),
+        ("gemini/gemini-2.5-flash-lite", 0.1, "gemini/gemini-2.5-flash"),
+    ],
+)
+def test_a_smaller_sibling_has_its_own_price(name: str, price: float, not_as: str) -> None:
+    from moot.providers.catalog import lookup
+
+    assert (lookup(name).known, lookup(name).input) == (True, price)
+    assert lookup(not_as).input != price
+
+
+def test_only_a_version_suffix_reaches_an_entry() -> None:
+    from moot.providers.catalog import CatalogEntry, ModelInfo, lookup
+
+    extra = {"acme/coder": CatalogEntry(context_window=99_000, input=1.0, output=2.0)}
+    for version in ("-2025-04-14", "-20250514", "@20250514", "-latest", "-001", "-0709",
+                    "-preview-05-20", "-preview-09-2025"):  # fmt: skip
+        info = lookup(f"acme/coder{version}", extra)
+        assert (info.known, info.input, info.context_window) == (True, 1.0, 99_000), version
+    for other in ("-mini", "-nano", "-lite", "-pro", "-1", "-v2", "-chat-latest",
+                  "-preview", "-image-preview", "-preview-tts", "-12345", "-20250514-v1:0",
+                  "x", "-mini-2025-04-14"):  # fmt: skip
+        name = f"acme/coder{other}"
+        assert lookup(name, extra) == ModelInfo(name=name), other
 
 
 SETTINGS_MODELS = {

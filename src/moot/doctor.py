@@ -2,18 +2,28 @@
 
 `--check` sends one tiny real request per configured provider and reports the latency or the
 error. Keys are never printed: only the name of the variable (or file) that holds each one.
+Keys and base URLs are read as a session reads them: from the process environment over the
+settings' `env` (`session_environ`), and `--check` looks models up with the settings' `models`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from argparse import Namespace
 from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
 from moot.providers import credentials
+
+if TYPE_CHECKING:
+    from moot.providers.catalog import CatalogEntry
+
+EXIT_USAGE = 2
 
 CHECK_MODELS = {
     "anthropic": "claude-haiku-4-5",
@@ -40,8 +50,18 @@ def configured(environ: Mapping[str, str] | None = None) -> list[tuple[str, str 
     return rows
 
 
-async def check(spec: str) -> str:
-    """One tiny real request to `spec`; a line with the latency or the error."""
+async def check(
+    spec: str,
+    environ: Mapping[str, str] | None = None,
+    models: Mapping[str, CatalogEntry] | None = None,
+) -> str:
+    """One tiny real request to `spec`; a line with the latency or the error.
+
+    Args:
+        spec: `provider/model`.
+        environ: Where the key and endpoint come from; `os.environ` when None.
+        models: The settings' catalog entries, over the built-in catalog.
+    """
     from moot.protocol.messages import UserMessage
     from moot.providers.base import ModelRequest, ProviderError, TextPart
     from moot.providers.config import RetryPolicy
@@ -49,7 +69,7 @@ async def check(spec: str) -> str:
 
     try:
         # One try only: doctor reports faults, it does not retry them away.
-        config = replace(model_config(spec), retry=RetryPolicy(attempts=1))
+        config = replace(model_config(spec, environ, models=models), retry=RetryPolicy(attempts=1))
     except UnknownModel as exc:
         return f"{spec}: {exc}"
     provider = adapter_for(config)
@@ -74,9 +94,17 @@ async def check(spec: str) -> str:
 
 def run_doctor(options: Namespace) -> int:
     from moot._version import __version__
+    from moot.session_setup import session_environ
+    from moot.settings import SettingsError, load_settings
 
+    try:
+        settings = load_settings(Path.cwd())
+    except SettingsError as exc:
+        print(f"moot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    environ = session_environ(settings)
     print(f"moot {__version__}")
-    rows = configured()
+    rows = configured(environ)
     for provider, source, url in rows:
         if source:
             key = f"key from {source}"
@@ -99,7 +127,9 @@ def run_doctor(options: Namespace) -> int:
         return 1
 
     async def all_checks() -> list[str]:
-        return await asyncio.gather(*(check(spec) for spec in specs))
+        return await asyncio.gather(
+            *(check(spec, environ, models=settings.models) for spec in specs)
+        )
 
     results = asyncio.run(all_checks())
     for line in results:

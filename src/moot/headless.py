@@ -92,7 +92,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         )
     try:
         # A bad name, script or missing key is a usage error, before any session.
-        resolve_model(options.model, session_environ(settings))
+        resolve_model(options.model, session_environ(settings), models=settings.models)
         rules = session_rules(
             settings, _rule_list(options.allowed_tools), _rule_list(options.disallowed_tools)
         )

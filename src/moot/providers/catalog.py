@@ -10,6 +10,10 @@ tokens).
 A name is looked up as given first, then as the model it stands for on another provider:
 `openai-chat/gpt-4.1` is OpenAI's `gpt-4.1`, and OpenRouter's `vendor/model` names
 (`openrouter/anthropic/claude-sonnet-4.5`) are the vendor's own model.
+
+A name matches an entry exactly, or as that entry plus one version suffix (`VERSION_SUFFIX`):
+`gpt-4.1-2025-04-14` is `gpt-4.1`, but `gpt-4.1-mini` is another model with other prices, and
+finds only its own entry (or none).
 """
 
 from __future__ import annotations
@@ -36,6 +40,21 @@ _Price = Annotated[float, msgspec.Meta(ge=0)]
 
 _DOTTED_VERSION = re.compile(r"(?<=\d)\.(?=\d)")
 """OpenRouter writes Anthropic's versions with dots (`claude-sonnet-4.5`); the API with hyphens."""
+
+VERSION_SUFFIX = re.compile(
+    r"""(?:
+        -\d{4}-\d{2}-\d{2}                  # OpenAI snapshots: gpt-4.1-2025-04-14
+      | [-@]\d{8}                          # Anthropic: claude-sonnet-4-5-20250929, Vertex @20250929
+      | -\d{3,4}                           # Gemini -001, xAI grok-4-0709, OpenAI gpt-4-0613
+      | -preview-\d{2}-(?:\d{2}|\d{4})     # Gemini previews: -preview-05-20, -preview-09-2025
+      | -latest                            # moving aliases: claude-3-7-sonnet-latest
+    )\Z""",
+    re.VERBOSE,
+)
+"""A suffix that names a version of the model before it, not another model: a date, a version
+number, a dated preview or `-latest`. `-mini`, `-nano`, `-lite`, `-pro`, `-codex`,
+`-chat-latest`, `-image-preview` and `-preview-tts` are other models, often with other prices
+and abilities."""
 
 
 class CatalogEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -159,8 +178,9 @@ def lookup(name: str, extra: Mapping[str, CatalogEntry] | None = None) -> ModelI
 
     Layers, highest first: `extra` (the settings' `models`), the user's `models.json`, the
     built-in list. The name as given is tried first, then the model it stands for (see the
-    module docstring); a dated or suffixed id (`claude-sonnet-4-5-20250929`) matches its listed
-    prefix. A model found nowhere gets the conservative defaults (`known` False).
+    module docstring), each exactly or as a listed model plus a version suffix
+    (`claude-sonnet-4-5-20250929`, see `VERSION_SUFFIX`). A model found nowhere gets the
+    conservative defaults (`known` False).
     """
     known: Catalog = _known(user_catalog_path())
     if extra:
@@ -171,14 +191,11 @@ def lookup(name: str, extra: Mapping[str, CatalogEntry] | None = None) -> ModelI
 def _find(known: Catalog, name: str) -> ModelInfo | None:
     """`name`'s entry in `known`, by its own name or a name it stands for; None if none."""
     for candidate in _candidates(name):
-        if candidate in known:
-            info = known[candidate]
-        else:
-            prefixes = [k for k in known if candidate.startswith(k + "-")]
-            if not prefixes:
-                continue
-            info = known[max(prefixes, key=len)]
-        return info if info.name == name else msgspec.structs.replace(info, name=name)
+        info = known.get(candidate)
+        if info is None and (version := VERSION_SUFFIX.search(candidate)):
+            info = known.get(candidate[: version.start()])
+        if info is not None:
+            return info if info.name == name else msgspec.structs.replace(info, name=name)
     return None
 
 
