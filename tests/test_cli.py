@@ -609,3 +609,39 @@ def test_sessions_json_export(finished: FinishedSession) -> None:
     assert body["session"]["title"] == "how many files?"
     kinds = [e["kind"] for e in body["events"]]
     assert (kinds[0], kinds[-1]) == ("turn_started", "turn_finished")
+
+
+def test_an_interrupted_run_is_not_blamed_on_a_peers_earlier_error(tmp_path: Path) -> None:
+    """Why the turn ended is the person's interrupt, not an error the run already got past."""
+    ask_peer = {"name": "call_agent", "arguments": {"agent_name": "moot", "message": "help"}}
+    turns = [
+        {"tool_calls": [ask_peer]},
+        {"error": "upstream 503 from the peer's model"},
+        {"text": "still thinking", "delay": 30},
+    ]
+    model = script(tmp_path, turns, name="peer.json")
+    process = subprocess.Popen(
+        moot_command("-p", "go", "--model", model, "--output-format", "stream-json"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=moot_env(tmp_path / "home"),
+    )
+    reader = LineReader(process.stdout)
+    try:
+        while not isinstance(ev.event_from_json(reader.next_line()), ev.ToolFinished):
+            pass  # the peer failed and its caller got the tool result; now it waits
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=TIMEOUT) == 130
+        stderr = process.stderr.read()  # type: ignore[union-attr]
+    finally:
+        process.kill()
+        process.wait()
+        reader.rest()
+        process.stdout.close()  # type: ignore[union-attr]
+        process.stderr.close()  # type: ignore[union-attr]
+
+    assert "run cancelled (user_cancelled); session" in stderr
+    assert "upstream 503" not in stderr

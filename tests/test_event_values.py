@@ -3,6 +3,7 @@ what is stored is what reads back, and what cannot be stored fails cleanly."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState, StopReason
 from moot.store.sqlite import SQLiteStore
-from moot.tools.base import SideEffect, ToolResult, tool
+from moot.tools.base import SideEffect, ToolContext, ToolResult, tool
 from runtime_helpers import agent, call, of, run_turn
 
 
@@ -56,7 +57,7 @@ async def test_a_value_no_event_can_hold_fails_the_run_cleanly(tmp_path: Path) -
 
     assert (finished.state, finished.stop_reason) == (RunState.FAILED, StopReason.INTERNAL_ERROR)
     assert "rule f" in of(events, ev.Error)[0].message
-    assert "an event cannot hold a object" in of(events, ev.Error)[0].message
+    assert "cannot hold a object" in of(events, ev.Error)[0].message
     reread = SQLiteStore(tmp_path / "s.db").events(runtime.session_id)
     assert [e.kind for e in reread] == [e.kind for e in events]
 
@@ -73,3 +74,41 @@ async def test_an_op_of_the_wrong_shape_is_refused_at_submit_and_starts_nothing(
     assert SQLiteStore(tmp_path / "s.db").events(runtime.session_id) == []
     finished, _ = await run_turn(runtime, "go")  # the runtime is still usable
     assert finished.state == RunState.COMPLETED
+
+
+class Markup(str):
+    """A `str` subclass, as HTML libraries return."""
+
+
+@tool(side_effect=SideEffect.READ_ONLY)
+def odd_text(ctx: ToolContext) -> ToolResult:
+    """Answer in every odd kind of text."""
+    ctx.emit(b"raw bytes from a pipe\n")  # type: ignore[arg-type]
+    ctx.emit(Markup("marked up\n"))
+    name = os.fsdecode(b"caf\xe9.txt")  # a file name that is not UTF-8: a lone surrogate
+    return ToolResult(Markup(f"listed {name}"), display={"n": Count(3), "title": Markup("t")})
+
+
+class Count(int):
+    """An `int` subclass."""
+
+
+async def test_odd_text_from_a_tool_is_stored_as_text_the_log_reads_back(tmp_path: Path) -> None:
+    runtime = sqlite_runtime(tmp_path, "odd_text", [odd_text])
+    finished, events = await run_turn(runtime)
+
+    assert finished.state == RunState.COMPLETED
+    assert [e.text for e in of(events, ev.ToolOutput)] == ["raw bytes from a pipe\n", "marked up\n"]
+    result = of(events, ev.ToolFinished)[0]
+    assert result.content == "listed caf\\xe9.txt"
+    assert result.display == {"n": 3, "title": "t"}
+    reread = SQLiteStore(tmp_path / "s.db").events(runtime.session_id)
+    assert of(reread, ev.ToolFinished)[0] == result
+
+
+def test_bytes_where_text_belongs_are_refused_not_stored_as_base64() -> None:
+    with pytest.raises(ValueError, match="bytes in `text`"):
+        ops.checked(ops.UserTurn(text=b"hello"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="bytes in `text`"):
+        ev.checked_json(ev.TextDelta(text=b"hello"))  # type: ignore[arg-type]
+    assert ops.checked(ops.UserTurn(text=Markup("hi"))).text == "hi"

@@ -258,12 +258,13 @@ async def test_a_value_of_the_wrong_type_fails_the_run_and_the_log_still_reads_b
     tmp_path: Path,
 ) -> None:
     """Events are not type-checked when built; the store refuses one that would not read back
-    (rule f), so a tool that answers a number where text belongs fails the run cleanly."""
+    (rule f), so a tool whose result holds a value of the wrong type fails the run cleanly.
+    (Its text is made text first: see `test_event_values.py`.)"""
 
     @tool(side_effect=SideEffect.READ_ONLY)
     def count() -> ToolResult:
         """Count."""
-        return ToolResult(content=42)  # type: ignore[arg-type]
+        return ToolResult("42", is_error="no")  # type: ignore[arg-type]
 
     store = SQLiteStore(tmp_path / "s.db")
     runtime = Runtime([agent("main", {"tool_calls": [call("count")]})], store=store, tools=[count])
@@ -271,7 +272,7 @@ async def test_a_value_of_the_wrong_type_fails_the_run_and_the_log_still_reads_b
 
     assert (finished.state, finished.stop_reason) == (RunState.FAILED, StopReason.INTERNAL_ERROR)
     assert "rule f" in of(events, ev.Error)[0].message
-    assert "Expected `str`, got `int` - at `$.content`" in of(events, ev.Error)[0].message
+    assert "Expected `bool`, got `str` - at `$.is_error`" in of(events, ev.Error)[0].message
     reread = SQLiteStore(tmp_path / "s.db").events(runtime.session_id)
     assert [e.kind for e in reread] == [e.kind for e in events]
 

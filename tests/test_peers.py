@@ -51,6 +51,23 @@ async def test_one_call_returns_the_callee_text_with_forward_and_return_events()
     assert finished.output == "relayed"
 
 
+async def test_a_callee_whose_provider_gives_up_tells_its_caller_why() -> None:
+    main = Agent(
+        "main",
+        model=answers_after_tools("relayed", call("call_agent", agent_name="helper", message="hi")),
+    )
+    helper = agent("helper", {"error": "upstream 503 from the helper's model"})
+    finished, events = await run_turn(make_runtime([main, helper]))
+
+    result = next(r for r in of(events, ev.ToolFinished) if r.tool == "call_agent")
+    assert result.is_error
+    assert (
+        result.content
+        == "helper failed (provider_error): scripted: upstream 503 from the helper's model"
+    )
+    assert finished.state is RunState.COMPLETED
+
+
 async def test_several_calls_run_at_once_and_come_back_tagged() -> None:
     barrier = asyncio.Barrier(2)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,31 @@ def test_headless_takes_its_model_from_the_project_settings(tmp_path: Path) -> N
     )  # fmt: skip
     assert broken.returncode == 2
     assert "settings.local.json" in broken.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("MOOT_HOME", "set it in the shell"),
+        ("MOOT_SANDBOX", "use the `sandbox` key"),
+        ("MOOT_MODEL", "use the `model` key"),
+    ],
+)
+def test_moots_own_variables_that_act_before_the_settings_are_refused_in_env(
+    tmp_path: Path, name: str, says: str
+) -> None:
+    write(tmp_path / ".moot" / "settings.json", {"env": {name: "x"}})
+    with pytest.raises(SettingsError, match=f"env.{name}: .*{re.escape(says)}"):
+        load_settings(tmp_path)
+
+
+def test_session_variables_may_come_from_env_and_an_empty_shell_value_does_not_hide_them(
+    tmp_path: Path,
+) -> None:
+    from moot.session_setup import session_environ
+
+    write(tmp_path / ".moot" / "settings.json", {"env": {"MOOT_READ_TIMEOUT": "5", "A": "file"}})
+    settings = load_settings(tmp_path)
+    environ = session_environ(settings, {"A": "", "B": "shell"})
+    assert (environ["MOOT_READ_TIMEOUT"], environ["A"], environ["B"]) == ("5", "file", "shell")
+    assert session_environ(settings, {"A": "shell"})["A"] == "shell"

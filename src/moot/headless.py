@@ -22,7 +22,7 @@ from moot.core.runtime import Runtime
 from moot.permissions.modes import PermissionMode
 from moot.protocol import events as ev
 from moot.protocol import ops
-from moot.protocol.states import RunState
+from moot.protocol.states import RunState, StopReason
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.session_setup import (
     Session,
@@ -153,6 +153,19 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         store.close()
 
 
+def _ends_the_run(event: ev.Event) -> bool:
+    """Whether `event` says why the person's turn ended: a limit (limits bound the whole run),
+    or a provider's or moot's own error in the turn's first call. A sandbox refusal is a tool
+    result the model saw, and a peer's failure is its caller's tool result; neither ends it."""
+    if isinstance(event, ev.LimitHit):
+        return True
+    return (
+        isinstance(event, ev.Error)
+        and event.parent_call_id is None
+        and event.source in ("provider", "internal")
+    )
+
+
 def _rule_list(values: list[str]) -> list[str]:
     """Rules from `--allowedTools "Read,Bash(git diff:*)" Edit`: split on commas and spaces
     outside parentheses."""
@@ -205,7 +218,7 @@ async def _turn(runtime: Runtime, options: Namespace, out: TextIO) -> int:
     streaming = options.output_format == "stream-json"
     problem = ""
     async for event in events:
-        if isinstance(event, ev.LimitHit | ev.Error):
+        if _ends_the_run(event):
             problem = getattr(event, "detail", "") or getattr(event, "message", "")
         if streaming:
             out.write(ev.event_to_json(event) + "\n")
@@ -216,6 +229,8 @@ async def _turn(runtime: Runtime, options: Namespace, out: TextIO) -> int:
     runtime.submit(ops.Shutdown())
     if finished is None:  # pragma: no cover - a run always ends with turn_finished
         return EXIT_STOPPED
+    if finished.stop_reason is StopReason.USER_CANCELLED:
+        problem = ""  # the person's interrupt is the whole reason
     if options.output_format == "json":
         out.write(json.dumps(result_object(finished, runtime.session_id, problem)) + "\n")
     elif options.output_format == "text" and finished.output:

@@ -133,10 +133,15 @@ def _mask_source(rules: RuleSet, root: Path) -> MaskSource | None:
 
 def session_environ(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a session works with: the settings' `env` under the process's own, so
-    a variable set in the shell wins over one in a settings file. Model keys and base URLs
-    are read from it, and shell commands start from it (scrubbed of secrets by the sandbox).
+    a variable set in the shell wins over one in a settings file (an empty one does not: moot
+    reads empty as unset). Model keys and base URLs are read from it, and shell commands start
+    from it (scrubbed of secrets by the sandbox).
     """
-    return {**settings.env, **(os.environ if environ is None else environ)}
+    merged = dict(os.environ if environ is None else environ)
+    for name, value in settings.env.items():
+        if not merged.get(name):
+            merged[name] = value
+    return merged
 
 
 def open_session(

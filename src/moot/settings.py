@@ -85,6 +85,19 @@ _JSON_TYPES = {
 """The names msgspec's messages give JSON values ("got `int`")."""
 
 
+SESSION_VARIABLES = frozenset(
+    {"MOOT_CONNECT_TIMEOUT", "MOOT_READ_TIMEOUT", "MOOT_REASONING_EFFORT"}
+)
+"""The `MOOT_*` variables a settings file's `env` may set: they are read per session, from the
+session's environment. The others shape the process before any settings file is read."""
+_FROM_SHELL = "moot reads this before the settings; set it in the shell"
+_NOT_FROM_ENV = {
+    "MOOT_MODEL": "use the `model` key",
+    "MOOT_SANDBOX": "use the `sandbox` key",
+    "MOOT_AUTO_COMMIT": "use the `autoCommit` key",
+}
+
+
 def _validate(data: dict[str, Any], source: object) -> Settings:
     """`data` as `Settings`, or a `SettingsError` naming `source` and the offending key path."""
     # Other top-level keys are allowed (other agents' settings share the file), so a key
@@ -92,6 +105,10 @@ def _validate(data: dict[str, Any], source: object) -> Settings:
     for field in msgspec.structs.fields(Settings):
         if field.name != field.encode_name and field.name in data:
             raise SettingsError(f"{source}: {field.name}: did you mean {field.encode_name}?")
+    env = data.get("env")
+    for name in env if isinstance(env, dict) else ():
+        if name.startswith("MOOT_") and name not in SESSION_VARIABLES:
+            raise SettingsError(f"{source}: env.{name}: {_NOT_FROM_ENV.get(name, _FROM_SHELL)}")
     try:
         # Lax: "true", "false", 1 and 0 are read as booleans, "5" as a number.
         return msgspec.convert(data, Settings, strict=False)

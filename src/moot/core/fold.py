@@ -67,6 +67,9 @@ class CallState(msgspec.Struct):
     gate_retries: int = 0
     errors: int = 0
     """Consecutive all-failed tool steps (a failed model call ends the turn at once)."""
+    last_error: str = ""
+    """The message of the call's latest provider or internal error: why it failed, for its
+    caller when it ends with no output."""
     last_tool: str | None = None
     repeats: int = 0
     """How many times in a row `last_tool` (a fingerprint) has started."""
@@ -218,8 +221,11 @@ class RunFold:
         self.totals.cost_usd += e.cost_usd
 
     def _error(self, e: ev.Error) -> None:
-        if e.source == "provider" and e.call_id in self.calls:
-            self.calls[e.call_id].errors += 1
+        call = self.calls.get(e.call_id)
+        if call is not None and e.source in ("provider", "internal"):
+            call.last_error = e.message
+        if e.source == "provider" and call is not None:
+            call.errors += 1
             self.model_calls[e.agent] += 1
 
     def _gate_decided(self, e: ev.GateDecided) -> None:

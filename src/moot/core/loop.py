@@ -32,7 +32,7 @@ from moot.providers.base import (
     estimate_tokens,
     model_info,
 )
-from moot.tools.base import SideEffect, ToolContext, ToolResult
+from moot.tools.base import SideEffect, ToolContext, ToolResult, as_text
 
 if TYPE_CHECKING:
     from moot.core.gate import GateDecision
@@ -350,7 +350,7 @@ class CallRunner:
             ev.ToolFinished,
             tool_call_id=tc.id,
             tool=tc.name,
-            content=result.content,
+            content=as_text(result.content),
             is_error=result.is_error,
             attachments=tuple(result.attachments),
             display=dict(result.display),
@@ -383,7 +383,7 @@ class CallRunner:
 
         def emit(text: str) -> None:
             if threading.get_ident() == owner:
-                self._record(ev.ToolOutput, tool_call_id=tool_call_id, text=text)
+                self._record(ev.ToolOutput, tool_call_id=tool_call_id, text=as_text(text))
             else:
                 loop.call_soon_threadsafe(emit, text)
 
@@ -417,4 +417,5 @@ class CallRunner:
         text = tagged(child.agent, child.output) if several else child.output
         if child.state is RunState.COMPLETED:
             return ToolResult(text)
-        return ToolResult.error(f"{child.agent} {child.state} ({child.stop_reason}): {text}")
+        why = text or child.last_error  # a provider that gave up leaves no output, only its error
+        return ToolResult.error(f"{child.agent} {child.state} ({child.stop_reason}): {why}")

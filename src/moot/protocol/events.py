@@ -8,14 +8,13 @@ made that one, None for the person's turn) and a UTC time stamp `ts`.
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from moot.protocol.messages import Attachment, Thinking, ToolCall, Usage
+from moot.protocol.messages import Attachment, Thinking, ToolCall, Usage, plain_value
 from moot.protocol.modes import ModeName
 from moot.protocol.states import RunState, StopReason
 
@@ -333,16 +332,6 @@ SESSION_KINDS = frozenset({"mode_changed"})
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""
 
 
-def _encode_other(value: object) -> object:
-    # A tool's `display` or arguments may hold a path or a pydantic model (tool parameters
-    # may be models); anything else msgspec cannot encode is refused (see `checked_json`).
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if callable(dump := getattr(value, "model_dump", None)):
-        return dump(mode="json")
-    raise TypeError(f"an event cannot hold a {type(value).__name__}")
-
-
 @cache
 def _decoder() -> msgspec.json.Decoder[Event]:
     # Built at the first decode, not at import: it evaluates every event's annotations (~4 ms),
@@ -350,7 +339,7 @@ def _decoder() -> msgspec.json.Decoder[Event]:
     return msgspec.json.Decoder(Event)
 
 
-_ENCODE = msgspec.json.Encoder(enc_hook=_encode_other).encode
+_ENCODE = msgspec.json.Encoder(enc_hook=plain_value).encode
 
 
 def event_from_json(data: str | bytes) -> Event:
@@ -375,6 +364,10 @@ def checked_json(event: EventT) -> tuple[str, EventT]:
     Raises:
         ValueError: the event does not fit its schema; the message names the field.
     """
+    for name in event.__struct_fields__:
+        if isinstance(getattr(event, name), bytes | bytearray | memoryview):
+            # msgspec would write them as base64, which reads back as a `str`: wrong, silently.
+            raise ValueError(f"{event.kind} does not fit its schema: bytes in `{name}`")
     try:
         body = _ENCODE(event)
         # By the event's own type: msgspec caches what it learns per type, and a new session

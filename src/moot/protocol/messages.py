@@ -7,6 +7,7 @@ them to their wire formats.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import msgspec
@@ -55,6 +56,23 @@ class Usage(_Value):
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
+
+
+def plain_value(value: object) -> object:
+    """What msgspec writes for a value it does not know (its `enc_hook`, for events and ops).
+
+    A `str`, `int` or `float` subclass (`markupsafe.Markup`, a parsed HTML string) is written
+    as the plain value, a path as its string, a pydantic model (a tool's parameters may be
+    models) as its JSON form; anything else raises `TypeError`.
+    """
+    for plain in (str, int, float):  # msgspec encodes only the exact types
+        if isinstance(value, plain):
+            return plain(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if callable(dump := getattr(value, "model_dump", None)):
+        return dump(mode="json")
+    raise TypeError(f"cannot hold a {type(value).__name__}")
 
 
 def _count(value: object) -> int:

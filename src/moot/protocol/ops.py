@@ -9,7 +9,7 @@ from typing import Literal, TypeVar
 
 import msgspec
 
-from moot.protocol.messages import Attachment
+from moot.protocol.messages import Attachment, plain_value
 from moot.protocol.modes import ModeName
 
 
@@ -99,9 +99,12 @@ def checked(op: OpT) -> OpT:
     Raises:
         ValueError: a field holds something else; the message names it.
     """
+    for name in op.__struct_fields__:
+        if isinstance(getattr(op, name), bytes | bytearray | memoryview):
+            raise ValueError(f"{op.kind} does not fit its schema: bytes in `{name}`")
     try:
-        return msgspec.convert(msgspec.to_builtins(op), type(op))
-    except msgspec.ValidationError as exc:
+        return msgspec.convert(msgspec.to_builtins(op, enc_hook=plain_value), type(op))
+    except (msgspec.ValidationError, TypeError) as exc:
         raise ValueError(f"{op.kind} does not fit its schema: {exc}") from None
 
 

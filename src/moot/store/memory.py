@@ -85,9 +85,9 @@ class MemoryStore:
     def append(self, event: Event) -> Event:
         with self._lock:
             session = self._get(event.session_id)
-            session.log.check(event)
-            # As SQLite does: what one store takes, the other does, and it keeps what reads back.
+            # As SQLite does: rule f first, then the others on the event as it reads back.
             _, stored = check_schema(replace(event, seq=session.log.next_seq))
+            session.log.check(stored)
             session.events.append(stored)
             session.log.record(stored)
             if isinstance(stored, TurnStarted):

@@ -201,8 +201,9 @@ class SQLiteStore:
         with self._lock:
             for _ in range(_APPEND_ATTEMPTS):
                 log = self._log(event.session_id)
-                log.check(event)
+                # Rule f first: the other rules read fields, and must read them as stored.
                 body, stored = check_schema(replace(event, seq=log.next_seq))
+                log.check(stored)
                 try:
                     self._insert(stored, body)
                 except sqlite3.IntegrityError:

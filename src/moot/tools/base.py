@@ -262,6 +262,26 @@ def tool_spec(t: Tool) -> dict[str, Any]:
     return {"name": t.name, "description": t.description, "parameters": copy.deepcopy(t.parameters)}
 
 
+def as_text(value: object) -> str:
+    """A tool's output as text an event can hold: bytes decoded as UTF-8, a `str` subclass as
+    a plain `str`, and a file name's undecodable bytes (Python keeps them as lone surrogates,
+    which no JSON can hold) as `\\xe9` escapes, so the model still sees which file it was."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "replace")
+    text = str(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogateescape" if _escaped_only(text) else "replace")
+        return raw.decode("utf-8", "backslashreplace")
+    return text
+
+
+def _escaped_only(text: str) -> bool:
+    """Whether every surrogate in `text` is one `surrogateescape` made from a byte."""
+    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
+
+
 def _to_result(value: Any) -> ToolResult:
     """Map a function's return value: text as is, None as "", anything else as compact JSON."""
     if isinstance(value, ToolResult):
