@@ -130,3 +130,31 @@ def test_login_saves_a_private_key_that_models_then_use(tmp_path: Path) -> None:
     assert "anthropic    key from key file" in listed.stdout
     refused = moot(["login", "ollama"], clean_env(tmp_path), stdin="x\n")
     assert refused.returncode == 2
+
+
+def test_doctor_hides_credentials_in_base_urls(tmp_path: Path) -> None:
+    env = clean_env(
+        tmp_path,
+        OPENAI_BASE_URL="https://team:tok3n@gw.example.com/v1?api-key=qs3cret",
+        OPENROUTER_BASE_URL="gw.example.com/or/v1?key=qs3cret",
+    )
+    result = moot(["doctor"], env)
+    assert result.returncode == 0, result.stderr
+    rows = {line.split()[0]: line.split()[-1] for line in result.stdout.splitlines()[1:]}
+    assert rows["openai"] == "https://***@gw.example.com/v1?***"
+    assert rows["openrouter"] == "https://gw.example.com/or/v1?***"
+    assert rows["anthropic"] == "https://api.anthropic.com"
+    assert "tok3n" not in result.stdout and "qs3cret" not in result.stdout
+
+
+def test_doctor_names_an_unusable_key_without_showing_it(tmp_path: Path) -> None:
+    bad = KEY[:12] + "\n" + KEY[12:]
+    env = clean_env(tmp_path, ANTHROPIC_API_KEY=bad)
+    listed = moot(["doctor"], env)
+    checked = moot(["doctor", "--check"], env)
+    assert listed.returncode == 0, listed.stderr
+    assert "anthropic    unusable key: ANTHROPIC_API_KEY holds a control" in listed.stdout
+    assert checked.returncode == 1
+    assert "anthropic/claude-haiku-4-5: ANTHROPIC_API_KEY holds a control" in checked.stdout
+    shown = listed.stdout + listed.stderr + checked.stdout + checked.stderr
+    assert KEY[:12] not in shown and KEY[12:] not in shown

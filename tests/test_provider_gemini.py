@@ -376,6 +376,28 @@ def test_the_base_url_may_name_the_api_version_or_not(base_url):
     assert headers == {"x-goog-api-key": KEY}
 
 
+@pytest.mark.parametrize(
+    ("base_url", "url"),
+    [
+        (
+            "https://proxy.example/gemini/v1?tenant=a",
+            "https://proxy.example/gemini" + PATH.replace("?", "?tenant=a&"),
+        ),
+        (
+            "https://proxy.example/gemini/v1beta/?tenant=a&region=eu",
+            "https://proxy.example/gemini" + PATH.replace("?", "?tenant=a&region=eu&"),
+        ),
+        (
+            "https://proxy.example:8443/gemini?x=1#frag",
+            "https://proxy.example:8443/gemini" + PATH.replace("?", "?x=1&"),
+        ),
+    ],
+)
+def test_a_query_on_the_base_url_stays_on_the_query_and_alt_sse_joins_it(base_url, url):
+    """Only the path gets the version and the model; the proxy's query is kept whole."""
+    assert GeminiProvider(config(base_url)).build_request(ask())[0] == url
+
+
 @pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/", "/v1beta"])
 async def test_gemini_base_url_from_the_environment_with_or_without_a_version(
     server, suffix, tmp_path

@@ -518,7 +518,10 @@ async def test_the_base_url_variable_reaches_the_server_with_or_without_v1(
         await provider.aclose()
     assert deltas[-1] == Finish("stop")
     [sent] = server.requests
-    assert (sent.method, sent.path) == ("POST", "/v1/chat/completions")
+    # A bare host is Groq's SDK form (`https://api.groq.com`), which gets the SDK's own path.
+    bare_groq = name == "groq" and suffix in ("", "/")
+    path = "/openai/v1/chat/completions" if bare_groq else "/v1/chat/completions"
+    assert (sent.method, sent.path) == ("POST", path)
     assert sent.json["model"] == "some-model"
 
 

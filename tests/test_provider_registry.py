@@ -263,7 +263,10 @@ def test_a_bad_catalog_entry_names_the_file_and_the_model(tmp_path: Path, monkey
         ("openrouter/anthropic/claude-opus-4.1", "anthropic/claude-opus-4-1"),
         ("openrouter/google/gemini-2.5-pro", "gemini/gemini-2.5-pro"),
         ("openrouter/x-ai/grok-code-fast-1", "xai/grok-code-fast-1"),
-        ("openrouter/mistralai/devstral-medium-latest", "mistral/devstral-medium-latest"),
+        ("openrouter/mistralai/devstral-medium", "mistral/devstral-medium"),
+        ("openrouter/mistralai/devstral-medium-2507", "mistral/devstral-medium"),
+        ("gemini/models/gemini-2.5-pro", "gemini/gemini-2.5-pro"),
+        ("gemini/models/gemini-2.5-flash-001", "gemini/gemini-2.5-flash"),
         ("openrouter/deepseek/deepseek-chat", "deepseek/deepseek-chat"),
     ],
 )
@@ -293,6 +296,9 @@ def test_a_model_served_by_another_provider_is_looked_up_as_its_makers(
         "openai/o3-deep-research",
         "gemini/gemini-2.5-flash-image-preview",
         "gemini/gemini-2.5-flash-preview-tts",
+        # `models/` is Gemini's resource prefix only.
+        "openai/models/gpt-5",
+        "openrouter/google/models/gemini-2.5-pro",
     ],
 )
 def test_other_models_keep_the_conservative_defaults(name: str) -> None:
@@ -315,6 +321,8 @@ def test_other_models_keep_the_conservative_defaults(name: str) -> None:
         ("gemini/gemini-2.5-pro-preview-06-05", "gemini/gemini-2.5-pro"),
         ("gemini/gemini-2.5-flash-preview-09-2025", "gemini/gemini-2.5-flash"),
         ("openrouter/google/gemini-2.5-flash-lite-preview-06-17", "gemini/gemini-2.5-flash-lite"),
+        ("mistral/devstral-medium-2507", "mistral/devstral-medium"),
+        ("mistral/devstral-medium-latest", "mistral/devstral-medium"),
     ],
 )
 def test_a_dated_or_versioned_name_is_its_models_entry(name: str, entry: str) -> None:
@@ -354,6 +362,37 @@ def test_only_a_version_suffix_reaches_an_entry() -> None:
                   "x", "-mini-2025-04-14"):  # fmt: skip
         name = f"acme/coder{other}"
         assert lookup(name, extra) == ModelInfo(name=name), other
+
+
+def test_no_catalog_key_ends_in_a_version_suffix() -> None:
+    """A key with a suffix would be reached by that one name only: `mistral/devstral-medium-2507`
+    is looked up as `mistral/devstral-medium`, so that is the key."""
+    from moot.providers import catalog
+
+    path = Path(catalog.__file__).with_name("models.json")
+    names = [n for n in json.loads(path.read_text(encoding="utf-8")) if not n.startswith("_")]
+    assert names
+    assert [n for n in names if catalog.VERSION_SUFFIX.search(n)] == []
+
+
+def test_a_catalog_that_cannot_be_read_is_an_unknown_model_naming_the_file(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path))  # the user catalog's place comes from here
+    (tmp_path / "config").mkdir()
+    path = tmp_path / "config" / "models.json"
+    values = env(tmp_path, OLLAMA_HOST="127.0.0.1:9")
+    for content in ("{not json", "[]", '{"ollama/q": {"context_window": "big"}}'):
+        path.write_text(content)
+        with pytest.raises(UnknownModel, match=re.escape(str(path))):
+            model_config("ollama/q", values)
+        with pytest.raises(UnknownModel, match=re.escape(str(path))):
+            resolve_model("ollama/p,ollama/q", values)  # a router's models too
+    path.unlink()
+    bad: dict = {"ollama/q": {"context_window": 0}}  # not checked as settings are
+    with pytest.raises(UnknownModel, match=r"settings' models: model ollama/q: .*>= 1"):
+        model_config("ollama/q", values, models=bad)
+    assert model_config("ollama/q", values, models={"ollama/q": {"context_window": 9}}).info.known
 
 
 SETTINGS_MODELS = {

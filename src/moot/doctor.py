@@ -42,12 +42,34 @@ CHECK_MODELS = {
 
 
 def configured(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None, str]]:
-    """(provider, key source or None, base URL) for every provider moot knows."""
+    """(provider, where its key is, base URL) for every provider moot knows.
+
+    Where the key is: "key from <variable or key file>", None when there is none, or why a
+    key found cannot be used (a control character inside it), which `--check` then reports.
+    """
+    from moot.providers.registry import UnknownModel
+
     rows = []
     for provider in credentials.ENDPOINTS:
-        _, source = credentials.find_key(provider, environ)
-        rows.append((provider, source.source, credentials.base_url(provider, environ)))
+        try:
+            _, found = credentials.find_key(provider, environ)
+            key = f"key from {found.source}" if found.source else None
+        except UnknownModel as exc:
+            key = f"unusable key: {exc}"
+        rows.append((provider, key, credentials.base_url(provider, environ)))
     return rows
+
+
+def shown_url(url: str) -> str:
+    """`url` for display: credentials in it (`user:token@`, the query) hidden."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    query = "***" if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 async def check(
@@ -105,22 +127,20 @@ def run_doctor(options: Namespace) -> int:
     environ = session_environ(settings)
     print(f"moot {__version__}")
     rows = configured(environ)
-    for provider, source, url in rows:
-        if source:
-            key = f"key from {source}"
-        elif provider in credentials.KEYLESS_OPTIONAL:
+    for provider, key, url in rows:
+        if key is None and provider in credentials.KEYLESS_OPTIONAL:
             key = "no key needed"
-        else:
+        elif key is None:
             key = "no key (" + " or ".join(credentials.ENDPOINTS[provider].key_env) + ")"
-        print(f"  {provider:<12} {key:<32} {url}")
+        print(f"  {provider:<12} {key:<32} {shown_url(url)}")
     if not options.check:
         return 0
     specs = list(options.model or [])
     if not specs:
         specs = [
             f"{provider}/{CHECK_MODELS[provider]}"
-            for provider, source, _ in rows
-            if source and provider in CHECK_MODELS
+            for provider, key, _ in rows
+            if key and provider in CHECK_MODELS
         ]
     if not specs:
         print("nothing to check: no provider has a key (or pass --model provider/model)")

@@ -8,12 +8,15 @@ price (its cost counts as zero, and says so nowhere it would mislead: the usage 
 tokens).
 
 A name is looked up as given first, then as the model it stands for on another provider:
-`openai-chat/gpt-4.1` is OpenAI's `gpt-4.1`, and OpenRouter's `vendor/model` names
-(`openrouter/anthropic/claude-sonnet-4.5`) are the vendor's own model.
+`openai-chat/gpt-4.1` is OpenAI's `gpt-4.1`, OpenRouter's `vendor/model` names
+(`openrouter/anthropic/claude-sonnet-4.5`) are the vendor's own model, and Gemini's resource
+names (`gemini/models/gemini-2.5-pro`, which the adapter accepts) are the bare model's.
 
 A name matches an entry exactly, or as that entry plus one version suffix (`VERSION_SUFFIX`):
 `gpt-4.1-2025-04-14` is `gpt-4.1`, but `gpt-4.1-mini` is another model with other prices, and
-finds only its own entry (or none).
+finds only its own entry (or none). So an entry is keyed without a version suffix
+(`mistral/devstral-medium`, not `-latest`): a key with one would be reached by that exact name
+only, never by the model's other versions.
 """
 
 from __future__ import annotations
@@ -181,10 +184,19 @@ def lookup(name: str, extra: Mapping[str, CatalogEntry] | None = None) -> ModelI
     module docstring), each exactly or as a listed model plus a version suffix
     (`claude-sonnet-4-5-20250929`, see `VERSION_SUFFIX`). A model found nowhere gets the
     conservative defaults (`known` False).
+
+    Raises:
+        ValueError: when the user's `models.json` or an `extra` entry is malformed (the message
+            names the file or the settings, and the model).
     """
     known: Catalog = _known(user_catalog_path())
     if extra:
-        known = _layer(known, extra)
+        # Settings are checked when loaded; a caller may still hand over plain values.
+        entries = {
+            n: e if isinstance(e, CatalogEntry) else _entry(n, e, "the settings' models")
+            for n, e in extra.items()
+        }
+        known = _layer(known, entries)
     return _find(known, name) or ModelInfo(name=name)
 
 
@@ -205,6 +217,8 @@ def _candidates(name: str) -> Iterator[str]:
     provider, _, model = name.partition("/")
     if provider == "openai-chat":
         yield f"openai/{model}"  # the same models as the Responses API, other wire format
+    elif provider == "gemini" and model.startswith("models/"):
+        yield f"gemini/{model.removeprefix('models/')}"  # the API's resource name for the model
     elif provider == "openrouter" and "/" in model:
         vendor, _, vendor_model = model.partition("/")
         vendor = OPENROUTER_VENDORS.get(vendor, vendor)

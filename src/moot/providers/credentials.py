@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 
 from moot import paths
-from moot.providers.presets import PRESETS
+from moot.providers.presets import PRESETS, with_scheme
 
 
 class Endpoint(msgspec.Struct, frozen=True):
@@ -101,24 +101,59 @@ class KeySource(msgspec.Struct, frozen=True):
 def find_key(
     provider: str, environ: Mapping[str, str] | None = None
 ) -> tuple[str | None, KeySource]:
+    """The provider's key, without surrounding whitespace, and where it came from.
+
+    A key read from a file often ends in a newline (`echo key > file`, a Kubernetes secret);
+    that is trimmed. A variable holding only whitespace counts as unset.
+
+    Raises:
+        UnknownModel: the key holds a control or non-ASCII character even after trimming (the
+            message names the variable or key file, never the key), or the key file cannot
+            be read.
+    """
     env = os.environ if environ is None else environ
     endpoint = ENDPOINTS.get(provider)
     for name in endpoint.key_env if endpoint else ():
-        if env.get(name):
-            return env[name], KeySource(provider, name)
-    saved = saved_keys(environ).get(provider)
+        if key := env.get(name, "").strip():
+            return _usable(key, name), KeySource(provider, name)
+    try:
+        saved = saved_keys(environ).get(provider, "").strip()
+    except ValueError as exc:
+        raise _usage_error(str(exc)) from None
     if saved:
-        return saved, KeySource(provider, "key file")
+        where = f"the key for {provider} in {key_file(environ)}"
+        return _usable(saved, where), KeySource(provider, "key file")
     return None, KeySource(provider, None)
 
 
+def _usable(key: str, where: str) -> str:
+    """`key`, or a usage error naming `where` when it cannot go in an HTTP header."""
+    if all(" " <= char <= "~" for char in key):
+        return key
+    # Never the key, nor the character's position: either would tell part of the key.
+    raise _usage_error(
+        f"{where} holds a control or non-ASCII character inside the key (surrounding whitespace "
+        "is trimmed); set it to the key alone"
+    )
+
+
+def _usage_error(message: str) -> ValueError:
+    # Lazily: the registry imports this module inside its functions, never at the top.
+    from moot.providers.registry import UnknownModel
+
+    return UnknownModel(message)
+
+
 def base_url(provider: str, environ: Mapping[str, str] | None = None) -> str:
+    """The provider's base URL: its variable's value (trimmed; without a scheme, `https://`
+    unless the host is loopback, see `presets.with_scheme`) or the default."""
     env = os.environ if environ is None else environ
     preset = PRESETS.get(provider)
     if preset is not None and provider not in _NATIVE:
         return preset.resolve_base_url(env).rstrip("/")
     endpoint = ENDPOINTS[provider]
-    return (env.get(endpoint.base_url_env or "", "") or endpoint.base_url).rstrip("/")
+    value = env.get(endpoint.base_url_env or "", "").strip()
+    return (with_scheme(value) or endpoint.base_url).rstrip("/")
 
 
 def headers(provider: str) -> dict[str, str]:

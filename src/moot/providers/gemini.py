@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from itertools import groupby
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from moot.protocol.messages import (
     AssistantMessage,
@@ -88,13 +89,19 @@ API_VERSION = "v1beta"
 _VERSION_SUFFIX = re.compile(r"/v1(?:beta|alpha)?$")
 
 
-def api_root(base_url: str) -> str:
-    """`base_url` with the API version this adapter speaks, whatever version it ended in.
+def stream_url(base_url: str, model: str) -> str:
+    """The `streamGenerateContent` URL of `model` under `base_url`, whatever version it ended in.
 
     `https://generativelanguage.googleapis.com`, `.../v1` and `.../v1beta` all give
-    `.../v1beta`: a base URL works with or without its version, as for every other provider.
+    `.../v1beta/models/...`: a base URL works with or without its version, as for every other
+    provider. Only the path changes; a query the base URL carries (a proxy's `?tenant=a`) stays,
+    with `alt=sse` added to it.
     """
-    return f"{_VERSION_SUFFIX.sub('', base_url.rstrip('/'))}/{API_VERSION}"
+    parts = urlsplit(base_url)
+    root = _VERSION_SUFFIX.sub("", parts.path.rstrip("/"))
+    path = f"{root}/{API_VERSION}/models/{model}:streamGenerateContent"
+    query = f"{parts.query}&alt=sse" if parts.query else "alt=sse"
+    return urlunsplit(parts._replace(path=path, query=query, fragment=""))
 
 
 class GeminiProvider(HTTPAdapter):
@@ -104,7 +111,7 @@ class GeminiProvider(HTTPAdapter):
         """The URL, headers and JSON body of one streamed generateContent call (pure)."""
         config = self.config
         model = config.model.removeprefix("models/")
-        url = f"{api_root(config.base_url)}/models/{model}:streamGenerateContent?alt=sse"
+        url = stream_url(config.base_url, model)
         headers = {"x-goog-api-key": config.api_key} if config.api_key else {}
         headers.update(config.headers)
 

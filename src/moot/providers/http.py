@@ -37,12 +37,34 @@ def make_client(config: ProviderConfig) -> httpx.AsyncClient:
 
 
 def redact(text: str, config: ProviderConfig) -> str:
-    """The text with the API key (and any long prefix of it) blanked out."""
+    """The text with the API key (and any long prefix of it) blanked out.
+
+    The key is blanked as written and as error messages quote it: escaped (`\\n`, `\\t`,
+    `\\xe9`, as in a `repr` of it or of its bytes), and with or without surrounding whitespace.
+    """
     key = config.api_key
-    if key and len(key) >= 8:
-        text = text.replace(key, "[redacted]")
-        text = text.replace(key[: len(key) // 2], "[redacted]")
+    if not key or len(key) < 8:
+        return text
+    forms = {form for raw in (key, key.strip()) for form in _quoted(raw) if len(form) >= 8}
+    for form in sorted(forms, key=len, reverse=True):  # whole forms before their prefixes
+        text = text.replace(form, "[redacted]")
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form[: len(form) // 2], "[redacted]")
     return text
+
+
+def _quoted(key: str) -> tuple[str, ...]:
+    """`key` and the escaped forms a message may quote it in (as text, as bytes)."""
+    try:
+        raw = key.encode("utf-8", "surrogateescape")  # the bytes an environment variable held
+    except UnicodeEncodeError:
+        raw = key.encode("utf-8", "backslashreplace")
+    return (
+        key,
+        repr(key)[1:-1],
+        key.encode("unicode_escape").decode("ascii"),
+        repr(raw)[2:-1],
+    )
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
@@ -117,6 +139,18 @@ def transport_error(config: ProviderConfig, message: str) -> ProviderError:
     )
 
 
+def request_error(config: ProviderConfig, message: str) -> ProviderError:
+    """A request that cannot be sent as configured: another try would fail the same way."""
+    return ProviderError(message, provider=config.provider, model=config.model, retryable=False)
+
+
+_UNSENDABLE = (
+    "cannot send the request: a header or the URL holds a character HTTP does not allow "
+    "(check the API key and the base URL for stray characters)"
+)
+"""Fixed, because httpx's own message quotes the offending header: the key."""
+
+
 async def post_sse(
     client: httpx.AsyncClient,
     config: ProviderConfig,
@@ -129,12 +163,18 @@ async def post_sse(
 
     Raises:
         ProviderError: an HTTP error status, a connection fault, a timeout, or a stream that
-            ended in the middle of an event.
+            ended in the middle of an event (all retryable but 4xx); or a request that cannot
+            be built or sent as configured (never retryable, and never quoting the request).
     """
     content = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
     request_headers = {"content-type": "application/json", "accept": "text/event-stream", **headers}
     try:
-        async with client.stream("POST", url, headers=request_headers, content=content) as reply:
+        request = client.build_request("POST", url, headers=request_headers, content=content)
+    except (httpx.InvalidURL, ValueError, TypeError):  # UnicodeEncodeError is a ValueError
+        raise request_error(config, _UNSENDABLE) from None
+    try:
+        reply = await client.send(request, stream=True)
+        try:
             if reply.status_code >= 400:
                 raise http_error(config, reply, await reply.aread())
             decoder = SSEDecoder()
@@ -145,6 +185,8 @@ async def post_sse(
                 yield event
             if decoder.pending:
                 raise transport_error(config, "the stream ended in the middle of an event")
+        finally:
+            await reply.aclose()
     except httpx.ConnectTimeout:
         raise transport_error(
             config, f"could not connect within {config.connect_timeout:g}s"
@@ -153,6 +195,12 @@ async def post_sse(
         raise transport_error(
             config, f"no data for {config.read_timeout:g}s (read timeout)"
         ) from None
+    except httpx.UnsupportedProtocol:
+        raise request_error(
+            config, "cannot send the request: the base URL's scheme is not http:// or https://"
+        ) from None
+    except httpx.LocalProtocolError:  # h11 refused a header value (a key with a newline)
+        raise request_error(config, _UNSENDABLE) from None
     except httpx.TransportError as exc:
         detail = str(exc) or type(exc).__name__
         raise transport_error(config, f"connection failed: {detail}") from None

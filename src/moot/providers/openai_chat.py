@@ -92,11 +92,20 @@ class OpenAIChatProvider(HTTPAdapter):
             body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = [_tool(spec) for spec in request.tools]
-        limit = request.max_output_tokens or config.max_output_tokens or info.max_output
+        limit = request.max_output_tokens or config.max_output_tokens or self._catalog_cap()
         body[self._dialect.max_tokens_field] = limit
         if config.reasoning_effort and info.thinking:
             body["reasoning_effort"] = config.reasoning_effort
         return chat_completions_url(config.base_url), headers, body
+
+    def _catalog_cap(self) -> int:
+        """The catalog's output cap, at most the preset's `output_cap` (OpenRouter's) unless
+        the settings' `models` give this very model a `max_output`."""
+        config, cap = self.config, self._dialect.output_cap
+        own = config.catalog.get(config.name)
+        if cap is None or (own is not None and own.max_output is not None):
+            return config.info.max_output
+        return min(config.info.max_output, cap)
 
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[Delta]:
         reader = _ChunkReader()

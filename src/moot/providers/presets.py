@@ -7,8 +7,10 @@ the adapter reads the dialect fields (`max_tokens_field`, `stream_usage`) by pro
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from typing import Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -40,24 +42,64 @@ class Preset(msgspec.Struct, frozen=True):
     stream_usage: bool = True
     """Whether to send `stream_options: {"include_usage": true}`. Mistral rejects the field
     (HTTP 422) and reports usage on its last chunk anyway."""
+    host_path: str = ""
+    """The path a `base_url_env` value naming only a host gets: Groq's SDK takes
+    `GROQ_BASE_URL=https://api.groq.com` and appends `/openai/v1` itself
+    (https://github.com/groq/groq-python), so the same value must work here."""
+    output_cap: int | None = None
+    """The most output tokens a request asks for (the catalog's cap when that is lower).
+    OpenRouter reserves credit for the whole `max_tokens` of a request before it runs, so the
+    maker's own cap its models are looked up by (64,000 or 128,000) gets HTTP 402 on a small
+    balance. A settings `models` entry with a `max_output` for the exact name wins over this."""
 
     def resolve_base_url(self, environ: Mapping[str, str]) -> str:
         """The base URL from `base_url_env` when set, else the default.
 
-        A value without a scheme gets `http://` (how people write `OLLAMA_HOST`: `gpu-box:11434`)
-        and, when the preset has a `default_port`, that port if it names none. This is how
-        Ollama's own clients read `OLLAMA_HOST`: `gpu-box` and `0.0.0.0` are port 11434, while
-        `http://gpu-box` is port 80 (https://github.com/ollama/ollama-python, `_parse_host`).
+        `OLLAMA_HOST` (a preset with a `default_port`) is read as Ollama's own clients read it:
+        a value without a scheme is `http://` and, naming no port, that port: `gpu-box` and
+        `0.0.0.0` are port 11434, while `http://gpu-box` is port 80
+        (https://github.com/ollama/ollama-python, `_parse_host`). Any other value without a
+        scheme gets one from `with_scheme`: `https://` unless its host is loopback. A value
+        naming only a host gets the preset's `host_path`.
         """
         raw = environ.get(self.base_url_env, "") if self.base_url_env else ""
         value = raw.strip().strip("\"'").strip()  # Ollama trims quotes too
         if not value:
             return self.base_url
-        if "://" in value:
-            return value
-        if self.default_port is not None:
-            value = _with_port(value, self.default_port)
-        return f"http://{value}"
+        if "://" not in value and self.default_port is not None:
+            return f"http://{_with_port(value, self.default_port)}"
+        url = with_scheme(value)
+        if self.host_path and urlsplit(url).path in ("", "/"):
+            url = url.rstrip("/") + self.host_path
+        return url
+
+
+def with_scheme(value: str) -> str:
+    """`value` as a URL: as given when it has a scheme; else `http://` for a loopback host
+    (`localhost`, `127.0.0.1`, `::1`: a server on this machine) and `https://` for any other.
+
+    A key must never cross the network in cleartext because a scheme was left out
+    (`OPENROUTER_BASE_URL=openrouter.ai/api/v1`); a plain-HTTP server on another machine says so
+    with `http://`.
+    """
+    if not value or "://" in value:
+        return value
+    return f"{'http' if _is_loopback(value) else 'https'}://{value}"
+
+
+def _is_loopback(value: str) -> bool:
+    """Whether the host of `[user@]host[:port][/path]` is this machine."""
+    host = value.partition("/")[0].rpartition("@")[2]
+    if host.startswith("["):
+        host = host[1:].partition("]")[0]
+    elif host.count(":") == 1:
+        host = host.partition(":")[0]
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _with_port(value: str, port: int) -> str:
@@ -107,8 +149,18 @@ PRESETS: dict[str, Preset] = {
             "OPENROUTER_BASE_URL",
             # OpenRouter's optional app attribution (https://openrouter.ai/docs/api-reference/overview).
             headers={"X-Title": "moot"},
+            # 32,768: room for a reasoning model's thinking plus a large file written in one
+            # answer (Claude Code's own default cap is 32,000), while the credit reserved per
+            # request is half of Claude Sonnet's 64,000 and a quarter of GPT-5's 128,000.
+            output_cap=32_768,
         ),
-        Preset("groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "GROQ_BASE_URL"),
+        Preset(
+            "groq",
+            "https://api.groq.com/openai/v1",
+            "GROQ_API_KEY",
+            "GROQ_BASE_URL",
+            host_path="/openai/v1",
+        ),
         Preset(
             "deepseek",
             "https://api.deepseek.com/v1",

@@ -62,7 +62,15 @@ def model_config(
     models: Mapping[str, CatalogEntry] | None = None,
 ) -> ProviderConfig:
     """Endpoint, key and timeouts for `provider/model`, from the environment and key file;
-    `models` (the settings' catalog entries) go with it to every catalog lookup."""
+    `models` (the settings' catalog entries) go with it to every catalog lookup.
+
+    The model's catalog entry is looked up here once, so that a malformed user `models.json`
+    or settings entry stops the caller before it starts anything (`moot -p` before any session).
+
+    Raises:
+        UnknownModel: for a bad name or provider, a missing key, a bad timeout or a catalog
+            that cannot be read (the message names the file).
+    """
     from moot.providers import credentials
 
     provider, slash, model = spec.partition("/")
@@ -79,7 +87,7 @@ def model_config(
             f"no API key for {provider}: set {' or '.join(endpoint.key_env)} "
             f"(or save one with `moot login {provider}`)"
         )
-    return ProviderConfig(
+    config = ProviderConfig(
         provider=provider,
         model=model,
         base_url=credentials.base_url(provider, environ),
@@ -90,6 +98,11 @@ def model_config(
         reasoning_effort=env.get("MOOT_REASONING_EFFORT") or None,
         catalog=dict(models or {}),
     )
+    try:
+        config.info  # noqa: B018 - a malformed catalog is a usage error now, not a failed run later
+    except ValueError as exc:
+        raise UnknownModel(str(exc)) from None
+    return config
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
