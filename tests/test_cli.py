@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -473,10 +473,19 @@ class LineReader:
         return lines
 
 
-@contextmanager
-def slow_run(tmp_path: Path, *, delay: float) -> Iterator[tuple[subprocess.Popen[str], LineReader]]:
+def slow_run(
+    tmp_path: Path, *, delay: float
+) -> AbstractContextManager[tuple[subprocess.Popen[str], LineReader]]:
     """A headless stream-json run whose one model turn waits `delay` seconds first."""
-    model = script(tmp_path, [{"text": "slow answer", "delay": delay}], name="slow.json")
+    return streaming_run(tmp_path, [{"text": "slow answer", "delay": delay}], name="slow.json")
+
+
+@contextmanager
+def streaming_run(
+    tmp_path: Path, turns: list[object], *, name: str
+) -> Iterator[tuple[subprocess.Popen[str], LineReader]]:
+    """A headless stream-json run of the scripted `turns`; killed when the block ends."""
+    model = script(tmp_path, turns, name=name)
     process = subprocess.Popen(
         moot_command("-p", "go", "--model", model, "--output-format", "stream-json"),
         stdin=subprocess.DEVNULL,
@@ -619,29 +628,12 @@ def test_an_interrupted_run_is_not_blamed_on_a_peers_earlier_error(tmp_path: Pat
         {"error": "upstream 503 from the peer's model"},
         {"text": "still thinking", "delay": 30},
     ]
-    model = script(tmp_path, turns, name="peer.json")
-    process = subprocess.Popen(
-        moot_command("-p", "go", "--model", model, "--output-format", "stream-json"),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        env=moot_env(tmp_path / "home"),
-    )
-    reader = LineReader(process.stdout)
-    try:
+    with streaming_run(tmp_path, turns, name="peer.json") as (process, reader):
         while not isinstance(ev.event_from_json(reader.next_line()), ev.ToolFinished):
-            pass  # the peer failed and its caller got the tool result; now it waits
+            continue  # the peer failed and its caller got the tool result; now it waits
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=TIMEOUT) == 130
         stderr = process.stderr.read()  # type: ignore[union-attr]
-    finally:
-        process.kill()
-        process.wait()
-        reader.rest()
-        process.stdout.close()  # type: ignore[union-attr]
-        process.stderr.close()  # type: ignore[union-attr]
 
     assert "run cancelled (user_cancelled); session" in stderr
     assert "upstream 503" not in stderr
