@@ -9,6 +9,7 @@ from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.messages import Attachment
 from moot.providers.scripted import ScriptedProvider
 from moot.store.memory import MemoryStore
 from moot.tools.base import Tool
@@ -24,11 +25,15 @@ def agent(name: str = "main", *turns: object, role: str = "", **kwargs: object) 
 
 
 async def run_turn(
-    runtime: Runtime, text: str = "go", *, agent: str | None = None
+    runtime: Runtime,
+    text: str = "go",
+    *,
+    agent: str | None = None,
+    attachments: tuple[Attachment, ...] = (),
 ) -> tuple[ev.TurnFinished, list[ev.Event]]:
     """Submit one turn, collect its events until turn_finished."""
     stream = runtime.events()
-    runtime.submit(ops.UserTurn(text=text, agent=agent))
+    runtime.submit(ops.UserTurn(text=text, agent=agent, attachments=attachments))
     seen: list[ev.Event] = []
     async for event in stream:
         seen.append(event)

@@ -10,14 +10,13 @@ import pytest
 from model_server import ModelServer, Reply, sse_fixture
 from moot.core.agent import Agent
 from moot.protocol import events as ev
-from moot.protocol import ops
 from moot.protocol.messages import IMAGE_OMITTED, Attachment
 from moot.protocol.states import RunState, StopReason
 from moot.providers.anthropic import AnthropicProvider
 from moot.providers.base import Provider
 from moot.providers.config import ProviderConfig, RetryPolicy
 from moot.providers.router import FallbackProvider
-from runtime_helpers import kinds, make_runtime, of
+from runtime_helpers import kinds, make_runtime, of, run_turn
 
 KEY = "sk-ant-api03-loop-test-Zx9vK2mQ7pL4nR8sT1wY6uE3oI5aS0dFgH2jK4lM6nP8"
 VISION = "claude-haiku-4-5"
@@ -42,17 +41,9 @@ def anthropic(url: str, model: str = VISION, **changes: object) -> AnthropicProv
 async def one_turn(
     provider: Provider, text: str = "go", attachments: tuple[Attachment, ...] = ()
 ) -> tuple[ev.TurnFinished, list[ev.Event]]:
-    runtime = make_runtime(Agent("main", model=provider))
-    stream = runtime.events()
-    runtime.submit(ops.UserTurn(text=text, attachments=attachments))
-    seen = []
-    async for event in stream:
-        seen.append(event)
-        if isinstance(event, ev.TurnFinished):
-            break
-    finished = await runtime.wait()
-    assert finished is not None
-    return finished, seen
+    return await run_turn(
+        make_runtime(Agent("main", model=provider)), text, attachments=attachments
+    )
 
 
 # ---- a provider that gave up ends the turn --------------------------------------------------

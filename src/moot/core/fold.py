@@ -225,8 +225,7 @@ class RunFold:
         if call is not None and e.source in ("provider", "internal"):
             call.last_error = e.message
         if e.source == "provider" and call is not None:
-            call.errors += 1
-            self.model_calls[e.agent] += 1
+            self.model_calls[e.agent] += 1  # a failed model call is a call all the same
 
     def _gate_decided(self, e: ev.GateDecided) -> None:
         call = self.calls[e.call_id]

@@ -15,6 +15,7 @@ agent matches moot's `bash`, `edit` and `write`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -168,10 +169,8 @@ def hooks_from_settings(
     Raises:
         HookConfigError: A file's `hooks` do not fit; the message names that file.
     """
-    try:
+    with contextlib.suppress(HookConfigError):
         return parse_hooks(hooks)
-    except HookConfigError:
-        pass
     # Find the file to blame: the merged value lost where each event came from.
     for path in reversed(settings_files(project, environ)):
         try:
