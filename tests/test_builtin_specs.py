@@ -17,8 +17,6 @@ import pytest
 
 from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.plan_tool import build_exit_plan_mode
-from moot.permissions.policy import RulesPolicy
-from moot.permissions.rules import RuleSet
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.select import SandboxChoice
 from moot.store.memory import MemoryStore
@@ -134,10 +132,8 @@ async def test_a_tool_that_cannot_be_built_answers_with_an_error() -> None:
 def test_exit_plan_mode_says_what_the_built_tool_says_and_is_built_at_its_first_call(
     tmp_path: Path,
 ) -> None:
-    policy = RulesPolicy(RuleSet(), tmp_path)
-
-    lazy = exit_plan_mode_tool(policy)
+    lazy = exit_plan_mode_tool()
 
     assert isinstance(lazy, LazyTool)
-    assert described([lazy]) == described([build_exit_plan_mode(policy)])
+    assert described([lazy]) == described([build_exit_plan_mode()])
     assert "not built" in repr(lazy)

@@ -43,7 +43,9 @@ SIDE_EFFECTS = {
 }
 
 
-def call(tool: str, session: str = "s1", **arguments: Any) -> ApprovalRequest:
+def call(
+    tool: str, session: str = "s1", mode: str | None = None, **arguments: Any
+) -> ApprovalRequest:
     return ApprovalRequest(
         session_id=session,
         agent="main",
@@ -52,6 +54,7 @@ def call(tool: str, session: str = "s1", **arguments: Any) -> ApprovalRequest:
         tool=tool,
         side_effect=SIDE_EFFECTS[tool],
         arguments=arguments,
+        mode=mode,
     )
 
 
@@ -658,7 +661,9 @@ def test_allow_and_ask_rules_hide_nothing() -> None:
 # ---- the policy: state per session --------------------------------------------------------
 
 
-def test_the_policy_keeps_mode_and_approvals_per_session(root: Path) -> None:
+def test_the_policy_keeps_approvals_per_session_and_decides_by_the_requests_mode(
+    root: Path,
+) -> None:
     policy = RulesPolicy(RuleSet(deny=["Bash(rm:*)"]), root)
     build = "npm run build"
     assert policy.decide(call("bash", session="s1", command=build)).decision == "ask"
@@ -668,17 +673,12 @@ def test_the_policy_keeps_mode_and_approvals_per_session(root: Path) -> None:
     assert policy.decide(call("bash", session="s2", command=build)).decision == "ask"
     assert [str(r) for r in policy.rules("s1").allow] == ["Bash(npm run:*)"]
 
-    policy.set_mode("s2", "bypassPermissions")
-    assert policy.mode("s2") is BYPASS
-    assert policy.mode("s1") is DEFAULT
-    assert policy.decide(call("bash", session="s2", command=build)).decision == "allow"
-    assert policy.decide(call("bash", session="s2", command="rm -rf /")).decision == "deny"
-
-    policy.set_mode("s1", PLAN)
-    assert policy.decide(call("bash", session="s1", command=build)).decision == "deny"
+    bypass = {"session": "s2", "mode": "bypassPermissions"}
+    assert policy.decide(call("bash", command=build, **bypass)).decision == "allow"
+    assert policy.decide(call("bash", command="rm -rf /", **bypass)).decision == "deny"
+    assert policy.decide(call("bash", mode=PLAN, command=build)).decision == "deny"
 
     policy.forget("s1")
-    assert policy.mode("s1") is DEFAULT
     assert policy.decide(call("bash", session="s1", command=build)).decision == "ask"
 
 
@@ -686,7 +686,7 @@ def test_the_policy_starts_sessions_in_the_configured_mode(root: Path) -> None:
     policy = RulesPolicy(RuleSet(), root, mode=ACCEPT)
     assert policy.decide(call("write", path="src/x.py", content="")).decision == "allow"
     with pytest.raises(ValueError, match="yolo"):
-        policy.set_mode("s1", "yolo")
+        RulesPolicy(RuleSet(), root, mode="yolo")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="closing"):
         policy.add_allow("s1", "Bash(ls")
 

@@ -39,7 +39,7 @@ def planning_runtime(
     root: Path, *turns: object, store: Store | None = None
 ) -> tuple[Runtime, RulesPolicy]:
     policy = RulesPolicy(RuleSet(), root, mode=PermissionMode.PLAN)
-    tools = [*file_tools(Workspace(root)), exit_plan_mode_tool(policy)]
+    tools = [*file_tools(Workspace(root)), exit_plan_mode_tool()]
     runtime = Runtime(
         [agent("main", *turns)], store=store or MemoryStore(), tools=tools, approval=policy
     )
@@ -62,7 +62,7 @@ async def answering(runtime: Runtime, answer: Callable[[ev.ApprovalRequested], o
 
 async def test_a_change_waits_for_the_plan_then_runs_in_the_chosen_mode(tmp_path: Path) -> None:
     (tmp_path / "greeting.txt").write_text("hi\n")
-    runtime, policy = planning_runtime(
+    runtime, _ = planning_runtime(
         tmp_path,
         {"tool_calls": [call("read", path="greeting.txt"), WRITE]},
         {"tool_calls": [call("exit_plan_mode", plan=PLAN)]},
@@ -88,7 +88,7 @@ async def test_a_change_waits_for_the_plan_then_runs_in_the_chosen_mode(tmp_path
     assert "acceptEdits" in plan.content and not plan.is_error
     assert not wrote.is_error
     assert (tmp_path / "greeting.txt").read_text() == "hello\n"
-    assert policy.mode(runtime.session_id) == PermissionMode.ACCEPT_EDITS
+    assert runtime.mode == PermissionMode.ACCEPT_EDITS
     assert of(events, ev.TurnFinished)[0].output == "Done: it says hello."
 
 
@@ -97,7 +97,7 @@ async def test_feedback_on_a_plan_reaches_the_model_and_it_stays_in_plan_mode(
 ) -> None:
     (tmp_path / "greeting.txt").write_text("hi\n")
     revised = PLAN + "2. Keep the trailing newline.\n"
-    runtime, policy = planning_runtime(
+    runtime, _ = planning_runtime(
         tmp_path,
         {"tool_calls": [call("exit_plan_mode", plan=PLAN)]},
         {"tool_calls": [call("exit_plan_mode", plan=revised)]},
@@ -122,14 +122,14 @@ async def test_feedback_on_a_plan_reaches_the_model_and_it_stays_in_plan_mode(
     (changed,) = of(events, ev.ModeChanged)  # only the approval changed the mode
     assert (changed.previous, changed.mode) == ("plan", "default")
     assert (tmp_path / "greeting.txt").read_text() == "hello\n"
-    assert policy.mode(runtime.session_id) == PermissionMode.DEFAULT
+    assert runtime.mode == PermissionMode.DEFAULT
 
 
 async def test_outside_plan_mode_the_plan_tool_just_runs(tmp_path: Path) -> None:
-    runtime, policy = planning_runtime(
+    runtime, _ = planning_runtime(
         tmp_path, {"tool_calls": [call("exit_plan_mode", plan=PLAN)]}, "ok"
     )
-    policy.set_mode(runtime.session_id, PermissionMode.DEFAULT)
+    runtime.submit(ops.SetMode(mode="default"))
     events = await answering(runtime, lambda e: ops.Deny(tool_call_id=e.tool_call_id))
     assert not of(events, ev.ApprovalRequested)
     assert not of(events, ev.ModeChanged)
@@ -221,7 +221,7 @@ def test_a_resumed_session_goes_on_in_the_mode_it_switched_to(tmp_path: Path) ->
     runtime = Runtime(
         [agent("main", "one", "two")], store=store, approval=RulesPolicy(RuleSet(), tmp_path)
     )
-    assert runtime.mode is None
+    assert runtime.mode == "default"  # the policy's
     runtime.submit(ops.SetMode(mode="plan"))  # between runs: no checkpoint covers it yet
     assert runtime.mode == "plan"
     store.close()
@@ -260,7 +260,7 @@ async def test_a_run_begun_in_plan_mode_tells_the_model_and_a_resume_folds_the_s
     runtime = Runtime([Agent("main", model=FunctionProvider(model))], store=store,
                       approval=policy)  # fmt: skip
     await answering(runtime, lambda e: ops.Deny(tool_call_id=e.tool_call_id))
-    policy.set_mode(runtime.session_id, PermissionMode.DEFAULT)
+    runtime.submit(ops.SetMode(mode="default"))
     await answering(runtime, lambda e: ops.Deny(tool_call_id=e.tool_call_id))
     assert seen[0] == f"make it say hello\n\n{PLAN_MODE_NOTE}"
     assert seen[1] == "make it say hello"  # the next run began in default mode

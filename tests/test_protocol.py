@@ -44,6 +44,7 @@ EXAMPLES: list[ev.Event] = [
         duration_ms=12.5,
     ),
     ev.RunResumed(**IDS, interrupted_tool_calls=("t1", "t2")),
+    ev.AutoCommitted(**IDS, sha="0123abcd", subject="fix the typo", files=("README.md",)),
     ev.StateChanged(
         **IDS, from_state=RunState.TOOL_RUNNING, to_state=RunState.OBSERVATION_RECORDED
     ),
@@ -67,6 +68,13 @@ EXAMPLES: list[ev.Event] = [
     ),
     ev.ApprovalDecided(**IDS, tool_call_id="t1", approved=False, by="user", feedback="no"),
     ev.ModeChanged(session_id="s1", seq=4, mode="acceptEdits", previous="plan", by="plan_approval"),
+    ev.OpRefused(
+        session_id="s1",
+        seq=5,
+        op="approve",
+        reason="no approval waits for t9",
+        submission_id="sub_3",
+    ),  # fmt: skip
     ev.HookRan(
         **IDS,
         hook_event="PreToolUse",

@@ -16,31 +16,13 @@ from typing import TextIO
 
 import msgspec
 
-from moot.core.agent import Agent
-from moot.core.limits import Limits
-from moot.core.runtime import Runtime
-from moot.permissions.modes import PermissionMode
+from moot.client.errors import SetupError
+from moot.client.local import LocalClient, SessionOptions, open_client
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState, StopReason
-from moot.providers.registry import UnknownModel, resolve_model
-from moot.session_setup import (
-    Session,
-    SetupError,
-    hook_config,
-    open_session,
-    session_environ,
-    session_rules,
-)
-from moot.settings import SettingsError, load_settings
-from moot.workspace.paths import Workspace
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-INSTRUCTIONS = (
-    "You are moot, a coding agent working in the person's repository. Be exact and brief; "
-    "use your tools to look before you change anything."
-)
 
 
 def exit_code(finished: ev.TurnFinished | None) -> int:
@@ -76,81 +58,50 @@ def _fail(message: str) -> int:
 
 
 def run_headless(options: Namespace, out: TextIO | None = None) -> int:
-    from moot.store import open_store
-
     out = out or sys.stdout
-    cwd = Path.cwd()
+    title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
     try:
-        settings = load_settings(cwd)
-        hooks = hook_config(settings, cwd)
-    except SettingsError as exc:  # HookConfigError included
-        return _fail(str(exc))
-    options.model = options.model or settings.model
-    if not options.model:
-        return _fail(
-            "no model: pass --model provider/model (or set MOOT_MODEL, or `model` in settings)"
-        )
-    try:
-        # A bad name, script or missing key is a usage error, before any session.
-        resolve_model(options.model, session_environ(settings), models=settings.models)
-        rules = session_rules(
-            settings, _rule_list(options.allowed_tools), _rule_list(options.disallowed_tools)
-        )
-    except (UnknownModel, SetupError) as exc:
-        return _fail(str(exc))
-    # The runtime gets the name, not the provider: it resolves names itself and moves a scripted
-    # provider past the turns a resumed session has already played (Runtime._provider_for).
-    agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=options.model)
-    limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
-    store = open_store()
-    try:
-        if options.resume is not None and store.session(options.resume) is None:
-            return _fail(f"no session {options.resume!r}")
-        title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
-        session_id = options.resume or store.create_session(title=title, workspace=str(cwd)).id
-        try:
-            session = open_session(
-                store,
-                session_id,
-                cwd,
-                settings=settings,
-                agent=agent,
-                rules=rules,
-                mode=PermissionMode(options.permission_mode) if options.permission_mode else None,
-                hooks=hooks,
-                limits=limits,
+        client = open_client(
+            SessionOptions(
+                cwd=Path.cwd(),
+                model=options.model,
+                permission_mode=options.permission_mode,
+                allowed_tools=_rule_list(options.allowed_tools),
+                disallowed_tools=_rule_list(options.disallowed_tools),
+                session_id=options.resume,
+                title=title,
+                max_turns=options.max_turns,
                 can_ask=False,
+                # A resumed run finishes the turn that was interrupted; it commits nothing new.
+                auto_commit=None if options.prompt is not None else False,
             )
-        except SetupError as exc:
-            return _fail(str(exc))
-        runtime = session.runtime
-        if session.shell.backend == "host":
-            print(
-                f"moot: shell commands run on the host, unsandboxed ({session.shell.reason})",
-                file=sys.stderr,
-            )
-        if options.prompt is not None and runtime.unfinished_run:
-            return _fail(
-                f"session {session_id} has an unfinished run; finish it first with "
-                f"`moot --resume {session_id}` (no -p)"
-            )
-        if options.prompt is None and not runtime.unfinished_run:
-            return _fail(f"session {session_id} has no unfinished run to resume")
-        try:
-            code = asyncio.run(_drive(session, options, out))
-            if (os.environ.get("MOOT_AUTO_COMMIT") or settings.auto_commit) and options.prompt:
-                _auto_commit(session.workspace, session_id, options.prompt)
-            return code
-        except BrokenPipeError:
-            # The reader went away (`moot -p ... | head -1`). asyncio.run has cancelled a run
-            # still going, so its log ends with turn_finished. Point stdout at devnull so the
-            # interpreter's last flush does not raise again (the advice in Python's `signal` docs).
-            if out is sys.stdout:
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            print(f"moot: output closed early; session {session_id}", file=sys.stderr)
-            return EXIT_STOPPED
-    finally:
-        store.close()
+        )
+    except SetupError as exc:
+        return _fail(str(exc))
+    status = client.status()
+    if status.sandbox.backend == "host":
+        print(
+            f"moot: shell commands run on the host, unsandboxed ({status.sandbox.reason})",
+            file=sys.stderr,
+        )
+    problem = ""
+    if options.prompt is not None and status.open_run:
+        problem = (
+            f"session {client.session_id} has an unfinished run; finish it first with "
+            f"`moot --resume {client.session_id}` (no -p)"
+        )
+    if options.prompt is None and not status.open_run:
+        problem = f"session {client.session_id} has no unfinished run to resume"
+    try:
+        return asyncio.run(_drive(client, options, out, problem))
+    except BrokenPipeError:
+        # The reader went away (`moot -p ... | head -1`). asyncio.run has cancelled a run
+        # still going, so its log ends with turn_finished. Point stdout at devnull so the
+        # interpreter's last flush does not raise again (the advice in Python's `signal` docs).
+        if out is sys.stdout:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"moot: output closed early; session {client.session_id}", file=sys.stderr)
+        return EXIT_STOPPED
 
 
 def _ends_the_run(event: ev.Event) -> bool:
@@ -186,59 +137,58 @@ def _rule_list(values: list[str]) -> list[str]:
     return rules
 
 
-def _auto_commit(workspace: Workspace, session_id: str, prompt: str) -> None:
-    """Commit the files the turn changed as an agent commit (`moot undo` takes it back)."""
-    from moot.workspace.git import GIT_ERRORS, AutoCommit
-
+async def _drive(client: LocalClient, options: Namespace, out: TextIO, problem: str) -> int:
     try:
-        made = AutoCommit(workspace, session_id, lambda: set(workspace.changed)).commit_turn(prompt)
-    except GIT_ERRORS as exc:
-        print(f"moot: auto-commit skipped: {exc}", file=sys.stderr)
-        return
-    if made is not None:
-        print(f"moot: committed {made.sha[:10]} {made.subject}", file=sys.stderr)
-
-
-async def _drive(session: Session, options: Namespace, out: TextIO) -> int:
-    try:
-        return await _turn(session.runtime, options, out)
+        if problem:
+            return _fail(problem)
+        return await _turn(client, options, out)
     finally:
-        await session.close()  # background shells and the sandbox end with the session
+        await client.close()  # background shells and the sandbox end with the session
 
 
-async def _turn(runtime: Runtime, options: Namespace, out: TextIO) -> int:
+async def _turn(client: LocalClient, options: Namespace, out: TextIO) -> int:
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, runtime.submit, ops.Interrupt())
-    loop.add_signal_handler(signal.SIGTERM, runtime.submit, ops.Interrupt())
-    events = runtime.events()
+    loop.add_signal_handler(signal.SIGINT, client.submit, ops.Interrupt())
+    loop.add_signal_handler(signal.SIGTERM, client.submit, ops.Interrupt())
+    events = client.subscribe()
     if options.prompt is not None:
-        runtime.submit(ops.UserTurn(text=options.prompt))
+        client.submit(ops.UserTurn(text=options.prompt))
     else:
-        runtime.submit(ops.ResumeRun())
+        client.submit(ops.ResumeRun())
     streaming = options.output_format == "stream-json"
     problem = ""
+    finished: ev.TurnFinished | None = None
     async for event in events:
         if _ends_the_run(event):
             problem = getattr(event, "detail", "") or getattr(event, "message", "")
         if streaming:
             out.write(ev.event_to_json(event) + "\n")
             out.flush()
+        _tell(event)
         if isinstance(event, ev.TurnFinished):
+            finished = event
             break
-    finished = await runtime.wait()
-    runtime.submit(ops.Shutdown())
+    events.close()
     if finished is None:  # pragma: no cover - a run always ends with turn_finished
         return EXIT_STOPPED
     if finished.stop_reason is StopReason.USER_CANCELLED:
         problem = ""  # the person's interrupt is the whole reason
     if options.output_format == "json":
-        out.write(json.dumps(result_object(finished, runtime.session_id, problem)) + "\n")
+        out.write(json.dumps(result_object(finished, client.session_id, problem)) + "\n")
     elif options.output_format == "text" and finished.output:
         out.write(finished.output.rstrip("\n") + "\n")
     if finished.state is not RunState.COMPLETED:
         print(
             f"moot: run {finished.state} ({finished.stop_reason}"
-            f"{': ' + problem if problem else ''}); session {runtime.session_id}",
+            f"{': ' + problem if problem else ''}); session {client.session_id}",
             file=sys.stderr,
         )
     return exit_code(finished)
+
+
+def _tell(event: ev.Event) -> None:
+    """What the person reads on stderr besides the answer: moot's own commit, or why not."""
+    if isinstance(event, ev.AutoCommitted):
+        print(f"moot: committed {event.sha[:10]} {event.subject}", file=sys.stderr)
+    elif isinstance(event, ev.Error) and event.source == "session":
+        print(f"moot: {event.message}", file=sys.stderr)

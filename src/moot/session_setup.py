@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from moot.client.errors import SetupError
 from moot.core.agent import Agent
 from moot.core.approval import ApprovalPolicy
 from moot.core.limits import Limits
@@ -33,6 +34,8 @@ from moot.permissions.modes import PermissionMode
 from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
+from moot.protocol import events as ev
+from moot.protocol import ops
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
@@ -44,10 +47,6 @@ from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
     from moot.hooks import HookConfig, Hooks
-
-
-class SetupError(Exception):
-    """The session cannot be set up as asked; the message says why (a usage error)."""
 
 
 class Session(msgspec.Struct):
@@ -156,6 +155,7 @@ def open_session(
     hooks: HookConfig | None = None,
     limits: Limits | None = None,
     can_ask: bool = True,
+    auto_commit: bool = False,
 ) -> Session:
     """Assemble a session's runtime (see the module docstring for the steps).
 
@@ -170,6 +170,7 @@ def open_session(
         hooks: The settings' hooks (`hook_config`), None for none.
         limits: Bounds for each run.
         can_ask: False where nobody answers approvals: what would ask is refused instead.
+        auto_commit: Commit the files each turn changed as it ends (`moot undo` takes it back).
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
@@ -200,7 +201,7 @@ def open_session(
         t
         for t in [
             *builtin_tools(store, session_id, workspace, shell, shells, env=environ),
-            exit_plan_mode_tool(rules_policy),
+            exit_plan_mode_tool(),
         ]
         if not tool_hidden(t.name, rules)
     ]
@@ -211,14 +212,38 @@ def open_session(
         tools=tools,
         limits=limits,
         approval=policy,
+        mode=start_mode,
         hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
+        turn_end=AutoCommitter(workspace, session_id) if auto_commit else None,
         resolve=lambda model: resolve_model(model, environ, models=settings.models),
     )
-    if runtime.mode and mode is None:
+    if mode is not None and runtime.mode != mode:
         # The mode belongs to the session: a resumed one goes on in the mode it switched to,
-        # unless the front end names one.
-        rules_policy.set_mode(session_id, runtime.mode)
+        # unless the front end names one, which is a switch like any other (`mode_changed`).
+        runtime.submit(ops.SetMode(mode=mode))
     return Session(runtime, workspace, shell, shells)
+
+
+class AutoCommitter:
+    """The session's `TurnEnd` under auto-commit: the files a turn changed become moot's own
+    commit as it ends (`moot undo` takes it back), recorded as `auto_committed`."""
+
+    def __init__(self, workspace: Workspace, session_id: str) -> None:
+        self.workspace = workspace
+        self.session_id = session_id
+
+    def __call__(self, prompt: str) -> list[ev.Event]:
+        # Lazy: gitpython loads only for sessions that commit.
+        from moot.workspace.git import GIT_ERRORS, AutoCommit
+
+        changed = AutoCommit(self.workspace, self.session_id, lambda: set(self.workspace.changed))
+        try:
+            made = changed.commit_turn(prompt)
+        except GIT_ERRORS as exc:
+            return [ev.Error(source="session", message=f"auto-commit skipped: {exc}")]
+        if made is None:
+            return []
+        return [ev.AutoCommitted(sha=made.sha, subject=made.subject, files=tuple(made.files))]
 
 
 def _hooks(config: HookConfig | None, root: Path, *, can_ask: bool) -> Hooks | None:

@@ -1,4 +1,5 @@
-"""`moot sessions list | show | export`: read the store, print, change nothing."""
+"""`moot sessions list | show | export`: read the sessions through the query interface, print,
+change nothing."""
 
 from __future__ import annotations
 
@@ -8,28 +9,27 @@ from argparse import Namespace
 
 import msgspec
 
+from moot.client.local import open_queries
 from moot.transcript import markdown
 
 
 def run_sessions(options: Namespace) -> int:
-    from moot.store import open_store
-
-    store = open_store()
+    queries = open_queries()
     try:
         if options.action == "list":
-            sessions = store.sessions()
+            sessions = queries.sessions()
             if not sessions:
                 print("no sessions yet")
             for s in sessions:
                 when = s.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
-                state = s.last_run_state or "-"
-                print(f"{s.id}  {when}  {s.event_count:>6} events  {state:<10}  {s.title}")
+                state, cost = s.state or "-", f"${s.cost_usd:.4f}"
+                print(f"{s.id}  {when}  {s.turns:>4} turns  {cost:<9} {state:<10}  {s.title}")
             return 0
-        info = store.session(options.session_id)
+        info = queries.session(options.session_id)
         if info is None:
             print(f"moot: no session {options.session_id!r}", file=sys.stderr)
             return 2
-        events = store.events(info.id)
+        events = queries.events(info.id)
         if options.action == "export" and options.format == "json":
             session = {
                 "id": info.id,
@@ -45,4 +45,4 @@ def run_sessions(options: Namespace) -> int:
         print("\n\n".join(markdown(events)))
         return 0
     finally:
-        store.close()
+        queries.close()

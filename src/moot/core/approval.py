@@ -36,6 +36,8 @@ class ApprovalRequest(msgspec.Struct, frozen=True):
     tool: str
     side_effect: SideEffect
     arguments: dict[str, Any]
+    mode: ModeName | None = None
+    """The session's permission mode as the call is decided (None: the session has no modes)."""
 
 
 class Verdict(msgspec.Struct, frozen=True):
@@ -59,17 +61,20 @@ class ApprovalPolicy(Protocol):
 
 @runtime_checkable
 class RemembersApprovals(Protocol):
-    """A policy that can keep an approval beyond one call (and may have modes to switch)."""
+    """A policy that can keep an approval beyond one call."""
 
     def remember(self, session_id: str, rule: str, *, always: bool) -> None:
         """Allow calls matching `rule` for the session; `always` also saves it for later."""
         ...
 
-    def mode(self, session_id: str) -> ModeName:
-        """The session's current permission mode."""
-        ...
 
-    def set_mode(self, session_id: str, mode: ModeName) -> None: ...
+@runtime_checkable
+class HasModes(Protocol):
+    """A policy that decides by permission mode (`ApprovalRequest.mode`): a runtime given one
+    has modes, starting in `default_mode` unless told otherwise."""
+
+    @property
+    def default_mode(self) -> ModeName: ...
 
 
 class AllowAll:
@@ -81,6 +86,8 @@ class AllowAll:
 
 class Answer(msgspec.Struct, frozen=True):
     approved: bool
+    submission_id: str = ""
+    """The `Approve` or `Deny` op that answered; the `approval_decided` event carries it."""
     feedback: str = ""
     scope: Literal["once", "session", "always"] = "once"
     rule: str | None = None
@@ -89,24 +96,43 @@ class Answer(msgspec.Struct, frozen=True):
     """Also switch the session to this permission mode (an approved plan leaves plan mode)."""
 
 
+ApprovalKey = tuple[str, str]
+"""(agent call id, tool call id): tool call ids are unique only within one agent call, so two
+peers (or a model that reuses ids) may wait on the same tool call id at once."""
+
+
 class PendingApprovals(msgspec.Struct):
-    """Futures for tool calls that wait on the person, keyed by tool call id."""
+    """Futures for tool calls that wait on the person, keyed by (agent call, tool call)."""
 
-    _waiting: dict[str, asyncio.Future[Answer]] = {}
+    _waiting: dict[ApprovalKey, asyncio.Future[Answer]] = {}
 
-    def expect(self, tool_call_id: str) -> asyncio.Future[Answer]:
+    def expect(self, call_id: str, tool_call_id: str) -> asyncio.Future[Answer]:
         """Register a waiter before the request goes out, so no answer can arrive unheard."""
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        self._waiting[tool_call_id] = future
+        self._waiting[(call_id, tool_call_id)] = future
         return future
 
-    def discard(self, tool_call_id: str) -> None:
-        self._waiting.pop(tool_call_id, None)
+    def discard(self, call_id: str, tool_call_id: str) -> None:
+        self._waiting.pop((call_id, tool_call_id), None)
 
-    def answer(self, tool_call_id: str, answer: Answer) -> bool:
-        """Resolve a waiting call; False when nothing waits on that id."""
-        future = self._waiting.get(tool_call_id)
+    def answer(self, call_id: str, tool_call_id: str, answer: Answer) -> str:
+        """Resolve the waiting call; returns "" when it did, else why nothing was answered.
+
+        An empty `call_id` names the one waiting call with that tool call id, if only one does.
+        """
+        if call_id:
+            keys = [(call_id, tool_call_id)]
+        else:
+            keys = [key for key in self._waiting if key[1] == tool_call_id]
+            if len(keys) > 1:
+                calls = ", ".join(key[0] for key in keys)
+                return (
+                    f"tool call {tool_call_id!r} waits in several agent calls ({calls}); "
+                    "name the agent call (`call_id`)"
+                )
+        future = self._waiting.get(keys[0]) if keys else None
         if future is None or future.done():
-            return False
+            where = f" in agent call {call_id!r}" if call_id else ""
+            return f"no approval waits for tool call {tool_call_id!r}{where}"
         future.set_result(answer)
-        return True
+        return ""

@@ -47,8 +47,8 @@ class ApprovalStep:
         self.run, self.call, self.agent, self.hooks = run, call, agent, hooks
         self._check_hook_stop = check_hook_stop
 
-    def _record(self, event_type: type[ev.Event], **fields: object) -> ev.Event:
-        return self.run.record(self.call, event_type, **fields)
+    def _record(self, event: ev.Event) -> ev.Event:
+        return self.run.record(self.call, event)
 
     async def settle_pending(self) -> None:
         """Decide every pending call not decided yet (a resume skips those already settled)."""
@@ -71,6 +71,7 @@ class ApprovalStep:
             tool=tc.name,
             side_effect=tool.side_effect if tool else SideEffect.READ_ONLY,
             arguments=tc.arguments,
+            mode=run.mode(),
         )
         verdict, by = run.approval.decide(request), "policy"
         if said is not None and self.hooks is not None:
@@ -79,32 +80,30 @@ class ApprovalStep:
             verdict, by = with_hook(verdict, said, can_ask=self.hooks.can_ask)
         if verdict.decision == "deny":
             self._record(
-                ev.ApprovalDecided,
-                tool_call_id=tc.id,
-                approved=False,
-                by=by,
-                feedback=verdict.reason,
+                ev.ApprovalDecided(
+                    tool_call_id=tc.id, approved=False, by=by, feedback=verdict.reason
+                ),
             )
         elif verdict.decision == "ask":
             answer = await self._ask_person(tc, verdict)
             kept = self._keep(answer, verdict.suggestions)
             self._record(
-                ev.ApprovalDecided,
-                tool_call_id=tc.id,
-                approved=answer.approved,
-                by="user",
-                feedback=answer.feedback,
-                scope=answer.scope if kept else "once",
-                rule=kept,
+                ev.ApprovalDecided(
+                    tool_call_id=tc.id,
+                    approved=answer.approved,
+                    by="user",
+                    feedback=answer.feedback,
+                    scope=answer.scope if kept else "once",
+                    rule=kept,
+                    submission_id=answer.submission_id,
+                ),
             )
             self._switch_mode(tc, answer)
         elif by == "hook":  # a PreToolUse hook allowed what the policy would have asked
             self._record(
-                ev.ApprovalDecided,
-                tool_call_id=tc.id,
-                approved=True,
-                by="hook",
-                feedback=verdict.reason,
+                ev.ApprovalDecided(
+                    tool_call_id=tc.id, approved=True, by="hook", feedback=verdict.reason
+                ),
             )
 
     async def _pre_tool_hook(self, tc: ToolCall) -> tuple[ToolCall, ev.HookRan | None]:
@@ -120,27 +119,29 @@ class ApprovalStep:
         if said is not None and said.decision == "deny" and tc.id not in self.call.decisions:
             reason = said.reason or "no reason given"
             self._record(
-                ev.ApprovalDecided, tool_call_id=tc.id, approved=False, by="hook", feedback=reason
+                ev.ApprovalDecided(tool_call_id=tc.id, approved=False, by="hook", feedback=reason),
             )
         return next(c for c in self.call.pending if c.id == tc.id), said
 
     async def _ask_person(self, tc: ToolCall, verdict: Verdict) -> Answer:
-        waiting = self.run.pending.expect(tc.id)
+        call_id = self.call.call_id
+        waiting = self.run.pending.expect(call_id, tc.id)
         try:
             self._record(
-                ev.ApprovalRequested,
-                tool_call_id=tc.id,
-                tool=tc.name,
-                arguments=tc.arguments,
-                preview=verdict.preview,
-                reason=verdict.reason,
-                suggested_rules=verdict.suggestions,
+                ev.ApprovalRequested(
+                    tool_call_id=tc.id,
+                    tool=tc.name,
+                    arguments=tc.arguments,
+                    preview=verdict.preview,
+                    reason=verdict.reason,
+                    suggested_rules=verdict.suggestions,
+                ),
             )
             if self.hooks is not None:
                 await self.hooks.notify(f"moot needs your permission to use {tc.name}")
             return await waiting
         finally:
-            self.run.pending.discard(tc.id)
+            self.run.pending.discard(call_id, tc.id)
 
     def _keep(self, answer: Answer, suggestions: tuple[str, ...]) -> str | None:
         """Keep an approval "for the session" or "always" as an allow rule; the rule kept."""
@@ -155,15 +156,18 @@ class ApprovalStep:
 
     def _switch_mode(self, tc: ToolCall, answer: Answer) -> None:
         """Switch the session's mode when an approval says so; an approved plan leaves plan mode."""
-        policy, session = self.run.approval, self.run.session_id
         plan = tc.name == EXIT_PLAN_MODE
-        if not answer.approved or not isinstance(policy, RemembersApprovals):
-            return
+        previous = self.run.mode()
+        if not answer.approved or previous is None:
+            return  # the session has no modes
         mode = answer.mode or ("default" if plan else None)
-        previous = policy.mode(session)
         if mode is None or mode == previous:
             return
-        policy.set_mode(session, mode)
         self.run.record_session(
-            ev.ModeChanged, mode=mode, previous=previous, by="plan_approval" if plan else "user"
+            ev.ModeChanged(
+                mode=mode,
+                previous=previous,
+                by="plan_approval" if plan else "user",
+                submission_id=answer.submission_id,
+            )
         )

@@ -80,7 +80,7 @@ class CallRunner:
                 self._check_hook_stop()
                 await self._handlers[call.state]()
         except LimitReached as stop:
-            self._record(ev.LimitHit, stop_reason=stop.reason, detail=stop.detail)
+            self._record(ev.LimitHit(stop_reason=stop.reason, detail=stop.detail))
             self._end(stop.reason, call.text)
         except _Ended as end:
             self._end(end.reason, end.output)
@@ -91,33 +91,50 @@ class CallRunner:
         except Exception as exc:
             if call.state.terminal:
                 raise
-            self._record(ev.Error, source="internal", message=f"{type(exc).__name__}: {exc}")
+            self._record(ev.Error(source="internal", message=f"{type(exc).__name__}: {exc}"))
             self._end(StopReason.INTERNAL_ERROR, "")
         return call
 
     # ---- recording -------------------------------------------------------------------------
 
-    def _record(self, event_type: type[ev.Event], **fields: object) -> ev.Event:
-        return self.run.record(self.call, event_type, **fields)
+    def _record(self, event: ev.Event) -> ev.Event:
+        return self.run.record(self.call, event)
 
     def _move(self, target: RunState) -> None:
-        self._record(ev.StateChanged, from_state=self.call.state, to_state=target)
+        self._record(ev.StateChanged(from_state=self.call.state, to_state=target))
 
     def _end(self, reason: StopReason, output: str) -> None:
         state, totals = state_for(reason), self.run.fold.totals
         if self.call.parent_call_id is None:
+            self._turn_end()
             self._record(
-                ev.TurnFinished,
-                state=state,
-                stop_reason=reason,
-                output=output,
-                turns=totals.turns,
-                usage=totals.usage,
-                cost_usd=totals.cost_usd,
-                duration_ms=totals.elapsed * 1000,
+                ev.TurnFinished(
+                    state=state,
+                    stop_reason=reason,
+                    output=output,
+                    turns=totals.turns,
+                    usage=totals.usage,
+                    cost_usd=totals.cost_usd,
+                    duration_ms=totals.elapsed * 1000,
+                ),
             )
         else:
-            self._record(ev.AgentReturned, state=state, stop_reason=reason, output=output)
+            self._record(ev.AgentReturned(state=state, stop_reason=reason, output=output))
+
+    def _turn_end(self) -> None:
+        """What the session does as the turn ends (an auto-commit), recorded before the end.
+
+        Synchronous, so it also runs when an interrupt ends the turn; a failure is the
+        session's, not the run's, so it is recorded as an error and the turn still ends."""
+        turn_end = self.run.turn_end
+        if turn_end is None:
+            return
+        try:
+            events = turn_end(self.run.fold.prompt)
+        except Exception as exc:
+            events = [ev.Error(source="session", message=f"as the turn ended: {exc}")]
+        for event in events:
+            self._record(event)
 
     def _interrupt_started_tools(self) -> None:
         for tool_call in self.call.running_tools:
@@ -154,14 +171,14 @@ class CallRunner:
             async for delta in provider.stream(request):
                 turn.add(delta)
                 if isinstance(delta, TextPart):
-                    self._record(ev.TextDelta, text=delta.text)
+                    self._record(ev.TextDelta(text=delta.text))
                 elif isinstance(delta, ThinkingPart) and delta.text:
-                    self._record(ev.ThinkingDelta, text=delta.text)
+                    self._record(ev.ThinkingDelta(text=delta.text))
         except ProviderError as exc:
             # The provider has already retried what was worth retrying (providers/retry.py,
             # and the fallback router's other models): asking again here would multiply its
             # tries (4 x 5 requests against a server that stays down) and hide its message.
-            self._record(ev.Error, source="provider", message=str(exc), retryable=exc.retryable)
+            self._record(ev.Error(source="provider", message=str(exc), retryable=exc.retryable))
             if turn.has_output:
                 # Keep what arrived: the person sees it, and the run says why it stopped.
                 self._responded(provider.name, turn, partial=True)
@@ -183,33 +200,33 @@ class CallRunner:
 
     def _responded(self, model: str, turn: TurnBuilder, *, partial: bool) -> None:
         self._record(
-            ev.ModelResponded,
-            model=model,
-            text=turn.text,
-            thinking=turn.thinking,
-            tool_calls=() if partial else turn.tool_calls(self.call.tool_call_ids),
-            finish_reason=turn.finish_reason,
-            partial=partial,
+            ev.ModelResponded(
+                model=model,
+                text=turn.text,
+                thinking=turn.thinking,
+                tool_calls=() if partial else turn.tool_calls(self.call.tool_call_ids),
+                finish_reason=turn.finish_reason,
+                partial=partial,
+            ),
         )
-        self._record(ev.UsageRecorded, model=model, usage=turn.usage, cost_usd=turn.cost_usd or 0.0)
+        self._record(ev.UsageRecorded(model=model, usage=turn.usage, cost_usd=turn.cost_usd or 0.0))
 
     async def _decide(self) -> None:
         call, run = self.call, self.run
         if run.gate is not None:
             decision = await self._ask_gate()
             if decision.action == "retry" and call.gate_retries < run.limits.max_gate_retries:
-                self._record(ev.GateDecided, action="retry", text=decision.text)
+                self._record(ev.GateDecided(action="retry", text=decision.text))
                 self._move(RunState.MODEL_PENDING)
                 return
             if decision.action == "replace":
                 self._record(
-                    ev.GateDecided,
-                    action="replace",
-                    text=decision.text,
-                    tool_calls=decision.tool_calls,
+                    ev.GateDecided(
+                        action="replace", text=decision.text, tool_calls=decision.tool_calls
+                    ),
                 )
             elif decision.action == "stop":
-                self._record(ev.GateDecided, action="stop", text=decision.text)
+                self._record(ev.GateDecided(action="stop", text=decision.text))
                 raise _Ended(StopReason.GATE_STOPPED, decision.text)
         if call.pending:
             self._move(RunState.TOOL_PENDING)
@@ -331,7 +348,7 @@ class CallRunner:
 
     async def _execute(self, tc: ToolCall, *, several_peers: bool) -> None:
         if tc.id not in self.call.started:
-            self._record(ev.ToolStarted, tool_call_id=tc.id, tool=tc.name, arguments=tc.arguments)
+            self._record(ev.ToolStarted(tool_call_id=tc.id, tool=tc.name, arguments=tc.arguments))
         started = time.perf_counter()
         if tc.arguments_error:
             result = ToolResult.error(
@@ -347,17 +364,18 @@ class CallRunner:
         else:
             result = await self._invoke(tc)
         self._record(
-            ev.ToolFinished,
-            tool_call_id=tc.id,
-            tool=tc.name,
-            content=as_text(result.content),
-            is_error=result.is_error,
-            attachments=tuple(result.attachments),
-            display=dict(result.display),
-            duration_ms=(time.perf_counter() - started) * 1000,
+            ev.ToolFinished(
+                tool_call_id=tc.id,
+                tool=tc.name,
+                content=as_text(result.content),
+                is_error=result.is_error,
+                attachments=tuple(result.attachments),
+                display=dict(result.display),
+                duration_ms=(time.perf_counter() - started) * 1000,
+            ),
         )
         if violation := result.display.get("sandbox_violation"):
-            self._record(ev.Error, source="sandbox", message=str(violation))
+            self._record(ev.Error(source="sandbox", message=str(violation)))
         if self.hooks is not None:
             await self.hooks.post_tool(tc, result)
 
@@ -373,6 +391,7 @@ class CallRunner:
             call_id=self.call.call_id,
             agent=self.call.agent,
             tool_call_id=tc.id,
+            mode=self.run.mode(),
             emit=self._emitter(tc.id),
         )
         return await tool.invoke(tc.arguments, ctx)
@@ -383,7 +402,7 @@ class CallRunner:
 
         def emit(text: str) -> None:
             if threading.get_ident() == owner:
-                self._record(ev.ToolOutput, tool_call_id=tool_call_id, text=as_text(text))
+                self._record(ev.ToolOutput(tool_call_id=tool_call_id, text=as_text(text)))
             else:
                 loop.call_soon_threadsafe(emit, text)
 
@@ -401,15 +420,16 @@ class CallRunner:
                 )
             child_id = new_id("call")
             run.record_as(
-                ev.AgentCalled,
-                agent=name,
-                call_id=child_id,
-                parent_call_id=call.call_id,
-                caller=call.agent,
-                message=message,
-                depth=call.depth + 1,
-                tool_call_id=tc.id,
-                mode=run.mode(),
+                ev.AgentCalled(
+                    agent=name,
+                    call_id=child_id,
+                    parent_call_id=call.call_id,
+                    caller=call.agent,
+                    message=message,
+                    depth=call.depth + 1,
+                    tool_call_id=tc.id,
+                    mode=run.mode(),
+                ),
             )
         child = run.fold.calls[child_id]
         if not child.state.terminal:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
+from msgspec.structs import replace
 
 from moot.core.agent import Agent
-from moot.core.approval import ApprovalPolicy, PendingApprovals, RemembersApprovals
+from moot.core.approval import ApprovalPolicy, PendingApprovals
 from moot.core.fold import INTERRUPTED, CallState, RunFold
 from moot.core.limits import Limits
 from moot.core.peers import CALL_AGENT, FINISH, FINISH_SPEC, call_agent_spec
@@ -25,9 +26,25 @@ if TYPE_CHECKING:
 
 ResolveProvider = Callable[[Agent], Provider]
 Publish = Callable[[ev.Event], None]
+RecordSession = Callable[[ev.Event], ev.Event]
+"""Stores a session event (one of `ev.SESSION_KINDS`), applies it to the session and
+publishes it: `Runtime.record_session`."""
+
+
+class TurnEnd(Protocol):
+    """What a session does as each of the person's turns ends, before `turn_finished` (moot's
+    auto-commit): the events it returns are recorded in the run, so every front end sees them."""
+
+    def __call__(self, prompt: str) -> Sequence[ev.Event]:
+        """Args:
+        prompt: What the person asked in the turn that ends.
+        """
+        ...
 
 
 class RunContext(msgspec.Struct):
+    """What the calls of one run share, and the one way they record events."""
+
     store: Store
     session_id: str
     fold: RunFold
@@ -38,9 +55,15 @@ class RunContext(msgspec.Struct):
     approval: ApprovalPolicy
     pending: PendingApprovals
     publish: Publish
+    record_session: RecordSession
+    current_mode: Callable[[], ModeName | None]
+    """The session's permission mode now (the runtime's session state owns it)."""
+    submission_id: str = ""
+    """The op the run's events answer: the turn's, until an `Interrupt` ends it."""
     gate: TurnGate | None = None
     hooks: Hooks | None = None
     """Hook commands from the settings; None runs none, at no cost."""
+    turn_end: TurnEnd | None = None
     session_start: str | None = None
     """Run SessionStart hooks when the root call starts, with this source: startup or resume."""
     _specs: dict[str, tuple[ToolSpec, ...]] = {}
@@ -49,45 +72,43 @@ class RunContext(msgspec.Struct):
     def limits(self) -> Limits:
         return self.fold.limits
 
-    def record(self, call: CallState, event_type: type[ev.Event], **fields: Any) -> ev.Event:
-        """Append an event for `call`: store first, then the fold, then the front ends."""
+    def record(self, call: CallState, event: ev.Event) -> ev.Event:
+        """Append an event of `call`: store first, then the fold, then the front ends."""
         return self.record_as(
-            event_type,
-            agent=call.agent,
-            call_id=call.call_id,
-            parent_call_id=call.parent_call_id,
-            **fields,
+            replace(  # type: ignore[type-var]
+                event, agent=call.agent, call_id=call.call_id, parent_call_id=call.parent_call_id
+            )
         )
 
-    def record_as(self, event_type: type[ev.Event], **fields: Any) -> ev.Event:
-        run_id = self.fold.run_id or fields["call_id"]  # a turn_started names its own run
-        event = self.store.append(event_type(session_id=self.session_id, run_id=run_id, **fields))
+    def record_as(self, event: ev.Event) -> ev.Event:
+        """Append an event whose agent and call ids are already set (a call's creation)."""
+        run_id = self.fold.run_id or event.call_id  # a turn_started names its own run
+        event = replace(  # type: ignore[type-var]
+            event,
+            session_id=self.session_id,
+            run_id=run_id,
+            submission_id=event.submission_id or self.submission_id,
+        )
+        event = self.store.append(event)
         self.fold.apply(event)
         self.publish(event)
         return event
 
     def mode(self) -> ModeName | None:
-        """The session's permission mode now; None when the approval policy has no modes."""
-        approval = self.approval
-        if isinstance(approval, RemembersApprovals):
-            return approval.mode(self.session_id)
-        return None
-
-    def record_session(self, event_type: type[ev.Event], **fields: Any) -> ev.Event:
-        """Append a session event (one of `ev.SESSION_KINDS`): stored, then published; no
-        run's fold takes it."""
-        return record_session_event(self.store, self.publish, self.session_id, event_type, fields)
+        """The session's permission mode now; None when the session has no modes."""
+        return self.current_mode()
 
     def record_interrupted(self, call: CallState, tool_call: ToolCall) -> None:
         """Give a tool call that started but never finished its result: unknown, not re-run."""
         self.record(
             call,
-            ev.ToolFinished,
-            tool_call_id=tool_call.id,
-            tool=tool_call.name,
-            content=INTERRUPTED,
-            is_error=True,
-            interrupted=True,
+            ev.ToolFinished(
+                tool_call_id=tool_call.id,
+                tool=tool_call.name,
+                content=INTERRUPTED,
+                is_error=True,
+                interrupted=True,
+            ),
         )
 
     def tools_for(self, agent: Agent) -> dict[str, Tool]:
@@ -103,16 +124,3 @@ class RunContext(msgspec.Struct):
             specs = tuple([s for s in own if s.name not in builtin] + peers)
             self._specs[agent.name] = specs
         return specs
-
-
-def record_session_event(
-    store: Store,
-    publish: Publish,
-    session_id: str,
-    event_type: type[ev.Event],
-    fields: dict[str, Any],
-) -> ev.Event:
-    """Store a session event, then hand it to the front ends (a run's, or an idle session's)."""
-    event = store.append(event_type(session_id=session_id, **fields))
-    publish(event)
-    return event

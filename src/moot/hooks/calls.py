@@ -77,7 +77,7 @@ class CallHooks:
                 context="",
                 reason=f"ignored: Stop hooks already sent the model back {blocks} times",
             )
-        self.run.record(self.call, ev.HookRan, **fields)
+        self.run.record(self.call, ev.HookRan(**fields))
         return fields["decision"] == "block"
 
     async def notify(self, message: str) -> ev.HookRan | None:
@@ -101,7 +101,7 @@ class CallHooks:
         if outcome is None:
             return None
         recorded = self.run.record(
-            self.call, ev.HookRan, tool_call_id=tool_call_id, **_fields(outcome)
+            self.call, ev.HookRan(tool_call_id=tool_call_id, **_fields(outcome))
         )
         assert isinstance(recorded, ev.HookRan)
         return recorded

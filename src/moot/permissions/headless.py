@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from moot.core.approval import EXIT_PLAN_MODE, ApprovalRequest, Verdict
-from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
 
 
@@ -17,11 +16,9 @@ class NoAsking:
         self.policy = policy
         self.workspace_root = workspace_root
 
-    def mode(self, session_id: str) -> PermissionMode:
-        return self.policy.mode(session_id)
-
-    def set_mode(self, session_id: str, mode: PermissionMode | str) -> None:
-        self.policy.set_mode(session_id, mode)
+    @property
+    def default_mode(self) -> str:
+        return self.policy.default_mode
 
     def remember(self, session_id: str, rule: str, *, always: bool) -> None:
         self.policy.remember(session_id, rule, always=always)

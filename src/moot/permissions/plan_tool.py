@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from moot.core.approval import EXIT_PLAN_MODE, RemembersApprovals
+from moot.core.approval import EXIT_PLAN_MODE
 from moot.permissions.modes import PermissionMode
 from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
 
@@ -22,7 +22,7 @@ _WORKING_IN = {
 }
 
 
-def build_exit_plan_mode(modes: RemembersApprovals) -> FunctionTool:
+def build_exit_plan_mode() -> FunctionTool:
     """The real `exit_plan_mode` tool (its argument model built now) for `exit_plan_mode_tool`
     and for generating its spec."""
 
@@ -39,7 +39,7 @@ def build_exit_plan_mode(modes: RemembersApprovals) -> FunctionTool:
         plan: Annotated[str, Field(min_length=1, description="The plan, in markdown")],
         ctx: ToolContext,
     ) -> ToolResult:
-        mode = PermissionMode(modes.mode(ctx.session_id))
+        mode = PermissionMode(ctx.mode or PermissionMode.DEFAULT)
         if mode == PermissionMode.PLAN:
             # Approval switches the mode before the tool runs; still here means no approval
             # happened (a policy that never asks), so nothing may change yet.

@@ -1,8 +1,8 @@
 """`RulesPolicy`: the `ApprovalPolicy` that settles calls with `decide`, one session at a time.
 
-It holds what belongs to a session rather than to the process: each session's permission mode
-and the rules approved "for this session", on top of the rules from settings that every session
-shares.
+It holds what belongs to a session rather than to the process: the rules approved "for this
+session", on top of the rules from settings that every session shares. The session's mode is
+not kept here: the runtime owns it, and each request carries it (`ApprovalRequest.mode`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from moot.permissions.rules import Rule, RuleSet, parse_rule
 class RulesPolicy:
     """The `ApprovalPolicy` that settles calls with `decide`, keeping each session's state.
 
-    The mode and the rules approved "for this session" are kept per session id, so one policy
-    may serve several sessions (and their peers) without one's approvals leaking into another.
+    The rules approved "for this session" are kept per session id, so one policy may serve
+    several sessions (and their peers) without one's approvals leaking into another.
     """
 
     def __init__(
@@ -36,7 +36,7 @@ class RulesPolicy:
         """Args:
         rules: The rules from settings (and the command line), shared by every session.
         workspace_root: The workspace the sessions' file tools are confined to.
-        mode: The mode a session starts in (`permissions.defaultMode`, `--permission-mode`).
+        mode: The mode of a request that carries none (a runtime without modes).
         shell: Where shell commands run ("bubblewrap", "docker", "host (NO sandbox)"), for
             the preview of a command that asks.
         protected: Workspace-relative files whose writes always ask, besides `.git`
@@ -46,21 +46,13 @@ class RulesPolicy:
         self.workspace_root = workspace_root
         self.shell = shell
         self._rules = rules
-        self._start_mode = PermissionMode(mode)
-        self._modes: dict[str, PermissionMode] = {}
+        self._default_mode = PermissionMode(mode)
         self._approved: dict[str, tuple[Rule, ...]] = {}
 
-    def mode(self, session_id: str) -> PermissionMode:
-        """The session's current permission mode."""
-        return self._modes.get(session_id, self._start_mode)
-
-    def set_mode(self, session_id: str, mode: PermissionMode | str) -> None:
-        """Switch a session's mode; the next call it makes is decided under the new one.
-
-        Raises:
-            ValueError: Not one of the permission modes.
-        """
-        self._modes[session_id] = PermissionMode(mode)
+    @property
+    def default_mode(self) -> PermissionMode:
+        """The mode a session that never switched works in (`HasModes`)."""
+        return self._default_mode
 
     def add_allow(self, session_id: str, rule: Rule | str) -> None:
         """Allow calls like an approved one for the rest of the session ("approve for session").
@@ -79,8 +71,7 @@ class RulesPolicy:
         return self._rules.extended(allow=approved) if approved else self._rules
 
     def forget(self, session_id: str) -> None:
-        """Drop a closed session's mode and approvals."""
-        self._modes.pop(session_id, None)
+        """Drop a closed session's approvals."""
         self._approved.pop(session_id, None)
 
     def decide(self, request: ApprovalRequest) -> Verdict:
@@ -93,9 +84,8 @@ class RulesPolicy:
 
         session = request.session_id
         rules = self.rules(session)
-        verdict = decide(
-            request, self.mode(session), rules, self.workspace_root, protected=self.protected
-        )
+        mode = PermissionMode(request.mode) if request.mode else self._default_mode
+        verdict = decide(request, mode, rules, self.workspace_root, protected=self.protected)
         if verdict.decision != "ask":
             return verdict
         suggestions = tuple(suggested_rules(request, self.workspace_root, rules))

@@ -41,6 +41,10 @@ class _Event(
     call_id: str = ""
     parent_call_id: str | None = None
     ts: datetime = msgspec.field(default_factory=utc_now)
+    submission_id: str = ""
+    """The op this event answers (`Client.submit` returned it): a run's events carry the
+    submission that started it, `approval_decided` that of the `Approve`/`Deny`, what an
+    interrupt ends that of the `Interrupt`. Empty for events no op caused."""
 
     @property
     def kind(self) -> str:
@@ -97,6 +101,15 @@ class TurnFinished(_Event, tag="turn_finished"):
     duration_ms: float
 
 
+class AutoCommitted(_Event, tag="auto_committed"):
+    """The files the turn changed were committed as moot's own commit (`moot undo` takes it
+    back), as the turn ended."""
+
+    sha: str
+    subject: str
+    files: tuple[str, ...] = ()
+
+
 class RunResumed(_Event, tag="run_resumed"):
     """An unfinished run continues after a crash or a stop of the process."""
 
@@ -124,8 +137,9 @@ class LimitHit(_Event, tag="limit_hit"):
 class Error(_Event, tag="error"):
     """Something went wrong that the run reports (a provider error, an internal bug)."""
 
-    source: Literal["provider", "tool", "sandbox", "internal"]
-    """`sandbox`: a command tried what its sandbox forbids (a write outside, the network)."""
+    source: Literal["provider", "tool", "sandbox", "session", "internal"]
+    """`sandbox`: a command tried what its sandbox forbids (a write outside, the network);
+    `session`: what the session does around the run failed (an auto-commit), the run did not."""
     message: str
     retryable: bool = False
 
@@ -221,6 +235,15 @@ class ModeChanged(_Event, tag="mode_changed"):
     """"plan_approval": the person approved a plan (`exit_plan_mode`), which leaves plan mode."""
 
 
+class OpRefused(_Event, tag="op_refused"):
+    """An op could not be carried out: it matched nothing (an `Approve` for a call that waits
+    on no approval), or the session was in no state for it. A session event."""
+
+    op: str
+    """The op's kind (`approve`, `deny`, ...)."""
+    reason: str
+
+
 class ToolStarted(_Event, tag="tool_started"):
     """A tool began to run; from here on it may have had side effects."""
 
@@ -308,6 +331,7 @@ Event = (
     | AgentReturned
     | TurnFinished
     | RunResumed
+    | AutoCommitted
     | StateChanged
     | LimitHit
     | Error
@@ -322,13 +346,14 @@ Event = (
     | ToolOutput
     | ToolFinished
     | ModeChanged
+    | OpRefused
     | HookRan
 )
 """Any event; tagged by `kind` in JSON."""
 
 CREATION_KINDS = frozenset({"turn_started", "agent_called"})
 TERMINAL_KINDS = frozenset({"turn_finished", "agent_returned"})
-SESSION_KINDS = frozenset({"mode_changed"})
+SESSION_KINDS = frozenset({"mode_changed", "op_refused"})
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""
 
 

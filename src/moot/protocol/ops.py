@@ -50,7 +50,8 @@ class Interrupt(_Op, tag="interrupt"):
 
 
 class Approve(_Op, tag="approve"):
-    """Allow a tool call that waits on `approval_requested`. Answered by `approval_decided`.
+    """Allow a tool call that waits on `approval_requested`. Answered by `approval_decided`, or
+    by `op_refused` when no such call waits.
 
     `scope` "session" keeps an allow rule for the rest of the session; "always" also saves it
     to `.moot/settings.local.json`. The rule is `rule`, or the request's first suggestion.
@@ -59,6 +60,9 @@ class Approve(_Op, tag="approve"):
     """
 
     tool_call_id: str
+    call_id: str = ""
+    """The agent call the tool call waits in (the `approval_requested` event's `call_id`); tool
+    call ids are unique only within one agent call. Empty: the one waiting call with that id."""
     scope: Literal["once", "session", "always"] = "once"
     rule: str | None = None
     mode: ModeName | None = None
@@ -67,17 +71,20 @@ class Approve(_Op, tag="approve"):
 class Deny(_Op, tag="deny"):
     """Refuse a tool call that waits on `approval_requested`; the model sees the feedback.
 
-    Answered by `approval_decided` (approved false).
+    Answered by `approval_decided` (approved false), or by `op_refused` when no such call waits.
     """
 
     tool_call_id: str
+    call_id: str = ""
+    """As in `Approve`."""
     feedback: str = ""
 
 
 class SetMode(_Op, tag="set_mode"):
     """Switch the session's permission mode; the next tool call is decided under it.
 
-    Answered by `mode_changed`; later tool calls are decided under the new mode.
+    Answered by `mode_changed` (nothing when the session is in that mode already, `op_refused`
+    when it has no modes); later tool calls are decided under the new mode.
     """
 
     mode: ModeName

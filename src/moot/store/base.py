@@ -79,8 +79,13 @@ class Store(Protocol):
         """The session with that id, or None."""
         ...
 
-    def sessions(self, limit: int = 50) -> list[SessionInfo]:
-        """Sessions, the most recently updated first."""
+    def sessions(self, limit: int = 50, *, workspace: str | None = None) -> list[SessionInfo]:
+        """Sessions, the most recently updated first; only those of `workspace` when given."""
+        ...
+
+    def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float]]:
+        """For each session, how many runs it holds and what its finished ones cost (USD);
+        (0, 0.0) for one without runs, or that the store does not hold."""
         ...
 
     def append(self, event: Event) -> Event:
@@ -105,8 +110,11 @@ class Store(Protocol):
         run_id: str | None = None,
         after_seq: int = 0,
         kinds: Collection[str] | None = None,
+        before_seq: int | None = None,
+        limit: int | None = None,
     ) -> list[Event]:
-        """A session's events in seq order, optionally of one run, after a seq, of some kinds.
+        """A session's events in seq order, optionally of one run, after a seq, before one, of
+        some kinds; with `limit`, only the last `limit` of those (a transcript's tail).
 
         Raises:
             UnknownSessionError: The store holds no such session.

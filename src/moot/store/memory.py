@@ -76,9 +76,13 @@ class MemoryStore:
             session = self._sessions.get(session_id)
             return session.info() if session else None
 
-    def sessions(self, limit: int = 50) -> list[SessionInfo]:
+    def sessions(self, limit: int = 50, *, workspace: str | None = None) -> list[SessionInfo]:
         with self._lock:
-            infos = [s.info() for s in self._sessions.values()]
+            infos = [
+                s.info()
+                for s in self._sessions.values()
+                if workspace is None or s.workspace == workspace
+            ]
         infos.sort(key=lambda info: (info.updated_at, info.id), reverse=True)
         return infos[:limit]
 
@@ -103,16 +107,34 @@ class MemoryStore:
         run_id: str | None = None,
         after_seq: int = 0,
         kinds: Collection[str] | None = None,
+        before_seq: int | None = None,
+        limit: int | None = None,
     ) -> list[Event]:
         if isinstance(kinds, str):
             kinds = {kinds}
         with self._lock:
-            tail = self._get(session_id).events[max(after_seq, 0) :]
-        return [
+            events = self._get(session_id).events
+            tail = events[max(after_seq, 0) : None if before_seq is None else before_seq - 1]
+        chosen = [
             e
             for e in tail
             if (run_id is None or e.run_id == run_id) and (kinds is None or e.kind in kinds)
         ]
+        return chosen if limit is None else chosen[max(len(chosen) - limit, 0) :]
+
+    def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float]]:
+        totals: dict[str, tuple[int, float]] = {}
+        with self._lock:
+            for session_id in session_ids:
+                session = self._sessions.get(session_id)
+                turns, cost = 0, 0.0
+                for e in session.events if session else ():
+                    if isinstance(e, TurnStarted):
+                        turns += 1
+                    elif isinstance(e, TurnFinished):
+                        cost += e.cost_usd
+                totals[session_id] = (turns, cost)
+        return totals
 
     def open_run(self, session_id: str) -> str | None:
         with self._lock:

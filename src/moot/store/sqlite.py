@@ -188,12 +188,34 @@ class SQLiteStore:
             row = self._db.execute(_SELECT_INFO + " WHERE s.id = ?", (session_id,)).fetchone()
         return _info(row) if row else None
 
-    def sessions(self, limit: int = 50) -> list[SessionInfo]:
+    def sessions(self, limit: int = 50, *, workspace: str | None = None) -> list[SessionInfo]:
+        where, params = (
+            ("", [limit]) if workspace is None else (" WHERE s.workspace = ?", [workspace, limit])
+        )
         with self._lock:
             rows = self._db.execute(
-                _SELECT_INFO + " ORDER BY updated DESC, s.id DESC LIMIT ?", (limit,)
+                _SELECT_INFO + where + " ORDER BY updated DESC, s.id DESC LIMIT ?", params
             ).fetchall()
         return [_info(row) for row in rows]
+
+    def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float]]:
+        ids = list(session_ids)
+        if not ids:
+            return {}
+        # One row per run, and a primary-key lookup of each finished run's last event: no scan
+        # of the log.
+        sql = f"""
+            SELECT r.session_id, COUNT(*), COALESCE(SUM(json_extract(e.body, '$.cost_usd')), 0)
+            FROM runs AS r
+            LEFT JOIN events AS e ON e.session_id = r.session_id AND e.seq = r.finished_seq
+            WHERE r.session_id IN ({", ".join("?" * len(ids))})
+            GROUP BY r.session_id
+        """
+        with self._lock:
+            rows = self._db.execute(sql, ids).fetchall()
+        totals = {session_id: (0, 0.0) for session_id in ids}
+        totals.update({session_id: (turns, float(cost)) for session_id, turns, cost in rows})
+        return totals
 
     # ---- the log ------------------------------------------------------------------------------
 
@@ -225,9 +247,14 @@ class SQLiteStore:
         run_id: str | None = None,
         after_seq: int = 0,
         kinds: Collection[str] | None = None,
+        before_seq: int | None = None,
+        limit: int | None = None,
     ) -> list[Event]:
         sql = "SELECT body FROM events WHERE session_id = ? AND seq > ?"
         params: list[Any] = [session_id, after_seq]
+        if before_seq is not None:
+            sql += " AND seq < ?"
+            params.append(before_seq)
         if run_id is not None:
             sql += " AND run_id = ?"
             params.append(run_id)
@@ -239,7 +266,11 @@ class SQLiteStore:
             self._require(session_id)
             if kinds == []:
                 return []
-            rows = self._db.execute(sql + " ORDER BY seq", params).fetchall()
+            if limit is None:
+                rows = self._db.execute(sql + " ORDER BY seq", params).fetchall()
+            else:  # the last `limit`: read backwards, then put them in order
+                rows = self._db.execute(sql + " ORDER BY seq DESC LIMIT ?", [*params, limit])
+                rows = rows.fetchall()[::-1]
         return [event_from_json(body) for (body,) in rows]
 
     def open_run(self, session_id: str) -> str | None:

@@ -82,6 +82,8 @@ class ToolContext(msgspec.Struct, frozen=True):
     """The name of the agent that asked for the call."""
     tool_call_id: str
     """The provider's id for this tool call."""
+    mode: str | None = None
+    """The session's permission mode as the tool runs (None: the session has no modes)."""
     emit: Callable[[str], None] = _discard
     """Streams partial output to front ends. Sync tools call it from a worker thread, so the
     runtime's implementation must be thread-safe (e.g. `loop.call_soon_threadsafe`)."""

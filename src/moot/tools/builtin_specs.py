@@ -90,10 +90,8 @@ def _exit_plan_mode() -> Tool:
     """Plan mode's `exit_plan_mode`, really built: every session gets it besides the built-in
     tools (`moot.permissions.plan_tool`)."""
     from moot.permissions.plan_tool import build_exit_plan_mode
-    from moot.permissions.policy import RulesPolicy
-    from moot.permissions.rules import RuleSet
 
-    return build_exit_plan_mode(RulesPolicy(RuleSet(), Path.cwd()))
+    return build_exit_plan_mode()
 
 
 class _NamedSandbox:

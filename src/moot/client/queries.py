@@ -1,0 +1,71 @@
+"""`StoreQueries`: the read-only questions front ends ask about stored sessions.
+
+They read the store and change nothing, so `moot sessions list` works while another process
+runs a session in the same store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from moot.protocol.client import SessionSummary
+from moot.protocol.events import Event
+from moot.store.base import SessionInfo, Store, UnknownSessionError
+
+
+class StoreQueries:
+    """The `Queries` protocol over one store."""
+
+    def __init__(self, store: Store, *, owns_store: bool = False) -> None:
+        """Args:
+        store: The store to read.
+        owns_store: `close` closes the store too.
+        """
+        self._store = store
+        self._owns_store = owns_store
+
+    def close(self) -> None:
+        """Release the store, when these queries opened it (`open_queries`)."""
+        if self._owns_store:
+            self._store.close()
+
+    def sessions(self, *, workspace: str | None = None, limit: int = 50) -> list[SessionSummary]:
+        infos = self._store.sessions(limit, workspace=workspace)
+        totals = self._store.turn_totals([info.id for info in infos])
+        return [_summary(info, *totals.get(info.id, (0, 0.0))) for info in infos]
+
+    def session(self, session_id: str) -> SessionSummary | None:
+        info = self._store.session(session_id)
+        if info is None:
+            return None
+        return _summary(info, *self._store.turn_totals([session_id]).get(session_id, (0, 0.0)))
+
+    def events(
+        self,
+        session_id: str,
+        *,
+        after_seq: int = 0,
+        before_seq: int | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int | None = None,
+    ) -> list[Event]:
+        try:
+            return self._store.events(
+                session_id, after_seq=after_seq, before_seq=before_seq, kinds=kinds, limit=limit
+            )
+        except UnknownSessionError:
+            raise KeyError(f"no session {session_id!r}") from None
+
+
+def _summary(info: SessionInfo, turns: int, cost_usd: float) -> SessionSummary:
+    return SessionSummary(
+        id=info.id,
+        title=info.title,
+        workspace=info.workspace,
+        created_at=info.created_at,
+        updated_at=info.updated_at,
+        turns=turns,
+        cost_usd=cost_usd,
+        state=info.last_run_state,
+        event_count=info.event_count,
+    )

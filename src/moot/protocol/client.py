@@ -1,0 +1,250 @@
+"""The client surface: the one thing every front end holds (the app, the REPL, ACP, `moot -p`).
+
+A front end writes only through `Client.submit(op)`, reads events through a `Subscription` that
+may start at any `seq` (a replay from the store, then live, with no gap or duplicate at the
+seam), and reads everything else through read-only queries (`Queries`, `Client.status`). The
+values the queries answer with live here, beside the protocols, so a front end needs nothing
+below this package to use them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Collection, Iterable
+from datetime import datetime
+from typing import Any, Protocol, Self
+
+import msgspec
+from msgspec.structs import replace
+
+from moot.protocol.events import Event, TextDelta, ThinkingDelta
+from moot.protocol.ops import Op
+
+HIGH_WATER = 256
+"""Queued live events past which a subscriber counts as behind: its consecutive text and
+thinking deltas are then merged, so a slow front end cannot make the queue grow with a stream."""
+
+
+class Subscription:
+    """One subscriber's events, in `seq` order: a replay, then live ones until the stream ends.
+
+    The runtime never waits on a subscriber: `put` returns at once. While more than
+    `high_water` live events wait, a text or thinking delta that follows one of the same kind
+    in the same agent call is merged into it (the text joined, the later `seq` and time kept);
+    no other event is ever dropped, merged or reordered.
+    """
+
+    def __init__(
+        self,
+        replay: Iterable[Event] = (),
+        *,
+        high_water: int = HIGH_WATER,
+        on_close: Callable[[Subscription], None] | None = None,
+    ) -> None:
+        self._replay: deque[Event] = deque(replay)
+        self._live: deque[Event] = deque()
+        self._seen = self._replay[-1].seq if self._replay else 0
+        self._high_water = high_water
+        self._on_close = on_close
+        self._ended = False
+        self._wakeup: asyncio.Event | None = None
+        self.merged = 0
+        """How many deltas were merged into earlier ones because this subscriber fell behind."""
+
+    @property
+    def pending(self) -> int:
+        """Events waiting to be taken (replayed and live)."""
+        return len(self._replay) + len(self._live)
+
+    def put(self, event: Event) -> None:
+        """Queue a live event; never blocks. Events at or before the replay's end are skipped:
+        the replay already holds them."""
+        if self._ended or (event.seq and event.seq <= self._seen):
+            return
+        live = self._live
+        if len(live) >= self._high_water and live and _mergeable(live[-1], event):
+            last = live[-1]
+            live[-1] = replace(last, text=last.text + event.text, seq=event.seq, ts=event.ts)  # type: ignore[union-attr]
+            self.merged += 1
+        else:
+            live.append(event)
+        self._wake()
+
+    def end(self) -> None:
+        """No more events will come; iteration ends once the queued ones are taken."""
+        self._ended = True
+        self._wake()
+
+    def close(self) -> None:
+        """Stop receiving: queued events are dropped and the runtime forgets this subscriber."""
+        self._replay.clear()
+        self._live.clear()
+        self.end()
+        if self._on_close is not None:
+            self._on_close(self)
+            self._on_close = None
+
+    def _wake(self) -> None:
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Event:
+        while True:
+            if self._replay:
+                return self._replay.popleft()
+            if self._live:
+                event = self._live.popleft()
+                self._seen = max(self._seen, event.seq)
+                return event
+            if self._ended:
+                raise StopAsyncIteration
+            if self._wakeup is None:
+                self._wakeup = asyncio.Event()
+            self._wakeup.clear()
+            await self._wakeup.wait()
+
+
+def _mergeable(last: Event, event: Event) -> bool:
+    return (
+        type(event) is type(last)
+        and isinstance(event, TextDelta | ThinkingDelta)
+        and last.call_id == event.call_id
+        and last.submission_id == event.submission_id
+    )
+
+
+# ---- what the queries answer ------------------------------------------------------------------
+
+
+class SessionSummary(msgspec.Struct, frozen=True):
+    """One session as a list of sessions shows it."""
+
+    id: str
+    title: str
+    """A short name people recognise the session by; may be empty."""
+    workspace: str
+    """The directory the session works in."""
+    created_at: datetime
+    updated_at: datetime
+    """The time of its last event (UTC)."""
+    turns: int
+    """The person's turns (runs) it holds, finished or not."""
+    cost_usd: float
+    """What its finished runs cost, from the model catalog's prices."""
+    state: str | None
+    """`running` while a run is open, else how the last run ended; None before the first."""
+    event_count: int
+
+
+class AgentStatus(msgspec.Struct, frozen=True):
+    """An agent of the session, as front ends list it."""
+
+    name: str
+    role: str
+    model: str
+    """`provider/model`, or the class name of a provider given as an object."""
+
+
+class SandboxStatus(msgspec.Struct, frozen=True):
+    """Where the session's shell commands run."""
+
+    backend: str
+    """`bubblewrap`, `docker`, `host` or `none` (shell commands refused)."""
+    reason: str
+    """Why this backend, or why there is none."""
+
+
+class SessionStatus(msgspec.Struct, frozen=True):
+    """A session's current state, as a status line or `/status` shows it."""
+
+    session_id: str
+    workspace: str
+    mode: str | None
+    """The permission mode (None: the session has no modes)."""
+    model: str
+    """The model of the agent that answers the person."""
+    agents: tuple[AgentStatus, ...]
+    tools: tuple[str, ...]
+    """The tools the agents are offered (besides `call_agent` and `finish`)."""
+    sandbox: SandboxStatus
+    open_run: str | None
+    """The run a crash or stop left unfinished (resume it with `ResumeRun`), if any."""
+    running: bool
+    """A turn is running now."""
+    skills: tuple[str, ...] = ()
+    settings: dict[str, Any] = msgspec.field(default_factory=dict)
+    """The merged settings in force, in their JSON form."""
+    notices: tuple[str, ...] = ()
+    """What the person should be told once (a settings key nobody reads, a repository's own
+    settings that loosen the sandbox)."""
+
+
+# ---- the protocols ------------------------------------------------------------------------------
+
+
+class Queries(Protocol):
+    """Read-only questions about the stored sessions; answering changes nothing."""
+
+    def sessions(self, *, workspace: str | None = None, limit: int = 50) -> list[SessionSummary]:
+        """Sessions, most recently updated first; only those of `workspace` when given."""
+        ...
+
+    def session(self, session_id: str) -> SessionSummary | None:
+        """One session, or None when the store holds no such session."""
+        ...
+
+    def events(
+        self,
+        session_id: str,
+        *,
+        after_seq: int = 0,
+        before_seq: int | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int | None = None,
+    ) -> list[Event]:
+        """A session's stored events in seq order: after `after_seq`, before `before_seq`, of
+        `kinds`; with `limit`, the *last* `limit` of those (a transcript shows its tail first,
+        older pages on demand).
+
+        Raises:
+            KeyError: The store holds no such session.
+        """
+        ...
+
+
+class Client(Protocol):
+    """One session, as a front end sees it: ops in, events out, read-only queries."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def query(self) -> Queries:
+        """Read-only questions about this store's sessions."""
+        ...
+
+    def submit(self, op: Op) -> str:
+        """Hand the session an op; returns its submission id, which every event that answers
+        the op carries (`Event.submission_id`).
+
+        Raises:
+            ValueError: The op does not fit its schema; nothing happened.
+        """
+        ...
+
+    def subscribe(self, after_seq: int | None = None) -> Subscription:
+        """The session's events: with `after_seq`, those stored after it and then live ones;
+        without, live ones from now on."""
+        ...
+
+    def status(self) -> SessionStatus:
+        """The session's mode, model, agents, tools, sandbox and run state now."""
+        ...
+
+    async def close(self) -> None:
+        """Interrupt what runs, end every subscription and release what the session holds."""
+        ...
