@@ -74,7 +74,7 @@ EXAMPLES: list[ev.Event] = [
         op="approve",
         reason="no approval waits for t9",
         submission_id="sub_3",
-    ),  # fmt: skip
+    ),
     ev.HookRan(
         **IDS,
         hook_event="PreToolUse",
