@@ -8,10 +8,10 @@ from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
-from moot.protocol import ops
 from moot.protocol.messages import Attachment
 from moot.providers.scripted import ScriptedProvider
 from moot.store.memory import MemoryStore
+from moot.testing import drive_turn
 from moot.tools.base import Tool
 
 
@@ -32,16 +32,8 @@ async def run_turn(
     attachments: tuple[Attachment, ...] = (),
 ) -> tuple[ev.TurnFinished, list[ev.Event]]:
     """Submit one turn, collect its events until turn_finished."""
-    stream = runtime.events()
-    runtime.submit(ops.UserTurn(text=text, agent=agent, attachments=attachments))
-    seen: list[ev.Event] = []
-    async for event in stream:
-        seen.append(event)
-        if isinstance(event, ev.TurnFinished):
-            break
-    finished = await runtime.wait()
-    assert finished is not None
-    return finished, seen
+    outcome = await drive_turn(runtime, text, agent=agent, attachments=attachments)
+    return outcome.finished, outcome.events
 
 
 def make_runtime(

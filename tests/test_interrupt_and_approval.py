@@ -10,6 +10,7 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import ToolResultMessage
 from moot.protocol.states import RunState, StopReason
+from moot.testing import drive_turn
 from moot.tools.base import SideEffect, tool
 from runtime_helpers import agent, call, make_runtime, of
 
@@ -29,17 +30,8 @@ def touch(path: str) -> str:
 
 async def drive_until(runtime: Runtime, kind: str, op: ops.Op) -> list[ev.Event]:
     """Run a turn; when an event of `kind` arrives, submit `op`; collect to turn_finished."""
-    stream = runtime.events()
-    runtime.submit(ops.UserTurn(text="go"))
-    seen = []
-    async for event in stream:
-        seen.append(event)
-        if event.kind == kind:
-            runtime.submit(op)
-        if isinstance(event, ev.TurnFinished):
-            break
-    await runtime.wait()
-    return seen
+    outcome = await drive_turn(runtime, react=lambda e: op if e.kind == kind else None)
+    return outcome.events
 
 
 async def test_interrupt_during_a_tool_records_it_as_interrupted() -> None:

@@ -10,6 +10,7 @@ from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.settings import load_settings
+from moot.testing import drive_turn
 from moot.tools.base import SideEffect, tool
 from runtime_helpers import agent, call, make_runtime, of
 
@@ -28,17 +29,7 @@ def edit(path: str, old: str, new: str) -> str:
 
 async def answer_each(runtime, text: str, answer) -> list[ev.Event]:
     """Run a turn; answer every approval request with `answer(event)`."""
-    stream = runtime.events()
-    runtime.submit(ops.UserTurn(text=text))
-    seen = []
-    async for event in stream:
-        seen.append(event)
-        if isinstance(event, ev.ApprovalRequested):
-            runtime.submit(answer(event))
-        if isinstance(event, ev.TurnFinished):
-            break
-    await runtime.wait()
-    return seen
+    return (await drive_turn(runtime, text, answer=answer)).events
 
 
 def twice(tool_call: dict) -> object:

@@ -26,6 +26,7 @@ from moot.providers.scripted import FunctionProvider
 from moot.store.base import Store
 from moot.store.memory import MemoryStore
 from moot.store.sqlite import SQLiteStore
+from moot.testing import drive_turn
 from moot.tools.base import SideEffect
 from moot.tools.files import file_tools
 from moot.workspace.paths import Workspace
@@ -47,17 +48,7 @@ def planning_runtime(
 
 
 async def answering(runtime: Runtime, answer: Callable[[ev.ApprovalRequested], ops.Op]) -> list:
-    stream = runtime.events()
-    runtime.submit(ops.UserTurn(text="make it say hello"))
-    seen: list[ev.Event] = []
-    async for event in stream:
-        seen.append(event)
-        if isinstance(event, ev.ApprovalRequested):
-            runtime.submit(answer(event))
-        if isinstance(event, ev.TurnFinished):
-            break
-    await runtime.wait()
-    return seen
+    return (await drive_turn(runtime, "make it say hello", answer=answer)).events
 
 
 async def test_a_change_waits_for_the_plan_then_runs_in_the_chosen_mode(tmp_path: Path) -> None:

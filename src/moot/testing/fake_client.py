@@ -1,0 +1,256 @@
+"""`FakeClient`: the client surface over a script of events, recording the ops it receives.
+
+A front end under test holds a `FakeClient` as it would a real session. With `autoplay` (the
+default) the fake answers ops as a session would, from its script: a `UserTurn` (or an
+`Approve`/`Deny`, or `ResumeRun`) plays the script up to and including the next
+`approval_requested` or `turn_finished`; an `Interrupt` while a turn is open ends it cancelled;
+`SetMode` plays a `mode_changed`. Without `autoplay`, the test plays events itself with `play`
+or `emit`. Every op is kept in `ops`, so a test can assert exactly what the front end sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Collection, Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from msgspec.structs import replace
+
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.client import (
+    AgentStatus,
+    SandboxStatus,
+    SessionStatus,
+    SessionSummary,
+    Subscription,
+)
+from moot.protocol.messages import Usage
+from moot.protocol.states import RunState, StopReason
+
+_PAUSE_AFTER = frozenset({"approval_requested", "turn_finished"})
+
+
+def events_from_export(source: str | Path | dict[str, Any]) -> list[ev.Event]:
+    """The events of a session exported with `moot sessions export ID --format json` (a path,
+    the JSON text, or the parsed object)."""
+    if isinstance(source, Path) or (
+        isinstance(source, str) and not source.lstrip().startswith("{")
+    ):
+        source = Path(source).read_text(encoding="utf-8")
+    data = json.loads(source) if isinstance(source, str) else source
+    return [ev.event_from_dict(item) for item in data["events"]]
+
+
+class FakeClient:
+    """A `Client` that plays scripted events and records the ops it is sent.
+
+    Args:
+        script: Events to play, in order (their `seq`, `session_id` and `submission_id` are
+            filled in as they are played).
+        session_id: The session this fake stands for.
+        status: What `status()` answers; a plausible default when None.
+        sessions: Other sessions the queries list (besides this one).
+        autoplay: Answer ops from the script as a session would (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        script: Iterable[ev.Event] = (),
+        *,
+        session_id: str = "ses_fake",
+        status: SessionStatus | None = None,
+        sessions: Iterable[SessionSummary] = (),
+        autoplay: bool = True,
+    ) -> None:
+        self._session_id = session_id
+        self.script: deque[ev.Event] = deque(script)
+        self.log: list[ev.Event] = []
+        """Every event played so far, with its seq: what the store of a real session holds."""
+        self.ops: list[ops.Op] = []
+        """Every op submitted, in order."""
+        self.autoplay = autoplay
+        self.closed = False
+        self._status = status or SessionStatus(
+            session_id=session_id,
+            workspace="/workspace",
+            mode="default",
+            model="scripted:fake",
+            agents=(AgentStatus("moot", "coding agent", "scripted:fake"),),
+            tools=("read", "edit", "bash"),
+            sandbox=SandboxStatus("bubblewrap", "bwrap works here"),
+            open_run=None,
+            running=False,
+        )
+        self._others = list(sessions)
+        self._subscribers: list[Subscription] = []
+        self._submissions = 0
+        self._submission = ""
+        self._open_run: ev.TurnStarted | None = None
+        self.query = _FakeQueries(self)
+
+    @classmethod
+    def from_export(cls, source: str | Path | dict[str, Any], **options: Any) -> FakeClient:
+        """A fake that plays a session exported with `moot sessions export --format json`."""
+        return cls(events_from_export(source), **options)
+
+    # ---- the client surface -----------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    def submit(self, op: ops.Op) -> str:
+        op = ops.checked(op)
+        self.ops.append(op)
+        self._submissions += 1
+        submission = f"sub_{self._submissions}"
+        if self.autoplay:
+            self._answer(op, submission)
+        return submission
+
+    def subscribe(self, after_seq: int | None = None) -> Subscription:
+        replay = () if after_seq is None else [e for e in self.log if e.seq > after_seq]
+        subscription = Subscription(replay, on_close=self._subscribers.remove)
+        self._subscribers.append(subscription)
+        return subscription
+
+    def status(self) -> SessionStatus:
+        mode = self._status.mode
+        for event in self.log:
+            if isinstance(event, ev.ModeChanged):
+                mode = event.mode
+        open_run = self._open_run.run_id if self._open_run else None
+        return replace(self._status, mode=mode, open_run=open_run, running=open_run is not None)
+
+    async def close(self) -> None:
+        self.closed = True
+        for subscription in list(self._subscribers):
+            subscription.end()
+        self._subscribers.clear()
+
+    # ---- playing ------------------------------------------------------------------------------
+
+    def play(
+        self, count: int | None = None, *, until: str | Collection[str] = ()
+    ) -> list[ev.Event]:
+        """Play events from the script: `count` of them, or up to and including the first of a
+        kind in `until`, or (neither given) all that are left."""
+        kinds = {until} if isinstance(until, str) else set(until)
+        played: list[ev.Event] = []
+        while self.script and (count is None or len(played) < count):
+            event = self.emit(self.script.popleft())[0]
+            played.append(event)
+            if event.kind in kinds:
+                break
+        return played
+
+    def emit(self, *events: ev.Event) -> list[ev.Event]:
+        """Publish `events` now, as a session would: each gets the next seq and this session."""
+        published = []
+        for event in events:
+            event = replace(
+                event,
+                seq=len(self.log) + 1,
+                session_id=self._session_id,
+                submission_id=event.submission_id or self._submission,
+            )
+            self.log.append(event)
+            if isinstance(event, ev.TurnStarted):
+                self._open_run = event
+            elif isinstance(event, ev.TurnFinished):
+                self._open_run = None
+            for subscription in self._subscribers:
+                subscription.put(event)
+            published.append(event)
+        return published
+
+    def _answer(self, op: ops.Op, submission: str) -> None:
+        self._submission = submission
+        match op:
+            case ops.UserTurn() | ops.ResumeRun() | ops.Approve() | ops.Deny():
+                self.play(until=_PAUSE_AFTER)
+            case ops.Interrupt() if self._open_run is not None:
+                self._cancel(self._open_run)
+            case ops.SetMode(mode=mode) if mode != self.status().mode:
+                previous = self.status().mode or "default"
+                self.emit(ev.ModeChanged(mode=mode, previous=previous))  # type: ignore[arg-type]
+            case ops.Shutdown():
+                for subscription in list(self._subscribers):
+                    subscription.end()
+                self._subscribers.clear()
+
+    def _cancel(self, run: ev.TurnStarted) -> None:
+        """End the open turn as an interrupt would; the script's rest of that turn is skipped."""
+        while self.script and not isinstance(self.script[0], ev.TurnStarted):
+            self.script.popleft()
+        self.emit(
+            ev.TurnFinished(
+                run_id=run.run_id,
+                agent=run.agent,
+                call_id=run.call_id,
+                state=RunState.CANCELLED,
+                stop_reason=StopReason.USER_CANCELLED,
+                output="",
+                turns=0,
+                usage=Usage(),
+                cost_usd=0.0,
+                duration_ms=0.0,
+            )
+        )
+
+
+class _FakeQueries:
+    """The fake's `Queries`: this session (from what was played) and the given others."""
+
+    def __init__(self, client: FakeClient) -> None:
+        self._client = client
+
+    def _own(self) -> SessionSummary:
+        log = self._client.log
+        started = [e for e in log if isinstance(e, ev.TurnStarted)]
+        finished = [e for e in log if isinstance(e, ev.TurnFinished)]
+        when = log[-1].ts if log else datetime.fromtimestamp(0).astimezone()
+        state = "running" if self._client._open_run else (finished[-1].state if finished else None)
+        return SessionSummary(
+            id=self._client.session_id,
+            title=started[0].prompt[:80] if started else "",
+            workspace=self._client.status().workspace,
+            created_at=log[0].ts if log else when,
+            updated_at=when,
+            turns=len(started),
+            cost_usd=sum(e.cost_usd for e in finished),
+            state=str(state) if state else None,
+            event_count=len(log),
+        )
+
+    def sessions(self, *, workspace: str | None = None, limit: int = 50) -> list[SessionSummary]:
+        every = [self._own(), *self._client._others]
+        every.sort(key=lambda s: s.updated_at, reverse=True)
+        return [s for s in every if workspace is None or s.workspace == workspace][:limit]
+
+    def session(self, session_id: str) -> SessionSummary | None:
+        return next((s for s in self.sessions(limit=10**9) if s.id == session_id), None)
+
+    def events(
+        self,
+        session_id: str,
+        *,
+        after_seq: int = 0,
+        before_seq: int | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int | None = None,
+    ) -> list[ev.Event]:
+        if session_id != self._client.session_id:
+            raise KeyError(f"no session {session_id!r}")
+        chosen = [
+            e
+            for e in self._client.log
+            if e.seq > after_seq
+            and (before_seq is None or e.seq < before_seq)
+            and (kinds is None or e.kind in kinds)
+        ]
+        return chosen if limit is None else chosen[max(len(chosen) - limit, 0) :]

@@ -1,0 +1,285 @@
+"""The client surface every front end holds: submit, subscribe from any seq, queries; the
+submission ids that tell a front end which events answer its op; back-pressure; approvals keyed
+by (agent call, tool call)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from moot.core.agent import Agent
+from moot.core.approval import ApprovalRequest, Verdict
+from moot.core.runtime import Runtime
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.client import HIGH_WATER, Subscription
+from moot.protocol.messages import Usage
+from moot.providers.base import Finish, ModelRequest, TextPart, ThinkingPart, UsageReport
+from moot.store.memory import MemoryStore
+from moot.store.sqlite import SQLiteStore
+from moot.testing import drive_turn
+from moot.testing.drive import approve, deny
+from moot.tools.base import SideEffect, tool
+from runtime_helpers import agent, call, make_runtime, of
+
+
+class Streamer:
+    """A provider that streams `pieces` thinking deltas then as many text ones, handing the
+    event loop back after each, as a real network stream does."""
+
+    name = "test/streamer"
+
+    def __init__(self, pieces: int, text: str = "tok ") -> None:
+        self.pieces, self.text = pieces, text
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[object]:
+        for _ in range(self.pieces):
+            yield ThinkingPart("hm ")
+            await asyncio.sleep(0)
+        for _ in range(self.pieces):
+            yield TextPart(self.text)
+            await asyncio.sleep(0)
+        yield UsageReport(Usage(input_tokens=1, output_tokens=self.pieces), None)
+        yield Finish("end_turn")
+
+
+def streaming_runtime(pieces: int, store: object | None = None) -> Runtime:
+    return Runtime(
+        [Agent("main", model=Streamer(pieces))],  # type: ignore[arg-type]
+        store=store or MemoryStore(),  # type: ignore[arg-type]
+    )
+
+
+# ---- subscribe from a seq ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+async def test_a_subscription_from_a_seq_replays_then_goes_live_with_no_gap_or_duplicate(
+    store_kind: str, tmp_path: Path
+) -> None:
+    store = MemoryStore() if store_kind == "memory" else SQLiteStore(tmp_path / "s.db")
+    runtime = streaming_runtime(200, store)
+    watcher = runtime.subscribe()
+    runtime.submit(ops.UserTurn(text="stream"))
+    async for event in watcher:  # let the run get well under way
+        if event.seq >= 60:
+            break
+    late = runtime.subscribe(after_seq=25)  # the run is still streaming
+    got = []
+    async for event in late:
+        got.append(event)
+        if isinstance(event, ev.TurnFinished):
+            break
+    stored = store.events(runtime.session_id, after_seq=25)  # type: ignore[attr-defined]
+    assert [e.seq for e in got] == [e.seq for e in stored] == list(range(26, stored[-1].seq + 1))
+    assert got == stored
+    assert late.merged == 0
+
+
+async def test_a_subscription_without_a_seq_starts_now() -> None:
+    runtime = make_runtime(agent("main", "one", "two"))
+    await drive_turn(runtime, "first")
+    live = runtime.subscribe()
+    outcome = await drive_turn(runtime, "second")
+    runtime.submit(ops.Shutdown())
+    assert [e async for e in live] == outcome.events  # nothing of the first turn
+
+
+async def test_a_replay_of_a_finished_session_ends_where_the_log_does_and_then_waits() -> None:
+    runtime = make_runtime(agent("main", "one"))
+    outcome = await drive_turn(runtime, "first")
+    replay = runtime.subscribe(after_seq=0)
+    assert replay.pending == len(outcome.events)
+    runtime.submit(ops.Shutdown())
+    assert [e async for e in replay] == outcome.events
+
+
+# ---- back-pressure -------------------------------------------------------------------------------
+
+
+async def test_a_slow_subscriber_gets_deltas_merged_and_never_holds_the_run_back() -> None:
+    pieces = 5_000
+    runtime = streaming_runtime(pieces)
+    slow = runtime.subscribe()
+    outcome = await drive_turn(runtime, "stream")  # a subscriber that keeps up, alongside
+    assert not runtime.running  # the run finished while `slow` took nothing
+
+    # The slow one's queue stayed bounded: at most the high-water mark plus what cannot merge.
+    others = [e for e in outcome.events if not isinstance(e, ev.TextDelta | ev.ThinkingDelta)]
+    assert slow.pending <= HIGH_WATER + len(others) + 1
+    assert slow.merged > 0
+    runtime.submit(ops.Shutdown())
+    got = [e async for e in slow]
+
+    # Nothing else was dropped, merged or reordered ...
+    assert [e for e in got if not isinstance(e, ev.TextDelta | ev.ThinkingDelta)] == others
+    # ... and the merged deltas hold all the text, in order, ending at the last delta's seq.
+    for kind, piece in ((ev.TextDelta, "tok "), (ev.ThinkingDelta, "hm ")):
+        assert "".join(e.text for e in got if isinstance(e, kind)) == piece * pieces
+    seqs = [e.seq for e in got]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert got[-1] == outcome.finished
+
+
+def test_deltas_merge_only_past_the_high_water_mark_and_only_with_their_own_kind() -> None:
+    subscription = Subscription(high_water=2)
+    text = [ev.TextDelta(seq=n, call_id="c1", text=str(n)) for n in range(1, 6)]
+    for event in text[:2]:
+        subscription.put(event)
+    subscription.put(ev.ThinkingDelta(seq=3, call_id="c1", text="t"))  # a different kind
+    subscription.put(ev.TextDelta(seq=4, call_id="c1", text="4"))
+    subscription.put(ev.TextDelta(seq=5, call_id="c1", text="5"))  # merges into seq 4
+    subscription.put(ev.TextDelta(seq=6, call_id="c2", text="6"))  # another call: its own
+    subscription.end()
+
+    async def take() -> list[ev.Event]:
+        return [e async for e in subscription]
+
+    got = asyncio.run(take())
+    assert [(e.kind, e.seq, e.text) for e in got] == [  # type: ignore[attr-defined]
+        ("text_delta", 1, "1"),
+        ("text_delta", 2, "2"),
+        ("thinking_delta", 3, "t"),
+        ("text_delta", 5, "45"),
+        ("text_delta", 6, "6"),
+    ]
+
+
+# ---- submission ids ------------------------------------------------------------------------------
+
+
+@tool(side_effect=SideEffect.WRITES_WORKSPACE)
+def touch(path: str) -> str:
+    """Pretend to create a file."""
+    return f"created {path}"
+
+
+@tool(side_effect=SideEffect.RUNS_COMMANDS)
+async def hang() -> str:
+    """Wait until cancelled."""
+    await asyncio.Event().wait()
+    return "never"
+
+
+class AskForWrites:
+    default_mode = "default"
+
+    def decide(self, request: ApprovalRequest) -> Verdict:
+        if request.side_effect is SideEffect.READ_ONLY or request.tool == "finish":
+            return Verdict("allow")
+        return Verdict("ask", reason="writes", preview=str(request.arguments))
+
+
+async def test_every_event_carries_the_submission_it_answers() -> None:
+    main = agent(
+        "main", {"tool_calls": [call("touch", path="a")]}, "done", {"tool_calls": [call("hang")]}
+    )
+    runtime = make_runtime(main, tools=[touch, hang], approval=AskForWrites())
+    watch = runtime.subscribe()
+    outcome = await asyncio.wait_for(drive_turn(runtime, "go", answer=approve), timeout=10)
+    (decided,) = outcome.of(ev.ApprovalDecided)
+    approve_id = decided.submission_id
+    assert approve_id not in ("", outcome.submission_id)
+    assert {e.submission_id for e in outcome.events if e is not decided} == {outcome.submission_id}
+
+    mode_id = runtime.submit(ops.SetMode(mode="acceptEdits"))
+    interrupted = await asyncio.wait_for(
+        drive_turn(
+            runtime,
+            "again",
+            answer=approve,
+            react=lambda e: ops.Interrupt() if e.kind == "tool_started" else None,
+        ),
+        timeout=10,
+    )
+    runtime.submit(ops.Shutdown())
+    everything = [e async for e in watch]
+    (changed,) = of(everything, ev.ModeChanged)
+    assert changed.submission_id == mode_id
+    # What the interrupt ended answers the interrupt: the tool's result and the turn's end.
+    ended = [
+        e
+        for e in interrupted.events
+        if e.submission_id != interrupted.submission_id and not isinstance(e, ev.ApprovalDecided)
+    ]
+    assert [e.kind for e in ended] == ["tool_finished", "turn_finished"]
+    assert ended[0].submission_id == ended[1].submission_id != ""
+
+
+# ---- approvals keyed by (agent call, tool call) -------------------------------------------
+
+
+def peers_reusing_a_tool_call_id() -> Runtime:
+    """Two peers, called at once, each asking to run `touch` under the same tool call id."""
+    lead = agent(
+        "lead",
+        {
+            "tool_calls": [
+                call("call_agent", agent_name="a", message="make a"),
+                call("call_agent", agent_name="b", message="make b"),
+            ]
+        },
+        "both done",
+    )
+    same = {"tool_calls": [{"name": "touch", "arguments": {"path": "x"}, "id": "t1"}]}
+    peers = [lead, agent("a", same, "a done"), agent("b", same, "b done")]
+    return make_runtime(peers, tools=[touch], approval=AskForWrites())
+
+
+async def test_two_peers_waiting_on_the_same_tool_call_id_are_each_answered() -> None:
+    """Fails on the old code: waiters keyed by tool call id alone, the second overwrote the
+    first, and its Approve was dropped, so the run hung."""
+    runtime = peers_reusing_a_tool_call_id()
+    outcome = await asyncio.wait_for(drive_turn(runtime, "go", answer=approve), timeout=10)
+    asked = outcome.of(ev.ApprovalRequested)
+    assert {(e.call_id, e.tool_call_id) for e in asked} == {
+        (asked[0].call_id, "t1"),
+        (asked[1].call_id, "t1"),
+    }
+    assert asked[0].call_id != asked[1].call_id
+    decided = outcome.of(ev.ApprovalDecided)
+    assert sorted(e.call_id for e in decided) == sorted(e.call_id for e in asked)
+    assert all(e.approved for e in decided)
+    assert outcome.finished.output == "both done"
+
+
+async def test_an_answer_that_matches_nothing_or_is_ambiguous_is_refused_with_an_event() -> None:
+    runtime = peers_reusing_a_tool_call_id()
+    refused: list[ev.OpRefused] = []
+    pending: list[ev.ApprovalRequested] = []
+
+    def react(event: ev.Event) -> ops.Op | None:
+        if isinstance(event, ev.OpRefused):
+            refused.append(event)
+        if isinstance(event, ev.ApprovalRequested):
+            pending.append(event)
+            if len(pending) == 2:
+                # Both wait on "t1": without the agent call, the answer cannot tell which.
+                runtime.submit(ops.Approve(tool_call_id="t1"))
+                runtime.submit(ops.Deny(tool_call_id="t9", call_id=event.call_id))
+                runtime.submit(deny(pending[0], "not that one"))
+                return approve(pending[1])
+        return None
+
+    outcome = await asyncio.wait_for(drive_turn(runtime, "go", react=react), timeout=10)
+    assert [(e.op, e.reason.split(" (")[0]) for e in refused] == [
+        ("approve", "tool call 't1' waits in several agent calls"),
+        ("deny", f"no approval waits for tool call 't9' in agent call {pending[1].call_id!r}"),
+    ]
+    assert all(e.run_id == "" and e.submission_id for e in refused)
+    decided = {e.call_id: e.approved for e in outcome.of(ev.ApprovalDecided)}
+    assert decided == {pending[0].call_id: False, pending[1].call_id: True}
+
+
+async def test_set_mode_on_a_session_without_modes_is_refused_with_an_event() -> None:
+    runtime = make_runtime(agent("main", "hi"))
+    watch = runtime.subscribe()
+    submission = runtime.submit(ops.SetMode(mode="plan"))
+    runtime.submit(ops.Shutdown())
+    (refused,) = [e async for e in watch]
+    assert isinstance(refused, ev.OpRefused)
+    assert (refused.op, refused.submission_id) == ("set_mode", submission)
+    assert runtime.mode is None
