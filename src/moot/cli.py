@@ -68,8 +68,10 @@ def _command(options: Namespace) -> Command:
         from moot.login import run_login
 
         return run_login
-    if options.prompt is None and options.resume is None:
-        return _no_interactive_app
+    if options.prompt is None and (options.resume is None or sys.stdout.isatty()):
+        from moot.tui import run_app  # textual loads only for the app
+
+        return run_app
     from moot.headless import run_headless
 
     return run_headless
@@ -85,15 +87,6 @@ def _undo(options: Namespace) -> int:
         return 1
     print(f"took back {undone.sha[:10]} {undone.subject} ({len(undone.files)} files)")
     return 0
-
-
-def _no_interactive_app(options: Namespace) -> int:
-    print(
-        "moot: the interactive app is not part of this build yet; "
-        'run a task headless with `moot -p "task" --model ...` (see `moot --help`)',
-        file=sys.stderr,
-    )
-    return EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

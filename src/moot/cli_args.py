@@ -12,6 +12,9 @@ from moot._version import __version__
 
 EXAMPLES = """\
 examples:
+  moot                               open the app in this directory
+  moot "explain the build"           open the app and send a task
+  moot -c                            continue the latest session here, in the app
   moot -p "fix the failing test" --model scripted:demo.yaml
   moot -p "what changed?" --output-format json --resume ses_0190...
   moot --resume ses_0190...          finish a run a crash or kill left open
@@ -86,8 +89,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--resume",
+        "-r",
         metavar="SESSION",
-        help="continue SESSION: with -p a new turn, without it finish the interrupted run",
+        help="continue SESSION: in the app (on a terminal); with -p a new turn; without -p "
+        "and with no terminal, finish its interrupted run",
+    )
+    parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the latest session of this directory",
+    )
+    parser.add_argument(
+        "--no-alt-screen",
+        action="store_true",
+        help="run the app inline, below the shell prompt, keeping the terminal's scrollback",
     )
     _add_commands(parser)
     return parser
@@ -125,8 +142,47 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
     login.add_argument("provider")
 
 
+COMMANDS = frozenset({"sessions", "doctor", "sandbox", "undo", "login"})
+_TAKES_VALUE = frozenset(
+    {
+        "-p",
+        "--print",
+        "--output-format",
+        "--model",
+        "--max-turns",
+        "--permission-mode",
+        "--allowedTools",
+        "--allowed-tools",
+        "--disallowedTools",
+        "--disallowed-tools",
+        "--resume",
+        "-r",
+    }
+)
+
+
+def _split_task(argv: Sequence[str]) -> tuple[list[str], str | None]:
+    """`moot [options] "task"`: the first word that is neither an option, an option's value,
+    nor a command is the task for the app."""
+    args = list(argv)
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            break
+        if arg.startswith("-"):
+            index += 2 if arg in _TAKES_VALUE else 1
+            continue
+        if arg in COMMANDS:
+            return args, None
+        return args[:index] + args[index + 1 :], arg
+    return args, None
+
+
 def parse(argv: Sequence[str]) -> argparse.Namespace:
-    options = _parser().parse_args(argv)
+    args, task = _split_task(argv)
+    options = _parser().parse_args(args)
+    options.task = task
     if options.command is None:
         if options.prompt == "-":
             options.prompt = sys.stdin.read()

@@ -88,6 +88,15 @@ class LocalClient:
     def subscribe(self, after_seq: int | None = None) -> Subscription:
         return self._runtime.subscribe(after_seq)
 
+    def files(self, limit: int = 20_000) -> list[str]:
+        from itertools import islice
+
+        from moot.workspace.walk import walk_files  # loads at the first `@` only
+
+        workspace = self._session.workspace
+        found = walk_files(workspace.root, workspace.root, workspace.ignore())
+        return ["/".join(entry.parts) for entry in islice(found, limit)]
+
     def status(self) -> SessionStatus:
         runtime, shell = self._runtime, self._session.shell
         agents = tuple(
@@ -104,8 +113,20 @@ class LocalClient:
             sandbox=SandboxStatus(shell.backend, shell.reason),
             open_run=runtime.unfinished_run,
             running=runtime.running,
+            context_window=self._context_window(agents[0].model),
+            git_branch=_git_branch(self._session.workspace.root),
             settings=msgspec.to_builtins(self._settings),
         )
+
+    def _context_window(self, model: str) -> int | None:
+        if model.startswith("scripted"):
+            return None
+        from moot.providers.catalog import lookup
+
+        try:
+            return lookup(model, self._settings.models).context_window
+        except Exception:  # an odd name: the status line just shows no percentage
+            return None
 
     async def close(self) -> None:
         """Interrupt what runs, end the subscriptions, then the session and the store."""
@@ -189,6 +210,15 @@ def open_queries() -> StoreQueries:
     from moot.store import open_store
 
     return StoreQueries(open_store(), owns_store=True)
+
+
+def _git_branch(root: Path) -> str:
+    """The branch HEAD names, read from `.git/HEAD` (no git process: the status line asks often)."""
+    try:
+        head = (root / ".git" / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else ""
 
 
 def _auto_commit(options: SessionOptions, settings: Settings) -> bool:

@@ -176,6 +176,10 @@ class SessionStatus(msgspec.Struct, frozen=True):
     running: bool
     """A turn is running now."""
     skills: tuple[str, ...] = ()
+    context_window: int | None = None
+    """The answering model's context window in tokens, from the catalog (None: unknown)."""
+    git_branch: str = ""
+    """The workspace's current git branch (empty: not a repository, or a detached HEAD)."""
     settings: dict[str, Any] = msgspec.field(default_factory=dict)
     """The merged settings in force, in their JSON form."""
     notices: tuple[str, ...] = ()
@@ -243,6 +247,11 @@ class Client(Protocol):
 
     def status(self) -> SessionStatus:
         """The session's mode, model, agents, tools, sandbox and run state now."""
+        ...
+
+    def files(self, limit: int = 20_000) -> list[str]:
+        """The workspace's files, relative, gitignore-aware and without what deny rules hide,
+        at most `limit` of them (for `@path` completion). Blocking: call it off the UI thread."""
         ...
 
     async def close(self) -> None:

@@ -65,6 +65,7 @@ class FakeClient:
         status: SessionStatus | None = None,
         sessions: Iterable[SessionSummary] = (),
         autoplay: bool = True,
+        files: Iterable[str] = (),
     ) -> None:
         self._session_id = session_id
         self.script: deque[ev.Event] = deque(script)
@@ -86,6 +87,7 @@ class FakeClient:
             running=False,
         )
         self._others = list(sessions)
+        self._files = list(files)
         self._subscribers: list[Subscription] = []
         self._submissions = 0
         self._submission = ""
@@ -125,6 +127,9 @@ class FakeClient:
                 mode = event.mode
         open_run = self._open_run.run_id if self._open_run else None
         return replace(self._status, mode=mode, open_run=open_run, running=open_run is not None)
+
+    def files(self, limit: int = 20_000) -> list[str]:
+        return self._files[:limit]
 
     async def close(self) -> None:
         self.closed = True

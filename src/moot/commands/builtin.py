@@ -1,0 +1,102 @@
+"""The slash commands every front end has. Each is a small coroutine registered once here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from moot.commands.registry import CommandContext, CommandError, Registry
+from moot.protocol import ops
+
+MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+CYCLE = ("default", "acceptEdits", "plan")
+"""The modes `shift+tab` cycles through (the others are chosen by name)."""
+
+
+def next_mode(mode: str | None) -> str:
+    """The mode after `mode` in the shift+tab cycle."""
+    if mode not in CYCLE:
+        return CYCLE[0]
+    return CYCLE[(CYCLE.index(mode) + 1) % len(CYCLE)]
+
+
+def _complete_modes(context: CommandContext, typed: str) -> Sequence[str]:
+    return [m for m in MODES if m.lower().startswith(typed.lower())]
+
+
+def _complete_themes(context: CommandContext, typed: str) -> Sequence[str]:
+    return [t for t in context.theme_names() if t.startswith(typed)]
+
+
+def builtin_commands() -> Registry:
+    """A registry holding the built-in commands."""
+    registry = Registry()
+
+    @registry.command("help", "Every command and key", aliases=("?",))
+    async def help_(context: CommandContext, args: str) -> None:
+        context.show_help()
+
+    @registry.command("exit", "Quit moot (the session stays in the store)", aliases=("quit",))
+    async def exit_(context: CommandContext, args: str) -> None:
+        context.exit()
+
+    @registry.command(
+        "new", "Start a new session (this one stays in the store)", aliases=("clear",)
+    )
+    async def new(context: CommandContext, args: str) -> None:
+        await context.new_session()
+
+    @registry.command(
+        "mode",
+        "Show or switch the permission mode",
+        arguments="[default|acceptEdits|plan|dontAsk|bypassPermissions]",
+        complete=_complete_modes,
+    )
+    async def mode(context: CommandContext, args: str) -> None:
+        status = context.client.status()
+        if not args:
+            context.say(f"mode: {status.mode or 'none (no permission rules)'}")
+            return
+        chosen = next((m for m in MODES if m.lower() == args.lower()), None)
+        if chosen is None:
+            raise CommandError(f"no mode {args!r}; one of: {', '.join(MODES)}")
+        context.client.submit(ops.SetMode(mode=chosen))  # type: ignore[arg-type]
+
+    @registry.command("plan", "Switch to plan mode: explore, then present a plan to approve")
+    async def plan(context: CommandContext, args: str) -> None:
+        context.client.submit(ops.SetMode(mode="plan"))
+
+    @registry.command("status", "The session: model, mode, sandbox, tools")
+    async def status(context: CommandContext, args: str) -> None:
+        s = context.client.status()
+        lines = [
+            f"session  {s.session_id}",
+            f"workspace  {s.workspace}",
+            f"model  {s.model}",
+            f"mode  {s.mode or '-'}",
+            f"sandbox  {s.sandbox.backend} ({s.sandbox.reason})",
+            f"agents  {', '.join(a.name for a in s.agents)}",
+            f"tools  {', '.join(s.tools)}",
+        ]
+        context.say("\n".join(lines))
+
+    @registry.command("cost", "What this session has cost so far")
+    async def cost(context: CommandContext, args: str) -> None:
+        summary = context.client.query.session(context.client.session_id)
+        if summary is None:
+            context.say("nothing spent yet")
+            return
+        context.say(f"{summary.turns} turns · ${summary.cost_usd:.4f}")
+
+    @registry.command("theme", "Switch the theme", arguments="[name]", complete=_complete_themes)
+    async def theme(context: CommandContext, args: str) -> None:
+        names = list(context.theme_names())
+        if not names:
+            raise CommandError("this front end has no themes")
+        if not args:
+            chosen = await context.pick("theme", [(n, n) for n in names])
+            if chosen is None:
+                return
+            args = chosen
+        context.set_theme(args)
+
+    return registry

@@ -1,0 +1,154 @@
+"""The slash-command registry every front end shares (the app, the plain REPL).
+
+A command registers itself once, with its name, arguments, description and completion, and
+runs against a `CommandContext` that each front end implements: the client (ops, queries) and
+the few things only a front end can do (print, pick from a list, switch theme, quit). Nothing
+here imports a UI toolkit.
+
+A line that starts with `/` is a command, never a message: an unknown name or a bad argument
+says what would work, and nothing goes to the model by mistake.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+import msgspec
+
+from moot.protocol.client import Client
+
+
+class CommandError(Exception):
+    """A command could not run as asked; the message says what would work."""
+
+
+class CommandContext(Protocol):
+    """What a command may use: the session's client and the front end's own abilities."""
+
+    @property
+    def client(self) -> Client: ...
+
+    def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
+        """Show a line (or a markdown block) in the transcript."""
+        ...
+
+    async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
+        """Let the person choose one of `choices` (value, label); None if they cancel."""
+        ...
+
+    def theme_names(self) -> Sequence[str]:
+        """The themes this front end can show (none for a plain terminal)."""
+        ...
+
+    def set_theme(self, name: str) -> None:
+        """Switch to a theme and remember it; raises CommandError for an unknown one."""
+        ...
+
+    def exit(self) -> None:
+        """Close the session and quit."""
+        ...
+
+    async def new_session(self) -> None:
+        """Leave this session (it stays in the store) and start a new one."""
+        ...
+
+    def show_help(self) -> None:
+        """Show every command and key."""
+        ...
+
+
+Run = Callable[[CommandContext, str], Awaitable[None]]
+Complete = Callable[[CommandContext, str], Sequence[str]]
+
+
+class Command(msgspec.Struct, frozen=True):
+    """One slash command."""
+
+    name: str
+    """Without the slash."""
+    description: str
+    run: Run
+    arguments: str = ""
+    """How its arguments read in help and completion, e.g. `[name]`."""
+    complete: Complete | None = None
+    """Completions for its argument, given what is typed so far."""
+    aliases: tuple[str, ...] = ()
+
+
+class Registry:
+    """The commands, by name and alias."""
+
+    def __init__(self) -> None:
+        self._commands: dict[str, Command] = {}
+        self._names: dict[str, str] = {}
+
+    def add(self, command: Command) -> Command:
+        for name in (command.name, *command.aliases):
+            if name in self._names:
+                raise ValueError(f"/{name} is registered twice")
+            self._names[name] = command.name
+        self._commands[command.name] = command
+        return command
+
+    def command(
+        self,
+        name: str,
+        description: str,
+        *,
+        arguments: str = "",
+        aliases: tuple[str, ...] = (),
+        complete: Complete | None = None,
+    ) -> Callable[[Run], Run]:
+        """Register the decorated coroutine function as `/name`."""
+
+        def register(run: Run) -> Run:
+            self.add(Command(name, description, run, arguments, complete, aliases))
+            return run
+
+        return register
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(sorted(self._commands.values(), key=lambda c: c.name))
+
+    def get(self, name: str) -> Command | None:
+        real = self._names.get(name)
+        return self._commands[real] if real else None
+
+    def completions(self, typed: str) -> list[Command]:
+        """Commands whose name (or alias) starts with what follows the slash."""
+        prefix = typed.lstrip("/")
+        return [c for c in self if any(n.startswith(prefix) for n in (c.name, *c.aliases))]
+
+    def resolve(self, line: str) -> tuple[Command, str]:
+        """The command a `/name args` line names, and its arguments.
+
+        Raises:
+            CommandError: No such command; the message names the nearest ones.
+        """
+        name, _, args = line.strip()[1:].partition(" ")
+        command = self.get(name)
+        if command is None:
+            near = difflib.get_close_matches(name, list(self._names), n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join('/' + n for n in near)}?" if near else ""
+            raise CommandError(f"no command /{name}{hint} (/help lists them)")
+        return command, args.strip()
+
+    async def run(self, context: CommandContext, line: str) -> None:
+        """Run a `/name args` line; errors are told to the person, never raised."""
+        try:
+            command, args = self.resolve(line)
+            await command.run(context, args)
+        except CommandError as exc:
+            context.say(str(exc), warning=True)
+
+
+def is_command(text: str) -> bool:
+    """A message is a command when it starts with `/word`; `/usr/bin/env is slow` (a path,
+    a slash inside the first word) is a message."""
+    stripped = text.lstrip()
+    if not stripped.startswith("/"):
+        return False
+    first = stripped[1:].split(maxsplit=1)[0] if stripped[1:].strip() else ""
+    return "/" not in first

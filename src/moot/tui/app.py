@@ -1,0 +1,366 @@
+"""`MootApp`: the Textual app over one session's client.
+
+The app holds a `Client` (the front-end contract) and nothing of the runtime: it sends ops,
+renders events (taken by the one bridge worker, `EventBridge`) and reads history through the
+client's queries. Layout: the chat pane in the main column with the approval pane and the
+prompt below it; the tools pane and the run-trace pane in a side column that folds away on
+narrow terminals; the status line at the bottom.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+
+from moot.commands.builtin import builtin_commands, next_mode
+from moot.commands.registry import CommandError, Registry, is_command
+from moot.history import PromptHistory, history_file
+from moot.paths import config_dir
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.client import Client
+from moot.tui.bridge import EventBridge
+from moot.tui.keys import app_bindings
+from moot.tui.messages import Answered, PromptSubmitted, SessionEvent, Streamed
+from moot.tui.screens.help import HelpScreen
+from moot.tui.screens.inspector import InspectorScreen
+from moot.tui.screens.picker import PickerScreen
+from moot.tui.themes import DEFAULT_THEME, load_themes
+from moot.tui.widgets.approval import ApprovalPane
+from moot.tui.widgets.chat import HISTORY_KINDS, ChatPane
+from moot.tui.widgets.prompt import PromptArea, PromptInput
+from moot.tui.widgets.status_line import StatusLine
+from moot.tui.widgets.tools_pane import ToolsPane
+from moot.tui.widgets.trace import TracePane
+
+NARROW = 110
+"""Below this many columns the side panes fold away."""
+QUIT_WINDOW_S = 1.5
+"""A second ctrl+c within this long quits."""
+HISTORY_TAIL = 400
+"""Events of a resumed session shown at start (older ones page in on demand)."""
+
+OpenClient = Callable[[], Client]
+"""Opens a new session's client (for `/new`)."""
+
+
+def _prefs_file() -> Path:
+    return config_dir() / "tui.json"
+
+
+def load_prefs() -> dict[str, object]:
+    try:
+        data = json.loads(_prefs_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_prefs(prefs: dict[str, object]) -> None:
+    path = _prefs_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(prefs, indent=1), encoding="utf-8")
+    except OSError:
+        pass  # preferences are a convenience: a read-only config dir must not stop the app
+
+
+class MootApp(App[int]):
+    """The terminal app."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "moot"
+    BINDINGS = app_bindings()  # type: ignore[assignment]
+    ENABLE_COMMAND_PALETTE = True
+
+    side_width: reactive[int] = reactive(48)
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        task: str | None = None,
+        show_history: bool = False,
+        open_client: OpenClient | None = None,
+        registry: Registry | None = None,
+        history: PromptHistory | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self.client = client
+        self._task_text = task
+        self._show_history = show_history
+        self._open_client = open_client
+        self.registry = registry or builtin_commands()
+        self._history = history
+        self._clock = clock
+        self._last_ctrl_c = -QUIT_WINDOW_S
+        self._turn_running = False
+        self._prefs = load_prefs()
+        self.theme_warnings: list[str] = []
+        self._bridge: EventBridge | None = None
+
+    # ---- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        status = self.client.status()
+        history = self._history or PromptHistory(history_file(Path(status.workspace)))
+        with Horizontal(id="body"):
+            with Vertical(id="main"):
+                yield ChatPane(self._load_earlier, id="chat")
+                yield ApprovalPane(clock=self._clock, id="approval")
+                yield PromptArea(
+                    history,
+                    commands=self._command_completions,
+                    paths=self.client.files,
+                    id="prompt-area",
+                )
+            with Vertical(id="side"):
+                yield ToolsPane(id="tools")
+                yield TracePane(id="trace")
+        yield StatusLine(id="status")
+
+    @property
+    def chat(self) -> ChatPane:
+        return self.query_one(ChatPane)
+
+    @property
+    def approvals(self) -> ApprovalPane:
+        return self.query_one(ApprovalPane)
+
+    @property
+    def trace(self) -> TracePane:
+        return self.query_one(TracePane)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    async def on_mount(self) -> None:
+        themes, self.theme_warnings = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        wanted = self._prefs.get("theme")
+        names = self.theme_names()
+        self.theme = wanted if isinstance(wanted, str) and wanted in names else DEFAULT_THEME
+        self.query_one(StatusLine).from_status(
+            self.client.status(), branch=self.client.status().git_branch
+        )
+        self._fit(self.size.width)
+        self.prompt.focus()
+        after = await self._history_shown() if self._show_history else None
+        self._bridge = EventBridge(self.client, self.post_message)
+        self._pump(after)
+        for warning in self.theme_warnings:
+            await self.chat.say(warning, warning=True)
+        for notice in self.client.status().notices:
+            await self.chat.say(notice, warning=True)
+        if self._task_text:
+            self._send(self._task_text)
+
+    async def _history_shown(self) -> int:
+        """Show the tail of a resumed session; the seq to go on from live."""
+        summary = self.client.query.session(self.client.session_id)
+        last = summary.event_count if summary else 0
+        events = self.client.query.events(
+            self.client.session_id, kinds=HISTORY_KINDS, limit=HISTORY_TAIL
+        )
+        for event in events:
+            self.trace.take(event)
+        await self.chat.show_history(events, more_before=bool(events) and events[0].seq > 1)
+        self.trace.apply_pending()
+        return last
+
+    def _load_earlier(self, before_seq: int, limit: int) -> Sequence[ev.Event]:
+        return self.client.query.events(
+            self.client.session_id, before_seq=before_seq, kinds=HISTORY_KINDS, limit=limit
+        )
+
+    def on_resize(self, event: object) -> None:
+        self._fit(self.size.width)
+
+    def _fit(self, width: int) -> None:
+        self.set_class(width < NARROW, "-narrow")
+
+    def watch_side_width(self, width: int) -> None:
+        if self.is_mounted:
+            self.query_one("#side").styles.width = width
+
+    # ---- the bridge --------------------------------------------------------------------------
+
+    @work(group="bridge", exclusive=True, exit_on_error=False)
+    async def _pump(self, after_seq: int | None) -> None:
+        assert self._bridge is not None
+        await self._bridge.run(after_seq)
+
+    @on(Streamed)
+    async def _streamed(self, message: Streamed) -> None:
+        await self.chat.take_stream(message)
+
+    @on(SessionEvent)
+    async def _event(self, message: SessionEvent) -> None:
+        event = message.event
+        await self.chat.take(event)
+        self.trace.take(event)
+        self.query_one(ToolsPane).take(event)
+        self.query_one(StatusLine).take(event)
+        match event:
+            case ev.TurnStarted():
+                self._turn_running = True
+            case ev.TurnFinished():
+                self._turn_running = False
+                self.approvals.clear()
+            case ev.ApprovalRequested():
+                self.approvals.add(event)
+            case ev.ApprovalDecided():
+                self.approvals.settled(event.call_id, event.tool_call_id)
+
+    # ---- what the person does ------------------------------------------------------------------
+
+    @on(PromptSubmitted)
+    async def _submitted(self, message: PromptSubmitted) -> None:
+        self._send(message.text)
+
+    def _send(self, text: str) -> None:
+        if is_command(text):
+            self.run_worker(self.registry.run(self, text.strip()), group="command")
+            return
+        if self._turn_running:
+            self.notify("a turn is running: wait for it, or press Esc to interrupt it")
+            self.prompt.load_text(text)
+            return
+        self.chat.follow()
+        self.client.submit(ops.UserTurn(text=text))
+
+    @on(Answered)
+    def _answered(self, message: Answered) -> None:
+        self.client.submit(message.op)  # type: ignore[arg-type]
+        self.prompt.focus()
+
+    @on(PromptInput.Typed)
+    def _typed(self, message: PromptInput.Typed) -> None:
+        self.approvals.last_typed = self._clock()
+
+    @on(TracePane.Inspect)
+    def _inspect(self, message: TracePane.Inspect) -> None:
+        self.push_screen(InspectorScreen(message.title, message.events))
+
+    def _command_completions(self, typed: str) -> list[tuple[str, str]]:
+        name, _, rest = typed.partition(" ")
+        if rest or typed.endswith(" "):
+            command = self.registry.get(name)
+            if command is None or command.complete is None:
+                return []
+            return [(f"{name} {c}", "") for c in command.complete(self, rest)]
+        return [(c.name, c.description) for c in self.registry.completions(name)]
+
+    # ---- actions (the keys table names them) ---------------------------------------------------
+
+    def action_interrupt(self) -> None:
+        if self._turn_running:
+            self.client.submit(ops.Interrupt())
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        now = self._clock()
+        if now - self._last_ctrl_c < QUIT_WINDOW_S:
+            self.exit(0)
+            return
+        self._last_ctrl_c = now
+        if self._turn_running:
+            self.client.submit(ops.Interrupt())
+        self.notify("press ctrl+c again to quit", timeout=QUIT_WINDOW_S)
+
+    def action_quit_now(self) -> None:
+        self.exit(0)
+
+    def action_cycle_mode(self) -> None:
+        mode = self.client.status().mode
+        if mode is None:
+            self.notify("this session has no permission modes")
+            return
+        self.client.submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
+
+    def action_help(self) -> None:
+        self.show_help()
+
+    def action_toggle_tools(self) -> None:
+        self.query_one(ToolsPane).toggle_class("-hidden")
+
+    def action_toggle_trace(self) -> None:
+        self.trace.toggle_class("-hidden")
+
+    def action_narrow_side(self) -> None:
+        self.side_width = max(24, self.side_width - 8)
+
+    def action_widen_side(self) -> None:
+        self.side_width = min(self.size.width - 40, self.side_width + 8)
+
+    def action_toggle_mouse(self) -> None:
+        driver = self._driver
+        if driver is None or self.is_headless:
+            return
+        capture = not getattr(self, "_mouse_off", False)
+        self._mouse_off = capture  # type: ignore[attr-defined]
+        # Textual offers no switch for mouse reporting at run time; these are its own
+        # sequences (xterm 1000/1003/1015/1006), written through its driver.
+        driver.write("\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l" if capture else
+                     "\x1b[?1000h\x1b[?1003h\x1b[?1015h\x1b[?1006h")  # fmt: skip
+        self.notify("mouse: the terminal selects text" if capture else "mouse: moot")
+
+    def action_follow(self) -> None:
+        self.chat.follow()
+
+    def action_focus_prompt(self) -> None:
+        self.prompt.focus()
+
+    # ---- CommandContext: what slash commands may ask of the app --------------------------------
+
+    def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
+        if markdown:
+            from rich.markdown import Markdown
+
+            self.run_worker(self.chat.say(Markdown(text), warning=warning), group="say")  # type: ignore[arg-type]
+        else:
+            self.run_worker(self.chat.say(text, warning=warning), group="say")
+
+    async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
+        return await self.push_screen_wait(PickerScreen(title, choices))
+
+    def theme_names(self) -> Sequence[str]:
+        return sorted(self.available_themes)
+
+    def set_theme(self, name: str) -> None:
+        if name not in self.available_themes:
+            raise CommandError(f"no theme {name!r}; one of: {', '.join(self.theme_names())}")
+        self.theme = name
+        self._prefs["theme"] = name
+        save_prefs(self._prefs)
+
+    def show_help(self) -> None:
+        self.push_screen(HelpScreen(self.registry))
+
+    async def new_session(self) -> None:
+        if self._open_client is None:
+            raise CommandError("this app cannot open another session")
+        if self._turn_running:
+            raise CommandError("a turn is running: interrupt it first (Esc)")
+        old = self.client
+        self.client = self._open_client()
+        await old.close()
+        self.approvals.clear()
+        await self.chat.remove_children()
+        self.trace.clear()
+        self.query_one(StatusLine).from_status(self.client.status())
+        self._bridge = EventBridge(self.client, self.post_message)
+        self._pump(None)
+        await self.chat.say(f"new session {self.client.session_id}")
+
+    async def on_unmount(self) -> None:
+        await self.client.close()

@@ -1,0 +1,66 @@
+"""Every key binding of the app, in one table: the app's bindings, the footer and `f1` read it.
+
+Keys that belong to one widget while it has focus (the prompt's Enter, an approval's y/s/a/n)
+are listed too, with the widget that owns them, so the help screen shows every key there is.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Key(msgspec.Struct, frozen=True):
+    """One binding: the key, what it does, and where it works."""
+
+    key: str
+    action: str
+    description: str
+    where: str = "app"
+    """`app` (anywhere), `prompt` or `approval` (while that has focus)."""
+    show: bool = False
+    """Shown in the footer."""
+    priority: bool = False
+    """Taken before the focused widget sees the key."""
+
+
+KEYS: tuple[Key, ...] = (
+    Key("escape", "interrupt", "Interrupt the running turn", show=True),
+    Key("ctrl+c", "quit", "Quit (press twice)", show=True, priority=True),
+    Key("ctrl+d", "quit_now", "Quit"),
+    Key("ctrl+p", "command_palette", "Commands", show=True),
+    Key("f1", "help", "Every key", show=True),
+    Key("shift+tab", "cycle_mode", "Mode: default, acceptEdits, plan", show=True, priority=True),
+    Key("f2", "toggle_tools", "Show or hide the tools pane"),
+    Key("f3", "toggle_trace", "Show or hide the run-trace pane"),
+    Key("ctrl+left", "narrow_side", "Narrow the side panes"),
+    Key("ctrl+right", "widen_side", "Widen the side panes"),
+    Key("f4", "toggle_mouse", "Mouse capture on or off (off: the terminal selects text)"),
+    Key("end", "follow", "Follow the answer again (scroll to the bottom)"),
+    Key("enter", "submit", "Send the message", where="prompt"),
+    Key("shift+enter", "newline", "New line (where the terminal reports it)", where="prompt"),
+    Key("ctrl+j", "newline", "New line", where="prompt"),
+    Key("up", "history_back", "Earlier message (on the first line)", where="prompt"),
+    Key("down", "history_forward", "Later message (on the last line)", where="prompt"),
+    Key("ctrl+r", "history_search", "Search earlier messages", where="prompt"),
+    Key("tab", "complete", "Complete a /command or @path", where="prompt"),
+    Key("y", "approve_once", "Allow this once", where="approval"),
+    Key("s", "approve_session", "Allow for this session", where="approval"),
+    Key("a", "approve_always", "Always allow (saves the rule shown)", where="approval"),
+    Key("n", "deny", "Refuse (optionally say why)", where="approval"),
+)
+
+
+def app_bindings() -> list[tuple[str, str, str]] | list[object]:
+    """The app-wide keys as Textual `Binding`s."""
+    from textual.binding import Binding
+
+    return [
+        Binding(k.key, k.action, k.description, show=k.show, priority=k.priority)
+        for k in KEYS
+        if k.where == "app"
+    ]
+
+
+def keys_for(where: str) -> tuple[Key, ...]:
+    """The keys of one place (`app`, `prompt`, `approval`)."""
+    return tuple(k for k in KEYS if k.where == where)

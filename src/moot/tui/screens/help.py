@@ -1,0 +1,50 @@
+"""`f1` and `/help`: every key (from the one table) and every slash command."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from moot.commands.registry import Registry
+from moot.tui.keys import KEYS
+
+
+def help_table(registry: Registry) -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    where_names = {"app": "anywhere", "prompt": "in the prompt", "approval": "on an approval"}
+    for where in ("app", "prompt", "approval"):
+        table.add_row(f"[u]{where_names[where]}[/u]", "")
+        for key in KEYS:
+            if key.where == where:
+                table.add_row(key.key, key.description)
+    table.add_row("[u]commands[/u]", "")
+    for command in registry:
+        name = f"/{command.name} {command.arguments}".strip()
+        table.add_row(name, command.description)
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key and command; Esc or q closes it."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 90%; max-width: 100; height: 80%; border: round $accent; background: $surface;
+        padding: 0 1;
+    }
+    """
+    BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
+
+    def __init__(self, registry: Registry) -> None:
+        super().__init__()
+        self._registry = registry
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        with VerticalScroll():
+            yield Static(help_table(self._registry))

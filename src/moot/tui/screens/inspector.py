@@ -1,0 +1,45 @@
+"""The event inspector: the stored events behind a node of the trace (or a whole run)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.syntax import Syntax
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from moot.protocol import events as ev
+
+MAX_CHARS = 200_000
+
+
+def events_json(events: Sequence[ev.Event]) -> str:
+    text = "\n".join(ev.event_to_json(e) for e in events)
+    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + "\n… (cut)"
+
+
+class InspectorScreen(ModalScreen[None]):
+    """Events as JSON, one per line; Esc closes."""
+
+    DEFAULT_CSS = """
+    InspectorScreen { align: center middle; }
+    InspectorScreen > VerticalScroll {
+        width: 95%; height: 90%; border: round $accent; background: $surface;
+    }
+    InspectorScreen .title { text-style: bold; }
+    """
+    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
+
+    def __init__(self, title: str, events: Sequence[ev.Event]) -> None:
+        super().__init__()
+        self._title, self._events = title, list(events)
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        with VerticalScroll():
+            yield Static(f"{self._title}  ({len(self._events)} events)", classes="title")
+            body = Syntax(
+                events_json(self._events), "json", word_wrap=True, background_color="default"
+            )
+            yield Static(body)

@@ -1,0 +1,85 @@
+"""An agent's answer: streamed through `Markdown.get_stream()`, then folded into one light
+widget.
+
+While the model streams, a `Markdown` widget takes the coalesced text through a
+`MarkdownStream` (which joins what arrives faster than it can render). When the model turn
+ends, the Markdown tree (a widget per paragraph, ~0.45 MB per message) is replaced by one
+`Static` that renders the same markdown: a finished message costs one widget.
+"""
+
+from __future__ import annotations
+
+from rich.markdown import Markdown as RichMarkdown
+from textual.containers import Vertical
+from textual.widgets import Markdown, Static
+
+from moot.tui.widgets.blocks import depth_class
+
+
+class AnswerBlock(Vertical):
+    """One model turn's text, streaming or finished."""
+
+    DEFAULT_CSS = """
+    AnswerBlock { height: auto; padding: 0 1; }
+    AnswerBlock.depth-1 { margin-left: 2; }
+    AnswerBlock.depth-2 { margin-left: 4; }
+    AnswerBlock.depth-3 { margin-left: 6; }
+    AnswerBlock.depth-4 { margin-left: 8; }
+    AnswerBlock > Markdown { margin: 0; padding: 0; }
+    AnswerBlock > .agent { color: $text-muted; }
+    AnswerBlock > Static.done { height: auto; }
+    """
+
+    def __init__(self, agent: str = "", *, seq: int = 0, depth: int = 0) -> None:
+        super().__init__()
+        self.seq = seq
+        self.depth = depth
+        self.agent = agent
+        self.text = ""
+        self.finished = False
+        self._markdown: Markdown | None = None
+        self._stream = None
+        self.add_class(depth_class(depth))
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        if self.agent and self.depth:
+            yield Static(self.agent, classes="agent")
+        if self.finished:
+            yield Static(RichMarkdown(self.text), classes="done")
+        else:
+            self._markdown = Markdown()
+            yield self._markdown
+
+    async def write(self, text: str) -> None:
+        """Append streamed text."""
+        self.text += text
+        if self._markdown is None or self.finished:
+            return
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self._markdown)
+        await self._stream.write(text)
+
+    async def finish(self, text: str | None = None) -> None:
+        """The turn's text is complete: stop streaming and fold into one widget."""
+        if self.finished:
+            return
+        self.finished = True
+        if text is not None:
+            self.text = text
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        if self._markdown is not None:
+            await self._markdown.remove()
+            self._markdown = None
+        if self.is_mounted:
+            await self.mount(Static(RichMarkdown(self.text), classes="done"))
+
+    @classmethod
+    def finished_answer(
+        cls, text: str, agent: str = "", *, seq: int = 0, depth: int = 0
+    ) -> AnswerBlock:
+        """A block for text already complete (history from the store)."""
+        block = cls(agent, seq=seq, depth=depth)
+        block.text, block.finished = text, True
+        return block

@@ -1,0 +1,237 @@
+"""The approval pane: what waits for the person, with its preview, answered with one key.
+
+Requests queue (parallel peers may ask at once), each naming its agent. The first is shown:
+the diff, the command with where it runs, the URL, or a plan rendered as markdown. Keys: `y`
+once, `s` for the session, `a` always (the exact rule that will be saved is shown), `n` refuse,
+with an optional reason typed after it.
+
+Keystrokes must never answer by accident (the most reported bug of a leading agent): the pane
+takes focus only once the person has stopped typing for `GRACE_S`, and ignores keys for
+`GRACE_S` after it appears or takes focus. When the terminal is not focused, a request rings the
+bell and sends a terminal notification (OSC 9 and OSC 777).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rich.markdown import Markdown as RichMarkdown
+from rich.text import Text
+from textual import events
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Input, Static
+
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.tui.messages import Answered
+from moot.tui.widgets.diff_view import diff_text
+
+GRACE_S = 0.5
+"""Keys within this long of the pane appearing, or of the last key typed in the prompt, are
+ignored; the pane takes focus only after the person has paused this long."""
+EXIT_PLAN_MODE = "exit_plan_mode"
+
+Clock = Callable[[], float]
+
+
+def _looks_like_diff(text: str) -> bool:
+    return text.startswith("--- ") or "\n@@ " in text
+
+
+def preview_of(request: ev.ApprovalRequested) -> object:
+    """What the person looks at before answering."""
+    preview = request.preview or str(request.arguments)
+    if request.tool == EXIT_PLAN_MODE:
+        return RichMarkdown(preview)
+    if _looks_like_diff(preview):
+        return diff_text(preview, None)
+    return Text(preview)
+
+
+class ApprovalPane(Vertical):
+    """The queue of approvals that wait, the first one shown."""
+
+    DEFAULT_CSS = """
+    ApprovalPane {
+        height: auto; max-height: 60%; display: none;
+        border: round $warning; padding: 0 1; background: $surface;
+    }
+    ApprovalPane.-waiting { display: block; }
+    ApprovalPane:focus-within { border: round $accent; }
+    ApprovalPane > .title { text-style: bold; color: $warning; }
+    ApprovalPane > VerticalScroll { height: auto; max-height: 24; }
+    ApprovalPane > .choices { color: $text; }
+    ApprovalPane > .hint { color: $text-muted; }
+    ApprovalPane > Input { display: none; }
+    ApprovalPane.-feedback > Input { display: block; }
+    """
+    can_focus = True
+
+    def __init__(self, *, clock: Clock = time.monotonic, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.queue: list[ev.ApprovalRequested] = []
+        self._clock = clock
+        self._shown_at = 0.0
+        self._focused_at = 0.0
+        self.last_typed = 0.0
+        """When the person last typed in the prompt (the app keeps it current)."""
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static("", classes="title")
+        with VerticalScroll():
+            yield Static("", classes="preview")
+        yield Static("", classes="choices")
+        yield Static("", classes="hint")
+        yield Input(placeholder="why not? (Enter sends, Esc goes back)")
+
+    @property
+    def current(self) -> ev.ApprovalRequested | None:
+        return self.queue[0] if self.queue else None
+
+    # ---- the queue -------------------------------------------------------------------------
+
+    def add(self, request: ev.ApprovalRequested) -> None:
+        self.queue.append(request)
+        if len(self.queue) == 1:
+            self._show()
+        else:
+            self._render_title()
+        if not self.app.app_focus:
+            self._notify_terminal(request)
+
+    def settled(self, call_id: str, tool_call_id: str) -> None:
+        """An approval was decided (here or elsewhere): drop it from the queue."""
+        before = self.current
+        self.queue = [
+            r for r in self.queue if (r.call_id, r.tool_call_id) != (call_id, tool_call_id)
+        ]
+        if self.current is not before:
+            self._show()
+
+    def clear(self) -> None:
+        self.queue.clear()
+        self._show()
+
+    def _show(self) -> None:
+        request = self.current
+        self.set_class(request is not None, "-waiting")
+        self.remove_class("-feedback")
+        if request is None:
+            if self.has_focus_within:
+                self.app.action_focus_prompt()  # type: ignore[attr-defined]
+            return
+        self._shown_at = self._clock()
+        self._render_title()
+        self.query_one(".preview", Static).update(preview_of(request))
+        self.query_one(".choices", Static).update(self._choices(request))
+        self.query_one(".hint", Static).update(request.reason)
+        self.set_timer(GRACE_S, self._take_focus)
+
+    def _render_title(self) -> None:
+        request = self.current
+        if request is None:
+            return
+        more = f"  (1 of {len(self.queue)})" if len(self.queue) > 1 else ""
+        what = "plan" if request.tool == EXIT_PLAN_MODE else request.tool
+        self.query_one(".title", Static).update(f"{request.agent} asks to run {what}{more}")
+
+    def _choices(self, request: ev.ApprovalRequested) -> Text:
+        text = Text()
+        if request.tool == EXIT_PLAN_MODE:
+            pairs = [
+                ("y", "approve, ask before each edit"),
+                ("a", "approve, accept edits"),
+                ("n", "revise: say what to change"),
+            ]
+        else:
+            rule = request.suggested_rules[0] if request.suggested_rules else ""
+            pairs = [("y", "yes, once")]
+            if rule:
+                pairs += [("s", f"yes, this session ({rule})"), ("a", f"always: saves {rule}")]
+            pairs.append(("n", "no (then say why, or Enter)"))
+        for key, label in pairs:
+            text.append(f" {key} ", style="bold reverse")
+            text.append(f" {label}   ")
+        return text
+
+    def _take_focus(self) -> None:
+        """Focus once the person has stopped typing; try again a moment later if not."""
+        if self.current is None or self.has_focus_within:
+            return
+        idle = self._clock() - self.last_typed
+        if idle < GRACE_S:
+            self.set_timer(GRACE_S - idle + 0.01, self._take_focus)
+            return
+        self._focused_at = self._clock()
+        self.focus()
+
+    def _notify_terminal(self, request: ev.ApprovalRequested) -> None:
+        self.app.bell()
+        message = f"moot: {request.agent} asks to run {request.tool}"
+        driver = self.app._driver  # Textual has no API for OSC notifications; bell() does this
+        if driver is not None and not self.app.is_headless:
+            driver.write(f"\x1b]9;{message}\x07\x1b]777;notify;moot;{message}\x07")
+
+    # ---- answering ---------------------------------------------------------------------------
+
+    def in_grace(self) -> bool:
+        now = self._clock()
+        return (
+            now - self._shown_at < GRACE_S
+            or now - self._focused_at < GRACE_S
+            or now - self.last_typed < GRACE_S
+        )
+
+    def on_key(self, event: events.Key) -> None:
+        request = self.current
+        if request is None or self.has_class("-feedback"):
+            return
+        if event.key not in ("y", "s", "a", "n"):
+            return
+        event.stop()
+        event.prevent_default()
+        if self.in_grace():
+            self.query_one(".hint", Static).update(
+                "(a moment: keys right after a question are ignored)"
+            )
+            return
+        self.answer(event.key)
+
+    def answer(self, key: str) -> None:
+        """Answer the shown request as key `key` says (y, s, a or n)."""
+        request = self.current
+        if request is None:
+            return
+        plan = request.tool == EXIT_PLAN_MODE
+        ids = {"tool_call_id": request.tool_call_id, "call_id": request.call_id}
+        rule = request.suggested_rules[0] if request.suggested_rules else None
+        op: ops.Op | None = None
+        if key == "y":
+            op = ops.Approve(**ids, mode="default" if plan else None)
+        elif key == "a" and plan:
+            op = ops.Approve(**ids, mode="acceptEdits")
+        elif key in ("s", "a") and rule:
+            op = ops.Approve(**ids, scope="session" if key == "s" else "always", rule=rule)
+        elif key == "n":
+            self.add_class("-feedback")
+            self.query_one(Input).focus()
+            return
+        if op is not None:
+            self.post_message(Answered(op))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        request = self.current
+        if request is None:
+            return
+        feedback = event.value.strip()
+        event.input.value = ""
+        self.remove_class("-feedback")
+        op = ops.Deny(tool_call_id=request.tool_call_id, call_id=request.call_id, feedback=feedback)
+        self.post_message(Answered(op))
+
+    def key_escape(self) -> None:
+        if self.has_class("-feedback"):
+            self.remove_class("-feedback")
+            self.focus()

@@ -1,0 +1,112 @@
+"""The small blocks of the transcript: the person's turns, thinking, notices and errors.
+
+Each is one `Static` (cheap to lay out: Textual has no widget virtualization, so every mounted
+widget costs a reflow). Nested blocks (a peer's work under the call that made it) carry a
+`depth-N` class that indents them.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+MAX_DEPTH_CLASS = 4
+
+
+def depth_class(depth: int) -> str:
+    return f"depth-{min(depth, MAX_DEPTH_CLASS)}"
+
+
+class Block(Static):
+    """A block of the transcript; `seq` is the event it shows (history pages load before it)."""
+
+    DEFAULT_CSS = """
+    Block { width: 1fr; height: auto; padding: 0 1; }
+    Block.depth-1 { margin-left: 2; }
+    Block.depth-2 { margin-left: 4; }
+    Block.depth-3 { margin-left: 6; }
+    Block.depth-4 { margin-left: 8; }
+    """
+
+    def __init__(self, content: object = "", *, seq: int = 0, depth: int = 0, **kw: object) -> None:
+        super().__init__(content, **kw)  # type: ignore[arg-type]
+        self.seq = seq
+        self.add_class(depth_class(depth))
+
+
+class UserBlock(Block):
+    """What the person said."""
+
+    DEFAULT_CSS = """
+    UserBlock { color: $text; background: $boost; border-left: thick $accent; margin-top: 1; }
+    """
+
+    def __init__(self, text: str, *, agent: str = "", seq: int = 0) -> None:
+        label = Text()
+        if agent:
+            label.append(f"to {agent}: ", style="dim")
+        label.append(text)
+        super().__init__(label, seq=seq)
+
+
+class PeerCallBlock(Block):
+    """One agent calling another: the message, as the callee reads it."""
+
+    DEFAULT_CSS = """
+    PeerCallBlock { color: $text-muted; border-left: thick $secondary; }
+    """
+
+    def __init__(self, caller: str, callee: str, message: str, *, seq: int, depth: int) -> None:
+        text = Text()
+        text.append(f"{caller} → {callee}: ", style="bold")
+        text.append(message)
+        super().__init__(text, seq=seq, depth=depth)
+
+
+class ThinkingBlock(Block):
+    """The model's reasoning, folded to one line; click or Enter to unfold."""
+
+    DEFAULT_CSS = """
+    ThinkingBlock { color: $text-muted; text-style: italic; }
+    """
+    can_focus = True
+
+    def __init__(self, *, seq: int = 0, depth: int = 0) -> None:
+        super().__init__("", seq=seq, depth=depth)
+        self.text = ""
+        self.expanded = False
+
+    def add(self, text: str) -> None:
+        self.text += text
+        self._show()
+
+    def _show(self) -> None:
+        if self.expanded:
+            self.update(Text("▾ thinking\n" + self.text))
+        else:
+            words = len(self.text.split())
+            self.update(Text(f"▸ thinking ({words} words)"))
+
+    def on_click(self) -> None:
+        self.expanded = not self.expanded
+        self._show()
+
+    def key_enter(self) -> None:
+        self.on_click()
+
+
+class NoticeBlock(Block):
+    """Something moot tells the person (a mode switch, a commit, a command's output)."""
+
+    DEFAULT_CSS = """
+    NoticeBlock { color: $text-muted; }
+    NoticeBlock.-warning { color: $warning; }
+    """
+
+
+class ErrorBlock(Block):
+    """An error, where it happened."""
+
+    DEFAULT_CSS = """
+    ErrorBlock { color: $error; border-left: thick $error; }
+    """

@@ -1,0 +1,248 @@
+"""The prompt: a multi-line input where Enter sends.
+
+- Enter sends; `shift+enter` (where the terminal reports it) and `ctrl+j` add a line.
+- A paste arrives as one bracketed-paste event, so a multi-line paste is never sent line by
+  line; a large one becomes a chip (`[pasted 120 lines #1]`) that the sent message expands.
+- Up on the first line and down on the last walk the history (per workspace, shared with the
+  REPL); `ctrl+r` lists earlier messages that contain what is typed.
+- `/` completes commands (with their descriptions), `@` paths (fuzzy, from the workspace's
+  files, found off the UI thread); Tab or Enter takes the highlighted completion.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from textual import events, on, work
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
+
+from moot.history import PromptHistory
+from moot.tui.messages import PromptSubmitted
+
+BIG_PASTE_LINES = 12
+BIG_PASTE_CHARS = 1500
+MAX_COMPLETIONS = 12
+_CHIP = re.compile(r"\[pasted \d+ lines #(\d+)\]")
+
+CommandCompletions = Callable[[str], Sequence[tuple[str, str]]]
+"""What is typed after `/` -> (completion, description) pairs."""
+PathSource = Callable[[], Sequence[str]]
+"""The workspace's files (gitignore-aware, capped); called in a worker thread."""
+
+
+def fuzzy_match(needle: str, haystack: str) -> bool:
+    """Every character of `needle`, in order, somewhere in `haystack` (case-insensitive)."""
+    position = 0
+    hay = haystack.lower()
+    for char in needle.lower():
+        position = hay.find(char, position)
+        if position < 0:
+            return False
+        position += 1
+    return True
+
+
+def fuzzy_rank(needle: str, paths: Sequence[str], limit: int = MAX_COMPLETIONS) -> list[str]:
+    """Paths that match `needle`, the best first: a match in the file name beats one spread
+    over directories, a shorter path beats a longer one."""
+    found = [p for p in paths if fuzzy_match(needle, p)]
+    name = needle.lower()
+
+    def score(path: str) -> tuple[int, int, int]:
+        base = path.rsplit("/", 1)[-1].lower()
+        return (0 if name in base else 1 if name in path.lower() else 2, len(base), len(path))
+
+    return sorted(found, key=score)[:limit]
+
+
+class PromptInput(TextArea):
+    """The text area itself; the key handling that makes it a prompt."""
+
+    DEFAULT_CSS = """
+    PromptInput { height: auto; min-height: 3; max-height: 12; border: round $primary; }
+    PromptInput:focus { border: round $accent; }
+    """
+
+    class Typed(Message):
+        """The person typed a key here (approvals wait until they pause)."""
+
+    def __init__(self, history: PromptHistory, **kw: object) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, **kw)  # type: ignore[arg-type]
+        self.prompt_history = history
+        self.pastes: dict[int, str] = {}
+        self.completing: Callable[[str], bool] | None = None
+        """Set by the prompt area: takes Enter/Tab/up/down while completions show."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        self.post_message(self.Typed())
+        key = event.key
+        if self.completing is not None and self.completing(key):
+            event.stop()
+            event.prevent_default()
+            return
+        if key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.send()
+            return
+        if key in ("shift+enter", "ctrl+j"):
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if key == "up" and self.cursor_location[0] == 0:
+            event.stop()
+            event.prevent_default()
+            earlier = self.prompt_history.back(self.text)
+            if earlier is not None:
+                self.load_text(earlier)
+                self.move_cursor((0, 0))
+            return
+        if key == "down" and self.cursor_location[0] == self.document.line_count - 1:
+            event.stop()
+            event.prevent_default()
+            later = self.prompt_history.forward()
+            if later is not None:
+                self.load_text(later)
+                self.move_cursor(self.document.end)
+            return
+        # Anything else: TextArea's own handler runs next (each class's handler runs in turn).
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        text = event.text
+        lines = text.count("\n") + 1
+        if lines >= BIG_PASTE_LINES or len(text) >= BIG_PASTE_CHARS:
+            event.stop()
+            event.prevent_default()
+            number = len(self.pastes) + 1
+            self.pastes[number] = text
+            self.insert(f"[pasted {lines} lines #{number}]")
+        # Otherwise TextArea's own handler runs next (Textual calls each class's handler in
+        # turn): calling it here too would paste twice.
+
+    def expanded(self) -> str:
+        """The text with every paste chip replaced by what was pasted."""
+        return _CHIP.sub(lambda m: self.pastes.get(int(m.group(1)), m.group(0)), self.text)
+
+    def send(self) -> None:
+        text = self.expanded()
+        if not text.strip():
+            return
+        self.prompt_history.add(text)
+        self.load_text("")
+        self.pastes.clear()
+        self.post_message(PromptSubmitted(text))
+
+
+class PromptArea(Vertical):
+    """The prompt with its completion list above it."""
+
+    DEFAULT_CSS = """
+    PromptArea { height: auto; }
+    PromptArea > OptionList { height: auto; max-height: 12; display: none; border: none; }
+    PromptArea.-completing > OptionList { display: block; }
+    """
+
+    def __init__(
+        self,
+        history: PromptHistory,
+        *,
+        commands: CommandCompletions,
+        paths: PathSource | None = None,
+        **kw: object,
+    ) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.input = PromptInput(history, id="prompt")
+        self.input.completing = self._completion_key
+        self.options = OptionList()
+        self._commands = commands
+        self._paths_source = paths
+        self._paths: list[str] | None = None
+        self._token: tuple[int, int, str] | None = None
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield self.options
+        yield self.input
+
+    def focus(self, scroll_visible: bool = True) -> PromptArea:  # type: ignore[override]
+        self.input.focus(scroll_visible)
+        return self
+
+    # ---- completion --------------------------------------------------------------------------
+
+    @on(TextArea.Changed)
+    def _changed(self, event: TextArea.Changed) -> None:
+        self._refresh_completions()
+
+    def _current_token(self) -> tuple[int, int, str]:
+        """(row, start column, text) of the word the cursor is in."""
+        row, column = self.input.cursor_location
+        line = self.input.document.get_line(row)
+        start = column
+        while start > 0 and not line[start - 1].isspace():
+            start -= 1
+        return row, start, line[start:column]
+
+    def _refresh_completions(self) -> None:
+        row, start, token = self._current_token()
+        self._token = (row, start, token)
+        options: list[Option] = []
+        if row == 0 and start == 0 and token.startswith("/"):
+            for name, description in self._commands(token[1:])[:MAX_COMPLETIONS]:
+                options.append(Option(f"/{name}  [dim]{description}[/dim]", id=f"/{name}"))
+        elif token.startswith("@"):
+            if self._paths is None:
+                self._load_paths()
+            else:
+                for path in fuzzy_rank(token[1:], self._paths):
+                    options.append(Option(path, id=f"@{path}"))
+        self._show(options)
+
+    def _show(self, options: list[Option]) -> None:
+        self.options.clear_options()
+        if options:
+            self.options.add_options(options)
+            self.options.highlighted = 0
+        self.set_class(bool(options), "-completing")
+
+    @work(thread=True, group="paths", exclusive=True)
+    def _load_paths(self) -> None:
+        """Read the workspace's files off the UI thread, then show the matches."""
+        paths = list(self._paths_source()) if self._paths_source else []
+        self.app.call_from_thread(self._paths_loaded, paths)
+
+    def _paths_loaded(self, paths: list[str]) -> None:
+        self._paths = paths
+        self._refresh_completions()
+
+    def _completion_key(self, key: str) -> bool:
+        if not self.has_class("-completing"):
+            return False
+        if key in ("up", "down"):
+            self.options.action_cursor_up() if key == "up" else self.options.action_cursor_down()
+            return True
+        if key in ("tab", "enter"):
+            self._take_completion()
+            return True
+        if key == "escape":
+            self._show([])
+            return True
+        return False
+
+    def _take_completion(self) -> None:
+        index = self.options.highlighted
+        if index is None or self._token is None:
+            return
+        chosen = self.options.get_option_at_index(index).id or ""
+        row, start, token = self._token
+        end = (row, start + len(token))
+        self.input.replace(chosen + " ", (row, start), end)
+        self._show([])
+
+    def refresh_paths(self) -> None:
+        """Forget the file list; the next `@` reads it again."""
+        self._paths = None

@@ -1,0 +1,94 @@
+"""The status line: model, permission mode, context used, tokens, cost, sandbox, branch,
+session. It re-renders only when one of them changes."""
+
+from __future__ import annotations
+
+import msgspec
+from rich.text import Text
+from textual.widgets import Static
+
+from moot.protocol import events as ev
+from moot.protocol.client import SessionStatus
+
+_MODE_STYLE = {
+    "default": "bold",
+    "acceptEdits": "bold green",
+    "plan": "bold cyan",
+    "dontAsk": "bold yellow",
+    "bypassPermissions": "bold red",
+}
+
+
+class StatusFacts(msgspec.Struct):
+    model: str = ""
+    mode: str | None = None
+    context_window: int | None = None
+    context_tokens: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    sandbox: str = ""
+    branch: str = ""
+    session_id: str = ""
+    running: bool = False
+
+
+class StatusLine(Static):
+    """One line at the bottom of the app."""
+
+    DEFAULT_CSS = """
+    StatusLine { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
+    """
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__("", **kw)  # type: ignore[arg-type]
+        self.facts = StatusFacts()
+
+    def from_status(self, status: SessionStatus, *, branch: str = "") -> None:
+        facts = self.facts
+        facts.model, facts.mode, facts.session_id = status.model, status.mode, status.session_id
+        facts.sandbox, facts.branch = status.sandbox.backend, branch
+        facts.context_window = status.context_window
+        self._render_facts()
+
+    def take(self, event: ev.Event) -> None:
+        facts, before = self.facts, msgspec.structs.astuple(self.facts)
+        match event:
+            case ev.ModeChanged():
+                facts.mode = event.mode
+            case ev.UsageRecorded() if not event.parent_call_id:
+                # The person's agent's last request: how full its context is now.
+                usage = event.usage
+                facts.context_tokens = (
+                    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+                )
+                facts.tokens += usage.input_tokens + usage.output_tokens
+                facts.cost_usd += event.cost_usd
+            case ev.UsageRecorded():
+                facts.tokens += event.usage.input_tokens + event.usage.output_tokens
+                facts.cost_usd += event.cost_usd
+            case ev.TurnStarted():
+                facts.running = True
+            case ev.TurnFinished():
+                facts.running = False
+        if msgspec.structs.astuple(facts) != before:
+            self._render_facts()
+
+    def _render_facts(self) -> None:
+        f = self.facts
+        line = Text()
+        line.append(f.model or "no model", style="bold")
+        if f.mode:
+            line.append("  ")
+            line.append(f.mode, style=_MODE_STYLE.get(f.mode, "bold"))
+        if f.context_window:
+            percent = 100 * f.context_tokens / f.context_window
+            line.append(f"  ctx {percent:.0f}%")
+        line.append(f"  {f.tokens:,} tok  ${f.cost_usd:.4f}")
+        if f.sandbox:
+            style = "bold red" if f.sandbox in ("host", "none") else ""
+            line.append(f"  {f.sandbox}", style=style)
+        if f.branch:
+            line.append(f"  ⎇ {f.branch}")
+        if f.session_id:
+            line.append(f"  {f.session_id}", style="dim")
+        self.update(line)

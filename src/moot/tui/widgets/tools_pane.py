@@ -1,0 +1,95 @@
+"""The tools pane: every tool call and approval of the session, newest at the bottom; the
+highlighted one's arguments, result or diff below the list."""
+
+from __future__ import annotations
+
+import json
+
+from rich.text import Text
+from textual import on
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from moot.protocol import events as ev
+from moot.tui.widgets.diff_view import diff_text
+from moot.tui.widgets.tool_block import key_argument, one_line
+
+MAX_ROWS = 500
+"""Rows kept (the oldest go first): the transcript and the store keep the rest."""
+
+
+class ToolsPane(Vertical):
+    """Tool calls and approvals, one row each, and the detail of the highlighted one."""
+
+    DEFAULT_CSS = """
+    ToolsPane { height: 1fr; border-top: solid $panel; }
+    ToolsPane.-hidden { display: none; }
+    ToolsPane > .title { color: $text-muted; text-style: bold; padding: 0 1; }
+    ToolsPane > OptionList { height: 1fr; border: none; }
+    ToolsPane > VerticalScroll { height: 1fr; border-top: solid $panel; padding: 0 1; }
+    """
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self._rows: dict[str, ev.Event] = {}
+        self._ids: list[str] = []
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static("tools", classes="title")
+        yield OptionList()
+        with VerticalScroll():
+            yield Static("", classes="detail")
+
+    def take(self, event: ev.Event) -> None:
+        match event:
+            case ev.ToolStarted():
+                key = f"{event.call_id}/{event.tool_call_id}"
+                self._put(key, event, Text.assemble(("… ", "yellow"), self._call_label(event)))
+            case ev.ToolFinished():
+                key = f"{event.call_id}/{event.tool_call_id}"
+                mark = ("✗ ", "red") if event.is_error else ("✓ ", "green")
+                start = self._rows.get(key)
+                label = self._call_label(start) if isinstance(start, ev.ToolStarted) else event.tool
+                self._put(key, event, Text.assemble(mark, label))
+            case ev.ApprovalRequested():
+                key = f"{event.call_id}/approval/{event.tool_call_id}"
+                self._put(
+                    key, event, Text.assemble(("? ", "bold yellow"), f"{event.agent}: {event.tool}")
+                )
+
+    def _call_label(self, event: ev.ToolStarted) -> str:
+        key = key_argument(event.arguments)
+        return f"{event.tool} {one_line(key, 30)}" if key else event.tool
+
+    def _put(self, key: str, event: ev.Event, label: Text) -> None:
+        options = self.query_one(OptionList)
+        if key in self._rows:
+            self._rows[key] = event
+            options.replace_option_prompt(key, label)
+            return
+        self._rows[key] = event
+        self._ids.append(key)
+        options.add_option(Option(label, id=key))
+        if len(self._ids) > MAX_ROWS:
+            gone = self._ids.pop(0)
+            self._rows.pop(gone, None)
+            options.remove_option(gone)
+
+    @on(OptionList.OptionHighlighted)
+    def _highlighted(self, message: OptionList.OptionHighlighted) -> None:
+        event = self._rows.get(message.option.id or "")
+        detail = self.query_one(".detail", Static)
+        match event:
+            case ev.ToolFinished():
+                diff = event.display.get("diff")
+                body = (
+                    diff_text(diff, None)
+                    if isinstance(diff, str) and diff
+                    else Text(event.content[:20_000])
+                )
+                detail.update(body)
+            case ev.ToolStarted():
+                detail.update(json.dumps(event.arguments, indent=1, ensure_ascii=False)[:20_000])
+            case ev.ApprovalRequested():
+                detail.update(event.preview or json.dumps(event.arguments, indent=1))

@@ -1,0 +1,169 @@
+"""The app on the fake client: the right ops for each key, and what shows for each event."""
+
+from __future__ import annotations
+
+import pytest
+
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.testing import FakeClient
+from moot.tui.app import MootApp
+from moot.tui.widgets.answer import AnswerBlock
+from moot.tui.widgets.approval import GRACE_S, ApprovalPane
+from moot.tui.widgets.chat import ChatPane
+from moot.tui.widgets.tool_block import ToolBlock
+from tui_scripts import edit_session, plan_session
+
+
+class Clock:
+    """A clock the test moves: the approval grace period without sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def app_for(client: FakeClient, clock: Clock | None = None, **kw: object) -> MootApp:
+    from moot.history import PromptHistory
+
+    return MootApp(client, history=PromptHistory(None), clock=clock or Clock(), **kw)  # type: ignore[arg-type]
+
+
+async def type_and_send(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press(*text)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_a_message_is_sent_as_one_user_turn_and_its_answer_streams_in() -> None:
+    client = FakeClient(edit_session())
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "make greet say hello")
+        assert client.ops == [ops.UserTurn(text="make greet say hello")]
+        await pilot.pause()
+        chat = pilot.app.query_one(ChatPane)
+        tools = list(chat.query(ToolBlock))
+        assert [t.tool for t in tools] == ["read"]  # the edit waits for approval
+        assert pilot.app.query_one(ApprovalPane).current is not None
+
+
+async def test_keys_in_the_grace_period_never_answer_and_y_after_it_approves_once() -> None:
+    clock = Clock()
+    client = FakeClient(edit_session())
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        pane = pilot.app.query_one(ApprovalPane)
+        asked = pane.current
+        assert isinstance(asked, ev.ApprovalRequested)
+        pane.focus()
+        await pilot.press("y", "n", "a", "s")  # at once: all ignored
+        assert client.ops == [ops.UserTurn(text="go")]
+        clock.now += GRACE_S + 0.01
+        await pilot.press("y")
+        await pilot.pause()
+        assert client.ops[1:] == [ops.Approve(tool_call_id="t2", call_id=asked.call_id)]
+        assert pane.current is None  # decided: the queue moved on
+        answers = pilot.app.query_one(ChatPane).query(AnswerBlock)
+        assert answers.last().text == "Done: `greet` now says **hello**."
+
+
+async def test_typing_in_the_prompt_holds_an_approval_off() -> None:
+    clock = Clock()
+    client = FakeClient(edit_session())
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        clock.now += 5
+        pane = pilot.app.query_one(ApprovalPane)
+        await pilot.press("h", "i")  # still typing in the prompt
+        pane.focus()
+        await pilot.press("y")
+        assert len(client.ops) == 1
+        clock.now += GRACE_S + 0.01
+        await pilot.press("y")
+        assert isinstance(client.ops[-1], ops.Approve)
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        (
+            ("s",),
+            ops.Approve(
+                tool_call_id="t2", call_id="run_1", scope="session", rule="Edit(greeting.py)"
+            ),
+        ),
+        (
+            ("a",),
+            ops.Approve(
+                tool_call_id="t2", call_id="run_1", scope="always", rule="Edit(greeting.py)"
+            ),
+        ),
+        (("n", "enter"), ops.Deny(tool_call_id="t2", call_id="run_1", feedback="")),
+        (
+            ("n", *"not yet", "enter"),
+            ops.Deny(tool_call_id="t2", call_id="run_1", feedback="not yet"),
+        ),
+    ],
+)
+async def test_each_answer_key_sends_its_op(keys: tuple[str, ...], expected: ops.Op) -> None:
+    clock = Clock()
+    client = FakeClient(edit_session())
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        pilot.app.query_one(ApprovalPane).focus()
+        clock.now += GRACE_S + 1
+        await pilot.press(*keys)
+        await pilot.pause()
+        assert client.ops[-1] == expected
+
+
+async def test_a_plan_approval_offers_to_approve_in_either_mode() -> None:
+    clock = Clock()
+    client = FakeClient(plan_session())
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "plan it")
+        pane = pilot.app.query_one(ApprovalPane)
+        pane.focus()
+        clock.now += GRACE_S + 1
+        await pilot.press("a")
+        assert client.ops[-1] == ops.Approve(tool_call_id="p1", call_id="run_1", mode="acceptEdits")
+
+
+async def test_escape_interrupts_a_running_turn_and_shift_tab_cycles_the_mode() -> None:
+    client = FakeClient(edit_session())
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await pilot.press("escape")  # nothing runs: no op
+        assert client.ops == []
+        await type_and_send(pilot, "go")
+        pilot.app.query_one("#prompt").focus()
+        await pilot.press("escape")
+        assert client.ops[-1] == ops.Interrupt()
+        await pilot.pause()
+        await pilot.press("shift+tab")
+        await pilot.press("shift+tab")
+        modes = [o.mode for o in client.ops if isinstance(o, ops.SetMode)]
+        assert modes == ["acceptEdits", "plan"]
+
+
+async def test_a_slash_command_never_reaches_the_model() -> None:
+    client = FakeClient(edit_session())
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "/nosuch thing")
+        await type_and_send(pilot, "/mode plan")
+        await pilot.pause()
+        assert client.ops == [ops.SetMode(mode="plan")]
+        said = " ".join(str(b.render()) for b in pilot.app.query("NoticeBlock"))
+        assert "no command /nosuch" in said
+
+
+async def test_ctrl_c_twice_quits() -> None:
+    clock = Clock()
+    client = FakeClient(edit_session())
+    async with app_for(client, clock).run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+c")
+        assert pilot.app.is_running
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert client.closed
