@@ -77,6 +77,10 @@ class PromptInput(TextArea):
         self.completing: Callable[[str], bool] | None = None
         """Set by the prompt area: takes Enter/Tab/up/down while completions show."""
 
+    def on_mount(self) -> None:
+        if self.app.is_headless:  # tests and pictures: a blinking cursor is not deterministic
+            self.cursor_blink = False
+
     async def _on_key(self, event: events.Key) -> None:
         self.post_message(self.Typed())
         key = event.key
@@ -113,7 +117,9 @@ class PromptInput(TextArea):
         # Anything else: TextArea's own handler runs next (each class's handler runs in turn).
 
     async def _on_paste(self, event: events.Paste) -> None:
-        text = event.text
+        # Terminals (and tmux) paste line ends as CR; a message's lines end in LF.
+        text = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        event.text = text
         lines = text.count("\n") + 1
         if lines >= BIG_PASTE_LINES or len(text) >= BIG_PASTE_CHARS:
             event.stop()

@@ -1,0 +1,101 @@
+"""Pictures of the app at fixed sizes (pytest-textual-snapshot; `pytest --snapshot-update`
+writes them). Each docstring says what a reviewer should see in the picture."""
+
+from __future__ import annotations
+
+import pytest
+from textual.pilot import Pilot
+
+from moot.history import PromptHistory
+from moot.testing import FakeClient
+from moot.tui.app import MootApp
+from moot.tui.widgets.approval import ApprovalPane
+from tui_scripts import edit_session, peer_session, plan_session
+
+
+def app_for(script: list, **kw: object) -> MootApp:
+    return MootApp(FakeClient(script), history=PromptHistory(None), **kw)  # type: ignore[arg-type]
+
+
+async def send(pilot: Pilot, text: str) -> None:
+    await pilot.press(*text, "enter")
+    for _ in range(3):  # the bridge, then the chat's mounts, then their first paint
+        await pilot.pause()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_the_empty_app(snap_compare, size: tuple[int, int]) -> None:
+    """An empty transcript and the prompt with focus. At 80x24 only the chat column shows; at
+    160x48 the tools pane and the run-trace pane stand on the right. The status line at the
+    bottom names the model (scripted:fake), the mode (default), 0 tokens, $0, bubblewrap and
+    the session id."""
+    assert snap_compare(app_for([]), terminal_size=size)
+
+
+def test_a_streamed_answer_with_a_tool_call_and_a_diff(snap_compare) -> None:
+    """The person's message, the model's first words, a finished `read` (✓, its first line),
+    `allowed by you`, the `edit` with its diff coloured and highlighted as Python (a red and a
+    green line), the final answer rendered as markdown (bold *hello*), and the turn's
+    figures. The trace pane shows the turn, collapsed, with its stop reason and cost."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await send(pilot, "make greet say hello")
+        pane = pilot.app.query_one(ApprovalPane)
+        pane.answer("y")
+        await pilot.pause()
+        pilot.app.trace.apply_pending()
+        await pilot.pause()
+
+    assert snap_compare(app_for(edit_session()), terminal_size=(160, 48), run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_a_pending_edit_approval(snap_compare, size: tuple[int, int]) -> None:
+    """The approval pane above the prompt: "moot asks to run edit", the diff, and the keys
+    y (once), s (this session, with the rule Edit(greeting.py)), a (always: saves that rule),
+    n (no). The tools pane (160x48) lists the read (✓) and the edit waiting (?)."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await send(pilot, "make greet say hello")
+
+    assert snap_compare(app_for(edit_session()), terminal_size=size, run_before=run_before)
+
+
+def test_a_plan_approval(snap_compare) -> None:
+    """A plan to approve: the plan rendered as markdown (a heading, a numbered list), and the
+    three answers: y approve and ask before each edit, a approve and accept edits, n revise."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await send(pilot, "plan the change")
+
+    assert snap_compare(app_for(plan_session()), terminal_size=(160, 48), run_before=run_before)
+
+
+def test_the_trace_pane_with_nested_peer_calls(snap_compare) -> None:
+    """The transcript shows the peers' work indented under the lead's call; the trace pane
+    shows the turn expanded: lead, then → reviewer and → tester each with their tool (✓) and
+    ← completed, and the lead's two call_agent tools."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await send(pilot, "review the change")
+        trace = pilot.app.trace
+        trace.apply_pending()
+        run = trace.root.children[0]
+        run.expand_all()
+        await pilot.pause()
+
+    assert snap_compare(app_for(peer_session()), terminal_size=(160, 48), run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", ["moot-dark", "moot-light", "moot-high-contrast"])
+def test_each_shipped_theme(snap_compare, theme: str) -> None:
+    """The finished edit session in the named theme: colours change, the layout does not.
+    Light is dark text on near-white; high contrast is white on black with saturated signals."""
+
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.theme = theme
+        await send(pilot, "make greet say hello")
+        pilot.app.query_one(ApprovalPane).answer("y")
+        await pilot.pause()
+
+    assert snap_compare(app_for(edit_session()), terminal_size=(120, 36), run_before=run_before)
