@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
-from moot.workspace.git import GIT_ERRORS, GitError, GitRepo, workspace_repo
+from moot.workspace.git import GIT_ERRORS, NO_DRIVERS, GitError, GitRepo, workspace_repo
 from moot.workspace.paths import Workspace
 
 MAX_LISTED = 200
@@ -60,5 +60,13 @@ def switch(repo: GitRepo, name: str, *, create: bool) -> ToolResult:
         return ToolResult(f"Created and switched to branch {name}.")
     if name not in {head.name for head in repo.repo.heads}:
         raise GitError(f"no branch named {name!r}; pass create=true to make it")
+    # What the switch checks out would go through no filter (moot's git runs none).
+    target = f"refs/heads/{name}"
+    if repo.repo.head.is_valid():
+        listing = ["diff", "--name-only", "-z", "--no-renames", *NO_DRIVERS, "HEAD", target]
+    else:
+        listing = ["ls-tree", "-r", "--name-only", "-z", target]
+    changed = repo.git(*listing, "--")
+    repo.refuse_filtered([path for path in changed.split("\0") if path], "switch")
     repo.git("switch", "--quiet", "--no-guess", name, read_only=False)
     return ToolResult(f"Switched to branch {name}.")
