@@ -34,6 +34,13 @@ def init_repo(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def person_config(text: str) -> Path:
+    """The person's own (global) config: tests/conftest.py gives each test an empty one."""
+    path = Path(os.environ["GIT_CONFIG_GLOBAL"])
+    path.write_text(text)
+    return path
+
+
 class Session:
     """A workspace as a session has it: what git may trust is taken when it begins."""
 
@@ -134,6 +141,19 @@ async def test_a_config_file_in_the_workspace_is_read_as_it_was_when_the_session
     assert result.is_error
     assert ".gitconfig, which git config includes" in result.content
     assert "changed during this session" in result.content
+
+
+async def test_an_include_in_the_persons_global_config_is_pinned_too(tmp_path: Path) -> None:
+    root = init_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    (root / ".gitconfig").write_text("[user]\n\tname = From The Include\n")
+    global_config = person_config(f"[include]\n\tpath = {root / '.gitconfig'}\n")
+    session = Session(root)
+    assert not (await session.call("git_status")).is_error
+
+    (root / ".gitconfig").write_text("[core]\n\tfsmonitor = true\n")
+
+    result = await session.call("git_status")
+    assert result.is_error and f"includes ({global_config})" in result.content
 
 
 async def test_an_include_of_a_workspace_file_that_was_missing_stops_moots_git(

@@ -420,13 +420,16 @@ def host_git_at_start(root: str | os.PathLike[str], *, allow_hooks: bool = False
     """What moot's git may trust in the repository `root` is in, as the session begins: the
     config files in the workspace (pinned), and the hooks directory as it is.
 
-    Costs one `git config` run when `root` is in a repository, nothing otherwise. When git
-    cannot read the config, nothing is pinned and every later call says why it cannot run.
+    Costs one `git config` run when the config could name a file in the workspace (see
+    `_names_other_files`) or hooks are allowed, a few file reads otherwise. When git cannot read
+    the config, nothing is pinned and every later call says why it cannot run.
     """
     host = HostGit(root, allow_hooks=allow_hooks)
     repo = find_repository(host.root)
     if repo is None:
         return host
+    if not allow_hooks and not _names_other_files(repo):
+        return HostGit(host.root, hooks_dir=os.path.join(repo.common_dir, "hooks"))
     try:
         view = read_config(repo)
     except GitRefused:
@@ -447,6 +450,27 @@ def host_git_at_start(root: str | os.PathLike[str], *, allow_hooks: bool = False
         hooks_tree=hooks_tree,
         view=view,
     )
+
+
+def _names_other_files(repo: Repository) -> bool:
+    """Whether the config could set `core.hooksPath` or include a file: a look at the text of
+    the files git reads it from, so that most sessions start without running git (`moot -p`
+    waits for this). A file not looked at (a system config in another place) fails closed:
+    an include that the first git call finds in the workspace was not pinned, so moot's git
+    stops, and hooks do not run anyway."""
+    if os.environ.get("GIT_CONFIG_PARAMETERS") or os.environ.get("GIT_CONFIG_COUNT"):
+        return True
+    for path in _config_files(repo):
+        if os.path.basename(path) == "HEAD":
+            continue
+        try:
+            with open(path, "rb") as file:
+                text = file.read().lower()
+        except OSError:
+            continue
+        if b"include" in text or b"hookspath" in text:
+            return True
+    return False
 
 
 def hook_trees(hooks_dir: str, root: str) -> list[str]:
