@@ -139,7 +139,9 @@ async def test_a_config_file_in_the_workspace_is_read_as_it_was_when_the_session
     result = await session.call("git_status")
 
     assert result.is_error
-    assert ".gitconfig, which git config includes" in result.content
+    assert ".gitconfig, a git config file in the workspace (git config includes it" in (
+        result.content
+    )
     assert "changed during this session" in result.content
 
 
@@ -153,7 +155,49 @@ async def test_an_include_in_the_persons_global_config_is_pinned_too(tmp_path: P
     (root / ".gitconfig").write_text("[core]\n\tfsmonitor = true\n")
 
     result = await session.call("git_status")
-    assert result.is_error and f"includes ({global_config})" in result.content
+    assert result.is_error and f"includes it, in {global_config}" in result.content
+
+
+async def test_a_git_directory_in_the_workspace_under_another_name_is_protected(
+    tmp_path: Path,
+) -> None:
+    """`git init --separate-git-dir=gitdata`: the sandbox keeps only `.git` read-only, so the
+    repository's own config is a workspace file like any other."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main", f"--separate-git-dir={root / 'gitdata'}")
+    config(root, user__name="Test Person", user__email="test@example.com")
+    session = Session(root)
+    assert session.workspace.host_git.protected() == ("gitdata",)
+    hook_scripts(root / "gitdata" / "hooks", f"touch {markers}/hook")  # a command's doing
+    config(root, **{"filter.evil.clean": f"touch {markers}/clean; cat"})
+    attributes(root, "* filter=evil")
+    session.write("a.txt", "a\n")
+
+    status = await session.call("git_status")
+    commit = await session.call("git_commit", message="m", paths=["a.txt"])
+
+    assert status.is_error and "gitdata/config, a git config file in the workspace" in (
+        status.content
+    )
+    assert commit.is_error
+    assert ran(markers) == []
+
+
+async def test_a_global_config_in_the_workspace_is_pinned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moot started in the home directory: `~/.gitconfig` is a workspace file."""
+    root = init_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(root / ".gitconfig"))
+    (root / ".gitconfig").write_text("[user]\n\tname = Home\n")
+    session = Session(root)
+    assert session.workspace.host_git.protected() == (".gitconfig",)
+    assert not (await session.call("git_status")).is_error
+    (root / ".gitconfig").write_text("[core]\n\tfsmonitor = true\n")
+    assert (await session.call("git_status")).is_error
 
 
 async def test_an_include_of_a_workspace_file_that_was_missing_stops_moots_git(
@@ -164,7 +208,9 @@ async def test_an_include_of_a_workspace_file_that_was_missing_stops_moots_git(
     config(root, **{"includeIf.onbranch:other.path": "../.later"})
     session = Session(root)
     result = await session.call("git_status")
-    assert result.is_error and ".later" in result.content and "was not a file" in result.content
+    assert (
+        result.is_error and ".later" in result.content and "was not a plain file" in result.content
+    )
 
 
 async def test_hooks_do_not_run_by_default_and_the_commit_says_so(tmp_path: Path) -> None:

@@ -119,6 +119,8 @@ class ConfigView(msgspec.Struct, frozen=True):
     """The repository it was read in."""
     filters: tuple[str, ...]
     """Every filter driver named in the config: their commands are emptied in each call."""
+    files: tuple[str, ...]
+    """The config files git read."""
     includes: tuple[Include, ...]
     hooks_dir: str
     """Where git looks for hooks: `core.hooksPath`, else the hooks directory of the repository."""
@@ -219,7 +221,9 @@ def read_config(repo: Repository) -> ConfigView:
         hooks_dir = os.path.join(repo.top, os.path.expanduser(hooks_path))
     watched = [*origins, *(include.target for include in includes), *_config_files(repo)]
     hooks_dir = os.path.normpath(hooks_dir)
-    return ConfigView(repo, tuple(filters), tuple(includes), hooks_dir, worktree, stamp(watched))
+    return ConfigView(
+        repo, tuple(filters), tuple(origins), tuple(includes), hooks_dir, worktree, stamp(watched)
+    )
 
 
 def _is_include(key: str, section: str, name: str, variable: str) -> bool:
@@ -277,6 +281,7 @@ class HostGit:
         pins: dict[str, State] | None = None,
         hooks_dir: str | None = None,
         hooks_tree: Tree | None = None,
+        git_dirs: tuple[str, ...] = (),
         view: ConfigView | None = None,
     ) -> None:
         """Args:
@@ -285,6 +290,7 @@ class HostGit:
         pins: Config files in the workspace and what each was when the session began.
         hooks_dir: Where git looked for hooks when the session began.
         hooks_tree: What the hooks directory held then (None: hooks never run).
+        git_dirs: The repository's git directories (its own and the common one).
         view: The config as read when the session began.
         """
         self.root = os.path.realpath(root)
@@ -292,6 +298,7 @@ class HostGit:
         self.pins = dict(pins or {})
         self.hooks_dir = hooks_dir
         self.hooks_tree = hooks_tree
+        self.git_dirs = git_dirs
         self._view = view
 
     def in_workspace(self, path: str) -> list[str]:
@@ -339,9 +346,9 @@ class HostGit:
                 f"git config sets core.worktree to {view.worktree}, not {repo.top}, which holds "
                 "the workspace; moot's git tools do not run here"
             )
-        for include in view.includes:
-            for path in self.in_workspace(include.target):
-                self._check_pinned(path, include)
+        for path, named_by in _config_paths(view):
+            for form in self.in_workspace(path):
+                self._check_pinned(form, named_by)
         options: list[str] = list(OVERRIDES)
         for name in view.filters:
             if "=" in name:  # `-c` splits at the first `=`: such a driver cannot be turned off
@@ -354,9 +361,8 @@ class HostGit:
         pairs = tuple(part for option in options for part in ("-c", option))
         return HostCall(pairs, view)
 
-    def _check_pinned(self, path: str, include: Include) -> None:
-        rel = self.relative(path)
-        named = f"{rel}, which git config includes ({include.origin}),"
+    def _check_pinned(self, path: str, named_by: str) -> None:
+        named = f"{self.relative(path)}, a git config file in the workspace ({named_by}),"
         fix = (
             "moot's git runs on the host and does not read a file a command could have "
             "written. Use git in the shell, or start a new session"
@@ -364,8 +370,8 @@ class HostGit:
         pinned = self.pins.get(path)
         if pinned is None:
             raise GitRefused(
-                f"{named} is in the workspace and was not a file when the session began: {fix} "
-                "(with the file in place, or without the include)."
+                f"{named} was not a plain file when the session began: {fix} (with the file "
+                "in place, or without the include)."
             )
         if path_state(path) != pinned:
             raise GitRefused(f"{named} changed during this session: {fix}.")
@@ -384,14 +390,15 @@ class HostGit:
         return view.hooks_dir, None
 
     def protected_dirs(self) -> tuple[str, ...]:
-        """Workspace-relative hooks directories, to keep read-only in the sandbox."""
-        if self.hooks_dir is None:
-            return ()
-        return tuple(
+        """Workspace-relative directories to keep read-only in the sandbox: the hooks
+        directory, and a git directory kept in the workspace under another name than `.git`."""
+        trees = hook_trees(self.hooks_dir, self.root) if self.hooks_dir else []
+        found = dict.fromkeys(
             self.relative(tree)
-            for tree in hook_trees(self.hooks_dir, self.root)
+            for tree in [*self.git_dirs, *trees]
             if self.in_workspace(tree) and os.path.isdir(tree)
         )
+        return tuple(found)
 
     def protected_files(self) -> tuple[str, ...]:
         """Workspace-relative files whose writes by a file tool always ask: the pinned config
@@ -413,7 +420,14 @@ class HostGit:
     def protected(self) -> tuple[str, ...]:
         """Workspace-relative paths to keep read-only in the sandbox: the hooks directory and
         the pinned config files."""
-        return (*self.protected_dirs(), *(self.relative(path) for path in self.pins))
+        paths = [*self.protected_dirs(), *(self.relative(path) for path in self.pins)]
+        # A path below another is read-only already (and each bind costs the sandbox).
+        return tuple(
+            path
+            for index, path in enumerate(paths)
+            if path not in paths[:index]
+            and not any(path.startswith(other + os.sep) for other in paths if other != path)
+        )
 
 
 def host_git_at_start(root: str | os.PathLike[str], *, allow_hooks: bool = False) -> HostGit:
@@ -428,18 +442,22 @@ def host_git_at_start(root: str | os.PathLike[str], *, allow_hooks: bool = False
     repo = find_repository(host.root)
     if repo is None:
         return host
-    if not allow_hooks and not _names_other_files(repo):
-        return HostGit(host.root, hooks_dir=os.path.join(repo.common_dir, "hooks"))
+    git_dirs = tuple(dict.fromkeys((repo.git_dir, repo.common_dir)))
+    hooks_dir = os.path.join(repo.common_dir, "hooks")
+    nearby = [*git_dirs, *_config_files(repo)]  # in the workspace: HOME, or --separate-git-dir
+    quick = not allow_hooks and not any(host.in_workspace(path) for path in nearby)
+    if quick and not _names_other_files(repo):
+        return HostGit(host.root, hooks_dir=hooks_dir, git_dirs=git_dirs)
     try:
         view = read_config(repo)
     except GitRefused:
-        return host
+        return HostGit(host.root, hooks_dir=hooks_dir, git_dirs=git_dirs)
     pins: dict[str, State] = {}
-    for include in view.includes:
-        for path in host.in_workspace(include.target):
-            state = path_state(path)
+    for path, _ in _config_paths(view):
+        for form in host.in_workspace(path):
+            state = path_state(form)
             if state[0] == "file":
-                pins[path] = state
+                pins[form] = state
     trees = hook_trees(view.hooks_dir, host.root)
     hooks_tree = tree_state(trees) if allow_hooks else ()
     return HostGit(
@@ -448,8 +466,17 @@ def host_git_at_start(root: str | os.PathLike[str], *, allow_hooks: bool = False
         pins=pins,
         hooks_dir=view.hooks_dir,
         hooks_tree=hooks_tree,
+        git_dirs=git_dirs,
         view=view,
     )
+
+
+def _config_paths(view: ConfigView) -> list[tuple[str, str]]:
+    """Every file git read config from, or would for an include whose condition holds, and
+    what names it."""
+    included = [(i.target, f"git config includes it, in {i.origin}") for i in view.includes]
+    read = [(path, "git reads its config there") for path in view.files]
+    return [*included, *read]
 
 
 def _names_other_files(repo: Repository) -> bool:
