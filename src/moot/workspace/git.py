@@ -26,14 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from moot.workspace.git_config import GitRefused, Repository
 from moot.workspace.host_git import (
     COMMIT_HOOKS,
     HOST_ENV,
     NO_HOOKS,
-    GitRefused,
     HostCall,
     HostGit,
-    Repository,
     host_git_at_start,
 )
 from moot.workspace.paths import PathRefused, Workspace

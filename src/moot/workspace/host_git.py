@@ -13,19 +13,22 @@ include files that lie in that work tree. So every git moot runs on the host get
   `core.sshCommand` or a remote's `uploadpack`), no editor and no prompt. Diffs are asked with
   `--no-ext-diff --no-textconv` (`moot.workspace.git.NO_DRIVERS`): an empty `textconv` or diff
   `command` override is an error to git, not an off switch.
-- Config files in the workspace (an `include.path` or `includeIf.*.path` that resolves there,
-  whether its condition holds or not) are pinned when the session begins: read-only in the
-  sandbox, a firm ask for file tools, and compared before every call. One that changed, or that
-  was not a plain file at the start (a command could write it between the check and git's
-  read), stops moot's git with a message. What a pinned file sets is read, but nothing in it can
-  run: the overrides above win over every file, and `-c` cannot be included away.
+- Config files in the workspace (`~/.gitconfig` when the workspace is the home directory, a
+  git directory kept there under another name than `.git`, and every `include.path` or
+  `includeIf.*.path` that resolves there, whether its condition holds or not) are pinned when
+  the session begins: read-only in the sandbox, a firm ask for file tools, and compared before
+  every call. One that changed, or that was not a plain file at the start (a command could
+  write it between the check and git's read), stops moot's git with a message. What a pinned
+  file sets is read, but nothing in it can run: the overrides above win over every file.
 - The repository's hooks run only when the settings allow it (`allowGitHooks`), only in calls
   that change the repository, and only while the hooks directory (and, for husky 9's `.husky/_`,
   the `.husky` above it, whose scripts those hooks run) is byte-identical to when the session
   began. A hooks directory in the workspace is protected like `.git/hooks` either way, since the
   person's own git runs what is in it. `moot undo` runs no hooks.
 
-Reading the config costs one `git config` run (about 2 ms). `HostGit` keeps what it read and
+Most sessions start without running git: only when a config file mentions an include or
+`core.hooksPath`, lies in the workspace, or hooks are allowed does `host_git_at_start` read the
+config (one `git config` run, `moot.workspace.git_config`). `HostGit` keeps what it read and
 reads again only when a file it came from, or could come from, changes (a few `stat` calls).
 """
 
@@ -33,12 +36,21 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 from collections.abc import Iterable, Iterator
 
 import msgspec
 
 from moot.sandbox.base import DEFAULT_PROTECTED
+from moot.workspace.git_config import (
+    ConfigView,
+    GitRefused,
+    Repository,
+    config_files,
+    find_repository,
+    names_other_files,
+    read_config,
+    stamp,
+)
 
 NO_HOOKS = "/dev/null"
 """`core.hooksPath` when no hook may run: git looks for `/dev/null/<hook>`, which cannot exist."""
@@ -76,7 +88,6 @@ HOST_ENV = {
 }
 """The environment of every git moot runs on the host, over moot's own."""
 
-_CONFIG_TIMEOUT = 30.0
 _MAX_TREE = 500
 """Entries of a hooks directory looked at; past this its hooks never run (too big to check)."""
 _FILTER_COMMANDS = ("clean", "smudge", "process")
@@ -85,49 +96,6 @@ State = tuple[str, str]
 """What a path is: ("file", sha256), ("link", "target -> state"), ("missing", ""), ..."""
 Tree = tuple[tuple[str, str, str], ...]
 """Per path in a directory (itself included): (absolute path, kind, link target or digest)."""
-Stamp = tuple[tuple[str, tuple[int, ...] | None], ...]
-"""Per file: its stat identity, or None when missing."""
-
-
-class GitRefused(Exception):
-    """moot's git will not run in this repository now; the message says why and what to do."""
-
-
-class Repository(msgspec.Struct, frozen=True):
-    """Where a repository is, all real paths."""
-
-    top: str
-    """The top of the work tree (relative `core.hooksPath` and includes start here)."""
-    git_dir: str
-    common_dir: str
-    """Where the config, hooks and refs of a linked worktree live (`git_dir` otherwise)."""
-
-
-class Include(msgspec.Struct, frozen=True):
-    """An `include.path` or `includeIf.<condition>.path` of some config file."""
-
-    origin: str
-    """The config file that names it."""
-    target: str
-    """The file it names, absolute as git opens it (not normalized: `..` follows links)."""
-
-
-class ConfigView(msgspec.Struct, frozen=True):
-    """What a repository's config says that matters on the host (`read_config`)."""
-
-    repo: Repository
-    """The repository it was read in."""
-    filters: tuple[str, ...]
-    """Every filter driver named in the config: their commands are emptied in each call."""
-    files: tuple[str, ...]
-    """The config files git read."""
-    includes: tuple[Include, ...]
-    hooks_dir: str
-    """Where git looks for hooks: `core.hooksPath`, else the hooks directory of the repository."""
-    worktree: str | None
-    """`core.worktree`, resolved; None when unset."""
-    stamp: Stamp
-    """The files this came from, or could come from, as they were; any change means re-read."""
 
 
 class HostCall(msgspec.Struct, frozen=True):
@@ -137,132 +105,6 @@ class HostCall(msgspec.Struct, frozen=True):
     """`-c`, `key=value` pairs for every git run of the call."""
     view: ConfigView
     """The config the options were made from."""
-
-
-def find_repository(root: str) -> Repository | None:
-    """The repository whose work tree holds `root`, found as git finds it (a `.git` directory,
-    or a `gitdir:` file, in `root` or above it), without running git; None when there is none."""
-    directory = os.path.realpath(root)
-    while True:
-        dotgit = os.path.join(directory, ".git")
-        git_dir: str | None = None
-        if os.path.isdir(dotgit):
-            git_dir = dotgit
-        elif os.path.isfile(dotgit):
-            git_dir = _gitfile_target(dotgit)
-        if git_dir is not None:
-            return Repository(directory, os.path.realpath(git_dir), _common_dir(git_dir))
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
-
-
-def _gitfile_target(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as file:
-            line = file.readline().strip()
-    except OSError:
-        return None
-    if not line.startswith("gitdir:"):
-        return None
-    return os.path.join(os.path.dirname(path), line[len("gitdir:") :].strip())
-
-
-def _common_dir(git_dir: str) -> str:
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as file:
-            common = file.read().strip()
-    except OSError:
-        return os.path.realpath(git_dir)
-    return os.path.realpath(os.path.join(git_dir, common))
-
-
-def read_config(repo: Repository) -> ConfigView:
-    """Ask git for the repository's whole config (includes followed) and keep what matters.
-
-    Raises:
-        GitRefused: git is missing, or cannot read the config (it says why).
-    """
-    argv = ["git", "config", "--list", "--show-origin", "-z"]
-    try:
-        done = subprocess.run(
-            argv, cwd=repo.top, capture_output=True, stdin=subprocess.DEVNULL,
-            timeout=_CONFIG_TIMEOUT,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise GitRefused(f"cannot read the git config: {exc}") from None
-    if done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace").strip() or f"exit status {done.returncode}"
-        raise GitRefused(f"cannot read the git config: {said}")
-    filters: dict[str, None] = {}
-    includes: list[Include] = []
-    origins: dict[str, None] = {}
-    hooks_path: str | None = None
-    worktree: str | None = None
-    fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
-        key, _, value = entry.partition("\n")
-        where = os.path.join(repo.top, origin[5:]) if origin.startswith("file:") else None
-        if where is not None:
-            origins[where] = None
-        section, _, rest = key.partition(".")
-        name, _, variable = rest.rpartition(".")
-        if section == "filter" and name:
-            filters[name] = None
-        elif where is not None and _is_include(key, section, name, variable):
-            includes.append(Include(where, _include_target(value, where)))
-        elif key == "core.hookspath":
-            hooks_path = value
-        elif key == "core.worktree":  # relative to the git directory
-            worktree = os.path.realpath(os.path.join(repo.git_dir, os.path.expanduser(value)))
-    hooks_dir = os.path.join(repo.common_dir, "hooks")
-    if hooks_path:  # relative to where hooks run: the top of the work tree
-        hooks_dir = os.path.join(repo.top, os.path.expanduser(hooks_path))
-    watched = [*origins, *(include.target for include in includes), *_config_files(repo)]
-    hooks_dir = os.path.normpath(hooks_dir)
-    return ConfigView(
-        repo, tuple(filters), tuple(origins), tuple(includes), hooks_dir, worktree, stamp(watched)
-    )
-
-
-def _is_include(key: str, section: str, name: str, variable: str) -> bool:
-    return key == "include.path" or (section == "includeif" and bool(name) and variable == "path")
-
-
-def _include_target(value: str, origin: str) -> str:
-    # As git's handle_path_include: `~` expanded, a relative path from the including file's
-    # directory. (`%(prefix)/` names git's install; it stays outside any workspace.)
-    return os.path.join(os.path.dirname(origin), os.path.expanduser(value))
-
-
-def _config_files(repo: Repository) -> list[str]:
-    """Files git reads config from even when they do not exist yet, and HEAD (`onbranch:`)."""
-    home = os.path.expanduser("~")
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
-    files = [
-        os.path.join(repo.common_dir, "config"),
-        os.path.join(repo.git_dir, "config.worktree"),
-        os.path.join(repo.git_dir, "HEAD"),
-        os.environ.get("GIT_CONFIG_GLOBAL") or os.path.join(home, ".gitconfig"),
-        os.path.join(xdg, "git", "config"),
-        os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig",
-    ]
-    return files
-
-
-def stamp(paths: Iterable[str]) -> Stamp:
-    """The stat identity of each path (None when missing): a change to any shows in it."""
-    marks: list[tuple[str, tuple[int, ...] | None]] = []
-    for path in dict.fromkeys(paths):
-        try:
-            info = os.stat(path)
-        except OSError:
-            marks.append((path, None))
-            continue
-        identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        marks.append((path, identity))
-    return tuple(marks)
 
 
 class HostGit:
@@ -444,9 +286,9 @@ def host_git_at_start(root: str | os.PathLike[str], *, allow_hooks: bool = False
         return host
     git_dirs = tuple(dict.fromkeys((repo.git_dir, repo.common_dir)))
     hooks_dir = os.path.join(repo.common_dir, "hooks")
-    nearby = [*git_dirs, *_config_files(repo)]  # in the workspace: HOME, or --separate-git-dir
+    nearby = [*git_dirs, *config_files(repo)]  # in the workspace: HOME, or --separate-git-dir
     quick = not allow_hooks and not any(host.in_workspace(path) for path in nearby)
-    if quick and not _names_other_files(repo):
+    if quick and not names_other_files(repo):
         return HostGit(host.root, hooks_dir=hooks_dir, git_dirs=git_dirs)
     try:
         view = read_config(repo)
@@ -477,27 +319,6 @@ def _config_paths(view: ConfigView) -> list[tuple[str, str]]:
     included = [(i.target, f"git config includes it, in {i.origin}") for i in view.includes]
     read = [(path, "git reads its config there") for path in view.files]
     return [*included, *read]
-
-
-def _names_other_files(repo: Repository) -> bool:
-    """Whether the config could set `core.hooksPath` or include a file: a look at the text of
-    the files git reads it from, so that most sessions start without running git (`moot -p`
-    waits for this). A file not looked at (a system config in another place) fails closed:
-    an include that the first git call finds in the workspace was not pinned, so moot's git
-    stops, and hooks do not run anyway."""
-    if os.environ.get("GIT_CONFIG_PARAMETERS") or os.environ.get("GIT_CONFIG_COUNT"):
-        return True
-    for path in _config_files(repo):
-        if os.path.basename(path) == "HEAD":
-            continue
-        try:
-            with open(path, "rb") as file:
-                text = file.read().lower()
-        except OSError:
-            continue
-        if b"include" in text or b"hookspath" in text:
-            return True
-    return False
 
 
 def hook_trees(hooks_dir: str, root: str) -> list[str]:
