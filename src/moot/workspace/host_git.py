@@ -142,19 +142,19 @@ class HostGit:
         self.hooks_tree = hooks_tree
         self.git_dirs = git_dirs
         self._view = view
+        self._last: tuple[ConfigView, list[tuple[str, str]], tuple[str, ...]] | None = None
 
     def in_workspace(self, path: str) -> list[str]:
         """`path` as a file the session could write: its normalized and its real form, each
         when it lies in the workspace outside what the sandbox keeps read-only (`.git`,
         `.moot`); empty when neither does."""
         found: list[str] = []
+        prefix = self.root.rstrip(os.sep) + os.sep
         for form in (os.path.normpath(path), os.path.realpath(path)):
-            rel = os.path.relpath(form, self.root)
-            if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
+            if not form.startswith(prefix) or form in found:
                 continue
-            if rel.split(os.sep)[0] in DEFAULT_PROTECTED or form in found:
-                continue
-            found.append(form)
+            if form[len(prefix) :].split(os.sep)[0] not in DEFAULT_PROTECTED:
+                found.append(form)
         return found
 
     def relative(self, path: str) -> str:
@@ -183,14 +183,26 @@ class HostGit:
                 session began; or a filter driver's name cannot be turned off with `-c`.
         """
         view = self.view(repo)
-        if view.worktree is not None and view.worktree != repo.top:
+        last = self._last
+        if last is None or last[0] is not view:  # once per config read, not per call
+            last = self._last = (view, *self._for_view(view))
+        _, workspace_files, options = last
+        for path, named_by in workspace_files:
+            self._check_pinned(path, named_by)
+        return HostCall(options, view)
+
+    def _for_view(self, view: ConfigView) -> tuple[list[tuple[str, str]], tuple[str, ...]]:
+        """The config files in the workspace (and what names each), and the `-c` options."""
+        if view.worktree is not None and view.worktree != view.repo.top:
             raise GitRefused(
-                f"git config sets core.worktree to {view.worktree}, not {repo.top}, which holds "
-                "the workspace; moot's git tools do not run here"
+                f"git config sets core.worktree to {view.worktree}, not {view.repo.top}, which "
+                "holds the workspace; moot's git tools do not run here"
             )
-        for path, named_by in _config_paths(view):
-            for form in self.in_workspace(path):
-                self._check_pinned(form, named_by)
+        workspace_files = [
+            (form, named_by)
+            for path, named_by in _config_paths(view)
+            for form in self.in_workspace(path)
+        ]
         options: list[str] = list(OVERRIDES)
         for name in view.filters:
             if "=" in name:  # `-c` splits at the first `=`: such a driver cannot be turned off
@@ -201,7 +213,7 @@ class HostGit:
             options += [f"filter.{name}.{command}=" for command in _FILTER_COMMANDS]
             options.append(f"filter.{name}.required=false")
         pairs = tuple(part for option in options for part in ("-c", option))
-        return HostCall(pairs, view)
+        return workspace_files, pairs
 
     def _check_pinned(self, path: str, named_by: str) -> None:
         named = f"{self.relative(path)}, a git config file in the workspace ({named_by}),"
