@@ -330,6 +330,38 @@ async def test_a_file_that_goes_through_a_filter_is_neither_committed_nor_checke
     assert git(root, "branch", "--show-current").strip() == "main"
 
 
+@pytest.mark.parametrize(
+    "path", [".moot/settings.json", ".husky/pre-commit", ".gitconfig", "check.sh", "ok.txt"]
+)
+async def test_a_switch_never_writes_what_decides_what_runs_on_the_host(
+    tmp_path: Path, path: str
+) -> None:
+    """A branch of a hostile repository may hold other hooks, moot settings or git config:
+    moot's git writes on the host, where the sandbox's read-only paths do not hold. Fails on
+    the old code: the switch wrote them."""
+    files = {"a.txt": "a\n", ".gitconfig": "", path: "# as it was\n"}
+    root = init_repo(tmp_path / "repo", files)
+    config(root, core__hooksPath=".husky", **{"include.path": "../.gitconfig"})
+    git(root, "switch", "-q", "-c", "evil")
+    (root / path).write_text("# changed on the branch\n")
+    git(root, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "evil")
+    git(root, "switch", "-q", "main")
+    workspace = Workspace(root)
+    workspace.host_git = host_git_at_start(root, also_protected=("check.sh",))
+    tool = {t.name: t for t in git_tools(workspace)}["git_branch"]
+
+    result = await tool.invoke({"name": "evil"}, CTX)
+
+    if path == "ok.txt":
+        assert not result.is_error, result.content
+        return
+    assert result.is_error and f"switching would change {path}, which moot protects" in (
+        result.content
+    )
+    assert (root / path).read_text() == "# as it was\n"
+    assert git(root, "branch", "--show-current").strip() == "main"
+
+
 async def test_a_driver_the_person_adds_during_the_session_is_turned_off_too(
     tmp_path: Path,
 ) -> None:

@@ -180,10 +180,10 @@ def open_session(
     environ = session_environ(settings)
     workspace = session_workspace(store, session_id, cwd)
     workspace.hidden = read_denied(rules, workspace.root)
-    git = workspace.host_git = host_git_at_start(
-        workspace.root, allow_hooks=bool(settings.allow_git_hooks)
-    )
     scripts = hook_scripts(hooks, workspace.root)
+    git = workspace.host_git = host_git_at_start(
+        workspace.root, allow_hooks=bool(settings.allow_git_hooks), also_protected=scripts
+    )
     policy_for_shell = sandbox_policy(
         workspace.root, rules, (*scripts, *git.protected()), output_dir=outputs_dir(session_id)
     )

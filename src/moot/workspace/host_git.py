@@ -124,6 +124,7 @@ class HostGit:
         hooks_dir: str | None = None,
         hooks_tree: Tree | None = None,
         git_dirs: tuple[str, ...] = (),
+        also_protected: tuple[str, ...] = (),
         view: ConfigView | None = None,
     ) -> None:
         """Args:
@@ -133,6 +134,8 @@ class HostGit:
         hooks_dir: Where git looked for hooks when the session began.
         hooks_tree: What the hooks directory held then (None: hooks never run).
         git_dirs: The repository's git directories (its own and the common one).
+        also_protected: Other workspace-relative files no checkout may write (the scripts
+            settings hooks run).
         view: The config as read when the session began.
         """
         self.root = os.path.realpath(root)
@@ -141,6 +144,7 @@ class HostGit:
         self.hooks_dir = hooks_dir
         self.hooks_tree = hooks_tree
         self.git_dirs = git_dirs
+        self.also_protected = also_protected
         self._view = view
         self._last: tuple[ConfigView, list[tuple[str, str]], tuple[str, ...]] | None = None
 
@@ -271,6 +275,16 @@ class HostGit:
                 found[self.relative(os.path.join(self.hooks_dir, name))] = None
         return tuple(found)
 
+    def guarded(self, view: ConfigView, paths: Iterable[str]) -> list[str]:
+        """Those of `paths` (absolute) that a checkout by moot's git must not write: what
+        decides what runs on the host, in the workspace or anywhere in the work tree (`.moot/`,
+        the scripts settings hooks run, the hooks directory, git config files)."""
+        files = {os.path.normpath(path) for path, _ in _config_paths(view)}
+        files.update(self.pins, (os.path.join(self.root, rel) for rel in self.also_protected))
+        trees = [os.path.join(self.root, ".moot"), *hook_trees(view.hooks_dir, self.root)]
+        prefixes = tuple(tree.rstrip(os.sep) + os.sep for tree in trees)
+        return [path for path in paths if path in files or path.startswith(prefixes)]
+
     def protected(self) -> tuple[str, ...]:
         """Workspace-relative paths to keep read-only in the sandbox: the hooks directory and
         the pinned config files."""
@@ -284,7 +298,12 @@ class HostGit:
         )
 
 
-def host_git_at_start(root: str | os.PathLike[str], *, allow_hooks: bool = False) -> HostGit:
+def host_git_at_start(
+    root: str | os.PathLike[str],
+    *,
+    allow_hooks: bool = False,
+    also_protected: tuple[str, ...] = (),
+) -> HostGit:
     """What moot's git may trust in the repository `root` is in, as the session begins: the
     config files in the workspace (pinned), and the hooks directory as it is.
 
@@ -292,7 +311,7 @@ def host_git_at_start(root: str | os.PathLike[str], *, allow_hooks: bool = False
     `_names_other_files`) or hooks are allowed, a few file reads otherwise. When git cannot read
     the config, nothing is pinned and every later call says why it cannot run.
     """
-    host = HostGit(root, allow_hooks=allow_hooks)
+    host = HostGit(root, allow_hooks=allow_hooks, also_protected=also_protected)
     repo = find_repository(host.root)
     if repo is None:
         return host
@@ -301,11 +320,15 @@ def host_git_at_start(root: str | os.PathLike[str], *, allow_hooks: bool = False
     nearby = [*git_dirs, *config_files(repo)]  # in the workspace: HOME, or --separate-git-dir
     quick = not allow_hooks and not any(host.in_workspace(path) for path in nearby)
     if quick and not names_other_files(repo):
-        return HostGit(host.root, hooks_dir=hooks_dir, git_dirs=git_dirs)
+        return HostGit(
+            host.root, hooks_dir=hooks_dir, git_dirs=git_dirs, also_protected=also_protected
+        )
     try:
         view = read_config(repo)
     except GitRefused:
-        return HostGit(host.root, hooks_dir=hooks_dir, git_dirs=git_dirs)
+        return HostGit(
+            host.root, hooks_dir=hooks_dir, git_dirs=git_dirs, also_protected=also_protected
+        )
     pins: dict[str, State] = {}
     for path, _ in _config_paths(view):
         for form in host.in_workspace(path):
@@ -321,6 +344,7 @@ def host_git_at_start(root: str | os.PathLike[str], *, allow_hooks: bool = False
         hooks_dir=view.hooks_dir,
         hooks_tree=hooks_tree,
         git_dirs=git_dirs,
+        also_protected=also_protected,
         view=view,
     )
 
