@@ -197,6 +197,8 @@ def _auto_commit(workspace: Workspace, session_id: str, prompt: str) -> None:
         return
     if made is not None:
         print(f"moot: committed {made.sha[:10]} {made.subject}", file=sys.stderr)
+        if made.note:
+            print(f"moot: {made.note}", file=sys.stderr)
 
 
 async def _drive(session: Session, options: Namespace, out: TextIO) -> int:
