@@ -377,18 +377,6 @@ async def test_commit_errors_are_clear(
     assert git(repo, "rev-parse", "HEAD") == before
 
 
-async def test_a_failing_commit_hook_is_reported(repo: Path) -> None:
-    hook = repo / ".git" / "hooks" / "pre-commit"
-    hook.write_text("#!/bin/sh\necho 'lint failed: fix a.txt' >&2\nexit 1\n")
-    hook.chmod(0o755)
-    write(repo, {"a.txt": "a2\n"})
-
-    result = await call(tools_for(repo)["git_commit"], message="m", paths=["a.txt"])
-
-    assert result.is_error
-    assert "lint failed: fix a.txt" in result.content
-
-
 async def test_a_workspace_below_the_top_commits_only_inside_itself(repo: Path) -> None:
     write(repo, {"a.txt": "outside the workspace\n", "src/app.py": "x = 2\n", "src/n.py": "n\n"})
     tools = tools_for(repo / "src")

@@ -190,5 +190,7 @@ def _tell(event: ev.Event) -> None:
     """What the person reads on stderr besides the answer: moot's own commit, or why not."""
     if isinstance(event, ev.AutoCommitted):
         print(f"moot: committed {event.sha[:10]} {event.subject}", file=sys.stderr)
+        if event.note:
+            print(f"moot: {event.note}", file=sys.stderr)
     elif isinstance(event, ev.Error) and event.source == "session":
         print(f"moot: {event.message}", file=sys.stderr)

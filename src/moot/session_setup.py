@@ -6,7 +6,8 @@ assembly, in this order, because each step depends on the last:
 1. The permission rules: settings plus the front end's own (`--allowedTools`), and the mode.
 2. The workspace, hiding what `Read(...)` deny rules cover from every walk.
 3. The sandbox, masking the denied paths, with the scripts hooks run protected (hooks run on
-   the host, so nothing inside may change them).
+   the host, so nothing inside may change them), and so are the repository's hooks directory
+   and config files in the workspace (moot's git runs on the host too; `host_git_at_start`).
 4. The approval policy (`RulesPolicy`; wrapped in `NoAsking` where nobody answers).
 5. The tools, less those a bare deny rule removes.
 6. The hooks and the `Runtime`, in the mode the session last switched to unless one is named.
@@ -43,6 +44,7 @@ from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
 from moot.settings import Settings
 from moot.store.base import Store
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
+from moot.workspace.host_git import host_git_at_start
 from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
@@ -180,8 +182,11 @@ def open_session(
     workspace = session_workspace(store, session_id, cwd)
     workspace.hidden = read_denied(rules, workspace.root)
     scripts = hook_scripts(hooks, workspace.root)
+    git = workspace.host_git = host_git_at_start(
+        workspace.root, allow_hooks=bool(settings.allow_git_hooks), also_protected=scripts
+    )
     policy_for_shell = sandbox_policy(
-        workspace.root, rules, scripts, output_dir=outputs_dir(session_id)
+        workspace.root, rules, (*scripts, *git.protected()), output_dir=outputs_dir(session_id)
     )
     try:
         shell = choose_sandbox(
@@ -193,7 +198,11 @@ def open_session(
     except ValueError as exc:
         raise SetupError(f"MOOT_SANDBOX: {exc}") from None
     rules_policy = RulesPolicy(
-        rules, workspace.root, mode=start_mode, shell=shell.backend, protected=scripts
+        rules,
+        workspace.root,
+        mode=start_mode,
+        shell=shell.backend,
+        protected=(*scripts, *git.protected_files()),
     )
     policy: ApprovalPolicy = rules_policy if can_ask else NoAsking(rules_policy, workspace.root)
     shells = BackgroundShells()
@@ -243,7 +252,11 @@ class AutoCommitter:
             return [ev.Error(source="session", message=f"auto-commit skipped: {exc}")]
         if made is None:
             return []
-        return [ev.AutoCommitted(sha=made.sha, subject=made.subject, files=tuple(made.files))]
+        return [
+            ev.AutoCommitted(
+                sha=made.sha, subject=made.subject, files=tuple(made.files), note=made.note
+            )
+        ]
 
 
 def _hooks(config: HookConfig | None, root: Path, *, can_ask: bool) -> Hooks | None:

@@ -57,6 +57,10 @@ class Settings(msgspec.Struct, kw_only=True):
     """Where shell commands run; `none` runs them on the host, deliberately."""
     auto_commit: bool | None = msgspec.field(default=None, name="autoCommit")
     """Commit the files a turn changed at its end (`moot undo` takes it back)."""
+    allow_git_hooks: bool | None = msgspec.field(default=None, name="allowGitHooks")
+    """Let moot's own commits and branch switches run the repository's git hooks, on the host,
+    as long as they are byte-identical to when the session began. Off by default: even an
+    unchanged hook may run files the session can change (a lint-staged or pre-commit config)."""
     env: dict[str, str] = msgspec.field(default_factory=dict)
     """Environment variables for the session: model keys and base URLs are read from them, and
     shell commands see them (secrets scrubbed); the process's own environment wins."""

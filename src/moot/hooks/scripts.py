@@ -18,10 +18,11 @@ load other workspace files (Python looks beside the script first). Keep hook scr
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 from collections.abc import Iterable
+
+from moot.workspace.host_git import path_state
 
 Fingerprint = tuple[tuple[str, str, str], ...]
 """Per named path: (workspace-relative path, what it is, its link target or content digest)."""
@@ -87,29 +88,4 @@ def protected_scripts(commands: Iterable[str], base: str) -> tuple[str, ...]:
 
 def fingerprint(command: str, base: str) -> Fingerprint:
     """What the paths `command` names are now (see the module docstring)."""
-    return tuple((rel, *_safe_state(os.path.join(base, rel))) for rel in named_paths(command, base))
-
-
-def _safe_state(path: str) -> tuple[str, str]:
-    try:
-        return _state(path)
-    except OSError as exc:  # changed while looked at: recorded as such, compared like any state
-        return "unreadable", type(exc).__name__
-
-
-def _state(path: str) -> tuple[str, str]:
-    if os.path.islink(path):
-        try:
-            target = os.path.realpath(path, strict=True)
-        except (OSError, RuntimeError):  # dangling, or a loop
-            return "link", f"{os.readlink(path)} -> nothing"
-        return "link", f"{os.readlink(path)} -> {target}: {'/'.join(_state(target))}"
-    if os.path.isfile(path):
-        try:
-            with open(path, "rb") as file:
-                return "file", hashlib.sha256(file.read()).hexdigest()
-        except OSError as exc:
-            return "unreadable", type(exc).__name__
-    if os.path.isdir(path):
-        return "directory", ""
-    return ("missing", "") if not os.path.lexists(path) else ("other", "")
+    return tuple((rel, *path_state(os.path.join(base, rel))) for rel in named_paths(command, base))

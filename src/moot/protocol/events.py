@@ -108,6 +108,8 @@ class AutoCommitted(_Event, tag="auto_committed"):
     sha: str
     subject: str
     files: tuple[str, ...] = ()
+    note: str = ""
+    """What the person should know about it (the repository's hooks did not run)."""
 
 
 class RunResumed(_Event, tag="run_resumed"):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
-from moot.workspace.git import GIT_ERRORS, GitError, GitRepo, workspace_repo
+from moot.workspace.git import GIT_ERRORS, NO_DRIVERS, GitError, GitRepo, workspace_repo
 from moot.workspace.paths import Workspace
 
 MAX_LISTED = 200
@@ -45,6 +47,29 @@ def list_branches(repo: GitRepo) -> ToolResult:
     return ToolResult("\n".join(lines), display={"current": current, "branches": names})
 
 
+def refuse_unsafe_checkout(repo: GitRepo, target: str) -> None:
+    """Refuse a switch to `target` that would write what decides what runs on the host (moot's
+    git writes on the host, where the sandbox's read-only paths do not hold), or a file that
+    goes through a filter (moot's git runs none).
+
+    Raises:
+        GitError: The switch would write such a file.
+    """
+    if repo.repo.head.is_valid():
+        listing = ["diff", "--name-only", "-z", "--no-renames", *NO_DRIVERS, "HEAD", target]
+    else:
+        listing = ["ls-tree", "-r", "--name-only", "-z", target]
+    paths = [path for path in repo.git(*listing, "--").split("\0") if path]
+    guarded = repo.host.guarded(repo.call.view, (str(repo.top / path) for path in paths))
+    if guarded:
+        shown = ", ".join(os.path.relpath(path, repo.top) for path in guarded[:5])
+        raise GitError(
+            f"switching would change {shown}, which moot protects (git hooks, git config or "
+            "moot's settings decide what runs on the host); switch branches yourself"
+        )
+    repo.refuse_filtered(paths, "switch")
+
+
 def switch(repo: GitRepo, name: str, *, create: bool) -> ToolResult:
     """Switch to branch `name`, making it at HEAD first when `create`."""
     if name.startswith("-") or not name.strip():
@@ -60,5 +85,6 @@ def switch(repo: GitRepo, name: str, *, create: bool) -> ToolResult:
         return ToolResult(f"Created and switched to branch {name}.")
     if name not in {head.name for head in repo.repo.heads}:
         raise GitError(f"no branch named {name!r}; pass create=true to make it")
+    refuse_unsafe_checkout(repo, f"refs/heads/{name}")
     repo.git("switch", "--quiet", "--no-guess", name, read_only=False)
     return ToolResult(f"Switched to branch {name}.")

@@ -75,7 +75,8 @@ def commit(
     files = [repo.shown(path) for path in made.files]
     on = f"on {made.branch}" if made.branch else "(detached HEAD)"
     listed = ", ".join(files[:50]) + (f" (+{len(files) - 50} more)" if len(files) > 50 else "")
+    said = f"Committed {made.short} {on}: {made.subject} ({len(files)} files: {listed})"
     return ToolResult(
-        f"Committed {made.short} {on}: {made.subject} ({len(files)} files: {listed})",
+        f"{said}\nNote: {made.note}." if made.note else said,
         display={"sha": made.sha, "branch": made.branch, "files": files},
     )

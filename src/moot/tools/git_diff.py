@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
-from moot.workspace.git import GIT_ERRORS, IGNORE_SUBMODULES, GitRepo, workspace_repo
+from moot.workspace.git import GIT_ERRORS, IGNORE_SUBMODULES, NO_DRIVERS, GitRepo, workspace_repo
 from moot.workspace.paths import Workspace
 
 
@@ -28,7 +28,7 @@ def git_diff_tool(workspace: Workspace) -> FunctionTool:
 def diff(repo: GitRepo, workspace: Workspace, path: str | None, *, staged: bool) -> ToolResult:
     """What `git_diff` answers; raises the `GIT_ERRORS` it meets."""
     specs = [repo.model_spec(workspace, path)] if path else []
-    args = ["diff", "--no-color", "--no-ext-diff", IGNORE_SUBMODULES]
+    args = ["diff", "--no-color", *NO_DRIVERS, IGNORE_SUBMODULES]
     if staged:
         args.append("--cached")
     if repo.prefix:  # paths as the model knows them, and only the workspace's

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
-from moot.workspace.git import GIT_ERRORS, GitRepo, workspace_repo
+from moot.workspace.git import GIT_ERRORS, NO_DRIVERS, GitRepo, workspace_repo
 from moot.workspace.paths import Workspace
 
 
@@ -31,7 +31,7 @@ def show(repo: GitRepo, workspace: Workspace, rev: str) -> ToolResult:
     Files that `Read(...)` deny rules hide are left out of the patch and its stat.
     """
     sha = repo.commit_sha(rev)  # checked first: `rev` never reaches git as an option
-    args = ["show", "--no-color", "--no-ext-diff", "--patch-with-stat", "--format=medium"]
+    args = ["show", "--no-color", *NO_DRIVERS, "--patch-with-stat", "--format=medium"]
     if repo.prefix:
         args.append(f"--relative={repo.prefix}")
     hidden = repo.hidden_excludes(workspace, ["show", sha])

@@ -7,6 +7,11 @@ revisions and branch names are checked first.
 
 Agent commits carry a `Moot-Session: <session id>` trailer. `undo_last_agent_commit` takes
 back only such a commit, and only while nothing would be lost (see its docstring).
+
+All of it runs git on the host, in a work tree the session writes: each call runs git with
+what `moot.workspace.host_git` allows (no hooks unless allowed, no filters, no fsmonitor, no
+transports, no config file a command could have written), and asks for every diff with
+`NO_DRIVERS`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,15 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from moot.workspace.git_config import GitRefused, Repository
+from moot.workspace.host_git import (
+    COMMIT_HOOKS,
+    HOST_ENV,
+    NO_HOOKS,
+    HostCall,
+    HostGit,
+    host_git_at_start,
+)
 from moot.workspace.paths import PathRefused, Workspace
 
 if TYPE_CHECKING:
@@ -36,15 +50,18 @@ _MAX_ERROR_CHARS = 1500
 _GLOBAL_OPTIONS = (
     *("-c", "core.quotepath=off"),
     *("-c", "color.ui=false"),
-    *("-c", "core.fsmonitor=false"),
 )
+"""Options for the output moot parses; what keeps git from running anything is the call's
+`HostCall.options` (`moot.workspace.host_git`)."""
 IGNORE_SUBMODULES = "--ignore-submodules=all"
 """For status and diff: git looks inside a submodule's work tree by running git there, with that
 repository's config (clean filters, hooks); a submodule that was not checked out can be made a
 repository by a sandboxed command, and moot's git runs on the host. So submodules are left out."""
-# core.fsmonitor names a command git runs on status and diff; a submodule's config (writable to
-# sandboxed commands when the submodule is not checked out) could set one, and git passes `-c`
-# down to submodules. moot's git runs on the host, so it never runs a monitor.
+NO_DRIVERS = ("--no-ext-diff", "--no-textconv")
+"""For every command that diffs: the diff programs `diff.external` and the `diff`/`textconv`
+commands of a driver `.gitattributes` picks never run (an empty override is an error to git,
+so these flags are the switch)."""
+_CHECK_ATTR_BATCH = 500
 # Read-only calls must not take index.lock to refresh stat data: the person's own git (or an
 # editor) may be running at the same time, and a read must never make their command fail.
 _READ_ENV = {"GIT_OPTIONAL_LOCKS": "0"}
@@ -107,6 +124,8 @@ class AgentCommit(msgspec.Struct, frozen=True):
     subject: str
     files: tuple[str, ...]
     """The paths it changed, from the top of the work tree."""
+    note: str = ""
+    """What the person or model should know: hooks of the repository that did not run."""
 
     @property
     def short(self) -> str:
@@ -116,7 +135,7 @@ class AgentCommit(msgspec.Struct, frozen=True):
 class GitRepo:
     """A repository opened for one call, seen from a directory inside its work tree."""
 
-    def __init__(self, repo: git.Repo, root: Path) -> None:
+    def __init__(self, repo: git.Repo, root: Path, host: HostGit, call: HostCall) -> None:
         self.repo = repo
         """The gitpython repository; closed when `open_repo` exits."""
         self.top = Path(os.path.realpath(repo.working_tree_dir or root))
@@ -124,6 +143,32 @@ class GitRepo:
         prefix = os.path.relpath(root, self.top)
         self.prefix = "" if prefix == "." else Path(prefix).as_posix()
         """`root` relative to `top` ("" when it is the top): git's paths start there."""
+        self.host = host
+        self.call = call
+        """How git runs on the host in this call: what is turned off, from which config."""
+        self._hooks: tuple[str, str | None] | None = None
+
+    def write_hooks(self) -> tuple[str, str | None]:
+        """`core.hooksPath` for git runs that change the repository, and why the repository's
+        hooks do not run (None when they do); worked out at the first such run."""
+        if self._hooks is None:
+            self._hooks = self.host.hooks(self.call.view)
+        return self._hooks
+
+    def skipped_hooks(self, names: tuple[str, ...]) -> str:
+        """A note naming the hooks of `names` that the repository has and that did not run;
+        "" when none was left out."""
+        _, why = self.write_hooks()
+        hooks_dir = self.call.view.hooks_dir
+        present = [n for n in names if os.access(os.path.join(hooks_dir, n), os.X_OK)]
+        if why is None or not present:
+            return ""
+        return f"the repository's git hooks ({', '.join(present)}) did not run: {why}"
+
+    def _argv(self, args: tuple[str, ...], read_only: bool) -> list[str]:
+        hooks = NO_HOOKS if read_only else self.write_hooks()[0]
+        options = (*_GLOBAL_OPTIONS, *self.call.options, "-c", f"core.hooksPath={hooks}")
+        return ["git", *options, *args]
 
     def git(self, *args: str, read_only: bool = True) -> str:
         """Run `git <args>` at the top of the work tree and return its output.
@@ -132,7 +177,7 @@ class GitRepo:
             GitError: git exited with an error; the message is git's own.
         """
         status, out, err = self.repo.git.execute(
-            ["git", *_GLOBAL_OPTIONS, *args],
+            self._argv(args, read_only),
             with_extended_output=True,
             with_exceptions=False,
             stdout_as_string=False,
@@ -150,9 +195,7 @@ class GitRepo:
         Raises:
             GitError: git exited with an error.
         """
-        proc = self.repo.git.execute(
-            ["git", *_GLOBAL_OPTIONS, *args], as_process=True, env=_READ_ENV
-        )
+        proc = self.repo.git.execute(self._argv(args, True), as_process=True, env=_READ_ENV)
         popen = proc.proc
         errors = bytearray()
         # stderr is drained alongside: warnings (one per file) can fill its pipe while we read
@@ -210,7 +253,7 @@ class GitRepo:
         if workspace.hidden is None:
             return []
         relative = [f"--relative={self.prefix}"] if self.prefix else []
-        options = ["--name-only", "--no-renames", "--format=", "-z", *relative]
+        options = ["--name-only", "--no-renames", "--format=", "-z", *NO_DRIVERS, *relative]
         out = self.git(*listing, *options, "--", *specs)
         top = f"{self.prefix}/" if self.prefix else ""
         excludes: list[str] = []
@@ -253,6 +296,25 @@ class GitRepo:
         args.append("--untracked-files=all" if all_untracked else "--untracked-files=normal")
         return parse_status(self.git(*args, "--", *(specs or [self.workspace_spec()])))[1]
 
+    def refuse_filtered(self, paths: list[str], doing: str) -> None:
+        """Refuse when a file of `paths` (from the top) goes through a filter driver the config
+        defines: moot's git runs no filter, and committing or checking out such a file without
+        its filter (git-lfs, say) would store or write the wrong bytes.
+
+        Raises:
+            GitError: Such a file is among `paths`.
+        """
+        filters = set(self.call.view.filters)
+        for start in range(0, len(paths) if filters else 0, _CHECK_ATTR_BATCH):
+            batch = paths[start : start + _CHECK_ATTR_BATCH]
+            fields = self.git("check-attr", "-z", "filter", "--", *batch).split("\0")
+            for path, _, value in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
+                if value in filters:
+                    raise GitError(
+                        f"{self.shown(path)} goes through the git filter {value!r}, which moot's "
+                        f"git does not run (it runs on the host); {doing} with git yourself"
+                    )
+
     def commit_sha(self, rev: str) -> str:
         """The full hash of the commit `rev` names.
 
@@ -294,7 +356,7 @@ def parse_status(output: str) -> tuple[dict[str, str], list[StatusEntry]]:
 
 
 @contextlib.contextmanager
-def open_repo(root: str | os.PathLike[str]) -> Iterator[GitRepo]:
+def open_repo(root: str | os.PathLike[str], host: HostGit | None = None) -> Iterator[GitRepo]:
     """Open the repository whose work tree holds `root`, for one call, and close it after.
 
     gitpython keeps helper processes (`git cat-file --batch`) and memory maps alive for as long
@@ -303,14 +365,19 @@ def open_repo(root: str | os.PathLike[str]) -> Iterator[GitRepo]:
 
     Args:
         root: A directory inside the work tree (the workspace root).
+        host: What git may run on the host (`moot.workspace.host_git`); None trusts nothing
+            of the work tree.
 
     Yields:
         The opened repository; gitpython's own errors raised inside become `GitError`.
 
     Raises:
-        GitError: Not inside a repository, a bare repository, git missing, or git failed.
+        GitError: Not inside a repository, a bare repository, git missing, git failed, or
+            the repository's config is not one moot's git runs with (`GitRefused`).
     """
     gitpython = _gitpython()
+    real = Path(os.path.realpath(root))
+    host = HostGit(real) if host is None else host
     try:
         repo = gitpython.Repo(root, search_parent_directories=True)
     except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
@@ -318,7 +385,18 @@ def open_repo(root: str | os.PathLike[str]) -> Iterator[GitRepo]:
     try:
         if repo.bare or repo.working_tree_dir is None:
             raise GitError(f"{repo.git_dir} is a bare repository; it has no work tree")
-        yield GitRepo(repo, Path(os.path.realpath(root)))
+        top = os.path.realpath(repo.working_tree_dir)
+        if os.path.relpath(real, top).split(os.sep)[0] == "..":  # core.worktree elsewhere
+            raise GitError(f"the work tree of {repo.git_dir} is {top}, which does not hold {real}")
+        where = Repository(top, os.path.realpath(repo.git_dir), os.path.realpath(repo.common_dir))
+        try:
+            call = host.call(where)
+        except GitRefused as exc:
+            raise GitError(str(exc)) from None
+        # gitpython's own runs (`cat-file --batch` for commit objects) get the same settings.
+        repo.git.update_environment(**HOST_ENV)
+        repo.git.set_persistent_git_options(c=[*call.options[1::2], f"core.hooksPath={NO_HOOKS}"])
+        yield GitRepo(repo, real, host, call)
     except gitpython.GitCommandError as exc:
         command = " ".join(str(part) for part in exc.command[1:2])
         raise GitError(_git_message(exc.stderr, command, exc.status)) from exc
@@ -401,13 +479,15 @@ def commit_specs(repo: GitRepo, specs: list[str], message: str) -> AgentCommit:
     if conflicts:
         raise GitError(f"resolve the merge conflicts first: {', '.join(conflicts)}")
     files = sorted({e.path for e in entries} | {e.orig for e in entries if e.orig})
+    repo.refuse_filtered(files, "commit it")
     exact = [":(literal)" + path for path in files]
     repo.git("add", "--all", "--", *exact, read_only=False)
     # --only: commit just these paths, from the work tree; the rest of the index is left alone.
     repo.git("commit", "--quiet", "--only", "-m", message, "--", *exact, read_only=False)
     sha = repo.git("rev-parse", "HEAD").strip()
     subject = message.strip().splitlines()[0]
-    return AgentCommit(sha, repo.branch(), subject, tuple(files))
+    note = repo.skipped_hooks(COMMIT_HOOKS)
+    return AgentCommit(sha, repo.branch(), subject, tuple(files), note)
 
 
 def changed_specs(repo: GitRepo, workspace: Workspace, changed_files: ChangedFiles) -> list[str]:
@@ -474,6 +554,10 @@ def workspace_repo(workspace: Workspace) -> Iterator[GitRepo]:
     run here, outside the sandbox. Such a repository is refused (git in the shell still works).
     An existing `.git` is read-only inside the sandbox, so it is safe to use.
 
+    What else git may run, and which config files in the workspace it may read, is the
+    session's `workspace.host_git` (taken when it began); a workspace without one trusts
+    nothing of itself (`moot.workspace.host_git.HostGit`).
+
     Raises:
         GitError: As `open_repo`, or the repository was made during the session.
     """
@@ -483,7 +567,9 @@ def workspace_repo(workspace: Workspace) -> Iterator[GitRepo]:
             "run outside the sandbox and do not use a repository a command could have "
             "written (its hooks would run here). Use git in the shell, or start a new session."
         )
-    with open_repo(workspace.root) as repo:
+    if workspace.host_git is None:  # kept, so the config read is kept between calls
+        workspace.host_git = HostGit(workspace.root)
+    with open_repo(workspace.root, workspace.host_git) as repo:
         yield repo
 
 
@@ -499,6 +585,9 @@ def undo_last_agent_commit(
     not be on any remote-tracking branch (a pushed commit is never rewritten; revert it
     instead). The commit itself stays in the reflog; its hash is returned to say so.
 
+    It runs no hooks and no filters (a file the commit touched that goes through one is
+    refused), as the git tools do; config files in the work tree are read as they are now.
+
     Returns:
         The commit that was taken back.
 
@@ -506,7 +595,7 @@ def undo_last_agent_commit(
         UndoRefused: One of the conditions above does not hold.
         GitError: Not a repository, no commits, or git failed.
     """
-    with open_repo(root) as repo:
+    with open_repo(root, host_git_at_start(root)) as repo:
         try:
             head = repo.repo.head.commit
         except ValueError:
@@ -520,8 +609,11 @@ def undo_last_agent_commit(
             raise UndoRefused(f"HEAD {short} was made by another moot session ({found})")
         if len(head.parents) != 1:
             raise UndoRefused(f"HEAD {short} is a merge or the first commit; undo it by hand")
-        touched = repo.git("diff", "--name-only", "-z", "--no-renames", "HEAD~1", "HEAD")
+        touched = repo.git(
+            "diff", "--name-only", "-z", "--no-renames", *NO_DRIVERS, "HEAD~1", "HEAD"
+        )
         files = tuple(path for path in touched.split("\0") if path)
+        repo.refuse_filtered(list(files), "undo it")
         dirty = repo.status([":(literal)" + path for path in files], all_untracked=True)
         if files and dirty:
             names = ", ".join(sorted({e.path for e in dirty}))

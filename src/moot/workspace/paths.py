@@ -19,10 +19,13 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from moot.workspace.ignore import GitIgnore, Hidden
 from moot.workspace.ledger import ReadLedger
+
+if TYPE_CHECKING:
+    from moot.workspace.host_git import HostGit
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _PROTECTED_ANYWHERE = frozenset({".git"})
@@ -91,6 +94,9 @@ class Workspace:
         self.had_git = os.path.lexists(os.path.join(real, ".git"))
         """The workspace had a `.git` of its own when the session began (see
         `moot.workspace.git.workspace_repo`)."""
+        self.host_git: HostGit | None = None
+        """What moot's git may run on the host here, taken when the session began (set by the
+        session, `moot.workspace.host_git.host_git_at_start`); None trusts nothing."""
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"

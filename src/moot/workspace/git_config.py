@@ -1,0 +1,208 @@
+"""A repository's git config as it matters on the host, read without gitpython.
+
+`find_repository` finds a work tree's repository as git does (without running git);
+`read_config` runs `git config --list --show-origin` once and keeps what can make git run
+something or read a file: the filter drivers, the includes (whether their condition holds or
+not), the hooks directory, `core.worktree`, and the files it all came from, whose `stamp`
+says when to read it again. `moot.workspace.host_git` decides what to do with it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable
+
+import msgspec
+
+_CONFIG_TIMEOUT = 30.0
+Stamp = tuple[tuple[str, tuple[int, ...] | None], ...]
+"""Per file: its stat identity, or None when missing."""
+
+
+class GitRefused(Exception):
+    """moot's git will not run in this repository now; the message says why and what to do."""
+
+
+class Repository(msgspec.Struct, frozen=True):
+    """Where a repository is, all real paths."""
+
+    top: str
+    """The top of the work tree (relative `core.hooksPath` and includes start here)."""
+    git_dir: str
+    common_dir: str
+    """Where the config, hooks and refs of a linked worktree live (`git_dir` otherwise)."""
+
+
+class Include(msgspec.Struct, frozen=True):
+    """An `include.path` or `includeIf.<condition>.path` of some config file."""
+
+    origin: str
+    """The config file that names it."""
+    target: str
+    """The file it names, absolute as git opens it (not normalized: `..` follows links)."""
+
+
+class ConfigView(msgspec.Struct, frozen=True):
+    """What a repository's config says that matters on the host (`read_config`)."""
+
+    repo: Repository
+    """The repository it was read in."""
+    filters: tuple[str, ...]
+    """Every filter driver named in the config: their commands are emptied in each call."""
+    files: tuple[str, ...]
+    """The config files git read."""
+    includes: tuple[Include, ...]
+    hooks_dir: str
+    """Where git looks for hooks: `core.hooksPath`, else the hooks directory of the repository."""
+    worktree: str | None
+    """`core.worktree`, resolved; None when unset."""
+    stamp: Stamp
+    """The files this came from, or could come from, as they were; any change means re-read."""
+
+
+def find_repository(root: str) -> Repository | None:
+    """The repository whose work tree holds `root`, found as git finds it (a `.git` directory,
+    or a `gitdir:` file, in `root` or above it), without running git; None when there is none."""
+    directory = os.path.realpath(root)
+    while True:
+        dotgit = os.path.join(directory, ".git")
+        git_dir: str | None = None
+        if os.path.isdir(dotgit):
+            git_dir = dotgit
+        elif os.path.isfile(dotgit):
+            git_dir = _gitfile_target(dotgit)
+        if git_dir is not None:
+            return Repository(directory, os.path.realpath(git_dir), _common_dir(git_dir))
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _gitfile_target(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as file:
+            line = file.readline().strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    return os.path.join(os.path.dirname(path), line[len("gitdir:") :].strip())
+
+
+def _common_dir(git_dir: str) -> str:
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as file:
+            common = file.read().strip()
+    except OSError:
+        return os.path.realpath(git_dir)
+    return os.path.realpath(os.path.join(git_dir, common))
+
+
+def read_config(repo: Repository) -> ConfigView:
+    """Ask git for the repository's whole config (includes followed) and keep what matters.
+
+    Raises:
+        GitRefused: git is missing, or cannot read the config (it says why).
+    """
+    argv = ["git", "config", "--list", "--show-origin", "-z"]
+    try:
+        done = subprocess.run(
+            argv, cwd=repo.top, capture_output=True, stdin=subprocess.DEVNULL,
+            timeout=_CONFIG_TIMEOUT,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise GitRefused(f"cannot read the git config: {exc}") from None
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip() or f"exit status {done.returncode}"
+        raise GitRefused(f"cannot read the git config: {said}")
+    filters: dict[str, None] = {}
+    includes: list[Include] = []
+    origins: dict[str, None] = {}
+    hooks_path: str | None = None
+    worktree: str | None = None
+    fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
+        key, _, value = entry.partition("\n")
+        where = os.path.join(repo.top, origin[5:]) if origin.startswith("file:") else None
+        if where is not None:
+            origins[where] = None
+        section, _, rest = key.partition(".")
+        name, _, variable = rest.rpartition(".")
+        if section == "filter" and name:
+            filters[name] = None
+        elif where is not None and _is_include(key, section, name, variable):
+            includes.append(Include(where, _include_target(value, where)))
+        elif key == "core.hookspath":
+            hooks_path = value
+        elif key == "core.worktree":  # relative to the git directory
+            worktree = os.path.realpath(os.path.join(repo.git_dir, os.path.expanduser(value)))
+    hooks_dir = os.path.join(repo.common_dir, "hooks")
+    if hooks_path:  # relative to where hooks run: the top of the work tree
+        hooks_dir = os.path.join(repo.top, os.path.expanduser(hooks_path))
+    watched = [*origins, *(include.target for include in includes), *config_files(repo)]
+    hooks_dir = os.path.normpath(hooks_dir)
+    return ConfigView(
+        repo, tuple(filters), tuple(origins), tuple(includes), hooks_dir, worktree, stamp(watched)
+    )
+
+
+def _is_include(key: str, section: str, name: str, variable: str) -> bool:
+    return key == "include.path" or (section == "includeif" and bool(name) and variable == "path")
+
+
+def _include_target(value: str, origin: str) -> str:
+    # As git's handle_path_include: `~` expanded, a relative path from the including file's
+    # directory. (`%(prefix)/` names git's install; it stays outside any workspace.)
+    return os.path.join(os.path.dirname(origin), os.path.expanduser(value))
+
+
+def config_files(repo: Repository) -> list[str]:
+    """Files git reads config from even when they do not exist yet, and HEAD (`onbranch:`)."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    files = [
+        os.path.join(repo.common_dir, "config"),
+        os.path.join(repo.git_dir, "config.worktree"),
+        os.path.join(repo.git_dir, "HEAD"),
+        os.environ.get("GIT_CONFIG_GLOBAL") or os.path.join(home, ".gitconfig"),
+        os.path.join(xdg, "git", "config"),
+        os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig",
+    ]
+    return files
+
+
+def stamp(paths: Iterable[str]) -> Stamp:
+    """The stat identity of each path (None when missing): a change to any shows in it."""
+    marks: list[tuple[str, tuple[int, ...] | None]] = []
+    for path in dict.fromkeys(paths):
+        try:
+            info = os.stat(path)
+        except OSError:
+            marks.append((path, None))
+            continue
+        identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        marks.append((path, identity))
+    return tuple(marks)
+
+
+def names_other_files(repo: Repository) -> bool:
+    """Whether the config could set `core.hooksPath` or include a file: a look at the text of
+    the files git reads it from, so that most sessions start without running git (`moot -p`
+    waits for this). A file not looked at (a system config in another place) fails closed:
+    an include that the first git call finds in the workspace was not pinned, so moot's git
+    stops, and hooks do not run anyway."""
+    if os.environ.get("GIT_CONFIG_PARAMETERS") or os.environ.get("GIT_CONFIG_COUNT"):
+        return True
+    for path in config_files(repo):
+        if os.path.basename(path) == "HEAD":
+            continue
+        try:
+            with open(path, "rb") as file:
+                text = file.read().lower()
+        except OSError:
+            continue
+        if b"include" in text or b"hookspath" in text:
+            return True
+    return False
