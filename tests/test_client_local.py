@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
@@ -127,7 +128,16 @@ async def test_a_fake_client_plays_a_recorded_session_and_records_the_ops(
     export = (
         await asyncio.to_thread(
             subprocess.run,
-            ["moot", "sessions", "export", client.session_id, "--format", "json"],
+            [
+                sys.executable,
+                "-m",
+                "moot.cli",
+                "sessions",
+                "export",
+                client.session_id,
+                "--format",
+                "json",
+            ],
             check=True,
             capture_output=True,
             text=True,

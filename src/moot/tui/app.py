@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
@@ -183,8 +183,9 @@ class MootApp(App[int]):
             self.client.session_id, before_seq=before_seq, kinds=HISTORY_KINDS, limit=limit
         )
 
-    def on_resize(self, event: object) -> None:
-        self._fit(self.size.width)
+    def on_resize(self, event: events.Resize) -> None:
+        # Runs before App's own handler records the new size: read it from the event.
+        self._fit(event.size.width)
 
     def _fit(self, width: int) -> None:
         self.set_class(width < NARROW, "-narrow")
