@@ -255,7 +255,8 @@ def test_a_stale_entry_is_probed_again(
 
     new_start()
     assert NO_NAMESPACES in (bwrap_unavailable(str(fake)) or "")
-    assert runs(log) == ["--ro-bind", "--version", "--ro-bind"]
+    tries = ["--ro-bind"] * len(bubblewrap.ISOLATIONS)
+    assert runs(log) == ["--ro-bind", "--version", *tries]
 
 
 def test_a_failed_probe_is_not_remembered(fake_bwrap: tuple[Path, Path, Path]) -> None:
@@ -267,7 +268,37 @@ def test_a_failed_probe_is_not_remembered(fake_bwrap: tuple[Path, Path, Path]) -
 
     new_start()
     assert bwrap_unavailable(str(fake)) is None
-    assert runs(log) == ["--ro-bind", "--ro-bind", "--version"]
+    tries = ["--ro-bind"] * len(bubblewrap.ISOLATIONS)
+    assert runs(log) == [*tries, "--ro-bind", "--version"]
+
+
+def test_the_strongest_isolation_that_works_is_used_and_remembered(tmp_path: Path) -> None:
+    """Where the kernel allows no user namespace (inside many containers), commands still run
+    with every capability dropped; the next start knows it without probing."""
+    log, fake = tmp_path / "runs.log", tmp_path / "bwrap"
+    fake.write_text(
+        f'#!/bin/sh\necho "$*" >> {log}\n'
+        'case " $* " in *" --unshare-user "*) echo "bwrap: No permissions" >&2; exit 1;; esac\n'
+        '[ "$1" = --version ] && echo "bubblewrap 9.9"\nexit 0\n'
+    )
+    fake.chmod(0o755)
+    new_start()
+
+    assert bwrap_unavailable(str(fake)) is None
+    assert bubblewrap.isolation_args(str(fake)) == ("--cap-drop", "ALL")
+    probes = [line for line in runs(log) if line.startswith("--ro-bind")]
+    assert ["--unshare-user" in p for p in probes] == [True, True, False]
+    new_start()
+    assert bubblewrap.isolation_args(str(fake)) == ("--cap-drop", "ALL")
+    assert len(runs(log)) == len(probes) + 1, "remembered: nothing ran again (but --version)"
+
+
+def test_every_command_drops_every_capability(tmp_path: Path) -> None:
+    args = args_for(tmp_path)
+
+    assert args[args.index("--cap-drop") + 1] == "ALL"
+    for path in bubblewrap.PROC_READ_ONLY:
+        assert args.index(path) > args.index("--proc"), "read-only over the fresh /proc"
 
 
 async def test_a_sandbox_that_stopped_working_says_so_and_is_probed_at_the_next_start(

@@ -13,6 +13,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -394,6 +395,170 @@ async def test_git_is_left_alone_when_no_hidden_file_is_tracked(harness: Harness
     assert result.exit_code != 0 and not on_host(harness.workspace / ".git" / "x")
 
 
+# ---- root is no stronger than another user ---------------------------------------------
+# moot runs as root in containers, CI and devcontainers. A command with root's capabilities
+# could unmount a mask and read what lies under it, remount `/` writable, unmount `/run` to
+# reach the host's sockets, make a device node of the disk, or open a file by its handle
+# (CAP_DAC_READ_SEARCH) past every mount. These tests mean most when run as root, as CI
+# runs them (and once more as an unprivileged user).
+
+_NO_CAPABILITIES = "0000000000000000"
+
+
+async def test_commands_hold_no_capabilities(harness: Harness) -> None:
+    require_containment(harness)
+
+    result = await harness.run("grep -E '^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs):' /proc/self/status")
+
+    fields = dict(line.split(":", 1) for line in result.stdout.splitlines())
+    fields = {name: value.strip() for name, value in fields.items()}
+    assert fields == {
+        "CapInh": _NO_CAPABILITIES,
+        "CapPrm": _NO_CAPABILITIES,
+        "CapEff": _NO_CAPABILITIES,
+        "CapAmb": _NO_CAPABILITIES,
+        "NoNewPrivs": "1",
+    }, result
+
+
+async def test_a_mask_cannot_be_unmounted(harness: Harness) -> None:
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    (harness.workspace / "secrets").mkdir()
+    (harness.workspace / "secrets" / "key").write_text(f"{SECRET}\n")
+    harness.deny("Read(./.env)", "Read(secrets/**)")
+
+    result = await harness.run(
+        "for m in .env secrets; do umount $m; umount -l $m; done;"
+        " unshare -Urm sh -c 'umount -l .env; umount -l secrets; cat .env secrets/key';"
+        " unshare -Um sh -c 'umount -l .env; cat .env'; cat .env secrets/key; true"
+    )
+
+    _no_secret(result)
+
+
+_UNMOUNT_BY_SYSCALL = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWUSER, CLONE_NEWNS, MNT_DETACH, MS_REMOUNT, MS_BIND = 0x10000000, 0x20000, 2, 32, 4096
+for flags in (0, CLONE_NEWUSER | CLONE_NEWNS):
+    if flags and libc.unshare(flags) != 0:
+        print("unshare:", os.strerror(ctypes.get_errno()))
+        continue
+    for target in (b".env", b"secrets", b"/run"):
+        libc.umount2(target, MNT_DETACH)
+    libc.mount(None, b"/", None, MS_REMOUNT | MS_BIND, None)
+    for path in (".env", "secrets/key"):
+        try:
+            print(open(path).read())
+        except OSError as error:
+            print(path, error)
+"""
+
+
+async def test_no_system_call_lifts_a_mask(harness: Harness) -> None:
+    """What `umount` and `unshare` do, without the programs' own checks: the calls
+    themselves, once as the command is and once in a user namespace of its own (where the
+    kernel must keep the mounts it inherited locked together)."""
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    (harness.workspace / "secrets").mkdir()
+    (harness.workspace / "secrets" / "key").write_text(f"{SECRET}\n")
+    (harness.workspace / "lift.py").write_text(_UNMOUNT_BY_SYSCALL)
+    harness.deny("Read(./.env)", "Read(secrets/**)")
+    python = sys.executable  # the host's; the Docker image has no Python, so it skips there
+
+    result = await harness.run(f"if [ -x {python} ]; then {python} lift.py; fi")
+
+    _no_secret(result)
+
+
+async def test_the_read_only_mounts_cannot_be_made_writable(
+    harness: Harness, var_tmp_target: Path
+) -> None:
+    require_containment(harness)
+    (harness.workspace / "locked.txt").write_text("original\n")
+    harness.deny("Edit(./locked.txt)")
+
+    result = await harness.run(
+        "for m in / /var/tmp .git locked.txt; do mount -o remount,rw $m;"
+        " mount -o remount,bind,rw $m; done;"
+        f" echo x > {var_tmp_target}; echo x > .git/config; echo x > locked.txt; true"
+    )
+
+    assert not on_host(var_tmp_target), result
+    assert (harness.workspace / ".git" / "config").read_text() == "[core]\n"
+    assert (harness.workspace / "locked.txt").read_text() == "original\n"
+
+
+async def test_no_device_node_can_be_made(harness: Harness) -> None:
+    """A node of the disk (or of memory) would read every file past the mounts."""
+    require_containment(harness)
+
+    result = await harness.run(
+        "for at in /tmp/moot-disk ./moot-disk; do mknod $at b 8 0 && echo made $at;"
+        " mknod $at-mem c 1 1 && echo made $at-mem; done; true"
+    )
+
+    assert "made" not in result.stdout, result
+    assert "mknod" in result.stderr, "mknod ran (and failed)"
+    assert not on_host(harness.workspace / "moot-disk")
+
+
+async def test_kernel_settings_cannot_be_changed(harness: Harness) -> None:
+    """`core_pattern` and `uevent_helper` name programs the kernel runs as root on the host.
+    A command writes back the value it reads: should the write go through, nothing changes,
+    and the test fails."""
+    require_containment(harness)
+
+    result = await harness.run(
+        "mount -o remount,rw /proc/sys; mount -o remount,rw /sys;"
+        " for f in /proc/sys/kernel/core_pattern /sys/kernel/uevent_helper; do"
+        ' [ -e $f ] || continue; v=$(cat $f); printf "%s\\n" "$v" > $f && echo changed $f; done;'
+        " true"
+    )
+
+    assert "changed" not in result.stdout, result
+
+
+@pytest.fixture
+def host_sleeper() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A `sleep` running on the host, and the marker in its arguments."""
+    sleeper = marker()
+    process = subprocess.Popen(["sleep", sleeper])
+    yield process, sleeper
+    process.kill()
+    process.wait()
+
+
+async def test_the_hosts_processes_are_out_of_reach(
+    harness: Harness, host_sleeper: tuple[subprocess.Popen[bytes], str]
+) -> None:
+    require_containment(harness)
+    host, sleeper = host_sleeper
+
+    result = await harness.run(
+        f"kill -9 {host.pid}; cat /proc/{host.pid}/cmdline /proc/{os.getpid()}/cmdline"
+        f" /proc/{os.getpid()}/environ; ls /proc/{os.getpid()}/fd; true"
+    )
+
+    assert host.poll() is None, "the command killed a process of the host"
+    assert sleeper not in result.stdout and "pytest" not in result.stdout, result
+
+
+async def test_a_command_inherits_only_its_standard_streams(harness: Harness) -> None:
+    """A descriptor of a host directory (bubblewrap binds guards from descriptors) would lead
+    past every mount with `openat(fd, "..")`."""
+    (harness.workspace / "sec" / "b").mkdir(parents=True)
+    (harness.workspace / "sec" / "b" / "key").write_text(f"{SECRET}\n")
+    if harness.backend.contained:
+        harness.deny("Read(./sec/b/key)")  # guards `sec` and `sec/b`
+
+    result = await harness.run("ls /proc/$$/fd; true")  # `; true`: bash forks `ls`
+
+    assert result.stdout.split() == ["0", "1", "2"], result
+
+
 # ---- the network and the host's sockets -------------------------------------------------
 
 
@@ -453,15 +618,18 @@ def _unix_server(path: Path) -> socket.socket:
 
 async def test_the_hosts_unix_sockets_are_out_of_reach(harness: Harness) -> None:
     """A Unix socket (the Docker socket, the ssh agent, D-Bus) works across a read-only bind:
-    the sandbox must not show the host's /tmp and /run, where they live."""
+    the sandbox must not show the host's /tmp and /run, where they live, nor let a command
+    unmount what covers them."""
     require_containment(harness)
     paths = [harness.outside / "agent.sock"]
     if os.access("/run", os.W_OK):
         paths.append(Path("/run") / f"moot-contract-{uuid.uuid4().hex[:8]}.sock")
     servers = [_unix_server(path) for path in paths]
+    docker = [p for p in ("/run/docker.sock", "/var/run/docker.sock") if on_host(Path(p))]
     try:
-        checks = " ; ".join(f"[ -e {path} ] && echo visible: {path}" for path in paths)
-        result = await harness.run(f"{checks}; true")
+        unmount = "for m in /run /var/run /tmp; do umount $m; umount -l $m; done"
+        checks = " ; ".join(f"[ -e {path} ] && echo visible: {path}" for path in paths + docker)
+        result = await harness.run(f"{unmount}; {checks}; true")
     finally:
         for server, path in zip(servers, paths, strict=True):
             server.close()

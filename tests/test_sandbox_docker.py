@@ -49,6 +49,7 @@ on_docker = pytest.mark.parametrize("harness", ["docker"], indirect=True)
 harness = sandbox_contract.harness
 tcp_server = contract.tcp_server
 var_tmp_target = contract.var_tmp_target
+host_sleeper = contract.host_sleeper
 
 
 def _on_docker(test: Callable[..., Any]) -> Callable[..., Any]:

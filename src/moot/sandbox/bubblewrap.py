@@ -11,7 +11,8 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   host; D-Bus can ask systemd to run anything; the ssh agent signs as the user). A read-only
   bind does not stop `connect()` on a socket, so hiding them is the only defence. Credential
   files in the home directory (`HIDDEN_IN_HOME`) and moot's saved keys are hidden too.
-- A minimal `/dev`, a fresh `/proc`; new PID, IPC, UTS (and cgroup) namespaces, so a command
+- A minimal `/dev`, a fresh `/proc` with the kernel's settings in it read-only
+  (`PROC_READ_ONLY`); new PID, IPC, UTS (and cgroup) namespaces, so a command
   sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
   kill everything in it. `--new-session` keeps a command from pushing keys into the terminal.
 - What the permission deny rules cover (`policy.masks`, asked for before each command, so a
@@ -30,6 +31,14 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   could then still win the race.
 - `policy.made_when_missing` (`.moot`) is made on the host when missing, before it is bound
   read-only: a command cannot create it and write settings (hooks) into it.
+- No privileges: every capability is dropped (`--cap-drop ALL`: bubblewrap keeps them all
+  for root, who could then unmount the masks, remount `/` writable, unmount `/run` to reach
+  the host's sockets, or open a masked file by handle), in a user namespace of its own that
+  cannot make another where the kernel allows it (`ISOLATIONS`, probed once), and bubblewrap
+  sets no-new-privileges, so no set-uid program gives any back. Root inside is then no
+  stronger than another user: it reads and writes what uid 0 owns where the mounts let it
+  (and so cannot write a workspace file another user owns, nor `chown`: `tar` as root
+  needs `--no-same-owner`).
 - No network (`--unshare-net`: only a loopback of its own) unless `policy.network`.
 - The environment is scrubbed of secrets (`env.scrub_env`); `TMPDIR=/tmp`.
 
@@ -52,7 +61,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from moot.sandbox import bwrap_cache
@@ -89,6 +98,23 @@ HIDDEN_IN_HOME = (
 """Where people keep credentials, relative to the home directory; hidden when they exist."""
 _NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 _PROBE_FLAGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_NAMESPACES)
+DROP_ALL = ("--cap-drop", "ALL")
+"""No capability at all for the command, whoever runs moot (bwrap keeps every one for root)."""
+ISOLATIONS = (
+    ("--unshare-user", "--disable-userns", *DROP_ALL),
+    ("--unshare-user", *DROP_ALL),
+    DROP_ALL,
+)
+"""How a command is kept from privileges, strongest first; the probe takes the first that
+works here. A user namespace of its own makes what capabilities the command could hold count
+only there, and `--disable-userns` (bubblewrap 0.8) keeps it from making another; where the
+kernel allows no user namespace (inside many containers), root is left with no capability."""
+
+
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+"""Bound read-only over the sandbox's own `/proc` (Docker's list): the kernel lets uid 0 write
+sysctls such as `kernel.core_pattern` (a program it runs as root on the host) with no
+capability at all, and bubblewrap leaves `/proc/sys` writable, its directory not being so."""
 
 
 def find_bwrap() -> str | None:
@@ -98,31 +124,42 @@ def find_bwrap() -> str | None:
 def bwrap_unavailable(bwrap: str | None = None) -> str | None:
     """Why bubblewrap cannot run commands here, or None when it can (probed once per path).
 
-    The probe runs `true` with the mounts and namespaces a command gets, network unshared:
-    `bwrap` may be installed where user namespaces are not allowed (some containers, some
-    hardened kernels), and only trying tells. A probe that succeeded is remembered across
-    starts for a few minutes (`moot.sandbox.bwrap_cache`); a failed one is not.
+    The probe runs `true` with the mounts and namespaces a command gets, network unshared,
+    with each of `ISOLATIONS` in turn until one works: `bwrap` may be installed where user
+    namespaces are not allowed (some containers, some hardened kernels), and only trying
+    tells. A probe that succeeded is remembered across starts for a few minutes
+    (`moot.sandbox.bwrap_cache`), with the isolation that worked; a failed one is not.
     """
     path = bwrap or find_bwrap()
     if path is None:
         return "bubblewrap is not installed (no `bwrap` on PATH)"
-    return _probe(path)
+    return _probe(path)[0]
+
+
+def isolation_args(bwrap: str) -> tuple[str, ...]:
+    """The strongest of `ISOLATIONS` that works with this `bwrap` (probed once per path);
+    the weakest when none does (the command then fails with bwrap's own words)."""
+    return _probe(bwrap)[1]
 
 
 @functools.cache
-def _probe(path: str) -> str | None:
-    if bwrap_cache.remembered(path) is not None:
-        return None
-    argv = [path, *_PROBE_FLAGS, "--unshare-net", "--die-with-parent", "true"]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"`{path}` could not be run: {exc}"
-    if done.returncode != 0:
+def _probe(path: str) -> tuple[str | None, tuple[str, ...]]:
+    remembered = bwrap_cache.remembered_isolation(path)
+    if remembered is not None:
+        return None, remembered
+    why_not = ""
+    for isolation in ISOLATIONS:
+        argv = [path, *_PROBE_FLAGS, *isolation, "--unshare-net", "--die-with-parent", "true"]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"`{path}` could not be run: {exc}", ISOLATIONS[-1]
+        if done.returncode == 0:
+            bwrap_cache.remember(path, _version(path), isolation)
+            return None, isolation
         detail = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        return f"`{path}` does not work here: {detail[0]}"
-    bwrap_cache.remember(path, _version(path))
-    return None
+        why_not = f"`{path}` does not work here: {detail[0]}"
+    return why_not, ISOLATIONS[-1]
 
 
 def bwrap_version(bwrap: str | None = None) -> str:
@@ -166,14 +203,19 @@ def bwrap_args(
     masks: SandboxMasks | None = None,
     empty_file: Path | None = None,
     guard_fds: Mapping[str, int] | None = None,
+    isolation: Sequence[str] = DROP_ALL,
 ) -> list[str]:
     """The `bwrap` arguments before `--` for one command (see the module docstring).
 
     `masks` needs `empty_file`: an empty read-only file on the host, bound over hidden files.
     `guard_fds` holds a descriptor of each directory of `rename_guards` that `open_guards`
     could open; None binds them by path instead (a bwrap without `--bind-fd`).
+    `isolation` is one of `ISOLATIONS` (`isolation_args` says which works here).
     """
-    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for path in PROC_READ_ONLY:
+        args += ["--ro-bind-try", path, path]
+    args += ["--tmpfs", "/run"]
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
         args += ["--tmpfs", "/var/run"]
     if network:  # name resolution may go through systemd-resolved's stub, under /run
@@ -198,7 +240,7 @@ def bwrap_args(
     if masks:
         assert empty_file is not None, "hidden files are bound from an empty file"
         args += mask_args(workspace, masks, empty_file, hidden)
-    args += [*_NAMESPACES, *(() if network else ("--unshare-net",))]
+    args += [*_NAMESPACES, *(() if network else ("--unshare-net",)), *isolation]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
     return args
 
@@ -265,6 +307,9 @@ def _lstat_mode(path: str) -> int:
     except OSError:
         return 0
 
+
+_Prepared = tuple[SandboxMasks | None, dict[str, int] | None, tuple[str, ...]]
+"""What a launch works out off the event loop: masks, guard descriptors, isolation flags."""
 
 _NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
 """Where the sandbox shows something else than the host: a denied symlink's target there
@@ -348,7 +393,7 @@ class BubblewrapSandbox(ProcessSandbox):
         # The masks walk the workspace (milliseconds, more in a big tree): off the event loop.
         preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
         try:
-            masks, guard_fds = await asyncio.shield(preparing)
+            masks, guard_fds, isolation = await asyncio.shield(preparing)
         except asyncio.CancelledError:
             # The thread runs on regardless: close the descriptors it opens once it is done.
             preparing.add_done_callback(_close_prepared)
@@ -366,21 +411,24 @@ class BubblewrapSandbox(ProcessSandbox):
                 masks=masks,
                 empty_file=self.empty_file if masks else None,
                 guard_fds=guard_fds,
+                isolation=isolation,
             )
         except BaseException:
             Launch([], fds).close()
             raise
         return Launch([*args, "--", "bash", "-c", command], fds)
 
-    def _prepare(self) -> tuple[SandboxMasks | None, dict[str, int] | None]:
-        """Make the missing protected directories, then the masks in force and a descriptor
-        of each directory to guard (None: bind them by path). A blocking call."""
+    def _prepare(self) -> _Prepared:
+        """Make the missing protected directories, then the masks in force, a descriptor of
+        each directory to guard (None: bind them by path) and the isolation that works here
+        (probed once). A blocking call."""
+        isolation = isolation_args(self.bwrap)
         make_missing_dirs(self.policy, self.workspace)
         masks = self.policy.masks() if self.policy.masks else None
         guards = rename_guards(masks, self.policy.protected)
         if not guards or not bind_fd_supported(self.bwrap):
-            return masks, None
-        return masks, open_guards(self.workspace, guards)
+            return masks, None, isolation
+        return masks, open_guards(self.workspace, guards), isolation
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
         return scrub_env(env, extra={"TMPDIR": "/tmp"})
@@ -419,11 +467,9 @@ def _default_keys_file() -> Path:
     return key_file()
 
 
-def _close_prepared(
-    done: asyncio.Future[tuple[SandboxMasks | None, dict[str, int] | None]],
-) -> None:
+def _close_prepared(done: asyncio.Future[_Prepared]) -> None:
     """Close the guard descriptors of a launch that was cancelled while it prepared."""
     if done.cancelled() or done.exception() is not None:
         return
-    _, guard_fds = done.result()
+    _, guard_fds, _ = done.result()
     Launch([], tuple((guard_fds or {}).values())).close()
