@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import socket
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import sandbox_contract
-from moot.sandbox.base import CommandResult
+from moot.sandbox.base import CommandResult, SandboxPolicy
 from sandbox_contract import (
     Harness,
     gone,
@@ -33,6 +34,7 @@ from sandbox_contract import (
 )
 
 harness = sandbox_contract.harness
+moot_home = sandbox_contract.moot_home
 """The fixture: one sandbox per backend in `sandbox_contract.BACKENDS`, over a fresh workspace."""
 
 # ---- running a command ------------------------------------------------------------------
@@ -393,6 +395,114 @@ async def test_git_is_left_alone_when_no_hidden_file_is_tracked(harness: Harness
     _no_secret(result)
     assert result.stdout.startswith("ref: refs/heads/")
     assert result.exit_code != 0 and not on_host(harness.workspace / ".git" / "x")
+
+
+# ---- moot's own files ------------------------------------------------------------------
+
+
+def _moots_files(home: Path) -> list[Path]:
+    """What moot keeps under `home` (as MOOT_HOME lays it out), each holding the secret."""
+    files = [
+        home / "data" / "sessions.db",
+        home / "data" / "outputs" / "another-session" / "cmd-0001.txt",
+        home / "config" / "keys.json",
+        home / "config" / "settings.json",
+        home / "cache" / "repomap" / "index",
+    ]
+    for path in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{SECRET}\n")
+    return files
+
+
+async def test_moots_own_files_are_out_of_sight(harness: Harness) -> None:
+    """The session store holds every session's transcript (and what denied files held before
+    an edit); settings and saved keys hold keys. No command, in any project, reads them."""
+    require_containment(harness)
+    files = _moots_files(harness.moot_home)
+
+    result = await harness.run(
+        f"cat {' '.join(map(str, files))}; ls -AR {harness.moot_home};"
+        f" grep -r hunter2 {harness.moot_home}; true"
+    )
+
+    _no_secret(result)
+    assert "sessions.db" not in result.stdout and "another-session" not in result.stdout
+
+
+async def test_a_command_reads_its_own_sessions_saved_output(harness: Harness) -> None:
+    """The one part of moot's files a command sees, read-only: the full output a result
+    names, so that the model can `grep` it in the shell."""
+    long = await harness.run("seq 1 30000")
+    assert long.output_file is not None
+
+    result = await harness.run(f"tail -n 1 {long.output_file}; touch {long.output_file}.x")
+
+    assert result.stdout == "30000\n", result
+    if harness.backend.contained:
+        assert result.exit_code != 0 and not on_host(Path(f"{long.output_file}.x"))
+
+
+async def test_moots_files_inside_the_workspace_are_hidden_and_stay_put(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`MOOT_HOME=.moot-home` in a project: hidden like a denied path, directories above it
+    guarded, so that renaming one cannot carry it out of sight of the next command."""
+    require_containment(harness)
+    home = harness.workspace / "sub" / ".moot-home"
+    files = _moots_files(home)
+    monkeypatch.setenv("MOOT_HOME", str(home))
+    sandbox = harness.backend.make(SandboxPolicy(workspace=harness.workspace))
+    try:
+        run = functools.partial(sandbox.run, cwd=harness.workspace, env=os.environ, timeout=30)
+        first = await run("grep -r hunter2 .; mv sub sub2; mv sub/.moot-home x; true")
+        second = await run("grep -r hunter2 .; true")
+    finally:
+        await sandbox.close()
+
+    _no_secret(first)
+    _no_secret(second)
+    assert all(path.read_text() == f"{SECRET}\n" for path in files), "where it was"
+
+
+async def test_a_moot_home_holding_the_workspace_shows_only_the_workspace(
+    harness: Harness, moot_home: Path
+) -> None:
+    require_containment(harness)
+    _moots_files(moot_home)
+    workspace = moot_home / "projects" / "app"
+    workspace.mkdir(parents=True)
+    (workspace / "mine.txt").write_text("mine\n")
+    (moot_home / "projects" / "other").mkdir()
+    (moot_home / "projects" / "other" / "theirs.txt").write_text(f"{SECRET}\n")
+    sandbox = harness.backend.make(SandboxPolicy(workspace=workspace))
+    try:
+        result = await sandbox.run(
+            f"cat mine.txt; echo more >> mine.txt; grep -r hunter2 {moot_home}; true",
+            cwd=workspace,
+            env=os.environ,
+            timeout=30,
+        )
+    finally:
+        await sandbox.close()
+
+    _no_secret(result)
+    assert result.stdout == "mine\n", result
+    assert (workspace / "mine.txt").read_text() == "mine\nmore\n"
+
+
+async def test_credentials_in_a_workspace_that_is_the_home_directory_are_hidden(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_containment(harness)
+    (harness.workspace / ".ssh").mkdir()
+    (harness.workspace / ".ssh" / "id_ed25519").write_text(f"{SECRET}\n")
+    (harness.workspace / ".netrc").write_text(f"password {SECRET}\n")
+    monkeypatch.setenv("HOME", str(harness.workspace))
+
+    result = await harness.run("cat .ssh/id_ed25519 .netrc; grep -r hunter2 .; true")
+
+    _no_secret(result)
 
 
 # ---- root is no stronger than another user ---------------------------------------------

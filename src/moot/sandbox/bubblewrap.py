@@ -10,7 +10,9 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
 - `/run` is an empty tmpfs: the host's Unix sockets live there (the Docker socket is root on the
   host; D-Bus can ask systemd to run anything; the ssh agent signs as the user). A read-only
   bind does not stop `connect()` on a socket, so hiding them is the only defence. Credential
-  files in the home directory (`HIDDEN_IN_HOME`) and moot's saved keys are hidden too.
+  files in the home directory (`private.HIDDEN_IN_HOME`), moot's own directories (the session store
+  with every transcript, settings, saved keys, caches) and `MOOT_HOME` are hidden too, where
+  they really lie, but for the session's own outputs directory, read-only (`private`).
 - A minimal `/dev`, a fresh `/proc` with the kernel's settings in it read-only
   (`PROC_READ_ONLY`); new PID, IPC, UTS (and cgroup) namespaces, so a command
   sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
@@ -64,6 +66,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import msgspec
+
 from moot.sandbox import bwrap_cache
 from moot.sandbox.base import (
     CommandResult,
@@ -77,25 +81,9 @@ from moot.sandbox.base import (
 from moot.sandbox.env import scrub_env
 from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.output import MAX_OUTPUT_CHARS
+from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
 
-HIDDEN_IN_HOME = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".kube",
-    ".docker",
-    ".password-store",
-    ".local/share/keyrings",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-)
-"""Where people keep credentials, relative to the home directory; hidden when they exist."""
 _NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 _PROBE_FLAGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_NAMESPACES)
 DROP_ALL = ("--cap-drop", "ALL")
@@ -183,14 +171,6 @@ def _version(path: str) -> str:
     return done.stdout.strip()
 
 
-def hidden_paths(home: Path, keys_file: Path | None) -> list[Path]:
-    """The credential files and directories to hide that exist."""
-    candidates = [home / rel for rel in HIDDEN_IN_HOME]
-    if keys_file is not None:
-        candidates.append(keys_file)
-    return [path for path in candidates if os.path.lexists(path)]
-
-
 def bwrap_args(
     bwrap: str,
     *,
@@ -204,9 +184,12 @@ def bwrap_args(
     empty_file: Path | None = None,
     guard_fds: Mapping[str, int] | None = None,
     isolation: Sequence[str] = DROP_ALL,
+    reveal: Path | None = None,
 ) -> list[str]:
     """The `bwrap` arguments before `--` for one command (see the module docstring).
 
+    `hidden` are real paths outside the workspace to hide (`private.place`); `reveal` (the
+    session's outputs directory, a real path) is bound read-only inside the one that holds it.
     `masks` needs `empty_file`: an empty read-only file on the host, bound over hidden files.
     `guard_fds` holds a descriptor of each directory of `rename_guards` that `open_guards`
     could open; None binds them by path instead (a bwrap without `--bind-fd`).
@@ -222,8 +205,13 @@ def bwrap_args(
         for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
             args += ["--ro-bind-try", resolver, resolver]
     for path in hidden:
+        if any(path.is_relative_to(place) for place in _NOT_THE_HOSTS):
+            continue  # not the host's there: nothing to hide (and no mount point to make)
         if os.path.isdir(path) and not os.path.islink(path):
-            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+            args += ["--tmpfs", str(path)]
+            if reveal is not None and reveal.is_relative_to(path) and reveal != path:
+                args += ["--ro-bind-try", str(reveal), str(reveal)]
+            args += ["--remount-ro", str(path)]
         elif os.path.isfile(path) and not os.path.islink(path):
             args += ["--ro-bind", "/dev/null", str(path)]
     args += ["--bind", str(tmp), "/tmp", "--bind", str(workspace), str(workspace)]
@@ -308,8 +296,18 @@ def _lstat_mode(path: str) -> int:
         return 0
 
 
-_Prepared = tuple[SandboxMasks | None, dict[str, int] | None, tuple[str, ...]]
-"""What a launch works out off the event loop: masks, guard descriptors, isolation flags."""
+class _Prepared(msgspec.Struct, frozen=True):
+    """What a launch works out off the event loop."""
+
+    masks: SandboxMasks | None
+    guard_fds: dict[str, int] | None
+    """None: bind the guards by path (a bwrap without `--bind-fd`)."""
+    isolation: tuple[str, ...]
+    hidden: tuple[str, ...]
+    """Private paths outside the workspace (`private.Placed.outside`)."""
+    reveal: str
+    """The session's outputs directory, a real path."""
+
 
 _NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
 """Where the sandbox shows something else than the host: a denied symlink's target there
@@ -353,6 +351,7 @@ class BubblewrapSandbox(ProcessSandbox):
         kill_grace: float = KILL_GRACE,
         max_output_chars: int = MAX_OUTPUT_CHARS,
         keys_file: Path | None = None,
+        private: Sequence[Path] | None = None,
     ) -> None:
         """Args:
         policy: The workspace, its protected paths, and whether the network is allowed.
@@ -361,6 +360,8 @@ class BubblewrapSandbox(ProcessSandbox):
         max_output_chars: What a result shows of a command's output at most.
         keys_file: moot's saved API keys, hidden from commands; the default key file when
             None.
+        private: moot's directories, hidden from commands (`private.moot_dirs` when None);
+            the credential files in the home directory are hidden besides.
 
         Raises:
             FileNotFoundError: There is no `bwrap`.
@@ -371,6 +372,7 @@ class BubblewrapSandbox(ProcessSandbox):
             raise FileNotFoundError("bubblewrap is not installed (no `bwrap` on PATH)")
         self.bwrap = found
         self.keys_file = keys_file if keys_file is not None else _default_keys_file()
+        self.private = [*(moot_dirs() if private is None else private), self.keys_file]
         self._tmp: Path | None = None
         self._empty: Path | None = None
 
@@ -393,12 +395,12 @@ class BubblewrapSandbox(ProcessSandbox):
         # The masks walk the workspace (milliseconds, more in a big tree): off the event loop.
         preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
         try:
-            masks, guard_fds, isolation = await asyncio.shield(preparing)
+            ready = await asyncio.shield(preparing)
         except asyncio.CancelledError:
             # The thread runs on regardless: close the descriptors it opens once it is done.
             preparing.add_done_callback(_close_prepared)
             raise
-        fds = tuple((guard_fds or {}).values())
+        fds = tuple((ready.guard_fds or {}).values())
         try:
             args = bwrap_args(
                 self.bwrap,
@@ -407,11 +409,12 @@ class BubblewrapSandbox(ProcessSandbox):
                 network=self.policy.network,
                 tmp=self.tmp,
                 cwd=cwd,
-                hidden=hidden_paths(Path.home(), self.keys_file),
-                masks=masks,
-                empty_file=self.empty_file if masks else None,
-                guard_fds=guard_fds,
-                isolation=isolation,
+                hidden=[Path(path) for path in ready.hidden],
+                masks=ready.masks,
+                empty_file=self.empty_file if ready.masks else None,
+                guard_fds=ready.guard_fds,
+                isolation=ready.isolation,
+                reveal=Path(ready.reveal),
             )
         except BaseException:
             Launch([], fds).close()
@@ -419,16 +422,19 @@ class BubblewrapSandbox(ProcessSandbox):
         return Launch([*args, "--", "bash", "-c", command], fds)
 
     def _prepare(self) -> _Prepared:
-        """Make the missing protected directories, then the masks in force, a descriptor of
-        each directory to guard (None: bind them by path) and the isolation that works here
-        (probed once). A blocking call."""
+        """Make the missing protected directories, then work out the masks in force (moot's
+        own files in the workspace among them), a descriptor of each directory to guard, the
+        isolation that works here (probed once) and what to hide outside. A blocking call."""
         isolation = isolation_args(self.bwrap)
         make_missing_dirs(self.policy, self.workspace)
-        masks = self.policy.masks() if self.policy.masks else None
+        placed = place(private_paths(Path.home(), self.private), self.workspace)
+        masks = with_private(self.policy.masks() if self.policy.masks else None, placed)
         guards = rename_guards(masks, self.policy.protected)
-        if not guards or not bind_fd_supported(self.bwrap):
-            return masks, None, isolation
-        return masks, open_guards(self.workspace, guards), isolation
+        fds = None
+        if guards and bind_fd_supported(self.bwrap):
+            fds = open_guards(self.workspace, guards)
+        reveal = os.path.realpath(self.outputs.directory)
+        return _Prepared(masks, fds, isolation, placed.outside, reveal)
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
         return scrub_env(env, extra={"TMPDIR": "/tmp"})
@@ -471,5 +477,4 @@ def _close_prepared(done: asyncio.Future[_Prepared]) -> None:
     """Close the guard descriptors of a launch that was cancelled while it prepared."""
     if done.cancelled() or done.exception() is not None:
         return
-    _, guard_fds, _ = done.result()
-    Launch([], tuple((guard_fds or {}).values())).close()
+    Launch([], tuple((done.result().guard_fds or {}).values())).close()

@@ -3,10 +3,12 @@
 The container starts on first use from a local image (`scripts/sandbox-image` builds the default
 one): root file system read-only, a tmpfs `/tmp`, the workspace bind-mounted read-write at the
 same path with its protected paths (`.git`, `.moot`) mounted read-only on top (`.moot` is made
-on the host first when it is missing: `policy.made_when_missing`), no network unless the policy
-allows it, memory, CPU and PID limits, every capability dropped, and an init as PID 1 so
-orphans are reaped. A new container per command would cost about a second; an exec costs
-tens of milliseconds.
+on the host first when it is missing: `policy.made_when_missing`), the session's own outputs
+directory read-only (nothing else of moot's: where its directories lie inside the workspace
+they are hidden, `private`), no network unless the policy allows it, memory, CPU and PID
+limits, every capability dropped, no new privileges, and an init as PID 1 so orphans are
+reaped. A new container per command would cost about a second; an exec costs tens of
+milliseconds.
 
 What the permission deny rules cover (`policy.masks`) is masked with mounts made when the
 container is created: an empty read-only file over a hidden file, an empty read-only tmpfs
@@ -66,6 +68,7 @@ from moot.sandbox.base import (
 from moot.sandbox.docker_image import DockerSettings
 from moot.sandbox.env import scrub_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, HeadTail, OutputCapture, OutputDir, Stream
+from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
 
 if TYPE_CHECKING:
@@ -144,6 +147,8 @@ class DockerSandbox:
         self.max_output_chars = max_output_chars
         self.workspace = policy.workspace.resolve()
         self.outputs = outputs or OutputDir(self.workspace, policy.output_dir)
+        self.private = moot_dirs()
+        """moot's own directories: hidden where they lie inside the workspace (`private`)."""
         self._engine: DockerClient | None = None
         self._container: Container | None = None
         self._shell = "/bin/sh"
@@ -316,6 +321,8 @@ class DockerSandbox:
         (a blocking call); missing protected directories are made first."""
         make_missing_dirs(self.policy, self.workspace)
         masks = self.policy.masks() if self.policy.masks is not None else SandboxMasks()
+        placed = place(private_paths(Path.home(), self.private), self.workspace)
+        masks = with_private(masks, placed) or masks
         return _Masks(masks, mask_ids(self.workspace, masks, self.policy.protected))
 
     def _refuse_while_busy(self, masks: _Masks) -> None:
@@ -367,7 +374,7 @@ class DockerSandbox:
         docker_image.remove_orphans(self._engine)
         empty = self.empty_file if masks else None
         spec = docker_image.container_spec(
-            self.policy, self.session_id, self.settings, masks, empty
+            self.policy, self.session_id, self.settings, masks, empty, self._outputs_to_show()
         )
         try:
             # create + start, not containers.run: run would try to pull a missing image.
@@ -392,6 +399,19 @@ class DockerSandbox:
         # goes with it; only a crash leaves it to the next session's cleanup_orphans().
         self._finalizer = weakref.finalize(self, docker_image.remove, container)
         return container
+
+    def _outputs_to_show(self) -> Path | None:
+        """The session's outputs directory, made now, to mount read-only: a command may `grep`
+        the full output a result names. None when it lies in the workspace (mounted already)
+        or cannot be made."""
+        directory = Path(os.path.realpath(self.outputs.directory))
+        if directory.is_relative_to(self.workspace):
+            return None
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return None
+        return directory
 
 
 class _Masks(msgspec.Struct, frozen=True):
