@@ -669,6 +669,124 @@ async def test_a_command_inherits_only_its_standard_streams(harness: Harness) ->
     assert result.stdout.split() == ["0", "1", "2"], result
 
 
+def _git_on_host(workspace: Path, *args: str) -> None:
+    identity = ["-c", "user.name=moot", "-c", "user.email=moot@example.invalid"]
+    subprocess.run(["git", *identity, *args], cwd=workspace, check=True, capture_output=True)
+
+
+def _secret_only_in_history(workspace: Path, how: str) -> None:
+    """A repository in `workspace` whose `.env` holds the secret only where `how` says: the
+    work tree then has none, or one git no longer tracks."""
+    shutil.rmtree(workspace / ".git")
+    (workspace / "a.txt").write_text("a\n")
+    env = workspace / ".env"
+    for args in (["init", "-q", "-b", "main"], ["add", "a.txt"], ["commit", "-q", "-m", "a"]):
+        _git_on_host(workspace, *args)
+    env.write_text(f"TOKEN={SECRET}\n")
+    if how in ("untracked since", "packed"):
+        _git_on_host(workspace, "add", ".env")
+        _git_on_host(workspace, "commit", "-q", "-m", "oops")
+        _git_on_host(workspace, "rm", "-q", "--cached", ".env")
+        _git_on_host(workspace, "commit", "-q", "-m", "untrack")
+        if how == "packed":
+            _git_on_host(workspace, "gc", "-q", "--prune=now")
+    elif how == "deleted since":
+        _git_on_host(workspace, "add", ".env")
+        _git_on_host(workspace, "commit", "-q", "-m", "oops")
+        _git_on_host(workspace, "rm", "-q", ".env")
+        _git_on_host(workspace, "commit", "-q", "-m", "gone")
+    elif how == "in the reflog":
+        _git_on_host(workspace, "add", ".env")
+        _git_on_host(workspace, "commit", "-q", "-m", "oops")
+        _git_on_host(workspace, "reset", "-q", "--hard", "HEAD~1")
+    elif how in ("stashed", "stash dropped"):
+        _git_on_host(workspace, "stash", "push", "-q", "--include-untracked")
+        if how == "stash dropped":
+            _git_on_host(workspace, "stash", "drop", "-q")
+    elif how == "staged, then reset":
+        _git_on_host(workspace, "add", ".env")
+        _git_on_host(workspace, "reset", "-q", ".env")
+    else:
+        raise AssertionError(how)
+
+
+_DIG = (
+    "ls -A .git; if command -v git >/dev/null; then git log -p --all; git log -g -p;"
+    " git stash list -p; git fsck --lost-found; git cat-file --batch-all-objects --batch;"
+    " fi; true"
+)
+"""Every way git in the shell could print a secret it holds."""
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "untracked since",
+        "deleted since",
+        "in the reflog",
+        "stashed",
+        "stash dropped",
+        "packed",
+        "staged, then reset",
+    ],
+)
+async def test_git_shows_nothing_of_a_hidden_file_in_its_history(
+    harness: Harness, how: str
+) -> None:
+    """The index tracks no hidden file, but git's objects hold one: `.git` is hidden whole."""
+    require_containment(harness)
+    _need_git()
+    _secret_only_in_history(harness.workspace, how)
+    harness.deny("Read(./.env)")
+
+    result = await harness.run(_DIG)
+
+    _no_secret(result)
+    assert "HEAD" not in result.stdout, result
+    assert (harness.workspace / ".git" / "HEAD").exists()
+
+
+async def test_git_works_when_its_history_holds_nothing_hidden(harness: Harness) -> None:
+    require_containment(harness)
+    _need_git()
+    _secret_only_in_history(harness.workspace, "untracked since")
+    harness.deny("Read(./other.env)")
+
+    result = await harness.run("cat .git/HEAD")
+
+    assert result.stdout == "ref: refs/heads/main\n", result
+
+
+async def test_a_linked_worktrees_repository_is_hidden_where_it_lies(
+    harness: Harness, moot_home: Path
+) -> None:
+    """A worktree's `.git` is a file naming the main repository's, elsewhere on the host
+    (outside /tmp here, so that bubblewrap would show it)."""
+    require_containment(harness)
+    _need_git()
+    main = moot_home.parent / f"{moot_home.name}-main"
+    main.mkdir()
+    try:
+        (main / ".env").write_text(f"TOKEN={SECRET}\n")
+        for args in (["init", "-q", "-b", "main"], ["add", ".env"], ["commit", "-q", "-m", "x"]):
+            _git_on_host(main, *args)
+        _git_on_host(main, "rm", "-q", ".env")
+        _git_on_host(main, "commit", "-q", "-m", "gone")
+        shutil.rmtree(harness.workspace)
+        _git_on_host(main, "worktree", "add", "-q", str(harness.workspace), "-b", "side")
+        harness.deny("Read(./.env)")
+
+        result = await harness.run(
+            f"cat .git; ls -A {main}/.git; if command -v git >/dev/null; then git log -p --all;"
+            f" git --git-dir={main}/.git log -p --all; fi; true"
+        )
+    finally:
+        shutil.rmtree(main)
+
+    _no_secret(result)
+    assert "HEAD" not in result.stdout and "objects" not in result.stdout, result
+
+
 # ---- the network and the host's sockets -------------------------------------------------
 
 
