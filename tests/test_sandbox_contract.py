@@ -120,7 +120,12 @@ async def test_writes_inside_the_workspace_reach_the_host(harness: Harness) -> N
 
 
 async def test_tmp_is_writable(harness: Harness) -> None:
-    result = await harness.run('f="${TMPDIR:-/tmp}/moot-contract"; echo t > "$f" && cat "$f"')
+    # A name of its own, removed after: on the host backend this is the host's /tmp, where a
+    # file another user left (CI runs this as root, then as an unprivileged user) is theirs.
+    name = f"moot-contract-{uuid.uuid4().hex}"
+    result = await harness.run(
+        f'f="${{TMPDIR:-/tmp}}/{name}"; echo t > "$f" && cat "$f"; rm -f "$f"'
+    )
 
     assert (result.exit_code, result.stdout) == (0, "t\n"), result.stderr
 

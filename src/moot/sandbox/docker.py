@@ -323,7 +323,8 @@ class DockerSandbox:
         masks = self.policy.masks() if self.policy.masks is not None else SandboxMasks()
         placed = place(private_paths(Path.home(), self.private), self.workspace)
         masks = with_private(masks, placed) or masks
-        return _Masks(masks, mask_ids(self.workspace, masks, self.policy.protected))
+        ids = mask_ids(self.workspace, masks, self.policy.protected, steady=placed.dirs)
+        return _Masks(masks, ids)
 
     def _refuse_while_busy(self, masks: _Masks) -> None:
         """Raise `MasksOutdated` when something runs in the container (it cannot go now)."""
@@ -420,7 +421,11 @@ class _Masks(msgspec.Struct, frozen=True):
 
 
 def mask_ids(
-    workspace: Path, masks: SandboxMasks, protected: tuple[str, ...] = ()
+    workspace: Path,
+    masks: SandboxMasks,
+    protected: tuple[str, ...] = (),
+    *,
+    steady: tuple[str, ...] = (),
 ) -> frozenset[MaskId]:
     """Each path the container mounts that exists, with what tells a replaced one from the one
     mounted: device and inode, and for a masked path the ctime (a new file may reuse an inode).
@@ -428,7 +433,9 @@ def mask_ids(
     Guarded and protected directories (`docker_image.guard_paths`, `protected_paths`) go
     without it, and so does a hidden `.git` (`moot.permissions.masks` hides it when git tracks
     a hidden file): a directory's ctime changes with every file made in it, and a git command
-    on the host writes in `.git` each time. A directory removed on the host and made again
+    on the host writes in `.git` each time; so do moot's own directories hidden in the
+    workspace (`steady`: SQLite makes and removes files in the data directory as it writes).
+    A directory removed on the host and made again
     with the same inode number goes unnoticed; only the host can do that (in the container
     each is a mount point).
     """
@@ -449,7 +456,7 @@ def mask_ids(
                 info = os.lstat(workspace / rel)
             except OSError:
                 continue
-            ctime = 0 if rel == ".git" else info.st_ctime_ns
+            ctime = 0 if rel == ".git" or rel in steady else info.st_ctime_ns
             ids.add((kind, rel, info.st_dev, info.st_ino, ctime))
     return frozenset(ids)
 

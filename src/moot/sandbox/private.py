@@ -93,7 +93,9 @@ def place(paths: Iterable[str], workspace: Path) -> Placed:
     files: set[str] = set()
     dirs: set[str] = set()
     for path in paths:
-        if path == root or _below(root, path):
+        if path == root:
+            continue  # `MOOT_HOME=.`: its data, config and cache directories are hidden instead
+        if _below(root, path):
             outside.update(_around(path, root))
         elif _below(path, root):
             rel = path[len(root) + 1 :]
