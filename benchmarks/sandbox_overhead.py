@@ -65,6 +65,7 @@ def _commit_all_but_denied(root: Path) -> None:
     """Make `root` a git repository with 100 commits of all it holds but what `_DENY` hides
     (ignored), so that the masks also ask whether git's history holds a hidden path."""
     (root / ".gitignore").write_text(".env\nsecrets/\n")
+    (root / "conf" / "app.toml").write_text("app = 1\n")  # not the hidden files' content
     identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     for index in range(100):

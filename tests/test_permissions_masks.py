@@ -644,3 +644,20 @@ def test_when_git_cannot_read_the_history_git_is_hidden(
     monkeypatch.setattr(git_history, "GIT_TIMEOUT", 0.000001)
 
     assert ".git" in masks(ws, "Read(./.env)").hidden_dirs
+
+
+@pytest.mark.parametrize("how", ["staged, then reset", "stashed, then dropped"])
+def test_a_source_sees_what_git_stored_since_its_last_call(ws: Path, how: str) -> None:
+    _commit(ws, "src/main.py")
+    (ws / ".gitignore").write_text("")  # so that `stash -u` takes `.env` along
+    source = CachedMaskSource(RuleSet(deny=["Read(./.env)"]), ws, clock=an_hour_on)
+    assert ".git" not in source().hidden_dirs
+
+    if how == "staged, then reset":
+        git(ws, "add", ".env")
+        git(ws, "reset", "-q", ".env")
+    else:
+        git(ws, "stash", "push", "-q", "--include-untracked")
+        git(ws, "stash", "drop", "-q")
+
+    assert ".git" in source().hidden_dirs

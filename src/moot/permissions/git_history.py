@@ -15,10 +15,13 @@ the current content of each hidden file is hashed as git would and looked up in 
 An older content that only such a blob holds is not found, nor the content of a file in a
 hidden directory (those are not listed).
 
-The answer is kept while the object store is unchanged: its directory, each loose-object
-directory and `pack/` (inode and mtime), and `info/alternates` (an object written changes the
-mtime of the directory it lands in). Commits already looked at are remembered, so after a
-commit only the new ones are read; the listing of commit ids costs ~0.5 s in a store of
+The answer is kept while nothing that git changes as it adds objects has changed: the index,
+`HEAD` and its reflog, `ORIG_HEAD`, `FETCH_HEAD`, `packed-refs`, the directories of branches,
+tags and remotes, `refs/stash` and its reflog, the object and pack directories and
+`info/alternates` (about 20 `stat`s). Objects written with plumbing alone (`git hash-object
+-w`, `commit-tree` with no ref moved) are not noticed until one of those changes; commands
+in the sandbox cannot write `.git` at all. Commits already looked at are remembered, so after
+a commit only the new ones are read; the listing of commit ids costs ~0.5 s in a store of
 480,000 objects (numpy), the names of all 75,000 commits ~5 s once. A store that changed in
 the last `RACY_NS` is looked at again next time, as `masks` does with directories. Whatever
 fails (git missing, a timeout, a store it cannot read) counts as exposed: fail closed.
@@ -121,7 +124,7 @@ class HistoryCache:
                 None,
                 None,
             )
-        state = _store_state(store.objects, clock() - RACY_NS)
+        state = _store_state(store, clock() - RACY_NS)
         files = _content_files(hidden_files)
         key = (state, rules_key, tuple(files))
         if state is not None and self._last is not None and self._last[0] == key:
@@ -160,29 +163,38 @@ def _any_covered(paths: set[str], covers: Covers) -> bool:
     return any(covers(directory, True) for directory in dirs)
 
 
-def _store_state(objects: str, since: int) -> tuple[object, ...] | None:
-    """The object store's identity now; None when it is missing or changed since `since`."""
+_OWN = ("index", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "logs/HEAD")
+"""What a worktree's own git directory holds that a new object comes with."""
+_SHARED = (
+    "packed-refs", "refs/heads", "refs/tags", "refs/remotes", "refs/stash", "logs/refs/stash",
+    "objects", "objects/pack", "objects/info/alternates",
+)  # fmt: skip
+"""What the common git directory holds that a new object comes with."""
+
+
+def _store_state(store: GitStore, since: int) -> tuple[object, ...] | None:
+    """What changes when objects come into the store, as git adds them (a commit moves HEAD
+    and its reflog, a stash `refs/stash` and its reflog, staging the index, a fetch
+    `FETCH_HEAD` and the remotes' refs, a clone or `gc` the packs); None when one of those
+    changed since `since` (it may change again within the same tick)."""
+    paths = [f"{store.git_dir}/{name}" for name in _OWN]
+    paths += [f"{store.common_dir}/{name}" for name in _SHARED]
     try:
-        top = os.stat(objects)
-        parts: list[tuple[object, ...]] = [(".", top.st_ino, top.st_mtime_ns)]
-        names = os.listdir(objects)
+        remotes = os.listdir(f"{store.common_dir}/refs/remotes")
     except OSError:
-        return None
-    for name in names:
+        remotes = []
+    paths += [f"{store.common_dir}/refs/remotes/{name}" for name in sorted(remotes)]
+    parts: list[tuple[object, ...]] = []
+    for path in paths:
         try:
-            info = os.lstat(f"{objects}/{name}")
+            info = os.stat(path)
         except OSError:
-            return None  # removed meanwhile (`git gc`): changing
-        if stat.S_ISDIR(info.st_mode):
-            parts.append((name, info.st_ino, info.st_mtime_ns))
-    try:
-        alternates = os.stat(f"{objects}/info/alternates")
-        parts.append(("alternates", alternates.st_size, alternates.st_mtime_ns))
-    except OSError:
-        pass
-    if any(part[2] >= since for part in parts if isinstance(part[2], int)):
-        return None
-    return tuple(sorted(parts, key=str))
+            parts.append((path,))
+            continue
+        if max(info.st_mtime_ns, info.st_ctime_ns) >= since:
+            return None
+        parts.append((path, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
+    return tuple(parts)
 
 
 def _git(store: GitStore, *args: str, stdin: bytes = b"") -> bytes | None:
