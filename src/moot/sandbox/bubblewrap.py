@@ -48,10 +48,11 @@ What it does not contain: anything readable on the host stays readable (except w
 hidden above); a missing `.git` can be created, hooks and all; a file deny rules cover can
 be created, and the command that made it (and a background command already running) may
 read it: it is masked from the next command on, and a background command already running
-may still rename the directories above it; a denied file that git tracks only in its
-history is readable through `.git` (see `moot.permissions.masks`), and so is one in a
-repository whose `.git` lies above the workspace; Unix sockets outside `/run` and `/tmp`
-stay reachable.
+may still rename the directories above it; a denied file in the history of a repository
+whose `.git` lies above the workspace, or of a nested one or a submodule, is readable through
+git (`moot.permissions.tracked` says what hides `.git`); Unix sockets outside `/run` and
+`/tmp` stay reachable, and with the network allowed so do the host's abstract sockets
+(D-Bus, X11); what uid 0 owns stays readable to a command moot runs as root.
 """
 
 from __future__ import annotations

@@ -27,9 +27,10 @@ with stale masks would show what the rules deny.
 
 What it does not contain: a missing `.git` can be created, hooks and all; a file deny rules
 cover can be created, and read by the command that made it (it is masked from the next command
-on, in a new container); a denied file that git tracks only in its history is readable through
-`.git` with an image that has git (see `moot.permissions.masks`). Only the workspace is mounted,
-so nothing else of the host is there to read.
+on, in a new container); a denied file in the history of a nested repository or a submodule
+is readable through git with an image that has git (`moot.permissions.tracked` says what
+hides `.git`). Only the workspace and the session's outputs directory are mounted, so nothing
+else of the host is there to read.
 
 Kill semantics match the local backends (`process.py`): on timeout, cancellation or `kill()`
 the command's whole tree gets SIGTERM, then SIGKILL after a grace period; and whatever a command
