@@ -8,7 +8,9 @@ The reference rows time the bare processes (`posix_spawn` and wait, no moot) for
 
 A third sandbox runs in a workspace of 2,000 files under deny rules (`Read(.env)`, which
 matches at any depth and so walks the tree, `Read(./secrets/**)` and `Edit(./conf/app.toml)`):
-what working out and binding the masks before each command costs. A fourth does the same in
+what working out and binding the masks before each command costs. That workspace is a git
+repository of 100 commits (the denied files ignored), so the masks also ask whether git's
+index or history holds a hidden path (`moot.permissions.tracked`). A fourth does the same in
 a workspace of 50,000 files, ten a directory as in `node_modules`. The session's mask source
 keeps what each directory held while it is unchanged, so these rows are its steady state:
 the trees are left still for `RACY_NS` first (a directory changed more recently is listed
@@ -20,6 +22,7 @@ the median of its later calls.
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +41,7 @@ TARGET = "bubblewrap - host <= 10 ms"
 _WARMUP = 5
 
 
+_GIT_NOTE = " in a git repository"
 _DENY = ("Read(.env)", "Read(./secrets/**)", "Edit(./conf/app.toml)")
 
 
@@ -55,6 +59,19 @@ def _populate(root: Path, files: int, *, per_directory: int | None = None) -> No
     for rel in (".env", "pkg3/.env", "secrets/key.pem", "conf/app.toml"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("SECRET=1\n")
+
+
+def _commit_all_but_denied(root: Path) -> None:
+    """Make `root` a git repository with 100 commits of all it holds but what `_DENY` hides
+    (ignored), so that the masks also ask whether git's history holds a hidden path."""
+    (root / ".gitignore").write_text(".env\nsecrets/\n")
+    (root / "conf" / "app.toml").write_text("app = 1\n")  # not the hidden files' content
+    identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    for index in range(100):
+        (root / "log.txt").write_text(f"{index}\n")
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        subprocess.run(["git", *identity, "commit", "-q", "-m", str(index)], cwd=root, check=True)
 
 
 def _time_masks(root: Path, runs: int) -> tuple[float, float, float]:
@@ -108,6 +125,7 @@ def run(*, quick: bool) -> list[Row]:
         sandboxes: dict[str, tuple[Sandbox, Path]] = {"host": (HostSandbox(policy), workspace)}
         denied = {2_000: Path(scratch).resolve() / "denied", big: Path(scratch).resolve() / "big"}
         _populate(denied[2_000], 2_000)
+        _commit_all_but_denied(denied[2_000])
         _populate(denied[big], big, per_directory=10)
         time.sleep(RACY_NS / 1e9)  # until the new directories' listings may be kept
         if why_not is None:
@@ -141,7 +159,8 @@ def run(*, quick: bool) -> list[Row]:
         Row("bubblewrap overhead per command (difference)", ms(sandboxed - host), TARGET),
         *(
             Row(
-                f"  with deny rules over {files:,} files (masks worked out and bound per command)",
+                f"  with deny rules over {files:,} files{_GIT_NOTE if files == 2_000 else ''}"
+                " (masks worked out and bound per command)",
                 ms(median(walls[f"bubblewrap, deny rules, {files:,} files"]) - host),
             )
             for files in denied

@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import shutil
+import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,6 +138,8 @@ class Harness:
     workspace: Path
     outside: Path
     """A directory beside the workspace, on the host."""
+    moot_home: Path
+    """`MOOT_HOME`, outside /tmp; the sandbox was made with it set."""
     denied: DenyRules = field(default_factory=DenyRules)
     """What the sandbox masks; from the next command on when changed."""
 
@@ -165,8 +169,20 @@ def require_containment(harness: Harness) -> None:
         pytest.skip(f"{harness.backend.name} contains nothing, by design")
 
 
+@pytest.fixture
+def moot_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """`MOOT_HOME` outside /tmp: bubblewrap shows a command the host's files but not its
+    /tmp, so moot's files must lie elsewhere for a test to see what the sandbox hides."""
+    home = Path(tempfile.mkdtemp(prefix="moot-contract-home-", dir="/var/tmp"))
+    monkeypatch.setenv("MOOT_HOME", str(home))
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.fixture(params=list(BACKENDS))
-async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Harness]:
+async def harness(
+    request: pytest.FixtureRequest, tmp_path: Path, moot_home: Path
+) -> AsyncIterator[Harness]:
     backend = BACKENDS[request.param]
     require(backend)
     workspace = tmp_path / "ws"
@@ -180,7 +196,7 @@ async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     policy = SandboxPolicy(workspace=workspace, masks=lambda: denied.masks(workspace))
     sandbox = backend.make(policy)
     try:
-        yield Harness(backend, sandbox, workspace.resolve(), outside, denied)
+        yield Harness(backend, sandbox, workspace.resolve(), outside, moot_home, denied)
     finally:
         await sandbox.close()
 

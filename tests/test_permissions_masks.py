@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from moot.permissions import git_history, tracked
 from moot.permissions import masks as masks_module
-from moot.permissions import tracked
 from moot.permissions.masks import (
     RACY_NS,
     CachedMaskSource,
@@ -582,3 +582,82 @@ def test_a_directory_nobody_may_list_is_hidden_whole(tmp_path: Path, cached: boo
         found = source() if cached else sandbox_masks(rules, tmp_path)
     assert found.hidden_dirs == ("cfg",)
     assert found.hidden_files == ()
+
+
+# ---- `.git`, when its history holds a hidden file (moot.permissions.git_history) ---------
+
+
+def _commit(ws: Path, *paths: str, message: str = "c") -> None:
+    git(ws, "add", "-f", *paths)
+    git(ws, "commit", "-q", "-m", message)
+
+
+def test_git_is_hidden_when_a_commit_named_a_covered_path_once(ws: Path) -> None:
+    _commit(ws, "src/main.py", "secrets/token")
+    git(ws, "rm", "-q", "-r", "--cached", "secrets")
+    git(ws, "commit", "-q", "-m", "untrack")
+
+    assert ".git" in masks(ws, "Read(secrets/**)").hidden_dirs
+    assert ".git" in masks(ws, "Read(./secrets/)").hidden_dirs, "a directory rule"
+    assert ".git" in masks(ws, "Read(token)").hidden_dirs, "a floating rule"
+    assert ".git" not in masks(ws, "Read(./.env)").hidden_dirs, "nothing of it committed"
+    assert ".git" not in masks(ws, "Edit(secrets/**)").hidden_dirs, "edits: history is no matter"
+
+
+def test_git_is_hidden_when_it_stored_a_hidden_files_content(ws: Path) -> None:
+    _commit(ws, "src/main.py")
+    (ws / "src" / "copy.txt").write_text((ws / ".env").read_text())
+    _commit(ws, "src/copy.txt")  # the same content, under a name the rules allow
+
+    assert ".git" in masks(ws, "Read(./.env)").hidden_dirs
+
+
+def test_a_source_reads_the_history_again_only_once_the_store_changed(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[set[str]] = []
+    paths_of = git_history._paths_of
+    monkeypatch.setattr(
+        git_history, "_paths_of", lambda store, new: read.append(new) or paths_of(store, new)
+    )
+    _commit(ws, "src/main.py")
+    source = CachedMaskSource(RuleSet(deny=["Read(./.env)"]), ws, clock=an_hour_on)
+
+    before = [source(), source()]
+    _commit(ws, "locked/a.txt")
+    between = source()
+    _commit(ws, ".env")
+    git(ws, "rm", "-q", "--cached", ".env")
+    git(ws, "commit", "-q", "-m", "untrack")  # the index no longer tells
+    after = source()
+
+    assert [".git" in m.hidden_dirs for m in [*before, between, after]] == [
+        False, False, False, True
+    ]  # fmt: skip
+    assert [len(new) for new in read] == [1, 1, 2], "each commit read once"
+
+
+def test_when_git_cannot_read_the_history_git_is_hidden(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _commit(ws, "src/main.py")
+    monkeypatch.setattr(git_history, "GIT_TIMEOUT", 0.000001)
+
+    assert ".git" in masks(ws, "Read(./.env)").hidden_dirs
+
+
+@pytest.mark.parametrize("how", ["staged, then reset", "stashed, then dropped"])
+def test_a_source_sees_what_git_stored_since_its_last_call(ws: Path, how: str) -> None:
+    _commit(ws, "src/main.py")
+    (ws / ".gitignore").write_text("")  # so that `stash -u` takes `.env` along
+    source = CachedMaskSource(RuleSet(deny=["Read(./.env)"]), ws, clock=an_hour_on)
+    assert ".git" not in source().hidden_dirs
+
+    if how == "staged, then reset":
+        git(ws, "add", ".env")
+        git(ws, "reset", "-q", ".env")
+    else:
+        git(ws, "stash", "push", "-q", "--include-untracked")
+        git(ws, "stash", "drop", "-q")
+
+    assert ".git" in source().hidden_dirs

@@ -95,15 +95,47 @@ def test_network_allowed_keeps_the_network_and_the_resolver(tmp_path: Path) -> N
     assert "/run/systemd/resolve" in pairs(args, "--ro-bind-try")
 
 
-def test_hidden_paths_become_empty(tmp_path: Path) -> None:
+@pytest.fixture
+def var_tmp() -> Iterator[Path]:
+    """A directory outside /tmp (which the sandbox replaces, so hides nothing in)."""
+    made = Path(tempfile.mkdtemp(prefix="moot-test-", dir="/var/tmp"))
+    yield made
+    shutil.rmtree(made)
+
+
+def test_hidden_paths_become_empty(var_tmp: Path) -> None:
+    (var_tmp / ".ssh").mkdir()
+    (var_tmp / ".npmrc").write_text("//registry/:_authToken=x\n")
+
+    args = args_for(var_tmp / "ws", hidden=[var_tmp / ".ssh", var_tmp / ".npmrc"])
+
+    assert str(var_tmp / ".ssh") in pairs(args, "--tmpfs")
+    assert str(var_tmp / ".ssh") in pairs(args, "--remount-ro")
+    assert args[args.index(str(var_tmp / ".npmrc")) - 1] == "/dev/null"
+
+
+def test_only_the_sessions_outputs_show_in_the_hidden_data_dir(var_tmp: Path) -> None:
+    data, outputs = var_tmp / "data", var_tmp / "data" / "outputs" / "s1"
+    outputs.mkdir(parents=True)
+
+    args = bwrap_args(
+        "bwrap", workspace=var_tmp / "ws", protected=(), network=False, tmp=var_tmp / "t",
+        cwd=var_tmp / "ws", hidden=[data], reveal=outputs,
+    )  # fmt: skip
+
+    start = args.index("--tmpfs", args.index("/run"))
+    assert args[start : start + 7] == [
+        "--tmpfs", str(data), "--ro-bind-try", str(outputs), str(outputs),
+        "--remount-ro", str(data),
+    ]  # fmt: skip
+
+
+def test_nothing_in_the_sandboxs_own_tmp_is_hidden(tmp_path: Path) -> None:
     (tmp_path / ".ssh").mkdir()
-    (tmp_path / ".npmrc").write_text("//registry/:_authToken=x\n")
 
-    args = args_for(tmp_path / "ws", hidden=[tmp_path / ".ssh", tmp_path / ".npmrc"])
+    args = args_for(tmp_path / "ws", hidden=[tmp_path / ".ssh"])
 
-    assert str(tmp_path / ".ssh") in pairs(args, "--tmpfs")
-    assert str(tmp_path / ".ssh") in pairs(args, "--remount-ro")
-    assert args[args.index(str(tmp_path / ".npmrc")) - 1] == "/dev/null"
+    assert str(tmp_path / ".ssh") not in args
 
 
 def test_masks_come_after_the_workspace_parents_first(tmp_path: Path) -> None:
@@ -255,7 +287,8 @@ def test_a_stale_entry_is_probed_again(
 
     new_start()
     assert NO_NAMESPACES in (bwrap_unavailable(str(fake)) or "")
-    assert runs(log) == ["--ro-bind", "--version", "--ro-bind"]
+    tries = ["--ro-bind"] * len(bubblewrap.ISOLATIONS)
+    assert runs(log) == ["--ro-bind", "--version", *tries]
 
 
 def test_a_failed_probe_is_not_remembered(fake_bwrap: tuple[Path, Path, Path]) -> None:
@@ -267,7 +300,37 @@ def test_a_failed_probe_is_not_remembered(fake_bwrap: tuple[Path, Path, Path]) -
 
     new_start()
     assert bwrap_unavailable(str(fake)) is None
-    assert runs(log) == ["--ro-bind", "--ro-bind", "--version"]
+    tries = ["--ro-bind"] * len(bubblewrap.ISOLATIONS)
+    assert runs(log) == [*tries, "--ro-bind", "--version"]
+
+
+def test_the_strongest_isolation_that_works_is_used_and_remembered(tmp_path: Path) -> None:
+    """Where the kernel allows no user namespace (inside many containers), commands still run
+    with every capability dropped; the next start knows it without probing."""
+    log, fake = tmp_path / "runs.log", tmp_path / "bwrap"
+    fake.write_text(
+        f'#!/bin/sh\necho "$*" >> {log}\n'
+        'case " $* " in *" --unshare-user "*) echo "bwrap: No permissions" >&2; exit 1;; esac\n'
+        '[ "$1" = --version ] && echo "bubblewrap 9.9"\nexit 0\n'
+    )
+    fake.chmod(0o755)
+    new_start()
+
+    assert bwrap_unavailable(str(fake)) is None
+    assert bubblewrap.isolation_args(str(fake)) == ("--cap-drop", "ALL")
+    probes = [line for line in runs(log) if line.startswith("--ro-bind")]
+    assert ["--unshare-user" in p for p in probes] == [True, True, False]
+    new_start()
+    assert bubblewrap.isolation_args(str(fake)) == ("--cap-drop", "ALL")
+    assert len(runs(log)) == len(probes) + 1, "remembered: nothing ran again (but --version)"
+
+
+def test_every_command_drops_every_capability(tmp_path: Path) -> None:
+    args = args_for(tmp_path)
+
+    assert args[args.index("--cap-drop") + 1] == "ALL"
+    for path in bubblewrap.PROC_READ_ONLY:
+        assert args.index(path) > args.index("--proc"), "read-only over the fresh /proc"
 
 
 async def test_a_sandbox_that_stopped_working_says_so_and_is_probed_at_the_next_start(
@@ -388,6 +451,25 @@ async def test_credential_files_are_hidden(fake_home: Path, workspace: Path) -> 
 
     assert code == 0
     assert out == "ordinary\n"
+
+
+async def test_a_symlinked_credential_directory_is_hidden_where_it_leads(
+    fake_home: Path, workspace: Path, var_tmp: Path
+) -> None:
+    """Dotfiles managers (stow, chezmoi) make `~/.aws` a link into a repository of them."""
+    require(BACKENDS["bubblewrap"])
+    (var_tmp / "dotfiles" / "aws").mkdir(parents=True)
+    (var_tmp / "dotfiles" / "aws" / "credentials").write_text("aws_secret=AWS-SECRET\n")
+    os.symlink(var_tmp / "dotfiles" / "aws", fake_home / ".aws")
+    sandbox = BubblewrapSandbox(SandboxPolicy(workspace))
+    try:
+        code, out, _ = await run(
+            sandbox, f"cat ~/.aws/credentials {var_tmp}/dotfiles/aws/credentials; true"
+        )
+    finally:
+        await sandbox.close()
+
+    assert (code, out) == (0, "")
 
 
 async def test_a_denied_link_to_a_file_outside_masks_the_file(

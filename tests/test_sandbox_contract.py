@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import socket
 import stat
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import sandbox_contract
-from moot.sandbox.base import CommandResult
+from moot.sandbox.base import CommandResult, SandboxPolicy
 from sandbox_contract import (
     Harness,
     gone,
@@ -32,6 +34,7 @@ from sandbox_contract import (
 )
 
 harness = sandbox_contract.harness
+moot_home = sandbox_contract.moot_home
 """The fixture: one sandbox per backend in `sandbox_contract.BACKENDS`, over a fresh workspace."""
 
 # ---- running a command ------------------------------------------------------------------
@@ -117,7 +120,12 @@ async def test_writes_inside_the_workspace_reach_the_host(harness: Harness) -> N
 
 
 async def test_tmp_is_writable(harness: Harness) -> None:
-    result = await harness.run('f="${TMPDIR:-/tmp}/moot-contract"; echo t > "$f" && cat "$f"')
+    # A name of its own, removed after: on the host backend this is the host's /tmp, where a
+    # file another user left (CI runs this as root, then as an unprivileged user) is theirs.
+    name = f"moot-contract-{uuid.uuid4().hex}"
+    result = await harness.run(
+        f'f="${{TMPDIR:-/tmp}}/{name}"; echo t > "$f" && cat "$f"; rm -f "$f"'
+    )
 
     assert (result.exit_code, result.stdout) == (0, "t\n"), result.stderr
 
@@ -394,6 +402,396 @@ async def test_git_is_left_alone_when_no_hidden_file_is_tracked(harness: Harness
     assert result.exit_code != 0 and not on_host(harness.workspace / ".git" / "x")
 
 
+# ---- moot's own files ------------------------------------------------------------------
+
+
+def _moots_files(home: Path) -> list[Path]:
+    """What moot keeps under `home` (as MOOT_HOME lays it out), each holding the secret."""
+    files = [
+        home / "data" / "sessions.db",
+        home / "data" / "outputs" / "another-session" / "cmd-0001.txt",
+        home / "config" / "keys.json",
+        home / "config" / "settings.json",
+        home / "cache" / "repomap" / "index",
+    ]
+    for path in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{SECRET}\n")
+    return files
+
+
+async def test_moots_own_files_are_out_of_sight(harness: Harness) -> None:
+    """The session store holds every session's transcript (and what denied files held before
+    an edit); settings and saved keys hold keys. No command, in any project, reads them."""
+    require_containment(harness)
+    files = _moots_files(harness.moot_home)
+
+    result = await harness.run(
+        f"cat {' '.join(map(str, files))}; ls -AR {harness.moot_home};"
+        f" grep -r hunter2 {harness.moot_home}; true"
+    )
+
+    _no_secret(result)
+    assert "sessions.db" not in result.stdout and "another-session" not in result.stdout
+
+
+async def test_a_command_reads_its_own_sessions_saved_output(harness: Harness) -> None:
+    """The one part of moot's files a command sees, read-only: the full output a result
+    names, so that the model can `grep` it in the shell."""
+    long = await harness.run("seq 1 30000")
+    assert long.output_file is not None
+
+    result = await harness.run(f"tail -n 1 {long.output_file}; touch {long.output_file}.x")
+
+    assert result.stdout == "30000\n", result
+    if harness.backend.contained:
+        assert result.exit_code != 0 and not on_host(Path(f"{long.output_file}.x"))
+
+
+async def test_moots_files_inside_the_workspace_are_hidden_and_stay_put(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`MOOT_HOME=.moot-home` in a project: hidden like a denied path, directories above it
+    guarded, so that renaming one cannot carry it out of sight of the next command."""
+    require_containment(harness)
+    home = harness.workspace / "sub" / ".moot-home"
+    files = _moots_files(home)
+    monkeypatch.setenv("MOOT_HOME", str(home))
+    sandbox = harness.backend.make(SandboxPolicy(workspace=harness.workspace))
+    try:
+        run = functools.partial(sandbox.run, cwd=harness.workspace, env=os.environ, timeout=30)
+        first = await run("grep -r hunter2 .; mv sub sub2; mv sub/.moot-home x; true")
+        second = await run("grep -r hunter2 .; true")
+    finally:
+        await sandbox.close()
+
+    _no_secret(first)
+    _no_secret(second)
+    assert all(path.read_text() == f"{SECRET}\n" for path in files), "where it was"
+
+
+async def test_a_moot_home_holding_the_workspace_shows_only_the_workspace(
+    harness: Harness, moot_home: Path
+) -> None:
+    require_containment(harness)
+    _moots_files(moot_home)
+    workspace = moot_home / "projects" / "app"
+    workspace.mkdir(parents=True)
+    (workspace / "mine.txt").write_text("mine\n")
+    (moot_home / "projects" / "other").mkdir()
+    (moot_home / "projects" / "other" / "theirs.txt").write_text(f"{SECRET}\n")
+    sandbox = harness.backend.make(SandboxPolicy(workspace=workspace))
+    try:
+        result = await sandbox.run(
+            f"cat mine.txt; echo more >> mine.txt; grep -r hunter2 {moot_home}; true",
+            cwd=workspace,
+            env=os.environ,
+            timeout=30,
+        )
+    finally:
+        await sandbox.close()
+
+    _no_secret(result)
+    assert result.stdout == "mine\n", result
+    assert (workspace / "mine.txt").read_text() == "mine\nmore\n"
+
+
+async def test_credentials_in_a_workspace_that_is_the_home_directory_are_hidden(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_containment(harness)
+    (harness.workspace / ".ssh").mkdir()
+    (harness.workspace / ".ssh" / "id_ed25519").write_text(f"{SECRET}\n")
+    (harness.workspace / ".netrc").write_text(f"password {SECRET}\n")
+    monkeypatch.setenv("HOME", str(harness.workspace))
+
+    result = await harness.run("cat .ssh/id_ed25519 .netrc; grep -r hunter2 .; true")
+
+    _no_secret(result)
+
+
+# ---- root is no stronger than another user ---------------------------------------------
+# moot runs as root in containers, CI and devcontainers. A command with root's capabilities
+# could unmount a mask and read what lies under it, remount `/` writable, unmount `/run` to
+# reach the host's sockets, make a device node of the disk, or open a file by its handle
+# (CAP_DAC_READ_SEARCH) past every mount. These tests mean most when run as root, as CI
+# runs them (and once more as an unprivileged user).
+
+_NO_CAPABILITIES = "0000000000000000"
+
+
+async def test_commands_hold_no_capabilities(harness: Harness) -> None:
+    require_containment(harness)
+
+    result = await harness.run("grep -E '^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs):' /proc/self/status")
+
+    fields = dict(line.split(":", 1) for line in result.stdout.splitlines())
+    fields = {name: value.strip() for name, value in fields.items()}
+    assert fields == {
+        "CapInh": _NO_CAPABILITIES,
+        "CapPrm": _NO_CAPABILITIES,
+        "CapEff": _NO_CAPABILITIES,
+        "CapAmb": _NO_CAPABILITIES,
+        "NoNewPrivs": "1",
+    }, result
+
+
+async def test_a_mask_cannot_be_unmounted(harness: Harness) -> None:
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    (harness.workspace / "secrets").mkdir()
+    (harness.workspace / "secrets" / "key").write_text(f"{SECRET}\n")
+    harness.deny("Read(./.env)", "Read(secrets/**)")
+
+    result = await harness.run(
+        "for m in .env secrets; do umount $m; umount -l $m; done;"
+        " unshare -Urm sh -c 'umount -l .env; umount -l secrets; cat .env secrets/key';"
+        " unshare -Um sh -c 'umount -l .env; cat .env'; cat .env secrets/key; true"
+    )
+
+    _no_secret(result)
+
+
+_UNMOUNT_BY_SYSCALL = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWUSER, CLONE_NEWNS, MNT_DETACH, MS_REMOUNT, MS_BIND = 0x10000000, 0x20000, 2, 32, 4096
+for flags in (0, CLONE_NEWUSER | CLONE_NEWNS):
+    if flags and libc.unshare(flags) != 0:
+        print("unshare:", os.strerror(ctypes.get_errno()))
+        continue
+    for target in (b".env", b"secrets", b"/run"):
+        libc.umount2(target, MNT_DETACH)
+    libc.mount(None, b"/", None, MS_REMOUNT | MS_BIND, None)
+    for path in (".env", "secrets/key"):
+        try:
+            print(open(path).read())
+        except OSError as error:
+            print(path, error)
+"""
+
+
+async def test_no_system_call_lifts_a_mask(harness: Harness) -> None:
+    """What `umount` and `unshare` do, without the programs' own checks: the calls
+    themselves, once as the command is and once in a user namespace of its own (where the
+    kernel must keep the mounts it inherited locked together)."""
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    (harness.workspace / "secrets").mkdir()
+    (harness.workspace / "secrets" / "key").write_text(f"{SECRET}\n")
+    (harness.workspace / "lift.py").write_text(_UNMOUNT_BY_SYSCALL)
+    harness.deny("Read(./.env)", "Read(secrets/**)")
+    python = sys.executable  # the host's; the Docker image has no Python, so it skips there
+
+    result = await harness.run(f"if [ -x {python} ]; then {python} lift.py; fi")
+
+    _no_secret(result)
+
+
+async def test_the_read_only_mounts_cannot_be_made_writable(
+    harness: Harness, var_tmp_target: Path
+) -> None:
+    require_containment(harness)
+    (harness.workspace / "locked.txt").write_text("original\n")
+    harness.deny("Edit(./locked.txt)")
+
+    result = await harness.run(
+        "for m in / /var/tmp .git locked.txt; do mount -o remount,rw $m;"
+        " mount -o remount,bind,rw $m; done;"
+        f" echo x > {var_tmp_target}; echo x > .git/config; echo x > locked.txt; true"
+    )
+
+    assert not on_host(var_tmp_target), result
+    assert (harness.workspace / ".git" / "config").read_text() == "[core]\n"
+    assert (harness.workspace / "locked.txt").read_text() == "original\n"
+
+
+async def test_no_device_node_can_be_made(harness: Harness) -> None:
+    """A node of the disk (or of memory) would read every file past the mounts."""
+    require_containment(harness)
+
+    result = await harness.run(
+        "for at in /tmp/moot-disk ./moot-disk; do mknod $at b 8 0 && echo made $at;"
+        " mknod $at-mem c 1 1 && echo made $at-mem; done; true"
+    )
+
+    assert "made" not in result.stdout, result
+    assert "mknod" in result.stderr, "mknod ran (and failed)"
+    assert not on_host(harness.workspace / "moot-disk")
+
+
+async def test_kernel_settings_cannot_be_changed(harness: Harness) -> None:
+    """`core_pattern` and `uevent_helper` name programs the kernel runs as root on the host.
+    A command writes back the value it reads: should the write go through, nothing changes,
+    and the test fails."""
+    require_containment(harness)
+
+    result = await harness.run(
+        "mount -o remount,rw /proc/sys; mount -o remount,rw /sys;"
+        " for f in /proc/sys/kernel/core_pattern /sys/kernel/uevent_helper; do"
+        ' [ -e $f ] || continue; v=$(cat $f); printf "%s\\n" "$v" > $f && echo changed $f; done;'
+        " true"
+    )
+
+    assert "changed" not in result.stdout, result
+
+
+@pytest.fixture
+def host_sleeper() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A `sleep` running on the host, and the marker in its arguments."""
+    sleeper = marker()
+    process = subprocess.Popen(["sleep", sleeper])
+    yield process, sleeper
+    process.kill()
+    process.wait()
+
+
+async def test_the_hosts_processes_are_out_of_reach(
+    harness: Harness, host_sleeper: tuple[subprocess.Popen[bytes], str]
+) -> None:
+    require_containment(harness)
+    host, sleeper = host_sleeper
+
+    result = await harness.run(
+        f"kill -9 {host.pid}; cat /proc/{host.pid}/cmdline /proc/{os.getpid()}/cmdline"
+        f" /proc/{os.getpid()}/environ; ls /proc/{os.getpid()}/fd; true"
+    )
+
+    assert host.poll() is None, "the command killed a process of the host"
+    assert sleeper not in result.stdout and "pytest" not in result.stdout, result
+
+
+async def test_a_command_inherits_only_its_standard_streams(harness: Harness) -> None:
+    """A descriptor of a host directory (bubblewrap binds guards from descriptors) would lead
+    past every mount with `openat(fd, "..")`."""
+    (harness.workspace / "sec" / "b").mkdir(parents=True)
+    (harness.workspace / "sec" / "b" / "key").write_text(f"{SECRET}\n")
+    if harness.backend.contained:
+        harness.deny("Read(./sec/b/key)")  # guards `sec` and `sec/b`
+
+    result = await harness.run("ls /proc/$$/fd; true")  # `; true`: bash forks `ls`
+
+    assert result.stdout.split() == ["0", "1", "2"], result
+
+
+def _git_on_host(workspace: Path, *args: str) -> None:
+    identity = ["-c", "user.name=moot", "-c", "user.email=moot@example.invalid"]
+    subprocess.run(["git", *identity, *args], cwd=workspace, check=True, capture_output=True)
+
+
+def _secret_only_in_history(workspace: Path, how: str) -> None:
+    """A repository in `workspace` whose `.env` holds the secret only where `how` says: the
+    work tree then has none, or one git no longer tracks."""
+    shutil.rmtree(workspace / ".git")
+    (workspace / "a.txt").write_text("a\n")
+    env = workspace / ".env"
+    for args in (["init", "-q", "-b", "main"], ["add", "a.txt"], ["commit", "-q", "-m", "a"]):
+        _git_on_host(workspace, *args)
+    env.write_text(f"TOKEN={SECRET}\n")
+    if how in ("untracked since", "packed"):
+        _git_on_host(workspace, "add", ".env")
+        _git_on_host(workspace, "commit", "-q", "-m", "oops")
+        _git_on_host(workspace, "rm", "-q", "--cached", ".env")
+        _git_on_host(workspace, "commit", "-q", "-m", "untrack")
+        if how == "packed":
+            _git_on_host(workspace, "gc", "-q", "--prune=now")
+    elif how == "deleted since":
+        _git_on_host(workspace, "add", ".env")
+        _git_on_host(workspace, "commit", "-q", "-m", "oops")
+        _git_on_host(workspace, "rm", "-q", ".env")
+        _git_on_host(workspace, "commit", "-q", "-m", "gone")
+    elif how == "in the reflog":
+        _git_on_host(workspace, "add", ".env")
+        _git_on_host(workspace, "commit", "-q", "-m", "oops")
+        _git_on_host(workspace, "reset", "-q", "--hard", "HEAD~1")
+    elif how in ("stashed", "stash dropped"):
+        _git_on_host(workspace, "stash", "push", "-q", "--include-untracked")
+        if how == "stash dropped":
+            _git_on_host(workspace, "stash", "drop", "-q")
+    elif how == "staged, then reset":
+        _git_on_host(workspace, "add", ".env")
+        _git_on_host(workspace, "reset", "-q", ".env")
+    else:
+        raise AssertionError(how)
+
+
+_DIG = (
+    "ls -A .git; if command -v git >/dev/null; then git log -p --all; git log -g -p;"
+    " git stash list -p; git fsck --lost-found; git cat-file --batch-all-objects --batch;"
+    " fi; true"
+)
+"""Every way git in the shell could print a secret it holds."""
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "untracked since",
+        "deleted since",
+        "in the reflog",
+        "stashed",
+        "stash dropped",
+        "packed",
+        "staged, then reset",
+    ],
+)
+async def test_git_shows_nothing_of_a_hidden_file_in_its_history(
+    harness: Harness, how: str
+) -> None:
+    """The index tracks no hidden file, but git's objects hold one: `.git` is hidden whole."""
+    require_containment(harness)
+    _need_git()
+    _secret_only_in_history(harness.workspace, how)
+    harness.deny("Read(./.env)")
+
+    result = await harness.run(_DIG)
+
+    _no_secret(result)
+    assert "HEAD" not in result.stdout, result
+    assert (harness.workspace / ".git" / "HEAD").exists()
+
+
+async def test_git_works_when_its_history_holds_nothing_hidden(harness: Harness) -> None:
+    require_containment(harness)
+    _need_git()
+    _secret_only_in_history(harness.workspace, "untracked since")
+    harness.deny("Read(./other.env)")
+
+    result = await harness.run("cat .git/HEAD")
+
+    assert result.stdout == "ref: refs/heads/main\n", result
+
+
+async def test_a_linked_worktrees_repository_is_hidden_where_it_lies(
+    harness: Harness, moot_home: Path
+) -> None:
+    """A worktree's `.git` is a file naming the main repository's, elsewhere on the host
+    (outside /tmp here, so that bubblewrap would show it)."""
+    require_containment(harness)
+    _need_git()
+    main = moot_home.parent / f"{moot_home.name}-main"
+    main.mkdir()
+    try:
+        (main / ".env").write_text(f"TOKEN={SECRET}\n")
+        for args in (["init", "-q", "-b", "main"], ["add", ".env"], ["commit", "-q", "-m", "x"]):
+            _git_on_host(main, *args)
+        _git_on_host(main, "rm", "-q", ".env")
+        _git_on_host(main, "commit", "-q", "-m", "gone")
+        shutil.rmtree(harness.workspace)
+        _git_on_host(main, "worktree", "add", "-q", str(harness.workspace), "-b", "side")
+        harness.deny("Read(./.env)")
+
+        result = await harness.run(
+            f"cat .git; ls -A {main}/.git; if command -v git >/dev/null; then git log -p --all;"
+            f" git --git-dir={main}/.git log -p --all; fi; true"
+        )
+    finally:
+        shutil.rmtree(main)
+
+    _no_secret(result)
+    assert "HEAD" not in result.stdout and "objects" not in result.stdout, result
+
+
 # ---- the network and the host's sockets -------------------------------------------------
 
 
@@ -453,15 +851,18 @@ def _unix_server(path: Path) -> socket.socket:
 
 async def test_the_hosts_unix_sockets_are_out_of_reach(harness: Harness) -> None:
     """A Unix socket (the Docker socket, the ssh agent, D-Bus) works across a read-only bind:
-    the sandbox must not show the host's /tmp and /run, where they live."""
+    the sandbox must not show the host's /tmp and /run, where they live, nor let a command
+    unmount what covers them."""
     require_containment(harness)
     paths = [harness.outside / "agent.sock"]
     if os.access("/run", os.W_OK):
         paths.append(Path("/run") / f"moot-contract-{uuid.uuid4().hex[:8]}.sock")
     servers = [_unix_server(path) for path in paths]
+    docker = [p for p in ("/run/docker.sock", "/var/run/docker.sock") if on_host(Path(p))]
     try:
-        checks = " ; ".join(f"[ -e {path} ] && echo visible: {path}" for path in paths)
-        result = await harness.run(f"{checks}; true")
+        unmount = "for m in /run /var/run /tmp; do umount $m; umount -l $m; done"
+        checks = " ; ".join(f"[ -e {path} ] && echo visible: {path}" for path in paths + docker)
+        result = await harness.run(f"{unmount}; {checks}; true")
     finally:
         for server, path in zip(servers, paths, strict=True):
             server.close()

@@ -49,6 +49,8 @@ on_docker = pytest.mark.parametrize("harness", ["docker"], indirect=True)
 harness = sandbox_contract.harness
 tcp_server = contract.tcp_server
 var_tmp_target = contract.var_tmp_target
+host_sleeper = contract.host_sleeper
+moot_home = sandbox_contract.moot_home
 
 
 def _on_docker(test: Callable[..., Any]) -> Callable[..., Any]:
@@ -133,7 +135,13 @@ async def test_the_container_is_confined_limited_and_labelled(
     assert host["NanoCpus"] == int(min(2, os.cpu_count() or 1) * 1e9)
     assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
     ws = harness.workspace
-    assert mounts == {str(ws): True, str(ws / ".git"): False, str(ws / ".moot"): False}
+    outputs = str(sandbox.outputs.directory)  # the session's own, read-only; nothing else
+    assert mounts == {
+        str(ws): True,
+        str(ws / ".git"): False,
+        str(ws / ".moot"): False,
+        outputs: False,
+    }
     labels = attrs["Config"]["Labels"]
     assert labels["moot.session"] == sandbox.session_id
     assert labels["moot.pid"] == str(os.getpid())

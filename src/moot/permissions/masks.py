@@ -8,10 +8,10 @@ mask (`SandboxMasks`), and the backends apply them to every command:
 - `Read(...)`: each existing file or directory a rule covers is hidden: an empty read-only
   file or directory takes its place. A covered directory is hidden whole and not walked.
 - `Edit(...)`, `Write(...)`: each existing file or directory a rule covers is read-only.
-- `.git` is hidden whole when its index tracks a hidden file (`moot.permissions.tracked`):
-  git would show it otherwise (`git diff` prints its lines as deleted, `git show HEAD:.env`
-  reads it). Not contained: a denied file that is only in git's history, not in the index,
-  can still be read with `git log -p`.
+- `.git` is hidden whole when git would show what `Read(...)` rules hide: its index tracks a
+  hidden file, or a commit in its object store (history, stashes, reflogs, packs) names a
+  covered path (`moot.permissions.tracked`): `git diff` would print a masked file's lines as
+  deleted, `git show HEAD:.env` and `git log -p --all` read it from the object store.
 
 The walk sees every file, gitignored ones included (`.env` usually is), and follows no
 symlink. A symlink a rule covers has its target masked instead (inside the sandbox the link
@@ -96,7 +96,7 @@ def sandbox_masks(rules: RuleSet, root: Path, tracked: TrackedCache | None = Non
         return SandboxMasks()
     for start in _starts(found.hiders + found.lockers):
         found.walk(start)
-    return hide_git_if_tracked(found.masks(), found.base, tracked)
+    return found.with_git(tracked)
 
 
 class CachedMaskSource:
@@ -118,7 +118,7 @@ class CachedMaskSource:
         self.root = root
         self._clock = clock
         self._lock = threading.Lock()
-        self._tracked = TrackedCache()
+        self._tracked = TrackedCache(clock)
         self._listings: dict[str, _Listing] = {}
         self._key: tuple[object, ...] | None = None
 
@@ -135,7 +135,7 @@ class CachedMaskSource:
             for start in _starts(found.hiders + found.lockers):
                 found.walk(start)
             self._listings = found.kept  # the directories gone since are forgotten
-            return hide_git_if_tracked(found.masks(), found.base, self._tracked)
+            return found.with_git(self._tracked)
 
 
 def _found(rules: RuleSet, root: Path) -> _Found | None:
@@ -362,6 +362,17 @@ class _Found(msgspec.Struct):
             self.read_only.add(rel)
             return is_dir and bool(self.hiders)  # files below may still need hiding
         return is_dir
+
+    def with_git(self, tracked: TrackedCache | None) -> SandboxMasks:
+        """`masks()`, with `.git` hidden when git would show what the rules hide."""
+        covers = None
+        if self.hiders:
+
+            def covers(rel: str, is_dir: bool) -> bool:
+                return any(m.matches(rel, is_dir) for m in self.hiders)
+
+        key = tuple(m.key for m in self.hiders)
+        return hide_git_if_tracked(self.masks(), self.base, tracked, covers, key)
 
     def masks(self) -> SandboxMasks:
         """What was found, without paths another mask already covers."""

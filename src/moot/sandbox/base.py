@@ -126,8 +126,8 @@ class SandboxPolicy(msgspec.Struct, frozen=True):
     repository (what a command can write into a `.git` it makes is not contained)."""
     output_dir: Path | None = None
     """Where the full output of a command longer than the cap is saved, on the host; None:
-    `<workspace>/.moot/outputs/<time>-<random>/`. Keep it inside the workspace: the model
-    reads these files with the `read` tool, which never leaves it (see `output.py`)."""
+    `<data dir>/outputs/<time>-<random>/` (see `output.py`). Commands see it read-only, the
+    only part of moot's own directories they see (`private`)."""
     masks: MaskSource | None = None
     """The workspace paths deny rules hide or make read-only, asked for before each command;
     None: nothing is masked (`moot.permissions.masks.mask_source` builds one from the

@@ -10,8 +10,11 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
 - `/run` is an empty tmpfs: the host's Unix sockets live there (the Docker socket is root on the
   host; D-Bus can ask systemd to run anything; the ssh agent signs as the user). A read-only
   bind does not stop `connect()` on a socket, so hiding them is the only defence. Credential
-  files in the home directory (`HIDDEN_IN_HOME`) and moot's saved keys are hidden too.
-- A minimal `/dev`, a fresh `/proc`; new PID, IPC, UTS (and cgroup) namespaces, so a command
+  files in the home directory (`private.HIDDEN_IN_HOME`), moot's own directories (the session store
+  with every transcript, settings, saved keys, caches) and `MOOT_HOME` are hidden too, where
+  they really lie, but for the session's own outputs directory, read-only (`private`).
+- A minimal `/dev`, a fresh `/proc` with the kernel's settings in it read-only
+  (`PROC_READ_ONLY`); new PID, IPC, UTS (and cgroup) namespaces, so a command
   sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
   kill everything in it. `--new-session` keeps a command from pushing keys into the terminal.
 - What the permission deny rules cover (`policy.masks`, asked for before each command, so a
@@ -30,6 +33,14 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   could then still win the race.
 - `policy.made_when_missing` (`.moot`) is made on the host when missing, before it is bound
   read-only: a command cannot create it and write settings (hooks) into it.
+- No privileges: every capability is dropped (`--cap-drop ALL`: bubblewrap keeps them all
+  for root, who could then unmount the masks, remount `/` writable, unmount `/run` to reach
+  the host's sockets, or open a masked file by handle), in a user namespace of its own that
+  cannot make another where the kernel allows it (`ISOLATIONS`, probed once), and bubblewrap
+  sets no-new-privileges, so no set-uid program gives any back. Root inside is then no
+  stronger than another user: it reads and writes what uid 0 owns where the mounts let it
+  (and so cannot write a workspace file another user owns, nor `chown`: `tar` as root
+  needs `--no-same-owner`).
 - No network (`--unshare-net`: only a loopback of its own) unless `policy.network`.
 - The environment is scrubbed of secrets (`env.scrub_env`); `TMPDIR=/tmp`.
 
@@ -37,10 +48,11 @@ What it does not contain: anything readable on the host stays readable (except w
 hidden above); a missing `.git` can be created, hooks and all; a file deny rules cover can
 be created, and the command that made it (and a background command already running) may
 read it: it is masked from the next command on, and a background command already running
-may still rename the directories above it; a denied file that git tracks only in its
-history is readable through `.git` (see `moot.permissions.masks`), and so is one in a
-repository whose `.git` lies above the workspace; Unix sockets outside `/run` and `/tmp`
-stay reachable.
+may still rename the directories above it; a denied file in the history of a repository
+whose `.git` lies above the workspace, or of a nested one or a submodule, is readable through
+git (`moot.permissions.tracked` says what hides `.git`); Unix sockets outside `/run` and
+`/tmp` stay reachable, and with the network allowed so do the host's abstract sockets
+(D-Bus, X11); what uid 0 owns stays readable to a command moot runs as root.
 """
 
 from __future__ import annotations
@@ -52,8 +64,10 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+import msgspec
 
 from moot.sandbox import bwrap_cache
 from moot.sandbox.base import (
@@ -68,27 +82,28 @@ from moot.sandbox.base import (
 from moot.sandbox.env import scrub_env
 from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.output import MAX_OUTPUT_CHARS
+from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
 
-HIDDEN_IN_HOME = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".kube",
-    ".docker",
-    ".password-store",
-    ".local/share/keyrings",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-)
-"""Where people keep credentials, relative to the home directory; hidden when they exist."""
 _NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 _PROBE_FLAGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_NAMESPACES)
+DROP_ALL = ("--cap-drop", "ALL")
+"""No capability at all for the command, whoever runs moot (bwrap keeps every one for root)."""
+ISOLATIONS = (
+    ("--unshare-user", "--disable-userns", *DROP_ALL),
+    ("--unshare-user", *DROP_ALL),
+    DROP_ALL,
+)
+"""How a command is kept from privileges, strongest first; the probe takes the first that
+works here. A user namespace of its own makes what capabilities the command could hold count
+only there, and `--disable-userns` (bubblewrap 0.8) keeps it from making another; where the
+kernel allows no user namespace (inside many containers), root is left with no capability."""
+
+
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+"""Bound read-only over the sandbox's own `/proc` (Docker's list): the kernel lets uid 0 write
+sysctls such as `kernel.core_pattern` (a program it runs as root on the host) with no
+capability at all, and bubblewrap leaves `/proc/sys` writable, its directory not being so."""
 
 
 def find_bwrap() -> str | None:
@@ -98,31 +113,42 @@ def find_bwrap() -> str | None:
 def bwrap_unavailable(bwrap: str | None = None) -> str | None:
     """Why bubblewrap cannot run commands here, or None when it can (probed once per path).
 
-    The probe runs `true` with the mounts and namespaces a command gets, network unshared:
-    `bwrap` may be installed where user namespaces are not allowed (some containers, some
-    hardened kernels), and only trying tells. A probe that succeeded is remembered across
-    starts for a few minutes (`moot.sandbox.bwrap_cache`); a failed one is not.
+    The probe runs `true` with the mounts and namespaces a command gets, network unshared,
+    with each of `ISOLATIONS` in turn until one works: `bwrap` may be installed where user
+    namespaces are not allowed (some containers, some hardened kernels), and only trying
+    tells. A probe that succeeded is remembered across starts for a few minutes
+    (`moot.sandbox.bwrap_cache`), with the isolation that worked; a failed one is not.
     """
     path = bwrap or find_bwrap()
     if path is None:
         return "bubblewrap is not installed (no `bwrap` on PATH)"
-    return _probe(path)
+    return _probe(path)[0]
+
+
+def isolation_args(bwrap: str) -> tuple[str, ...]:
+    """The strongest of `ISOLATIONS` that works with this `bwrap` (probed once per path);
+    the weakest when none does (the command then fails with bwrap's own words)."""
+    return _probe(bwrap)[1]
 
 
 @functools.cache
-def _probe(path: str) -> str | None:
-    if bwrap_cache.remembered(path) is not None:
-        return None
-    argv = [path, *_PROBE_FLAGS, "--unshare-net", "--die-with-parent", "true"]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"`{path}` could not be run: {exc}"
-    if done.returncode != 0:
+def _probe(path: str) -> tuple[str | None, tuple[str, ...]]:
+    remembered = bwrap_cache.remembered_isolation(path)
+    if remembered is not None:
+        return None, remembered
+    why_not = ""
+    for isolation in ISOLATIONS:
+        argv = [path, *_PROBE_FLAGS, *isolation, "--unshare-net", "--die-with-parent", "true"]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"`{path}` could not be run: {exc}", ISOLATIONS[-1]
+        if done.returncode == 0:
+            bwrap_cache.remember(path, _version(path), isolation)
+            return None, isolation
         detail = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        return f"`{path}` does not work here: {detail[0]}"
-    bwrap_cache.remember(path, _version(path))
-    return None
+        why_not = f"`{path}` does not work here: {detail[0]}"
+    return why_not, ISOLATIONS[-1]
 
 
 def bwrap_version(bwrap: str | None = None) -> str:
@@ -146,14 +172,6 @@ def _version(path: str) -> str:
     return done.stdout.strip()
 
 
-def hidden_paths(home: Path, keys_file: Path | None) -> list[Path]:
-    """The credential files and directories to hide that exist."""
-    candidates = [home / rel for rel in HIDDEN_IN_HOME]
-    if keys_file is not None:
-        candidates.append(keys_file)
-    return [path for path in candidates if os.path.lexists(path)]
-
-
 def bwrap_args(
     bwrap: str,
     *,
@@ -166,22 +184,35 @@ def bwrap_args(
     masks: SandboxMasks | None = None,
     empty_file: Path | None = None,
     guard_fds: Mapping[str, int] | None = None,
+    isolation: Sequence[str] = DROP_ALL,
+    reveal: Path | None = None,
 ) -> list[str]:
     """The `bwrap` arguments before `--` for one command (see the module docstring).
 
+    `hidden` are real paths outside the workspace to hide (`private.place`); `reveal` (the
+    session's outputs directory, a real path) is bound read-only inside the one that holds it.
     `masks` needs `empty_file`: an empty read-only file on the host, bound over hidden files.
     `guard_fds` holds a descriptor of each directory of `rename_guards` that `open_guards`
     could open; None binds them by path instead (a bwrap without `--bind-fd`).
+    `isolation` is one of `ISOLATIONS` (`isolation_args` says which works here).
     """
-    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for path in PROC_READ_ONLY:
+        args += ["--ro-bind-try", path, path]
+    args += ["--tmpfs", "/run"]
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
         args += ["--tmpfs", "/var/run"]
     if network:  # name resolution may go through systemd-resolved's stub, under /run
         for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
             args += ["--ro-bind-try", resolver, resolver]
     for path in hidden:
+        if any(path.is_relative_to(place) for place in _NOT_THE_HOSTS):
+            continue  # not the host's there: nothing to hide (and no mount point to make)
         if os.path.isdir(path) and not os.path.islink(path):
-            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+            args += ["--tmpfs", str(path)]
+            if reveal is not None and reveal.is_relative_to(path) and reveal != path:
+                args += ["--ro-bind-try", str(reveal), str(reveal)]
+            args += ["--remount-ro", str(path)]
         elif os.path.isfile(path) and not os.path.islink(path):
             args += ["--ro-bind", "/dev/null", str(path)]
     args += ["--bind", str(tmp), "/tmp", "--bind", str(workspace), str(workspace)]
@@ -198,7 +229,7 @@ def bwrap_args(
     if masks:
         assert empty_file is not None, "hidden files are bound from an empty file"
         args += mask_args(workspace, masks, empty_file, hidden)
-    args += [*_NAMESPACES, *(() if network else ("--unshare-net",))]
+    args += [*_NAMESPACES, *(() if network else ("--unshare-net",)), *isolation]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
     return args
 
@@ -266,6 +297,19 @@ def _lstat_mode(path: str) -> int:
         return 0
 
 
+class _Prepared(msgspec.Struct, frozen=True):
+    """What a launch works out off the event loop."""
+
+    masks: SandboxMasks | None
+    guard_fds: dict[str, int] | None
+    """None: bind the guards by path (a bwrap without `--bind-fd`)."""
+    isolation: tuple[str, ...]
+    hidden: tuple[str, ...]
+    """Private paths outside the workspace (`private.Placed.outside`)."""
+    reveal: str
+    """The session's outputs directory, a real path."""
+
+
 _NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
 """Where the sandbox shows something else than the host: a denied symlink's target there
 needs no mask (and bwrap would create one, in the private `/tmp` say)."""
@@ -308,6 +352,7 @@ class BubblewrapSandbox(ProcessSandbox):
         kill_grace: float = KILL_GRACE,
         max_output_chars: int = MAX_OUTPUT_CHARS,
         keys_file: Path | None = None,
+        private: Sequence[Path] | None = None,
     ) -> None:
         """Args:
         policy: The workspace, its protected paths, and whether the network is allowed.
@@ -316,6 +361,8 @@ class BubblewrapSandbox(ProcessSandbox):
         max_output_chars: What a result shows of a command's output at most.
         keys_file: moot's saved API keys, hidden from commands; the default key file when
             None.
+        private: moot's directories, hidden from commands (`private.moot_dirs` when None);
+            the credential files in the home directory are hidden besides.
 
         Raises:
             FileNotFoundError: There is no `bwrap`.
@@ -326,6 +373,7 @@ class BubblewrapSandbox(ProcessSandbox):
             raise FileNotFoundError("bubblewrap is not installed (no `bwrap` on PATH)")
         self.bwrap = found
         self.keys_file = keys_file if keys_file is not None else _default_keys_file()
+        self.private = [*(moot_dirs() if private is None else private), self.keys_file]
         self._tmp: Path | None = None
         self._empty: Path | None = None
 
@@ -348,12 +396,12 @@ class BubblewrapSandbox(ProcessSandbox):
         # The masks walk the workspace (milliseconds, more in a big tree): off the event loop.
         preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
         try:
-            masks, guard_fds = await asyncio.shield(preparing)
+            ready = await asyncio.shield(preparing)
         except asyncio.CancelledError:
             # The thread runs on regardless: close the descriptors it opens once it is done.
             preparing.add_done_callback(_close_prepared)
             raise
-        fds = tuple((guard_fds or {}).values())
+        fds = tuple((ready.guard_fds or {}).values())
         try:
             args = bwrap_args(
                 self.bwrap,
@@ -362,25 +410,32 @@ class BubblewrapSandbox(ProcessSandbox):
                 network=self.policy.network,
                 tmp=self.tmp,
                 cwd=cwd,
-                hidden=hidden_paths(Path.home(), self.keys_file),
-                masks=masks,
-                empty_file=self.empty_file if masks else None,
-                guard_fds=guard_fds,
+                hidden=[Path(path) for path in ready.hidden],
+                masks=ready.masks,
+                empty_file=self.empty_file if ready.masks else None,
+                guard_fds=ready.guard_fds,
+                isolation=ready.isolation,
+                reveal=Path(ready.reveal),
             )
         except BaseException:
             Launch([], fds).close()
             raise
         return Launch([*args, "--", "bash", "-c", command], fds)
 
-    def _prepare(self) -> tuple[SandboxMasks | None, dict[str, int] | None]:
-        """Make the missing protected directories, then the masks in force and a descriptor
-        of each directory to guard (None: bind them by path). A blocking call."""
+    def _prepare(self) -> _Prepared:
+        """Make the missing protected directories, then work out the masks in force (moot's
+        own files in the workspace among them), a descriptor of each directory to guard, the
+        isolation that works here (probed once) and what to hide outside. A blocking call."""
+        isolation = isolation_args(self.bwrap)
         make_missing_dirs(self.policy, self.workspace)
-        masks = self.policy.masks() if self.policy.masks else None
+        placed = place(private_paths(Path.home(), self.private), self.workspace)
+        masks = with_private(self.policy.masks() if self.policy.masks else None, placed)
         guards = rename_guards(masks, self.policy.protected)
-        if not guards or not bind_fd_supported(self.bwrap):
-            return masks, None
-        return masks, open_guards(self.workspace, guards)
+        fds = None
+        if guards and bind_fd_supported(self.bwrap):
+            fds = open_guards(self.workspace, guards)
+        reveal = os.path.realpath(self.outputs.directory)
+        return _Prepared(masks, fds, isolation, placed.outside, reveal)
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
         return scrub_env(env, extra={"TMPDIR": "/tmp"})
@@ -419,11 +474,8 @@ def _default_keys_file() -> Path:
     return key_file()
 
 
-def _close_prepared(
-    done: asyncio.Future[tuple[SandboxMasks | None, dict[str, int] | None]],
-) -> None:
+def _close_prepared(done: asyncio.Future[_Prepared]) -> None:
     """Close the guard descriptors of a launch that was cancelled while it prepared."""
     if done.cancelled() or done.exception() is not None:
         return
-    _, guard_fds = done.result()
-    Launch([], tuple((guard_fds or {}).values())).close()
+    Launch([], tuple((done.result().guard_fds or {}).values())).close()

@@ -43,6 +43,18 @@ def cache_file() -> Path:
 
 def remembered(bwrap: str) -> str | None:
     """The `--version` answer of a fresh, matching successful probe of `bwrap`; None: probe."""
+    entry = _entry(bwrap)
+    return None if entry is None else entry[0]
+
+
+def remembered_isolation(bwrap: str) -> tuple[str, ...] | None:
+    """The isolation flags a fresh, matching successful probe of `bwrap` found to work
+    (`bubblewrap.ISOLATIONS`); None: probe."""
+    entry = _entry(bwrap)
+    return None if entry is None else entry[1]
+
+
+def _entry(bwrap: str) -> tuple[str, tuple[str, ...]] | None:
     key = _key(bwrap)
     if key is None:
         return None
@@ -50,18 +62,23 @@ def remembered(bwrap: str) -> str | None:
     if not isinstance(entry, dict) or entry.get("key") != key:
         return None
     checked, version = entry.get("checked"), entry.get("version")
+    isolation = entry.get("isolation")
     if not isinstance(checked, int | float) or not isinstance(version, str):
         return None
-    return version if 0 <= time.time() - checked < TTL else None
+    if not isinstance(isolation, list) or not all(isinstance(a, str) for a in isolation):
+        return None  # an entry from before isolation was probed: probe again
+    return (version, tuple(isolation)) if 0 <= time.time() - checked < TTL else None
 
 
-def remember(bwrap: str, version: str) -> None:
-    """Keep a successful probe of `bwrap` (and its version) for `TTL` seconds."""
+def remember(bwrap: str, version: str, isolation: tuple[str, ...]) -> None:
+    """Keep a successful probe of `bwrap` (its version and the isolation flags that worked)
+    for `TTL` seconds."""
     key = _key(bwrap)
     if key is None:
         return
     entries = _entries()
-    entries[bwrap] = {"key": key, "checked": time.time(), "version": version}
+    entry = {"key": key, "checked": time.time(), "version": version, "isolation": [*isolation]}
+    entries[bwrap] = entry
     _write(entries)
 
 

@@ -3,10 +3,12 @@
 The container starts on first use from a local image (`scripts/sandbox-image` builds the default
 one): root file system read-only, a tmpfs `/tmp`, the workspace bind-mounted read-write at the
 same path with its protected paths (`.git`, `.moot`) mounted read-only on top (`.moot` is made
-on the host first when it is missing: `policy.made_when_missing`), no network unless the policy
-allows it, memory, CPU and PID limits, every capability dropped, and an init as PID 1 so
-orphans are reaped. A new container per command would cost about a second; an exec costs
-tens of milliseconds.
+on the host first when it is missing: `policy.made_when_missing`), the session's own outputs
+directory read-only (nothing else of moot's: where its directories lie inside the workspace
+they are hidden, `private`), no network unless the policy allows it, memory, CPU and PID
+limits, every capability dropped, no new privileges, and an init as PID 1 so orphans are
+reaped. A new container per command would cost about a second; an exec costs tens of
+milliseconds.
 
 What the permission deny rules cover (`policy.masks`) is masked with mounts made when the
 container is created: an empty read-only file over a hidden file, an empty read-only tmpfs
@@ -25,9 +27,10 @@ with stale masks would show what the rules deny.
 
 What it does not contain: a missing `.git` can be created, hooks and all; a file deny rules
 cover can be created, and read by the command that made it (it is masked from the next command
-on, in a new container); a denied file that git tracks only in its history is readable through
-`.git` with an image that has git (see `moot.permissions.masks`). Only the workspace is mounted,
-so nothing else of the host is there to read.
+on, in a new container); a denied file in the history of a nested repository or a submodule
+is readable through git with an image that has git (`moot.permissions.tracked` says what
+hides `.git`). Only the workspace and the session's outputs directory are mounted, so nothing
+else of the host is there to read.
 
 Kill semantics match the local backends (`process.py`): on timeout, cancellation or `kill()`
 the command's whole tree gets SIGTERM, then SIGKILL after a grace period; and whatever a command
@@ -66,6 +69,7 @@ from moot.sandbox.base import (
 from moot.sandbox.docker_image import DockerSettings
 from moot.sandbox.env import scrub_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, HeadTail, OutputCapture, OutputDir, Stream
+from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
 
 if TYPE_CHECKING:
@@ -144,6 +148,8 @@ class DockerSandbox:
         self.max_output_chars = max_output_chars
         self.workspace = policy.workspace.resolve()
         self.outputs = outputs or OutputDir(self.workspace, policy.output_dir)
+        self.private = moot_dirs()
+        """moot's own directories: hidden where they lie inside the workspace (`private`)."""
         self._engine: DockerClient | None = None
         self._container: Container | None = None
         self._shell = "/bin/sh"
@@ -316,7 +322,10 @@ class DockerSandbox:
         (a blocking call); missing protected directories are made first."""
         make_missing_dirs(self.policy, self.workspace)
         masks = self.policy.masks() if self.policy.masks is not None else SandboxMasks()
-        return _Masks(masks, mask_ids(self.workspace, masks, self.policy.protected))
+        placed = place(private_paths(Path.home(), self.private), self.workspace)
+        masks = with_private(masks, placed) or masks
+        ids = mask_ids(self.workspace, masks, self.policy.protected, steady=placed.dirs)
+        return _Masks(masks, ids)
 
     def _refuse_while_busy(self, masks: _Masks) -> None:
         """Raise `MasksOutdated` when something runs in the container (it cannot go now)."""
@@ -367,7 +376,7 @@ class DockerSandbox:
         docker_image.remove_orphans(self._engine)
         empty = self.empty_file if masks else None
         spec = docker_image.container_spec(
-            self.policy, self.session_id, self.settings, masks, empty
+            self.policy, self.session_id, self.settings, masks, empty, self._outputs_to_show()
         )
         try:
             # create + start, not containers.run: run would try to pull a missing image.
@@ -393,6 +402,19 @@ class DockerSandbox:
         self._finalizer = weakref.finalize(self, docker_image.remove, container)
         return container
 
+    def _outputs_to_show(self) -> Path | None:
+        """The session's outputs directory, made now, to mount read-only: a command may `grep`
+        the full output a result names. None when it lies in the workspace (mounted already)
+        or cannot be made."""
+        directory = Path(os.path.realpath(self.outputs.directory))
+        if directory.is_relative_to(self.workspace):
+            return None
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return None
+        return directory
+
 
 class _Masks(msgspec.Struct, frozen=True):
     masks: SandboxMasks
@@ -400,7 +422,11 @@ class _Masks(msgspec.Struct, frozen=True):
 
 
 def mask_ids(
-    workspace: Path, masks: SandboxMasks, protected: tuple[str, ...] = ()
+    workspace: Path,
+    masks: SandboxMasks,
+    protected: tuple[str, ...] = (),
+    *,
+    steady: tuple[str, ...] = (),
 ) -> frozenset[MaskId]:
     """Each path the container mounts that exists, with what tells a replaced one from the one
     mounted: device and inode, and for a masked path the ctime (a new file may reuse an inode).
@@ -408,7 +434,9 @@ def mask_ids(
     Guarded and protected directories (`docker_image.guard_paths`, `protected_paths`) go
     without it, and so does a hidden `.git` (`moot.permissions.masks` hides it when git tracks
     a hidden file): a directory's ctime changes with every file made in it, and a git command
-    on the host writes in `.git` each time. A directory removed on the host and made again
+    on the host writes in `.git` each time; so do moot's own directories hidden in the
+    workspace (`steady`: SQLite makes and removes files in the data directory as it writes).
+    A directory removed on the host and made again
     with the same inode number goes unnoticed; only the host can do that (in the container
     each is a mount point).
     """
@@ -429,7 +457,7 @@ def mask_ids(
                 info = os.lstat(workspace / rel)
             except OSError:
                 continue
-            ctime = 0 if rel == ".git" else info.st_ctime_ns
+            ctime = 0 if rel == ".git" or rel in steady else info.st_ctime_ns
             ids.add((kind, rel, info.st_dev, info.st_ino, ctime))
     return frozenset(ids)
 

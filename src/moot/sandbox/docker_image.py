@@ -141,9 +141,11 @@ def container_spec(
     settings: DockerSettings,
     masks: SandboxMasks | None = None,
     empty_file: Path | None = None,
+    outputs: Path | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments for `containers.create`: limits, mounts, labels; see DockerSandbox.
 
+    `outputs`, a directory outside the workspace, is mounted read-only at its own path.
     `masks` (what deny rules cover now) needs `empty_file`, an empty read-only file on the
     host to bind over hidden files. Every directory between the workspace and a masked or
     protected path is bound onto itself, read-write, so that no command can rename it
@@ -165,6 +167,8 @@ def container_spec(
     if masks:
         assert empty_file is not None, "hidden files are bound from an empty file"
         mounts += mask_mounts(ws, masks, empty_file)
+    if outputs is not None:
+        mounts.append(Mount(target=str(outputs), source=str(outputs), type="bind", read_only=True))
     cpus = min(settings.cpus, float(os.cpu_count() or 1))
     pid = os.getpid()
     return {

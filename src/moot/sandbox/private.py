@@ -1,0 +1,156 @@
+"""What of the host no command may see: moot's own directories and the user's credentials.
+
+moot's data directory holds `sessions.db` (every session's transcript, and what files held
+before a tool changed them, denied ones included) and every session's saved outputs; its
+config directory the user's settings (whose `env` may hold keys) and saved keys; its cache
+the repo map. None of it belongs to the project a command runs in, and a command in any
+project could read all of it. So the three (`moot_dirs`, and `MOOT_HOME`, which holds them
+when set) are hidden, as are the credential files people keep in their home directory
+(`HIDDEN_IN_HOME`).
+
+`private_paths` finds those that exist, as real paths (a `~/.aws` that a dotfiles manager
+made a symlink is hidden where it leads), and `place` sorts them for a backend:
+
+- outside the workspace: bubblewrap covers each (an empty read-only tmpfs or file); Docker
+  mounts nothing outside the workspace, so they need nothing there;
+- inside it (`MOOT_HOME=.moot-home`, a workspace that is the home directory): hidden like a
+  path a `Read(...)` deny rule covers (`with_private`), by both backends, with the directories
+  above them guarded against renames (`base.rename_guards`);
+- holding it (`MOOT_HOME=/work` and the workspace `/work/app`): everything in it is hidden but
+  the directories that lead to the workspace.
+
+The one part a command does see is its own session's outputs directory, read-only
+(`reveal`), so that `grep` in the shell reaches the full output a result names.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import msgspec
+
+from moot.sandbox.base import SandboxMasks
+
+HIDDEN_IN_HOME = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".local/share/keyrings",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+)
+"""Where people keep credentials, relative to the home directory; hidden when they exist."""
+
+
+def moot_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """moot's data, config and cache directories, and `MOOT_HOME` when it is set."""
+    from moot.paths import HOME_VARIABLE, cache_dir, config_dir, data_dir
+
+    env = os.environ if environ is None else environ
+    dirs = [data_dir(env), config_dir(env), cache_dir(env)]
+    if env.get(HOME_VARIABLE):
+        dirs.append(Path(env[HOME_VARIABLE]).expanduser())
+    return [Path(os.path.abspath(path)) for path in dirs]
+
+
+def private_paths(home: Path, more: Iterable[Path] = ()) -> list[str]:
+    """The real paths of the credential files under `home` and of `more` that exist."""
+    found: list[str] = []
+    for path in [*(home / rel for rel in HIDDEN_IN_HOME), *more]:
+        if not os.path.lexists(path):
+            continue
+        real = os.path.realpath(path)
+        if real != "/" and real not in found and os.path.exists(real):
+            found.append(real)
+    return found
+
+
+class Placed(msgspec.Struct, frozen=True):
+    """Private paths as a backend treats them (see the module docstring)."""
+
+    outside: tuple[str, ...] = ()
+    """Absolute real paths outside the workspace, none inside another."""
+    files: tuple[str, ...] = ()
+    """Workspace-relative files to hide."""
+    dirs: tuple[str, ...] = ()
+    """Workspace-relative directories to hide."""
+
+
+def place(paths: Iterable[str], workspace: Path) -> Placed:
+    """Sort real `paths` by where they lie from the workspace (a real path)."""
+    root = str(workspace)
+    outside: set[str] = set()
+    files: set[str] = set()
+    dirs: set[str] = set()
+    for path in paths:
+        if path == root:
+            continue  # `MOOT_HOME=.`: its data, config and cache directories are hidden instead
+        if _below(root, path):
+            outside.update(_around(path, root))
+        elif _below(path, root):
+            rel = path[len(root) + 1 :]
+            (dirs if os.path.isdir(path) else files).add(rel)
+        else:
+            outside.add(path)
+    outside = {p for p in outside if not any(_below(p, other) for other in outside)}
+    dirs = {d for d in dirs if not any(_below(d, other) for other in dirs)}
+    files = {f for f in files if not any(_below(f, d) for d in dirs)}
+    return Placed(tuple(sorted(outside)), tuple(sorted(files)), tuple(sorted(dirs)))
+
+
+def with_private(masks: SandboxMasks | None, placed: Placed) -> SandboxMasks | None:
+    """`masks` with the private paths inside the workspace hidden too (and nothing left
+    masked inside a directory hidden now); `masks` itself when there are none."""
+    if not placed.files and not placed.dirs:
+        return masks
+    masks = masks or SandboxMasks()
+    dirs = {*masks.hidden_dirs, *placed.dirs}
+    dirs = {d for d in dirs if not any(_below(d, other) for other in dirs)}
+
+    def visible(path: str) -> bool:
+        return path not in dirs and not any(_below(path, d) for d in dirs)
+
+    files = {f for f in (*masks.hidden_files, *placed.files) if visible(f)}
+    read_only = tuple(p for p in masks.read_only if visible(p) and p not in files)
+    return SandboxMasks(tuple(sorted(files)), tuple(sorted(dirs)), read_only)
+
+
+def reveal(outputs: Path, hidden_dir: str) -> str | None:
+    """`outputs` (the session's outputs directory) as a real path when it lies below
+    `hidden_dir`, to be bound read-only there; else None."""
+    real = os.path.realpath(outputs)
+    return real if _below(real, hidden_dir) else None
+
+
+def _around(directory: str, workspace: str) -> list[str]:
+    """Everything in `directory` (which holds `workspace`) but the way to the workspace. A
+    symlink there is left alone: what it leads to is not moot's (a mount would follow it)."""
+    hidden: list[str] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []  # root lists anything; another user could not read in it either
+    for entry in entries:
+        if entry.path == workspace:
+            continue
+        if entry.is_symlink():
+            continue
+        if _below(workspace, entry.path) and entry.is_dir(follow_symlinks=False):
+            hidden += _around(entry.path, workspace)
+        else:
+            hidden.append(entry.path)
+    return hidden
+
+
+def _below(path: str, directory: str) -> bool:
+    return path.startswith(directory.rstrip("/") + "/")

@@ -1,0 +1,60 @@
+"""Where moot's own files and the user's credentials lie from the workspace (`sandbox.private`).
+
+The backends' tests show them hidden for real (`test_sandbox_contract.py`); these pin the
+sorting that decides how."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from moot.sandbox.base import SandboxMasks
+from moot.sandbox.private import Placed, moot_dirs, place, private_paths, with_private
+
+
+def test_moot_home_and_the_three_directories_under_it_are_private(tmp_path: Path) -> None:
+    env = {"MOOT_HOME": str(tmp_path / "mh")}
+
+    assert moot_dirs(env) == [tmp_path / "mh" / name for name in ("data", "config", "cache")] + [
+        tmp_path / "mh"
+    ]
+
+
+def test_paths_are_sorted_by_where_they_lie(tmp_path: Path) -> None:
+    ws = tmp_path / "home" / "ws"
+    (ws / "sub" / ".moot-home").mkdir(parents=True)
+    (ws / ".netrc").write_text("x\n")
+    (tmp_path / "home" / "other").mkdir()
+    (tmp_path / "home" / "note").write_text("x\n")
+    os.symlink("/usr", tmp_path / "home" / "link")
+
+    placed = place(
+        [str(tmp_path / "home"), str(ws / "sub" / ".moot-home"), str(ws / ".netrc"), "/srv/x"],
+        ws,
+    )
+
+    assert placed == Placed(
+        outside=tuple(
+            sorted([str(tmp_path / "home" / "note"), str(tmp_path / "home" / "other"), "/srv/x"])
+        ),
+        files=(".netrc",),
+        dirs=("sub/.moot-home",),
+    ), "the holder's entries but the way to the workspace (links left alone)"
+
+
+def test_a_symlink_is_hidden_where_it_leads(tmp_path: Path) -> None:
+    (tmp_path / "dotfiles" / "aws").mkdir(parents=True)
+    (tmp_path / "home").mkdir()
+    os.symlink(tmp_path / "dotfiles" / "aws", tmp_path / "home" / ".aws")
+    os.symlink("/", tmp_path / "home" / ".kube")
+
+    assert private_paths(tmp_path / "home") == [str(tmp_path / "dotfiles" / "aws")]
+
+
+def test_private_paths_join_the_masks_and_cover_what_lies_inside() -> None:
+    masks = SandboxMasks(("mh/data/x", "a.env"), ("mh/cache/d",), ("mh/config/s", "locked"))
+
+    merged = with_private(masks, Placed(dirs=("mh",), files=("b.key",)))
+
+    assert merged == SandboxMasks(("a.env", "b.key"), ("mh",), ("locked",))
+    assert with_private(None, Placed(outside=("/x",))) is None
