@@ -15,21 +15,16 @@ from typing import Any
 
 import pytest
 
-from moot.permissions.plan import exit_plan_mode_tool
-from moot.permissions.plan_tool import build_exit_plan_mode
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.select import SandboxChoice
 from moot.store.memory import MemoryStore
 from moot.tools import SideEffect, Tool, ToolContext, tool_spec
 from moot.tools.builtin import builtin_tools
-from moot.tools.builtin_specs import (
-    BASH_VARIANTS,
-    SPECS_FILE,
-    built_tools,
-    generate_specs,
-    render,
-)
+from moot.tools.builtin_specs import BASH_VARIANTS, SPECS_FILE
+from moot.tools.exit_plan_mode import exit_plan_mode_tool
+from moot.tools.exit_plan_mode_tool import build_exit_plan_mode
 from moot.tools.lazy import LazyTool
+from moot.tools.spec_gen import built_tools, generate_specs, render
 from moot.workspace import Workspace
 
 CTX = ToolContext(session_id="ses_1", run_id="run_1", call_id="c1", agent="a", tool_call_id="t1")
@@ -90,6 +85,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith("moot.tools."))))
         "moot.tools.base",
         "moot.tools.builtin",
         "moot.tools.builtin_specs",
+        "moot.tools.context",
         "moot.tools.lazy",
         "moot.tools.schema",
     }

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from moot.core.agent import Agent
-from moot.core.approval import ApprovalRequest, Verdict
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.approval import ApprovalRequest, Verdict
 from moot.protocol.client import HIGH_WATER, Subscription
 from moot.protocol.messages import Usage
 from moot.providers.base import Finish, ModelRequest, TextPart, ThinkingPart, UsageReport

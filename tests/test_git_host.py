@@ -158,7 +158,7 @@ async def test_an_include_in_the_persons_global_config_is_pinned_too(tmp_path: P
     assert result.is_error and f"includes it, in {global_config}" in result.content
 
 
-async def test_a_git_directory_in_the_workspace_under_another_name_is_protected(
+async def test_a_git_directory_in_the_workspace_under_another_nameis_protected(
     tmp_path: Path,
 ) -> None:
     """`git init --separate-git-dir=gitdata`: the sandbox keeps only `.git` read-only, so the

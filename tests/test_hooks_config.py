@@ -112,7 +112,7 @@ def test_the_workspace_files_hooks_name_are_found(tmp_path: Path) -> None:
                                         "tools/hook.py")  # fmt: skip
 
 
-def test_a_linked_script_is_protected_where_it_leads(tmp_path: Path) -> None:
+def test_a_linked_scriptis_protected_where_it_leads(tmp_path: Path) -> None:
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "real.sh").write_text("#!/bin/sh\n")
     (tmp_path / "run.sh").symlink_to("scripts/real.sh")

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from moot.core.agent import Agent
-from moot.core.approval import ApprovalRequest, Verdict
+from moot.core.hook_points import MAX_STOP_BLOCKS
 from moot.core.runtime import Runtime
 from moot.hooks import Hooks, parse_hooks
-from moot.hooks.calls import MAX_STOP_BLOCKS
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.approval import ApprovalRequest, Verdict
 from moot.protocol.messages import ToolResultMessage, UserMessage
 from moot.protocol.states import RunState, StopReason
 from moot.providers.base import ModelRequest

@@ -95,6 +95,8 @@ def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> No
         "moot.tools.base",
         "moot.tools.builtin",
         "moot.tools.builtin_specs",
+        "moot.tools.context",
+        "moot.tools.exit_plan_mode",  # its spec only; the tool loads at its first call
         "moot.tools.lazy",
     }
     unused = {
@@ -128,7 +130,7 @@ def test_loading_settings_imports_no_pydantic(tmp_path: Path) -> None:
 ONLY_WHEN_NEEDED = {
     "pathspec",  # path rules and .gitignore walks
     "moot.hooks",  # hooks set in settings
-    "moot.hooks.calls",
+    "moot.core.hook_points",
     "moot.permissions.decide",  # the first tool call
     "moot.permissions.targets",
     "moot.permissions.preview",

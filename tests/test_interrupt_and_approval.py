@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from moot.core.approval import ApprovalRequest, Verdict
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.approval import ApprovalRequest, Verdict
 from moot.protocol.messages import ToolResultMessage
 from moot.protocol.states import RunState, StopReason
 from moot.testing import drive_turn

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from moot.core.approval import ApprovalRequest
 from moot.permissions.decide import decide
 from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import RuleSet
+from moot.protocol.approval import ApprovalRequest
 from moot.tools.base import SideEffect
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 
-from moot.core.approval import ApprovalRequest
 from moot.permissions.decide import decide
 from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import RuleSet
+from moot.protocol.approval import ApprovalRequest
 from moot.tools.base import SideEffect
 from shell_differential import RULES, Bash, allowed, command_lines, unavailable
 

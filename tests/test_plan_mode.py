@@ -12,15 +12,14 @@ from pathlib import Path
 import pytest
 
 from moot.core.agent import Agent
-from moot.core.approval import PLAN_MODE_NOTE, ApprovalRequest
 from moot.core.runtime import Runtime
 from moot.permissions.decide import decide
 from moot.permissions.modes import PermissionMode
-from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.approval import PLAN_MODE_NOTE, ApprovalRequest
 from moot.providers.base import ModelRequest
 from moot.providers.scripted import FunctionProvider
 from moot.store.base import Store
@@ -28,6 +27,7 @@ from moot.store.memory import MemoryStore
 from moot.store.sqlite import SQLiteStore
 from moot.testing import drive_turn
 from moot.tools.base import SideEffect
+from moot.tools.exit_plan_mode import exit_plan_mode_tool
 from moot.tools.files import file_tools
 from moot.workspace.paths import Workspace
 from runtime_helpers import agent, call, of

@@ -116,7 +116,7 @@ async def check(
 
 def run_doctor(options: Namespace) -> int:
     from moot._version import __version__
-    from moot.session_setup import session_environ
+    from moot.client.assemble import session_environ
     from moot.settings import SettingsError, load_settings
 
     try:

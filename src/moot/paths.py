@@ -50,6 +50,15 @@ def config_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
+def key_file(environ: Mapping[str, str] | None = None) -> Path:
+    """Where `moot login` keeps API keys (mode 0600); the sandbox hides it from commands.
+
+    Args:
+        environ: The environment to read `MOOT_HOME` from; `os.environ` when None.
+    """
+    return config_dir(environ) / "keys.json"
+
+
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The user cache directory: things moot can rebuild, such as the repository map.
 

@@ -48,8 +48,7 @@ def run_sandbox_cli(
     Returns:
         The exit code (see the module docstring).
     """
-    from moot.sandbox.select import SETTING_VARIABLE, choose_sandbox
-    from moot.session_setup import (
+    from moot.client.assemble import (
         SetupError,
         hook_config,
         hook_scripts,
@@ -57,6 +56,7 @@ def run_sandbox_cli(
         sandbox_setting,
         session_rules,
     )
+    from moot.sandbox.select import SETTING_VARIABLE, choose_sandbox
     from moot.settings import SettingsError, load_settings
 
     out, err = out or sys.stdout, err or sys.stderr

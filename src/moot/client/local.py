@@ -2,7 +2,7 @@
 
 `open_client` does what every front end needs before its first op: read the settings, check
 the model and the rules, open the store, create or find the session and assemble it
-(`moot.session_setup.open_session`). Each step that can fail raises `SetupError` with a message
+(`moot.client.assemble.open_session`). Each step that can fail raises `SetupError` with a message
 for the person, before anything is written, so a bad model name never leaves an empty session.
 """
 
@@ -14,6 +14,13 @@ from pathlib import Path
 
 import msgspec
 
+from moot.client.assemble import (
+    Session,
+    hook_config,
+    open_session,
+    session_environ,
+    session_rules,
+)
 from moot.client.errors import SetupError
 from moot.client.queries import StoreQueries
 from moot.core.agent import Agent
@@ -23,13 +30,6 @@ from moot.permissions.modes import PermissionMode
 from moot.protocol import ops
 from moot.protocol.client import AgentStatus, SandboxStatus, SessionStatus, Subscription
 from moot.providers.registry import UnknownModel, resolve_model
-from moot.session_setup import (
-    Session,
-    hook_config,
-    open_session,
-    session_environ,
-    session_rules,
-)
 from moot.settings import Settings, SettingsError, load_settings
 from moot.store.base import Store
 

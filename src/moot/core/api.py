@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator, Sequence
 import msgspec
 
 from moot.core.agent import Agent
-from moot.core.approval import ApprovalPolicy
 from moot.core.gate import TurnGate
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.approval import ApprovalPolicy
 from moot.protocol.messages import Attachment, Message, Usage
 from moot.protocol.states import RunState, StopReason
 from moot.store.base import Store

@@ -2,7 +2,7 @@
 
 For each call, in order: PreToolUse hooks (they may refuse it or change its input), the
 approval policy's verdict (`decide`, through `core.approval`), what the hooks said weighed in
-(`hooks.calls.with_hook`), and, when the verdict asks, the person's answer through the
+(`core.hook_points.with_hook`), and, when the verdict asks, the person's answer through the
 `Approve`/`Deny` ops. Every settlement is an `approval_decided` event; an answer may also keep
 an allow rule or switch the session's mode (an approved plan leaves plan mode).
 """
@@ -13,21 +13,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from moot.core.agent import Agent
-from moot.core.approval import (
-    EXIT_PLAN_MODE,
-    Answer,
-    ApprovalRequest,
-    RemembersApprovals,
-    Verdict,
-)
+from moot.core.approval import Answer
 from moot.core.fold import CallState
 from moot.core.run import RunContext
 from moot.protocol import events as ev
+from moot.protocol.approval import EXIT_PLAN_MODE, ApprovalRequest, RemembersApprovals, Verdict
 from moot.protocol.messages import ToolCall
 from moot.tools.base import SideEffect
 
 if TYPE_CHECKING:
-    from moot.hooks.calls import CallHooks
+    from moot.core.hook_points import CallHooks
 
 
 class ApprovalStep:
@@ -75,7 +70,7 @@ class ApprovalStep:
         )
         verdict, by = run.approval.decide(request), "policy"
         if said is not None and self.hooks is not None:
-            from moot.hooks.calls import with_hook  # lazy: without hooks, never imported
+            from moot.core.hook_points import with_hook  # lazy: without hooks, never imported
 
             verdict, by = with_hook(verdict, said, can_ask=self.hooks.can_ask)
         if verdict.decision == "deny":

@@ -15,9 +15,9 @@ from datetime import datetime
 import msgspec
 from msgspec.structs import replace
 
-from moot.core.approval import PLAN_MODE_NOTE
 from moot.core.limits import Limits, RunTotals
 from moot.protocol import events as ev
+from moot.protocol.approval import PLAN_MODE_NOTE
 from moot.protocol.messages import (
     AssistantMessage,
     Message,

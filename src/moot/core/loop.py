@@ -36,7 +36,7 @@ from moot.tools.base import SideEffect, ToolContext, ToolResult, as_text
 
 if TYPE_CHECKING:
     from moot.core.gate import GateDecision
-    from moot.hooks.calls import CallHooks
+    from moot.core.hook_points import CallHooks
     from moot.providers.catalog import ModelInfo
 
 
@@ -57,7 +57,7 @@ class CallRunner:
         self.agent = run.agents[call.agent]
         self.hooks: CallHooks | None = None
         if run.hooks is not None:
-            from moot.hooks.calls import CallHooks  # lazy: without hooks, never imported
+            from moot.core.hook_points import CallHooks  # lazy: without hooks, never imported
 
             self.hooks = CallHooks(run, call, run.hooks)
         self._handlers: dict[RunState, Callable[[], Awaitable[None]]] = {

@@ -9,11 +9,12 @@ import msgspec
 from msgspec.structs import replace
 
 from moot.core.agent import Agent
-from moot.core.approval import ApprovalPolicy, PendingApprovals
+from moot.core.approval import PendingApprovals
 from moot.core.fold import INTERRUPTED, CallState, RunFold
 from moot.core.limits import Limits
 from moot.core.peers import CALL_AGENT, FINISH, FINISH_SPEC, call_agent_spec
 from moot.protocol import events as ev
+from moot.protocol.approval import ApprovalPolicy
 from moot.protocol.messages import ToolCall
 from moot.protocol.modes import ModeName
 from moot.providers.base import Provider, ToolSpec

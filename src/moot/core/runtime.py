@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from moot.core.agent import Agent
-from moot.core.approval import AllowAll, Answer, ApprovalPolicy, HasModes, PendingApprovals
+from moot.core.approval import AllowAll, Answer, PendingApprovals
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
 from moot.core.loop import CallRunner
@@ -21,6 +21,7 @@ from moot.core.run import RunContext, TurnEnd
 from moot.core.session import CHECKPOINT, load_session
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.approval import ApprovalPolicy, HasModes
 from moot.protocol.client import Subscription
 from moot.protocol.ids import new_id
 from moot.protocol.messages import Message

@@ -43,26 +43,20 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
-from moot.core.approval import EXIT_PLAN_MODE, ApprovalRequest, Verdict
 from moot.permissions.modes import PermissionMode
 from moot.permissions.preview import diff_preview
 from moot.permissions.rules import Rule, RuleSet, tool_hidden
 from moot.permissions.shell import matches_prefix
 from moot.permissions.targets import FILE_EDIT_TOOLS, Call, Command, Target, describe, inside
-from moot.tools.base import SideEffect
-from moot.workspace.paths import _is_protected  # the one owner of what "protected" means
-
-if TYPE_CHECKING:
-    from moot.permissions.policy import RulesPolicy
+from moot.protocol.approval import EXIT_PLAN_MODE, ApprovalRequest, SideEffect, Verdict
+from moot.workspace.protected import is_protected  # the one owner of what "protected" means
 
 __all__ = [
     "ALWAYS_ALLOWED",
     "FILE_EDIT_TOOLS",
-    "RulesPolicy",
     "decide",
     "suggested_rules",
     "tool_hidden",
@@ -187,17 +181,6 @@ def _commands_left(call: Call, rules: RuleSet) -> list[Command]:
         for part in _parts(call)
         if isinstance(part, Command) and not any(_allows_part(r, part, call) for r in covering)
     ]
-
-
-def __getattr__(name: str) -> object:
-    """`RulesPolicy` lives in `moot.permissions.policy`, which imports this module; it is
-    still importable from here, loaded on first use so neither module imports the other at
-    import time."""
-    if name == "RulesPolicy":
-        from moot.permissions.policy import RulesPolicy
-
-        return RulesPolicy
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---- matching rules -------------------------------------------------------------------------
@@ -326,7 +309,7 @@ def _protected_target(call: Call, extra: Collection[str]) -> str | None:
     for target in call.targets or ():
         for form in target.forms:
             parts = inside(form, call.root)
-            if parts and (_is_protected(parts) or "/".join(parts) in extra):
+            if parts and (is_protected(parts) or "/".join(parts) in extra):
                 return "/".join(parts)
     return None
 

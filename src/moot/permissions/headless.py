@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from moot.core.approval import EXIT_PLAN_MODE, ApprovalRequest, Verdict
 from moot.permissions.policy import RulesPolicy
+from moot.protocol.approval import EXIT_PLAN_MODE, ApprovalRequest, Verdict
 
 
 class NoAsking:

@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from moot.core.approval import ApprovalRequest
 from moot.permissions.shell import SubCommand, split_command
-from moot.workspace.paths import _is_protected  # the one owner of what "protected" means
+from moot.protocol.approval import ApprovalRequest
+from moot.workspace.protected import is_protected  # the one owner of what "protected" means
 
 FILE_EDIT_TOOLS = frozenset({"write", "edit", "multi_edit"})
 """Tools that write the file named by their `path` argument (what acceptEdits lets run)."""
@@ -162,7 +162,7 @@ def _command(sub: SubCommand, root: str) -> Command:
 
 def _writable(parts: tuple[str, ...]) -> bool:
     """Inside the workspace (`parts` not empty) and not protected."""
-    return bool(parts) and not _is_protected(parts)
+    return bool(parts) and not is_protected(parts)
 
 
 def _plain(words: list[str]) -> list[str]:

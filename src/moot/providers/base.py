@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from moot.providers.catalog import ModelInfo
 
 
+class UnknownModel(ValueError):
+    """No provider serves this model name, or it cannot be reached as configured (a key
+    missing or malformed): a usage error."""
+
+
 class ToolSpec(msgspec.Struct, frozen=True):
     """A tool as a model sees it."""
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import msgspec
 
 from moot import paths
+from moot.providers.base import UnknownModel
 from moot.providers.presets import PRESETS, with_scheme
 
 
@@ -60,8 +61,7 @@ KEYLESS_OPTIONAL = frozenset(
 """Local servers: a key is sent when one is set, and none is needed."""
 
 
-def key_file(environ: Mapping[str, str] | None = None) -> Path:
-    return paths.config_dir(environ) / "keys.json"
+key_file = paths.key_file
 
 
 def saved_keys(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -138,9 +138,6 @@ def _usable(key: str, where: str) -> str:
 
 
 def _usage_error(message: str) -> ValueError:
-    # Lazily: the registry imports this module inside its functions, never at the top.
-    from moot.providers.registry import UnknownModel
-
     return UnknownModel(message)
 
 

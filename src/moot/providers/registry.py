@@ -11,15 +11,11 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from moot.providers.base import Provider
+from moot.providers.base import Provider, UnknownModel
 from moot.providers.config import ProviderConfig
 
 if TYPE_CHECKING:
     from moot.providers.catalog import CatalogEntry
-
-
-class UnknownModel(ValueError):
-    """No provider serves this model name, or it cannot be reached as configured."""
 
 
 def resolve_model(

@@ -14,10 +14,9 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
-OutputCallback = Callable[[str], None]
+from moot.workspace.protected import DEFAULT_PROTECTED
 
-DEFAULT_PROTECTED: tuple[str, ...] = (".git", ".moot")
-"""`SandboxPolicy.protected` by default; a caller that protects more adds to it."""
+OutputCallback = Callable[[str], None]
 
 
 class SandboxMasks(msgspec.Struct, frozen=True):

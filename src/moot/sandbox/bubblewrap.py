@@ -469,7 +469,7 @@ class BubblewrapSandbox(ProcessSandbox):
 
 
 def _default_keys_file() -> Path:
-    from moot.providers.credentials import key_file  # not at the top: providers import more
+    from moot.paths import key_file
 
     return key_file()
 

@@ -13,33 +13,25 @@ import functools
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 import msgspec
 
+from moot.protocol.approval import SideEffect
 from moot.protocol.messages import Attachment
+from moot.tools.context import ToolContext
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
     from pydantic_core import ErrorDetails
 
+__all__ = ["SideEffect", "Tool", "ToolContext", "ToolResult", "tool"]
+"""`SideEffect` is the approval seam's (`moot.protocol.approval`); tools declare it, so it is
+importable from here too."""
+
 # What OpenAI, Anthropic and Gemini all accept as a function name.
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _MAX_INPUT_REPR = 80
-
-
-class SideEffect(StrEnum):
-    """What running a tool can change; decides approval and whether calls may run in parallel."""
-
-    READ_ONLY = "read_only"
-    """Only reads; safe to run alongside other read-only calls and without approval."""
-    WRITES_WORKSPACE = "writes_workspace"
-    """Changes files in the workspace."""
-    RUNS_COMMANDS = "runs_commands"
-    """Runs programs, which may do anything the sandbox allows."""
-    NETWORK = "network"
-    """Talks to the outside world."""
 
 
 class ToolResult(msgspec.Struct, frozen=True):
@@ -65,28 +57,6 @@ class ToolResult(msgspec.Struct, frozen=True):
             A result with `is_error` set.
         """
         return cls(content=message, is_error=True)
-
-
-def _discard(text: str) -> None:
-    """Default `emit`: a tool invoked outside the runtime (tests, scripts) streams nowhere."""
-
-
-class ToolContext(msgspec.Struct, frozen=True):
-    """Where a call happens, passed by the runtime to any parameter annotated `ToolContext`."""
-
-    session_id: str
-    run_id: str
-    call_id: str
-    """The agent call the tool runs in (not the model's tool call; see `tool_call_id`)."""
-    agent: str
-    """The name of the agent that asked for the call."""
-    tool_call_id: str
-    """The provider's id for this tool call."""
-    mode: str | None = None
-    """The session's permission mode as the tool runs (None: the session has no modes)."""
-    emit: Callable[[str], None] = _discard
-    """Streams partial output to front ends. Sync tools call it from a worker thread, so the
-    runtime's implementation must be thread-safe (e.g. `loop.call_soon_threadsafe`)."""
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_model
 
-from moot.tools.base import ToolContext
+from moot.tools.context import ToolContext
 
 JsonSchema = dict[str, Any]
 

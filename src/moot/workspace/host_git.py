@@ -40,7 +40,6 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
-from moot.sandbox.base import DEFAULT_PROTECTED
 from moot.workspace.git_config import (
     ConfigView,
     GitRefused,
@@ -51,6 +50,7 @@ from moot.workspace.git_config import (
     read_config,
     stamp,
 )
+from moot.workspace.protected import DEFAULT_PROTECTED
 
 NO_HOOKS = "/dev/null"
 """`core.hooksPath` when no hook may run: git looks for `/dev/null/<hook>`, which cannot exist."""

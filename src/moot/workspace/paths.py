@@ -23,14 +23,12 @@ from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from moot.workspace.ignore import GitIgnore, Hidden
 from moot.workspace.ledger import ReadLedger
+from moot.workspace.protected import is_protected
 
 if TYPE_CHECKING:
     from moot.workspace.host_git import HostGit
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_PROTECTED_ANYWHERE = frozenset({".git"})
-"""Names protected at any depth: a repository's internals (hooks run code)."""
-_PROTECTED_AT_TOP = frozenset({".moot"})
 """Names protected at the workspace root: moot's own settings, agents and commands."""
 
 
@@ -176,7 +174,7 @@ class Workspace:
         parts = lexical.relative_to(self.root).parts
         if not parts:
             raise PathRefused("workspace-root", path, "the workspace root is a directory")
-        if not allow_protected and _is_protected(parts):
+        if not allow_protected and is_protected(parts):
             raise PathRefused("protected", path, "writing here needs explicit approval")
         current = self.root
         for index, part in enumerate(parts):
@@ -228,12 +226,6 @@ class Workspace:
         if not self.contains(normal):
             raise PathRefused("outside-workspace", path, f"the workspace is {self.root}")
         return Path(normal)
-
-
-def _is_protected(parts: tuple[str, ...]) -> bool:
-    # casefold: on case-insensitive file systems `.GIT/hooks` is `.git/hooks`.
-    folded = [part.casefold() for part in parts]
-    return folded[0] in _PROTECTED_AT_TOP or any(p in _PROTECTED_ANYWHERE for p in folded)
 
 
 def open_dir_chain(root: Path, parts: tuple[str, ...], *, create: bool = False) -> int:

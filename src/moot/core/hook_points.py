@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec.structs import replace
 
-from moot.core.approval import Verdict
 from moot.hooks.outcome import HookOutcome
 from moot.hooks.runner import Hooks
 from moot.protocol import events as ev
+from moot.protocol.approval import Verdict
 from moot.protocol.events import HookEventName
 from moot.protocol.messages import ToolCall
 

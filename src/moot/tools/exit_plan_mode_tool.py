@@ -1,7 +1,7 @@
 """Plan mode's `exit_plan_mode` tool itself, with its pydantic argument model.
 
-Loaded at the tool's first call (`moot.permissions.plan` gives sessions its spec until then), and
-by `scripts/gen-tool-specs`, which generates that spec from it.
+Loaded at the tool's first call (`moot.tools.exit_plan_mode` gives sessions its spec until
+then), and by `scripts/gen-tool-specs`, which generates that spec from it.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from moot.core.approval import EXIT_PLAN_MODE
 from moot.permissions.modes import PermissionMode
+from moot.protocol.approval import EXIT_PLAN_MODE
 from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
 
 _WORKING_IN = {

@@ -27,16 +27,15 @@ import msgspec
 
 from moot.client.errors import SetupError
 from moot.core.agent import Agent
-from moot.core.approval import ApprovalPolicy
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.permissions.headless import NoAsking
 from moot.permissions.modes import PermissionMode
-from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.approval import ApprovalPolicy
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
@@ -44,6 +43,7 @@ from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
 from moot.settings import Settings
 from moot.store.base import Store
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
+from moot.tools.exit_plan_mode import exit_plan_mode_tool
 from moot.workspace.host_git import host_git_at_start
 from moot.workspace.paths import Workspace
 

@@ -15,7 +15,7 @@ itself, with its pydantic argument model, is built at its first call.
 
 from __future__ import annotations
 
-from moot.core.approval import EXIT_PLAN_MODE
+from moot.protocol.approval import EXIT_PLAN_MODE
 from moot.tools.base import SideEffect, Tool
 from moot.tools.builtin_specs import load_specs
 from moot.tools.lazy import LazyTool
@@ -23,7 +23,7 @@ from moot.tools.lazy import LazyTool
 
 def exit_plan_mode_tool() -> Tool:
     """The `exit_plan_mode` tool: its spec from `builtin_specs.json`, the tool itself
-    (`moot.permissions.plan_tool`) built at its first call. It reads the session's mode from
+    (`moot.tools.exit_plan_mode_tool`) built at its first call. It reads the session's mode from
     its `ToolContext`."""
     spec = load_specs()[EXIT_PLAN_MODE]
     return LazyTool(
@@ -38,6 +38,6 @@ def exit_plan_mode_tool() -> Tool:
 def _build() -> Tool:
     # Imported at the first call: the tool's argument model needs pydantic, which `moot -p`
     # does not otherwise load before its first model request.
-    from moot.permissions.plan_tool import build_exit_plan_mode
+    from moot.tools.exit_plan_mode_tool import build_exit_plan_mode
 
     return build_exit_plan_mode()
