@@ -283,3 +283,48 @@ async def test_set_mode_on_a_session_without_modes_is_refused_with_an_event() ->
     assert isinstance(refused, ev.OpRefused)
     assert (refused.op, refused.submission_id) == ("set_mode", submission)
     assert runtime.mode is None
+
+
+# ---- state per session, never per process -----------------------------------------------------
+
+
+async def test_two_runtimes_in_one_process_keep_their_own_mode_approvals_and_runs(
+    tmp_path: Path,
+) -> None:
+    """Two sessions share one process, one store and one rules policy: each keeps its own
+    mode, its own "for this session" approvals and its own run; their turns overlap."""
+    from moot.permissions.policy import RulesPolicy
+    from moot.permissions.rules import RuleSet
+
+    store = SQLiteStore(tmp_path / "shared.db")
+    policy = RulesPolicy(RuleSet(), tmp_path)
+    twice = {"tool_calls": [call("touch", path="a")]}
+    first = Runtime(
+        [agent("main", twice, "one", twice, "two")], store=store, tools=[touch], approval=policy
+    )
+    second = Runtime(
+        [agent("main", twice, "one", twice, "two")], store=store, tools=[touch], approval=policy
+    )
+    first.submit(ops.SetMode(mode="plan"))
+
+    def for_session(event: ev.ApprovalRequested) -> ops.Op:
+        return approve(event, scope="session")  # keeps the request's suggested rule
+
+    planned, asked = await asyncio.wait_for(
+        asyncio.gather(drive_turn(first, "go"), drive_turn(second, "go", answer=for_session)),
+        timeout=10,
+    )
+    assert (first.mode, second.mode) == ("plan", "default")
+    (refused,) = planned.of(ev.ApprovalDecided)
+    assert not refused.approved and refused.by == "policy"  # plan mode refuses the write
+    kept = asked.of(ev.ApprovalDecided)[0].rule
+    assert kept
+    # The second session's approval stays with it: its next write runs, the first's still not.
+    again_second = await asyncio.wait_for(drive_turn(second, "again"), timeout=10)
+    assert not again_second.of(ev.ApprovalRequested)
+    first.submit(ops.SetMode(mode="default"))
+    again_first = await asyncio.wait_for(drive_turn(first, "again", answer=deny), timeout=10)
+    assert again_first.of(ev.ApprovalRequested)
+    assert {e.session_id for e in planned.events} == {first.session_id}
+    assert {e.session_id for e in asked.events} == {second.session_id}
+    store.close()

@@ -3,6 +3,25 @@
 The live loop and resume share this code: the loop appends an event, then applies it here, and
 reads its decisions from the result. Resume applies the stored events and arrives at exactly
 the state the crashed process had. Nothing is pasted back in as text.
+
+Some events mean more here than their names say:
+
+- `state_changed` to `observation_recorded` is where a model turn's tool results join the
+  conversation: every pending call's result (or, for a call that never ran, why not) is
+  appended as tool-result messages in the order the model asked, and the step counts toward
+  the no-progress and consecutive-error limits. Until then results wait in `CallState.results`,
+  so a crash between two results resumes with the turn still open.
+- `tool_pending` is a pass-through state: the loop moves through it to `approval_pending` at
+  once. Entering it resets the gate's retry count, so each new set of tool calls gets the
+  gate's full allowance; it is a state of its own so that a resume knows the model's calls
+  were received and not yet decided.
+- `hook_ran` changes the context: SessionStart and UserPromptSubmit context joins the
+  person's prompt (a refused prompt is removed, never sent), PostToolUse context joins that
+  tool's result, a Stop hook's feedback becomes a new user message, a PreToolUse hook's
+  `updated_input` replaces the call's arguments (so a resume runs the same arguments), and
+  `continue: false` ends the call (`hook_stop`).
+- `approval_decided` with `approved=False` gives the call its result at once (the refusal and
+  any feedback), so the model reads why; an approved call's result comes from the tool.
 """
 
 from __future__ import annotations
