@@ -122,7 +122,8 @@ def _rule_list(values: list[str]) -> list[str]:
     outside parentheses."""
     rules: list[str] = []
     for value in values:
-        depth, current = 0, []
+        depth = 0
+        current: list[str] = []
         for char in value:
             depth += char == "("
             depth -= char == ")"

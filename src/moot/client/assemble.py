@@ -221,7 +221,7 @@ def open_session(
         tools=tools,
         limits=limits,
         approval=policy,
-        mode=start_mode,
+        mode=start_mode.value,
         hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
         turn_end=AutoCommitter(workspace, session_id) if auto_commit else None,
         resolve=lambda model: resolve_model(model, environ, models=settings.models),
@@ -229,7 +229,7 @@ def open_session(
     if mode is not None and runtime.mode != mode:
         # The mode belongs to the session: a resumed one goes on in the mode it switched to,
         # unless the front end names one, which is a switch like any other (`mode_changed`).
-        runtime.submit(ops.SetMode(mode=mode))
+        runtime.submit(ops.SetMode(mode=mode.value))
     return Session(runtime, workspace, shell, shells)
 
 

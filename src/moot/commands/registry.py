@@ -109,7 +109,7 @@ class Registry:
 
         return register
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         return iter(sorted(self._commands.values(), key=lambda c: c.name))
 
     def get(self, name: str) -> Command | None:

@@ -10,7 +10,7 @@ an allow rule or switch the session's mode (an approved plan leaves plan mode).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from moot.core.agent import Agent
 from moot.core.approval import Answer
@@ -68,7 +68,8 @@ class ApprovalStep:
             arguments=tc.arguments,
             mode=run.mode(),
         )
-        verdict, by = run.approval.decide(request), "policy"
+        verdict = run.approval.decide(request)
+        by: Literal["policy", "hook"] = "policy"
         if said is not None and self.hooks is not None:
             from moot.core.hook_points import with_hook  # lazy: without hooks, never imported
 

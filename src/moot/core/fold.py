@@ -29,7 +29,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, deque
+from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 import msgspec
 from msgspec.structs import replace
@@ -332,7 +334,7 @@ class RunFold:
         )
 
 
-_HANDLERS = {
+_HANDLERS: dict[str, Callable[[RunFold, Any], None]] = {
     "turn_started": RunFold._turn_started,
     "agent_called": RunFold._agent_called,
     "agent_returned": RunFold._terminal,

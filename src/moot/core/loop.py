@@ -413,7 +413,7 @@ class CallRunner:
         name, message = tc.arguments.get("agent_name"), tc.arguments.get("message")
         child_id = run.fold.children.get((call.call_id, tc.id))
         if child_id is None:
-            if name not in run.agents or not isinstance(message, str):
+            if not isinstance(name, str) or name not in run.agents or not isinstance(message, str):
                 peers = ", ".join(run.agents)
                 return ToolResult.error(
                     f"call_agent needs `agent_name` (one of: {peers}) and a `message` string."

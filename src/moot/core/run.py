@@ -76,7 +76,7 @@ class RunContext(msgspec.Struct):
     def record(self, call: CallState, event: ev.Event) -> ev.Event:
         """Append an event of `call`: store first, then the fold, then the front ends."""
         return self.record_as(
-            replace(  # type: ignore[type-var]
+            replace(
                 event, agent=call.agent, call_id=call.call_id, parent_call_id=call.parent_call_id
             )
         )
@@ -84,7 +84,7 @@ class RunContext(msgspec.Struct):
     def record_as(self, event: ev.Event) -> ev.Event:
         """Append an event whose agent and call ids are already set (a call's creation)."""
         run_id = self.fold.run_id or event.call_id  # a turn_started names its own run
-        event = replace(  # type: ignore[type-var]
+        event = replace(
             event,
             session_id=self.session_id,
             run_id=run_id,

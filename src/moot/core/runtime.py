@@ -106,7 +106,8 @@ class Runtime:
         # SessionStart runs once per runtime, when its first run starts.
         earlier = self._session.history or self._session.open_run
         self._session_start: str | None = "resume" if earlier else "startup"
-        self._providers: dict[str, Provider] = {}
+        self._providers: dict[str | int, Provider] = {}
+        """Providers by model name, or by the `id` of a provider given as an object."""
         self._resolve = resolve
         self._pending = PendingApprovals()
         self._subscribers: list[Subscription] = []

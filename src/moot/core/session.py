@@ -15,7 +15,7 @@ import msgspec
 
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
-from moot.protocol.events import SESSION_KINDS, ModeChanged
+from moot.protocol.events import SESSION_KINDS, ModeChanged, TurnStarted
 from moot.protocol.messages import Message
 from moot.protocol.modes import ModeName
 from moot.store.base import Store
@@ -66,7 +66,7 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
             state.mode = event.mode
         if event.kind in SESSION_KINDS:
             continue  # of the session, not of a run: no fold takes them
-        if event.kind == "turn_started":
+        if isinstance(event, TurnStarted):
             run_limits = Limits(**event.limits) if event.limits else limits
             fold = RunFold(run_limits, state.history)
         if fold is None:

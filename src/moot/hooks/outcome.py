@@ -87,8 +87,9 @@ def interpret(event: HookEventName, run: CommandRun) -> Said:
         return Said("timeout")
     if run.exit_code == 2 and event in BLOCKING:
         reason = run.stderr.strip() or f"`{run.command}` exited with status 2"
-        decision: Decision = "deny" if event == "PreToolUse" else "block"
-        return Said(decision, decision, reason)
+        if event == "PreToolUse":
+            return Said("deny", "deny", reason)
+        return Said("block", "block", reason)
     if run.exit_code != 0:
         return Said("error")
     text = run.stdout.strip()

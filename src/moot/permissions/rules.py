@@ -402,6 +402,9 @@ def read_denied(rules: RuleSet, root: Path) -> Callable[[str, bool], bool] | Non
 
     def hidden(rel: str, is_dir: bool) -> bool:
         path = f"{base}/{rel}" if rel else base
-        return any(rule.path.matches(path, base, is_dir=is_dir) for rule in denied)
+        return any(
+            rule.path is not None and rule.path.matches(path, base, is_dir=is_dir)
+            for rule in denied
+        )
 
     return hidden

@@ -279,7 +279,8 @@ class Lexer(ABC):
 
     def _braced(self, nested: list[SubCommand]) -> None:
         """Skip the rest of `${...}`, parsing command substitutions in it (`${x:-$(cmd)}`)."""
-        text, depth, scratch = self.text, 1, []
+        text, depth = self.text, 1
+        scratch: list[str] = []  # the words `${...}` spells are not kept
         self._parameter()
         while depth:
             char = text[self.pos : self.pos + 1]

@@ -55,7 +55,7 @@ class _Event(
 # ---- creation and ending of calls --------------------------------------------------------------
 
 
-class TurnStarted(_Event, tag="turn_started"):
+class TurnStarted(_Event, tag="turn_started", frozen=True):
     """The person sent a message to an agent: a new run begins (its creation event)."""
 
     prompt: str
@@ -67,7 +67,7 @@ class TurnStarted(_Event, tag="turn_started"):
     model is told so with the prompt."""
 
 
-class AgentCalled(_Event, tag="agent_called"):
+class AgentCalled(_Event, tag="agent_called", frozen=True):
     """A forward message: one agent called another (the callee's call is created)."""
 
     caller: str
@@ -80,7 +80,7 @@ class AgentCalled(_Event, tag="agent_called"):
     """The session's permission mode as the call began (see `TurnStarted.mode`)."""
 
 
-class AgentReturned(_Event, tag="agent_returned"):
+class AgentReturned(_Event, tag="agent_returned", frozen=True):
     """A return message: a called agent finished (terminal for its call)."""
 
     state: RunState
@@ -88,7 +88,7 @@ class AgentReturned(_Event, tag="agent_returned"):
     output: str
 
 
-class TurnFinished(_Event, tag="turn_finished"):
+class TurnFinished(_Event, tag="turn_finished", frozen=True):
     """The person's turn ended (terminal for the run's first call)."""
 
     state: RunState
@@ -101,7 +101,7 @@ class TurnFinished(_Event, tag="turn_finished"):
     duration_ms: float
 
 
-class AutoCommitted(_Event, tag="auto_committed"):
+class AutoCommitted(_Event, tag="auto_committed", frozen=True):
     """The files the turn changed were committed as moot's own commit (`moot undo` takes it
     back), as the turn ended."""
 
@@ -112,7 +112,7 @@ class AutoCommitted(_Event, tag="auto_committed"):
     """What the person should know about it (the repository's hooks did not run)."""
 
 
-class RunResumed(_Event, tag="run_resumed"):
+class RunResumed(_Event, tag="run_resumed", frozen=True):
     """An unfinished run continues after a crash or a stop of the process."""
 
     interrupted_tool_calls: tuple[str, ...] = ()
@@ -122,21 +122,21 @@ class RunResumed(_Event, tag="run_resumed"):
 # ---- the state machine ----------------------------------------------------------------------
 
 
-class StateChanged(_Event, tag="state_changed"):
+class StateChanged(_Event, tag="state_changed", frozen=True):
     """The call's run state moved along a legal transition."""
 
     from_state: RunState
     to_state: RunState
 
 
-class LimitHit(_Event, tag="limit_hit"):
+class LimitHit(_Event, tag="limit_hit", frozen=True):
     """A limit was reached before the next model call or tool; the run stops."""
 
     stop_reason: StopReason
     detail: str
 
 
-class Error(_Event, tag="error"):
+class Error(_Event, tag="error", frozen=True):
     """Something went wrong that the run reports (a provider error, an internal bug)."""
 
     source: Literal["provider", "tool", "sandbox", "session", "internal"]
@@ -149,19 +149,19 @@ class Error(_Event, tag="error"):
 # ---- the model ------------------------------------------------------------------------------
 
 
-class TextDelta(_Event, tag="text_delta"):
+class TextDelta(_Event, tag="text_delta", frozen=True):
     """A piece of the model's answer as it streams."""
 
     text: str
 
 
-class ThinkingDelta(_Event, tag="thinking_delta"):
+class ThinkingDelta(_Event, tag="thinking_delta", frozen=True):
     """A piece of the model's reasoning as it streams."""
 
     text: str
 
 
-class ModelResponded(_Event, tag="model_responded"):
+class ModelResponded(_Event, tag="model_responded", frozen=True):
     """A complete model turn: the decision the loop acts on."""
 
     model: str
@@ -174,7 +174,7 @@ class ModelResponded(_Event, tag="model_responded"):
     """The stream broke after this much arrived; the run fails with provider_error."""
 
 
-class UsageRecorded(_Event, tag="usage"):
+class UsageRecorded(_Event, tag="usage", frozen=True):
     """Tokens and cost of one model call."""
 
     model: str
@@ -182,7 +182,7 @@ class UsageRecorded(_Event, tag="usage"):
     cost_usd: float = 0.0
 
 
-class GateDecided(_Event, tag="gate_decided"):
+class GateDecided(_Event, tag="gate_decided", frozen=True):
     """A turn gate changed what happens to the model turn just received."""
 
     action: Literal["replace", "retry", "stop"]
@@ -195,7 +195,7 @@ class GateDecided(_Event, tag="gate_decided"):
 # ---- tools ----------------------------------------------------------------------------------
 
 
-class ApprovalRequested(_Event, tag="approval_requested"):
+class ApprovalRequested(_Event, tag="approval_requested", frozen=True):
     """A tool call waits for the person: answer with `Approve` or `Deny`."""
 
     tool_call_id: str
@@ -208,7 +208,7 @@ class ApprovalRequested(_Event, tag="approval_requested"):
     """Allow rules an answer "for the session" or "always" would keep."""
 
 
-class ApprovalDecided(_Event, tag="approval_decided"):
+class ApprovalDecided(_Event, tag="approval_decided", frozen=True):
     """A tool call was allowed or refused, by a person or a rule."""
 
     tool_call_id: str
@@ -224,7 +224,7 @@ class ApprovalDecided(_Event, tag="approval_decided"):
 # ---- session events: they belong to no run ----------------------------------------------------
 
 
-class ModeChanged(_Event, tag="mode_changed"):
+class ModeChanged(_Event, tag="mode_changed", frozen=True):
     """The session's permission mode changed (a `SetMode` op, or an approved plan).
 
     A session event: `run_id` and `call_id` are empty, because a mode outlives runs and may
@@ -237,7 +237,7 @@ class ModeChanged(_Event, tag="mode_changed"):
     """"plan_approval": the person approved a plan (`exit_plan_mode`), which leaves plan mode."""
 
 
-class OpRefused(_Event, tag="op_refused"):
+class OpRefused(_Event, tag="op_refused", frozen=True):
     """An op could not be carried out: it matched nothing (an `Approve` for a call that waits
     on no approval), or the session was in no state for it. A session event."""
 
@@ -246,7 +246,7 @@ class OpRefused(_Event, tag="op_refused"):
     reason: str
 
 
-class ToolStarted(_Event, tag="tool_started"):
+class ToolStarted(_Event, tag="tool_started", frozen=True):
     """A tool began to run; from here on it may have had side effects."""
 
     tool_call_id: str
@@ -254,14 +254,14 @@ class ToolStarted(_Event, tag="tool_started"):
     arguments: dict[str, Any]
 
 
-class ToolOutput(_Event, tag="tool_output"):
+class ToolOutput(_Event, tag="tool_output", frozen=True):
     """Output a running tool produced so far."""
 
     tool_call_id: str
     text: str
 
 
-class ToolFinished(_Event, tag="tool_finished"):
+class ToolFinished(_Event, tag="tool_finished", frozen=True):
     """A tool's result: what the model will see."""
 
     tool_call_id: str
@@ -303,7 +303,7 @@ class HookCommandRun(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     stderr: str = ""
 
 
-class HookRan(_Event, tag="hook_ran"):
+class HookRan(_Event, tag="hook_ran", frozen=True):
     """Hook commands from the settings ran on a session event; what they agreed on.
 
     The fold applies it, so a resumed run sees what the live one saw: `context` joins the

@@ -18,7 +18,7 @@ class _Value(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     outside), not on construction: code builds these from values it already checked."""
 
 
-class Attachment(_Value):
+class Attachment(_Value, frozen=True):
     """A binary attachment (an image, usually) carried as base64 data."""
 
     mime_type: str
@@ -29,7 +29,7 @@ class Attachment(_Value):
     """An optional file name, shown to people, never needed by models."""
 
 
-class Usage(_Value):
+class Usage(_Value, frozen=True):
     """Tokens one model call used, as the provider reported them."""
 
     input_tokens: int = 0
@@ -81,7 +81,7 @@ def _count(value: object) -> int:
     return 0
 
 
-class ToolCall(_Value):
+class ToolCall(_Value, frozen=True):
     """One tool call a model asked for."""
 
     id: str
@@ -95,32 +95,32 @@ class ToolCall(_Value):
     """The model's argument text, kept only when it did not parse."""
 
 
-class Thinking(_Value):
+class Thinking(_Value, frozen=True):
     """A reasoning block; providers that sign them need the signature sent back unchanged."""
 
     text: str
     signature: str | None = None
 
 
-class _Message(_Value, tag_field="role"):
+class _Message(_Value, tag_field="role", frozen=True):
     @property
     def role(self) -> str:
         """`user`, `assistant` or `tool`: the tag that tells the kinds apart in JSON."""
         return self.__struct_config__.tag  # type: ignore[return-value]
 
 
-class UserMessage(_Message, tag="user"):
+class UserMessage(_Message, tag="user", frozen=True):
     content: str
     attachments: tuple[Attachment, ...] = ()
 
 
-class AssistantMessage(_Message, tag="assistant"):
+class AssistantMessage(_Message, tag="assistant", frozen=True):
     content: str = ""
     thinking: tuple[Thinking, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
 
 
-class ToolResultMessage(_Message, tag="tool"):
+class ToolResultMessage(_Message, tag="tool", frozen=True):
     tool_call_id: str
     name: str
     content: str

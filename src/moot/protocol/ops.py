@@ -21,7 +21,7 @@ class _Op(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True,
         return self.__struct_config__.tag  # type: ignore[return-value]
 
 
-class UserTurn(_Op, tag="user_turn"):
+class UserTurn(_Op, tag="user_turn", frozen=True):
     """The person says something to an agent.
 
     Answered by `turn_started`, the run's events, then `turn_finished`.
@@ -33,7 +33,7 @@ class UserTurn(_Op, tag="user_turn"):
     """The agent to address; the runtime's first agent when None."""
 
 
-class ResumeRun(_Op, tag="resume_run"):
+class ResumeRun(_Op, tag="resume_run", frozen=True):
     """Finish the session's interrupted run from where its log ends.
 
     Answered by `run_resumed`, `tool_finished(interrupted=True)` for each tool that started
@@ -41,7 +41,7 @@ class ResumeRun(_Op, tag="resume_run"):
     """
 
 
-class Interrupt(_Op, tag="interrupt"):
+class Interrupt(_Op, tag="interrupt", frozen=True):
     """Cancel the running turn.
 
     Answered by `tool_finished(interrupted=True)` for running tools, `agent_returned` for open
@@ -49,7 +49,7 @@ class Interrupt(_Op, tag="interrupt"):
     """
 
 
-class Approve(_Op, tag="approve"):
+class Approve(_Op, tag="approve", frozen=True):
     """Allow a tool call that waits on `approval_requested`. Answered by `approval_decided`, or
     by `op_refused` when no such call waits.
 
@@ -68,7 +68,7 @@ class Approve(_Op, tag="approve"):
     mode: ModeName | None = None
 
 
-class Deny(_Op, tag="deny"):
+class Deny(_Op, tag="deny", frozen=True):
     """Refuse a tool call that waits on `approval_requested`; the model sees the feedback.
 
     Answered by `approval_decided` (approved false), or by `op_refused` when no such call waits.
@@ -80,7 +80,7 @@ class Deny(_Op, tag="deny"):
     feedback: str = ""
 
 
-class SetMode(_Op, tag="set_mode"):
+class SetMode(_Op, tag="set_mode", frozen=True):
     """Switch the session's permission mode; the next tool call is decided under it.
 
     Answered by `mode_changed` (nothing when the session is in that mode already, `op_refused`
@@ -90,7 +90,7 @@ class SetMode(_Op, tag="set_mode"):
     mode: ModeName
 
 
-class Shutdown(_Op, tag="shutdown"):
+class Shutdown(_Op, tag="shutdown", frozen=True):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
 

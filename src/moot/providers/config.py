@@ -62,7 +62,7 @@ class ProviderConfig(msgspec.Struct, frozen=True):
     def __repr__(self) -> str:  # never show the key, even in a traceback
         return f"ProviderConfig({self.name!r}, base_url={self.base_url!r})"
 
-    def __rich_repr__(self) -> Iterator[Any]:
+    def __rich_repr__(self) -> Iterator[Any]:  # type: ignore[override]  # rich takes either
         # Struct's own `__rich_repr__` would list every field, the key too (rich prefers it).
         yield self.name
         yield "base_url", self.base_url

@@ -11,7 +11,7 @@ import email.utils
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 import httpx
@@ -158,7 +158,7 @@ async def post_sse(
     *,
     headers: Mapping[str, str],
     body: Mapping[str, Any],
-) -> AsyncIterator[ServerSentEvent]:
+) -> AsyncGenerator[ServerSentEvent, None]:
     """POST `body` as JSON and yield the server-sent events of the answer.
 
     Raises:
@@ -251,7 +251,7 @@ class HTTPAdapter(ABC):
         async for delta in with_retries(lambda: self._attempt(request), self.config.retry):
             yield delta
 
-    def _events(self, request: ModelRequest) -> AsyncIterator[ServerSentEvent]:
+    def _events(self, request: ModelRequest) -> AsyncGenerator[ServerSentEvent, None]:
         url, headers, body = self.build_request(request)
         if self._client is None:
             self._client = make_client(self.config)

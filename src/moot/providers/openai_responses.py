@@ -143,7 +143,8 @@ class _StreamState:
             response = data.get("response") or {}
             raise _failure(self.config, response.get("error") or {}, "the response failed")
         if kind == "error":
-            error = data.get("error") if isinstance(data.get("error"), dict) else data
+            found = data.get("error")
+            error: dict[str, Any] = found if isinstance(found, dict) else data
             raise _failure(self.config, error, "the server reported an error")
         return []  # lifecycle and *.done events repeat what the deltas already said
 

@@ -70,7 +70,9 @@ class FallbackProvider:
     def _order(self) -> list[int]:
         now = self._clock()
         ready = [i for i in range(len(self.providers)) if self._cooling.get(i, 0) <= now]
-        cooling = sorted(set(range(len(self.providers))) - set(ready), key=self._cooling.get)
+        cooling = sorted(
+            set(range(len(self.providers))) - set(ready), key=lambda i: self._cooling.get(i, 0)
+        )
         return ready or cooling[:1]
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:

@@ -136,5 +136,5 @@ def _connect(target: str) -> sqlite3.Connection:
         connection.close()
         raise
     # Back to Python's default transaction handling: `with connection` commits the updates.
-    connection.isolation_level = ""
+    connection.isolation_level = ""  # type: ignore[assignment]  # typeshed lacks the default
     return connection

@@ -82,9 +82,10 @@ def rank_files(
         out = edges[source]
         definers = families[family(files[path].language)]
         for name, count in files[path].references.items():
-            owners = definers.get(name)
-            if owners is None or len(owners) > MAX_DEFINERS:
+            found = definers.get(name)
+            if found is None or len(found) > MAX_DEFINERS:
                 continue
+            owners = list(found)
             weight = math.sqrt(count) / len(owners)
             if name in focus_names:
                 weight *= FOCUS_NAME_WEIGHT
@@ -176,10 +177,10 @@ def pagerank(edges: list[dict[int, float]], jump: list[float]) -> list[float]:
         leaked = DAMPING * sum(ranks[node] for node in dangling)
         base = 1.0 - DAMPING + leaked
         following = [base * share for share in jump]
-        for node, out in enumerate(normalised):
-            if out:
+        for node, links in enumerate(normalised):
+            if links:
                 flow = DAMPING * ranks[node]
-                for target, weight in out:
+                for target, weight in links:
                     following[target] += flow * weight
         change = sum(abs(new - old) for new, old in zip(following, ranks, strict=True))
         ranks = following

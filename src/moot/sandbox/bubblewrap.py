@@ -197,8 +197,8 @@ def bwrap_args(
     `isolation` is one of `ISOLATIONS` (`isolation_args` says which works here).
     """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for path in PROC_READ_ONLY:
-        args += ["--ro-bind-try", path, path]
+    for proc_path in PROC_READ_ONLY:
+        args += ["--ro-bind-try", proc_path, proc_path]
     args += ["--tmpfs", "/run"]
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
         args += ["--tmpfs", "/var/run"]

@@ -269,8 +269,8 @@ class SQLiteStore:
             if limit is None:
                 rows = self._db.execute(sql + " ORDER BY seq", params).fetchall()
             else:  # the last `limit`: read backwards, then put them in order
-                rows = self._db.execute(sql + " ORDER BY seq DESC LIMIT ?", [*params, limit])
-                rows = rows.fetchall()[::-1]
+                newest = self._db.execute(sql + " ORDER BY seq DESC LIMIT ?", [*params, limit])
+                rows = newest.fetchall()[::-1]
         return [event_from_json(body) for (body,) in rows]
 
     def open_run(self, session_id: str) -> str | None:

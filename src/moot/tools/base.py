@@ -108,7 +108,7 @@ class FunctionTool:
 
         functools.update_wrapper(self, fn)
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "")
+        self.name: str = name or str(getattr(fn, "__name__", ""))
         if not _TOOL_NAME.fullmatch(self.name):
             raise ValueError(
                 f"Tool name {self.name!r} must be 1-64 letters, digits, '_' or '-'; pass name="

@@ -140,9 +140,9 @@ def _arg_descriptions(doc: str) -> dict[str, str]:
             entry_indent = indent
         if indent <= entry_indent:
             match = _ARG_ENTRY.fullmatch(line.strip())
-            current = match["name"] if match else None
-            if match:
-                descriptions[current] = match["text"].strip()
+            current = str(match["name"]) if match else None
+            if match and current is not None:
+                descriptions[current] = str(match["text"]).strip()
         elif current is not None:
             descriptions[current] = f"{descriptions[current]} {line.strip()}".strip()
     return {name: text for name, text in descriptions.items() if text}

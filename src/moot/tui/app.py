@@ -191,8 +191,8 @@ class MootApp(App[int]):
         self.set_class(width < NARROW, "-narrow")
 
     def watch_side_width(self, width: int) -> None:
-        if self.is_mounted:
-            self.query_one("#side").styles.width = width
+        for side in self.query("#side"):  # none before the first compose
+            side.styles.width = width
 
     # ---- the bridge --------------------------------------------------------------------------
 
@@ -308,7 +308,7 @@ class MootApp(App[int]):
         if driver is None or self.is_headless:
             return
         capture = not getattr(self, "_mouse_off", False)
-        self._mouse_off = capture  # type: ignore[attr-defined]
+        self._mouse_off = capture
         # Textual offers no switch for mouse reporting at run time; these are its own
         # sequences (xterm 1000/1003/1015/1006), written through its driver.
         driver.write("\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l" if capture else

@@ -6,7 +6,12 @@ are listed too, with the widget that owns them, so the help screen shows every k
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import msgspec
+
+if TYPE_CHECKING:
+    from textual.binding import Binding
 
 
 class Key(msgspec.Struct, frozen=True):
@@ -50,7 +55,7 @@ KEYS: tuple[Key, ...] = (
 )
 
 
-def app_bindings() -> list[tuple[str, str, str]] | list[object]:
+def app_bindings() -> list[Binding]:
     """The app-wide keys as Textual `Binding`s."""
     from textual.binding import Binding
 

@@ -197,16 +197,18 @@ class GitRepo:
         """
         proc = self.repo.git.execute(self._argv(args, True), as_process=True, env=_READ_ENV)
         popen = proc.proc
+        assert popen is not None and popen.stdout is not None and popen.stderr is not None
+        stdout, stderr = popen.stdout, popen.stderr
         errors = bytearray()
         # stderr is drained alongside: warnings (one per file) can fill its pipe while we read
         # stdout, and git would block on it forever.
-        drain = threading.Thread(target=lambda: errors.extend(popen.stderr.read()), daemon=True)
+        drain = threading.Thread(target=lambda: errors.extend(stderr.read()), daemon=True)
         drain.start()
         stopped = False
         try:
-            head = popen.stdout.read(MAX_OUTPUT_BYTES)
+            head = stdout.read(MAX_OUTPUT_BYTES)
             rest_lines = rest_bytes = 0
-            while chunk := popen.stdout.read(64 * 1024):
+            while chunk := stdout.read(64 * 1024):
                 rest_lines += chunk.count(b"\n")
                 rest_bytes += len(chunk)
                 if rest_bytes > _SCAN_LIMIT:
@@ -218,9 +220,9 @@ class GitRepo:
             if popen.poll() is None:
                 popen.kill()
                 popen.wait()
-            popen.stdout.close()
+            stdout.close()
             drain.join()
-            popen.stderr.close()
+            stderr.close()
         if status != 0 and not stopped:
             raise GitError(_git_message(bytes(errors), args[0], status))
         text = head.decode("utf-8", "replace")

@@ -22,7 +22,7 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import IO, Any
 
@@ -53,7 +53,7 @@ _TYPE = "moot"
 
 def search_ripgrep(
     rg: str, request: SearchRequest, *, files: int = MAX_FILES + 1
-) -> Iterator[FileHits]:
+) -> Generator[FileHits, None, None]:
     """Run ripgrep for `request`: the first `files` matching files in path order.
 
     ripgrep searches with all its threads (`--sort=path` would make it single-threaded, about
@@ -96,7 +96,7 @@ def search_ripgrep(
         yield from heapq.nsmallest(files, found, key=lambda hit: hit[0].split("/"))
 
 
-def _run(args: list[str], root: Path, request: SearchRequest) -> Iterator[FileHits]:
+def _run(args: list[str], root: Path, request: SearchRequest) -> Generator[FileHits, None, None]:
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(
             args,
@@ -124,7 +124,7 @@ def _run(args: list[str], root: Path, request: SearchRequest) -> Iterator[FileHi
                 raise SearchError(f"ripgrep: {message[:500]}")
 
 
-def _parse(stream: IO[bytes]) -> Iterator[FileHits]:
+def _parse(stream: IO[bytes]) -> Generator[FileHits, None, None]:
     hits: list[Hit] = []
     for raw in stream:
         message: dict[str, Any] = json.loads(raw)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -94,7 +94,7 @@ def compile_pattern(pattern: str, ignore_case: bool) -> re.Pattern[str]:
         raise SearchError(f"invalid regular expression {pattern!r}: {exc}") from None
 
 
-def search_python(request: SearchRequest) -> Iterator[FileHits]:
+def search_python(request: SearchRequest) -> Generator[FileHits, None, None]:
     """Search with Python's `re`, line by line, in path order.
 
     Raises:
@@ -136,7 +136,9 @@ class _Directory:
         self.parts, self.fd = None, -1
 
 
-def _search_python(request: SearchRequest, regex: re.Pattern[str]) -> Iterator[FileHits]:
+def _search_python(
+    request: SearchRequest, regex: re.Pattern[str]
+) -> Generator[FileHits, None, None]:
     root = request.root
     directory = _Directory(root)
     try:

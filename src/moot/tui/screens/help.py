@@ -45,6 +45,6 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self._registry = registry
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with VerticalScroll():
             yield Static(help_table(self._registry))

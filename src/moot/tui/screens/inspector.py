@@ -36,7 +36,7 @@ class InspectorScreen(ModalScreen[None]):
         super().__init__()
         self._title, self._events = title, list(events)
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with VerticalScroll():
             yield Static(f"{self._title}  ({len(self._events)} events)", classes="title")
             body = Syntax(

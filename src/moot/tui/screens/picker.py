@@ -29,7 +29,7 @@ class PickerScreen(ModalScreen[str | None]):
         super().__init__()
         self._title, self._choices = title, list(choices)
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with Vertical():
             yield Static(self._title, classes="title")
             yield Input(placeholder="type to filter")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from rich.markdown import Markdown as RichMarkdown
 from textual.containers import Vertical
 from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
 
 from moot.tui.widgets.blocks import depth_class
 
@@ -38,10 +39,10 @@ class AnswerBlock(Vertical):
         self.text = ""
         self.finished = False
         self._markdown: Markdown | None = None
-        self._stream = None
+        self._stream: MarkdownStream | None = None
         self.add_class(depth_class(depth))
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         if self.agent and self.depth:
             yield Static(self.agent, classes="agent")
         if self.finished:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Literal
 
+from rich.console import RenderableType
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import events
@@ -39,7 +41,7 @@ def _looks_like_diff(text: str) -> bool:
     return text.startswith("--- ") or "\n@@ " in text
 
 
-def preview_of(request: ev.ApprovalRequested) -> object:
+def preview_of(request: ev.ApprovalRequested) -> RenderableType:
     """What the person looks at before answering."""
     preview = request.preview or str(request.arguments)
     if request.tool == EXIT_PLAN_MODE:
@@ -77,7 +79,7 @@ class ApprovalPane(Vertical):
         self.last_typed = 0.0
         """When the person last typed in the prompt (the app keeps it current)."""
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static("", classes="title")
         with VerticalScroll():
             yield Static("", classes="preview")
@@ -204,15 +206,16 @@ class ApprovalPane(Vertical):
         if request is None:
             return
         plan = request.tool == EXIT_PLAN_MODE
-        ids = {"tool_call_id": request.tool_call_id, "call_id": request.call_id}
+        tool_call, call = request.tool_call_id, request.call_id
         rule = request.suggested_rules[0] if request.suggested_rules else None
         op: ops.Op | None = None
         if key == "y":
-            op = ops.Approve(**ids, mode="default" if plan else None)
+            op = ops.Approve(tool_call_id=tool_call, call_id=call, mode="default" if plan else None)
         elif key == "a" and plan:
-            op = ops.Approve(**ids, mode="acceptEdits")
+            op = ops.Approve(tool_call_id=tool_call, call_id=call, mode="acceptEdits")
         elif key in ("s", "a") and rule:
-            op = ops.Approve(**ids, scope="session" if key == "s" else "always", rule=rule)
+            scope: Literal["session", "always"] = "session" if key == "s" else "always"
+            op = ops.Approve(tool_call_id=tool_call, call_id=call, scope=scope, rule=rule)
         elif key == "n":
             self.add_class("-feedback")
             self.query_one(Input).focus()

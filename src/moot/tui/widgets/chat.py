@@ -127,10 +127,11 @@ class ChatPane(VerticalScroll):
                 await self._add(UserBlock(event.prompt, seq=seq))
             case ev.AgentCalled():
                 self._depth[event.call_id] = event.depth
-                block = PeerCallBlock(
-                    event.caller, event.agent, event.message, seq=seq, depth=event.depth
+                await self._add(
+                    PeerCallBlock(
+                        event.caller, event.agent, event.message, seq=seq, depth=event.depth
+                    )
                 )
-                await self._add(block)
             case ev.ModelResponded():
                 await self._responded(event, depth)
             case ev.ToolStarted():

@@ -65,7 +65,7 @@ class DiffView(Vertical):
         self.cap = cap
         self.all_shown = len(diff.splitlines()) <= cap
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static(diff_text(self.diff, None if self.all_shown else self.cap), classes="body")
         if not self.all_shown:
             hidden = len(self.diff.splitlines()) - self.cap

@@ -170,11 +170,11 @@ class PromptArea(Vertical):
         self._paths: list[str] | None = None
         self._token: tuple[int, int, str] | None = None
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield self.options
         yield self.input
 
-    def focus(self, scroll_visible: bool = True) -> PromptArea:  # type: ignore[override]
+    def focus(self, scroll_visible: bool = True) -> PromptArea:
         self.input.focus(scroll_visible)
         return self
 

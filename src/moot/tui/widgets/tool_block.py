@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.containers import Vertical
+from textual.timer import Timer
 from textual.widgets import Log, Static
 
 from moot.tui.widgets.blocks import depth_class
@@ -73,10 +74,10 @@ class ToolBlock(Vertical):
         self._started = time.monotonic()
         self._frame = 0
         self._line = Static("", classes="line")
-        self._timer = None
+        self._timer: Timer | None = None
         self.add_class(depth_class(depth))
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield self._line
 
     def on_mount(self) -> None:

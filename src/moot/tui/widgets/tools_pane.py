@@ -35,7 +35,7 @@ class ToolsPane(Vertical):
         self._rows: dict[str, ev.Event] = {}
         self._ids: list[str] = []
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static("tools", classes="title")
         yield OptionList()
         with VerticalScroll():

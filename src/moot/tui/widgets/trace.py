@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -48,7 +49,7 @@ class TracePane(Tree[list[ev.Event]]):
         self._pending: list[ev.Event] = []
         self._calls: dict[str, Node] = {}
         self._tools: dict[tuple[str, str], Node] = {}
-        self._timer = None
+        self._timer: Timer | None = None
         self.updates = 0
         """How many batches were applied (benchmarks read it)."""
 
@@ -88,7 +89,7 @@ class TracePane(Tree[list[ev.Event]]):
                 if node is not None:
                     node.data.append(event)  # type: ignore[union-attr]
                     node.label = Text.assemble(
-                        node.label,  # type: ignore[arg-type]
+                        node.label,
                         (f"  ← {event.stop_reason}", _state_style(event.state)),
                     )
                     node.collapse()
@@ -137,14 +138,15 @@ class TracePane(Tree[list[ev.Event]]):
                 what = event.message if isinstance(event, ev.Error) else event.detail
                 parent.add_leaf(Text(_short(what, 50), style="red"), data=[event])
             case ev.TurnFinished():
-                call = self._calls.get(event.call_id)
-                if call is not None and call.parent is not None:
-                    run = call.parent
+                root_call = self._calls.get(event.call_id)
+                turn = root_call.parent if root_call is not None else None
+                if turn is not None:
+                    run = turn
                     run.data.append(event)  # type: ignore[union-attr]
                     tokens = event.usage.input_tokens + event.usage.output_tokens
                     run.set_label(
                         Text.assemble(
-                            run.label,  # type: ignore[arg-type]
+                            run.label,
                             (
                                 f"  {event.stop_reason} · {event.duration_ms / 1000:.1f}s · "
                                 f"{tokens:,} tok · ${event.cost_usd:.4f}",
