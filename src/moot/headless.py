@@ -76,7 +76,7 @@ def _fail(message: str) -> int:
 
 
 def run_headless(options: Namespace, out: TextIO | None = None) -> int:
-    from moot.store import open_store
+    from moot.store import StoreError, open_store
 
     out = out or sys.stdout
     cwd = Path.cwd()
@@ -102,7 +102,11 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     # provider past the turns a resumed session has already played (Runtime._provider_for).
     agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=options.model)
     limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
-    store = open_store()
+    try:
+        store = open_store()
+    except StoreError as exc:
+        return _store_failed(exc, None)
+    session_id: str | None = options.resume
     try:
         if options.resume is not None and store.session(options.resume) is None:
             return _fail(f"no session {options.resume!r}")
@@ -149,8 +153,17 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             print(f"moot: output closed early; session {session_id}", file=sys.stderr)
             return EXIT_STOPPED
+    except StoreError as exc:
+        return _store_failed(exc, session_id)
     finally:
         store.close()
+
+
+def _store_failed(exc: Exception, session_id: str | None) -> int:
+    """The sessions database failed (damaged, read-only, a full disk): one line, exit 1."""
+    where = f" (session {session_id})" if session_id else ""
+    print(f"moot: {exc}{where}", file=sys.stderr)
+    return EXIT_STOPPED
 
 
 def _ends_the_run(event: ev.Event) -> bool:

@@ -173,9 +173,7 @@ class Runtime:
             case ops.Shutdown():
                 if self._task is not None:
                     self._task.cancel()
-                for stream in self._streams:
-                    stream.close()
-                self._streams.clear()
+                self._end_streams()
         return f"sub_{self._submissions}"
 
     @property
@@ -211,6 +209,19 @@ class Runtime:
             work.close()  # type: ignore[attr-defined]
             raise RuntimeBusy(f"session {self.session_id} is already running a turn")
         self._task = asyncio.get_running_loop().create_task(work)  # type: ignore[arg-type]
+        self._task.add_done_callback(self._after_run)
+
+    def _after_run(self, task: asyncio.Task[None]) -> None:
+        # A run that raised could not record its end (the store failed: a full disk, a
+        # damaged file): no turn_finished will come, so nobody may wait for one. The streams
+        # end, and `wait()` raises what the run raised.
+        if not task.cancelled() and task.exception() is not None:
+            self._end_streams()
+
+    def _end_streams(self) -> None:
+        for stream in self._streams:
+            stream.close()
+        self._streams.clear()
 
     def _context(self, fold: RunFold) -> RunContext:
         session_start, self._session_start = self._session_start, None
