@@ -76,7 +76,7 @@ def _fail(message: str) -> int:
 
 
 def run_headless(options: Namespace, out: TextIO | None = None) -> int:
-    from moot.store import StoreError, open_store
+    from moot.store import SessionBusy, StoreError, open_store
 
     out = out or sys.stdout
     cwd = Path.cwd()
@@ -153,6 +153,9 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             print(f"moot: output closed early; session {session_id}", file=sys.stderr)
             return EXIT_STOPPED
+    except SessionBusy as exc:
+        print(f"moot: {exc}", file=sys.stderr)
+        return EXIT_STOPPED
     except StoreError as exc:
         return _store_failed(exc, session_id)
     finally:
@@ -219,10 +222,32 @@ async def _drive(session: Session, options: Namespace, out: TextIO) -> int:
         await session.close()  # background shells and the sandbox end with the session
 
 
-async def _turn(runtime: Runtime, options: Namespace, out: TextIO) -> int:
+def stop_on_signals(runtime: Runtime) -> None:
+    """The first SIGINT or SIGTERM interrupts the run, which records its end; a second one
+    ends moot at once, whatever the run still waits for (a tool's thread, a store that stays
+    locked), so Ctrl-C always ends moot. Nothing is lost: every event is stored as it happens,
+    the session's claim is an OS lock the kernel frees, and `--resume` finishes the run."""
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, runtime.submit, ops.Interrupt())
-    loop.add_signal_handler(signal.SIGTERM, runtime.submit, ops.Interrupt())
+    signals = (signal.SIGINT, signal.SIGTERM)
+
+    def again(signum: int, frame: object) -> None:
+        resume = f"moot --resume {runtime.session_id}"
+        os.write(2, f"moot: stopped at once; `{resume}` finishes the run\n".encode())
+        os._exit(EXIT_INTERRUPTED)
+
+    def first() -> None:
+        runtime.submit(ops.Interrupt())
+        for number in signals:
+            # A plain handler, not the loop's: it runs even while the loop is stuck.
+            loop.remove_signal_handler(number)
+            signal.signal(number, again)
+
+    for number in signals:
+        loop.add_signal_handler(number, first)
+
+
+async def _turn(runtime: Runtime, options: Namespace, out: TextIO) -> int:
+    stop_on_signals(runtime)
     events = runtime.events()
     if options.prompt is not None:
         runtime.submit(ops.UserTurn(text=options.prompt))

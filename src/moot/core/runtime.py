@@ -113,7 +113,15 @@ class Runtime:
         elif store.session(session_id) is None:
             raise KeyError(f"no session {session_id!r}")
         self.session_id = session_id
-        self._session = load_session(store, session_id, self.limits)
+        # One runtime per session, in any process: claimed before the log is read, so what is
+        # loaded stays the whole log (SessionBusy when another runtime holds it). Released at
+        # Shutdown, once the run has recorded its end.
+        self._claim = store.claim(session_id)
+        try:
+            self._session = load_session(store, session_id, self.limits)
+        except BaseException:
+            self._claim.release()
+            raise
         self.hooks = hooks
         # SessionStart runs once per runtime, when its first run starts.
         earlier = self._session.history or self._session.open_run
@@ -171,8 +179,12 @@ class Runtime:
             case ops.Deny(tool_call_id=call_id, feedback=feedback):
                 self._pending.answer(call_id, Answer(approved=False, feedback=feedback))
             case ops.Shutdown():
-                if self._task is not None:
+                if self.running:
+                    assert self._task is not None
                     self._task.cancel()
+                    self._task.add_done_callback(lambda _: self._claim.release())
+                else:
+                    self._claim.release()
                 self._end_streams()
         return f"sub_{self._submissions}"
 

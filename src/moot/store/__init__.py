@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from moot.store.base import SessionInfo, Store, UnknownSessionError
 
 if TYPE_CHECKING:
+    from moot.store.claims import SessionBusy, SessionClaim
     from moot.store.errors import StoreError
     from moot.store.invariants import EventInvariantError, SessionLog
     from moot.store.memory import MemoryStore
@@ -21,6 +22,8 @@ __all__ = [
     "EventInvariantError",
     "MemoryStore",
     "SQLiteStore",
+    "SessionBusy",
+    "SessionClaim",
     "SessionInfo",
     "SessionLog",
     "Store",
@@ -34,6 +37,8 @@ _LAZY = {
     "SessionLog": "moot.store.invariants",
     "MemoryStore": "moot.store.memory",
     "SQLiteStore": "moot.store.sqlite",
+    "SessionBusy": "moot.store.claims",
+    "SessionClaim": "moot.store.claims",
     "StoreError": "moot.store.errors",
 }
 

@@ -16,7 +16,8 @@ File snapshots live in two more tables: `blobs` (content by sha256, each stored 
 Every SQLite or OS error reaches the caller as a `StoreError` saying what to do
 (`moot.store.errors`), and a file that is not moot's database is never written: a damaged one
 fails on its first read, and a database of another program (tables, but no moot schema
-version) is refused before anything is changed.
+version) is refused before anything is changed. A session is served by one runtime at a time:
+`claim` takes the session's lock file (`moot.store.claims`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import json
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -43,6 +45,7 @@ from moot.protocol.events import (
 )
 from moot.protocol.ids import new_id
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
+from moot.store.claims import SessionClaim, claim_by_lock
 from moot.store.errors import StoreError, damaged, from_os, from_sqlite
 from moot.store.invariants import SessionLog, check_schema
 
@@ -157,6 +160,7 @@ class SQLiteStore:
         # One connection serves every thread; the lock keeps transactions from interleaving.
         self._lock = threading.RLock()
         self._logs: dict[str, SessionLog] = {}
+        self._claims: weakref.WeakSet[SessionClaim] = weakref.WeakSet()
         with self._guard():
             self._db = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -350,8 +354,30 @@ class SQLiteStore:
             ).fetchall()
         return dict(rows)
 
+    def claim(self, session_id: str) -> SessionClaim:
+        """Claim the session for one runtime: refused at once while another holds it.
+
+        The claim is an OS lock, so it ends with its process however that ends; `close()`
+        releases the claims taken through this store.
+
+        Raises:
+            SessionBusy: Another runtime (in any process) holds the session.
+            UnknownSessionError: The store holds no such session.
+            StoreError: The lock file cannot be made.
+        """
+        with self._guard():
+            self._require(session_id)
+        try:
+            claim = claim_by_lock(self.path.with_name(self.path.name + "-locks"), session_id)
+        except OSError as exc:
+            raise from_os(exc, self.path) from None
+        self._claims.add(claim)
+        return claim
+
     def close(self) -> None:
         with self._lock:
+            for claim in list(self._claims):
+                claim.release()
             self._logs.clear()
             self._db.close()
 
