@@ -32,7 +32,7 @@ from moot.session_setup import (
     session_environ,
     session_rules,
 )
-from moot.settings import SettingsError, load_settings
+from moot.settings import SettingsError, load_settings, print_warnings
 from moot.workspace.paths import Workspace
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -85,6 +85,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         hooks = hook_config(settings, cwd)
     except SettingsError as exc:  # HookConfigError included
         return _fail(str(exc))
+    print_warnings(settings.warnings)
     options.model = options.model or settings.model
     if not options.model:
         return _fail(
