@@ -33,6 +33,7 @@ from moot.session_setup import (
     session_rules,
 )
 from moot.settings import SettingsError, load_settings, print_warnings
+from moot.settings_review import repository_notice
 from moot.workspace.paths import Workspace
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -86,6 +87,8 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     except SettingsError as exc:  # HookConfigError included
         return _fail(str(exc))
     print_warnings(settings.warnings)
+    if notice := repository_notice(settings, cwd):
+        print(f"moot: {notice}", file=sys.stderr)
     options.model = options.model or settings.model
     if not options.model:
         return _fail(
@@ -130,10 +133,11 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             return _fail(str(exc))
         runtime = session.runtime
         if session.shell.backend == "host":
-            print(
-                f"moot: shell commands run on the host, unsandboxed ({session.shell.reason})",
-                file=sys.stderr,
-            )
+            reason = session.shell.reason
+            if settings.sandbox == "none" and not os.environ.get("MOOT_SANDBOX"):
+                # Chosen in a file, maybe the repository's own: say which, not "on purpose".
+                reason = f'"sandbox": "none" in {settings.origins["sandbox"]}'
+            print(f"moot: shell commands run on the host, unsandboxed ({reason})", file=sys.stderr)
         if options.prompt is not None and runtime.unfinished_run:
             return _fail(
                 f"session {session_id} has an unfinished run; finish it first with "
