@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from moot.store import SQLiteStore, StoreError
+from moot.core.agent import Agent
+from moot.core.api import async_run
+from moot.core.runtime import Runtime
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.events import Event
+from moot.providers.scripted import ScriptedProvider
+from moot.store import MemoryStore, SQLiteStore, StoreError
 from moot.store import sqlite as sqlite_store
 from store_builders import RunScript, append_all, full_run
 
@@ -133,3 +140,46 @@ def test_a_file_where_the_data_directory_should_be(tmp_path: Path) -> None:
     (tmp_path / "data").write_text("not a directory")
     with pytest.raises(StoreError, match=f"cannot create {tmp_path / 'data'}"):
         SQLiteStore(tmp_path / "data" / "sessions.db")
+
+
+# ---- a store that fails under a live run ------------------------------------------------------
+
+
+class _FillsUp(MemoryStore):
+    """A real in-memory store whose disk "fills" after `room` events: every later append
+    fails as SQLite's would."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def append(self, event: Event) -> Event:
+        if self.room <= 0:
+            raise StoreError("cannot write sessions.db: the disk is full", Path("sessions.db"))
+        self.room -= 1
+        return super().append(event)
+
+
+async def test_a_run_whose_store_fails_ends_its_streams_and_wait_raises() -> None:
+    """Before, no turn_finished could be stored, and a subscriber waited for one forever."""
+    store = _FillsUp(room=3)
+    model = ScriptedProvider([{"text": "a long answer", "chunk_size": 1}])
+    runtime = Runtime([Agent("main", model=model)], store=store)
+    events = runtime.events()
+    runtime.submit(ops.UserTurn(text="hi"))
+
+    seen = [event async for event in events]  # ends, though no turn_finished came
+
+    assert len(seen) == 3
+    assert not any(isinstance(e, ev.TurnFinished) for e in seen)
+    with pytest.raises(StoreError, match="the disk is full"):
+        await runtime.wait()
+
+
+async def test_the_api_frees_the_session_when_its_store_fails() -> None:
+    store = _FillsUp(room=3)
+    sid = store.create_session().id
+    model = ScriptedProvider([{"text": "a long answer", "chunk_size": 1}])
+    with pytest.raises(StoreError):
+        await async_run("hi", Agent("main", model=model), store=store, session_id=sid)
+    store.claim(sid).release()  # not held by the failed run's runtime

@@ -22,6 +22,7 @@ version) is refused before anything is changed. A session is served by one runti
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -367,10 +368,17 @@ class SQLiteStore:
         """
         with self._guard():
             self._require(session_id)
+        locks = self.path.with_name(self.path.name + "-locks")
         try:
-            claim = claim_by_lock(self.path.with_name(self.path.name + "-locks"), session_id)
+            claim = claim_by_lock(locks, session_id)
         except OSError as exc:
-            raise from_os(exc, self.path) from None
+            if exc.errno != errno.ENOLCK:
+                raise from_os(exc, self.path) from None
+            raise StoreError(
+                f"cannot lock a file in {locks} (the file system takes no locks): set "
+                f"MOOT_HOME to a directory on a local disk",
+                self.path,
+            ) from None
         self._claims.add(claim)
         return claim
 
