@@ -301,6 +301,7 @@ async def test_session_start_runs_once_per_runtime_with_its_source(tmp_path: Pat
     await run_turn(rt, "second")
     assert model.requests[0].messages[-1].content == "first\n\ntodo: ship it"
     assert model.last_user_text() == "second"
+    rt.submit(ops.Shutdown())  # one runtime per session: the next one claims it
     again = runtime(Model("three"), hooks(tmp_path, "SessionStart", record), store=store,
                     session_id=rt.session_id)  # fmt: skip
     await run_turn(again, "third")

@@ -119,6 +119,7 @@ async def test_resume_folds_to_the_same_state_the_live_run_had(tmp_path: Path) -
     runtime.submit(ops.UserTurn(text="please do it"))
     await runtime.wait()
     live = runtime.conversation()
+    runtime.submit(ops.Shutdown())  # one runtime per session: the next one claims it
     reloaded = crash_worker.runtime(
         tmp_path / "s.db", "model", tmp_path, block=False, session_id=runtime.session_id
     )

@@ -383,6 +383,7 @@ async def test_each_script_moves_on_only_for_the_agents_that_play_it(tmp_path) -
     first = Runtime(agents, store=store)
     first.submit(ops.UserTurn(text="hi", agent="a"))
     assert (await first.wait()).output == "a1"
+    first.submit(ops.Shutdown())  # one runtime per session: the next one claims it
     # A new runtime on the same session: a has played one turn, b none.
     second = Runtime(agents, store=store, session_id=first.session_id)
     second.submit(ops.UserTurn(text="hi", agent="b"))
@@ -396,6 +397,7 @@ async def test_a_provider_object_resumes_where_its_session_left_off() -> None:
     first = Runtime([Agent("a", model=ScriptedProvider(["one", "two"]))], store=store)
     first.submit(ops.UserTurn(text="hi"))
     assert (await first.wait()).output == "one"
+    first.submit(ops.Shutdown())  # one runtime per session: the next one claims it
     again = Runtime(
         [Agent("a", model=ScriptedProvider(["one", "two"]))],
         store=store,

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from moot.settings import SettingsError, load_settings, merge, save_local_rule
+from moot.settings import (
+    MAX_FILE_BYTES,
+    SettingsError,
+    load_settings,
+    merge,
+    print_warnings,
+    save_local_rule,
+)
 
 
 def write(path: Path, data: object) -> None:
@@ -73,7 +85,8 @@ def test_bad_files_name_themselves(tmp_path: Path, content: str, words: str) -> 
         ('{"env": {"A": "1", "B.C": 2}}', "env.B.C: Expected `str`, got `int`"),
         (
             '{"permissions": {"allow": [], "default_mode": "plan"}}',
-            "permissions.default_mode: not a known key (it takes allow, ask, deny, defaultMode)",
+            "permissions.default_mode: not a known key (it takes allow, ask, deny, defaultMode)"
+            "; did you mean defaultMode?",
         ),
         (
             '{"sandbox": "chroot"}',
@@ -185,3 +198,145 @@ def test_session_variables_may_come_from_env_and_an_empty_shell_value_does_not_h
     environ = session_environ(settings, {"A": "", "B": "shell"})
     assert (environ["MOOT_READ_TIMEOUT"], environ["A"], environ["B"]) == ("5", "file", "shell")
     assert session_environ(settings, {"A": "shell"})["A"] == "shell"
+
+
+# ---- keys moot does not read: warnings, not errors, not silence ------------------------------
+
+
+def test_unknown_top_level_keys_are_warnings_naming_the_file_the_key_and_the_nearest(
+    tmp_path: Path, private_moot_home: Path
+) -> None:
+    user = private_moot_home / "config" / "settings.json"
+    write(user, {"modle": "x/y"})
+    project = tmp_path / ".moot" / "settings.json"
+    write(
+        project,
+        {
+            "$schema": "https://example.com/settings.schema.json",
+            "defaultMode": "acceptEdits",
+            "permisions": {"allow": ["Read"]},
+            "allow": ["Bash"],
+            "statusLine": {"type": "command"},
+            "model": "a/b",
+        },
+    )
+
+    settings = load_settings(tmp_path)
+
+    assert [(w.file, w.key, w.suggestion) for w in settings.warnings] == [
+        (str(user), "modle", "model"),
+        (str(project), "defaultMode", "permissions.defaultMode"),
+        (str(project), "permisions", "permissions"),
+        (str(project), "allow", "permissions.allow"),
+        (str(project), "statusLine", None),
+    ]
+    assert str(settings.warnings[1]) == (
+        f'{project}: "defaultMode" is not a moot setting and is ignored; '
+        'did you mean "permissions.defaultMode"?'
+    )
+    assert (
+        str(settings.warnings[4]) == f'{project}: "statusLine" is not a moot setting and is ignored'
+    )
+    assert settings.model == "a/b"
+
+
+def test_a_warning_is_printed_once_per_file_and_key_in_a_process(tmp_path: Path) -> None:
+    write(tmp_path / ".moot" / "settings.json", {"sandbx": "none", "statusLine": 1})
+    out = io.StringIO()
+    print_warnings(load_settings(tmp_path).warnings, out)
+    print_warnings(load_settings(tmp_path).warnings, out)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("moot: ") and '"sandbx"' in lines[0] and '"sandbox"' in lines[0]
+
+
+def test_settings_know_which_file_gave_each_value(tmp_path: Path, private_moot_home: Path) -> None:
+    user = private_moot_home / "config" / "settings.json"
+    write(user, {"model": "a/b", "sandbox": "docker", "permissions": {"defaultMode": "plan"}})
+    local = tmp_path / ".moot" / "settings.local.json"
+    write(local, {"sandbox": "none"})
+    settings = load_settings(tmp_path)
+    assert settings.origins == {
+        "model": str(user),
+        "sandbox": str(local),
+        "permissions.defaultMode": str(user),
+    }
+    assert settings.repository_file is None  # the repository's own file holds nothing
+
+
+# ---- files a repository can make anything of -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda p: p.write_bytes(b'{"model": "caf\xe9/x"}'), "is not UTF-8 text"),
+        (lambda p: p.mkdir(), "it is a directory"),
+        (lambda p: p.symlink_to("/dev/zero"), "not a regular file"),
+        (lambda p: p.write_bytes(b" " * (MAX_FILE_BYTES + 1) + b"{}"), "larger than 1 MiB"),
+        (lambda p: p.write_text("[" * 100_000 + "]" * 100_000), "nested too deeply"),
+    ],
+    ids=["latin-1", "directory", "dev-zero", "huge", "deep"],
+)
+def test_a_settings_file_that_is_no_settings_file_is_an_error_naming_it(
+    tmp_path: Path, make: Callable[[Path], object], words: str
+) -> None:
+    path = tmp_path / ".moot" / "settings.json"
+    path.parent.mkdir()
+    make(path)
+    with pytest.raises(SettingsError, match=words) as caught:
+        load_settings(tmp_path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_fifo_for_a_settings_file_is_refused_at_once(tmp_path: Path) -> None:
+    """Opening a FIFO waits for a writer: in a subprocess, so the old code fails, not hangs."""
+    (tmp_path / ".moot").mkdir()
+    os.mkfifo(tmp_path / ".moot" / "settings.json")
+    code = (
+        "import pathlib, sys\n"
+        "from moot.settings import SettingsError, load_settings\n"
+        "try:\n"
+        "    load_settings(pathlib.Path(sys.argv[1]))\n"
+        "except SettingsError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=30
+    )
+    assert (
+        done.stdout
+        == f"cannot read {tmp_path / '.moot' / 'settings.json'}: it is not a regular file\n"
+    )
+
+
+def test_saving_a_rule_writes_through_no_link_the_repository_planted(tmp_path: Path) -> None:
+    victim, elsewhere = tmp_path / "victim.txt", tmp_path / "elsewhere"
+    victim.write_text("precious\n")
+    project = tmp_path / "project"
+    (project / ".moot").mkdir(parents=True)
+    (project / ".moot" / "settings.local.tmp").symlink_to(victim)  # the old temporary name
+    (project / ".moot" / ".gitignore").symlink_to(elsewhere)  # dangling
+
+    path = save_local_rule(project, "allow", "Bash(make:*)")
+
+    assert victim.read_text() == "precious\n"
+    assert not elsewhere.exists()
+    assert json.loads(path.read_text()) == {"permissions": {"allow": ["Bash(make:*)"]}}
+    assert not path.is_symlink()
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        ".gitignore",
+        "settings.local.json",
+        "settings.local.tmp",
+    ]
+
+
+def test_saving_a_rule_through_a_symlinked_moot_directory_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".moot").symlink_to(outside)
+    with pytest.raises(SettingsError, match="is a symlink"):
+        save_local_rule(project, "allow", "Bash(make:*)")
+    assert list(outside.iterdir()) == []

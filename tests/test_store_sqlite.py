@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from moot.protocol.events import Event, StateChanged
-from moot.store import EventInvariantError, SQLiteStore, open_store
+from moot.store import EventInvariantError, SQLiteStore, StoreError, open_store
 from moot.store.invariants import SessionLog
 from moot.store.sqlite import SCHEMA_VERSION
 from store_builders import RunScript, S, append_all, full_run, short_run
@@ -40,7 +40,7 @@ def test_a_database_from_a_newer_moot_is_refused(tmp_path: Path) -> None:
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     db.close()
 
-    with pytest.raises(RuntimeError, match="Update moot"):
+    with pytest.raises(StoreError, match=r"newer moot.*update moot"):
         SQLiteStore(path)
 
 

@@ -57,6 +57,8 @@ def test_a_pending_edit_approval(snap_compare, size: tuple[int, int]) -> None:
 
     async def run_before(pilot: Pilot) -> None:
         await send(pilot, "make greet say hello")
+        pilot.app.query_one(ApprovalPane).focus()  # as it will be once the person pauses
+        await pilot.pause()
 
     assert snap_compare(app_for(edit_session()), terminal_size=size, run_before=run_before)
 
@@ -67,6 +69,8 @@ def test_a_plan_approval(snap_compare) -> None:
 
     async def run_before(pilot: Pilot) -> None:
         await send(pilot, "plan the change")
+        pilot.app.query_one(ApprovalPane).focus()  # as it will be once the person pauses
+        await pilot.pause()
 
     assert snap_compare(app_for(plan_session()), terminal_size=(160, 48), run_before=run_before)
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from argparse import Namespace
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 Command = Callable[["Namespace"], int]
 
@@ -39,7 +40,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if program:
         gc.freeze()
         gc.enable()
-    code = command(options)
+    try:
+        code = command(options)
+    except KeyboardInterrupt:
+        # Ctrl-C before a command sets its own handling (reading settings, opening the
+        # store): end quietly, as an interrupt.
+        return EXIT_INTERRUPTED
     if program:
         # Leave what is left to the OS: the interpreter's exit would otherwise collect every
         # cycle in the heap one last time (~50 ms of `moot -p`). atexit handlers still run

@@ -16,7 +16,7 @@ from typing import TextIO
 
 import msgspec
 
-from moot.client.errors import SetupError
+from moot.client.errors import SessionBusy, SetupError, StoreError
 from moot.client.local import LocalClient, SessionOptions, open_client
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -78,7 +78,14 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         )
     except SetupError as exc:
         return _fail(str(exc))
+    except SessionBusy as exc:
+        print(f"moot: {exc}", file=sys.stderr)
+        return EXIT_STOPPED
+    except StoreError as exc:
+        return _store_failed(exc, options.resume)
     status = client.status()
+    for notice in status.notices:  # settings keys moot ignores, a repository's own settings
+        print(f"moot: {notice}", file=sys.stderr)
     if status.sandbox.backend == "host":
         print(
             f"moot: shell commands run on the host, unsandboxed ({status.sandbox.reason})",
@@ -94,6 +101,8 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         problem = f"session {client.session_id} has no unfinished run to resume"
     try:
         return asyncio.run(_drive(client, options, out, problem))
+    except StoreError as exc:
+        return _store_failed(exc, client.session_id)
     except BrokenPipeError:
         # The reader went away (`moot -p ... | head -1`). asyncio.run has cancelled a run
         # still going, so its log ends with turn_finished. Point stdout at devnull so the
@@ -102,6 +111,13 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print(f"moot: output closed early; session {client.session_id}", file=sys.stderr)
         return EXIT_STOPPED
+
+
+def _store_failed(exc: Exception, session_id: str | None) -> int:
+    """The sessions database failed (damaged, read-only, a full disk): one line, exit 1."""
+    where = f" (session {session_id})" if session_id else ""
+    print(f"moot: {exc}{where}", file=sys.stderr)
+    return EXIT_STOPPED
 
 
 def _ends_the_run(event: ev.Event) -> bool:
@@ -147,10 +163,32 @@ async def _drive(client: LocalClient, options: Namespace, out: TextIO, problem: 
         await client.close()  # background shells and the sandbox end with the session
 
 
-async def _turn(client: LocalClient, options: Namespace, out: TextIO) -> int:
+def stop_on_signals(client: LocalClient) -> None:
+    """The first SIGINT or SIGTERM interrupts the run, which records its end; a second one
+    ends moot at once, whatever the run still waits for (a tool's thread, a store that stays
+    locked), so Ctrl-C always ends moot. Nothing is lost: every event is stored as it happens,
+    the session's claim is an OS lock the kernel frees, and `--resume` finishes the run."""
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, client.submit, ops.Interrupt())
-    loop.add_signal_handler(signal.SIGTERM, client.submit, ops.Interrupt())
+    signals = (signal.SIGINT, signal.SIGTERM)
+
+    def again(signum: int, frame: object) -> None:
+        resume = f"moot --resume {client.session_id}"
+        os.write(2, f"moot: stopped at once; `{resume}` finishes the run\n".encode())
+        os._exit(EXIT_INTERRUPTED)
+
+    def first() -> None:
+        client.submit(ops.Interrupt())
+        for number in signals:
+            # A plain handler, not the loop's: it runs even while the loop is stuck.
+            loop.remove_signal_handler(number)
+            signal.signal(number, again)
+
+    for number in signals:
+        loop.add_signal_handler(number, first)
+
+
+async def _turn(client: LocalClient, options: Namespace, out: TextIO) -> int:
+    stop_on_signals(client)
     events = client.subscribe()
     if options.prompt is not None:
         client.submit(ops.UserTurn(text=options.prompt))

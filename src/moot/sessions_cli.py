@@ -9,40 +9,60 @@ from argparse import Namespace
 
 import msgspec
 
+from moot.client.errors import StoreError
 from moot.client.local import open_queries
+from moot.client.queries import StoreQueries
+from moot.paths import default_db_path
 from moot.transcript import markdown
 
 
 def run_sessions(options: Namespace) -> int:
-    queries = open_queries()
-    try:
+    if not default_db_path().exists():  # nothing stored yet: make nothing either
         if options.action == "list":
-            sessions = queries.sessions()
-            if not sessions:
-                print("no sessions yet")
-            for s in sessions:
-                when = s.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
-                state, cost = s.state or "-", f"${s.cost_usd:.4f}"
-                print(f"{s.id}  {when}  {s.turns:>4} turns  {cost:<9} {state:<10}  {s.title}")
+            print("no sessions yet")
             return 0
-        info = queries.session(options.session_id)
-        if info is None:
-            print(f"moot: no session {options.session_id!r}", file=sys.stderr)
-            return 2
-        events = queries.events(info.id)
-        if options.action == "export" and options.format == "json":
-            session = {
-                "id": info.id,
-                "title": info.title,
-                "workspace": info.workspace,
-                "created_at": info.created_at.isoformat(),
-                "updated_at": info.updated_at.isoformat(),
-            }
-            body = {"session": session, "events": msgspec.to_builtins(events)}
-            print(json.dumps(body, ensure_ascii=False, indent=1))
-            return 0
-        print(f"# {info.title or info.id}\n\nsession `{info.id}` in `{info.workspace}`\n")
-        print("\n\n".join(markdown(events)))
-        return 0
+        print(f"moot: no session {options.session_id!r}", file=sys.stderr)
+        return 2
+    try:
+        queries = open_queries()
+    except StoreError as exc:
+        print(f"moot: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return _answer(queries, options)
+    except StoreError as exc:
+        print(f"moot: {exc}", file=sys.stderr)
+        return 1
     finally:
         queries.close()
+
+
+def _answer(queries: StoreQueries, options: Namespace) -> int:
+    if options.action == "list":
+        sessions = queries.sessions()
+        if not sessions:
+            print("no sessions yet")
+        for s in sessions:
+            when = s.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
+            state, cost = s.state or "-", f"${s.cost_usd:.4f}"
+            print(f"{s.id}  {when}  {s.turns:>4} turns  {cost:<9} {state:<10}  {s.title}")
+        return 0
+    info = queries.session(options.session_id)
+    if info is None:
+        print(f"moot: no session {options.session_id!r}", file=sys.stderr)
+        return 2
+    events = queries.events(info.id)
+    if options.action == "export" and options.format == "json":
+        session = {
+            "id": info.id,
+            "title": info.title,
+            "workspace": info.workspace,
+            "created_at": info.created_at.isoformat(),
+            "updated_at": info.updated_at.isoformat(),
+        }
+        body = {"session": session, "events": msgspec.to_builtins(events)}
+        print(json.dumps(body, ensure_ascii=False, indent=1))
+        return 0
+    print(f"# {info.title or info.id}\n\nsession `{info.id}` in `{info.workspace}`\n")
+    print("\n\n".join(markdown(events)))
+    return 0

@@ -9,16 +9,27 @@ and `models` (by model, then field); every other value is overridden by a higher
 
 The schema is checked with msgspec, not pydantic: `moot -p` reads settings before anything
 else, and pydantic alone costs several times what msgspec does to import.
+
+Other agents' settings share these files, so a top-level key moot does not know is not an
+error: `load_settings` returns a `SettingsWarning` for it (naming the file, the key and the
+nearest key moot knows), and the front end shows it; nothing here prints. Inside `permissions`
+and `models`, where a misspelt key would silently drop rules, an unknown key is an error.
+A settings file is read only if it is a regular file of at most `MAX_FILE_BYTES` of UTF-8 JSON
+(a repository could make it a FIFO, a device or a huge file).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+import stat
+import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TextIO, get_args
 
 import msgspec
 
@@ -29,8 +40,27 @@ SandboxName = Literal["auto", "bubblewrap", "docker", "none"]
 """The `sandbox` values (`moot.sandbox.select` reads them)."""
 
 
+MAX_FILE_BYTES = 1 << 20
+"""The largest settings file read (1 MiB); real ones are a few kilobytes."""
+
+
 class SettingsError(ValueError):
     """A settings file that cannot be read or does not fit the schema; names the file."""
+
+
+class SettingsWarning(msgspec.Struct, frozen=True):
+    """A key a settings file holds that moot ignores; for the front end to show."""
+
+    file: str
+    """The settings file."""
+    key: str
+    """The key as written."""
+    suggestion: str | None = None
+    """The nearest key moot knows (dotted, e.g. `permissions.defaultMode`), if one is near."""
+
+    def __str__(self) -> str:
+        near = f'; did you mean "{self.suggestion}"?' if self.suggestion else ""
+        return f'{self.file}: "{self.key}" is not a moot setting and is ignored{near}'
 
 
 class Permissions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -71,6 +101,25 @@ class Settings(msgspec.Struct, kw_only=True):
     `max_output`, prices per million tokens, `tools`/`images`/`thinking`): a new model, or some
     fields of a known one changed. They add up across the files, field by field."""
 
+
+class LoadedSettings(Settings, kw_only=True):
+    """The merged settings, with what loading them found out (`load_settings` returns one)."""
+
+    warnings: tuple[SettingsWarning, ...] = ()
+    """Keys the files hold that moot ignores, in file order."""
+    origins: dict[str, str] = msgspec.field(default_factory=dict)
+    """For each key the files set (`model`, `sandbox`, `permissions.defaultMode`, ...), the
+    file whose value won."""
+    repository_file: str | None = None
+    """The repository's own `.moot/settings.json`, when it holds anything."""
+    repository_digest: str | None = None
+    """The sha256 of that file's bytes (a notice about it is shown once per content)."""
+    repository_data: dict[str, Any] = msgspec.field(default_factory=dict)
+    """What that file holds, as read (for `moot.settings_review`)."""
+
+
+_UNCHECKED_KEYS = frozenset({"$schema"})
+"""Top-level keys that are no setting of any agent (an editor's JSON schema reference)."""
 
 _CHOICES: dict[str, Any] = {"sandbox": SandboxName, "permissions.defaultMode": ModeName}
 """The closed sets by key path, to list in the message when a value is not one of them."""
@@ -131,8 +180,10 @@ def _problem(message: str, data: dict[str, Any]) -> str:
     if unknown := re.fullmatch(r"Object contains unknown field `(.*)`", message):
         struct = _KEYS.get(at.removeprefix("$.").replace("[...]", ".*"))
         keys = [f.encode_name for f in msgspec.structs.fields(struct)] if struct else []
+        near = _nearest(unknown[1], keys)
+        mean = f"; did you mean {near[0]}?" if near else ""
         takes = f" (it takes {', '.join(keys)})" if keys else ""
-        return f"{where}.{unknown[1]}: not a known key{takes}"
+        return f"{where}.{unknown[1]}: not a known key{takes}{mean}"
     if where in _CHOICES and message.startswith("Invalid enum value"):
         message += f"; expected one of {', '.join(get_args(_CHOICES[where]))}"
     return f"{where}: {message}"
@@ -189,21 +240,85 @@ def settings_files(project: Path, environ: Mapping[str, str] | None = None) -> l
     ]
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read_bytes(path: Path) -> bytes | None:
+    """The file's bytes; None when there is no file. Only a regular file (a symlink to one is
+    fine) of at most `MAX_FILE_BYTES` is read: opening a FIFO would wait for a writer forever,
+    and a device or a huge file would never end."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # Non-blocking, so that opening a FIFO returns at once; a regular file ignores it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        return {}
+        return None
     except OSError as exc:
         raise SettingsError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise SettingsError(f"cannot read {path}: it is a directory, not a settings file")
+        if not stat.S_ISREG(mode):
+            raise SettingsError(f"cannot read {path}: it is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SettingsError(f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise SettingsError(f"{path} is larger than {MAX_FILE_BYTES >> 20} MiB: not settings")
+    return data
+
+
+def _parse(path: Path, raw: bytes) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path} is not UTF-8 text (byte {exc.start})") from None
     try:
         data = json.loads(text)
     except ValueError as exc:
         raise SettingsError(f"{path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise SettingsError(f"{path} is not valid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path} must hold a JSON object")
     _validate(data, path)
     return data
+
+
+def _read(path: Path) -> dict[str, Any]:
+    raw = _read_bytes(path)
+    return {} if raw is None else _parse(path, raw)
+
+
+def _known_keys() -> dict[str, str]:
+    """Every key moot reads, by the name a person might write for it: top-level keys as they
+    are, nested ones dotted and by their own name (`defaultMode` -> `permissions.defaultMode`)."""
+    known = {f.encode_name: f.encode_name for f in msgspec.structs.fields(Settings)}
+    for field in msgspec.structs.fields(Permissions):
+        dotted = f"permissions.{field.encode_name}"
+        known[dotted] = dotted
+        known.setdefault(field.encode_name, dotted)
+    return known
+
+
+def _nearest(key: str, candidates: Iterable[str]) -> list[str]:
+    """The candidate nearest to `key`, if one is near (as a list: empty when none is)."""
+    import difflib  # only for a key moot does not know: `moot -p` starts without it
+
+    return difflib.get_close_matches(key, list(candidates), n=1)
+
+
+def unknown_keys(data: Mapping[str, Any], path: object) -> list[SettingsWarning]:
+    """A warning for each top-level key of a settings file that moot does not read."""
+    known = _known_keys()
+    top_level = {f.encode_name for f in msgspec.structs.fields(Settings)} | _UNCHECKED_KEYS
+    warnings = []
+    for key in data:
+        if key in top_level:
+            continue
+        near = _nearest(key, known)
+        warnings.append(SettingsWarning(str(path), key, known[near[0]] if near else None))
+    return warnings
 
 
 def merge(layers: list[dict[str, Any]]) -> Settings:
@@ -245,32 +360,97 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
     return _validate(merged, "settings")
 
 
-def load_settings(project: Path, environ: Mapping[str, str] | None = None) -> Settings:
-    """The merged settings for a project directory.
+_ORIGIN_KEYS = ("model", "sandbox", "autoCommit")
+
+
+def load_settings(project: Path, environ: Mapping[str, str] | None = None) -> LoadedSettings:
+    """The merged settings for a project directory, with what loading them found out: keys
+    moot ignores (`warnings`), which file each value came from, and what the repository's own
+    `.moot/settings.json` holds (`moot.settings_review` turns that into a notice).
 
     Raises:
         SettingsError: a file is unreadable, not JSON, or does not fit the schema.
     """
-    return merge([_read(path) for path in settings_files(project, environ)])
+    files = settings_files(project, environ)
+    raws = [_read_bytes(path) for path in files]
+    layers = [
+        {} if raw is None else _parse(path, raw) for path, raw in zip(files, raws, strict=True)
+    ]
+    merged = merge(layers)
+    warnings = [
+        w for path, layer in zip(files, layers, strict=True) for w in unknown_keys(layer, path)
+    ]
+    origins: dict[str, str] = {}
+    for path, layer in zip(files, layers, strict=True):
+        for key in _ORIGIN_KEYS:
+            if key in layer:
+                origins[key] = str(path)
+        if isinstance(layer.get("permissions"), dict) and "defaultMode" in layer["permissions"]:
+            origins["permissions.defaultMode"] = str(path)
+    repository, raw = files[1], raws[1]
+    fields = {name: getattr(merged, name) for name in merged.__struct_fields__}
+    return LoadedSettings(
+        **fields,
+        warnings=tuple(warnings),
+        origins=origins,
+        repository_file=str(repository) if layers[1] else None,
+        repository_digest=hashlib.sha256(raw).hexdigest() if raw and layers[1] else None,
+        repository_data=layers[1],
+    )
+
+
+_TOLD: set[tuple[str, str]] = set()
+"""The (file, key) warnings this process has printed: a person is told once per process."""
+
+
+def print_warnings(warnings: Iterable[SettingsWarning], stream: TextIO | None = None) -> None:
+    """Print each warning not printed before in this process, as `moot: <warning>`, to
+    `stream` (stderr when None). Front ends with a screen show `LoadedSettings.warnings`
+    themselves."""
+    for warning in warnings:
+        if (warning.file, warning.key) not in _TOLD:
+            _TOLD.add((warning.file, warning.key))
+            print(f"moot: {warning}", file=stream or sys.stderr)
 
 
 def save_local_rule(project: Path, kind: Literal["allow", "ask", "deny"], rule: str) -> Path:
     """Add a permission rule to `.moot/settings.local.json` (an "approve always" answer).
 
     The file is personal and git-ignored: a `.moot/.gitignore` naming it is written when none
-    exists. Other keys of the file are kept as they are.
+    exists. Other keys of the file are kept as they are. `.moot/` comes with the repository,
+    so nothing is written through a link it holds: a `.moot` that is a symlink is refused, the
+    new content goes to a fresh temporary file that then replaces the old one, and the
+    `.gitignore` is only ever created, never opened through a link.
+
+    Raises:
+        SettingsError: The file cannot be read, or `.moot` is a symlink.
     """
-    path = project / ".moot" / "settings.local.json"
+    directory = project / ".moot"
+    path = directory / "settings.local.json"
+    if directory.is_symlink():
+        raise SettingsError(f"{directory} is a symlink; moot does not write settings through it")
     data = _read(path)
     permissions = data.setdefault("permissions", {})
     listed = permissions.setdefault(kind, [])
     if rule not in listed:
         listed.append(rule)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ignore = path.parent / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("settings.local.json\n", encoding="utf-8")
-    temp = path.with_suffix(".tmp")
-    temp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    directory.mkdir(parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not os.path.lexists(ignore):
+        with contextlib.suppress(FileExistsError):
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            with os.fdopen(os.open(ignore, flags, 0o644), "w", encoding="utf-8") as file:
+                file.write("settings.local.json\n")
+    import tempfile  # only for an "approve always" answer
+
+    fd, temp = tempfile.mkstemp(prefix=".settings.local-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(json.dumps(data, indent=2) + "\n")
+        os.chmod(temp, 0o644)  # as a file the person wrote would be, not mkstemp's 0600
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
     return path

@@ -30,7 +30,7 @@ from moot.permissions.modes import PermissionMode
 from moot.protocol import ops
 from moot.protocol.client import AgentStatus, SandboxStatus, SessionStatus, Subscription
 from moot.providers.registry import UnknownModel, resolve_model
-from moot.settings import Settings, SettingsError, load_settings
+from moot.settings import LoadedSettings, Settings, SettingsError, load_settings
 from moot.store.base import Store
 
 INSTRUCTIONS = (
@@ -66,11 +66,18 @@ class SessionOptions(msgspec.Struct, kw_only=True):
 class LocalClient:
     """The `Client` protocol over a session assembled in this process."""
 
-    def __init__(self, session: Session, store: Store, settings: Settings) -> None:
+    def __init__(
+        self,
+        session: Session,
+        store: Store,
+        settings: Settings,
+        notices: tuple[str, ...] = (),
+    ) -> None:
         self._session = session
         self._runtime: Runtime = session.runtime
         self._store = store
         self._settings = settings
+        self._notices = notices
         self._query = StoreQueries(store)
         self._closed = False
 
@@ -110,13 +117,24 @@ class LocalClient:
             model=agents[0].model,
             agents=agents,
             tools=tuple(runtime.tools),
-            sandbox=SandboxStatus(shell.backend, shell.reason),
+            sandbox=SandboxStatus(shell.backend, self._sandbox_reason()),
             open_run=runtime.unfinished_run,
             running=runtime.running,
             context_window=self._context_window(agents[0].model),
             git_branch=_git_branch(self._session.workspace.root),
             settings=msgspec.to_builtins(self._settings),
+            notices=self._notices,
         )
+
+    def _sandbox_reason(self) -> str:
+        """Why commands run where they do; a host chosen in a settings file (maybe the
+        repository's own) names that file rather than saying "on purpose"."""
+        shell, settings = self._session.shell, self._settings
+        origin = getattr(settings, "origins", {}).get("sandbox")
+        chosen_in_a_file = settings.sandbox == "none" and not os.environ.get("MOOT_SANDBOX")
+        if shell.backend == "host" and chosen_in_a_file and origin:
+            return f'"sandbox": "none" in {origin}'
+        return shell.reason
 
     def _context_window(self, model: str) -> int | None:
         if model.startswith("scripted"):
@@ -201,7 +219,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
     except BaseException:
         store.close()
         raise
-    return LocalClient(session, store, settings)
+    return LocalClient(session, store, settings, _notices(settings, cwd))
 
 
 def open_queries() -> StoreQueries:
@@ -210,6 +228,17 @@ def open_queries() -> StoreQueries:
     from moot.store import open_store
 
     return StoreQueries(open_store(), owns_store=True)
+
+
+def _notices(settings: LoadedSettings, cwd: Path) -> tuple[str, ...]:
+    """What the person should be told once: settings keys moot ignores (with the nearest it
+    reads), and what a repository's own settings turn on (`moot.settings_review`)."""
+    from moot.settings_review import repository_notice
+
+    told = [str(warning) for warning in settings.warnings]
+    if notice := repository_notice(settings, cwd):
+        told.append(str(notice))
+    return tuple(told)
 
 
 def _git_branch(root: Path) -> str:

@@ -122,8 +122,10 @@ async def async_run(
     runtime = _runtime(agents, store, session_id, tools, limits, approval, gate)
     events = runtime.events()
     runtime.submit(ops.UserTurn(text=message, attachments=tuple(attachments)))
-    finished = await runtime.wait()
-    runtime.submit(ops.Shutdown())
+    try:
+        finished = await runtime.wait()
+    finally:
+        runtime.submit(ops.Shutdown())  # frees the session's claim, even when the run raised
     collected = [e async for e in events]
     assert finished is not None, "a run always ends with turn_finished"
     return RunResult(

@@ -97,7 +97,15 @@ class Runtime:
         elif store.session(session_id) is None:
             raise KeyError(f"no session {session_id!r}")
         self.session_id = session_id
-        self._session = load_session(store, session_id, self.limits)
+        # One runtime per session, in any process: claimed before the log is read, so what is
+        # loaded stays the whole log (SessionBusy when another runtime holds it). Released at
+        # Shutdown, once the run has recorded its end.
+        self._claim = store.claim(session_id)
+        try:
+            self._session = load_session(store, session_id, self.limits)
+        except BaseException:
+            self._claim.release()
+            raise
         if mode is not None and self._session.mode is None:
             self._session.mode = mode
         self._has_modes = mode is not None or self._session.mode is not None
@@ -170,11 +178,13 @@ class Runtime:
             case ops.SetMode(mode=mode):
                 self._set_mode(mode, submission)
             case ops.Shutdown():
-                if self._task is not None:
+                if self.running:
+                    assert self._task is not None
                     self._task.cancel()
-                for subscription in self._subscribers:
-                    subscription.end()
-                self._subscribers.clear()
+                    self._task.add_done_callback(lambda _: self._claim.release())
+                else:
+                    self._claim.release()
+                self._end_streams()
         return submission
 
     def _answer(
@@ -252,6 +262,19 @@ class Runtime:
             work.close()  # type: ignore[attr-defined]
             raise RuntimeBusy(f"session {self.session_id} is already running a turn")
         self._task = asyncio.get_running_loop().create_task(work)  # type: ignore[arg-type]
+        self._task.add_done_callback(self._after_run)
+
+    def _after_run(self, task: asyncio.Task[None]) -> None:
+        # A run that raised could not record its end (the store failed: a full disk, a
+        # damaged file): no turn_finished will come, so nobody may wait for one. The streams
+        # end, and `wait()` raises what the run raised.
+        if not task.cancelled() and task.exception() is not None:
+            self._end_streams()
+
+    def _end_streams(self) -> None:
+        for subscription in self._subscribers:
+            subscription.end()
+        self._subscribers.clear()
 
     def _context(self, fold: RunFold, submission: str) -> RunContext:
         session_start, self._session_start = self._session_start, None

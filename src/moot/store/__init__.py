@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from moot.store.base import SessionInfo, Store, UnknownSessionError
 
 if TYPE_CHECKING:
+    from moot.store.claims import SessionBusy, SessionClaim
+    from moot.store.errors import StoreError
     from moot.store.invariants import EventInvariantError, SessionLog
     from moot.store.memory import MemoryStore
     from moot.store.sqlite import SQLiteStore
@@ -20,9 +22,12 @@ __all__ = [
     "EventInvariantError",
     "MemoryStore",
     "SQLiteStore",
+    "SessionBusy",
+    "SessionClaim",
     "SessionInfo",
     "SessionLog",
     "Store",
+    "StoreError",
     "UnknownSessionError",
     "open_store",
 ]
@@ -32,6 +37,9 @@ _LAZY = {
     "SessionLog": "moot.store.invariants",
     "MemoryStore": "moot.store.memory",
     "SQLiteStore": "moot.store.sqlite",
+    "SessionBusy": "moot.store.claims",
+    "SessionClaim": "moot.store.claims",
+    "StoreError": "moot.store.errors",
 }
 
 
@@ -49,6 +57,9 @@ def open_store(path: str | os.PathLike[str] | None = None) -> SQLiteStore:
 
     Args:
         path: The database file; `moot.paths.default_db_path()` when None.
+
+    Raises:
+        StoreError: It cannot be opened as moot's database; the message says what to do.
     """
     from moot.paths import default_db_path
     from moot.store.sqlite import SQLiteStore

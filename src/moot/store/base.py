@@ -18,6 +18,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from moot.protocol.events import Event
+    from moot.store.claims import SessionClaim
 
 
 class UnknownSessionError(KeyError):
@@ -190,6 +191,20 @@ class Store(Protocol):
         """
         ...
 
+    def claim(self, session_id: str) -> SessionClaim:
+        """Claim the session for one runtime until the claim is released (or dropped).
+
+        A runtime claims its session before it reads it, so two never append to one session;
+        a second claim is refused at once, never waited for.
+
+        Raises:
+            SessionBusy: Another runtime holds the session (in this process, or, for a store
+                on a file, in any process).
+            UnknownSessionError: The store holds no such session.
+        """
+        ...
+
     def close(self) -> None:
-        """Release the store's resources; it is not used afterwards."""
+        """Release the store's resources (and the claims taken through it); it is not used
+        afterwards."""
         ...

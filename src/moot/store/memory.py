@@ -15,6 +15,7 @@ from msgspec.structs import replace
 from moot.protocol.events import Event, TurnFinished, TurnStarted
 from moot.protocol.ids import new_id
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
+from moot.store.claims import ClaimTable, SessionClaim
 from moot.store.invariants import SessionLog, check_schema
 
 
@@ -53,6 +54,7 @@ class MemoryStore:
         self._blobs: dict[str, bytes] = {}
         # Appends from several threads (tools run in worker threads) must not interleave.
         self._lock = threading.Lock()
+        self._claims = ClaimTable()
 
     def create_session(
         self, *, title: str = "", workspace: str = "", session_id: str | None = None
@@ -177,8 +179,13 @@ class MemoryStore:
         with self._lock:
             return dict(sorted(self._get(session_id).snapshots.get(run_id, {}).items()))
 
+    def claim(self, session_id: str) -> SessionClaim:
+        with self._lock:
+            self._get(session_id)
+        return self._claims.claim(session_id)
+
     def close(self) -> None:
-        """Nothing to release; the sessions stay readable."""
+        """Nothing to release; the sessions stay readable (and claimed while claimed)."""
 
     def _get(self, session_id: str) -> _Session:
         try:

@@ -12,21 +12,30 @@ checked again, so the rules hold across processes too.
 
 File snapshots live in two more tables: `blobs` (content by sha256, each stored once) and
 `snapshots` (per session, run and path, the blob a file held before the run changed it).
+
+Every SQLite or OS error reaches the caller as a `StoreError` saying what to do
+(`moot.store.errors`), and a file that is not moot's database is never written: a damaged one
+fails on its first read, and a database of another program (tables, but no moot schema
+version) is refused before anything is changed. A session is served by one runtime at a time:
+`claim` takes the session's lock file (`moot.store.claims`).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
 from moot.protocol.events import (
@@ -37,6 +46,8 @@ from moot.protocol.events import (
 )
 from moot.protocol.ids import new_id
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
+from moot.store.claims import SessionClaim, claim_by_lock
+from moot.store.errors import StoreError, damaged, from_os, from_sqlite
 from moot.store.invariants import SessionLog, check_schema
 
 SCHEMA_VERSION = 2
@@ -136,25 +147,36 @@ class SQLiteStore:
     """The `Store` contract in a SQLite file; safe to share between threads and processes."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        """Open (and create, with its parent directories) the database at `path`."""
+        """Open (and create, with its parent directories) the database at `path`.
+
+        Raises:
+            StoreError: The file cannot be made, opened or read as moot's database, or is
+                from a newer moot; the message says what to do.
+        """
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-        )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise from_os(exc, self.path) from None
         # One connection serves every thread; the lock keeps transactions from interleaving.
         self._lock = threading.RLock()
         self._logs: dict[str, SessionLog] = {}
-        try:
-            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            # With WAL, NORMAL survives a crash of the process (not of the machine) and spares
-            # an fsync per append.
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._migrate()
-        except BaseException:
-            self._db.close()
-            raise
+        self._claims: weakref.WeakSet[SessionClaim] = weakref.WeakSet()
+        with self._guard():
+            self._db = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            try:
+                self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+                self._refuse_a_foreign_database()
+                self._db.execute("PRAGMA journal_mode = WAL")
+                # With WAL, NORMAL survives a crash of the process (not of the machine) and
+                # spares an fsync per append.
+                self._db.execute("PRAGMA synchronous = NORMAL")
+                self._migrate()
+            except BaseException:
+                self._db.close()
+                raise
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -169,7 +191,7 @@ class SQLiteStore:
     ) -> SessionInfo:
         session_id = session_id or new_id("ses")
         now = _iso(datetime.now(UTC))
-        with self._lock:
+        with self._guard():
             try:
                 self._db.execute(
                     "INSERT INTO sessions (id, title, workspace, created_at, updated_at)"
@@ -184,7 +206,7 @@ class SQLiteStore:
         return info
 
     def session(self, session_id: str) -> SessionInfo | None:
-        with self._lock:
+        with self._guard():
             row = self._db.execute(_SELECT_INFO + " WHERE s.id = ?", (session_id,)).fetchone()
         return _info(row) if row else None
 
@@ -192,7 +214,7 @@ class SQLiteStore:
         where, params = (
             ("", [limit]) if workspace is None else (" WHERE s.workspace = ?", [workspace, limit])
         )
-        with self._lock:
+        with self._guard():
             rows = self._db.execute(
                 _SELECT_INFO + where + " ORDER BY updated DESC, s.id DESC LIMIT ?", params
             ).fetchall()
@@ -211,7 +233,7 @@ class SQLiteStore:
             WHERE r.session_id IN ({", ".join("?" * len(ids))})
             GROUP BY r.session_id
         """
-        with self._lock:
+        with self._guard():
             rows = self._db.execute(sql, ids).fetchall()
         totals = {session_id: (0, 0.0) for session_id in ids}
         totals.update({session_id: (turns, float(cost)) for session_id, turns, cost in rows})
@@ -220,7 +242,7 @@ class SQLiteStore:
     # ---- the log ------------------------------------------------------------------------------
 
     def append(self, event: Event) -> Event:
-        with self._lock:
+        with self._guard():
             for _ in range(_APPEND_ATTEMPTS):
                 log = self._log(event.session_id)
                 # Rule f first: the other rules read fields, and must read them as stored.
@@ -262,7 +284,7 @@ class SQLiteStore:
             kinds = [kinds] if isinstance(kinds, str) else list(kinds)
             sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
             params.extend(kinds)
-        with self._lock:
+        with self._guard():
             self._require(session_id)
             if kinds == []:
                 return []
@@ -271,10 +293,10 @@ class SQLiteStore:
             else:  # the last `limit`: read backwards, then put them in order
                 newest = self._db.execute(sql + " ORDER BY seq DESC LIMIT ?", [*params, limit])
                 rows = newest.fetchall()[::-1]
-        return [event_from_json(body) for (body,) in rows]
+        return [self._decode(session_id, body) for (body,) in rows]
 
     def open_run(self, session_id: str) -> str | None:
-        with self._lock:
+        with self._guard():
             self._require(session_id)
             row = self._db.execute(
                 "SELECT run_id FROM runs WHERE session_id = ? AND finished_seq IS NULL",
@@ -286,7 +308,7 @@ class SQLiteStore:
 
     def save_checkpoint(self, session_id: str, run_id: str, seq: int, data: dict[str, Any]) -> None:
         text = json.dumps(data)
-        with self._lock:
+        with self._guard():
             self._require(session_id)
             # Only the newest checkpoint of a run is ever read: keep just that one, so a long
             # session does not store its history once per turn.
@@ -307,34 +329,39 @@ class SQLiteStore:
                     )
 
     def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
-        with self._lock:
+        with self._guard():
             self._require(session_id)
             row = self._db.execute(
                 "SELECT seq, data FROM checkpoints WHERE session_id = ? AND run_id = ?"
                 " ORDER BY seq DESC LIMIT 1",
                 (session_id, run_id),
             ).fetchone()
-        return (row[0], json.loads(row[1])) if row else None
+        if row is None:
+            return None
+        try:
+            return row[0], json.loads(row[1])
+        except ValueError as exc:
+            raise damaged(self.path, f"a checkpoint of session {session_id}: {exc}") from None
 
     # ---- file snapshots -----------------------------------------------------------------------
 
     def put_blob(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
-        with self._lock:
+        with self._guard():
             self._db.execute(
                 "INSERT OR IGNORE INTO blobs (digest, data) VALUES (?, ?)", (digest, bytes(data))
             )
         return digest
 
     def get_blob(self, digest: str) -> bytes:
-        with self._lock:
+        with self._guard():
             row = self._db.execute("SELECT data FROM blobs WHERE digest = ?", (digest,)).fetchone()
         if row is None:
             raise KeyError(digest)
         return bytes(row[0])
 
     def record_snapshot(self, session_id: str, run_id: str, path: str, digest: str | None) -> None:
-        with self._lock:
+        with self._guard():
             self._require(session_id)
             with self._transaction():
                 if digest is not None:
@@ -350,7 +377,7 @@ class SQLiteStore:
                 )
 
     def snapshots(self, session_id: str, run_id: str) -> dict[str, str | None]:
-        with self._lock:
+        with self._guard():
             self._require(session_id)
             rows = self._db.execute(
                 "SELECT path, digest FROM snapshots WHERE session_id = ? AND run_id = ?"
@@ -359,12 +386,63 @@ class SQLiteStore:
             ).fetchall()
         return dict(rows)
 
+    def claim(self, session_id: str) -> SessionClaim:
+        """Claim the session for one runtime: refused at once while another holds it.
+
+        The claim is an OS lock, so it ends with its process however that ends; `close()`
+        releases the claims taken through this store.
+
+        Raises:
+            SessionBusy: Another runtime (in any process) holds the session.
+            UnknownSessionError: The store holds no such session.
+            StoreError: The lock file cannot be made.
+        """
+        with self._guard():
+            self._require(session_id)
+        locks = self.path.with_name(self.path.name + "-locks")
+        try:
+            claim = claim_by_lock(locks, session_id)
+        except OSError as exc:
+            if exc.errno != errno.ENOLCK:
+                raise from_os(exc, self.path) from None
+            raise StoreError(
+                f"cannot lock a file in {locks} (the file system takes no locks): set "
+                f"MOOT_HOME to a directory on a local disk",
+                self.path,
+            ) from None
+        self._claims.add(claim)
+        return claim
+
     def close(self) -> None:
         with self._lock:
+            for claim in list(self._claims):
+                claim.release()
             self._logs.clear()
             self._db.close()
 
     # ---- internals ----------------------------------------------------------------------------
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Hold the connection's lock; turn what SQLite raises into a `StoreError`."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise from_sqlite(exc, self.path, BUSY_TIMEOUT_S) from None
+
+    def _decode(self, session_id: str, body: str) -> Event:
+        try:
+            return event_from_json(body)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise damaged(self.path, f"an event of session {session_id}: {exc}") from None
+
+    def _refuse_a_foreign_database(self) -> None:
+        # Before anything writes (even the journal mode is written into the file's header):
+        # a database with tables but no schema version of ours belongs to another program.
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version == 0 and self._db.execute("SELECT 1 FROM sqlite_master").fetchone():
+            raise damaged(self.path, "it holds another program's tables")
 
     @contextmanager
     def _transaction(self, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
@@ -380,20 +458,26 @@ class SQLiteStore:
         (version,) = self._db.execute("PRAGMA user_version").fetchone()
         if version == SCHEMA_VERSION:
             return
+        self._refuse_newer(version)  # before the write lock: a read-only file says so too
         with self._transaction():
             # Read again under the write lock: another process may have just created the schema.
             (version,) = self._db.execute("PRAGMA user_version").fetchone()
-            if version > SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"{self.path} has schema version {version}; this moot reads up to "
-                    f"{SCHEMA_VERSION}. Update moot."
-                )
+            self._refuse_newer(version)
             # Every step from the file's version up runs in this one transaction, so a database
             # is never left between versions (a new file starts at 0 and takes them all).
             for step in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in _MIGRATIONS[step]:
                     self._db.execute(statement)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer moot (schema version {version}; this one "
+                f"reads up to {SCHEMA_VERSION}): update moot, or set MOOT_HOME to use another "
+                f"directory",
+                self.path,
+            )
 
     def _require(self, session_id: str) -> None:
         if session_id in self._logs:
@@ -426,7 +510,7 @@ class SQLiteStore:
             ).fetchall()
         return SessionLog.replay(
             session_id,
-            (event_from_json(body) for (body,) in bodies),
+            (self._decode(session_id, body) for (body,) in bodies),
             finished_runs=[run_id for run_id, finished in runs if finished is not None],
             last_seq=last_seq,
         )
