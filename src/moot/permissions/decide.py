@@ -5,7 +5,8 @@ settles it in this order (the first step that speaks wins):
 
 1. `finish` always runs: it ends a peer call, and refusing it would wedge the callee.
 2. Deny rules: the call is refused, in every mode. A shell command is refused when any of its
-   sub-commands is.
+   sub-commands is. A `Read(...)` rule also refuses edit, multi_edit and write of its paths:
+   they read the file to change it (`Rule.restricts`).
 3. Plan mode refuses every tool that changes files or runs commands, telling the model to
    present its plan; asking the person first would contradict the mode. The plan itself,
    `exit_plan_mode(plan)`, asks, with the plan as the preview: approving it leaves plan mode.
@@ -206,7 +207,7 @@ def __getattr__(name: str) -> object:
 def _first_restricting(rules: Iterable[Rule], call: Call) -> str | None:
     """The first deny or ask rule that applies, with what it matched: `Read(./.env) (.env)`."""
     for rule in rules:
-        if rule.covers(call.tool) and rule.specifier is None:
+        if rule.restricts(call.tool) and rule.specifier is None:
             return str(rule)
         if (matched := _restricted_part(rule, call)) is not None:
             return f"{rule} ({matched})"
@@ -215,7 +216,7 @@ def _first_restricting(rules: Iterable[Rule], call: Call) -> str | None:
 
 def _restricted_part(rule: Rule, call: Call) -> str | None:
     """What of the call a deny or ask rule with a specifier matches, or None."""
-    if rule.path is not None and rule.covers(call.tool):
+    if rule.path is not None and rule.restricts(call.tool):
         return _matching_form(rule, call.targets or (), call.root)
     if rule.path is not None and rule.tool in _SHELL_FILE_RULES:
         for command in call.commands or ():

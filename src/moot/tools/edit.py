@@ -65,6 +65,7 @@ def edit_file(
     """
     try:
         target = workspace.resolve_write(path)
+        workspace.refuse_hidden(target, path)
         rel = workspace.relative(target)
         data, _ = read_file_bytes(workspace.root, target)
         if looks_binary(data[:SNIFF_BYTES]):

@@ -50,6 +50,7 @@ def write_file(workspace: Workspace, path: str, content: str, *, run_id: str = "
         run_id: The run writing, for the workspace's file snapshots; "" outside a run.
     """
     target = workspace.resolve_write(path)
+    workspace.refuse_hidden(target, path)  # before the existence check: no oracle on it
     rel = workspace.relative(target)
     try:
         existing, _ = read_file_bytes(workspace.root, target)

@@ -107,6 +107,25 @@ class Workspace:
         rel = path.relative_to(self.root).as_posix()
         return rel or "."
 
+    def refuse_hidden(self, target: Path, path: str) -> None:
+        """Refuse a file a `Read(...)` deny rule covers, before anything opens it.
+
+        `decide` refuses such calls first; this keeps a tool used without a policy (or with
+        its input changed after the decision) from showing what the file holds, or, by
+        failing differently, whether it exists.
+
+        Args:
+            target: A path from `resolve_read` or `resolve_write` (symlink-free).
+            path: The path as the model gave it, for the message.
+
+        Raises:
+            PathRefused: Rule "read-denied".
+        """
+        if self.hidden is None or not self.contains(target):
+            return  # a read root (saved command output) is not the rules' to hide
+        if self.hidden(self.relative(target), False):
+            raise PathRefused("read-denied", path, "a Read deny rule covers it")
+
     def ignore(self) -> GitIgnore:
         """A fresh ignore set for one walk: `.gitignore` rules and the hidden paths."""
         return GitIgnore(self.root, self.hidden)
