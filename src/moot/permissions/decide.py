@@ -103,7 +103,11 @@ def decide(
         The verdict; its `reason` names the rule or mode that decided, and for `ask` its
         `preview` holds what the person should look at.
     """
-    return _decide(describe(call, workspace_root), PermissionMode(mode), rules, protected)
+    try:
+        described = describe(call, workspace_root)
+    except OSError as exc:  # the call's paths cannot be looked at; nothing can be checked
+        return Verdict("deny", f"{call.tool}: cannot check what the call touches ({exc})")
+    return _decide(described, PermissionMode(mode), rules, protected)
 
 
 def _decide(

@@ -168,7 +168,10 @@ class Workspace:
         """`path` when it lies inside a read root (after symlinks), else None."""
         if "\x00" in path:
             return None
-        real = Path(os.path.realpath(path))
+        try:
+            real = Path(os.path.realpath(path))
+        except OSError:  # a link the kernel will not read (`/proc/1/cwd`): not in a read root
+            return None
         return real if any(real.is_relative_to(root) for root in self.read_roots) else None
 
     def resolve_write(self, path: str, *, allow_protected: bool = False) -> Path:
