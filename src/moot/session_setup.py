@@ -32,6 +32,7 @@ from moot.permissions.headless import NoAsking
 from moot.permissions.modes import PermissionMode
 from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
+from moot.permissions.redirects import PolicyRedirects
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
@@ -199,7 +200,15 @@ def open_session(
     tools = [
         t
         for t in [
-            *builtin_tools(store, session_id, workspace, shell, shells, env=environ),
+            *builtin_tools(
+                store,
+                session_id,
+                workspace,
+                shell,
+                shells,
+                env=environ,
+                redirects=PolicyRedirects(policy),  # a redirect is settled as its first URL
+            ),
             exit_plan_mode_tool(rules_policy),
         ]
         if not tool_hidden(t.name, rules)

@@ -14,7 +14,7 @@ import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
 
 import msgspec
 
@@ -87,6 +87,11 @@ class ToolContext(msgspec.Struct, frozen=True):
     runtime's implementation must be thread-safe (e.g. `loop.call_soon_threadsafe`)."""
 
 
+OUTSIDE_A_RUN = ToolContext(session_id="", run_id="", call_id="", agent="", tool_call_id="")
+"""The context of a tool called directly (tests, scripts): no run, so no file snapshot, and no
+session whose rules a redirect could be put to."""
+
+
 @runtime_checkable
 class Tool(Protocol):
     """A tool a model can call. `invoke` never raises except `asyncio.CancelledError`."""
@@ -99,6 +104,23 @@ class Tool(Protocol):
 
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the tool; bad arguments and tool failures come back as error results."""
+        ...
+
+
+class HopVerdict(msgspec.Struct, frozen=True):
+    """How a session's rules settle a `web_fetch` of one redirect target."""
+
+    decision: Literal["allow", "ask", "deny"]
+    reason: str = ""
+
+
+class RedirectCheck(Protocol):
+    """The seam through which `web_fetch` puts a redirect to another host to the session's
+    rules, as the approval step put its first URL (`moot.permissions.redirects`); tools never
+    import the runtime."""
+
+    def check(self, url: str, ctx: ToolContext) -> HopVerdict:
+        """Settle a `web_fetch` of `url` within the call `ctx`."""
         ...
 
 
