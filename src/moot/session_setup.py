@@ -177,7 +177,9 @@ def open_session(
     """
     start_mode = PermissionMode(mode or settings.permissions.default_mode or PermissionMode.DEFAULT)
     environ = session_environ(settings)
-    workspace = session_workspace(store, session_id, cwd)
+    workspace = session_workspace(
+        store, session_id, cwd, snapshot_max_bytes=settings.snapshot_max_bytes
+    )
     workspace.hidden = read_denied(rules, workspace.root)
     scripts = hook_scripts(hooks, workspace.root)
     policy_for_shell = sandbox_policy(

@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
@@ -57,6 +57,11 @@ class Settings(msgspec.Struct, kw_only=True):
     """Where shell commands run; `none` runs them on the host, deliberately."""
     auto_commit: bool | None = msgspec.field(default=None, name="autoCommit")
     """Commit the files a turn changed at its end (`moot undo` takes it back)."""
+    snapshot_max_bytes: Annotated[int, msgspec.Meta(ge=0)] | None = msgspec.field(
+        default=None, name="snapshotMaxBytes"
+    )
+    """The largest file whose previous content is kept so a rewind can restore it (10 MiB
+    when unset); a tool that changes a larger file says that a rewind will not restore it."""
     env: dict[str, str] = msgspec.field(default_factory=dict)
     """Environment variables for the session: model keys and base URLs are read from them, and
     shell commands see them (secrets scrubbed); the process's own environment wins."""

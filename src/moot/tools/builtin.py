@@ -20,7 +20,7 @@ from moot.tools.base import RedirectCheck, SideEffect, Tool
 from moot.tools.builtin_specs import load_specs
 from moot.tools.lazy import LazyTool
 from moot.workspace.paths import Workspace
-from moot.workspace.snapshots import FileSnapshots
+from moot.workspace.snapshots import DEFAULT_MAX_BYTES, FileSnapshots
 
 if TYPE_CHECKING:
     from moot.sandbox.background import BackgroundShells
@@ -39,15 +39,19 @@ def outputs_dir(session_id: str) -> Path:
     return data_dir() / "outputs" / session_id
 
 
-def session_workspace(store: Store, session_id: str, root: Path) -> Workspace:
+def session_workspace(
+    store: Store, session_id: str, root: Path, *, snapshot_max_bytes: int | None = None
+) -> Workspace:
     """The workspace of a session.
 
     Files a tool changes are snapshotted before their first change in each run, so a rewind
-    can restore them; the session's saved command outputs may be read (never written).
+    can restore them, up to `snapshot_max_bytes` (the `snapshotMaxBytes` setting; 10 MiB when
+    None); the session's saved command outputs may be read (never written).
     """
+    cap = DEFAULT_MAX_BYTES if snapshot_max_bytes is None else snapshot_max_bytes
     return Workspace(
         root,
-        snapshots=FileSnapshots(store, session_id, root),
+        snapshots=FileSnapshots(store, session_id, root, max_bytes=cap),
         read_roots=(outputs_dir(session_id),),
     )
 

@@ -85,4 +85,5 @@ def edit_file(
     lines = ", ".join(str(line) for line, _ in done)
     many = "s" if replaced > 1 else ""
     at = f"line{'s' if len(done) > 1 else ''} {lines}"
-    return ToolResult(f"Edited {rel}: {replaced} replacement{many}, at {at}.")
+    note = f"\n[{writer.snapshot_note}]" if writer.snapshot_note else ""
+    return ToolResult(f"Edited {rel}: {replaced} replacement{many}, at {at}.{note}")

@@ -67,4 +67,5 @@ def write_file(workspace: Workspace, path: str, content: str, *, run_id: str = "
     workspace.ledger.record(target, writer.stat, data)
     verb = "Created" if existing is None else "Overwrote"
     count = len(split_lines(content))
-    return ToolResult(f"{verb} {rel} ({count} line{'' if count == 1 else 's'}).")
+    note = f"\n[{writer.snapshot_note}]" if writer.snapshot_note else ""
+    return ToolResult(f"{verb} {rel} ({count} line{'' if count == 1 else 's'}).{note}")

@@ -46,8 +46,13 @@ class PathRefused(Exception):
 class SnapshotSink(Protocol):
     """Keeps a file's content before a run first changes it (`moot.workspace.snapshots`)."""
 
-    def before_change(self, run_id: str, path: Path) -> None:
-        """Called right before `path` (from `Workspace.resolve_write`) is replaced in a run."""
+    def before_change(self, run_id: str, path: Path) -> str | None:
+        """Called right before `path` (from `Workspace.resolve_write`) is replaced in a run.
+
+        Returns:
+            A note for the tool's result when the file could not be kept (too large), else
+            "" or None.
+        """
         ...
 
 
@@ -218,14 +223,17 @@ class Workspace:
                 there is no turn to rewind and no snapshot is kept.
 
         Returns:
-            The committed writer (see `atomic_write`).
+            The committed writer (see `atomic_write`); its `snapshot_note` says when the
+            file's previous content could not be kept (too large), for the tool's result.
 
         Raises:
             PathRefused, OSError: As `atomic_write`, or from the sink; nothing is written then.
         """
+        note = ""
         if self.snapshots is not None and run_id:
-            self.snapshots.before_change(run_id, target)
+            note = self.snapshots.before_change(run_id, target) or ""
         writer = atomic_write(self.root, target, data)
+        writer.snapshot_note = note
         self.changed.add(target)
         return writer
 
@@ -389,6 +397,9 @@ class AtomicWriter:
         """The written file's status once the write is committed (mtime and size for a ledger)."""
         self.existed = False
         """Whether the target existed when the write began."""
+        self.snapshot_note = ""
+        """Set by `Workspace.write_bytes`: why the previous content was not kept for a
+        rewind ("" when it was, or when no snapshot was asked for)."""
 
     def __enter__(self) -> BinaryIO:
         self._dir_fd = open_dir_chain(self._root, self._parts[:-1], create=self._make_parents)
