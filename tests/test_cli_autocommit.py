@@ -75,7 +75,7 @@ turns:
   - tool_calls: [{name: read, arguments: {path: notes.txt}}]
   - tool_calls: [{name: edit, arguments: {path: notes.txt, old: wrold, new: world}}]
   - tool_calls: [{name: write, arguments: {path: .husky/pre-commit, content: "#!/bin/sh"}}]
-  - tool_calls: [{name: bash, arguments: {command: "echo boom > .husky/pre-commit"}}]
+  - tool_calls: [{name: bash, arguments: {command: "echo boom | tee .husky/pre-commit"}}]
   - text: Fixed.
 """
 FILTERING = {"filter", "filter_process", *(v.name for v in VECTORS if "include" in v.name)}
@@ -112,7 +112,7 @@ def moot(tmp_path: Path, repo: Path, *args: str) -> subprocess.CompletedProcess[
 
 def turn(tmp_path: Path, repo: Path) -> subprocess.CompletedProcess[str]:
     return moot(tmp_path, repo, "-p", "fix the typo", "--model", f"scripted:{tmp_path / 's.yaml'}",
-                "--permission-mode", "acceptEdits", "--allowedTools", "Bash(echo:*)",
+                "--permission-mode", "acceptEdits", "--allowedTools", "Bash(echo:*),Bash(tee:*)",
                 "--output-format", "stream-json")  # fmt: skip
 
 

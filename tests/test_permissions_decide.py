@@ -524,7 +524,8 @@ def test_protected_paths_ask_even_with_an_allow_rule(root: Path, path: str) -> N
             assert "protected" in verdict.reason
         assert verdict_of(root, request, DONT_ASK, **rules).decision == "deny"
         assert "exit_plan_mode" in verdict_of(root, request, PLAN, **rules).reason
-        assert verdict_of(root, request, BYPASS).decision == "allow"
+        bypassed = verdict_of(root, request, BYPASS)  # protected in every mode (issue 11, 6)
+        assert (bypassed.decision, bypassed.firm) == ("ask", True)
 
 
 def test_protected_only_at_the_top_for_moot_and_only_for_writes(root: Path) -> None:

@@ -48,3 +48,20 @@ def test_what_cannot_be_previewed_says_so(tmp_path: Path) -> None:
     assert "not in the file" in missing
     outside = asked(tmp_path, "edit", path="../etc/passwd", old="a", new="b")
     assert outside.startswith("(no preview")
+
+
+def test_a_file_too_large_to_diff_shows_the_change_alone_at_once(tmp_path: Path) -> None:
+    """A diff of a 50 MB file took 5 s on the event loop, stalling every peer."""
+    from moot.permissions.preview import MAX_PREVIEW_BYTES
+
+    line = b"a line of a large generated file\n"
+    (tmp_path / "big.txt").write_bytes(line * (MAX_PREVIEW_BYTES // len(line) + 2))
+    preview = asked(tmp_path, "edit", path="big.txt", old="a line of", new="one line of")
+    assert preview.splitlines() == [
+        f"(big.txt is {(tmp_path / 'big.txt').stat().st_size:,} bytes, too large to diff here;"
+        " the change on its own:)",
+        "-a line of",
+        "+one line of",
+    ]
+    written = asked(tmp_path, "write", path="big.txt", content="short\n")
+    assert written.splitlines()[1:] == ["(the whole file is replaced by)", "+short"]

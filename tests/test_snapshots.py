@@ -252,3 +252,69 @@ def test_a_path_outside_the_root_is_refused(store: Store, root: Path, tmp_path: 
     _, snapshots, _ = _workspace(store, root)
     with pytest.raises(PathRefused):
         snapshots.before_change("run_1", tmp_path / "elsewhere.txt")
+
+
+# ---- the size cap (issue 11: editing a 200 MB file stored a 191 MB snapshot) ----------------
+
+
+async def test_a_file_over_the_cap_is_not_kept_and_the_result_says_so(
+    store: Store, root: Path
+) -> None:
+    sid = store.create_session(workspace=str(root)).id
+    snapshots = FileSnapshots(store, sid, root, max_bytes=1000)
+    ws = Workspace(root, snapshots=snapshots)
+    big = b"".join(b"line %05d\n" % i for i in range(200))  # 2,200 bytes
+    (root / "big.txt").write_bytes(big)
+    (root / "small.txt").write_bytes(b"small\n")
+    read, edit, write = read_tool(ws), edit_tool(ws), write_tool(ws)
+    ctx = _ctx(sid, "run_1")
+    await read.invoke({"path": "big.txt"}, ctx)
+    await read.invoke({"path": "small.txt"}, ctx)
+    first = (await edit.invoke({"path": "big.txt", "old": "line 00007", "new": "x"}, ctx)).content
+    shrunk = (await write.invoke({"path": "big.txt", "content": "tiny\n"}, ctx)).content
+    small = (await edit.invoke({"path": "small.txt", "old": "small", "new": "S"}, ctx)).content
+
+    assert "big.txt was not kept for a rewind (2,200 bytes, more than snapshotMaxBytes, 1,000)" in (
+        first
+    )
+    assert "rewinding will not restore it" in first
+    assert "not kept" in shrunk, "no later change in the run keeps a state from within it"
+    assert "not kept" not in small
+    assert snapshots.changed("run_1") == {"small.txt": hashlib.sha256(b"small\n").hexdigest()}
+    assert snapshots.restore("run_1") == [root / "small.txt"]
+    assert (root / "big.txt").read_bytes() == b"tiny\n", "left as it is, never deleted"
+    assert (root / "small.txt").read_bytes() == b"small\n"
+
+
+def test_the_note_holds_for_the_run_and_an_absent_file_is_still_kept_as_absent(
+    store: Store, root: Path
+) -> None:
+    sid = store.create_session(workspace=str(root)).id
+    snapshots = FileSnapshots(store, sid, root, max_bytes=10)
+    (root / "f").write_bytes(b"x" * 11)
+    note = snapshots.before_change("run_1", root / "f")
+    assert "not kept" in note
+    assert snapshots.before_change("run_1", root / "f") == note
+    assert snapshots.before_change("run_2", root / "g") == ""  # absent: kept as absent
+    assert snapshots.changed("run_2") == {"g": None}
+
+
+def test_the_setting_sets_the_cap(tmp_path: Path) -> None:
+    from moot.settings import SettingsError, load_settings
+    from moot.tools.builtin import session_workspace
+    from moot.workspace.snapshots import DEFAULT_MAX_BYTES
+
+    (tmp_path / ".moot").mkdir()
+    (tmp_path / ".moot" / "settings.json").write_text('{"snapshotMaxBytes": 4096}')
+    settings = load_settings(tmp_path, environ={"MOOT_HOME": str(tmp_path / "home")})
+    assert settings.snapshot_max_bytes == 4096
+    store = MemoryStore()
+    sid = store.create_session(workspace=str(tmp_path)).id
+    made = session_workspace(store, sid, tmp_path, snapshot_max_bytes=settings.snapshot_max_bytes)
+    assert isinstance(made.snapshots, FileSnapshots) and made.snapshots.max_bytes == 4096
+    default = session_workspace(store, sid, tmp_path)
+    assert isinstance(default.snapshots, FileSnapshots)
+    assert default.snapshots.max_bytes == DEFAULT_MAX_BYTES
+    (tmp_path / ".moot" / "settings.json").write_text('{"snapshotMaxBytes": -1}')
+    with pytest.raises(SettingsError, match="snapshotMaxBytes"):
+        load_settings(tmp_path, environ={"MOOT_HOME": str(tmp_path / "home")})

@@ -357,3 +357,111 @@ async def test_an_html_meta_charset_decodes_the_page(server: ModelServer) -> Non
     server.reply(Reply(content_type="text/html", body=body))
     result = await web_fetch_tool(allow_private=True).invoke({"url": server.url}, CTX)
     assert result.content.endswith("\n\ncaf\u00e9")
+
+
+# ---- redirects and the session's rules (issue 11) -----------------------------------------------
+
+
+def rules_check(mode: str = "default", *, headless: bool = False, **rules: list[str]):
+    """The redirect check a session hands the tool: its real approval policy."""
+    from moot.permissions.headless import NoAsking
+    from moot.permissions.policy import RulesPolicy
+    from moot.permissions.redirects import PolicyRedirects
+    from moot.permissions.rules import RuleSet
+
+    policy = RulesPolicy(RuleSet(**rules), Path.cwd(), mode=mode)
+    return PolicyRedirects(NoAsking(policy, Path.cwd()) if headless else policy)
+
+
+async def local_names(host: str, port: int) -> Sequence[str]:
+    return ["127.0.0.1"]
+
+
+def redirect_to(server: ModelServer, host: str) -> None:
+    server.reply(
+        Reply(
+            status=302,
+            headers={"location": f"http://{host}:{server.port}/there"},
+            content_type="text/plain",
+        ),
+        Reply(content_type="text/plain", body=b"arrived"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("check", "refusal"),
+    [
+        (rules_check(allow=["WebFetch(domain:docs.test)"], deny=["WebFetch(domain:evil.test)"]),
+         "(redirect-denied)"),
+        (rules_check(allow=["WebFetch(domain:docs.test)"]), "(redirect-needs-approval)"),
+        (rules_check("acceptEdits", allow=["WebFetch(domain:docs.test)"]),
+         "(redirect-needs-approval)"),
+        (rules_check(headless=True, allow=["WebFetch(domain:docs.test)"]), "cannot ask"),
+        (rules_check("bypassPermissions", deny=["WebFetch(domain:evil.test)"]),
+         "(redirect-denied)"),
+    ],
+)  # fmt: skip
+async def test_a_redirect_to_another_host_passes_the_rules_as_the_first_url_does(
+    server: ModelServer, check: object, refusal: str
+) -> None:
+    redirect_to(server, "evil.test")
+    tool = web_fetch_tool(allow_networks=LOOPBACK, resolver=local_names, redirects=check)
+
+    result = await tool.invoke({"url": f"http://docs.test:{server.port}/"}, CTX)
+
+    assert result.is_error and refusal in result.content, result.content
+    assert f"http://evil.test:{server.port}/there" in result.content  # the model may ask for it
+    assert len(server.requests) == 1, "nothing is sent to the refused host"
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        rules_check(allow=["WebFetch(domain:docs.test)", "WebFetch(domain:evil.test)"]),
+        rules_check("bypassPermissions"),
+    ],
+)
+async def test_a_redirect_the_rules_allow_is_followed(server: ModelServer, check: object) -> None:
+    redirect_to(server, "evil.test")
+    tool = web_fetch_tool(allow_networks=LOOPBACK, resolver=local_names, redirects=check)
+
+    result = await tool.invoke({"url": f"http://docs.test:{server.port}/"}, CTX)
+
+    assert not result.is_error and result.content.endswith("arrived")
+    assert len(server.requests) == 2
+
+
+async def test_a_redirect_on_the_same_host_needs_no_second_decision(server: ModelServer) -> None:
+    """The first URL was settled for its host (perhaps by the person); rules speak of hosts."""
+    redirect_to(server, "DOCS.test.")
+    tool = web_fetch_tool(allow_networks=LOOPBACK, resolver=local_names, redirects=rules_check())
+
+    result = await tool.invoke({"url": f"http://docs.test:{server.port}/"}, CTX)
+
+    assert not result.is_error and result.content.endswith("arrived")
+
+
+async def test_a_sessions_web_fetch_puts_redirects_to_its_rules(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    """The built-in tool list hands `web_fetch` the check (session_setup passes the policy)."""
+    from moot.sandbox.background import BackgroundShells
+    from moot.sandbox.select import SandboxChoice
+    from moot.store.memory import MemoryStore
+    from moot.tools.builtin import builtin_tools
+    from moot.workspace.paths import Workspace
+
+    store = MemoryStore()
+    session = store.create_session(title="", workspace=str(tmp_path)).id
+    server.reply(
+        Reply(status=302, headers={"location": "http://elsewhere.invalid/"}, content_type="x/y")
+    )
+    check = rules_check(headless=True, allow=["WebFetch(domain:127.0.0.1)"])
+    tools = builtin_tools(store, session, Workspace(tmp_path), SandboxChoice("auto", None, ""),
+                          BackgroundShells(), allow_private_web=True, redirects=check)  # fmt: skip
+    (fetch,) = [t for t in tools if t.name == "web_fetch"]
+
+    result = await fetch.invoke({"url": server.url + "/"}, CTX)
+
+    assert result.is_error and "(redirect-denied)" in result.content
+    assert "--allowedTools" in result.content and "elsewhere.invalid" in result.content

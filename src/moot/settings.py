@@ -29,7 +29,7 @@ import stat
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal, TextIO, get_args
+from typing import Annotated, Any, Literal, TextIO, get_args
 
 import msgspec
 
@@ -91,6 +91,11 @@ class Settings(msgspec.Struct, kw_only=True):
     """Let moot's own commits and branch switches run the repository's git hooks, on the host,
     as long as they are byte-identical to when the session began. Off by default: even an
     unchanged hook may run files the session can change (a lint-staged or pre-commit config)."""
+    snapshot_max_bytes: Annotated[int, msgspec.Meta(ge=0)] | None = msgspec.field(
+        default=None, name="snapshotMaxBytes"
+    )
+    """The largest file whose previous content is kept so a rewind can restore it (10 MiB
+    when unset); a tool that changes a larger file says that a rewind will not restore it."""
     env: dict[str, str] = msgspec.field(default_factory=dict)
     """Environment variables for the session: model keys and base URLs are read from them, and
     shell commands see them (secrets scrubbed); the process's own environment wins."""

@@ -32,6 +32,7 @@ from moot.core.runtime import Runtime
 from moot.permissions.headless import NoAsking
 from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
+from moot.permissions.redirects import PolicyRedirects
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -179,7 +180,9 @@ def open_session(
     """
     start_mode = PermissionMode(mode or settings.permissions.default_mode or PermissionMode.DEFAULT)
     environ = session_environ(settings)
-    workspace = session_workspace(store, session_id, cwd)
+    workspace = session_workspace(
+        store, session_id, cwd, snapshot_max_bytes=settings.snapshot_max_bytes
+    )
     workspace.hidden = read_denied(rules, workspace.root)
     scripts = hook_scripts(hooks, workspace.root)
     git = workspace.host_git = host_git_at_start(
@@ -209,7 +212,15 @@ def open_session(
     tools = [
         t
         for t in [
-            *builtin_tools(store, session_id, workspace, shell, shells, env=environ),
+            *builtin_tools(
+                store,
+                session_id,
+                workspace,
+                shell,
+                shells,
+                env=environ,
+                redirects=PolicyRedirects(policy),  # a redirect is settled as its first URL
+            ),
             exit_plan_mode_tool(),
         ]
         if not tool_hidden(t.name, rules)

@@ -5,17 +5,20 @@ settles it in this order (the first step that speaks wins):
 
 1. `finish` always runs: it ends a peer call, and refusing it would wedge the callee.
 2. Deny rules: the call is refused, in every mode. A shell command is refused when any of its
-   sub-commands is.
+   sub-commands is. A `Read(...)` rule also refuses edit, multi_edit and write of its paths:
+   they read the file to change it (`Rule.restricts`).
 3. Plan mode refuses every tool that changes files or runs commands, telling the model to
    present its plan; asking the person first would contradict the mode. The plan itself,
    `exit_plan_mode(plan)`, asks, with the plan as the preview: approving it leaves plan mode.
    Outside plan mode it runs (there is nothing to approve).
 4. A shell command that cannot be parsed cannot be checked against rules, so it asks (in
    bypass mode only when a deny rule could have matched it).
-5. bypassPermissions: everything else runs.
-6. Ask rules ask.
-7. Writes of protected paths (`.git` internals, `.moot/`, the scripts hooks run) ask; an allow
-   rule does not skip this, nor does a hook's allow (the ask is `firm`).
+5. Writes of protected paths (`.git` internals, `.moot/`, the scripts hooks run, which run on
+   the host), by a file tool or by a shell command's `>` files, ask in every mode, bypass
+   included; an allow or ask rule does not change this, nor does a hook's allow (the ask is
+   `firm`). Where nobody can answer (a headless run, even in bypass mode) it is refused.
+6. bypassPermissions: everything else runs.
+7. Ask rules ask.
 8. `todo` and `call_agent` run (a callee's own tools pass `decide` themselves); so do
    read-only tools.
 9. Allow rules: the call runs when they cover all of it (every path it touches, every
@@ -94,7 +97,11 @@ def decide(
         The verdict; its `reason` names the rule or mode that decided, and for `ask` its
         `preview` holds what the person should look at.
     """
-    return _decide(describe(call, workspace_root), PermissionMode(mode), rules, protected)
+    try:
+        described = describe(call, workspace_root)
+    except OSError as exc:  # the call's paths cannot be looked at; nothing can be checked
+        return Verdict("deny", f"{call.tool}: cannot check what the call touches ({exc})")
+    return _decide(described, PermissionMode(mode), rules, protected)
 
 
 def _decide(
@@ -111,14 +118,15 @@ def _decide(
         return _plan_verdict(call, mode)
     if call.unparsed_command and (unsure := _unsure_about_command(call, mode, rules)):
         return _ask(call, mode, unsure, "Write it as simple commands the rules can check.")
+    if target := _protected_target(call, protected):
+        # Before bypass: hooks and git run what these hold on the host, outside any sandbox.
+        reason = f"{call.tool} writes the protected path {target}"
+        verdict = _ask(call, mode, reason, "Protected paths are written only with approval.")
+        return replace(verdict, firm=True)
     if mode == PermissionMode.BYPASS_PERMISSIONS:
         return Verdict("allow", "allowed by permission mode bypassPermissions")
     if hit := _first_restricting(rules.ask, call):
         return _ask(call, mode, f"ask rule {hit}", "Only the user can lift an ask rule.")
-    if target := _protected_target(call, protected):
-        reason = f"{call.tool} writes the protected path {target}"
-        verdict = _ask(call, mode, reason, "Protected paths are written only with approval.")
-        return replace(verdict, firm=True)
     if call.tool in ALWAYS_ALLOWED:
         return Verdict("allow", f"{call.tool} always runs")
     if call.request.side_effect == SideEffect.READ_ONLY:
@@ -189,7 +197,7 @@ def _commands_left(call: Call, rules: RuleSet) -> list[Command]:
 def _first_restricting(rules: Iterable[Rule], call: Call) -> str | None:
     """The first deny or ask rule that applies, with what it matched: `Read(./.env) (.env)`."""
     for rule in rules:
-        if rule.covers(call.tool) and rule.specifier is None:
+        if rule.restricts(call.tool) and rule.specifier is None:
             return str(rule)
         if (matched := _restricted_part(rule, call)) is not None:
             return f"{rule} ({matched})"
@@ -198,7 +206,7 @@ def _first_restricting(rules: Iterable[Rule], call: Call) -> str | None:
 
 def _restricted_part(rule: Rule, call: Call) -> str | None:
     """What of the call a deny or ask rule with a specifier matches, or None."""
-    if rule.path is not None and rule.covers(call.tool):
+    if rule.path is not None and rule.restricts(call.tool):
         return _matching_form(rule, call.targets or (), call.root)
     if rule.path is not None and rule.tool in _SHELL_FILE_RULES:
         for command in call.commands or ():
@@ -304,9 +312,14 @@ def _plan_refusal(tool: str) -> str:
 
 
 def _protected_target(call: Call, extra: Collection[str]) -> str | None:
-    if call.tool not in FILE_EDIT_TOOLS:
+    """The protected path a file tool writes, or a shell command's `>` file names."""
+    if call.tool in FILE_EDIT_TOOLS:
+        targets: Iterable[Target] = call.targets or ()
+    elif call.commands:
+        targets = [target for command in call.commands for target in command.writes]
+    else:
         return None
-    for target in call.targets or ():
+    for target in targets:
         for form in target.forms:
             parts = inside(form, call.root)
             if parts and (is_protected(parts) or "/".join(parts) in extra):

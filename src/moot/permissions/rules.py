@@ -25,7 +25,11 @@ shape the widely used coding agents share, so existing rules carry over:
 
 `Tool(*)` means the same as `Tool`. Which moot tools a rule name covers is in `covers`:
 `Read` covers read, glob, grep and ls (a denied path must not be searchable either); `Edit`
-covers edit, multi_edit and write; each moot tool is also covered by its own name.
+covers edit, multi_edit and write; each moot tool is also covered by its own name. A `Read`
+deny or ask rule also restricts the tools that must read a file to change it (`restricts`):
+edit and multi_edit match text against it and answer with what they found, and write keeps
+an existing file's encoding and line endings and needs a read before it overwrites, so its
+success or failure would tell whether the file is there.
 """
 
 from __future__ import annotations
@@ -62,6 +66,10 @@ _COVERS: dict[str, frozenset[str]] = {
     "Bash": frozenset({"bash"}),
     "WebFetch": frozenset({"web_fetch"}),
 }
+READ_TO_CHANGE = frozenset({"edit", "multi_edit", "write"})
+"""Tools that read a file to change it: a `Read` deny or ask rule restricts them too (their
+errors, or whether they succeed, would show what the file holds or that it exists). Not an
+allow: `Read(src/**)` lets nothing be written."""
 _RULE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}(?:__\*)?")
 _HOST = re.compile(r"(?:\*\.)?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 
@@ -260,8 +268,14 @@ class Rule(msgspec.Struct, frozen=True, dict=True):
     def __str__(self) -> str:
         return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
 
+    def restricts(self, tool: str) -> bool:
+        """Whether this rule, as a deny or ask rule, speaks about calls of `tool`: the tools it
+        `covers`, and for `Read` also those that read a file to change it (`READ_TO_CHANGE`)."""
+        return self.covers(tool) or (self.tool == "Read" and tool in READ_TO_CHANGE)
+
     def covers(self, tool: str) -> bool:
-        """Whether this rule speaks about calls of the moot tool named `tool` at all."""
+        """Whether this rule speaks about calls of the moot tool named `tool` at all (and so
+        what it allows, as an allow rule)."""
         if tool == self.tool or tool in _COVERS.get(self.tool, ()):
             return True
         if self.tool.startswith("mcp__"):
@@ -367,7 +381,7 @@ def tool_hidden(tool_name: str, rules: RuleSet) -> bool:
     """
     if tool_name == "finish":  # it ends a peer call (`moot.permissions.decide`, step 1)
         return False
-    return any(rule.specifier is None and rule.covers(tool_name) for rule in rules.deny)
+    return any(rule.specifier is None and rule.restricts(tool_name) for rule in rules.deny)
 
 
 def _parse_all(kind: RuleKind, rules: Iterable[str | Rule]) -> tuple[Rule, ...]:

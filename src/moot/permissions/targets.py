@@ -127,7 +127,12 @@ def _targets(root: str, paths: Iterable[object]) -> tuple[Target, ...]:
             continue
         joined = os.path.join(root, path)
         lexical = os.path.normpath(joined)
-        real = os.path.realpath(joined)  # what the kernel resolves, `..` after a link included
+        try:
+            real = os.path.realpath(joined)  # what the kernel resolves, `..` after a link too
+        except OSError:
+            # A link the kernel will not read (`/proc/1/cwd`) or a loop: no real form to match.
+            # The tools resolve the same way and refuse, so only the command line's form counts.
+            real = lexical
         forms = (lexical,) if real == lexical else (lexical, real)
         targets.append(Target(forms, os.path.isdir(real)))
     return tuple(targets)

@@ -19,7 +19,8 @@ from moot.repomap.cache import CachedFile, TagCache
 from moot.repomap.languages import GrammarMissing, Grammars, LanguageSpec, language_for
 from moot.repomap.tags import FileTags, extract_tags
 from moot.workspace.ignore import GitIgnore, Hidden
-from moot.workspace.walk import walk
+from moot.workspace.paths import PathRefused, open_read
+from moot.workspace.walk import MAX_DEPTH, deadline_after, too_deep, walk
 
 MAX_FILE_BYTES = 512 * 1024
 """Larger files are left out: generated or bundled code, slow to parse and no help to read."""
@@ -29,7 +30,6 @@ PRUNED_DIRECTORIES = frozenset({"node_modules", "__pycache__", "site-packages"})
 """Directories never entered (nor any whose name starts with a dot), ignored or not."""
 _SKIPPED = "null"
 """The cached tags of a file left out (binary or too large), so it is not read again."""
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class SourceIndex(msgspec.Struct, frozen=True):
@@ -57,8 +57,10 @@ def index_sources(root: Path, cache: TagCache, hidden: Hidden | None = None) -> 
     parsed: list[str] = []
     stored: list[tuple[str, CachedFile]] = []
     left_out: dict[str, int] = {}
+    stopped: list[str] = []
     found = 0
-    for rel, spec, st in _source_files(root, hidden):
+    # Listed first, then parsed: the walk's time limit is for walking, not for parsing.
+    for rel, spec, st in list(_source_files(root, hidden, stopped)):
         found += 1
         row = cached.pop(rel, None)
         if row is not None and row[:3] == (st.st_mtime_ns, st.st_size, spec.name):
@@ -70,7 +72,7 @@ def index_sources(root: Path, cache: TagCache, hidden: Hidden | None = None) -> 
             except ValueError:
                 pass  # a damaged row: parse the file again
         try:
-            tags = _parse(root / rel, spec, grammars)
+            tags = _parse(root, rel, spec, grammars)
         except GrammarMissing as exc:
             left_out[str(exc)] = left_out.get(str(exc), 0) + 1
             continue
@@ -81,30 +83,43 @@ def index_sources(root: Path, cache: TagCache, hidden: Hidden | None = None) -> 
             files[rel] = tags
         json = tags.to_json() if tags else _SKIPPED
         stored.append((rel, CachedFile(st.st_mtime_ns, st.st_size, spec.name, json)))
-    cache.update(stored, forgotten=cached)  # what is left in `cached` was not found
+    # What is left in `cached` was not found; after a walk cut short, maybe not looked for.
+    cache.update(stored, forgotten=() if stopped else cached)
     notes = [f"{count} file(s) left out: {why}" for why, count in left_out.items()]
+    notes += stopped
     if found >= MAX_FILES:
         notes.append(f"only the first {MAX_FILES} source files are mapped")
     return SourceIndex(files, tuple(parsed), tuple(notes))
 
 
 def _source_files(
-    root: Path, hidden: Hidden | None
+    root: Path, hidden: Hidden | None, stopped: list[str]
 ) -> Iterator[tuple[str, LanguageSpec, os.stat_result]]:
-    """Source files below `root`, directory by directory, with their own (lstat) status."""
+    """Source files below `root`, directory by directory, with their own (lstat) status.
+
+    Bounded as every walk is (`moot.workspace.walk`): directories deeper than `MAX_DEPTH`
+    are not entered, and the search stops at the time limit; `stopped` gets why.
+    """
     ignore = GitIgnore(root, hidden)
     pending = [root]
     found = 0
+    deadline = deadline_after()
+    deep = ""
     while pending:
         directory = pending.pop()
         subdirectories: list[Path] = []
         # One level at a time, so pruned directories are never entered: `walk` itself would
         # descend into `node_modules` only for the entries to be dropped here.
-        for entry in walk(root, directory, ignore, max_depth=1):
+        listing = walk(root, directory, ignore, max_depth=1, deadline=deadline)
+        for entry in listing:
             name = entry.parts[-1]
             if entry.is_dir:
-                if not name.startswith(".") and name not in PRUNED_DIRECTORIES:
-                    subdirectories.append(directory / name)
+                if name.startswith(".") or name in PRUNED_DIRECTORIES:
+                    continue
+                if len(entry.parts) >= MAX_DEPTH:
+                    deep = deep or entry.rel
+                    continue
+                subdirectories.append(directory / name)
                 continue
             spec = language_for(name) if entry.is_file else None
             if spec is None:
@@ -117,17 +132,27 @@ def _source_files(
             found += 1
             if found >= MAX_FILES:
                 return
+        if listing.stopped:  # out of time (max_depth=1 never reaches MAX_DEPTH's bound)
+            stopped.append(listing.stopped)
+            return
         pending.extend(reversed(subdirectories))
+    if deep:
+        stopped.append(too_deep(deep))
 
 
-def _parse(path: Path, spec: LanguageSpec, grammars: Grammars) -> FileTags | None:
-    """The file's tags; None when it is binary or too large.
+def _parse(root: Path, rel: str, spec: LanguageSpec, grammars: Grammars) -> FileTags | None:
+    """The tags of the file at `rel` below `root`; None when it is binary or too large.
 
     Raises:
-        OSError: The file cannot be read.
+        OSError: The file cannot be read, or a symlink was swapped in on its way.
         GrammarMissing: Its language's grammar is not installed.
     """
-    fd = os.open(path, _READ_FLAGS)  # O_NOFOLLOW: a symlink swapped in is not followed
+    # Every component opened with O_NOFOLLOW: a directory swapped for a symlink since the
+    # walk listed it (by a command running meanwhile) must not lead outside the workspace.
+    try:
+        fd = open_read(root, root.joinpath(*rel.split("/")))
+    except PathRefused as exc:
+        raise OSError(f"{rel}: {exc}") from None
     with os.fdopen(fd, "rb") as file:
         source = file.read(MAX_FILE_BYTES + 1)
     if len(source) > MAX_FILE_BYTES or b"\0" in source[:8192]:

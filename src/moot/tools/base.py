@@ -13,21 +13,21 @@ import functools
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
 
 import msgspec
 
 from moot.protocol.approval import SideEffect
 from moot.protocol.messages import Attachment
-from moot.tools.context import ToolContext
+from moot.tools.context import OUTSIDE_A_RUN, ToolContext
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
     from pydantic_core import ErrorDetails
 
-__all__ = ["SideEffect", "Tool", "ToolContext", "ToolResult", "tool"]
-"""`SideEffect` is the approval seam's (`moot.protocol.approval`); tools declare it, so it is
-importable from here too."""
+__all__ = ["OUTSIDE_A_RUN", "SideEffect", "Tool", "ToolContext", "ToolResult", "tool"]
+"""`SideEffect` is the approval seam's (`moot.protocol.approval`) and `ToolContext` lives in
+`moot.tools.context`; tools use both, so they are importable from here too."""
 
 # What OpenAI, Anthropic and Gemini all accept as a function name.
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -71,6 +71,23 @@ class Tool(Protocol):
 
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the tool; bad arguments and tool failures come back as error results."""
+        ...
+
+
+class HopVerdict(msgspec.Struct, frozen=True):
+    """How a session's rules settle a `web_fetch` of one redirect target."""
+
+    decision: Literal["allow", "ask", "deny"]
+    reason: str = ""
+
+
+class RedirectCheck(Protocol):
+    """The seam through which `web_fetch` puts a redirect to another host to the session's
+    rules, as the approval step put its first URL (`moot.permissions.redirects`); tools never
+    import the runtime."""
+
+    def check(self, url: str, ctx: ToolContext) -> HopVerdict:
+        """Settle a `web_fetch` of `url` within the call `ctx`."""
         ...
 
 

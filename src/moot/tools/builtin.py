@@ -16,11 +16,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from moot.tools.base import SideEffect, Tool
+from moot.tools.base import RedirectCheck, SideEffect, Tool
 from moot.tools.builtin_specs import load_specs
 from moot.tools.lazy import LazyTool
 from moot.workspace.paths import Workspace
-from moot.workspace.snapshots import FileSnapshots
+from moot.workspace.snapshots import DEFAULT_MAX_BYTES, FileSnapshots
 
 if TYPE_CHECKING:
     from moot.sandbox.background import BackgroundShells
@@ -39,15 +39,19 @@ def outputs_dir(session_id: str) -> Path:
     return data_dir() / "outputs" / session_id
 
 
-def session_workspace(store: Store, session_id: str, root: Path) -> Workspace:
+def session_workspace(
+    store: Store, session_id: str, root: Path, *, snapshot_max_bytes: int | None = None
+) -> Workspace:
     """The workspace of a session.
 
     Files a tool changes are snapshotted before their first change in each run, so a rewind
-    can restore them; the session's saved command outputs may be read (never written).
+    can restore them, up to `snapshot_max_bytes` (the `snapshotMaxBytes` setting; 10 MiB when
+    None); the session's saved command outputs may be read (never written).
     """
+    cap = DEFAULT_MAX_BYTES if snapshot_max_bytes is None else snapshot_max_bytes
     return Workspace(
         root,
-        snapshots=FileSnapshots(store, session_id, root),
+        snapshots=FileSnapshots(store, session_id, root, max_bytes=cap),
         read_roots=(outputs_dir(session_id),),
     )
 
@@ -61,17 +65,26 @@ def builtin_tools(
     *,
     allow_private_web: bool = False,
     env: Mapping[str, str] | None = None,
+    redirects: RedirectCheck | None = None,
 ) -> list[Tool]:
     """Files, search, git, the shell, the repo map, the task list and web fetch of a session.
 
     Shell commands run in `shell.sandbox`; with none, `bash` refuses and says how to enable
-    one. The task list continues from the session's log.
+    one. The task list continues from the session's log. `web_fetch` puts a redirect to
+    another host to `redirects` (the session's approval policy) as its first URL was.
     """
     specs = load_specs()
     variant = bash_variant(shell.sandbox)
     tools: list[Tool] = []
     for name, build in tool_builders(
-        store, session_id, workspace, shell, shells, allow_private_web=allow_private_web, env=env
+        store,
+        session_id,
+        workspace,
+        shell,
+        shells,
+        allow_private_web=allow_private_web,
+        env=env,
+        redirects=redirects,
     ).items():
         spec = specs[name]
         description = spec["description"]
@@ -98,6 +111,7 @@ def tool_builders(
     *,
     allow_private_web: bool = False,
     env: Mapping[str, str] | None = None,
+    redirects: RedirectCheck | None = None,
 ) -> dict[str, Callable[[], Tool]]:
     """How to build each built-in tool, by name, in the order the model sees them.
 
@@ -138,7 +152,9 @@ def tool_builders(
         "repo_map": lambda m: m.repo_map_tool(workspace),
         "symbols": lambda m: m.symbols_tool(workspace),
         "todo": todo,
-        "web_fetch": lambda m: m.web_fetch_tool(allow_private=allow_private_web),
+        "web_fetch": lambda m: m.web_fetch_tool(
+            allow_private=allow_private_web, redirects=redirects
+        ),
     }
     return {name: _builder(name, make) for name, make in made.items()}
 

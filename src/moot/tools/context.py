@@ -31,3 +31,8 @@ class ToolContext(msgspec.Struct, frozen=True):
     emit: Callable[[str], None] = _discard
     """Streams partial output to front ends. Sync tools call it from a worker thread, so the
     runtime's implementation must be thread-safe (e.g. `loop.call_soon_threadsafe`)."""
+
+
+OUTSIDE_A_RUN = ToolContext(session_id="", run_id="", call_id="", agent="", tool_call_id="")
+"""The context of a tool called directly (tests, scripts): no run, so no file snapshot, and no
+session whose rules a redirect could be put to."""

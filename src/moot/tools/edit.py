@@ -65,6 +65,7 @@ def edit_file(
     """
     try:
         target = workspace.resolve_write(path)
+        workspace.refuse_hidden(target, path)
         rel = workspace.relative(target)
         data, _ = read_file_bytes(workspace.root, target)
         if looks_binary(data[:SNIFF_BYTES]):
@@ -84,4 +85,5 @@ def edit_file(
     lines = ", ".join(str(line) for line, _ in done)
     many = "s" if replaced > 1 else ""
     at = f"line{'s' if len(done) > 1 else ''} {lines}"
-    return ToolResult(f"Edited {rel}: {replaced} replacement{many}, at {at}.")
+    note = f"\n[{writer.snapshot_note}]" if writer.snapshot_note else ""
+    return ToolResult(f"Edited {rel}: {replaced} replacement{many}, at {at}.{note}")

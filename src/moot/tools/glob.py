@@ -41,15 +41,15 @@ def find_files(workspace: Workspace, pattern: str, path: str = ".") -> ToolResul
     if not os.path.isdir(start):
         raise NotADirectoryError(path)
     base = workspace.relative(start)
+    files = walk_files(workspace.root, start, workspace.ignore())
     found = [
-        (entry.mtime_ns, entry.rel)
-        for entry in walk_files(workspace.root, start, workspace.ignore())
-        if matcher.matches(below(base, entry.rel))
+        (entry.mtime_ns, entry.rel) for entry in files if matcher.matches(below(base, entry.rel))
     ]
+    stopped = f"\n[{files.stopped}]" if files.stopped else ""
     if not found:
-        return ToolResult(f"No files match {pattern!r}.")
+        return ToolResult(f"No files match {pattern!r}.{stopped}")
     found.sort(key=lambda item: (-item[0], item[1]))
     shown = [rel for _, rel in found[:MAX_FILES]]
     if len(found) > MAX_FILES:
         shown.append(f"[the {MAX_FILES} newest of {len(found)}; narrow the pattern or path]")
-    return ToolResult("\n".join(shown))
+    return ToolResult("\n".join(shown) + stopped)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -16,9 +17,10 @@ from pydantic import Field
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
 from moot.workspace.errors import FILE_ERRORS, describe
 from moot.workspace.ignore import GlobPattern
-from moot.workspace.paths import Workspace
+from moot.workspace.paths import PathRefused, Workspace
 from moot.workspace.ripgrep import search_ripgrep
 from moot.workspace.search import SearchRequest, format_hits, search_python
+from moot.workspace.walk import deadline_after
 
 
 def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool:
@@ -47,7 +49,12 @@ def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool
     ) -> ToolResult:
         try:
             start = workspace.resolve_read(path)
-            os.stat(start)  # a missing path is an error, not "no matches"
+            workspace.refuse_hidden(start, path)
+            # A missing path is an error, not "no matches". A FIFO or a device is refused:
+            # ripgrep would wait on one forever, or read one without end.
+            mode = os.stat(start, follow_symlinks=False).st_mode
+            if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):
+                raise PathRefused("not-a-file", path, "not a regular file or directory")
             request = SearchRequest(
                 pattern=pattern,
                 root=workspace.root,
@@ -57,10 +64,17 @@ def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool
                 context=context if output == "content" else 0,
                 ignore_case=ignore_case,
                 hidden=workspace.hidden,
+                deadline=deadline_after(),
             )
-            hits = search_ripgrep(rg, request) if rg else search_python(request)
+            notes: list[str] = []
+            # One file is searched without ripgrep, which would follow a symlink swapped in.
+            if rg and stat.S_ISDIR(mode):
+                hits = search_ripgrep(rg, request, notes=notes)
+            else:
+                hits = search_python(request, notes)
             with contextlib.closing(hits):
-                return ToolResult(format_hits(hits, output, context=request.context))
+                text = format_hits(hits, output, context=request.context)
+            return ToolResult(text + "".join(f"\n[{note}]" for note in notes))
         except FILE_ERRORS as exc:
             return ToolResult.error(describe(exc, path))
 

@@ -41,13 +41,16 @@ def list_tree(workspace: Workspace, path: str = ".", depth: int = 2) -> ToolResu
     if not os.path.isdir(start):
         raise NotADirectoryError(path)
     lines = [f"{workspace.relative(start)}/"]
-    for entry in walk(workspace.root, start, workspace.ignore(), max_depth=depth):
+    entries = walk(workspace.root, start, workspace.ignore(), max_depth=depth)
+    for entry in entries:
         if len(lines) > MAX_ENTRIES:
             lines.append(f"[capped at {MAX_ENTRIES} entries; list a subdirectory or less depth]")
             break
         lines.append("  " * entry.depth + _name(entry))
     if len(lines) == 1:
         lines.append("  (empty)")
+    if entries.stopped:
+        lines.append(f"[{entries.stopped}]")
     return ToolResult("\n".join(lines))
 
 

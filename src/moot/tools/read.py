@@ -70,6 +70,7 @@ def read_file(workspace: Workspace, path: str, offset: int = 1, limit: int = 200
         limit: How many lines to show at most.
     """
     target = workspace.resolve_read(path)
+    workspace.refuse_hidden(target, path)
     rel = workspace.relative(target)
     with os.fdopen(open_read(workspace.root_of(target), target), "rb") as file:
         st = os.fstat(file.fileno())

@@ -11,6 +11,13 @@ private one to the connect) at the cost of re-implementing a little of what a cl
 itself: addresses are tried in the order the resolver gave them, without happy eyeballs, and
 environment proxies are not used (a proxy would resolve the name itself, past the check).
 
+A redirect to another host is also put to the session's permission rules, as the first URL
+was (`WebFetch(domain:...)`), through a `RedirectCheck` the session hands the tool: a hop the
+rules deny is refused, and one they would ask about is not followed; the result names the URL
+so the model can fetch it with its own call, which asks the person (and in a headless run is
+refused, with how to allow it). A hop to the host already settled needs no second decision:
+`WebFetch` rules speak only of hosts.
+
 Downloads stop at a byte cap and the whole fetch at a time cap. HTML becomes readable text
 (scripts, styles, navigation and footers dropped; headings, paragraphs, list items and links
 kept as text); other text is returned as is; binary content is refused without reading it.
@@ -30,7 +37,15 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 
 from moot._version import __version__
-from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.tools.base import (
+    OUTSIDE_A_RUN,
+    FunctionTool,
+    RedirectCheck,
+    SideEffect,
+    ToolContext,
+    ToolResult,
+    tool,
+)
 from moot.tools.html_text import html_to_text
 from moot.workspace.text import SNIFF_BYTES, looks_binary
 
@@ -62,7 +77,8 @@ class FetchRefused(Exception):
 
     def __init__(self, rule: str, detail: str) -> None:
         self.rule = rule
-        """scheme, private-address, redirects or binary."""
+        """scheme, private-address, redirects, redirect-denied, redirect-needs-approval or
+        binary."""
         super().__init__(f"web_fetch refused ({rule}): {detail}")
 
 
@@ -76,6 +92,7 @@ def web_fetch_tool(
     max_redirects: int = MAX_REDIRECTS,
     resolver: Resolver | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    redirects: RedirectCheck | None = None,
 ) -> FunctionTool:
     """The `web_fetch` tool.
 
@@ -90,6 +107,8 @@ def web_fetch_tool(
         max_redirects: Redirects followed before giving up.
         resolver: Looks host names up; the system resolver when None.
         ssl_context: Whom to trust over TLS; httpx's default (the certifi bundle) when None.
+        redirects: Settles a redirect to another host by the session's rules; None follows
+            any redirect the address checks let through (a tool used without a policy).
     """
     fetcher = _Fetcher(
         _AddressPolicy(
@@ -100,6 +119,7 @@ def web_fetch_tool(
         timeout_s=timeout_s,
         max_redirects=max_redirects,
         ssl_context=ssl_context,
+        redirects=redirects,
     )
 
     @tool(
@@ -110,11 +130,13 @@ def web_fetch_tool(
             "readable text). Public addresses only."
         ),
     )
-    async def web_fetch(url: str, max_bytes: MaxBytes = max_text_bytes) -> ToolResult:
+    async def web_fetch(
+        url: str, max_bytes: MaxBytes = max_text_bytes, ctx: ToolContext = OUTSIDE_A_RUN
+    ) -> ToolResult:
         # Clamped, not refused: asking for more than the cap still gets the cap's worth.
         max_bytes = min(max_bytes, max_text_bytes)
         try:
-            return await fetcher.fetch(url, max_bytes)
+            return await fetcher.fetch(url, max_bytes, ctx)
         except FetchRefused as exc:
             return ToolResult.error(str(exc))
         except TimeoutError:
@@ -191,15 +213,19 @@ class _Fetcher:
         timeout_s: float,
         max_redirects: int,
         ssl_context: ssl.SSLContext | None,
+        redirects: RedirectCheck | None = None,
     ) -> None:
         self.policy = policy
+        self.redirects = redirects
         self.resolver = resolver
         self.max_download_bytes = max_download_bytes
         self.timeout_s = timeout_s
         self.max_redirects = max_redirects
         self.verify: ssl.SSLContext | bool = ssl_context or True
 
-    async def fetch(self, url_text: str, max_text_bytes: int) -> ToolResult:
+    async def fetch(
+        self, url_text: str, max_text_bytes: int, ctx: ToolContext = OUTSIDE_A_RUN
+    ) -> ToolResult:
         # httpx is imported on first use: building the tool list must not pay for it.
         import httpx
 
@@ -225,10 +251,29 @@ class _Fetcher:
                         await response.aclose()
                 await response.aclose()
                 try:
-                    url = url.join(location)
+                    hop = url.join(location)
                 except httpx.InvalidURL as exc:
                     raise _FetchFailed(f"{url} redirects to an invalid URL: {exc}") from None
+                self._check_hop(url, hop, ctx)
+                url = hop
         raise FetchRefused("redirects", f"more than {self.max_redirects} redirects")
+
+    def _check_hop(self, url: httpx.URL, hop: httpx.URL, ctx: ToolContext) -> None:
+        """Put a redirect to another host to the session's rules, as its first URL was."""
+        if self.redirects is None or _host_of(hop) == _host_of(url):
+            return  # the host's rules were settled for `url`, which led here
+        verdict = self.redirects.check(str(hop), ctx)
+        if verdict.decision == "deny":
+            raise FetchRefused(
+                "redirect-denied", f"{url} redirects to {hop}, which is refused: {verdict.reason}"
+            )
+        if verdict.decision == "ask":
+            raise FetchRefused(
+                "redirect-needs-approval",
+                f"{url} redirects to {hop}, on another host, and fetching that needs the user's"
+                f" approval ({verdict.reason}); it was not followed. To ask, call web_fetch"
+                " with that URL.",
+            )
 
     async def _open(self, client: httpx.AsyncClient, url: httpx.URL) -> httpx.Response:
         """Send a GET for `url` to one of its checked addresses; the response is streamed."""
@@ -324,6 +369,11 @@ class _Fetcher:
         if status >= 400:
             parts[0] = f"HTTP error: {parts[0]}"
         return ToolResult("\n\n".join(parts), is_error=status >= 400, display=display)
+
+
+def _host_of(url: httpx.URL) -> str:
+    """The host as `WebFetch(domain:...)` rules read it: lower-case, no trailing dot."""
+    return url.host.lower().rstrip(".")
 
 
 def _ip_or_none(text: str) -> IPAddress | None:

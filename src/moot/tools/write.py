@@ -7,7 +7,7 @@ order mark, line endings and mode; a new file is UTF-8, with missing parent dire
 
 from __future__ import annotations
 
-from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
+from moot.tools.base import OUTSIDE_A_RUN, FunctionTool, SideEffect, ToolContext, ToolResult, tool
 from moot.workspace.errors import FILE_ERRORS, describe
 from moot.workspace.paths import Workspace, read_file_bytes
 from moot.workspace.text import (
@@ -19,8 +19,7 @@ from moot.workspace.text import (
     to_newline,
 )
 
-OUTSIDE_A_RUN = ToolContext(session_id="", run_id="", call_id="", agent="", tool_call_id="")
-"""The context of a file tool called directly (tests, scripts): no run, so no file snapshot."""
+__all__ = ["OUTSIDE_A_RUN", "write_file", "write_tool"]
 
 
 def write_tool(workspace: Workspace) -> FunctionTool:
@@ -50,6 +49,7 @@ def write_file(workspace: Workspace, path: str, content: str, *, run_id: str = "
         run_id: The run writing, for the workspace's file snapshots; "" outside a run.
     """
     target = workspace.resolve_write(path)
+    workspace.refuse_hidden(target, path)  # before the existence check: no oracle on it
     rel = workspace.relative(target)
     try:
         existing, _ = read_file_bytes(workspace.root, target)
@@ -67,4 +67,5 @@ def write_file(workspace: Workspace, path: str, content: str, *, run_id: str = "
     workspace.ledger.record(target, writer.stat, data)
     verb = "Created" if existing is None else "Overwrote"
     count = len(split_lines(content))
-    return ToolResult(f"{verb} {rel} ({count} line{'' if count == 1 else 's'}).")
+    note = f"\n[{writer.snapshot_note}]" if writer.snapshot_note else ""
+    return ToolResult(f"{verb} {rel} ({count} line{'' if count == 1 else 's'}).{note}")

@@ -47,8 +47,13 @@ class PathRefused(Exception):
 class SnapshotSink(Protocol):
     """Keeps a file's content before a run first changes it (`moot.workspace.snapshots`)."""
 
-    def before_change(self, run_id: str, path: Path) -> None:
-        """Called right before `path` (from `Workspace.resolve_write`) is replaced in a run."""
+    def before_change(self, run_id: str, path: Path) -> str | None:
+        """Called right before `path` (from `Workspace.resolve_write`) is replaced in a run.
+
+        Returns:
+            A note for the tool's result when the file could not be kept (too large), else
+            "" or None.
+        """
         ...
 
 
@@ -111,6 +116,25 @@ class Workspace:
         rel = path.relative_to(self.root).as_posix()
         return rel or "."
 
+    def refuse_hidden(self, target: Path, path: str) -> None:
+        """Refuse a file a `Read(...)` deny rule covers, before anything opens it.
+
+        `decide` refuses such calls first; this keeps a tool used without a policy (or with
+        its input changed after the decision) from showing what the file holds, or, by
+        failing differently, whether it exists.
+
+        Args:
+            target: A path from `resolve_read` or `resolve_write` (symlink-free).
+            path: The path as the model gave it, for the message.
+
+        Raises:
+            PathRefused: Rule "read-denied".
+        """
+        if self.hidden is None or not self.contains(target):
+            return  # a read root (saved command output) is not the rules' to hide
+        if self.hidden(self.relative(target), False):
+            raise PathRefused("read-denied", path, "a Read deny rule covers it")
+
     def ignore(self) -> GitIgnore:
         """A fresh ignore set for one walk: `.gitignore` rules and the hidden paths."""
         return GitIgnore(self.root, self.hidden)
@@ -153,7 +177,10 @@ class Workspace:
         """`path` when it lies inside a read root (after symlinks), else None."""
         if "\x00" in path:
             return None
-        real = Path(os.path.realpath(path))
+        try:
+            real = Path(os.path.realpath(path))
+        except OSError:  # a link the kernel will not read (`/proc/1/cwd`): not in a read root
+            return None
         return real if any(real.is_relative_to(root) for root in self.read_roots) else None
 
     def resolve_write(self, path: str, *, allow_protected: bool = False) -> Path:
@@ -200,14 +227,17 @@ class Workspace:
                 there is no turn to rewind and no snapshot is kept.
 
         Returns:
-            The committed writer (see `atomic_write`).
+            The committed writer (see `atomic_write`); its `snapshot_note` says when the
+            file's previous content could not be kept (too large), for the tool's result.
 
         Raises:
             PathRefused, OSError: As `atomic_write`, or from the sink; nothing is written then.
         """
+        note = ""
         if self.snapshots is not None and run_id:
-            self.snapshots.before_change(run_id, target)
+            note = self.snapshots.before_change(run_id, target) or ""
         writer = atomic_write(self.root, target, data)
+        writer.snapshot_note = note
         self.changed.add(target)
         return writer
 
@@ -365,6 +395,9 @@ class AtomicWriter:
         """The written file's status once the write is committed (mtime and size for a ledger)."""
         self.existed = False
         """Whether the target existed when the write began."""
+        self.snapshot_note = ""
+        """Set by `Workspace.write_bytes`: why the previous content was not kept for a
+        rewind ("" when it was, or when no snapshot was asked for)."""
 
     def __enter__(self) -> BinaryIO:
         self._dir_fd = open_dir_chain(self._root, self._parts[:-1], create=self._make_parents)

@@ -11,6 +11,14 @@ Its `--json` output is parsed rather than its text, so file names and lines with
 cannot be misread; files ripgrep stops at as binary are dropped whole. Globs ripgrep can apply
 on names alone narrow the search up front (`--type-add`, `-g !`); the request's own filter
 then decides, so both backends keep exactly the same files.
+
+It is bounded as the walk is (`moot.workspace.walk`): `--max-depth` keeps it to `MAX_DEPTH`
+levels below the root, and it is killed at the request's deadline, the result then saying
+so. (Unlike the walk, it cannot tell whether anything lay deeper than it went.) ripgrep
+follows a symlink swapped in for a directory while it runs, so the files shown are read again
+through `O_NOFOLLOW` descriptors and kept only when they hold the lines it reported
+(`moot.workspace.search.confirmed`). Only directories are searched with it: a single file is
+searched by `search_python`, which opens it without following links.
 """
 
 from __future__ import annotations
@@ -20,8 +28,11 @@ import contextlib
 import heapq
 import json
 import os
+import re
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import IO, Any
@@ -33,7 +44,9 @@ from moot.workspace.search import (
     Hit,
     SearchError,
     SearchRequest,
+    confirmed,
 )
+from moot.workspace.walk import MAX_DEPTH, deadline_after, out_of_time
 
 _FIXED_ARGS = (
     "--json",
@@ -49,12 +62,19 @@ _FIXED_ARGS = (
     "--glob=!.git",
 )
 _TYPE = "moot"
+_FILE_ERROR = re.compile(r".*: .*\(os error \d+\)")
+"""How ripgrep reports a path it could not read (`a/b: Permission denied (os error 13)`)."""
 
 
 def search_ripgrep(
-    rg: str, request: SearchRequest, *, files: int = MAX_FILES + 1
+    rg: str,
+    request: SearchRequest,
+    *,
+    files: int = MAX_FILES + 1,
+    notes: list[str] | None = None,
 ) -> Generator[FileHits, None, None]:
-    """Run ripgrep for `request`: the first `files` matching files in path order.
+    """Run ripgrep for `request`, a search of a directory: the first `files` matching files in
+    path order.
 
     ripgrep searches with all its threads (`--sort=path` would make it single-threaded, about
     1.7x slower on a large tree); the order the Python search gives is restored here by keeping
@@ -66,6 +86,7 @@ def search_ripgrep(
         files: How many files (in path order) the caller can show at most. Every file is
             read to its end, as the Python search does: a NUL byte late in a file still
             makes it binary and drops it.
+        notes: Gets what the search left out and why (out of time).
 
     Raises:
         SearchError: ripgrep refused the search (a bad regular expression, usually); raised
@@ -73,7 +94,8 @@ def search_ripgrep(
     """
     root = request.root
     start = request.start.relative_to(root).as_posix()
-    args = [rg, *_FIXED_ARGS]
+    depth = max(1, MAX_DEPTH - len(request.start.relative_to(root).parts))
+    args = [rg, *_FIXED_ARGS, f"--max-depth={depth}"]
     if request.ignore_case:
         args.append("--ignore-case")
     if request.context:
@@ -92,11 +114,18 @@ def search_ripgrep(
             args.append(f"--ignore-file={ignore_file}")
         args += ["--regexp", request.pattern, "--", start]
         # Path order compares component by component ("a/b" before "a-c"), as a walk does.
-        found = _run(args, root, request)
-        yield from heapq.nsmallest(files, found, key=lambda hit: hit[0].split("/"))
+        stopped: list[str] = []
+        found = _run(args, root, request, stopped)
+        first = heapq.nsmallest(files, found, key=lambda hit: hit[0].split("/"))
+        yield from confirmed(root, first)
+        if notes is not None:
+            notes += stopped
 
 
-def _run(args: list[str], root: Path, request: SearchRequest) -> Generator[FileHits, None, None]:
+def _run(
+    args: list[str], root: Path, request: SearchRequest, stopped: list[str]
+) -> Generator[FileHits, None, None]:
+    deadline = deadline_after() if request.deadline is None else request.deadline
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(
             args,
@@ -106,6 +135,8 @@ def _run(args: list[str], root: Path, request: SearchRequest) -> Generator[FileH
             stderr=errors,  # a file, not a pipe: a full stderr pipe would stall ripgrep
         )
         assert process.stdout is not None
+        timer = threading.Timer(max(0.0, deadline - time.monotonic()), process.kill)
+        timer.start()  # at the deadline its output ends, and with it this loop
         yielded = False
         try:
             for rel, hits in _parse(process.stdout):
@@ -113,21 +144,31 @@ def _run(args: list[str], root: Path, request: SearchRequest) -> Generator[FileH
                     yielded = True
                     yield rel, hits
         finally:
+            timer.cancel()
             if process.poll() is None:
                 process.kill()
             process.stdout.close()
             code = process.wait()
+        if time.monotonic() >= deadline:
+            stopped.append(out_of_time())
+            return
         if code == 2 and not yielded:
             errors.seek(0)
             message = errors.read().decode("utf-8", "replace").strip()
-            if message:
+            # Files or directories it could not read are skipped, as the Python search skips
+            # them; anything else (a bad pattern, usually) is the search failing.
+            if message and not all(_FILE_ERROR.fullmatch(line) for line in message.splitlines()):
                 raise SearchError(f"ripgrep: {message[:500]}")
 
 
 def _parse(stream: IO[bytes]) -> Generator[FileHits, None, None]:
     hits: list[Hit] = []
     for raw in stream:
-        message: dict[str, Any] = json.loads(raw)
+        try:
+            message: dict[str, Any] = json.loads(raw)
+        except ValueError:
+            return  # cut off mid-line: killed at the deadline
+
         kind, data = message.get("type"), message.get("data", {})
         if kind == "begin":
             hits = []

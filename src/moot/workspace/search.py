@@ -57,6 +57,9 @@ class SearchRequest(msgspec.Struct, frozen=True):
     ignore_case: bool = False
     hidden: Hidden | None = None
     """Paths no search may show (a `Read(...)` deny rule covers them)."""
+    deadline: float | None = None
+    """A `time.monotonic()` value to stop searching at (`moot.workspace.walk.WALK_SECONDS`
+    from the start when None)."""
 
     def wants(self, rel: str) -> bool:
         """Whether the file at `rel` (relative to the root) may be shown and passes the globs."""
@@ -94,14 +97,21 @@ def compile_pattern(pattern: str, ignore_case: bool) -> re.Pattern[str]:
         raise SearchError(f"invalid regular expression {pattern!r}: {exc}") from None
 
 
-def search_python(request: SearchRequest) -> Generator[FileHits, None, None]:
+def search_python(
+    request: SearchRequest, notes: list[str] | None = None
+) -> Generator[FileHits, None, None]:
     """Search with Python's `re`, line by line, in path order.
+
+    Args:
+        request: The search.
+        notes: Gets what the search left out and why (too deep, out of time), once it ran to
+            its end.
 
     Raises:
         SearchError: The pattern does not compile (raised before anything is yielded).
     """
     regex = compile_pattern(request.pattern, request.ignore_case)
-    return _search_python(request, regex)
+    return _search_python(request, regex, [] if notes is None else notes)
 
 
 class _Directory:
@@ -119,7 +129,11 @@ class _Directory:
         self.fd = -1
 
     def read(self, parts: tuple[str, ...]) -> bytes | None:
-        """A regular file's bytes, or None for anything else (a FIFO, a device)."""
+        """A regular file's bytes, or None for anything else (a FIFO, a device).
+
+        Raises:
+            OSError, PathRefused: Unreadable, or a symlink on the way.
+        """
         if parts[:-1] != self.parts:
             self.close()
             self.fd = open_dir_chain(self.root, parts[:-1])
@@ -130,6 +144,20 @@ class _Directory:
                 return None
             return file.read()
 
+    def lines(self, parts: tuple[str, ...]) -> list[str] | None:
+        """A text file's lines as both backends number them; None for a binary file, one that
+        cannot be read or is not a regular file, or a symlink on the way."""
+        try:
+            data = self.read(parts)
+        except (OSError, PathRefused):
+            return None  # unreadable files are skipped, as ripgrep does
+        if data is None:
+            return None
+        encoding = sniff_encoding(data[:4])
+        if encoding.codec == "utf-8" and b"\x00" in data:
+            return None
+        return split_lines(data[len(encoding.bom) :].decode(encoding.codec, "replace"))
+
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
@@ -137,37 +165,55 @@ class _Directory:
 
 
 def _search_python(
-    request: SearchRequest, regex: re.Pattern[str]
+    request: SearchRequest, regex: re.Pattern[str], notes: list[str]
 ) -> Generator[FileHits, None, None]:
     root = request.root
     directory = _Directory(root)
     try:
-        yield from _search_files(request, regex, directory)
+        yield from _search_files(request, regex, directory, notes)
     finally:
         directory.close()
 
 
 def _search_files(
-    request: SearchRequest, regex: re.Pattern[str], directory: _Directory
+    request: SearchRequest, regex: re.Pattern[str], directory: _Directory, notes: list[str]
 ) -> Iterator[FileHits]:
     root = request.root
-    for entry in walk_files(root, request.start, GitIgnore(root, request.hidden)):
+    files = walk_files(
+        root, request.start, GitIgnore(root, request.hidden), deadline=request.deadline
+    )
+    for entry in files:
         rel = entry.rel
         if not request.wants(rel):
             continue
-        try:
-            data = directory.read(entry.parts)
-        except (OSError, PathRefused):
-            continue  # unreadable files are skipped, as ripgrep does
-        if data is None:
+        lines = directory.lines(entry.parts)
+        if lines is None:
             continue
-        encoding = sniff_encoding(data[:4])
-        if encoding.codec == "utf-8" and b"\x00" in data:
-            continue
-        lines = split_lines(data[len(encoding.bom) :].decode(encoding.codec, "replace"))
         matched = [number for number, line in enumerate(lines) if regex.search(line)]
         if matched:
             yield rel, with_context(lines, matched, request.context)
+    if files.stopped:
+        notes.append(files.stopped)
+
+
+def confirmed(root: Path, found: Iterable[FileHits]) -> Iterator[FileHits]:
+    """The files whose hits are what the file holds when read as `search_python` reads it.
+
+    ripgrep opens paths as they are when it gets to them, following a symlink that a command
+    running beside the search (a background shell, a peer's) swapped in for a directory or
+    file since it was listed; read again through `O_NOFOLLOW` descriptors, such a file fails
+    to open or holds other lines, and is dropped.
+    """
+    directory = _Directory(root)
+    try:
+        for rel, hits in found:
+            lines = directory.lines(tuple(rel.split("/")))
+            if lines is not None and all(
+                0 < hit.line <= len(lines) and lines[hit.line - 1] == hit.text for hit in hits
+            ):
+                yield rel, hits
+    finally:
+        directory.close()
 
 
 def with_context(lines: list[str], matched: list[int], context: int) -> list[Hit]:

@@ -6,6 +6,12 @@ store (or records that it did not exist); later calls in the same run change not
 snapshot is the state before the run, not before its last edit. `restore` writes those bytes
 back exactly, through the same atomic, symlink-refusing writer the tools use, and removes the
 files the run created.
+
+A file larger than the cap (`snapshotMaxBytes` in settings, `DEFAULT_MAX_BYTES` by default) is
+not kept: `before_change` does not read it and returns a note for the tool's result, since a
+rewind will not restore it. It is left out of the run's snapshots altogether (never recorded
+as absent, which would make a rewind delete it), and later changes in the same run keep
+nothing for it either, so no snapshot ever holds a state from within the run.
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from moot.workspace.paths import PathRefused, atomic_write, open_dir_chain, read_file_bytes
+from moot.workspace.paths import PathRefused, atomic_write, open_dir_chain, open_read
+
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+"""The largest file kept for a rewind unless settings say otherwise (`snapshotMaxBytes`)."""
 
 if TYPE_CHECKING:
     from moot.store.base import Store
@@ -51,28 +60,43 @@ class FileSnapshots:
     Satisfies `moot.workspace.paths.SnapshotSink`; safe to call from tool worker threads.
     """
 
-    def __init__(self, store: Store, session_id: str, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        session_id: str,
+        root: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
         """Keep snapshots of files below `root` under `session_id` in `store`.
 
         Args:
             store: Holds the blobs and snapshot records.
             session_id: The session the runs belong to.
             root: The workspace root (the same directory the `Workspace` has).
+            max_bytes: Larger files are not kept (see the module docstring).
         """
+        self.max_bytes = max_bytes
         self.store = store
         self.session_id = session_id
         self.root = Path(os.path.realpath(root))
         # What this process already recorded, to skip reading a file again on every write of a
         # run; the store's first-record-wins rule keeps it right without this cache too.
         self._seen: set[tuple[str, str]] = set()
+        # Files a run changed that were too large to keep, with what the tool said about it.
+        self._too_large: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
-    def before_change(self, run_id: str, path: Path) -> None:
+    def before_change(self, run_id: str, path: Path) -> str:
         """Keep what `path` holds now, unless this run already kept it.
 
         Args:
             run_id: The run about to change the file.
             path: The file, absolute and below the root (from `Workspace.resolve_write`).
+
+        Returns:
+            "" when the file is kept (or was absent, or already kept in this run); otherwise
+            a note for the tool's result saying that a rewind will not restore it.
 
         Raises:
             PathRefused: `path` is outside the root, or is a symlink or not a regular file.
@@ -80,17 +104,46 @@ class FileSnapshots:
         """
         rel = self._relative(path)
         with self._lock:
+            if (run_id, rel) in self._too_large:
+                return self._too_large[run_id, rel]
             if (run_id, rel) in self._seen:
-                return
+                return ""
             if rel not in self.store.snapshots(self.session_id, run_id):
                 try:
-                    data, _ = read_file_bytes(self.root, path)
+                    data = self._read(path)
                 except (FileNotFoundError, NotADirectoryError):
                     digest = None
+                except _TooLarge as exc:
+                    note = (
+                        f"{rel} was not kept for a rewind ({exc.size:,} bytes, more than"
+                        f" snapshotMaxBytes, {self.max_bytes:,}): rewinding will not restore it"
+                    )
+                    self._too_large[run_id, rel] = note
+                    return note
                 else:
                     digest = self.store.put_blob(data)
                 self.store.record_snapshot(self.session_id, run_id, rel, digest)
             self._seen.add((run_id, rel))
+            return ""
+
+    def _read(self, path: Path) -> bytes:
+        """The file's bytes, opened as `read_file_bytes` does; the size is checked first.
+
+        Raises:
+            _TooLarge: Over `max_bytes`; nothing was read.
+        """
+        with os.fdopen(open_read(self.root, path), "rb") as file:
+            st = os.fstat(file.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+            if not stat.S_ISREG(st.st_mode):
+                raise PathRefused("not-a-file", str(path), "not a regular file")
+            if st.st_size > self.max_bytes:
+                raise _TooLarge(st.st_size)
+            data = file.read(self.max_bytes + 1)
+        if len(data) > self.max_bytes:  # it grew since the fstat
+            raise _TooLarge(len(data))
+        return data
 
     def changed(self, run_id: str) -> dict[str, str | None]:
         """The files `run_id` changed, workspace-relative, each with its earlier blob's digest."""
@@ -150,6 +203,11 @@ class FileSnapshots:
             os.unlink(parts[-1], dir_fd=dir_fd)
         finally:
             os.close(dir_fd)
+
+
+class _TooLarge(Exception):
+    def __init__(self, size: int) -> None:
+        self.size = size
 
 
 def _reason(exc: Exception) -> str:
