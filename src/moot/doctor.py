@@ -114,8 +114,22 @@ async def check(
     return f"{spec}: ok ({ttft}total {total:.0f} ms)"
 
 
-def run_doctor(options: Namespace) -> int:
+def report_lines(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The report `moot doctor` prints (without `--check`): moot's version, then each provider
+    with where its key is (never the key) and its endpoint (credentials in it hidden)."""
     from moot._version import __version__
+
+    lines = [f"moot {__version__}"]
+    for provider, key, url in configured(environ):
+        if key is None and provider in credentials.KEYLESS_OPTIONAL:
+            key = "no key needed"
+        elif key is None:
+            key = "no key (" + " or ".join(credentials.ENDPOINTS[provider].key_env) + ")"
+        lines.append(f"  {provider:<12} {key:<32} {shown_url(url)}")
+    return lines
+
+
+def run_doctor(options: Namespace) -> int:
     from moot.session_setup import session_environ
     from moot.settings import SettingsError, load_settings
 
@@ -125,14 +139,8 @@ def run_doctor(options: Namespace) -> int:
         print(f"moot: {exc}", file=sys.stderr)
         return EXIT_USAGE
     environ = session_environ(settings)
-    print(f"moot {__version__}")
+    print("\n".join(report_lines(environ)))
     rows = configured(environ)
-    for provider, key, url in rows:
-        if key is None and provider in credentials.KEYLESS_OPTIONAL:
-            key = "no key needed"
-        elif key is None:
-            key = "no key (" + " or ".join(credentials.ENDPOINTS[provider].key_env) + ")"
-        print(f"  {provider:<12} {key:<32} {shown_url(url)}")
     if not options.check:
         return 0
     specs = list(options.model or [])

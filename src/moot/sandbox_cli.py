@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from moot.sandbox.base import Sandbox
+    from moot.sandbox.base import Sandbox, SandboxPolicy
+    from moot.sandbox.select import SandboxChoice
 
 EXIT_USAGE, EXIT_TIMEOUT, EXIT_NO_SANDBOX, EXIT_INTERRUPTED = 2, 124, 125, 130
 
@@ -77,22 +78,8 @@ def run_sandbox_cli(
         print(f"moot: {SETTING_VARIABLE}: {exc}", file=err)
         return EXIT_USAGE
     if options.action == "status":
-        if env.get(SETTING_VARIABLE):
-            source = f"{SETTING_VARIABLE}={setting}"
-        else:
-            source = f"settings: {setting}" if settings.sandbox else "auto (default)"
-        print(f"setting: {source}", file=out)
-        print(f"sandbox: {choice.describe()}", file=out)
-        print(f"workspace: {policy.workspace} (writable)", file=out)
-        if choice.sandbox is not None and choice.backend != "host":
-            print(f"read-only in the workspace: {', '.join(policy.protected)}", file=out)
-            if policy.masks is not None:
-                masks = policy.masks()
-                hidden = [*masks.hidden_files, *masks.hidden_dirs]
-                print(f"hidden by deny rules: {', '.join(hidden) or 'nothing yet'}", file=out)
-                if masks.read_only:
-                    print(f"read-only by deny rules: {', '.join(masks.read_only)}", file=out)
-            print(f"network: {'allowed' if policy.network else 'off'}", file=out)
+        print(f"setting: {setting_source(setting, bool(settings.sandbox), env)}", file=out)
+        print("\n".join(status_lines(choice, policy)), file=out)
         return 0 if choice.sandbox is not None else 1
     command = _command_line(options.argv)
     if not command:
@@ -107,6 +94,31 @@ def run_sandbox_cli(
         return asyncio.run(_run(choice.sandbox, command, policy.workspace, env, options, out, err))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+def setting_source(setting: str, in_settings: bool, env: Mapping[str, str]) -> str:
+    """Where the sandbox setting came from: `MOOT_SANDBOX`, a settings file, or the default."""
+    from moot.sandbox.select import SETTING_VARIABLE
+
+    if env.get(SETTING_VARIABLE):
+        return f"{SETTING_VARIABLE}={setting}"
+    return f"settings: {setting}" if in_settings else "auto (default)"
+
+
+def status_lines(choice: SandboxChoice, policy: SandboxPolicy) -> list[str]:
+    """What `moot sandbox status` says after the setting: the backend and why, the workspace,
+    what is read-only or hidden there (the masks are worked out now), and the network."""
+    lines = [f"sandbox: {choice.describe()}", f"workspace: {policy.workspace} (writable)"]
+    if choice.sandbox is not None and choice.backend != "host":
+        lines.append(f"read-only in the workspace: {', '.join(policy.protected)}")
+        if policy.masks is not None:
+            masks = policy.masks()
+            hidden = [*masks.hidden_files, *masks.hidden_dirs]
+            lines.append(f"hidden by deny rules: {', '.join(hidden) or 'nothing yet'}")
+            if masks.read_only:
+                lines.append(f"read-only by deny rules: {', '.join(masks.read_only)}")
+        lines.append(f"network: {'allowed' if policy.network else 'off'}")
+    return lines
 
 
 def _command_line(argv: list[str]) -> str:

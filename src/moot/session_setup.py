@@ -29,18 +29,21 @@ from moot.client.errors import SetupError
 from moot.core.agent import Agent
 from moot.core.approval import ApprovalPolicy
 from moot.core.limits import Limits
-from moot.core.runtime import Runtime
+from moot.core.runtime import AttachFiles, Refusal, Runtime
 from moot.permissions.headless import NoAsking
 from moot.permissions.modes import PermissionMode
 from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
+from moot.person_tools import person_tools
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.messages import AttachedFile
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
 from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
+from moot.session_rules import SessionRules
 from moot.settings import Settings
 from moot.store.base import Store
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
@@ -59,6 +62,8 @@ class Session(msgspec.Struct):
     shell: SandboxChoice
     """The sandbox shell commands run in (or why there is none)."""
     shells: BackgroundShells
+    rules: SessionRules | None = None
+    """Its permission rules: where each comes from, and the person's changes."""
 
     async def close(self) -> None:
         """End background shells and release the sandbox (a Docker container)."""
@@ -158,6 +163,9 @@ def open_session(
     limits: Limits | None = None,
     can_ask: bool = True,
     auto_commit: bool = False,
+    model: str | None = None,
+    allowed_tools: Sequence[str] = (),
+    disallowed_tools: Sequence[str] = (),
 ) -> Session:
     """Assemble a session's runtime (see the module docstring for the steps).
 
@@ -173,6 +181,11 @@ def open_session(
         limits: Bounds for each run.
         can_ask: False where nobody answers approvals: what would ask is refused instead.
         auto_commit: Commit the files each turn changed as it ends (`moot undo` takes it back).
+        model: The model named by the front end (`--model`); None keeps the model the session
+            last switched to (`model_changed`), else the agent's.
+        allowed_tools: The front end's own allow rules (already in `rules`), so that
+            `/permissions` can say where each rule comes from.
+        disallowed_tools: The front end's own deny rules, likewise.
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
@@ -214,6 +227,16 @@ def open_session(
         ]
         if not tool_hidden(t.name, rules)
     ]
+    rules_of_session = SessionRules(
+        rules_policy, workspace, session_id, allowed_tools, disallowed_tools
+    )
+    setting = sandbox_setting(settings, environ)
+
+    def sandbox_source() -> str:
+        from moot.sandbox_cli import setting_source
+
+        return setting_source(setting, bool(settings.sandbox), environ)
+
     runtime = Runtime(
         [agent],
         store=store,
@@ -224,13 +247,37 @@ def open_session(
         mode=start_mode,
         hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
         turn_end=AutoCommitter(workspace, session_id) if auto_commit else None,
-        resolve=lambda model: resolve_model(model, environ, models=settings.models),
+        resolve=lambda name: resolve_model(name, environ, models=settings.models),
+        person_tools=person_tools(
+            workspace,
+            shell,
+            policy_for_shell,
+            sandbox_source,
+            shells,
+            rules_of_session,
+            environ,
+        ),
+        attach=_attach(workspace),
     )
     if mode is not None and runtime.mode != mode:
         # The mode belongs to the session: a resumed one goes on in the mode it switched to,
         # unless the front end names one, which is a switch like any other (`mode_changed`).
         runtime.submit(ops.SetMode(mode=mode))
-    return Session(runtime, workspace, shell, shells)
+    if model is not None and runtime.entry.model != model:
+        # The model too, the same way (`model_changed`).
+        runtime.submit(ops.SetModel(model=model))
+    return Session(runtime, workspace, shell, shells, rules_of_session)
+
+
+def _attach(workspace: Workspace) -> AttachFiles:
+    """Reads the `@path` files of a prompt (`moot.prompt_files`, loaded at the first `@`)."""
+
+    def attach(prompt: str, refused: Refusal) -> Sequence[AttachedFile]:
+        from moot.prompt_files import PromptFiles
+
+        return PromptFiles(workspace)(prompt, refused)
+
+    return attach
 
 
 class AutoCommitter:

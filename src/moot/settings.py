@@ -254,13 +254,57 @@ def load_settings(project: Path, environ: Mapping[str, str] | None = None) -> Se
     return merge([_read(path) for path in settings_files(project, environ)])
 
 
-def save_local_rule(project: Path, kind: Literal["allow", "ask", "deny"], rule: str) -> Path:
+RuleKind = Literal["allow", "ask", "deny"]
+
+
+def local_settings_file(project: Path) -> Path:
+    """`.moot/settings.local.json`: personal, git-ignored; where moot itself writes rules."""
+    return project / ".moot" / "settings.local.json"
+
+
+def rule_sources(
+    project: Path, environ: Mapping[str, str] | None = None
+) -> list[tuple[RuleKind, str, Path]]:
+    """Every permission rule the settings files hold, with the file it comes from, in order of
+    rising precedence (a rule in two files is listed twice).
+
+    Raises:
+        SettingsError: a file is unreadable, not JSON, or does not fit the schema.
+    """
+    found: list[tuple[RuleKind, str, Path]] = []
+    for path in settings_files(project, environ):
+        permissions = _read(path).get("permissions") or {}
+        for kind in ("allow", "ask", "deny"):
+            found += [(kind, rule, path) for rule in permissions.get(kind, ())]
+    return found
+
+
+def remove_local_rule(project: Path, kind: RuleKind, rule: str) -> bool:
+    """Take a permission rule out of `.moot/settings.local.json`; False when it is not there.
+    Other keys of the file are kept as they are."""
+    path = local_settings_file(project)
+    data = _read(path)
+    listed = (data.get("permissions") or {}).get(kind) or []
+    if rule not in listed:
+        return False
+    listed.remove(rule)
+    _write(path, data)
+    return True
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    temp = path.with_suffix(".tmp")
+    temp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(temp, path)
+
+
+def save_local_rule(project: Path, kind: RuleKind, rule: str) -> Path:
     """Add a permission rule to `.moot/settings.local.json` (an "approve always" answer).
 
     The file is personal and git-ignored: a `.moot/.gitignore` naming it is written when none
     exists. Other keys of the file are kept as they are.
     """
-    path = project / ".moot" / "settings.local.json"
+    path = local_settings_file(project)
     data = _read(path)
     permissions = data.setdefault("permissions", {})
     listed = permissions.setdefault(kind, [])
@@ -270,7 +314,5 @@ def save_local_rule(project: Path, kind: Literal["allow", "ask", "deny"], rule: 
     ignore = path.parent / ".gitignore"
     if not ignore.exists():
         ignore.write_text("settings.local.json\n", encoding="utf-8")
-    temp = path.with_suffix(".tmp")
-    temp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    _write(path, data)
     return path

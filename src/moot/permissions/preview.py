@@ -8,14 +8,12 @@ instead, and the tool itself reports the real error when it runs.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from moot.workspace.diff import unified_diff
 from moot.workspace.paths import PathRefused, Workspace, read_file_bytes
-
-MAX_LINES = 200
 
 
 def diff_preview(root: Path, tool: str, args: Mapping[str, Any]) -> str | None:
@@ -33,17 +31,7 @@ def diff_preview(root: Path, tool: str, args: Mapping[str, Any]) -> str | None:
     after = _apply(tool, args, before or "")
     if after is None:
         return f"(no preview of {path}: the text to replace is not in the file as it is now)"
-    lines = list(
-        difflib.unified_diff(
-            (before or "").splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            fromfile="/dev/null" if before is None else f"a/{path}",
-            tofile=f"b/{path}",
-        )
-    )
-    if len(lines) > MAX_LINES:
-        lines = [*lines[:MAX_LINES], f"... {len(lines) - MAX_LINES} more diff lines\n"]
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return unified_diff(before, after, path)
 
 
 def _apply(tool: str, args: Mapping[str, Any], text: str) -> str | None:
