@@ -40,8 +40,9 @@ from moot.protocol.states import RunState, StopReason
 
 _PAUSE_AFTER = frozenset({"approval_requested", "turn_finished"})
 
-ToolOutcome = str | tuple[str, bool]
-"""A canned result: its content, or (content, is_error)."""
+ToolOutcome = str | tuple[str, bool] | Mapping[str, Any]
+"""A canned result: its content, (content, is_error), or the `tool_ran` fields (`content`,
+`is_error`, `display`)."""
 CannedTool = ToolOutcome | Callable[[dict[str, Any]], ToolOutcome]
 """What a tool answers `RunTool`: a fixed result, or one made from the arguments."""
 
@@ -261,8 +262,11 @@ class FakeClient:
             self.emit(ev.OpRefused(op="run_tool", reason=f"no tool {tool!r}; tools: {every}"))
             return
         outcome = canned(arguments) if callable(canned) else canned
-        content, is_error = outcome if isinstance(outcome, tuple) else (outcome, False)
-        self.emit(ev.ToolRan(tool=tool, arguments=arguments, content=content, is_error=is_error))
+        if isinstance(outcome, str):
+            outcome = {"content": outcome}
+        elif isinstance(outcome, tuple):
+            outcome = {"content": outcome[0], "is_error": outcome[1]}
+        self.emit(ev.ToolRan(tool=tool, arguments=arguments, **outcome))
 
     def _cancel(self, run: ev.TurnStarted) -> None:
         """End the open turn as an interrupt would; the script's rest of that turn is skipped."""
