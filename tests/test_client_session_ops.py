@@ -282,12 +282,21 @@ async def test_a_prompt_attaches_the_files_it_names_and_a_resume_folds_the_same(
     (workspace / "big.txt").write_text("".join(f"line {n}\n" for n in range(5000)))
     (workspace / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
     (workspace / "src").mkdir()
+    (workspace / "src" / "env-link").symlink_to("../.env")
     client = open_client(options(workspace))
-    prompt = "see @notes.txt, @.env, @big.txt @blob.bin @src and @bob (mail me@example.com)"
+    prompt = (
+        "see @notes.txt, @.env, @big.txt @blob.bin @src and @bob (mail me@example.com); "
+        "also @src/env-link and @../outside.txt"
+    )
     outcome = await drive_turn(client, prompt)
     (started,) = outcome.of(ev.TurnStarted)
     got = {f.path: f for f in started.files}
-    assert list(got) == ["notes.txt", ".env", "big.txt", "blob.bin", "src"]
+    assert list(got) == [
+        "notes.txt", ".env", "big.txt", "blob.bin", "src", "src/env-link", "../outside.txt"
+    ]  # fmt: skip
+    # A link to a hidden file is hidden as the file is; outside the workspace is never read.
+    assert not got["src/env-link"].text and "Read(./.env)" in got["src/env-link"].note
+    assert got["../outside.txt"].note == "outside the workspace"
     assert got["notes.txt"].text == "remember the milk" and not got["notes.txt"].note
     assert not got[".env"].text and "denied by Read(./.env)" in got[".env"].note
     assert got["big.txt"].note == "the first 2,000 of 5,000 lines"

@@ -27,6 +27,8 @@ MAX_CHARS = 100_000
 """What one file gives the model at most (the first lines); the note says how much is left."""
 MAX_BYTES = 8 * 1024 * 1024
 """Larger files are not read at all."""
+MAX_TOTAL_CHARS = 250_000
+"""What all the files of one message give the model at most (the turn's event holds them)."""
 
 _MENTION = re.compile(r"(?<![\w@/])@([^\s`'\"<>()\[\]{}]+)")
 _TRAILING = ".,;:!?"
@@ -57,6 +59,7 @@ class PromptFiles:
         refused: Given a path, why a deny rule keeps it from being read ("" or None: none).
         """
         files: list[AttachedFile] = []
+        total = 0
         for word in mentions(prompt):
             attached = self._one(word, refused)
             if attached is None:
@@ -64,6 +67,10 @@ class PromptFiles:
             if len(files) == MAX_FILES:
                 files.append(AttachedFile(path=word, note=f"more than {MAX_FILES} files named"))
                 break
+            if total + len(attached.text) > MAX_TOTAL_CHARS:
+                note = f"not attached: the message's files pass {MAX_TOTAL_CHARS:,} characters"
+                attached = AttachedFile(path=attached.path, note=note)
+            total += len(attached.text)
             files.append(attached)
         return files
 

@@ -408,29 +408,38 @@ class Runtime:
         return list(self._session.history.get(agent or self.entry.name, ()))
 
     def context_parts(self, agent: str | None = None) -> list[ContextPart]:
-        """What the agent's model would read with its next request, part by part, with an
-        estimate of the tokens each takes (about four characters a token)."""
+        """What the agent's model would read with its next request, part by part, each
+        estimated as the pre-flight check estimates a request (`estimate_tokens`)."""
         from moot.core.peers import FINISH_SPEC, call_agent_spec, system_prompt
+        from moot.providers.base import ModelRequest, ToolSpec, estimate_tokens
         from moot.tools.base import tool_spec
 
         chosen = self.agents[agent] if agent else self.entry
-        system = system_prompt(chosen, list(self.agents.values()), PERSON)
+        roster = list(self.agents.values())
         tools = {**self.tools, **{t.name: t for t in chosen.tools}}
-        specs = [tool_spec(t) for t in tools.values()]
-        specs += [msgspec.structs.asdict(call_agent_spec(list(self.agents.values())))]
-        specs += [msgspec.structs.asdict(FINISH_SPEC)]
+        specs = [ToolSpec(**tool_spec(t)) for t in tools.values()]
+        specs += [call_agent_spec(roster), FINISH_SPEC]
         messages = self._session.history.get(chosen.name, [])
+
+        def tokens(**request: Any) -> int:
+            return estimate_tokens(
+                ModelRequest(model="", **{"system": "", "messages": (), **request})
+            )
+
         results = sum(isinstance(m, ToolResultMessage) for m in messages)
-        images = sum(len(getattr(m, "attachments", ())) for m in messages)
-        text = sum(len(msgspec.json.encode(m)) for m in messages)
-        detail = f"{len(messages)} messages, {results} tool results"
         return [
-            ContextPart("system prompt", _tokens(len(system)), "instructions and the peers"),
-            ContextPart("memory", 0, "no project memory (AGENTS.md) is loaded by this build"),
             ContextPart(
-                "tools", _tokens(len(msgspec.json.encode(specs))), f"{len(specs)} tool schemas"
+                "system prompt",
+                tokens(system=system_prompt(chosen, roster, PERSON)),
+                "instructions and the peers",
             ),
-            ContextPart("messages", _tokens(text) + images * 1000, detail),
+            ContextPart("memory", 0, "no project memory (AGENTS.md) is loaded by this build"),
+            ContextPart("tools", tokens(tools=specs), f"{len(specs)} tool schemas"),
+            ContextPart(
+                "messages",
+                tokens(messages=messages),
+                f"{len(messages)} messages, {results} tool results",
+            ),
         ]
 
     @property
@@ -575,8 +584,3 @@ class Runtime:
     def _unsubscribe(self, subscription: Subscription) -> None:
         if subscription in self._subscribers:
             self._subscribers.remove(subscription)
-
-
-def _tokens(chars: int) -> int:
-    """About four characters a token, as `moot.providers.base.estimate_tokens` counts."""
-    return (chars + 3) // 4
