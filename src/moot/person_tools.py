@@ -78,7 +78,7 @@ def person_tools(
     sandbox_policy: SandboxPolicy,
     sandbox_source: Callable[[], str],
     shells: BackgroundShells,
-    rules: SessionRules | None,
+    rules: Callable[[], SessionRules] | None,
     environ: Mapping[str, str],
 ) -> dict[str, PersonTool]:
     """The person's tools of one session, by name."""
@@ -139,7 +139,7 @@ def person_tools(
         if rules is None:
             return ToolResult.error("this session has no permission rules to change")
         try:
-            return ToolResult(rules.change(args.action, args.kind, args.rule))
+            return ToolResult(rules().change(args.action, args.kind, args.rule))
         except ValueError as exc:
             return ToolResult.error(str(exc))
 

@@ -19,7 +19,7 @@ the sandbox's container).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +35,6 @@ from moot.permissions.modes import PermissionMode
 from moot.permissions.plan import exit_plan_mode_tool
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
-from moot.person_tools import person_tools
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import AttachedFile
@@ -43,15 +42,16 @@ from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
 from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
-from moot.session_rules import SessionRules
 from moot.settings import Settings
 from moot.store.base import Store
+from moot.tools.base import Tool
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
 from moot.workspace.host_git import host_git_at_start
 from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
     from moot.hooks import HookConfig, Hooks
+    from moot.session_rules import SessionRules
 
 
 class Session(msgspec.Struct):
@@ -62,8 +62,9 @@ class Session(msgspec.Struct):
     shell: SandboxChoice
     """The sandbox shell commands run in (or why there is none)."""
     shells: BackgroundShells
-    rules: SessionRules | None = None
-    """Its permission rules: where each comes from, and the person's changes."""
+    rules: Callable[[], SessionRules] | None = None
+    """Its permission rules (where each comes from, and the person's changes), made when
+    asked: `moot -p` never needs them."""
 
     async def close(self) -> None:
         """End background shells and release the sandbox (a Docker container)."""
@@ -227,15 +228,22 @@ def open_session(
         ]
         if not tool_hidden(t.name, rules)
     ]
-    rules_of_session = SessionRules(
-        rules_policy, workspace, session_id, allowed_tools, disallowed_tools
-    )
+
+    def rules_of_session() -> SessionRules:
+        from moot.session_rules import SessionRules  # `/permissions` only
+
+        return SessionRules(rules_policy, workspace, session_id, allowed_tools, disallowed_tools)
+
     setting = sandbox_setting(settings, environ)
 
-    def sandbox_source() -> str:
+    def build_person_tools() -> Mapping[str, Tool]:
+        from moot.person_tools import person_tools  # the first `RunTool` of one of them
         from moot.sandbox_cli import setting_source
 
-        return setting_source(setting, bool(settings.sandbox), environ)
+        source = lambda: setting_source(setting, bool(settings.sandbox), environ)  # noqa: E731
+        return person_tools(
+            workspace, shell, policy_for_shell, source, shells, rules_of_session, environ
+        )
 
     runtime = Runtime(
         [agent],
@@ -248,15 +256,7 @@ def open_session(
         hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
         turn_end=AutoCommitter(workspace, session_id) if auto_commit else None,
         resolve=lambda name: resolve_model(name, environ, models=settings.models),
-        person_tools=person_tools(
-            workspace,
-            shell,
-            policy_for_shell,
-            sandbox_source,
-            shells,
-            rules_of_session,
-            environ,
-        ),
+        person_tools=LazyTools(PERSON_TOOLS, build_person_tools),  # type: ignore[arg-type]
         attach=_attach(workspace),
     )
     if mode is not None and runtime.mode != mode:
@@ -267,6 +267,39 @@ def open_session(
         # The model too, the same way (`model_changed`).
         runtime.submit(ops.SetModel(model=model))
     return Session(runtime, workspace, shell, shells, rules_of_session)
+
+
+PERSON_TOOLS = ("undo", "doctor", "sandbox", "outline", "jobs", "permission_rule")
+"""The tools only the person runs (`moot.person_tools`), named here so that listing them
+loads nothing."""
+
+
+class LazyTools:
+    """Tools known by name, built all at once when the first is looked up (a read-only
+    mapping; not a `Mapping` subclass, whose ABC machinery costs start-up time)."""
+
+    def __init__(self, names: Sequence[str], build: Callable[[], Mapping[str, Tool]]) -> None:
+        self._names, self._build = tuple(names), build
+        self._tools: Mapping[str, Tool] | None = None
+
+    def __getitem__(self, name: str) -> Tool:
+        if name not in self._names:
+            raise KeyError(name)
+        if self._tools is None:
+            self._tools = self._build()
+        return self._tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def get(self, name: str, default: Tool | None = None) -> Tool | None:
+        return self[name] if name in self._names else default
 
 
 def _attach(workspace: Workspace) -> AttachFiles:

@@ -153,7 +153,7 @@ class LocalClient:
         rules = self._session.rules
         if rules is None:
             return PermissionsReport(mode=self._runtime.mode, rules=(), local_file="")
-        return rules.report(self._runtime.mode)
+        return rules().report(self._runtime.mode)
 
     def models(self) -> list[ModelChoice]:
         from moot.client.models import model_choices

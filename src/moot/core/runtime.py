@@ -135,7 +135,7 @@ class Runtime:
             if name in self.agents and isinstance(self.agents[name].model, str):
                 self.agents[name] = msgspec.structs.replace(self.agents[name], model=model)
         self.entry = self.agents[self.entry.name]
-        self.person_tools = dict(person_tools or {})
+        self.person_tools: Mapping[str, Tool] = person_tools or {}
         if both := set(self.person_tools) & set(self.tools):
             raise ValueError(f"person tools named like the model's tools: {sorted(both)}")
         self.attach = attach
