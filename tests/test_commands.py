@@ -213,6 +213,7 @@ async def test_a_command_runs_its_tool_as_the_person_and_shows_the_result(
         ("/permissions grant Bash", "/permissions allow|ask|deny RULE"),
         ("/permissions remove Bash(nosuch)", "no rule Bash(nosuch)"),
         ("/export pdf a b", "/export [md|json] [path]"),
+        ("/export pdf", "'pdf' is no format (md, json)"),
         ("/inspect run_nosuch", "no run 'run_nosuch'"),
         ("/nosuch", "no command /nosuch"),
         ("/modle x", "did you mean /mode, /model"),

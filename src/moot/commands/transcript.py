@@ -28,6 +28,11 @@ def register(registry: Registry) -> None:
         kind = found.pop(0) if found and found[0] in FORMATS else "md"
         if len(found) > 1:
             raise CommandError("/export [md|json] [path]")
+        if found and not any(c in found[0] for c in "./"):
+            raise CommandError(
+                f"/export [md|json] [path]: {found[0]!r} is no format (md, json), and a file "
+                "to write needs a suffix or a directory (notes.md, ./notes)"
+            )
         client = context.client
         workspace = Path(client.status().workspace)
         target = Path(found[0]) if found else Path(f"moot-{client.session_id}.{kind}")
