@@ -142,6 +142,11 @@ ONLY_WHEN_NEEDED = {
     "moot.permissions.tracked",
     "moot.core.gate",  # a library user's turn gate
     "moot.sandbox_cli",  # `moot sandbox`
+    "moot.client.person_tools",  # the person's own tool calls (`RunTool`)
+    "moot.client.session_rules",  # `/permissions`
+    "moot.client.prompt_files",  # a message with an `@path`
+    "moot.client.models",  # a model picker
+    "moot.commands",  # slash commands
 }
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from moot.protocol import events as ev
 from moot.protocol import ops
-from moot.protocol.messages import Attachment, Thinking, ToolCall, Usage
+from moot.protocol.messages import AttachedFile, Attachment, Thinking, ToolCall, Usage
 from moot.protocol.states import RunState, StopReason
 
 IDS = {
@@ -30,7 +30,13 @@ CALL = ToolCall(id="t1", name="read", arguments={"path": "a.py", "lines": [1, 2]
 BROKEN = ToolCall(id="t2", name="edit", arguments_error="not JSON", raw_arguments='{"old": ')
 
 EXAMPLES: list[ev.Event] = [
-    ev.TurnStarted(**IDS, prompt="fix ünïcode ✓", attachments=(IMAGE,), limits={"max_turns": 5}),
+    ev.TurnStarted(
+        **IDS,
+        prompt="fix ünïcode ✓ in @a.py",
+        attachments=(IMAGE,),
+        files=(AttachedFile(path="a.py", text="x = 1"), AttachedFile(path="b", note="a dir")),
+        limits={"max_turns": 5},
+    ),
     ev.AgentCalled(**IDS, caller="main", message="check this", depth=2, tool_call_id="t9"),
     ev.AgentReturned(**IDS, state=RunState.STOPPED, stop_reason=StopReason.MAX_TURNS, output="x"),
     ev.TurnFinished(
@@ -68,6 +74,20 @@ EXAMPLES: list[ev.Event] = [
     ),
     ev.ApprovalDecided(**IDS, tool_call_id="t1", approved=False, by="user", feedback="no"),
     ev.ModeChanged(session_id="s1", seq=4, mode="acceptEdits", previous="plan", by="plan_approval"),
+    ev.ModelChanged(
+        session_id="s1", seq=6, agent="moot", model="openai/gpt-5", previous="anthropic/x"
+    ),
+    ev.ToolRan(
+        session_id="s1",
+        seq=7,
+        tool="grep",
+        arguments={"pattern": "x"},
+        content="a.py:1:x",
+        is_error=False,
+        duration_ms=2.5,
+        display={"found": 1},
+        submission_id="sub_4",
+    ),
     ev.OpRefused(
         session_id="s1",
         seq=5,
@@ -157,6 +177,10 @@ OPS = [
     ops.Approve(tool_call_id="t1"),
     ops.Approve(tool_call_id="t2", scope="always", rule="Bash(make:*)"),
     ops.SetMode(mode="acceptEdits"),
+    ops.SetModel(model="openai/gpt-5"),
+    ops.SetModel(model="scripted:x.yaml", agent="critic"),
+    ops.RunTool(tool="grep", arguments={"pattern": "TODO", "path": "src"}),
+    ops.RunTool(tool="undo"),
     ops.Approve(tool_call_id="t3", mode="acceptEdits"),
     ops.Deny(tool_call_id="t1", feedback="use b.txt"),
     ops.Shutdown(),

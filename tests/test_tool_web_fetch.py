@@ -444,7 +444,7 @@ async def test_a_redirect_on_the_same_host_needs_no_second_decision(server: Mode
 async def test_a_sessions_web_fetch_puts_redirects_to_its_rules(
     server: ModelServer, tmp_path: Path
 ) -> None:
-    """The built-in tool list hands `web_fetch` the check (session_setup passes the policy)."""
+    """The built-in tool list hands `web_fetch` the check (the assembly passes the policy)."""
     from moot.sandbox.background import BackgroundShells
     from moot.sandbox.select import SandboxChoice
     from moot.store.memory import MemoryStore

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
-from moot.providers import credentials
+from moot.providers.report import configured, report_lines
 
 if TYPE_CHECKING:
     from moot.providers.catalog import CatalogEntry
@@ -39,37 +39,6 @@ CHECK_MODELS = {
     "cerebras": "llama3.1-8b",
 }
 """A cheap model per provider for `--check`; local servers need `--model`."""
-
-
-def configured(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None, str]]:
-    """(provider, where its key is, base URL) for every provider moot knows.
-
-    Where the key is: "key from <variable or key file>", None when there is none, or why a
-    key found cannot be used (a control character inside it), which `--check` then reports.
-    """
-    from moot.providers.registry import UnknownModel
-
-    rows = []
-    for provider in credentials.ENDPOINTS:
-        try:
-            _, found = credentials.find_key(provider, environ)
-            key = f"key from {found.source}" if found.source else None
-        except UnknownModel as exc:
-            key = f"unusable key: {exc}"
-        rows.append((provider, key, credentials.base_url(provider, environ)))
-    return rows
-
-
-def shown_url(url: str) -> str:
-    """`url` for display: credentials in it (`user:token@`, the query) hidden."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rpartition("@")[2]
-    query = "***" if parts.query else ""
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 async def check(
@@ -115,7 +84,6 @@ async def check(
 
 
 def run_doctor(options: Namespace) -> int:
-    from moot._version import __version__
     from moot.client.assemble import session_environ
     from moot.settings import SettingsError, load_settings
 
@@ -125,14 +93,8 @@ def run_doctor(options: Namespace) -> int:
         print(f"moot: {exc}", file=sys.stderr)
         return EXIT_USAGE
     environ = session_environ(settings)
-    print(f"moot {__version__}")
+    print("\n".join(report_lines(environ)))
     rows = configured(environ)
-    for provider, key, url in rows:
-        if key is None and provider in credentials.KEYLESS_OPTIONAL:
-            key = "no key needed"
-        elif key is None:
-            key = "no key (" + " or ".join(credentials.ENDPOINTS[provider].key_env) + ")"
-        print(f"  {provider:<12} {key:<32} {shown_url(url)}")
     if not options.check:
         return 0
     specs = list(options.model or [])

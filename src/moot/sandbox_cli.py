@@ -77,22 +77,10 @@ def run_sandbox_cli(
         print(f"moot: {SETTING_VARIABLE}: {exc}", file=err)
         return EXIT_USAGE
     if options.action == "status":
-        if env.get(SETTING_VARIABLE):
-            source = f"{SETTING_VARIABLE}={setting}"
-        else:
-            source = f"settings: {setting}" if settings.sandbox else "auto (default)"
-        print(f"setting: {source}", file=out)
-        print(f"sandbox: {choice.describe()}", file=out)
-        print(f"workspace: {policy.workspace} (writable)", file=out)
-        if choice.sandbox is not None and choice.backend != "host":
-            print(f"read-only in the workspace: {', '.join(policy.protected)}", file=out)
-            if policy.masks is not None:
-                masks = policy.masks()
-                hidden = [*masks.hidden_files, *masks.hidden_dirs]
-                print(f"hidden by deny rules: {', '.join(hidden) or 'nothing yet'}", file=out)
-                if masks.read_only:
-                    print(f"read-only by deny rules: {', '.join(masks.read_only)}", file=out)
-            print(f"network: {'allowed' if policy.network else 'off'}", file=out)
+        from moot.sandbox.status import setting_source, status_lines
+
+        print(f"setting: {setting_source(setting, bool(settings.sandbox), env)}", file=out)
+        print("\n".join(status_lines(choice, policy)), file=out)
         return 0 if choice.sandbox is not None else 1
     command = _command_line(options.argv)
     if not command:

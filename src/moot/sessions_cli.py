@@ -3,17 +3,14 @@ change nothing."""
 
 from __future__ import annotations
 
-import json
 import sys
 from argparse import Namespace
-
-import msgspec
 
 from moot.client.errors import StoreError
 from moot.client.local import open_queries
 from moot.client.queries import StoreQueries
 from moot.paths import default_db_path
-from moot.transcript import markdown
+from moot.transcript import as_json, as_markdown
 
 
 def run_sessions(options: Namespace) -> int:
@@ -53,16 +50,7 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
         return 2
     events = queries.events(info.id)
     if options.action == "export" and options.format == "json":
-        session = {
-            "id": info.id,
-            "title": info.title,
-            "workspace": info.workspace,
-            "created_at": info.created_at.isoformat(),
-            "updated_at": info.updated_at.isoformat(),
-        }
-        body = {"session": session, "events": msgspec.to_builtins(events)}
-        print(json.dumps(body, ensure_ascii=False, indent=1))
+        print(as_json(info, events))
         return 0
-    print(f"# {info.title or info.id}\n\nsession `{info.id}` in `{info.workspace}`\n")
-    print("\n\n".join(markdown(events)))
+    print(as_markdown(info, events), end="")
     return 0

@@ -418,7 +418,69 @@ def print_warnings(warnings: Iterable[SettingsWarning], stream: TextIO | None = 
             print(f"moot: {warning}", file=stream or sys.stderr)
 
 
-def save_local_rule(project: Path, kind: Literal["allow", "ask", "deny"], rule: str) -> Path:
+RuleKind = Literal["allow", "ask", "deny"]
+
+
+def local_settings_file(project: Path) -> Path:
+    """`.moot/settings.local.json`: personal, git-ignored; where moot itself writes rules."""
+    return project / ".moot" / "settings.local.json"
+
+
+def rule_sources(
+    project: Path, environ: Mapping[str, str] | None = None
+) -> list[tuple[RuleKind, str, Path]]:
+    """Every permission rule the settings files hold, with the file it comes from, in order of
+    rising precedence (a rule in two files is listed twice).
+
+    Raises:
+        SettingsError: a file is unreadable, not JSON, or does not fit the schema.
+    """
+    found: list[tuple[RuleKind, str, Path]] = []
+    for path in settings_files(project, environ):
+        permissions = _read(path).get("permissions") or {}
+        for kind in ("allow", "ask", "deny"):
+            found += [(kind, rule, path) for rule in permissions.get(kind, ())]
+    return found
+
+
+def remove_local_rule(project: Path, kind: RuleKind, rule: str) -> bool:
+    """Take a permission rule out of `.moot/settings.local.json`; False when it is not there.
+    Other keys of the file are kept as they are."""
+    path = local_settings_file(project)
+    data = _read(path)
+    listed = (data.get("permissions") or {}).get(kind) or []
+    if rule not in listed:
+        return False
+    listed.remove(rule)
+    _write(path, data)
+    return True
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    """Replace `path` with `data` through a fresh temporary file beside it: never through a
+    name the repository could have planted (a `.tmp` symlink), and never half-written.
+
+    Raises:
+        SettingsError: The directory holding it is a symlink.
+    """
+    directory = path.parent
+    if directory.is_symlink():
+        raise SettingsError(f"{directory} is a symlink; moot does not write settings through it")
+    import tempfile  # only when a rule is saved or removed
+
+    fd, temp = tempfile.mkstemp(prefix=".settings.local-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(json.dumps(data, indent=2) + "\n")
+        os.chmod(temp, 0o644)  # as a file the person wrote would be, not mkstemp's 0600
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def save_local_rule(project: Path, kind: RuleKind, rule: str) -> Path:
     """Add a permission rule to `.moot/settings.local.json` (an "approve always" answer).
 
     The file is personal and git-ignored: a `.moot/.gitignore` naming it is written when none
@@ -430,8 +492,8 @@ def save_local_rule(project: Path, kind: Literal["allow", "ask", "deny"], rule: 
     Raises:
         SettingsError: The file cannot be read, or `.moot` is a symlink.
     """
-    directory = project / ".moot"
-    path = directory / "settings.local.json"
+    path = local_settings_file(project)
+    directory = path.parent
     if directory.is_symlink():
         raise SettingsError(f"{directory} is a symlink; moot does not write settings through it")
     data = _read(path)
@@ -446,16 +508,5 @@ def save_local_rule(project: Path, kind: Literal["allow", "ask", "deny"], rule: 
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
             with os.fdopen(os.open(ignore, flags, 0o644), "w", encoding="utf-8") as file:
                 file.write("settings.local.json\n")
-    import tempfile  # only for an "approve always" answer
-
-    fd, temp = tempfile.mkstemp(prefix=".settings.local-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(json.dumps(data, indent=2) + "\n")
-        os.chmod(temp, 0o644)  # as a file the person wrote would be, not mkstemp's 0600
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    _write(path, data)
     return path

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+
+import msgspec
 
 from moot.protocol import events as ev
+from moot.protocol.client import SessionSummary
 
 _CLIP = 2000
 
@@ -27,6 +30,9 @@ def markdown(events: Iterable[ev.Event]) -> Iterator[str]:
         match e:
             case ev.TurnStarted():
                 yield f"### user → {e.agent}\n\n{_quote(e.prompt)}"
+                for file in e.files:
+                    note = f" ({file.note})" if file.note else ""
+                    yield f"*attached `{file.path}`{note}*"
             case ev.AgentCalled():
                 yield f"#### {e.caller} → {e.agent} (depth {e.depth})\n\n{_quote(e.message)}"
             case ev.ModelResponded():
@@ -53,3 +59,23 @@ def markdown(events: Iterable[ev.Event]) -> Iterator[str]:
                     f"*turn {e.state} ({e.stop_reason}): {e.turns} turns, "
                     f"{e.usage.total_tokens} tokens, ${e.cost_usd:.4f}*"
                 )
+
+
+def as_markdown(session: SessionSummary, events: Sequence[ev.Event]) -> str:
+    """A session as a markdown document (`moot sessions show`, `export --format md`)."""
+    head = f"# {session.title or session.id}\n\nsession `{session.id}` in `{session.workspace}`\n"
+    return head + "\n" + "\n\n".join(markdown(events)) + "\n"
+
+
+def as_json(session: SessionSummary, events: Sequence[ev.Event]) -> str:
+    """A session and every event as JSON (`moot sessions export --format json`); what
+    `moot.testing.FakeClient.from_export` plays."""
+    about = {
+        "id": session.id,
+        "title": session.title,
+        "workspace": session.workspace,
+        "created_at": session.created_at.isoformat(),
+        "updated_at": session.updated_at.isoformat(),
+    }
+    body = {"session": about, "events": msgspec.to_builtins(events)}
+    return json.dumps(body, ensure_ascii=False, indent=1)

@@ -19,7 +19,7 @@ the sandbox's container).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +28,7 @@ import msgspec
 from moot.client.errors import SetupError
 from moot.core.agent import Agent
 from moot.core.limits import Limits
-from moot.core.runtime import Runtime
+from moot.core.runtime import AttachFiles, Refusal, Runtime
 from moot.permissions.headless import NoAsking
 from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
@@ -37,18 +37,21 @@ from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalPolicy
+from moot.protocol.messages import AttachedFile
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
 from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
 from moot.settings import Settings
 from moot.store.base import Store
+from moot.tools.base import Tool
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
 from moot.tools.exit_plan_mode import exit_plan_mode_tool
 from moot.workspace.host_git import host_git_at_start
 from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
+    from moot.client.session_rules import SessionRules
     from moot.hooks import HookConfig, Hooks
 
 
@@ -60,6 +63,9 @@ class Session(msgspec.Struct):
     shell: SandboxChoice
     """The sandbox shell commands run in (or why there is none)."""
     shells: BackgroundShells
+    rules: Callable[[], SessionRules] | None = None
+    """Its permission rules (where each comes from, and the person's changes), made when
+    asked: `moot -p` never needs them."""
 
     async def close(self) -> None:
         """End background shells and release the sandbox (a Docker container)."""
@@ -159,6 +165,9 @@ def open_session(
     limits: Limits | None = None,
     can_ask: bool = True,
     auto_commit: bool = False,
+    model: str | None = None,
+    allowed_tools: Sequence[str] = (),
+    disallowed_tools: Sequence[str] = (),
 ) -> Session:
     """Assemble a session's runtime (see the module docstring for the steps).
 
@@ -174,6 +183,11 @@ def open_session(
         limits: Bounds for each run.
         can_ask: False where nobody answers approvals: what would ask is refused instead.
         auto_commit: Commit the files each turn changed as it ends (`moot undo` takes it back).
+        model: The model named by the front end (`--model`); None keeps the model the session
+            last switched to (`model_changed`), else the agent's.
+        allowed_tools: The front end's own allow rules (already in `rules`), so that
+            `/permissions` can say where each rule comes from.
+        disallowed_tools: The front end's own deny rules, likewise.
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
@@ -225,6 +239,24 @@ def open_session(
         ]
         if not tool_hidden(t.name, rules)
     ]
+
+    def rules_of_session() -> SessionRules:
+        from moot.client.session_rules import SessionRules  # `/permissions` only
+
+        return SessionRules(rules_policy, workspace, session_id, allowed_tools, disallowed_tools)
+
+    setting = sandbox_setting(settings, environ)
+
+    def build_person_tools() -> Mapping[str, Tool]:
+        from moot.client.person_tools import person_tools  # the first `RunTool` of one of them
+        from moot.sandbox.status import setting_source
+
+        source = lambda: setting_source(setting, bool(settings.sandbox), environ)  # noqa: E731
+        tools: Mapping[str, Tool] = person_tools(  # type: ignore[assignment]  # `parameters` is a property there
+            workspace, shell, policy_for_shell, source, shells, rules_of_session, environ
+        )
+        return tools
+
     runtime = Runtime(
         [agent],
         store=store,
@@ -235,13 +267,62 @@ def open_session(
         mode=start_mode.value,
         hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
         turn_end=AutoCommitter(workspace, session_id) if auto_commit else None,
-        resolve=lambda model: resolve_model(model, environ, models=settings.models),
+        resolve=lambda name: resolve_model(name, environ, models=settings.models),
+        person_tools=LazyTools(PERSON_TOOLS, build_person_tools),  # type: ignore[arg-type]
+        attach=_attach(workspace),
     )
     if mode is not None and runtime.mode != mode:
         # The mode belongs to the session: a resumed one goes on in the mode it switched to,
         # unless the front end names one, which is a switch like any other (`mode_changed`).
         runtime.submit(ops.SetMode(mode=mode.value))
-    return Session(runtime, workspace, shell, shells)
+    if model is not None and runtime.entry.model != model:
+        # The model too, the same way (`model_changed`).
+        runtime.submit(ops.SetModel(model=model))
+    return Session(runtime, workspace, shell, shells, rules_of_session)
+
+
+PERSON_TOOLS = ("undo", "doctor", "sandbox", "outline", "jobs", "permission_rule")
+"""The tools only the person runs (`moot.client.person_tools`), named here so that listing them
+loads nothing."""
+
+
+class LazyTools:
+    """Tools known by name, built all at once when the first is looked up (a read-only
+    mapping; not a `Mapping` subclass, whose ABC machinery costs start-up time)."""
+
+    def __init__(self, names: Sequence[str], build: Callable[[], Mapping[str, Tool]]) -> None:
+        self._names, self._build = tuple(names), build
+        self._tools: Mapping[str, Tool] | None = None
+
+    def __getitem__(self, name: str) -> Tool:
+        if name not in self._names:
+            raise KeyError(name)
+        if self._tools is None:
+            self._tools = self._build()
+        return self._tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def get(self, name: str, default: Tool | None = None) -> Tool | None:
+        return self[name] if name in self._names else default
+
+
+def _attach(workspace: Workspace) -> AttachFiles:
+    """Reads the `@path` files of a prompt (`moot.client.prompt_files`, loaded at the first `@`)."""
+
+    def attach(prompt: str, refused: Refusal) -> Sequence[AttachedFile]:
+        from moot.client.prompt_files import PromptFiles
+
+        return PromptFiles(workspace)(prompt, refused)
+
+    return attach
 
 
 class AutoCommitter:

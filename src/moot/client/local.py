@@ -26,13 +26,25 @@ from moot.client.queries import StoreQueries
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
+from moot.core.session import recorded_model
 from moot.permissions.modes import PermissionMode
+from moot.protocol import events as ev
 from moot.protocol import ops
-from moot.protocol.client import AgentStatus, SandboxStatus, SessionStatus, Subscription
+from moot.protocol.client import (
+    AgentStatus,
+    ContextReport,
+    ModelChoice,
+    PermissionsReport,
+    SandboxStatus,
+    SessionStatus,
+    Subscription,
+)
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import LoadedSettings, Settings, SettingsError, load_settings
 from moot.store.base import Store
 
+AGENT = "moot"
+"""The name of the agent that answers the person."""
 INSTRUCTIONS = (
     "You are moot, a coding agent working in the person's repository. Be exact and brief; "
     "use your tools to look before you change anything."
@@ -124,6 +136,7 @@ class LocalClient:
             git_branch=_git_branch(self._session.workspace.root),
             settings=msgspec.to_builtins(self._settings),
             notices=self._notices,
+            person_tools=tuple(runtime.person_tools),
         )
 
     def _sandbox_reason(self) -> str:
@@ -135,6 +148,41 @@ class LocalClient:
         if shell.backend == "host" and chosen_in_a_file and origin:
             return f'"sandbox": "none" in {origin}'
         return shell.reason
+
+    def context(self, agent: str | None = None) -> ContextReport:
+        runtime = self._runtime
+        chosen = runtime.agents[agent] if agent else runtime.entry
+        model = chosen.model if isinstance(chosen.model, str) else chosen.model.name
+        last = self._store.events(self.session_id, kinds=("usage",), limit=50)
+        mine = [
+            e
+            for e in last
+            if isinstance(e, ev.UsageRecorded) and e.agent == chosen.name and not e.parent_call_id
+        ]
+        usage = mine[-1].usage if mine else None
+        return ContextReport(
+            agent=chosen.name,
+            model=model,
+            parts=tuple(runtime.context_parts(chosen.name)),
+            context_window=self._context_window(model),
+            last_input_tokens=(
+                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+                if usage is not None
+                else None
+            ),
+        )
+
+    def permissions(self) -> PermissionsReport:
+        rules = self._session.rules
+        if rules is None:
+            return PermissionsReport(mode=self._runtime.mode, rules=(), local_file="")
+        return rules().report(self._runtime.mode)
+
+    def models(self) -> list[ModelChoice]:
+        from moot.client.models import model_choices
+
+        in_use = [a.model for a in self._runtime.agents.values() if isinstance(a.model, str)]
+        return model_choices(self._settings, in_use)
 
     def _context_window(self, model: str) -> int | None:
         if model.startswith("scripted"):
@@ -154,6 +202,7 @@ class LocalClient:
         try:
             self._runtime.submit(ops.Shutdown())
             await self._runtime.wait()
+            await self._runtime.tools_done()
             await self._session.close()  # background shells, the sandbox's container
         finally:
             self._store.close()
@@ -177,28 +226,35 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         hooks = hook_config(settings, cwd)
     except SettingsError as exc:  # HookConfigError included
         raise SetupError(str(exc)) from None
-    model = options.model or settings.model
-    if not model:
-        raise SetupError(
-            "no model: pass --model provider/model (or set MOOT_MODEL, or `model` in settings)"
-        )
+    if options.session_id is not None and store is None and not options.model:
+        store = _open_store()
     try:
-        # A bad name, script or missing key is a usage error, before any session exists.
-        resolve_model(model, session_environ(settings), models=settings.models)
-    except UnknownModel as exc:
-        raise SetupError(str(exc)) from None
-    rules = session_rules(settings, options.allowed_tools, options.disallowed_tools)
-    # The runtime gets the name, not the provider: it resolves names itself and moves a scripted
-    # provider past the turns a resumed session has already played.
-    agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=model)
-    limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
-    if store is None:
-        from moot.store import open_store
-
-        store = open_store()
-    try:
+        # The model belongs to the session: a resumed one goes on with the model it last
+        # switched to, unless the front end names another.
+        recorded = None
+        resumed = options.session_id is not None and store is not None and not options.model
+        if resumed and store.session(options.session_id) is not None:  # type: ignore[union-attr,arg-type]
+            recorded = recorded_model(store, options.session_id, AGENT)  # type: ignore[arg-type]
+        model = options.model or recorded or settings.model
+        if not model:
+            raise SetupError(
+                "no model: pass --model provider/model (or set MOOT_MODEL, or `model` in settings)"
+            )
+        try:
+            # A bad name, script or missing key is a usage error, before any session exists
+            # (and before a new sessions database is made).
+            resolve_model(model, session_environ(settings), models=settings.models)
+        except UnknownModel as exc:
+            raise SetupError(str(exc)) from None
+        if store is None:
+            store = _open_store()
         if options.session_id is not None and store.session(options.session_id) is None:
             raise SetupError(f"no session {options.session_id!r}")
+        rules = session_rules(settings, options.allowed_tools, options.disallowed_tools)
+        # The runtime gets the name, not the provider: it resolves names itself and moves a
+        # scripted provider past the turns a resumed session has already played.
+        agent = Agent(AGENT, role="coding agent", instructions=INSTRUCTIONS, model=model)
+        limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
         session_id = (
             options.session_id or store.create_session(title=options.title, workspace=str(cwd)).id
         )
@@ -215,11 +271,21 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             limits=limits,
             can_ask=options.can_ask,
             auto_commit=_auto_commit(options, settings),
+            model=options.model,
+            allowed_tools=options.allowed_tools,
+            disallowed_tools=options.disallowed_tools,
         )
     except BaseException:
-        store.close()
+        if store is not None:
+            store.close()
         raise
     return LocalClient(session, store, settings, _notices(settings, cwd))
+
+
+def _open_store() -> Store:
+    from moot.store import open_store
+
+    return open_store()
 
 
 def open_queries() -> StoreQueries:

@@ -48,10 +48,16 @@ class StoreQueries:
         before_seq: int | None = None,
         kinds: Collection[str] | None = None,
         limit: int | None = None,
+        run_id: str | None = None,
     ) -> list[Event]:
         try:
             return self._store.events(
-                session_id, after_seq=after_seq, before_seq=before_seq, kinds=kinds, limit=limit
+                session_id,
+                after_seq=after_seq,
+                before_seq=before_seq,
+                kinds=kinds,
+                limit=limit,
+                run_id=run_id,
             )
         except UnknownSessionError:
             raise KeyError(f"no session {session_id!r}") from None

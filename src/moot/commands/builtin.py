@@ -1,9 +1,14 @@
-"""The slash commands every front end has. Each is a small coroutine registered once here."""
+"""The slash commands every front end has. Each is a small coroutine registered once, with its
+name, arguments, description and completion: the basic ones here, the others in
+`session.py` (model, permissions, context, undo, doctor, sandbox), `workspace.py` (the
+session's tools: diff, map, symbols, grep, find, log, branch, commit, jobs, cancel) and
+`transcript.py` (export, copy, search, inspect). `!command` is `shell.py`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from moot.commands import session, transcript, workspace
 from moot.commands.registry import CommandContext, CommandError, Registry
 from moot.protocol import ops
 
@@ -86,6 +91,10 @@ def builtin_commands() -> Registry:
             context.say("nothing spent yet")
             return
         context.say(f"{summary.turns} turns · ${summary.cost_usd:.4f}")
+
+    session.register(registry)
+    workspace.register(registry)
+    transcript.register(registry)
 
     @registry.command("theme", "Switch the theme", arguments="[name]", complete=_complete_themes)
     async def theme(context: CommandContext, args: str) -> None:

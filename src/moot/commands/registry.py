@@ -18,6 +18,7 @@ from typing import Protocol
 import msgspec
 
 from moot.protocol.client import Client
+from moot.protocol.events import Event
 
 
 class CommandError(Exception):
@@ -56,6 +57,29 @@ class CommandContext(Protocol):
 
     def show_help(self) -> None:
         """Show every command and key."""
+        ...
+
+    async def copy(self, text: str) -> str:
+        """Put `text` on the clipboard (the terminal's, OSC 52, and a clipboard command such as
+        `wl-copy`, `xclip` or `pbcopy` when there is one); says how, for the person.
+
+        Raises:
+            CommandError: No way to reach a clipboard worked.
+        """
+        ...
+
+    def offer(self, text: str, label: str) -> None:
+        """Offer `text` for the next message: the person sees it (as `label`) where they type,
+        and it goes with what they send unless they take it out."""
+        ...
+
+    def search(self, text: str) -> int:
+        """Show where the transcript on screen says `text` (case-insensitive) and move to the
+        first match; an empty `text` clears the marks. Returns how many blocks match."""
+        ...
+
+    def inspect(self, title: str, events: Sequence[Event]) -> None:
+        """Show stored events, one by one, as the run inspector does."""
         ...
 
 
@@ -142,6 +166,8 @@ class Registry:
             await command.run(context, args)
         except CommandError as exc:
             context.say(str(exc), warning=True)
+        except Exception as exc:  # a bug in a command must not take the front end down
+            context.say(f"{line.split()[0]} failed: {type(exc).__name__}: {exc}", warning=True)
 
 
 def is_command(text: str) -> bool:

@@ -41,6 +41,7 @@ from moot.protocol import events as ev
 from moot.protocol.approval import PLAN_MODE_NOTE
 from moot.protocol.messages import (
     AssistantMessage,
+    AttachedFile,
     Message,
     ToolCall,
     ToolResultMessage,
@@ -164,7 +165,8 @@ class RunFold:
         self.totals = RunTotals()
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
         history = self.history.get(e.agent, ())
-        prompt = UserMessage(content=_noted(e.prompt, e.mode), attachments=e.attachments)
+        text = _noted(_with_files(e.prompt, e.files), e.mode)
+        prompt = UserMessage(content=text, attachments=e.attachments)
         call.messages = [*history, prompt]
         self.prompt, self.prompt_at = e.prompt, len(history)
         # Ids must stay unique across the whole conversation the model sees, earlier runs too.
@@ -356,3 +358,10 @@ _STOPPING_HOOKS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "
 def _noted(text: str, mode: str | None) -> str:
     """What the model reads of a message that begins a call: in plan mode, with the note."""
     return f"{text}\n\n{PLAN_MODE_NOTE}" if mode == "plan" else text
+
+
+def _with_files(prompt: str, files: tuple[AttachedFile, ...]) -> str:
+    """The prompt with the files it names (`@path`) after it, as the model reads them."""
+    if not files:
+        return prompt
+    return "\n\n".join([prompt, *(f.for_model() for f in files)])

@@ -6,8 +6,9 @@ Front ends (headless, TUI, REPL, ACP, the Python API) all talk to a session thro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -21,15 +22,15 @@ from moot.core.run import RunContext, TurnEnd
 from moot.core.session import CHECKPOINT, load_session
 from moot.protocol import events as ev
 from moot.protocol import ops
-from moot.protocol.approval import ApprovalPolicy, HasModes
-from moot.protocol.client import Subscription
+from moot.protocol.approval import ApprovalPolicy, ApprovalRequest, HasModes
+from moot.protocol.client import ContextPart, Subscription
 from moot.protocol.ids import new_id
-from moot.protocol.messages import Message
+from moot.protocol.messages import AttachedFile, Message, ToolResultMessage
 from moot.protocol.modes import ModeName
 from moot.providers.base import Provider, ScriptPosition
-from moot.providers.registry import resolve_model
+from moot.providers.registry import UnknownModel, resolve_model
 from moot.store.base import Store
-from moot.tools.base import Tool
+from moot.tools.base import SideEffect, Tool, ToolContext, ToolResult, as_text
 
 if TYPE_CHECKING:
     from moot.core.gate import TurnGate  # annotations only: gates are for library users
@@ -38,6 +39,22 @@ if TYPE_CHECKING:
 
 class RuntimeBusy(RuntimeError):
     """An op needs an idle session, or a run, that is not there."""
+
+
+PERSON = "user"
+"""The agent name events and requests of the person's own tool calls carry."""
+PERSON_MODE: ModeName = "bypassPermissions"
+"""The mode a person's own tool call is decided in: only deny rules speak (see `RunTool`)."""
+
+Refusal = Callable[[str], "str | None"]
+"""Given a path, why the person may not read it (a deny rule), or None."""
+
+
+class AttachFiles(Protocol):
+    """Reads the files a prompt names as `@path` (the session's workspace, its bounds and
+    caps); `refused` says which a deny rule keeps from being read."""
+
+    def __call__(self, prompt: str, refused: Refusal) -> Sequence[AttachedFile]: ...
 
 
 class Runtime:
@@ -59,6 +76,10 @@ class Runtime:
             auto-commit); None does nothing.
         resolve: Makes an agent's model name (`provider/model`) a provider; by default
             `resolve_model` with the process environment (keys, base URLs).
+        person_tools: Tools only the person runs (`RunTool`), besides the model's `tools`;
+            never offered to a model.
+        attach: Reads the files a turn's prompt names as `@path` into its `turn_started`;
+            None attaches nothing.
     """
 
     def __init__(
@@ -77,6 +98,8 @@ class Runtime:
         title: str = "",
         workspace: str = "",
         resolve: Callable[[str], Provider] = resolve_model,
+        person_tools: Mapping[str, Tool] | None = None,
+        attach: AttachFiles | None = None,
     ) -> None:
         if not agents:
             raise ValueError("a runtime needs at least one agent")
@@ -109,6 +132,18 @@ class Runtime:
         if mode is not None and self._session.mode is None:
             self._session.mode = mode
         self._has_modes = mode is not None or self._session.mode is not None
+        for name, model in self._session.models.items():
+            # The model belongs to the session, as the mode does: the last switch wins.
+            if name in self.agents and isinstance(self.agents[name].model, str):
+                self.agents[name] = msgspec.structs.replace(self.agents[name], model=model)
+        self.entry = self.agents[self.entry.name]
+        self.person_tools: Mapping[str, Tool] = person_tools or {}
+        if both := set(self.person_tools) & set(self.tools):
+            raise ValueError(f"person tools named like the model's tools: {sorted(both)}")
+        self.attach = attach
+        self._tool_runs: set[asyncio.Task[None]] = set()
+        self._tools_ran: set[str] = set()
+        """Submissions whose `tool_ran` is recorded while their task is still ending."""
         self.hooks = hooks
         self.turn_end = turn_end
         # SessionStart runs once per runtime, when its first run starts.
@@ -167,6 +202,8 @@ class Runtime:
                     assert self._task is not None and self._run is not None
                     self._run.submission_id = submission  # what the interrupt ends answers it
                     self._task.cancel()
+                for task in self._tool_runs:
+                    task.cancel()
             case ops.Approve(tool_call_id=tool_call, call_id=call, scope=scope, rule=rule):
                 answer = Answer(
                     approved=True, scope=scope, rule=rule, mode=op.mode, submission_id=submission
@@ -177,6 +214,10 @@ class Runtime:
                 self._answer(op, call, tool_call, answer)
             case ops.SetMode(mode=mode):
                 self._set_mode(mode, submission)
+            case ops.SetModel(model=model, agent=agent):
+                self._set_model(model, agent, submission)
+            case ops.RunTool(tool=name, arguments=arguments):
+                self._run_tool(name, arguments, submission)
             case ops.Shutdown():
                 if self.running:
                     assert self._task is not None
@@ -184,6 +225,8 @@ class Runtime:
                     self._task.add_done_callback(lambda _: self._claim.release())
                 else:
                     self._claim.release()
+                for task in self._tool_runs:
+                    task.cancel()
                 self._end_streams()
         return submission
 
@@ -211,14 +254,153 @@ class Runtime:
                 ev.ModeChanged(mode=mode, previous=previous, submission_id=submission)
             )
 
+    def _set_model(self, model: str, name: str | None, submission: str) -> None:
+        def refuse(reason: str) -> None:
+            self.record_session(
+                ev.OpRefused(op="set_model", reason=reason, submission_id=submission)
+            )
+
+        agent = self.agents.get(name) if name else self.entry
+        model = model.strip()
+        if agent is None:
+            refuse(f"no agent {name!r}; agents: {', '.join(self.agents)}")
+            return
+        if self.running:
+            refuse("a turn is running: switch the model when it has ended (or interrupt it)")
+            return
+        previous = agent.model if isinstance(agent.model, str) else agent.model.name
+        if model == previous:
+            return
+        try:
+            # Resolved only to check it (a bad name, a missing key); the turn that needs the
+            # provider makes it, so that a scripted one is moved past turns already played.
+            self._resolve(model)
+        except UnknownModel as exc:
+            refuse(str(exc))
+            return
+        self.record_session(
+            ev.ModelChanged(
+                agent=agent.name, model=model, previous=previous, submission_id=submission
+            )
+        )
+
     def record_session(self, event: ev.Event) -> ev.Event:
         """Store a session event (one of `ev.SESSION_KINDS`), apply it to the session state
-        (`mode_changed` is the one way the mode changes) and publish it."""
+        (`mode_changed` is the one way the mode changes, `model_changed` the one way a model
+        does) and publish it."""
         event = self.store.append(msgspec.structs.replace(event, session_id=self.session_id))
         if isinstance(event, ev.ModeChanged):
             self._session.mode = event.mode
+        elif isinstance(event, ev.ModelChanged) and event.agent in self.agents:
+            self._session.switch_model(event.agent, event.model)
+            # A fresh provider: a scripted one plays from the turns since this switch, live
+            # as after a resume (`_provider_for`).
+            self._providers.pop(event.model, None)
+            agent = msgspec.structs.replace(self.agents[event.agent], model=event.model)
+            self.agents[event.agent] = agent
+            if agent.name == self.entry.name:
+                self.entry = agent
         self._publish(event)
         return event
+
+    # ---- the person's own tool calls ----------------------------------------------------------
+
+    def person_refusal(self, tool: str, side_effect: SideEffect, arguments: dict[str, Any]) -> str:
+        """Why a deny rule forbids the person this call ("" when none does).
+
+        The person's calls pass the one decision in `bypassPermissions` mode: they typed the
+        call, so no question is asked (they would be the one asked), but a deny rule holds for
+        them as for any model, and with it the files it hides.
+        """
+        request = ApprovalRequest(
+            session_id=self.session_id,
+            agent=PERSON,
+            call_id="",
+            tool_call_id="",
+            tool=tool,
+            side_effect=side_effect,
+            arguments=arguments,
+            mode=PERSON_MODE,
+        )
+        verdict = self.approval.decide(request)
+        if verdict.decision == "deny" and not verdict.unasked:
+            return verdict.reason or "refused by the permission rules"
+        return ""
+
+    def _run_tool(self, name: str, arguments: dict[str, Any], submission: str) -> None:
+        tool = self.tools.get(name) or self.person_tools.get(name)
+        if tool is None:
+            every = ", ".join(sorted([*self.tools, *self.person_tools]))
+            reason = f"no tool {name!r} in this session; tools: {every}"
+        else:
+            reason = self.person_refusal(name, tool.side_effect, arguments)
+        if reason:
+            self.record_session(
+                ev.OpRefused(op="run_tool", reason=reason, submission_id=submission)
+            )
+            return
+        assert tool is not None
+        started = time.perf_counter()
+        task = asyncio.get_running_loop().create_task(
+            self._tool_run(tool, arguments, submission, started), name=f"moot-tool-{name}"
+        )
+        self._tool_runs.add(task)
+
+        def ended(task: asyncio.Task[None]) -> None:
+            self._tool_runs.discard(task)
+            if task.cancelled() and submission not in self._tools_ran:
+                # Cancelled before it began: it never reached its own `tool_ran`.
+                self._tool_ran(name, arguments, submission, started, None)
+            self._tools_ran.discard(submission)
+
+        task.add_done_callback(ended)
+
+    async def _tool_run(
+        self, tool: Tool, arguments: dict[str, Any], submission: str, started: float
+    ) -> None:
+        ctx = ToolContext(
+            session_id=self.session_id,
+            run_id="",  # no run: nothing is snapshotted for a rewind, nothing is folded
+            call_id="",
+            agent=PERSON,
+            tool_call_id=new_id("person"),
+            mode=self.mode,
+        )
+        try:
+            result = await tool.invoke(dict(arguments), ctx)
+        except asyncio.CancelledError:
+            self._tool_ran(tool.name, arguments, submission, started, None)
+            raise
+        self._tool_ran(tool.name, arguments, submission, started, result)
+
+    def _tool_ran(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        submission: str,
+        started: float,
+        result: ToolResult | None,
+    ) -> None:
+        self._tools_ran.add(submission)
+        stopped = result is None
+        result = result or ToolResult.error("Interrupted before it finished.")
+        self.record_session(
+            ev.ToolRan(
+                tool=name,
+                arguments=arguments,
+                content=as_text(result.content),
+                is_error=result.is_error,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                interrupted=stopped,
+                display=dict(result.display),
+                submission_id=submission,
+            )
+        )
+
+    async def tools_done(self) -> None:
+        """Wait until the person's tool calls have ended (after `Shutdown`, their `tool_ran`)."""
+        while self._tool_runs:
+            await asyncio.gather(*self._tool_runs, return_exceptions=True)
 
     @property
     def unfinished_run(self) -> str | None:
@@ -229,6 +411,41 @@ class Runtime:
     def conversation(self, agent: str | None = None) -> list[Message]:
         """An agent's conversation with the person over the finished runs, as its model saw it."""
         return list(self._session.history.get(agent or self.entry.name, ()))
+
+    def context_parts(self, agent: str | None = None) -> list[ContextPart]:
+        """What the agent's model would read with its next request, part by part, each
+        estimated as the pre-flight check estimates a request (`estimate_tokens`)."""
+        from moot.core.peers import FINISH_SPEC, call_agent_spec, system_prompt
+        from moot.providers.base import ModelRequest, ToolSpec, estimate_tokens
+        from moot.tools.base import tool_spec
+
+        chosen = self.agents[agent] if agent else self.entry
+        roster = list(self.agents.values())
+        tools = {**self.tools, **{t.name: t for t in chosen.tools}}
+        specs = [ToolSpec(**tool_spec(t)) for t in tools.values()]
+        specs += [call_agent_spec(roster), FINISH_SPEC]
+        messages = self._session.history.get(chosen.name, [])
+
+        def tokens(**request: Any) -> int:
+            return estimate_tokens(
+                ModelRequest(model="", **{"system": "", "messages": (), **request})
+            )
+
+        results = sum(isinstance(m, ToolResultMessage) for m in messages)
+        return [
+            ContextPart(
+                "system prompt",
+                tokens(system=system_prompt(chosen, roster, PERSON)),
+                "instructions and the peers",
+            ),
+            ContextPart("memory", 0, "no project memory (AGENTS.md) is loaded by this build"),
+            ContextPart("tools", tokens(tools=specs), f"{len(specs)} tool schemas"),
+            ContextPart(
+                "messages",
+                tokens(messages=messages),
+                f"{len(messages)} messages, {results} tool results",
+            ),
+        ]
 
     @property
     def running(self) -> bool:
@@ -300,6 +517,12 @@ class Runtime:
 
     async def _turn(self, op: ops.UserTurn, submission: str) -> None:
         agent = self.agents[op.agent] if op.agent else self.entry
+        files: Sequence[AttachedFile] = ()
+        if self.attach is not None and "@" in op.text:
+            files = self.attach(
+                op.text,
+                lambda path: self.person_refusal("read", SideEffect.READ_ONLY, {"path": path}),
+            )
         fold = RunFold(self.limits, self._session.history)
         self._session.open_run = fold
         run = self._context(fold, submission)
@@ -311,6 +534,7 @@ class Runtime:
                 parent_call_id=None,
                 prompt=op.text,
                 attachments=op.attachments,
+                files=tuple(files),
                 limits=self.limits.as_dict(),
                 mode=run.mode(),
             ),
@@ -361,10 +585,13 @@ class Runtime:
             provider = self._resolve(model) if isinstance(model, str) else model
             self._providers[key] = provider
             if isinstance(provider, ScriptPosition):
-                # Only the turns of agents that share this very model were played from it.
+                # Only the turns of agents that share this very model were played from it, and
+                # of those only the ones since the agent switched to it (`model_changed`).
+                session = self._session
                 for peer in self.agents.values():
-                    turns = self._session.model_turns.get(peer.name, 0)
-                    if turns and (peer.model is model or peer.model == model):
+                    turns = session.model_turns.get(peer.name, 0)
+                    turns -= session.model_base.get(peer.name, 0)
+                    if turns > 0 and (peer.model is model or peer.model == model):
                         provider.fast_forward(peer.name, turns)
         return provider
 

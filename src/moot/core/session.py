@@ -15,7 +15,7 @@ import msgspec
 
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
-from moot.protocol.events import SESSION_KINDS, ModeChanged, TurnStarted
+from moot.protocol.events import SESSION_KINDS, ModeChanged, ModelChanged, TurnStarted
 from moot.protocol.messages import Message
 from moot.protocol.modes import ModeName
 from moot.store.base import Store
@@ -33,18 +33,36 @@ class SessionState(msgspec.Struct):
     """Model calls each agent has made in this session (scripted providers resume from it)."""
     mode: ModeName | None = None
     """The permission mode the session last switched to (`mode_changed`); None if it never did."""
+    models: dict[str, str] = {}
+    """The model each agent last switched to (`model_changed`), by agent."""
+    model_base: Counter[str] = msgspec.field(default_factory=Counter)
+    """Each agent's `model_turns` when it switched model: a scripted model is moved past only
+    the turns played since (its own)."""
 
     def checkpoint(self) -> dict[str, Any]:
         return {
             "history": msgspec.to_builtins(self.history),
             "model_turns": dict(self.model_turns),
             "mode": self.mode,
+            "models": self.models,
+            "model_base": dict(self.model_base),
         }
 
     @classmethod
     def from_checkpoint(cls, data: dict[str, Any]) -> SessionState:
         history = msgspec.convert(data["history"], dict[str, list[Message]])
-        return cls(history=history, model_turns=Counter(data["model_turns"]), mode=data.get("mode"))
+        return cls(
+            history=history,
+            model_turns=Counter(data["model_turns"]),
+            mode=data.get("mode"),
+            models=dict(data.get("models") or {}),
+            model_base=Counter(data.get("model_base") or {}),
+        )
+
+    def switch_model(self, agent: str, model: str) -> None:
+        """Take a `model_changed` in: the agent's turns from here on are the new model's."""
+        self.models[agent] = model
+        self.model_base[agent] = self.model_turns.get(agent, 0)
 
     def finish_run(self, fold: RunFold) -> None:
         """Take a finished run in (its fold has already updated the history)."""
@@ -64,6 +82,8 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
     for event in store.events(session_id, after_seq=after):
         if isinstance(event, ModeChanged):
             state.mode = event.mode
+        elif isinstance(event, ModelChanged):
+            state.switch_model(event.agent, event.model)
         if event.kind in SESSION_KINDS:
             continue  # of the session, not of a run: no fold takes them
         if isinstance(event, TurnStarted):
@@ -81,3 +101,17 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
             fold.totals.elapsed_before = (fold.last_at - fold.started_at).total_seconds()
     state.open_run = fold
     return state
+
+
+def recorded_model(store: Store, session_id: str, agent: str) -> str | None:
+    """The model `agent` last switched to in the session (`model_changed`), if it ever did:
+    what a resumed session goes on with unless the front end names another."""
+    saved = store.latest_checkpoint(session_id, CHECKPOINT)
+    after, model = 0, None
+    if saved is not None:
+        after, data = saved
+        model = (data.get("models") or {}).get(agent)
+    for event in store.events(session_id, after_seq=after, kinds=("model_changed",)):
+        if isinstance(event, ModelChanged) and event.agent == agent:
+            model = event.model
+    return model

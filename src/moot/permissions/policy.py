@@ -65,6 +65,22 @@ class RulesPolicy:
         if rule not in approved:
             self._approved[session_id] = (*approved, rule)
 
+    def approved(self, session_id: str) -> tuple[Rule, ...]:
+        """The allow rules approved for the session (not saved anywhere)."""
+        return self._approved.get(session_id, ())
+
+    def drop_allow(self, session_id: str, rule: Rule) -> bool:
+        """Forget an approval for the session; False when there was none."""
+        approved = self._approved.get(session_id, ())
+        if rule not in approved:
+            return False
+        self._approved[session_id] = tuple(r for r in approved if r != rule)
+        return True
+
+    def replace_rules(self, rules: RuleSet) -> None:
+        """Decide later calls by `rules` (the settings read again after a change)."""
+        self._rules = rules
+
     def rules(self, session_id: str) -> RuleSet:
         """The rules in force for a session: the shared ones plus its own approvals."""
         approved = self._approved.get(session_id)

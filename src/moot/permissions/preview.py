@@ -10,15 +10,14 @@ instead, and the tool itself reports the real error when it runs. A file over
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from moot.workspace.diff import MAX_DIFF_LINES, unified_diff
 from moot.workspace.paths import PathRefused, Workspace, read_file_bytes
 
-MAX_LINES = 200
 MAX_PREVIEW_BYTES = 1024 * 1024
 """Larger files are not diffed for a preview; the change is shown on its own."""
 
@@ -41,17 +40,7 @@ def diff_preview(root: Path, tool: str, args: Mapping[str, Any]) -> str | None:
     after = _apply(tool, args, before or "")
     if after is None:
         return f"(no preview of {path}: the text to replace is not in the file as it is now)"
-    lines = list(
-        difflib.unified_diff(
-            (before or "").splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            fromfile="/dev/null" if before is None else f"a/{path}",
-            tofile=f"b/{path}",
-        )
-    )
-    if len(lines) > MAX_LINES:
-        lines = [*lines[:MAX_LINES], f"... {len(lines) - MAX_LINES} more diff lines\n"]
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return unified_diff(before, after, path)
 
 
 def _change_alone(path: str, size: int, tool: str, args: Mapping[str, Any]) -> str:
@@ -67,8 +56,8 @@ def _change_alone(path: str, size: int, tool: str, args: Mapping[str, Any]) -> s
         if isinstance(edit, dict):
             lines += [f"-{line}" for line in str(edit.get("old", "")).splitlines()]
             lines += [f"+{line}" for line in str(edit.get("new", "")).splitlines()]
-    if len(lines) > MAX_LINES:
-        lines = [*lines[:MAX_LINES], f"... {len(lines) - MAX_LINES} more lines"]
+    if len(lines) > MAX_DIFF_LINES:
+        lines = [*lines[:MAX_DIFF_LINES], f"... {len(lines) - MAX_DIFF_LINES} more lines"]
     return "\n".join(lines) + "\n"
 
 

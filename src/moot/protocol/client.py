@@ -13,7 +13,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
-from typing import Any, Protocol, Self
+from typing import Any, Literal, Protocol, Self
 
 import msgspec
 from msgspec.structs import replace
@@ -185,6 +185,65 @@ class SessionStatus(msgspec.Struct, frozen=True):
     notices: tuple[str, ...] = ()
     """What the person should be told once (a settings key nobody reads, a repository's own
     settings that loosen the sandbox)."""
+    person_tools: tuple[str, ...] = ()
+    """The tools only the person runs (`RunTool`), never offered to a model."""
+
+
+class ContextPart(msgspec.Struct, frozen=True):
+    """One part of what an agent's model reads with each request."""
+
+    name: str
+    """`system prompt`, `memory`, `tools`, `messages`, `files` ..."""
+    tokens: int
+    """Estimated (about four characters a token; the APIs count exactly only when billing)."""
+    detail: str = ""
+
+
+class ContextReport(msgspec.Struct, frozen=True):
+    """What fills an agent's context now (`/context`)."""
+
+    agent: str
+    model: str
+    parts: tuple[ContextPart, ...]
+    context_window: int | None = None
+    """The model's window in tokens, from the catalog (None: unknown)."""
+    last_input_tokens: int | None = None
+    """What the provider counted for the agent's last request (None: no request yet)."""
+
+    @property
+    def tokens(self) -> int:
+        """The estimated total."""
+        return sum(part.tokens for part in self.parts)
+
+
+class RuleEntry(msgspec.Struct, frozen=True):
+    """One permission rule in force, and where it comes from."""
+
+    kind: Literal["allow", "ask", "deny"]
+    rule: str
+    source: str
+    """A settings file's path, `command line`, or `this session` (an approval for it)."""
+
+
+class PermissionsReport(msgspec.Struct, frozen=True):
+    """The effective permission rules (`/permissions`), each with its source."""
+
+    mode: str | None
+    rules: tuple[RuleEntry, ...]
+    local_file: str
+    """Where `permission_rule` adds and removes rules (`.moot/settings.local.json`)."""
+
+
+class ModelChoice(msgspec.Struct, frozen=True):
+    """A model the catalog knows, as a picker lists it."""
+
+    name: str
+    """`provider/model`."""
+    ready: bool
+    """Its provider has a key (or needs none), so `SetModel` would take it."""
+    context_window: int | None = None
+    note: str = ""
+    """Why it is not ready (the variable to set), or other facts worth a glance."""
 
 
 # ---- the protocols ------------------------------------------------------------------------------
@@ -209,10 +268,11 @@ class Queries(Protocol):
         before_seq: int | None = None,
         kinds: Collection[str] | None = None,
         limit: int | None = None,
+        run_id: str | None = None,
     ) -> list[Event]:
         """A session's stored events in seq order: after `after_seq`, before `before_seq`, of
-        `kinds`; with `limit`, the *last* `limit` of those (a transcript shows its tail first,
-        older pages on demand).
+        `kinds`, of one run (`run_id`); with `limit`, the *last* `limit` of those (a transcript
+        shows its tail first, older pages on demand).
 
         Raises:
             KeyError: The store holds no such session.
@@ -252,6 +312,20 @@ class Client(Protocol):
     def files(self, limit: int = 20_000) -> list[str]:
         """The workspace's files, relative, gitignore-aware and without what deny rules hide,
         at most `limit` of them (for `@path` completion). Blocking: call it off the UI thread."""
+        ...
+
+    def context(self, agent: str | None = None) -> ContextReport:
+        """What fills an agent's context now (the person's agent when None), part by part."""
+        ...
+
+    def permissions(self) -> PermissionsReport:
+        """The permission rules in force and where each comes from (change them with the
+        `permission_rule` person tool)."""
+        ...
+
+    def models(self) -> list[ModelChoice]:
+        """The models a `SetModel` may name: the catalog's (with the settings' and the user's
+        entries) and the ones in use, the ready ones first."""
         ...
 
     async def close(self) -> None:

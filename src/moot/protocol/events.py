@@ -14,7 +14,14 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from moot.protocol.messages import Attachment, Thinking, ToolCall, Usage, plain_value
+from moot.protocol.messages import (
+    AttachedFile,
+    Attachment,
+    Thinking,
+    ToolCall,
+    Usage,
+    plain_value,
+)
 from moot.protocol.modes import ModeName
 from moot.protocol.states import RunState, StopReason
 
@@ -60,6 +67,9 @@ class TurnStarted(_Event, tag="turn_started", frozen=True):
 
     prompt: str
     attachments: tuple[Attachment, ...] = ()
+    files: tuple[AttachedFile, ...] = ()
+    """Workspace files the prompt names as `@path`, read as the run began: the model reads
+    them with the prompt, and a resumed run folds the same text."""
     limits: dict[str, Any] = msgspec.field(default_factory=dict)
     """The limits in force for this run, as configured."""
     mode: ModeName | None = None
@@ -237,6 +247,33 @@ class ModeChanged(_Event, tag="mode_changed", frozen=True):
     """"plan_approval": the person approved a plan (`exit_plan_mode`), which leaves plan mode."""
 
 
+class ModelChanged(_Event, tag="model_changed", frozen=True):
+    """An agent's model changed (a `SetModel` op); its next turn asks the new one.
+
+    A session event (no run); `agent` names the agent whose model it is.
+    """
+
+    model: str
+    previous: str
+
+
+class ToolRan(_Event, tag="tool_ran", frozen=True):
+    """A tool the person ran directly (`RunTool`) finished: its result, which no model sees.
+
+    A session event (no run): nothing folds it into a conversation.
+    """
+
+    tool: str
+    content: str
+    arguments: dict[str, Any] = msgspec.field(default_factory=dict)
+    is_error: bool = False
+    duration_ms: float = 0.0
+    interrupted: bool = False
+    """An `Interrupt` (or the session's end) stopped it before it finished."""
+    display: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Structured data for front ends, as in `tool_finished`."""
+
+
 class OpRefused(_Event, tag="op_refused", frozen=True):
     """An op could not be carried out: it matched nothing (an `Approve` for a call that waits
     on no approval), or the session was in no state for it. A session event."""
@@ -348,6 +385,8 @@ Event = (
     | ToolOutput
     | ToolFinished
     | ModeChanged
+    | ModelChanged
+    | ToolRan
     | OpRefused
     | HookRan
 )
@@ -355,7 +394,7 @@ Event = (
 
 CREATION_KINDS = frozenset({"turn_started", "agent_called"})
 TERMINAL_KINDS = frozenset({"turn_finished", "agent_returned"})
-SESSION_KINDS = frozenset({"mode_changed", "op_refused"})
+SESSION_KINDS = frozenset({"mode_changed", "model_changed", "tool_ran", "op_refused"})
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""
 
 

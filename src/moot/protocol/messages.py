@@ -29,6 +29,24 @@ class Attachment(_Value, frozen=True):
     """An optional file name, shown to people, never needed by models."""
 
 
+class AttachedFile(_Value, frozen=True):
+    """A workspace file the person named as `@path` in a message, as the model reads it."""
+
+    path: str
+    """Workspace-relative, `/`-joined, as the person wrote it (normalised)."""
+    text: str = ""
+    """The file's text, capped (empty when it was not attached: see `note`)."""
+    note: str = ""
+    """Why it is cut or not attached (binary, a directory, hidden by a deny rule, ...)."""
+
+    def for_model(self) -> str:
+        """The block the model reads after the prompt."""
+        if not self.text:
+            return f"[@{self.path}: {self.note}]"
+        note = f" ({self.note})" if self.note else ""
+        return f'<file path="{self.path}"{note}>\n{self.text}\n</file>'
+
+
 class Usage(_Value, frozen=True):
     """Tokens one model call used, as the provider reported them."""
 

@@ -5,7 +5,7 @@ Each op's docstring names the events that answer it.
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -45,7 +45,8 @@ class Interrupt(_Op, tag="interrupt", frozen=True):
     """Cancel the running turn.
 
     Answered by `tool_finished(interrupted=True)` for running tools, `agent_returned` for open
-    peer calls and `turn_finished` with state cancelled / stop reason user_cancelled.
+    peer calls and `turn_finished` with state cancelled / stop reason user_cancelled; a tool
+    the person runs (`RunTool`) ends with a `tool_ran` that says it was interrupted.
     """
 
 
@@ -90,11 +91,43 @@ class SetMode(_Op, tag="set_mode", frozen=True):
     mode: ModeName
 
 
+class SetModel(_Op, tag="set_model", frozen=True):
+    """Switch an agent's model, from its next turn on (a turn that runs keeps its model).
+
+    Answered by `model_changed` (nothing when the agent has that model already), or by
+    `op_refused` when the model cannot be used (the reason says why and what would: an unknown
+    provider lists the known ones, a missing key names its variable), there is no such agent,
+    or a turn is running. The model belongs to the session: a resumed session keeps the last
+    one it switched to unless the front end names another.
+    """
+
+    model: str
+    """`provider/model` (or `scripted:<file>`, or a comma-separated fallback list)."""
+    agent: str | None = None
+    """The agent to switch; the one that answers the person when None."""
+
+
+class RunTool(_Op, tag="run_tool", frozen=True):
+    """The person runs a tool of the session directly (`/grep`, `!command`); no model sees it.
+
+    Answered by `tool_ran` with the result, or by `op_refused` when the session has no such
+    tool or a deny rule forbids the call. The tools are the model's own (`SessionStatus.tools`,
+    with the same workspace bounds, sandbox and hidden files) and the person's
+    (`SessionStatus.person_tools`: undo, doctor, sandbox, outline, jobs, permission_rule).
+    No approval is asked (the person typed the call, so they would be the one asked), and no
+    hook runs; deny rules still hold, as the one decision's deny step settles them. An
+    `Interrupt` stops a tool that runs (its `tool_ran` says so).
+    """
+
+    tool: str
+    arguments: dict[str, Any] = {}
+
+
 class Shutdown(_Op, tag="shutdown", frozen=True):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
 
-Op = UserTurn | ResumeRun | Interrupt | Approve | Deny | SetMode | Shutdown
+Op = UserTurn | ResumeRun | Interrupt | Approve | Deny | SetMode | SetModel | RunTool | Shutdown
 OpT = TypeVar("OpT", bound=_Op)
 
 

@@ -176,6 +176,23 @@ def user_catalog_path() -> Path:
     return config_dir() / "models.json"
 
 
+def known_models(extra: Mapping[str, CatalogEntry] | None = None) -> dict[str, ModelInfo]:
+    """Every model the catalog lists, by name: the built-in list, the user's `models.json`,
+    then `extra` (the settings' `models`).
+
+    Raises:
+        ValueError: as `lookup`.
+    """
+    known: Catalog = _known(user_catalog_path())
+    if extra:
+        entries = {
+            n: e if isinstance(e, CatalogEntry) else _entry(n, e, "the settings' models")
+            for n, e in extra.items()
+        }
+        known = _layer(known, entries)
+    return dict(known)
+
+
 def lookup(name: str, extra: Mapping[str, CatalogEntry] | None = None) -> ModelInfo:
     """The catalog entry for `provider/model`.
 

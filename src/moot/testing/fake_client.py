@@ -4,15 +4,18 @@ A front end under test holds a `FakeClient` as it would a real session. With `au
 default) the fake answers ops as a session would, from its script: a `UserTurn` (or an
 `Approve`/`Deny`, or `ResumeRun`) plays the script up to and including the next
 `approval_requested` or `turn_finished`; an `Interrupt` while a turn is open ends it cancelled;
-`SetMode` plays a `mode_changed`. Without `autoplay`, the test plays events itself with `play`
-or `emit`. Every op is kept in `ops`, so a test can assert exactly what the front end sent.
+`SetMode` plays a `mode_changed`; `SetModel` a `model_changed` (or an `op_refused` for a model
+not in `models`, when given); `RunTool` a `tool_ran` with the tool's canned result from
+`tool_results` (or an `op_refused` for a tool without one). Without `autoplay`, the test plays
+events itself with `play` or `emit`. Every op is kept in `ops`, so a test can assert exactly
+what the front end sent.
 """
 
 from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,10 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import (
     AgentStatus,
+    ContextPart,
+    ContextReport,
+    ModelChoice,
+    PermissionsReport,
     SandboxStatus,
     SessionStatus,
     SessionSummary,
@@ -32,6 +39,12 @@ from moot.protocol.messages import Usage
 from moot.protocol.states import RunState, StopReason
 
 _PAUSE_AFTER = frozenset({"approval_requested", "turn_finished"})
+
+ToolOutcome = str | tuple[str, bool] | Mapping[str, Any]
+"""A canned result: its content, (content, is_error), or the `tool_ran` fields (`content`,
+`is_error`, `display`)."""
+CannedTool = ToolOutcome | Callable[[dict[str, Any]], ToolOutcome]
+"""What a tool answers `RunTool`: a fixed result, or one made from the arguments."""
 
 
 def events_from_export(source: str | Path | dict[str, Any]) -> list[ev.Event]:
@@ -55,6 +68,11 @@ class FakeClient:
         status: What `status()` answers; a plausible default when None.
         sessions: Other sessions the queries list (besides this one).
         autoplay: Answer ops from the script as a session would (see the module docstring).
+        files: What `files()` lists.
+        tool_results: What `RunTool` of each tool answers (see `CannedTool`).
+        models: What `models()` lists; when given, `SetModel` refuses other names.
+        context: What `context()` answers; a small plausible report when None.
+        permissions: What `permissions()` answers; no rules when None.
     """
 
     def __init__(
@@ -66,6 +84,10 @@ class FakeClient:
         sessions: Iterable[SessionSummary] = (),
         autoplay: bool = True,
         files: Iterable[str] = (),
+        tool_results: Mapping[str, CannedTool] | None = None,
+        models: Iterable[ModelChoice] = (),
+        context: ContextReport | None = None,
+        permissions: PermissionsReport | None = None,
     ) -> None:
         self._session_id = session_id
         self.script: deque[ev.Event] = deque(script)
@@ -88,6 +110,10 @@ class FakeClient:
         )
         self._others = list(sessions)
         self._files = list(files)
+        self.tool_results: dict[str, CannedTool] = dict(tool_results or {})
+        self._models = list(models)
+        self._context = context
+        self._permissions = permissions
         self._subscribers: list[Subscription] = []
         self._submissions = 0
         self._submission = ""
@@ -121,15 +147,46 @@ class FakeClient:
         return subscription
 
     def status(self) -> SessionStatus:
-        mode = self._status.mode
+        mode, model = self._status.mode, self._status.model
         for event in self.log:
             if isinstance(event, ev.ModeChanged):
                 mode = event.mode
+            elif isinstance(event, ev.ModelChanged):
+                model = event.model
         open_run = self._open_run.run_id if self._open_run else None
-        return replace(self._status, mode=mode, open_run=open_run, running=open_run is not None)
+        person = tuple(t for t in self.tool_results if t not in self._status.tools)
+        return replace(
+            self._status,
+            mode=mode,
+            model=model,
+            open_run=open_run,
+            running=open_run is not None,
+            person_tools=self._status.person_tools or person,
+        )
 
     def files(self, limit: int = 20_000) -> list[str]:
         return self._files[:limit]
+
+    def context(self, agent: str | None = None) -> ContextReport:
+        if self._context is not None:
+            return self._context
+        status = self.status()
+        parts = (
+            ContextPart("system prompt", 120, "instructions and the peers"),
+            ContextPart("memory", 0, "none"),
+            ContextPart("tools", 900, f"{len(status.tools)} tool schemas"),
+            ContextPart("messages", 40 * len(self.log), f"{len(self.log)} events"),
+        )
+        return ContextReport(agent or "moot", status.model, parts, status.context_window)
+
+    def permissions(self) -> PermissionsReport:
+        if self._permissions is not None:
+            return self._permissions
+        local = f"{self.status().workspace}/.moot/settings.local.json"
+        return PermissionsReport(mode=self.status().mode, rules=(), local_file=local)
+
+    def models(self) -> list[ModelChoice]:
+        return list(self._models)
 
     async def close(self) -> None:
         self.closed = True
@@ -183,10 +240,33 @@ class FakeClient:
             case ops.SetMode(mode=mode) if mode != self.status().mode:
                 previous = self.status().mode or "default"
                 self.emit(ev.ModeChanged(mode=mode, previous=previous))  # type: ignore[arg-type]
+            case ops.SetModel(model=model) if model != self.status().model:
+                names = [m.name for m in self._models]
+                if names and model not in names:
+                    reason = f"unknown model {model!r}; models: {', '.join(names)}"
+                    self.emit(ev.OpRefused(op=op.kind, reason=reason))
+                else:
+                    previous = self.status().model
+                    self.emit(ev.ModelChanged(agent="moot", model=model, previous=previous))
+            case ops.RunTool(tool=tool, arguments=arguments):
+                self._run_tool(tool, arguments)
             case ops.Shutdown():
                 for subscription in list(self._subscribers):
                     subscription.end()
                 self._subscribers.clear()
+
+    def _run_tool(self, tool: str, arguments: dict[str, Any]) -> None:
+        canned = self.tool_results.get(tool)
+        if canned is None:
+            every = ", ".join(sorted(self.tool_results))
+            self.emit(ev.OpRefused(op="run_tool", reason=f"no tool {tool!r}; tools: {every}"))
+            return
+        outcome = canned(arguments) if callable(canned) else canned
+        if isinstance(outcome, str):
+            outcome = {"content": outcome}
+        elif isinstance(outcome, tuple):
+            outcome = {"content": outcome[0], "is_error": outcome[1]}
+        self.emit(ev.ToolRan(tool=tool, arguments=arguments, **outcome))
 
     def _cancel(self, run: ev.TurnStarted) -> None:
         """End the open turn as an interrupt would; the script's rest of that turn is skipped."""
@@ -248,6 +328,7 @@ class _FakeQueries:
         before_seq: int | None = None,
         kinds: Collection[str] | None = None,
         limit: int | None = None,
+        run_id: str | None = None,
     ) -> list[ev.Event]:
         if session_id != self._client.session_id:
             raise KeyError(f"no session {session_id!r}")
@@ -257,5 +338,6 @@ class _FakeQueries:
             if e.seq > after_seq
             and (before_seq is None or e.seq < before_seq)
             and (kinds is None or e.kind in kinds)
+            and (run_id is None or e.run_id == run_id)
         ]
         return chosen if limit is None else chosen[max(len(chosen) - limit, 0) :]

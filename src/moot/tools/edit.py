@@ -15,6 +15,7 @@ from pydantic import Field
 
 from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
 from moot.tools.write import OUTSIDE_A_RUN
+from moot.workspace.diff import unified_diff
 from moot.workspace.edits import EditLike, apply_edits
 from moot.workspace.errors import FILE_ERRORS, describe
 from moot.workspace.paths import Workspace, read_file_bytes
@@ -72,7 +73,8 @@ def edit_file(
             return ToolResult.error(f"{rel} is a binary file; edit changes text files only")
         workspace.ledger.check_fresh(target, data)
         encoding = sniff_encoding(data[:4])
-        text, done = apply_edits(decode(data, encoding), edits)
+        before = decode(data, encoding)
+        text, done = apply_edits(before, edits)
         out = encode(text, encoding)
         writer = workspace.write_bytes(target, out, run_id=run_id)
         assert writer.stat is not None
@@ -86,4 +88,7 @@ def edit_file(
     many = "s" if replaced > 1 else ""
     at = f"line{'s' if len(done) > 1 else ''} {lines}"
     note = f"\n[{writer.snapshot_note}]" if writer.snapshot_note else ""
-    return ToolResult(f"Edited {rel}: {replaced} replacement{many}, at {at}.{note}")
+    diff = unified_diff(before, text, rel)  # front ends show it; the model does not read it
+    return ToolResult(
+        f"Edited {rel}: {replaced} replacement{many}, at {at}.{note}", display={"diff": diff}
+    )

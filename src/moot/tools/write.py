@@ -8,6 +8,7 @@ order mark, line endings and mode; a new file is UTF-8, with missing parent dire
 from __future__ import annotations
 
 from moot.tools.base import OUTSIDE_A_RUN, FunctionTool, SideEffect, ToolContext, ToolResult, tool
+from moot.workspace.diff import unified_diff
 from moot.workspace.errors import FILE_ERRORS, describe
 from moot.workspace.paths import Workspace, read_file_bytes
 from moot.workspace.text import (
@@ -55,17 +56,22 @@ def write_file(workspace: Workspace, path: str, content: str, *, run_id: str = "
         existing, _ = read_file_bytes(workspace.root, target)
     except FileNotFoundError:
         existing = None
+    old_text: str | None = None
+    new_text = content
     if existing is None:
         data = encode(content, UTF8)
     else:
         workspace.ledger.require_read(target, existing)
         encoding = sniff_encoding(existing[:4])
         old_text = existing[len(encoding.bom) :].decode(encoding.codec, "replace")
-        data = encode(to_newline(content, dominant_newline(old_text)), encoding)
+        new_text = to_newline(content, dominant_newline(old_text))
+        data = encode(new_text, encoding)
     writer = workspace.write_bytes(target, data, run_id=run_id)
     assert writer.stat is not None
     workspace.ledger.record(target, writer.stat, data)
     verb = "Created" if existing is None else "Overwrote"
     count = len(split_lines(content))
     note = f"\n[{writer.snapshot_note}]" if writer.snapshot_note else ""
-    return ToolResult(f"{verb} {rel} ({count} line{'' if count == 1 else 's'}).{note}")
+    diff = unified_diff(old_text, new_text, rel)  # front ends show it; the model does not read it
+    lines = f"{count} line{'' if count == 1 else 's'}"
+    return ToolResult(f"{verb} {rel} ({lines}).{note}", display={"diff": diff})

@@ -9,6 +9,7 @@ narrow terminals; the status line at the bottom.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from textual.reactive import reactive
 
 from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.registry import CommandError, Registry, is_command
+from moot.commands.shell import is_shell, run_shell
 from moot.history import PromptHistory, history_file
 from moot.paths import config_dir
 from moot.protocol import events as ev
@@ -32,6 +34,7 @@ from moot.tui.messages import Answered, PromptSubmitted, SessionEvent, Streamed
 from moot.tui.screens.help import HelpScreen
 from moot.tui.screens.inspector import InspectorScreen
 from moot.tui.screens.picker import PickerScreen
+from moot.tui.search import TranscriptSearch
 from moot.tui.themes import DEFAULT_THEME, load_themes
 from moot.tui.widgets.approval import ApprovalPane
 from moot.tui.widgets.chat import HISTORY_KINDS, ChatPane
@@ -106,6 +109,7 @@ class MootApp(App[int]):
         self._prefs = load_prefs()
         self.theme_warnings: list[str] = []
         self._bridge: EventBridge | None = None
+        self._search = TranscriptSearch()
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -222,6 +226,9 @@ class MootApp(App[int]):
                 self.approvals.add(event)
             case ev.ApprovalDecided():
                 self.approvals.settled(event.call_id, event.tool_call_id)
+            case ev.ModelChanged():  # the model's context window comes with its status
+                status = self.client.status()
+                self.query_one(StatusLine).from_status(status, branch=status.git_branch)
 
     # ---- what the person does ------------------------------------------------------------------
 
@@ -232,6 +239,9 @@ class MootApp(App[int]):
     def _send(self, text: str) -> None:
         if is_command(text):
             self.run_worker(self.registry.run(self, text.strip()), group="command")
+            return
+        if is_shell(text):  # `!command`: the person's own, through the session's sandbox
+            self.run_worker(run_shell(self, text), group="command")
             return
         if self._turn_running:
             self.notify("a turn is running: wait for it, or press Esc to interrupt it")
@@ -265,7 +275,8 @@ class MootApp(App[int]):
     # ---- actions (the keys table names them) ---------------------------------------------------
 
     def action_interrupt(self) -> None:
-        if self._turn_running:
+        commands = any(w.group == "command" and w.is_running for w in self.workers)
+        if self._turn_running or commands:  # a `!command` stops too
             self.client.submit(ops.Interrupt())
 
     def action_quit(self) -> None:  # type: ignore[override]
@@ -346,6 +357,23 @@ class MootApp(App[int]):
 
     def show_help(self) -> None:
         self.push_screen(HelpScreen(self.registry))
+
+    async def copy(self, text: str) -> str:
+        self.copy_to_clipboard(text)  # OSC 52: the terminal's clipboard, over SSH too
+        from moot.commands.clipboard import copy_with_command
+
+        used = await asyncio.to_thread(copy_with_command, text)
+        return f"OSC 52 and {used}" if used else "OSC 52, if the terminal allows it"
+
+    def offer(self, text: str, label: str) -> None:
+        self.query_one(PromptArea).add_chip(text, label)
+        self.notify("it goes with your next message; delete the chip to leave it out")
+
+    def search(self, text: str) -> int:
+        return self._search.run(self.chat, text)
+
+    def inspect(self, title: str, events: Sequence[ev.Event]) -> None:
+        self.push_screen(InspectorScreen(title, events))
 
     async def new_session(self) -> None:
         if self._open_client is None:

@@ -23,7 +23,11 @@ class PickerScreen(ModalScreen[str | None]):
     }
     PickerScreen OptionList { height: auto; max-height: 20; border: none; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("down", "move(1)", "Next", show=False),
+        Binding("up", "move(-1)", "Previous", show=False),
+    ]
 
     def __init__(self, title: str, choices: Sequence[tuple[str, str]]) -> None:
         super().__init__()
@@ -34,6 +38,17 @@ class PickerScreen(ModalScreen[str | None]):
             yield Static(self._title, classes="title")
             yield Input(placeholder="type to filter")
             yield OptionList(*[Option(label, id=value) for value, label in self._choices])
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        options.highlighted = 0 if options.option_count else None
+
+    def action_move(self, step: int) -> None:
+        """Up and down move through the list while the filter keeps the focus."""
+        options = self.query_one(OptionList)
+        if options.option_count:
+            now = options.highlighted if options.highlighted is not None else -step
+            options.highlighted = (now + step) % options.option_count
 
     @on(Input.Changed)
     def _filter(self, event: Input.Changed) -> None:

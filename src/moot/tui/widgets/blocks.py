@@ -7,6 +7,8 @@ widget costs a reflow). Nested blocks (a peer's work under the call that made it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -41,11 +43,23 @@ class UserBlock(Block):
     UserBlock { color: $text; background: $boost; border-left: thick $accent; margin-top: 1; }
     """
 
-    def __init__(self, text: str, *, agent: str = "", seq: int = 0) -> None:
+    def __init__(
+        self,
+        text: str,
+        *,
+        agent: str = "",
+        seq: int = 0,
+        files: Sequence[tuple[str, str, bool]] = (),
+    ) -> None:
+        """`files`: what the message attached (`@path`): path, note, and whether it was."""
         label = Text()
         if agent:
             label.append(f"to {agent}: ", style="dim")
         label.append(text)
+        for path, note, attached in files:
+            label.append("\n")
+            label.append(f"@{path}", style="bold" if attached else "dim strike")
+            label.append(f"  {note or 'attached'}", style="dim")
         super().__init__(label, seq=seq)
 
 

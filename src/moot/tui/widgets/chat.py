@@ -124,7 +124,8 @@ class ChatPane(VerticalScroll):
         match event:
             case ev.TurnStarted():
                 self._depth[event.call_id] = 0
-                await self._add(UserBlock(event.prompt, seq=seq))
+                files = [(f.path, f.note, bool(f.text)) for f in event.files]
+                await self._add(UserBlock(event.prompt, seq=seq, files=files))
             case ev.AgentCalled():
                 self._depth[event.call_id] = event.depth
                 await self._add(

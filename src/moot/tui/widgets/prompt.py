@@ -26,7 +26,8 @@ from moot.tui.messages import PromptSubmitted
 BIG_PASTE_LINES = 12
 BIG_PASTE_CHARS = 1500
 MAX_COMPLETIONS = 12
-_CHIP = re.compile(r"\[pasted \d+ lines #(\d+)\]")
+_CHIP = re.compile(r"\[(?:pasted \d+ lines|output of [^\[\]\n]*?) #(\d+)\]")
+"""A chip in the prompt: a paste, or output offered for the message (`!command`)."""
 
 CommandCompletions = Callable[[str], Sequence[tuple[str, str]]]
 """What is typed after `/` -> (completion, description) pairs."""
@@ -130,6 +131,16 @@ class PromptInput(TextArea):
         # Otherwise TextArea's own handler runs next (Textual calls each class's handler in
         # turn): calling it here too would paste twice.
 
+    def add_chip(self, text: str, label: str) -> None:
+        """Put `text` in the message as a chip named `label` (an `output of ...` label), at
+        the cursor; sending expands it, deleting the chip leaves it out."""
+        number = len(self.pastes) + 1
+        self.pastes[number] = text
+        shown = re.sub(r"[\[\]#\n]", " ", label).strip()
+        if not shown.startswith("output of "):
+            shown = f"output of {shown}"
+        self.insert(f"[{shown} #{number}]\n")
+
     def expanded(self) -> str:
         """The text with every paste chip replaced by what was pasted."""
         return _CHIP.sub(lambda m: self.pastes.get(int(m.group(1)), m.group(0)), self.text)
@@ -231,6 +242,9 @@ class PromptArea(Vertical):
         if key in ("up", "down"):
             self.options.action_cursor_up() if key == "up" else self.options.action_cursor_down()
             return True
+        if key == "enter" and self._typed_in_full():
+            self._show([])  # `/copy` typed whole: Enter sends it, as it would without the list
+            return False
         if key in ("tab", "enter"):
             self._take_completion()
             return True
@@ -238,6 +252,16 @@ class PromptArea(Vertical):
             self._show([])
             return True
         return False
+
+    def _typed_in_full(self) -> bool:
+        """The highlighted completion is exactly the word typed (and it is the prompt's last)."""
+        index = self.options.highlighted
+        if index is None or self._token is None:
+            return False
+        row, start, token = self._token
+        chosen = self.options.get_option_at_index(index).id or ""
+        at_end = (row, start + len(token)) == self.input.document.end
+        return chosen == token and at_end
 
     def _take_completion(self) -> None:
         index = self.options.highlighted
@@ -248,6 +272,10 @@ class PromptArea(Vertical):
         end = (row, start + len(token))
         self.input.replace(chosen + " ", (row, start), end)
         self._show([])
+
+    def add_chip(self, text: str, label: str) -> None:
+        """See `PromptInput.add_chip`."""
+        self.input.add_chip(text, label)
 
     def refresh_paths(self) -> None:
         """Forget the file list; the next `@` reads it again."""

@@ -1,0 +1,160 @@
+"""Commands about the session itself: its model, permission rules, context, commits, and
+the doctor's and the sandbox's reports."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from moot.commands.answers import answer, run_tool
+from moot.commands.registry import CommandContext, CommandError, Registry
+from moot.commands.show import show_result
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.client import ContextReport, PermissionsReport
+
+RULE_KINDS = ("allow", "ask", "deny")
+
+
+def register(registry: Registry) -> None:
+    """Add the session commands to `registry`."""
+
+    @registry.command(
+        "model", "Show or switch the model (a picker without a name)", arguments="[name]",
+        complete=_complete_models,
+    )  # fmt: skip
+    async def model(context: CommandContext, args: str) -> None:
+        client = context.client
+        current = client.status().model
+        if not args:
+            choices = client.models()
+            if not choices:
+                context.say(f"model: {current}")
+                return
+            labelled = [(m.name, _model_label(m.name, m.ready, m.context_window, m.note, current))
+                        for m in choices]  # fmt: skip
+            chosen = await context.pick(f"model (now {current})", labelled)
+            if chosen is None:
+                return
+            args = chosen
+        if args == current:
+            context.say(f"model: {current} already")
+            return
+        changed = await answer(client, ops.SetModel(model=args), ("model_changed",))
+        assert isinstance(changed, ev.ModelChanged)
+        context.say(f"model: {changed.model} (was {changed.previous}) from the next turn on")
+
+    @registry.command(
+        "permissions",
+        "The rules in force and where each comes from; add or remove one",
+        arguments="[allow|ask|deny RULE | remove [kind] RULE]",
+        complete=_complete_permissions,
+    )
+    async def permissions(context: CommandContext, args: str) -> None:
+        if not args:
+            report = context.client.permissions()
+            context.say(_rules_text(report, context.client.status().workspace))
+            return
+        first, _, rest = args.partition(" ")
+        rest = rest.strip()
+        if first in RULE_KINDS and rest:
+            arguments = {"action": "add", "kind": first, "rule": rest}
+        elif first == "remove" and rest:
+            kind, _, rule = rest.partition(" ")
+            if kind in RULE_KINDS and rule.strip():
+                arguments = {"action": "remove", "kind": kind, "rule": rule.strip()}
+            else:
+                arguments = {"action": "remove", "kind": _kind_of(context, rest), "rule": rest}
+        else:
+            raise CommandError(
+                "/permissions lists the rules; /permissions allow|ask|deny RULE adds one "
+                "(e.g. /permissions deny Read(.env)); /permissions remove [kind] RULE"
+            )
+        show_result(context, await run_tool(context.client, "permission_rule", arguments))
+
+    @registry.command("undo", "Take back moot's last commit (its auto-commit)")
+    async def undo(context: CommandContext, args: str) -> None:
+        show_result(context, await run_tool(context.client, "undo"))
+
+    @registry.command("context", "What fills the context: prompt, memory, tools, messages")
+    async def context_(context: CommandContext, args: str) -> None:
+        context.say(_context_text(context.client.context(args or None)))
+
+    @registry.command("doctor", "Providers, keys (where from, never the key) and endpoints")
+    async def doctor(context: CommandContext, args: str) -> None:
+        show_result(context, await run_tool(context.client, "doctor"))
+
+    @registry.command("sandbox", "Where shell commands run, and what is hidden there")
+    async def sandbox(context: CommandContext, args: str) -> None:
+        show_result(context, await run_tool(context.client, "sandbox"))
+
+
+def _complete_models(context: CommandContext, typed: str) -> Sequence[str]:
+    return [m.name for m in context.client.models() if m.name.startswith(typed)]
+
+
+def _complete_permissions(context: CommandContext, typed: str) -> Sequence[str]:
+    if " " in typed:
+        return []
+    return [w for w in (*RULE_KINDS, "remove") if w.startswith(typed)]
+
+
+def _model_label(name: str, ready: bool, window: int | None, note: str, current: str) -> str:
+    parts = [name]
+    if window:
+        parts.append(f"{window // 1000}k")
+    if name == current:
+        parts.append("(now)")
+    if not ready:
+        parts.append(f"({note})")
+    return "  ".join(parts)
+
+
+def _kind_of(context: CommandContext, rule: str) -> str:
+    """The list a rule to remove is in, when only one holds it."""
+    kinds = {r.kind for r in context.client.permissions().rules if r.rule == rule}
+    if len(kinds) == 1:
+        return kinds.pop()
+    if not kinds:
+        raise CommandError(f"no rule {rule}; /permissions lists the rules in force")
+    raise CommandError(f"{rule} is in {', '.join(sorted(kinds))}: /permissions remove KIND RULE")
+
+
+def _rules_text(report: PermissionsReport, workspace: str) -> str:
+    lines = [f"mode: {report.mode or 'none (no permission rules)'}"]
+    for kind in ("deny", "ask", "allow"):
+        rules = [r for r in report.rules if r.kind == kind]
+        if not rules:
+            continue
+        lines.append(f"{kind}:")
+        width = max(len(r.rule) for r in rules)
+        lines += [f"  {r.rule:<{width}}  {_shown(r.source, workspace)}" for r in rules]
+    if len(lines) == 1:
+        lines.append("no rules: reads run, everything else asks")
+    if report.local_file:
+        lines.append(
+            f"/permissions allow|ask|deny RULE adds to {_shown(report.local_file, workspace)}"
+        )
+    return "\n".join(lines)
+
+
+def _shown(source: str, workspace: str) -> str:
+    """A settings file relative to the workspace when it is inside, else as it is."""
+    if os.path.isabs(source) and source.startswith(workspace.rstrip("/") + "/"):
+        return os.path.relpath(source, workspace)
+    return source
+
+
+def _context_text(report: ContextReport) -> str:
+    width = max(len(p.name) for p in report.parts)
+    lines = [f"{report.agent} on {report.model} (estimates: about 4 characters a token)"]
+    lines += [f"  {p.name:<{width}}  {p.tokens:>9,}  {p.detail}" for p in report.parts]
+    total = f"  {'total':<{width}}  {report.tokens:>9,}"
+    if report.context_window:
+        total += (
+            f"  of {report.context_window:,} ({100 * report.tokens / report.context_window:.0f}%)"
+        )
+    lines.append(total)
+    if report.last_input_tokens is not None:
+        lines.append(f"the last request counted {report.last_input_tokens:,} input tokens")
+    return "\n".join(lines)

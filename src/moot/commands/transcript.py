@@ -1,0 +1,130 @@
+"""Commands about the transcript: export it, copy the last answer, search it, inspect a run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+from moot.commands.registry import CommandContext, CommandError, Registry
+from moot.commands.show import words
+from moot.protocol import events as ev
+
+FORMATS = ("md", "json")
+RECENT_RUNS = 20
+
+
+def register(registry: Registry) -> None:
+    """Add the transcript commands to `registry`."""
+
+    @registry.command(
+        "export",
+        "Write the session to a file (markdown, or JSON as `moot sessions export`)",
+        arguments="[md|json] [path]",
+        complete=lambda context, typed: [f for f in FORMATS if f.startswith(typed)],
+    )
+    async def export(context: CommandContext, args: str) -> None:
+        found = words(args)
+        kind = found.pop(0) if found and found[0] in FORMATS else "md"
+        if len(found) > 1:
+            raise CommandError("/export [md|json] [path]")
+        if found and not any(c in found[0] for c in "./"):
+            raise CommandError(
+                f"/export [md|json] [path]: {found[0]!r} is no format (md, json), and a file "
+                "to write needs a suffix or a directory (notes.md, ./notes)"
+            )
+        client = context.client
+        workspace = Path(client.status().workspace)
+        target = Path(found[0]) if found else Path(f"moot-{client.session_id}.{kind}")
+        target = target if target.is_absolute() else workspace / target
+        if target.exists():
+            raise CommandError(f"{target} exists; name another file: /export {kind} PATH")
+        summary = client.query.session(client.session_id)
+        if summary is None:
+            raise CommandError("nothing to export yet: the session has no events")
+        events = client.query.events(client.session_id)
+        from moot.transcript import as_json, as_markdown  # only an export needs them
+
+        text = as_json(summary, events) if kind == "json" else as_markdown(summary, events)
+        try:
+            await asyncio.to_thread(_write_new, target, text)
+        except OSError as exc:
+            raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from None
+        context.say(f"wrote {len(events)} events as {kind} to {target}")
+
+    @registry.command("copy", "Copy the last answer to the clipboard")
+    async def copy(context: CommandContext, args: str) -> None:
+        client = context.client
+        finished = client.query.events(client.session_id, kinds=("turn_finished",), limit=1)
+        last = finished[0] if finished else None
+        answer = last.output if isinstance(last, ev.TurnFinished) else ""
+        if not answer:
+            raise CommandError("no answer to copy yet")
+        how = await context.copy(answer)
+        context.say(f"copied the last answer ({len(answer):,} characters; {how})")
+
+    @registry.command(
+        "search", "Find text in the transcript (no text: clear the marks)", arguments="[text]"
+    )
+    async def search(context: CommandContext, args: str) -> None:
+        shown = context.search(args)
+        if not args:
+            return
+        client = context.client
+        stored = client.query.events(
+            client.session_id, kinds=("turn_started", "model_responded", "tool_finished")
+        )
+        everywhere = sum(args.lower() in _text(e).lower() for e in stored)
+        more = everywhere - shown
+        tail = f"; {more} more in earlier history (load earlier)" if more > 0 else ""
+        context.say(f"{shown} match{'es' if shown != 1 else ''} on screen for {args!r}{tail}")
+
+    @registry.command(
+        "inspect",
+        "The stored events of a run (the last one without an id)",
+        arguments="[RUN]",
+        complete=_complete_runs,
+    )
+    async def inspect(context: CommandContext, args: str) -> None:
+        client = context.client
+        runs = _runs(context)
+        if not runs:
+            raise CommandError("no runs yet")
+        if not args:
+            run_id = runs[-1]
+        else:
+            matching = [r for r in runs if r == args or r.startswith(args)]
+            if len(matching) != 1:
+                near = ", ".join(runs[-5:])
+                what = "several runs" if matching else "no run"
+                raise CommandError(f"{what} {args!r}; recent runs: {near}")
+            run_id = matching[0]
+        events = client.query.events(client.session_id, run_id=run_id)
+        context.inspect(f"run {run_id}", events)
+
+
+def _write_new(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "x", encoding="utf-8") as file:  # never over a file made since the check
+        file.write(text)
+
+
+def _runs(context: CommandContext) -> list[str]:
+    client = context.client
+    started = client.query.events(client.session_id, kinds=("turn_started",), limit=RECENT_RUNS)
+    return [e.run_id for e in started]
+
+
+def _complete_runs(context: CommandContext, typed: str) -> Sequence[str]:
+    return [r for r in reversed(_runs(context)) if r.startswith(typed)]
+
+
+def _text(event: ev.Event) -> str:
+    match event:
+        case ev.TurnStarted():
+            return event.prompt
+        case ev.ModelResponded():
+            return event.text
+        case ev.ToolFinished():
+            return event.content
+    return ""

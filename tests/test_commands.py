@@ -1,0 +1,455 @@
+"""The slash commands of the shared registry, each against the `FakeClient` and a recording
+`CommandContext`: the ops each sends, what it says, and that bad input sends nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.commands.builtin import builtin_commands
+from moot.commands.registry import CommandError, Registry
+from moot.commands.shell import is_shell, run_shell
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.client import (
+    AgentStatus,
+    ContextPart,
+    ContextReport,
+    ModelChoice,
+    PermissionsReport,
+    RuleEntry,
+    SandboxStatus,
+    SessionStatus,
+)
+from moot.protocol.messages import Usage
+from moot.protocol.states import RunState, StopReason
+from moot.testing import FakeClient
+
+
+class Recorder:
+    """A `CommandContext` that records what the commands ask of the front end."""
+
+    def __init__(self, client: FakeClient, picks: Sequence[str | None] = ()) -> None:
+        self.client = client
+        self.said: list[tuple[str, bool]] = []
+        self.picks = list(picks)
+        self.offered: list[tuple[str, str]] = []
+        self.copied: list[str] = []
+        self.searched: list[str] = []
+        self.inspected: list[tuple[str, list[ev.Event]]] = []
+        self.choices: list[Sequence[tuple[str, str]]] = []
+        self.matches = 0
+
+    def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
+        self.said.append((str(text), warning))
+
+    async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
+        self.choices.append(choices)
+        return self.picks.pop(0) if self.picks else None
+
+    def theme_names(self) -> Sequence[str]:
+        return ["dark"]
+
+    def set_theme(self, name: str) -> None:
+        raise CommandError("no themes here")
+
+    def exit(self) -> None:
+        pass
+
+    async def new_session(self) -> None:
+        pass
+
+    def show_help(self) -> None:
+        pass
+
+    async def copy(self, text: str) -> str:
+        self.copied.append(text)
+        return "the test's clipboard"
+
+    def offer(self, text: str, label: str) -> None:
+        self.offered.append((text, label))
+
+    def search(self, text: str) -> int:
+        self.searched.append(text)
+        return self.matches
+
+    def inspect(self, title: str, events: Sequence[ev.Event]) -> None:
+        self.inspected.append((title, list(events)))
+
+    @property
+    def last(self) -> str:
+        return self.said[-1][0]
+
+    @property
+    def warned(self) -> bool:
+        return self.said[-1][1]
+
+
+def turn(run_id: str, prompt: str, output: str) -> list[ev.Event]:
+    ids: dict[str, Any] = {"run_id": run_id, "call_id": run_id, "agent": "moot"}
+    return [
+        ev.TurnStarted(**ids, prompt=prompt),
+        ev.ModelResponded(**ids, model="m", text=output),
+        ev.TurnFinished(
+            **ids,
+            state=RunState.COMPLETED,
+            stop_reason=StopReason.COMPLETED,
+            output=output,
+            turns=1,
+            usage=Usage(),
+            cost_usd=0.0,
+            duration_ms=1.0,
+        ),
+    ]
+
+
+def status(workspace: str = "/workspace") -> SessionStatus:
+    return SessionStatus(
+        session_id="ses_fake",
+        workspace=workspace,
+        mode="default",
+        model="anthropic/claude-sonnet-4-5",
+        agents=(AgentStatus("moot", "coding agent", "anthropic/claude-sonnet-4-5"),),
+        tools=("read", "grep", "glob", "bash", "git_diff", "git_log"),
+        sandbox=SandboxStatus("bubblewrap", "bwrap works here"),
+        open_run=None,
+        running=False,
+    )
+
+
+MODELS = [
+    ModelChoice("anthropic/claude-sonnet-4-5", True, 200_000),
+    ModelChoice("openai/gpt-5", True, 400_000),
+    ModelChoice("gemini/gemini-2.5-pro", False, 1_048_576, "no key: set GEMINI_API_KEY"),
+]
+
+
+def every_tool(arguments: dict[str, Any]) -> str:
+    return "ran with " + json.dumps(arguments, sort_keys=True)
+
+
+TOOLS = [
+    "grep", "glob", "git_log", "git_branch", "git_commit", "repo_map", "symbols", "outline",
+    "jobs", "kill_shell", "undo", "doctor", "sandbox", "permission_rule", "bash",
+]  # fmt: skip
+
+
+def client_for(workspace: str = "/workspace", **kw: Any) -> FakeClient:
+    results: dict[str, Any] = {name: every_tool for name in TOOLS}
+    results.update(kw.pop("tool_results", {}))
+    return FakeClient(
+        kw.pop("script", ()), status=status(workspace), tool_results=results, models=MODELS, **kw
+    )
+
+
+@pytest.fixture
+def registry() -> Registry:
+    return builtin_commands()
+
+
+# ---- every command once: the op it sends ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "tool", "arguments"),
+    [
+        ("/grep TODO", "grep", {"pattern": "TODO", "path": "."}),
+        ("/grep 'two words' src", "grep", {"pattern": "two words", "path": "src"}),
+        ("/find '**/*.py' src", "glob", {"pattern": "**/*.py", "path": "src"}),
+        ("/log", "git_log", {"limit": 10, "path": None}),
+        ("/log 3 README.md", "git_log", {"limit": 3, "path": "README.md"}),
+        ("/branch", "git_branch", {"name": None, "create": False}),
+        ("/branch -c topic", "git_branch", {"name": "topic", "create": True}),
+        ("/commit fix the typo", "git_commit", {"message": "fix the typo"}),
+        ("/map", "repo_map", {"tokens": 1024}),
+        ("/map 4096", "repo_map", {"tokens": 4096}),
+        ("/symbols src/greet.py", "outline", {"path": "src/greet.py"}),
+        ("/symbols Door.open", "symbols", {"name": "Door.open"}),
+        ("/jobs", "jobs", {}),
+        ("/cancel bg_1", "kill_shell", {"shell_id": "bg_1"}),
+        ("/undo", "undo", {}),
+        ("/doctor", "doctor", {}),
+        ("/sandbox", "sandbox", {}),
+        (
+            "/permissions deny Read(.env)",
+            "permission_rule",
+            {"action": "add", "kind": "deny", "rule": "Read(.env)"},
+        ),
+        (
+            "/permissions remove ask Bash(rm:*)",
+            "permission_rule",
+            {"action": "remove", "kind": "ask", "rule": "Bash(rm:*)"},
+        ),
+    ],
+)
+async def test_a_command_runs_its_tool_as_the_person_and_shows_the_result(
+    registry: Registry, line: str, tool: str, arguments: dict[str, Any]
+) -> None:
+    client = client_for()
+    context = Recorder(client)
+    await registry.run(context, line)
+    assert client.ops == [ops.RunTool(tool=tool, arguments=arguments)]
+    assert not context.warned and "ran with" in context.last
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("/grep", "/grep PATTERN [path]"),
+        ("/grep 'open quote", "cannot read the arguments"),
+        ("/find", "/find PATTERN"),
+        ("/log a b c", "/log [count] [path]"),
+        ("/log 500", "number of commits is a number from 1 to 200"),
+        ("/map lots", "not 'lots'"),
+        ("/map 10", "from 64 to 8192"),
+        ("/branch -c", "/branch -c NAME"),
+        ("/commit", "/commit MESSAGE"),
+        ("/cancel", "/cancel ID"),
+        ("/symbols", "/symbols PATH"),
+        ("/permissions grant Bash", "/permissions allow|ask|deny RULE"),
+        ("/permissions remove Bash(nosuch)", "no rule Bash(nosuch)"),
+        ("/export pdf a b", "/export [md|json] [path]"),
+        ("/export pdf", "'pdf' is no format (md, json)"),
+        ("/inspect run_nosuch", "no run 'run_nosuch'"),
+        ("/nosuch", "no command /nosuch"),
+        ("/modle x", "did you mean /mode, /model"),
+    ],
+)
+async def test_bad_input_says_what_would_work_and_sends_nothing(
+    registry: Registry, line: str, says: str
+) -> None:
+    client = client_for(script=turn("run_1", "hi", "hello"))
+    client.play()
+    context = Recorder(client)
+    await registry.run(context, line)
+    assert client.ops == []
+    assert context.warned and says in context.last
+
+
+async def test_a_refused_tool_call_is_told_not_raised(registry: Registry) -> None:
+    client = client_for(tool_results={"undo": ("HEAD abc is not a moot commit", True)})
+    context = Recorder(client)
+    await registry.run(context, "/undo")
+    assert context.warned and "not a moot commit" in context.last
+    del client.tool_results["doctor"]
+    await registry.run(context, "/doctor")
+    assert context.warned and "no tool 'doctor'" in context.last
+
+
+async def test_a_command_that_breaks_is_told_not_raised(registry: Registry) -> None:
+    def broken(arguments: dict[str, Any]) -> str:
+        raise RuntimeError("the fake broke")
+
+    client = client_for(tool_results={"jobs": broken})
+    context = Recorder(client)
+    await registry.run(context, "/jobs")
+    assert context.warned and "/jobs failed: RuntimeError: the fake broke" in context.last
+
+
+# ---- /model --------------------------------------------------------------------------------------
+
+
+async def test_model_with_a_name_switches_and_an_unknown_one_lists_the_models(
+    registry: Registry,
+) -> None:
+    client = client_for()
+    context = Recorder(client)
+    await registry.run(context, "/model openai/gpt-5")
+    assert client.ops == [ops.SetModel(model="openai/gpt-5")]
+    assert (
+        context.last
+        == "model: openai/gpt-5 (was anthropic/claude-sonnet-4-5) from the next turn on"
+    )
+    assert client.status().model == "openai/gpt-5"
+    await registry.run(context, "/model nosuch/model")
+    assert context.warned and "unknown model 'nosuch/model'; models: anthropic/" in context.last
+    await registry.run(context, "/model openai/gpt-5")
+    assert context.last == "model: openai/gpt-5 already" and len(client.ops) == 2
+
+
+async def test_model_without_a_name_offers_the_catalog(registry: Registry) -> None:
+    client = client_for()
+    context = Recorder(client, picks=["openai/gpt-5", None])
+    await registry.run(context, "/model")
+    labels = dict(context.choices[0])
+    assert labels["anthropic/claude-sonnet-4-5"] == "anthropic/claude-sonnet-4-5  200k  (now)"
+    assert labels["gemini/gemini-2.5-pro"].endswith("(no key: set GEMINI_API_KEY)")
+    assert client.ops == [ops.SetModel(model="openai/gpt-5")]
+    await registry.run(context, "/model")  # cancelled: nothing sent
+    assert len(client.ops) == 1
+
+
+def test_model_and_permissions_complete(registry: Registry) -> None:
+    context = Recorder(client_for())
+    model = registry.get("model")
+    assert model is not None and model.complete is not None
+    assert model.complete(context, "open") == ["openai/gpt-5"]
+    permissions = registry.get("permissions")
+    assert permissions is not None and permissions.complete is not None
+    assert permissions.complete(context, "") == ["allow", "ask", "deny", "remove"]
+    assert permissions.complete(context, "re") == ["remove"]
+
+
+# ---- /permissions, /context, /diff ---------------------------------------------------------------
+
+
+async def test_permissions_lists_each_rule_with_its_source(registry: Registry) -> None:
+    report = PermissionsReport(
+        mode="acceptEdits",
+        rules=(
+            RuleEntry("deny", "Read(./.env)", "/workspace/.moot/settings.json"),
+            RuleEntry("allow", "Bash(npm test:*)", "/home/me/.config/moot/settings.json"),
+            RuleEntry("allow", "Edit(src/**)", "this session"),
+        ),
+        local_file="/workspace/.moot/settings.local.json",
+    )
+    client = client_for(permissions=report)
+    context = Recorder(client)
+    await registry.run(context, "/permissions")
+    assert context.last.splitlines() == [
+        "mode: acceptEdits",
+        "deny:",
+        "  Read(./.env)  .moot/settings.json",
+        "allow:",
+        "  Bash(npm test:*)  /home/me/.config/moot/settings.json",
+        "  Edit(src/**)      this session",
+        "/permissions allow|ask|deny RULE adds to .moot/settings.local.json",
+    ]
+    await registry.run(context, "/permissions remove Edit(src/**)")  # the kind, from the report
+    assert client.ops == [
+        ops.RunTool(
+            tool="permission_rule",
+            arguments={"action": "remove", "kind": "allow", "rule": "Edit(src/**)"},
+        )
+    ]
+
+
+async def test_context_shows_each_part_and_the_total(registry: Registry) -> None:
+    report = ContextReport(
+        agent="moot",
+        model="openai/gpt-5",
+        parts=(
+            ContextPart("system prompt", 150, "instructions and the peers"),
+            ContextPart("memory", 0, "none"),
+            ContextPart("tools", 1_850, "20 tool schemas"),
+            ContextPart("messages", 38_000, "40 messages, 12 tool results"),
+        ),
+        context_window=400_000,
+        last_input_tokens=39_900,
+    )
+    context = Recorder(client_for(context=report))
+    await registry.run(context, "/context")
+    lines = context.last.splitlines()
+    assert lines[0] == "moot on openai/gpt-5 (estimates: about 4 characters a token)"
+    assert lines[4] == "  messages          38,000  40 messages, 12 tool results"
+    assert lines[5] == "  total             40,000  of 400,000 (10%)"
+    assert lines[6] == "the last request counted 39,900 input tokens"
+
+
+async def test_diff_shows_what_is_staged_and_what_is_not(registry: Registry) -> None:
+    def git_diff(arguments: dict[str, Any]) -> dict[str, Any]:
+        if arguments["staged"]:
+            return {"content": "No staged changes."}
+        text = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+        return {"content": text + "[hint]", "display": {"diff": text}}
+
+    client = client_for(tool_results={"git_diff": git_diff})
+    context = Recorder(client)
+    await registry.run(context, "/diff")
+    assert [o.arguments for o in client.ops] == [  # type: ignore[union-attr]
+        {"path": None, "staged": False},
+        {"path": None, "staged": True},
+    ]
+    assert context.last == "not staged:\n```diff\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n```"
+
+
+# ---- the transcript: /export, /copy, /search, /inspect -------------------------------------------
+
+
+async def test_export_writes_markdown_or_json_and_never_over_a_file(
+    registry: Registry, tmp_path: Path
+) -> None:
+    client = client_for(str(tmp_path), script=turn("run_1", "say hi", "hello **there**"))
+    client.submit(ops.UserTurn(text="say hi"))
+    context = Recorder(client)
+    await registry.run(context, "/export")
+    written = tmp_path / "moot-ses_fake.md"
+    assert context.last == f"wrote 3 events as md to {written}"
+    text = written.read_text()
+    assert "### user → moot\n\n> say hi" in text and "hello **there**" in text
+    await registry.run(context, "/export")
+    assert context.warned and "exists; name another file" in context.last
+    await registry.run(context, "/export json out/session.json")
+    again = FakeClient.from_export(tmp_path / "out" / "session.json")
+    assert [e.kind for e in again.script] == [e.kind for e in client.log]
+
+
+async def test_copy_puts_the_last_answer_on_the_clipboard(registry: Registry) -> None:
+    client = client_for(script=[*turn("run_1", "a", "first"), *turn("run_2", "b", "second")])
+    context = Recorder(client)
+    await registry.run(context, "/copy")
+    assert context.warned and context.last == "no answer to copy yet"
+    client.play()
+    await registry.run(context, "/copy")
+    assert context.copied == ["second"]
+    assert context.last == "copied the last answer (6 characters; the test's clipboard)"
+
+
+async def test_search_marks_matches_and_counts_those_in_earlier_history(
+    registry: Registry,
+) -> None:
+    client = client_for(script=[*turn("run_1", "milk?", "buy milk"), *turn("run_2", "b", "x")])
+    client.play()
+    context = Recorder(client)
+    context.matches = 1
+    await registry.run(context, "/search MILK")
+    assert context.searched == ["MILK"]
+    assert context.last == "1 match on screen for 'MILK'; 1 more in earlier history (load earlier)"
+    await registry.run(context, "/search")
+    assert context.searched == ["MILK", ""] and len(context.said) == 1
+
+
+async def test_inspect_opens_a_runs_events(registry: Registry) -> None:
+    client = client_for(script=[*turn("run_a1", "a", "x"), *turn("run_b2", "b", "y")])
+    client.play()
+    context = Recorder(client)
+    await registry.run(context, "/inspect")
+    title, events = context.inspected[-1]
+    assert title == "run run_b2" and {e.run_id for e in events} == {"run_b2"} and len(events) == 3
+    await registry.run(context, "/inspect run_a")
+    assert context.inspected[-1][0] == "run run_a1"
+    inspect = registry.get("inspect")
+    assert inspect is not None and inspect.complete is not None
+    assert inspect.complete(context, "run_") == ["run_b2", "run_a1"]
+
+
+# ---- !command ------------------------------------------------------------------------------------
+
+
+def test_what_counts_as_a_shell_line() -> None:
+    assert is_shell("!ls -la") and is_shell("  ! git status")
+    assert not is_shell("!") and not is_shell("! ") and not is_shell("hi!")
+
+
+async def test_a_shell_line_runs_bash_as_the_person_and_offers_its_output() -> None:
+    client = client_for(tool_results={"bash": "a.txt\nb.txt\n"})
+    context = Recorder(client)
+    await run_shell(context, "!ls")
+    assert client.ops == [ops.RunTool(tool="bash", arguments={"command": "ls"})]
+    assert context.last == "```\na.txt\nb.txt\n```"
+    ((text, label),) = context.offered
+    assert label == "output of !ls"
+    assert text == "I ran `ls`:\n```\na.txt\nb.txt\n```"
+
+
+async def test_a_refused_shell_line_is_told_and_offers_nothing() -> None:
+    client = client_for()
+    del client.tool_results["bash"]
+    context = Recorder(client)
+    await run_shell(context, "!cat .env")
+    assert context.warned and context.last.startswith("!cat .env: no tool 'bash'")
+    assert context.offered == []
