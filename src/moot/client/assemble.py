@@ -28,6 +28,7 @@ import msgspec
 from moot.client.errors import SetupError
 from moot.core.agent import Agent
 from moot.core.limits import Limits
+from moot.core.run import TurnEnd
 from moot.core.runtime import Runtime
 from moot.permissions.headless import NoAsking
 from moot.permissions.modes import PermissionMode
@@ -36,6 +37,7 @@ from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalPolicy
+from moot.providers.base import UnknownModel
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
@@ -48,7 +50,11 @@ from moot.workspace.host_git import host_git_at_start
 from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
+    from moot.client.briefing import Briefing
+    from moot.client.facts import GitProbe, SessionFacts
     from moot.hooks import HookConfig, Hooks
+    from moot.protocol.client import ContextPart
+    from moot.skills.guidance import Guidance
 
 
 class Session(msgspec.Struct):
@@ -59,6 +65,11 @@ class Session(msgspec.Struct):
     shell: SandboxChoice
     """The sandbox shell commands run in (or why there is none)."""
     shells: BackgroundShells
+    briefing: Briefing | None = None
+    """What the session's files (skills, commands, agents, memory) made of it; None: none
+    were read."""
+    context: tuple[ContextPart, ...] = ()
+    """What every request of the person's agent carries, part by part (`/context`)."""
 
     async def close(self) -> None:
         """End background shells and release the sandbox (a Docker container)."""
@@ -158,6 +169,8 @@ def open_session(
     limits: Limits | None = None,
     can_ask: bool = True,
     auto_commit: bool = False,
+    guidance: Guidance | None = None,
+    git_probe: GitProbe | None = None,
 ) -> Session:
     """Assemble a session's runtime (see the module docstring for the steps).
 
@@ -173,6 +186,10 @@ def open_session(
         limits: Bounds for each run.
         can_ask: False where nobody answers approvals: what would ask is refused instead.
         auto_commit: Commit the files each turn changed as it ends (`moot undo` takes it back).
+        guidance: The skills, commands, agent definitions and memory read for the session
+            (`moot.skills.guidance.load_guidance`): the prompts are rendered around them, the
+            skill tool and the defined peers join. None: the agent is used as given.
+        git_probe: The git status probe started as the session began opening, for the prompt.
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
@@ -214,8 +231,32 @@ def open_session(
         ]
         if not tool_hidden(t.name, rules)
     ]
+    agents = [agent]
+    turn_ends: list[TurnEnd] = [AutoCommitter(workspace, session_id)] if auto_commit else []
+    briefing: Briefing | None = None
+    if guidance is not None:
+        from moot.client.briefing import brief, skill_read_roots
+        from moot.skills.policy import ScopedPolicy
+
+        facts = session_facts(
+            workspace.root, start_mode, shell.backend, policy_for_shell.network, git_probe
+        )
+
+        def check_model(name: str) -> str | None:
+            try:
+                resolve_model(name, environ, models=settings.models)
+            except UnknownModel as exc:
+                return str(exc)
+            return None
+
+        briefing = brief(guidance, agent, facts, tools, check_model=check_model)
+        agents = briefing.agents
+        tools += [t for t in briefing.tools if not tool_hidden(t.name, rules)]
+        workspace.read_roots += skill_read_roots(guidance, workspace.root)
+        policy = ScopedPolicy(policy, rules_policy, grants=briefing.grants, limits=briefing.limits)
+        turn_ends.append(briefing.grants.end_turn)
     runtime = Runtime(
-        [agent],
+        agents,
         store=store,
         session_id=session_id,
         tools=tools,
@@ -223,14 +264,56 @@ def open_session(
         approval=policy,
         mode=start_mode.value,
         hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
-        turn_end=AutoCommitter(workspace, session_id) if auto_commit else None,
+        turn_end=_turn_end(turn_ends),
         resolve=lambda model: resolve_model(model, environ, models=settings.models),
     )
     if mode is not None and runtime.mode != mode:
         # The mode belongs to the session: a resumed one goes on in the mode it switched to,
         # unless the front end names one, which is a switch like any other (`mode_changed`).
         runtime.submit(ops.SetMode(mode=mode.value))
-    return Session(runtime, workspace, shell, shells)
+    context: tuple[ContextPart, ...] = ()
+    if briefing is not None:
+        from moot.client.briefing import context_parts
+
+        context = context_parts(briefing, agents, tools)
+    return Session(runtime, workspace, shell, shells, briefing, context)
+
+
+def session_facts(
+    root: Path, mode: PermissionMode | None, backend: str, network: bool, git: GitProbe | None
+) -> SessionFacts:
+    """The environment the session's prompt describes."""
+    from moot.client.facts import (
+        SessionFacts,
+        git_summary,
+        platform_name,
+        sandbox_words,
+        shell_name,
+        today,
+    )
+
+    return SessionFacts(
+        cwd=str(root),
+        platform=platform_name(),
+        shell=shell_name(),
+        date=today(),
+        git=git.summary() if git is not None else git_summary(root),
+        sandbox=sandbox_words(backend, network),
+        mode=mode.value if mode is not None else "none (no permission rules)",
+    )
+
+
+def _turn_end(ends: list[TurnEnd]) -> TurnEnd | None:
+    """One `TurnEnd` that runs each of `ends` in order (None for none)."""
+    if not ends:
+        return None
+    if len(ends) == 1:
+        return ends[0]
+
+    def each(prompt: str) -> list[ev.Event]:
+        return [event for end in ends for event in end(prompt)]
+
+    return each
 
 
 class AutoCommitter:

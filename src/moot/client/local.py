@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -28,15 +29,27 @@ from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.permissions.modes import PermissionMode
 from moot.protocol import ops
-from moot.protocol.client import AgentStatus, SandboxStatus, SessionStatus, Subscription
+from moot.protocol.client import (
+    AgentStatus,
+    InstructionFiles,
+    SandboxStatus,
+    SessionStatus,
+    Subscription,
+)
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import Settings, SettingsError, load_settings
 from moot.store.base import Store
+
+if TYPE_CHECKING:
+    from moot.client.facts import GitProbe
+    from moot.skills.guidance import Guidance
 
 INSTRUCTIONS = (
     "You are moot, a coding agent working in the person's repository. Be exact and brief; "
     "use your tools to look before you change anything."
 )
+"""The person's agent's instructions when the session reads no files (`read_files=False`);
+otherwise they are rendered from `moot/prompts/system.md` (`moot.client.prompt`)."""
 
 
 class SessionOptions(msgspec.Struct, kw_only=True):
@@ -61,6 +74,9 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """False where nobody answers approvals (`moot -p`): what would ask is refused."""
     auto_commit: bool | None = None
     """Commit what each turn changed as it ends; None: `MOOT_AUTO_COMMIT`, else the settings."""
+    read_files: bool = True
+    """Read skills, custom commands, agent definitions and memory (and render the system
+    prompt around them); False gives the bare agent, for tests of other things."""
 
 
 class LocalClient:
@@ -73,6 +89,7 @@ class LocalClient:
         self._settings = settings
         self._query = StoreQueries(store)
         self._closed = False
+        self._files: InstructionFiles | None = None
 
     @property
     def session_id(self) -> str:
@@ -83,6 +100,15 @@ class LocalClient:
         return self._query
 
     def submit(self, op: ops.Op) -> str:
+        briefing = self._session.briefing
+        if briefing is not None and isinstance(op, ops.RunCommand | ops.NoteToMemory):
+            from moot.client.commands import note_to_memory, run_command
+
+            op = ops.checked(op)
+            if isinstance(op, ops.RunCommand):
+                return run_command(self._runtime, briefing, op)
+            self._files = None  # the memory is read again
+            return note_to_memory(self._runtime, briefing, op)
         return self._runtime.submit(op)
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
@@ -116,7 +142,18 @@ class LocalClient:
             context_window=self._context_window(agents[0].model),
             git_branch=_git_branch(self._session.workspace.root),
             settings=msgspec.to_builtins(self._settings),
+            skills=tuple(self._instructions().skills_listed),
+            instructions=self._instructions(),
+            context=self._session.context,
         )
+
+    def _instructions(self) -> InstructionFiles:
+        if self._files is None:
+            from moot.client.commands import instruction_files
+
+            briefing = self._session.briefing
+            self._files = instruction_files(briefing) if briefing else InstructionFiles()
+        return self._files
 
     def _context_window(self, model: str) -> int | None:
         if model.startswith("scripted"):
@@ -154,6 +191,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             such session; the message says what to do. Nothing was created.
     """
     cwd = options.cwd
+    git = _git_probe(cwd) if options.read_files else None  # runs while the rest is set up
     try:
         settings = load_settings(cwd)
         hooks = hook_config(settings, cwd)
@@ -173,6 +211,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
     # The runtime gets the name, not the provider: it resolves names itself and moves a scripted
     # provider past the turns a resumed session has already played.
     agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=model)
+    guidance = _guidance(cwd, agent.name) if options.read_files else None
     limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
     if store is None:
         from moot.store import open_store
@@ -197,6 +236,8 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             limits=limits,
             can_ask=options.can_ask,
             auto_commit=_auto_commit(options, settings),
+            guidance=guidance,
+            git_probe=git,
         )
     except BaseException:
         store.close()
@@ -219,6 +260,22 @@ def _git_branch(root: Path) -> str:
     except OSError:
         return ""
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else ""
+
+
+def _git_probe(cwd: Path) -> GitProbe | None:
+    from moot.client.facts import GitProbe
+
+    try:
+        return GitProbe(Path(os.path.realpath(cwd)))
+    except RuntimeError:  # no thread could be started: the prompt runs git itself
+        return None
+
+
+def _guidance(cwd: Path, agent: str) -> Guidance:
+    from moot.paths import config_dir
+    from moot.skills.guidance import load_guidance
+
+    return load_guidance(cwd, config_dir(), agent_names={agent})
 
 
 def _auto_commit(options: SessionOptions, settings: Settings) -> bool:

@@ -145,8 +145,7 @@ class Runtime:
             ValueError: the op does not fit its schema (`UserTurn(text=5)`); nothing happens.
         """
         op = ops.checked(op)
-        self._submissions += 1
-        submission = f"sub_{self._submissions}"
+        submission = self.new_submission()
         match op:
             case ops.UserTurn():
                 self._start(self._turn(op, submission))
@@ -169,6 +168,16 @@ class Runtime:
                 self._answer(op, call, tool_call, answer)
             case ops.SetMode(mode=mode):
                 self._set_mode(mode, submission)
+            case ops.RunCommand() | ops.NoteToMemory():
+                # Commands from files and memory belong to the session layer
+                # (`moot.client.local`), which answers these before they reach a runtime.
+                self.record_session(
+                    ev.OpRefused(
+                        op=op.kind,
+                        reason="this session reads no skills, commands or memory from files",
+                        submission_id=submission,
+                    )
+                )
             case ops.Shutdown():
                 if self._task is not None:
                     self._task.cancel()
@@ -176,6 +185,12 @@ class Runtime:
                     subscription.end()
                 self._subscribers.clear()
         return submission
+
+    def new_submission(self) -> str:
+        """A fresh submission id: `submit` takes one per op, and so does the session layer for
+        an op it answers itself (`RunCommand`, `NoteToMemory`)."""
+        self._submissions += 1
+        return f"sub_{self._submissions}"
 
     def _answer(
         self, op: ops.Approve | ops.Deny, call: str, tool_call: str, answer: Answer
@@ -209,6 +224,19 @@ class Runtime:
             self._session.mode = event.mode
         self._publish(event)
         return event
+
+    def update_agent(self, agent: Agent) -> None:
+        """Replace the session's agent of that name (new instructions after a memory note): its
+        calls use it from their next model request on.
+
+        Raises:
+            KeyError: The session has no agent of that name.
+        """
+        if agent.name not in self.agents:
+            raise KeyError(f"no agent {agent.name!r}")
+        self.agents[agent.name] = agent
+        if self.entry.name == agent.name:
+            self.entry = agent
 
     @property
     def unfinished_run(self) -> str | None:

@@ -10,6 +10,7 @@ narrow terminals; the status line at the bottom.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 
 from moot.commands.builtin import builtin_commands, next_mode
+from moot.commands.files import memory_note, use_session_commands
 from moot.commands.registry import CommandError, Registry, is_command
 from moot.history import PromptHistory, history_file
 from moot.paths import config_dir
@@ -162,6 +164,8 @@ class MootApp(App[int]):
             await self.chat.say(warning, warning=True)
         for notice in self.client.status().notices:
             await self.chat.say(notice, warning=True)
+        for warning in use_session_commands(self.registry, self.client):
+            await self.chat.say(warning, warning=True)
         if self._task_text:
             self._send(self._task_text)
 
@@ -222,6 +226,8 @@ class MootApp(App[int]):
                 self.approvals.add(event)
             case ev.ApprovalDecided():
                 self.approvals.settled(event.call_id, event.tool_call_id)
+            case ev.MemoryNoted():
+                self.notify(f"noted in {event.path}")
 
     # ---- what the person does ------------------------------------------------------------------
 
@@ -232,6 +238,9 @@ class MootApp(App[int]):
     def _send(self, text: str) -> None:
         if is_command(text):
             self.run_worker(self.registry.run(self, text.strip()), group="command")
+            return
+        if (note := memory_note(text)) is not None:
+            self.client.submit(ops.NoteToMemory(text=note))
             return
         if self._turn_running:
             self.notify("a turn is running: wait for it, or press Esc to interrupt it")
@@ -362,6 +371,20 @@ class MootApp(App[int]):
         self._bridge = EventBridge(self.client, self.post_message)
         self._pump(None)
         await self.chat.say(f"new session {self.client.session_id}")
+        for warning in use_session_commands(self.registry, self.client):
+            await self.chat.say(warning, warning=True)
+
+    def edit_file(self, path: str) -> None:
+        """Open `path` in `$VISUAL`/`$EDITOR` with the app suspended (`/memory edit`); blocks
+        until the editor exits, which is the point: the terminal is the editor's meanwhile."""
+        import shlex
+        import subprocess
+
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        if self.is_headless:
+            raise CommandError(f"no terminal to run {editor} in; open {path} yourself")
+        with self.suspend():
+            subprocess.run([*shlex.split(editor), path], check=False)
 
     async def on_unmount(self) -> None:
         await self.client.close()
