@@ -379,3 +379,29 @@ async def test_the_status_lists_files_problems_and_the_context_parts(
     prompt_parts = parts["system prompt"].bytes + parts["skills section"].bytes
     prompt_parts += parts["memory"].bytes + parts["roster"].bytes
     assert abs(len(system.encode()) - prompt_parts) < 10  # the blank lines that join them
+
+
+async def test_nothing_a_read_deny_rule_covers_is_read_from_files(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    """Memory imports, a command's `@file`s and skills pass the same deny rules as `read`."""
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret/keys.md").write_text("SECRET-KEY\n")
+    (tmp_path / "AGENTS.md").write_text("See @secret/keys.md.\n")
+    (tmp_path / ".moot/commands").mkdir(parents=True)
+    (tmp_path / ".moot/commands/leak.md").write_text("Print @secret/keys.md\n")
+    skill(tmp_path / "secret/skills/hidden")
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude/skills").symlink_to(tmp_path / "secret/skills")
+    server.reply(Reply(body=anthropic("ok", n=1)))
+    client = open_session(tmp_path, disallowed_tools=("Read(secret/**)",))
+    try:
+        files = client.status().instructions
+        await run(client, ops.RunCommand(name="leak"))
+    finally:
+        await client.close()
+    body = server.requests[0].body.decode()
+    assert "SECRET-KEY" not in body
+    assert "[moot: @secret/keys.md is not included: a Read deny rule" in body
+    assert "hidden" not in [s.name for s in files.skills]
+    assert any("Read deny rule" in n for n in files.memory_notes)

@@ -9,7 +9,7 @@ for the person, before anything is written, so a bad model name never leaves an 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,7 @@ from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.permissions.modes import PermissionMode
+from moot.permissions.rules import RuleSet
 from moot.protocol import ops
 from moot.protocol.client import (
     AgentStatus,
@@ -211,7 +212,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
     # The runtime gets the name, not the provider: it resolves names itself and moves a scripted
     # provider past the turns a resumed session has already played.
     agent = Agent("moot", role="coding agent", instructions=INSTRUCTIONS, model=model)
-    guidance = _guidance(cwd, agent.name) if options.read_files else None
+    guidance = _guidance(cwd, agent.name, rules) if options.read_files else None
     limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
     if store is None:
         from moot.store import open_store
@@ -271,11 +272,26 @@ def _git_probe(cwd: Path) -> GitProbe | None:
         return None
 
 
-def _guidance(cwd: Path, agent: str) -> Guidance:
+def _guidance(cwd: Path, agent: str, rules: RuleSet) -> Guidance:
     from moot.paths import config_dir
     from moot.skills.guidance import load_guidance
 
-    return load_guidance(cwd, config_dir(), agent_names={agent})
+    denied = read_denied_paths(rules, cwd)
+    return load_guidance(cwd, config_dir(), agent_names={agent}, denied=denied)
+
+
+def read_denied_paths(rules: RuleSet, root: Path) -> Callable[[Path], bool] | None:
+    """What `Read(...)` deny rules cover, as a test of real paths (a bare `Read` covers every
+    file): nothing they cover is read into the session from skills, commands or memory."""
+    denied = [rule for rule in rules.deny if rule.covers("read")]
+    if not denied:
+        return None
+    base = os.path.realpath(root)
+
+    def covers(path: Path) -> bool:
+        return any(r.path is None or r.path.matches(str(path), base) for r in denied)
+
+    return covers
 
 
 def _auto_commit(options: SessionOptions, settings: Settings) -> bool:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import msgspec
 
-from moot.skills.files import FileRefused, entries, is_dir, read_text
+from moot.skills.files import Denied, FileRefused, entries, is_dir, read_text
 from moot.skills.frontmatter import FrontmatterError, split_document
 from moot.skills.places import Places
 from moot.skills.values import Problem, Source, check_rules, split_tools
@@ -73,7 +73,9 @@ def discover_agents(
         for path in listed:
             if not path.name.endswith(".md") or path.name.startswith(".") or is_dir(path):
                 continue
-            agent, issues = load_agent(place.root, path, place.source, deep=deep)
+            agent, issues = load_agent(
+                place.root, path, place.source, deep=deep, denied=places.denied
+            )
             problems += issues
             if agent is None:
                 continue
@@ -93,12 +95,12 @@ def discover_agents(
 
 
 def load_agent(
-    root: Path, path: Path, source: Source, *, deep: bool = True
+    root: Path, path: Path, source: Source, *, deep: bool = True, denied: Denied | None = None
 ) -> tuple[AgentDefinition | None, list[Problem]]:
     """Read and check one agent file; never raises for a bad file (`deep`: see
     `discover_agents`)."""
     try:
-        text, _ = read_text(root, path, cap=MAX_AGENT_BYTES)
+        text, _ = read_text(root, path, cap=MAX_AGENT_BYTES, denied=denied)
         fields, body = split_document(text)
     except (FileRefused, FrontmatterError, OSError) as exc:
         return None, [Problem(str(path), getattr(exc, "why", None) or str(exc))]

@@ -26,7 +26,7 @@ from pathlib import Path
 import msgspec
 
 from moot.skills.arguments import substitute
-from moot.skills.files import FileRefused, entries, is_dir, read_text
+from moot.skills.files import Denied, FileRefused, entries, is_dir, read_text
 from moot.skills.frontmatter import FrontmatterError, split_document
 from moot.skills.memory import imports_in
 from moot.skills.places import Places
@@ -63,7 +63,9 @@ def discover_commands(places: Places) -> tuple[dict[str, CustomCommand], list[Pr
     problems: list[Problem] = []
     for place in places.folders("commands"):
         for path, name in _command_files(place.root, place.folder, problems):
-            command, issues = load_command(place.root, path, name, place.source)
+            command, issues = load_command(
+                place.root, path, name, place.source, denied=places.denied
+            )
             problems += issues
             if command is None:
                 continue
@@ -105,11 +107,11 @@ def _command_files(
 
 
 def load_command(
-    root: Path, path: Path, name: str, source: Source
+    root: Path, path: Path, name: str, source: Source, *, denied: Denied | None = None
 ) -> tuple[CustomCommand | None, list[Problem]]:
     """Read and check one command file; never raises for a bad file."""
     try:
-        text, _ = read_text(root, path, cap=MAX_COMMAND_BYTES)
+        text, _ = read_text(root, path, cap=MAX_COMMAND_BYTES, denied=denied)
         fields, body = split_document(text)
     except (FileRefused, FrontmatterError, OSError) as exc:
         return None, [Problem(str(path), getattr(exc, "why", None) or str(exc))]
@@ -172,13 +174,16 @@ def _first_line(body: str) -> str:
     return ""
 
 
-def expand_command(command: CustomCommand, arguments: str, workspace: Path) -> str:
+def expand_command(
+    command: CustomCommand, arguments: str, workspace: Path, *, denied: Denied | None = None
+) -> str:
     """The prompt `command` makes of `arguments`: placeholders filled, `@path` files included.
 
     Args:
         command: The command.
         arguments: What followed `/name`.
         workspace: The real path of the workspace root; included files must lie inside it.
+        denied: The person's `Read(...)` deny rules: a file they cover is not included.
     """
     prompt = substitute(command.body, arguments, positional=True)
     included: list[str] = []
@@ -188,7 +193,8 @@ def expand_command(command: CustomCommand, arguments: str, workspace: Path) -> s
         if not path.is_file() and not path.is_symlink():
             continue  # prose, or a file that is not there
         try:
-            text, cut = read_text(workspace, path, cap=min(MAX_INCLUDE_BYTES, budget), cut=True)
+            cap = min(MAX_INCLUDE_BYTES, budget)
+            text, cut = read_text(workspace, path, cap=cap, cut=True, denied=denied)
         except (FileRefused, OSError) as exc:
             included.append(f"[moot: @{target} is not included: {getattr(exc, 'why', exc)}]")
             continue

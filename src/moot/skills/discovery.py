@@ -53,7 +53,7 @@ def discover_skills(places: Places) -> SkillSet:
         for folder in listed:
             if folder.name.startswith(".") or not is_dir(folder):
                 continue  # README.md beside the skills, editor files, ...
-            skill, issues = load_skill(place.root, folder, place.source)
+            skill, issues = load_skill(place.root, folder, place.source, denied=places.denied)
             problems += issues
             if skill is None:
                 continue

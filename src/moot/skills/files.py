@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from moot.workspace.paths import PathRefused, open_read
+
+Denied = Callable[[Path], bool]
+"""Whether the person's `Read(...)` deny rules cover a real path: such a file is never read
+into a session, whatever asks for it (a skill, a command's `@file`, a memory import)."""
 
 MAX_ENTRIES = 500
 """Entries of one directory looked at (skills, commands, agents); the rest are reported."""
@@ -49,7 +54,9 @@ def inside(root: Path, path: Path | str) -> Path:
     return real
 
 
-def read_text(root: Path, path: Path | str, *, cap: int, cut: bool = False) -> tuple[str, bool]:
+def read_text(
+    root: Path, path: Path | str, *, cap: int, cut: bool = False, denied: Denied | None = None
+) -> tuple[str, bool]:
     """A text file inside `root`, decoded as UTF-8 (bad bytes replaced).
 
     Args:
@@ -57,16 +64,19 @@ def read_text(root: Path, path: Path | str, *, cap: int, cut: bool = False) -> t
         path: The file.
         cap: The most bytes read.
         cut: Past `cap`, keep the first `cap` bytes instead of refusing the file.
+        denied: The session's `Read(...)` deny rules (see `Denied`).
 
     Returns:
         The text, and whether it was cut at `cap`.
 
     Raises:
-        FileRefused: Outside `root`, a symlink on the way, not a regular file, larger than
-            `cap` (unless `cut`), or unreadable.
+        FileRefused: Outside `root`, a symlink on the way, denied, not a regular file, larger
+            than `cap` (unless `cut`), or unreadable.
         FileNotFoundError: There is no such file.
     """
     real = inside(root, path)
+    if denied is not None and denied(real):
+        raise FileRefused(path, "a Read deny rule in the settings covers it")
     try:
         fd = open_read(root, real)
     except PathRefused as exc:

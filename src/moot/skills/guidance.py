@@ -16,6 +16,7 @@ import msgspec
 from moot.skills.agents import AgentDefinition, discover_agents
 from moot.skills.commands import CustomCommand, discover_commands, expand_command
 from moot.skills.discovery import SkillSet, discover_skills
+from moot.skills.files import Denied
 from moot.skills.index import SkillIndex, skill_index
 from moot.skills.memory import Memory, load_memory
 from moot.skills.places import Places, find_places
@@ -97,7 +98,7 @@ class Guidance(msgspec.Struct, frozen=True):
             return Expansion(f"{line}\n\n{text}", skill.allowed_tools, f"skill {name}")
         command = self.commands.get(name)
         if command is not None:
-            text = expand_command(command, arguments, self.places.cwd)
+            text = expand_command(command, arguments, self.places.cwd, denied=self.places.denied)
             return Expansion(f"{line}\n\n{text}", command.allowed_tools, f"command /{name}")
         return None
 
@@ -108,6 +109,7 @@ def load_guidance(
     *,
     shipped: bool = True,
     agent_names: Collection[str] = (),
+    denied: Denied | None = None,
 ) -> Guidance:
     """Read everything a session started in `cwd` learns from files; never raises for a bad
     file (its problem is kept instead).
@@ -117,8 +119,9 @@ def load_guidance(
         config_dir: The user's config dir; None leaves the user's files out.
         shipped: Include the skills and agents moot ships.
         agent_names: Names the session's agents already have (refused for definitions).
+        denied: The person's `Read(...)` deny rules: nothing they cover is read.
     """
-    places = find_places(cwd, config_dir, shipped=shipped)
+    places = find_places(cwd, config_dir, shipped=shipped, denied=denied)
     skills = discover_skills(places)
     commands, command_problems = discover_commands(places)
     agents, agent_problems = discover_agents(places, taken=agent_names)

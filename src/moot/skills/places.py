@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from moot.skills.files import real_root
+from moot.skills.files import Denied, real_root
 from moot.skills.values import Source
 
 SKILL_FOLDERS = (".moot/skills", ".agents/skills", ".claude/skills")
@@ -40,6 +40,8 @@ class Places(msgspec.Struct, frozen=True):
     """The user's config dir, when it exists."""
     shipped_skills: Path | None = None
     shipped_agents: Path | None = None
+    denied: Denied | None = None
+    """The person's `Read(...)` deny rules: what they cover is never read (`files.Denied`)."""
 
     def project_dirs(self) -> list[Path]:
         """From the working directory up to the project's top, closest first."""
@@ -68,13 +70,16 @@ class Places(msgspec.Struct, frozen=True):
             yield Place(self.shipped_agents, self.shipped_agents, "shipped")
 
 
-def find_places(cwd: Path, config_dir: Path | None, *, shipped: bool = True) -> Places:
+def find_places(
+    cwd: Path, config_dir: Path | None, *, shipped: bool = True, denied: Denied | None = None
+) -> Places:
     """The places of a session started in `cwd`.
 
     Args:
         cwd: The working directory (the workspace root).
         config_dir: The user's config dir (`moot.paths.config_dir()`); None leaves it out.
         shipped: Include moot's shipped skills and agents.
+        denied: The person's `Read(...)` deny rules (see `Places.denied`).
     """
     from moot.workspace.git_config import find_repository  # no git runs: it reads `.git`
 
@@ -90,4 +95,4 @@ def find_places(cwd: Path, config_dir: Path | None, *, shipped: bool = True) -> 
         skills = real_root(found) if found else None
         found = shipped_dir("agents")
         agents = real_root(found) if found else None
-    return Places(here, project, user, skills, agents)
+    return Places(here, project, user, skills, agents, denied)

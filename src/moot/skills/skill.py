@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from moot.skills.files import FileRefused, read_text
+from moot.skills.files import Denied, FileRefused, read_text
 from moot.skills.frontmatter import FrontmatterError, split_document
 from moot.skills.values import Problem, Source, check_rules, split_tools
 
@@ -71,20 +71,23 @@ class Skill(msgspec.Struct, frozen=True, kw_only=True):
     metadata: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-def load_skill(root: Path, folder: Path, source: Source) -> tuple[Skill | None, list[Problem]]:
+def load_skill(
+    root: Path, folder: Path, source: Source, *, denied: Denied | None = None
+) -> tuple[Skill | None, list[Problem]]:
     """Read and check the skill in `folder`.
 
     Args:
         root: The real path every file must lie in (see `moot.skills.files`).
         folder: The skill's folder, as found (its name must be the skill's).
         source: Where it was found.
+        denied: The person's `Read(...)` deny rules.
 
     Returns:
         The skill (None when it breaks a rule) and what is wrong with it.
     """
     path = folder / SKILL_FILE
     try:
-        text, _ = read_text(root, path, cap=MAX_SKILL_BYTES)
+        text, _ = read_text(root, path, cap=MAX_SKILL_BYTES, denied=denied)
     except FileNotFoundError:
         return None, [Problem(str(folder), f"no {SKILL_FILE} in this skill folder")]
     except (FileRefused, OSError) as exc:
