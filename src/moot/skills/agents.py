@@ -100,7 +100,7 @@ def load_agent(
     """Read and check one agent file; never raises for a bad file (`deep`: see
     `discover_agents`)."""
     try:
-        text, _ = read_text(root, path, cap=MAX_AGENT_BYTES, denied=denied)
+        text, _, _ = read_text(root, path, cap=MAX_AGENT_BYTES, denied=denied)
         fields, body = split_document(text)
     except (FileRefused, FrontmatterError, OSError) as exc:
         return None, [Problem(str(path), getattr(exc, "why", None) or str(exc))]

@@ -111,7 +111,7 @@ def load_command(
 ) -> tuple[CustomCommand | None, list[Problem]]:
     """Read and check one command file; never raises for a bad file."""
     try:
-        text, _ = read_text(root, path, cap=MAX_COMMAND_BYTES, denied=denied)
+        text, _, _ = read_text(root, path, cap=MAX_COMMAND_BYTES, denied=denied)
         fields, body = split_document(text)
     except (FileRefused, FrontmatterError, OSError) as exc:
         return None, [Problem(str(path), getattr(exc, "why", None) or str(exc))]
@@ -194,7 +194,7 @@ def expand_command(
             continue  # prose, or a file that is not there
         try:
             cap = min(MAX_INCLUDE_BYTES, budget)
-            text, cut = read_text(workspace, path, cap=cap, cut=True, denied=denied)
+            text, cut, _ = read_text(workspace, path, cap=cap, cut=True, denied=denied)
         except (FileRefused, OSError) as exc:
             included.append(f"[moot: @{target} is not included: {getattr(exc, 'why', exc)}]")
             continue

@@ -56,7 +56,7 @@ def inside(root: Path, path: Path | str) -> Path:
 
 def read_text(
     root: Path, path: Path | str, *, cap: int, cut: bool = False, denied: Denied | None = None
-) -> tuple[str, bool]:
+) -> tuple[str, bool, Path]:
     """A text file inside `root`, decoded as UTF-8 (bad bytes replaced).
 
     Args:
@@ -67,27 +67,17 @@ def read_text(
         denied: The session's `Read(...)` deny rules (see `Denied`).
 
     Returns:
-        The text, and whether it was cut at `cap`.
+        The text, whether it was cut at `cap`, and the file's real path.
 
     Raises:
-        FileRefused: Outside `root`, a symlink on the way, denied, not a regular file, larger
-            than `cap` (unless `cut`), or unreadable.
+        FileRefused: Outside `root`, a symlink that leads out, denied, not a regular file,
+            larger than `cap` (unless `cut`), or unreadable.
         FileNotFoundError: There is no such file.
     """
-    real = inside(root, path)
-    if denied is not None and denied(real):
-        raise FileRefused(path, "a Read deny rule in the settings covers it")
-    try:
-        fd = open_read(root, real)
-    except PathRefused as exc:
-        raise FileRefused(path, str(exc)) from None
-    except IsADirectoryError:
-        raise FileRefused(path, "is a directory") from None
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise FileRefused(path, exc.strerror or str(exc)) from None
+    fd, real = _open(root, path)
     with os.fdopen(fd, "rb") as file:
+        if denied is not None and denied(real):
+            raise FileRefused(path, "a Read deny rule in the settings covers it")
         st = os.fstat(file.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise FileRefused(path, "not a regular file")
@@ -97,7 +87,36 @@ def read_text(
     was_cut = len(data) > cap
     if was_cut and not cut:  # it grew after the stat
         raise FileRefused(path, f"too big (over {cap:,} bytes)")
-    return data[:cap].decode("utf-8", errors="replace"), was_cut
+    return data[:cap].decode("utf-8", errors="replace"), was_cut, real
+
+
+def _open(root: Path, path: Path | str) -> tuple[int, Path]:
+    """An fd of `path` and its real path, refusing anything that leads out of `root`.
+
+    Most files lie below `root` with no symlink on the way: they are opened as they are named,
+    one `O_NOFOLLOW` component at a time, which proves it without resolving the path. Only when
+    a symlink stands on the way is it resolved, checked against `root`, and opened again.
+    """
+    text = os.fspath(path)
+    if "\x00" in text:
+        raise FileRefused(repr(text), "a NUL byte in the path")
+    lexical = Path(os.path.normpath(text))
+    try:
+        if lexical.is_relative_to(root):
+            try:
+                return open_read(root, lexical), lexical
+            except PathRefused:
+                pass  # a symlink on the way: see where it leads
+        real = inside(root, lexical)
+        return open_read(root, real), real
+    except PathRefused as exc:
+        raise FileRefused(path, str(exc)) from None
+    except IsADirectoryError:
+        raise FileRefused(path, "is a directory") from None
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise FileRefused(path, exc.strerror or str(exc)) from None
 
 
 def entries(root: Path, directory: Path) -> tuple[list[Path], int]:

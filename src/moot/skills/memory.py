@@ -121,7 +121,9 @@ class _Reader:
             self.notes.append(f"not read: {path}: more than {MAX_FILES} memory files")
             return True
         try:
-            text, cut = read_text(root, real, cap=MEMORY_CAP, cut=True, denied=self.places.denied)
+            text, cut, _ = read_text(
+                root, real, cap=MEMORY_CAP, cut=True, denied=self.places.denied
+            )
         except FileNotFoundError:
             return False
         except (FileRefused, OSError) as exc:

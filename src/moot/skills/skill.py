@@ -87,7 +87,7 @@ def load_skill(
     """
     path = folder / SKILL_FILE
     try:
-        text, _ = read_text(root, path, cap=MAX_SKILL_BYTES, denied=denied)
+        text, _, real = read_text(root, path, cap=MAX_SKILL_BYTES, denied=denied)
     except FileNotFoundError:
         return None, [Problem(str(folder), f"no {SKILL_FILE} in this skill folder")]
     except (FileRefused, OSError) as exc:
@@ -115,7 +115,7 @@ def load_skill(
     skill = Skill(
         body=body.strip("\n"),
         path=str(path),
-        directory=str(Path(path).resolve().parent),
+        directory=str(real.parent),
         source=source,
         **values,
     )
