@@ -225,3 +225,31 @@ def test_arguments_fill_their_placeholders_once() -> None:
     assert substitute("$ARGUMENTSX $10", "a", positional=True) == (
         "$ARGUMENTSX $10\n\nARGUMENTS: a"
     )
+
+
+# ---- who may start a skill -------------------------------------------------------------------
+
+
+async def test_who_may_start_a_skill(tmp_path: Path) -> None:
+    from moot.skills.grants import Grants
+    from moot.skills.guidance import load_guidance
+    from moot.skills.tool import SkillTool
+    from moot.tools.context import ToolContext
+
+    skill(tmp_path / ".moot/skills/person-only", extra="disable-model-invocation: true")
+    skill(tmp_path / ".moot/skills/model-only", extra="user-invocable: false")
+    guidance = load_guidance(tmp_path, None, shipped=False)
+    tool = SkillTool(guidance.skills.skills, guidance.index, Grants())
+    ctx = ToolContext(session_id="s", run_id="r", call_id="c", agent="moot", tool_call_id="t")
+
+    refused = await tool.invoke({"name": "person-only"}, ctx)
+    loaded = await tool.invoke({"name": "/model-only", "arguments": "x"}, ctx)
+    bad = await tool.invoke({"name": 5}, ctx)
+
+    assert refused.is_error and refused.content == "No skill 'person-only'. Skills: model-only."
+    assert not loaded.is_error and "Do the thing with x." in loaded.content
+    assert bad.is_error and "needs `name`" in bad.content
+    assert "person-only" not in tool.description and "- model-only: " in tool.description
+    assert [c.name for c in guidance.invocable()] == ["init", "person-only"]
+    assert guidance.expand("model-only", "") is None
+    assert guidance.expand("person-only", "y") is not None
