@@ -405,3 +405,17 @@ async def test_nothing_a_read_deny_rule_covers_is_read_from_files(
     assert "[moot: @secret/keys.md is not included: a Read deny rule" in body
     assert "hidden" not in [s.name for s in files.skills]
     assert any("Read deny rule" in n for n in files.memory_notes)
+
+
+async def test_a_bare_deny_of_skill_takes_the_tool_and_its_section_away(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    server.reply(Reply(body=anthropic("ok", n=1)))
+    client = open_session(tmp_path, disallowed_tools=("skill",))
+    try:
+        await run(client, ops.UserTurn(text="hi"))
+    finally:
+        await client.close()
+    body = server.requests[0].json
+    assert "skill" not in {t["name"] for t in body["tools"]}
+    assert "# Skills" not in system_of(body)

@@ -249,9 +249,16 @@ def open_session(
                 return str(exc)
             return None
 
-        briefing = brief(guidance, agent, facts, tools, check_model=check_model)
+        briefing = brief(
+            guidance,
+            agent,
+            facts,
+            tools,
+            check_model=check_model,
+            hidden=lambda name: tool_hidden(name, rules),
+        )
         agents = briefing.agents
-        tools += [t for t in briefing.tools if not tool_hidden(t.name, rules)]
+        tools += briefing.tools
         workspace.read_roots += skill_read_roots(guidance, workspace.root)
         policy = ScopedPolicy(policy, rules_policy, grants=briefing.grants, limits=briefing.limits)
         turn_ends.append(briefing.grants.end_turn)

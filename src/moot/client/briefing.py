@@ -23,7 +23,7 @@ from moot.protocol.client import ContextPart
 from moot.skills.grants import Grants
 from moot.skills.guidance import Guidance
 from moot.skills.policy import ToolLimit
-from moot.skills.tool import SkillTool
+from moot.skills.tool import SKILL_TOOL, SkillTool
 from moot.skills.values import Problem
 from moot.tools.base import Tool, tool_spec
 
@@ -54,6 +54,7 @@ def brief(
     shared_tools: Sequence[Tool],
     *,
     check_model: CheckModel,
+    hidden: Callable[[str], bool] = lambda name: False,
 ) -> Briefing:
     """Shape the session (see the module docstring).
 
@@ -63,11 +64,12 @@ def brief(
         facts: The session's environment.
         shared_tools: The session's tools before the files add any.
         check_model: Says what is wrong with a peer's model name.
+        hidden: Whether a bare deny rule takes a tool away (`skill`, say).
     """
     grants = Grants()
     tools: list[Tool] = []
     index = guidance.index
-    if index.listed or index.left_out:
+    if (index.listed or index.left_out) and not hidden(SKILL_TOOL):
         tools.append(SkillTool(guidance.skills.skills, index, grants))
     memory = guidance.memory.text
     text, parts = system_prompt(facts, skills=bool(tools), memory=memory)

@@ -143,7 +143,7 @@ class LocalClient:
             context_window=self._context_window(agents[0].model),
             git_branch=_git_branch(self._session.workspace.root),
             settings=msgspec.to_builtins(self._settings),
-            skills=tuple(self._instructions().skills_listed),
+            skills=tuple(skill.name for skill in self._instructions().skills),
             instructions=self._instructions(),
             context=self._session.context,
         )
