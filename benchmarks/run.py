@@ -25,6 +25,7 @@ import provider_speed
 import repo_map_speed
 import resume_time
 import sandbox_overhead
+import skills_load
 import startup_time
 import store_append
 import tool_overhead
@@ -43,6 +44,7 @@ BENCHMARKS = {
         tool_overhead,
         repo_map_speed,
         tool_schemas,
+        skills_load,
         grep_speed,
         sandbox_overhead,
         docker_overhead,

@@ -95,6 +95,7 @@ EXAMPLES: list[ev.Event] = [
         reason="no approval waits for t9",
         submission_id="sub_3",
     ),
+    ev.MemoryNoted(session_id="s1", seq=6, path="/w/AGENTS.md", note="use tabs"),
     ev.HookRan(
         **IDS,
         hook_event="PreToolUse",
@@ -184,6 +185,8 @@ OPS = [
     ops.Approve(tool_call_id="t3", mode="acceptEdits"),
     ops.Deny(tool_call_id="t1", feedback="use b.txt"),
     ops.Shutdown(),
+    ops.RunCommand(name="code-review", arguments="src/app.py"),
+    ops.NoteToMemory(text="use tabs"),
 ]
 
 

@@ -70,6 +70,12 @@ def _command(options: Namespace) -> Command:
         return run_sandbox_cli
     if options.command == "undo":
         return _undo
+    if options.command == "skills":
+        from moot.skills_cli import run_skills
+
+        return run_skills
+    if options.command == "init":
+        return _init
     if options.command == "login":
         from moot.login import run_login
 
@@ -81,6 +87,19 @@ def _command(options: Namespace) -> Command:
     from moot.headless import run_headless
 
     return run_headless
+
+
+INIT_RULES = ["Edit(./AGENTS.md)"]
+"""What `moot init` may do without asking: write the workspace's AGENTS.md, and nothing else."""
+
+
+def _init(options: Namespace) -> int:
+    """`moot init`: the `/init` command headless, allowed to write AGENTS.md (`INIT_RULES`)."""
+    from moot.headless import run_headless
+
+    options.prompt = " ".join(["/init", *options.note])
+    options.allowed_tools = [*options.allowed_tools, *INIT_RULES]
+    return run_headless(options)
 
 
 def _undo(options: Namespace) -> int:

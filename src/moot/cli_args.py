@@ -22,6 +22,9 @@ examples:
   moot sessions export ses_0190... --format md
   moot sandbox status                where shell commands run (MOOT_SANDBOX), and why
   moot sandbox run -- ls -la
+  moot -p "/code-review src/app.py"  run a skill (or a custom command) headless
+  moot skills list                   the skills here, where each comes from, their problems
+  moot init --model anthropic/claude-sonnet-4-5   write an AGENTS.md for this repository
 """
 
 
@@ -138,11 +141,26 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
         "argv", nargs=argparse.REMAINDER, metavar="CMD", help="one shell line, or a command"
     )
     sub.add_parser("undo", help="take back moot's last commit here (see MOOT_AUTO_COMMIT)")
+    skills = sub.add_parser("skills", help="list, show and validate skills (SKILL.md folders)")
+    skills_sub = skills.add_subparsers(dest="action", metavar="ACTION", required=True)
+    skills_sub.add_parser("list", help="every skill here, closest first, and their problems")
+    show_skill = skills_sub.add_parser("show", help="one skill's frontmatter, files and text")
+    show_skill.add_argument("name")
+    validate = skills_sub.add_parser(
+        "validate", help="check skill folders (default: every skill, command and agent here)"
+    )
+    validate.add_argument("paths", nargs="*", metavar="PATH")
+    init = sub.add_parser(
+        "init", help="have the model write an AGENTS.md for this repository (headless)"
+    )
+    init.add_argument("note", nargs="*", help="what the AGENTS.md should also cover")
+    # SUPPRESS: `moot --model X init` keeps the X the main parser read.
+    init.add_argument("--model", default=argparse.SUPPRESS, help="provider/model")
     login = sub.add_parser("login", help="save an API key (mode 0600) for a provider")
     login.add_argument("provider")
 
 
-COMMANDS = frozenset({"sessions", "doctor", "sandbox", "undo", "login"})
+COMMANDS = frozenset({"sessions", "doctor", "sandbox", "undo", "login", "skills", "init"})
 _TAKES_VALUE = frozenset(
     {
         "-p",
@@ -183,6 +201,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     args, task = _split_task(argv)
     options = _parser().parse_args(args)
     options.task = task
+    if options.command == "init":
+        options.model = options.model or os.environ.get("MOOT_MODEL")
     if options.command is None:
         if options.prompt == "-":
             options.prompt = sys.stdin.read()

@@ -20,6 +20,7 @@ from moot.client.errors import SessionBusy, SetupError, StoreError
 from moot.client.local import LocalClient, SessionOptions, open_client
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.client import SessionStatus
 from moot.protocol.states import RunState, StopReason
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -99,8 +100,11 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         )
     if options.prompt is None and not status.open_run:
         problem = f"session {client.session_id} has no unfinished run to resume"
+    turn: ops.Op | None = None
+    if options.prompt is not None and not problem:
+        turn, problem = first_op(options.prompt, status)
     try:
-        return asyncio.run(_drive(client, options, out, problem))
+        return asyncio.run(_drive(client, options, out, problem, turn))
     except StoreError as exc:
         return _store_failed(exc, client.session_id)
     except BrokenPipeError:
@@ -154,11 +158,37 @@ def _rule_list(values: list[str]) -> list[str]:
     return rules
 
 
-async def _drive(client: LocalClient, options: Namespace, out: TextIO, problem: str) -> int:
+def first_op(prompt: str, status: SessionStatus) -> tuple[ops.Op | None, str]:
+    """The op a `-p` prompt makes: a turn, or `RunCommand` for a leading `/name` that is one
+    of the session's skills or custom commands (`moot -p "/code-review src/app.py"`).
+
+    Returns:
+        The op, or None and why the prompt cannot run.
+    """
+    if not prompt.lstrip().startswith("/"):
+        return ops.UserTurn(text=prompt), ""
+    from moot.commands.registry import is_command  # only for a prompt that starts with `/`
+
+    if not is_command(prompt):
+        return ops.UserTurn(text=prompt), ""
+    name, _, arguments = prompt.strip()[1:].partition(" ")
+    names = [c.name for c in status.instructions.commands]
+    if name in names:
+        return ops.RunCommand(name=name, arguments=arguments.strip()), ""
+    listed = ", ".join(f"/{n}" for n in names) or "none"
+    return None, (
+        f"no command /{name} for a headless run; the skills and commands here are: {listed} "
+        "(moot's own commands, such as /help, work in the app)"
+    )
+
+
+async def _drive(
+    client: LocalClient, options: Namespace, out: TextIO, problem: str, turn: ops.Op | None
+) -> int:
     try:
         if problem:
             return _fail(problem)
-        return await _turn(client, options, out)
+        return await _turn(client, options, out, turn)
     finally:
         await client.close()  # background shells and the sandbox end with the session
 
@@ -187,13 +217,10 @@ def stop_on_signals(client: LocalClient) -> None:
         loop.add_signal_handler(number, first)
 
 
-async def _turn(client: LocalClient, options: Namespace, out: TextIO) -> int:
+async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.Op | None) -> int:
     stop_on_signals(client)
     events = client.subscribe()
-    if options.prompt is not None:
-        client.submit(ops.UserTurn(text=options.prompt))
-    else:
-        client.submit(ops.ResumeRun())
+    client.submit(turn if turn is not None else ops.ResumeRun())
     streaming = options.output_format == "stream-json"
     problem = ""
     finished: ev.TurnFinished | None = None

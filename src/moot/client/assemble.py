@@ -28,6 +28,7 @@ import msgspec
 from moot.client.errors import SetupError
 from moot.core.agent import Agent
 from moot.core.limits import Limits
+from moot.core.run import TurnEnd
 from moot.core.runtime import AttachFiles, Refusal, Runtime
 from moot.permissions.headless import NoAsking
 from moot.permissions.modes import PermissionMode
@@ -38,6 +39,7 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalPolicy
 from moot.protocol.messages import AttachedFile
+from moot.providers.base import UnknownModel
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
@@ -51,8 +53,12 @@ from moot.workspace.host_git import host_git_at_start
 from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
+    from moot.client.briefing import Briefing
+    from moot.client.facts import GitProbe, SessionFacts
     from moot.client.session_rules import SessionRules
     from moot.hooks import HookConfig, Hooks
+    from moot.protocol.client import PromptPart
+    from moot.skills.guidance import Guidance
 
 
 class Session(msgspec.Struct):
@@ -66,6 +72,11 @@ class Session(msgspec.Struct):
     rules: Callable[[], SessionRules] | None = None
     """Its permission rules (where each comes from, and the person's changes), made when
     asked: `moot -p` never needs them."""
+    briefing: Briefing | None = None
+    """What the session's files (skills, commands, agents, memory) made of it; None: none
+    were read."""
+    prompt_parts: tuple[PromptPart, ...] = ()
+    """What every request of the person's agent carries, part by part (`/context`)."""
 
     async def close(self) -> None:
         """End background shells and release the sandbox (a Docker container)."""
@@ -168,6 +179,8 @@ def open_session(
     model: str | None = None,
     allowed_tools: Sequence[str] = (),
     disallowed_tools: Sequence[str] = (),
+    guidance: Guidance | None = None,
+    git_probe: GitProbe | None = None,
 ) -> Session:
     """Assemble a session's runtime (see the module docstring for the steps).
 
@@ -188,6 +201,10 @@ def open_session(
         allowed_tools: The front end's own allow rules (already in `rules`), so that
             `/permissions` can say where each rule comes from.
         disallowed_tools: The front end's own deny rules, likewise.
+        guidance: The skills, commands, agent definitions and memory read for the session
+            (`moot.skills.guidance.load_guidance`): the prompts are rendered around them, the
+            skill tool and the defined peers join. None: the agent is used as given.
+        git_probe: The git status probe started as the session began opening, for the prompt.
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
@@ -257,8 +274,39 @@ def open_session(
         )
         return tools
 
+    agents = [agent]
+    turn_ends: list[TurnEnd] = [AutoCommitter(workspace, session_id)] if auto_commit else []
+    briefing: Briefing | None = None
+    if guidance is not None:
+        from moot.client.briefing import brief, skill_read_roots
+        from moot.skills.policy import ScopedPolicy
+
+        facts = session_facts(
+            workspace.root, start_mode, shell.backend, policy_for_shell.network, git_probe
+        )
+
+        def check_model(name: str) -> str | None:
+            try:
+                resolve_model(name, environ, models=settings.models)
+            except UnknownModel as exc:
+                return str(exc)
+            return None
+
+        briefing = brief(
+            guidance,
+            agent,
+            facts,
+            tools,
+            check_model=check_model,
+            hidden=lambda name: tool_hidden(name, rules),
+        )
+        agents = briefing.agents
+        tools += briefing.tools
+        workspace.read_roots += skill_read_roots(guidance, workspace.root)
+        policy = ScopedPolicy(policy, rules_policy, grants=briefing.grants, limits=briefing.limits)
+        turn_ends.append(briefing.grants.end_turn)
     runtime = Runtime(
-        [agent],
+        agents,
         store=store,
         session_id=session_id,
         tools=tools,
@@ -266,7 +314,7 @@ def open_session(
         approval=policy,
         mode=start_mode.value,
         hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
-        turn_end=AutoCommitter(workspace, session_id) if auto_commit else None,
+        turn_end=_turn_end(turn_ends),
         resolve=lambda name: resolve_model(name, environ, models=settings.models),
         person_tools=LazyTools(PERSON_TOOLS, build_person_tools),  # type: ignore[arg-type]
         attach=_attach(workspace),
@@ -278,7 +326,20 @@ def open_session(
     if model is not None and runtime.entry.model != model:
         # The model too, the same way (`model_changed`).
         runtime.submit(ops.SetModel(model=model))
-    return Session(runtime, workspace, shell, shells, rules_of_session)
+    prompt_parts: tuple[PromptPart, ...] = ()
+    if briefing is not None:
+        from moot.client.briefing import context_parts
+
+        prompt_parts = context_parts(briefing, agents, tools)
+    return Session(
+        runtime,
+        workspace,
+        shell,
+        shells,
+        rules=rules_of_session,
+        briefing=briefing,
+        prompt_parts=prompt_parts,
+    )
 
 
 PERSON_TOOLS = ("undo", "doctor", "sandbox", "outline", "jobs", "permission_rule")
@@ -323,6 +384,43 @@ def _attach(workspace: Workspace) -> AttachFiles:
         return PromptFiles(workspace)(prompt, refused)
 
     return attach
+
+
+def session_facts(
+    root: Path, mode: PermissionMode | None, backend: str, network: bool, git: GitProbe | None
+) -> SessionFacts:
+    """The environment the session's prompt describes."""
+    from moot.client.facts import (
+        SessionFacts,
+        git_summary,
+        platform_name,
+        sandbox_words,
+        shell_name,
+        today,
+    )
+
+    return SessionFacts(
+        cwd=str(root),
+        platform=platform_name(),
+        shell=shell_name(),
+        date=today(),
+        git=git.summary() if git is not None else git_summary(root),
+        sandbox=sandbox_words(backend, network),
+        mode=mode.value if mode is not None else "none (no permission rules)",
+    )
+
+
+def _turn_end(ends: list[TurnEnd]) -> TurnEnd | None:
+    """One `TurnEnd` that runs each of `ends` in order (None for none)."""
+    if not ends:
+        return None
+    if len(ends) == 1:
+        return ends[0]
+
+    def each(prompt: str) -> list[ev.Event]:
+        return [event for end in ends for event in end(prompt)]
+
+    return each
 
 
 class AutoCommitter:

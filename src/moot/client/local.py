@@ -9,8 +9,9 @@ for the person, before anything is written, so a bad model name never leaves an 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -28,11 +29,14 @@ from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.core.session import recorded_model
 from moot.permissions.modes import PermissionMode
+from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import (
     AgentStatus,
+    ContextPart,
     ContextReport,
+    InstructionFiles,
     ModelChoice,
     PermissionsReport,
     SandboxStatus,
@@ -45,10 +49,17 @@ from moot.store.base import Store
 
 AGENT = "moot"
 """The name of the agent that answers the person."""
+
+if TYPE_CHECKING:
+    from moot.client.facts import GitProbe
+    from moot.skills.guidance import Guidance
+
 INSTRUCTIONS = (
     "You are moot, a coding agent working in the person's repository. Be exact and brief; "
     "use your tools to look before you change anything."
 )
+"""The person's agent's instructions when the session reads no files (`read_files=False`);
+otherwise they are rendered from `moot/prompts/system.md` (`moot.client.prompt`)."""
 
 
 class SessionOptions(msgspec.Struct, kw_only=True):
@@ -73,6 +84,9 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """False where nobody answers approvals (`moot -p`): what would ask is refused."""
     auto_commit: bool | None = None
     """Commit what each turn changed as it ends; None: `MOOT_AUTO_COMMIT`, else the settings."""
+    read_files: bool = True
+    """Read skills, custom commands, agent definitions and memory (and render the system
+    prompt around them); False gives the bare agent, for tests of other things."""
 
 
 class LocalClient:
@@ -92,6 +106,7 @@ class LocalClient:
         self._notices = notices
         self._query = StoreQueries(store)
         self._closed = False
+        self._files: InstructionFiles | None = None
 
     @property
     def session_id(self) -> str:
@@ -102,6 +117,15 @@ class LocalClient:
         return self._query
 
     def submit(self, op: ops.Op) -> str:
+        briefing = self._session.briefing
+        if briefing is not None and isinstance(op, ops.RunCommand | ops.NoteToMemory):
+            from moot.client.commands import note_to_memory, run_command
+
+            op = ops.checked(op)
+            if isinstance(op, ops.RunCommand):
+                return run_command(self._runtime, briefing, op)
+            self._files = None  # the memory is read again
+            return note_to_memory(self._runtime, briefing, op)
         return self._runtime.submit(op)
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
@@ -137,7 +161,18 @@ class LocalClient:
             settings=msgspec.to_builtins(self._settings),
             notices=self._notices,
             person_tools=tuple(runtime.person_tools),
+            skills=tuple(skill.name for skill in self._instructions().skills),
+            instructions=self._instructions(),
+            prompt_parts=self._session.prompt_parts,
         )
+
+    def _instructions(self) -> InstructionFiles:
+        if self._files is None:
+            from moot.client.commands import instruction_files
+
+            briefing = self._session.briefing
+            self._files = instruction_files(briefing) if briefing else InstructionFiles()
+        return self._files
 
     def _sandbox_reason(self) -> str:
         """Why commands run where they do; a host chosen in a settings file (maybe the
@@ -163,7 +198,7 @@ class LocalClient:
         return ContextReport(
             agent=chosen.name,
             model=model,
-            parts=tuple(runtime.context_parts(chosen.name)),
+            parts=self._with_prompt_parts(runtime.context_parts(chosen.name)),
             context_window=self._context_window(model),
             last_input_tokens=(
                 usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
@@ -171,6 +206,23 @@ class LocalClient:
                 else None
             ),
         )
+
+    def _with_prompt_parts(self, parts: list[ContextPart]) -> tuple[ContextPart, ...]:
+        """The runtime's parts, the system prompt's own pieces (template, memory, skills index,
+        roster: `SessionStatus.prompt_parts`, in bytes) listed under it as tokens."""
+        pieces = [
+            ContextPart(
+                f"  {'template' if p.name == 'system prompt' else p.name}", p.bytes // 4, p.detail
+            )
+            for p in self._session.prompt_parts
+            if p.name != "tool schemas"  # the runtime's `tools` part counts them
+        ]
+        out: list[ContextPart] = []
+        for part in parts:
+            out.append(part)
+            if part.name == "system prompt":
+                out += pieces
+        return tuple(out)
 
     def permissions(self) -> PermissionsReport:
         rules = self._session.rules
@@ -221,6 +273,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             such session; the message says what to do. Nothing was created.
     """
     cwd = options.cwd
+    git = _git_probe(cwd) if options.read_files else None  # runs while the rest is set up
     try:
         settings = load_settings(cwd)
         hooks = hook_config(settings, cwd)
@@ -254,6 +307,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         # The runtime gets the name, not the provider: it resolves names itself and moves a
         # scripted provider past the turns a resumed session has already played.
         agent = Agent(AGENT, role="coding agent", instructions=INSTRUCTIONS, model=model)
+        guidance = _guidance(cwd, agent.name, rules) if options.read_files else None
         limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
         session_id = (
             options.session_id or store.create_session(title=options.title, workspace=str(cwd)).id
@@ -274,6 +328,8 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             model=options.model,
             allowed_tools=options.allowed_tools,
             disallowed_tools=options.disallowed_tools,
+            guidance=guidance,
+            git_probe=git,
         )
     except BaseException:
         if store is not None:
@@ -314,6 +370,37 @@ def _git_branch(root: Path) -> str:
     except OSError:
         return ""
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else ""
+
+
+def _git_probe(cwd: Path) -> GitProbe | None:
+    from moot.client.facts import GitProbe
+
+    try:
+        return GitProbe(Path(os.path.realpath(cwd)))
+    except RuntimeError:  # no thread could be started: the prompt runs git itself
+        return None
+
+
+def _guidance(cwd: Path, agent: str, rules: RuleSet) -> Guidance:
+    from moot.paths import config_dir
+    from moot.skills.guidance import load_guidance
+
+    denied = read_denied_paths(rules, cwd)
+    return load_guidance(cwd, config_dir(), agent_names={agent}, denied=denied)
+
+
+def read_denied_paths(rules: RuleSet, root: Path) -> Callable[[Path], bool] | None:
+    """What `Read(...)` deny rules cover, as a test of real paths (a bare `Read` covers every
+    file): nothing they cover is read into the session from skills, commands or memory."""
+    denied = [rule for rule in rules.deny if rule.covers("read")]
+    if not denied:
+        return None
+    base = os.path.realpath(root)
+
+    def covers(path: Path) -> bool:
+        return any(r.path is None or r.path.matches(str(path), base) for r in denied)
+
+    return covers
 
 
 def _auto_commit(options: SessionOptions, settings: Settings) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from moot.commands import session, transcript, workspace
+from moot.commands.files import add_file_commands
 from moot.commands.registry import CommandContext, CommandError, Registry
 from moot.protocol import ops
 
@@ -108,4 +109,5 @@ def builtin_commands() -> Registry:
             args = chosen
         context.set_theme(args)
 
+    add_file_commands(registry)  # /skills, /memory, /agents (moot.commands.files)
     return registry

@@ -11,7 +11,6 @@ says what would work, and nothing goes to the model by mistake.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
@@ -107,6 +106,8 @@ class Registry:
     def __init__(self) -> None:
         self._commands: dict[str, Command] = {}
         self._names: dict[str, str] = {}
+        self._session: list[str] = []
+        """Names a session's files added (`replace_session`)."""
 
     def add(self, command: Command) -> Command:
         for name in (command.name, *command.aliases):
@@ -115,6 +116,27 @@ class Registry:
             self._names[name] = command.name
         self._commands[command.name] = command
         return command
+
+    def replace_session(self, commands: Sequence[Command]) -> list[str]:
+        """Swap the commands an open session brought (its skills and custom commands, see
+        `moot.commands.files`) for `commands`; moot's own commands keep their names.
+
+        Returns:
+            The names skipped because a command of moot's own already has them.
+        """
+        for name in self._session:
+            del self._commands[name]
+            self._names.pop(name, None)
+        self._session = []
+        skipped: list[str] = []
+        for command in commands:
+            if command.name in self._names:
+                skipped.append(command.name)
+                continue
+            self._commands[command.name] = command
+            self._names[command.name] = command.name
+            self._session.append(command.name)
+        return skipped
 
     def command(
         self,
@@ -154,6 +176,8 @@ class Registry:
         name, _, args = line.strip()[1:].partition(" ")
         command = self.get(name)
         if command is None:
+            import difflib  # only an unknown name needs it; `moot -p` never loads it
+
             near = difflib.get_close_matches(name, list(self._names), n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join('/' + n for n in near)}?" if near else ""
             raise CommandError(f"no command /{name}{hint} (/help lists them)")

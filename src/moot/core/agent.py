@@ -24,6 +24,9 @@ class Agent(msgspec.Struct, frozen=True):
     """`provider/model`, `scripted:<file>`, or a Provider instance."""
     tools: Sequence[Tool] = ()
     """Tools only this agent has, on top of the run's shared tools."""
+    given_tools: tuple[str, ...] | None = None
+    """The names of the run's shared tools this agent is given (`call_agent` among them for
+    it to call peers); None: all of them. An agent definition's `tools` list sets it."""
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "_").isidentifier():

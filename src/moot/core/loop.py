@@ -154,6 +154,7 @@ class CallRunner:
     async def _ask_model(self) -> None:
         call, run = self.call, self.run
         check_before_model(run.limits, run.fold.totals, errors=call.errors, stale=call.stale)
+        self.agent = run.agents[call.agent]  # the session may have renewed its instructions
         provider = run.provider_for(self.agent)
         info = model_info(provider)
         images = info is None or info.images
@@ -355,6 +356,8 @@ class CallRunner:
                 f"Invalid arguments for {tc.name}: {tc.arguments_error}. "
                 "Send a JSON object that matches the tool's schema."
             )
+        elif tc.name == CALL_AGENT and not self.run.calls_peers(self.agent):
+            result = ToolResult.error(f"{self.agent.name} was not given {CALL_AGENT}.")
         elif tc.name == CALL_AGENT:
             result = await self._call_peer(tc, several_peers)
         elif tc.name == FINISH:

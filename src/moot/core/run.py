@@ -113,14 +113,22 @@ class RunContext(msgspec.Struct):
         )
 
     def tools_for(self, agent: Agent) -> dict[str, Tool]:
-        return {**self.tools, **{t.name: t for t in agent.tools}}
+        shared = self.tools
+        if agent.given_tools is not None:
+            shared = {name: t for name, t in shared.items() if name in agent.given_tools}
+        return {**shared, **{t.name: t for t in agent.tools}}
+
+    def calls_peers(self, agent: Agent) -> bool:
+        """Whether `agent` may `call_agent` (an agent given a list of tools needs it listed)."""
+        return agent.given_tools is None or CALL_AGENT in agent.given_tools
 
     def specs_for(self, agent: Agent) -> tuple[ToolSpec, ...]:
         """The tools the model of `agent` is offered (computed once per agent per run)."""
         specs = self._specs.get(agent.name)
         if specs is None:
             own = [ToolSpec(**tool_spec(t)) for t in self.tools_for(agent).values()]
-            peers = [call_agent_spec(list(self.agents.values())), FINISH_SPEC]
+            peers = [call_agent_spec(list(self.agents.values()))] if self.calls_peers(agent) else []
+            peers.append(FINISH_SPEC)
             builtin = {CALL_AGENT, FINISH}
             specs = tuple([s for s in own if s.name not in builtin] + peers)
             self._specs[agent.name] = specs

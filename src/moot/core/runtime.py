@@ -188,8 +188,7 @@ class Runtime:
             ValueError: the op does not fit its schema (`UserTurn(text=5)`); nothing happens.
         """
         op = ops.checked(op)
-        self._submissions += 1
-        submission = f"sub_{self._submissions}"
+        submission = self.new_submission()
         match op:
             case ops.UserTurn():
                 self._start(self._turn(op, submission))
@@ -218,6 +217,16 @@ class Runtime:
                 self._set_model(model, agent, submission)
             case ops.RunTool(tool=name, arguments=arguments):
                 self._run_tool(name, arguments, submission)
+            case ops.RunCommand() | ops.NoteToMemory():
+                # Commands from files and memory belong to the session layer
+                # (`moot.client.local`), which answers these before they reach a runtime.
+                self.record_session(
+                    ev.OpRefused(
+                        op=op.kind,
+                        reason="this session reads no skills, commands or memory from files",
+                        submission_id=submission,
+                    )
+                )
             case ops.Shutdown():
                 if self.running:
                     assert self._task is not None
@@ -229,6 +238,12 @@ class Runtime:
                     task.cancel()
                 self._end_streams()
         return submission
+
+    def new_submission(self) -> str:
+        """A fresh submission id: `submit` takes one per op, and so does the session layer for
+        an op it answers itself (`RunCommand`, `NoteToMemory`)."""
+        self._submissions += 1
+        return f"sub_{self._submissions}"
 
     def _answer(
         self, op: ops.Approve | ops.Deny, call: str, tool_call: str, answer: Answer
@@ -402,6 +417,19 @@ class Runtime:
         while self._tool_runs:
             await asyncio.gather(*self._tool_runs, return_exceptions=True)
 
+    def update_agent(self, agent: Agent) -> None:
+        """Replace the session's agent of that name (new instructions after a memory note): its
+        calls use it from their next model request on.
+
+        Raises:
+            KeyError: The session has no agent of that name.
+        """
+        if agent.name not in self.agents:
+            raise KeyError(f"no agent {agent.name!r}")
+        self.agents[agent.name] = agent
+        if self.entry.name == agent.name:
+            self.entry = agent
+
     @property
     def unfinished_run(self) -> str | None:
         """The run id a crash left open, if any (resume it with `ResumeRun`)."""
@@ -438,7 +466,6 @@ class Runtime:
                 tokens(system=system_prompt(chosen, roster, PERSON)),
                 "instructions and the peers",
             ),
-            ContextPart("memory", 0, "no project memory (AGENTS.md) is loaded by this build"),
             ContextPart("tools", tokens(tools=specs), f"{len(specs)} tool schemas"),
             ContextPart(
                 "messages",

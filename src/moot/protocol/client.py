@@ -158,6 +158,89 @@ class SandboxStatus(msgspec.Struct, frozen=True):
     """Why this backend, or why there is none."""
 
 
+class PromptPart(msgspec.Struct, frozen=True):
+    """One part of what every model request carries, and its size in bytes (`/context`)."""
+
+    name: str
+    """`system prompt`, `skills section`, `memory`, `skills index`, `tool schemas`, ..."""
+    bytes: int
+    """Its size in bytes (UTF-8)."""
+    detail: str = ""
+    """What else to know: how much of a budget it uses, what was cut or left out."""
+
+
+class SkillInfo(msgspec.Struct, frozen=True):
+    """A skill of the session (`/skills`)."""
+
+    name: str
+    description: str
+    source: str
+    """`project`, `user` or `shipped`."""
+    path: str
+    """Its `SKILL.md`."""
+    model_invocable: bool = True
+    user_invocable: bool = True
+    argument_hint: str = ""
+    allowed_tools: tuple[str, ...] = ()
+
+
+class CommandInfo(msgspec.Struct, frozen=True):
+    """A `/name` from files the person may type: a skill, a custom command, or moot's own
+    (`init`). Submit `RunCommand(name, arguments)` to run it."""
+
+    name: str
+    description: str
+    kind: str
+    """`skill`, `command` or `moot`."""
+    argument_hint: str = ""
+    path: str = ""
+
+
+class MemoryInfo(msgspec.Struct, frozen=True):
+    """A file the session's memory holds (`/memory`)."""
+
+    path: str
+    source: str
+    """`project` or `user`."""
+    bytes: int
+    imported_by: str = ""
+
+
+class AgentFileInfo(msgspec.Struct, frozen=True):
+    """An agent of the session that a file defined (`/agents`)."""
+
+    name: str
+    path: str
+    source: str
+    tools: tuple[str, ...] | None = None
+    """What it is limited to; None: every tool."""
+
+
+class FileProblem(msgspec.Struct, frozen=True):
+    """Something wrong with a skill, command, agent or memory file: an error left it out."""
+
+    path: str
+    message: str
+    severity: str = "error"
+
+
+class InstructionFiles(msgspec.Struct, frozen=True):
+    """What the session learned from files as it opened: skills, custom commands, agent
+    definitions and memory, and what was wrong with any of them."""
+
+    skills: tuple[SkillInfo, ...] = ()
+    commands: tuple[CommandInfo, ...] = ()
+    agents: tuple[AgentFileInfo, ...] = ()
+    memory: tuple[MemoryInfo, ...] = ()
+    memory_notes: tuple[str, ...] = ()
+    """What was cut from the memory or not read, and why."""
+    problems: tuple[FileProblem, ...] = ()
+    skills_listed: tuple[str, ...] = ()
+    """Skills the model sees in the `skill` tool's index."""
+    skills_left_out: tuple[str, ...] = ()
+    """Skills the index's budget left out (the model may still load them by name)."""
+
+
 class SessionStatus(msgspec.Struct, frozen=True):
     """A session's current state, as a status line or `/status` shows it."""
 
@@ -187,6 +270,10 @@ class SessionStatus(msgspec.Struct, frozen=True):
     settings that loosen the sandbox)."""
     person_tools: tuple[str, ...] = ()
     """The tools only the person runs (`RunTool`), never offered to a model."""
+    instructions: InstructionFiles = msgspec.field(default_factory=InstructionFiles)
+    """Skills, custom commands, agent definitions and memory, as read when the session opened."""
+    prompt_parts: tuple[PromptPart, ...] = ()
+    """What every model request of the person's agent carries, part by part (`/context`)."""
 
 
 class ContextPart(msgspec.Struct, frozen=True):

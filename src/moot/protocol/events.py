@@ -283,6 +283,14 @@ class OpRefused(_Event, tag="op_refused", frozen=True):
     reason: str
 
 
+class MemoryNoted(_Event, tag="memory_noted", frozen=True):
+    """The person added a note to the project's memory (`NoteToMemory`). A session event."""
+
+    path: str
+    """The memory file written."""
+    note: str
+
+
 class ToolStarted(_Event, tag="tool_started", frozen=True):
     """A tool began to run; from here on it may have had side effects."""
 
@@ -389,12 +397,15 @@ Event = (
     | ToolRan
     | OpRefused
     | HookRan
+    | MemoryNoted
 )
 """Any event; tagged by `kind` in JSON."""
 
 CREATION_KINDS = frozenset({"turn_started", "agent_called"})
 TERMINAL_KINDS = frozenset({"turn_finished", "agent_returned"})
-SESSION_KINDS = frozenset({"mode_changed", "model_changed", "tool_ran", "op_refused"})
+SESSION_KINDS = frozenset(
+    {"mode_changed", "model_changed", "tool_ran", "op_refused", "memory_noted"}
+)
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""
 
 

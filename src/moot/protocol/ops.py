@@ -123,11 +123,52 @@ class RunTool(_Op, tag="run_tool", frozen=True):
     arguments: dict[str, Any] = {}
 
 
+class RunCommand(_Op, tag="run_command", frozen=True):
+    """Run `/name arguments`: a skill the person may start, a custom command from
+    `.moot/commands/`, or moot's own `/init` (`SessionStatus.instructions.commands` lists them).
+
+    The session expands it into a prompt (the skill's instructions, the command's text with
+    `$ARGUMENTS` and `@file`s filled in) and runs it as a `UserTurn` would. Answered by
+    `turn_started` (whose prompt is the expansion), the run's events, then `turn_finished`; or
+    by `op_refused` when the session has no such command. What the skill or command lists in
+    `allowed-tools` runs without asking until that turn ends.
+    """
+
+    name: str
+    """Without the slash."""
+    arguments: str = ""
+    agent: str | None = None
+    """As in `UserTurn`."""
+
+
+class NoteToMemory(_Op, tag="note_to_memory", frozen=True):
+    """Add a note to the project's memory: a line `- text` at the end of the workspace's
+    `AGENTS.md` (`CLAUDE.md` when only that exists), what a prompt starting with `#` does.
+
+    Answered by `memory_noted` (the agents read the note from their next model request on), or
+    by `op_refused` saying why nothing was written.
+    """
+
+    text: str
+
+
 class Shutdown(_Op, tag="shutdown", frozen=True):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
 
-Op = UserTurn | ResumeRun | Interrupt | Approve | Deny | SetMode | SetModel | RunTool | Shutdown
+Op = (
+    UserTurn
+    | ResumeRun
+    | Interrupt
+    | Approve
+    | Deny
+    | SetMode
+    | SetModel
+    | RunTool
+    | Shutdown
+    | RunCommand
+    | NoteToMemory
+)
 OpT = TypeVar("OpT", bound=_Op)
 
 

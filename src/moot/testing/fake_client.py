@@ -1,14 +1,14 @@
 """`FakeClient`: the client surface over a script of events, recording the ops it receives.
 
 A front end under test holds a `FakeClient` as it would a real session. With `autoplay` (the
-default) the fake answers ops as a session would, from its script: a `UserTurn` (or an
-`Approve`/`Deny`, or `ResumeRun`) plays the script up to and including the next
+default) the fake answers ops as a session would, from its script: a `UserTurn` (or a
+`RunCommand`, an `Approve`/`Deny`, or `ResumeRun`) plays the script up to and including the next
 `approval_requested` or `turn_finished`; an `Interrupt` while a turn is open ends it cancelled;
 `SetMode` plays a `mode_changed`; `SetModel` a `model_changed` (or an `op_refused` for a model
 not in `models`, when given); `RunTool` a `tool_ran` with the tool's canned result from
-`tool_results` (or an `op_refused` for a tool without one). Without `autoplay`, the test plays
-events itself with `play` or `emit`. Every op is kept in `ops`, so a test can assert exactly
-what the front end sent.
+`tool_results` (or an `op_refused` for a tool without one); `NoteToMemory` a `memory_noted`.
+Without `autoplay`, the test plays events itself with `play` or `emit`. Every op is kept in
+`ops`, so a test can assert exactly what the front end sent.
 """
 
 from __future__ import annotations
@@ -233,8 +233,10 @@ class FakeClient:
     def _answer(self, op: ops.Op, submission: str) -> None:
         self._submission = submission
         match op:
-            case ops.UserTurn() | ops.ResumeRun() | ops.Approve() | ops.Deny():
+            case ops.UserTurn() | ops.RunCommand() | ops.ResumeRun() | ops.Approve() | ops.Deny():
                 self.play(until=_PAUSE_AFTER)
+            case ops.NoteToMemory(text=text):
+                self.emit(ev.MemoryNoted(path=f"{self._status.workspace}/AGENTS.md", note=text))
             case ops.Interrupt() if self._open_run is not None:
                 self._cancel(self._open_run)
             case ops.SetMode(mode=mode) if mode != self.status().mode:

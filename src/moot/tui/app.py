@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 
 from moot.commands.builtin import builtin_commands, next_mode
+from moot.commands.files import memory_note, use_session_commands
 from moot.commands.registry import CommandError, Registry, is_command
 from moot.commands.shell import is_shell, run_shell
 from moot.history import PromptHistory, history_file
@@ -166,6 +168,8 @@ class MootApp(App[int]):
             await self.chat.say(warning, warning=True)
         for notice in self.client.status().notices:
             await self.chat.say(notice, warning=True)
+        for warning in use_session_commands(self.registry, self.client):
+            await self.chat.say(warning, warning=True)
         if self._task_text:
             self._send(self._task_text)
 
@@ -229,6 +233,8 @@ class MootApp(App[int]):
             case ev.ModelChanged():  # the model's context window comes with its status
                 status = self.client.status()
                 self.query_one(StatusLine).from_status(status, branch=status.git_branch)
+            case ev.MemoryNoted():
+                self.notify(f"noted in {event.path}")
 
     # ---- what the person does ------------------------------------------------------------------
 
@@ -242,6 +248,9 @@ class MootApp(App[int]):
             return
         if is_shell(text):  # `!command`: the person's own, through the session's sandbox
             self.run_worker(run_shell(self, text), group="command")
+            return
+        if (note := memory_note(text)) is not None:
+            self.client.submit(ops.NoteToMemory(text=note))
             return
         if self._turn_running:
             self.notify("a turn is running: wait for it, or press Esc to interrupt it")
@@ -390,6 +399,20 @@ class MootApp(App[int]):
         self._bridge = EventBridge(self.client, self.post_message)
         self._pump(None)
         await self.chat.say(f"new session {self.client.session_id}")
+        for warning in use_session_commands(self.registry, self.client):
+            await self.chat.say(warning, warning=True)
+
+    def edit_file(self, path: str) -> None:
+        """Open `path` in `$VISUAL`/`$EDITOR` with the app suspended (`/memory edit`); blocks
+        until the editor exits, which is the point: the terminal is the editor's meanwhile."""
+        import shlex
+        import subprocess
+
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        if self.is_headless:
+            raise CommandError(f"no terminal to run {editor} in; open {path} yourself")
+        with self.suspend():
+            subprocess.run([*shlex.split(editor), path], check=False)
 
     async def on_unmount(self) -> None:
         await self.client.close()

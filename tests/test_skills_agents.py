@@ -1,0 +1,95 @@
+"""Agent definitions from real files: every rule, precedence, and the peers they make, called
+with the scripted provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from moot.client.local import SessionOptions, open_client
+from moot.protocol import events as ev
+from moot.skills.agents import discover_agents, load_agent
+from moot.skills.places import find_places
+from moot.testing import drive_turn
+from skill_files import git_repo
+
+HELPER = "---\nname: helper\ndescription: Answers questions.\nmodel: inherit\n---\nBe helpful.\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("no frontmatter\n", "no frontmatter"),
+        ("---\ndescription: x\n---\nbody\n", "`name` is required"),
+        ("---\nname: has space\ndescription: x\n---\nb\n", "`name` is required"),
+        ("---\nname: user\ndescription: x\n---\nb\n", "`user` is the person's name"),
+        ("---\nname: a\n---\nb\n", "`description` is required"),
+        ("---\nname: a\ndescription: x\nmodel: [1]\n---\nb\n", "`model` must be a string"),
+        ("---\nname: a\ndescription: x\ntools: Bash(\n---\nb\n", "`tools` rule 'Bash('"),
+        ("---\nname: a\ndescription: x\ntools: {a: 1}\n---\nb\n", "`tools` must be a string"),
+    ],
+)
+def test_each_rule_leaves_the_definition_out(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "a.md"
+    path.write_text(text)
+    agent, problems = load_agent(tmp_path, path, "project")
+    assert agent is None
+    assert any(message in p.message and p.severity == "error" for p in problems), problems
+
+
+def test_fields_precedence_and_names_taken(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo")
+    (repo / ".moot/agents").mkdir(parents=True)
+    (repo / ".moot/agents/helper.md").write_text(
+        "---\nname: helper\ndescription: The project's helper.\ntools: [Read, git_diff]\n"
+        "color: blue\n---\nHelp.\n"
+    )
+    (repo / ".moot/agents/moot.md").write_text("---\nname: moot\ndescription: x\n---\nb\n")
+    (repo / ".moot/agents/notes.txt").write_text("not an agent")
+    user = tmp_path / "config"
+    (user / "agents").mkdir(parents=True)
+    (user / "agents/helper.md").write_text(HELPER)
+
+    found, problems = discover_agents(find_places(repo, user, shipped=True), taken={"moot"})
+
+    assert list(found) == ["helper", "diff-reviewer", "test-runner"]
+    helper = found["helper"]
+    assert (helper.description, helper.tools, helper.instructions, helper.model) == (
+        "The project's helper.",
+        ("Read", "git_diff"),
+        "Help.",
+        "",
+    )
+    messages = sorted(p.message for p in problems)
+    assert any(m.startswith("moot ignores `color`") for m in messages)
+    assert any(m.startswith("shadowed by") for m in messages)
+    assert any("already has an agent named 'moot'" in m for m in messages)
+
+
+async def test_a_defined_agent_is_a_peer_the_scripted_model_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    work = tmp_path / "work"
+    (work / ".moot/agents").mkdir(parents=True)
+    (work / ".moot/agents/helper.md").write_text(HELPER)
+    script = tmp_path / "script.yaml"
+    script.write_text(
+        "agents:\n"
+        "  moot:\n"
+        "    - tool_calls: [{name: call_agent, arguments: {agent_name: helper, message: why}}]\n"
+        "    - text: the helper says 42\n"
+        "  helper:\n"
+        "    - text: '42'\n"
+    )
+    client = open_client(SessionOptions(cwd=work, model=f"scripted:{script}"))
+    try:
+        outcome = await drive_turn(client, "ask the helper")
+    finally:
+        await client.close()
+    (called,) = outcome.of(ev.AgentCalled)
+    (returned,) = outcome.of(ev.AgentReturned)
+    assert (called.agent, called.caller, called.message) == ("helper", "moot", "why")
+    assert (returned.agent, returned.output) == ("helper", "42")
+    assert outcome.finished.output == "the helper says 42"
