@@ -176,6 +176,20 @@ def user_catalog_path() -> Path:
     return config_dir() / "models.json"
 
 
+def known_models(*, user: bool = True) -> list[ModelInfo]:
+    """Every model the catalog lists: the built-in ones in their file's order, then those only
+    the user's `models.json` adds (for pickers: the first-run screen, the command palette).
+
+    Args:
+        user: Lay the user's `models.json` over the built-in list; False lists the built-in
+            models alone (what a picker still shows when that file is broken).
+
+    Raises:
+        ValueError: The user's `models.json` is malformed (the message names it).
+    """
+    return list((_known(user_catalog_path()) if user else _builtin()).values())
+
+
 def lookup(name: str, extra: Mapping[str, CatalogEntry] | None = None) -> ModelInfo:
     """The catalog entry for `provider/model`.
 
