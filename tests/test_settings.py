@@ -196,7 +196,7 @@ def test_the_apps_terminal_options_merge_by_key_and_bad_ones_name_themselves(
     ui = load_settings(tmp_path).ui
     assert (ui.alt_screen, ui.mouse, ui.scrollback) == (False, False, "auto")
     write(tmp_path / ".moot" / "settings.json", {"ui": {"scrollback": "html"}})
-    with pytest.raises(SettingsError, match="ui.scrollback: .*auto, off, text, markdown"):
+    with pytest.raises(SettingsError, match=r"ui.scrollback: .*auto, off, text, markdown"):
         load_settings(tmp_path)
     write(tmp_path / ".moot" / "settings.json", {"ui": {"alt_screen": False}})
     with pytest.raises(SettingsError, match=r"ui.alt_screen: not a known key \(it takes altScreen"):
