@@ -255,6 +255,8 @@ class MootApp(App[int]):
         if old is not None:
             await old.close()
         self._show_history, self._task_text = show_history, task
+        while len(self.screen_stack) > 1:  # a picker or help over the old session's panes
+            await self.pop_screen()
         await self.recompose()
         await self._show_session()
 
