@@ -18,12 +18,16 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from moot.tui.screens.setup import FirstRun, Started
 
 from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.registry import CommandError, Registry, is_command
@@ -40,7 +44,6 @@ from moot.tui.palette import PROVIDERS, system_commands
 from moot.tui.screens.help import HelpScreen
 from moot.tui.screens.inspector import InspectorScreen
 from moot.tui.screens.picker import PickerScreen
-from moot.tui.screens.setup import FirstRun, SetupScreen, Started
 from moot.tui.scrollback import Visit
 from moot.tui.terminal import fitted_theme, set_mouse_capture
 from moot.tui.themes import DEFAULT_THEME, load_themes
@@ -210,6 +213,8 @@ class MootApp(App[int]):
             set_mouse_capture(self, False)
         if self._client is None:
             assert self._first_run is not None
+            from moot.tui.screens.setup import SetupScreen  # only on a first run
+
             self.push_screen(SetupScreen(self._first_run), self._first_run_done)
             return
         await self._show_session()
