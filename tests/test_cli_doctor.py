@@ -132,6 +132,14 @@ def test_login_saves_a_private_key_that_models_then_use(tmp_path: Path) -> None:
     assert refused.returncode == 2
 
 
+def test_login_refuses_a_key_no_request_could_carry(tmp_path: Path) -> None:
+    # It used to be saved, and then every start failed on it; now nothing is saved.
+    result = moot(["login", "anthropic"], clean_env(tmp_path), stdin="sk-ant\x1b[2Jrest\n")
+    assert result.returncode == 2
+    assert "control or non-ASCII" in result.stderr and "rest" not in result.stderr
+    assert not (tmp_path / "config" / "keys.json").exists()
+
+
 def test_doctor_hides_credentials_in_base_urls(tmp_path: Path) -> None:
     env = clean_env(
         tmp_path,

@@ -374,3 +374,48 @@ async def test_no_hooks_means_no_hook_events(tmp_path: Path) -> None:
                  runner(tmp_path))  # fmt: skip
     _, events = await run_turn(rt)
     assert not of(events, ev.HookRan) and of(events, ev.ToolFinished)[0].content == "ok"
+
+
+async def test_notification_fires_once_for_every_approval_a_peers_included(
+    tmp_path: Path,
+) -> None:
+    """The app rings and notifies only while the terminal is unfocused; the hook is the
+    runtime's, run once per question asked, whoever asks (the app never runs it again)."""
+    from moot.testing.drive import approve, drive_turn
+
+    notify = script(tmp_path, "notify.sh", "cat >> notes.jsonl\n")
+    lead = Model(
+        {
+            "tool_calls": [
+                call("write", path="a.txt", content="x"),
+                call("write", path="b.txt", content="y"),
+            ]
+        },
+        {"tool_calls": [call("call_agent", agent_name="critic", message="write c")]},
+        "done",
+    )
+    critic = Model({"tool_calls": [call("write", path="c.txt", content="z")]}, "wrote c")
+    rt = Runtime(
+        [
+            Agent("main", model=FunctionProvider(lead)),
+            Agent("critic", model=FunctionProvider(critic)),
+        ],
+        store=MemoryStore(),
+        tools=[writer(tmp_path)],
+        hooks=hooks(tmp_path, "Notification", notify),
+        approval=AskForWrites(),
+    )
+    outcome = await drive_turn(rt, "go", answer=approve)
+    asked = outcome.of(ev.ApprovalRequested)
+    assert [(a.agent, a.arguments["path"]) for a in asked] == [
+        ("main", "a.txt"),
+        ("main", "b.txt"),
+        ("critic", "c.txt"),
+    ]
+    notes = [json.loads(line) for line in (tmp_path / "notes.jsonl").read_text().splitlines()]
+    assert [n["message"] for n in notes] == ["moot needs your permission to use write"] * 3
+    ran = [h for h in outcome.of(ev.HookRan) if h.hook_event == "Notification"]
+    assert len(ran) == 3
+    kinds = [e.kind for e in outcome.events]
+    for at in (i for i, k in enumerate(kinds) if k == "approval_requested"):
+        assert kinds[at + 1] == "hook_ran"  # each question's own notification, right after it

@@ -340,3 +340,35 @@ def test_saving_a_rule_through_a_symlinked_moot_directory_is_refused(tmp_path: P
     with pytest.raises(SettingsError, match="is a symlink"):
         save_local_rule(project, "allow", "Bash(make:*)")
     assert list(outside.iterdir()) == []
+
+
+def test_the_apps_terminal_options_merge_by_key_and_bad_ones_name_themselves(
+    tmp_path: Path, private_moot_home: Path
+) -> None:
+    assert load_settings(tmp_path).ui.alt_screen is True
+    write(private_moot_home / "config" / "settings.json", {"ui": {"mouse": False}})
+    write(tmp_path / ".moot" / "settings.json", {"ui": {"altScreen": False}})
+    ui = load_settings(tmp_path).ui
+    assert (ui.alt_screen, ui.mouse, ui.scrollback) == (False, False, "auto")
+    write(tmp_path / ".moot" / "settings.json", {"ui": {"scrollback": "html"}})
+    with pytest.raises(SettingsError, match=r"ui.scrollback: .*auto, off, text, markdown"):
+        load_settings(tmp_path)
+    write(tmp_path / ".moot" / "settings.json", {"ui": {"alt_screen": False}})
+    with pytest.raises(SettingsError, match=r"ui.alt_screen: not a known key \(it takes altScreen"):
+        load_settings(tmp_path)
+
+
+def test_one_user_setting_is_saved_keeping_the_others(private_moot_home: Path) -> None:
+    from moot.settings import save_user_setting
+
+    path = private_moot_home / "config" / "settings.json"
+    write(path, {"sandbox": "none", "otherAgent": {"x": 1}})
+    assert save_user_setting("model", "openai/gpt-5") == path
+    assert json.loads(path.read_text()) == {
+        "sandbox": "none",
+        "otherAgent": {"x": 1},
+        "model": "openai/gpt-5",
+    }
+    with pytest.raises(SettingsError, match="sandbox"):
+        save_user_setting("sandbox", "nowhere")
+    assert json.loads(path.read_text())["sandbox"] == "none"  # nothing written

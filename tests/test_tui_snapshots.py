@@ -53,14 +53,17 @@ def test_a_streamed_answer_with_a_tool_call_and_a_diff(snap_compare) -> None:
 def test_a_pending_edit_approval(snap_compare, size: tuple[int, int]) -> None:
     """The approval pane above the prompt: "moot asks to run edit", the diff, and the keys
     y (once), s (this session, with the rule Edit(greeting.py)), a (always: saves that rule),
-    n (no). The tools pane (160x48) lists the read (✓) and the edit waiting (?)."""
+    n (no). The tools pane (160x48) lists the read (✓) and the edit waiting (?). The prompt
+    keeps focus (the pane's border is the warning colour): the clock stands still, so the pane
+    never sees the person pause, however slowly the machine takes the picture."""
 
     async def run_before(pilot: Pilot) -> None:
         await send(pilot, "make greet say hello")
         pilot.app.query_one(ApprovalPane).focus()  # as it will be once the person pauses
         await pilot.pause()
 
-    assert snap_compare(app_for(edit_session()), terminal_size=size, run_before=run_before)
+    app = app_for(edit_session(), clock=lambda: 1000.0)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_a_plan_approval(snap_compare) -> None:
@@ -72,7 +75,8 @@ def test_a_plan_approval(snap_compare) -> None:
         pilot.app.query_one(ApprovalPane).focus()  # as it will be once the person pauses
         await pilot.pause()
 
-    assert snap_compare(app_for(plan_session()), terminal_size=(160, 48), run_before=run_before)
+    app = app_for(plan_session(), clock=lambda: 1000.0)  # the prompt keeps focus, as above
+    assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
 
 
 def test_the_trace_pane_with_nested_peer_calls(snap_compare) -> None:

@@ -107,7 +107,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-alt-screen",
         action="store_true",
-        help="run the app inline, below the shell prompt, keeping the terminal's scrollback",
+        help="run the app inline, below the shell prompt, keeping the terminal's scrollback "
+        "(setting: ui.altScreen)",
+    )
+    parser.add_argument(
+        "--scrollback",
+        choices=("off", "text", "markdown"),
+        help="on exit, print the conversation to the terminal's scrollback (default: markdown "
+        "with --no-alt-screen, else off; setting: ui.scrollback)",
+    )
+    parser.add_argument(
+        "--no-mouse",
+        action="store_true",
+        help="start with mouse capture off, so the terminal selects text; f4 switches it "
+        "(setting: ui.mouse)",
     )
     _add_commands(parser)
     return parser
@@ -175,6 +188,7 @@ _TAKES_VALUE = frozenset(
         "--disallowed-tools",
         "--resume",
         "-r",
+        "--scrollback",
     }
 )
 

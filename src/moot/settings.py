@@ -76,6 +76,24 @@ class Permissions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The permission mode a session starts in."""
 
 
+ScrollbackFormat = Literal["auto", "off", "text", "markdown"]
+"""What the app prints to the terminal's scrollback as it exits: `auto` is `markdown` when it ran
+without the alternate screen and `off` otherwise."""
+
+
+class TerminalOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """How the app uses the terminal (the `ui` key); the command line's flags win."""
+
+    alt_screen: bool = msgspec.field(default=True, name="altScreen")
+    """Run on the alternate screen; false draws the app below the shell prompt (inline), so
+    the terminal keeps its scrollback (`--no-alt-screen`)."""
+    mouse: bool = True
+    """Capture the mouse at start; false leaves selecting text to the terminal (`--no-mouse`;
+    `f4` switches it either way)."""
+    scrollback: ScrollbackFormat = "auto"
+    """Print the conversation to the scrollback on exit (`--scrollback`)."""
+
+
 class Settings(msgspec.Struct, kw_only=True):
     """Everything a settings file may hold; other top-level keys are allowed and ignored."""
 
@@ -101,6 +119,8 @@ class Settings(msgspec.Struct, kw_only=True):
     shell commands see them (secrets scrubbed); the process's own environment wins."""
     hooks: dict[str, Any] = msgspec.field(default_factory=dict)
     """Commands run on session events (PreToolUse, PostToolUse, ...)."""
+    ui: TerminalOptions = msgspec.field(default_factory=TerminalOptions)
+    """How the app uses the terminal: `altScreen`, `mouse`, `scrollback`; merged by key."""
     models: dict[str, CatalogEntry] = msgspec.field(default_factory=dict)
     """Model catalog entries by `provider/model`, shaped as in `models.json` (`context_window`,
     `max_output`, prices per million tokens, `tools`/`images`/`thinking`): a new model, or some
@@ -126,9 +146,17 @@ class LoadedSettings(Settings, kw_only=True):
 _UNCHECKED_KEYS = frozenset({"$schema"})
 """Top-level keys that are no setting of any agent (an editor's JSON schema reference)."""
 
-_CHOICES: dict[str, Any] = {"sandbox": SandboxName, "permissions.defaultMode": ModeName}
+_CHOICES: dict[str, Any] = {
+    "sandbox": SandboxName,
+    "permissions.defaultMode": ModeName,
+    "ui.scrollback": ScrollbackFormat,
+}
 """The closed sets by key path, to list in the message when a value is not one of them."""
-_KEYS: dict[str, type[msgspec.Struct]] = {"permissions": Permissions, "models.*": CatalogEntry}
+_KEYS: dict[str, type[msgspec.Struct]] = {
+    "permissions": Permissions,
+    "models.*": CatalogEntry,
+    "ui": TerminalOptions,
+}
 """The objects that refuse unknown keys by key path (`*`: any key of a dictionary), to list the
 keys they take."""
 _JSON_TYPES = {
@@ -329,7 +357,7 @@ def unknown_keys(data: Mapping[str, Any], path: object) -> list[SettingsWarning]
 def merge(layers: list[dict[str, Any]]) -> Settings:
     """Later layers win; permission rule lists add up (without duplicates), and so do the
     hooks of each event: a project's `PreToolUse` hooks run besides the user's, not instead.
-    `env` merges by variable, `models` by model and then by field.
+    `env` merges by variable, `ui` by key, `models` by model and then by field.
 
     Raises:
         SettingsError: the merged settings do not fit the schema (named as `settings`).
@@ -351,7 +379,7 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
                         hooks[event] = [*before, *(g for g in groups if g not in before)]
                     else:
                         hooks[event] = groups  # a malformed value: the hook parser names it
-            elif key == "env" and isinstance(value, dict):
+            elif key in ("env", "ui") and isinstance(value, dict):
                 merged[key] = {**merged.get(key, {}), **value}
             elif key == "models" and isinstance(value, dict):
                 models = merged.setdefault("models", {})
@@ -509,4 +537,25 @@ def save_local_rule(project: Path, kind: RuleKind, rule: str) -> Path:
             with os.fdopen(os.open(ignore, flags, 0o644), "w", encoding="utf-8") as file:
                 file.write("settings.local.json\n")
     _write(path, data)
+    return path
+
+
+def save_user_setting(key: str, value: object, environ: Mapping[str, str] | None = None) -> Path:
+    """Set one top-level key of the user settings (`<config dir>/settings.json`), keeping the
+    file's other keys as they are; the model the app's first-run screen picks, say.
+
+    Raises:
+        SettingsError: The file is unreadable or not a JSON object, or the value does not fit
+            the schema (nothing is written then).
+    """
+    from moot.paths import config_dir
+
+    path = config_dir(environ) / "settings.json"
+    data = _read(path)
+    data[key] = value
+    _validate(data, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(".tmp")
+    temp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(temp, path)
     return path

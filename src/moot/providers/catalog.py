@@ -176,14 +176,17 @@ def user_catalog_path() -> Path:
     return config_dir() / "models.json"
 
 
-def known_models(extra: Mapping[str, CatalogEntry] | None = None) -> dict[str, ModelInfo]:
-    """Every model the catalog lists, by name: the built-in list, the user's `models.json`,
-    then `extra` (the settings' `models`).
+def known_models(
+    extra: Mapping[str, CatalogEntry] | None = None, *, user: bool = True
+) -> dict[str, ModelInfo]:
+    """Every model the catalog lists, by name, in its file's order: the built-in list, the
+    user's `models.json` (unless `user` is False: what a picker still shows when that file is
+    broken), then `extra` (the settings' `models`).
 
     Raises:
-        ValueError: as `lookup`.
+        ValueError: as `lookup` (a malformed `models.json` names the file).
     """
-    known: Catalog = _known(user_catalog_path())
+    known: Catalog = _known(user_catalog_path()) if user else _builtin()
     if extra:
         entries = {
             n: e if isinstance(e, CatalogEntry) else _entry(n, e, "the settings' models")

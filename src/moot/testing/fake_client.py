@@ -142,9 +142,15 @@ class FakeClient:
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
         replay = () if after_seq is None else [e for e in self.log if e.seq > after_seq]
-        subscription = Subscription(replay, on_close=self._subscribers.remove)
+        subscription = Subscription(replay, on_close=self._unsubscribe)
         self._subscribers.append(subscription)
         return subscription
+
+    def _unsubscribe(self, subscription: Subscription) -> None:
+        # Closing the client ends (and forgets) every subscription first; a subscriber that
+        # closes its own afterwards finds it gone already.
+        if subscription in self._subscribers:
+            self._subscribers.remove(subscription)
 
     def status(self) -> SessionStatus:
         mode, model = self._status.mode, self._status.model

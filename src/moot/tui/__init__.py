@@ -1,7 +1,9 @@
 """The Textual app: `moot` with no `-p`. The only package that imports textual.
 
-`run_app` opens the session's client (the front-end contract) and runs `MootApp` over it.
-Textual loads here, inside the function, so that `moot -p` never pays for it.
+`run_app` opens the session's client (the front-end contract) and runs `MootApp` over it; with
+no model configured it runs the app on its first-run screen instead, which opens the session
+once the person has picked a model (or the demo). Textual loads here, inside the function, so
+that `moot -p` never pays for it.
 """
 
 from __future__ import annotations
@@ -9,12 +11,21 @@ from __future__ import annotations
 import sys
 from argparse import Namespace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from moot.protocol.client import Client
+    from moot.settings import TerminalOptions
+    from moot.tui.screens.setup import FirstRun
 
 EXIT_USAGE = 2
 
 
 def run_app(options: Namespace) -> int:
     """Open (or resume) a session and run the app until the person quits."""
+    from moot import setup_detect
     from moot.client import SetupError
     from moot.client.local import SessionOptions, open_client, open_queries
 
@@ -38,28 +49,95 @@ def run_app(options: Namespace) -> int:
             return EXIT_USAGE
         session_id = latest[0].id
 
-    def session(resume: str | None) -> SessionOptions:
+    def session(
+        resume: str | None, *, where: Path = cwd, model: str | None = None
+    ) -> SessionOptions:
         return SessionOptions(
-            cwd=cwd,
-            model=options.model,
+            cwd=where,
+            model=model or options.model,
             permission_mode=options.permission_mode,
             session_id=resume,
             title=(options.task or "").strip().splitlines()[0][:80] if options.task else "",
             max_turns=options.max_turns,
         )
 
-    try:
-        client = open_client(session(session_id))
-    except SetupError as exc:
-        print(f"moot: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    from moot.tui.app import MootApp  # textual loads here
+    def open_stored(stored: str) -> Client:
+        """A stored session, opened in the workspace it belongs to."""
+        queries = open_queries()
+        try:
+            summary = queries.session(stored)
+        finally:
+            queries.close()
+        if summary is None:
+            raise SetupError(f"no session {stored!r}")
+        where = Path(summary.workspace) if summary.workspace else cwd
+        if not where.is_dir():
+            raise SetupError(f"its workspace {where} is not there any more")
+        return open_client(session(stored, where=where))
 
+    client = None
+    first_run = None
+    if session_id is None and setup_detect.needs_setup(cwd, options.model):
+        first_run = _first_run(cwd, lambda model: open_client(session(None, model=model)))
+    else:
+        try:
+            client = open_client(session(session_id))
+        except SetupError as exc:
+            print(f"moot: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    from moot.tui.app import MootApp  # textual loads here
+    from moot.tui.scrollback import print_conversation, scrollback_format
+
+    ui = _terminal_options(cwd)
+    inline = bool(getattr(options, "no_alt_screen", False)) or not ui.alt_screen
+    how = scrollback_format(ui.scrollback, inline=inline, flag=getattr(options, "scrollback", None))
     app = MootApp(
         client,
         task=options.task,
         show_history=session_id is not None,
         open_client=lambda: open_client(session(None)),
+        first_run=first_run,
+        open_session=open_stored,
+        mouse=ui.mouse and not getattr(options, "no_mouse", False),
     )
-    code = app.run(inline=bool(getattr(options, "no_alt_screen", False)))
+    # Inline, the last frame stays on screen at exit unless the conversation is printed instead.
+    code = app.run(inline=inline, inline_no_clear=inline and how == "off")
+    if how != "off" and app.visits:
+        queries = open_queries()
+        try:
+            print_conversation(queries, app.visits, how)
+        finally:
+            queries.close()
     return code or 0
+
+
+def _first_run(cwd: Path, open_model: Callable[[str], Client]) -> FirstRun:
+    """What the first-run screen opens: a session with the model picked, or the demo."""
+    from moot import setup_detect
+    from moot.client.local import SessionOptions, open_client
+    from moot.tui.screens.setup import FirstRun
+
+    def open_demo() -> Client:
+        # The demo works in its own scratch folder, in the default mode: its edit asks.
+        return open_client(
+            SessionOptions(
+                cwd=setup_detect.demo_workspace(),
+                model=setup_detect.demo_model(),
+                permission_mode="default",
+                title="demo",
+            )
+        )
+
+    return FirstRun(
+        open_model=open_model, open_demo=open_demo, detect=lambda: setup_detect.detect(cwd)
+    )
+
+
+def _terminal_options(cwd: Path) -> TerminalOptions:
+    """The settings' `ui` (a broken settings file is reported when the session opens)."""
+    from moot.settings import SettingsError, TerminalOptions, load_settings
+
+    try:
+        return load_settings(cwd).ui
+    except SettingsError:
+        return TerminalOptions()

@@ -5,6 +5,11 @@ renders events (taken by the one bridge worker, `EventBridge`) and reads history
 client's queries. Layout: the chat pane in the main column with the approval pane and the
 prompt below it; the tools pane and the run-trace pane in a side column that folds away on
 narrow terminals; the status line at the bottom.
+
+With no client yet (the first run, no model configured) the app shows the first-run screen
+(`screens/setup.py`) and composes its layout once that screen hands it a session. Another
+session (`/new`, the palette's sessions) replaces the client and recomposes the layout
+(`_switch_client`), so no pane keeps state from the session before.
 """
 
 from __future__ import annotations
@@ -13,13 +18,18 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
+from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from moot.tui.screens.setup import FirstRun, Started
 
 from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.files import memory_note, use_session_commands
@@ -30,13 +40,17 @@ from moot.paths import config_dir
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client
+from moot.settings import SettingsError
 from moot.tui.bridge import EventBridge
 from moot.tui.keys import app_bindings
 from moot.tui.messages import Answered, PromptSubmitted, SessionEvent, Streamed
+from moot.tui.palette import PROVIDERS, system_commands
 from moot.tui.screens.help import HelpScreen
 from moot.tui.screens.inspector import InspectorScreen
 from moot.tui.screens.picker import PickerScreen
+from moot.tui.scrollback import Visit
 from moot.tui.search import TranscriptSearch
+from moot.tui.terminal import fitted_theme, set_mouse_capture
 from moot.tui.themes import DEFAULT_THEME, load_themes
 from moot.tui.widgets.approval import ApprovalPane
 from moot.tui.widgets.chat import HISTORY_KINDS, ChatPane
@@ -54,6 +68,13 @@ HISTORY_TAIL = 400
 
 OpenClient = Callable[[], Client]
 """Opens a new session's client (for `/new`)."""
+OpenSession = Callable[[str], Client]
+"""Opens a stored session's client by id (the palette's sessions), in its own workspace."""
+SESSION_ACTIONS = frozenset(
+    {"interrupt", "cycle_mode", "toggle_tools", "toggle_trace", "narrow_side", "widen_side"}
+    | {"follow", "focus_prompt", "command_palette"}
+)
+"""The app's keys that act on a session: off while the first-run screen shows (no session yet)."""
 
 
 def _prefs_file() -> Path:
@@ -84,12 +105,13 @@ class MootApp(App[int]):
     TITLE = "moot"
     BINDINGS = app_bindings()  # type: ignore[assignment]
     ENABLE_COMMAND_PALETTE = True
+    COMMANDS = App.COMMANDS | PROVIDERS
 
     side_width: reactive[int] = reactive(48)
 
     def __init__(
         self,
-        client: Client,
+        client: Client | None,
         *,
         task: str | None = None,
         show_history: bool = False,
@@ -97,9 +119,28 @@ class MootApp(App[int]):
         registry: Registry | None = None,
         history: PromptHistory | None = None,
         clock: Callable[[], float] = time.monotonic,
+        first_run: FirstRun | None = None,
+        open_session: OpenSession | None = None,
+        mouse: bool = True,
     ) -> None:
+        """Args:
+        client: The session to show; None shows the first-run screen (`first_run` opens it).
+        first_run: How the first-run screen opens a session with a model, or the demo.
+        open_session: Opens a stored session by id (the palette's sessions).
+        mouse: Capture the mouse from the start (`f4` switches it either way).
+        """
         super().__init__()
-        self.client = client
+        if client is None and first_run is None:
+            raise ValueError("MootApp needs a client, or a first run that opens one")
+        self._client = client
+        self._first_run = first_run
+        self._open_session = open_session
+        self.mouse_reporting = mouse
+        """Whether the terminal's mouse reports come to the app (off: the terminal selects)."""
+        self.visits: list[Visit] = []
+        """The sessions shown, in order, each from where it was taken up (printed on exit)."""
+        self.chosen_theme = DEFAULT_THEME
+        """The theme asked for; `theme` may be its 16-colour stand-in (`tui/terminal.py`)."""
         self._task_text = task
         self._show_history = show_history
         self._open_client = open_client
@@ -115,7 +156,24 @@ class MootApp(App[int]):
 
     # ---- layout ----------------------------------------------------------------------------
 
+    @property
+    def client(self) -> Client:
+        """The session's client; there is none while the first-run screen shows."""
+        if self._client is None:
+            raise RuntimeError("no session is open yet (the first-run screen shows)")
+        return self._client
+
+    @client.setter
+    def client(self, client: Client) -> None:
+        self._client = client
+
+    @property
+    def has_session(self) -> bool:
+        return self._client is not None
+
     def compose(self) -> ComposeResult:
+        if self._client is None:
+            return  # the first-run screen comes first; `_first_run_done` composes this
         status = self.client.status()
         history = self._history or PromptHistory(history_file(Path(status.workspace)))
         with Horizontal(id="body"):
@@ -155,23 +213,65 @@ class MootApp(App[int]):
             self.register_theme(theme)
         wanted = self._prefs.get("theme")
         names = self.theme_names()
-        self.theme = wanted if isinstance(wanted, str) and wanted in names else DEFAULT_THEME
+        self.chosen_theme = wanted if isinstance(wanted, str) and wanted in names else DEFAULT_THEME
+        self.theme = self.chosen_theme
+        if not self.mouse_reporting:
+            set_mouse_capture(self, False)
+        if self._client is None:
+            assert self._first_run is not None
+            from moot.tui.screens.setup import SetupScreen  # only on a first run
+
+            self.push_screen(SetupScreen(self._first_run), self._first_run_done)
+            return
+        await self._show_session()
+        for warning in self.theme_warnings:
+            await self.chat.say(warning, warning=True)
+
+    async def _show_session(self) -> None:
+        """Show the session: status, history, the bridge, its notices, the task to send."""
+        self.watch_side_width(self.side_width)
         self.query_one(StatusLine).from_status(
             self.client.status(), branch=self.client.status().git_branch
         )
         self._fit(self.size.width)
         self.prompt.focus()
-        after = await self._history_shown() if self._show_history else None
+        # From seq 0 for a new session, not "from now": the task below may be answered before
+        # the bridge's worker has subscribed, and nothing of it may be missed.
+        after = await self._history_shown() if self._show_history else 0
+        self.visits.append(Visit(self.client.session_id, after))
         self._bridge = EventBridge(self.client, self.post_message)
         self._pump(after)
-        for warning in self.theme_warnings:
-            await self.chat.say(warning, warning=True)
         for notice in self.client.status().notices:
             await self.chat.say(notice, warning=True)
         for warning in use_session_commands(self.registry, self.client):
             await self.chat.say(warning, warning=True)
         if self._task_text:
-            self._send(self._task_text)
+            task, self._task_text = self._task_text, None
+            self._send(task)
+
+    async def _first_run_done(self, started: Started | None) -> None:
+        if started is None:
+            return
+        # A model picked: the task given on the command line goes out now; the demo sends its own.
+        task = started.task if started.task is not None else self._task_text
+        await self._switch_client(started.client, show_history=False, task=task)
+        for warning in self.theme_warnings:
+            await self.chat.say(warning, warning=True)
+
+    async def _switch_client(
+        self, client: Client, *, show_history: bool, task: str | None = None
+    ) -> None:
+        """Show `client`'s session instead of the one shown (closed here): every pane is
+        composed anew, so nothing of the session before stays."""
+        old, self._client = self._client, client
+        self._turn_running = False
+        if old is not None:
+            await old.close()
+        self._show_history, self._task_text = show_history, task
+        while len(self.screen_stack) > 1:  # a picker or help over the old session's panes
+            await self.pop_screen()
+        await self.recompose()
+        await self._show_session()
 
     async def _history_shown(self) -> int:
         """Show the tail of a resumed session; the seq to go on from live."""
@@ -321,19 +421,29 @@ class MootApp(App[int]):
         self.side_width = max(24, self.side_width - 8)
 
     def action_widen_side(self) -> None:
-        self.side_width = min(self.size.width - 40, self.side_width + 8)
+        # Never wider than leaves the chat 40 columns, never narrower than 24 (a tiny terminal).
+        self.side_width = max(24, min(self.size.width - 40, self.side_width + 8))
 
     def action_toggle_mouse(self) -> None:
-        driver = self._driver
-        if driver is None or self.is_headless:
-            return
-        capture = not getattr(self, "_mouse_off", False)
-        self._mouse_off = capture
-        # Textual offers no switch for mouse reporting at run time; these are its own
-        # sequences (xterm 1000/1003/1015/1006), written through its driver.
-        driver.write("\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l" if capture else
-                     "\x1b[?1000h\x1b[?1003h\x1b[?1015h\x1b[?1006h")  # fmt: skip
-        self.notify("mouse: the terminal selects text" if capture else "mouse: moot")
+        self.mouse_reporting = not self.mouse_reporting
+        set_mouse_capture(self, self.mouse_reporting)
+        self.notify(
+            "mouse: moot (f4: let the terminal select text)"
+            if self.mouse_reporting
+            else "mouse: the terminal selects text (f4: give it back to moot)"
+        )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Before the first session opens (the first-run screen), keys that act on a session
+        # do nothing; quitting, help, the mouse and moving between fields still work.
+        return self._client is not None or action not in SESSION_ACTIONS
+
+    def validate_theme(self, name: str) -> str:
+        # Every switch passes here (start, /theme, the palette, Textual's own picker).
+        return fitted_theme(self, name)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        return system_commands(self, super().get_system_commands(screen))
 
     def action_follow(self) -> None:
         self.chat.follow()
@@ -360,6 +470,7 @@ class MootApp(App[int]):
     def set_theme(self, name: str) -> None:
         if name not in self.available_themes:
             raise CommandError(f"no theme {name!r}; one of: {', '.join(self.theme_names())}")
+        self.chosen_theme = name
         self.theme = name
         self._prefs["theme"] = name
         save_prefs(self._prefs)
@@ -389,15 +500,13 @@ class MootApp(App[int]):
             raise CommandError("this app cannot open another session")
         if self._turn_running:
             raise CommandError("a turn is running: interrupt it first (Esc)")
-        old = self.client
-        self.client = self._open_client()
-        await old.close()
-        self.approvals.clear()
-        await self.chat.remove_children()
-        self.trace.clear()
-        self.query_one(StatusLine).from_status(self.client.status())
-        self._bridge = EventBridge(self.client, self.post_message)
-        self._pump(None)
+        from moot.client import SetupError
+
+        try:
+            client = self._open_client()
+        except SetupError as exc:  # the settings or the model's key changed since the start
+            raise CommandError(f"cannot start a new session: {exc}") from None
+        await self._switch_client(client, show_history=False)
         await self.chat.say(f"new session {self.client.session_id}")
         for warning in use_session_commands(self.registry, self.client):
             await self.chat.say(warning, warning=True)
@@ -414,5 +523,38 @@ class MootApp(App[int]):
         with self.suspend():
             subprocess.run([*shlex.split(editor), path], check=False)
 
+    async def open_session(self, session_id: str) -> None:
+        """Show a stored session (its history, then live) instead of this one."""
+        from moot.client import SetupError
+
+        if self._open_session is None:
+            self.say("this app cannot open another session", warning=True)
+            return
+        if self._turn_running:
+            self.say("a turn is running: interrupt it first (Esc)", warning=True)
+            return
+        try:
+            client = self._open_session(session_id)
+        except SetupError as exc:
+            self.say(f"cannot open {session_id}: {exc}", warning=True)
+            return
+        await self._switch_client(client, show_history=True)
+
+    async def choose_model(self, name: str) -> None:
+        """A model picked in the palette: `/model` when there is one, else the default for new
+        sessions (remembered in the user settings)."""
+        if self.registry.get("model") is not None:
+            await self.registry.run(self, f"/model {name}")
+            return
+        from moot.setup_detect import remember_model
+
+        try:
+            remember_model(name)
+        except SettingsError as exc:
+            self.say(str(exc), warning=True)
+            return
+        self.say(f"new sessions use {name} (/new starts one); this one goes on with its own")
+
     async def on_unmount(self) -> None:
-        await self.client.close()
+        if self._client is not None:
+            await self._client.close()

@@ -8,7 +8,8 @@ with an optional reason typed after it.
 Keystrokes must never answer by accident (the most reported bug of a leading agent): the pane
 takes focus only once the person has stopped typing for `GRACE_S`, and ignores keys for
 `GRACE_S` after it appears or takes focus. When the terminal is not focused, a request rings the
-bell and sends a terminal notification (OSC 9 and OSC 777).
+bell and sends a terminal notification (OSC 9 and OSC 777; see `moot.tui.notify`). The
+`Notification` hook is the runtime's to run, for every request; the pane never runs it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from textual.widgets import Input, Static
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.tui.messages import Answered
+from moot.tui.notify import Notifier
 from moot.tui.widgets.diff_view import diff_text
 
 GRACE_S = 0.5
@@ -78,6 +80,8 @@ class ApprovalPane(Vertical):
         self._focused_at = 0.0
         self.last_typed = 0.0
         """When the person last typed in the prompt (the app keeps it current)."""
+        self.notifier: Notifier | None = None
+        """Rings and notifies while the terminal is not focused (made at the first request)."""
 
     def compose(self):
         yield Static("", classes="title")
@@ -169,11 +173,11 @@ class ApprovalPane(Vertical):
         self.focus()
 
     def _notify_terminal(self, request: ev.ApprovalRequested) -> None:
-        self.app.bell()
-        message = f"moot: {request.agent} asks to run {request.tool}"
-        driver = self.app._driver  # Textual has no API for OSC notifications; bell() does this
-        if driver is not None and not self.app.is_headless:
-            driver.write(f"\x1b]9;{message}\x07\x1b]777;notify;moot;{message}\x07")
+        if self.notifier is None:
+            driver = self.app._driver  # Textual has no API for OSC notifications
+            write = driver.write if driver is not None and not self.app.is_headless else None
+            self.notifier = Notifier(write, self.app.bell, self._clock)
+        self.notifier.notify(f"{request.agent} asks to run {request.tool}")
 
     # ---- answering ---------------------------------------------------------------------------
 
