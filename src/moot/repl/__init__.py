@@ -1,0 +1,87 @@
+"""The plain REPL: `moot --plain`, and `moot` where the app cannot run (`TERM=dumb`, output
+not a terminal). The only package that imports prompt_toolkit.
+
+`run_repl` opens the session's client (the front-end contract) and runs `Repl` over it.
+prompt_toolkit loads inside the function, so `moot -p` and `moot.cli` never pay for it;
+`moot.repl.look` (which `moot.cli` asks whether the app can run) imports none of it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+def run_repl(options: Namespace) -> int:
+    """Open (or resume) a session and run the plain REPL until the person quits."""
+    from moot.client import SetupError
+    from moot.client.local import SessionOptions, open_client, open_queries
+
+    if not sys.stdin.isatty():
+        print(
+            "moot: the REPL reads keys from a terminal; run a task headless with "
+            '`moot -p "task" --model ...` (see `moot --help`)',
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    cwd = Path.cwd()
+    session_id = options.resume or None
+    if getattr(options, "continue_", False):
+        queries = open_queries()
+        try:
+            latest = queries.sessions(workspace=str(cwd), limit=1)
+        finally:
+            queries.close()
+        if not latest:
+            print("moot: no earlier session in this directory to continue", file=sys.stderr)
+            return EXIT_USAGE
+        session_id = latest[0].id
+
+    def session(resume: str | None) -> SessionOptions:
+        task = options.task or ""
+        return SessionOptions(
+            cwd=cwd,
+            model=options.model,
+            permission_mode=options.permission_mode,
+            allowed_tools=options.allowed_tools,
+            disallowed_tools=options.disallowed_tools,
+            session_id=resume,
+            title=task.strip().splitlines()[0][:80] if task.strip() else "",
+            max_turns=options.max_turns,
+        )
+
+    try:
+        client = open_client(session(session_id))
+    except SetupError as exc:
+        print(f"moot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    import asyncio
+
+    from moot.history import history_file
+    from moot.repl.look import choose_look
+    from moot.repl.repl import Repl  # prompt_toolkit loads here
+
+    status = client.status()
+    look = choose_look(
+        os.environ,
+        sys.stdout,
+        status.settings,
+        toolbar_flag=not getattr(options, "no_toolbar", False),
+    )
+    repl = Repl(
+        client,
+        look=look,
+        out=sys.stdout,
+        task=options.task,
+        show_history=session_id is not None,
+        open_client=lambda: open_client(session(None)),
+        history_path=history_file(Path(status.workspace)),
+    )
+    try:
+        return asyncio.run(repl.run())
+    except KeyboardInterrupt:  # a ctrl+c outside any prompt: the session is closed already
+        return 130

@@ -1,0 +1,528 @@
+"""`Repl`: the line-oriented front end over one session's client.
+
+It holds a `Client` (the front-end contract) and nothing of the runtime. One task pumps the
+client's events into the transcript (printed into scrollback through the `Printer`); the main
+loop reads the prompt, answers approvals and runs slash commands (the registry the app shares;
+`Repl` is their `CommandContext`).
+
+Two ways of waiting, by look:
+
+- styled: the prompt stays while a turn runs (keys echo, shift+tab and ctrl+c work); finished
+  lines print above it and the unfinished ones show in its live area.
+- plain (`TERM=dumb`, `NO_COLOR`, output not a terminal, `repl.plainOutput`): nothing is
+  redrawn. The prompt shows only between turns; during one, lines print as they finish and
+  ctrl+c (a signal, the terminal being in its normal mode) stops the turn.
+
+An approval takes the prompt's place (what was typed comes back after it), so a key typed for
+the message never answers the question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import signal
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app_or_none
+from prompt_toolkit.completion import WordCompleter
+from prompt_toolkit.formatted_text import ANSI, AnyFormattedText
+from prompt_toolkit.key_binding import KeyPressEvent
+
+from moot.commands.builtin import builtin_commands, next_mode
+from moot.commands.registry import CommandError, Registry, is_command
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.client import Client, Subscription
+from moot.repl.completion import PromptCompleter
+from moot.repl.keys import KEYS
+from moot.repl.look import Look
+from moot.repl.printer import Printer
+from moot.repl.prompt import MARK, build_session, prompt_bindings
+from moot.repl.question import INTERRUPT, KeyQuestion, answer_op, choices_for, drop_typeahead
+from moot.repl.status import StatusFacts
+from moot.repl.transcript import Transcript
+
+QUIT_WINDOW_S = 1.5
+"""A second ctrl+c at an empty prompt within this long quits."""
+HISTORY_TAIL = 200
+"""Events of a resumed session printed at start (the rest: `moot sessions show`)."""
+HISTORY_KINDS = (
+    "turn_started",
+    "agent_called",
+    "agent_returned",
+    "model_responded",
+    "tool_started",
+    "tool_finished",
+    "approval_decided",
+    "error",
+    "limit_hit",
+    "turn_finished",
+    "mode_changed",
+    "auto_committed",
+    "run_resumed",
+    "hook_ran",
+)
+"""What a resumed session shows from the store: no deltas (`model_responded` holds the text)."""
+
+OpenClient = Callable[[], Client]
+
+
+class _Preempted(Exception):
+    """The prompt gave way to an approval (what was typed is kept)."""
+
+
+class Repl:
+    """The plain REPL.
+
+    Args:
+        client: The session.
+        look: Styled or plain, toolbar or not.
+        out: Where the transcript goes (the terminal).
+        task: A first message to send.
+        show_history: Print the end of the session's stored events first (a resumed session).
+        open_client: Opens a new session, for `/new`.
+        registry: The slash commands (the built-in ones when None).
+        history_path: The prompt history file (`moot.history.history_file`); None keeps none.
+        clock: Monotonic seconds (approvals' grace period, ctrl+c twice).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        look: Look,
+        out: TextIO,
+        task: str | None = None,
+        show_history: bool = False,
+        open_client: OpenClient | None = None,
+        registry: Registry | None = None,
+        history_path: Path | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.look = look
+        self.registry = registry or builtin_commands()
+        self._task_text = task
+        self._show_history = show_history
+        self._open_client = open_client
+        self._clock = clock
+        status = client.status()
+        self._history_path = history_path
+        self.facts = StatusFacts.of(status)
+        self._printer = Printer(out, on_tick=self._tick, reprompt=self._reprompt)
+        self.transcript = Transcript(
+            self._printer.write, plain=look.plain, width=_width, clock=clock
+        )
+        self._completer = PromptCompleter(self.registry, lambda: self, self._files)
+        self._session: PromptSession[str] | None = None
+        self._questions: list[ev.ApprovalRequested] = []
+        self._question: KeyQuestion | None = None
+        self._question_line: str | None = None
+        self.asking: str | None = None
+        """The question a line is read for now (`why not?`, a pick), if any."""
+        self._turn_running = status.running
+        self._quitting = False
+        self._reading = False
+        self._accepting = False
+        self._draft = ""
+        self._last_ctrl_c = -QUIT_WINDOW_S
+        self._live: list[str] = []
+        self._toolbar = ""
+        self._wake: asyncio.Event | None = None
+        self._pump_task: asyncio.Task[None] | None = None
+
+    # ---- the loop ---------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Run until the person quits; closes the client. Returns the exit code."""
+        self._wake = asyncio.Event()
+        self._session = build_session(
+            self.look,
+            message=self._message,
+            bindings=prompt_bindings(
+                accept=self._accept,
+                ctrl_c=self._ctrl_c,
+                shift_tab=lambda event: self.cycle_mode(),
+                ctrl_d=lambda event: self._quit_now(),
+            ),
+            completer=self._completer,
+            toolbar=lambda: f" {self.facts.line()} ",
+            history_path=self._history_path,
+        )
+        self._printer.start()
+        try:
+            self._banner()
+            after = self._history() if self._show_history else None
+            # Subscribed before anything is sent, so no event of the first turn is missed.
+            self._pump_task = asyncio.create_task(self._pump(self.client.subscribe(after)))
+            for notice in self.client.status().notices:
+                self.transcript.say(notice, warning=True)
+            if self._task_text:
+                self._send(self._task_text, typed=False)
+            if not self.look.plain:
+                from moot.repl.markdown import warm_up
+
+                warm_up()
+            while not self._quitting:
+                await self._step()
+        finally:
+            await self._stop()
+        return 0
+
+    async def _stop(self) -> None:
+        if self._pump_task is not None:
+            self._pump_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump_task
+        await self._printer.stop()
+        await self.client.close()
+
+    async def _step(self) -> None:
+        if self._questions:
+            await self._ask(self._questions[0])
+        elif self.look.plain and self._turn_running:
+            await self._wait_for_turn()
+        else:
+            text = await self._read()
+            if text is not None:
+                await self._handle(text)
+
+    async def _read(self) -> str | None:
+        assert self._session is not None
+        self._accepting = False
+        self._reading = True
+        await self._printer.flush()
+        try:
+            text = await self._session.prompt_async(default=self._draft)
+        except _Preempted:
+            return None
+        except (EOFError, KeyboardInterrupt):
+            self._quitting = True
+            return None
+        finally:
+            self._reading = False
+            self._session.app.erase_when_done = False
+        self._draft = ""
+        return text
+
+    async def _handle(self, text: str) -> None:
+        if not text.strip():
+            return
+        if is_command(text):
+            await self.registry.run(self, text.strip())
+            return
+        if self._turn_running:
+            self.transcript.say(
+                "a turn is running: wait for it, or press ctrl+c to stop it", warning=True
+            )
+            self._draft = text
+            return
+        self._send(text, typed=True)
+
+    def _send(self, text: str, *, typed: bool) -> None:
+        """Send a message; one `typed` at the prompt is on screen already, another is echoed."""
+        submission = self.client.submit(ops.UserTurn(text=text))
+        if typed:
+            self.transcript.own_submissions.add(submission)
+        self._turn_running = True
+
+    async def _wait_for_turn(self) -> None:
+        """The plain look between a message and its turn's end: ctrl+c is a signal here."""
+        assert self._wake is not None
+        loop = asyncio.get_running_loop()
+        handled = False
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGINT, self.interrupt)
+            handled = True
+        try:
+            await self._wake.wait()
+            self._wake.clear()
+        finally:
+            if handled:
+                loop.remove_signal_handler(signal.SIGINT)
+
+    def _preempt(self) -> None:
+        """Make way for an approval: the prompt ends, what was typed is kept."""
+        assert self._wake is not None and self._session is not None
+        self._wake.set()
+        app = get_app_or_none()
+        if not self._reading or app is None or not app.is_running or app.is_done:
+            return
+        self._draft = self._session.default_buffer.text
+        app.erase_when_done = True
+        app.exit(exception=_Preempted())
+
+    # ---- events -----------------------------------------------------------------------------
+
+    async def _pump(self, subscription: Subscription) -> None:
+        try:
+            async for event in subscription:
+                self._take(event)
+        finally:
+            subscription.close()
+
+    def _take(self, event: ev.Event) -> None:
+        self.facts.take(event)
+        self.transcript.take(event)
+        match event:
+            case ev.TurnStarted():
+                self._turn_running = True
+            case ev.TurnFinished():
+                self._turn_running = False
+                self._questions.clear()
+                if self._question is not None:
+                    self._question.cancel()
+                self._completer.forget_paths()  # the turn may have added files
+                assert self._wake is not None
+                self._wake.set()
+            case ev.ApprovalRequested():
+                self._questions.append(event)
+                self._preempt()
+            case ev.ApprovalDecided():
+                self._settled(event.call_id, event.tool_call_id)
+
+    def _settled(self, call_id: str, tool_call_id: str) -> None:
+        """An approval was decided (here, elsewhere, or by an interrupt): stop asking it."""
+        before = self._questions[0] if self._questions else None
+        self._questions = [
+            q for q in self._questions if (q.call_id, q.tool_call_id) != (call_id, tool_call_id)
+        ]
+        if before is not None and before not in self._questions and self._question is not None:
+            self._question.cancel()
+
+    def _history(self) -> int:
+        """Print the end of a resumed session; the seq to go on from live."""
+        session_id = self.client.session_id
+        summary = self.client.query.session(session_id)
+        events = self.client.query.events(session_id, kinds=HISTORY_KINDS, limit=HISTORY_TAIL)
+        if events and events[0].seq > 1:
+            self.transcript.say(f"(earlier events: moot sessions show {session_id})")
+        for event in events:
+            self.facts.take(event)
+            self.transcript.take(event)
+        self._turn_running = self.client.status().running
+        return summary.event_count if summary else 0
+
+    # ---- approvals --------------------------------------------------------------------------
+
+    async def _ask(self, request: ev.ApprovalRequested) -> None:
+        await self._printer.flush()
+        self.transcript.approval(request, waiting=len(self._questions))
+        choices = choices_for(request)
+        paint = self.transcript.paint
+        self.transcript.emit(
+            "\n".join(f"{paint(c.key, 'bold', 'cyan')}  {c.label}" for c in choices), 1
+        )
+        keys = "".join(c.key for c in choices)
+        self._question_line = f"answer [{'/'.join(keys)}]: "
+        self._printer.write(self._question_line)
+        await self._printer.flush()
+        assert self._session is not None
+        drop_typeahead(self._session.input)
+        self._question = KeyQuestion(keys, clock=self._clock, on_early=self._too_early)
+        try:
+            key = await self._question.ask()
+        finally:
+            self._question = None
+            self._question_line = None
+        if not self._questions or self._questions[0] is not request:
+            self._printer.write("(settled)\n")
+            return
+        if key is None:
+            return
+        if key == INTERRUPT:
+            self._printer.write("^C\n")
+            self._questions.pop(0)
+            self.interrupt()
+            return
+        self._printer.write(f"{key}\n")
+        feedback = ""
+        if key == "n":
+            feedback = await self._line("why not? (Enter: no reason) ")
+        op = answer_op(request, key, feedback)
+        if op is not None and self._questions and self._questions[0] is request:
+            self._questions.pop(0)
+            self.client.submit(op)
+
+    def _too_early(self) -> None:
+        self.transcript.say("(a moment: keys right after a question are ignored)")
+
+    async def _line(self, message: str, completer: WordCompleter | None = None) -> str:
+        """One line typed at a question of the REPL's own; empty when cancelled."""
+        await self._printer.flush()
+        session: PromptSession[str] = PromptSession(
+            message,
+            completer=completer,
+            complete_while_typing=not self.look.plain,
+            color_depth=self._session.color_depth if self._session else None,
+        )
+        self.asking = message
+        try:
+            return (await session.prompt_async() or "").strip()
+        except (EOFError, KeyboardInterrupt):
+            return ""
+        finally:
+            self.asking = None
+
+    # ---- the prompt's keys and looks --------------------------------------------------------
+
+    def _accept(self, event: KeyPressEvent) -> None:
+        self._accepting = True  # the prompt left in scrollback shows no live area
+        event.current_buffer.validate_and_handle()
+
+    def _ctrl_c(self, event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if self._turn_running:
+            self.interrupt()
+        elif buffer.text:
+            buffer.reset()
+        elif self._clock() - self._last_ctrl_c < QUIT_WINDOW_S:
+            self._quit_now()
+        else:
+            self._last_ctrl_c = self._clock()
+            self.transcript.say("press ctrl+c again to quit (or ctrl+d)")
+
+    def _quit_now(self) -> None:
+        self._quitting = True
+        if self._wake is not None:
+            self._wake.set()
+        app = get_app_or_none()
+        if app is not None and app.is_running and not app.is_done:
+            app.exit(result=None)
+
+    def interrupt(self) -> None:
+        """Stop the running turn (ctrl+c)."""
+        if self._turn_running:
+            self.client.submit(ops.Interrupt())
+            self.transcript.say("stopping the turn...")
+
+    def cycle_mode(self) -> None:
+        """The next permission mode (shift+tab)."""
+        mode = self.facts.mode
+        if mode is None:
+            self.transcript.say("this session has no permission modes", warning=True)
+            return
+        self.client.submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
+
+    def _message(self) -> AnyFormattedText:
+        mark = self.transcript.paint(MARK, "bold")
+        if self._accepting or not self._live:
+            return ANSI(mark)
+        return ANSI("\n".join(self._live) + "\n" + mark)
+
+    def _tick(self) -> None:
+        """Ten times a second: refresh the live area and the toolbar when they changed."""
+        live = [] if self.look.plain else self.transcript.live()
+        toolbar = self.facts.line() if self.look.toolbar else ""
+        if live == self._live and toolbar == self._toolbar:
+            return
+        self._live, self._toolbar = live, toolbar
+        app = get_app_or_none()
+        if self._reading and app is not None and app.is_running:
+            app.invalidate()
+
+    def _reprompt(self) -> str | None:
+        """What to write again after lines printed while a prompt that draws nothing (a dumb
+        terminal's, or an approval's question) shows; None while prompt_toolkit redraws."""
+        if self._question_line is not None:
+            return self._question_line
+        if self.look.dumb and self._reading and self._session is not None:
+            return MARK + self._session.default_buffer.text
+        return None
+
+    def _banner(self) -> None:
+        status = self.client.status()
+        paint = self.transcript.paint
+        why = f" ({self.look.why})" if self.look.why else ""
+        self.transcript.emit(
+            paint(f"moot plain REPL{why}", "bold")
+            + f" · {status.model} · mode {status.mode or '-'} · {status.session_id}"
+        )
+        self.transcript.emit(paint("/help lists commands and keys; ctrl+d quits", "dim"))
+
+    def _files(self) -> Sequence[str]:
+        return self.client.files()
+
+    # ---- CommandContext ---------------------------------------------------------------------
+
+    def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
+        self.transcript.say(text, markdown=markdown, warning=warning)
+
+    async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
+        if not choices:
+            self.say(f"no {title} to choose from", warning=True)
+            return None
+        self.transcript.emit(self.transcript.paint(f"{title}:", "bold"))
+        for number, (_, label) in enumerate(choices, 1):
+            self.transcript.emit(f"{number:>3}. {label}")
+        names = [value for value, _ in choices]
+        typed = await self._line(
+            f"{title} (a number or a name; Enter cancels): ", WordCompleter(names, sentence=True)
+        )
+        chosen = _chosen(typed, choices)
+        if typed and chosen is None:
+            self.say(f"no {title} {typed!r} in the list", warning=True)
+        return chosen
+
+    def theme_names(self) -> Sequence[str]:
+        return ()
+
+    def set_theme(self, name: str) -> None:
+        raise CommandError("the plain REPL has no themes (the terminal's own colours apply)")
+
+    def exit(self) -> None:
+        self._quit_now()
+
+    async def new_session(self) -> None:
+        if self._open_client is None:
+            raise CommandError("this REPL cannot open another session")
+        if self._turn_running:
+            raise CommandError("a turn is running: stop it first (ctrl+c)")
+        old = self.client
+        self.client = self._open_client()
+        if self._pump_task is not None:
+            self._pump_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump_task
+        await old.close()
+        self._questions.clear()
+        self.facts = StatusFacts.of(self.client.status())
+        self._completer.forget_paths()
+        self._pump_task = asyncio.create_task(self._pump(self.client.subscribe()))
+        self.say(f"new session {self.client.session_id}")
+
+    def show_help(self) -> None:
+        paint = self.transcript.paint
+        lines = [paint("commands", "bold")]
+        for command in self.registry:
+            name = f"/{command.name}" + (f" {command.arguments}" if command.arguments else "")
+            also = f" (also /{', /'.join(command.aliases)})" if command.aliases else ""
+            lines.append(f"  {name:<28} {command.description}{also}")
+        lines.append(paint("keys", "bold"))
+        lines += [f"  {k.key:<28} {k.description}" for k in KEYS]
+        lines.append("  @path                        Name a file (Tab completes it)")
+        self.transcript.emit("\n".join(lines))
+
+
+def _chosen(typed: str, choices: Sequence[tuple[str, str]]) -> str | None:
+    """The value `typed` names: its number in the list, its value or its label."""
+    if not typed:
+        return None
+    if typed.isdigit() and 1 <= int(typed) <= len(choices):
+        return choices[int(typed) - 1][0]
+    lowered = typed.lower()
+    for value, label in choices:
+        if lowered in (value.lower(), label.lower()):
+            return value
+    starts = [value for value, label in choices if value.lower().startswith(lowered)]
+    return starts[0] if len(starts) == 1 else None
+
+
+def _width() -> int:
+    return shutil.get_terminal_size().columns
