@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from moot.repl.look import Look, app_unfit, choose_look
@@ -77,3 +80,25 @@ def test_the_look_is_plain_for_dumb_terminals_no_color_pipes_and_the_setting(
     environ: dict[str, str], stdout: Stream, settings: dict, flag: bool, expected: Look
 ) -> None:
     assert choose_look(environ, stdout, settings, toolbar_flag=flag) == expected
+
+
+def test_choosing_the_front_end_loads_no_prompt_toolkit() -> None:
+    """`moot.cli` asks `moot.repl.look` whether the app can run: that costs no prompt_toolkit
+    (nor does `import moot.repl`); it loads only when the REPL starts."""
+    code = (
+        "import sys, moot.cli, moot.repl, moot.repl.look\n"
+        "assert not [m for m in sys.modules if m.startswith('prompt_toolkit')]\n"
+        "assert 'rich' not in sys.modules and 'textual' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_repl_loads_no_markdown_renderer_before_the_first_answer() -> None:
+    """rich (markdown-it, pygments) loads at the first answer or in a thread after the prompt
+    shows, never on the way to a ready prompt."""
+    code = (
+        "import sys, moot.repl.repl\n"
+        "assert 'rich' not in sys.modules and 'pygments' not in sys.modules\n"
+        "assert 'textual' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -82,6 +82,14 @@ def run_repl(options: Namespace) -> int:
         history_path=history_file(Path(status.workspace)),
     )
     try:
+        if look.dumb:
+            from prompt_toolkit.application.current import create_app_session
+            from prompt_toolkit.output.plain_text import PlainTextOutput
+
+            # prompt_toolkit still writes "show the cursor" when it builds a prompt, even for a
+            # dumb terminal: an output that writes text only keeps every escape out.
+            with create_app_session(output=PlainTextOutput(sys.stdout)):
+                return asyncio.run(repl.run())
         return asyncio.run(repl.run())
     except KeyboardInterrupt:  # a ctrl+c outside any prompt: the session is closed already
         return 130

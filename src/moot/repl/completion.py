@@ -33,12 +33,19 @@ def fuzzy_match(needle: str, haystack: str) -> bool:
 
 def fuzzy_rank(needle: str, paths: Iterable[str], limit: int = MAX_PATHS) -> list[str]:
     """Paths that match `needle`, the best first: the needle whole in the file name, then
-    whole in the path, then spread out; shorter names and paths first."""
+    spread over the file name, then whole in the path, then spread over it; shorter names and
+    paths first."""
     name = needle.lower()
 
     def score(path: str) -> tuple[int, int, int]:
         base = path.rsplit("/", 1)[-1].lower()
-        return (0 if name in base else 1 if name in path.lower() else 2, len(base), len(path))
+        if name in base:
+            rank = 0
+        elif fuzzy_match(name, base):
+            rank = 1
+        else:
+            rank = 2 if name in path.lower() else 3
+        return (rank, len(base), len(path))
 
     return sorted((p for p in paths if fuzzy_match(needle, p)), key=score)[:limit]
 
