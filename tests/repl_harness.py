@@ -79,8 +79,10 @@ class Session:
         await self.until(lambda: needle in self.text, repr(needle), timeout)
 
     async def prompt_ready(self) -> None:
-        """The prompt reads keys (and what was typed before is in it)."""
-        await self.until(lambda: self.repl._reading, "the prompt")
+        """The session is open and the prompt reads keys."""
+        await self.until(
+            lambda: self.repl._reading and self.repl._pump_task is not None, "the prompt"
+        )
 
     def ops(self, kind: type) -> list:
         return [op for op in self.client.ops if isinstance(op, kind)]
@@ -95,12 +97,14 @@ async def running_repl(
     history_path: Path | None = None,
     open_client: Callable[[], FakeClient] | None = None,
     registry: Registry | None = None,
+    show_history: bool = False,
+    connect: Callable[[], FakeClient] | None = None,
 ) -> AsyncIterator[Session]:
     clock = Clock()
     out = io.StringIO()
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         repl = Repl(
-            client,
+            connect or (lambda: client),
             look=look,
             out=out,
             task=task,
@@ -108,6 +112,7 @@ async def running_repl(
             history_path=history_path,
             open_client=open_client,
             registry=registry,
+            show_history=show_history,
         )
         session = Session(repl, keys, out, clock)
         session.task = asyncio.create_task(repl.run())

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.client import SetupError
 from moot.commands.builtin import builtin_commands
 from moot.commands.registry import CommandContext
 from moot.protocol import events as ev
@@ -291,7 +292,7 @@ async def test_new_starts_another_session() -> None:
     async with running_repl(first, open_client=lambda: second) as repl:
         await repl.prompt_ready()
         repl.type("/new" + ENTER)
-        await repl.printed("new session ses_second")
+        await repl.printed("session ses_second")
 
         assert first.closed and repl.repl.client is second
 
@@ -301,3 +302,28 @@ def test_approval_requests_carry_what_the_question_needs() -> None:
     request = plan_session()[-1]
     assert isinstance(request, ev.ApprovalRequested)
     assert (request.call_id, request.tool_call_id) == ("run_1", "p1")
+
+
+async def test_a_resumed_session_shows_its_end_and_what_it_cost() -> None:
+    client = FakeClient(edit_session())
+    client.submit(ops.UserTurn(text="make greet say hello"))
+    client.submit(ops.Approve(tool_call_id="t2", call_id="run_1"))
+    async with running_repl(client, show_history=True) as repl:
+        await repl.prompt_ready()
+        await repl.printed("2 model turns")
+
+        assert "> make greet say hello" in repl.text
+        assert "Done: greet now says hello." in repl.text
+        assert repl.repl.facts.cost_usd == pytest.approx(0.0042)
+        assert repl.repl._toolbar_line().strip().endswith("$0.0042")
+
+
+async def test_a_session_that_cannot_open_ends_the_repl_with_its_reason() -> None:
+    def refuse() -> FakeClient:
+        raise SetupError("no model: pass --model provider/model")
+
+    async with running_repl(FakeClient([]), connect=refuse) as repl:
+        await repl.until(lambda: repl.task.done(), "the REPL ending")
+
+        assert repl.task.result() == 2
+        assert repl.repl.error == "no model: pass --model provider/model"

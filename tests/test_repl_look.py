@@ -65,7 +65,7 @@ def test_moot_starts_the_repl_where_the_app_cannot_run(
             PIPE,
             {},
             True,
-            Look(plain=True, toolbar=False, why="the output is not a terminal"),
+            Look(plain=True, toolbar=False, dumb=True, why="the output is not a terminal"),
         ),
         (
             {"TERM": "xterm"},

@@ -81,8 +81,8 @@ class PromptCompleter(Completer):
             if self._paths is None:
                 try:
                     self._paths = list(self._files())
-                except Exception:  # a workspace that cannot be walked completes nothing
-                    self._paths = []
+                except Exception:  # not open yet, or not walkable: nothing now, ask again later
+                    return []
             return self._paths
 
     def get_completions(

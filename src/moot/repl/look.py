@@ -29,7 +29,8 @@ class Look(msgspec.Struct, frozen=True):
     toolbar: bool
     """The status toolbar under the prompt (never in the plain look)."""
     dumb: bool = False
-    """`TERM` promises nothing: prompt_toolkit's own dumb prompt reads the lines."""
+    """Nothing may be drawn (`TERM` promises nothing, or the output is not a terminal):
+    prompt_toolkit's own dumb prompt reads the lines, writing only the text typed."""
     why: str = ""
     """Why the look is plain (told once at start), empty when it is not."""
 
@@ -82,5 +83,6 @@ def choose_look(
     elif repl.get("plainOutput"):
         why = "repl.plainOutput is set"
     plain = bool(why)
+    dumb = dumb or not stdout.isatty()
     toolbar = not plain and toolbar_flag and repl.get("toolbar", True) is not False
     return Look(plain=plain, toolbar=toolbar, dumb=dumb, why=why)

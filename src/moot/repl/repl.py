@@ -1,6 +1,9 @@
 """`Repl`: the line-oriented front end over one session's client.
 
-It holds a `Client` (the front-end contract) and nothing of the runtime. One task pumps the
+It holds a `Client` (the front-end contract) and nothing of the runtime. The prompt shows first;
+the session opens meanwhile in a thread (reading settings, the store, assembling tools: about as
+long as prompt_toolkit takes to load), and what is typed before it is ready waits for it. One
+task pumps the
 client's events into the transcript (printed into scrollback through the `Printer`); the main
 loop reads the prompt, answers approvals and runs slash commands (the registry the app shares;
 `Repl` is their `CommandContext`).
@@ -38,7 +41,7 @@ from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.registry import CommandError, Registry, is_command
 from moot.protocol import events as ev
 from moot.protocol import ops
-from moot.protocol.client import Client, Subscription
+from moot.protocol.client import Client, SessionStatus, Subscription
 from moot.repl.completion import PromptCompleter
 from moot.repl.keys import KEYS
 from moot.repl.look import Look
@@ -48,6 +51,8 @@ from moot.repl.question import INTERRUPT, KeyQuestion, answer_op, choices_for, d
 from moot.repl.status import StatusFacts
 from moot.repl.transcript import Transcript
 
+EXIT_SETUP = 2
+"""The exit code when the session could not open (a usage error, as elsewhere in moot)."""
 QUIT_WINDOW_S = 1.5
 """A second ctrl+c at an empty prompt within this long quits."""
 HISTORY_TAIL = 200
@@ -71,6 +76,7 @@ HISTORY_KINDS = (
 """What a resumed session shows from the store: no deltas (`model_responded` holds the text)."""
 
 OpenClient = Callable[[], Client]
+"""Opens a session's client (blocking: the REPL calls it in a thread)."""
 
 
 class _Preempted(Exception):
@@ -81,7 +87,8 @@ class Repl:
     """The plain REPL.
 
     Args:
-        client: The session.
+        connect: Opens the session (in a thread, while the prompt shows); may raise
+            `SetupError`, which ends the REPL with `error` set.
         look: Styled or plain, toolbar or not.
         out: Where the transcript goes (the terminal).
         task: A first message to send.
@@ -94,7 +101,7 @@ class Repl:
 
     def __init__(
         self,
-        client: Client,
+        connect: OpenClient,
         *,
         look: Look,
         out: TextIO,
@@ -105,16 +112,18 @@ class Repl:
         history_path: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.client = client
+        self._connect = connect
+        self._client: Client | None = None
         self.look = look
         self.registry = registry or builtin_commands()
         self._task_text = task
         self._show_history = show_history
         self._open_client = open_client
         self._clock = clock
-        status = client.status()
         self._history_path = history_path
-        self.facts = StatusFacts.of(status)
+        self.facts = StatusFacts()
+        self.error = ""
+        """Why the session could not open (the REPL then ends with `EXIT_SETUP`)."""
         self._printer = Printer(out, on_tick=self._tick, reprompt=self._reprompt)
         self.transcript = Transcript(
             self._printer.write, plain=look.plain, width=_width, clock=clock
@@ -126,7 +135,7 @@ class Repl:
         self._question_line: str | None = None
         self.asking: str | None = None
         """The question a line is read for now (`why not?`, a pick), if any."""
-        self._turn_running = status.running
+        self._turn_running = False
         self._quitting = False
         self._reading = False
         self._accepting = False
@@ -136,6 +145,14 @@ class Repl:
         self._toolbar = ""
         self._wake: asyncio.Event | None = None
         self._pump_task: asyncio.Task[None] | None = None
+        self._opening: asyncio.Task[None] | None = None
+
+    @property
+    def client(self) -> Client:
+        """The session (once open)."""
+        if self._client is None:
+            raise CommandError("the session is still opening")
+        return self._client
 
     # ---- the loop ---------------------------------------------------------------------------
 
@@ -152,36 +169,66 @@ class Repl:
                 ctrl_d=lambda event: self._quit_now(),
             ),
             completer=self._completer,
-            toolbar=lambda: f" {self.facts.line()} ",
+            toolbar=self._toolbar_line,
             history_path=self._history_path,
         )
         self._printer.start()
+        self._banner()
+        self._opening = asyncio.create_task(self._open())
         try:
-            self._banner()
-            after = self._history() if self._show_history else None
-            # Subscribed before anything is sent, so no event of the first turn is missed.
-            self._pump_task = asyncio.create_task(self._pump(self.client.subscribe(after)))
-            for notice in self.client.status().notices:
-                self.transcript.say(notice, warning=True)
-            if self._task_text:
-                self._send(self._task_text, typed=False)
-            if not self.look.plain:
-                from moot.repl.markdown import warm_up
-
-                warm_up()
             while not self._quitting:
                 await self._step()
         finally:
             await self._stop()
-        return 0
+        return EXIT_SETUP if self.error else 0
+
+    async def _open(self) -> None:
+        """Open the session while the prompt shows, then start taking its events."""
+        from moot.client import SetupError
+
+        try:
+            client = await asyncio.to_thread(self._connect)
+        except SetupError as exc:
+            self.error = str(exc)
+            self._quit_now()
+            return
+        except BaseException:
+            self._quit_now()
+            raise
+        self._client = client
+        status = client.status()
+        self.facts = StatusFacts.of(status)
+        self._turn_running = status.running
+        self._session_line(status)
+        after = self._history() if self._show_history else None
+        # Subscribed before anything is sent, so no event of the first turn is missed.
+        self._pump_task = asyncio.create_task(self._pump(client.subscribe(after)))
+        for notice in status.notices:
+            self.transcript.say(notice, warning=True)
+        if self._task_text:
+            self._send(self._task_text, typed=False)
+        if not self.look.plain:
+            from moot.repl.markdown import warm_up
+
+            warm_up()
+
+    async def _opened(self) -> bool:
+        """Wait for the session to be open; False when it could not be."""
+        if self._opening is not None:
+            await asyncio.shield(self._opening)
+        return self._client is not None
 
     async def _stop(self) -> None:
+        if self._opening is not None:
+            # A session still opening is waited for, so that it is closed, not left behind.
+            await asyncio.shield(self._opening)
         if self._pump_task is not None:
             self._pump_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump_task
         await self._printer.stop()
-        await self.client.close()
+        if self._client is not None:
+            await self._client.close()
 
     async def _step(self) -> None:
         if self._questions:
@@ -212,7 +259,7 @@ class Repl:
         return text
 
     async def _handle(self, text: str) -> None:
-        if not text.strip():
+        if not text.strip() or not await self._opened():
             return
         if is_command(text):
             await self.registry.run(self, text.strip())
@@ -307,6 +354,8 @@ class Repl:
             self.facts.take(event)
             self.transcript.take(event)
         self._turn_running = self.client.status().running
+        if summary is not None:
+            self.facts.cost_usd = summary.cost_usd  # usage events are not in what is shown
         return summary.event_count if summary else 0
 
     # ---- approvals --------------------------------------------------------------------------
@@ -404,6 +453,9 @@ class Repl:
 
     def cycle_mode(self) -> None:
         """The next permission mode (shift+tab)."""
+        if self._client is None:
+            self.transcript.say("the session is still opening", warning=True)
+            return
         mode = self.facts.mode
         if mode is None:
             self.transcript.say("this session has no permission modes", warning=True)
@@ -437,17 +489,26 @@ class Repl:
         return None
 
     def _banner(self) -> None:
-        status = self.client.status()
+        """What this is and how to leave, printed before the session is open."""
         paint = self.transcript.paint
         why = f" ({self.look.why})" if self.look.why else ""
         self.transcript.emit(
             paint(f"moot plain REPL{why}", "bold")
-            + f" · {status.model} · mode {status.mode or '-'} · {status.session_id}"
+            + paint(" · /help lists commands and keys; ctrl+d quits", "dim")
         )
-        self.transcript.emit(paint("/help lists commands and keys; ctrl+d quits", "dim"))
+
+    def _session_line(self, status: SessionStatus) -> None:
+        self.transcript.emit(
+            f"session {status.session_id} · {status.model} · mode {status.mode or '-'}"
+        )
 
     def _files(self) -> Sequence[str]:
-        return self.client.files()
+        if self._client is None:
+            raise RuntimeError("the session is still opening")  # not kept: asked again later
+        return self._client.files()
+
+    def _toolbar_line(self) -> str:
+        return f" {self.facts.line() if self._client is not None else 'opening the session...'} "
 
     # ---- CommandContext ---------------------------------------------------------------------
 
@@ -485,7 +546,7 @@ class Repl:
         if self._turn_running:
             raise CommandError("a turn is running: stop it first (ctrl+c)")
         old = self.client
-        self.client = self._open_client()
+        self._client = await asyncio.to_thread(self._open_client)
         if self._pump_task is not None:
             self._pump_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -495,7 +556,7 @@ class Repl:
         self.facts = StatusFacts.of(self.client.status())
         self._completer.forget_paths()
         self._pump_task = asyncio.create_task(self._pump(self.client.subscribe()))
-        self.say(f"new session {self.client.session_id}")
+        self._session_line(self.client.status())
 
     def show_help(self) -> None:
         paint = self.transcript.paint
