@@ -17,7 +17,7 @@ from moot.protocol import ops
 from moot.repl.question import GRACE_S
 from moot.testing import FakeClient
 from repl_harness import PLAIN, running_repl
-from tui_scripts import edit_session, plan_session
+from tui_scripts import Run, edit_session, plan_session
 
 ENTER, ALT_ENTER, CTRL_J = "\r", "\x1b\r", "\n"
 CTRL_C, CTRL_D, CTRL_R, SHIFT_TAB, UP = "\x03", "\x04", "\x12", "\x1b[Z", "\x1b[A"
@@ -327,3 +327,25 @@ async def test_a_session_that_cannot_open_ends_the_repl_with_its_reason() -> Non
 
         assert repl.task.result() == 2
         assert repl.repl.error == "no model: pass --model provider/model"
+
+
+async def test_an_approvals_choices_never_print_the_models_escapes() -> None:
+    """The rule an answer would keep is made of the model's arguments."""
+    run = Run().start("go")
+    run.add(
+        ev.ApprovalRequested(
+            **run._ids(),
+            tool_call_id="t1",
+            tool="bash",
+            arguments={"command": "ls"},
+            preview="ls",
+            suggested_rules=("Bash(ls\x1b]52;c;cm0gLXJm\x07\x1b[2J)",),
+        )
+    )
+    async with running_repl(FakeClient(run.events)) as repl:
+        await repl.prompt_ready()
+        repl.type("go" + ENTER)
+        await repl.printed("answer [y/s/a/n]: ")
+
+        assert "yes, this session (Bash(ls))" in repl.text  # the sequences gone whole
+        assert "\x1b]" not in repl.out.getvalue() and "\x1b[2J" not in repl.out.getvalue()

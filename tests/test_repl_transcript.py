@@ -171,8 +171,19 @@ def test_escape_sequences_from_the_model_and_tools_never_reach_the_terminal() ->
     run = Run().start("go" + hostile)
     run.text(f"look{hostile}\n", pieces=2).responded(f"look{hostile}\n")
     run.tool("t1", "bash", {"command": "cat x"}, f"out{hostile}")
+    run.tool("t2", f"made_up{hostile}", {"path": hostile}, "no such tool", is_error=True)
+    run.add(
+        ev.ApprovalRequested(
+            **run._ids(),
+            tool_call_id="t3",
+            tool=f"bash{hostile}",
+            arguments={"command": hostile},
+            reason=hostile,
+        )
+    )
     for plain in (True, False):
         screen = Screen(plain=plain).play(run.finish("done").events)
+        screen.transcript.say(f"a title{hostile}")
 
         printed = ESCAPE.sub("", screen.text)  # moot's own colours are the only escapes left
         assert "\x1b" not in printed and "\r" not in printed and "\x9b" not in printed

@@ -45,6 +45,7 @@ from moot.protocol.client import Client, SessionStatus, Subscription
 from moot.repl.completion import PromptCompleter
 from moot.repl.keys import KEYS
 from moot.repl.look import Look
+from moot.repl.paint import strip_escapes
 from moot.repl.printer import Printer
 from moot.repl.prompt import MARK, build_session, prompt_bindings
 from moot.repl.question import INTERRUPT, KeyQuestion, answer_op, choices_for, drop_typeahead
@@ -366,7 +367,9 @@ class Repl:
         choices = choices_for(request)
         paint = self.transcript.paint
         self.transcript.emit(
-            "\n".join(f"{paint(c.key, 'bold', 'cyan')}  {c.label}" for c in choices), 1
+            # A label may quote a rule made of the model's arguments.
+            "\n".join(f"{paint(c.key, 'bold', 'cyan')}  {strip_escapes(c.label)}" for c in choices),
+            1,
         )
         keys = "".join(c.key for c in choices)
         self._question_line = f"answer [{'/'.join(keys)}]: "
@@ -521,7 +524,7 @@ class Repl:
             return None
         self.transcript.emit(self.transcript.paint(f"{title}:", "bold"))
         for number, (_, label) in enumerate(choices, 1):
-            self.transcript.emit(f"{number:>3}. {label}")
+            self.transcript.emit(f"{number:>3}. {strip_escapes(label)}")
         names = [value for value, _ in choices]
         typed = await self._line(
             f"{title} (a number or a name; Enter cancels): ", WordCompleter(names, sentence=True)

@@ -119,7 +119,9 @@ class Transcript:
         self._write("".join(f"{pad}{line}\n" if line else "\n" for line in lines))
 
     def say(self, text: str, *, warning: bool = False, markdown: bool = False) -> None:
-        """A line (or a markdown block) from the REPL itself, such as a command's answer."""
+        """A line (or a markdown block) from the REPL itself, such as a command's answer (which
+        may quote the session: a title, a path)."""
+        text = strip_escapes(text)
         if markdown and not self.plain:
             from moot.repl.markdown import render_markdown  # rich loads at first use
 
@@ -128,7 +130,8 @@ class Transcript:
             self.emit(self.paint(text, "yellow") if warning else text)
 
     def _notice(self, text: str, depth: int = 0, *, warning: bool = False) -> None:
-        self.emit(self.paint(text, "yellow" if warning else "dim"), depth)
+        """A line about what happened; it may quote an event's fields, so it is stripped."""
+        self.emit(self.paint(strip_escapes(text), "yellow" if warning else "dim"), depth)
 
     def _call(self, event: ev.Event) -> _Call:
         call = self._calls.get(event.call_id)
@@ -172,7 +175,7 @@ class Transcript:
             case ev.AgentCalled():
                 self._calls[event.call_id] = _Call(event.agent, event.depth)
                 message = one_line(strip_escapes(event.message), 100)
-                line = f"{event.caller} {self.paint.arrow} {event.agent}: "
+                line = strip_escapes(f"{event.caller} {self.paint.arrow} {event.agent}: ")
                 self.emit(self.paint(line, "bold") + message, event.depth)
                 self._speaker, self._speaker_depth = event.call_id, event.depth
             case ev.AgentReturned():
@@ -259,12 +262,13 @@ class Transcript:
         else:
             mark, style, result = paint.ok, "green", summary(strip_escapes(event.content))
         took = f"{event.duration_ms / 1000:.1f}s"
+        tool = strip_escapes(event.tool)  # the name the model called, known or not
         if self.plain:
             state = "interrupted" if event.interrupted else "failed" if event.is_error else "ok"
-            line = f"tool {event.tool} {what}".rstrip() + f": {state} ({took})"
+            line = f"tool {tool} {what}".rstrip() + f": {state} ({took})"
             line += f" {result}" if result and not event.interrupted else ""
         else:
-            line = f"{paint(mark, style)} {paint(event.tool, 'bold')}"
+            line = f"{paint(mark, style)} {paint(tool, 'bold')}"
             line += f" {what}" if what else ""
             line += f"  {paint(took, 'dim')}"
             line += f"  {paint(result, 'red' if event.is_error else 'dim')}" if result else ""
@@ -313,7 +317,8 @@ class Transcript:
         plan = request.tool == EXIT_PLAN_MODE
         what = "approval of a plan" if plan else f"to run {request.tool}"
         more = f" (1 of {waiting} waiting)" if waiting > 1 else ""
-        self.emit(self.paint(f"{request.agent} asks {what}{more}", "bold", "yellow"), depth)
+        asks = strip_escapes(f"{request.agent} asks {what}{more}")
+        self.emit(self.paint(asks, "bold", "yellow"), depth)
         if request.reason:
             self._notice(strip_escapes(request.reason), depth)
         preview = strip_escapes(request.preview or _arguments(request.arguments))
