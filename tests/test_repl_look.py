@@ -102,3 +102,14 @@ def test_the_repl_loads_no_markdown_renderer_before_the_first_answer() -> None:
         "assert 'textual' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_repl_without_a_terminal_to_read_says_how_to_run_headless(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.cli import main
+
+    monkeypatch.setenv("TERM", "dumb")  # `moot` alone chooses the REPL here
+    for argv in (["--plain"], []):
+        assert main([*argv, "--model", "scripted:none.yaml"]) == 2
+        assert 'run a task headless with `moot -p "task"' in capsys.readouterr().err
