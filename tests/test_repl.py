@@ -44,7 +44,7 @@ async def test_keys_typed_before_an_approval_never_answer_it() -> None:
         repl.type("make greet say hello" + ENTER + "y")
 
         await repl.printed("answer [y/s/a/n]: ")
-        await repl.until(lambda: repl.repl._question is not None, "the question asked")
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
         repl.type("y")
         await repl.printed("keys right after a question are ignored")
         assert repl.ops(ops.Approve) == []
@@ -70,7 +70,7 @@ async def test_keys_waiting_unread_when_the_question_appears_are_dropped() -> No
         repl.clock.advance(GRACE_S + 1)  # were the keys read late, the grace would be over
         repl.type("yyyy")
         await repl.printed("answer [y/s/a/n]: ")
-        await repl.until(lambda: repl.repl._question is not None, "the question asked")
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
 
         assert repl.ops(ops.Approve) == []
 
@@ -98,7 +98,7 @@ async def test_each_answer_key_sends_its_op(key: str, expected: ops.Op) -> None:
     async with running_repl(FakeClient(edit_session())) as repl:
         await repl.prompt_ready()
         repl.type("go" + ENTER)
-        await repl.until(lambda: repl.repl._question is not None, "the question asked")
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
         repl.clock.advance(GRACE_S + 0.1)
         repl.type(key)
         if key == "n":
@@ -125,7 +125,7 @@ async def test_a_plan_approval_offers_what_the_app_offers(key: str, expected: op
         assert "approve, ask before each edit" in repl.text
         assert "approve, accept edits" in repl.text
         assert "revise: say what to change" in repl.text
-        await repl.until(lambda: repl.repl._question is not None, "the question asked")
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
         repl.clock.advance(GRACE_S + 0.1)
         repl.type("s" + key)  # `s` is no choice for a plan
         if key == "n":
@@ -270,7 +270,7 @@ async def test_the_plain_look_prints_whole_lines_without_escapes() -> None:
     async with running_repl(FakeClient(edit_session()), look=PLAIN) as repl:
         await repl.prompt_ready()
         repl.type("go" + ENTER)
-        await repl.until(lambda: repl.repl._question is not None, "the question asked")
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
         repl.clock.advance(GRACE_S + 0.1)
         repl.type("y")
         await repl.printed("Done: `greet` now says **hello**.")  # markdown left as written

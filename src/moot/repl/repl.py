@@ -42,13 +42,13 @@ from moot.commands.registry import CommandError, Registry, is_command
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client, SessionStatus, Subscription
+from moot.repl.approvals import Approvals
 from moot.repl.completion import PromptCompleter
-from moot.repl.keys import KEYS
+from moot.repl.listing import chosen, help_text, numbered
 from moot.repl.look import Look
-from moot.repl.paint import strip_escapes
 from moot.repl.printer import Printer
 from moot.repl.prompt import MARK, build_session, prompt_bindings
-from moot.repl.question import INTERRUPT, KeyQuestion, answer_op, choices_for, drop_typeahead
+from moot.repl.question import INTERRUPT
 from moot.repl.status import StatusFacts
 from moot.repl.transcript import Transcript
 
@@ -131,9 +131,7 @@ class Repl:
         )
         self._completer = PromptCompleter(self.registry, lambda: self, self._files)
         self._session: PromptSession[str] | None = None
-        self._questions: list[ev.ApprovalRequested] = []
-        self._question: KeyQuestion | None = None
-        self._question_line: str | None = None
+        self.approvals = Approvals(self.transcript, self._printer, line=self._line, clock=clock)
         self.asking: str | None = None
         """The question a line is read for now (`why not?`, a pick), if any."""
         self._turn_running = False
@@ -232,8 +230,13 @@ class Repl:
             await self._client.close()
 
     async def _step(self) -> None:
-        if self._questions:
-            await self._ask(self._questions[0])
+        if self.approvals.waiting:
+            assert self._session is not None
+            answer = await self.approvals.ask_first(self._session.input)
+            if answer == INTERRUPT:
+                self.interrupt()
+            elif isinstance(answer, ops.Approve | ops.Deny):
+                self.client.submit(answer)
         elif self.look.plain and self._turn_running:
             await self._wait_for_turn()
         else:
@@ -323,26 +326,15 @@ class Repl:
                 self._turn_running = True
             case ev.TurnFinished():
                 self._turn_running = False
-                self._questions.clear()
-                if self._question is not None:
-                    self._question.cancel()
+                self.approvals.clear()
                 self._completer.forget_paths()  # the turn may have added files
                 assert self._wake is not None
                 self._wake.set()
             case ev.ApprovalRequested():
-                self._questions.append(event)
+                self.approvals.add(event)
                 self._preempt()
             case ev.ApprovalDecided():
-                self._settled(event.call_id, event.tool_call_id)
-
-    def _settled(self, call_id: str, tool_call_id: str) -> None:
-        """An approval was decided (here, elsewhere, or by an interrupt): stop asking it."""
-        before = self._questions[0] if self._questions else None
-        self._questions = [
-            q for q in self._questions if (q.call_id, q.tool_call_id) != (call_id, tool_call_id)
-        ]
-        if before is not None and before not in self._questions and self._question is not None:
-            self._question.cancel()
+                self.approvals.settled(event.call_id, event.tool_call_id)
 
     def _history(self) -> int:
         """Print the end of a resumed session; the seq to go on from live."""
@@ -360,50 +352,6 @@ class Repl:
         return summary.event_count if summary else 0
 
     # ---- approvals --------------------------------------------------------------------------
-
-    async def _ask(self, request: ev.ApprovalRequested) -> None:
-        await self._printer.flush()
-        self.transcript.approval(request, waiting=len(self._questions))
-        choices = choices_for(request)
-        paint = self.transcript.paint
-        self.transcript.emit(
-            # A label may quote a rule made of the model's arguments.
-            "\n".join(f"{paint(c.key, 'bold', 'cyan')}  {strip_escapes(c.label)}" for c in choices),
-            1,
-        )
-        keys = "".join(c.key for c in choices)
-        self._question_line = f"answer [{'/'.join(keys)}]: "
-        self._printer.write(self._question_line)
-        await self._printer.flush()
-        assert self._session is not None
-        drop_typeahead(self._session.input)
-        self._question = KeyQuestion(keys, clock=self._clock, on_early=self._too_early)
-        try:
-            key = await self._question.ask()
-        finally:
-            self._question = None
-            self._question_line = None
-        if not self._questions or self._questions[0] is not request:
-            self._printer.write("(settled)\n")
-            return
-        if key is None:
-            return
-        if key == INTERRUPT:
-            self._printer.write("^C\n")
-            self._questions.pop(0)
-            self.interrupt()
-            return
-        self._printer.write(f"{key}\n")
-        feedback = ""
-        if key == "n":
-            feedback = await self._line("why not? (Enter: no reason) ")
-        op = answer_op(request, key, feedback)
-        if op is not None and self._questions and self._questions[0] is request:
-            self._questions.pop(0)
-            self.client.submit(op)
-
-    def _too_early(self) -> None:
-        self.transcript.say("(a moment: keys right after a question are ignored)")
 
     async def _line(self, message: str, completer: WordCompleter | None = None) -> str:
         """One line typed at a question of the REPL's own; empty when cancelled."""
@@ -485,8 +433,8 @@ class Repl:
     def _reprompt(self) -> str | None:
         """What to write again after lines printed while a prompt that draws nothing (a dumb
         terminal's, or an approval's question) shows; None while prompt_toolkit redraws."""
-        if self._question_line is not None:
-            return self._question_line
+        if self.approvals.question_line is not None:
+            return self.approvals.question_line
         if self.look.dumb and self._reading and self._session is not None:
             return MARK + self._session.default_buffer.text
         return None
@@ -522,17 +470,15 @@ class Repl:
         if not choices:
             self.say(f"no {title} to choose from", warning=True)
             return None
-        self.transcript.emit(self.transcript.paint(f"{title}:", "bold"))
-        for number, (_, label) in enumerate(choices, 1):
-            self.transcript.emit(f"{number:>3}. {strip_escapes(label)}")
+        self.transcript.emit(numbered(title, choices, self.transcript.paint))
         names = [value for value, _ in choices]
         typed = await self._line(
             f"{title} (a number or a name; Enter cancels): ", WordCompleter(names, sentence=True)
         )
-        chosen = _chosen(typed, choices)
-        if typed and chosen is None:
+        value = chosen(typed, choices)
+        if typed and value is None:
             self.say(f"no {title} {typed!r} in the list", warning=True)
-        return chosen
+        return value
 
     def theme_names(self) -> Sequence[str]:
         return ()
@@ -555,37 +501,14 @@ class Repl:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump_task
         await old.close()
-        self._questions.clear()
+        self.approvals.clear()
         self.facts = StatusFacts.of(self.client.status())
         self._completer.forget_paths()
         self._pump_task = asyncio.create_task(self._pump(self.client.subscribe()))
         self._session_line(self.client.status())
 
     def show_help(self) -> None:
-        paint = self.transcript.paint
-        lines = [paint("commands", "bold")]
-        for command in self.registry:
-            name = f"/{command.name}" + (f" {command.arguments}" if command.arguments else "")
-            also = f" (also /{', /'.join(command.aliases)})" if command.aliases else ""
-            lines.append(f"  {name:<28} {command.description}{also}")
-        lines.append(paint("keys", "bold"))
-        lines += [f"  {k.key:<28} {k.description}" for k in KEYS]
-        lines.append("  @path                        Name a file (Tab completes it)")
-        self.transcript.emit("\n".join(lines))
-
-
-def _chosen(typed: str, choices: Sequence[tuple[str, str]]) -> str | None:
-    """The value `typed` names: its number in the list, its value or its label."""
-    if not typed:
-        return None
-    if typed.isdigit() and 1 <= int(typed) <= len(choices):
-        return choices[int(typed) - 1][0]
-    lowered = typed.lower()
-    for value, label in choices:
-        if lowered in (value.lower(), label.lower()):
-            return value
-    starts = [value for value, label in choices if value.lower().startswith(lowered)]
-    return starts[0] if len(starts) == 1 else None
+        self.transcript.emit(help_text(self.registry, self.transcript.paint))
 
 
 def _width() -> int:
