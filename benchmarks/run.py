@@ -22,6 +22,7 @@ import grep_speed
 import import_time
 import loop_overhead
 import provider_speed
+import repl_speed
 import repo_map_speed
 import resume_time
 import sandbox_overhead
@@ -37,6 +38,7 @@ BENCHMARKS = {
     for m in (
         startup_time,
         import_time,
+        repl_speed,
         store_append,
         loop_overhead,
         resume_time,

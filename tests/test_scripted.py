@@ -200,6 +200,21 @@ async def test_the_delay_comes_before_the_first_delta() -> None:
         await asyncio.wait_for(anext(stream), timeout=0.05)
 
 
+async def test_a_rate_paces_the_text_in_tokens_per_second() -> None:
+    """`rate` streams at that many tokens a second (4 characters each), by the clock: 400
+    characters at 1,000 tokens/s take 0.1 s, the last delta due at 99 ms."""
+    provider = ScriptedProvider([{"text": "abcd" * 100, "chunk_size": 4, "rate": 1000}])
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    arrived = [
+        loop.time() - began async for d in provider.stream(request()) if isinstance(d, TextPart)
+    ]
+
+    assert len(arrived) == 100
+    assert arrived[-1] >= 0.099
+    assert arrived[0] < 0.05  # the first delta is not held back
+
+
 # ---- whole scripts ---------------------------------------------------------------------------
 
 

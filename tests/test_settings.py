@@ -137,6 +137,21 @@ def test_env_merges_by_key() -> None:
     assert settings.env == {"A": "1", "B": "2"}
 
 
+def test_the_repls_settings_merge_by_key_and_refuse_unknown_keys(tmp_path: Path) -> None:
+    settings = merge([{"repl": {"plainOutput": True}}, {"repl": {"toolbar": False}}])
+    assert (settings.repl.plain_output, settings.repl.toolbar) == (True, False)
+    assert merge([]).repl.toolbar is True
+
+    path = tmp_path / ".moot" / "settings.json"
+    write(path, {"repl": {"plain": True}})
+    with pytest.raises(SettingsError) as caught:
+        load_settings(tmp_path)
+    assert (
+        str(caught.value)
+        == f"{path}: repl.plain: not a known key (it takes toolbar, plainOutput); did you mean plainOutput?"
+    )
+
+
 def test_hooks_of_each_event_add_up_across_files() -> None:
     user_guard = {"matcher": "bash", "hooks": [{"command": "~/guard.sh"}]}
     project_lint = {"matcher": "write", "hooks": [{"command": "./lint.sh"}]}

@@ -81,6 +81,14 @@ def _command(options: Namespace) -> Command:
 
         return run_login
     if options.prompt is None and (options.resume is None or sys.stdout.isatty()):
+        import os
+
+        from moot.repl.look import app_unfit
+
+        if options.plain or app_unfit(os.environ, sys.stdin, sys.stdout):
+            from moot.repl import run_repl  # prompt_toolkit loads only for the REPL
+
+            return run_repl
         from moot.tui import run_app  # textual loads only for the app
 
         return run_app

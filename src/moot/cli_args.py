@@ -15,6 +15,7 @@ examples:
   moot                               open the app in this directory
   moot "explain the build"           open the app and send a task
   moot -c                            continue the latest session here, in the app
+  moot --plain                       the line REPL: scrollback, screen readers, dumb terminals
   moot -p "fix the failing test" --model scripted:demo.yaml
   moot -p "what changed?" --output-format json --resume ses_0190...
   moot --resume ses_0190...          finish a run a crash or kill left open
@@ -103,6 +104,17 @@ def _parser() -> argparse.ArgumentParser:
         dest="continue_",
         action="store_true",
         help="continue the latest session of this directory",
+    )
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="the line-oriented REPL instead of the app (also where the app cannot run: "
+        "TERM=dumb, output not a terminal)",
+    )
+    parser.add_argument(
+        "--no-toolbar",
+        action="store_true",
+        help="the plain REPL without its status toolbar (setting: repl.toolbar)",
     )
     parser.add_argument(
         "--no-alt-screen",

@@ -94,6 +94,17 @@ class TerminalOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Print the conversation to the scrollback on exit (`--scrollback`)."""
 
 
+class ReplSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """How the plain REPL (`moot --plain`) looks."""
+
+    toolbar: bool = True
+    """The status toolbar under the prompt (model, mode, context, cost); `--no-toolbar` hides
+    it for one run."""
+    plain_output: bool = msgspec.field(default=False, name="plainOutput")
+    """Whole lines only: no colour, no markdown styling, no live area, nothing redrawn while a
+    turn runs (as with `TERM=dumb` or `NO_COLOR`)."""
+
+
 class Settings(msgspec.Struct, kw_only=True):
     """Everything a settings file may hold; other top-level keys are allowed and ignored."""
 
@@ -125,6 +136,8 @@ class Settings(msgspec.Struct, kw_only=True):
     """Model catalog entries by `provider/model`, shaped as in `models.json` (`context_window`,
     `max_output`, prices per million tokens, `tools`/`images`/`thinking`): a new model, or some
     fields of a known one changed. They add up across the files, field by field."""
+    repl: ReplSettings = msgspec.field(default_factory=ReplSettings)
+    """How the plain REPL looks (`toolbar`, `plainOutput`)."""
 
 
 class LoadedSettings(Settings, kw_only=True):
@@ -156,6 +169,7 @@ _KEYS: dict[str, type[msgspec.Struct]] = {
     "permissions": Permissions,
     "models.*": CatalogEntry,
     "ui": TerminalOptions,
+    "repl": ReplSettings,
 }
 """The objects that refuse unknown keys by key path (`*`: any key of a dictionary), to list the
 keys they take."""
@@ -357,7 +371,7 @@ def unknown_keys(data: Mapping[str, Any], path: object) -> list[SettingsWarning]
 def merge(layers: list[dict[str, Any]]) -> Settings:
     """Later layers win; permission rule lists add up (without duplicates), and so do the
     hooks of each event: a project's `PreToolUse` hooks run besides the user's, not instead.
-    `env` merges by variable, `ui` by key, `models` by model and then by field.
+    `env` merges by variable, `ui` and `repl` by key, `models` by model and then by field.
 
     Raises:
         SettingsError: the merged settings do not fit the schema (named as `settings`).
@@ -379,7 +393,7 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
                         hooks[event] = [*before, *(g for g in groups if g not in before)]
                     else:
                         hooks[event] = groups  # a malformed value: the hook parser names it
-            elif key in ("env", "ui") and isinstance(value, dict):
+            elif key in ("env", "ui", "repl") and isinstance(value, dict):
                 merged[key] = {**merged.get(key, {}), **value}
             elif key == "models" and isinstance(value, dict):
                 models = merged.setdefault("models", {})

@@ -59,6 +59,9 @@ class ScriptedTurn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Seconds to wait before the first delta (to play a slow model)."""
     chunk_size: int = 16
     """Characters per streamed text delta."""
+    rate: float = 0.0
+    """Tokens per second to stream the text at (a token counted as 4 characters, as usage
+    estimates do); 0 streams it at once. For benchmarks and demos of a live answer."""
     error: str | None = None
     """Raise a ProviderError with this message (after streaming `text`, if any)."""
     retryable: bool = False
@@ -84,7 +87,10 @@ async def play(turn: ScriptedTurn, *, tag: str) -> AsyncIterator[Delta]:
     if turn.thinking:
         yield ThinkingPart(turn.thinking)
     step = max(1, turn.chunk_size)
+    pace = _Pace(turn.rate) if turn.rate > 0 else None
     for start in range(0, len(turn.text), step):
+        if pace is not None:
+            await pace.wait(start)
         yield TextPart(turn.text[start : start + step])
     if turn.error is not None:
         raise ProviderError(turn.error, provider="scripted", retryable=turn.retryable)
@@ -97,6 +103,23 @@ async def play(turn: ScriptedTurn, *, tag: str) -> AsyncIterator[Delta]:
     )
     yield UsageReport(usage, turn.cost_usd)
     yield Finish(turn.finish_reason or ("tool_use" if turn.tool_calls else "end_turn"))
+
+
+class _Pace:
+    """Keeps a stream at `rate` tokens per second by the clock, not by summing sleeps (which
+    would drift late by each sleep's overshoot)."""
+
+    CHARS_PER_TOKEN = 4
+
+    def __init__(self, rate: float) -> None:
+        self._chars_per_s = rate * self.CHARS_PER_TOKEN
+        self._began = asyncio.get_running_loop().time()
+
+    async def wait(self, chars_sent: int) -> None:
+        loop = asyncio.get_running_loop()
+        due = self._began + chars_sent / self._chars_per_s
+        if due > loop.time():
+            await asyncio.sleep(due - loop.time())
 
 
 def _parse_script(path: Path, text: str) -> object:

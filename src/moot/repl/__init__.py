@@ -1,0 +1,115 @@
+"""The plain REPL: `moot --plain`, and `moot` where the app cannot run (`TERM=dumb`, output
+not a terminal). The only package that imports prompt_toolkit.
+
+`run_repl` opens the session's client (the front-end contract) and runs `Repl` over it.
+prompt_toolkit loads inside the function, so `moot -p` and `moot.cli` never pay for it;
+`moot.repl.look` (which `moot.cli` asks whether the app can run) imports none of it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from argparse import Namespace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from moot.protocol.client import Client
+
+EXIT_USAGE = 2
+
+
+def run_repl(options: Namespace) -> int:
+    """Open (or resume) a session and run the plain REPL until the person quits."""
+    if not sys.stdin.isatty():
+        print(
+            "moot: the REPL reads keys from a terminal; run a task headless with "
+            '`moot -p "task" --model ...` (see `moot --help`)',
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    cwd = Path.cwd()
+    session_id = options.resume or None
+    if getattr(options, "continue_", False):
+        from moot.client.local import open_queries
+
+        queries = open_queries()
+        try:
+            latest = queries.sessions(workspace=str(cwd), limit=1)
+        finally:
+            queries.close()
+        if not latest:
+            print("moot: no earlier session in this directory to continue", file=sys.stderr)
+            return EXIT_USAGE
+        session_id = latest[0].id
+
+    def connect(resume: str | None) -> Client:
+        # The session's modules (the runtime, the store, the tools' specs) load here, in the
+        # thread that opens it while the prompt already shows.
+        from moot.client.local import SessionOptions, open_client
+
+        task = options.task or ""
+        return open_client(
+            SessionOptions(
+                cwd=cwd,
+                model=options.model,
+                permission_mode=options.permission_mode,
+                allowed_tools=options.allowed_tools,
+                disallowed_tools=options.disallowed_tools,
+                session_id=resume,
+                title=task.strip().splitlines()[0][:80] if task.strip() else "",
+                max_turns=options.max_turns,
+            )
+        )
+
+    import asyncio
+
+    from moot.history import history_file
+    from moot.repl.look import DUMB_TERMS, choose_look
+    from moot.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings(cwd)
+    except SettingsError as exc:
+        print(f"moot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    look = choose_look(
+        os.environ,
+        sys.stdout,
+        {"repl": {"toolbar": settings.repl.toolbar, "plainOutput": settings.repl.plain_output}},
+        toolbar_flag=not getattr(options, "no_toolbar", False),
+    )
+    from moot.repl.repl import Repl  # prompt_toolkit loads here
+
+    repl = Repl(
+        lambda: connect(session_id),  # in a thread, while the prompt shows
+        look=look,
+        out=sys.stdout,
+        task=options.task,
+        show_history=session_id is not None,
+        open_client=lambda: connect(None),
+        # The app's file for this workspace (it names the workspace by its real path).
+        history_path=history_file(Path(os.path.realpath(cwd))),
+    )
+    if look.dumb and os.environ.get("TERM", "").lower() not in DUMB_TERMS:
+        # Output into a pipe (`moot | tee log`): prompt_toolkit would draw its prompt there as
+        # text, redraws included; its dumb prompt writes only what is typed, and it takes a
+        # dumb terminal from `TERM` alone.
+        os.environ["TERM"] = "dumb"
+    try:
+        if look.dumb:
+            from prompt_toolkit.application.current import create_app_session
+            from prompt_toolkit.output.plain_text import PlainTextOutput
+
+            # prompt_toolkit still writes "show the cursor" when it builds a prompt, even for a
+            # dumb terminal: an output that writes text only keeps every escape out.
+            with create_app_session(output=PlainTextOutput(sys.stdout)):
+                code = asyncio.run(repl.run())
+        else:
+            code = asyncio.run(repl.run())
+    except KeyboardInterrupt:  # a ctrl+c outside any prompt: the session is closed already
+        return 130
+    if repl.error:
+        print(f"moot: {repl.error}", file=sys.stderr)
+    return code

@@ -1,0 +1,113 @@
+"""The approvals that wait, asked one at a time, the first first.
+
+Parallel peers may ask at once: requests queue, each keyed by (agent call, tool call) as the
+contract keys them. Asking prints the preview and the choices, then the question line, drops
+the type-ahead and reads one key (`question.KeyQuestion`); `n` then asks why. A request settled
+meanwhile (elsewhere, or by the turn's end) stops being asked.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+from prompt_toolkit.input import Input
+
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.repl.paint import strip_escapes
+from moot.repl.printer import Printer
+from moot.repl.question import INTERRUPT, KeyQuestion, answer_op, choices_for, drop_typeahead
+from moot.repl.transcript import Transcript
+
+Line = Callable[[str], Awaitable[str]]
+"""Reads one line for a question (`why not?`); empty when cancelled."""
+
+
+class Approvals:
+    """The queue of requests, and the asking of its first one."""
+
+    def __init__(
+        self,
+        transcript: Transcript,
+        printer: Printer,
+        *,
+        line: Line,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._transcript = transcript
+        self._printer = printer
+        self._line = line
+        self._clock = clock
+        self.waiting: list[ev.ApprovalRequested] = []
+        self._question: KeyQuestion | None = None
+        self.question_line: str | None = None
+        """The question printed and not answered yet (printed again after lines that come
+        meanwhile)."""
+
+    @property
+    def asking(self) -> bool:
+        """A question waits for its key."""
+        return self._question is not None
+
+    def add(self, request: ev.ApprovalRequested) -> None:
+        self.waiting.append(request)
+
+    def settled(self, call_id: str, tool_call_id: str) -> None:
+        """A request was decided (here, elsewhere, or by an interrupt): stop asking it."""
+        first = self.waiting[0] if self.waiting else None
+        self.waiting = [
+            r for r in self.waiting if (r.call_id, r.tool_call_id) != (call_id, tool_call_id)
+        ]
+        if first is not None and first not in self.waiting and self._question is not None:
+            self._question.cancel()
+
+    def clear(self) -> None:
+        """Nothing waits any more (the turn ended)."""
+        self.waiting.clear()
+        if self._question is not None:
+            self._question.cancel()
+
+    async def ask_first(self, keyboard: Input) -> ops.Op | str | None:
+        """Ask the first request; returns the op that answers it, `INTERRUPT` (ctrl+c: stop
+        the turn), or None (settled meanwhile, or the REPL is quitting)."""
+        request = self.waiting[0]
+        await self._printer.flush()
+        self._transcript.approval(request, waiting=len(self.waiting))
+        choices = choices_for(request)
+        paint = self._transcript.paint
+        self._transcript.emit(
+            # A label may quote a rule made of the model's arguments.
+            "\n".join(f"{paint(c.key, 'bold', 'cyan')}  {strip_escapes(c.label)}" for c in choices),
+            1,
+        )
+        keys = "".join(c.key for c in choices)
+        self.question_line = f"answer [{'/'.join(keys)}]: "
+        self._printer.write(self.question_line)
+        await self._printer.flush()
+        drop_typeahead(keyboard)
+        self._question = KeyQuestion(keys, clock=self._clock, on_early=self._too_early)
+        try:
+            key = await self._question.ask()
+        finally:
+            self._question = None
+            self.question_line = None
+        if not self.waiting or self.waiting[0] is not request:
+            self._printer.write("(settled)\n")
+            return None
+        if key is None:
+            return None
+        if key == INTERRUPT:
+            self._printer.write("^C\n")
+            self.waiting.pop(0)
+            return INTERRUPT
+        self._printer.write(f"{key}\n")
+        feedback = await self._line("why not? (Enter: no reason) ") if key == "n" else ""
+        op = answer_op(request, key, feedback)
+        if op is None or not self.waiting or self.waiting[0] is not request:
+            return None  # settled while the reason was typed
+        self.waiting.pop(0)
+        return op
+
+    def _too_early(self) -> None:
+        self._transcript.say("(a moment: keys right after a question are ignored)")

@@ -1,0 +1,115 @@
+"""Completion at the prompt: `/commands` (with their descriptions and arguments) and `@paths`.
+
+Paths come from `Client.files()` (gitignore-aware, without what deny rules hide, capped),
+read in prompt_toolkit's completion thread (`ThreadedCompleter`), never on the input thread,
+and read again after each turn (`forget_paths`), since a turn may add files.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from moot.commands.registry import CommandContext, Registry
+
+MAX_PATHS = 30
+"""Path completions shown at most."""
+
+
+def fuzzy_match(needle: str, haystack: str) -> bool:
+    """Every character of `needle`, in order, somewhere in `haystack` (case-insensitive)."""
+    position = 0
+    hay = haystack.lower()
+    for char in needle.lower():
+        position = hay.find(char, position)
+        if position < 0:
+            return False
+        position += 1
+    return True
+
+
+def fuzzy_rank(needle: str, paths: Iterable[str], limit: int = MAX_PATHS) -> list[str]:
+    """Paths that match `needle`, the best first: the needle whole in the file name, then
+    spread over the file name, then whole in the path, then spread over it; shorter names and
+    paths first."""
+    name = needle.lower()
+
+    def score(path: str) -> tuple[int, int, int]:
+        base = path.rsplit("/", 1)[-1].lower()
+        if name in base:
+            rank = 0
+        elif fuzzy_match(name, base):
+            rank = 1
+        else:
+            rank = 2 if name in path.lower() else 3
+        return (rank, len(base), len(path))
+
+    return sorted((p for p in paths if fuzzy_match(needle, p)), key=score)[:limit]
+
+
+class PromptCompleter(Completer):
+    """Completes the command on the first word (`/` first), its argument after it, and an
+    `@path` anywhere.
+
+    Args:
+        registry: The slash commands.
+        context: What the commands' own completers are given.
+        files: The workspace's files (`Client.files`); called in the completion thread.
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        context: Callable[[], CommandContext],
+        files: Callable[[], Sequence[str]],
+    ) -> None:
+        self._registry = registry
+        self._context = context
+        self._files = files
+        self._paths: list[str] | None = None
+        self._lock = threading.Lock()
+
+    def forget_paths(self) -> None:
+        """The next `@` reads the workspace's files again."""
+        self._paths = None
+
+    def _all_paths(self) -> list[str]:
+        with self._lock:  # two completion threads at once read the files once
+            if self._paths is None:
+                try:
+                    self._paths = list(self._files())
+                except Exception:  # not open yet, or not walkable: nothing now, ask again later
+                    return []
+            return self._paths
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        before = document.text_before_cursor
+        word = before.rsplit(maxsplit=1)[-1] if before and not before[-1].isspace() else ""
+        if before.startswith("/") and "\n" not in before:
+            yield from self._commands(before)
+        elif word.startswith("@"):
+            for path in fuzzy_rank(word[1:], self._all_paths()):
+                yield Completion(f"@{path}", start_position=-len(word), display=path)
+
+    def _commands(self, typed: str) -> Iterable[Completion]:
+        name, space, rest = typed[1:].partition(" ")
+        if not space:
+            for command in self._registry.completions(name):
+                label = f"/{command.name}" + (f" {command.arguments}" if command.arguments else "")
+                yield Completion(
+                    f"/{command.name}",
+                    start_position=-len(typed),
+                    display=label,
+                    display_meta=command.description,
+                )
+            return
+        named = self._registry.get(name)
+        if named is None or named.complete is None:
+            return
+        for choice in named.complete(self._context(), rest):
+            yield Completion(choice, start_position=-len(rest))

@@ -1,0 +1,572 @@
+"""`Repl`: the line-oriented front end over one session's client.
+
+It holds a `Client` (the front-end contract) and nothing of the runtime. The prompt shows first;
+the session opens meanwhile in a thread (reading settings, the store, assembling tools: about as
+long as prompt_toolkit takes to load), and what is typed before it is ready waits for it. One
+task pumps the
+client's events into the transcript (printed into scrollback through the `Printer`); the main
+loop reads the prompt, answers approvals and runs slash commands (the registry the app shares;
+`Repl` is their `CommandContext`).
+
+Two ways of waiting, by look:
+
+- styled: the prompt stays while a turn runs (keys echo, shift+tab and ctrl+c work); finished
+  lines print above it and the unfinished ones show in its live area.
+- plain (`TERM=dumb`, `NO_COLOR`, output not a terminal, `repl.plainOutput`): nothing is
+  redrawn. The prompt shows only between turns; during one, lines print as they finish and
+  ctrl+c (a signal, the terminal being in its normal mode) stops the turn.
+
+An approval takes the prompt's place (what was typed comes back after it), so a key typed for
+the message never answers the question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import signal
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app_or_none
+from prompt_toolkit.completion import WordCompleter
+from prompt_toolkit.formatted_text import ANSI, AnyFormattedText
+from prompt_toolkit.key_binding import KeyPressEvent
+
+from moot.commands.builtin import builtin_commands, next_mode
+from moot.commands.files import memory_note, use_session_commands
+from moot.commands.registry import CommandError, Registry, is_command
+from moot.commands.shell import is_shell, run_shell
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.client import Client, SessionStatus, Subscription
+from moot.repl.approvals import Approvals
+from moot.repl.completion import PromptCompleter
+from moot.repl.listing import chosen, help_text, numbered
+from moot.repl.look import Look
+from moot.repl.printer import Printer
+from moot.repl.prompt import MARK, build_session, prompt_bindings
+from moot.repl.question import INTERRUPT
+from moot.repl.status import StatusFacts
+from moot.repl.transcript import Transcript
+
+EXIT_SETUP = 2
+"""The exit code when the session could not open (a usage error, as elsewhere in moot)."""
+QUIT_WINDOW_S = 1.5
+"""A second ctrl+c at an empty prompt within this long quits."""
+HISTORY_TAIL = 200
+"""Events of a resumed session printed at start (the rest: `moot sessions show`)."""
+HISTORY_KINDS = (
+    "turn_started",
+    "agent_called",
+    "agent_returned",
+    "model_responded",
+    "tool_started",
+    "tool_finished",
+    "approval_decided",
+    "error",
+    "limit_hit",
+    "turn_finished",
+    "mode_changed",
+    "auto_committed",
+    "run_resumed",
+    "hook_ran",
+)
+"""What a resumed session shows from the store: no deltas (`model_responded` holds the text)."""
+
+OpenClient = Callable[[], Client]
+"""Opens a session's client (blocking: the REPL calls it in a thread)."""
+
+
+class _Preempted(Exception):
+    """The prompt gave way to an approval (what was typed is kept)."""
+
+
+class Repl:
+    """The plain REPL.
+
+    Args:
+        connect: Opens the session (in a thread, while the prompt shows); may raise
+            `SetupError`, which ends the REPL with `error` set.
+        look: Styled or plain, toolbar or not.
+        out: Where the transcript goes (the terminal).
+        task: A first message to send.
+        show_history: Print the end of the session's stored events first (a resumed session).
+        open_client: Opens a new session, for `/new`.
+        registry: The slash commands (the built-in ones when None).
+        history_path: The prompt history file (`moot.history.history_file`); None keeps none.
+        clock: Monotonic seconds (approvals' grace period, ctrl+c twice).
+    """
+
+    def __init__(
+        self,
+        connect: OpenClient,
+        *,
+        look: Look,
+        out: TextIO,
+        task: str | None = None,
+        show_history: bool = False,
+        open_client: OpenClient | None = None,
+        registry: Registry | None = None,
+        history_path: Path | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._connect = connect
+        self._client: Client | None = None
+        self.look = look
+        self.registry = registry or builtin_commands()
+        self._task_text = task
+        self._show_history = show_history
+        self._open_client = open_client
+        self._clock = clock
+        self._history_path = history_path
+        self.facts = StatusFacts()
+        self.error = ""
+        """Why the session could not open (the REPL then ends with `EXIT_SETUP`)."""
+        self._printer = Printer(out, on_tick=self._tick, reprompt=self._reprompt)
+        self.transcript = Transcript(
+            self._printer.write, plain=look.plain, width=_width, clock=clock
+        )
+        self._completer = PromptCompleter(self.registry, lambda: self, self._files)
+        self._session: PromptSession[str] | None = None
+        self.approvals = Approvals(self.transcript, self._printer, line=self._line, clock=clock)
+        self.asking: str | None = None
+        """The question a line is read for now (`why not?`, a pick), if any."""
+        self._turn_running = False
+        self._quitting = False
+        self._reading = False
+        self._accepting = False
+        self._draft = ""
+        self._offered: list[str] = []
+        """What `!command` offered for the next message (`offer`)."""
+        self._last_ctrl_c = -QUIT_WINDOW_S
+        self._live: list[str] = []
+        self._toolbar = ""
+        self._wake: asyncio.Event | None = None
+        self._pump_task: asyncio.Task[None] | None = None
+        self._opening: asyncio.Task[None] | None = None
+
+    @property
+    def client(self) -> Client:
+        """The session (once open)."""
+        if self._client is None:
+            raise CommandError("the session is still opening")
+        return self._client
+
+    # ---- the loop ---------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Run until the person quits; closes the client. Returns the exit code."""
+        self._wake = asyncio.Event()
+        self._session = build_session(
+            self.look,
+            message=self._message,
+            bindings=prompt_bindings(
+                accept=self._accept,
+                ctrl_c=self._ctrl_c,
+                shift_tab=lambda event: self.cycle_mode(),
+                ctrl_d=lambda event: self._quit_now(),
+            ),
+            completer=self._completer,
+            toolbar=self._toolbar_line,
+            history_path=self._history_path,
+        )
+        self._printer.start()
+        self._banner()
+        self._opening = asyncio.create_task(self._open())
+        try:
+            while not self._quitting:
+                await self._step()
+        finally:
+            await self._stop()
+        return EXIT_SETUP if self.error else 0
+
+    async def _open(self) -> None:
+        """Open the session while the prompt shows, then start taking its events."""
+        from moot.client import SetupError
+
+        try:
+            client = await asyncio.to_thread(self._connect)
+        except SetupError as exc:
+            self.error = str(exc)
+            self._quit_now()
+            return
+        except BaseException:
+            self._quit_now()
+            raise
+        self._client = client
+        status = client.status()
+        self.facts = StatusFacts.of(status)
+        self._turn_running = status.running
+        self._session_line(status)
+        for warning in use_session_commands(self.registry, client):
+            self.transcript.say(warning, warning=True)
+        after = self._history() if self._show_history else None
+        # Subscribed before anything is sent, so no event of the first turn is missed.
+        self._pump_task = asyncio.create_task(self._pump(client.subscribe(after)))
+        for notice in status.notices:
+            self.transcript.say(notice, warning=True)
+        if self._task_text:
+            self._send(self._task_text, typed=False)
+        if not self.look.plain:
+            from moot.repl.markdown import warm_up
+
+            warm_up()
+
+    async def _opened(self) -> bool:
+        """Wait for the session to be open; False when it could not be."""
+        if self._opening is not None:
+            await asyncio.shield(self._opening)
+        return self._client is not None
+
+    async def _stop(self) -> None:
+        if self._opening is not None:
+            # A session still opening is waited for, so that it is closed, not left behind.
+            await asyncio.shield(self._opening)
+        if self._pump_task is not None:
+            self._pump_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump_task
+        await self._printer.stop()
+        if self._client is not None:
+            await self._client.close()
+
+    async def _step(self) -> None:
+        if self.approvals.waiting:
+            assert self._session is not None
+            answer = await self.approvals.ask_first(self._session.input)
+            if answer == INTERRUPT:
+                self.interrupt()
+            elif isinstance(answer, ops.Approve | ops.Deny):
+                self.client.submit(answer)
+        elif self.look.plain and self._turn_running:
+            await self._wait_for_turn()
+        else:
+            text = await self._read()
+            if text is not None:
+                await self._handle(text)
+
+    async def _read(self) -> str | None:
+        assert self._session is not None
+        self._accepting = False
+        self._reading = True
+        await self._printer.flush()
+        try:
+            text = await self._session.prompt_async(default=self._draft)
+        except _Preempted:
+            return None
+        except (EOFError, KeyboardInterrupt):
+            self._quitting = True
+            return None
+        finally:
+            self._reading = False
+            self._session.app.erase_when_done = False
+        self._draft = ""
+        return text
+
+    async def _handle(self, text: str) -> None:
+        if not text.strip() or not await self._opened():
+            return
+        if is_command(text):
+            await self.registry.run(self, text.strip())
+            return
+        if is_shell(text):  # `!command`: the person's own, through the session's sandbox
+            await run_shell(self, text)
+            return
+        if (note := memory_note(text)) is not None:
+            self.client.submit(ops.NoteToMemory(text=note))
+            return
+        if self._turn_running:
+            self.transcript.say(
+                "a turn is running: wait for it, or press ctrl+c to stop it", warning=True
+            )
+            self._draft = text
+            return
+        self._send(text, typed=True)
+
+    def _send(self, text: str, *, typed: bool) -> None:
+        """Send a message; one `typed` at the prompt is on screen already, another is echoed."""
+        if self._offered:  # what `!command` offered goes with this message
+            text = "\n\n".join([*self._offered, text])
+            self._offered.clear()
+        submission = self.client.submit(ops.UserTurn(text=text))
+        if typed:
+            self.transcript.own_submissions.add(submission)
+        self._turn_running = True
+
+    async def _wait_for_turn(self) -> None:
+        """The plain look between a message and its turn's end: ctrl+c is a signal here."""
+        assert self._wake is not None
+        loop = asyncio.get_running_loop()
+        handled = False
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGINT, self.interrupt)
+            handled = True
+        try:
+            await self._wake.wait()
+            self._wake.clear()
+        finally:
+            if handled:
+                loop.remove_signal_handler(signal.SIGINT)
+
+    def _preempt(self) -> None:
+        """Make way for an approval: the prompt ends, what was typed is kept."""
+        assert self._wake is not None and self._session is not None
+        self._wake.set()
+        app = get_app_or_none()
+        if not self._reading or app is None or not app.is_running or app.is_done:
+            return
+        self._draft = self._session.default_buffer.text
+        app.erase_when_done = True
+        app.exit(exception=_Preempted())
+
+    # ---- events -----------------------------------------------------------------------------
+
+    async def _pump(self, subscription: Subscription) -> None:
+        try:
+            async for event in subscription:
+                self._take(event)
+        finally:
+            subscription.close()
+
+    def _take(self, event: ev.Event) -> None:
+        self.facts.take(event)
+        self.transcript.take(event)
+        match event:
+            case ev.TurnStarted():
+                self._turn_running = True
+            case ev.TurnFinished():
+                self._turn_running = False
+                self.approvals.clear()
+                self._completer.forget_paths()  # the turn may have added files
+                assert self._wake is not None
+                self._wake.set()
+            case ev.ApprovalRequested():
+                self.approvals.add(event)
+                self._preempt()
+            case ev.ApprovalDecided():
+                self.approvals.settled(event.call_id, event.tool_call_id)
+
+    def _history(self) -> int:
+        """Print the end of a resumed session; the seq to go on from live."""
+        session_id = self.client.session_id
+        summary = self.client.query.session(session_id)
+        events = self.client.query.events(session_id, kinds=HISTORY_KINDS, limit=HISTORY_TAIL)
+        if events and events[0].seq > 1:
+            self.transcript.say(f"(earlier events: moot sessions show {session_id})")
+        for event in events:
+            self.facts.take(event)
+            self.transcript.take(event)
+        self._turn_running = self.client.status().running
+        if summary is not None:
+            self.facts.cost_usd = summary.cost_usd  # usage events are not in what is shown
+        return summary.event_count if summary else 0
+
+    # ---- approvals --------------------------------------------------------------------------
+
+    async def _line(self, message: str, completer: WordCompleter | None = None) -> str:
+        """One line typed at a question of the REPL's own; empty when cancelled."""
+        await self._printer.flush()
+        session: PromptSession[str] = PromptSession(
+            message,
+            completer=completer,
+            complete_while_typing=not self.look.plain,
+            color_depth=self._session.color_depth if self._session else None,
+        )
+        self.asking = message
+        try:
+            return (await session.prompt_async() or "").strip()
+        except (EOFError, KeyboardInterrupt):
+            return ""
+        finally:
+            self.asking = None
+
+    # ---- the prompt's keys and looks --------------------------------------------------------
+
+    def _accept(self, event: KeyPressEvent) -> None:
+        self._accepting = True  # the prompt left in scrollback shows no live area
+        event.current_buffer.validate_and_handle()
+
+    def _ctrl_c(self, event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if self._turn_running:
+            self.interrupt()
+        elif buffer.text:
+            buffer.reset()
+        elif self._clock() - self._last_ctrl_c < QUIT_WINDOW_S:
+            self._quit_now()
+        else:
+            self._last_ctrl_c = self._clock()
+            self.transcript.say("press ctrl+c again to quit (or ctrl+d)")
+
+    def _quit_now(self) -> None:
+        self._quitting = True
+        if self._wake is not None:
+            self._wake.set()
+        app = get_app_or_none()
+        if app is not None and app.is_running and not app.is_done:
+            app.exit(result=None)
+
+    def interrupt(self) -> None:
+        """Stop the running turn (ctrl+c)."""
+        if self._turn_running:
+            self.client.submit(ops.Interrupt())
+            self.transcript.say("stopping the turn...")
+
+    def cycle_mode(self) -> None:
+        """The next permission mode (shift+tab)."""
+        if self._client is None:
+            self.transcript.say("the session is still opening", warning=True)
+            return
+        mode = self.facts.mode
+        if mode is None:
+            self.transcript.say("this session has no permission modes", warning=True)
+            return
+        self.client.submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
+
+    def _message(self) -> AnyFormattedText:
+        mark = self.transcript.paint(MARK, "bold")
+        if self._accepting or not self._live:
+            return ANSI(mark)
+        return ANSI("\n".join(self._live) + "\n" + mark)
+
+    def _tick(self) -> None:
+        """Ten times a second: refresh the live area and the toolbar when they changed."""
+        live = [] if self.look.plain else self.transcript.live()
+        toolbar = self.facts.line() if self.look.toolbar else ""
+        if live == self._live and toolbar == self._toolbar:
+            return
+        self._live, self._toolbar = live, toolbar
+        app = get_app_or_none()
+        if self._reading and app is not None and app.is_running:
+            app.invalidate()
+
+    def _reprompt(self) -> str | None:
+        """What to write again after lines printed while a prompt that draws nothing (a dumb
+        terminal's, or an approval's question) shows; None while prompt_toolkit redraws."""
+        if self.approvals.question_line is not None:
+            return self.approvals.question_line
+        if self.look.dumb and self._reading and self._session is not None:
+            return MARK + self._session.default_buffer.text
+        return None
+
+    def _banner(self) -> None:
+        """What this is and how to leave, printed before the session is open."""
+        paint = self.transcript.paint
+        why = f" ({self.look.why})" if self.look.why else ""
+        self.transcript.emit(
+            paint(f"moot plain REPL{why}", "bold")
+            + paint(" · /help lists commands and keys; ctrl+d quits", "dim")
+        )
+
+    def _session_line(self, status: SessionStatus) -> None:
+        self.transcript.emit(
+            f"session {status.session_id} · {status.model} · mode {status.mode or '-'}"
+        )
+
+    def _files(self) -> Sequence[str]:
+        if self._client is None:
+            raise RuntimeError("the session is still opening")  # not kept: asked again later
+        return self._client.files()
+
+    def _toolbar_line(self) -> str:
+        return f" {self.facts.line() if self._client is not None else 'opening the session...'} "
+
+    # ---- CommandContext ---------------------------------------------------------------------
+
+    def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
+        self.transcript.say(text, markdown=markdown, warning=warning)
+
+    async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
+        if not choices:
+            self.say(f"no {title} to choose from", warning=True)
+            return None
+        self.transcript.emit(numbered(title, choices, self.transcript.paint))
+        names = [value for value, _ in choices]
+        typed = await self._line(
+            f"{title} (a number or a name; Enter cancels): ", WordCompleter(names, sentence=True)
+        )
+        value = chosen(typed, choices)
+        if typed and value is None:
+            self.say(f"no {title} {typed!r} in the list", warning=True)
+        return value
+
+    def theme_names(self) -> Sequence[str]:
+        return ()
+
+    def set_theme(self, name: str) -> None:
+        raise CommandError("the plain REPL has no themes (the terminal's own colours apply)")
+
+    def exit(self) -> None:
+        self._quit_now()
+
+    async def new_session(self) -> None:
+        if self._open_client is None:
+            raise CommandError("this REPL cannot open another session")
+        if self._turn_running:
+            raise CommandError("a turn is running: stop it first (ctrl+c)")
+        old = self.client
+        self._client = await asyncio.to_thread(self._open_client)
+        if self._pump_task is not None:
+            self._pump_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump_task
+        await old.close()
+        self.approvals.clear()
+        self.facts = StatusFacts.of(self.client.status())
+        self._completer.forget_paths()
+        self._pump_task = asyncio.create_task(self._pump(self.client.subscribe()))
+        self._session_line(self.client.status())
+
+    def show_help(self) -> None:
+        self.transcript.emit(help_text(self.registry, self.transcript.paint))
+
+    async def copy(self, text: str) -> str:
+        from moot.commands.clipboard import copy_with_command
+
+        how = await asyncio.to_thread(copy_with_command, text)
+        if how is not None:
+            return how
+        if self.look.plain:
+            raise CommandError("no clipboard command here (wl-copy, xclip, xsel or pbcopy)")
+        import base64
+
+        # OSC 52: the terminal's own clipboard, through whatever prints above the prompt.
+        self.transcript.emit(f"\x1b]52;c;{base64.b64encode(text.encode()).decode()}\x07")
+        return "the terminal's clipboard (OSC 52)"
+
+    def offer(self, text: str, label: str) -> None:
+        self._offered.append(text)
+        self.transcript.say(f"[{label}] goes with your next message (/new or ctrl+c drops it)")
+
+    def search(self, text: str) -> int:
+        if not text:
+            return 0
+        needle = text.lower()
+        found = 0
+        for event in self.client.query.events(
+            self.client.session_id, kinds=("model_responded", "turn_started", "tool_finished")
+        ):
+            said = (
+                getattr(event, "text", "")
+                or getattr(event, "prompt", "")
+                or getattr(event, "content", "")
+            )
+            for line in said.splitlines():
+                if needle in line.lower():
+                    found += 1
+                    self.transcript.say(f"seq {event.seq}: {line.strip()[:200]}")
+        return found
+
+    def inspect(self, title: str, events: Sequence[ev.Event]) -> None:
+        self.transcript.say(f"{title} ({len(events)} events)")
+        for event in events:
+            self.transcript.say(ev.event_to_json(event)[:2000])
+
+
+def _width() -> int:
+    return shutil.get_terminal_size().columns

@@ -1,0 +1,351 @@
+"""The plain REPL in-process: keys through prompt_toolkit's pipe input, a `FakeClient` session
+that records every op, the transcript printed into a buffer."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+
+from moot.client import SetupError
+from moot.commands.builtin import builtin_commands
+from moot.commands.registry import CommandContext
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.repl.question import GRACE_S
+from moot.testing import FakeClient
+from repl_harness import PLAIN, running_repl
+from tui_scripts import Run, edit_session, plan_session
+
+ENTER, ALT_ENTER, CTRL_J = "\r", "\x1b\r", "\n"
+CTRL_C, CTRL_D, CTRL_R, SHIFT_TAB, UP = "\x03", "\x04", "\x12", "\x1b[Z", "\x1b[A"
+
+
+async def test_a_message_is_sent_as_one_user_turn_and_its_answer_printed() -> None:
+    async with running_repl(FakeClient(edit_session())) as repl:
+        await repl.prompt_ready()
+        repl.type("make greet say hello" + ENTER)
+
+        await repl.printed("moot asks to run edit")
+
+        assert [op.text for op in repl.ops(ops.UserTurn)] == ["make greet say hello"]
+        assert "Let me look at the file first." in repl.text
+        assert "> make greet say hello" not in repl.text  # typed at the prompt: shown there
+
+
+async def test_keys_typed_before_an_approval_never_answer_it() -> None:
+    """The `y` typed right after the message (before the question appeared) and the one in the
+    grace period answer nothing; only a `y` after the grace period approves, once. The early
+    `y` was part of the next message: it comes back in the prompt."""
+    async with running_repl(FakeClient(edit_session())) as repl:
+        await repl.prompt_ready()
+        repl.type("make greet say hello" + ENTER + "y")
+
+        await repl.printed("answer [y/s/a/n]: ")
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
+        repl.type("y")
+        await repl.printed("keys right after a question are ignored")
+        assert repl.ops(ops.Approve) == []
+
+        repl.clock.advance(GRACE_S + 0.1)
+        repl.type("y")
+        await repl.until(lambda: repl.ops(ops.Approve), "the approval")
+
+        [approve] = repl.ops(ops.Approve)
+        assert (approve.tool_call_id, approve.call_id, approve.scope) == ("t2", "run_1", "once")
+        await repl.printed("Done: greet now says hello.")
+        await repl.prompt_ready()
+        assert repl.repl._session is not None
+        await repl.until(lambda: repl.repl._session.default_buffer.text == "y", "the draft back")
+
+
+async def test_keys_waiting_unread_when_the_question_appears_are_dropped() -> None:
+    """Type-ahead still in the input when the question is asked is thrown away."""
+    client = FakeClient(edit_session(), autoplay=False)
+    async with running_repl(client) as repl:
+        await repl.prompt_ready()
+        client.play(until="approval_requested")
+        repl.clock.advance(GRACE_S + 1)  # were the keys read late, the grace would be over
+        repl.type("yyyy")
+        await repl.printed("answer [y/s/a/n]: ")
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
+
+        assert repl.ops(ops.Approve) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("y", ops.Approve(tool_call_id="t2", call_id="run_1")),
+        (
+            "s",
+            ops.Approve(
+                tool_call_id="t2", call_id="run_1", scope="session", rule="Edit(greeting.py)"
+            ),
+        ),
+        (
+            "a",
+            ops.Approve(
+                tool_call_id="t2", call_id="run_1", scope="always", rule="Edit(greeting.py)"
+            ),
+        ),
+        ("n", ops.Deny(tool_call_id="t2", call_id="run_1", feedback="use a template")),
+    ],
+)
+async def test_each_answer_key_sends_its_op(key: str, expected: ops.Op) -> None:
+    async with running_repl(FakeClient(edit_session())) as repl:
+        await repl.prompt_ready()
+        repl.type("go" + ENTER)
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
+        repl.clock.advance(GRACE_S + 0.1)
+        repl.type(key)
+        if key == "n":
+            await repl.until(lambda: (repl.repl.asking or "").startswith("why not?"), "why")
+            repl.type("use a template" + ENTER)
+        await repl.until(lambda: repl.ops(type(expected)), "the answer")
+
+        assert repl.ops(type(expected)) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("y", ops.Approve(tool_call_id="p1", call_id="run_1", mode="default")),
+        ("a", ops.Approve(tool_call_id="p1", call_id="run_1", mode="acceptEdits")),
+        ("n", ops.Deny(tool_call_id="p1", call_id="run_1", feedback="smaller steps")),
+    ],
+)
+async def test_a_plan_approval_offers_what_the_app_offers(key: str, expected: ops.Op) -> None:
+    async with running_repl(FakeClient(plan_session())) as repl:
+        await repl.prompt_ready()
+        repl.type("plan it" + ENTER)
+        await repl.printed("answer [y/a/n]: ")
+        assert "approve, ask before each edit" in repl.text
+        assert "approve, accept edits" in repl.text
+        assert "revise: say what to change" in repl.text
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
+        repl.clock.advance(GRACE_S + 0.1)
+        repl.type("s" + key)  # `s` is no choice for a plan
+        if key == "n":
+            await repl.until(lambda: (repl.repl.asking or "").startswith("why not?"), "why")
+            repl.type("smaller steps" + ENTER)
+        await repl.until(lambda: repl.ops(type(expected)), "the answer")
+
+        assert [op for op in repl.client.ops if isinstance(op, ops.Approve | ops.Deny)] == [
+            expected
+        ]
+
+
+async def test_ctrl_c_in_a_running_turn_interrupts_it_and_shift_tab_cycles_the_mode() -> None:
+    client = FakeClient(edit_session(), autoplay=False)
+    async with running_repl(client) as repl:
+        await repl.prompt_ready()
+        client.play(count=2)  # the turn has started and streams
+        await repl.until(lambda: repl.repl._turn_running, "the turn running")
+        repl.type(SHIFT_TAB)
+        await repl.until(lambda: repl.ops(ops.SetMode), "the mode switch")
+        repl.type(CTRL_C)
+        await repl.until(lambda: repl.ops(ops.Interrupt), "the interrupt")
+
+        assert repl.ops(ops.SetMode) == [ops.SetMode(mode="acceptEdits")]
+        assert len(repl.ops(ops.Interrupt)) == 1
+        assert not repl.task.done()  # ctrl+c in a turn never quits
+
+
+async def test_a_slash_command_runs_and_never_reaches_the_model() -> None:
+    async with running_repl(FakeClient([])) as repl:
+        await repl.prompt_ready()
+        repl.type("/status" + ENTER)
+        await repl.printed("sandbox  bubblewrap")
+        repl.type("/theme dark" + ENTER)
+        await repl.printed("this front end has no themes")
+        repl.type("/nope" + ENTER)
+        await repl.printed("no command /nope")
+        repl.type("/help" + ENTER)
+        await repl.printed("alt+enter, ctrl+j")
+
+        assert "/status" in repl.text and "The session: model, mode, sandbox, tools" in repl.text
+        assert repl.ops(ops.UserTurn) == []
+
+
+async def test_a_message_while_a_turn_runs_is_kept_for_later() -> None:
+    client = FakeClient(edit_session(), autoplay=False)
+    async with running_repl(client) as repl:
+        await repl.prompt_ready()
+        client.play(count=1)
+        await repl.until(lambda: repl.repl._turn_running, "the turn running")
+        repl.type("and also this" + ENTER)
+
+        await repl.printed("a turn is running")
+        await repl.prompt_ready()
+        assert repl.repl._session is not None
+        assert repl.repl._session.default_buffer.text == "and also this"
+        assert repl.ops(ops.UserTurn) == []
+
+
+async def test_ctrl_c_twice_at_an_empty_prompt_quits() -> None:
+    async with running_repl(FakeClient([])) as repl:
+        await repl.prompt_ready()
+        repl.type("draft" + CTRL_C)  # clears the line: no step towards quitting
+        await repl.until(lambda: repl.repl._session.default_buffer.text == "", "a cleared line")
+        repl.type(CTRL_C)
+        await repl.printed("press ctrl+c again to quit")
+        repl.type(CTRL_C)
+        await repl.until(lambda: repl.task.done(), "the REPL quitting")
+
+        assert repl.task.result() == 0
+        assert repl.client.closed
+
+
+async def test_ctrl_d_at_an_empty_prompt_quits() -> None:
+    async with running_repl(FakeClient([])) as repl:
+        await repl.prompt_ready()
+        repl.type(CTRL_D)
+        await repl.until(lambda: repl.task.done(), "the REPL quitting")
+
+        assert repl.client.closed
+
+
+async def test_alt_enter_and_ctrl_j_add_lines_and_a_paste_is_one_message() -> None:
+    async with running_repl(FakeClient([])) as repl:
+        await repl.prompt_ready()
+        repl.type("one" + ALT_ENTER + "two" + CTRL_J + "three" + ENTER)
+        await repl.until(lambda: repl.ops(ops.UserTurn), "the first message")
+        await repl.prompt_ready()
+        repl.repl._turn_running = False  # the fake has no script: no turn really started
+        repl.type("\x1b[200~pasted\rblock\r\x1b[201~" + ENTER)
+        await repl.until(lambda: len(repl.ops(ops.UserTurn)) == 2, "the pasted message")
+
+        assert [op.text for op in repl.ops(ops.UserTurn)] == ["one\ntwo\nthree", "pasted\nblock\n"]
+
+
+async def test_the_history_is_the_apps_file_and_ctrl_r_searches_it(tmp_path: Path) -> None:
+    history = tmp_path / "history.jsonl"
+    history.write_text(
+        "".join(json.dumps(m) + "\n" for m in ["fix the flaky test", "explain\nthe build"])
+    )
+    async with running_repl(FakeClient([]), history_path=history) as repl:
+        await repl.prompt_ready()
+        buffer = repl.repl._session.default_buffer
+        # The file is read in a thread: press up until it has been (each try is bounded).
+        while not buffer.text:
+            repl.type(UP)
+            with contextlib.suppress(AssertionError):
+                await repl.until(lambda: buffer.text, "the history read", timeout=0.2)
+        assert buffer.text == "explain\nthe build"  # the newest first
+        repl.type(CTRL_R + "flaky" + ENTER)  # Enter takes the search's result
+        await repl.until(
+            lambda: repl.repl._session.default_buffer.text == "fix the flaky test",
+            "the search result",
+        )
+        repl.type(ENTER)
+        await repl.until(lambda: repl.ops(ops.UserTurn), "the message")
+
+        assert repl.ops(ops.UserTurn)[0].text == "fix the flaky test"
+    lines = [json.loads(line) for line in history.read_text().splitlines()]
+    assert lines == ["fix the flaky test", "explain\nthe build", "fix the flaky test"]
+
+
+async def test_a_command_that_picks_takes_a_number_or_a_name() -> None:
+    registry = builtin_commands()
+
+    @registry.command("choose", "Pick a session")
+    async def choose(context: CommandContext, args: str) -> None:
+        choices = [("ses_1", "fix the build"), ("ses_2", "write the docs")]
+        context.say(f"picked {await context.pick('session', choices)}")
+
+    async with running_repl(FakeClient([]), registry=registry) as repl:
+        for typed, expected in (("2", "ses_2"), ("ses_1", "ses_1"), ("", "None")):
+            await repl.prompt_ready()
+            repl.type("/choose" + ENTER)
+            await repl.until(lambda: repl.repl.asking, "the pick's question")
+            assert "  2. write the docs" in repl.text
+            repl.type(typed + ENTER)
+            await repl.printed(f"picked {expected}")
+
+
+async def test_the_plain_look_prints_whole_lines_without_escapes() -> None:
+    async with running_repl(FakeClient(edit_session()), look=PLAIN) as repl:
+        await repl.prompt_ready()
+        repl.type("go" + ENTER)
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
+        repl.clock.advance(GRACE_S + 0.1)
+        repl.type("y")
+        await repl.printed("Done: `greet` now says **hello**.")  # markdown left as written
+
+        assert "\x1b" not in repl.out.getvalue()
+        assert "tool edit greeting.py: ok" in repl.text
+
+
+async def test_a_task_given_at_start_is_sent_and_echoed() -> None:
+    async with running_repl(FakeClient(edit_session()), task="make greet say hello") as repl:
+        await repl.printed("> make greet say hello")
+
+        assert [op.text for op in repl.ops(ops.UserTurn)] == ["make greet say hello"]
+
+
+async def test_new_starts_another_session() -> None:
+    second = FakeClient([], session_id="ses_second")
+    first = FakeClient([])
+    async with running_repl(first, open_client=lambda: second) as repl:
+        await repl.prompt_ready()
+        repl.type("/new" + ENTER)
+        await repl.printed("session ses_second")
+
+        assert first.closed and repl.repl.client is second
+
+
+def test_approval_requests_carry_what_the_question_needs() -> None:
+    """The REPL keys its questions by (agent call, tool call), as the contract does."""
+    request = plan_session()[-1]
+    assert isinstance(request, ev.ApprovalRequested)
+    assert (request.call_id, request.tool_call_id) == ("run_1", "p1")
+
+
+async def test_a_resumed_session_shows_its_end_and_what_it_cost() -> None:
+    client = FakeClient(edit_session())
+    client.submit(ops.UserTurn(text="make greet say hello"))
+    client.submit(ops.Approve(tool_call_id="t2", call_id="run_1"))
+    async with running_repl(client, show_history=True) as repl:
+        await repl.prompt_ready()
+        await repl.printed("2 model turns")
+
+        assert "> make greet say hello" in repl.text
+        assert "Done: greet now says hello." in repl.text
+        assert repl.repl.facts.cost_usd == pytest.approx(0.0042)
+        assert repl.repl._toolbar_line().strip().endswith("$0.0042")
+
+
+async def test_a_session_that_cannot_open_ends_the_repl_with_its_reason() -> None:
+    def refuse() -> FakeClient:
+        raise SetupError("no model: pass --model provider/model")
+
+    async with running_repl(FakeClient([]), connect=refuse) as repl:
+        await repl.until(lambda: repl.task.done(), "the REPL ending")
+
+        assert repl.task.result() == 2
+        assert repl.repl.error == "no model: pass --model provider/model"
+
+
+async def test_an_approvals_choices_never_print_the_models_escapes() -> None:
+    """The rule an answer would keep is made of the model's arguments."""
+    run = Run().start("go")
+    run.add(
+        ev.ApprovalRequested(
+            **run._ids(),
+            tool_call_id="t1",
+            tool="bash",
+            arguments={"command": "ls"},
+            preview="ls",
+            suggested_rules=("Bash(ls\x1b]52;c;cm0gLXJm\x07\x1b[2J)",),
+        )
+    )
+    async with running_repl(FakeClient(run.events)) as repl:
+        await repl.prompt_ready()
+        repl.type("go" + ENTER)
+        await repl.printed("answer [y/s/a/n]: ")
+
+        assert "yes, this session (Bash(ls))" in repl.text  # the sequences gone whole
+        assert "\x1b]" not in repl.out.getvalue() and "\x1b[2J" not in repl.out.getvalue()

@@ -1,0 +1,150 @@
+"""The plain REPL end to end through a pseudo-terminal (pexpect): `moot --plain` with the
+scripted provider in a temporary git repository; a task typed, its edit approved with `y`, the
+file changed on disk, a slash command, quit. And `moot` on a dumb terminal: the REPL, plain,
+with not one escape sequence, where ctrl+c (a signal there) stops a running turn.
+
+Nothing sleeps to wait: every wait is pexpect's bounded `expect` on what the REPL prints.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+
+EDIT_SCRIPT = """\
+turns:
+  - text: "Let me look at the file.\\n"
+    tool_calls:
+      - {name: read, arguments: {path: greeting.py}}
+  - text: "Changing the greeting.\\n"
+    tool_calls:
+      - {name: edit, arguments: {path: greeting.py, old: "hi ", new: "hello, "}}
+  - text: "Done: greet now says **hello**.\\n"
+"""
+SLOW_LINES = "".join(f"line {i} of a slow answer\\n" for i in range(200))
+SLOW_SCRIPT = f'turns:\n  - {{text: "{SLOW_LINES}", rate: 40, chunk_size: 4}}\n'
+
+MOOT = Path(sys.executable).parent / "moot"
+
+
+def repository(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "greeting.py").write_text('def greet(name):\n    return "hi " + name\n')
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "start"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True
+        )
+    return repo
+
+
+def spawn(tmp_path: Path, repo: Path, script: str, *args: str, term: str) -> pexpect.spawn:
+    path = tmp_path / "script.yaml"
+    path.write_text(script)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "MOOT_HOME": os.environ["MOOT_HOME"],
+        "GIT_CONFIG_GLOBAL": os.environ["GIT_CONFIG_GLOBAL"],
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "TERM": term,
+        # pexpect is no terminal emulator: it never answers prompt_toolkit's cursor-position
+        # requests, which would otherwise be waited for after each redraw.
+        "PROMPT_TOOLKIT_NO_CPR": "1",
+    }
+    return pexpect.spawn(
+        str(MOOT),
+        [*args, "--model", f"scripted:{path}"],
+        cwd=str(repo),
+        env=env,
+        dimensions=(40, 120),
+        encoding="utf-8",
+        codec_errors="replace",
+        timeout=30,
+    )
+
+
+def answer_until_taken(child: pexpect.spawn, key: str, taken: str) -> None:
+    """Press `key` until the REPL takes it: keys within the grace period after a question are
+    ignored by design, so each try waits (boundedly) for the answer to show."""
+    end = time.monotonic() + 20
+    while True:
+        child.send(key)
+        try:
+            child.expect_exact(taken, timeout=0.6)
+            return
+        except pexpect.TIMEOUT:
+            assert time.monotonic() < end, child.before
+
+
+def test_a_task_typed_approved_with_y_then_a_command_and_quit(tmp_path: Path) -> None:
+    repo = repository(tmp_path)
+    child = spawn(tmp_path, repo, EDIT_SCRIPT, "--plain", term="xterm-256color")
+    try:
+        child.expect_exact("moot plain REPL")
+        child.expect_exact("ctrl+d quits")
+        child.send("make greet say hello\r")
+        child.expect_exact("moot asks to run edit")
+        child.expect_exact("answer [y/s/a/n]: ")
+        assert "hi " in (repo / "greeting.py").read_text()  # nothing changed before the answer
+
+        answer_until_taken(child, "y", "allowed by you")
+        child.expect_exact("greet now says")
+        assert (repo / "greeting.py").read_text() == (
+            'def greet(name):\n    return "hello, " + name\n'
+        )
+
+        child.send("/status\r")
+        child.expect_exact("sandbox  ")
+        child.send("\x04")  # ctrl+d at the empty prompt
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+
+
+def test_moot_on_a_dumb_terminal_is_the_plain_repl_and_ctrl_c_stops_a_turn(
+    tmp_path: Path,
+) -> None:
+    repo = repository(tmp_path)
+    child = spawn(tmp_path, repo, SLOW_SCRIPT, term="dumb")
+    child.logfile_read = screen = io.StringIO()
+    try:
+        child.expect_exact("moot plain REPL (TERM=dumb)")
+        child.expect_exact("> ")
+        child.send("go\r")
+        child.expect_exact("line 2 of a slow answer")
+        child.sendintr()  # ctrl+c: the terminal is in its normal mode while a turn runs
+        child.expect_exact("turn cancelled (user_cancelled)")
+        child.expect_exact("> ")
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert "\x1b" not in screen.getvalue()
+
+
+def test_the_plain_look_answers_an_approval_without_escape_sequences(tmp_path: Path) -> None:
+    repo = repository(tmp_path)
+    child = spawn(tmp_path, repo, EDIT_SCRIPT, "--plain", term="dumb")
+    child.logfile_read = screen = io.StringIO()
+    try:
+        child.expect_exact("> ")
+        child.send("make greet say hello\r")
+        child.expect_exact("answer [y/s/a/n]: ")
+        answer_until_taken(child, "y", "allowed by you")
+        child.expect_exact("greet now says **hello**.")  # markdown left as written
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert "\x1b" not in screen.getvalue()
+    assert "tool edit greeting.py: ok" in screen.getvalue()
