@@ -49,6 +49,8 @@ from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
     from moot.hooks import HookConfig, Hooks
+    from moot.mcp.manager import McpManager
+    from moot.protocol.mcp import McpServerConfig
 
 
 class Session(msgspec.Struct):
@@ -59,9 +61,13 @@ class Session(msgspec.Struct):
     shell: SandboxChoice
     """The sandbox shell commands run in (or why there is none)."""
     shells: BackgroundShells
+    mcp: McpManager | None = None
+    """The session's MCP servers (None: no file defines any)."""
 
     async def close(self) -> None:
-        """End background shells and release the sandbox (a Docker container)."""
+        """End background shells, the MCP servers and the sandbox (a Docker container)."""
+        if self.mcp is not None:
+            await self.mcp.close()
         await self.shells.close()
         if self.shell.sandbox is not None:
             await self.shell.sandbox.close()
@@ -158,6 +164,8 @@ def open_session(
     limits: Limits | None = None,
     can_ask: bool = True,
     auto_commit: bool = False,
+    mcp_servers: Sequence[McpServerConfig] = (),
+    allow_project_mcp: Sequence[str] = (),
 ) -> Session:
     """Assemble a session's runtime (see the module docstring for the steps).
 
@@ -173,6 +181,9 @@ def open_session(
         limits: Bounds for each run.
         can_ask: False where nobody answers approvals: what would ask is refused instead.
         auto_commit: Commit the files each turn changed as it ends (`moot undo` takes it back).
+        mcp_servers: MCP servers the front end brings, besides those the files define.
+        allow_project_mcp: Repository MCP servers that may start without the person's
+            approval this time (`*`: all of them).
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
@@ -214,6 +225,9 @@ def open_session(
         ]
         if not tool_hidden(t.name, rules)
     ]
+    mcp = _mcp(settings, workspace.root, environ, session_id, rules, mcp_servers, allow_project_mcp)
+    if mcp is not None:
+        tools += mcp.tools()  # the cached lists: the servers start in the background later
     runtime = Runtime(
         [agent],
         store=store,
@@ -230,7 +244,32 @@ def open_session(
         # The mode belongs to the session: a resumed one goes on in the mode it switched to,
         # unless the front end names one, which is a switch like any other (`mode_changed`).
         runtime.submit(ops.SetMode(mode=mode.value))
-    return Session(runtime, workspace, shell, shells)
+    if mcp is not None:
+        mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
+    return Session(runtime, workspace, shell, shells, mcp)
+
+
+def _mcp(
+    settings: Settings,
+    root: Path,
+    environ: Mapping[str, str],
+    session_id: str,
+    rules: RuleSet,
+    extra: Sequence[McpServerConfig],
+    allowed: Sequence[str],
+) -> McpManager | None:
+    """The session's MCP servers, or None when nothing defines one."""
+    from moot.mcp.session import session_mcp  # msgspec only; the SDK never loads in moot
+
+    return session_mcp(
+        root,
+        environ,
+        outputs_dir=outputs_dir(session_id),
+        hidden=lambda name: tool_hidden(name, rules),
+        extra=extra,
+        allowed=allowed,
+        tool_search=settings.mcp_tool_search,
+    )
 
 
 class AutoCommitter:

@@ -29,6 +29,7 @@ from moot.core.runtime import Runtime
 from moot.permissions.modes import PermissionMode
 from moot.protocol import ops
 from moot.protocol.client import AgentStatus, SandboxStatus, SessionStatus, Subscription
+from moot.protocol.mcp import McpResourceText, McpServerConfig, McpServerStatus
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import Settings, SettingsError, load_settings
 from moot.store.base import Store
@@ -61,6 +62,10 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """False where nobody answers approvals (`moot -p`): what would ask is refused."""
     auto_commit: bool | None = None
     """Commit what each turn changed as it ends; None: `MOOT_AUTO_COMMIT`, else the settings."""
+    mcp_servers: Sequence[McpServerConfig] = ()
+    """MCP servers the front end brings (an editor's, over ACP), besides the files' own."""
+    allow_project_mcp: Sequence[str] = ()
+    """Repository MCP servers that may start without the person's approval (`*`: all)."""
 
 
 class LocalClient:
@@ -83,10 +88,47 @@ class LocalClient:
         return self._query
 
     def submit(self, op: ops.Op) -> str:
+        self._start_mcp()
         return self._runtime.submit(op)
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
+        self._start_mcp()
         return self._runtime.subscribe(after_seq)
+
+    def _start_mcp(self) -> None:
+        """Start the MCP servers in the background, the first time the session is used (inside
+        the front end's event loop); nothing waits for them."""
+        if self._session.mcp is not None:
+            self._session.mcp.start()
+
+    # ---- MCP (`moot.protocol.mcp.McpControl`) -------------------------------------------------
+
+    def mcp_servers(self) -> list[McpServerStatus]:
+        return self._session.mcp.statuses() if self._session.mcp is not None else []
+
+    def approve_mcp_server(self, name: str) -> str:
+        if self._session.mcp is None:
+            raise KeyError(name)
+        return self._session.mcp.approve(name)
+
+    def restart_mcp_server(self, name: str) -> str:
+        if self._session.mcp is None:
+            raise KeyError(name)
+        self._start_mcp()
+        return self._session.mcp.restart(name)
+
+    async def mcp_prompt(self, server: str, prompt: str, arguments: dict[str, str]) -> str:
+        if self._session.mcp is None:
+            raise LookupError("this session has no MCP servers")
+        self._start_mcp()
+        return await self._session.mcp.prompt(server, prompt, arguments)
+
+    async def mcp_resource(self, server: str, uri: str) -> McpResourceText:
+        if self._session.mcp is None:
+            raise LookupError("this session has no MCP servers")
+        self._start_mcp()
+        await self._session.mcp.wait_ready(server, 30)
+        return await self._session.mcp.resource(server, uri)
 
     def files(self, limit: int = 20_000) -> list[str]:
         from itertools import islice
@@ -116,6 +158,7 @@ class LocalClient:
             context_window=self._context_window(agents[0].model),
             git_branch=_git_branch(self._session.workspace.root),
             settings=msgspec.to_builtins(self._settings),
+            notices=tuple(self._session.mcp.notices()) if self._session.mcp is not None else (),
         )
 
     def _context_window(self, model: str) -> int | None:
@@ -197,6 +240,8 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             limits=limits,
             can_ask=options.can_ask,
             auto_commit=_auto_commit(options, settings),
+            mcp_servers=options.mcp_servers,
+            allow_project_mcp=options.allow_project_mcp,
         )
     except BaseException:
         store.close()
