@@ -108,7 +108,9 @@ def build(kind: str) -> MCPServer:
         @server.tool()
         async def garble() -> str:
             """Write lines that are not JSON-RPC, then never answer."""
-            os.write(1, b'this is not json\n{"jsonrpc": "2.0", "what": 1}\n')
+            # The SDK moves fd 1 to stderr while it serves (stray prints cannot corrupt the
+            # wire), so write to the copy of the wire taken before it started.
+            os.write(WIRE, b'this is not json\n{"jsonrpc": "2.0", "what": 1}\n')
             await asyncio.Event().wait()
             return "never"
 
@@ -137,8 +139,13 @@ def build(kind: str) -> MCPServer:
     return server
 
 
+WIRE = 1
+
+
 def main() -> None:
+    global WIRE
     kind = sys.argv[1]
+    WIRE = os.dup(1)
     if kind == "dies":
         print("dies: cannot open the database /nonexistent/db", file=sys.stderr, flush=True)
         sys.exit(1)

@@ -16,10 +16,12 @@ from typing import TextIO
 
 import msgspec
 
+from moot.cli_args import project_mcp
 from moot.client.errors import SetupError
 from moot.client.local import LocalClient, SessionOptions, open_client
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.messages import Attachment
 from moot.protocol.states import RunState, StopReason
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -74,6 +76,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 can_ask=False,
                 # A resumed run finishes the turn that was interrupted; it commits nothing new.
                 auto_commit=None if options.prompt is not None else False,
+                allow_project_mcp=project_mcp(options.allow_project_mcp),
             )
         )
     except SetupError as exc:
@@ -153,7 +156,13 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO) -> int:
     loop.add_signal_handler(signal.SIGTERM, client.submit, ops.Interrupt())
     events = client.subscribe()
     if options.prompt is not None:
-        client.submit(ops.UserTurn(text=options.prompt))
+        text: str = options.prompt
+        attachments: tuple[Attachment, ...] = ()
+        if "@" in text:
+            from moot.commands.mentions import expand_mentions  # an MCP resource, @server:uri
+
+            text, attachments = await expand_mentions(client, text)
+        client.submit(ops.UserTurn(text=text, attachments=attachments))
     else:
         client.submit(ops.ResumeRun())
     streaming = options.output_format == "stream-json"

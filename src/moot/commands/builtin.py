@@ -99,4 +99,7 @@ def builtin_commands() -> Registry:
             args = chosen
         context.set_theme(args)
 
+    from moot.commands.mcp import add_mcp_commands  # /mcp and the MCP servers' prompts
+
+    add_mcp_commands(registry)
     return registry

@@ -49,12 +49,13 @@ class WatchedStream:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.malformed = 0
-        self.last_malformed = ""
+        self.first_malformed = ""
 
     def _see(self, item: Any) -> Any:
         if isinstance(item, Exception):
             self.malformed += 1
-            self.last_malformed = str(item).splitlines()[0][:200] if str(item) else repr(item)
+            if not self.first_malformed:
+                self.first_malformed = _what_came(item)
         return item
 
     async def receive(self) -> Any:
@@ -133,6 +134,8 @@ class Connection:
         self._stop.set()
         task = self._task
         if task is not None and not task.done():
+            if self._client is None:
+                task.cancel()  # still connecting: no reason to wait for it to finish
             try:
                 await asyncio.wait_for(asyncio.shield(task), 8)
             except (TimeoutError, asyncio.CancelledError):
@@ -141,6 +144,9 @@ class Connection:
 
     async def _run(self) -> None:
         try:
+            # The SDK takes a second or more to import; in a thread, the host still reads
+            # moot's requests meanwhile (a `stop` while servers start is answered at once).
+            await asyncio.to_thread(_import_sdk)
             async with AsyncExitStack() as stack:
                 async with asyncio.timeout(self.config.startup_timeout_s):
                     client = await self._connect(stack)
@@ -294,7 +300,7 @@ class Connection:
             if self._stream is not None and self._stream.malformed:
                 why += (
                     f"; it wrote {self._stream.malformed} line(s) that are not JSON-RPC "
-                    f"messages ({self._stream.last_malformed})"
+                    f"messages, the first: {self._stream.first_malformed}"
                 )
             await self._fail_now(why)
             raise ServerUnavailable(f"MCP server {self.name} {why}") from None
@@ -405,6 +411,27 @@ class _Entered:
 
     async def __aexit__(self, *exc: Any) -> None:
         return None
+
+
+def _what_came(exc: Exception) -> str:
+    """What a line that did not parse held, as far as the parse error tells."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            value = errors()[0].get("input")
+        except Exception:  # an error of another shape: say what it says
+            value = None
+        if isinstance(value, str | bytes):
+            text = value if isinstance(value, str) else value.decode("utf-8", "replace")
+            return repr(text[:80] + ("..." if len(text) > 80 else ""))
+    text = str(exc).strip()
+    return text.splitlines()[0][:120] if text else type(exc).__name__
+
+
+def _import_sdk() -> None:
+    import mcp.client.client
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
 
 
 def _tool_def(tool: Any) -> wire.ToolDef:

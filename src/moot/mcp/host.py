@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -199,13 +200,19 @@ def _log_to(path: Path) -> None:
     root.setLevel(logging.WARNING)
 
 
-def main() -> int:
+def main() -> None:
+    """Serve, then leave at once: every connection is closed by then, and a thread still
+    importing the SDK (a server that was starting) need not be waited for."""
+    code = 0
+    loop = asyncio.new_event_loop()
     try:
-        asyncio.run(serve())
+        loop.run_until_complete(serve())
     except KeyboardInterrupt:
-        return 130
-    return 0
+        code = 130
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

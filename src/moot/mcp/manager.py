@@ -356,6 +356,9 @@ class McpManager:
     async def close(self) -> None:
         """Stop every server and the host (bounded: a host that lingers is killed)."""
         self._closed = True
+        if self._spawning is not None and not self._spawning.done():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._spawning, CLOSE_TIMEOUT_S)
         proc = self._proc
         if proc is not None and proc.returncode is None:
             self._send(wire.Stop())
