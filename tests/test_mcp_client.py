@@ -187,7 +187,7 @@ async def test_a_flood_is_capped_like_command_output_and_saved_whole(
     assert flood.content.rstrip().endswith("flood line 00159999")
     saved = re.search(r"the full output is in (\S+) \.\.\.", flood.content)
     assert saved is not None
-    whole = Path(saved.group(1)).read_text()
+    whole = Path(saved.group(1)).read_text()  # noqa: ASYNC240 - a test
     assert len(whole) == 160_000 * 20
 
 
