@@ -17,6 +17,8 @@ from mcp import Client, StdioServerParameters
 from mcp_types import ElicitResult
 
 pytestmark = pytest.mark.timeout(180)
+OUTSIDE = Path("/usr/moot-escape")
+"""Where a sandboxed command must not be able to write."""
 
 
 @pytest.fixture
@@ -127,7 +129,7 @@ async def test_shell_commands_run_in_moots_sandbox(
         escape = await client.call_tool("bash", {"command": "touch /usr/moot-escape"})
         inside = await client.call_tool("bash", {"command": "touch made-here"})
     assert "hi from the sandbox" in text(echo) and not echo.is_error
-    assert escape.is_error and not os.path.exists("/usr/moot-escape")
+    assert escape.is_error and not OUTSIDE.exists()
     assert not inside.is_error and (workspace / "made-here").exists()
 
 
