@@ -17,6 +17,7 @@ from typing import TextIO
 import msgspec
 
 from moot.cli_args import project_mcp
+from moot.cli_args import rule_list as _rule_list
 from moot.client.errors import SetupError
 from moot.client.local import LocalClient, SessionOptions, open_client
 from moot.protocol import events as ev
@@ -118,27 +119,6 @@ def _ends_the_run(event: ev.Event) -> bool:
         and event.parent_call_id is None
         and event.source in ("provider", "internal")
     )
-
-
-def _rule_list(values: list[str]) -> list[str]:
-    """Rules from `--allowedTools "Read,Bash(git diff:*)" Edit`: split on commas and spaces
-    outside parentheses."""
-    rules: list[str] = []
-    for value in values:
-        depth = 0
-        current: list[str] = []
-        for char in value:
-            depth += char == "("
-            depth -= char == ")"
-            if char in ", " and depth == 0:
-                if current:
-                    rules.append("".join(current))
-                current = []
-            else:
-                current.append(char)
-        if current:
-            rules.append("".join(current))
-    return rules
 
 
 async def _drive(client: LocalClient, options: Namespace, out: TextIO, problem: str) -> int:

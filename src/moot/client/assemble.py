@@ -50,6 +50,7 @@ from moot.workspace.paths import Workspace
 if TYPE_CHECKING:
     from moot.hooks import HookConfig, Hooks
     from moot.mcp.manager import McpManager
+    from moot.protocol.editor import EditorBuffers
     from moot.protocol.mcp import McpServerConfig
 
 
@@ -166,6 +167,7 @@ def open_session(
     auto_commit: bool = False,
     mcp_servers: Sequence[McpServerConfig] = (),
     allow_project_mcp: Sequence[str] = (),
+    editor_buffers: EditorBuffers | None = None,
 ) -> Session:
     """Assemble a session's runtime (see the module docstring for the steps).
 
@@ -184,6 +186,7 @@ def open_session(
         mcp_servers: MCP servers the front end brings, besides those the files define.
         allow_project_mcp: Repository MCP servers that may start without the person's
             approval this time (`*`: all of them).
+        editor_buffers: The editor's text of files, for `read` (a front end in an editor).
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
@@ -192,6 +195,8 @@ def open_session(
     environ = session_environ(settings)
     workspace = session_workspace(store, session_id, cwd)
     workspace.hidden = read_denied(rules, workspace.root)
+    if editor_buffers is not None:
+        workspace.editor_text = editor_buffers.read_text
     scripts = hook_scripts(hooks, workspace.root)
     git = workspace.host_git = host_git_at_start(
         workspace.root, allow_hooks=bool(settings.allow_git_hooks), also_protected=scripts

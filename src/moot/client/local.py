@@ -29,6 +29,7 @@ from moot.core.runtime import Runtime
 from moot.permissions.modes import PermissionMode
 from moot.protocol import ops
 from moot.protocol.client import AgentStatus, SandboxStatus, SessionStatus, Subscription
+from moot.protocol.editor import EditorBuffers
 from moot.protocol.mcp import McpResourceText, McpServerConfig, McpServerStatus
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import Settings, SettingsError, load_settings
@@ -66,6 +67,8 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """MCP servers the front end brings (an editor's, over ACP), besides the files' own."""
     allow_project_mcp: Sequence[str] = ()
     """Repository MCP servers that may start without the person's approval (`*`: all)."""
+    editor_buffers: EditorBuffers | None = None
+    """The editor's text of files (unsaved changes included), for `read`; None: the disk."""
 
 
 class LocalClient:
@@ -242,6 +245,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             auto_commit=_auto_commit(options, settings),
             mcp_servers=options.mcp_servers,
             allow_project_mcp=options.allow_project_mcp,
+            editor_buffers=options.editor_buffers,
         )
     except BaseException:
         store.close()

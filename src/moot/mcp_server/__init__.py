@@ -25,18 +25,17 @@ EXIT_OK, EXIT_USAGE = 0, 2
 
 def run_serve(options: Namespace) -> int:
     """Serve until the client closes stdin."""
-    from moot.cli_args import project_mcp
+    from moot.cli_args import project_mcp, rule_list
     from moot.client.assemble import open_session, session_rules
     from moot.client.errors import SetupError
     from moot.client.local import SessionOptions
     from moot.core.agent import Agent
-    from moot.headless import _rule_list
     from moot.permissions.modes import PermissionMode
     from moot.settings import SettingsError, load_settings
     from moot.store.memory import MemoryStore
 
     cwd = Path.cwd()
-    allowed, denied = _rule_list(options.allowed_tools), _rule_list(options.disallowed_tools)
+    allowed, denied = rule_list(options.allowed_tools), rule_list(options.disallowed_tools)
     try:
         settings = load_settings(cwd)
         rules = session_rules(settings, allowed, denied)
