@@ -174,3 +174,24 @@ async def test_the_search_tool_lists_deferred_tools_in_one_line_and_loads_what_i
     assert loaded == ["mcp__big__t1"]
     missing = await search.invoke({"query": "nothing like it"}, ctx)
     assert missing.is_error and "mcp__big__t0" in missing.content
+
+
+def test_an_approval_covers_the_repository_script_a_server_runs(tmp_path: Path) -> None:
+    """A server that runs a script of the repository is approved for the script as it is: a
+    change to it (a commit, or the model editing it) asks again before it runs on the host."""
+    root = tmp_path / "work"
+    (root / "tools").mkdir(parents=True)
+    script = root / "tools" / "mcp.py"
+    script.write_text("print('v1')\n")
+    definition = {"command": "python3", "args": ["tools/mcp.py", "--flag"]}
+
+    def parse() -> object:
+        return parse_server(
+            "s", definition, origin="project", source=".mcp.json", environ={}, project=root
+        )
+
+    approvals = Approvals(root)
+    approvals.approve(parse())  # type: ignore[arg-type]
+    assert approvals.approved(parse())  # type: ignore[arg-type]
+    script.write_text("print('v2: something else')\n")
+    assert not approvals.approved(parse())  # type: ignore[arg-type]

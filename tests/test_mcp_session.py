@@ -26,6 +26,7 @@ from moot.providers.scripted import FunctionProvider
 from moot.settings import load_settings
 from moot.store.memory import MemoryStore
 from moot.testing import drive_turn
+from moot.testing.drive import deny
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -260,3 +261,25 @@ def test_moot_mcp_add_list_get_remove_and_approve(
     assert missing.returncode == 1 and "no MCP server 'good'" in missing.stderr
     bad = moot("add", "a.b", "--", "x")
     assert bad.returncode == 2 and "letters, digits" in bad.stderr
+
+
+async def test_a_script_a_server_runs_is_protected_like_a_hook_script(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """It runs on the host: even in acceptEdits, a file tool's write of it asks the person."""
+    (workspace / "tools").mkdir()
+    (workspace / "tools" / "mcp.py").write_text("print('server')\n")
+    project_servers(workspace, {"repo": {"command": "python3", "args": ["tools/mcp.py"]}})
+    model = script(
+        tmp_path / "s.json",
+        call("write", path="tools/mcp.py", content="import os; os.system('evil')\n"),
+        call("write", path="other.py", content="print('fine')\n"),
+        {"text": "ok"},
+    )
+    client = open_client(SessionOptions(cwd=workspace, model=model, permission_mode="acceptEdits"))
+    outcome = await drive_turn(client, "go", answer=lambda e: deny(e, "no"))
+    await client.close()
+    (asked,) = outcome.of(ev.ApprovalRequested)
+    assert asked.arguments["path"] == "tools/mcp.py" and "protected" in asked.reason
+    assert (workspace / "tools" / "mcp.py").read_text() == "print('server')\n"
+    assert (workspace / "other.py").read_text() == "print('fine')\n"

@@ -49,6 +49,7 @@ from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
     from moot.hooks import HookConfig, Hooks
+    from moot.mcp.config import LoadedServers
     from moot.mcp.manager import McpManager
     from moot.protocol.editor import EditorBuffers
     from moot.protocol.mcp import McpServerConfig
@@ -197,7 +198,12 @@ def open_session(
     workspace.hidden = read_denied(rules, workspace.root)
     if editor_buffers is not None:
         workspace.editor_text = editor_buffers.read_text
-    scripts = hook_scripts(hooks, workspace.root)
+    mcp_servers_loaded = _mcp_servers(workspace.root, environ, mcp_servers)
+    # Hook scripts and the repository scripts MCP servers run both run on the host: protected.
+    scripts = (
+        *hook_scripts(hooks, workspace.root),
+        *_mcp_scripts(mcp_servers_loaded, workspace.root),
+    )
     git = workspace.host_git = host_git_at_start(
         workspace.root, allow_hooks=bool(settings.allow_git_hooks), also_protected=scripts
     )
@@ -230,7 +236,9 @@ def open_session(
         ]
         if not tool_hidden(t.name, rules)
     ]
-    mcp = _mcp(settings, workspace.root, environ, session_id, rules, mcp_servers, allow_project_mcp)
+    mcp = _mcp(
+        settings, mcp_servers_loaded, workspace.root, environ, session_id, rules, allow_project_mcp
+    )
     if mcp is not None:
         tools += mcp.tools()  # the cached lists: the servers start in the background later
     runtime = Runtime(
@@ -254,24 +262,43 @@ def open_session(
     return Session(runtime, workspace, shell, shells, mcp)
 
 
+def _mcp_servers(
+    root: Path, environ: Mapping[str, str], extra: Sequence[McpServerConfig]
+) -> LoadedServers | None:
+    """The MCP servers the files and the front end define (None: none)."""
+    from moot.mcp.session import session_servers  # msgspec only; the SDK never loads in moot
+
+    return session_servers(root, environ, extra)
+
+
+def _mcp_scripts(loaded: LoadedServers | None, root: Path) -> tuple[str, ...]:
+    if loaded is None:
+        return ()
+    from moot.mcp.session import server_scripts
+
+    return server_scripts(loaded, root)
+
+
 def _mcp(
     settings: Settings,
+    loaded: LoadedServers | None,
     root: Path,
     environ: Mapping[str, str],
     session_id: str,
     rules: RuleSet,
-    extra: Sequence[McpServerConfig],
     allowed: Sequence[str],
 ) -> McpManager | None:
     """The session's MCP servers, or None when nothing defines one."""
-    from moot.mcp.session import session_mcp  # msgspec only; the SDK never loads in moot
+    if loaded is None:
+        return None
+    from moot.mcp.session import session_mcp
 
     return session_mcp(
+        loaded,
         root,
         environ,
         outputs_dir=outputs_dir(session_id),
         hidden=lambda name: tool_hidden(name, rules),
-        extra=extra,
         allowed=allowed,
         tool_search=settings.mcp_tool_search,
     )

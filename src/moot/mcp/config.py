@@ -175,7 +175,12 @@ def parse_server(
         "fingerprint": fingerprint(name, raw),
     }
     try:
-        return McpServerConfig(**base, **_fields(name, raw, environ, project))
+        fields = _fields(name, raw, environ, project)
+        if project is not None and fields.get("command"):
+            named = workspace_files([fields["command"], *fields["args"]], project)
+            if named:  # a script of the repository's: its content is part of what is approved
+                base["fingerprint"] = fingerprint(name, [raw, named])
+        return McpServerConfig(**base, **fields)
     except _Unusable as exc:
         transport = _transport(raw) if isinstance(raw, dict) else None
         return McpServerConfig(**base, transport=transport or "stdio", problem=str(exc))
@@ -183,6 +188,31 @@ def parse_server(
 
 class _Unusable(ValueError):
     """Why a definition cannot start."""
+
+
+MAX_HASHED = 16 << 20
+
+
+def workspace_files(words: Sequence[str], project: Path) -> dict[str, str]:
+    """The files inside the workspace a command line names, with a digest of each: a server
+    that runs the repository's own script is approved for that script as it is (the model, or
+    a later commit, may change it)."""
+    root = project.resolve()
+    found: dict[str, str] = {}
+    for word in words:
+        if not word or word.startswith("-"):
+            continue
+        path = Path(word).expanduser()
+        path = (root / path if not path.is_absolute() else path).resolve()
+        if not path.is_relative_to(root) or not path.is_file():
+            continue
+        try:
+            with open(path, "rb") as file:
+                digest = hashlib.sha256(file.read(MAX_HASHED)).hexdigest()
+        except OSError:
+            continue
+        found[str(path.relative_to(root))] = digest
+    return found
 
 
 def _transport(raw: dict[str, Any]) -> Transport | None:
