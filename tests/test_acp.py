@@ -244,3 +244,31 @@ async def test_reads_show_the_editors_unsaved_buffer_and_commands_answer_in_the_
         assert editor.of("current_mode_update")[-1].current_mode_id == "plan"
         await conn.prompt(session_id=new.session_id, prompt=[text_block("/nosuch")])
         assert "no command /nosuch" in editor.said()
+
+
+async def test_the_editors_mcp_servers_join_the_session(workspace: Path, tmp_path: Path) -> None:
+    from acp.schema import McpServerStdio
+
+    servers = Path(__file__).with_name("mcp_servers.py")
+    model = scripted(
+        tmp_path / "m.json", call("mcp__editor__echo", text="from the editor"), {"text": "ok"}
+    )
+    editor = Editor()
+    async with agent(workspace, editor, model, "--allowedTools", "mcp__editor") as conn:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        stdio = McpServerStdio(
+            name="editor", command=sys.executable, args=[str(servers), "good"], env=[]
+        )
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[stdio])
+        # The mention waits for the server, so its tools are there for the first model call.
+        await conn.prompt(
+            session_id=new.session_id, prompt=[text_block("see @editor:notes://today")]
+        )
+    (echo,) = [u for u in editor.of("tool_call_update") if u.status == "completed"]
+    assert echo.content[-1].content.text == "from the editor"
+    (call_start,) = editor.of("tool_call")
+    assert (call_start.title, call_start.kind) == ("mcp__editor__echo", "other")
+    commands = {
+        c.name for u in editor.of("available_commands_update") for c in u.available_commands
+    }
+    assert "mcp__editor__review" in commands  # the server's prompt, advertised once it is up
