@@ -42,6 +42,10 @@ class Editor:
         """Set: questions wait for it before they are answered."""
         self.asking = asyncio.Event()
         """Set at each question."""
+        self.terminals: list[list[str]] = []
+        self.processes: dict[str, Any] = {}
+        self.outputs: dict[str, str] = {}
+        self.released: list[str] = []
 
     async def request_permission(
         self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any
@@ -68,6 +72,45 @@ class Editor:
         if path in self.buffers:
             return ReadTextFileResponse(content=self.buffers[path])
         return ReadTextFileResponse(content=on_disk(path))
+
+    async def create_terminal(
+        self, command: str, session_id: str, args: list[str] | None = None,
+        cwd: str | None = None, env: Any = None, output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> Any:  # fmt: skip
+        from acp.schema import CreateTerminalResponse
+
+        self.terminals.append([command, *(args or [])])
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, env={e.name: e.value for e in env or []},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        terminal_id = f"term-{len(self.terminals)}"
+        self.processes[terminal_id] = process
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import WaitForTerminalExitResponse
+
+        process = self.processes[terminal_id]
+        self.outputs[terminal_id] = (await process.stdout.read()).decode()  # type: ignore[union-attr]
+        return WaitForTerminalExitResponse(exit_code=await process.wait())
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import TerminalExitStatus, TerminalOutputResponse
+
+        code = self.processes[terminal_id].returncode
+        return TerminalOutputResponse(
+            output=self.outputs.get(terminal_id, ""),
+            truncated=False,
+            exit_status=TerminalExitStatus(exit_code=code),
+        )
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.released.append(terminal_id)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.processes[terminal_id].kill()
 
     def of(self, kind: str) -> list[Any]:
         return [u for u in self.updates if u.session_update == kind]
@@ -272,3 +315,43 @@ async def test_the_editors_mcp_servers_join_the_session(workspace: Path, tmp_pat
         c.name for u in editor.of("available_commands_update") for c in u.available_commands
     }
     assert "mcp__editor__review" in commands  # the server's prompt, advertised once it is up
+
+
+async def test_shell_commands_run_in_the_editors_terminal_only_when_the_person_chooses_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    model = scripted(
+        tmp_path / "m.json",
+        call("bash", command="echo in the sandbox"),
+        {"text": "one"},
+        call("bash", command="echo in the terminal; pwd"),
+        {"text": "two"},
+    )
+    editor = Editor()
+    async with agent(workspace, editor, model, "--allowedTools", "Bash(echo:*),Bash(pwd)") as conn:
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(terminal=True)
+        )
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        (option,) = new.config_options
+        assert (option.id, option.current_value) == ("shell", "sandbox")
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("first")])
+        assert editor.terminals == []  # moot's own sandbox (here: MOOT_SANDBOX=none)
+
+        changed = await conn.set_config_option(
+            config_id="shell", session_id=new.session_id, value="terminal"
+        )
+        assert changed.config_options[0].current_value == "terminal"
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("second")])
+    assert editor.terminals == [["/bin/sh", "-c", "echo in the terminal; pwd"]]
+    assert editor.released == ["term-1"]
+    done = [u for u in editor.of("tool_call_update") if u.status == "completed"]
+    assert "in the terminal" in done[-1].content[-1].content.text
+    assert str(workspace) in done[-1].content[-1].content.text
+    shown = [
+        c.terminal_id
+        for u in editor.of("tool_call_update")
+        for c in (u.content or [])
+        if getattr(c, "type", "") == "terminal"
+    ]
+    assert shown == ["term-1"]

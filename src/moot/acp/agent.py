@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from moot._version import __version__
-from moot.acp.editor import EditorFiles
+from moot.acp.editor import EditorFiles, EditorShell
 from moot.acp.session import AcpSession, Busy
 from moot.client.errors import SetupError
 from moot.client.local import SessionOptions, open_client, open_queries
@@ -36,6 +36,7 @@ class MootAgent:
         self.sessions: dict[str, AcpSession] = {}
         self.conn: Any = None
         self.reads_files = False
+        self.has_terminal = False
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -52,6 +53,7 @@ class MootAgent:
 
         fs = getattr(client_capabilities, "fs", None)
         self.reads_files = bool(fs is not None and fs.read_text_file)
+        self.has_terminal = bool(getattr(client_capabilities, "terminal", False))
         return InitializeResponse.model_validate(
             {
                 "protocolVersion": min(protocol_version, PROTOCOL_VERSION),
@@ -73,12 +75,14 @@ class MootAgent:
         from acp import RequestError
 
         files = EditorFiles(self.conn, asyncio.get_running_loop()) if self.reads_files else None
+        terminal = EditorShell(self.conn) if self.has_terminal else None
         options = msgspec.structs.replace(
             self.defaults,
             cwd=Path(cwd),
             session_id=session_id,
             mcp_servers=(*self.defaults.mcp_servers, *editor_servers(mcp_servers or [])),
             editor_buffers=files,
+            editor_terminal=terminal,
         )
         try:
             client = open_client(options)
@@ -86,7 +90,7 @@ class MootAgent:
             raise RequestError.invalid_params({"message": str(exc)}) from None
         if files is not None:
             files.session_id = client.session_id
-        session = AcpSession(self.conn, client, str(Path(cwd).resolve()))
+        session = AcpSession(self.conn, client, str(Path(cwd).resolve()), terminal)
         self.sessions[session.id] = session
         return session
 
@@ -97,7 +101,7 @@ class MootAgent:
         session.start()
         asyncio.get_running_loop().create_task(session.advertise())  # after the answer
         return NewSessionResponse.model_validate(
-            {"sessionId": session.id, "modes": session.modes()}
+            {"sessionId": session.id, "modes": session.modes(), "configOptions": session.options()}
         )
 
     async def load_session(
@@ -112,7 +116,9 @@ class MootAgent:
         await session.replay()
         session.start()
         asyncio.get_running_loop().create_task(session.advertise())
-        return LoadSessionResponse.model_validate({"modes": session.modes()})
+        return LoadSessionResponse.model_validate(
+            {"modes": session.modes(), "configOptions": session.options()}
+        )
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -154,6 +160,19 @@ class MootAgent:
             raise RequestError.invalid_params({"message": f"no mode {mode_id!r}"})
         self._session(session_id).set_mode(mode_id)
         return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> Any:
+        from acp import RequestError
+        from acp.schema import SetSessionConfigOptionResponse
+
+        session = self._session(session_id)
+        try:
+            session.set_option(config_id, value)
+        except ValueError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
+        return SetSessionConfigOptionResponse.model_validate({"configOptions": session.options()})
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> Any:
         from acp import RequestError

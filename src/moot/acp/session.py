@@ -45,9 +45,10 @@ class AcpSession:
         conn: The ACP connection to the editor (`session_update`, `request_permission`).
         client: The moot session's client.
         root: The workspace root (tool call locations are absolute).
+        terminal: The editor's terminal (`moot.acp.editor.EditorShell`), when it offers one.
     """
 
-    def __init__(self, conn: Any, client: Client, root: str) -> None:
+    def __init__(self, conn: Any, client: Client, root: str, terminal: Any = None) -> None:
         from acp.schema import SessionNotification, ToolCallUpdate  # loaded with the agent
 
         self._notification = SessionNotification
@@ -66,6 +67,12 @@ class AcpSession:
         self._forwarding = False
         self._idle = asyncio.Event()
         """Set when the pump has forwarded everything published so far."""
+        self.terminal = terminal
+        self._shell_call: str | None = None
+        """The running `bash` call's ACP id (its terminal is shown in it)."""
+        if terminal is not None:
+            terminal.session_id = self.id
+            terminal.show = self._show_terminal
 
     # ---- the editor's side ---------------------------------------------------------------
 
@@ -90,6 +97,49 @@ class AcpSession:
                 for m in offered
             ],
         }
+
+    def options(self) -> list[dict[str, Any]]:
+        """The session's config options: where shell commands run, when the editor has a
+        terminal to offer."""
+        if self.terminal is None:
+            return []
+        return [
+            {
+                "id": "shell",
+                "name": "Shell commands",
+                "description": "moot's sandbox, or the editor's terminal (on this machine, "
+                "uncontained; the approval rules still apply)",
+                "type": "select",
+                "currentValue": "terminal" if self.terminal.chosen else "sandbox",
+                "options": [
+                    {"value": "sandbox", "name": "moot's sandbox"},
+                    {"value": "terminal", "name": "The editor's terminal (no sandbox)"},
+                ],
+            }
+        ]
+
+    def set_option(self, option: str, value: object) -> None:
+        """Change a config option.
+
+        Raises:
+            ValueError: No such option or value.
+        """
+        if option != "shell" or self.terminal is None:
+            raise ValueError(f"no option {option!r}")
+        if value not in ("sandbox", "terminal"):
+            raise ValueError(f"shell is `sandbox` or `terminal`, not {value!r}")
+        self.terminal.chosen = value == "terminal"
+
+    async def _show_terminal(self, terminal_id: str) -> None:
+        await self._drain(1.0)  # the call's `tool_started` may still be on its way
+        if self._shell_call is not None:
+            await self.send(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": self._shell_call,
+                    "content": [{"type": "terminal", "terminalId": terminal_id}],
+                }
+            )
 
     async def advertise(self) -> None:
         """Tell the editor the slash commands (moot's, and the MCP servers' prompts)."""
@@ -204,6 +254,8 @@ class AcpSession:
                 self._asking.add(task)
                 task.add_done_callback(self._asking.discard)
             case ev.ToolStarted() if live:
+                if event.tool == "bash":
+                    self._shell_call = updates.acp_id(event, event.tool_call_id)
                 await self.send(
                     {
                         "sessionUpdate": "tool_call_update",
@@ -221,6 +273,8 @@ class AcpSession:
                 )
             case ev.ToolFinished():
                 key = updates.acp_id(event, event.tool_call_id)
+                if key == self._shell_call:
+                    self._shell_call = None
                 await self.send(
                     updates.tool_finished(event, self._arguments.pop(key, {}), self.root)
                 )

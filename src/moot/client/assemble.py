@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from moot.hooks import HookConfig, Hooks
     from moot.mcp.config import LoadedServers
     from moot.mcp.manager import McpManager
-    from moot.protocol.editor import EditorBuffers
+    from moot.protocol.editor import EditorBuffers, EditorTerminal
     from moot.protocol.mcp import McpServerConfig
 
 
@@ -169,6 +169,7 @@ def open_session(
     mcp_servers: Sequence[McpServerConfig] = (),
     allow_project_mcp: Sequence[str] = (),
     editor_buffers: EditorBuffers | None = None,
+    editor_terminal: EditorTerminal | None = None,
 ) -> Session:
     """Assemble a session's runtime (see the module docstring for the steps).
 
@@ -188,6 +189,8 @@ def open_session(
         allow_project_mcp: Repository MCP servers that may start without the person's
             approval this time (`*`: all of them).
         editor_buffers: The editor's text of files, for `read` (a front end in an editor).
+        editor_terminal: The editor's terminal, which shell commands use when the person
+            chooses it (`EditorTerminal.chosen`) instead of moot's sandbox.
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
@@ -219,6 +222,12 @@ def open_session(
         )
     except ValueError as exc:
         raise SetupError(f"MOOT_SANDBOX: {exc}") from None
+    if editor_terminal is not None:
+        from msgspec.structs import replace
+
+        from moot.client.editor_shell import ChoosableShell
+
+        shell = replace(shell, sandbox=ChoosableShell(shell.sandbox, editor_terminal))
     rules_policy = RulesPolicy(
         rules,
         workspace.root,

@@ -29,7 +29,7 @@ from moot.core.runtime import Runtime
 from moot.permissions.modes import PermissionMode
 from moot.protocol import ops
 from moot.protocol.client import AgentStatus, SandboxStatus, SessionStatus, Subscription
-from moot.protocol.editor import EditorBuffers
+from moot.protocol.editor import EditorBuffers, EditorTerminal
 from moot.protocol.mcp import McpResourceText, McpServerConfig, McpServerStatus
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import Settings, SettingsError, load_settings
@@ -69,6 +69,8 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """Repository MCP servers that may start without the person's approval (`*`: all)."""
     editor_buffers: EditorBuffers | None = None
     """The editor's text of files (unsaved changes included), for `read`; None: the disk."""
+    editor_terminal: EditorTerminal | None = None
+    """The editor's terminal, for shell commands when the person chooses it over the sandbox."""
 
 
 class LocalClient:
@@ -246,6 +248,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             mcp_servers=options.mcp_servers,
             allow_project_mcp=options.allow_project_mcp,
             editor_buffers=options.editor_buffers,
+            editor_terminal=options.editor_terminal,
         )
     except BaseException:
         store.close()
