@@ -9,7 +9,9 @@ on; a repository's server never starts before the person approves it.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -309,3 +311,57 @@ async def test_streamable_http_servers_work_like_stdio_ones(
     finally:
         process.terminate()
         await process.wait()
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie nobody reaped counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _host_pids() -> list[int]:
+    """This test process's MCP host children (from /proc)."""
+    found = []
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as file:
+            for pid in file.read().split():
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                        if b"moot.mcp.host" in cmdline.read():
+                            found.append(int(pid))
+                except OSError:
+                    continue
+    return found
+
+
+async def test_a_dead_host_process_takes_its_servers_along_and_starts_again_at_next_use(
+    workspace: Path, private_moot_home: Path, tmp_path: Path
+) -> None:
+    started = tmp_path / "started.log"
+    user_servers(
+        private_moot_home, {"good": server("good", env={"MOOT_TEST_MCP_LOG": str(started)})}
+    )
+    model = script(tmp_path / "s.json", call("mcp__good__echo", text="back"), {"text": "ok"})
+    client = open_client(SessionOptions(cwd=workspace, model=model, allowed_tools=["mcp__good"]))
+    client.subscribe().close()
+    await wait_for(client, "good")
+    (host,) = _host_pids()
+    first_server = int(started.read_text().split("pid=")[1].split()[0])
+
+    os.kill(host, signal.SIGKILL)
+    dead = await wait_for(client, "good", states=("failed",))
+    assert "the MCP host process exited" in dead.error
+    for _ in range(200):  # the orphaned server is ended too (bounded polling)
+        if not alive(first_server):
+            break
+        await asyncio.sleep(0.05)
+    assert not alive(first_server)
+
+    outcome = await drive_turn(client, "go")
+    await client.close()
+    (echo,) = finished(outcome.events)
+    assert (echo.content, echo.is_error) == ("back", False)
+    assert started.read_text().count("started good") == 2

@@ -18,8 +18,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import sys
-import time
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,9 @@ import msgspec
 
 from moot.mcp import wire
 from moot.mcp.approvals import Approvals
+from moot.mcp.cache import Offered, ToolCache
 from moot.mcp.config import LoadedServers
+from moot.mcp.host_process import HostProcess
 from moot.mcp.names import qualified
 from moot.mcp.tools import McpTool, ToolSearch, plan_deferral
 from moot.protocol.mcp import (
@@ -42,18 +42,8 @@ from moot.protocol.mcp import (
 from moot.protocol.messages import Attachment
 from moot.tools.base import Tool, ToolResult
 
-HOST_READ_LIMIT = 64 << 20
-"""The longest line the host may send (a capped result is far below it)."""
 ANSWER_SLACK_S = 15.0
 """How much longer than a server's own timeouts moot waits for the host's answer."""
-CLOSE_TIMEOUT_S = 10.0
-MAX_HOST_BACKOFF_S = 30.0
-
-
-class _Cached(msgspec.Struct):
-    tools: tuple[wire.ToolDef, ...] = ()
-    prompts: tuple[McpPromptInfo, ...] = ()
-    resources: tuple[str, ...] = ()
 
 
 class _Server:
@@ -112,10 +102,7 @@ class McpManager:
         self.environ = dict(os.environ if environ is None else environ)
         self.tool_search = tool_search
         self.hidden = hidden
-        self.log_dir = (data_dir or paths.data_dir()) / "logs" / "mcp"
-        self.cache_dir = (cache_dir or paths.cache_dir()) / "mcp-tools"
-        self.auth_file = auth_file or paths.config_dir() / "mcp-auth.json"
-        self.max_output_chars = max_output_chars
+        self.cache = ToolCache((cache_dir or paths.cache_dir()) / "mcp-tools")
         self.approvals = approvals
         self.problems = list(loaded.problems)
         self._servers: dict[str, _Server] = {}
@@ -126,15 +113,21 @@ class McpManager:
         self._published: set[str] = set()
         self._loaded: set[str] = set()
         self._tools: dict[str, McpTool] = {}
-        self._proc: asyncio.subprocess.Process | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._spawning: asyncio.Task[bool] | None = None
-        self._pending: dict[int, asyncio.Future[wire.Report]] = {}
-        self._next_id = 0
         self._started = False
-        self._closed = False
-        self._host_failures = 0
-        self._host_retry_at = 0.0
+        setup = wire.Setup(
+            workspace=str(workspace),
+            outputs_dir=str(outputs_dir),
+            log_dir=str((data_dir or paths.data_dir()) / "logs" / "mcp"),
+            auth_file=str(auth_file or paths.config_dir() / "mcp-auth.json"),
+            max_output_chars=max_output_chars,
+        )
+        self.host = HostProcess(
+            setup,
+            self.environ,
+            on_report=self._update,
+            on_start=self._start_servers,
+            on_exit=self._host_failed,
+        )
         self._rebuild_tools()
 
     def _initial(self, config: McpServerConfig, loaded: LoadedServers) -> _Server:
@@ -150,7 +143,7 @@ class McpManager:
         if not approved:
             return _Server(config, "needs_approval")
         server = _Server(config, "starting")
-        cached = self._read_cache(config)
+        cached = self.cache.read(config)
         if cached is not None:
             server.tools, server.prompts, server.resources = (
                 cached.tools,
@@ -210,94 +203,24 @@ class McpManager:
     def start(self) -> None:
         """Start the servers that may start, in the background (needs a running event loop);
         a second call does nothing."""
-        if self._started or self._closed:
+        if self._started or self.host.closed:
             return
         self._started = True
         if any(s.state == "starting" for s in self._servers.values()):
-            self._spawn_host()
+            self.host.spawn()
 
-    def _spawn_host(self) -> asyncio.Task[bool]:
-        if self._spawning is None or self._spawning.done():
-            self._spawning = asyncio.get_running_loop().create_task(self._run_host())
-        return self._spawning
-
-    async def _run_host(self) -> bool:
-        """Start the host process and the servers that may start; False when it cannot."""
-        wait = self._host_retry_at - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
-        try:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.log_dir / "host.stderr", "ab") as stderr:  # noqa: ASYNC230 - once
-                self._proc = await asyncio.create_subprocess_exec(
-                    # -I: the workspace must not shadow moot's own modules (`python -m` would
-                    # put the working directory first on sys.path).
-                    sys.executable,
-                    "-I",
-                    "-m",
-                    "moot.mcp.host",
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=stderr,
-                    start_new_session=True,  # the terminal's Ctrl-C is moot's to handle
-                    limit=HOST_READ_LIMIT,
-                    env=self.environ,
-                )
-        except OSError as exc:
-            self._host_failed(f"the MCP host could not start: {exc}")
-            return False
-        self._reader = asyncio.get_running_loop().create_task(self._read(self._proc))
-        setup = wire.Setup(
-            workspace=str(self.workspace),
-            outputs_dir=str(self.outputs_dir),
-            log_dir=str(self.log_dir),
-            auth_file=str(self.auth_file),
-            max_output_chars=self.max_output_chars,
-        )
-        self._send(setup)
+    def _start_servers(self) -> None:
+        """A host runs (again): start every server that may run."""
         for server in self._servers.values():
             if server.state in ("starting", "failed", "ready", "auth_required") and (
                 not server.config.problem
             ):
                 self._start_server(server)
-        return True
 
     def _start_server(self, server: _Server) -> None:
         server.state = "starting"
         server.ready.clear()
-        self._send(wire.StartServer(server=server.config))
-
-    def _send(self, message: wire.Request) -> bool:
-        proc = self._proc
-        if proc is None or proc.stdin is None or proc.returncode is not None:
-            return False
-        try:
-            proc.stdin.write(wire.encode(message))
-        except (OSError, RuntimeError):
-            return False
-        return True
-
-    async def _read(self, proc: asyncio.subprocess.Process) -> None:
-        assert proc.stdout is not None
-        try:
-            while line := await proc.stdout.readline():
-                try:
-                    report = wire.decode_report(line)
-                except (msgspec.ValidationError, msgspec.DecodeError):
-                    continue
-                self._take(report)
-        except (ValueError, OSError):
-            pass  # a line past the limit: the host is broken
-        finally:
-            await self._host_gone(proc)
-
-    def _take(self, report: wire.Report) -> None:
-        if isinstance(report, wire.ServerUpdate):
-            self._update(report)
-            return
-        future = self._pending.pop(report.id, None)
-        if future is not None and not future.done():
-            future.set_result(report)
+        self.host.send(wire.StartServer(server=server.config))
 
     def _update(self, update: wire.ServerUpdate) -> None:
         server = self._servers.get(update.server)
@@ -317,29 +240,14 @@ class McpManager:
                 update.resources,
             )
             if changed:
-                self._write_cache(server)
+                offered = Offered(server.tools, server.prompts, server.resources)
+                self.cache.write(server.config, offered)
                 self._rebuild_tools()
         if update.state in ("ready", "failed"):
             server.ready.set()
 
-    async def _host_gone(self, proc: asyncio.subprocess.Process) -> None:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(proc.wait(), 5)
-        if self._proc is proc:
-            self._proc = None
-        why = f"the MCP host process exited (code {proc.returncode})"
-        for future in self._pending.values():
-            if not future.done():
-                future.set_result(wire.Failure(id=0, message=why))
-        self._pending.clear()
-        self._end_servers()
-        if not self._closed:
-            self._host_failed(why)
-
     def _host_failed(self, why: str) -> None:
-        self._host_failures += 1
-        delay = min(2.0 ** (self._host_failures - 1), MAX_HOST_BACKOFF_S)
-        self._host_retry_at = time.monotonic() + delay
+        self._end_servers()
         for server in self._servers.values():
             if server.state in ("starting", "ready", "auth_required"):
                 server.state, server.error = "failed", why
@@ -355,26 +263,7 @@ class McpManager:
 
     async def close(self) -> None:
         """Stop every server and the host (bounded: a host that lingers is killed)."""
-        self._closed = True
-        if self._spawning is not None and not self._spawning.done():
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._spawning, CLOSE_TIMEOUT_S)
-        proc = self._proc
-        if proc is not None and proc.returncode is None:
-            self._send(wire.Stop())
-            with contextlib.suppress(Exception):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-            try:
-                await asyncio.wait_for(proc.wait(), CLOSE_TIMEOUT_S)
-            except TimeoutError:
-                with contextlib.suppress(OSError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                self._end_servers()
-                await proc.wait()
-        if self._reader is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._reader, 5)
+        await self.host.close(self._end_servers)
         for server in self._servers.values():
             if server.state in ("starting", "ready", "auth_required"):
                 server.state = "stopped"
@@ -386,28 +275,10 @@ class McpManager:
         refused = self._refusal(server)
         if refused:
             return wire.Failure(id=0, message=refused)
-        if self._proc is None or self._proc.returncode is not None:
-            if self._closed:
-                return wire.Failure(id=0, message="the session is closing")
-            if not await self._spawn_host():
-                return wire.Failure(id=0, message=server.error or "the MCP host did not start")
-        self._next_id += 1
-        request_id = self._next_id
-        future: asyncio.Future[wire.Report] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        if not self._send(make(request_id)):
-            self._pending.pop(request_id, None)
-            return wire.Failure(id=0, message="the MCP host is not running")
         config = server.config
-        limit = config.timeout_s + config.startup_timeout_s + ANSWER_SLACK_S
-        try:
-            return await asyncio.wait_for(future, limit)
-        except TimeoutError:
-            return wire.Failure(
-                id=0, message=f"MCP server {config.name} did not answer in {limit:g} s"
-            )
-        finally:
-            self._pending.pop(request_id, None)
+        return await self.host.ask(
+            make, config.timeout_s + config.startup_timeout_s + ANSWER_SLACK_S
+        )
 
     def _refusal(self, server: _Server) -> str:
         name = server.config.name
@@ -484,7 +355,7 @@ class McpManager:
         except ConfigFileError as exc:
             kept = f"; for this session only ({exc})"
         server.state = "starting"
-        cached = self._read_cache(server.config)
+        cached = self.cache.read(server.config)
         if cached is not None:
             server.tools, server.prompts, server.resources = (
                 cached.tools,
@@ -493,10 +364,10 @@ class McpManager:
             )
             self._rebuild_tools()
         if self._started:
-            if self._proc is not None and self._proc.returncode is None:
+            if self.host.running:
                 self._start_server(server)
             else:
-                self._spawn_host()
+                self.host.spawn()
         return f"approved {name} ({server.config.shown()}){kept}"
 
     def restart(self, name: str) -> str:
@@ -508,11 +379,11 @@ class McpManager:
         server = self._servers[name]
         if refused := self._refusal(server):
             return refused
-        if self._proc is not None and self._proc.returncode is None:
+        if self.host.running:
             self._start_server(server)
         elif self._started:
             server.state = "starting"
-            self._spawn_host()
+            self.host.spawn()
         return f"restarting {name}"
 
     def statuses(self) -> list[McpServerStatus]:
@@ -561,26 +432,6 @@ class McpManager:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(server.ready.wait(), timeout)
-
-    # ---- the tool cache ----------------------------------------------------------------------
-
-    def _cache_path(self, config: McpServerConfig) -> Path:
-        return self.cache_dir / f"{config.fingerprint or config.name}.json"
-
-    def _read_cache(self, config: McpServerConfig) -> _Cached | None:
-        try:
-            return msgspec.json.decode(self._cache_path(config).read_bytes(), type=_Cached)
-        except (OSError, msgspec.ValidationError, msgspec.DecodeError):
-            return None
-
-    def _write_cache(self, server: _Server) -> None:
-        cached = _Cached(server.tools, server.prompts, server.resources)
-        path = self._cache_path(server.config)
-        with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temp = path.with_name(f".{path.name}.{os.getpid()}")
-            temp.write_bytes(msgspec.json.encode(cached))
-            os.replace(temp, path)
 
 
 def _brief(tool: McpTool) -> int:
