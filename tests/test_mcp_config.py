@@ -195,3 +195,39 @@ def test_an_approval_covers_the_repository_script_a_server_runs(tmp_path: Path) 
     assert approvals.approved(parse())  # type: ignore[arg-type]
     script.write_text("print('v2: something else')\n")
     assert not approvals.approved(parse())  # type: ignore[arg-type]
+
+
+async def test_the_sign_in_redirect_lands_on_a_one_shot_listener_and_tokens_are_private(
+    tmp_path: Path,
+) -> None:
+    """The SDK runs the OAuth flow; moot keeps tokens (0600, per server URL) and listens on
+    127.0.0.1 for the authorization server's redirect, passing code, state and iss on."""
+    import asyncio
+
+    from mcp.shared.auth import OAuthToken
+
+    from moot.mcp.oauth import FileTokenStorage, wait_for_redirect
+
+    storage = FileTokenStorage(tmp_path / "auth.json", "https://docs.test/mcp")
+    port = storage.port()
+    assert port == FileTokenStorage(tmp_path / "auth.json", "https://docs.test/mcp").port()
+    await storage.set_tokens(OAuthToken(access_token="a-token", token_type="Bearer"))
+    assert (await storage.get_tokens()).access_token == "a-token"  # type: ignore[union-attr]
+    assert (tmp_path / "auth.json").stat().st_mode & 0o777 == 0o600
+    other = FileTokenStorage(tmp_path / "auth.json", "https://other.test/mcp")
+    assert await other.get_tokens() is None
+
+    waiting = asyncio.create_task(wait_for_redirect(port, timeout=30))
+    for _ in range(100):  # the listener binds (bounded polling)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            break
+        except OSError:
+            await asyncio.sleep(0.02)
+    writer.write(b"GET /callback?code=c0de&state=s7&iss=https%3A%2F%2Fauth.test HTTP/1.1\r\n\r\n")
+    await writer.drain()
+    page = await reader.read()
+    writer.close()
+    result = await waiting
+    assert (result.code, result.state, result.iss) == ("c0de", "s7", "https://auth.test")
+    assert b"signed in" in page
