@@ -365,3 +365,23 @@ async def test_a_dead_host_process_takes_its_servers_along_and_starts_again_at_n
     (echo,) = finished(outcome.events)
     assert (echo.content, echo.is_error) == ("back", False)
     assert started.read_text().count("started good") == 2
+
+
+async def test_a_repository_cannot_shadow_the_host_processs_modules(
+    workspace: Path, private_moot_home: Path, tmp_path: Path
+) -> None:
+    """The host runs in the workspace with `python -m moot.mcp.host`; a `moot/` package the
+    repository brings must not be what it imports (it would run on the host, unasked)."""
+    planted = tmp_path / "planted"
+    (workspace / "moot" / "mcp").mkdir(parents=True)
+    trap = f"open({str(planted)!r}, 'w').write('ran')\n"
+    (workspace / "moot" / "__init__.py").write_text(trap)
+    (workspace / "moot" / "mcp" / "__init__.py").write_text(trap)
+    (workspace / "moot" / "mcp" / "host.py").write_text(trap)
+    user_servers(private_moot_home, {"good": server("good")})
+    client = open_client(SessionOptions(cwd=workspace, model=script(tmp_path / "s.json")))
+    client.subscribe().close()
+    ready = await wait_for(client, "good")
+    await client.close()
+    assert ready.state == "ready", ready.error
+    assert not planted.exists()

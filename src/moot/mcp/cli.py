@@ -103,6 +103,8 @@ def _add(options: Namespace, cwd: Path) -> int:
     replaced = name in servers
     servers[name] = raw
     write_object(path, data)
+    if scope == "local" and not (ignore := path.parent / ".gitignore").exists():
+        ignore.write_text("settings.local.json\n", encoding="utf-8")  # personal, as its name says
     if scope != "user":
         Approvals(cwd).approve(config)  # the person added it: no need to ask them again
     verb = "replaced" if replaced else "added"

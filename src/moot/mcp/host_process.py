@@ -1,9 +1,10 @@
 """The host process from moot's side: start it, talk to it, end it (see `moot.mcp.wire`).
 
-It is started with `python -I -m moot.mcp.host` (`-I`: the workspace must not shadow moot's own
-modules, which `-m` would otherwise allow by putting the working directory first on sys.path), in
-a session of its own (the terminal's Ctrl-C is moot's to handle), with the session's environment.
-A host that dies is started again at the next question, after a back-off.
+It is started with `python -P -m moot.mcp.host` (`-P`: the workspace must not shadow moot's
+own modules, which `-m` would otherwise allow by putting the working directory first on
+sys.path; not `-I`, which would also hide a `pip install --user` moot), in a session of its
+own (the terminal's Ctrl-C is moot's to handle), with the session's environment. A host that
+dies is started again at the next question, after a back-off.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class HostProcess:
             with open(log_dir / "host.stderr", "ab") as stderr:  # noqa: ASYNC230 - once
                 self._proc = await asyncio.create_subprocess_exec(
                     sys.executable,
-                    "-I",
+                    "-P",
                     "-m",
                     "moot.mcp.host",
                     stdin=asyncio.subprocess.PIPE,
@@ -88,6 +89,7 @@ class HostProcess:
                     start_new_session=True,
                     limit=READ_LIMIT,
                     env=self.environ,
+                    cwd=self.setup.workspace,
                 )
         except OSError as exc:
             self._failed(f"the MCP host could not start: {exc}")
