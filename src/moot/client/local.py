@@ -93,8 +93,9 @@ class LocalClient:
         return self._query
 
     def submit(self, op: ops.Op) -> str:
-        self._start_mcp()
-        return self._runtime.submit(op)
+        submission = self._runtime.submit(op)
+        self._start_mcp()  # after the op: a turn's first step goes before any server's start
+        return submission
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
         self._start_mcp()

@@ -305,8 +305,9 @@ class Connection:
             await self._fail_now(why)
             raise ServerUnavailable(f"MCP server {self.name} {why}") from None
         except Exception as exc:
-            if self._alive():
+            if self._alive() and not _connection_closed(exc):
                 raise  # the server answered with an error; the connection is fine
+            await self._settle_exit()
             why = self._crash_description(exc)
             await self._fail_now(why)
             raise ServerUnavailable(f"MCP server {self.name} {why}") from None
@@ -317,6 +318,15 @@ class Connection:
         if self._task is None or self._task.done():
             return False
         return self.pid is None or not _exited(self.pid)
+
+    async def _settle_exit(self, limit: float = 1.0) -> None:
+        """Give a server whose connection just closed a moment to finish exiting, so what it
+        wrote last to stderr, and that it exited, can be told (bounded polling of a process)."""
+        if self.pid is None:
+            return
+        deadline = time.monotonic() + limit
+        while not _exited(self.pid) and time.monotonic() < deadline:  # noqa: ASYNC110 - a process
+            await asyncio.sleep(0.01)
 
     async def _fail_now(self, why: str) -> None:
         """Tear the connection down (the SDK ends a hung server's process) and record why."""
@@ -426,6 +436,15 @@ def _what_came(exc: Exception) -> str:
             return repr(text[:80] + ("..." if len(text) > 80 else ""))
     text = str(exc).strip()
     return text.splitlines()[0][:120] if text else type(exc).__name__
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    """The SDK's own error for a connection that ended under a request (the server went away),
+    not an error the server answered with."""
+    from mcp_types import CONNECTION_CLOSED
+
+    message = str(getattr(exc, "message", "")).lower()
+    return getattr(exc, "code", None) == CONNECTION_CLOSED and "connection closed" in message
 
 
 def _import_sdk() -> None:

@@ -3,8 +3,9 @@
 Run as `python -m moot.mcp.host` by `moot.mcp.manager.McpManager`. It reads `moot.mcp.wire`
 requests from stdin, one per line, and writes reports to stdout; nothing else may write there,
 so its own logging (and the SDK's) goes to `<log dir>/host.log`. It ends when moot says `stop`
-or when its stdin closes (moot is gone), and every server's process ends with it. It runs
-at a lower priority (`nice` 10), and so do its servers: starting them is background work.
+or when its stdin closes (moot is gone), and every server's process ends with it. moot
+lowers its priority as it starts it (`nice` 10), and its servers inherit that: starting them is
+background work.
 """
 
 from __future__ import annotations
@@ -205,10 +206,6 @@ def main() -> None:
     """Serve, then leave at once: every connection is closed by then, and a thread still
     importing the SDK (a server that was starting) need not be waited for."""
     code = 0
-    # Background work: the host and the servers it starts (they inherit this) yield the CPU to
-    # moot itself, whose first request or first frame should not wait on a server's start.
-    with contextlib.suppress(OSError):
-        os.nice(10)
     loop = asyncio.new_event_loop()
     try:
         loop.run_until_complete(serve())

@@ -26,6 +26,8 @@ READ_LIMIT = 64 << 20
 """The longest line the host may send (a capped result is far below it)."""
 CLOSE_TIMEOUT_S = 10.0
 MAX_BACKOFF_S = 30.0
+NICENESS = 10
+"""The host's and its servers' scheduling priority: lower than moot's (background work)."""
 
 
 class HostProcess:
@@ -94,6 +96,10 @@ class HostProcess:
         except OSError as exc:
             self._failed(f"the MCP host could not start: {exc}")
             return False
+        with contextlib.suppress(OSError):
+            # Background work from its first instruction (the servers it starts inherit it): on
+            # a small machine, its start must not take the CPU from moot's own first request.
+            os.setpriority(os.PRIO_PROCESS, self._proc.pid, NICENESS)
         self._reader = asyncio.get_running_loop().create_task(self._read(self._proc))
         self.send(self.setup)
         self._on_start()

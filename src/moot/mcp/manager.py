@@ -207,6 +207,12 @@ class McpManager:
             return
         self._started = True
         if any(s.state == "starting" for s in self._servers.values()):
+            # From the loop's next round: a turn submitted with this start runs first, up to
+            # its first wait (its model request on the wire), before the host is forked.
+            asyncio.get_running_loop().call_soon(self._spawn_if_open)
+
+    def _spawn_if_open(self) -> None:
+        if not self.host.closed:
             self.host.spawn()
 
     def _start_servers(self) -> None:
