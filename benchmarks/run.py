@@ -21,6 +21,7 @@ import docker_overhead
 import grep_speed
 import import_time
 import loop_overhead
+import mcp_speed
 import provider_speed
 import repl_speed
 import repo_map_speed
@@ -50,6 +51,7 @@ BENCHMARKS = {
         grep_speed,
         sandbox_overhead,
         docker_overhead,
+        mcp_speed,
     )
 }
 

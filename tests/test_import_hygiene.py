@@ -28,6 +28,8 @@ HEAVY = (
     "docker",
     "yaml",
     "mcp",
+    "acp",
+    "mcp_types",
     "tree_sitter",
     "git",
 )
@@ -108,6 +110,7 @@ def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> No
         "textual",
         "prompt_toolkit",
         "mcp",
+        "acp",
     }
     assert top_level(loaded).isdisjoint(unused), sorted(top_level(loaded) & unused)
 
@@ -147,6 +150,11 @@ ONLY_WHEN_NEEDED = {
     "moot.client.prompt_files",  # a message with an `@path`
     "moot.client.models",  # a model picker
     "moot.commands",  # slash commands
+    "moot.mcp.manager",  # MCP servers configured
+    "moot.mcp.approvals",
+    "moot.mcp.tools",
+    "moot.mcp_server",  # `moot mcp serve`
+    "moot.acp",  # `moot acp`
 }
 
 
@@ -169,6 +177,36 @@ def test_a_headless_run_without_hooks_rules_or_tool_calls_loads_none_of_their_co
 
     assert "moot.headless" in loaded
     assert loaded.isdisjoint(ONLY_WHEN_NEEDED), sorted(loaded & ONLY_WHEN_NEEDED)
+
+
+def test_a_headless_run_with_mcp_servers_never_imports_the_sdks_in_moot(
+    tmp_path: Path,
+) -> None:
+    """MCP servers start in the background, in a host process: `moot -p` with three of them
+    configured imports neither SDK (nor pydantic) before, during or after its turn."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    (home / "config").mkdir(parents=True)
+    servers = {
+        name: {"command": sys.executable, "args": ["-c", "import time; time.sleep(30)"]}
+        for name in ("one", "two", "three")
+    }
+    (home / "config" / "settings.json").write_text(json.dumps({"mcpServers": servers}))
+    script = tmp_path / "turns.yaml"
+    script.write_text("- text: done\n")
+    code = (
+        "import contextlib, io, os, moot.cli\n"
+        f"os.environ['MOOT_HOME'] = {str(home)!r}\n"
+        f"os.chdir({str(work)!r})\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    code = moot.cli.main(['-p', 'hi', '--model', 'scripted:{script}'])\n"
+        "assert (code, out.getvalue()) == (0, 'done\\n'), (code, out.getvalue())"
+    )
+
+    loaded = modules_after(code)
+
+    assert "moot.mcp.manager" in loaded  # the servers were there
+    assert top_level(loaded).isdisjoint({"mcp", "acp", "mcp_types", "pydantic", "httpx2"})
 
 
 # ---- which package may import what --------------------------------------------------------
@@ -204,10 +242,20 @@ def offenders(library: str, allowed: str) -> list[str]:
         ("prompt_toolkit", "repl"),
         ("tree_sitter", "repomap"),
         ("docker", "sandbox"),
+        ("acp", "acp"),
     ],
 )
 def test_heavy_libraries_stay_in_their_package(library: str, allowed: str) -> None:
     assert offenders(library, allowed) == []
+
+
+def test_the_mcp_sdk_is_imported_only_by_the_host_process_and_moot_mcp_serve() -> None:
+    """The SDK costs about a second of CPU: in moot it would hold the interpreter lock while the
+    app starts or the first request goes out, so only the host process (`moot.mcp.host`, via
+    `connection` and `oauth`) and `moot mcp serve` import it."""
+    found = offenders("mcp", "mcp_server") + offenders("mcp_types", "mcp_server")
+    allowed = ("src/moot/mcp/connection.py", "src/moot/mcp/oauth.py")
+    assert [f for f in found if not f.startswith(allowed)] == []
 
 
 def test_the_checks_see_every_import(tmp_path: Path) -> None:

@@ -148,7 +148,8 @@ def test_the_repls_settings_merge_by_key_and_refuse_unknown_keys(tmp_path: Path)
         load_settings(tmp_path)
     assert (
         str(caught.value)
-        == f"{path}: repl.plain: not a known key (it takes toolbar, plainOutput); did you mean plainOutput?"
+        == f"{path}: repl.plain: not a known key (it takes toolbar, plainOutput); "
+        "did you mean plainOutput?"
     )
 
 

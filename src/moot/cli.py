@@ -80,6 +80,18 @@ def _command(options: Namespace) -> Command:
         from moot.login import run_login
 
         return run_login
+    if options.command == "mcp" and options.action == "serve":
+        from moot.mcp_server import run_serve
+
+        return run_serve
+    if options.command == "mcp":
+        from moot.mcp.cli import run_mcp_cli
+
+        return run_mcp_cli
+    if options.command == "acp":
+        from moot.acp import run_acp
+
+        return run_acp
     if options.prompt is None and (options.resume is None or sys.stdout.isatty()):
         import os
 

@@ -26,6 +26,11 @@ examples:
   moot -p "/code-review src/app.py"  run a skill (or a custom command) headless
   moot skills list                   the skills here, where each comes from, their problems
   moot init --model anthropic/claude-sonnet-4-5   write an AGENTS.md for this repository
+  moot mcp add github -- npx -y @modelcontextprotocol/server-github
+  moot mcp add --transport http docs https://example.com/mcp
+  moot mcp list                      MCP servers here, their origin and state
+  moot mcp serve                     moot's workspace tools for another agent (stdio)
+  moot acp                           the Agent Client Protocol over stdio, for editors
 """
 
 
@@ -117,6 +122,15 @@ def _parser() -> argparse.ArgumentParser:
         help="the plain REPL without its status toolbar (setting: repl.toolbar)",
     )
     parser.add_argument(
+        "--allow-project-mcp",
+        dest="allow_project_mcp",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="start these MCP servers of the repository's .mcp.json or .moot/settings without "
+        "asking (comma-separated; 'all' for every one)",
+    )
+    parser.add_argument(
         "--no-alt-screen",
         action="store_true",
         help="run the app inline, below the shell prompt, keeping the terminal's scrollback "
@@ -183,9 +197,70 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
     init.add_argument("--model", default=argparse.SUPPRESS, help="provider/model")
     login = sub.add_parser("login", help="save an API key (mode 0600) for a provider")
     login.add_argument("provider")
+    _add_mcp(sub)
+    acp = sub.add_parser("acp", help="speak the Agent Client Protocol on stdio (for editors)")
+    _add_session_flags(acp)
 
 
-COMMANDS = frozenset({"sessions", "doctor", "sandbox", "undo", "login", "skills", "init"})
+def _add_session_flags(parser: argparse.ArgumentParser) -> None:
+    """What `moot mcp serve` and `moot acp` take to shape the sessions they open."""
+    parser.add_argument("--model", help="provider/model (env: MOOT_MODEL; or the settings')")
+    parser.add_argument(
+        "--permission-mode",
+        choices=("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"),
+        help="how tool calls are settled",
+    )
+    parser.add_argument(
+        "--allowedTools", "--allowed-tools", dest="allowed_tools", action="append", default=[],
+        metavar="RULES", help="allow rules on top of the settings'",
+    )  # fmt: skip
+    parser.add_argument(
+        "--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append",
+        default=[], metavar="RULES", help="deny rules on top of the settings'",
+    )  # fmt: skip
+    parser.add_argument(
+        "--allow-project-mcp", dest="allow_project_mcp", action="append", default=[],
+        metavar="NAMES", help="repository MCP servers to start without asking ('all')",
+    )  # fmt: skip
+
+
+def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mcp = sub.add_parser("mcp", help="MCP servers: add, list, get, remove, approve; serve")
+    actions = mcp.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = actions.add_parser(
+        "add",
+        help="add a server: NAME COMMAND [ARGS...] (stdio), or NAME URL with --transport",
+        description="Add an MCP server. stdio: moot mcp add NAME -- COMMAND [ARGS...]; "
+        "remote: moot mcp add --transport http NAME URL.",
+    )
+    add.add_argument("--scope", choices=("local", "project", "user"), default="local",
+                     help="local: .moot/settings.local.json (default); project: .mcp.json; "
+                     "user: your settings")  # fmt: skip
+    add.add_argument("--transport", "-t", choices=("stdio", "http", "sse"), default="stdio")
+    add.add_argument("--env", "-e", action="append", default=[], metavar="NAME=VALUE")
+    add.add_argument("--header", "-H", action="append", default=[], metavar="'NAME: VALUE'")
+    add.add_argument("name")
+    add.add_argument("target", metavar="COMMAND_OR_URL")
+    add.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    actions.add_parser("list", help="every server here: origin, approval and state")
+    get = actions.add_parser("get", help="one server: its definition, state, tools and prompts")
+    get.add_argument("name")
+    remove = actions.add_parser("remove", help="remove a server from the file that defines it")
+    remove.add_argument("name")
+    remove.add_argument("--scope", choices=("local", "project", "user"))
+    approve = actions.add_parser(
+        "approve", help="let a repository's server start in this workspace (remembered)"
+    )
+    approve.add_argument("name")
+    serve = actions.add_parser(
+        "serve", help="serve moot's workspace tools over MCP on stdio, for another agent"
+    )
+    _add_session_flags(serve)
+
+
+COMMANDS = frozenset(
+    {"sessions", "doctor", "sandbox", "undo", "login", "skills", "init", "mcp", "acp"}
+)
 _TAKES_VALUE = frozenset(
     {
         "-p",
@@ -201,6 +276,7 @@ _TAKES_VALUE = frozenset(
         "--resume",
         "-r",
         "--scrollback",
+        "--allow-project-mcp",
     }
 )
 
@@ -236,4 +312,33 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
             _usage_error("the task given to -p is empty")
         # The model may also come from settings files; headless.py settles it after reading them.
         options.model = options.model or os.environ.get("MOOT_MODEL")
+    if options.command in ("acp", "mcp") and hasattr(options, "model"):
+        options.model = options.model or os.environ.get("MOOT_MODEL")
     return options
+
+
+def project_mcp(values: Sequence[str]) -> list[str]:
+    """`--allow-project-mcp github,docs --allow-project-mcp all` as names (`*` for all)."""
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    return ["*" if name == "all" else name for name in names]
+
+
+def rule_list(values: Sequence[str]) -> list[str]:
+    """Rules from `--allowedTools "Read,Bash(git diff:*)" Edit`: split on commas and spaces
+    outside parentheses."""
+    rules: list[str] = []
+    for value in values:
+        depth = 0
+        current: list[str] = []
+        for char in value:
+            depth += char == "("
+            depth -= char == ")"
+            if char in ", " and depth == 0:
+                if current:
+                    rules.append("".join(current))
+                current = []
+            else:
+                current.append(char)
+        if current:
+            rules.append("".join(current))
+    return rules

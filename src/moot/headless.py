@@ -16,6 +16,8 @@ from typing import TextIO
 
 import msgspec
 
+from moot.cli_args import project_mcp
+from moot.cli_args import rule_list as _rule_list
 from moot.client.errors import SessionBusy, SetupError, StoreError
 from moot.client.local import LocalClient, SessionOptions, open_client
 from moot.protocol import events as ev
@@ -75,6 +77,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 can_ask=False,
                 # A resumed run finishes the turn that was interrupted; it commits nothing new.
                 auto_commit=None if options.prompt is not None else False,
+                allow_project_mcp=project_mcp(options.allow_project_mcp),
             )
         )
     except SetupError as exc:
@@ -135,27 +138,6 @@ def _ends_the_run(event: ev.Event) -> bool:
         and event.parent_call_id is None
         and event.source in ("provider", "internal")
     )
-
-
-def _rule_list(values: list[str]) -> list[str]:
-    """Rules from `--allowedTools "Read,Bash(git diff:*)" Edit`: split on commas and spaces
-    outside parentheses."""
-    rules: list[str] = []
-    for value in values:
-        depth = 0
-        current: list[str] = []
-        for char in value:
-            depth += char == "("
-            depth -= char == ")"
-            if char in ", " and depth == 0:
-                if current:
-                    rules.append("".join(current))
-                current = []
-            else:
-                current.append(char)
-        if current:
-            rules.append("".join(current))
-    return rules
 
 
 def first_op(prompt: str, status: SessionStatus) -> tuple[ops.Op | None, str]:
@@ -220,6 +202,13 @@ def stop_on_signals(client: LocalClient) -> None:
 async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.Op | None) -> int:
     stop_on_signals(client)
     events = client.subscribe()
+    if isinstance(turn, ops.UserTurn) and "@" in turn.text:
+        from moot.commands.mentions import expand_mentions  # an MCP resource, @server:uri
+
+        text, attachments = await expand_mentions(client, turn.text)
+        turn = msgspec.structs.replace(
+            turn, text=text, attachments=(*turn.attachments, *attachments)
+        )
     client.submit(turn if turn is not None else ops.ResumeRun())
     streaming = options.output_format == "stream-json"
     problem = ""

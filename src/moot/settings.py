@@ -138,6 +138,27 @@ class Settings(msgspec.Struct, kw_only=True):
     fields of a known one changed. They add up across the files, field by field."""
     repl: ReplSettings = msgspec.field(default_factory=ReplSettings)
     """How the plain REPL looks (`toolbar`, `plainOutput`)."""
+    mcp_servers: dict[str, Any] = msgspec.field(default_factory=dict, name="mcpServers")
+    """MCP servers by name (`command`, `args`, `env` or `type`, `url`, `headers`). Each file's
+    are read on their own by `moot.mcp.config`: where a server is defined decides whether it
+    needs the person's approval before it starts."""
+    enable_all_project_mcp_servers: bool | None = msgspec.field(
+        default=None, name="enableAllProjectMcpServers"
+    )
+    """In the user's settings only: start the repository's MCP servers without asking."""
+    enabled_mcpjson_servers: list[str] = msgspec.field(
+        default_factory=list, name="enabledMcpjsonServers"
+    )
+    """In the user's settings only: the repository's MCP servers to start without asking."""
+    disabled_mcpjson_servers: list[str] = msgspec.field(
+        default_factory=list, name="disabledMcpjsonServers"
+    )
+    """MCP servers not to start, from any file."""
+    mcp_tool_search: Literal["auto", "always", "never"] | None = msgspec.field(
+        default=None, name="mcpToolSearch"
+    )
+    """Send MCP tools' full schemas (`never` defer), only names and one line each with a
+    search tool that loads them (`always`), or the first while they fit a budget (`auto`)."""
 
 
 class LoadedSettings(Settings, kw_only=True):

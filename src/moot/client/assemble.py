@@ -57,7 +57,11 @@ if TYPE_CHECKING:
     from moot.client.facts import GitProbe, SessionFacts
     from moot.client.session_rules import SessionRules
     from moot.hooks import HookConfig, Hooks
+    from moot.mcp.config import LoadedServers
+    from moot.mcp.manager import McpManager
     from moot.protocol.client import PromptPart
+    from moot.protocol.editor import EditorBuffers, EditorTerminal
+    from moot.protocol.mcp import McpServerConfig
     from moot.skills.guidance import Guidance
 
 
@@ -77,9 +81,13 @@ class Session(msgspec.Struct):
     were read."""
     prompt_parts: tuple[PromptPart, ...] = ()
     """What every request of the person's agent carries, part by part (`/context`)."""
+    mcp: McpManager | None = None
+    """The session's MCP servers (None: no file defines any)."""
 
     async def close(self) -> None:
-        """End background shells and release the sandbox (a Docker container)."""
+        """End background shells, the MCP servers and the sandbox (a Docker container)."""
+        if self.mcp is not None:
+            await self.mcp.close()
         await self.shells.close()
         if self.shell.sandbox is not None:
             await self.shell.sandbox.close()
@@ -181,6 +189,10 @@ def open_session(
     disallowed_tools: Sequence[str] = (),
     guidance: Guidance | None = None,
     git_probe: GitProbe | None = None,
+    mcp_servers: Sequence[McpServerConfig] = (),
+    allow_project_mcp: Sequence[str] = (),
+    editor_buffers: EditorBuffers | None = None,
+    editor_terminal: EditorTerminal | None = None,
 ) -> Session:
     """Assemble a session's runtime (see the module docstring for the steps).
 
@@ -205,6 +217,12 @@ def open_session(
             (`moot.skills.guidance.load_guidance`): the prompts are rendered around them, the
             skill tool and the defined peers join. None: the agent is used as given.
         git_probe: The git status probe started as the session began opening, for the prompt.
+        mcp_servers: MCP servers the front end brings, besides those the files define.
+        allow_project_mcp: Repository MCP servers that may start without the person's
+            approval this time (`*`: all of them).
+        editor_buffers: The editor's text of files, for `read` (a front end in an editor).
+        editor_terminal: The editor's terminal, which shell commands use when the person
+            chooses it (`EditorTerminal.chosen`) instead of moot's sandbox.
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
@@ -215,7 +233,14 @@ def open_session(
         store, session_id, cwd, snapshot_max_bytes=settings.snapshot_max_bytes
     )
     workspace.hidden = read_denied(rules, workspace.root)
-    scripts = hook_scripts(hooks, workspace.root)
+    if editor_buffers is not None:
+        workspace.editor_text = editor_buffers.read_text
+    mcp_servers_loaded = _mcp_servers(workspace.root, environ, mcp_servers)
+    # Hook scripts and the repository scripts MCP servers run both run on the host: protected.
+    scripts = (
+        *hook_scripts(hooks, workspace.root),
+        *_mcp_scripts(mcp_servers_loaded, workspace.root),
+    )
     git = workspace.host_git = host_git_at_start(
         workspace.root, allow_hooks=bool(settings.allow_git_hooks), also_protected=scripts
     )
@@ -231,6 +256,12 @@ def open_session(
         )
     except ValueError as exc:
         raise SetupError(f"MOOT_SANDBOX: {exc}") from None
+    if editor_terminal is not None:
+        from msgspec.structs import replace
+
+        from moot.client.editor_shell import ChoosableShell
+
+        shell = replace(shell, sandbox=ChoosableShell(shell.sandbox, editor_terminal))
     rules_policy = RulesPolicy(
         rules,
         workspace.root,
@@ -305,6 +336,11 @@ def open_session(
         workspace.read_roots += skill_read_roots(guidance, workspace.root)
         policy = ScopedPolicy(policy, rules_policy, grants=briefing.grants, limits=briefing.limits)
         turn_ends.append(briefing.grants.end_turn)
+    mcp = _mcp(
+        settings, mcp_servers_loaded, workspace.root, environ, session_id, rules, allow_project_mcp
+    )
+    if mcp is not None:
+        tools += mcp.tools()  # the cached lists: the servers start in the background later
     runtime = Runtime(
         agents,
         store=store,
@@ -331,6 +367,8 @@ def open_session(
         from moot.client.briefing import context_parts
 
         prompt_parts = context_parts(briefing, agents, tools)
+    if mcp is not None:
+        mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
     return Session(
         runtime,
         workspace,
@@ -339,6 +377,7 @@ def open_session(
         rules=rules_of_session,
         briefing=briefing,
         prompt_parts=prompt_parts,
+        mcp=mcp,
     )
 
 
@@ -421,6 +460,48 @@ def _turn_end(ends: list[TurnEnd]) -> TurnEnd | None:
         return [event for end in ends for event in end(prompt)]
 
     return each
+
+
+def _mcp_servers(
+    root: Path, environ: Mapping[str, str], extra: Sequence[McpServerConfig]
+) -> LoadedServers | None:
+    """The MCP servers the files and the front end define (None: none)."""
+    from moot.mcp.session import session_servers  # msgspec only; the SDK never loads in moot
+
+    return session_servers(root, environ, extra)
+
+
+def _mcp_scripts(loaded: LoadedServers | None, root: Path) -> tuple[str, ...]:
+    if loaded is None:
+        return ()
+    from moot.mcp.session import server_scripts
+
+    return server_scripts(loaded, root)
+
+
+def _mcp(
+    settings: Settings,
+    loaded: LoadedServers | None,
+    root: Path,
+    environ: Mapping[str, str],
+    session_id: str,
+    rules: RuleSet,
+    allowed: Sequence[str],
+) -> McpManager | None:
+    """The session's MCP servers, or None when nothing defines one."""
+    if loaded is None:
+        return None
+    from moot.mcp.session import session_mcp
+
+    return session_mcp(
+        loaded,
+        root,
+        environ,
+        outputs_dir=outputs_dir(session_id),
+        hidden=lambda name: tool_hidden(name, rules),
+        allowed=allowed,
+        tool_search=settings.mcp_tool_search,
+    )
 
 
 class AutoCommitter:

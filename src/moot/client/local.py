@@ -43,6 +43,8 @@ from moot.protocol.client import (
     SessionStatus,
     Subscription,
 )
+from moot.protocol.editor import EditorBuffers, EditorTerminal
+from moot.protocol.mcp import McpResourceText, McpServerConfig, McpServerStatus
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import LoadedSettings, Settings, SettingsError, load_settings
 from moot.store.base import Store
@@ -87,6 +89,14 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     read_files: bool = True
     """Read skills, custom commands, agent definitions and memory (and render the system
     prompt around them); False gives the bare agent, for tests of other things."""
+    mcp_servers: Sequence[McpServerConfig] = ()
+    """MCP servers the front end brings (an editor's, over ACP), besides the files' own."""
+    allow_project_mcp: Sequence[str] = ()
+    """Repository MCP servers that may start without the person's approval (`*`: all)."""
+    editor_buffers: EditorBuffers | None = None
+    """The editor's text of files (unsaved changes included), for `read`; None: the disk."""
+    editor_terminal: EditorTerminal | None = None
+    """The editor's terminal, for shell commands when the person chooses it over the sandbox."""
 
 
 class LocalClient:
@@ -123,13 +133,53 @@ class LocalClient:
 
             op = ops.checked(op)
             if isinstance(op, ops.RunCommand):
-                return run_command(self._runtime, briefing, op)
+                submission = run_command(self._runtime, briefing, op)
+                self._start_mcp()
+                return submission
             self._files = None  # the memory is read again
             return note_to_memory(self._runtime, briefing, op)
-        return self._runtime.submit(op)
+        submission = self._runtime.submit(op)
+        self._start_mcp()  # after the op: a turn's first step goes before any server's start
+        return submission
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
+        self._start_mcp()
         return self._runtime.subscribe(after_seq)
+
+    def _start_mcp(self) -> None:
+        """Start the MCP servers in the background, the first time the session is used (inside
+        the front end's event loop); nothing waits for them."""
+        if self._session.mcp is not None:
+            self._session.mcp.start()
+
+    # ---- MCP (`moot.protocol.mcp.McpControl`) -------------------------------------------------
+
+    def mcp_servers(self) -> list[McpServerStatus]:
+        return self._session.mcp.statuses() if self._session.mcp is not None else []
+
+    def approve_mcp_server(self, name: str) -> str:
+        if self._session.mcp is None:
+            raise KeyError(name)
+        return self._session.mcp.approve(name)
+
+    def restart_mcp_server(self, name: str) -> str:
+        if self._session.mcp is None:
+            raise KeyError(name)
+        self._start_mcp()
+        return self._session.mcp.restart(name)
+
+    async def mcp_prompt(self, server: str, prompt: str, arguments: dict[str, str]) -> str:
+        if self._session.mcp is None:
+            raise LookupError("this session has no MCP servers")
+        self._start_mcp()
+        return await self._session.mcp.prompt(server, prompt, arguments)
+
+    async def mcp_resource(self, server: str, uri: str) -> McpResourceText:
+        if self._session.mcp is None:
+            raise LookupError("this session has no MCP servers")
+        self._start_mcp()
+        await self._session.mcp.wait_ready(server, 30)
+        return await self._session.mcp.resource(server, uri)
 
     def files(self, limit: int = 20_000) -> list[str]:
         from itertools import islice
@@ -159,7 +209,10 @@ class LocalClient:
             context_window=self._context_window(agents[0].model),
             git_branch=_git_branch(self._session.workspace.root),
             settings=msgspec.to_builtins(self._settings),
-            notices=self._notices,
+            notices=(
+                *self._notices,
+                *(self._session.mcp.notices() if self._session.mcp is not None else ()),
+            ),
             person_tools=tuple(runtime.person_tools),
             skills=tuple(skill.name for skill in self._instructions().skills),
             instructions=self._instructions(),
@@ -330,6 +383,10 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             disallowed_tools=options.disallowed_tools,
             guidance=guidance,
             git_probe=git,
+            mcp_servers=options.mcp_servers,
+            allow_project_mcp=options.allow_project_mcp,
+            editor_buffers=options.editor_buffers,
+            editor_terminal=options.editor_terminal,
         )
     except BaseException:
         if store is not None:

@@ -110,4 +110,7 @@ def builtin_commands() -> Registry:
         context.set_theme(args)
 
     add_file_commands(registry)  # /skills, /memory, /agents (moot.commands.files)
+    from moot.commands.mcp import add_mcp_commands  # /mcp and the MCP servers' prompts
+
+    add_mcp_commands(registry)
     return registry

@@ -86,6 +86,15 @@ Run = Callable[[CommandContext, str], Awaitable[None]]
 Complete = Callable[[CommandContext, str], Sequence[str]]
 
 
+class CommandSource(Protocol):
+    """Commands that depend on the session (an MCP server's prompts): looked up by name when no
+    registered command has it, and listed for help and for editors."""
+
+    def find(self, context: CommandContext, name: str) -> Command | None: ...
+
+    def commands(self, context: CommandContext) -> Sequence[Command]: ...
+
+
 class Command(msgspec.Struct, frozen=True):
     """One slash command."""
 
@@ -108,6 +117,15 @@ class Registry:
         self._names: dict[str, str] = {}
         self._session: list[str] = []
         """Names a session's files added (`replace_session`)."""
+        self._sources: list[CommandSource] = []
+
+    def add_source(self, source: CommandSource) -> None:
+        """Look names up in `source` when no registered command has them."""
+        self._sources.append(source)
+
+    def session_commands(self, context: CommandContext) -> list[Command]:
+        """The commands the sources give for this session now."""
+        return [c for source in self._sources for c in source.commands(context)]
 
     def add(self, command: Command) -> Command:
         for name in (command.name, *command.aliases):
@@ -186,7 +204,14 @@ class Registry:
     async def run(self, context: CommandContext, line: str) -> None:
         """Run a `/name args` line; errors are told to the person, never raised."""
         try:
-            command, args = self.resolve(line)
+            try:
+                command, args = self.resolve(line)
+            except CommandError:
+                name, _, args = line.strip()[1:].partition(" ")
+                found = next((c for s in self._sources if (c := s.find(context, name))), None)
+                if found is None:
+                    raise
+                command, args = found, args.strip()
             await command.run(context, args)
         except CommandError as exc:
             context.say(str(exc), warning=True)

@@ -67,7 +67,7 @@ class RunContext(msgspec.Struct):
     turn_end: TurnEnd | None = None
     session_start: str | None = None
     """Run SessionStart hooks when the root call starts, with this source: startup or resume."""
-    _specs: dict[str, tuple[ToolSpec, ...]] = {}
+    _specs: dict[str, tuple[tuple[Tool, ...], tuple[ToolSpec, ...]]] = {}
 
     @property
     def limits(self) -> Limits:
@@ -123,13 +123,17 @@ class RunContext(msgspec.Struct):
         return agent.given_tools is None or CALL_AGENT in agent.given_tools
 
     def specs_for(self, agent: Agent) -> tuple[ToolSpec, ...]:
-        """The tools the model of `agent` is offered (computed once per agent per run)."""
-        specs = self._specs.get(agent.name)
-        if specs is None:
-            own = [ToolSpec(**tool_spec(t)) for t in self.tools_for(agent).values()]
+        """The tools the model of `agent` is offered, computed again only when the offered
+        tools change (an MCP server's tools arrive, a deferred tool is loaded). A tool whose
+        `deferred` is true is callable but not offered (its schema loads on demand)."""
+        offered = [t for t in self.tools_for(agent).values() if not getattr(t, "deferred", False)]
+        key = tuple(offered)  # tools compare by identity: a replaced tool is a new one
+        cached = self._specs.get(agent.name)
+        if cached is None or cached[0] != key:
+            own = [ToolSpec(**tool_spec(t)) for t in offered]
             peers = [call_agent_spec(list(self.agents.values()))] if self.calls_peers(agent) else []
             peers.append(FINISH_SPEC)
             builtin = {CALL_AGENT, FINISH}
-            specs = tuple([s for s in own if s.name not in builtin] + peers)
-            self._specs[agent.name] = specs
-        return specs
+            cached = (key, tuple([s for s in own if s.name not in builtin] + peers))
+            self._specs[agent.name] = cached
+        return cached[1]

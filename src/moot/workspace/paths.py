@@ -16,7 +16,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO, Protocol
@@ -98,6 +98,9 @@ class Workspace:
         """The workspace had a `.git` of its own when the session began (see
         `moot.workspace.git.workspace_repo`)."""
         self.host_git: HostGit | None = None
+        self.editor_text: Callable[[str], str | None] | None = None
+        """The editor's text of a file (its unsaved buffer) for `read`, when a front end in an
+        editor lends it (`moot.protocol.editor.EditorBuffers`); None: read the disk."""
         """What moot's git may run on the host here, taken when the session began (set by the
         session, `moot.workspace.host_git.host_git_at_start`); None trusts nothing."""
 

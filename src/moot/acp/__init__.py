@@ -1,0 +1,50 @@
+"""`moot acp`: moot as an Agent Client Protocol agent on stdio, for editors (Zed, Toad, ...).
+
+A front end like the app: it holds the client surface (`moot.client`, `moot.protocol`,
+`moot.commands`) and nothing else of the runtime. The SDK (`agent-client-protocol`, pydantic
+with it) is imported here, inside `run_acp`, never on moot's other paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from argparse import Namespace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from moot.client.local import SessionOptions
+
+EXIT_OK = 0
+
+
+def run_acp(options: Namespace) -> int:
+    """Serve one editor on stdin/stdout until it closes the connection."""
+    from moot.cli_args import project_mcp, rule_list
+    from moot.client.local import SessionOptions
+
+    defaults = SessionOptions(
+        cwd=Path.cwd(),
+        model=options.model,
+        permission_mode=options.permission_mode,
+        allowed_tools=rule_list(options.allowed_tools),
+        disallowed_tools=rule_list(options.disallowed_tools),
+        allow_project_mcp=project_mcp(options.allow_project_mcp),
+    )
+    try:
+        asyncio.run(_serve(defaults))
+    except KeyboardInterrupt:
+        return 130
+    return EXIT_OK
+
+
+async def _serve(defaults: SessionOptions) -> None:
+    from acp import run_agent
+
+    from moot.acp.agent import MootAgent
+
+    agent = MootAgent(defaults)
+    try:
+        await run_agent(agent)  # type: ignore[arg-type]
+    finally:
+        await agent.close()

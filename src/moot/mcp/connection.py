@@ -1,0 +1,507 @@
+"""One MCP server, connected through the SDK's `Client`, inside the host process.
+
+A connection lives in its own task (the SDK's task groups must be entered and left by the same
+task) and is used from others. Whatever goes wrong becomes a `ServerUnavailable` whose message
+the model or the person can read: a server that does not start (with the end of what it wrote
+to stderr), one that does not answer within its timeout (hangs and lines that are not JSON-RPC
+look alike from here, so the message says how many such lines came), one that crashed. A failed
+server is restarted at its next use, but not sooner than its back-off allows (1 s, doubling up
+to `MAX_BACKOFF_S` while failures repeat); a use inside a short back-off waits it out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from moot._version import __version__
+from moot.mcp import wire
+from moot.mcp.names import qualified
+from moot.protocol.mcp import McpPromptInfo, McpServerConfig, ServerState
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+log = logging.getLogger("moot.mcp")
+
+MAX_BACKOFF_S = 60.0
+WAIT_OUT_BACKOFF_S = 10.0
+"""A use during a back-off shorter than this waits for it; a longer one fails at once."""
+MAX_PAGES = 20
+"""List pages read per kind (a paginator that never ends cannot hang a start)."""
+STDERR_TAIL = 600
+
+
+class ServerUnavailable(Exception):
+    """The server cannot answer now; the message says why (and when it will be tried again)."""
+
+
+class WatchedStream:
+    """The SDK's read stream, counting what arrived that was not a JSON-RPC message."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.malformed = 0
+        self.first_malformed = ""
+
+    def _see(self, item: Any) -> Any:
+        if isinstance(item, Exception):
+            self.malformed += 1
+            if not self.first_malformed:
+                self.first_malformed = _what_came(item)
+        return item
+
+    async def receive(self) -> Any:
+        return self._see(await self.inner.receive())
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __aiter__(self) -> WatchedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        return self._see(await self.inner.__anext__())
+
+    async def __aenter__(self) -> WatchedStream:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self.inner.__aexit__(*exc)
+
+
+class Connection:
+    """One server: its state, its SDK client while connected, and what it offers.
+
+    Args:
+        config: The server's definition.
+        setup: Where logs, tokens and saved outputs go.
+        report: Told every change of state (the host sends it on to moot).
+    """
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        setup: wire.Setup,
+        report: Callable[[wire.ServerUpdate], None],
+    ) -> None:
+        self.config = config
+        self.setup = setup
+        self._report = report
+        self.state: ServerState = "starting"
+        self.error = ""
+        self.auth_url = ""
+        self.tools: tuple[wire.ToolDef, ...] = ()
+        self.prompts: tuple[McpPromptInfo, ...] = ()
+        self.resources: tuple[str, ...] = ()
+        self.pid: int | None = None
+        self.failures = 0
+        self.restarts = 0
+        self.retry_at = 0.0
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._settled = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._stream: WatchedStream | None = None
+        self._log_path = Path(setup.log_dir) / f"{config.name}.log"
+        self._log_offset = 0
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect in the background (nothing happens when already connected or connecting)."""
+        if self._task is not None and not self._task.done():
+            return
+        self._settled = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._set("starting", error="")
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp:{self.name}")
+
+    async def close(self) -> None:
+        """Disconnect; the SDK ends a stdio server's process (stdin closed, then signals)."""
+        self._stop.set()
+        task = self._task
+        if task is not None and not task.done():
+            if self._client is None:
+                task.cancel()  # still connecting: no reason to wait for it to finish
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 8)
+            except (TimeoutError, asyncio.CancelledError):
+                task.cancel()
+        self._set("stopped")
+
+    async def _run(self) -> None:
+        try:
+            # The SDK takes a second or more to import; in a thread, the host still reads
+            # moot's requests meanwhile (a `stop` while servers start is answered at once).
+            await asyncio.to_thread(_import_sdk)
+            async with AsyncExitStack() as stack:
+                async with asyncio.timeout(self.config.startup_timeout_s):
+                    client = await self._connect(stack)
+                    await self._list(client)
+                self._client = client
+                self.failures = 0
+                self._set("ready", error="", auth_url="")
+                self._settled.set()
+                await self._stop.wait()
+        except asyncio.CancelledError:
+            if not self._stop.is_set():
+                self._failed("the connection was cancelled")
+            raise
+        except BaseException as exc:  # the SDK raises exception groups and anyio errors alike
+            self._failed(self._describe_start_failure(exc))
+        finally:
+            self._client = None
+            if self.state == "ready":  # closed on purpose
+                self._set("stopped")
+            self._settled.set()
+
+    async def _connect(self, stack: AsyncExitStack) -> Client:
+        from mcp import Client
+        from mcp_types import Implementation
+
+        transport = await self._transport(stack)
+        client = Client(
+            transport,
+            client_info=Implementation(name="moot", version=__version__),
+            message_handler=self._on_message,
+        )
+        await stack.enter_async_context(client)
+        return client
+
+    async def _transport(self, stack: AsyncExitStack) -> Any:
+        config = self.config
+        if config.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            self._log_path.parent.mkdir(parents=True, exist_ok=True)
+            # A local file opened once per start: not worth a thread.
+            errlog = stack.enter_context(open(self._log_path, "a", encoding="utf-8"))  # noqa: SIM115, ASYNC230
+            self._log_offset = errlog.tell()
+            params = StdioServerParameters(
+                command=config.command,
+                args=list(config.args),
+                env=dict(config.env),
+                cwd=config.cwd or self.setup.workspace,
+            )
+            before = _children()
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            started = _children() - before
+            self.pid = min(started) if started else None
+        else:
+            read, write = await stack.enter_async_context(self._http_transport(stack))
+        self._stream = WatchedStream(read)
+        return _Streams(self._stream, write)
+
+    def _http_transport(self, stack: AsyncExitStack) -> Any:
+        from mcp.client.sse import sse_client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        config = self.config
+        auth = None
+        if not any(key.lower() == "authorization" for key in config.headers):
+            from moot.mcp.oauth import oauth_provider
+
+            auth = oauth_provider(config.url, Path(self.setup.auth_file), self._sign_in)
+        if config.transport == "sse":
+            return sse_client(config.url, headers=dict(config.headers) or None, auth=auth)
+        http = create_mcp_http_client(headers=dict(config.headers) or None, auth=auth)
+        return _Entered(stack, http, lambda: streamable_http_client(config.url, http_client=http))
+
+    def _sign_in(self, url: str) -> None:
+        self._set("auth_required", auth_url=url, error=f"sign in at {url}")
+
+    async def _list(self, client: Client) -> None:
+        tools: list[wire.ToolDef] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools += [_tool_def(t) for t in page.tools]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        self.tools = tuple(tools)
+        capabilities = client.server_capabilities
+        if capabilities.prompts is not None:
+            with contextlib.suppress(Exception):  # a server's prompts are a nicety; tools count
+                listed = await client.list_prompts()
+                self.prompts = tuple(_prompt_info(self.name, p) for p in listed.prompts)
+        if capabilities.resources is not None:
+            with contextlib.suppress(Exception):
+                resources = await client.list_resources()
+                self.resources = tuple(str(r.uri) for r in resources.resources)
+
+    async def _on_message(self, message: Any) -> None:
+        """A server's notification: a changed tool list is listed again."""
+        root = getattr(message, "root", message)
+        method = getattr(root, "method", "")
+        if method == "notifications/tools/list_changed" and self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._list(self._client)
+                self._set("ready")
+
+    # ---- use ---------------------------------------------------------------------------------
+
+    async def client(self) -> Client:
+        """The connected client, connecting (or restarting after its back-off) first.
+
+        Raises:
+            ServerUnavailable: It cannot be reached now; the message says why.
+        """
+        if self._task is None or self._task.done():
+            wait = self.retry_at - time.monotonic()
+            if wait > WAIT_OUT_BACKOFF_S:
+                raise ServerUnavailable(
+                    f"MCP server {self.name} failed ({self.error}); moot restarts it at its "
+                    f"next use in {wait:.0f} s"
+                )
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self.restarts += 1
+            self.start()
+        try:
+            async with asyncio.timeout(self.config.startup_timeout_s + 1):
+                await self._settled.wait()
+        except TimeoutError:
+            raise ServerUnavailable(
+                f"MCP server {self.name} is still starting"
+                + (f" ({self.error})" if self.error else "")
+            ) from None
+        if self._client is None:
+            raise ServerUnavailable(f"MCP server {self.name} did not start: {self.error}")
+        return self._client
+
+    async def call(self, what: str, send: Callable[[Client], Any]) -> Any:
+        """Send one request within the server's timeout; a hang or a crash fails the connection.
+
+        Raises:
+            ServerUnavailable: The server could not answer; the message says why.
+            Exception: An error the server answered with (an MCP error): the connection is fine.
+        """
+        client = await self.client()
+        try:
+            async with asyncio.timeout(self.config.timeout_s):
+                result = await send(client)
+        except TimeoutError:
+            why = f"did not answer {what} within {self.config.timeout_s:g} s"
+            if self._stream is not None and self._stream.malformed:
+                why += (
+                    f"; it wrote {self._stream.malformed} line(s) that are not JSON-RPC "
+                    f"messages, the first: {self._stream.first_malformed}"
+                )
+            await self._fail_now(why)
+            raise ServerUnavailable(f"MCP server {self.name} {why}") from None
+        except Exception as exc:
+            if self._alive() and not _connection_closed(exc):
+                raise  # the server answered with an error; the connection is fine
+            await self._settle_exit()
+            why = self._crash_description(exc)
+            await self._fail_now(why)
+            raise ServerUnavailable(f"MCP server {self.name} {why}") from None
+        self.failures = 0
+        return result
+
+    def _alive(self) -> bool:
+        if self._task is None or self._task.done():
+            return False
+        return self.pid is None or not _exited(self.pid)
+
+    async def _settle_exit(self, limit: float = 1.0) -> None:
+        """Give a server whose connection just closed a moment to finish exiting, so what it
+        wrote last to stderr, and that it exited, can be told (bounded polling of a process)."""
+        if self.pid is None:
+            return
+        deadline = time.monotonic() + limit
+        while not _exited(self.pid) and time.monotonic() < deadline:  # noqa: ASYNC110 - a process
+            await asyncio.sleep(0.01)
+
+    async def _fail_now(self, why: str) -> None:
+        """Tear the connection down (the SDK ends a hung server's process) and record why."""
+        self._stop.set()
+        task = self._task
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 10)
+            except (TimeoutError, asyncio.CancelledError):
+                task.cancel()
+        self._failed(why)
+
+    # ---- state -------------------------------------------------------------------------------
+
+    def _failed(self, why: str) -> None:
+        self.failures += 1
+        self.retry_at = time.monotonic() + min(2.0 ** (self.failures - 1), MAX_BACKOFF_S)
+        self._client = None
+        self._set("failed", error=why)
+
+    def _set(
+        self, state: ServerState, *, error: str | None = None, auth_url: str | None = None
+    ) -> None:
+        self.state = state
+        if error is not None:
+            self.error = error
+        if auth_url is not None:
+            self.auth_url = auth_url
+        self._report(self.update())
+
+    def update(self) -> wire.ServerUpdate:
+        ready = self.state == "ready"
+        return wire.ServerUpdate(
+            server=self.name,
+            state=self.state,
+            tools=self.tools if ready else (),
+            prompts=self.prompts if ready else (),
+            resources=self.resources if ready else (),
+            error=self.error,
+            auth_url=self.auth_url,
+            pid=self.pid,
+            restarts=self.restarts,
+        )
+
+    def _stderr_tail(self) -> str:
+        try:
+            with open(self._log_path, "rb") as file:
+                file.seek(self._log_offset)
+                text = file.read()[-STDERR_TAIL:].decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+        return text.splitlines()[-1] if text else ""
+
+    def _describe_start_failure(self, exc: BaseException) -> str:
+        if isinstance(exc, TimeoutError):
+            why = f"did not start within {self.config.startup_timeout_s:g} s"
+        else:
+            why = _plain(exc)
+        tail = self._stderr_tail()
+        return f"{why} (stderr: {tail})" if tail else why
+
+    def _crash_description(self, exc: BaseException) -> str:
+        tail = self._stderr_tail()
+        why = f"stopped answering: {_plain(exc)}"
+        if self.pid is not None and not self._alive():
+            why = "exited"
+        return f"{why} (stderr: {tail})" if tail else why
+
+
+class _Streams:
+    """A transport that is already open: the SDK's `Client` enters it like any other."""
+
+    def __init__(self, read: Any, write: Any) -> None:
+        self.streams = (read, write)
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        return self.streams
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None
+
+
+class _Entered:
+    """Enters an HTTP client on `stack`, then the transport built on it."""
+
+    def __init__(self, stack: AsyncExitStack, http: Any, make: Callable[[], Any]) -> None:
+        self.stack, self.http, self.make = stack, http, make
+
+    async def __aenter__(self) -> Any:
+        await self.stack.enter_async_context(self.http)
+        return await self.stack.enter_async_context(self.make())
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None
+
+
+def _what_came(exc: Exception) -> str:
+    """What a line that did not parse held, as far as the parse error tells."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            value = errors()[0].get("input")
+        except Exception:  # an error of another shape: say what it says
+            value = None
+        if isinstance(value, str | bytes):
+            text = value if isinstance(value, str) else value.decode("utf-8", "replace")
+            return repr(text[:80] + ("..." if len(text) > 80 else ""))
+    text = str(exc).strip()
+    return text.splitlines()[0][:120] if text else type(exc).__name__
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    """The SDK's own error for a connection that ended under a request (the server went away),
+    not an error the server answered with."""
+    from mcp_types import CONNECTION_CLOSED
+
+    message = str(getattr(exc, "message", "")).lower()
+    return getattr(exc, "code", None) == CONNECTION_CLOSED and "connection closed" in message
+
+
+def _import_sdk() -> None:
+    import mcp.client.client
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+
+
+def _tool_def(tool: Any) -> wire.ToolDef:
+    annotations = tool.annotations
+    return wire.ToolDef(
+        name=tool.name,
+        description=tool.description or tool.title or "",
+        input_schema=dict(tool.input_schema or {"type": "object"}),
+        read_only=bool(annotations is not None and annotations.read_only_hint),
+    )
+
+
+def _prompt_info(server: str, prompt: Any) -> McpPromptInfo:
+    arguments = tuple(a.name if a.required else f"{a.name}?" for a in (prompt.arguments or ()))
+    return McpPromptInfo(
+        name=prompt.name,
+        command=qualified(server, prompt.name),
+        description=prompt.description or "",
+        arguments=arguments,
+    )
+
+
+def _plain(exc: BaseException) -> str:
+    """An exception (or the first of a group) as one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    name = type(exc).__name__
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"cannot run {exc.filename!r}: no such program"
+    return f"{name}: {text}" if text else name
+
+
+def _children() -> set[int]:
+    """This process's child processes (Linux), to learn a stdio server's pid."""
+    found: set[int] = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children", encoding="ascii") as file:
+                found.update(int(pid) for pid in file.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def _exited(pid: int) -> bool:
+    """Whether a child has exited (gone, or a zombie nobody reaped yet), from `/proc`; the
+    SDK's own watcher reaps it, so it is never waited for here."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as file:
+            stat = file.read()
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]

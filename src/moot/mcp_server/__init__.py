@@ -1,0 +1,88 @@
+"""`moot mcp serve`: moot's workspace tools, and moot itself, for another agent over MCP (stdio).
+
+The tools (read, grep, glob, ls, edit, write, the sandboxed shell, the repo map, git) run in a
+session assembled like any other (`moot.client.assemble.open_session`: the settings' rules and
+the command line's, the path policy, the sandbox), kept in memory: nothing of it lands in the
+sessions database. `moot_task` opens real sessions through the client surface. The SDK (and
+pydantic with it) is imported here, inside `run_serve`, never on moot's other paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from argparse import Namespace
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from moot.client.assemble import Session
+    from moot.client.local import SessionOptions
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def run_serve(options: Namespace) -> int:
+    """Serve until the client closes stdin."""
+    from moot.cli_args import project_mcp, rule_list
+    from moot.client.assemble import open_session, session_rules
+    from moot.client.errors import SetupError
+    from moot.client.local import SessionOptions
+    from moot.core.agent import Agent
+    from moot.permissions.modes import PermissionMode
+    from moot.settings import SettingsError, load_settings
+    from moot.store.memory import MemoryStore
+
+    cwd = Path.cwd()
+    allowed, denied = rule_list(options.allowed_tools), rule_list(options.disallowed_tools)
+    try:
+        settings = load_settings(cwd)
+        rules = session_rules(settings, allowed, denied)
+        store = MemoryStore()
+        session_id = store.create_session(title="moot mcp serve", workspace=str(cwd)).id
+        mode = options.permission_mode
+        session = open_session(
+            store,
+            session_id,
+            cwd,
+            settings=settings,
+            # The tools' session has no model of its own: only `moot_task` runs an agent.
+            agent=Agent("mcp-client", model=options.model or "none"),
+            rules=rules,
+            mode=PermissionMode(mode) if mode else None,
+        )
+    except (SetupError, SettingsError) as exc:
+        print(f"moot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def task_options() -> SessionOptions:
+        return SessionOptions(
+            cwd=cwd,
+            model=options.model,
+            permission_mode=mode,
+            allowed_tools=allowed,
+            disallowed_tools=denied,
+            allow_project_mcp=project_mcp(options.allow_project_mcp),
+        )
+
+    try:
+        asyncio.run(_serve(session, task_options))
+    except KeyboardInterrupt:
+        return 130
+    return EXIT_OK
+
+
+async def _serve(session: Session, task_options: Callable[[], SessionOptions]) -> None:
+    # The SDK loads here: `moot mcp serve` is the one command that needs it in this process.
+    from mcp.server.stdio import stdio_server
+
+    from moot.mcp_server.server import build_server
+    from moot.mcp_server.tools import WorkspaceTools
+
+    server = build_server(WorkspaceTools(session), task_options)
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        await session.close()

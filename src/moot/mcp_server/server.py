@@ -1,0 +1,165 @@
+"""`moot mcp serve`: the SDK's low-level MCP server over stdio, answering with moot's tools.
+
+The low-level `Server` is used because moot's tools already have their JSON schemas (generated
+data, `moot.tools.builtin_specs`). A call that would ask the person becomes an elicitation: on a
+handshake-era connection a request back to the client (`elicitation/create`), on a 2026-07-28
+one an `InputRequiredResult` the client answers by calling again (the SDK's client does both).
+A client that declared no elicitation capability gets a refusal that says how to allow the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from moot._version import __version__
+from moot.mcp_server.task import TASK_SCHEMA, TASK_TOOL, run_task
+from moot.mcp_server.tools import Answer, WorkspaceTools, refusal
+from moot.protocol.approval import Verdict
+from moot.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from mcp.server import Server, ServerRequestContext
+    from mcp_types import CallToolRequestParams, CallToolResult, InputRequiredResult
+
+    from moot.client.local import SessionOptions
+
+APPROVAL = "approval"
+"""The key of the approval question in an `InputRequiredResult`."""
+ANSWERS = ("allow once", "allow for this session", "deny")
+
+
+def approval_message(verdict: Verdict, name: str, arguments: dict[str, Any]) -> str:
+    preview = verdict.preview or str(arguments)
+    return f"moot asks before {name}: {verdict.reason}\n\n{preview[:4000]}"
+
+
+def approval_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string", "title": "Allow this call?", "enum": list(ANSWERS)}
+        },
+        "required": ["answer"],
+    }
+
+
+def read_answer(result: Any) -> Answer:
+    """An `ElicitResult` as an `Answer`."""
+    if result is None or getattr(result, "action", "") != "accept":
+        action = getattr(result, "action", "no answer")
+        return Answer(False, why=f"the person did not allow it ({action})")
+    answer = (result.content or {}).get("answer")
+    if answer == ANSWERS[0]:
+        return Answer(True, "once")
+    if answer == ANSWERS[1]:
+        return Answer(True, "session")
+    return Answer(False, why="the person denied it")
+
+
+def build_server(tools: WorkspaceTools, task_options: Callable[[], SessionOptions]) -> Server[Any]:
+    """The MCP server over `tools`, with `moot_task` opening sessions from `task_options`."""
+    from mcp.server import Server
+    from mcp_types import (
+        CallToolResult,
+        ClientCapabilities,
+        ElicitationCapability,
+        ElicitRequest,
+        ElicitRequestFormParams,
+        ImageContent,
+        InputRequiredResult,
+        ListToolsResult,
+        PaginatedRequestParams,
+        TextContent,
+        Tool,
+    )
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    listed = [
+        Tool(name=name, description=tool.description, input_schema=tool.parameters)
+        for name, tool in tools.tools.items()
+    ]
+    listed.append(
+        Tool(
+            name=TASK_TOOL,
+            description="Give moot (a coding agent working in this workspace) a task; it works "
+            "on it with its own tools, under its permissions and sandbox, and returns its "
+            "answer. Pass `session_id` from an earlier answer to continue that session.",
+            input_schema=TASK_SCHEMA,
+        )
+    )
+
+    def result(outcome: ToolResult) -> CallToolResult:
+        content: list[Any] = [TextContent(type="text", text=outcome.content)]
+        content += [
+            ImageContent(type="image", data=a.data, mime_type=a.mime_type)
+            for a in outcome.attachments
+        ]
+        return CallToolResult(content=content, is_error=outcome.is_error)
+
+    def can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+        wanted = ClientCapabilities(elicitation=ElicitationCapability())
+        return ctx.session.check_client_capability(wanted)
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=listed)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
+        name, arguments = params.name, dict(params.arguments or {})
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if name == TASK_TOOL:
+            ask = None
+            if can_elicit(ctx) and not modern:  # a running task can ask only on a back-channel
+
+                async def ask(message: str) -> Answer:
+                    answer = await ctx.session.elicit_form(
+                        message, approval_schema(), related_request_id=ctx.request_id
+                    )
+                    return read_answer(answer)
+
+            return result(await run_task(task_options(), arguments, ask))
+        if name not in tools.tools:
+            return result(
+                ToolResult.error(f"no tool {name!r}; moot serves {', '.join(tools.tools)}")
+            )
+        verdict, request = tools.verdict(name, arguments)
+        if verdict.decision == "deny":
+            return result(ToolResult.error(f"moot refused {name}: {verdict.reason}"))
+        if verdict.decision == "ask":
+            if not can_elicit(ctx):
+                return result(ToolResult.error(refusal(verdict, name)))
+            message = approval_message(verdict, name, arguments)
+            if modern:
+                responses = params.input_responses or {}
+                if APPROVAL not in responses:
+                    question = ElicitRequest(
+                        params=ElicitRequestFormParams(
+                            message=message, requested_schema=approval_schema()
+                        )
+                    )
+                    return InputRequiredResult(input_requests={APPROVAL: question})
+                answer = read_answer(responses[APPROVAL])
+            else:
+                answer = read_answer(
+                    await ctx.session.elicit_form(
+                        message, approval_schema(), related_request_id=ctx.request_id
+                    )
+                )
+            if not answer.allowed:
+                return result(ToolResult.error(f"moot did not run {name}: {answer.why}"))
+            if answer.scope == "session" and verdict.suggestions:
+                tools.remember(verdict.suggestions[0])
+        return result(await tools.run(name, arguments, request))
+
+    return Server(
+        "moot",
+        version=__version__,
+        instructions=f"moot's workspace tools for {tools.session.workspace.root}, under "
+        "moot's permissions and sandbox; `moot_task` runs moot's own agent on a task.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )

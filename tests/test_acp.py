@@ -1,0 +1,357 @@
+"""`moot acp`, driven by the ACP SDK's own client through whole sessions: initialize, a prompt
+with streamed chunks, tool calls with kinds, locations and diffs, a permission request answered,
+a mode switch, a plan, a cancel, slash commands, and loading an earlier session from the log.
+The agent runs as a real process; the model is scripted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+)
+
+pytestmark = pytest.mark.timeout(180)
+
+
+class Editor:
+    """An ACP client playing an editor: it records every update and answers permission
+    requests with `choose(options) -> option id | None` (None cancels)."""
+
+    def __init__(self, choose: Callable[[list[Any]], str | None] | None = None) -> None:
+        self.updates: list[Any] = []
+        self.asked: list[Any] = []
+        self.reads: list[str] = []
+        self.buffers: dict[str, str] = {}
+        self.choose = choose or (lambda options: "once")
+        self.hold: asyncio.Event | None = None
+        """Set: questions wait for it before they are answered."""
+        self.asking = asyncio.Event()
+        """Set at each question."""
+        self.terminals: list[list[str]] = []
+        self.processes: dict[str, Any] = {}
+        self.outputs: dict[str, str] = {}
+        self.released: list[str] = []
+
+    async def request_permission(
+        self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any
+    ) -> RequestPermissionResponse:
+        self.asked.append((tool_call, options))
+        self.asking.set()
+        if self.hold is not None:
+            await self.hold.wait()
+        chosen = self.choose(options)
+        if chosen is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=chosen)
+        )
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+    async def read_text_file(
+        self, path: str, session_id: str, limit: int | None = None, line: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:  # fmt: skip
+        self.reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        return ReadTextFileResponse(content=on_disk(path))
+
+    async def create_terminal(
+        self, command: str, session_id: str, args: list[str] | None = None,
+        cwd: str | None = None, env: Any = None, output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> Any:  # fmt: skip
+        from acp.schema import CreateTerminalResponse
+
+        self.terminals.append([command, *(args or [])])
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, env={e.name: e.value for e in env or []},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        terminal_id = f"term-{len(self.terminals)}"
+        self.processes[terminal_id] = process
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import WaitForTerminalExitResponse
+
+        process = self.processes[terminal_id]
+        self.outputs[terminal_id] = (await process.stdout.read()).decode()  # type: ignore[union-attr]
+        return WaitForTerminalExitResponse(exit_code=await process.wait())
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import TerminalExitStatus, TerminalOutputResponse
+
+        code = self.processes[terminal_id].returncode
+        return TerminalOutputResponse(
+            output=self.outputs.get(terminal_id, ""),
+            truncated=False,
+            exit_status=TerminalExitStatus(exit_code=code),
+        )
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.released.append(terminal_id)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.processes[terminal_id].kill()
+
+    def of(self, kind: str) -> list[Any]:
+        return [u for u in self.updates if u.session_update == kind]
+
+    def said(self, kind: str = "agent_message_chunk") -> str:
+        return "".join(u.content.text for u in self.of(kind))
+
+    def on_connect(self, conn: Any) -> None: ...
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None: ...
+
+
+def on_disk(path: str) -> str:
+    return Path(path).read_text()
+
+
+@asynccontextmanager
+async def agent(workspace: Path, editor: Editor, model: Path, *flags: str) -> AsyncIterator[Any]:
+    keep = ("MOOT_HOME", "PATH", "HOME", "PYTHONPATH")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env["MOOT_SANDBOX"] = "none"
+    command = [sys.executable, "-m", "moot.cli", "acp", "--model", f"scripted:{model}", *flags]
+    async with spawn_agent_process(editor, *command, env=env, cwd=workspace) as (conn, _):
+        yield conn
+
+
+def scripted(path: Path, *turns: dict[str, Any]) -> Path:
+    path.write_text(json.dumps({"turns": list(turns)}))
+    return path
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "notes.txt").write_text("hello world\n")
+    return root
+
+
+async def test_a_whole_session_prompt_tools_permission_mode_plan_and_load(
+    workspace: Path, tmp_path: Path
+) -> None:
+    model = scripted(
+        tmp_path / "m.json",
+        {"thinking": "look first", "text": "Reading.", **call("read", path="notes.txt")},
+        call("todo", items=[{"text": "fix greeting", "status": "in_progress"}]),
+        call("edit", path="notes.txt", old="world", new="editor"),
+        {"text": "Done editing."},
+        call("edit", path="notes.txt", old="editor", new="again"),
+        {"text": "Second turn done."},
+    )
+    editor = Editor()
+    async with agent(workspace, editor, model) as conn:
+        init = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities()
+        )
+        assert init.agent_capabilities.load_session
+        assert init.agent_capabilities.prompt_capabilities.embedded_context
+        assert init.agent_capabilities.mcp_capabilities.http
+        assert init.agent_info.name == "moot"
+
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        assert new.modes.current_mode_id == "default"
+        assert [m.id for m in new.modes.available_modes] == ["default", "acceptEdits", "plan"]
+
+        done = await conn.prompt(session_id=new.session_id, prompt=[text_block("fix it")])
+        assert done.stop_reason == "end_turn"
+        assert editor.said() == "Reading.Done editing."
+        assert editor.said("agent_thought_chunk") == "look first"
+        calls = editor.of("tool_call")
+        assert [(c.title, c.kind) for c in calls] == [
+            ("Read notes.txt", "read"),
+            ("todo", "think"),
+            ("Edit notes.txt", "edit"),
+        ]
+        assert calls[0].locations[0].path == str(workspace / "notes.txt")
+        diff = calls[2].content[0]
+        assert (diff.type, diff.old_text, diff.new_text) == ("diff", "world", "editor")
+        ((asked, options),) = editor.asked  # only the edit asked
+        assert asked.kind == "edit" and asked.tool_call_id == calls[2].tool_call_id
+        assert [o.option_id for o in options] == ["once", "session", "always", "reject"]
+        finished = [u for u in editor.of("tool_call_update") if u.status == "completed"]
+        assert len(finished) == 3
+        (plan,) = editor.of("plan")
+        assert [(e.content, e.status) for e in plan.entries] == [("fix greeting", "in_progress")]
+        assert (workspace / "notes.txt").read_text() == "hello editor\n"
+        commands = {
+            c.name for u in editor.of("available_commands_update") for c in u.available_commands
+        }
+        assert {"mode", "plan", "status", "mcp"} <= commands and "theme" not in commands
+
+        await conn.set_session_mode(session_id=new.session_id, mode_id="acceptEdits")
+        second = await conn.prompt(session_id=new.session_id, prompt=[text_block("again")])
+        assert second.stop_reason == "end_turn"
+        assert len(editor.asked) == 1  # acceptEdits: the second edit ran without asking
+        assert editor.of("current_mode_update")[-1].current_mode_id == "acceptEdits"
+        assert (workspace / "notes.txt").read_text() == "hello again\n"
+
+    reloaded = Editor()
+    async with agent(workspace, reloaded, model) as conn:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        loaded = await conn.load_session(
+            cwd=str(workspace), session_id=new.session_id, mcp_servers=[]
+        )
+        assert loaded.modes.current_mode_id == "acceptEdits"
+        people = [u.content.text for u in reloaded.of("user_message_chunk")]
+        assert people == ["fix it", "again"]
+        assert reloaded.said() == "Reading.Done editing.Second turn done."
+        assert len(reloaded.of("tool_call")) == 4
+        listed = await conn.list_sessions(cwd=str(workspace))
+        assert new.session_id in [s.session_id for s in listed.sessions]
+
+
+async def test_a_rejected_permission_and_a_cancel(workspace: Path, tmp_path: Path) -> None:
+    model = scripted(
+        tmp_path / "m.json",
+        call("edit", path="notes.txt", old="world", new="no"),
+        {"text": "Understood."},
+        call("edit", path="notes.txt", old="world", new="never"),
+        {"text": "not reached", "delay": 30},
+    )
+    editor = Editor(choose=lambda options: "reject")
+    async with agent(workspace, editor, model) as conn:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        rejected = await conn.prompt(session_id=new.session_id, prompt=[text_block("edit")])
+        assert rejected.stop_reason == "end_turn" and editor.said() == "Understood."
+        failed = [u for u in editor.of("tool_call_update") if u.status == "failed"]
+        assert (
+            len(failed) == 1 and "rejected this in the editor" in failed[0].content[-1].content.text
+        )
+
+        editor.hold = asyncio.Event()  # the next question stays open: the person cancels
+        editor.asking.clear()
+        prompt = asyncio.create_task(
+            conn.prompt(session_id=new.session_id, prompt=[text_block("edit again")])
+        )
+        await asyncio.wait_for(editor.asking.wait(), 30)
+        await conn.cancel(session_id=new.session_id)
+        editor.choose = lambda options: None
+        editor.hold.set()
+        cancelled = await asyncio.wait_for(prompt, 30)
+        assert cancelled.stop_reason == "cancelled"
+    assert (workspace / "notes.txt").read_text() == "hello world\n"
+
+
+async def test_reads_show_the_editors_unsaved_buffer_and_commands_answer_in_the_chat(
+    workspace: Path, tmp_path: Path
+) -> None:
+    model = scripted(tmp_path / "m.json", call("read", path="notes.txt"), {"text": "ok"})
+    editor = Editor()
+    editor.buffers[str(workspace / "notes.txt")] = "hello unsaved\n"
+    async with agent(workspace, editor, model) as conn:
+        capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True))
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("read it")])
+        (read,) = [u for u in editor.of("tool_call_update") if u.status == "completed"]
+        shown = read.content[-1].content.text
+        assert "hello unsaved" in shown and "the editor's unsaved text" in shown
+        assert editor.reads == [str(workspace / "notes.txt")]
+
+        status = await conn.prompt(session_id=new.session_id, prompt=[text_block("/status")])
+        assert status.stop_reason == "end_turn"
+        assert f"session  {new.session_id}" in editor.said()
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("/mode plan")])
+        assert editor.of("current_mode_update")[-1].current_mode_id == "plan"
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("/nosuch")])
+        assert "no command /nosuch" in editor.said()
+
+
+async def test_the_editors_mcp_servers_join_the_session(workspace: Path, tmp_path: Path) -> None:
+    from acp.schema import McpServerStdio
+
+    servers = Path(__file__).with_name("mcp_servers.py")
+    model = scripted(
+        tmp_path / "m.json", call("mcp__editor__echo", text="from the editor"), {"text": "ok"}
+    )
+    editor = Editor()
+    async with agent(workspace, editor, model, "--allowedTools", "mcp__editor") as conn:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        stdio = McpServerStdio(
+            name="editor", command=sys.executable, args=[str(servers), "good"], env=[]
+        )
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[stdio])
+        # The mention waits for the server, so its tools are there for the first model call.
+        await conn.prompt(
+            session_id=new.session_id, prompt=[text_block("see @editor:notes://today")]
+        )
+    (echo,) = [u for u in editor.of("tool_call_update") if u.status == "completed"]
+    assert echo.content[-1].content.text == "from the editor"
+    (call_start,) = editor.of("tool_call")
+    assert (call_start.title, call_start.kind) == ("mcp__editor__echo", "other")
+    commands = {
+        c.name for u in editor.of("available_commands_update") for c in u.available_commands
+    }
+    assert "mcp__editor__review" in commands  # the server's prompt, advertised once it is up
+
+
+async def test_shell_commands_run_in_the_editors_terminal_only_when_the_person_chooses_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    model = scripted(
+        tmp_path / "m.json",
+        call("bash", command="echo in the sandbox"),
+        {"text": "one"},
+        call("bash", command="echo in the terminal; pwd"),
+        {"text": "two"},
+    )
+    editor = Editor()
+    async with agent(workspace, editor, model, "--allowedTools", "Bash(echo:*),Bash(pwd)") as conn:
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(terminal=True)
+        )
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        (option,) = new.config_options
+        assert (option.id, option.current_value) == ("shell", "sandbox")
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("first")])
+        assert editor.terminals == []  # moot's own sandbox (here: MOOT_SANDBOX=none)
+
+        changed = await conn.set_config_option(
+            config_id="shell", session_id=new.session_id, value="terminal"
+        )
+        assert changed.config_options[0].current_value == "terminal"
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("second")])
+    assert editor.terminals == [["/bin/sh", "-c", "echo in the terminal; pwd"]]
+    assert editor.released == ["term-1"]
+    done = [u for u in editor.of("tool_call_update") if u.status == "completed"]
+    assert "in the terminal" in done[-1].content[-1].content.text
+    assert str(workspace) in done[-1].content[-1].content.text
+    shown = [
+        c.terminal_id
+        for u in editor.of("tool_call_update")
+        for c in (u.content or [])
+        if getattr(c, "type", "") == "terminal"
+    ]
+    assert shown == ["term-1"]
