@@ -58,7 +58,8 @@ def test_commands_are_named_by_file_and_folder_and_the_closest_wins(tmp_path: Pa
     assert messages["review.md"].startswith("shadowed by")
     assert "letters, digits" in messages["bad name.md"]
     assert "not valid YAML" in messages["broken.md"]
-    assert "`model` is not supported yet" in messages["standup.md"]
+    assert found["standup"].model == "openai/gpt-5"
+    assert "standup.md" not in messages  # its `model` is honoured (a turn model)
 
 
 def test_a_command_expands_its_arguments_and_includes_workspace_files(tmp_path: Path) -> None:

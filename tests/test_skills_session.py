@@ -95,6 +95,37 @@ async def test_an_unknown_command_is_refused_with_the_names_there_are(
     assert server.requests == []
 
 
+async def test_a_commands_model_answers_its_turn_and_the_sessions_the_next(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    (tmp_path / ".moot/commands").mkdir(parents=True)
+    (tmp_path / ".moot/commands/quick.md").write_text(
+        "---\nmodel: anthropic/claude-sonnet-4-5\n---\nAnswer briefly: $ARGUMENTS\n"
+    )
+    (tmp_path / ".moot/commands/nowhere.md").write_text(
+        "---\nmodel: nosuch/model\nallowed-tools: Write\n---\nx\n"
+    )
+    server.reply(Reply(body=anthropic("quick", n=1)), Reply(body=anthropic("usual", n=2)))
+    client = open_session(tmp_path)
+    try:
+        by_command = await run(client, ops.RunCommand(name="quick", arguments="why?"))
+        after = await run(client, ops.UserTurn(text="and now?"))
+        refused = await run(client, ops.RunCommand(name="nowhere"))
+        direct = await run(client, ops.UserTurn(text="x", model="nosuch/model"))
+    finally:
+        await client.close()
+
+    (started,) = [e for e in by_command if isinstance(e, ev.TurnStarted)]
+    assert started.model == "anthropic/claude-sonnet-4-5"
+    assert [r.json["model"] for r in server.requests] == ["claude-sonnet-4-5", "claude-haiku-4-5"]
+    assert after[-1].stop_reason == "completed"  # type: ignore[union-attr]
+    (refusal,) = refused
+    assert isinstance(refusal, ev.OpRefused)
+    assert "/nowhere names model 'nosuch/model'" in refusal.reason
+    assert [type(e) for e in direct] == [ev.OpRefused]  # the runtime checks a turn model too
+    assert len(server.requests) == 2
+
+
 def test_moot_p_runs_a_skill_headless(tmp_path: Path) -> None:
     with ModelServer() as server:
         server.reply(Reply(body=anthropic("reviewed", n=1)))

@@ -35,7 +35,11 @@ def run_command(runtime: Runtime, briefing: Briefing, op: ops.RunCommand) -> str
     if expansion is None:
         names = ", ".join(f"/{entry.name}" for entry in briefing.guidance.invocable())
         return _refuse(runtime, op, f"no command /{op.name} in this session (there are: {names})")
-    submission = runtime.submit(ops.UserTurn(text=expansion.prompt, agent=op.agent))
+    if expansion.model and (why := runtime.unusable_model(expansion.model)):
+        # Refused here, before anything is granted: a grant waits for a turn that would not come.
+        return _refuse(runtime, op, f"/{op.name} names model {expansion.model!r}: {why}")
+    turn = ops.UserTurn(text=expansion.prompt, agent=op.agent, model=expansion.model or None)
+    submission = runtime.submit(turn)
     if expansion.allowed_tools:
         agent = op.agent or runtime.entry.name
         briefing.grants.grant(agent, expansion.by, expansion.allowed_tools)

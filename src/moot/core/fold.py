@@ -143,6 +143,8 @@ class RunFold:
         self.totals = RunTotals()
         self.run_id = ""
         self.root_agent = ""
+        self.turn_model = ""
+        """The model the root call answers with in this run only (`turn_started.model`)."""
         self.started_at: datetime | None = None
         self.last_at: datetime | None = None
         self.finished: ev.TurnFinished | None = None
@@ -162,6 +164,7 @@ class RunFold:
 
     def _turn_started(self, e: ev.TurnStarted) -> None:
         self.run_id, self.root_agent, self.started_at = e.run_id, e.agent, e.ts
+        self.turn_model = e.model
         self.totals = RunTotals()
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
         history = self.history.get(e.agent, ())

@@ -14,6 +14,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from msgspec.structs import replace
+
 from moot.core.approve import ApprovalStep
 from moot.core.assemble import TurnBuilder
 from moot.core.fold import CallState, fingerprint
@@ -155,6 +157,9 @@ class CallRunner:
         call, run = self.call, self.run
         check_before_model(run.limits, run.fold.totals, errors=call.errors, stale=call.stale)
         self.agent = run.agents[call.agent]  # the session may have renewed its instructions
+        if call.depth == 0 and run.fold.turn_model:
+            # A custom command's `model`: this run's root call only; its peers keep their own.
+            self.agent = replace(self.agent, model=run.fold.turn_model)
         provider = run.provider_for(self.agent)
         info = model_info(provider)
         images = info is None or info.images

@@ -190,6 +190,10 @@ class Runtime:
         op = ops.checked(op)
         submission = self.new_submission()
         match op:
+            case ops.UserTurn(model=str(model)) if why := self.unusable_model(model):
+                if self.running:  # busy first, as for any turn
+                    raise RuntimeBusy(f"session {self.session_id} is already running a turn")
+                self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
             case ops.UserTurn():
                 self._start(self._turn(op, submission))
             case ops.ResumeRun():
@@ -298,6 +302,14 @@ class Runtime:
                 agent=agent.name, model=model, previous=previous, submission_id=submission
             )
         )
+
+    def unusable_model(self, model: str) -> str:
+        """Why `model` cannot answer a turn ("" when it can): a bad name, a missing key."""
+        try:
+            self._resolve(model)
+        except UnknownModel as exc:
+            return str(exc)
+        return ""
 
     def record_session(self, event: ev.Event) -> ev.Event:
         """Store a session event (one of `ev.SESSION_KINDS`), apply it to the session state
@@ -564,6 +576,7 @@ class Runtime:
                 files=tuple(files),
                 limits=self.limits.as_dict(),
                 mode=run.mode(),
+                model=op.model or "",
             ),
         )
         await self._drive(run)

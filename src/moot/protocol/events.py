@@ -75,6 +75,9 @@ class TurnStarted(_Event, tag="turn_started", frozen=True):
     mode: ModeName | None = None
     """The session's permission mode as the run began (None: no modes); in plan mode the
     model is told so with the prompt."""
+    model: str = ""
+    """The model the run's first agent answers with in this run only (`UserTurn.model`);
+    empty: the agent's own."""
 
 
 class AgentCalled(_Event, tag="agent_called", frozen=True):

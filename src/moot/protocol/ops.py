@@ -31,6 +31,9 @@ class UserTurn(_Op, tag="user_turn", frozen=True):
     attachments: tuple[Attachment, ...] = ()
     agent: str | None = None
     """The agent to address; the runtime's first agent when None."""
+    model: str | None = None
+    """A model for this turn only (a custom command's `model`); None: the agent's own. One
+    that cannot be used is answered by `op_refused` and no turn starts."""
 
 
 class ResumeRun(_Op, tag="resume_run", frozen=True):

@@ -144,14 +144,6 @@ def load_command(
                 "warning",
             )
         )
-    if values.get("model"):
-        problems.append(
-            Problem(
-                str(path),
-                "`model` is not supported yet: the command runs on the session's model",
-                "warning",
-            )
-        )
     if errors:
         return None, problems
     description = str(values.pop("description", "")) or _first_line(body)

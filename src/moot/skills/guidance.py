@@ -45,6 +45,8 @@ class Expansion(msgspec.Struct, frozen=True):
     allowed_tools: tuple[str, ...] = ()
     by: str = ""
     """What grants them, for the person (`skill code-review`, `command /review`)."""
+    model: str = ""
+    """The model the turn answers with (a command's `model`); empty: the session's."""
 
 
 class Guidance(msgspec.Struct, frozen=True):
@@ -99,7 +101,9 @@ class Guidance(msgspec.Struct, frozen=True):
         command = self.commands.get(name)
         if command is not None:
             text = expand_command(command, arguments, self.places.cwd, denied=self.places.denied)
-            return Expansion(f"{line}\n\n{text}", command.allowed_tools, f"command /{name}")
+            return Expansion(
+                f"{line}\n\n{text}", command.allowed_tools, f"command /{name}", command.model
+            )
         return None
 
 
