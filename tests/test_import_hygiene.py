@@ -282,3 +282,25 @@ def test_protocol_imports_nothing_else_of_moot() -> None:
     ]
 
     assert found == []
+
+
+def test_httpx_loads_without_its_command_line_and_its_main_still_runs() -> None:
+    """click, rich and pygments come with the app's and the SDKs' dependencies; httpx would
+    load all three for its own console script (`moot.lean_httpx`)."""
+    code = (
+        "from moot.lean_httpx import keep_httpx_cli_unloaded\n"
+        "keep_httpx_cli_unloaded()\n"
+        "import httpx\n"
+        "assert callable(httpx.main)"
+    )
+    loaded = modules_after(code)
+    assert "httpx" in loaded
+    assert top_level(loaded).isdisjoint({"click", "rich", "pygments"})
+
+    ran = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys; sys.argv = ['httpx', '--help']; httpx.main()"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 0 and "Usage: httpx" in ran.stdout, ran.stderr

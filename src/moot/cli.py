@@ -33,6 +33,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # it again and again while it grows costs ~10 ms, and it is all kept anyway. It is
         # frozen once loaded, so later collections skip it.
         gc.disable()
+        from moot.lean_httpx import keep_httpx_cli_unloaded
+
+        keep_httpx_cli_unloaded()
     from moot.cli_args import parse
 
     options = parse(args)
