@@ -267,7 +267,11 @@ async def test_a_rejected_permission_and_a_cancel(workspace: Path, tmp_path: Pat
 async def test_reads_show_the_editors_unsaved_buffer_and_commands_answer_in_the_chat(
     workspace: Path, tmp_path: Path
 ) -> None:
-    model = scripted(tmp_path / "m.json", call("read", path="notes.txt"), {"text": "ok"})
+    model = scripted(
+        tmp_path / "m.json", call("read", path="notes.txt"), {"text": "ok"}, {"text": "Hi, Bob."}
+    )
+    (workspace / ".moot/commands").mkdir(parents=True)
+    (workspace / ".moot/commands/greet.md").write_text("Greet $ARGUMENTS warmly.\n")
     editor = Editor()
     editor.buffers[str(workspace / "notes.txt")] = "hello unsaved\n"
     async with agent(workspace, editor, model) as conn:
@@ -287,6 +291,14 @@ async def test_reads_show_the_editors_unsaved_buffer_and_commands_answer_in_the_
         assert editor.of("current_mode_update")[-1].current_mode_id == "plan"
         await conn.prompt(session_id=new.session_id, prompt=[text_block("/nosuch")])
         assert "no command /nosuch" in editor.said()
+
+        commands = {
+            c.name for u in editor.of("available_commands_update") for c in u.available_commands
+        }
+        assert {"greet", "code-review", "init", "skills", "memory"} <= commands
+        greeted = await conn.prompt(session_id=new.session_id, prompt=[text_block("/greet Bob")])
+        assert greeted.stop_reason == "end_turn"
+        assert editor.said().endswith("Hi, Bob.")
 
 
 async def test_the_editors_mcp_servers_join_the_session(workspace: Path, tmp_path: Path) -> None:

@@ -14,12 +14,15 @@ from moot.commands.registry import Command, CommandContext, CommandError, Regist
 from moot.protocol.client import Client
 from moot.protocol.events import Event
 
-OFFERED = ("mode", "plan", "status", "cost", "mcp", "help")
+OFFERED = ("mode", "plan", "status", "cost", "mcp", "skills", "memory", "agents", "help")
 
 
 def available(registry: Registry, context: CommandContext) -> list[dict[str, Any]]:
-    """The commands to advertise (`available_commands_update`), the session's prompts too."""
-    commands: list[Command] = [c for c in registry if c.name in OFFERED]
+    """The commands to advertise (`available_commands_update`): moot's own that fit an
+    editor, the session's skills, custom commands and `/init`, and the MCP servers' prompts."""
+    commands: list[Command] = [
+        c for c in registry if c.name in OFFERED or registry.from_session(c.name)
+    ]
     commands += registry.session_commands(context)
     listed = []
     for command in commands:

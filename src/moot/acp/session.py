@@ -17,6 +17,7 @@ from moot.acp import updates
 from moot.acp.commands import EditorCommandContext, available
 from moot.acp.permissions import answer, options
 from moot.commands.builtin import builtin_commands
+from moot.commands.files import use_session_commands
 from moot.commands.mentions import expand_mentions
 from moot.commands.registry import is_command
 from moot.protocol import events as ev
@@ -58,6 +59,9 @@ class AcpSession:
         self.id = client.session_id
         self.root = root
         self.registry = builtin_commands()
+        # The session's skills, custom commands and `/init`, as in the app and the REPL (a
+        # file's command that one of moot's own already names stays hidden, as there).
+        use_session_commands(self.registry, client)
         self._arguments: dict[str, dict[str, Any]] = {}
         self._asking: set[asyncio.Task[None]] = set()
         self._waiting: asyncio.Future[ev.TurnFinished] | None = None

@@ -135,6 +135,10 @@ class Registry:
         self._commands[command.name] = command
         return command
 
+    def from_session(self, name: str) -> bool:
+        """Whether `/name` came from the open session's files (`replace_session`)."""
+        return name in self._session
+
     def replace_session(self, commands: Sequence[Command]) -> list[str]:
         """Swap the commands an open session brought (its skills and custom commands, see
         `moot.commands.files`) for `commands`; moot's own commands keep their names.
