@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -283,3 +284,60 @@ async def test_a_script_a_server_runs_is_protected_like_a_hook_script(
     assert asked.arguments["path"] == "tools/mcp.py" and "protected" in asked.reason
     assert (workspace / "tools" / "mcp.py").read_text() == "print('server')\n"
     assert (workspace / "other.py").read_text() == "print('fine')\n"
+
+
+async def test_the_repl_sends_a_mentioned_resource_with_the_message(
+    workspace: Path, private_moot_home: Path, tmp_path: Path
+) -> None:
+    """The plain REPL (as the app, headless and ACP) reads `@server:uri` before it submits."""
+    from repl_harness import running_repl
+
+    user_servers(private_moot_home, {"good": server("good")})
+    model = script(tmp_path / "s.json", {"text": "noted the list"})
+    client = open_client(SessionOptions(cwd=workspace, model=model))
+    async with running_repl(client) as repl:  # type: ignore[arg-type]
+        await repl.prompt_ready()
+        repl.type("summarize @good:notes://today\r")
+        await repl.printed("noted the list", timeout=60)
+        events = list(client.query.events(client.session_id))
+    (started,) = [e for e in events if e.kind == "turn_started"]
+    assert started.prompt.startswith("summarize @good:notes://today")  # type: ignore[attr-defined]
+    assert "buy milk; fix the build" in started.prompt  # type: ignore[attr-defined]
+
+
+async def test_the_app_sends_a_mentioned_resource_with_the_message(
+    workspace: Path, private_moot_home: Path, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from moot.history import PromptHistory
+    from moot.tui.app import MootApp
+
+    user_servers(private_moot_home, {"good": server("good")})
+    model = script(tmp_path / "s.json", {"text": "noted the list"})
+    client = open_client(SessionOptions(cwd=workspace, model=model))
+    events = client.subscribe()
+
+    async def started() -> ev.TurnStarted:
+        """The turn's start, once it has finished (the app shows it all before it closes)."""
+        seen = [e async for e in _until_finished(events)]
+        (turn,) = [e for e in seen if isinstance(e, ev.TurnStarted)]
+        return turn
+
+    app = MootApp(client, history=PromptHistory(None))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press(*"summarize @good:notes://today", "enter")
+        turn = await asyncio.wait_for(started(), 60)
+        await pilot.pause()
+    events.close()
+    await client.close()
+    assert turn.prompt.startswith("summarize @good:notes://today")
+    assert "buy milk; fix the build" in turn.prompt
+
+
+async def _until_finished(events: Any) -> Any:
+    async for event in events:
+        yield event
+        if isinstance(event, ev.TurnFinished):
+            return

@@ -39,6 +39,7 @@ from prompt_toolkit.key_binding import KeyPressEvent
 
 from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.files import memory_note, use_session_commands
+from moot.commands.mentions import expand_mentions
 from moot.commands.registry import CommandError, Registry, is_command
 from moot.commands.shell import is_shell, run_shell
 from moot.protocol import events as ev
@@ -211,7 +212,7 @@ class Repl:
         for notice in status.notices:
             self.transcript.say(notice, warning=True)
         if self._task_text:
-            self._send(self._task_text, typed=False)
+            await self._send(self._task_text, typed=False)
         if not self.look.plain:
             from moot.repl.markdown import warm_up
 
@@ -286,14 +287,17 @@ class Repl:
             )
             self._draft = text
             return
-        self._send(text, typed=True)
+        await self._send(text, typed=True)
 
-    def _send(self, text: str, *, typed: bool) -> None:
-        """Send a message; one `typed` at the prompt is on screen already, another is echoed."""
+    async def _send(self, text: str, *, typed: bool) -> None:
+        """Send a message; one `typed` at the prompt is on screen already, another is echoed.
+        Its `@server:uri` mentions bring their MCP resources along."""
         if self._offered:  # what `!command` offered goes with this message
             text = "\n\n".join([*self._offered, text])
             self._offered.clear()
-        submission = self.client.submit(ops.UserTurn(text=text))
+        self._turn_running = True  # no second message while a resource is read
+        text, found = await expand_mentions(self.client, text)
+        submission = self.client.submit(ops.UserTurn(text=text, attachments=found))
         if typed:
             self.transcript.own_submissions.add(submission)
         self._turn_running = True

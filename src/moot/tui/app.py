@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.files import memory_note, use_session_commands
+from moot.commands.mentions import MENTION, expand_mentions
 from moot.commands.registry import CommandError, Registry, is_command
 from moot.commands.shell import is_shell, run_shell
 from moot.history import PromptHistory, history_file
@@ -357,7 +358,14 @@ class MootApp(App[int]):
             self.prompt.load_text(text)
             return
         self.chat.follow()
+        if MENTION.search(text):  # `@server:uri`: its MCP resource is read first
+            self.run_worker(self._send_with_resources(text), group="command")
+            return
         self.client.submit(ops.UserTurn(text=text))
+
+    async def _send_with_resources(self, text: str) -> None:
+        text, found = await expand_mentions(self.client, text)
+        self.client.submit(ops.UserTurn(text=text, attachments=found))
 
     @on(Answered)
     def _answered(self, message: Answered) -> None:
