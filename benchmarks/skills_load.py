@@ -90,7 +90,7 @@ def _context(cwd: Path) -> list[Row]:
     script = cwd.parent / "script.yaml"
     script.write_text("- text: hi\n")
     client = open_client(SessionOptions(cwd=cwd, model=f"scripted:{script}"))
-    parts = client.status().context
+    parts = client.status().prompt_parts
     asyncio.run(client.close())
     return [Row(f"  request part: {p.name}", f"{p.bytes:,} B", p.detail) for p in parts]
 
