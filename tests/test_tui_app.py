@@ -167,3 +167,15 @@ async def test_ctrl_c_twice_quits() -> None:
         await pilot.press("ctrl+c")
         await pilot.pause()
     assert client.closed
+
+
+async def test_what_the_session_publishes_while_the_app_closes_is_dropped() -> None:
+    """A turn runs on while the person quits: its events reach an app whose panes are gone."""
+    from moot.tui.messages import SessionEvent
+
+    events = edit_session()
+    app = app_for(FakeClient())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+    for event in events:
+        await app._event(SessionEvent(event))  # no NoMatches: nothing to show it in

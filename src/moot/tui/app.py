@@ -310,12 +310,20 @@ class MootApp(App[int]):
         assert self._bridge is not None
         await self._bridge.run(after_seq)
 
+    def _panes_gone(self) -> bool:
+        """The panes are gone: the app is closing while the session still publishes (a turn
+        runs on as the person quits); what arrives now has nowhere to go."""
+        return not self.query(ChatPane)
+
     @on(Streamed)
     async def _streamed(self, message: Streamed) -> None:
-        await self.chat.take_stream(message)
+        if not self._panes_gone():
+            await self.chat.take_stream(message)
 
     @on(SessionEvent)
     async def _event(self, message: SessionEvent) -> None:
+        if self._panes_gone():
+            return
         event = message.event
         await self.chat.take(event)
         self.trace.take(event)
