@@ -637,3 +637,37 @@ def test_an_interrupted_run_is_not_blamed_on_a_peers_earlier_error(tmp_path: Pat
 
     assert "run cancelled (user_cancelled); session" in stderr
     assert "upstream 503" not in stderr
+
+
+def test_moot_in_a_subdirectory_works_in_the_whole_repository(tmp_path: Path) -> None:
+    """The workspace is the git root (found without running git), not the directory moot
+    was started in; outside a repository it is that directory."""
+    from moot.paths import workspace_root
+
+    repo = tmp_path / "repo"
+    (repo / "src/deep").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / "top.txt").write_text("from the top\n")
+    linked = tmp_path / "linked"
+    (linked / "sub").mkdir(parents=True)
+    (linked / ".git").write_text("gitdir: /elsewhere/.git/worktrees/linked\n")
+    assert workspace_root(repo / "src/deep") == repo.resolve()
+    assert workspace_root(linked / "sub") == linked.resolve()
+    assert workspace_root(tmp_path) == tmp_path.resolve()
+
+    model = script(
+        tmp_path,
+        [{"tool_calls": [{"name": "read", "arguments": {"path": "top.txt"}}]}, {"text": "ok"}],
+    )
+    done = subprocess.run(
+        moot_command("-p", "read it", "--model", model, "--output-format", "stream-json"),
+        cwd=repo / "src/deep",
+        env={**moot_env(tmp_path / "home"), "MOOT_SANDBOX": "none"},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
+    (read,) = [e for e in events if isinstance(e, ev.ToolFinished)]
+    assert "from the top" in read.content and not read.is_error

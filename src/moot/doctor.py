@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
+from moot.paths import workspace_root
 from moot.providers.report import configured, report_lines
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def run_doctor(options: Namespace) -> int:
     from moot.settings import SettingsError, load_settings
 
     try:
-        settings = load_settings(Path.cwd())
+        settings = load_settings(workspace_root(Path.cwd()))
     except SettingsError as exc:
         print(f"moot: {exc}", file=sys.stderr)
         return EXIT_USAGE

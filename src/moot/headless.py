@@ -20,6 +20,7 @@ from moot.cli_args import project_mcp
 from moot.cli_args import rule_list as _rule_list
 from moot.client.errors import SessionBusy, SetupError, StoreError
 from moot.client.local import LocalClient, SessionOptions, open_client
+from moot.paths import workspace_root
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import SessionStatus
@@ -66,7 +67,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     try:
         client = open_client(
             SessionOptions(
-                cwd=Path.cwd(),
+                cwd=workspace_root(Path.cwd()),
                 model=options.model,
                 permission_mode=options.permission_mode,
                 allowed_tools=_rule_list(options.allowed_tools),

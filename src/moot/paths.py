@@ -75,3 +75,15 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 def default_db_path(environ: Mapping[str, str] | None = None) -> Path:
     """The sessions database: `sessions.db` in the data directory."""
     return data_dir(environ) / "sessions.db"
+
+
+def workspace_root(cwd: Path) -> Path:
+    """The workspace a front end opens from `cwd`: the root of the git work tree that holds
+    it (the nearest directory with a `.git` entry: a directory, or a file for a linked work
+    tree or submodule), else `cwd` itself. Found without running git, which a repository's
+    config could make run anything; resolved, so every way of naming it is one workspace."""
+    here = Path(os.path.realpath(cwd))
+    for directory in (here, *here.parents):
+        if os.path.lexists(directory / ".git"):
+            return directory
+    return here

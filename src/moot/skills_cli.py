@@ -14,7 +14,7 @@ import sys
 from argparse import Namespace
 from pathlib import Path
 
-from moot.paths import config_dir
+from moot.paths import config_dir, workspace_root
 from moot.skills.guidance import Guidance, load_guidance
 from moot.skills.skill import SKILL_FILE, load_skill
 from moot.skills.values import Problem
@@ -25,7 +25,7 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 def run_skills(options: Namespace) -> int:
     if options.action == "validate" and options.paths:
         return _validate_paths([Path(p) for p in options.paths])
-    guidance = load_guidance(Path.cwd(), config_dir())
+    guidance = load_guidance(workspace_root(Path.cwd()), config_dir())
     if options.action == "list":
         return _list(guidance)
     if options.action == "show":

@@ -18,6 +18,7 @@ from moot.mcp.approvals import Approvals
 from moot.mcp.config import SERVERS_KEY, Scope, config_files, load_servers, parse_server, scope_file
 from moot.mcp.files import ConfigFileError, read_object, write_object
 from moot.mcp.names import valid_server_name
+from moot.paths import workspace_root
 from moot.protocol.mcp import McpServerStatus
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -26,7 +27,7 @@ CHECK_TIMEOUT_S = 30.0
 
 def run_mcp_cli(options: Namespace) -> int:
     """Run one `moot mcp` action; errors are one line on stderr, never a traceback."""
-    cwd = Path.cwd()
+    cwd = workspace_root(Path.cwd())
     try:
         match options.action:
             case "add":
@@ -57,7 +58,7 @@ def _environ() -> dict[str, str]:
 
     merged = dict(os.environ)
     try:
-        settings_env = load_settings(Path.cwd()).env
+        settings_env = load_settings(workspace_root(Path.cwd())).env
     except SettingsError:
         return merged
     for name, value in settings_env.items():

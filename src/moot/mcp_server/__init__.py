@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from moot.paths import workspace_root
+
 if TYPE_CHECKING:
     from moot.client.assemble import Session
     from moot.client.local import SessionOptions
@@ -34,7 +36,7 @@ def run_serve(options: Namespace) -> int:
     from moot.settings import SettingsError, load_settings
     from moot.store.memory import MemoryStore
 
-    cwd = Path.cwd()
+    cwd = workspace_root(Path.cwd())
     allowed, denied = rule_list(options.allowed_tools), rule_list(options.disallowed_tools)
     try:
         settings = load_settings(cwd)

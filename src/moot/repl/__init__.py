@@ -14,6 +14,8 @@ from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from moot.paths import workspace_root
+
 if TYPE_CHECKING:
     from moot.protocol.client import Client
 
@@ -29,7 +31,7 @@ def run_repl(options: Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    cwd = Path.cwd()
+    cwd = workspace_root(Path.cwd())  # the git root, as the app
     session_id = options.resume or None
     if getattr(options, "continue_", False):
         from moot.client.local import open_queries

@@ -28,6 +28,7 @@ def run_app(options: Namespace) -> int:
     from moot import setup_detect
     from moot.client import SetupError
     from moot.client.local import SessionOptions, open_client, open_queries
+    from moot.paths import workspace_root
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(
@@ -36,7 +37,7 @@ def run_app(options: Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    cwd = Path.cwd()
+    cwd = workspace_root(Path.cwd())  # the git root: `moot` in a subdirectory is the repository
     session_id = options.resume or None
     if getattr(options, "continue_", False):
         queries = open_queries()
