@@ -106,7 +106,8 @@ class ReplSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class Settings(msgspec.Struct, kw_only=True):
-    """Everything a settings file may hold; other top-level keys are allowed and ignored."""
+    """Everything a settings file may hold; another top-level key is ignored with a
+    `SettingsWarning` (see the module docstring)."""
 
     model: str | None = None
     """The model to use, `provider/model`."""
