@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from moot.commands.builtin import builtin_commands
-from moot.commands.registry import CommandError, Registry
+from moot.commands.registry import Command, CommandContext, CommandError, Registry
 from moot.commands.shell import is_shell, run_shell
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -250,6 +250,17 @@ async def test_a_command_that_breaks_is_told_not_raised(registry: Registry) -> N
     assert context.warned and "/jobs failed: RuntimeError: the fake broke" in context.last
 
 
+async def test_mode_without_a_name_cycles_as_shift_tab_does(registry: Registry) -> None:
+    client = client_for()
+    context = Recorder(client)
+    for _ in range(3):
+        await registry.run(context, "/mode")
+    assert [op.mode for op in client.ops] == ["acceptEdits", "plan", "default"]  # type: ignore[attr-defined]
+    assert context.last == "mode: plan -> default"
+    await registry.run(context, "/mode dontAsk")
+    assert client.status().mode == "dontAsk"
+
+
 # ---- /model --------------------------------------------------------------------------------------
 
 
@@ -453,3 +464,23 @@ async def test_a_refused_shell_line_is_told_and_offers_nothing() -> None:
     await run_shell(context, "!cat .env")
     assert context.warned and context.last.startswith("!cat .env: no tool 'bash'")
     assert context.offered == []
+
+
+def test_completion_offers_the_sources_commands_too(registry: Registry) -> None:
+    """An MCP server's prompts complete as moot's own commands do (in the app and the REPL)."""
+
+    async def run(context: CommandContext, args: str) -> None: ...
+
+    review = Command("mcp__good__review", "Review the code (MCP prompt)", run)
+
+    class Prompts:
+        def find(self, context: CommandContext, name: str) -> Command | None:
+            return review if name == review.name else None
+
+        def commands(self, context: CommandContext) -> list[Command]:
+            return [review]
+
+    registry.add_source(Prompts())
+    context = Recorder(client_for())
+    assert [c.name for c in registry.completions("mcp", context)] == ["mcp", "mcp__good__review"]
+    assert [c.name for c in registry.completions("mcp")] == ["mcp"]  # no context: no sources

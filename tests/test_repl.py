@@ -349,3 +349,25 @@ async def test_an_approvals_choices_never_print_the_models_escapes() -> None:
 
         assert "yes, this session (Bash(ls))" in repl.text  # the sequences gone whole
         assert "\x1b]" not in repl.out.getvalue() and "\x1b[2J" not in repl.out.getvalue()
+
+
+async def test_the_toolbar_follows_a_model_switch() -> None:
+    async with running_repl(FakeClient([])) as repl:
+        await repl.prompt_ready()
+        repl.type("/model openai/gpt-5" + ENTER)
+        await repl.until(lambda: repl.repl.facts.model == "openai/gpt-5", "the new model shown")
+        assert "openai/gpt-5" in repl.repl._toolbar_line()
+
+
+async def test_ctrl_c_drops_what_a_shell_command_offered() -> None:
+    async with running_repl(FakeClient([])) as repl:
+        await repl.prompt_ready()
+        repl.repl.offer("$ ls\nREADME.md", "!ls")
+        await repl.printed("goes with your next message")
+        repl.type(CTRL_C)
+        await repl.printed("dropped what !command offered")
+        repl.type("hello" + ENTER)
+        await repl.until(lambda: repl.ops(ops.UserTurn), "the message")
+
+        assert [op.text for op in repl.ops(ops.UserTurn)] == ["hello"]
+        assert not repl.task.done()  # that ctrl+c was no step towards quitting

@@ -53,14 +53,21 @@ def builtin_commands() -> Registry:
 
     @registry.command(
         "mode",
-        "Show or switch the permission mode",
+        "Switch the permission mode; with no name, to the next (as shift+tab does)",
         arguments="[default|acceptEdits|plan|dontAsk|bypassPermissions]",
         complete=_complete_modes,
     )
     async def mode(context: CommandContext, args: str) -> None:
         status = context.client.status()
         if not args:
-            context.say(f"mode: {status.mode or 'none (no permission rules)'}")
+            if status.mode is None:
+                context.say("mode: none (no permission rules)")
+                return
+            # Cycles as shift+tab does: a front end without that key (an editor, a dumb
+            # terminal) still has the one-step switch.
+            following = next_mode(status.mode)
+            context.client.submit(ops.SetMode(mode=following))  # type: ignore[arg-type]
+            context.say(f"mode: {status.mode} -> {following}")
             return
         chosen = next((m for m in MODES if m.lower() == args.lower()), None)
         if chosen is None:

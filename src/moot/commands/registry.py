@@ -184,10 +184,19 @@ class Registry:
         real = self._names.get(name)
         return self._commands[real] if real else None
 
-    def completions(self, typed: str) -> list[Command]:
-        """Commands whose name (or alias) starts with what follows the slash."""
+    def completions(self, typed: str, context: CommandContext | None = None) -> list[Command]:
+        """Commands whose name (or alias) starts with what follows the slash; with a
+        `context`, the sources' commands too (an MCP server's prompts)."""
         prefix = typed.lstrip("/")
-        return [c for c in self if any(n.startswith(prefix) for n in (c.name, *c.aliases))]
+        found = [c for c in self if any(n.startswith(prefix) for n in (c.name, *c.aliases))]
+        if context is not None and self._sources:
+            try:
+                extra = self.session_commands(context)
+            except Exception:  # a source that cannot list now offers nothing, never an error
+                extra = []
+            known = {c.name for c in found}
+            found += [c for c in extra if c.name.startswith(prefix) and c.name not in known]
+        return found
 
     def resolve(self, line: str) -> tuple[Command, str]:
         """The command a `/name args` line names, and its arguments.

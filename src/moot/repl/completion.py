@@ -99,7 +99,7 @@ class PromptCompleter(Completer):
     def _commands(self, typed: str) -> Iterable[Completion]:
         name, space, rest = typed[1:].partition(" ")
         if not space:
-            for command in self._registry.completions(name):
+            for command in self._registry.completions(name, self._context()):
                 label = f"/{command.name}" + (f" {command.arguments}" if command.arguments else "")
                 yield Completion(
                     f"/{command.name}",

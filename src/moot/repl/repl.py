@@ -354,6 +354,9 @@ class Repl:
                 self._preempt()
             case ev.ApprovalDecided():
                 self.approvals.settled(event.call_id, event.tool_call_id)
+            case ev.ModelChanged():  # the new model's name and context window, for the toolbar
+                status = self.client.status()
+                self.facts.model, self.facts.context_window = status.model, status.context_window
 
     def _history(self) -> int:
         """Print the end of a resumed session; the seq to go on from live."""
@@ -401,6 +404,9 @@ class Repl:
             self.interrupt()
         elif buffer.text:
             buffer.reset()
+        elif self._offered:
+            self._offered.clear()
+            self.transcript.say("dropped what !command offered")
         elif self._clock() - self._last_ctrl_c < QUIT_WINDOW_S:
             self._quit_now()
         else:
@@ -521,7 +527,10 @@ class Repl:
                 await self._pump_task
         await old.close()
         self.approvals.clear()
+        self._offered.clear()  # the old session's shell output is not for the new one
         self.facts = StatusFacts.of(self.client.status())
+        for warning in use_session_commands(self.registry, self.client):
+            self.transcript.say(warning, warning=True)
         self._completer.forget_paths()
         self._pump_task = asyncio.create_task(self._pump(self.client.subscribe()))
         self._session_line(self.client.status())

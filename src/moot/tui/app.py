@@ -395,7 +395,7 @@ class MootApp(App[int]):
             if command is None or command.complete is None:
                 return []
             return [(f"{name} {c}", "") for c in command.complete(self, rest)]
-        return [(c.name, c.description) for c in self.registry.completions(name)]
+        return [(c.name, c.description) for c in self.registry.completions(name, self)]
 
     # ---- actions (the keys table names them) ---------------------------------------------------
 
