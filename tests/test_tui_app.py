@@ -179,3 +179,30 @@ async def test_what_the_session_publishes_while_the_app_closes_is_dropped() -> N
         await pilot.pause()
     for event in events:
         await app._event(SessionEvent(event))  # no NoMatches: nothing to show it in
+
+
+async def test_up_walks_the_history_and_ctrl_r_picks_an_earlier_message(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from moot.history import PromptHistory
+
+    history = tmp_path / "history.jsonl"
+    history.write_text(
+        "".join(json.dumps(m) + "\n" for m in ["fix the flaky test", "explain\nthe build"])
+    )
+    client = FakeClient()
+    app = MootApp(client, history=PromptHistory(history), clock=Clock())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("up")
+        assert app.prompt.text == "explain\nthe build"  # the newest first
+        app.prompt.load_text("")
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press(*"flaky", "enter")
+        await pilot.pause()
+        assert app.prompt.text == "fix the flaky test"
+        assert app.focused is app.prompt
+        await pilot.press("enter")
+        await pilot.pause()
+    assert [op.text for op in client.ops if isinstance(op, ops.UserTurn)] == ["fix the flaky test"]

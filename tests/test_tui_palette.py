@@ -110,6 +110,10 @@ async def test_slash_commands_run_and_one_that_needs_an_argument_goes_to_the_pro
         assert pilot.app.prompt.text == "/open "  # type: ignore[attr-defined]
         assert pilot.app.focused is pilot.app.prompt  # type: ignore[attr-defined]
         assert opened == []
+        grep = next(h for h in hits if h.text.startswith("/grep "))  # `PATTERN [path]`
+        grep.command()
+        await settle(pilot)
+        assert pilot.app.prompt.text == "/grep "  # type: ignore[attr-defined]
 
 
 async def test_models_are_listed_and_one_chosen_switches_through_slash_model() -> None:

@@ -197,8 +197,9 @@ class CommandsProvider(_Listed):
     def _run_command(self, name: str) -> Action:
         def run() -> Awaitable[None] | None:
             command = self.moot.registry.get(name)
-            if command is not None and command.arguments.startswith("<"):
-                # Its argument is required: let the person type it.
+            if command is not None and command.arguments and not command.arguments.startswith("["):
+                # Its argument is required (`PATTERN [path]`, `MESSAGE`, `<path>`; optional ones
+                # are in brackets): let the person type it.
                 self.moot.prompt.load_text(f"/{name} ")
                 self.moot.prompt.focus()
                 return None

@@ -60,6 +60,16 @@ def fuzzy_rank(needle: str, paths: Sequence[str], limit: int = MAX_COMPLETIONS) 
     return sorted(found, key=score)[:limit]
 
 
+HISTORY_SEARCH_LIMIT = 200
+"""Messages `ctrl+r` lists at most (the picker filters them further)."""
+
+
+def _one_line(message: str, width: int = 100) -> str:
+    """A message as one line of a list: its lines joined, cut at `width`."""
+    line = " ⏎ ".join(part.strip() for part in message.splitlines() if part.strip())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 class PromptInput(TextArea):
     """The text area itself; the key handling that makes it a prompt."""
 
@@ -99,6 +109,11 @@ class PromptInput(TextArea):
             event.prevent_default()
             self.insert("\n")
             return
+        if key == "ctrl+r":
+            event.stop()
+            event.prevent_default()
+            self.run_worker(self._search_history(), group="history", exclusive=True)
+            return
         if key == "up" and self.cursor_location[0] == 0:
             event.stop()
             event.prevent_default()
@@ -116,6 +131,22 @@ class PromptInput(TextArea):
                 self.move_cursor(self.document.end)
             return
         # Anything else: TextArea's own handler runs next (each class's handler runs in turn).
+
+    async def _search_history(self) -> None:
+        """`ctrl+r`: earlier messages containing what is typed, newest first, in a picker
+        that filters as you type; the one chosen replaces the prompt's text."""
+        from moot.tui.screens.picker import PickerScreen
+
+        found = self.prompt_history.search(self.text.strip(), limit=HISTORY_SEARCH_LIMIT)
+        if not found:
+            self.notify("no earlier message contains that", severity="warning")
+            return
+        choices = [(f"m{i}", _one_line(message)) for i, message in enumerate(found)]
+        picked = await self.app.push_screen_wait(PickerScreen("earlier messages", choices))
+        if picked is not None:
+            self.load_text(found[int(picked[1:])])
+            self.move_cursor(self.document.end)
+        self.focus()
 
     async def _on_paste(self, event: events.Paste) -> None:
         # Terminals (and tmux) paste line ends as CR; a message's lines end in LF.
