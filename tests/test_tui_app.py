@@ -206,3 +206,15 @@ async def test_up_walks_the_history_and_ctrl_r_picks_an_earlier_message(tmp_path
         await pilot.press("enter")
         await pilot.pause()
     assert [op.text for op in client.ops if isinstance(op, ops.UserTurn)] == ["fix the flaky test"]
+
+
+async def test_a_resumed_session_shows_what_it_spent_in_the_status_line() -> None:
+    from moot.tui.widgets.status_line import StatusLine
+
+    client = FakeClient(edit_session())
+    client.submit(ops.UserTurn(text="make greet say hello"))
+    client.submit(ops.Approve(tool_call_id="t2", call_id="run_1"))
+    async with app_for(client, show_history=True).run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        facts = pilot.app.query_one(StatusLine).facts
+        assert (facts.cost_usd, facts.tokens) == (pytest.approx(0.0042), 1280)

@@ -283,6 +283,12 @@ class MootApp(App[int]):
         )
         for event in events:
             self.trace.take(event)
+        # Tokens, cost and how full the context is, as they stood (usage is not in the tail).
+        session = self.client.session_id
+        finished = self.client.query.events(session, kinds=("turn_finished",))
+        since = finished[-2].seq if len(finished) > 1 else 0
+        last_run = self.client.query.events(session, after_seq=since, kinds=("usage",))
+        self.query_one(StatusLine).take_spent(finished, last_run)
         await self.chat.show_history(events, more_before=bool(events) and events[0].seq > 1)
         self.trace.apply_pending()
         return last

@@ -3,6 +3,8 @@ session. It re-renders only when one of them changes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import msgspec
 from rich.text import Text
 from textual.widgets import Static
@@ -51,7 +53,30 @@ class StatusLine(Static):
         self._render_facts()
 
     def take(self, event: ev.Event) -> None:
-        facts, before = self.facts, msgspec.structs.astuple(self.facts)
+        before = msgspec.structs.astuple(self.facts)
+        self._apply(event)
+        if msgspec.structs.astuple(self.facts) != before:
+            self._render_facts()
+
+    def take_spent(self, finished: Iterable[ev.Event], last_run: Iterable[ev.Event]) -> None:
+        """What a resumed session spent before, drawn once: tokens and cost from each run's
+        `turn_finished` (a run's totals, its peers' included), and how full the context is
+        from the last run's `usage`."""
+        facts = self.facts
+        for event in finished:
+            if isinstance(event, ev.TurnFinished):
+                facts.tokens += event.usage.input_tokens + event.usage.output_tokens
+                facts.cost_usd += event.cost_usd
+        for event in last_run:
+            if isinstance(event, ev.UsageRecorded) and not event.parent_call_id:
+                usage = event.usage
+                facts.context_tokens = (
+                    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+                )
+        self._render_facts()
+
+    def _apply(self, event: ev.Event) -> None:
+        facts = self.facts
         match event:
             case ev.ModeChanged():
                 facts.mode = event.mode
@@ -70,8 +95,6 @@ class StatusLine(Static):
                 facts.running = True
             case ev.TurnFinished():
                 facts.running = False
-        if msgspec.structs.astuple(facts) != before:
-            self._render_facts()
 
     def _render_facts(self) -> None:
         f = self.facts
