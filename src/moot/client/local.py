@@ -54,6 +54,7 @@ AGENT = "moot"
 
 if TYPE_CHECKING:
     from moot.client.facts import GitProbe
+    from moot.client.upkeep import SessionUpkeep
     from moot.skills.guidance import Guidance
 
 INSTRUCTIONS = (
@@ -407,6 +408,15 @@ def open_queries() -> StoreQueries:
     from moot.store import open_store
 
     return StoreQueries(open_store(), owns_store=True)
+
+
+def open_upkeep() -> SessionUpkeep:
+    """Delete, fork and prune stored sessions (`moot sessions delete | fork | prune`);
+    `close()` it when done."""
+    from moot.client.upkeep import SessionUpkeep
+    from moot.store import open_store
+
+    return SessionUpkeep(open_store(), owns_store=True)
 
 
 def _notices(settings: LoadedSettings, cwd: Path) -> tuple[str, ...]:

@@ -258,6 +258,8 @@ class FakeClient:
                     self.emit(ev.ModelChanged(agent="moot", model=model, previous=previous))
             case ops.RunTool(tool=tool, arguments=arguments):
                 self._run_tool(tool, arguments)
+            case ops.Rename(title=title):
+                self.emit(ev.SessionRenamed(title=title))
             case ops.Shutdown():
                 for subscription in list(self._subscribers):
                     subscription.end()
