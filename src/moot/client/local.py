@@ -284,6 +284,11 @@ class LocalClient:
             return PermissionsReport(mode=self._runtime.mode, rules=(), local_file="")
         return rules().report(self._runtime.mode)
 
+    def fork(self, at: int | None = None) -> str:
+        from moot.client.upkeep import SessionUpkeep
+
+        return SessionUpkeep(self._store).fork(self.session_id, at)
+
     def models(self) -> list[ModelChoice]:
         from moot.client.models import model_choices
 

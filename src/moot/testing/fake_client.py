@@ -95,6 +95,8 @@ class FakeClient:
         """Every event played so far, with its seq: what the store of a real session holds."""
         self.ops: list[ops.Op] = []
         """Every op submitted, in order."""
+        self.forks: list[int | None] = []
+        """What `fork` was asked, in order."""
         self.autoplay = autoplay
         self.closed = False
         self._status = status or SessionStatus(
@@ -193,6 +195,11 @@ class FakeClient:
 
     def models(self) -> list[ModelChoice]:
         return list(self._models)
+
+    def fork(self, at: int | None = None) -> str:
+        """Records the fork (`forks`); the id of a session this fake does not hold."""
+        self.forks.append(at)
+        return f"{self._session_id}_fork{len(self.forks)}"
 
     async def close(self) -> None:
         self.closed = True
