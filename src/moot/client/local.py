@@ -357,6 +357,8 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             # (and before a new sessions database is made).
             resolve_model(model, session_environ(settings), models=settings.models)
         except UnknownModel as exc:
+            if model == recorded and not options.model:
+                raise SetupError(_gone_model(model, str(exc), settings)) from None
             raise SetupError(str(exc)) from None
         if store is None:
             store = _open_store()
@@ -399,6 +401,21 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             store.close()
         raise
     return LocalClient(session, store, settings, _notices(settings, cwd))
+
+
+def _gone_model(model: str, why: str, settings: Settings) -> str:
+    """A resumed session's own model cannot be used any more: say so, with the choices."""
+    from moot.client.models import model_choices
+
+    ready = [c.name for c in model_choices(settings) if c.ready][:CHOICES_SHOWN]
+    choices = ", ".join(ready) if ready else "none is ready here (moot doctor says why)"
+    return (
+        f"this session's model {model} cannot be used any more ({why}); resume it with "
+        f"--model naming another: {choices}"
+    )
+
+
+CHOICES_SHOWN = 12
 
 
 def _open_store() -> Store:
