@@ -96,6 +96,7 @@ async def running_repl(
     task: str | None = None,
     history_path: Path | None = None,
     open_client: Callable[[], FakeClient] | None = None,
+    open_session: Callable[[str], FakeClient] | None = None,
     registry: Registry | None = None,
     show_history: bool = False,
     connect: Callable[[], FakeClient] | None = None,
@@ -111,6 +112,7 @@ async def running_repl(
             clock=clock,
             history_path=history_path,
             open_client=open_client,
+            open_session=open_session,
             registry=registry,
             show_history=show_history,
         )

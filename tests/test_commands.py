@@ -24,6 +24,7 @@ from moot.protocol.client import (
     RuleEntry,
     SandboxStatus,
     SessionStatus,
+    SessionSummary,
 )
 from moot.protocol.messages import Usage
 from moot.protocol.states import RunState, StopReason
@@ -43,6 +44,7 @@ class Recorder:
         self.inspected: list[tuple[str, list[ev.Event]]] = []
         self.choices: list[Sequence[tuple[str, str]]] = []
         self.matches = 0
+        self.opened: list[str] = []
 
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self.said.append((str(text), warning))
@@ -62,6 +64,9 @@ class Recorder:
 
     async def new_session(self) -> None:
         pass
+
+    async def open_session(self, session_id: str) -> None:
+        self.opened.append(session_id)
 
     def show_help(self) -> None:
         pass
@@ -484,3 +489,44 @@ def test_completion_offers_the_sources_commands_too(registry: Registry) -> None:
     context = Recorder(client_for())
     assert [c.name for c in registry.completions("mcp", context)] == ["mcp", "mcp__good__review"]
     assert [c.name for c in registry.completions("mcp")] == ["mcp"]  # no context: no sources
+
+
+# ---- /resume and /fork ---------------------------------------------------------------------------
+
+
+def other_session(session_id: str, title: str, workspace: str = "/workspace") -> SessionSummary:
+    from datetime import UTC, datetime
+
+    when = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+    return SessionSummary(id=session_id, title=title, workspace=workspace, created_at=when,
+                          updated_at=when, turns=3, cost_usd=0.25, state="completed",
+                          event_count=30)  # fmt: skip
+
+
+async def test_resume_picks_among_this_workspaces_other_sessions(registry: Registry) -> None:
+    others = [other_session("ses_a", "fix the parser"), other_session("ses_b", "write docs"),
+              other_session("ses_c", "elsewhere", workspace="/other")]  # fmt: skip
+    client = client_for(sessions=others)
+    context = Recorder(client, picks=["ses_b", None])
+    await registry.run(context, "/resume")
+    labels = dict(context.choices[0])
+    assert set(labels) == {"ses_a", "ses_b"}  # not this session, not another workspace's
+    assert labels["ses_a"].startswith("fix the parser  ·  ")
+    assert labels["ses_a"].endswith("3 turns  ·  $0.2500  ·  completed")
+    assert context.opened == ["ses_b"]
+    await registry.run(context, "/resume")  # cancelled: nothing opened
+    assert context.opened == ["ses_b"]
+    await registry.run(context, "/resume parser")  # one match: no picker
+    assert context.opened == ["ses_b", "ses_a"]
+    await registry.run(context, "/resume nothing like it")
+    assert context.warned and "no other session here matches" in context.last
+
+
+async def test_fork_asks_the_session_and_goes_on_in_the_fork(registry: Registry) -> None:
+    client = client_for()
+    context = Recorder(client)
+    await registry.run(context, "/fork 12")
+    assert client.forks == [12]
+    assert context.opened == [f"{client.session_id}_fork1"]
+    await registry.run(context, "/fork twelve")
+    assert context.warned and client.forks == [12]

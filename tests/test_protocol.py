@@ -96,6 +96,7 @@ EXAMPLES: list[ev.Event] = [
         submission_id="sub_3",
     ),
     ev.MemoryNoted(session_id="s1", seq=6, path="/w/AGENTS.md", note="use tabs"),
+    ev.SessionRenamed(session_id="s1", seq=7, title="fix the parser", previous="fix it"),
     ev.HookRan(
         **IDS,
         hook_event="PreToolUse",
@@ -185,6 +186,7 @@ OPS = [
     ops.Approve(tool_call_id="t3", mode="acceptEdits"),
     ops.Deny(tool_call_id="t1", feedback="use b.txt"),
     ops.Shutdown(),
+    ops.Rename(title="fix the parser"),
     ops.RunCommand(name="code-review", arguments="src/app.py"),
     ops.NoteToMemory(text="use tabs"),
 ]

@@ -297,6 +297,25 @@ async def test_new_starts_another_session() -> None:
         assert first.closed and repl.repl.client is second
 
 
+async def test_resume_goes_on_with_a_stored_session_and_shows_its_end() -> None:
+    stored = FakeClient(edit_session(), session_id="ses_stored")
+    stored.submit(ops.UserTurn(text="make greet say hello"))
+    first = FakeClient([])
+    opened: list[str] = []
+
+    def open_session(session_id: str) -> FakeClient:
+        opened.append(session_id)
+        return stored
+
+    async with running_repl(first, open_session=open_session) as repl:
+        await repl.prompt_ready()
+        await repl.repl.open_session("ses_stored")
+        await repl.printed("session ses_stored")
+        await repl.printed("make greet say hello")  # its history, from the store
+
+        assert opened == ["ses_stored"] and first.closed and repl.repl.client is stored
+
+
 def test_approval_requests_carry_what_the_question_needs() -> None:
     """The REPL keys its questions by (agent call, tool call), as the contract does."""
     request = plan_session()[-1]

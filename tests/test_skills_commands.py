@@ -124,6 +124,8 @@ class Context:
 
     async def new_session(self) -> None: ...
 
+    async def open_session(self, session_id: str) -> None: ...
+
     def show_help(self) -> None: ...
 
 
@@ -144,7 +146,7 @@ async def test_session_commands_complete_with_descriptions_and_submit_run_comman
     warnings = use_session_commands(registry, client)
 
     assert warnings == ["/help from a file is hidden by moot's own /help"]
-    listed = {c.name: (c.description, c.arguments) for c in registry.completions("re")}
+    listed = {c.name: (c.description, c.arguments) for c in registry.completions("rev")}
     assert listed == {"review": ("Review a file for bugs (command)", "<path>")}
     assert registry.get("code-review").description == "Review code (skill)"  # type: ignore[union-attr]
     context: CommandContext = Context(client)  # type: ignore[assignment]

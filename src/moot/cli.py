@@ -36,9 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from moot.lean_httpx import keep_httpx_cli_unloaded
 
         keep_httpx_cli_unloaded()
-    from moot.cli_args import parse
+    from moot.cli_args import PICK, parse
 
     options = parse(args)
+    if options.command is None and (options.continue_ or options.resume == PICK):
+        from moot.sessions_cli import settle_session
+
+        if (failed := settle_session(options)) is not None:
+            return failed
     command = _command(options)
     if program:
         gc.freeze()

@@ -15,12 +15,16 @@ examples:
   moot                               open the app in this directory
   moot "explain the build"           open the app and send a task
   moot -c                            continue the latest session here, in the app
+  moot -r                            pick a session of this directory to resume
+  moot -p "and now the tests" -c     continue the latest session here, headless
   moot --plain                       the line REPL: scrollback, screen readers, dumb terminals
   moot -p "fix the failing test" --model scripted:demo.yaml
   moot -p "what changed?" --output-format json --resume ses_0190...
   moot --resume ses_0190...          finish a run a crash or kill left open
-  moot sessions list
+  moot sessions list [--all]         this directory's sessions (--all: every one)
   moot sessions export ses_0190... --format md
+  moot sessions fork ses_0190... --at 42   a new session sharing history up to event 42
+  moot sessions prune --older-than 30d
   moot sandbox status                where shell commands run (MOOT_SANDBOX), and why
   moot sandbox run -- ls -la
   moot -p "/code-review src/app.py"  run a skill (or a custom command) headless
@@ -32,6 +36,10 @@ examples:
   moot mcp serve                     moot's workspace tools for another agent (stdio)
   moot acp                           the Agent Client Protocol over stdio, for editors
 """
+
+
+PICK = "\0pick"
+"""`--resume` given without a session: pick one."""
 
 
 def _usage_error(message: str) -> NoReturn:
@@ -54,12 +62,25 @@ def _positive(text: str) -> int:
     return value
 
 
+_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def _age(text: str) -> float:
+    """`30d` as seconds (units m, h, d, w)."""
+    number, unit = text[:-1], text[-1:].lower()
+    if unit not in _UNITS or not number.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age such as 30d, 12h or 90m")
+    return int(number) * _UNITS[unit]
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="moot",
         description="A terminal coding agent where every agent is a peer.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        # Whole option names only: `sessions list --all` is not an abbreviation of --allowedTools.
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"moot {__version__}")
     parser.add_argument(
@@ -100,8 +121,11 @@ def _parser() -> argparse.ArgumentParser:
         "--resume",
         "-r",
         metavar="SESSION",
-        help="continue SESSION: in the app (on a terminal); with -p a new turn; without -p "
-        "and with no terminal, finish its interrupted run",
+        nargs="?",
+        const=PICK,
+        help="continue SESSION (a picker of this directory's sessions without one): in the "
+        "app (on a terminal); with -p a new turn; without -p and with no terminal, finish "
+        "its interrupted run",
     )
     parser.add_argument(
         "-c",
@@ -154,14 +178,31 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_commands(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sessions = sub.add_parser("sessions", help="list, show and export sessions")
+    sessions = sub.add_parser(
+        "sessions", help="list, show, export, delete, fork and prune sessions"
+    )
     sessions_sub = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
-    sessions_sub.add_parser("list", help="recent sessions, newest first")
+    listing = sessions_sub.add_parser("list", help="this directory's sessions, newest first")
+    listing.add_argument(
+        "--all", action="store_true", help="every workspace's (this directory's first)"
+    )
+    listing.add_argument("--limit", type=_positive, default=50, metavar="N")
     show = sessions_sub.add_parser("show", help="a session's transcript")
     show.add_argument("session_id")
     export = sessions_sub.add_parser("export", help="a session as Markdown or JSON")
     export.add_argument("session_id")
     export.add_argument("--format", choices=("md", "json"), default="md")
+    delete = sessions_sub.add_parser("delete", help="remove a session and its snapshots")
+    delete.add_argument("session_id")
+    fork = sessions_sub.add_parser(
+        "fork", help="a new session sharing a session's history (up to an event with --at)"
+    )
+    fork.add_argument("session_id")
+    fork.add_argument("--at", type=_positive, metavar="SEQ", help="the last event to share")
+    prune = sessions_sub.add_parser("prune", help="delete sessions not used for a while")
+    prune.add_argument(
+        "--older-than", required=True, type=_age, metavar="AGE", help="e.g. 30d, 12h, 90m"
+    )
     doctor = sub.add_parser("doctor", help="configured providers, keys and endpoints")
     doctor.add_argument(
         "--check", action="store_true", help="send one tiny request to each configured provider"
@@ -273,8 +314,6 @@ _TAKES_VALUE = frozenset(
         "--allowed-tools",
         "--disallowedTools",
         "--disallowed-tools",
-        "--resume",
-        "-r",
         "--scrollback",
         "--allow-project-mcp",
     }
@@ -290,6 +329,11 @@ def _split_task(argv: Sequence[str]) -> tuple[list[str], str | None]:
         arg = args[index]
         if arg == "--":
             break
+        if arg in ("-r", "--resume"):
+            # Its session is optional: what follows is the session only when it is one.
+            following = args[index + 1] if index + 1 < len(args) else None
+            index += 2 if following is not None and _is_session(following) else 1
+            continue
         if arg.startswith("-"):
             index += 2 if arg in _TAKES_VALUE else 1
             continue
@@ -297,6 +341,10 @@ def _split_task(argv: Sequence[str]) -> tuple[list[str], str | None]:
             return args, None
         return args[:index] + args[index + 1 :], arg
     return args, None
+
+
+def _is_session(word: str) -> bool:
+    return word == "" or word.startswith("ses_")
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:

@@ -63,6 +63,9 @@ class EditorCommandContext:
     async def new_session(self) -> None:
         raise CommandError("start a new thread in the editor for a new session")
 
+    async def open_session(self, session_id: str) -> None:
+        raise CommandError("load a session from the editor's own session list")
+
     def show_help(self) -> None:
         lines = [
             f"/{c['name']} {c.get('input', {}).get('hint', '')}".rstrip() + f" — {c['description']}"

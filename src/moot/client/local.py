@@ -54,6 +54,7 @@ AGENT = "moot"
 
 if TYPE_CHECKING:
     from moot.client.facts import GitProbe
+    from moot.client.upkeep import SessionUpkeep
     from moot.skills.guidance import Guidance
 
 INSTRUCTIONS = (
@@ -283,6 +284,11 @@ class LocalClient:
             return PermissionsReport(mode=self._runtime.mode, rules=(), local_file="")
         return rules().report(self._runtime.mode)
 
+    def fork(self, at: int | None = None) -> str:
+        from moot.client.upkeep import SessionUpkeep
+
+        return SessionUpkeep(self._store).fork(self.session_id, at)
+
     def models(self) -> list[ModelChoice]:
         from moot.client.models import model_choices
 
@@ -351,6 +357,8 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             # (and before a new sessions database is made).
             resolve_model(model, session_environ(settings), models=settings.models)
         except UnknownModel as exc:
+            if model == recorded and not options.model:
+                raise SetupError(_gone_model(model, str(exc), settings)) from None
             raise SetupError(str(exc)) from None
         if store is None:
             store = _open_store()
@@ -395,6 +403,21 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
     return LocalClient(session, store, settings, _notices(settings, cwd))
 
 
+def _gone_model(model: str, why: str, settings: Settings) -> str:
+    """A resumed session's own model cannot be used any more: say so, with the choices."""
+    from moot.client.models import model_choices
+
+    ready = [c.name for c in model_choices(settings) if c.ready][:CHOICES_SHOWN]
+    choices = ", ".join(ready) if ready else "none is ready here (moot doctor says why)"
+    return (
+        f"this session's model {model} cannot be used any more ({why}); resume it with "
+        f"--model naming another: {choices}"
+    )
+
+
+CHOICES_SHOWN = 12
+
+
 def _open_store() -> Store:
     from moot.store import open_store
 
@@ -407,6 +430,15 @@ def open_queries() -> StoreQueries:
     from moot.store import open_store
 
     return StoreQueries(open_store(), owns_store=True)
+
+
+def open_upkeep() -> SessionUpkeep:
+    """Delete, fork and prune stored sessions (`moot sessions delete | fork | prune`);
+    `close()` it when done."""
+    from moot.client.upkeep import SessionUpkeep
+    from moot.store import open_store
+
+    return SessionUpkeep(open_store(), owns_store=True)
 
 
 def _notices(settings: LoadedSettings, cwd: Path) -> tuple[str, ...]:

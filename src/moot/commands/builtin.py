@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moot.commands import session, transcript, workspace
+from moot.commands import session, sessions, transcript, workspace
 from moot.commands.files import add_file_commands
 from moot.commands.registry import CommandContext, CommandError, Registry
 from moot.protocol import ops
@@ -101,6 +101,7 @@ def builtin_commands() -> Registry:
         context.say(f"{summary.turns} turns · ${summary.cost_usd:.4f}")
 
     session.register(registry)
+    sessions.register(registry)
     workspace.register(registry)
     transcript.register(registry)
 

@@ -54,6 +54,10 @@ class CommandContext(Protocol):
         """Leave this session (it stays in the store) and start a new one."""
         ...
 
+    async def open_session(self, session_id: str) -> None:
+        """Leave this session for a stored one (`/resume`, `/fork`), its history shown."""
+        ...
+
     def show_help(self) -> None:
         """Show every command and key."""
         ...

@@ -72,6 +72,15 @@ def register(registry: Registry) -> None:
             )
         show_result(context, await run_tool(context.client, "permission_rule", arguments))
 
+    @registry.command("rename", "Give this session a title (session lists show it)",
+                      arguments="TITLE")  # fmt: skip
+    async def rename(context: CommandContext, args: str) -> None:
+        if not args.strip():
+            raise CommandError("/rename TITLE: the title session lists and /resume show")
+        renamed = await answer(context.client, ops.Rename(title=args), ("session_renamed",))
+        assert isinstance(renamed, ev.SessionRenamed)
+        context.say(f"session {context.client.session_id}: {renamed.title}")
+
     @registry.command("undo", "Take back moot's last commit (its auto-commit)")
     async def undo(context: CommandContext, args: str) -> None:
         show_result(context, await run_tool(context.client, "undo"))

@@ -27,6 +27,7 @@ from moot.protocol.client import ContextPart, Subscription
 from moot.protocol.ids import new_id
 from moot.protocol.messages import AttachedFile, Message, ToolResultMessage
 from moot.protocol.modes import ModeName
+from moot.protocol.titles import TITLE_LENGTH
 from moot.providers.base import Provider, ScriptPosition
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.store.base import Store
@@ -221,6 +222,8 @@ class Runtime:
                 self._set_model(model, agent, submission)
             case ops.RunTool(tool=name, arguments=arguments):
                 self._run_tool(name, arguments, submission)
+            case ops.Rename(title=title):
+                self._rename(title, submission)
             case ops.RunCommand() | ops.NoteToMemory():
                 # Commands from files and memory belong to the session layer
                 # (`moot.client.local`), which answers these before they reach a runtime.
@@ -301,6 +304,18 @@ class Runtime:
             ev.ModelChanged(
                 agent=agent.name, model=model, previous=previous, submission_id=submission
             )
+        )
+
+    def _rename(self, title: str, submission: str) -> None:
+        title = " ".join(title.split())[:TITLE_LENGTH]
+        if not title:
+            reason = "a title needs a word: /rename TITLE"
+            self.record_session(ev.OpRefused(op="rename", reason=reason, submission_id=submission))
+            return
+        info = self.store.session(self.session_id)
+        previous = info.title if info is not None else ""
+        self.record_session(
+            ev.SessionRenamed(title=title, previous=previous, submission_id=submission)
         )
 
     def unusable_model(self, model: str) -> str:

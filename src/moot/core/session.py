@@ -15,11 +15,19 @@ import msgspec
 
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
-from moot.protocol.events import SESSION_KINDS, ModeChanged, ModelChanged, TurnStarted
+from moot.protocol.events import (
+    SESSION_KINDS,
+    ModeChanged,
+    ModelChanged,
+    ModelResponded,
+    TurnStarted,
+)
 from moot.protocol.messages import Message
 from moot.protocol.modes import ModeName
 from moot.store.base import Store
 
+RECENT_ANSWERS = 64
+"""How many of the last `model_responded` events `recorded_model` looks through."""
 CHECKPOINT = "session"
 """The checkpoint key of session-level state (runs have their own ids)."""
 
@@ -114,4 +122,15 @@ def recorded_model(store: Store, session_id: str, agent: str) -> str | None:
     for event in store.events(session_id, after_seq=after, kinds=("model_changed",)):
         if isinstance(event, ModelChanged) and event.agent == agent:
             model = event.model
+    if model is None:
+        # Never switched: the model it opened with, as the last answer it gave names it.
+        answers = store.events(session_id, kinds=("model_responded",), limit=RECENT_ANSWERS)
+        model = next(
+            (
+                e.model
+                for e in reversed(answers)
+                if isinstance(e, ModelResponded) and e.agent == agent
+            ),
+            None,
+        )
     return model

@@ -415,6 +415,15 @@ class Client(Protocol):
         entries) and the ones in use, the ready ones first."""
         ...
 
+    def fork(self, at: int | None = None) -> str:
+        """A new stored session sharing this one's history up to event `at` (all of it when
+        None; a run not finished by then is left out); its id. This session goes on as it was.
+
+        Raises:
+            KeyError: `at` is not one of this session's events.
+        """
+        ...
+
     async def close(self) -> None:
         """Interrupt what runs, end every subscription and release what the session holds."""
         ...

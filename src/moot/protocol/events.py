@@ -250,6 +250,14 @@ class ModeChanged(_Event, tag="mode_changed", frozen=True):
     """"plan_approval": the person approved a plan (`exit_plan_mode`), which leaves plan mode."""
 
 
+class SessionRenamed(_Event, tag="session_renamed", frozen=True):
+    """The session's title changed (`/rename`); a session event. Session lists show the last
+    one; until the first, a session is titled by its first prompt's first line."""
+
+    title: str
+    previous: str = ""
+
+
 class ModelChanged(_Event, tag="model_changed", frozen=True):
     """An agent's model changed (a `SetModel` op); its next turn asks the new one.
 
@@ -397,6 +405,7 @@ Event = (
     | ToolFinished
     | ModeChanged
     | ModelChanged
+    | SessionRenamed
     | ToolRan
     | OpRefused
     | HookRan
@@ -407,7 +416,7 @@ Event = (
 CREATION_KINDS = frozenset({"turn_started", "agent_called"})
 TERMINAL_KINDS = frozenset({"turn_finished", "agent_returned"})
 SESSION_KINDS = frozenset(
-    {"mode_changed", "model_changed", "tool_ran", "op_refused", "memory_noted"}
+    {"mode_changed", "model_changed", "session_renamed", "tool_ran", "op_refused", "memory_noted"}
 )
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""
 

@@ -155,6 +155,13 @@ class NoteToMemory(_Op, tag="note_to_memory", frozen=True):
     text: str
 
 
+class Rename(_Op, tag="rename", frozen=True):
+    """Give the session a title (`/rename`). Answered by `session_renamed`, or by
+    `op_refused` for an empty title."""
+
+    title: str
+
+
 class Shutdown(_Op, tag="shutdown", frozen=True):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
@@ -167,6 +174,7 @@ Op = (
     | Deny
     | SetMode
     | SetModel
+    | Rename
     | RunTool
     | Shutdown
     | RunCommand

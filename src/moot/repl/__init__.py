@@ -91,6 +91,7 @@ def run_repl(options: Namespace) -> int:
         task=options.task,
         show_history=session_id is not None,
         open_client=lambda: connect(None),
+        open_session=connect,
         # The app's file for this workspace (it names the workspace by its real path).
         history_path=history_file(Path(os.path.realpath(cwd))),
     )

@@ -98,6 +98,7 @@ class Repl:
         task: A first message to send.
         show_history: Print the end of the session's stored events first (a resumed session).
         open_client: Opens a new session, for `/new`.
+        open_session: Opens a stored session by id, for `/resume` and `/fork`.
         registry: The slash commands (the built-in ones when None).
         history_path: The prompt history file (`moot.history.history_file`); None keeps none.
         clock: Monotonic seconds (approvals' grace period, ctrl+c twice).
@@ -112,6 +113,7 @@ class Repl:
         task: str | None = None,
         show_history: bool = False,
         open_client: OpenClient | None = None,
+        open_session: Callable[[str], Client] | None = None,
         registry: Registry | None = None,
         history_path: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -123,6 +125,7 @@ class Repl:
         self._task_text = task
         self._show_history = show_history
         self._open_client = open_client
+        self._open_session = open_session
         self._clock = clock
         self._history_path = history_path
         self.facts = StatusFacts()
@@ -517,10 +520,26 @@ class Repl:
     async def new_session(self) -> None:
         if self._open_client is None:
             raise CommandError("this REPL cannot open another session")
+        await self._switch(self._open_client, show_history=False)
+
+    async def open_session(self, session_id: str) -> None:
+        if self._open_session is None:
+            raise CommandError("this REPL cannot open another session")
+        opener = self._open_session
+        await self._switch(lambda: opener(session_id), show_history=True)
+
+    async def _switch(self, open_one: OpenClient, *, show_history: bool) -> None:
+        """Go on with the session `open_one` opens; this one closes (it stays in the store)."""
+        from moot.client import SetupError
+        from moot.client.errors import SessionBusy
+
         if self._turn_running:
             raise CommandError("a turn is running: stop it first (ctrl+c)")
         old = self.client
-        self._client = await asyncio.to_thread(self._open_client)
+        try:
+            self._client = await asyncio.to_thread(open_one)
+        except (SetupError, SessionBusy) as exc:
+            raise CommandError(f"cannot open it: {exc}") from None
         if self._pump_task is not None:
             self._pump_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -532,8 +551,9 @@ class Repl:
         for warning in use_session_commands(self.registry, self.client):
             self.transcript.say(warning, warning=True)
         self._completer.forget_paths()
-        self._pump_task = asyncio.create_task(self._pump(self.client.subscribe()))
         self._session_line(self.client.status())
+        after = self._history() if show_history else None
+        self._pump_task = asyncio.create_task(self._pump(self.client.subscribe(after)))
 
     def show_help(self) -> None:
         self.transcript.emit(help_text(self.registry, self.transcript.paint))

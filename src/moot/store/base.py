@@ -191,6 +191,15 @@ class Store(Protocol):
         """
         ...
 
+    def delete_session(self, session_id: str) -> None:
+        """Remove the session: its events, runs, checkpoints and snapshots, and the blobs no
+        other session's snapshots name.
+
+        Raises:
+            UnknownSessionError: The store holds no such session.
+        """
+        ...
+
     def claim(self, session_id: str) -> SessionClaim:
         """Claim the session for one runtime until the claim is released (or dropped).
 

@@ -12,8 +12,9 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from moot.protocol.events import Event, TurnFinished, TurnStarted
+from moot.protocol.events import Event, SessionRenamed, TurnFinished, TurnStarted
 from moot.protocol.ids import new_id
+from moot.protocol.titles import title_of
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
 from moot.store.claims import ClaimTable, SessionClaim
 from moot.store.invariants import SessionLog, check_schema
@@ -98,6 +99,9 @@ class MemoryStore:
             session.log.record(stored)
             if isinstance(stored, TurnStarted):
                 session.last_state = "running"
+                session.title = session.title or title_of(stored.prompt)
+            elif isinstance(stored, SessionRenamed):
+                session.title = stored.title
             elif isinstance(stored, TurnFinished):
                 session.last_state = str(stored.state)
             return stored
@@ -178,6 +182,19 @@ class MemoryStore:
     def snapshots(self, session_id: str, run_id: str) -> dict[str, str | None]:
         with self._lock:
             return dict(sorted(self._get(session_id).snapshots.get(run_id, {}).items()))
+
+    def delete_session(self, session_id: str) -> None:
+        with self._lock:
+            self._get(session_id)
+            del self._sessions[session_id]
+            kept = {
+                digest
+                for other in self._sessions.values()
+                for paths in other.snapshots.values()
+                for digest in paths.values()
+                if digest is not None
+            }
+            self._blobs = {d: data for d, data in self._blobs.items() if d in kept}
 
     def claim(self, session_id: str) -> SessionClaim:
         with self._lock:

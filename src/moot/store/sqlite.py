@@ -40,11 +40,13 @@ from msgspec.structs import replace
 
 from moot.protocol.events import (
     Event,
+    SessionRenamed,
     TurnFinished,
     TurnStarted,
     event_from_json,
 )
 from moot.protocol.ids import new_id
+from moot.protocol.titles import title_of
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
 from moot.store.claims import SessionClaim, claim_by_lock
 from moot.store.errors import StoreError, damaged, from_os, from_sqlite
@@ -386,6 +388,22 @@ class SQLiteStore:
             ).fetchall()
         return dict(rows)
 
+    # ---- upkeep -------------------------------------------------------------------------------
+
+    def delete_session(self, session_id: str) -> None:
+        with self._guard():
+            self._require(session_id)
+            with self._transaction():
+                for table in ("events", "runs", "checkpoints", "snapshots"):
+                    self._db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+                self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+                # Blobs are shared by hash: keep those another session's snapshots still name.
+                self._db.execute(
+                    "DELETE FROM blobs WHERE digest NOT IN"
+                    " (SELECT digest FROM snapshots WHERE digest IS NOT NULL)"
+                )
+            self._logs.pop(session_id, None)
+
     def claim(self, session_id: str) -> SessionClaim:
         """Claim the session for one runtime: refused at once while another holds it.
 
@@ -526,6 +544,11 @@ class SQLiteStore:
                     (event.session_id, event.run_id, seq),
                 )
                 self._mark_session(event.session_id, ts, seq, "running")
+                # An untitled session is titled by its first prompt (no model call).
+                self._db.execute(
+                    "UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
+                    (title_of(event.prompt), event.session_id),
+                )
         elif isinstance(event, TurnFinished):
             with self._transaction():
                 self._db.execute(_INSERT_EVENT, (*row, body))
@@ -535,6 +558,12 @@ class SQLiteStore:
                     (seq, str(event.state), event.session_id, event.run_id),
                 )
                 self._mark_session(event.session_id, ts, seq, str(event.state))
+        elif isinstance(event, SessionRenamed):
+            with self._transaction():
+                self._db.execute(_INSERT_EVENT, (*row, body))
+                self._db.execute(
+                    "UPDATE sessions SET title = ? WHERE id = ?", (event.title, event.session_id)
+                )
         else:
             # The hot path: one statement, committed on its own.
             self._db.execute(_INSERT_EVENT, (*row, body))

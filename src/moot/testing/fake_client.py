@@ -95,6 +95,8 @@ class FakeClient:
         """Every event played so far, with its seq: what the store of a real session holds."""
         self.ops: list[ops.Op] = []
         """Every op submitted, in order."""
+        self.forks: list[int | None] = []
+        """What `fork` was asked, in order."""
         self.autoplay = autoplay
         self.closed = False
         self._status = status or SessionStatus(
@@ -194,6 +196,11 @@ class FakeClient:
     def models(self) -> list[ModelChoice]:
         return list(self._models)
 
+    def fork(self, at: int | None = None) -> str:
+        """Records the fork (`forks`); the id of a session this fake does not hold."""
+        self.forks.append(at)
+        return f"{self._session_id}_fork{len(self.forks)}"
+
     async def close(self) -> None:
         self.closed = True
         for subscription in list(self._subscribers):
@@ -258,6 +265,8 @@ class FakeClient:
                     self.emit(ev.ModelChanged(agent="moot", model=model, previous=previous))
             case ops.RunTool(tool=tool, arguments=arguments):
                 self._run_tool(tool, arguments)
+            case ops.Rename(title=title):
+                self.emit(ev.SessionRenamed(title=title))
             case ops.Shutdown():
                 for subscription in list(self._subscribers):
                     subscription.end()
