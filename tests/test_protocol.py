@@ -96,6 +96,18 @@ EXAMPLES: list[ev.Event] = [
         submission_id="sub_3",
     ),
     ev.MemoryNoted(session_id="s1", seq=6, path="/w/AGENTS.md", note="use tabs"),
+    ev.ContextCompacted(
+        **IDS,
+        summary="## Task\nfix it",
+        replaced=4,
+        elided=("t1",),
+        trigger="auto",
+        tokens_before=900,
+        tokens_after=200,
+    ),
+    ev.HistoryCompacted(
+        session_id="s1", seq=7, agent="main", summary="s", replaced=2, focus="the parser"
+    ),
     ev.HookRan(
         **IDS,
         hook_event="PreToolUse",
@@ -187,6 +199,7 @@ OPS = [
     ops.Shutdown(),
     ops.RunCommand(name="code-review", arguments="src/app.py"),
     ops.NoteToMemory(text="use tabs"),
+    ops.Compact(focus="the parser", agent="main"),
 ]
 
 
