@@ -162,6 +162,13 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
     export = sessions_sub.add_parser("export", help="a session as Markdown or JSON")
     export.add_argument("session_id")
     export.add_argument("--format", choices=("md", "json"), default="md")
+    cost = sub.add_parser("cost", help="tokens and cost per session and model (catalog prices)")
+    cost.add_argument(
+        "--since", metavar="DATE", help="only usage from DATE on (YYYY-MM-DD, or an ISO time)"
+    )
+    cost.add_argument(
+        "--all-workspaces", action="store_true", help="every workspace's sessions, not only here"
+    )
     doctor = sub.add_parser("doctor", help="configured providers, keys and endpoints")
     doctor.add_argument(
         "--check", action="store_true", help="send one tiny request to each configured provider"
@@ -259,7 +266,7 @@ def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 COMMANDS = frozenset(
-    {"sessions", "doctor", "sandbox", "undo", "login", "skills", "init", "mcp", "acp"}
+    {"sessions", "cost", "doctor", "sandbox", "undo", "login", "skills", "init", "mcp", "acp"}
 )
 _TAKES_VALUE = frozenset(
     {

@@ -114,7 +114,7 @@ class LocalClient:
         self._store = store
         self._settings = settings
         self._notices = notices
-        self._query = StoreQueries(store)
+        self._query = StoreQueries(store, models=settings.models)
         self._closed = False
         self._files: InstructionFiles | None = None
 
