@@ -159,9 +159,9 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
     sessions_sub.add_parser("list", help="recent sessions, newest first")
     show = sessions_sub.add_parser("show", help="a session's transcript")
     show.add_argument("session_id")
-    export = sessions_sub.add_parser("export", help="a session as Markdown or JSON")
+    export = sessions_sub.add_parser("export", help="a session as Markdown, JSON or HTML")
     export.add_argument("session_id")
-    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("--format", choices=("md", "json", "html"), default="md")
     cost = sub.add_parser("cost", help="tokens and cost per session and model (catalog prices)")
     cost.add_argument(
         "--since", metavar="DATE", help="only usage from DATE on (YYYY-MM-DD, or an ISO time)"
