@@ -46,6 +46,9 @@ SUMMARY_SYSTEM = (
 )
 KEEP_SHARE = 0.4
 """Of the message budget, what recent messages may keep verbatim."""
+FALLBACK_SHARE = 0.6
+"""Of the message budget, what the fallback shrinks to: room for the run to grow, so that it
+does not compact again at the very next step."""
 _RESULT_CHARS = 1_500
 """Of each tool output, what the summarising model reads."""
 
@@ -264,5 +267,5 @@ async def compact(
                 return replace(plan, tokens_after=after)
     if budget is None:  # nothing bounds it: keep the recent part, drop the rest behind a digest
         budget = keep_tokens + 1_000
-    plan = fallback(messages, budget)
+    plan = fallback(messages, int(budget * FALLBACK_SHARE))
     return replace(plan, model=spent.model, usage=spent.usage, cost_usd=spent.cost_usd)
