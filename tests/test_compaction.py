@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from moot.core.agent import Agent
 from moot.core.compact import ELIDED, SUMMARY_HEAD, apply, fallback, tokens
 from moot.core.limits import Limits
@@ -224,3 +226,64 @@ def test_the_fallback_drops_the_oldest_turns_when_blanking_is_not_enough() -> No
     assert tokens(after) <= 100 and after[-1] == messages[-1]
     assert not isinstance(after[1] if len(after) > 1 else None, ToolResultMessage)
     assert fallback(messages, budget=100) == plan  # deterministic
+
+
+class Crash(BaseException):
+    """Stands for the process dying: nothing in the run catches it, so no end is recorded."""
+
+
+class CrashingAfterCompaction(Watched):
+    """Records each turn request's messages; dies on the first request after a compaction."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent: list[tuple] = []
+        self.compacted = False
+
+    async def stream(self, request: ModelRequest):  # type: ignore[override]
+        if request.purpose == "compact":
+            self.compacted = True
+        elif self.compacted:
+            self.sent.append(tuple(request.messages))
+            raise Crash
+        async for delta in super().stream(request):
+            yield delta
+
+
+async def test_a_run_killed_after_a_compaction_resumes_with_the_context_it_had(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.db"
+    model = CrashingAfterCompaction(long_script(12), context_window=WINDOW)
+    runtime = open_runtime(db, model)
+    runtime.submit(ops.UserTurn(text="look at everything"))
+    with pytest.raises(Crash):
+        await runtime.wait()
+    (live,) = model.sent  # what the model was about to read when the process "died"
+    runtime.submit(ops.Shutdown())
+    store = SQLiteStore(db)
+    assert store.open_run(runtime.session_id) is not None
+    stored = load_session(store, runtime.session_id, NO_LOOP_LIMITS)
+    assert stored.open_run is not None
+    assert tuple(stored.open_run.calls[stored.open_run.run_id].messages) == live
+    # Resumed, the next request is the one the killed process was sending.
+    resumed_model = Recording(long_script(12), context_window=WINDOW)
+    again = open_runtime(db, resumed_model, runtime.session_id)
+    assert again.unfinished_run is not None
+    again.submit(ops.ResumeRun())
+    finished = await again.wait()
+    assert finished is not None and finished.state is RunState.COMPLETED
+    assert resumed_model.sent[0] == live
+    again.submit(ops.Shutdown())
+
+
+class Recording(Watched):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent: list[tuple] = []
+
+    async def stream(self, request: ModelRequest):  # type: ignore[override]
+        if request.purpose == "turn":
+            self.sent.append(tuple(request.messages))
+        async for delta in super().stream(request):
+            yield delta
