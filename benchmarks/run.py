@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import compaction
 import docker_overhead
 import grep_speed
 import import_time
@@ -43,6 +44,7 @@ BENCHMARKS = {
         store_append,
         loop_overhead,
         resume_time,
+        compaction,
         provider_speed,
         tool_overhead,
         repo_map_speed,

@@ -217,8 +217,8 @@ async def test_a_command_runs_its_tool_as_the_person_and_shows_the_result(
         ("/symbols", "/symbols PATH"),
         ("/permissions grant Bash", "/permissions allow|ask|deny RULE"),
         ("/permissions remove Bash(nosuch)", "no rule Bash(nosuch)"),
-        ("/export pdf a b", "/export [md|json] [path]"),
-        ("/export pdf", "'pdf' is no format (md, json)"),
+        ("/export pdf a b", "/export [md|json|html] [path]"),
+        ("/export pdf", "'pdf' is no format (md, json, html)"),
         ("/inspect run_nosuch", "no run 'run_nosuch'"),
         ("/nosuch", "no command /nosuch"),
         ("/modle x", "did you mean /mode, /model"),
@@ -402,6 +402,9 @@ async def test_export_writes_markdown_or_json_and_never_over_a_file(
     await registry.run(context, "/export json out/session.json")
     again = FakeClient.from_export(tmp_path / "out" / "session.json")
     assert [e.kind for e in again.script] == [e.kind for e in client.log]
+    await registry.run(context, "/export html page.html")
+    page = (tmp_path / "page.html").read_text()
+    assert page.startswith("<!doctype html>") and "hello **there**" in page
 
 
 async def test_copy_puts_the_last_answer_on_the_clipboard(registry: Registry) -> None:

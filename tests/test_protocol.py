@@ -97,6 +97,18 @@ EXAMPLES: list[ev.Event] = [
     ),
     ev.MemoryNoted(session_id="s1", seq=6, path="/w/AGENTS.md", note="use tabs"),
     ev.SessionRenamed(session_id="s1", seq=7, title="fix the parser", previous="fix it"),
+    ev.ContextCompacted(
+        **IDS,
+        summary="## Task\nfix it",
+        replaced=4,
+        elided=("t1",),
+        trigger="auto",
+        tokens_before=900,
+        tokens_after=200,
+    ),
+    ev.HistoryCompacted(
+        session_id="s1", seq=7, agent="main", summary="s", replaced=2, focus="the parser"
+    ),
     ev.HookRan(
         **IDS,
         hook_event="PreToolUse",
@@ -189,6 +201,7 @@ OPS = [
     ops.Rename(title="fix the parser"),
     ops.RunCommand(name="code-review", arguments="src/app.py"),
     ops.NoteToMemory(text="use tabs"),
+    ops.Compact(focus="the parser", agent="main"),
 ]
 
 

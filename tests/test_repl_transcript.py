@@ -213,3 +213,16 @@ def test_an_answer_stream_cuts_lines_and_holds_fences_and_tables() -> None:
         Piece("after"),
         Piece("last"),
     ]
+
+
+def test_a_compaction_is_told_in_one_line() -> None:
+    run = edit_session()
+    started = next(e for e in run if isinstance(e, ev.TurnStarted))
+    compacted = ev.ContextCompacted(
+        run_id=started.run_id, call_id=started.call_id, agent=started.agent, trigger="auto",
+        replaced=12, summary="## Task", tokens_before=130_000, tokens_after=40_000,
+    )  # fmt: skip
+    screen = Screen().play([started, compacted])
+    assert screen.lines[-1] == (
+        "context compacted (auto): 12 older messages summarised; ~130,000 → ~40,000 tokens"
+    )

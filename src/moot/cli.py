@@ -68,6 +68,10 @@ def _command(options: Namespace) -> Command:
         from moot.sessions_cli import run_sessions
 
         return run_sessions
+    if options.command == "cost":
+        from moot.cost_cli import run_cost
+
+        return run_cost
     if options.command == "doctor":
         from moot.doctor import run_doctor
 

@@ -189,9 +189,9 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
     listing.add_argument("--limit", type=_positive, default=50, metavar="N")
     show = sessions_sub.add_parser("show", help="a session's transcript")
     show.add_argument("session_id")
-    export = sessions_sub.add_parser("export", help="a session as Markdown or JSON")
+    export = sessions_sub.add_parser("export", help="a session as Markdown, JSON or HTML")
     export.add_argument("session_id")
-    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("--format", choices=("md", "json", "html"), default="md")
     delete = sessions_sub.add_parser("delete", help="remove a session and its snapshots")
     delete.add_argument("session_id")
     fork = sessions_sub.add_parser(
@@ -202,6 +202,13 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
     prune = sessions_sub.add_parser("prune", help="delete sessions not used for a while")
     prune.add_argument(
         "--older-than", required=True, type=_age, metavar="AGE", help="e.g. 30d, 12h, 90m"
+    )
+    cost = sub.add_parser("cost", help="tokens and cost per session and model (catalog prices)")
+    cost.add_argument(
+        "--since", metavar="DATE", help="only usage from DATE on (YYYY-MM-DD, or an ISO time)"
+    )
+    cost.add_argument(
+        "--all-workspaces", action="store_true", help="every workspace's sessions, not only here"
     )
     doctor = sub.add_parser("doctor", help="configured providers, keys and endpoints")
     doctor.add_argument(
@@ -300,7 +307,7 @@ def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 COMMANDS = frozenset(
-    {"sessions", "doctor", "sandbox", "undo", "login", "skills", "init", "mcp", "acp"}
+    {"sessions", "cost", "doctor", "sandbox", "undo", "login", "skills", "init", "mcp", "acp"}
 )
 _TAKES_VALUE = frozenset(
     {

@@ -15,7 +15,7 @@ from moot.client.local import open_queries, open_upkeep
 from moot.client.queries import StoreQueries
 from moot.paths import default_db_path
 from moot.protocol.client import SessionSummary
-from moot.transcript import as_json, as_markdown
+from moot.transcript import as_html, as_json, as_markdown
 
 EXIT_USAGE = 2
 
@@ -77,6 +77,9 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
     events = queries.events(info.id)
     if options.action == "export" and options.format == "json":
         print(as_json(info, events))
+        return 0
+    if options.action == "export" and options.format == "html":
+        print(as_html(info, events), end="")
         return 0
     print(as_markdown(info, events), end="")
     return 0

@@ -126,6 +126,11 @@ class Settings(msgspec.Struct, kw_only=True):
     )
     """The largest file whose previous content is kept so a rewind can restore it (10 MiB
     when unset); a tool that changes a larger file says that a rewind will not restore it."""
+    auto_compact_at: Annotated[float, msgspec.Meta(gt=0, le=1)] | None = msgspec.field(
+        default=None, name="autoCompactAt"
+    )
+    """Share of the model's context window past which the conversation is compacted before
+    the next request (default 0.8)."""
     env: dict[str, str] = msgspec.field(default_factory=dict)
     """Environment variables for the session: model keys and base URLs are read from them, and
     shell commands see them (secrets scrubbed); the process's own environment wins."""

@@ -1,4 +1,10 @@
-"""A session's log as a readable transcript (`moot sessions show` and `export --format md`)."""
+"""A session's log as a readable transcript: markdown (`moot sessions show`, `export --format
+md`), JSON (the events) and a self-contained HTML page (`export --format html`, `/export html`).
+
+Secrets cannot reach an export: every format is made from the stored events alone, and keys are
+never in them (they travel only in request headers, errors blank them, and commands run without
+them), so there is nothing to scrub here; `tests/test_export.py` plants keys and checks.
+"""
 
 from __future__ import annotations
 
@@ -44,6 +50,10 @@ def markdown(events: Iterable[ev.Event]) -> Iterator[str]:
             case ev.ToolFinished():
                 mark = " (error)" if e.is_error else ""
                 yield f"`{e.tool}` result{mark}:\n\n```\n{_clip(e.content)}\n```"
+                if isinstance(diff := e.display.get("diff"), str) and diff:
+                    yield f"```diff\n{_clip(diff)}\n```"
+            case ev.ContextCompacted() | ev.HistoryCompacted():
+                yield f"*{_compaction(e)}*"
             case ev.ApprovalDecided(approved=False):
                 yield f"denied by {e.by}: {e.feedback or 'no reason given'}"
             case ev.LimitHit():
@@ -79,3 +89,100 @@ def as_json(session: SessionSummary, events: Sequence[ev.Event]) -> str:
     }
     body = {"session": about, "events": msgspec.to_builtins(events)}
     return json.dumps(body, ensure_ascii=False, indent=1)
+
+
+def _compaction(e: ev.ContextCompacted | ev.HistoryCompacted) -> str:
+    how = "summarised" if e.method == "model" else "shortened without a summary"
+    return (
+        f"context compacted ({e.trigger}): {e.replaced} older messages {how}, "
+        f"{len(e.elided)} tool outputs dropped; ~{e.tokens_before:,} → ~{e.tokens_after:,} tokens"
+    )
+
+
+_CSS = """
+body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;
+color:#1d1f21;background:#fdfdfc}
+h1{font-size:1.4rem}.meta{color:#666}
+.turn{border-left:4px solid #4a7bd0;padding:.2rem .8rem;margin:1.6rem 0 .6rem;background:#eef3fb}
+.peer{border-left-color:#9a6bc4;background:#f5effa}
+.answer{margin:.6rem 0;white-space:pre-wrap}
+details{margin:.3rem 0;border:1px solid #ddd;border-radius:4px;padding:.2rem .6rem;background:#fff}
+summary{cursor:pointer;font-family:ui-monospace,monospace;font-size:.9rem}
+pre{overflow-x:auto;font-size:.85rem;background:#f6f6f4;padding:.5rem;margin:.3rem 0}
+.error summary,.note.error{color:#b3261e}.note{color:#666;font-style:italic;margin:.4rem 0}
+.add{color:#116329}.del{color:#b3261e}
+"""
+
+
+def _esc(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=True)
+
+
+def _diff_html(diff: str) -> str:
+    lines = []
+    for line in _clip(diff).splitlines():
+        kind = "add" if line.startswith("+") else "del" if line.startswith("-") else ""
+        lines.append(f'<span class="{kind}">{_esc(line)}</span>' if kind else _esc(line))
+    return "<pre>" + "\n".join(lines) + "</pre>"
+
+
+def html_blocks(events: Iterable[ev.Event]) -> Iterator[str]:
+    """HTML fragments, one per event a reader cares about; tool calls and diffs fold away."""
+    calls: dict[str, str] = {}
+    for e in events:
+        match e:
+            case ev.TurnStarted():
+                yield f'<div class="turn"><b>user → {_esc(e.agent)}</b><div class="answer">'
+                yield f"{_esc(e.prompt)}</div></div>"
+            case ev.AgentCalled():
+                yield (
+                    f'<div class="turn peer"><b>{_esc(e.caller)} → {_esc(e.agent)}</b>'
+                    f'<div class="answer">{_esc(e.message)}</div></div>'
+                )
+            case ev.ModelResponded():
+                if e.text:
+                    yield f'<div class="answer"><b>{_esc(e.agent)}</b>: {_esc(e.text)}</div>'
+                for call in e.tool_calls:
+                    args = call.raw_arguments or json.dumps(call.arguments, ensure_ascii=False)
+                    calls[call.id] = f"{call.name} {args}"
+            case ev.ToolFinished():
+                head = calls.get(e.tool_call_id, e.tool)
+                error = " error" if e.is_error else ""
+                body = f"<pre>{_esc(_clip(e.content))}</pre>"
+                if isinstance(diff := e.display.get("diff"), str) and diff:
+                    body += f"<details open><summary>diff</summary>{_diff_html(diff)}</details>"
+                yield (
+                    f'<details class="tool{error}"><summary>{_esc(_clip(head)[:200])}</summary>'
+                    f"{body}</details>"
+                )
+            case ev.ApprovalDecided(approved=False):
+                yield f'<div class="note">denied by {_esc(e.by)}: {_esc(e.feedback or "")}</div>'
+            case ev.ContextCompacted() | ev.HistoryCompacted():
+                summary = f"<pre>{_esc(e.summary)}</pre>" if e.summary else ""
+                yield f"<details><summary>{_esc(_compaction(e))}</summary>{summary}</details>"
+            case ev.LimitHit():
+                why = f"{_esc(e.stop_reason)}: {_esc(e.detail)}"
+                yield f'<div class="note error">limit: {why}</div>'
+            case ev.Error():
+                yield f'<div class="note error">{_esc(e.source)} error: {_esc(e.message)}</div>'
+            case ev.TurnFinished():
+                yield (
+                    f'<div class="note">turn {_esc(e.state)} ({_esc(e.stop_reason)}): {e.turns} '
+                    f"turns, {e.usage.total_tokens} tokens, ${e.cost_usd:.4f}</div>"
+                )
+
+
+def as_html(session: SessionSummary, events: Sequence[ev.Event]) -> str:
+    """A session as one HTML page that needs nothing else: inline CSS, no script, no links."""
+    title = _esc(session.title or session.id)
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{title}</title><style>{_CSS}</style></head><body>"
+        f'<h1>{title}</h1><p class="meta">session <code>{_esc(session.id)}</code> in '
+        f"<code>{_esc(session.workspace)}</code></p>\n"
+        + "\n".join(html_blocks(events))
+        + "\n</body></html>\n"
+    )

@@ -115,7 +115,7 @@ class LocalClient:
         self._store = store
         self._settings = settings
         self._notices = notices
-        self._query = StoreQueries(store)
+        self._query = StoreQueries(store, models=settings.models)
         self._closed = False
         self._files: InstructionFiles | None = None
 
@@ -370,6 +370,8 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         agent = Agent(AGENT, role="coding agent", instructions=INSTRUCTIONS, model=model)
         guidance = _guidance(cwd, agent.name, rules) if options.read_files else None
         limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
+        if settings.auto_compact_at is not None:
+            limits = msgspec.structs.replace(limits, compact_at=settings.auto_compact_at)
         session_id = (
             options.session_id or store.create_session(title=options.title, workspace=str(cwd)).id
         )

@@ -6,23 +6,39 @@ runs a session in the same store.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from moot.protocol.client import SessionSummary
+from moot.protocol.client import CostLine, SessionSummary
 from moot.protocol.events import Event
 from moot.store.base import SessionInfo, Store, UnknownSessionError
+
+if TYPE_CHECKING:
+    from moot.providers.catalog import CatalogEntry
+
+LEDGER_SESSIONS = 100_000
+"""Sessions `costs` reads at most (newest first)."""
 
 
 class StoreQueries:
     """The `Queries` protocol over one store."""
 
-    def __init__(self, store: Store, *, owns_store: bool = False) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        owns_store: bool = False,
+        models: Mapping[str, CatalogEntry] | None = None,
+    ) -> None:
         """Args:
         store: The store to read.
         owns_store: `close` closes the store too.
+        models: The settings' catalog entries, which price the cost ledger first.
         """
         self._store = store
         self._owns_store = owns_store
+        self._models = models
 
     def close(self) -> None:
         """Release the store, when these queries opened it (`open_queries`)."""
@@ -33,6 +49,26 @@ class StoreQueries:
         infos = self._store.sessions(limit, workspace=workspace)
         totals = self._store.turn_totals([info.id for info in infos])
         return [_summary(info, *totals.get(info.id, (0, 0.0))) for info in infos]
+
+    def costs(
+        self,
+        *,
+        session_id: str | None = None,
+        since: datetime | None = None,
+        workspace: str | None = None,
+    ) -> list[CostLine]:
+        from moot.client.ledger import KINDS, ledger_lines  # lazy: the catalog loads with it
+
+        if session_id is not None:
+            ids = [session_id]
+        else:
+            infos = self._store.sessions(LEDGER_SESSIONS, workspace=workspace)
+            ids = [i.id for i in infos if since is None or i.updated_at >= since]
+        lines: list[CostLine] = []
+        for sid in ids:
+            events = self.events(sid, kinds=KINDS)
+            lines.extend(ledger_lines(sid, events, since=since, models=self._models))
+        return lines
 
     def session(self, session_id: str) -> SessionSummary | None:
         info = self._store.session(session_id)

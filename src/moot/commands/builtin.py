@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moot.commands import session, sessions, transcript, workspace
+from moot.commands import cost, session, sessions, transcript, workspace
 from moot.commands.files import add_file_commands
 from moot.commands.registry import CommandContext, CommandError, Registry
 from moot.protocol import ops
@@ -92,14 +92,7 @@ def builtin_commands() -> Registry:
         ]
         context.say("\n".join(lines))
 
-    @registry.command("cost", "What this session has cost so far")
-    async def cost(context: CommandContext, args: str) -> None:
-        summary = context.client.query.session(context.client.session_id)
-        if summary is None:
-            context.say("nothing spent yet")
-            return
-        context.say(f"{summary.turns} turns · ${summary.cost_usd:.4f}")
-
+    cost.register(registry)
     session.register(registry)
     sessions.register(registry)
     workspace.register(registry)

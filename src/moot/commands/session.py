@@ -81,6 +81,22 @@ def register(registry: Registry) -> None:
         assert isinstance(renamed, ev.SessionRenamed)
         context.say(f"session {context.client.session_id}: {renamed.title}")
 
+    @registry.command(
+        "compact",
+        "Summarise older turns into a short summary, keeping recent ones verbatim",
+        arguments="[focus]",
+    )
+    async def compact(context: CommandContext, args: str) -> None:
+        context.say("compacting the conversation…")
+        done = await answer(context.client, ops.Compact(focus=args), ("history_compacted",))
+        assert isinstance(done, ev.HistoryCompacted)
+        how = "summarised" if done.method == "model" else "shortened without a summary"
+        context.say(
+            f"compacted: {done.replaced} older messages {how}"
+            + (f", {len(done.elided)} tool outputs dropped" if done.elided else "")
+            + f"; about {done.tokens_before:,} → {done.tokens_after:,} tokens"
+        )
+
     @registry.command("undo", "Take back moot's last commit (its auto-commit)")
     async def undo(context: CommandContext, args: str) -> None:
         show_result(context, await run_tool(context.client, "undo"))

@@ -10,7 +10,7 @@ from moot.commands.registry import CommandContext, CommandError, Registry
 from moot.commands.show import words
 from moot.protocol import events as ev
 
-FORMATS = ("md", "json")
+FORMATS = ("md", "json", "html")
 RECENT_RUNS = 20
 
 
@@ -19,19 +19,19 @@ def register(registry: Registry) -> None:
 
     @registry.command(
         "export",
-        "Write the session to a file (markdown, or JSON as `moot sessions export`)",
-        arguments="[md|json] [path]",
+        "Write the session to a file: markdown, JSON (the events) or a self-contained HTML page",
+        arguments="[md|json|html] [path]",
         complete=lambda context, typed: [f for f in FORMATS if f.startswith(typed)],
     )
     async def export(context: CommandContext, args: str) -> None:
         found = words(args)
         kind = found.pop(0) if found and found[0] in FORMATS else "md"
         if len(found) > 1:
-            raise CommandError("/export [md|json] [path]")
+            raise CommandError("/export [md|json|html] [path]")
         if found and not any(c in found[0] for c in "./"):
             raise CommandError(
-                f"/export [md|json] [path]: {found[0]!r} is no format (md, json), and a file "
-                "to write needs a suffix or a directory (notes.md, ./notes)"
+                f"/export [md|json|html] [path]: {found[0]!r} is no format (md, json, html), "
+                "and a file to write needs a suffix or a directory (notes.md, ./notes)"
             )
         client = context.client
         workspace = Path(client.status().workspace)
@@ -43,9 +43,10 @@ def register(registry: Registry) -> None:
         if summary is None:
             raise CommandError("nothing to export yet: the session has no events")
         events = client.query.events(client.session_id)
-        from moot.transcript import as_json, as_markdown  # only an export needs them
+        from moot.transcript import as_html, as_json, as_markdown  # only an export needs them
 
-        text = as_json(summary, events) if kind == "json" else as_markdown(summary, events)
+        render = {"json": as_json, "html": as_html}.get(kind, as_markdown)
+        text = render(summary, events)
         try:
             await asyncio.to_thread(_write_new, target, text)
         except OSError as exc:

@@ -20,6 +20,8 @@ Some events mean more here than their names say:
   tool's result, a Stop hook's feedback becomes a new user message, a PreToolUse hook's
   `updated_input` replaces the call's arguments (so a resume runs the same arguments), and
   `continue: false` ends the call (`hook_stop`).
+- `context_compacted` replaces the call's older messages by a summary and blanks elided tool
+  outputs (`core/compact.py::apply`); what it costs counts toward the run's totals.
 - `approval_decided` with `approved=False` gives the call its result at once (the refusal and
   any feedback), so the model reads why; an approved call's result comes from the tool.
 """
@@ -246,6 +248,18 @@ class RunFold:
         self.totals.usage = self.totals.usage + e.usage
         self.totals.cost_usd += e.cost_usd
 
+    def _compacted(self, e: ev.ContextCompacted) -> None:
+        from moot.core.compact import apply  # lazy: only compacted runs need it
+
+        call = self.calls[e.call_id]
+        call.messages = apply(call.messages, e)
+        if e.call_id == self.run_id and e.replaced:
+            # The prompt moved (or went into the summary: hooks no longer find it).
+            gone = e.replaced > self.prompt_at
+            self.prompt_at = len(call.messages) + 1 if gone else self.prompt_at - e.replaced + 1
+        self.totals.usage = self.totals.usage + e.usage
+        self.totals.cost_usd += e.cost_usd
+
     def _error(self, e: ev.Error) -> None:
         call = self.calls.get(e.call_id)
         if call is not None and e.source in ("provider", "internal"):
@@ -353,6 +367,7 @@ _HANDLERS: dict[str, Callable[[RunFold, Any], None]] = {
     "tool_started": RunFold._tool_started,
     "tool_finished": RunFold._tool_finished,
     "hook_ran": RunFold._hook_ran,
+    "context_compacted": RunFold._compacted,
 }
 _STOPPING_HOOKS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"})
 """Events whose hooks may end the run with `continue: false` (a Stop hook's run ends anyway)."""

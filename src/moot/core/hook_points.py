@@ -80,6 +80,11 @@ class CallHooks:
         self.run.record(self.call, ev.HookRan(**fields))
         return fields["decision"] == "block"
 
+    async def pre_compact(self, trigger: str, focus: str = "") -> ev.HookRan | None:
+        """PreCompact, before a compaction summarises the call's conversation."""
+        payload = {"trigger": trigger, "custom_instructions": focus}
+        return await self._fire("PreCompact", payload, subject=trigger)
+
     async def notify(self, message: str) -> ev.HookRan | None:
         """Notification: the person is needed (an approval waits)."""
         payload = {"message": message, "notification_type": "permission_prompt"}

@@ -37,6 +37,9 @@ class Limits(msgspec.Struct, frozen=True):
     """How deep peer calls may nest; a call beyond it stops at once."""
     max_gate_retries: int = 3
     """Turn-gate retries of one model turn before the turn is taken as it is."""
+    compact_at: float | None = 0.8
+    """Compact the conversation when the next request would pass this share of the model's
+    context window (None: never compact on its own; an overflow still compacts)."""
 
     def as_dict(self) -> dict[str, float | int | None]:
         return msgspec.structs.asdict(self)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+import msgspec
 from msgspec.structs import replace
 
 from moot.core.approve import ApprovalStep
@@ -28,10 +29,12 @@ from moot.protocol.messages import ToolCall, without_images
 from moot.protocol.states import RunState, StopReason, state_for
 from moot.providers.base import (
     ModelRequest,
+    Provider,
     ProviderError,
     TextPart,
     ThinkingPart,
     estimate_tokens,
+    is_context_overflow,
     model_info,
 )
 from moot.tools.base import SideEffect, ToolContext, ToolResult, as_text
@@ -39,6 +42,7 @@ from moot.tools.base import SideEffect, ToolContext, ToolResult, as_text
 if TYPE_CHECKING:
     from moot.core.gate import GateDecision
     from moot.core.hook_points import CallHooks
+    from moot.protocol.events import CompactTrigger
     from moot.providers.catalog import ModelInfo
 
 
@@ -162,16 +166,42 @@ class CallRunner:
             self.agent = replace(self.agent, model=run.fold.turn_model)
         provider = run.provider_for(self.agent)
         info = model_info(provider)
+        request = self._request(provider, info)
+        threshold = self._threshold(info)
+        if info is not None and threshold is not None and estimate_tokens(request) > threshold:
+            await self._compact(provider, info, "auto")
+            request = self._request(provider, info)
+        self._check_fits(provider.name, info, request)
+        try:
+            turn = await self._stream(request, provider, last_try=info is None)
+        except ProviderError as exc:
+            assert info is not None  # `_stream` raises only an overflow, and only with a window
+            # The window was smaller than the catalog said (or the estimate low): compact as
+            # if full, and ask once more; a second overflow ends the turn as any error does.
+            self._record(ev.Error(source="provider", message=str(exc), retryable=True))
+            await self._compact(provider, info, "overflow")
+            turn = await self._stream(self._request(provider, info), provider, last_try=True)
+        self._responded(provider.name, turn, partial=False)
+        self._move(RunState.DECISION_RECEIVED)
+
+    def _request(self, provider: Provider, info: ModelInfo | None) -> ModelRequest:
+        call, run = self.call, self.run
         images = info is None or info.images
         messages = call.messages if images else without_images(call.messages)
-        request = ModelRequest(
+        return ModelRequest(
             model=provider.name,
             system=system_prompt(self.agent, list(run.agents.values()), call.caller),
             messages=tuple(messages),
             tools=run.specs_for(self.agent),
             agent=self.agent.name,
         )
-        self._check_fits(provider.name, info, request)
+
+    async def _stream(
+        self, request: ModelRequest, provider: Provider, *, last_try: bool = False
+    ) -> TurnBuilder:
+        """One model turn, its deltas recorded as they come. An overflow before any output
+        is raised for `_ask_model` to compact (unless `last_try`); every other error ends the
+        turn here."""
         turn = TurnBuilder()
         try:
             async for delta in provider.stream(request):
@@ -181,6 +211,8 @@ class CallRunner:
                 elif isinstance(delta, ThinkingPart) and delta.text:
                     self._record(ev.ThinkingDelta(text=delta.text))
         except ProviderError as exc:
+            if not last_try and not turn.has_output and is_context_overflow(exc):
+                raise
             # The provider has already retried what was worth retrying (providers/retry.py,
             # and the fallback router's other models): asking again here would multiply its
             # tries (4 x 5 requests against a server that stays down) and hide its message.
@@ -189,8 +221,36 @@ class CallRunner:
                 # Keep what arrived: the person sees it, and the run says why it stopped.
                 self._responded(provider.name, turn, partial=True)
             raise _Ended(StopReason.PROVIDER_ERROR, turn.text) from exc
-        self._responded(provider.name, turn, partial=False)
-        self._move(RunState.DECISION_RECEIVED)
+        return turn
+
+    def _threshold(self, info: ModelInfo | None) -> int | None:
+        share = self.run.limits.compact_at
+        if info is None or share is None:
+            return None
+        return int(info.context_window * share)
+
+    async def _compact(self, provider: Provider, info: ModelInfo, trigger: CompactTrigger) -> None:
+        """Compact this call's messages so the next request fits under the threshold (the
+        window, when compaction is off), recorded as `context_compacted` for the fold."""
+        from moot.core.compact import KEEP_SHARE, compact  # lazy: most runs never compact
+
+        if self.hooks is not None:
+            await self.hooks.pre_compact(trigger)
+        limit = self._threshold(info) or info.context_window
+        if trigger == "overflow":
+            limit = limit * 3 // 4  # the estimate was too low: leave more room
+        empty = replace(self._request(provider, info), messages=())
+        budget = max(1, limit - estimate_tokens(empty))
+        plan = await compact(
+            self.call.messages,
+            provider=provider,
+            budget=budget,
+            keep_tokens=int(budget * KEEP_SHARE),
+            agent=self.agent.name,
+            window=info.context_window,
+        )
+        if plan.replaced or plan.elided:
+            self._record(ev.ContextCompacted(trigger=trigger, **msgspec.structs.asdict(plan)))
 
     def _check_fits(self, model: str, info: ModelInfo | None, request: ModelRequest) -> None:
         """Refuse a request that cannot fit the model's context window, before sending it."""

@@ -45,6 +45,8 @@ class RuntimeBusy(RuntimeError):
 PERSON = "user"
 """The agent name events and requests of the person's own tool calls carry."""
 PERSON_MODE: ModeName = "bypassPermissions"
+MANUAL_KEEP_TOKENS = 4_000
+"""What `/compact` keeps verbatim of a conversation no context window bounds."""
 """The mode a person's own tool call is decided in: only deny rules speak (see `RunTool`)."""
 
 Refusal = Callable[[str], "str | None"]
@@ -224,6 +226,8 @@ class Runtime:
                 self._run_tool(name, arguments, submission)
             case ops.Rename(title=title):
                 self._rename(title, submission)
+            case ops.Compact(focus=focus, agent=name):
+                self._compact(focus, name, submission)
             case ops.RunCommand() | ops.NoteToMemory():
                 # Commands from files and memory belong to the session layer
                 # (`moot.client.local`), which answers these before they reach a runtime.
@@ -333,6 +337,8 @@ class Runtime:
         event = self.store.append(msgspec.structs.replace(event, session_id=self.session_id))
         if isinstance(event, ev.ModeChanged):
             self._session.mode = event.mode
+        elif isinstance(event, ev.HistoryCompacted):
+            self._session.compact(event)
         elif isinstance(event, ev.ModelChanged) and event.agent in self.agents:
             self._session.switch_model(event.agent, event.model)
             # A fresh provider: a scripted one plays from the turns since this switch, live
@@ -344,6 +350,67 @@ class Runtime:
                 self.entry = agent
         self._publish(event)
         return event
+
+    # ---- compaction between runs -----------------------------------------------------------
+
+    def _compact(self, focus: str, name: str | None, submission: str) -> None:
+        agent = self.agents.get(name) if name else self.entry
+        why = ""
+        if agent is None:
+            why = f"no agent {name!r}; agents: {', '.join(self.agents)}"
+        elif self.running or self._session.open_run is not None:
+            why = "a turn is running or unfinished: compact when it has ended"
+        elif not self._session.history.get(agent.name):
+            why = "nothing to compact yet"
+        if why:
+            self.record_session(ev.OpRefused(op="compact", reason=why, submission_id=submission))
+            return
+        assert agent is not None
+        self._start(self._compact_history(agent, focus, submission))
+
+    async def _compact_history(self, agent: Agent, focus: str, submission: str) -> None:
+        """Summarise the agent's older conversation (the model's summary, or the fallback)
+        and record it as `history_compacted`, which the session folds in."""
+        from moot.core.compact import KEEP_SHARE, compact, last_turn_cut
+        from moot.providers.base import model_info
+
+        try:
+            provider = self._provider_for(agent)
+            if self.hooks is not None:
+                base = {"session_id": self.session_id, "permission_mode": self.mode or "default"}
+                await self.hooks.run_pre_compact(base, trigger="manual", custom_instructions=focus)
+            info = model_info(provider)
+            window = info.context_window if info is not None else None
+            budget = int(window * (self.limits.compact_at or 0.8)) if window else None
+            messages = self._session.history.get(agent.name, [])
+            keep = int(budget * KEEP_SHARE) if budget else MANUAL_KEEP_TOKENS
+            plan = await compact(
+                messages,
+                provider=provider,
+                budget=budget,
+                keep_tokens=keep,
+                focus=focus,
+                agent=agent.name,
+                window=window,
+                cut=last_turn_cut(messages, keep),
+            )
+        except Exception as exc:  # a provider that cannot be made, a hook that failed to start
+            reason = f"compaction failed: {type(exc).__name__}: {exc}"
+            self.record_session(ev.OpRefused(op="compact", reason=reason, submission_id=submission))
+            return
+        if not (plan.replaced or plan.elided):
+            reason = "nothing to compact yet: the conversation is all recent"
+            self.record_session(ev.OpRefused(op="compact", reason=reason, submission_id=submission))
+            return
+        self.record_session(
+            ev.HistoryCompacted(
+                agent=agent.name,
+                trigger="manual",
+                focus=focus,
+                submission_id=submission,
+                **msgspec.structs.asdict(plan),
+            )
+        )
 
     # ---- the person's own tool calls ----------------------------------------------------------
 

@@ -17,6 +17,7 @@ from moot.core.fold import RunFold
 from moot.core.limits import Limits
 from moot.protocol.events import (
     SESSION_KINDS,
+    HistoryCompacted,
     ModeChanged,
     ModelChanged,
     ModelResponded,
@@ -72,6 +73,12 @@ class SessionState(msgspec.Struct):
         self.models[agent] = model
         self.model_base[agent] = self.model_turns.get(agent, 0)
 
+    def compact(self, event: HistoryCompacted) -> None:
+        """Take a `history_compacted` in: the agent's conversation as the fold of it."""
+        from moot.core.compact import apply  # lazy: only compacted sessions need it
+
+        self.history[event.agent] = apply(self.history.get(event.agent, ()), event)
+
     def finish_run(self, fold: RunFold) -> None:
         """Take a finished run in (its fold has already updated the history)."""
         self.model_turns.update(fold.model_calls)
@@ -92,6 +99,8 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
             state.mode = event.mode
         elif isinstance(event, ModelChanged):
             state.switch_model(event.agent, event.model)
+        elif isinstance(event, HistoryCompacted):
+            state.compact(event)
         if event.kind in SESSION_KINDS:
             continue  # of the session, not of a run: no fold takes them
         if isinstance(event, TurnStarted):

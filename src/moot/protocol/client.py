@@ -140,6 +140,24 @@ class SessionSummary(msgspec.Struct, frozen=True):
     event_count: int
 
 
+class CostLine(msgspec.Struct, frozen=True):
+    """What one model cost in one session: the cost ledger's row (`Queries.costs`)."""
+
+    session_id: str
+    model: str
+    """`provider/model`, as the usage was recorded."""
+    calls: int
+    """Model calls that reported usage (summaries for compaction included)."""
+    input_tokens: int = 0
+    """Uncached input tokens."""
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
+    """From the catalog's prices per million tokens; where the catalog has none, what the
+    provider reported itself; None when neither knows."""
+
+
 class AgentStatus(msgspec.Struct, frozen=True):
     """An agent of the session, as front ends list it."""
 
@@ -363,6 +381,21 @@ class Queries(Protocol):
 
         Raises:
             KeyError: The store holds no such session.
+        """
+        ...
+
+    def costs(
+        self,
+        *,
+        session_id: str | None = None,
+        since: datetime | None = None,
+        workspace: str | None = None,
+    ) -> list[CostLine]:
+        """The cost ledger: one line per session and model, from usage recorded at or after
+        `since` (every session's, or `session_id`'s, or `workspace`'s), newest session first.
+
+        Raises:
+            KeyError: `session_id` names no stored session.
         """
         ...
 

@@ -162,6 +162,17 @@ class Rename(_Op, tag="rename", frozen=True):
     title: str
 
 
+class Compact(_Op, tag="compact", frozen=True):
+    """Summarise the older part of an agent's conversation with the person, keeping recent
+    turns verbatim (`/compact`). Only between runs. Answered by `history_compacted`, or by
+    `op_refused` (a run is going on, nothing to compact)."""
+
+    focus: str = ""
+    """What the summary should keep above all."""
+    agent: str | None = None
+    """Whose conversation; the session's first agent when None."""
+
+
 class Shutdown(_Op, tag="shutdown", frozen=True):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
@@ -179,6 +190,7 @@ Op = (
     | Shutdown
     | RunCommand
     | NoteToMemory
+    | Compact
 )
 OpT = TypeVar("OpT", bound=_Op)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
@@ -42,6 +42,9 @@ class ModelRequest(msgspec.Struct, frozen=True):
     agent: str = ""
     """The agent asking; scripted and function providers use it to pick their script."""
     max_output_tokens: int | None = None
+    purpose: Literal["turn", "compact"] = "turn"
+    """compact: a request to summarise a conversation (scripted providers answer it from their
+    `summaries`, not from the agent's turns)."""
 
 
 class TextPart(msgspec.Struct, frozen=True):
@@ -154,11 +157,37 @@ def estimate_tokens(request: ModelRequest) -> int:
     chars = len(request.system)
     for spec in request.tools:
         chars += len(spec.name) + len(spec.description) + len(json.dumps(spec.parameters))
-    for message in request.messages:
-        chars += len(message.content)
-        chars += 4000 * len(getattr(message, "attachments", ()))  # an image is ~1k tokens
-        for call in getattr(message, "tool_calls", ()):
-            chars += len(call.name) + len(call.raw_arguments or json.dumps(call.arguments))
-        for block in getattr(message, "thinking", ()):
-            chars += len(block.text)
+    chars += sum(message_chars(m) for m in request.messages)
     return chars // 4
+
+
+def message_chars(message: Message) -> int:
+    """The characters `estimate_tokens` counts for one message (compaction weighs with it)."""
+    chars = len(message.content)
+    chars += 4000 * len(getattr(message, "attachments", ()))  # an image is ~1k tokens
+    for call in getattr(message, "tool_calls", ()):
+        chars += len(call.name) + len(call.raw_arguments or json.dumps(call.arguments))
+    for block in getattr(message, "thinking", ()):
+        chars += len(block.text)
+    return chars
+
+
+_OVERFLOW_WORDS = (
+    "context length",
+    "context window",
+    "context_length_exceeded",
+    "maximum context",
+    "prompt is too long",
+    "input is too long",
+    "too many tokens",
+    "exceeds the context",
+)
+
+
+def is_context_overflow(error: ProviderError) -> bool:
+    """Whether the provider refused the request as too long for the model: compaction and one
+    retry may help (the loop does both), where asking again as it was never would."""
+    if error.status not in (None, 400, 413):
+        return False
+    text = f"{error.message} {error.details}".lower()
+    return any(word in text for word in _OVERFLOW_WORDS)

@@ -16,7 +16,7 @@ import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -32,6 +32,9 @@ from moot.providers.base import (
     ToolCallStart,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from moot.providers.catalog import ModelInfo
 
 
 class ScriptedToolCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -163,11 +166,25 @@ class ScriptedProvider:
         *,
         agents: Mapping[str, Sequence[TurnLike]] | None = None,
         name: str = "scripted",
+        context_window: int | None = None,
+        summaries: Sequence[TurnLike] = (),
     ) -> None:
         self.name = name
         self._shared = [as_turn(t) for t in turns]
         self._per_agent = {a: [as_turn(t) for t in ts] for a, ts in (agents or {}).items()}
         self._position: dict[str, int] = {}
+        self.context_window = context_window
+        """A window to play a small model against (compaction); None: nothing bounds it."""
+        self._summaries = [as_turn(t) for t in summaries]
+        self.summaries_asked = 0
+        """Compaction requests answered: from `summaries` in order, then a canned summary."""
+
+    def model_info(self) -> ModelInfo | None:
+        if self.context_window is None:
+            return None
+        from moot.providers.catalog import ModelInfo  # lazy: only a bounded script needs it
+
+        return ModelInfo(name=self.name, context_window=self.context_window, images=True)
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedProvider:
@@ -199,6 +216,14 @@ class ScriptedProvider:
         self._position[key] = self._position.get(key, 0) + turns_taken
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
+        if request.purpose == "compact":
+            # Summaries never take an agent's scripted turns: a script plays the same with
+            # compaction or without, and a resume fast-forwards by model turns only.
+            asked, self.summaries_asked = self.summaries_asked, self.summaries_asked + 1
+            turn = self._summaries[asked] if asked < len(self._summaries) else _canned(request)
+            async for delta in play(turn, tag=f"summary_{asked}"):
+                yield delta
+            return
         key, script = self._script_for(request.agent)
         position = self._position.get(key, 0)
         if position >= len(script):
@@ -209,6 +234,16 @@ class ScriptedProvider:
         self._position[key] = position + 1
         async for delta in play(script[position], tag=f"{request.agent or 'turn'}_{position}"):
             yield delta
+
+
+def _canned(request: ModelRequest) -> ScriptedTurn:
+    chars = sum(len(m.content) for m in request.messages)
+    return ScriptedTurn(
+        text=(
+            f"## Task\nAs asked ({chars} characters summarised).\n\n## Decisions\n- none\n\n"
+            "## Files touched\n- none\n\n## Open threads\n- none"
+        )
+    )
 
 
 ModelFunction = Callable[[ModelRequest], TurnLike | Awaitable[TurnLike]]

@@ -231,6 +231,13 @@ class Transcript:
             case ev.HookRan(decision="deny" | "block"):
                 reason = f": {strip_escapes(event.reason)}" if event.reason else ""
                 self._notice(f"{event.hook_event} hook: {event.decision}{reason}", depth)
+            case ev.ContextCompacted():
+                how = "summarised" if event.method == "model" else "shortened (no summary)"
+                self._notice(
+                    f"context compacted ({event.trigger}): {event.replaced} older messages "
+                    f"{how}; ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens",
+                    depth,
+                )
 
     def _responded(self, event: ev.ModelResponded) -> None:
         call = self._call(event)

@@ -28,6 +28,7 @@ from moot.protocol.client import (
     AgentStatus,
     ContextPart,
     ContextReport,
+    CostLine,
     ModelChoice,
     PermissionsReport,
     SandboxStatus,
@@ -358,3 +359,30 @@ class _FakeQueries:
             and (run_id is None or e.run_id == run_id)
         ]
         return chosen if limit is None else chosen[max(len(chosen) - limit, 0) :]
+
+    def costs(
+        self,
+        *,
+        session_id: str | None = None,
+        since: datetime | None = None,
+        workspace: str | None = None,
+    ) -> list[CostLine]:
+        """This session's usage, priced as the fake's models reported it (no catalog)."""
+        if session_id not in (None, self._client.session_id):
+            raise KeyError(f"no session {session_id!r}")
+        lines: dict[str, CostLine] = {}
+        for e in self._client.log:
+            if not isinstance(e, ev.UsageRecorded) or (since is not None and e.ts < since):
+                continue
+            was = lines.get(e.model) or CostLine(self._client.session_id, e.model, 0, cost_usd=0.0)
+            lines[e.model] = CostLine(
+                session_id=was.session_id,
+                model=e.model,
+                calls=was.calls + 1,
+                input_tokens=was.input_tokens + e.usage.input_tokens,
+                output_tokens=was.output_tokens + e.usage.output_tokens,
+                cache_read_tokens=was.cache_read_tokens + e.usage.cache_read_tokens,
+                cache_write_tokens=was.cache_write_tokens + e.usage.cache_write_tokens,
+                cost_usd=(was.cost_usd or 0.0) + e.cost_usd,
+            )
+        return [lines[m] for m in sorted(lines)]

@@ -350,6 +350,11 @@ class MootApp(App[int]):
                 self.query_one(StatusLine).from_status(status, branch=status.git_branch)
             case ev.MemoryNoted():
                 self.notify(f"noted in {event.path}")
+            case ev.ContextCompacted():
+                self.notify(
+                    f"context compacted ({event.trigger}): "
+                    f"~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
+                )
 
     # ---- what the person does ------------------------------------------------------------------
 

@@ -1,0 +1,84 @@
+"""Exports: markdown, JSON and HTML of a real session, and never a key in any of them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import wire_builders
+from model_server import ModelServer, Reply
+
+MODEL = "anthropic/claude-haiku-4-5"
+SHELL_KEY = "sk-ant-PLANTED-in-the-environment-0123456789"
+SETTINGS_KEY = "sk-openai-PLANTED-in-the-settings-9876543210"
+
+
+def moot(work: Path, home: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MOOT_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "moot.cli", *args],
+        cwd=work,
+        env={**clean, "MOOT_HOME": str(home), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_no_export_holds_a_key_planted_in_the_environment_or_the_settings(tmp_path: Path) -> None:
+    work, home = tmp_path / "work", tmp_path / "home"
+    (work / ".moot").mkdir(parents=True)
+    (work / "notes.txt").write_text("old line\n")
+    with ModelServer() as server:
+        settings = {
+            "sandbox": "none",
+            "env": {"OPENAI_API_KEY": SETTINGS_KEY, "ANTHROPIC_BASE_URL": server.url},
+        }
+        (work / ".moot" / "settings.json").write_text(json.dumps(settings))
+        build = wire_builders.anthropic
+        # The model tries to read the keys from a command, then edits a file (a diff).
+        echo = {"command": "echo $ANTHROPIC_API_KEY $OPENAI_API_KEY; env"}
+        server.reply(
+            Reply(body=build(call=("bash", echo), n=1)),
+            Reply(body=build(call=("read", {"path": "notes.txt"}), n=2)),
+            Reply(body=build(call=("edit", {"path": "notes.txt", "old": "old line",
+                                            "new": "new line"}), n=3)),
+            Reply(body=build(text="Edited <b>notes</b>.", n=4)),
+        )  # fmt: skip
+        run = moot(
+            work, home, {"ANTHROPIC_API_KEY": SHELL_KEY},
+            "-p", "look around", "--model", MODEL, "--output-format", "json",
+            "--allowedTools", "Bash,Edit",
+        )  # fmt: skip
+        headers = [r.headers.get("x-api-key") for r in server.requests]
+    assert run.returncode == 0, run.stderr
+    assert headers and set(headers) == {SHELL_KEY}  # the key was really in use
+    session = json.loads(run.stdout)["session_id"]
+
+    exports = {}
+    for kind in ("md", "json", "html"):
+        done = moot(work, home, {}, "sessions", "export", session, "--format", kind)
+        assert done.returncode == 0, done.stderr
+        exports[kind] = done.stdout
+    for kind, text in exports.items():
+        assert SHELL_KEY not in text and SETTINGS_KEY not in text, kind
+        assert "PLANTED" not in text, kind
+    # Nor is it anywhere in the store the exports are made from.
+    for stored in home.rglob("*"):
+        if stored.is_file():
+            assert b"PLANTED" not in stored.read_bytes(), stored
+
+    events = json.loads(exports["json"])["events"]
+    assert events[0]["kind"] == "turn_started"
+    md = exports["md"]
+    assert "```diff" in md and "+new line" in md and "calls `edit`" in md
+    page = exports["html"]
+    assert page.startswith("<!doctype html>") and "<details" in page
+    assert "Edited &lt;b&gt;notes&lt;/b&gt;." in page  # the model's text is escaped
+    assert '<span class="add">+new line</span>' in page
+    # Self-contained: no script, no stylesheet or image fetched from anywhere.
+    assert not re.search(r"<script|<link|<img|<iframe|src=|href=|@import|url\(", page)
