@@ -96,6 +96,8 @@ EXAMPLES: list[ev.Event] = [
         submission_id="sub_3",
     ),
     ev.MemoryNoted(session_id="s1", seq=6, path="/w/AGENTS.md", note="use tabs"),
+    ev.MessageSent(**IDS, sender="user", to_call_id="c1", to_agent="main", text="hurry"),
+    ev.MessagesDelivered(**IDS, count=2),
     ev.HookRan(
         **IDS,
         hook_event="PreToolUse",
@@ -185,6 +187,8 @@ OPS = [
     ops.Approve(tool_call_id="t3", mode="acceptEdits"),
     ops.Deny(tool_call_id="t1", feedback="use b.txt"),
     ops.Shutdown(),
+    ops.SendMessage(to="helper", text="also check the tests"),
+    ops.CancelAgent(task_id="call_1"),
     ops.RunCommand(name="code-review", arguments="src/app.py"),
     ops.NoteToMemory(text="use tabs"),
 ]

@@ -64,6 +64,26 @@ def fingerprint(value: object) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
+class Waiting(msgspec.Struct, frozen=True):
+    """A message that waits for its receiver's next step: from a peer, from the person, or a
+    background agent's return."""
+
+    sender: str
+    text: str
+    task_id: str | None = None
+    """The background agent's call id, for a return; the sender's call for a message."""
+
+    def for_model(self) -> str:
+        if self.task_id is not None and self.sender != "user":
+            return f"[message from {self.sender} (task {self.task_id})]\n{self.text}"
+        return f"[message from {self.sender}]\n{self.text}"
+
+
+def returned_text(agent: str, task_id: str, state: str, stop_reason: str, output: str) -> str:
+    """What a caller reads when its background agent returns."""
+    return f"[background agent {agent} (task {task_id}) {state}: {stop_reason}]\n{output}"
+
+
 class CallState(msgspec.Struct):
     """One agent call, as far as the log tells."""
 
@@ -108,6 +128,14 @@ class CallState(msgspec.Struct):
     """Times Stop hooks sent the model back to work in this call."""
     hook_stop: str | None = None
     """A hook refused the prompt or said `continue: false`, with this reason: the call ends."""
+    background: bool = False
+    """A background agent: its caller did not wait for it (`agent_called.background`)."""
+    inbox: list[Waiting] = []
+    """Messages and background returns not yet read (delivered at the next step)."""
+    received: list[Waiting] = []
+    """Messages and background returns already read, oldest first (`get_messages`)."""
+    live_background: set[str] = set()
+    """Call ids of this call's background agents that have not returned."""
 
     @property
     def running_tools(self) -> list[ToolCall]:
@@ -160,6 +188,20 @@ class RunFold:
         if handler is not None:
             handler(self, e)
 
+    def live_call(self, task: str) -> CallState | None:
+        """The running call with this task id, or the latest running call of the agent of
+        that name; None when neither runs."""
+        call = self.calls.get(task)
+        if call is not None:
+            return None if call.state.terminal else call
+        for call in reversed(self.calls.values()):
+            if call.agent == task and not call.state.terminal:
+                return call
+        return None
+
+    def running_tasks(self) -> list[str]:
+        return [f"{c.agent} ({c.call_id})" for c in self.calls.values() if not c.state.terminal]
+
     # ---- creation and ending ---------------------------------------------------------------
 
     def _turn_started(self, e: ev.TurnStarted) -> None:
@@ -184,15 +226,23 @@ class RunFold:
             depth=e.depth,
             parent_call_id=e.parent_call_id,
             tool_call_id=e.tool_call_id,
+            background=e.background,
         )
         call.messages = [UserMessage(content=_noted(e.message, e.mode))]
         self.calls[e.call_id] = call
         if e.parent_call_id and e.tool_call_id:
             self.children[(e.parent_call_id, e.tool_call_id)] = e.call_id
+        if e.background and e.parent_call_id in self.calls:
+            self.calls[e.parent_call_id].live_background.add(e.call_id)
 
     def _terminal(self, e: ev.AgentReturned | ev.TurnFinished) -> None:
         call = self.calls[e.call_id]
         call.state, call.output, call.stop_reason = e.state, e.output, e.stop_reason
+        parent = self.calls.get(call.parent_call_id or "")
+        if call.background and parent is not None:
+            parent.live_background.discard(call.call_id)
+            text = returned_text(call.agent, call.call_id, e.state, e.stop_reason, e.output)
+            parent.inbox.append(Waiting(sender=call.agent, text=text, task_id=call.call_id))
         if isinstance(e, ev.TurnFinished):
             self.finished = e
             self.history[call.agent] = call.closed_messages
@@ -266,6 +316,22 @@ class RunFold:
             call.messages.pop()
             call.messages.append(UserMessage(content=e.text))
             call.text, call.pending = "", ()
+
+    # ---- messages between peers --------------------------------------------------------------
+
+    def _message_sent(self, e: ev.MessageSent) -> None:
+        receiver = self.calls.get(e.to_call_id or "")
+        if receiver is not None and not receiver.state.terminal:
+            sender_call = None if e.sender == "user" else e.call_id
+            receiver.inbox.append(Waiting(sender=e.sender, text=e.text, task_id=sender_call))
+
+    def _messages_delivered(self, e: ev.MessagesDelivered) -> None:
+        call = self.calls[e.call_id]
+        read, call.inbox = call.inbox[: e.count], call.inbox[e.count :]
+        call.received.extend(read)
+        call.messages.append(UserMessage(content="\n\n".join(w.for_model() for w in read)))
+        # An answer given before these arrived is no longer the last word: the model goes on.
+        call.text, call.finish_message = "", None
 
     # ---- tools -----------------------------------------------------------------------------
 
@@ -353,6 +419,8 @@ _HANDLERS: dict[str, Callable[[RunFold, Any], None]] = {
     "tool_started": RunFold._tool_started,
     "tool_finished": RunFold._tool_finished,
     "hook_ran": RunFold._hook_ran,
+    "message_sent": RunFold._message_sent,
+    "messages_delivered": RunFold._messages_delivered,
 }
 _STOPPING_HOOKS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"})
 """Events whose hooks may end the run with `continue: false` (a Stop hook's run ends anyway)."""

@@ -91,6 +91,10 @@ class AgentCalled(_Event, tag="agent_called", frozen=True):
     """The caller's `call_agent` tool call that carries this forward."""
     mode: ModeName | None = None
     """The session's permission mode as the call began (see `TurnStarted.mode`)."""
+    background: bool = False
+    """A background agent: its caller went on at once (its `call_agent` or
+    `spawn_background_agent` result is the task id, which is this `call_id`); its return
+    reaches the caller as a message at the caller's next step."""
 
 
 class AgentReturned(_Event, tag="agent_returned", frozen=True):
@@ -375,6 +379,27 @@ class HookRan(_Event, tag="hook_ran", frozen=True):
     """With `stop`: the hook's `stopReason`, shown to the person."""
 
 
+class MessageSent(_Event, tag="message_sent", frozen=True):
+    """A message between peers while they run (`send_message`, or the person's `SendMessage`).
+
+    Recorded in the sender's call; the person's messages in the receiver's call. The receiver
+    reads it at its next step (`messages_delivered`)."""
+
+    sender: str
+    """The agent that sent it, or `user` (the person)."""
+    to_call_id: str | None
+    """The receiving call (its task id); None: the person."""
+    to_agent: str
+    text: str
+
+
+class MessagesDelivered(_Event, tag="messages_delivered", frozen=True):
+    """A call read the first `count` messages waiting for it (messages, background results),
+    just before asking its model: they join its conversation as one user message."""
+
+    count: int
+
+
 Event = (
     TurnStarted
     | AgentCalled
@@ -401,6 +426,8 @@ Event = (
     | OpRefused
     | HookRan
     | MemoryNoted
+    | MessageSent
+    | MessagesDelivered
 )
 """Any event; tagged by `kind` in JSON."""
 

@@ -155,6 +155,22 @@ class NoteToMemory(_Op, tag="note_to_memory", frozen=True):
     text: str
 
 
+class SendMessage(_Op, tag="send_message", frozen=True):
+    """The person sends a message to a running agent: `to` is its task id (a call id) or an
+    agent's name (its latest running call). Answered by `message_sent` (the agent reads it at
+    its next step), or by `op_refused` when no such agent runs."""
+
+    to: str
+    text: str
+
+
+class CancelAgent(_Op, tag="cancel_agent", frozen=True):
+    """Cancel one running background agent and everything it started (its subtree); the rest
+    of the run goes on. Answered by its `agent_returned` (cancelled), or by `op_refused`."""
+
+    task_id: str
+
+
 class Shutdown(_Op, tag="shutdown", frozen=True):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
@@ -171,6 +187,8 @@ Op = (
     | Shutdown
     | RunCommand
     | NoteToMemory
+    | SendMessage
+    | CancelAgent
 )
 OpT = TypeVar("OpT", bound=_Op)
 
