@@ -79,6 +79,12 @@ class Waiting(msgspec.Struct, frozen=True):
         return f"[message from {self.sender}]\n{self.text}"
 
 
+def exchange(caller: str, callee: str) -> str:
+    """The history key of what `callee` and `caller` said to each other when it was last called
+    (kept beside each agent's conversation with the person, and with the session)."""
+    return f"{caller}>{callee}"
+
+
 def returned_text(agent: str, task_id: str, state: str, stop_reason: str, output: str) -> str:
     """What a caller reads when its background agent returns."""
     return f"[background agent {agent} (task {task_id}) {state}: {stop_reason}]\n{output}"
@@ -130,6 +136,8 @@ class CallState(msgspec.Struct):
     """A hook refused the prompt or said `continue: false`, with this reason: the call ends."""
     background: bool = False
     """A background agent: its caller did not wait for it (`agent_called.background`)."""
+    with_history: bool = False
+    """It began with its earlier exchange with the same caller (`agent_called.with_history`)."""
     inbox: list[Waiting] = []
     """Messages and background returns not yet read (delivered at the next step)."""
     received: list[Waiting] = []
@@ -172,6 +180,8 @@ class RunFold:
         self.run_id = ""
         self.root_agent = ""
         self.turn_model = ""
+        self.starting_agents: tuple[str, ...] = ()
+        """The agents the person's own call hands the prompt to (`turn_started`)."""
         """The model the root call answers with in this run only (`turn_started.model`)."""
         self.started_at: datetime | None = None
         self.last_at: datetime | None = None
@@ -207,6 +217,7 @@ class RunFold:
     def _turn_started(self, e: ev.TurnStarted) -> None:
         self.run_id, self.root_agent, self.started_at = e.run_id, e.agent, e.ts
         self.turn_model = e.model
+        self.starting_agents = e.starting_agents
         self.totals = RunTotals()
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
         history = self.history.get(e.agent, ())
@@ -228,7 +239,10 @@ class RunFold:
             tool_call_id=e.tool_call_id,
             background=e.background,
         )
-        call.messages = [UserMessage(content=_noted(e.message, e.mode))]
+        earlier = self.history.get(exchange(e.caller, e.agent), []) if e.with_history else []
+        call.messages = [*earlier, UserMessage(content=_noted(e.message, e.mode))]
+        call.tool_call_ids = {m.tool_call_id for m in earlier if isinstance(m, ToolResultMessage)}
+        call.with_history = e.with_history
         self.calls[e.call_id] = call
         if e.parent_call_id and e.tool_call_id:
             self.children[(e.parent_call_id, e.tool_call_id)] = e.call_id
@@ -243,6 +257,8 @@ class RunFold:
             parent.live_background.discard(call.call_id)
             text = returned_text(call.agent, call.call_id, e.state, e.stop_reason, e.output)
             parent.inbox.append(Waiting(sender=call.agent, text=text, task_id=call.call_id))
+        if call.with_history:
+            self.history[exchange(call.caller, call.agent)] = call.closed_messages
         if isinstance(e, ev.TurnFinished):
             self.finished = e
             self.history[call.agent] = call.closed_messages

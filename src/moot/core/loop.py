@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
+from moot.core.agent import Agent
 from moot.core.approve import ApprovalStep
 from moot.core.assemble import TurnBuilder
 from moot.core.fold import CallState, fingerprint
@@ -35,7 +36,7 @@ from moot.core.peers import (
 from moot.core.run import RunContext
 from moot.protocol import events as ev
 from moot.protocol.ids import new_id
-from moot.protocol.messages import ToolCall, without_images
+from moot.protocol.messages import ToolCall, ToolResultMessage, without_images
 from moot.protocol.states import RunState, StopReason, state_for
 from moot.providers.base import (
     ModelRequest,
@@ -51,6 +52,10 @@ if TYPE_CHECKING:
     from moot.core.gate import GateDecision
     from moot.core.hook_points import CallHooks
     from moot.providers.catalog import ModelInfo
+
+
+_PERSON_AGENT = Agent("person")
+"""What the loop reads as the agent of the person's own call: no model, no tools of its own."""
 
 
 def _forget(tasks: dict[str, asyncio.Task[object]], call_id: str, _: object) -> None:
@@ -71,7 +76,9 @@ class CallRunner:
     def __init__(self, run: RunContext, call: CallState) -> None:
         self.run = run
         self.call = call
-        self.agent = run.agents[call.agent]
+        # The person's own call (several starting agents) has no model and no agent of its own.
+        self.person = call.agent == PERSON
+        self.agent = run.agents[call.agent] if not self.person else _PERSON_AGENT
         self.hooks: CallHooks | None = None
         if run.hooks is not None:
             from moot.core.hook_points import CallHooks  # lazy: without hooks, never imported
@@ -215,6 +222,9 @@ class CallRunner:
 
     async def _ask_model(self) -> None:
         call, run = self.call, self.run
+        if self.person:
+            self._person_decides()
+            return
         check_before_model(run.limits, run.fold.totals, errors=call.errors, stale=call.stale)
         self._deliver()
         self.agent = run.agents[call.agent]  # the session may have renewed its instructions
@@ -253,10 +263,32 @@ class CallRunner:
         self._responded(provider.name, turn, partial=False)
         self._move(RunState.DECISION_RECEIVED)
 
+    def _person_decides(self) -> None:
+        """The person's own call, with no model: first it hands the prompt to every starting
+        agent (one `call_agent` each, run at once), then it answers with their tagged results."""
+        run, call = self.run, self.call
+        results = [m for m in call.messages if isinstance(m, ToolResultMessage)]
+        calls: tuple[ToolCall, ...] = ()
+        if results:
+            text = "\n".join(r.content for r in results)
+        else:
+            calls = tuple(
+                ToolCall(
+                    id=f"start_{i}_{name}",
+                    name=CALL_AGENT,
+                    arguments={"agent_name": name, "message": run.fold.prompt},
+                )
+                for i, name in enumerate(run.fold.starting_agents)
+            )
+            text = ""
+        self._record(ev.ModelResponded(model=PERSON, text=text, tool_calls=calls))
+        self._move(RunState.DECISION_RECEIVED)
+
     def _system_prompt(self) -> str:
         call, run = self.call, self.run
         extra = run.extra_instructions
-        if run.extra_scope != "all" and call.depth > 0:
+        entry = call.depth == 0 or (call.depth == 1 and call.caller == PERSON)
+        if run.extra_scope != "all" and not entry:
             extra = ""
         peers_talk = run.messages or run.allow_background
         parent = call.parent_call_id or PERSON
@@ -296,7 +328,7 @@ class CallRunner:
 
     async def _decide(self) -> None:
         call, run = self.call, self.run
-        if run.gate is not None:
+        if run.gate is not None and not self.person:
             decision = await self._ask_gate()
             if decision.action == "retry" and call.gate_retries < run.limits.max_gate_retries:
                 self._record(ev.GateDecided(action="retry", text=decision.text))
@@ -340,6 +372,9 @@ class CallRunner:
         self._move(RunState.APPROVAL_PENDING)
 
     async def _approve(self) -> None:
+        if self.person:  # the person's own hand-over to the starting agents asks nobody
+            self._move(RunState.TOOL_RUNNING)
+            return
         step = ApprovalStep(self.run, self.call, self.agent, self.hooks, self._check_hook_stop)
         await step.settle_pending()
         runnable = any(tc.id not in self.call.results for tc in self.call.pending)
@@ -393,7 +428,11 @@ class CallRunner:
 
     async def _observed(self) -> None:
         if self.call.finish_message is not None:
-            await self._complete(self.call.finish_message)
+            output = self.call.finish_message
+            if FINISH in self.run.tools_for(self.agent):  # a `finish` of the run's replaced ours
+                done = [m for m in self.call.messages if isinstance(m, ToolResultMessage)]
+                output = next((m.content for m in reversed(done) if m.name == FINISH), output)
+            await self._complete(output)
         else:
             self._move(RunState.MODEL_PENDING)
 
@@ -536,6 +575,7 @@ class CallRunner:
                     tool_call_id=tc.id,
                     mode=run.mode(),
                     background=background,
+                    with_history=run.pass_history,
                 ),
             )
         child = run.fold.calls[child_id]

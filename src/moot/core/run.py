@@ -84,6 +84,8 @@ class RunContext(msgspec.Struct):
     agents); the person may message a running agent either way."""
     disabled_tools: frozenset[str] = frozenset()
     """Built-in peer tools not offered in this run (`finish` cannot be disabled)."""
+    pass_history: bool = False
+    """An agent called again by the same caller sees their earlier exchange first."""
     extra_instructions: str = ""
     extra_scope: str = "entry"
     """`entry`: only the run's first call reads `extra_instructions`; `all`: every call."""

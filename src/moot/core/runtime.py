@@ -86,6 +86,8 @@ class Runtime:
         peer_messages: Offer agents `send_message` and `get_messages` (on with background
             agents); the person can `SendMessage` to a running agent either way.
         disabled_tools: Built-in peer tools not offered (`finish` cannot be disabled).
+        pass_history: An agent called again by the same caller (in this run or a later one of
+            the session) sees their earlier exchange first; off: each call starts afresh.
         extra_instructions: Added to the system prompt as ADDITIONAL INSTRUCTIONS, for the
             run's first call (`extra_scope="entry"`) or every call (`"all"`).
     """
@@ -113,6 +115,7 @@ class Runtime:
         disabled_tools: Sequence[str] = (),
         extra_instructions: str = "",
         extra_scope: str = "entry",
+        pass_history: bool = False,
     ) -> None:
         if not agents:
             raise ValueError("a runtime needs at least one agent")
@@ -124,6 +127,7 @@ class Runtime:
         self.peer_messages = peer_messages
         self.disabled_tools = frozenset(disabled_tools)
         self.extra_instructions, self.extra_scope = extra_instructions, extra_scope
+        self.pass_history = pass_history
         names = [a.name for a in agents]
         if len(set(names)) != len(names):
             raise ValueError(f"agent names must be unique: {names}")
@@ -214,6 +218,13 @@ class Runtime:
             case ops.UserTurn(model=str(model)) if why := self.unusable_model(model):
                 if self.running:  # busy first, as for any turn
                     raise RuntimeBusy(f"session {self.session_id} is already running a turn")
+                self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
+            case ops.UserTurn(agents=starting) if unknown := [
+                a for a in (*starting, op.agent or self.entry.name) if a not in self.agents
+            ]:
+                if self.running:
+                    raise RuntimeBusy(f"session {self.session_id} is already running a turn")
+                why = f"no agent {unknown[0]!r} in this run; agents: {', '.join(self.agents)}"
                 self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
             case ops.UserTurn():
                 self._start(self._turn(op, submission))
@@ -623,10 +634,15 @@ class Runtime:
             disabled_tools=self.disabled_tools,
             extra_instructions=self.extra_instructions,
             extra_scope=self.extra_scope,
+            pass_history=self.pass_history,
         )
         return self._run
 
     async def _turn(self, op: ops.UserTurn, submission: str) -> None:
+        starting = tuple(op.agents)
+        if len(starting) == 1:
+            op = msgspec.structs.replace(op, agent=starting[0], agents=())
+            starting = ()
         agent = self.agents[op.agent] if op.agent else self.entry
         files: Sequence[AttachedFile] = ()
         if self.attach is not None and "@" in op.text:
@@ -640,7 +656,8 @@ class Runtime:
         run_id = new_id("run")
         run.record_as(
             ev.TurnStarted(
-                agent=agent.name,
+                agent=PERSON if starting else agent.name,
+                starting_agents=starting,
                 call_id=run_id,
                 parent_call_id=None,
                 prompt=op.text,

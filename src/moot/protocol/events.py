@@ -75,6 +75,9 @@ class TurnStarted(_Event, tag="turn_started", frozen=True):
     mode: ModeName | None = None
     """The session's permission mode as the run began (None: no modes); in plan mode the
     model is told so with the prompt."""
+    starting_agents: tuple[str, ...] = ()
+    """Several agents got the message at once (`UserTurn.agents`): the run's first call is
+    then the person's own (`agent` is `user`, with no model), which calls each of them."""
     model: str = ""
     """The model the run's first agent answers with in this run only (`UserTurn.model`);
     empty: the agent's own."""
@@ -91,6 +94,8 @@ class AgentCalled(_Event, tag="agent_called", frozen=True):
     """The caller's `call_agent` tool call that carries this forward."""
     mode: ModeName | None = None
     """The session's permission mode as the call began (see `TurnStarted.mode`)."""
+    with_history: bool = False
+    """The callee sees its earlier exchange with this caller first (the run's history setting)."""
     background: bool = False
     """A background agent: its caller went on at once (its `call_agent` or
     `spawn_background_agent` result is the task id, which is this `call_id`); its return

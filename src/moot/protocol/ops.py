@@ -34,6 +34,10 @@ class UserTurn(_Op, tag="user_turn", frozen=True):
     model: str | None = None
     """A model for this turn only (a custom command's `model`); None: the agent's own. One
     that cannot be used is answered by `op_refused` and no turn starts."""
+    agents: tuple[str, ...] = ()
+    """Several agents get the message at once, each in its own call under the person's
+    (`turn_started.starting_agents`); the turn's output is their results, tagged
+    `[name]...[/name]`. Empty: `agent` alone."""
 
 
 class ResumeRun(_Op, tag="resume_run", frozen=True):
