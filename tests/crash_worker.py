@@ -15,7 +15,7 @@ import msgspec
 from moot.core.agent import Agent
 from moot.core.runtime import Runtime
 from moot.protocol import ops
-from moot.protocol.messages import ToolResultMessage
+from moot.protocol.messages import ToolResultMessage, UserMessage
 from moot.providers.base import ModelRequest
 from moot.providers.scripted import FunctionProvider
 from moot.store.sqlite import SQLiteStore
@@ -60,6 +60,20 @@ def log_requests(workdir: Path, model):
 def agents(scenario: str, workdir: Path, *, block: bool) -> list[Agent]:
     async def main_model(request: ModelRequest):
         last = request.messages[-1]
+        if scenario == "background":  # three background helpers, each killed inside its tool
+            if isinstance(last, UserMessage) and "[background agent" in last.content:
+                return f"got {last.content.count('[background agent')}"
+            if isinstance(last, ToolResultMessage):
+                return "waiting for the helpers"
+            return {
+                "tool_calls": [
+                    {
+                        "name": "spawn_background_agent",
+                        "arguments": {"agent_name": "helper", "message": name},
+                    }
+                    for name in ("b1", "b2", "b3")
+                ]
+            }
         if scenario == "tool":
             if isinstance(last, ToolResultMessage):
                 return f"done: {last.content}"
@@ -83,7 +97,9 @@ def agents(scenario: str, workdir: Path, *, block: bool) -> list[Agent]:
         last = request.messages[-1]
         if isinstance(last, ToolResultMessage):
             return f"helper done ({last.content[:11]})"
-        return {"tool_calls": [{"name": "slow_write", "arguments": {"name": "h"}}]}
+        first = request.messages[0]
+        name = first.content if scenario == "background" and isinstance(first, UserMessage) else "h"
+        return {"tool_calls": [{"name": "slow_write", "arguments": {"name": name}}]}
 
     return [
         Agent("main", model=FunctionProvider(log_requests(workdir, main_model))),
@@ -97,6 +113,7 @@ def runtime(db: Path, scenario: str, workdir: Path, *, block: bool, session_id=N
         store=SQLiteStore(db),
         session_id=session_id,
         tools=tools(workdir, block=block),
+        allow_background_agents=scenario == "background",
     )
 
 

@@ -109,6 +109,8 @@ EXAMPLES: list[ev.Event] = [
     ev.HistoryCompacted(
         session_id="s1", seq=7, agent="main", summary="s", replaced=2, focus="the parser"
     ),
+    ev.MessageSent(**IDS, sender="user", to_call_id="c1", to_agent="main", text="hurry"),
+    ev.MessagesDelivered(**IDS, count=2),
     ev.HookRan(
         **IDS,
         hook_event="PreToolUse",
@@ -199,6 +201,8 @@ OPS = [
     ops.Deny(tool_call_id="t1", feedback="use b.txt"),
     ops.Shutdown(),
     ops.Rename(title="fix the parser"),
+    ops.SendMessage(to="helper", text="also check the tests"),
+    ops.CancelAgent(task_id="call_1"),
     ops.RunCommand(name="code-review", arguments="src/app.py"),
     ops.NoteToMemory(text="use tabs"),
     ops.Compact(focus="the parser", agent="main"),

@@ -113,6 +113,23 @@ async def test_a_peer_killed_inside_its_tool_resumes_its_own_call(tmp_path: Path
     assert finished.output == "helper said: helper done (Interrupted)"
 
 
+async def test_three_background_agents_killed_mid_tool_each_finish_once_after_resume(
+    tmp_path: Path,
+) -> None:
+    session_id = crash(tmp_path, "background", lambda d: sorted(ran(d)) == ["b1", "b2", "b3"])
+    finished, events = await resume(tmp_path, "background", session_id)
+    assert sorted(ran(tmp_path)) == ["b1", "b2", "b3"]  # no tool ran twice
+    returns = of(events, ev.AgentReturned)
+    assert sorted(e.output for e in returns) == ["helper done (Interrupted)"] * 3
+    assert len({e.call_id for e in returns}) == 3  # each background agent ended exactly once
+    assert {e.call_id for e in returns} == {e.call_id for e in of(events, ev.AgentCalled)}
+    interrupted = [e for e in of(events, ev.ToolFinished) if e.interrupted]
+    assert sorted(e.tool for e in interrupted) == ["slow_write"] * 3
+    delivered = sum(e.count for e in of(events, ev.MessagesDelivered))
+    assert delivered == 3 and finished.state is RunState.COMPLETED
+    assert finished.output.startswith("got ")
+
+
 async def test_resume_folds_to_the_same_state_the_live_run_had(tmp_path: Path) -> None:
     """The fold of the stored log equals the state the live process built as it went."""
     runtime = crash_worker.runtime(tmp_path / "s.db", "model", tmp_path, block=False)

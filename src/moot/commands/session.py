@@ -97,6 +97,19 @@ def register(registry: Registry) -> None:
             + f"; about {done.tokens_before:,} → {done.tokens_after:,} tokens"
         )
 
+    @registry.command(
+        "msg", "Message a running agent (read at its next step)", arguments="AGENT|TASK TEXT"
+    )
+    async def msg(context: CommandContext, args: str) -> None:
+        to, _, text = args.strip().partition(" ")
+        if not to or not text.strip():
+            raise CommandError("/msg AGENT TEXT: an agent's name (or task id), then the message")
+        sent = await answer(
+            context.client, ops.SendMessage(to=to, text=text.strip()), ("message_sent",)
+        )
+        assert isinstance(sent, ev.MessageSent)
+        context.say(f"message to {sent.to_agent} ({sent.to_call_id}): read at its next step")
+
     @registry.command("undo", "Take back moot's last commit (its auto-commit)")
     async def undo(context: CommandContext, args: str) -> None:
         show_result(context, await run_tool(context.client, "undo"))

@@ -66,6 +66,32 @@ def fingerprint(value: object) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
+class Waiting(msgspec.Struct, frozen=True):
+    """A message that waits for its receiver's next step: from a peer, from the person, or a
+    background agent's return."""
+
+    sender: str
+    text: str
+    task_id: str | None = None
+    """The background agent's call id, for a return; the sender's call for a message."""
+
+    def for_model(self) -> str:
+        if self.task_id is not None and self.sender != "user":
+            return f"[message from {self.sender} (task {self.task_id})]\n{self.text}"
+        return f"[message from {self.sender}]\n{self.text}"
+
+
+def exchange(caller: str, callee: str) -> str:
+    """The history key of what `callee` and `caller` said to each other when it was last called
+    (kept beside each agent's conversation with the person, and with the session)."""
+    return f"{caller}>{callee}"
+
+
+def returned_text(agent: str, task_id: str, state: str, stop_reason: str, output: str) -> str:
+    """What a caller reads when its background agent returns."""
+    return f"[background agent {agent} (task {task_id}) {state}: {stop_reason}]\n{output}"
+
+
 class CallState(msgspec.Struct):
     """One agent call, as far as the log tells."""
 
@@ -110,6 +136,16 @@ class CallState(msgspec.Struct):
     """Times Stop hooks sent the model back to work in this call."""
     hook_stop: str | None = None
     """A hook refused the prompt or said `continue: false`, with this reason: the call ends."""
+    background: bool = False
+    """A background agent: its caller did not wait for it (`agent_called.background`)."""
+    with_history: bool = False
+    """It began with its earlier exchange with the same caller (`agent_called.with_history`)."""
+    inbox: list[Waiting] = []
+    """Messages and background returns not yet read (delivered at the next step)."""
+    received: list[Waiting] = []
+    """Messages and background returns already read, oldest first (`get_messages`)."""
+    live_background: set[str] = set()
+    """Call ids of this call's background agents that have not returned."""
 
     @property
     def running_tools(self) -> list[ToolCall]:
@@ -146,6 +182,8 @@ class RunFold:
         self.run_id = ""
         self.root_agent = ""
         self.turn_model = ""
+        self.starting_agents: tuple[str, ...] = ()
+        """The agents the person's own call hands the prompt to (`turn_started`)."""
         """The model the root call answers with in this run only (`turn_started.model`)."""
         self.started_at: datetime | None = None
         self.last_at: datetime | None = None
@@ -162,11 +200,26 @@ class RunFold:
         if handler is not None:
             handler(self, e)
 
+    def live_call(self, task: str) -> CallState | None:
+        """The running call with this task id, or the latest running call of the agent of
+        that name; None when neither runs."""
+        call = self.calls.get(task)
+        if call is not None:
+            return None if call.state.terminal else call
+        for call in reversed(self.calls.values()):
+            if call.agent == task and not call.state.terminal:
+                return call
+        return None
+
+    def running_tasks(self) -> list[str]:
+        return [f"{c.agent} ({c.call_id})" for c in self.calls.values() if not c.state.terminal]
+
     # ---- creation and ending ---------------------------------------------------------------
 
     def _turn_started(self, e: ev.TurnStarted) -> None:
         self.run_id, self.root_agent, self.started_at = e.run_id, e.agent, e.ts
         self.turn_model = e.model
+        self.starting_agents = e.starting_agents
         self.totals = RunTotals()
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
         history = self.history.get(e.agent, ())
@@ -186,15 +239,28 @@ class RunFold:
             depth=e.depth,
             parent_call_id=e.parent_call_id,
             tool_call_id=e.tool_call_id,
+            background=e.background,
         )
-        call.messages = [UserMessage(content=_noted(e.message, e.mode))]
+        earlier = self.history.get(exchange(e.caller, e.agent), []) if e.with_history else []
+        call.messages = [*earlier, UserMessage(content=_noted(e.message, e.mode))]
+        call.tool_call_ids = {m.tool_call_id for m in earlier if isinstance(m, ToolResultMessage)}
+        call.with_history = e.with_history
         self.calls[e.call_id] = call
         if e.parent_call_id and e.tool_call_id:
             self.children[(e.parent_call_id, e.tool_call_id)] = e.call_id
+        if e.background and e.parent_call_id in self.calls:
+            self.calls[e.parent_call_id].live_background.add(e.call_id)
 
     def _terminal(self, e: ev.AgentReturned | ev.TurnFinished) -> None:
         call = self.calls[e.call_id]
         call.state, call.output, call.stop_reason = e.state, e.output, e.stop_reason
+        parent = self.calls.get(call.parent_call_id or "")
+        if call.background and parent is not None:
+            parent.live_background.discard(call.call_id)
+            text = returned_text(call.agent, call.call_id, e.state, e.stop_reason, e.output)
+            parent.inbox.append(Waiting(sender=call.agent, text=text, task_id=call.call_id))
+        if call.with_history:
+            self.history[exchange(call.caller, call.agent)] = call.closed_messages
         if isinstance(e, ev.TurnFinished):
             self.finished = e
             self.history[call.agent] = call.closed_messages
@@ -280,6 +346,22 @@ class RunFold:
             call.messages.pop()
             call.messages.append(UserMessage(content=e.text))
             call.text, call.pending = "", ()
+
+    # ---- messages between peers --------------------------------------------------------------
+
+    def _message_sent(self, e: ev.MessageSent) -> None:
+        receiver = self.calls.get(e.to_call_id or "")
+        if receiver is not None and not receiver.state.terminal:
+            sender_call = None if e.sender == "user" else e.call_id
+            receiver.inbox.append(Waiting(sender=e.sender, text=e.text, task_id=sender_call))
+
+    def _messages_delivered(self, e: ev.MessagesDelivered) -> None:
+        call = self.calls[e.call_id]
+        read, call.inbox = call.inbox[: e.count], call.inbox[e.count :]
+        call.received.extend(read)
+        call.messages.append(UserMessage(content="\n\n".join(w.for_model() for w in read)))
+        # An answer given before these arrived is no longer the last word: the model goes on.
+        call.text, call.finish_message = "", None
 
     # ---- tools -----------------------------------------------------------------------------
 
@@ -368,6 +450,8 @@ _HANDLERS: dict[str, Callable[[RunFold, Any], None]] = {
     "tool_finished": RunFold._tool_finished,
     "hook_ran": RunFold._hook_ran,
     "context_compacted": RunFold._compacted,
+    "message_sent": RunFold._message_sent,
+    "messages_delivered": RunFold._messages_delivered,
 }
 _STOPPING_HOOKS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"})
 """Events whose hooks may end the run with `continue: false` (a Stop hook's run ends anyway)."""

@@ -36,6 +36,9 @@ class Limits(msgspec.Struct, frozen=True):
     max_call_depth: int = 5
     """How deep peer calls may nest; a call beyond it stops at once."""
     max_gate_retries: int = 3
+    max_background_agents: int = 8
+    """Background agents of one session (every run of it) alive at once; another spawn is
+    refused with an error result the model reads."""
     """Turn-gate retries of one model turn before the turn is taken as it is."""
     compact_at: float | None = 0.8
     """Compact the conversation when the next request would pass this share of the model's

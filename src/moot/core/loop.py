@@ -12,20 +12,32 @@ import inspect
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec.structs import replace
 
+from moot.core.agent import Agent
 from moot.core.approve import ApprovalStep
 from moot.core.assemble import TurnBuilder
 from moot.core.fold import CallState, fingerprint
 from moot.core.limits import LimitReached, check_before_model, check_spend
-from moot.core.peers import CALL_AGENT, FINISH, system_prompt, tagged
+from moot.core.peers import (
+    CALL_AGENT,
+    FINISH,
+    GET_MESSAGES,
+    PEER_CALLS,
+    PERSON,
+    SEND_MESSAGE,
+    SPAWN,
+    system_prompt,
+    tagged,
+)
 from moot.core.run import RunContext
 from moot.protocol import events as ev
 from moot.protocol.ids import new_id
-from moot.protocol.messages import ToolCall, without_images
+from moot.protocol.messages import ToolCall, ToolResultMessage, without_images
 from moot.protocol.states import RunState, StopReason, state_for
 from moot.providers.base import (
     ModelRequest,
@@ -46,6 +58,14 @@ if TYPE_CHECKING:
     from moot.providers.catalog import ModelInfo
 
 
+_PERSON_AGENT = Agent("person")
+"""What the loop reads as the agent of the person's own call: no model, no tools of its own."""
+
+
+def _forget(tasks: dict[str, asyncio.Task[object]], call_id: str, _: object) -> None:
+    tasks.pop(call_id, None)
+
+
 class _Ended(Exception):
     """The call ends now with this outcome (failures and gate stops)."""
 
@@ -60,7 +80,9 @@ class CallRunner:
     def __init__(self, run: RunContext, call: CallState) -> None:
         self.run = run
         self.call = call
-        self.agent = run.agents[call.agent]
+        # The person's own call (several starting agents) has no model and no agent of its own.
+        self.person = call.agent == PERSON
+        self.agent = run.agents[call.agent] if not self.person else _PERSON_AGENT
         self.hooks: CallHooks | None = None
         if run.hooks is not None:
             from moot.core.hook_points import CallHooks  # lazy: without hooks, never imported
@@ -80,26 +102,71 @@ class CallRunner:
         """Run until terminal; every way out records the terminal event exactly once."""
         call = self.call
         try:
+            self._start_background()  # after a resume: its background agents go on
             if self.hooks is not None and call.parent_call_id is None:
                 await self._opening_hooks()
             while not call.state.terminal:
                 self._check_hook_stop()
                 await self._handlers[call.state]()
         except LimitReached as stop:
+            await self._stop_background()
             self._record(ev.LimitHit(stop_reason=stop.reason, detail=stop.detail))
             self._end(stop.reason, call.text)
         except _Ended as end:
+            await self._stop_background()
             self._end(end.reason, end.output)
         except asyncio.CancelledError:
+            await self._stop_background()
             self._interrupt_started_tools()
             self._end(StopReason.USER_CANCELLED, call.text)
             raise
         except Exception as exc:
             if call.state.terminal:
                 raise
+            await self._stop_background()
             self._record(ev.Error(source="internal", message=f"{type(exc).__name__}: {exc}"))
             self._end(StopReason.INTERNAL_ERROR, "")
+        finally:
+            self.run.wakeups.pop(call.call_id, None)
         return call
+
+    # ---- background agents -------------------------------------------------------------------
+
+    def _start_background(self) -> None:
+        """Give each of this call's live background agents a task (once: a resume starts the
+        ones a crash left running; a spawn starts its own)."""
+        run = self.run
+        for child_id in sorted(self.call.live_background):
+            if child_id not in run.tasks:
+                child = run.fold.calls[child_id]
+                task = asyncio.get_running_loop().create_task(
+                    CallRunner(run, child).drive(), name=f"moot-agent-{child.agent}"
+                )
+                run.tasks[child_id] = task
+                task.add_done_callback(partial(_forget, run.tasks, child_id))
+
+    async def _stop_background(self) -> None:
+        """Cancel this call's live background agents and wait until each has recorded its
+        end: nothing of a subtree outlives the call that started it."""
+        tasks = [self.run.tasks[c] for c in self.call.live_background if c in self.run.tasks]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _await_messages(self) -> None:
+        """Wait until a message or a background return reaches this call (while some
+        background agent of it is alive, so that something will)."""
+        call, run = self.call, self.run
+        waiting = run.wakeups.setdefault(call.call_id, asyncio.Event())
+        while not call.inbox and call.live_background:
+            self._start_background()
+            waiting.clear()
+            await waiting.wait()
+
+    def _deliver(self) -> None:
+        if self.call.inbox:
+            self._record(ev.MessagesDelivered(count=len(self.call.inbox)))
 
     # ---- recording -------------------------------------------------------------------------
 
@@ -159,7 +226,11 @@ class CallRunner:
 
     async def _ask_model(self) -> None:
         call, run = self.call, self.run
+        if self.person:
+            self._person_decides()
+            return
         check_before_model(run.limits, run.fold.totals, errors=call.errors, stale=call.stale)
+        self._deliver()
         self.agent = run.agents[call.agent]  # the session may have renewed its instructions
         if call.depth == 0 and run.fold.turn_model:
             # A custom command's `model`: this run's root call only; its peers keep their own.
@@ -190,7 +261,7 @@ class CallRunner:
         messages = call.messages if images else without_images(call.messages)
         return ModelRequest(
             model=provider.name,
-            system=system_prompt(self.agent, list(run.agents.values()), call.caller),
+            system=self._system_prompt(),
             messages=tuple(messages),
             tools=run.specs_for(self.agent),
             agent=self.agent.name,
@@ -252,6 +323,44 @@ class CallRunner:
         if plan.replaced or plan.elided:
             self._record(ev.ContextCompacted(trigger=trigger, **msgspec.structs.asdict(plan)))
 
+    def _person_decides(self) -> None:
+        """The person's own call, with no model: first it hands the prompt to every starting
+        agent (one `call_agent` each, run at once), then it answers with their tagged results."""
+        run, call = self.run, self.call
+        results = [m for m in call.messages if isinstance(m, ToolResultMessage)]
+        calls: tuple[ToolCall, ...] = ()
+        if results:
+            text = "\n".join(r.content for r in results)
+        else:
+            calls = tuple(
+                ToolCall(
+                    id=f"start_{i}_{name}",
+                    name=CALL_AGENT,
+                    arguments={"agent_name": name, "message": run.fold.prompt},
+                )
+                for i, name in enumerate(run.fold.starting_agents)
+            )
+            text = ""
+        self._record(ev.ModelResponded(model=PERSON, text=text, tool_calls=calls))
+        self._move(RunState.DECISION_RECEIVED)
+
+    def _system_prompt(self) -> str:
+        call, run = self.call, self.run
+        extra = run.extra_instructions
+        entry = call.depth == 0 or (call.depth == 1 and call.caller == PERSON)
+        if run.extra_scope != "all" and not entry:
+            extra = ""
+        peers_talk = run.messages or run.allow_background
+        parent = call.parent_call_id or PERSON
+        return system_prompt(
+            self.agent,
+            list(run.agents.values()),
+            call.caller,
+            task_id=call.call_id if peers_talk else "",
+            caller_task=parent,
+            extra=extra,
+        )
+
     def _check_fits(self, model: str, info: ModelInfo | None, request: ModelRequest) -> None:
         """Refuse a request that cannot fit the model's context window, before sending it."""
         if info is None:  # a scripted or function provider: no window to fit
@@ -279,7 +388,7 @@ class CallRunner:
 
     async def _decide(self) -> None:
         call, run = self.call, self.run
-        if run.gate is not None:
+        if run.gate is not None and not self.person:
             decision = await self._ask_gate()
             if decision.action == "retry" and call.gate_retries < run.limits.max_gate_retries:
                 self._record(ev.GateDecided(action="retry", text=decision.text))
@@ -323,6 +432,9 @@ class CallRunner:
         self._move(RunState.APPROVAL_PENDING)
 
     async def _approve(self) -> None:
+        if self.person:  # the person's own hand-over to the starting agents asks nobody
+            self._move(RunState.TOOL_RUNNING)
+            return
         step = ApprovalStep(self.run, self.call, self.agent, self.hooks, self._check_hook_stop)
         await step.settle_pending()
         runnable = any(tc.id not in self.call.results for tc in self.call.pending)
@@ -347,7 +459,12 @@ class CallRunner:
             raise _Ended(StopReason.HOOK_BLOCKED, self.call.hook_stop)
 
     async def _complete(self, output: str) -> None:
-        """Complete the call, unless Stop hooks send the person's agent back to work."""
+        """Complete the call, unless messages wait for it or its background agents still run
+        (it reads them first), or Stop hooks send the person's agent back to work."""
+        if self.call.inbox or self.call.live_background:
+            await self._await_messages()
+            self._move(RunState.MODEL_PENDING)
+            return
         hooks = self.hooks
         if hooks is not None and self.call.parent_call_id is None and await hooks.stop():
             self._move(RunState.MODEL_PENDING)
@@ -357,7 +474,7 @@ class CallRunner:
     async def _run_tools(self) -> None:
         call = self.call
         todo = [tc for tc in call.pending if tc.id not in call.results]
-        peers = sum(tc.name == CALL_AGENT for tc in todo) > 1
+        peers = sum(tc.name == CALL_AGENT and not self._background(tc) for tc in todo) > 1
         for group in self._groups(todo):
             self._check_hook_stop()
             self._check_before_tools(group)
@@ -371,7 +488,11 @@ class CallRunner:
 
     async def _observed(self) -> None:
         if self.call.finish_message is not None:
-            await self._complete(self.call.finish_message)
+            output = self.call.finish_message
+            if FINISH in self.run.tools_for(self.agent):  # a `finish` of the run's replaced ours
+                done = [m for m in self.call.messages if isinstance(m, ToolResultMessage)]
+                output = next((m.content for m in reversed(done) if m.name == FINISH), output)
+            await self._complete(output)
         else:
             self._move(RunState.MODEL_PENDING)
 
@@ -386,8 +507,10 @@ class CallRunner:
         overlapped = False
         for tc in calls:
             tool = tools.get(tc.name)
-            overlaps = tc.name == CALL_AGENT or (
-                tool is not None and tool.side_effect is SideEffect.READ_ONLY
+            overlaps = (
+                tc.name in PEER_CALLS
+                or tc.name in (SEND_MESSAGE, GET_MESSAGES)
+                or (tool is not None and tool.side_effect is SideEffect.READ_ONLY)
             )
             if overlaps and overlapped:
                 groups[-1].append(tc)
@@ -421,10 +544,18 @@ class CallRunner:
                 f"Invalid arguments for {tc.name}: {tc.arguments_error}. "
                 "Send a JSON object that matches the tool's schema."
             )
-        elif tc.name == CALL_AGENT and not self.run.calls_peers(self.agent):
+        elif tc.name in self.run.tools_for(self.agent):
+            result = await self._invoke(tc)  # a tool of a built-in's name replaces it
+        elif tc.name in PEER_CALLS and not self.run.calls_peers(self.agent):
             result = ToolResult.error(f"{self.agent.name} was not given {CALL_AGENT}.")
-        elif tc.name == CALL_AGENT:
+        elif tc.name in PEER_CALLS and not self._background(tc) and tc.name != CALL_AGENT:
+            result = ToolResult.error(f"{SPAWN} is not offered in this run.")
+        elif tc.name in PEER_CALLS:
             result = await self._call_peer(tc, several_peers)
+        elif tc.name == SEND_MESSAGE and self.run.offers(self.agent, SEND_MESSAGE):
+            result = self._send_message(tc)
+        elif tc.name == GET_MESSAGES and self.run.offers(self.agent, GET_MESSAGES):
+            result = self._get_messages()
         elif tc.name == FINISH:
             message = tc.arguments.get("message")
             ok = isinstance(message, str)
@@ -486,6 +617,12 @@ class CallRunner:
                 return ToolResult.error(
                     f"call_agent needs `agent_name` (one of: {peers}) and a `message` string."
                 )
+            background = self._background(tc)
+            if background and run.live_background() >= run.limits.max_background_agents:
+                return ToolResult.error(
+                    f"{run.limits.max_background_agents} background agents are already running "
+                    "in this session; wait for one to return (its result arrives as a message)."
+                )
             child_id = new_id("call")
             run.record_as(
                 ev.AgentCalled(
@@ -497,9 +634,17 @@ class CallRunner:
                     depth=call.depth + 1,
                     tool_call_id=tc.id,
                     mode=run.mode(),
+                    background=background,
+                    with_history=run.pass_history,
                 ),
             )
         child = run.fold.calls[child_id]
+        if child.background:
+            self._start_background()
+            return ToolResult(
+                f"Started {child.agent} in the background; its task id is {child.call_id}. "
+                "Go on with your work: its answer arrives as a message at one of your next steps."
+            )
         if not child.state.terminal:
             await CallRunner(run, child).drive()
         text = tagged(child.agent, child.output) if several else child.output
@@ -507,3 +652,39 @@ class CallRunner:
             return ToolResult(text)
         why = text or child.last_error  # a provider that gave up leaves no output, only its error
         return ToolResult.error(f"{child.agent} {child.state} ({child.stop_reason}): {why}")
+
+    def _background(self, tc: ToolCall) -> bool:
+        """Whether this peer call starts a background agent (only in runs that allow them)."""
+        run = self.run
+        if not run.allow_background or (tc.name == SPAWN and SPAWN in run.disabled_tools):
+            return False
+        return tc.name == SPAWN or tc.arguments.get("background") is True
+
+    def _send_message(self, tc: ToolCall) -> ToolResult:
+        run, call = self.run, self.call
+        to, text = tc.arguments.get("task_id"), tc.arguments.get("message")
+        if not isinstance(to, str) or not isinstance(text, str):
+            return ToolResult.error("send_message needs `task_id` and a `message` string.")
+        if to == PERSON:
+            self._record(
+                ev.MessageSent(sender=call.agent, to_call_id=None, to_agent=PERSON, text=text)
+            )
+            return ToolResult("Message sent to the person.")
+        receiver = run.fold.live_call(to)
+        if receiver is None:
+            return ToolResult.error(
+                f"No running agent with task id or name {to!r}; running: "
+                + (", ".join(run.fold.running_tasks()) or "none")
+            )
+        self._record(
+            ev.MessageSent(
+                sender=call.agent, to_call_id=receiver.call_id, to_agent=receiver.agent, text=text
+            )
+        )
+        return ToolResult(f"Message sent to {receiver.agent} (task id {receiver.call_id}).")
+
+    def _get_messages(self) -> ToolResult:
+        received = [*self.call.received, *self.call.inbox]
+        if not received:
+            return ToolResult("No messages yet.")
+        return ToolResult("\n\n".join(w.for_model() for w in received))

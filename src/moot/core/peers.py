@@ -1,8 +1,11 @@
 """Peers: every agent sees the others and may call any of them, itself included.
 
-Two built-in tools carry this: `call_agent(agent_name, message)` sends a forward message and
+Built-in tools carry this: `call_agent(agent_name, message)` sends a forward message and
 returns the callee's answer; `finish(message)` ends the agent's turn with that answer, exactly
-as a plain-text reply with no tool calls would.
+as a plain-text reply with no tool calls would; `send_message(task_id, message)` and
+`get_messages()` talk to peers (and the person) while they run. A run that allows background
+agents also offers `call_agent(..., background=true)` and `spawn_background_agent`: the
+caller goes on at once with a task id, and the callee's return arrives as a message.
 """
 
 from __future__ import annotations
@@ -15,11 +18,30 @@ from moot.providers.base import ToolSpec
 PERSON = "user"
 CALL_AGENT = "call_agent"
 FINISH = "finish"
+SPAWN = "spawn_background_agent"
+SEND_MESSAGE = "send_message"
+GET_MESSAGES = "get_messages"
+BUILTINS = frozenset({CALL_AGENT, FINISH, SPAWN, SEND_MESSAGE, GET_MESSAGES})
+PEER_CALLS = frozenset({CALL_AGENT, SPAWN})
+"""Tools that start a peer's call: a resume drives the callee on, never interrupts them."""
 
 
-def system_prompt(agent: Agent, roster: Sequence[Agent], caller: str) -> str:
-    """The agent's instructions, then who else takes part and who is asking."""
+def system_prompt(
+    agent: Agent,
+    roster: Sequence[Agent],
+    caller: str,
+    *,
+    task_id: str = "",
+    caller_task: str = "",
+    extra: str = "",
+) -> str:
+    """The agent's instructions, then who else takes part and who is asking.
+
+    `task_id` is this call's id and `caller_task` its caller's (the person: `user`), so that
+    the agent can `send_message` to whoever asked; `extra` is the run's extra instructions."""
     lines = [agent.instructions.strip() or f"You are {agent.name}."]
+    if extra.strip():
+        lines += ["", "ADDITIONAL INSTRUCTIONS:", extra.strip()]
     lines += ["", f"You are `{agent.name}`, one of these peers in a moot:"]
     lines.append(f"- {PERSON}: the person at the keyboard")
     for peer in roster:
@@ -32,13 +54,45 @@ def system_prompt(agent: Agent, roster: Sequence[Agent], caller: str) -> str:
         "End your turn with a plain answer and no tool calls, or call `finish(message)`.",
         f"This message comes from `{caller}`.",
     ]
+    if task_id:
+        lines.append(
+            f"Your task id is `{task_id}`; your caller's is `{caller_task or PERSON}` "
+            f"(`{SEND_MESSAGE}` reaches it while you work)."
+        )
     return "\n".join(lines)
 
 
-def call_agent_spec(roster: Sequence[Agent]) -> ToolSpec:
+def call_agent_spec(roster: Sequence[Agent], *, background: bool = False) -> ToolSpec:
+    properties: dict[str, object] = {
+        "agent_name": {"type": "string", "enum": [a.name for a in roster]},
+        "message": {"type": "string", "description": "What the peer should do"},
+    }
+    description = "Send a message to a peer agent and wait for its answer."
+    if background:
+        properties["background"] = {
+            "type": "boolean",
+            "description": "Do not wait: get a task id now, the answer later as a message",
+        }
+        description += " With background=true, go on at once; its answer arrives as a message."
     return ToolSpec(
         name=CALL_AGENT,
-        description="Send a message to a peer agent and wait for its answer.",
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": properties,
+            "required": ["agent_name", "message"],
+            "additionalProperties": False,
+        },
+    )
+
+
+def spawn_spec(roster: Sequence[Agent]) -> ToolSpec:
+    return ToolSpec(
+        name=SPAWN,
+        description=(
+            "Start a peer agent in the background and go on at once: returns its task id; "
+            "its answer arrives as a message at one of your next steps."
+        ),
         parameters={
             "type": "object",
             "properties": {
@@ -49,6 +103,30 @@ def call_agent_spec(roster: Sequence[Agent]) -> ToolSpec:
             "additionalProperties": False,
         },
     )
+
+
+SEND_MESSAGE_SPEC = ToolSpec(
+    name=SEND_MESSAGE,
+    description=(
+        "Send a message to a running agent (its task id, or its name) or to the person "
+        "(`user`); it reads it at its next step. You do not wait for an answer."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "task_id": {"type": "string", "description": "A task id, an agent name, or `user`"},
+            "message": {"type": "string"},
+        },
+        "required": ["task_id", "message"],
+        "additionalProperties": False,
+    },
+)
+
+GET_MESSAGES_SPEC = ToolSpec(
+    name=GET_MESSAGES,
+    description="The messages you have received so far in this task (they also arrive unasked).",
+    parameters={"type": "object", "properties": {}, "additionalProperties": False},
+)
 
 
 FINISH_SPEC = ToolSpec(

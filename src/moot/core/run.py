@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -12,7 +13,15 @@ from moot.core.agent import Agent
 from moot.core.approval import PendingApprovals
 from moot.core.fold import INTERRUPTED, CallState, RunFold
 from moot.core.limits import Limits
-from moot.core.peers import CALL_AGENT, FINISH, FINISH_SPEC, call_agent_spec
+from moot.core.peers import (
+    BUILTINS,
+    CALL_AGENT,
+    FINISH_SPEC,
+    GET_MESSAGES_SPEC,
+    SEND_MESSAGE_SPEC,
+    call_agent_spec,
+    spawn_spec,
+)
 from moot.protocol import events as ev
 from moot.protocol.approval import ApprovalPolicy
 from moot.protocol.messages import ToolCall
@@ -67,6 +76,23 @@ class RunContext(msgspec.Struct):
     turn_end: TurnEnd | None = None
     session_start: str | None = None
     """Run SessionStart hooks when the root call starts, with this source: startup or resume."""
+    allow_background: bool = False
+    """This run's agents may start background agents (`call_agent(background=true)`,
+    `spawn_background_agent`); off unless the session or run asks for it."""
+    messages: bool = False
+    """This run's agents are offered `send_message` and `get_messages` (on with background
+    agents); the person may message a running agent either way."""
+    disabled_tools: frozenset[str] = frozenset()
+    """Built-in peer tools not offered in this run (`finish` cannot be disabled)."""
+    pass_history: bool = False
+    """An agent called again by the same caller sees their earlier exchange first."""
+    extra_instructions: str = ""
+    extra_scope: str = "entry"
+    """`entry`: only the run's first call reads `extra_instructions`; `all`: every call."""
+    tasks: dict[str, asyncio.Task[object]] = {}
+    """The running task of each background agent, by call id."""
+    wakeups: dict[str, asyncio.Event] = {}
+    """Set when a message or a background return reaches a call that may be waiting."""
     _specs: dict[str, tuple[tuple[Tool, ...], tuple[ToolSpec, ...]]] = {}
 
     @property
@@ -93,7 +119,20 @@ class RunContext(msgspec.Struct):
         event = self.store.append(event)
         self.fold.apply(event)
         self.publish(event)
+        if isinstance(event, ev.MessageSent) and event.to_call_id:
+            self.wake(event.to_call_id)
+        elif isinstance(event, ev.AgentReturned) and event.parent_call_id:
+            self.wake(event.parent_call_id)
         return event
+
+    def wake(self, call_id: str) -> None:
+        waiting = self.wakeups.get(call_id)
+        if waiting is not None:
+            waiting.set()
+
+    def live_background(self) -> int:
+        """Background agents of this run (and so of the session) that have not returned."""
+        return sum(len(c.live_background) for c in self.fold.calls.values())
 
     def mode(self) -> ModeName | None:
         """The session's permission mode now; None when the session has no modes."""
@@ -131,9 +170,24 @@ class RunContext(msgspec.Struct):
         cached = self._specs.get(agent.name)
         if cached is None or cached[0] != key:
             own = [ToolSpec(**tool_spec(t)) for t in offered]
-            peers = [call_agent_spec(list(self.agents.values()))] if self.calls_peers(agent) else []
-            peers.append(FINISH_SPEC)
-            builtin = {CALL_AGENT, FINISH}
-            cached = (key, tuple([s for s in own if s.name not in builtin] + peers))
+            roster = list(self.agents.values())
+            off = self.disabled_tools | {s.name for s in own}  # a tool of the same name wins
+            peers: list[ToolSpec] = []
+            if self.calls_peers(agent):
+                peers.append(call_agent_spec(roster, background=self.allow_background))
+                if self.allow_background:
+                    peers.append(spawn_spec(roster))
+            if self.messages or self.allow_background:
+                peers += [SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC]
+            peers = [s for s in peers if s.name not in off]
+            if FINISH_SPEC.name not in {s.name for s in own}:
+                peers.append(FINISH_SPEC)
+            cached = (key, tuple(own + peers))
             self._specs[agent.name] = cached
         return cached[1]
+
+    def offers(self, agent: Agent, name: str) -> bool:
+        """Whether the built-in `name` is one this agent's model may call in this run."""
+        if name not in BUILTINS or name in self.tools_for(agent):
+            return False
+        return any(s.name == name for s in self.specs_for(agent))

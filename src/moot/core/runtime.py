@@ -17,7 +17,7 @@ from moot.core.approval import AllowAll, Answer, PendingApprovals
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
 from moot.core.loop import CallRunner
-from moot.core.peers import CALL_AGENT
+from moot.core.peers import PEER_CALLS
 from moot.core.run import RunContext, TurnEnd
 from moot.core.session import CHECKPOINT, load_session
 from moot.protocol import events as ev
@@ -83,6 +83,16 @@ class Runtime:
             never offered to a model.
         attach: Reads the files a turn's prompt names as `@path` into its `turn_started`;
             None attaches nothing.
+        allow_background_agents: Agents may start background agents (`call_agent(...,
+            background=true)`, `spawn_background_agent`); bounded by the run's budget and
+            `Limits.max_background_agents`. Off by default.
+        peer_messages: Offer agents `send_message` and `get_messages` (on with background
+            agents); the person can `SendMessage` to a running agent either way.
+        disabled_tools: Built-in peer tools not offered (`finish` cannot be disabled).
+        pass_history: An agent called again by the same caller (in this run or a later one of
+            the session) sees their earlier exchange first; off: each call starts afresh.
+        extra_instructions: Added to the system prompt as ADDITIONAL INSTRUCTIONS, for the
+            run's first call (`extra_scope="entry"`) or every call (`"all"`).
     """
 
     def __init__(
@@ -103,9 +113,24 @@ class Runtime:
         resolve: Callable[[str], Provider] = resolve_model,
         person_tools: Mapping[str, Tool] | None = None,
         attach: AttachFiles | None = None,
+        allow_background_agents: bool = False,
+        peer_messages: bool = False,
+        disabled_tools: Sequence[str] = (),
+        extra_instructions: str = "",
+        extra_scope: str = "entry",
+        pass_history: bool = False,
     ) -> None:
         if not agents:
             raise ValueError("a runtime needs at least one agent")
+        if "finish" in disabled_tools:
+            raise ValueError("finish cannot be disabled; give a tool named finish to replace it")
+        if extra_scope not in ("entry", "all"):
+            raise ValueError(f"extra_scope must be 'entry' or 'all', not {extra_scope!r}")
+        self.allow_background_agents = allow_background_agents
+        self.peer_messages = peer_messages
+        self.disabled_tools = frozenset(disabled_tools)
+        self.extra_instructions, self.extra_scope = extra_instructions, extra_scope
+        self.pass_history = pass_history
         names = [a.name for a in agents]
         if len(set(names)) != len(names):
             raise ValueError(f"agent names must be unique: {names}")
@@ -197,6 +222,13 @@ class Runtime:
                 if self.running:  # busy first, as for any turn
                     raise RuntimeBusy(f"session {self.session_id} is already running a turn")
                 self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
+            case ops.UserTurn(agents=starting) if unknown := [
+                a for a in (*starting, op.agent or self.entry.name) if a not in self.agents
+            ]:
+                if self.running:
+                    raise RuntimeBusy(f"session {self.session_id} is already running a turn")
+                why = f"no agent {unknown[0]!r} in this run; agents: {', '.join(self.agents)}"
+                self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
             case ops.UserTurn():
                 self._start(self._turn(op, submission))
             case ops.ResumeRun():
@@ -238,6 +270,10 @@ class Runtime:
                         submission_id=submission,
                     )
                 )
+            case ops.SendMessage(to=to, text=text):
+                self._person_message(to, text, submission)
+            case ops.CancelAgent(task_id=task_id):
+                self._cancel_agent(task_id, submission)
             case ops.Shutdown():
                 if self.running:
                     assert self._task is not None
@@ -264,6 +300,48 @@ class Runtime:
             self.record_session(
                 ev.OpRefused(op=op.kind, reason=why, submission_id=answer.submission_id)
             )
+
+    def _person_message(self, to: str, text: str, submission: str) -> None:
+        """The person is a peer: a message to a running agent, read at its next step."""
+        run = self._run
+        receiver = run.fold.live_call(to) if run is not None and self.running else None
+        if run is None or receiver is None:
+            running = ", ".join(run.fold.running_tasks()) if run is not None else ""
+            self.record_session(
+                ev.OpRefused(
+                    op="send_message",
+                    reason=f"no running agent {to!r}; running: {running or 'none'}",
+                    submission_id=submission,
+                )
+            )
+            return
+        run.record_as(
+            ev.MessageSent(
+                agent=receiver.agent,
+                call_id=receiver.call_id,
+                parent_call_id=receiver.parent_call_id,
+                sender=PERSON,
+                to_call_id=receiver.call_id,
+                to_agent=receiver.agent,
+                text=text,
+                submission_id=submission,
+            )
+        )
+
+    def _cancel_agent(self, task_id: str, submission: str) -> None:
+        """Cancel a background agent's task: its drive records its subtree's end, then its own."""
+        run = self._run
+        task = run.tasks.get(task_id) if run is not None else None
+        if task is None:
+            self.record_session(
+                ev.OpRefused(
+                    op="cancel_agent",
+                    reason=f"no running background agent with task id {task_id!r}",
+                    submission_id=submission,
+                )
+            )
+            return
+        task.cancel()
 
     def _set_mode(self, mode: ModeName, submission: str) -> None:
         previous = self._session.mode
@@ -633,10 +711,20 @@ class Runtime:
             hooks=self.hooks,
             turn_end=self.turn_end,
             session_start=session_start,
+            allow_background=self.allow_background_agents,
+            messages=self.peer_messages,
+            disabled_tools=self.disabled_tools,
+            extra_instructions=self.extra_instructions,
+            extra_scope=self.extra_scope,
+            pass_history=self.pass_history,
         )
         return self._run
 
     async def _turn(self, op: ops.UserTurn, submission: str) -> None:
+        starting = tuple(op.agents)
+        if len(starting) == 1:
+            op = msgspec.structs.replace(op, agent=starting[0], agents=())
+            starting = ()
         agent = self.agents[op.agent] if op.agent else self.entry
         files: Sequence[AttachedFile] = ()
         if self.attach is not None and "@" in op.text:
@@ -650,7 +738,8 @@ class Runtime:
         run_id = new_id("run")
         run.record_as(
             ev.TurnStarted(
-                agent=agent.name,
+                agent=PERSON if starting else agent.name,
+                starting_agents=starting,
                 call_id=run_id,
                 parent_call_id=None,
                 prompt=op.text,
@@ -673,7 +762,7 @@ class Runtime:
             for call in fold.calls.values()
             if not call.state.terminal
             for tc in call.running_tools
-            if tc.name != CALL_AGENT
+            if tc.name not in PEER_CALLS
         ]
         root = fold.calls[fold.run_id]
         run.record(
@@ -688,6 +777,8 @@ class Runtime:
         try:
             await CallRunner(run, fold.calls[fold.run_id]).drive()
         finally:
+            for task in list(run.tasks.values()):  # none, unless the store failed mid-run
+                task.cancel()
             self._run = None
             self._last_finished = fold.finished
             if fold.finished is not None:

@@ -75,6 +75,9 @@ class TurnStarted(_Event, tag="turn_started", frozen=True):
     mode: ModeName | None = None
     """The session's permission mode as the run began (None: no modes); in plan mode the
     model is told so with the prompt."""
+    starting_agents: tuple[str, ...] = ()
+    """Several agents got the message at once (`UserTurn.agents`): the run's first call is
+    then the person's own (`agent` is `user`, with no model), which calls each of them."""
     model: str = ""
     """The model the run's first agent answers with in this run only (`UserTurn.model`);
     empty: the agent's own."""
@@ -91,6 +94,12 @@ class AgentCalled(_Event, tag="agent_called", frozen=True):
     """The caller's `call_agent` tool call that carries this forward."""
     mode: ModeName | None = None
     """The session's permission mode as the call began (see `TurnStarted.mode`)."""
+    with_history: bool = False
+    """The callee sees its earlier exchange with this caller first (the run's history setting)."""
+    background: bool = False
+    """A background agent: its caller went on at once (its `call_agent` or
+    `spawn_background_agent` result is the task id, which is this `call_id`); its return
+    reaches the caller as a message at the caller's next step."""
 
 
 class AgentReturned(_Event, tag="agent_returned", frozen=True):
@@ -429,6 +438,27 @@ class HookRan(_Event, tag="hook_ran", frozen=True):
     """With `stop`: the hook's `stopReason`, shown to the person."""
 
 
+class MessageSent(_Event, tag="message_sent", frozen=True):
+    """A message between peers while they run (`send_message`, or the person's `SendMessage`).
+
+    Recorded in the sender's call; the person's messages in the receiver's call. The receiver
+    reads it at its next step (`messages_delivered`)."""
+
+    sender: str
+    """The agent that sent it, or `user` (the person)."""
+    to_call_id: str | None
+    """The receiving call (its task id); None: the person."""
+    to_agent: str
+    text: str
+
+
+class MessagesDelivered(_Event, tag="messages_delivered", frozen=True):
+    """A call read the first `count` messages waiting for it (messages, background results),
+    just before asking its model: they join its conversation as one user message."""
+
+    count: int
+
+
 Event = (
     TurnStarted
     | AgentCalled
@@ -458,6 +488,8 @@ Event = (
     | MemoryNoted
     | ContextCompacted
     | HistoryCompacted
+    | MessageSent
+    | MessagesDelivered
 )
 """Any event; tagged by `kind` in JSON."""
 

@@ -34,6 +34,10 @@ class UserTurn(_Op, tag="user_turn", frozen=True):
     model: str | None = None
     """A model for this turn only (a custom command's `model`); None: the agent's own. One
     that cannot be used is answered by `op_refused` and no turn starts."""
+    agents: tuple[str, ...] = ()
+    """Several agents get the message at once, each in its own call under the person's
+    (`turn_started.starting_agents`); the turn's output is their results, tagged
+    `[name]...[/name]`. Empty: `agent` alone."""
 
 
 class ResumeRun(_Op, tag="resume_run", frozen=True):
@@ -173,6 +177,22 @@ class Compact(_Op, tag="compact", frozen=True):
     """Whose conversation; the session's first agent when None."""
 
 
+class SendMessage(_Op, tag="send_message", frozen=True):
+    """The person sends a message to a running agent: `to` is its task id (a call id) or an
+    agent's name (its latest running call). Answered by `message_sent` (the agent reads it at
+    its next step), or by `op_refused` when no such agent runs."""
+
+    to: str
+    text: str
+
+
+class CancelAgent(_Op, tag="cancel_agent", frozen=True):
+    """Cancel one running background agent and everything it started (its subtree); the rest
+    of the run goes on. Answered by its `agent_returned` (cancelled), or by `op_refused`."""
+
+    task_id: str
+
+
 class Shutdown(_Op, tag="shutdown", frozen=True):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
@@ -191,6 +211,8 @@ Op = (
     | RunCommand
     | NoteToMemory
     | Compact
+    | SendMessage
+    | CancelAgent
 )
 OpT = TypeVar("OpT", bound=_Op)
 

@@ -46,6 +46,7 @@ async def drive_turn(
     agent: str | None = None,
     attachments: Sequence[Attachment] = (),
     resume: bool = False,
+    agents: Sequence[str] = (),
 ) -> TurnOutcome:
     """Submit a turn (or, with `resume`, finish the interrupted one) and take its events up to
     and including `turn_finished`.
@@ -60,6 +61,7 @@ async def drive_turn(
         agent: The agent to address; the session's first when None.
         attachments: Images sent with the message.
         resume: Submit `ResumeRun` instead of a new turn.
+        agents: Several starting agents, each given the message at once (`UserTurn.agents`).
 
     Raises:
         RuntimeError: The event stream ended before the turn did.
@@ -68,7 +70,9 @@ async def drive_turn(
     op: ops.Op = (
         ops.ResumeRun()
         if resume
-        else ops.UserTurn(text=text, agent=agent, attachments=tuple(attachments))
+        else ops.UserTurn(
+            text=text, agent=agent, attachments=tuple(attachments), agents=tuple(agents)
+        )
     )
     submission = client.submit(op)
     seen: list[ev.Event] = []

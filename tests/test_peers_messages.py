@@ -1,0 +1,160 @@
+"""Messages between peers while they run, the person included; read at the receiver's next step."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from moot.commands.builtin import builtin_commands
+from moot.commands.registry import CommandError
+from moot.core.agent import Agent
+from moot.core.fold import RunFold
+from moot.core.limits import Limits
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.messages import ToolResultMessage, UserMessage
+from moot.providers.base import ModelRequest
+from moot.providers.scripted import FunctionProvider
+from moot.tools.base import SideEffect, tool
+from runtime_helpers import agent, call, make_runtime, of, run_turn
+
+
+class Said:
+    """The part of a `CommandContext` that /msg uses: a client, and what it says."""
+
+    def __init__(self, client: object) -> None:
+        self.client = client
+        self.said: list[str] = []
+
+    def say(self, text: str, **_: object) -> None:
+        self.said.append(text)
+
+
+def blocking_tool(started: asyncio.Event, release: asyncio.Event):
+    @tool(side_effect=SideEffect.READ_ONLY)
+    async def think() -> str:
+        """Takes a while."""
+        started.set()
+        await release.wait()
+        return "thought"
+
+    return think
+
+
+def main_reading_messages(request: ModelRequest) -> object:
+    last = request.messages[-1]
+    if isinstance(last, UserMessage) and "[message from" in last.content:
+        return f"read: {last.content}"
+    if isinstance(last, ToolResultMessage):
+        return "no message came"
+    return {"tool_calls": [call("think")]}
+
+
+async def test_the_person_messages_a_running_agent_which_reads_it_at_its_next_step() -> None:
+    started, release = asyncio.Event(), asyncio.Event()
+    runtime = make_runtime(
+        Agent("main", model=FunctionProvider(main_reading_messages)),
+        tools=[blocking_tool(started, release)],
+    )
+    events = runtime.events()
+    runtime.submit(ops.UserTurn(text="go"))
+    await started.wait()
+    context = Said(runtime)
+    await builtin_commands().get("msg").run(context, "main also check the tests")
+    release.set()
+    finished = await runtime.wait()
+    runtime.submit(ops.Shutdown())
+    seen = [e async for e in events]
+    assert finished.output == "read: [message from user]\nalso check the tests"
+    (sent,) = of(seen, ev.MessageSent)
+    assert (sent.sender, sent.to_agent, sent.to_call_id) == ("user", "main", finished.call_id)
+    assert context.said == [f"message to main ({finished.call_id}): read at its next step"]
+    (delivered,) = of(seen, ev.MessagesDelivered)
+    think_done = next(e for e in of(seen, ev.ToolFinished) if e.tool == "think")
+    assert sent.seq < think_done.seq < delivered.seq  # read at the next step, not mid-tool
+
+
+async def test_a_message_to_no_running_agent_is_refused() -> None:
+    runtime = make_runtime(agent("main", "hi"))
+    with pytest.raises(CommandError, match="no running agent 'main'"):
+        await builtin_commands().get("msg").run(Said(runtime), "main hello")
+    with pytest.raises(CommandError, match="/msg AGENT TEXT"):
+        await builtin_commands().get("msg").run(Said(runtime), "main")
+
+
+async def test_an_agent_messages_the_person_and_its_caller() -> None:
+    def main_model(request: ModelRequest) -> object:
+        if len(request.messages) > 1:
+            texts = [m.content for m in request.messages if isinstance(m, UserMessage)]
+            return " / ".join(texts[1:]) or "waiting"
+        return {"tool_calls": [call("spawn_background_agent", agent_name="helper", message="go")]}
+
+    def helper_model(request: ModelRequest) -> object:
+        if isinstance(request.messages[-1], ToolResultMessage):
+            return "helper done"
+        caller_task = request.system.split("your caller's is `")[1].split("`")[0]
+        return {
+            "tool_calls": [
+                call("send_message", task_id="user", message="halfway"),
+                call("send_message", task_id=caller_task, message="50% for you"),
+            ]
+        }
+
+    runtime = make_runtime(
+        [
+            Agent("main", model=FunctionProvider(main_model)),
+            Agent("helper", model=FunctionProvider(helper_model)),
+        ],
+        allow_background_agents=True,
+    )
+    finished, events = await run_turn(runtime)
+    to_person, to_main = of(events, ev.MessageSent)
+    assert (to_person.to_agent, to_person.to_call_id, to_person.text) == ("user", None, "halfway")
+    assert (to_main.to_agent, to_main.to_call_id) == ("main", finished.call_id)
+    assert to_main.sender == "helper"
+    # Both the helper's message and its return reached main, in the order they were sent.
+    assert "[message from helper" in finished.output
+    assert finished.output.index("[message from helper") < finished.output.index(
+        "[background agent helper"
+    )
+
+
+async def test_get_messages_lists_what_the_task_received_and_the_fold_replays_it() -> None:
+    def helper_model(request: ModelRequest) -> object:
+        last = request.messages[-1]
+        if isinstance(last, ToolResultMessage) and last.name == "get_messages":
+            return f"inbox: {last.content}"
+        if isinstance(last, ToolResultMessage):
+            return {"tool_calls": [call("get_messages")]}
+        return {"tool_calls": [call("get_messages")]}
+
+    def main_model(request: ModelRequest) -> object:
+        last = request.messages[-1]
+        if isinstance(last, ToolResultMessage) and last.name == "call_agent":
+            return last.content
+        return {
+            "tool_calls": [
+                call("send_message", task_id="helper", message="nobody runs yet"),
+                call("call_agent", agent_name="helper", message="check"),
+            ]
+        }
+
+    runtime = make_runtime(
+        [
+            Agent("main", model=FunctionProvider(main_model)),
+            Agent("helper", model=FunctionProvider(helper_model)),
+        ],
+        peer_messages=True,
+        limits=Limits(max_repeated_tool_calls=None),
+    )
+    finished, events = await run_turn(runtime)
+    refused = next(e for e in of(events, ev.ToolFinished) if e.tool == "send_message")
+    assert refused.is_error and "No running agent" in refused.content
+    assert finished.output == "inbox: No messages yet."
+
+    # The log alone gives every call the same inbox and conversation (what a resume folds).
+    fold = RunFold(Limits(), {})
+    for event in runtime.store.events(runtime.session_id):
+        fold.apply(event)
+    assert fold.calls[finished.call_id].messages == runtime.conversation()

@@ -1,0 +1,152 @@
+"""Several starting agents, the pool, history passing, extra instructions, disabled and
+replaced built-in tools."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from moot.core.agent import Agent
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.messages import ToolResultMessage, UserMessage
+from moot.protocol.states import RunState
+from moot.providers.base import ModelRequest
+from moot.providers.scripted import FunctionProvider
+from moot.testing import drive_turn
+from moot.tools.base import tool
+from runtime_helpers import agent, call, make_runtime, of, run_turn
+
+
+async def test_starting_agents_get_the_message_at_once_and_their_results_are_tagged() -> None:
+    barrier = asyncio.Barrier(3)  # hangs unless all three are asked at the same time
+
+    def peer(name: str) -> Agent:
+        async def model(request: ModelRequest) -> object:
+            await barrier.wait()
+            return f"{name} read {request.messages[-1].content}"
+
+        return Agent(name, model=FunctionProvider(model))
+
+    runtime = make_runtime([peer("researcher"), peer("writer"), peer("reviewer")])
+    outcome = await drive_turn(runtime, "AI trends", agents=("researcher", "writer", "reviewer"))
+    finished, events = outcome.finished, outcome.events
+    assert finished.output == (
+        "[researcher]researcher read AI trends[/researcher]\n"
+        "[writer]writer read AI trends[/writer]\n"
+        "[reviewer]reviewer read AI trends[/reviewer]"
+    )
+    (started,) = of(events, ev.TurnStarted)
+    assert started.agent == "user" and started.starting_agents == (
+        "researcher",
+        "writer",
+        "reviewer",
+    )
+    calls = of(events, ev.AgentCalled)
+    assert [(c.caller, c.agent, c.depth) for c in calls] == [
+        ("user", "researcher", 1),
+        ("user", "writer", 1),
+        ("user", "reviewer", 1),
+    ]
+    assert finished.state is RunState.COMPLETED
+
+
+async def test_a_starting_agent_outside_the_pool_is_refused() -> None:
+    runtime = make_runtime([agent("a", "x"), agent("b", "y")])
+    events = runtime.events()
+    runtime.submit(ops.UserTurn(text="go", agents=("a", "ghost")))
+    refused = await anext(aiter(events))
+    assert isinstance(refused, ev.OpRefused) and "no agent 'ghost'" in refused.reason
+    assert not runtime.running
+
+
+@pytest.mark.parametrize(
+    ("scope", "expected"),
+    [("entry", {"main": True, "helper": False}), ("all", {"main": True, "helper": True})],
+)
+async def test_extra_instructions_reach_the_entry_agent_or_every_agent(
+    scope: str, expected: dict[str, bool]
+) -> None:
+    systems: dict[str, str] = {}
+
+    def model(request: ModelRequest) -> object:
+        systems[request.agent] = request.system
+        if request.agent == "main" and not isinstance(request.messages[-1], ToolResultMessage):
+            return {"tool_calls": [call("call_agent", agent_name="helper", message="x")]}
+        return "ok"
+
+    runtime = make_runtime(
+        [
+            Agent("main", model=FunctionProvider(model)),
+            Agent("helper", model=FunctionProvider(model)),
+        ],
+        extra_instructions="Write like SOUL.md says.",
+        extra_scope=scope,
+    )
+    await run_turn(runtime)
+    seen = {
+        name: "ADDITIONAL INSTRUCTIONS:\nWrite like SOUL.md says." in s
+        for name, s in systems.items()
+    }
+    assert seen == expected, scope
+
+
+async def test_disabled_tools_are_not_offered_and_finish_cannot_be_disabled() -> None:
+    offered: list[set[str]] = []
+
+    def model(request: ModelRequest) -> object:
+        offered.append({t.name for t in request.tools})
+        return "done"
+
+    runtime = make_runtime(
+        Agent("main", model=FunctionProvider(model)),
+        allow_background_agents=True,
+        disabled_tools=("spawn_background_agent", "get_messages"),
+    )
+    await run_turn(runtime)
+    assert offered == [{"call_agent", "send_message", "finish"}]
+    with pytest.raises(ValueError, match="finish cannot be disabled"):
+        make_runtime(agent("main", "x"), disabled_tools=("finish",))
+
+
+async def test_a_tool_named_like_a_builtin_replaces_it() -> None:
+    @tool
+    def finish(message: str, confidence: float = 1.0) -> str:
+        """Return the result with a confidence score."""
+        return f"[{confidence}] {message}"
+
+    main = agent(
+        "main", {"tool_calls": [call("finish", message="Analysis complete", confidence=0.85)]}
+    )
+    finished, _ = await run_turn(make_runtime(main, tools=[finish]))
+    assert finished.output == "[0.85] Analysis complete"
+
+
+@pytest.mark.parametrize("passing", [True, False])
+async def test_history_passing_lets_a_callee_see_its_earlier_exchange_with_that_caller(
+    passing: bool,
+) -> None:
+    seen: list[list[str]] = []
+
+    def main_model(request: ModelRequest) -> object:
+        last = request.messages[-1]
+        if isinstance(last, ToolResultMessage):
+            return last.content
+        return {"tool_calls": [call("call_agent", agent_name="helper", message=last.content)]}
+
+    def helper_model(request: ModelRequest) -> object:
+        seen.append([m.content for m in request.messages if isinstance(m, UserMessage)])
+        return f"noted {request.messages[-1].content}"
+
+    runtime = make_runtime(
+        [
+            Agent("main", model=FunctionProvider(main_model)),
+            Agent("helper", model=FunctionProvider(helper_model)),
+        ],
+        pass_history=passing,
+    )
+    await run_turn(runtime, "first")
+    await run_turn(runtime, "second")
+    expected = [["first"], ["first", "second"]] if passing else [["first"], ["second"]]
+    assert seen == expected, passing
