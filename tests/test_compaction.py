@@ -3,6 +3,7 @@ conversation the live process had."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -287,3 +288,28 @@ class Recording(Watched):
             self.sent.append(tuple(request.messages))
         async for delta in super().stream(request):
             yield delta
+
+
+@pytest.mark.parametrize(("share", "compacts"), [(0.3, True), (None, False)])
+async def test_the_autocompactat_setting_reaches_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: float | None, compacts: bool
+) -> None:
+    from moot.client.local import SessionOptions, open_client
+    from moot.testing import drive_turn
+
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    work = tmp_path / "project"
+    (work / ".moot").mkdir(parents=True)
+    if share is not None:
+        (work / ".moot" / "settings.json").write_text(json.dumps({"autoCompactAt": share}))
+    for i in range(8):
+        (work / f"f{i}.txt").write_text(f"file {i}\n" + "y" * 3_000 + "\n")
+    reads = [{"tool_calls": [call("read", path=f"f{i}.txt")]} for i in range(8)]
+    script = {"context_window": 20_000, "turns": [*reads, {"text": "read them all"}]}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    client = open_client(SessionOptions(cwd=work, model=f"scripted:{tmp_path / 'script.json'}"))
+    outcome = await drive_turn(client, "read every file")
+    await client.close()
+    assert outcome.finished.output == "read them all"
+    compactions = [e for e in outcome.events if isinstance(e, ev.ContextCompacted)]
+    assert bool(compactions) is compacts
