@@ -290,17 +290,26 @@ class Recording(Watched):
             yield delta
 
 
-async def test_compact_runs_the_precompact_hook_with_the_focus(tmp_path: Path) -> None:
-    marker = tmp_path / "asked.json"
-    hook = {"matcher": "manual", "hooks": [{"type": "command", "command": f"cat > {marker}"}]}
-    hooks = Hooks(parse_hooks({"PreCompact": [hook]}), tmp_path)
-    script = [step(f"f{i}") for i in range(3)] + ["one", "two"]
-    runtime = open_runtime(tmp_path / "s.db", ScriptedProvider(script), hooks=hooks)
-    await run_turn(runtime, "first")
-    await run_turn(runtime, "second")
-    runtime.submit(ops.Compact(focus="keep the parser notes"))
-    await runtime.wait()
-    said = json.loads(marker.read_text())
-    assert (said["trigger"], said["custom_instructions"]) == ("manual", "keep the parser notes")
-    assert SUMMARY_HEAD in runtime.conversation()[0].content
-    runtime.submit(ops.Shutdown())
+@pytest.mark.parametrize(("share", "compacts"), [(0.3, True), (None, False)])
+async def test_the_autocompactat_setting_reaches_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: float | None, compacts: bool
+) -> None:
+    from moot.client.local import SessionOptions, open_client
+    from moot.testing import drive_turn
+
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    work = tmp_path / "project"
+    (work / ".moot").mkdir(parents=True)
+    if share is not None:
+        (work / ".moot" / "settings.json").write_text(json.dumps({"autoCompactAt": share}))
+    for i in range(8):
+        (work / f"f{i}.txt").write_text(f"file {i}\n" + "y" * 3_000 + "\n")
+    reads = [{"tool_calls": [call("read", path=f"f{i}.txt")]} for i in range(8)]
+    script = {"context_window": 20_000, "turns": [*reads, {"text": "read them all"}]}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    client = open_client(SessionOptions(cwd=work, model=f"scripted:{tmp_path / 'script.json'}"))
+    outcome = await drive_turn(client, "read every file")
+    await client.close()
+    assert outcome.finished.output == "read them all"
+    compactions = [e for e in outcome.events if isinstance(e, ev.ContextCompacted)]
+    assert bool(compactions) is compacts

@@ -14,7 +14,18 @@ from moot.commands.registry import Command, CommandContext, CommandError, Regist
 from moot.protocol.client import Client
 from moot.protocol.events import Event
 
-OFFERED = ("mode", "plan", "status", "cost", "mcp", "skills", "memory", "agents", "help")
+OFFERED = (
+    "mode",
+    "plan",
+    "status",
+    "cost",
+    "compact",
+    "mcp",
+    "skills",
+    "memory",
+    "agents",
+    "help",
+)
 
 
 def available(registry: Registry, context: CommandContext) -> list[dict[str, Any]]:

@@ -136,14 +136,33 @@ def _parse_script(path: Path, text: str) -> object:
         raise ValueError(f"not valid YAML: {exc}") from exc
 
 
+_OPTIONS = ("context_window", "summaries")
+"""Script keys beside the turns: a window to play a small model, and compaction summaries."""
+
+
+def _script_options(data: object) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        return {}
+    options = {k: data[k] for k in _OPTIONS if k in data}
+    window = options.get("context_window")
+    if window is not None and (not isinstance(window, int) or window <= 0):
+        raise ValueError("`context_window:` must be a positive number of tokens")
+    if not isinstance(options.get("summaries", []), list):
+        raise ValueError("`summaries:` must be a list of turns")
+    return options
+
+
 def _script_shape(data: object) -> tuple[list[Any], dict[str, list[Any]]]:
     """The shared turns and per-agent turns of a parsed script file."""
     if isinstance(data, list):
         return data, {}
     if not isinstance(data, dict) or not ({"turns", "agents"} & data.keys()):
         raise ValueError("needs a list of turns, `turns:` or `agents:`")
-    if unknown := sorted(map(str, data.keys() - {"turns", "agents"})):
-        raise ValueError(f"unknown keys {unknown}; a script has `turns:` and/or `agents:`")
+    if unknown := sorted(map(str, data.keys() - {"turns", "agents", *_OPTIONS})):
+        raise ValueError(
+            f"unknown keys {unknown}; a script has `turns:` and/or `agents:` "
+            "(and may have `context_window:` and `summaries:`)"
+        )
     turns, agents = data.get("turns", []), data.get("agents", {})
     # A string is iterable too: without this check `turns: hello` plays five one-letter turns.
     if not isinstance(turns, list):
@@ -200,8 +219,9 @@ class ScriptedProvider:
         except OSError as exc:
             raise ValueError(f"cannot read script {path}: {exc.strerror}") from exc
         try:
-            turns, agents = _script_shape(_parse_script(path, text))
-            return cls(turns, agents=agents, name=f"scripted:{path.name}")
+            data = _parse_script(path, text)
+            turns, agents = _script_shape(data)
+            return cls(turns, agents=agents, name=f"scripted:{path.name}", **_script_options(data))
         except ValueError as exc:  # JSONDecodeError and msgspec's ValidationError included
             raise ValueError(f"script {path}: {exc}") from exc
 
