@@ -223,6 +223,12 @@ async def test_textuals_own_commands_fit_moot() -> None:
         app = pilot.app
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         assert "Theme" not in commands  # the themes provider switches and remembers
+        trace = app.query_one("#trace")
+        shown = trace.display
+        commands["Show or hide the run-trace pane"].callback()
+        await pilot.pause()
+        assert trace.display is not shown
+        assert "Narrow the side panes" in commands and "Show or hide the tools pane" in commands
         commands["Quit"].callback()  # a palette choice is deliberate: no second press
         await pilot.pause()
     assert app.return_code == 0

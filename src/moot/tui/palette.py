@@ -19,6 +19,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from moot.commands.builtin import MODES
 from moot.protocol import ops
+from moot.tui.keys import KEYS
 
 if TYPE_CHECKING:
     from moot.tui.app import MootApp
@@ -218,6 +219,18 @@ def system_commands(app: MootApp, commands: Iterable[SystemCommand]) -> Iterable
         if command.title == "Quit":
             command = command._replace(callback=app.action_quit_now)
         yield command
+    # The panes (and the mouse) by name as well as by key, from the one key table.
+    for key in KEYS:
+        if key.where == "app" and key.action in LAYOUT_ACTIONS:
+            yield SystemCommand(
+                key.description, f"{key.key} does it too", getattr(app, f"action_{key.action}")
+            )
+
+
+LAYOUT_ACTIONS = frozenset(
+    {"toggle_tools", "toggle_trace", "narrow_side", "widen_side", "toggle_mouse"}
+)
+"""The key table's actions the palette offers as commands."""
 
 
 PROVIDERS: frozenset[type[Provider]] = frozenset(
