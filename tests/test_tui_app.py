@@ -218,3 +218,30 @@ async def test_a_resumed_session_shows_what_it_spent_in_the_status_line() -> Non
         await pilot.pause()
         facts = pilot.app.query_one(StatusLine).facts
         assert (facts.cost_usd, facts.tokens) == (pytest.approx(0.0042), 1280)
+
+
+async def test_approvals_from_parallel_peers_queue_each_naming_its_agent() -> None:
+    from textual.widgets import Static
+
+    from tui_scripts import Run
+
+    run = Run(agent="lead").start("review and test")
+    run.ask("x1", "edit", {"path": "a.py"}, "-old\n+new", call_id="call_r", agent="reviewer")
+    run.ask("x2", "bash", {"command": "pytest"}, "$ pytest", call_id="call_t", agent="tester")
+    clock = Clock()
+    client = FakeClient(autoplay=False)
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        client.emit(*run.events)
+        await pilot.pause()
+        pane = pilot.app.query_one(ApprovalPane)
+        title = pane.query_one(".title", Static)
+        assert str(title.render()) == "reviewer asks to run edit  (1 of 2)"
+        pane.focus()
+        clock.now += GRACE_S + 1
+        await pilot.press("y")
+        await pilot.pause()
+        assert client.ops[-1] == ops.Approve(tool_call_id="x1", call_id="call_r")
+        client.emit(run.decided("x1", call_id="call_r", agent="reviewer").events[-1])
+        await pilot.pause()
+        assert str(title.render()).startswith("tester asks to run bash")
+        assert "of 2" not in str(title.render())
