@@ -245,3 +245,27 @@ async def test_approvals_from_parallel_peers_queue_each_naming_its_agent() -> No
         await pilot.pause()
         assert str(title.render()).startswith("tester asks to run bash")
         assert "of 2" not in str(title.render())
+
+
+async def test_a_paste_is_never_sent_line_by_line_and_a_large_one_is_a_chip() -> None:
+    """Pastes go to the app, as the terminal driver sends them, which hands them on."""
+    from textual import events
+
+    client = FakeClient([])
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        prompt = pilot.app.prompt
+        pilot.app.post_message(events.Paste("first line\r\nsecond line"))
+        await pilot.pause()
+        assert prompt.text == "first line\nsecond line" and client.ops == []
+        await pilot.press("ctrl+j", *"third")
+        assert prompt.text == "first line\nsecond line\nthird"
+        await pilot.press("enter")
+        await pilot.pause()
+        big = "\n".join(f"line {i}" for i in range(40))
+        pilot.app.post_message(events.Paste(big))
+        await pilot.pause()
+        assert prompt.text == "[pasted 40 lines #1]"
+        await pilot.press(*" explain", "enter")
+        await pilot.pause()
+    sent = [op.text for op in client.ops if isinstance(op, ops.UserTurn)]
+    assert sent == ["first line\nsecond line\nthird", big + " explain"]
