@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+import wire_builders
 from model_server import ModelServer, Reply, sse_fixture
 from moot.core.agent import Agent
 from moot.protocol import events as ev
@@ -17,6 +18,7 @@ from moot.providers.anthropic import AnthropicProvider
 from moot.providers.base import Provider
 from moot.providers.config import ProviderConfig, RetryPolicy
 from moot.providers.router import FallbackProvider
+from moot.tools.base import SideEffect, tool
 from runtime_helpers import kinds, make_runtime, of, run_turn
 
 KEY = "sk-ant-api03-loop-test-Zx9vK2mQ7pL4nR8sT1wY6uE3oI5aS0dFgH2jK4lM6nP8"
@@ -161,11 +163,6 @@ TOO_LONG = (
 async def test_a_prompt_too_long_from_the_server_compacts_and_asks_once_more(
     server: ModelServer,
 ) -> None:
-    import wire_builders
-
-    from moot.core.agent import Agent as _Agent
-    from moot.tools.base import SideEffect, tool
-
     @tool(side_effect=SideEffect.READ_ONLY)
     def look(at: str) -> str:
         """Look."""
@@ -179,7 +176,7 @@ async def test_a_prompt_too_long_from_the_server_compacts_and_asks_once_more(
         Reply(body=wire_builders.anthropic(text="## Task\nlook\n## Decisions\n-", n=5)),
         Reply(body=wire_builders.anthropic(text="done", n=6)),
     )
-    runtime = make_runtime(_Agent("main", model=anthropic(server.url)), tools=[look])
+    runtime = make_runtime(Agent("main", model=anthropic(server.url)), tools=[look])
     finished, events = await run_turn(runtime)
     assert (finished.state, finished.output) == (RunState.COMPLETED, "done")
     (compacted,) = of(events, ev.ContextCompacted)
