@@ -386,6 +386,25 @@ async def test_diff_shows_what_is_staged_and_what_is_not(registry: Registry) -> 
 # ---- the transcript: /export, /copy, /search, /inspect -------------------------------------------
 
 
+async def test_cost_shows_the_sessions_ledger_per_model(registry: Registry) -> None:
+    ids: dict[str, Any] = {"run_id": "run_1", "call_id": "run_1", "agent": "moot"}
+    spent = [
+        ev.UsageRecorded(**ids, model="a/one", usage=Usage(input_tokens=1_200), cost_usd=0.5),
+        ev.UsageRecorded(**ids, model="a/one", usage=Usage(output_tokens=30), cost_usd=0.25),
+        ev.UsageRecorded(**ids, model="b/two", usage=Usage(cache_read_tokens=7), cost_usd=1.0),
+    ]
+    client = client_for(script=[*turn("run_1", "hi", "hello")[:2], *spent])
+    client.play()
+    context = Recorder(client)
+    await registry.run(context, "/cost")
+    lines = context.last.splitlines()
+    assert lines[0].split() == ["model", "calls", "input", "output", "cache", "read", "cache",
+                                "write", "cost"]  # fmt: skip
+    assert lines[1].split() == ["a/one", "2", "1,200", "30", "0", "0", "$0.7500"]
+    assert lines[2].split() == ["b/two", "1", "0", "0", "7", "0", "$1.0000"]
+    assert lines[3].split() == ["total", "3", "1,200", "30", "7", "0", "$1.7500"]
+
+
 async def test_export_writes_markdown_or_json_and_never_over_a_file(
     registry: Registry, tmp_path: Path
 ) -> None:

@@ -313,3 +313,19 @@ async def test_the_autocompactat_setting_reaches_the_run(
     assert outcome.finished.output == "read them all"
     compactions = [e for e in outcome.events if isinstance(e, ev.ContextCompacted)]
     assert bool(compactions) is compacts
+
+
+async def test_compact_runs_the_precompact_hook_with_the_focus(tmp_path: Path) -> None:
+    marker = tmp_path / "asked.json"
+    hook = {"matcher": "manual", "hooks": [{"type": "command", "command": f"cat > {marker}"}]}
+    hooks = Hooks(parse_hooks({"PreCompact": [hook]}), tmp_path)
+    script = [step(f"f{i}") for i in range(3)] + ["one", "two"]
+    runtime = open_runtime(tmp_path / "s.db", ScriptedProvider(script), hooks=hooks)
+    await run_turn(runtime, "first")
+    await run_turn(runtime, "second")
+    runtime.submit(ops.Compact(focus="keep the parser notes"))
+    await runtime.wait()
+    said = json.loads(marker.read_text())
+    assert (said["trigger"], said["custom_instructions"]) == ("manual", "keep the parser notes")
+    assert SUMMARY_HEAD in runtime.conversation()[0].content
+    runtime.submit(ops.Shutdown())

@@ -83,7 +83,7 @@ def test_compaction_summaries_count_and_unpriced_models_keep_what_they_reported(
 
 
 async def test_moot_cost_reads_every_session_through_the_queries(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = default_db_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,4 +95,13 @@ async def test_moot_cost_reads_every_session_through_the_queries(
     assert sid in out and HAIKU in out and "$1.0000" in out
     assert main(["cost", "--all-workspaces", "--since", "2999-01-01"]) == 0
     assert capsys.readouterr().out.strip() == "no model usage recorded"
+    assert main(["cost"]) == 0  # this workspace's sessions only: the one above is of /w
+    assert capsys.readouterr().out.strip() == "no model usage recorded"
+    store = SQLiteStore(path)
+    here = await play(store, SONNET, {"output_tokens": 1_000}, workspace=str(tmp_path))
+    store.close()
+    monkeypatch.chdir(tmp_path)
+    assert main(["cost"]) == 0
+    out = capsys.readouterr().out
+    assert here in out and sid not in out and "$0.0150" in out  # 1,000 x $15 per million
     assert main(["cost", "--since", "yesterday"]) == 2

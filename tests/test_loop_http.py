@@ -3,10 +3,12 @@ decides, the retries it spends and what the catalog says a model accepts."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
 
+import wire_builders
 from model_server import ModelServer, Reply, sse_fixture
 from moot.core.agent import Agent
 from moot.protocol import events as ev
@@ -16,6 +18,7 @@ from moot.providers.anthropic import AnthropicProvider
 from moot.providers.base import Provider
 from moot.providers.config import ProviderConfig, RetryPolicy
 from moot.providers.router import FallbackProvider
+from moot.tools.base import SideEffect, tool
 from runtime_helpers import kinds, make_runtime, of, run_turn
 
 KEY = "sk-ant-api03-loop-test-Zx9vK2mQ7pL4nR8sT1wY6uE3oI5aS0dFgH2jK4lM6nP8"
@@ -147,3 +150,40 @@ async def test_an_image_reaches_only_models_that_accept_it(
         assert blocks == ["text"]
         assert PNG.data not in request.body.decode()
         assert texts[0].endswith(NOTE)
+
+
+# ---- a context overflow the server reports ---------------------------------------------------
+
+TOO_LONG = (
+    b'{"type":"error","error":{"type":"invalid_request_error",'
+    b'"message":"prompt is too long: 210000 tokens > 200000 maximum"}}'
+)
+
+
+async def test_a_prompt_too_long_from_the_server_compacts_and_asks_once_more(
+    server: ModelServer,
+) -> None:
+    @tool(side_effect=SideEffect.READ_ONLY)
+    def look(at: str) -> str:
+        """Look."""
+        return "seen " + at * 4_000
+
+    looks = [Reply(body=wire_builders.anthropic(call=("look", {"at": at}), n=n))
+             for n, at in enumerate("abcd", 1)]  # fmt: skip
+    server.reply(
+        *looks,
+        Reply(400, TOO_LONG, content_type="application/json"),
+        Reply(body=wire_builders.anthropic(text="## Task\nlook\n## Decisions\n-", n=5)),
+        Reply(body=wire_builders.anthropic(text="done", n=6)),
+    )
+    runtime = make_runtime(Agent("main", model=anthropic(server.url)), tools=[look])
+    finished, events = await run_turn(runtime)
+    assert (finished.state, finished.output) == (RunState.COMPLETED, "done")
+    (compacted,) = of(events, ev.ContextCompacted)
+    assert (compacted.trigger, compacted.method) == ("overflow", "model")
+    assert compacted.summary.startswith("## Task")
+    requests = list(server.requests)
+    assert len(requests) == 7  # a 400 is not retried by the provider; the loop asked once more
+    assert "Summarise this conversation" in json.dumps(requests[5].json["messages"])
+    assert json.dumps(compacted.summary)[1:-1] in json.dumps(requests[6].json["messages"])
+    assert compacted.tokens_after <= compacted.tokens_before // 2

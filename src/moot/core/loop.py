@@ -303,15 +303,16 @@ class CallRunner:
     async def _compact(self, provider: Provider, info: ModelInfo, trigger: CompactTrigger) -> None:
         """Compact this call's messages so the next request fits under the threshold (the
         window, when compaction is off), recorded as `context_compacted` for the fold."""
-        from moot.core.compact import KEEP_SHARE, compact  # lazy: most runs never compact
+        from moot.core.compact import KEEP_SHARE, compact, tokens  # lazy: most runs never compact
 
         if self.hooks is not None:
             await self.hooks.pre_compact(trigger)
         limit = self._threshold(info) or info.context_window
-        if trigger == "overflow":
-            limit = limit * 3 // 4  # the estimate was too low: leave more room
         empty = replace(self._request(provider, info), messages=())
         budget = max(1, limit - estimate_tokens(empty))
+        if trigger == "overflow":
+            # The server counted more than the estimate: go by what was sent, and halve it.
+            budget = min(budget, max(1, tokens(self.call.messages) // 2))
         plan = await compact(
             self.call.messages,
             provider=provider,

@@ -19,8 +19,9 @@ Trust model, plainly:
   calls, not the commands the settings name.
 
 Events: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, Notification and
-PreCompact. Compaction does not exist yet: when it lands it must call
-`Hooks.run_pre_compact` before it summarises a conversation.
+PreCompact (before a compaction: `CallHooks.pre_compact` inside a run, recorded as `hook_ran`;
+`Hooks.run_pre_compact` for `/compact` between runs; the matcher sees `auto`, `overflow` or
+`manual`).
 """
 
 from moot.hooks.config import (
