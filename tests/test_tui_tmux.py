@@ -87,15 +87,29 @@ def test_a_task_typed_approved_and_quit_in_a_real_terminal(
     terminal: Terminal, tmp_path: Path
 ) -> None:
     repo = tmp_path / "repo"
-    repo.mkdir()
+    (repo / "docs").mkdir(parents=True)
     (repo / "greeting.py").write_text('def greet(name):\n    return "hi " + name\n')
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
     script = tmp_path / "e2e-script.yaml"
     script.write_text(SCRIPT)
     moot = Path(sys.executable).parent / "moot"
     exit_file = tmp_path / "exit-code"
     command = f"{moot} --model scripted:{script}; echo $? > {exit_file}"
     terminal.tmux(
-        "new-session", "-d", "-s", terminal.name, "-x", "140", "-y", "40", "-c", str(repo), command
+        "new-session",
+        "-d",
+        "-s",
+        terminal.name,
+        "-x",
+        "140",
+        "-y",
+        "40",
+        "-c",
+        str(repo / "docs"),
+        command,
     )
     terminal.wait_for(lambda s: "scripted:" in s and "tools" in s, "the wide layout")
 
@@ -116,6 +130,9 @@ def test_a_task_typed_approved_and_quit_in_a_real_terminal(
             continue
     terminal.wait_for(lambda s: "greet now says hello" in s, "the answer")
     assert (repo / "greeting.py").read_text() == 'def greet(name):\n    return "hello, " + name\n'
+    # Started in docs/, moot worked in the whole repository (the workspace is the git root).
+    changed = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
+    assert changed.stdout.split() == ["M", "greeting.py"]
 
     terminal.tmux("resize-window", "-t", terminal.name, "-x", "80", "-y", "24")
     terminal.wait_for(
