@@ -269,3 +269,38 @@ async def test_a_paste_is_never_sent_line_by_line_and_a_large_one_is_a_chip() ->
         await pilot.pause()
     sent = [op.text for op in client.ops if isinstance(op, ops.UserTurn)]
     assert sent == ["first line\nsecond line\nthird", big + " explain"]
+
+
+async def test_a_tool_call_expands_into_a_log_and_a_long_diff_shows_all_on_a_click() -> None:
+    from textual.widgets import Log
+
+    from moot.tui.widgets.diff_view import CAP, DiffView
+    from tui_scripts import Run
+
+    output = "\n".join(f"test {i} ok" for i in range(300))
+    diff = "--- a/big.py\n+++ b/big.py\n@@ -1,60 +1,60 @@\n" + "".join(
+        f"-old {i}\n+new {i}\n" for i in range(60)
+    )
+    run = Run().start("run the tests and fix big.py")
+    run.tool("b1", "bash", {"command": "pytest -q"}, output)
+    run.tool("e1", "edit", {"path": "big.py"}, "edited big.py", display={"diff": diff})
+    run.tool("x1", "bash", {"command": "false"}, "exit 1", is_error=True)
+    run.finish("done")
+    client = FakeClient(run.events)
+    async with app_for(client).run_test(size=(120, 50)) as pilot:
+        await type_and_send(pilot, "go")
+        bash, edit, failed = pilot.app.query(ToolBlock).results()
+        assert "(+299 lines)" in str(bash._line.render()) and not bash.query(Log)
+        bash.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        (log,) = bash.query(Log)
+        assert log.line_count == 300 and log.max_lines is not None
+        assert failed.has_class("-error") and "exit 1" in str(failed._line.render())
+
+        view = edit.query_one(DiffView)  # an edit shows its diff at once, capped
+        assert not view.all_shown and len(diff.splitlines()) > CAP
+        await pilot.click(".more")
+        await pilot.pause()
+        assert view.all_shown and not view.query(".more")
+        assert edit.expanded and edit.query(DiffView)  # the click did not fold the block

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.syntax import Syntax
 from rich.text import Text
+from textual import events
 from textual.containers import Vertical
 from textual.widgets import Static
 
@@ -78,5 +79,6 @@ class DiffView(Vertical):
         self.query_one(".body", Static).update(diff_text(self.diff, None))
         self.query(".more").remove()
 
-    def on_click(self) -> None:
+    def on_click(self, event: events.Click) -> None:
         self.show_all()
+        event.stop()  # a click inside the diff is not one on its tool block (which would fold)
