@@ -304,3 +304,25 @@ async def test_a_tool_call_expands_into_a_log_and_a_long_diff_shows_all_on_a_cli
         await pilot.pause()
         assert view.all_shown and not view.query(".more")
         assert edit.expanded and edit.query(DiffView)  # the click did not fold the block
+
+
+def test_every_binding_of_the_app_and_its_screens_comes_from_the_one_table() -> None:
+    """`f1` lists every key there is: no screen or widget binds a key of its own."""
+    import ast
+    from pathlib import Path
+
+    import moot.tui
+
+    for path in Path(moot.tui.__file__).parent.rglob("*.py"):
+        if path.name == "keys.py":
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Binding":
+                raise AssertionError(f"{path}: a Binding outside moot/tui/keys.py")
+            if isinstance(node, ast.Assign) and any(
+                getattr(t, "id", "") == "BINDINGS" for t in node.targets
+            ):
+                value = node.value
+                assert isinstance(value, ast.Call), f"{path}: BINDINGS not from the key table"
+                assert getattr(value.func, "id", "") in ("app_bindings", "bindings_for"), path

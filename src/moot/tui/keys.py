@@ -21,7 +21,8 @@ class Key(msgspec.Struct, frozen=True):
     action: str
     description: str
     where: str = "app"
-    """`app` (anywhere), `prompt` or `approval` (while that has focus)."""
+    """`app` (anywhere), `prompt` or `approval` (while that has focus), or a screen of its
+    own: `picker`, `help`, `inspector` (see `PLACES`)."""
     show: bool = False
     """Shown in the footer."""
     priority: bool = False
@@ -52,17 +53,39 @@ KEYS: tuple[Key, ...] = (
     Key("s", "approve_session", "Allow for this session", where="approval"),
     Key("a", "approve_always", "Always allow (saves the rule shown)", where="approval"),
     Key("n", "deny", "Refuse (optionally say why)", where="approval"),
+    Key("enter", "toggle", "Expand or fold it (a click too)", where="tool"),
+    Key("escape", "cancel", "Cancel", where="picker"),
+    Key("down", "move(1)", "Next choice (the filter keeps the focus)", where="picker"),
+    Key("up", "move(-1)", "Previous choice", where="picker"),
+    Key("escape,q,f1", "dismiss", "Close", where="help"),
+    Key("escape,q", "dismiss", "Close", where="inspector"),
 )
+
+PLACES = {
+    "app": "anywhere",
+    "prompt": "in the prompt",
+    "approval": "on an approval",
+    "tool": "on a tool call",
+    "picker": "in a list to choose from",
+    "help": "on this screen",
+    "inspector": "in the inspector",
+}
+"""Where keys work, as the help screen names the places (in this order)."""
 
 
 def app_bindings() -> list[Binding]:
     """The app-wide keys as Textual `Binding`s."""
+    return bindings_for("app")
+
+
+def bindings_for(where: str) -> list[Binding]:
+    """The keys of one place as Textual `Binding`s (the app's, or a screen's own)."""
     from textual.binding import Binding
 
     return [
         Binding(k.key, k.action, k.description, show=k.show, priority=k.priority)
         for k in KEYS
-        if k.where == "app"
+        if k.where == where
     ]
 
 

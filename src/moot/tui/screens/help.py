@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 from rich.table import Table
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from moot.commands.registry import Registry
-from moot.tui.keys import KEYS
+from moot.tui.keys import KEYS, PLACES, bindings_for
 
 
 def help_table(registry: Registry) -> Table:
     table = Table(box=None, show_header=False, padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    where_names = {"app": "anywhere", "prompt": "in the prompt", "approval": "on an approval"}
-    for where in ("app", "prompt", "approval"):
-        table.add_row(f"[u]{where_names[where]}[/u]", "")
+    for where, place in PLACES.items():
+        table.add_row(f"[u]{place}[/u]", "")
         for key in KEYS:
             if key.where == where:
                 table.add_row(key.key, key.description)
@@ -39,7 +37,7 @@ class HelpScreen(ModalScreen[None]):
         padding: 0 1;
     }
     """
-    BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
+    BINDINGS = bindings_for("help")  # type: ignore[assignment]
 
     def __init__(self, registry: Registry) -> None:
         super().__init__()

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.syntax import Syntax
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from moot.protocol import events as ev
+from moot.tui.keys import bindings_for
 
 MAX_CHARS = 200_000
 
@@ -30,7 +30,7 @@ class InspectorScreen(ModalScreen[None]):
     }
     InspectorScreen .title { text-style: bold; }
     """
-    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
+    BINDINGS = bindings_for("inspector")  # type: ignore[assignment]
 
     def __init__(self, title: str, events: Sequence[ev.Event]) -> None:
         super().__init__()

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual import on
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
+
+from moot.tui.keys import bindings_for
 
 
 class PickerScreen(ModalScreen[str | None]):
@@ -23,11 +24,7 @@ class PickerScreen(ModalScreen[str | None]):
     }
     PickerScreen OptionList { height: auto; max-height: 20; border: none; }
     """
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("down", "move(1)", "Next", show=False),
-        Binding("up", "move(-1)", "Previous", show=False),
-    ]
+    BINDINGS = bindings_for("picker")  # type: ignore[assignment]
 
     def __init__(self, title: str, choices: Sequence[tuple[str, str]]) -> None:
         super().__init__()
