@@ -36,6 +36,7 @@ from moot.protocol.client import (
     AgentStatus,
     ContextPart,
     ContextReport,
+    FilesRestored,
     InstructionFiles,
     ModelChoice,
     PermissionsReport,
@@ -283,6 +284,27 @@ class LocalClient:
         if rules is None:
             return PermissionsReport(mode=self._runtime.mode, rules=(), local_file="")
         return rules().report(self._runtime.mode)
+
+    def restore_files(self, run_id: str) -> FilesRestored:
+        from moot.workspace.snapshots import FileSnapshots, RestoreError
+
+        if self.status().running:
+            raise RuntimeError("a turn is running: interrupt it first")
+        runs = [e.run_id for e in self._store.events(self.session_id, kinds=("turn_started",))]
+        if run_id not in runs:
+            raise KeyError(f"no turn {run_id!r} in session {self.session_id}")
+        snapshots = FileSnapshots(self._store, self.session_id, self.status().workspace)
+        restored: set[str] = set()
+        failures: list[str] = []
+        # Newest first: a file several runs changed ends as the earliest run found it.
+        for run in reversed(runs[runs.index(run_id) :]):
+            try:
+                paths = snapshots.restore(run)
+            except RestoreError as exc:
+                paths = exc.restored
+                failures += [f"{f.path}: {f.reason}" for f in exc.failures]
+            restored.update(p.relative_to(snapshots.root).as_posix() for p in paths)
+        return FilesRestored(restored=tuple(sorted(restored)), failures=tuple(failures))
 
     def fork(self, at: int | None = None) -> str:
         from moot.client.upkeep import SessionUpkeep

@@ -241,6 +241,15 @@ class InstructionFiles(msgspec.Struct, frozen=True):
     """Skills the index's budget left out (the model may still load them by name)."""
 
 
+class FilesRestored(msgspec.Struct, frozen=True):
+    """What `Client.restore_files` put back."""
+
+    restored: tuple[str, ...] = ()
+    """Workspace-relative paths written back or removed, sorted."""
+    failures: tuple[str, ...] = ()
+    """`path: reason` for each file that could not be put back."""
+
+
 class SessionStatus(msgspec.Struct, frozen=True):
     """A session's current state, as a status line or `/status` shows it."""
 
@@ -421,6 +430,17 @@ class Client(Protocol):
 
         Raises:
             KeyError: `at` is not one of this session's events.
+        """
+        ...
+
+    def restore_files(self, run_id: str) -> FilesRestored:
+        """Put the files this session's tools changed back as they were before run `run_id`
+        (the person's turn), undoing it and every later run, newest first: byte-exact from the
+        snapshots, files created since removed. What shell commands changed is not tracked.
+
+        Raises:
+            KeyError: no such run in this session.
+            RuntimeError: a turn is running.
         """
         ...
 
