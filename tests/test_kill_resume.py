@@ -132,6 +132,18 @@ def test_killed_mid_tool_the_command_is_not_run_again(tmp_path: Path) -> None:
     assert log[-1].output == "done"
 
 
+def kill_waiting_worker(tmp_path: Path, model: str, db: Path) -> list[ev.Event]:
+    """Run `approval_worker.py` until it waits for an approval, then SIGKILL it."""
+    worker = Path(__file__).with_name("approval_worker.py")
+    env = {**moot_env(tmp_path / "home"), "MOOT_SANDBOX": "none",
+           "PYTHONPATH": os.pathsep.join(sys.path)}  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, str(worker), str(tmp_path / "work"), model, str(db)],
+        env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    return kill_when(proc, lambda e: isinstance(e, ev.ApprovalRequested))
+
+
 async def test_killed_while_waiting_for_an_approval_it_is_asked_again_and_runs_once(
     tmp_path: Path,
 ) -> None:
@@ -142,14 +154,7 @@ async def test_killed_while_waiting_for_an_approval_it_is_asked_again_and_runs_o
     write = {"name": "write", "arguments": {"path": "out.txt", "content": "once\n"}}
     model = script(tmp_path, [{"tool_calls": [write]}, "written"])
     db = tmp_path / "s.db"
-    worker = Path(__file__).with_name("approval_worker.py")
-    env = {**moot_env(tmp_path / "home"), "MOOT_SANDBOX": "none",
-           "PYTHONPATH": os.pathsep.join(sys.path)}  # fmt: skip
-    proc = subprocess.Popen(
-        [sys.executable, str(worker), str(tmp_path / "work"), model, str(db)],
-        env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    printed = kill_when(proc, lambda e: isinstance(e, ev.ApprovalRequested))
+    printed = kill_waiting_worker(tmp_path, model, db)
     session_id = printed[0].session_id
     assert not (tmp_path / "work" / "out.txt").exists()
 
