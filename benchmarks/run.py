@@ -27,6 +27,7 @@ import repl_speed
 import repo_map_speed
 import resume_time
 import sandbox_overhead
+import session_scale
 import skills_load
 import startup_time
 import store_append
@@ -43,6 +44,7 @@ BENCHMARKS = {
         store_append,
         loop_overhead,
         resume_time,
+        session_scale,
         provider_speed,
         tool_overhead,
         repo_map_speed,

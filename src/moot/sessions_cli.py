@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import TextIO
 
 from moot.client.errors import SessionBusy, StoreError
-from moot.client.local import open_queries, open_upkeep
 from moot.client.queries import StoreQueries
+from moot.client.stored import open_queries, open_upkeep
 from moot.paths import default_db_path
 from moot.protocol.client import SessionSummary
-from moot.transcript import as_json, as_markdown
 
 EXIT_USAGE = 2
 
@@ -74,6 +73,8 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
     if info is None:
         print(f"moot: no session {options.session_id!r}", file=sys.stderr)
         return EXIT_USAGE
+    from moot.transcript import as_json, as_markdown
+
     events = queries.events(info.id)
     if options.action == "export" and options.format == "json":
         print(as_json(info, events))

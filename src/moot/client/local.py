@@ -24,6 +24,7 @@ from moot.client.assemble import (
 )
 from moot.client.errors import SetupError
 from moot.client.queries import StoreQueries
+from moot.client.stored import open_queries, open_upkeep
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
@@ -50,12 +51,13 @@ from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import LoadedSettings, Settings, SettingsError, load_settings
 from moot.store.base import Store
 
+__all__ = ["LocalClient", "SessionOptions", "open_client", "open_queries", "open_upkeep"]
+
 AGENT = "moot"
 """The name of the agent that answers the person."""
 
 if TYPE_CHECKING:
     from moot.client.facts import GitProbe
-    from moot.client.upkeep import SessionUpkeep
     from moot.skills.guidance import Guidance
 
 INSTRUCTIONS = (
@@ -444,23 +446,6 @@ def _open_store() -> Store:
     from moot.store import open_store
 
     return open_store()
-
-
-def open_queries() -> StoreQueries:
-    """Read-only queries over the sessions database, for front ends with no session open
-    (`moot sessions list`); `close()` them when done."""
-    from moot.store import open_store
-
-    return StoreQueries(open_store(), owns_store=True)
-
-
-def open_upkeep() -> SessionUpkeep:
-    """Delete, fork and prune stored sessions (`moot sessions delete | fork | prune`);
-    `close()` it when done."""
-    from moot.client.upkeep import SessionUpkeep
-    from moot.store import open_store
-
-    return SessionUpkeep(open_store(), owns_store=True)
 
 
 def _notices(settings: LoadedSettings, cwd: Path) -> tuple[str, ...]:

@@ -9,17 +9,19 @@ below this package to use them.
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
-from typing import Any, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 
 import msgspec
 from msgspec.structs import replace
 
 from moot.protocol.events import Event, TextDelta, ThinkingDelta
 from moot.protocol.ops import Op
+
+if TYPE_CHECKING:
+    import asyncio
 
 HIGH_WATER = 256
 """Queued live events past which a subscriber counts as behind: its consecutive text and
@@ -103,6 +105,8 @@ class Subscription:
             if self._ended:
                 raise StopAsyncIteration
             if self._wakeup is None:
+                import asyncio  # here: `moot sessions list` reads the contract, runs no loop
+
                 self._wakeup = asyncio.Event()
             self._wakeup.clear()
             await self._wakeup.wait()
