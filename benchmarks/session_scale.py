@@ -109,9 +109,14 @@ def run(*, quick: bool) -> list[Row]:
         old = os.environ.get("MOOT_HOME")
         os.environ["MOOT_HOME"] = str(home)
         try:
-            listing = time_processes(
-                {"list": [str(VENV_BIN / "moot"), "sessions", "list", "--all"]}, runs=runs
-            )["list"]
+            timed = time_processes(
+                {
+                    "list": [str(VENV_BIN / "moot"), "sessions", "list", "--all"],
+                    "pass": [sys.executable, "-c", "pass"],  # what the machine gives any process
+                },
+                runs=runs,
+            )
+            listing, bare = timed["list"], timed["pass"]
         finally:
             if old is None:
                 del os.environ["MOOT_HOME"]
@@ -129,12 +134,13 @@ def run(*, quick: bool) -> list[Row]:
             "  moot.client imports in that process, before it",
             ms(median([t["imports"] for t in timings])),
             "",
-        ),  # noqa: E501
+        ),
         Row(
             f"`moot sessions list --all` over {count:,} sessions (whole process, {how})",
             ms(median(listing.walls)),
             LIST_TARGET,
         ),
+        Row("  `python -c pass` in the same rounds, for reference", ms(median(bare.walls)), ""),
     ]
 
 
