@@ -28,6 +28,7 @@ import repl_speed
 import repo_map_speed
 import resume_time
 import sandbox_overhead
+import session_scale
 import skills_load
 import startup_time
 import store_append
@@ -45,6 +46,7 @@ BENCHMARKS = {
         loop_overhead,
         resume_time,
         compaction,
+        session_scale,
         provider_speed,
         tool_overhead,
         repo_map_speed,

@@ -85,3 +85,31 @@ async def test_a_resumed_sessions_model_that_is_gone_is_reported_with_the_choice
     named = open_client(options(workspace, session_id=session, model=MODEL), store=SQLiteStore(db))
     assert named.status().model == MODEL  # a flag naming another model opens it
     await named.close()
+
+
+async def test_a_fork_asks_what_its_session_asked_at_the_event_it_was_forked_at(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.protocol import events as ev
+
+    prompts = ("look at notes.txt", "and now say it again")
+    with ModelServer() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        server.reply(*[Reply(body=sse_fixture("anthropic", "text"))] * 3)
+        db = tmp_path / "s.db"
+        original = open_client(options(workspace, model=MODEL), store=SQLiteStore(db))
+        for prompt in prompts:
+            await drive_turn(original, prompt)
+        first_end = original.query.events(original.session_id, kinds=("turn_finished",))[0]
+        assert isinstance(first_end, ev.TurnFinished)
+        fork = original.fork(first_end.seq)
+        await original.close()
+
+        forked = open_client(options(workspace, session_id=fork), store=SQLiteStore(db))
+        assert forked.status().model == MODEL
+        await drive_turn(forked, prompts[1])
+        await forked.close()
+        bodies = [request.json for request in server.requests]
+
+    assert bodies[2]["messages"] == bodies[1]["messages"]
+    assert bodies[2]["system"] == bodies[1]["system"]

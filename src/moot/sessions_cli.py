@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TextIO
 
 from moot.client.errors import SessionBusy, StoreError
-from moot.client.local import open_queries, open_upkeep
 from moot.client.queries import StoreQueries
+from moot.client.stored import open_queries, open_upkeep
 from moot.paths import default_db_path
 from moot.protocol.client import SessionSummary
 from moot.transcript import as_html, as_json, as_markdown
@@ -74,6 +74,7 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
     if info is None:
         print(f"moot: no session {options.session_id!r}", file=sys.stderr)
         return EXIT_USAGE
+
     events = queries.events(info.id)
     if options.action == "export" and options.format == "json":
         print(as_json(info, events))

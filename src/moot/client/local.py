@@ -24,6 +24,7 @@ from moot.client.assemble import (
 )
 from moot.client.errors import SetupError
 from moot.client.queries import StoreQueries
+from moot.client.stored import open_queries, open_upkeep
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
@@ -36,6 +37,7 @@ from moot.protocol.client import (
     AgentStatus,
     ContextPart,
     ContextReport,
+    FilesRestored,
     InstructionFiles,
     ModelChoice,
     PermissionsReport,
@@ -49,12 +51,13 @@ from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import LoadedSettings, Settings, SettingsError, load_settings
 from moot.store.base import Store
 
+__all__ = ["LocalClient", "SessionOptions", "open_client", "open_queries", "open_upkeep"]
+
 AGENT = "moot"
 """The name of the agent that answers the person."""
 
 if TYPE_CHECKING:
     from moot.client.facts import GitProbe
-    from moot.client.upkeep import SessionUpkeep
     from moot.skills.guidance import Guidance
 
 INSTRUCTIONS = (
@@ -284,6 +287,27 @@ class LocalClient:
             return PermissionsReport(mode=self._runtime.mode, rules=(), local_file="")
         return rules().report(self._runtime.mode)
 
+    def restore_files(self, run_id: str) -> FilesRestored:
+        from moot.workspace.snapshots import FileSnapshots, RestoreError
+
+        if self.status().running:
+            raise RuntimeError("a turn is running: interrupt it first")
+        runs = [e.run_id for e in self._store.events(self.session_id, kinds=("turn_started",))]
+        if run_id not in runs:
+            raise KeyError(f"no turn {run_id!r} in session {self.session_id}")
+        snapshots = FileSnapshots(self._store, self.session_id, self.status().workspace)
+        restored: set[str] = set()
+        failures: list[str] = []
+        # Newest first: a file several runs changed ends as the earliest run found it.
+        for run in reversed(runs[runs.index(run_id) :]):
+            try:
+                paths = snapshots.restore(run)
+            except RestoreError as exc:
+                paths = exc.restored
+                failures += [f"{f.path}: {f.reason}" for f in exc.failures]
+            restored.update(p.relative_to(snapshots.root).as_posix() for p in paths)
+        return FilesRestored(restored=tuple(sorted(restored)), failures=tuple(failures))
+
     def fork(self, at: int | None = None) -> str:
         from moot.client.upkeep import SessionUpkeep
 
@@ -424,23 +448,6 @@ def _open_store() -> Store:
     from moot.store import open_store
 
     return open_store()
-
-
-def open_queries() -> StoreQueries:
-    """Read-only queries over the sessions database, for front ends with no session open
-    (`moot sessions list`); `close()` them when done."""
-    from moot.store import open_store
-
-    return StoreQueries(open_store(), owns_store=True)
-
-
-def open_upkeep() -> SessionUpkeep:
-    """Delete, fork and prune stored sessions (`moot sessions delete | fork | prune`);
-    `close()` it when done."""
-    from moot.client.upkeep import SessionUpkeep
-    from moot.store import open_store
-
-    return SessionUpkeep(open_store(), owns_store=True)
 
 
 def _notices(settings: LoadedSettings, cwd: Path) -> tuple[str, ...]:

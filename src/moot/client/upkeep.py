@@ -62,7 +62,8 @@ class SessionUpkeep:
         return gone
 
     def fork(self, session_id: str, at: int | None = None) -> str:
-        """A new session sharing `session_id`'s history up to event `at` (all of it when None):
+        """A new session sharing `session_id`'s history up to event `at` (all of it when None;
+        none of it when 0):
         its events (renumbered), and the file snapshots of the runs it keeps. A run not
         finished by `at` is left out whole, so the fork has no half run to resume.
 
@@ -73,9 +74,9 @@ class SessionUpkeep:
         if info is None:
             raise KeyError(f"no session {session_id!r}")
         last = info.event_count if at is None else at
-        if not 0 < last <= info.event_count:
+        if not 0 <= last <= info.event_count:
             raise KeyError(f"session {session_id} has events 1..{info.event_count}, not {at}")
-        kept = self._store.events(session_id, before_seq=last + 1)
+        kept = self._store.events(session_id, before_seq=last + 1) if last else []
         finished = {e.run_id for e in kept if isinstance(e, ev.TurnFinished)}
         title = (info.title or session_id) + FORK_SUFFIX
         fork = self._store.create_session(title=title, workspace=info.workspace)

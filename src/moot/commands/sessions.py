@@ -1,11 +1,14 @@
-"""Commands about stored sessions: `/resume` (a picker of this workspace's sessions) and
-`/fork` (a new session sharing this one's history). Both leave this session in the store and
-go on with another through the front end's `open_session`."""
+"""Commands about stored sessions: `/resume` (a picker of this workspace's sessions), `/fork`
+(a new session sharing this one's history) and `/rewind` (back to before one of the person's
+turns: the files, the conversation, or both). A session is never rewritten: going on with an
+earlier conversation is going on in a fork of it, so this one stays in the store as it was."""
 
 from __future__ import annotations
 
 from moot.commands.registry import CommandContext, CommandError, Registry
+from moot.protocol import events as ev
 from moot.protocol.client import SessionSummary
+from moot.protocol.titles import title_of
 
 PICKER_SIZE = 50
 
@@ -62,6 +65,65 @@ def register(registry: Registry) -> None:
             raise CommandError(str(exc.args[0])) from None
         context.say(f"forked {context.client.session_id} as {new}")
         await context.open_session(new)
+
+    @registry.command(
+        "rewind", "Go back to before one of your turns: the conversation, the code, or both",
+    )  # fmt: skip
+    async def rewind(context: CommandContext, args: str) -> None:
+        client = context.client
+        if client.status().running:
+            raise CommandError("a turn is running: interrupt it first")
+        turns = [
+            e
+            for e in client.query.events(client.session_id, kinds=("turn_started",))
+            if isinstance(e, ev.TurnStarted)
+        ]
+        if not turns:
+            raise CommandError("nothing to rewind: this session has no turns yet")
+        labelled = [
+            (e.run_id, f"{n}. {title_of(e.prompt) or '(empty)'}  ·  {_clock(e)}")
+            for n, e in reversed(list(enumerate(turns, 1)))
+        ]
+        chosen = await context.pick("rewind to before which turn", labelled)
+        if chosen is None:
+            return
+        how = await context.pick(
+            "restore what (changes made by shell commands are not tracked)", REWIND_WAYS
+        )
+        if how is None:
+            return
+        turn = next(e for e in turns if e.run_id == chosen)
+        if how in ("both", "code"):
+            try:
+                report = client.restore_files(chosen)
+            except (KeyError, RuntimeError) as exc:
+                raise CommandError(str(exc.args[0])) from None
+            listed = ", ".join(report.restored) or "none (no tool changed a file since)"
+            context.say(f"files restored: {listed}")
+            if report.failures:
+                context.say("not restored: " + "; ".join(report.failures), warning=True)
+            context.say(
+                "changes made by shell commands are not tracked: check them yourself",
+                warning=True,
+            )
+        if how in ("both", "conversation"):
+            fork = client.fork(turn.seq - 1)
+            context.say(
+                f"conversation rewound to before {title_of(turn.prompt)!r}: going on in "
+                f"{fork} ({client.session_id} stays in the store as it was)"
+            )
+            await context.open_session(fork)
+
+
+REWIND_WAYS = [
+    ("both", "conversation and code"),
+    ("conversation", "conversation only (files stay as they are)"),
+    ("code", "code only (the conversation goes on)"),
+]
+
+
+def _clock(event: ev.Event) -> str:
+    return event.ts.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def session_label(s: SessionSummary) -> str:

@@ -9,17 +9,19 @@ below this package to use them.
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
-from typing import Any, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 
 import msgspec
 from msgspec.structs import replace
 
 from moot.protocol.events import Event, TextDelta, ThinkingDelta
 from moot.protocol.ops import Op
+
+if TYPE_CHECKING:
+    import asyncio
 
 HIGH_WATER = 256
 """Queued live events past which a subscriber counts as behind: its consecutive text and
@@ -103,6 +105,8 @@ class Subscription:
             if self._ended:
                 raise StopAsyncIteration
             if self._wakeup is None:
+                import asyncio  # here: `moot sessions list` reads the contract, runs no loop
+
                 self._wakeup = asyncio.Event()
             self._wakeup.clear()
             await self._wakeup.wait()
@@ -257,6 +261,15 @@ class InstructionFiles(msgspec.Struct, frozen=True):
     """Skills the model sees in the `skill` tool's index."""
     skills_left_out: tuple[str, ...] = ()
     """Skills the index's budget left out (the model may still load them by name)."""
+
+
+class FilesRestored(msgspec.Struct, frozen=True):
+    """What `Client.restore_files` put back."""
+
+    restored: tuple[str, ...] = ()
+    """Workspace-relative paths written back or removed, sorted."""
+    failures: tuple[str, ...] = ()
+    """`path: reason` for each file that could not be put back."""
 
 
 class SessionStatus(msgspec.Struct, frozen=True):
@@ -454,6 +467,17 @@ class Client(Protocol):
 
         Raises:
             KeyError: `at` is not one of this session's events.
+        """
+        ...
+
+    def restore_files(self, run_id: str) -> FilesRestored:
+        """Put the files this session's tools changed back as they were before run `run_id`
+        (the person's turn), undoing it and every later run, newest first: byte-exact from the
+        snapshots, files created since removed. What shell commands changed is not tracked.
+
+        Raises:
+            KeyError: no such run in this session.
+            RuntimeError: a turn is running.
         """
         ...
 

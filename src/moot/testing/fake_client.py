@@ -29,6 +29,7 @@ from moot.protocol.client import (
     ContextPart,
     ContextReport,
     CostLine,
+    FilesRestored,
     ModelChoice,
     PermissionsReport,
     SandboxStatus,
@@ -96,6 +97,8 @@ class FakeClient:
         """Every event played so far, with its seq: what the store of a real session holds."""
         self.ops: list[ops.Op] = []
         """Every op submitted, in order."""
+        self.restores: list[str] = []
+        """What `restore_files` was asked, in order."""
         self.forks: list[int | None] = []
         """What `fork` was asked, in order."""
         self.autoplay = autoplay
@@ -196,6 +199,11 @@ class FakeClient:
 
     def models(self) -> list[ModelChoice]:
         return list(self._models)
+
+    def restore_files(self, run_id: str) -> FilesRestored:
+        """Records the run (`restores`); puts nothing back."""
+        self.restores.append(run_id)
+        return FilesRestored(restored=("greet.py",))
 
     def fork(self, at: int | None = None) -> str:
         """Records the fork (`forks`); the id of a session this fake does not hold."""

@@ -1,0 +1,125 @@
+"""`/rewind` against a real session (scripted model, real files, real store): files come back
+byte-exact from the snapshots, files made since are removed, and the conversation goes on in a
+fork of the session before the chosen turn."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from moot.client.local import SessionOptions, open_client
+from moot.commands.builtin import builtin_commands
+from moot.protocol import events as ev
+from moot.store.sqlite import SQLiteStore
+from moot.testing import drive_turn
+
+ORIGINAL = b'def greet():\r\n    return "hi"\r\n# caf\xc3\xa9 \xe2\x82\xac\r\n'
+SCRIPT = """
+turns:
+  - tool_calls:
+      - {name: read, arguments: {path: greet.py}}
+  - tool_calls:
+      - {name: edit, arguments: {path: greet.py, old: "hi", new: "hello"}}
+      - {name: write, arguments: {path: made/new.txt, content: "new\\n"}}
+  - text: "done"
+  - tool_calls:
+      - {name: read, arguments: {path: greet.py}}
+  - tool_calls:
+      - {name: edit, arguments: {path: greet.py, old: "hello", new: "hey"}}
+  - text: "done again"
+"""
+
+
+class Context:
+    """A front end that answers pickers from a list and records what it is told."""
+
+    def __init__(self, client, picks: Sequence[str]) -> None:  # type: ignore[no-untyped-def]
+        self.client = client
+        self.picks = list(picks)
+        self.said: list[str] = []
+        self.offered: list[list[tuple[str, str]]] = []
+        self.opened: list[str] = []
+
+    def say(self, text: str, **_: object) -> None:
+        self.said.append(text)
+
+    async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
+        self.offered.append(list(choices))
+        return self.picks.pop(0)
+
+    async def open_session(self, session_id: str) -> None:
+        self.opened.append(session_id)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "greet.py").write_bytes(ORIGINAL)
+    (tmp_path / "edit.yaml").write_text(SCRIPT)
+    return root
+
+
+async def two_turns(workspace: Path, db: Path):  # type: ignore[no-untyped-def]
+    model = f"scripted:{workspace.parent / 'edit.yaml'}"
+    options = SessionOptions(cwd=workspace, model=model, permission_mode="acceptEdits")
+    client = open_client(options, store=SQLiteStore(db))
+    for prompt in ("make it say hello", "now hey"):
+        outcome = await drive_turn(client, prompt)
+        assert outcome.finished.state == "completed", outcome
+    assert (workspace / "greet.py").read_bytes() != ORIGINAL
+    assert (workspace / "made" / "new.txt").exists()
+    return client
+
+
+async def test_rewind_both_restores_the_files_and_goes_on_in_a_fork(
+    workspace: Path, tmp_path: Path
+) -> None:
+    client = await two_turns(workspace, tmp_path / "s.db")
+    first_run = client.query.events(client.session_id, kinds=("turn_started",))[0].run_id
+    context = Context(client, [first_run, "both"])
+
+    await builtin_commands().run(context, "/rewind")  # type: ignore[arg-type]
+
+    labels = [label for _, label in context.offered[0]]
+    assert labels[0].startswith("2. now hey") and labels[1].startswith("1. make it say hello")
+    assert (workspace / "greet.py").read_bytes() == ORIGINAL  # byte-exact, CRLF and all
+    assert not (workspace / "made" / "new.txt").exists()  # made since: removed
+    assert "shell commands are not tracked" in " ".join(context.said)
+    (fork,) = context.opened
+    assert client.query.session(fork).turns == 0  # before the first turn: nothing of it
+    assert client.query.session(client.session_id).turns == 2  # the session stays as it was
+    await client.close()
+
+
+async def test_rewind_code_only_keeps_the_conversation(workspace: Path, tmp_path: Path) -> None:
+    client = await two_turns(workspace, tmp_path / "s.db")
+    second_run = client.query.events(client.session_id, kinds=("turn_started",))[1].run_id
+    context = Context(client, [second_run, "code"])
+
+    await builtin_commands().run(context, "/rewind")  # type: ignore[arg-type]
+
+    assert (workspace / "greet.py").read_bytes() == ORIGINAL.replace(b"hi", b"hello")
+    assert (workspace / "made" / "new.txt").read_text() == "new\n"  # the first turn's file
+    assert context.opened == []
+    assert any(s.startswith("files restored: greet.py") for s in context.said)
+    await client.close()
+
+
+async def test_rewind_conversation_only_leaves_the_files(workspace: Path, tmp_path: Path) -> None:
+    client = await two_turns(workspace, tmp_path / "s.db")
+    turns = client.query.events(client.session_id, kinds=("turn_started",))
+    context = Context(client, [turns[1].run_id, "conversation"])
+    edited = (workspace / "greet.py").read_bytes()
+
+    await builtin_commands().run(context, "/rewind")  # type: ignore[arg-type]
+
+    assert (workspace / "greet.py").read_bytes() == edited
+    (fork,) = context.opened
+    prompts = [e.prompt for e in client.query.events(fork, kinds=("turn_started",))
+               if isinstance(e, ev.TurnStarted)]  # fmt: skip
+    assert prompts == ["make it say hello"]
+    await client.close()
