@@ -179,6 +179,9 @@ class Runtime:
         self._resolve = resolve
         self._pending = PendingApprovals()
         self._subscribers: list[Subscription] = []
+        self.listeners: list[Callable[[ev.Event], None]] = []
+        """Called with each event as it is published, in the runtime's own step (the Python
+        API's `on_message` answers an agent before its next step through this)."""
         self._task: asyncio.Task[None] | None = None
         self._run: RunContext | None = None
         self._submissions = 0
@@ -729,6 +732,9 @@ class Runtime:
     def _publish(self, event: ev.Event) -> None:
         for subscription in self._subscribers:
             subscription.put(event)
+        # After every subscriber has it: an event a listener causes comes after it everywhere.
+        for listener in self.listeners:
+            listener(event)
 
     def _unsubscribe(self, subscription: Subscription) -> None:
         if subscription in self._subscribers:
