@@ -22,6 +22,7 @@ import grep_speed
 import import_time
 import loop_overhead
 import mcp_speed
+import peers_speed
 import provider_speed
 import repl_speed
 import repo_map_speed
@@ -42,6 +43,7 @@ BENCHMARKS = {
         repl_speed,
         store_append,
         loop_overhead,
+        peers_speed,
         resume_time,
         provider_speed,
         tool_overhead,
