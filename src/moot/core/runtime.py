@@ -325,14 +325,15 @@ class Runtime:
         )
 
     def _cancel_agent(self, task_id: str, submission: str) -> None:
-        """Cancel a background agent's task: its drive records its subtree's end, then its own."""
+        """Cancel a running peer call (background or not): its drive records its subtree's end,
+        then its own; its caller reads that it was cancelled and goes on."""
         run = self._run
         task = run.tasks.get(task_id) if run is not None else None
         if task is None:
             self.record_session(
                 ev.OpRefused(
                     op="cancel_agent",
-                    reason=f"no running background agent with task id {task_id!r}",
+                    reason=f"no running peer call with task id {task_id!r}",
                     submission_id=submission,
                 )
             )
