@@ -303,7 +303,8 @@ class RunFold:
 
     def _model_responded(self, e: ev.ModelResponded) -> None:
         call = self.calls[e.call_id]
-        self.totals.turns += 1
+        if e.agent != "user":  # the person's own hand-over to starting agents is no model turn
+            self.totals.turns += 1
         if not e.partial:  # a partial answer's call is counted by its error
             self.model_calls[e.agent] += 1
         call.text, call.pending = e.text, e.tool_calls
