@@ -453,3 +453,20 @@ async def test_a_refused_shell_line_is_told_and_offers_nothing() -> None:
     await run_shell(context, "!cat .env")
     assert context.warned and context.last.startswith("!cat .env: no tool 'bash'")
     assert context.offered == []
+
+
+# ---- /msg ----------------------------------------------------------------------------------------
+
+
+async def test_msg_sends_the_person_s_message_to_a_running_agent(registry: Registry) -> None:
+    started = ev.TurnStarted(run_id="run_1", call_id="run_1", agent="moot", prompt="go")
+    client = client_for(script=[started])
+    client.play()  # the turn is open
+    context = Recorder(client)
+    await registry.run(context, "/msg moot also check the tests")
+    assert client.ops == [ops.SendMessage(to="moot", text="also check the tests")]
+    assert context.last == "message to moot (run_1): read at its next step"
+    await registry.run(context, "/msg ghost hello")
+    assert context.warned and "no running agent 'ghost'" in context.last
+    await registry.run(context, "/msg moot")
+    assert context.warned and "/msg AGENT TEXT" in context.last and len(client.ops) == 2
