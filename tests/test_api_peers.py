@@ -6,7 +6,16 @@ import asyncio
 
 import pytest
 
-from moot import Agent, FunctionProvider, ScriptedProvider, async_run, format_trace, run_background
+from moot import (
+    Agent,
+    FunctionProvider,
+    ScriptedProvider,
+    async_run,
+    format_trace,
+    get_agent_status,
+    run_background,
+    send_message,
+)
 from moot.protocol import events as ev
 from moot.protocol.messages import UserMessage
 from moot.protocol.states import StopReason
@@ -47,7 +56,7 @@ async def test_run_background_messages_reports_and_cancels_while_the_run_goes_on
     await helper_started.wait()
     with pytest.raises(LookupError, match="no running agent 'ghost'"):
         handle.send_message("ghost", "hello?")
-    assert handle.send_message("helper", "hurry").startswith(
+    assert send_message(handle, "helper", "hurry").startswith(
         "Message sent to helper (task_id: call_"
     )
     helper_task = next(
@@ -55,7 +64,7 @@ async def test_run_background_messages_reports_and_cancels_while_the_run_goes_on
         for e in handle.runtime.store.events(handle.runtime.session_id)
         if isinstance(e, ev.AgentCalled)
     )
-    assert "Status: running" in handle.status(helper_task)
+    assert "Status: running" in get_agent_status(handle, helper_task)
     handle.cancel(helper_task)
     result = await handle.result()
     assert result.output.startswith(

@@ -18,8 +18,10 @@ if TYPE_CHECKING:
         RunResult,
         async_run,
         format_trace,
+        get_agent_status,
         run,
         run_background,
+        send_message,
         stream,
     )
     from moot.core.gate import GateDecision, ModelTurn
@@ -34,6 +36,8 @@ _EXPORTS = {
     "BackgroundRun": "moot.core.api",
     "format_trace": "moot.core.api",
     "run_background": "moot.core.api",
+    "send_message": "moot.core.api",
+    "get_agent_status": "moot.core.api",
     "async_run": "moot.core.api",
     "run": "moot.core.api",
     "stream": "moot.core.api",
@@ -65,8 +69,10 @@ __all__ = [
     "__version__",
     "async_run",
     "format_trace",
+    "get_agent_status",
     "run",
     "run_background",
+    "send_message",
     "stream",
     "tool",
 ]

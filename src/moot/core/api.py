@@ -372,3 +372,14 @@ async def run_background(
     task = loop.create_task(_finish(runtime, watching(), _turn(message, starting, attachments)))
     task.add_done_callback(never_started)
     return BackgroundRun(runtime, await started, task)
+
+
+def send_message(run: BackgroundRun, task_id: str, message: str) -> str:
+    """The seed's `send_message`, over a run's handle (moot keeps no registry of runs):
+    `run.send_message(task_id, message)`."""
+    return run.send_message(task_id, message)
+
+
+def get_agent_status(run: BackgroundRun, task_id: str | None = None) -> str:
+    """The seed's `get_agent_status`, over a run's handle: `run.status(task_id)`."""
+    return run.status(task_id)
