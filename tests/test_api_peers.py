@@ -29,6 +29,27 @@ async def test_a_starting_agent_outside_run_agents_is_left_out_with_a_warning() 
     assert result.output == "from a"
 
 
+async def test_the_trace_of_several_starting_agents_shows_each_under_the_person() -> None:
+    models = ScriptedProvider(agents={"a": ["from a"], "b": ["from b"]})
+    result = await async_run(
+        "go", starting_agents=[Agent("a", model=models), Agent("b", model=models)]
+    )
+    lines = format_trace(result).splitlines()
+    assert lines[0].startswith("user → a, b [run_") and lines[0].endswith("]: go")
+    assert [line.split(" [")[0] for line in lines[1:5]] == [
+        "  user → a",
+        "  user → b",
+        "  ← a completed: from a",
+        "  ← b completed: from b",
+    ] or [line.split(" [")[0] for line in lines[1:5]] == [
+        "  user → a",
+        "  ← a completed: from a",
+        "  user → b",
+        "  ← b completed: from b",
+    ]
+    assert lines[-1] == "← user completed: [a]from a[/a] [b]from b[/b]"
+
+
 async def test_run_background_messages_reports_and_cancels_while_the_run_goes_on() -> None:
     helper_started = asyncio.Event()
 

@@ -31,8 +31,8 @@ def format_trace(events: Iterable[ev.Event]) -> str:
         match e:
             case ev.TurnStarted():
                 depth[e.call_id] = 0
-                starting = f" (to {', '.join(e.starting_agents)})" if e.starting_agents else ""
-                lines.append(f"user → {e.agent}{starting} [{e.call_id}]: {_short(e.prompt)}")
+                to = ", ".join(e.starting_agents) or e.agent  # several: each called below
+                lines.append(f"user → {to} [{e.call_id}]: {_short(e.prompt)}")
             case ev.AgentCalled():
                 depth[e.call_id] = e.depth
                 how = " (background)" if e.background else ""
