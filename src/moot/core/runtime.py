@@ -537,7 +537,14 @@ class Runtime:
     def context_parts(self, agent: str | None = None) -> list[ContextPart]:
         """What the agent's model would read with its next request, part by part, each
         estimated as the pre-flight check estimates a request (`estimate_tokens`)."""
-        from moot.core.peers import FINISH_SPEC, call_agent_spec, system_prompt
+        from moot.core.peers import (
+            FINISH_SPEC,
+            GET_MESSAGES_SPEC,
+            SEND_MESSAGE_SPEC,
+            call_agent_spec,
+            spawn_spec,
+            system_prompt,
+        )
         from moot.providers.base import ModelRequest, ToolSpec, estimate_tokens
         from moot.tools.base import tool_spec
 
@@ -545,7 +552,13 @@ class Runtime:
         roster = list(self.agents.values())
         tools = {**self.tools, **{t.name: t for t in chosen.tools}}
         specs = [ToolSpec(**tool_spec(t)) for t in tools.values()]
-        specs += [call_agent_spec(roster), FINISH_SPEC]
+        specs.append(call_agent_spec(roster, background=self.allow_background_agents))
+        if self.allow_background_agents:
+            specs.append(spawn_spec(roster))
+        if self.allow_background_agents or self.peer_messages:
+            specs += [SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC]
+        specs = [s for s in specs if s.name not in self.disabled_tools]
+        specs.append(FINISH_SPEC)
         messages = self._session.history.get(chosen.name, [])
 
         def tokens(**request: Any) -> int:
