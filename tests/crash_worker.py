@@ -87,6 +87,10 @@ def agents(scenario: str, workdir: Path, *, block: bool) -> list[Agent]:
                     {"name": "slow_write", "arguments": {"name": "m"}},
                 ]
             }
+        if scenario == "starting":  # main and helper both got the prompt; each killed in a tool
+            if isinstance(last, ToolResultMessage):
+                return f"main done ({last.content[:11]})"
+            return {"tool_calls": [{"name": "slow_write", "arguments": {"name": "m"}}]}
         if scenario == "tool":
             if isinstance(last, ToolResultMessage):
                 return f"done: {last.content}"
@@ -139,7 +143,8 @@ def runtime(db: Path, scenario: str, workdir: Path, *, block: bool, session_id=N
 async def main(db: Path, scenario: str, workdir: Path) -> None:
     rt = runtime(db, scenario, workdir, block=True)
     print(rt.session_id, flush=True)
-    rt.submit(ops.UserTurn(text="please do it"))
+    starting = ("main", "helper") if scenario == "starting" else ()
+    rt.submit(ops.UserTurn(text="please do it", agents=starting))
     await rt.wait()
 
 
