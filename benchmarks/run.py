@@ -23,6 +23,7 @@ import grep_speed
 import import_time
 import loop_overhead
 import mcp_speed
+import peers_speed
 import provider_speed
 import repl_speed
 import repo_map_speed
@@ -44,6 +45,7 @@ BENCHMARKS = {
         repl_speed,
         store_append,
         loop_overhead,
+        peers_speed,
         resume_time,
         compaction,
         session_scale,

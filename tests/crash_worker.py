@@ -74,6 +74,23 @@ def agents(scenario: str, workdir: Path, *, block: bool) -> list[Agent]:
                     for name in ("b1", "b2", "b3")
                 ]
             }
+        if scenario == "message":  # a helper's message waits for main, blocked in its tool
+            seen = [m.content for m in request.messages if isinstance(m, UserMessage)][1:]
+            if any("[background agent" in text for text in seen):
+                return "main read: " + " | ".join(seen)
+            if len(request.messages) > 1:
+                return "waiting"
+            spawn = {"agent_name": "helper", "message": "h"}
+            return {
+                "tool_calls": [
+                    {"name": "spawn_background_agent", "arguments": spawn},
+                    {"name": "slow_write", "arguments": {"name": "m"}},
+                ]
+            }
+        if scenario == "starting":  # main and helper both got the prompt; each killed in a tool
+            if isinstance(last, ToolResultMessage):
+                return f"main done ({last.content[:11]})"
+            return {"tool_calls": [{"name": "slow_write", "arguments": {"name": "m"}}]}
         if scenario == "tool":
             if isinstance(last, ToolResultMessage):
                 return f"done: {last.content}"
@@ -95,8 +112,14 @@ def agents(scenario: str, workdir: Path, *, block: bool) -> list[Agent]:
 
     async def helper_model(request: ModelRequest):
         last = request.messages[-1]
+        if isinstance(last, ToolResultMessage) and last.name == "send_message":
+            return {"tool_calls": [{"name": "slow_write", "arguments": {"name": "h"}}]}
         if isinstance(last, ToolResultMessage):
             return f"helper done ({last.content[:11]})"
+        if scenario == "message" and len(request.messages) == 1:
+            caller = request.system.split("your caller's is `")[1].split("`")[0]
+            note = {"task_id": caller, "message": "note from helper"}
+            return {"tool_calls": [{"name": "send_message", "arguments": note}]}
         first = request.messages[0]
         name = first.content if scenario == "background" and isinstance(first, UserMessage) else "h"
         return {"tool_calls": [{"name": "slow_write", "arguments": {"name": name}}]}
@@ -113,14 +136,15 @@ def runtime(db: Path, scenario: str, workdir: Path, *, block: bool, session_id=N
         store=SQLiteStore(db),
         session_id=session_id,
         tools=tools(workdir, block=block),
-        allow_background_agents=scenario == "background",
+        allow_background_agents=scenario in ("background", "message"),
     )
 
 
 async def main(db: Path, scenario: str, workdir: Path) -> None:
     rt = runtime(db, scenario, workdir, block=True)
     print(rt.session_id, flush=True)
-    rt.submit(ops.UserTurn(text="please do it"))
+    starting = ("main", "helper") if scenario == "starting" else ()
+    rt.submit(ops.UserTurn(text="please do it", agents=starting))
     await rt.wait()
 
 

@@ -552,3 +552,20 @@ async def test_fork_asks_the_session_and_goes_on_in_the_fork(registry: Registry)
     assert context.opened == [f"{client.session_id}_fork1"]
     await registry.run(context, "/fork twelve")
     assert context.warned and client.forks == [12]
+
+
+# ---- /msg ----------------------------------------------------------------------------------------
+
+
+async def test_msg_sends_the_person_s_message_to_a_running_agent(registry: Registry) -> None:
+    started = ev.TurnStarted(run_id="run_1", call_id="run_1", agent="moot", prompt="go")
+    client = client_for(script=[started])
+    client.play()  # the turn is open
+    context = Recorder(client)
+    await registry.run(context, "/msg moot also check the tests")
+    assert client.ops == [ops.SendMessage(to="moot", text="also check the tests")]
+    assert context.last == "message to moot (run_1): read at its next step"
+    await registry.run(context, "/msg ghost hello")
+    assert context.warned and "no running agent 'ghost'" in context.last
+    await registry.run(context, "/msg moot")
+    assert context.warned and "/msg AGENT TEXT" in context.last and len(client.ops) == 2

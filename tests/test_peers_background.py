@@ -205,3 +205,42 @@ async def test_cancelling_a_background_agent_cancels_its_subtree_and_the_caller_
     worker_end = next(e for e in of(events, ev.AgentReturned) if e.agent == "worker")
     helper_end = next(e for e in of(events, ev.AgentReturned) if e.agent == "helper")
     assert interrupted[0].seq < worker_end.seq < helper_end.seq
+
+
+async def test_cancelling_a_callee_its_caller_waits_for_ends_it_alone_and_the_caller_goes_on() -> (
+    None
+):
+    started = asyncio.Event()
+
+    @tool(side_effect=SideEffect.WRITES_WORKSPACE)
+    async def long_job() -> str:
+        """Runs until cancelled."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    def main_model(request: ModelRequest) -> object:
+        last = request.messages[-1]
+        if isinstance(last, ToolResultMessage):
+            return f"main read: {last.content}"
+        return {"tool_calls": [call("call_agent", agent_name="worker", message="work")]}
+
+    runtime = make_runtime(
+        [
+            Agent("main", model=FunctionProvider(main_model)),
+            agent("worker", {"tool_calls": [call("long_job")]}),
+        ],
+        tools=[long_job],
+    )
+    runtime.submit(ops.UserTurn(text="go"))
+    await started.wait()
+    (worker,) = of(runtime.store.events(runtime.session_id), ev.AgentCalled)
+    runtime.submit(ops.CancelAgent(task_id=worker.call_id))
+    finished = await runtime.wait()
+    runtime.submit(ops.Shutdown())
+    assert finished.state is RunState.COMPLETED
+    assert finished.output.startswith("main read: worker cancelled (user_cancelled)")
+    events = runtime.store.events(runtime.session_id)
+    (returned,) = of(events, ev.AgentReturned)
+    assert returned.stop_reason is StopReason.USER_CANCELLED
+    assert [e.tool for e in of(events, ev.ToolFinished) if e.interrupted] == ["long_job"]

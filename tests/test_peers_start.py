@@ -150,3 +150,16 @@ async def test_history_passing_lets_a_callee_see_its_earlier_exchange_with_that_
     await run_turn(runtime, "second")
     expected = [["first"], ["first", "second"]] if passing else [["first"], ["second"]]
     assert seen == expected, passing
+
+
+def test_the_context_report_counts_the_peer_tools_the_run_offers() -> None:
+    def tools_part(**options: object) -> str:
+        runtime = make_runtime([agent("main", "x"), agent("helper", "y")], **options)
+        (part,) = [p for p in runtime.context_parts() if p.name == "tools"]
+        return part.detail
+
+    assert tools_part() == "2 tool schemas"
+    assert tools_part(allow_background_agents=True) == "5 tool schemas"
+    assert tools_part(allow_background_agents=True, disabled_tools=("get_messages",)) == (
+        "4 tool schemas"
+    )

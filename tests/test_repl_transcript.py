@@ -226,3 +226,31 @@ def test_a_compaction_is_told_in_one_line() -> None:
     assert screen.lines[-1] == (
         "context compacted (auto): 12 older messages summarised; ~130,000 → ~40,000 tokens"
     )
+
+
+def test_background_calls_and_messages_between_peers_are_printed() -> None:
+    run = Run(agent="lead").start("ask")
+    run.add(
+        ev.AgentCalled(
+            **run._ids("call_h", "helper", "run_1"),
+            caller="lead",
+            message="dig",
+            depth=1,
+            background=True,
+        )
+    )
+    run.add(
+        ev.MessageSent(
+            **run._ids("call_h", "helper", "run_1"),
+            sender="helper",
+            to_call_id=None,
+            to_agent="user",
+            text="halfway",
+        )
+    )
+    screen = Screen().play(run.events)
+
+    assert screen.lines[-2:] == [
+        "  lead -> helper (background): dig",
+        "  message helper -> user: halfway",
+    ]

@@ -130,6 +130,31 @@ async def test_three_background_agents_killed_mid_tool_each_finish_once_after_re
     assert finished.output.startswith("got ")
 
 
+async def test_a_message_waiting_when_the_process_died_is_read_once_after_resume(
+    tmp_path: Path,
+) -> None:
+    session_id = crash(tmp_path, "message", lambda d: sorted(ran(d)) == ["h", "m"])
+    before = SQLiteStore(tmp_path / "s.db").events(session_id)
+    assert len(of(before, ev.MessageSent)) == 1 and not of(before, ev.MessagesDelivered)
+    finished, events = await resume(tmp_path, "message", session_id)
+    assert sorted(ran(tmp_path)) == ["h", "m"]  # nothing ran twice
+    assert finished.output.count("[message from helper") == 1
+    assert "note from helper" in finished.output
+    assert sum(e.count for e in of(events, ev.MessagesDelivered)) == 2  # the note, the return
+
+
+async def test_starting_agents_killed_in_their_tools_each_finish_once_after_resume(
+    tmp_path: Path,
+) -> None:
+    session_id = crash(tmp_path, "starting", lambda d: sorted(ran(d)) == ["h", "m"])
+    finished, events = await resume(tmp_path, "starting", session_id)
+    assert sorted(ran(tmp_path)) == ["h", "m"]
+    assert finished.agent == "user" and finished.output == (
+        "[main]main done (Interrupted)[/main]\n[helper]helper done (Interrupted)[/helper]"
+    )
+    assert sorted(e.agent for e in of(events, ev.AgentReturned)) == ["helper", "main"]
+
+
 async def test_resume_folds_to_the_same_state_the_live_run_had(tmp_path: Path) -> None:
     """The fold of the stored log equals the state the live process built as it went."""
     runtime = crash_worker.runtime(tmp_path / "s.db", "model", tmp_path, block=False)

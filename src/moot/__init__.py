@@ -13,7 +13,17 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from moot.core.agent import Agent
-    from moot.core.api import RunResult, async_run, run, stream
+    from moot.core.api import (
+        BackgroundRun,
+        RunResult,
+        async_run,
+        format_trace,
+        get_agent_status,
+        run,
+        run_background,
+        send_message,
+        stream,
+    )
     from moot.core.gate import GateDecision, ModelTurn
     from moot.core.limits import Limits
     from moot.core.runtime import Runtime
@@ -23,6 +33,11 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Agent": "moot.core.agent",
     "RunResult": "moot.core.api",
+    "BackgroundRun": "moot.core.api",
+    "format_trace": "moot.core.api",
+    "run_background": "moot.core.api",
+    "send_message": "moot.core.api",
+    "get_agent_status": "moot.core.api",
     "async_run": "moot.core.api",
     "run": "moot.core.api",
     "stream": "moot.core.api",
@@ -40,6 +55,7 @@ _EXPORTS = {
 
 __all__ = [
     "Agent",
+    "BackgroundRun",
     "FunctionProvider",
     "GateDecision",
     "Limits",
@@ -52,7 +68,11 @@ __all__ = [
     "ToolResult",
     "__version__",
     "async_run",
+    "format_trace",
+    "get_agent_status",
     "run",
+    "run_background",
+    "send_message",
     "stream",
     "tool",
 ]

@@ -354,6 +354,7 @@ def open_session(
         resolve=lambda name: resolve_model(name, environ, models=settings.models),
         person_tools=LazyTools(PERSON_TOOLS, build_person_tools),  # type: ignore[arg-type]
         attach=_attach(workspace),
+        allow_background_agents=bool(settings.allow_background_agents),
     )
     if mode is not None and runtime.mode != mode:
         # The mode belongs to the session: a resumed one goes on in the mode it switched to,

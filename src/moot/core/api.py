@@ -8,7 +8,9 @@ print(result.output)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import warnings
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 import msgspec
 
@@ -42,33 +44,92 @@ class RunResult(msgspec.Struct, frozen=True):
     turns: int
 
 
+OnMessage = Callable[[ev.MessageSent, Callable[[str], None]], object]
+"""Called with each message an agent sends the person (`send_message(task_id="user")`) and a
+`send(text)` that answers the agent that sent it (read at its next step)."""
+
+
+def _pool(
+    agents: Agent | Sequence[Agent] | None,
+    starting_agents: Sequence[Agent] | None,
+    run_agents: Sequence[Agent] | None,
+) -> tuple[list[Agent], tuple[str, ...]]:
+    """The run's pool (who may take part) and the names of the agents that get the message.
+
+    A starting agent outside the pool cannot take part: it is left out, with a warning."""
+    given = [agents] if isinstance(agents, Agent) else list(agents or ())
+    pool = list(run_agents or given or starting_agents or ())
+    if not pool:
+        raise ValueError("a run needs at least one agent")
+    names = {a.name for a in pool}
+    starting = [a.name for a in (starting_agents or ())]
+    outside = [n for n in starting if n not in names]
+    if outside:
+        warnings.warn(
+            f"starting agents {outside} are not in run_agents: they cannot take part in the run",
+            UserWarning,
+            stacklevel=3,
+        )
+    chosen = tuple(n for n in starting if n in names) or (pool[0].name,)
+    return pool, chosen
+
+
 def _runtime(
-    agents: Agent | Sequence[Agent],
+    pool: Sequence[Agent],
     store: Store | None,
     session_id: str | None,
     tools: Sequence[Tool],
     limits: Limits | None,
     approval: ApprovalPolicy | None,
     gate: TurnGate | None,
+    peers: dict[str, Any],
 ) -> Runtime:
     from moot.store.memory import MemoryStore
 
-    peers = [agents] if isinstance(agents, Agent) else list(agents)
     return Runtime(
-        peers,
+        pool,
         store=store or MemoryStore(),
         session_id=session_id,
         tools=tools,
         limits=limits,
         approval=approval,
         gate=gate,
+        **peers,
     )
+
+
+def _turn(
+    message: str, starting: tuple[str, ...], attachments: Sequence[Attachment]
+) -> ops.UserTurn:
+    if len(starting) > 1:
+        return ops.UserTurn(text=message, attachments=tuple(attachments), agents=starting)
+    return ops.UserTurn(text=message, attachments=tuple(attachments), agent=starting[0])
+
+
+def _peer_options(
+    allow_background_agents: bool,
+    disabled_tools: Sequence[str],
+    extra_instructions: str,
+    extra_instructions_scope: str,
+    pass_history: bool,
+    on_message: OnMessage | None,
+) -> dict[str, Any]:
+    return {
+        "allow_background_agents": allow_background_agents,
+        "disabled_tools": tuple(disabled_tools),
+        "extra_instructions": extra_instructions,
+        "extra_scope": extra_instructions_scope,
+        "pass_history": pass_history,
+        "peer_messages": on_message is not None,
+    }
 
 
 async def stream(
     message: str,
-    agents: Agent | Sequence[Agent],
+    agents: Agent | Sequence[Agent] | None = None,
     *,
+    starting_agents: Sequence[Agent] | None = None,
+    run_agents: Sequence[Agent] | None = None,
     tools: Sequence[Tool] = (),
     limits: Limits | None = None,
     store: Store | None = None,
@@ -76,14 +137,27 @@ async def stream(
     approval: ApprovalPolicy | None = None,
     gate: TurnGate | None = None,
     attachments: Sequence[Attachment] = (),
+    allow_background_agents: bool = False,
+    disabled_tools: Sequence[str] = (),
+    extra_instructions: str = "",
+    extra_instructions_scope: str = "entry",
+    pass_history: bool = False,
+    on_message: OnMessage | None = None,
 ) -> AsyncIterator[ev.Event]:
-    """Run one turn and yield its events as they are stored; the last is `turn_finished`.
+    """Run one turn and yield its events as they are stored (messages and background returns
+    included); the last is `turn_finished`. Takes `async_run`'s options.
 
     Closing the iterator early interrupts the run.
     """
-    runtime = _runtime(agents, store, session_id, tools, limits, approval, gate)
+    pool, starting = _pool(agents, starting_agents, run_agents)
+    peers = _peer_options(
+        allow_background_agents, disabled_tools, extra_instructions, extra_instructions_scope,
+        pass_history, on_message,
+    )  # fmt: skip
+    runtime = _runtime(pool, store, session_id, tools, limits, approval, gate, peers)
+    _listen(runtime, on_message)
     events = runtime.events()
-    runtime.submit(ops.UserTurn(text=message, attachments=tuple(attachments)))
+    runtime.submit(_turn(message, starting, attachments))
     try:
         async for event in events:
             yield event
@@ -94,10 +168,31 @@ async def stream(
         await runtime.wait()
 
 
+def _listen(runtime: Runtime, on_message: OnMessage | None) -> None:
+    """Call `on_message` with each message to the person as it is recorded (synchronously, so
+    that what it `send`s is read at the sender's very next step)."""
+    if on_message is None:
+        return
+
+    def heard(event: ev.Event) -> None:
+        if not isinstance(event, ev.MessageSent) or event.to_call_id is not None:
+            return
+        sender = event.call_id
+
+        def send(text: str) -> None:
+            runtime.submit(ops.SendMessage(to=sender, text=text))
+
+        on_message(event, send)
+
+    runtime.listeners.append(heard)
+
+
 async def async_run(
     message: str,
-    agents: Agent | Sequence[Agent],
+    agents: Agent | Sequence[Agent] | None = None,
     *,
+    starting_agents: Sequence[Agent] | None = None,
+    run_agents: Sequence[Agent] | None = None,
     tools: Sequence[Tool] = (),
     limits: Limits | None = None,
     store: Store | None = None,
@@ -105,35 +200,69 @@ async def async_run(
     approval: ApprovalPolicy | None = None,
     gate: TurnGate | None = None,
     attachments: Sequence[Attachment] = (),
+    allow_background_agents: bool = False,
+    disabled_tools: Sequence[str] = (),
+    extra_instructions: str = "",
+    extra_instructions_scope: str = "entry",
+    pass_history: bool = False,
+    on_message: OnMessage | None = None,
 ) -> RunResult:
-    """Run one turn of `message` to the first agent and return its result.
+    """Run one turn of `message` and return its result.
 
     Args:
         message: What the person says.
-        agents: One agent or several peers; the first one gets the message.
-        tools: Tools every agent has.
+        agents: One agent or several peers; the first one gets the message (unless
+            `starting_agents` names others). They are the pool unless `run_agents` is given.
+        starting_agents: Several agents that each get the message at once; the output is
+            their results, tagged `[name]...[/name]`.
+        run_agents: The pool: only these may start or be called (a starting agent outside
+            it is left out, with a warning).
+        tools: Tools every agent has; one named like a built-in (`finish`) replaces it.
         limits: Bounds on the run (defaults: `Limits()`).
         store: Where to keep the log; an in-memory store when None.
         session_id: Continue this session of `store` (the agents remember it).
         approval: Settles tool approvals; everything is allowed when None.
         gate: Sees each completed model turn; may replace, retry or stop it.
         attachments: Images sent with the message.
+        allow_background_agents: Offer `call_agent(background=true)`, `spawn_background_agent`
+            and the message tools.
+        disabled_tools: Built-in peer tools not offered (`finish` cannot be disabled).
+        extra_instructions: An ADDITIONAL INSTRUCTIONS section of the system prompt...
+        extra_instructions_scope: ...for the agents the person addresses (`entry`) or all.
+        pass_history: An agent called again by the same caller sees their earlier exchange.
+        on_message: Called with each message an agent sends the person, and a `send(text)`
+            that answers it; offers the agents `send_message` and `get_messages`.
     """
-    runtime = _runtime(agents, store, session_id, tools, limits, approval, gate)
-    events = runtime.events()
-    runtime.submit(ops.UserTurn(text=message, attachments=tuple(attachments)))
+    pool, starting = _pool(agents, starting_agents, run_agents)
+    peers = _peer_options(
+        allow_background_agents, disabled_tools, extra_instructions, extra_instructions_scope,
+        pass_history, on_message,
+    )  # fmt: skip
+    runtime = _runtime(pool, store, session_id, tools, limits, approval, gate, peers)
+    _listen(runtime, on_message)
+    return await _finish(runtime, runtime.events(), _turn(message, starting, attachments))
+
+
+async def _finish(
+    runtime: Runtime, events: AsyncIterator[ev.Event], turn: ops.UserTurn
+) -> RunResult:
+    collected: list[ev.Event] = []
+    runtime.submit(turn)
     try:
+        async for event in events:
+            collected.append(event)
+            if isinstance(event, ev.TurnFinished):
+                break
         finished = await runtime.wait()
     finally:
         runtime.submit(ops.Shutdown())  # frees the session's claim, even when the run raised
-    collected = [e async for e in events]
     assert finished is not None, "a run always ends with turn_finished"
     return RunResult(
         output=finished.output,
         state=finished.state,
         stop_reason=finished.stop_reason,
         session_id=runtime.session_id,
-        messages=runtime.conversation(),
+        messages=runtime.conversation(finished.agent),
         events=collected,
         usage=finished.usage,
         cost_usd=finished.cost_usd,
@@ -141,6 +270,116 @@ async def async_run(
     )
 
 
-def run(message: str, agents: Agent | Sequence[Agent], **options: object) -> RunResult:
+def run(message: str, agents: Agent | Sequence[Agent] | None = None, **options: Any) -> RunResult:
     """`async_run` for code without an event loop; takes the same options."""
-    return asyncio.run(async_run(message, agents, **options))  # type: ignore[arg-type]
+    return asyncio.run(async_run(message, agents, **options))
+
+
+def format_trace(result: RunResult | Sequence[ev.Event]) -> str:
+    """The run's call tree as text: who called whom with what, messages, and what each
+    returned (`moot.core.trace.format_trace` of its events)."""
+    from moot.core.trace import format_trace as trace
+
+    return trace(result.events if isinstance(result, RunResult) else result)
+
+
+class BackgroundRun:
+    """A run going on while the caller does other things (`run_background`): message its
+    agents, ask how one is doing, cancel one, or wait for the result. Everything it knows it
+    reads from the run's log."""
+
+    def __init__(self, runtime: Runtime, task_id: str, result: asyncio.Task[RunResult]) -> None:
+        self.runtime = runtime
+        self.task_id = task_id
+        """The person's turn: its first call's id."""
+        self._result = result
+
+    def send_message(self, task_id: str, message: str) -> str:
+        """Send `message` to the running agent `task_id` (a task id or an agent's name); it
+        reads it at its next step. Returns who got it.
+
+        Raises:
+            LookupError: No such agent is running.
+        """
+        events = self.runtime.store.events(self.runtime.session_id)
+        before = events[-1].seq if events else 0
+        self.runtime.submit(ops.SendMessage(to=task_id, text=message))
+        (answer,) = self.runtime.store.events(self.runtime.session_id, after_seq=before)[:1]
+        if isinstance(answer, ev.OpRefused):
+            raise LookupError(answer.reason)
+        assert isinstance(answer, ev.MessageSent)
+        return f"Message sent to {answer.to_agent} (task_id: {answer.to_call_id})"
+
+    def status(self, task_id: str | None = None) -> str:
+        """The status and messages of one task (the run itself when None)."""
+        from moot.core.trace import agent_status
+
+        events = self.runtime.store.events(self.runtime.session_id)
+        return agent_status(events, task_id or self.task_id)
+
+    def cancel(self, task_id: str) -> None:
+        """Cancel one background agent and its subtree; the run goes on."""
+        self.runtime.submit(ops.CancelAgent(task_id=task_id))
+
+    async def result(self) -> RunResult:
+        return await self._result
+
+
+async def run_background(
+    message: str, agents: Agent | Sequence[Agent] | None = None, **options: Any
+) -> BackgroundRun:
+    """Start a run and return at once (once its first event is stored) with a handle on it;
+    takes `async_run`'s options. Needs a running event loop: the run goes on in it."""
+    on_message = options.pop("on_message", None)
+    pool, starting = _pool(
+        agents, options.pop("starting_agents", None), options.pop("run_agents", None)
+    )
+    peers = _peer_options(
+        options.pop("allow_background_agents", False), options.pop("disabled_tools", ()),
+        options.pop("extra_instructions", ""), options.pop("extra_instructions_scope", "entry"),
+        options.pop("pass_history", False), on_message,
+    )  # fmt: skip
+    # The person can always message a running agent; the agents get the tools with the run.
+    peers["peer_messages"] = True
+    attachments = options.pop("attachments", ())
+    runtime = _runtime(
+        pool,
+        options.pop("store", None),
+        options.pop("session_id", None),
+        options.pop("tools", ()),
+        options.pop("limits", None),
+        options.pop("approval", None),
+        options.pop("gate", None),
+        peers,
+    )
+    if options:
+        raise TypeError(f"unknown options: {sorted(options)}")
+    _listen(runtime, on_message)
+    events = runtime.events()
+    loop = asyncio.get_running_loop()
+    started: asyncio.Future[str] = loop.create_future()
+
+    async def watching() -> AsyncIterator[ev.Event]:
+        async for event in events:
+            if not started.done():
+                started.set_result(event.run_id)
+            yield event
+
+    def never_started(task: asyncio.Task[RunResult]) -> None:
+        if not started.done():
+            started.set_exception(RuntimeError("the run ended before it started"))
+
+    task = loop.create_task(_finish(runtime, watching(), _turn(message, starting, attachments)))
+    task.add_done_callback(never_started)
+    return BackgroundRun(runtime, await started, task)
+
+
+def send_message(run: BackgroundRun, task_id: str, message: str) -> str:
+    """The seed's `send_message`, over a run's handle (moot keeps no registry of runs):
+    `run.send_message(task_id, message)`."""
+    return run.send_message(task_id, message)
+
+
+def get_agent_status(run: BackgroundRun, task_id: str | None = None) -> str:
+    """The seed's `get_agent_status`, over a run's handle: `run.status(task_id)`."""
+    return run.status(task_id)

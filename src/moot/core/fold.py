@@ -74,8 +74,12 @@ class Waiting(msgspec.Struct, frozen=True):
     text: str
     task_id: str | None = None
     """The background agent's call id, for a return; the sender's call for a message."""
+    returned: bool = False
+    """A background agent's return (its text says so itself)."""
 
     def for_model(self) -> str:
+        if self.returned:
+            return self.text
         if self.task_id is not None and self.sender != "user":
             return f"[message from {self.sender} (task {self.task_id})]\n{self.text}"
         return f"[message from {self.sender}]\n{self.text}"
@@ -258,7 +262,9 @@ class RunFold:
         if call.background and parent is not None:
             parent.live_background.discard(call.call_id)
             text = returned_text(call.agent, call.call_id, e.state, e.stop_reason, e.output)
-            parent.inbox.append(Waiting(sender=call.agent, text=text, task_id=call.call_id))
+            parent.inbox.append(
+                Waiting(sender=call.agent, text=text, task_id=call.call_id, returned=True)
+            )
         if call.with_history:
             self.history[exchange(call.caller, call.agent)] = call.closed_messages
         if isinstance(e, ev.TurnFinished):
@@ -299,7 +305,8 @@ class RunFold:
 
     def _model_responded(self, e: ev.ModelResponded) -> None:
         call = self.calls[e.call_id]
-        self.totals.turns += 1
+        if e.agent != "user":  # the person's own hand-over to starting agents is no model turn
+            self.totals.turns += 1
         if not e.partial:  # a partial answer's call is counted by its error
             self.model_calls[e.agent] += 1
         call.text, call.pending = e.text, e.tool_calls

@@ -647,12 +647,30 @@ class CallRunner:
                 "Go on with your work: its answer arrives as a message at one of your next steps."
             )
         if not child.state.terminal:
-            await CallRunner(run, child).drive()
+            await self._drive_callee(child)
         text = tagged(child.agent, child.output) if several else child.output
         if child.state is RunState.COMPLETED:
             return ToolResult(text)
         why = text or child.last_error  # a provider that gave up leaves no output, only its error
         return ToolResult.error(f"{child.agent} {child.state} ({child.stop_reason}): {why}")
+
+    async def _drive_callee(self, child: CallState) -> None:
+        """Drive a callee in a task of its own, so that `CancelAgent` can end it (and its
+        subtree) alone: the caller then reads that it was cancelled and goes on. Cancelling the
+        caller cancels the callee with it."""
+        run = self.run
+        task = asyncio.get_running_loop().create_task(
+            CallRunner(run, child).drive(), name=f"moot-agent-{child.agent}"
+        )
+        run.tasks[child.call_id] = task
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the caller itself is being cancelled
+        finally:
+            run.tasks.pop(child.call_id, None)
 
     def _background(self, tc: ToolCall) -> bool:
         """Whether this peer call starts a background agent (only in runs that allow them)."""

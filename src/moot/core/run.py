@@ -90,7 +90,7 @@ class RunContext(msgspec.Struct):
     extra_scope: str = "entry"
     """`entry`: only the run's first call reads `extra_instructions`; `all`: every call."""
     tasks: dict[str, asyncio.Task[object]] = {}
-    """The running task of each background agent, by call id."""
+    """The running task of each peer call (background or waited for), by call id."""
     wakeups: dict[str, asyncio.Event] = {}
     """Set when a message or a background return reaches a call that may be waiting."""
     _specs: dict[str, tuple[tuple[Tool, ...], tuple[ToolSpec, ...]]] = {}

@@ -182,6 +182,9 @@ class Runtime:
         self._resolve = resolve
         self._pending = PendingApprovals()
         self._subscribers: list[Subscription] = []
+        self.listeners: list[Callable[[ev.Event], None]] = []
+        """Called with each event as it is published, in the runtime's own step (the Python
+        API's `on_message` answers an agent before its next step through this)."""
         self._task: asyncio.Task[None] | None = None
         self._run: RunContext | None = None
         self._submissions = 0
@@ -329,14 +332,15 @@ class Runtime:
         )
 
     def _cancel_agent(self, task_id: str, submission: str) -> None:
-        """Cancel a background agent's task: its drive records its subtree's end, then its own."""
+        """Cancel a running peer call (background or not): its drive records its subtree's end,
+        then its own; its caller reads that it was cancelled and goes on."""
         run = self._run
         task = run.tasks.get(task_id) if run is not None else None
         if task is None:
             self.record_session(
                 ev.OpRefused(
                     op="cancel_agent",
-                    reason=f"no running background agent with task id {task_id!r}",
+                    reason=f"no running peer call with task id {task_id!r}",
                     submission_id=submission,
                 )
             )
@@ -615,7 +619,14 @@ class Runtime:
     def context_parts(self, agent: str | None = None) -> list[ContextPart]:
         """What the agent's model would read with its next request, part by part, each
         estimated as the pre-flight check estimates a request (`estimate_tokens`)."""
-        from moot.core.peers import FINISH_SPEC, call_agent_spec, system_prompt
+        from moot.core.peers import (
+            FINISH_SPEC,
+            GET_MESSAGES_SPEC,
+            SEND_MESSAGE_SPEC,
+            call_agent_spec,
+            spawn_spec,
+            system_prompt,
+        )
         from moot.providers.base import ModelRequest, ToolSpec, estimate_tokens
         from moot.tools.base import tool_spec
 
@@ -623,7 +634,13 @@ class Runtime:
         roster = list(self.agents.values())
         tools = {**self.tools, **{t.name: t for t in chosen.tools}}
         specs = [ToolSpec(**tool_spec(t)) for t in tools.values()]
-        specs += [call_agent_spec(roster), FINISH_SPEC]
+        specs.append(call_agent_spec(roster, background=self.allow_background_agents))
+        if self.allow_background_agents:
+            specs.append(spawn_spec(roster))
+        if self.allow_background_agents or self.peer_messages:
+            specs += [SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC]
+        specs = [s for s in specs if s.name not in self.disabled_tools]
+        specs.append(FINISH_SPEC)
         messages = self._session.history.get(chosen.name, [])
 
         def tokens(**request: Any) -> int:
@@ -811,6 +828,9 @@ class Runtime:
     def _publish(self, event: ev.Event) -> None:
         for subscription in self._subscribers:
             subscription.put(event)
+        # After every subscriber has it: an event a listener causes comes after it everywhere.
+        for listener in self.listeners:
+            listener(event)
 
     def _unsubscribe(self, subscription: Subscription) -> None:
         if subscription in self._subscribers:

@@ -187,8 +187,10 @@ class SendMessage(_Op, tag="send_message", frozen=True):
 
 
 class CancelAgent(_Op, tag="cancel_agent", frozen=True):
-    """Cancel one running background agent and everything it started (its subtree); the rest
-    of the run goes on. Answered by its `agent_returned` (cancelled), or by `op_refused`."""
+    """Cancel one running peer call (a background agent or a callee its caller waits for) and
+    everything it started (its subtree); its caller reads that it was cancelled and the rest of
+    the run goes on (the person's own turn: `Interrupt`). Answered by its `agent_returned`
+    (cancelled), or by `op_refused`."""
 
     task_id: str
 

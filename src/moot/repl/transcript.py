@@ -175,7 +175,8 @@ class Transcript:
             case ev.AgentCalled():
                 self._calls[event.call_id] = _Call(event.agent, event.depth)
                 message = one_line(strip_escapes(event.message), 100)
-                line = strip_escapes(f"{event.caller} {self.paint.arrow} {event.agent}: ")
+                how = " (background)" if event.background else ""
+                line = strip_escapes(f"{event.caller} {self.paint.arrow} {event.agent}{how}: ")
                 self.emit(self.paint(line, "bold") + message, event.depth)
                 self._speaker, self._speaker_depth = event.call_id, event.depth
             case ev.AgentReturned():
@@ -224,6 +225,10 @@ class Transcript:
                 self._notice(f"committed {event.sha[:10]} {event.subject}{note}")
             case ev.OpRefused():
                 self._notice(f"{event.op}: {event.reason}", warning=True)
+            case ev.MessageSent():
+                text = one_line(strip_escapes(event.text), 100)
+                who = strip_escapes(f"{event.sender} {self.paint.arrow} {event.to_agent}")
+                self._notice(f"message {who}: {text}", depth)
             case ev.RunResumed():
                 gone = len(event.interrupted_tool_calls)
                 tail = f"; {gone} interrupted tool calls not re-run" if gone else ""

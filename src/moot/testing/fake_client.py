@@ -276,10 +276,31 @@ class FakeClient:
                 self._run_tool(tool, arguments)
             case ops.Rename(title=title):
                 self.emit(ev.SessionRenamed(title=title))
+            case ops.SendMessage(to=to, text=text):
+                self._message(to, text)
             case ops.Shutdown():
                 for subscription in list(self._subscribers):
                     subscription.end()
                 self._subscribers.clear()
+
+    def _message(self, to: str, text: str) -> None:
+        """The person's message reaches the open run's agent (by its name or call id), as a
+        session's would; with no run open, or another name, it is refused."""
+        run = self._open_run
+        if run is None or to not in (run.agent, run.call_id):
+            self.emit(ev.OpRefused(op="send_message", reason=f"no running agent {to!r}"))
+            return
+        self.emit(
+            ev.MessageSent(
+                run_id=run.run_id,
+                agent=run.agent,
+                call_id=run.call_id,
+                sender="user",
+                to_call_id=run.call_id,
+                to_agent=run.agent,
+                text=text,
+            )
+        )
 
     def _run_tool(self, tool: str, arguments: dict[str, Any]) -> None:
         canned = self.tool_results.get(tool)
