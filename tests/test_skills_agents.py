@@ -3,10 +3,12 @@ with the scripted provider."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
+from moot.client import SetupError
 from moot.client.local import SessionOptions, open_client
 from moot.protocol import events as ev
 from moot.skills.agents import discover_agents, load_agent
@@ -93,3 +95,45 @@ async def test_a_defined_agent_is_a_peer_the_scripted_model_calls(
     assert (called.agent, called.caller, called.message) == ("helper", "moot", "why")
     assert (returned.agent, returned.output) == ("helper", "42")
     assert outcome.finished.output == "the helper says 42"
+
+
+def test_agents_chooses_the_roster_and_an_unknown_name_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    work = tmp_path / "work"
+    (work / ".moot/agents").mkdir(parents=True)
+    (work / ".moot/agents/helper.md").write_text(HELPER)
+    model = "scripted:" + str(tmp_path / "none.yaml")
+    (tmp_path / "none.yaml").write_text("- text: hi\n")
+
+    def roster(**fields: object) -> list[str]:
+        client = open_client(SessionOptions(cwd=work, model=model, **fields))  # type: ignore[arg-type]
+        try:
+            return [a.name for a in client.status().agents]
+        finally:
+            asyncio.run(client.close())
+
+    everyone = roster()
+    assert {"moot", "helper", "diff-reviewer", "test-runner"} <= set(everyone)
+    assert roster(agents=["helper"]) == ["moot", "helper"]
+    assert roster(agents=[]) == ["moot"]
+    (work / ".moot/settings.json").write_text('{"agents": ["test-runner"]}')
+    assert roster() == ["moot", "test-runner"]  # the setting, unless the flag names others
+    assert roster(agents=["helper"]) == ["moot", "helper"]
+    with pytest.raises(SetupError, match=r"no agent definition ghost \(there are: .*helper"):
+        roster(agents=["helper", "ghost"])
+
+
+def test_every_option_value_stays_an_option_value_and_the_task_is_the_rest() -> None:
+    """`moot --agents helper "fix it"`: the value of any option that takes one (read from the
+    parser, not a list kept by hand) is never taken for the app's task."""
+    from moot.cli_args import parse
+
+    options = parse(["--agents", "helper,test-runner", "--model", "a/b", "fix it"])
+    assert (options.agents, options.model, options.task) == (
+        ["helper", "test-runner"],
+        "a/b",
+        "fix it",
+    )
+    assert parse(["--agents", "", "go"]).agents == []

@@ -62,6 +62,11 @@ def _positive(text: str) -> int:
     return value
 
 
+def _names(text: str) -> list[str]:
+    """`a,b` (spaces allowed); `''` names none."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
@@ -144,6 +149,13 @@ def _parser() -> argparse.ArgumentParser:
         "--no-toolbar",
         action="store_true",
         help="the plain REPL without its status toolbar (setting: repl.toolbar)",
+    )
+    parser.add_argument(
+        "--agents",
+        type=_names,
+        metavar="NAMES",
+        help="the agent definitions (.moot/agents/, the config dir, moot's own) that join the "
+        "session as peers, comma-separated; '' for none (setting: agents; default: all)",
     )
     parser.add_argument(
         "--allow-project-mcp",
@@ -309,25 +321,17 @@ def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 COMMANDS = frozenset(
     {"sessions", "cost", "doctor", "sandbox", "undo", "login", "skills", "init", "mcp", "acp"}
 )
-_TAKES_VALUE = frozenset(
-    {
-        "-p",
-        "--print",
-        "--output-format",
-        "--model",
-        "--max-turns",
-        "--permission-mode",
-        "--allowedTools",
-        "--allowed-tools",
-        "--disallowedTools",
-        "--disallowed-tools",
-        "--scrollback",
-        "--allow-project-mcp",
-    }
-)
 
 
-def _split_task(argv: Sequence[str]) -> tuple[list[str], str | None]:
+def _takes_value(parser: argparse.ArgumentParser) -> frozenset[str]:
+    """The top-level options followed by a value, read from the parser itself (a list kept by
+    hand missed new options, and their values became the app's task)."""
+    return frozenset(
+        name for action in parser._actions if action.nargs != 0 for name in action.option_strings
+    )
+
+
+def _split_task(argv: Sequence[str], takes_value: frozenset[str]) -> tuple[list[str], str | None]:
     """`moot [options] "task"`: the first word that is neither an option, an option's value,
     nor a command is the task for the app."""
     args = list(argv)
@@ -342,7 +346,7 @@ def _split_task(argv: Sequence[str]) -> tuple[list[str], str | None]:
             index += 2 if following is not None and _is_session(following) else 1
             continue
         if arg.startswith("-"):
-            index += 2 if arg in _TAKES_VALUE else 1
+            index += 2 if arg in takes_value else 1
             continue
         if arg in COMMANDS:
             return args, None
@@ -355,8 +359,9 @@ def _is_session(word: str) -> bool:
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
-    args, task = _split_task(argv)
-    options = _parser().parse_args(args)
+    parser = _parser()
+    args, task = _split_task(argv, _takes_value(parser))
+    options = parser.parse_args(args)
     options.task = task
     if options.command == "init":
         options.model = options.model or os.environ.get("MOOT_MODEL")

@@ -72,6 +72,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 permission_mode=options.permission_mode,
                 allowed_tools=_rule_list(options.allowed_tools),
                 disallowed_tools=_rule_list(options.disallowed_tools),
+                agents=options.agents,
                 session_id=options.resume,
                 title=title,
                 max_turns=options.max_turns,

@@ -121,6 +121,9 @@ class Settings(msgspec.Struct, kw_only=True):
     """Let moot's own commits and branch switches run the repository's git hooks, on the host,
     as long as they are byte-identical to when the session began. Off by default: even an
     unchanged hook may run files the session can change (a lint-staged or pre-commit config)."""
+    agents: list[str] | None = None
+    """The agent definitions that join a session as peers, by name; all of them when unset
+    (`--agents` overrides it)."""
     allow_background_agents: bool | None = msgspec.field(default=None, name="allowBackgroundAgents")
     """Let agents start background agents (`call_agent(background=true)`,
     `spawn_background_agent`) and message each other; off by default."""

@@ -101,6 +101,9 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """The editor's text of files (unsaved changes included), for `read`; None: the disk."""
     editor_terminal: EditorTerminal | None = None
     """The editor's terminal, for shell commands when the person chooses it over the sandbox."""
+    agents: Sequence[str] | None = None
+    """The agent definitions that join as peers (`--agents`); the settings' `agents`, else all,
+    when None."""
 
 
 class LocalClient:
@@ -393,6 +396,9 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         # scripted provider past the turns a resumed session has already played.
         agent = Agent(AGENT, role="coding agent", instructions=INSTRUCTIONS, model=model)
         guidance = _guidance(cwd, agent.name, rules) if options.read_files else None
+        roster = options.agents if options.agents is not None else settings.agents
+        if guidance is not None and roster is not None:
+            guidance = _with_roster(guidance, roster)
         limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
         if settings.auto_compact_at is not None:
             limits = msgspec.structs.replace(limits, compact_at=settings.auto_compact_at)
@@ -477,6 +483,19 @@ def _git_probe(cwd: Path) -> GitProbe | None:
         return GitProbe(Path(os.path.realpath(cwd)))
     except RuntimeError:  # no thread could be started: the prompt runs git itself
         return None
+
+
+def _with_roster(guidance: Guidance, roster: Sequence[str]) -> Guidance:
+    """Only the agent definitions `roster` names join the session.
+
+    Raises:
+        SetupError: It names an agent no definition has; the message lists those there are.
+    """
+    if unknown := sorted(set(roster) - set(guidance.agents)):
+        there = ", ".join(sorted(guidance.agents)) or "none"
+        raise SetupError(f"no agent definition {', '.join(unknown)} (there are: {there})")
+    chosen = {name: d for name, d in guidance.agents.items() if name in roster}
+    return msgspec.structs.replace(guidance, agents=chosen)
 
 
 def _guidance(cwd: Path, agent: str, rules: RuleSet) -> Guidance:

@@ -59,6 +59,7 @@ def run_repl(options: Namespace) -> int:
                 permission_mode=options.permission_mode,
                 allowed_tools=options.allowed_tools,
                 disallowed_tools=options.disallowed_tools,
+                agents=options.agents,
                 session_id=resume,
                 title=task.strip().splitlines()[0][:80] if task.strip() else "",
                 max_turns=options.max_turns,

@@ -60,6 +60,7 @@ def run_app(options: Namespace) -> int:
             session_id=resume,
             title=(options.task or "").strip().splitlines()[0][:80] if options.task else "",
             max_turns=options.max_turns,
+            agents=options.agents,
         )
 
     def open_stored(stored: str) -> Client:
