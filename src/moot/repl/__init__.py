@@ -14,6 +14,7 @@ from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from moot.cli_args import rule_list
 from moot.paths import workspace_root
 
 if TYPE_CHECKING:
@@ -57,8 +58,8 @@ def run_repl(options: Namespace) -> int:
                 cwd=cwd,
                 model=options.model,
                 permission_mode=options.permission_mode,
-                allowed_tools=options.allowed_tools,
-                disallowed_tools=options.disallowed_tools,
+                allowed_tools=rule_list(options.allowed_tools),
+                disallowed_tools=rule_list(options.disallowed_tools),
                 agents=options.agents,
                 session_id=resume,
                 title=task.strip().splitlines()[0][:80] if task.strip() else "",

@@ -26,6 +26,7 @@ EXIT_USAGE = 2
 def run_app(options: Namespace) -> int:
     """Open (or resume) a session and run the app until the person quits."""
     from moot import setup_detect
+    from moot.cli_args import rule_list
     from moot.client import SetupError
     from moot.client.local import SessionOptions, open_client, open_queries
     from moot.paths import workspace_root
@@ -60,6 +61,8 @@ def run_app(options: Namespace) -> int:
             session_id=resume,
             title=(options.task or "").strip().splitlines()[0][:80] if options.task else "",
             max_turns=options.max_turns,
+            allowed_tools=rule_list(options.allowed_tools),
+            disallowed_tools=rule_list(options.disallowed_tools),
             agents=options.agents,
         )
 
