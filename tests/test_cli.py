@@ -671,3 +671,13 @@ def test_moot_in_a_subdirectory_works_in_the_whole_repository(tmp_path: Path) ->
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
     (read,) = [e for e in events if isinstance(e, ev.ToolFinished)]
     assert "from the top" in read.content and not read.is_error
+    # The session belongs to the repository: listed from its root, continued from anywhere in it.
+    listed = subprocess.run(
+        moot_command("sessions", "list"),
+        cwd=repo,
+        env=moot_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert events[0].session_id in listed.stdout

@@ -148,3 +148,41 @@ def test_the_plain_look_answers_an_approval_without_escape_sequences(tmp_path: P
     assert child.exitstatus == 0
     assert "\x1b" not in screen.getvalue()
     assert "tool edit greeting.py: ok" in screen.getvalue()
+
+
+def test_resume_without_an_id_picks_a_session_and_continue_takes_the_latest(
+    tmp_path: Path,
+) -> None:
+    repo = repository(tmp_path)
+    script = tmp_path / "script.yaml"
+    script.write_text('turns:\n  - text: "answered"\n')
+    for task in ("fix the parser", "write the docs"):
+        subprocess.run(
+            [str(MOOT), "-p", task, "--model", f"scripted:{script}"],
+            cwd=repo, check=True, capture_output=True, timeout=30,
+        )  # fmt: skip
+
+    child = spawn(tmp_path, repo, script.read_text(), "--plain", "-r", term="xterm-256color")
+    try:
+        child.expect_exact("resume which")
+        assert "write the docs" in child.before and "fix the parser" in child.before
+        child.send("parser\r")  # a search narrows the list
+        child.expect_exact("resume which")
+        child.send("1\r")
+        child.expect_exact("moot plain REPL")
+        child.expect_exact("fix the parser")  # its history, from the store
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+
+    child = spawn(tmp_path, repo, script.read_text(), "--plain", "-c", term="xterm-256color")
+    try:
+        child.expect_exact("moot plain REPL")
+        child.expect_exact("write the docs")
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0

@@ -13,7 +13,7 @@ from typing import TextIO
 from moot.client.errors import SessionBusy, StoreError
 from moot.client.queries import StoreQueries
 from moot.client.stored import open_queries, open_upkeep
-from moot.paths import default_db_path
+from moot.paths import default_db_path, workspace_root
 from moot.protocol.client import SessionSummary
 from moot.transcript import as_html, as_json, as_markdown
 
@@ -64,7 +64,8 @@ def listed(
 
 def _answer(queries: StoreQueries, options: Namespace) -> int:
     if options.action == "list":
-        sessions = listed(queries, str(Path.cwd()), every=options.all, limit=options.limit)
+        here = str(workspace_root(Path.cwd()))
+        sessions = listed(queries, here, every=options.all, limit=options.limit)
         if not sessions:
             print("no sessions yet" if options.all else "no sessions here yet (--all: every one)")
         for s in sessions:
@@ -120,7 +121,7 @@ def settle_session(options: Namespace) -> int | None:
     """Set `options.resume` for `moot -c` (the latest session of this directory) or `moot -r`
     without an id (a picker, on a terminal). Returns an exit code when there is none to go on
     with, else None."""
-    cwd = str(Path.cwd())
+    cwd = str(workspace_root(Path.cwd()))  # sessions belong to the git root
     if not default_db_path().exists():
         return _no_session("no earlier session in this directory to continue")
     try:

@@ -33,19 +33,8 @@ def run_repl(options: Namespace) -> int:
         )
         return EXIT_USAGE
     cwd = workspace_root(Path.cwd())  # the git root, as the app
+    # `moot -c` and `moot -r` without an id were settled into `options.resume` by `moot.cli`.
     session_id = options.resume or None
-    if getattr(options, "continue_", False):
-        from moot.client.local import open_queries
-
-        queries = open_queries()
-        try:
-            latest = queries.sessions(workspace=str(cwd), limit=1)
-        finally:
-            queries.close()
-        if not latest:
-            print("moot: no earlier session in this directory to continue", file=sys.stderr)
-            return EXIT_USAGE
-        session_id = latest[0].id
 
     def connect(resume: str | None) -> Client:
         # The session's modules (the runtime, the store, the tools' specs) load here, in the

@@ -39,17 +39,8 @@ def run_app(options: Namespace) -> int:
         )
         return EXIT_USAGE
     cwd = workspace_root(Path.cwd())  # the git root: `moot` in a subdirectory is the repository
+    # `moot -c` and `moot -r` without an id were settled into `options.resume` by `moot.cli`.
     session_id = options.resume or None
-    if getattr(options, "continue_", False):
-        queries = open_queries()
-        try:
-            latest = queries.sessions(workspace=str(cwd), limit=1)
-        finally:
-            queries.close()
-        if not latest:
-            print("moot: no earlier session in this directory to continue", file=sys.stderr)
-            return EXIT_USAGE
-        session_id = latest[0].id
 
     def session(
         resume: str | None, *, where: Path = cwd, model: str | None = None
