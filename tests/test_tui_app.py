@@ -326,3 +326,20 @@ def test_every_binding_of_the_app_and_its_screens_comes_from_the_one_table() -> 
                 value = node.value
                 assert isinstance(value, ast.Call), f"{path}: BINDINGS not from the key table"
                 assert getattr(value.func, "id", "") in ("app_bindings", "bindings_for"), path
+
+
+async def test_at_agent_message_while_a_turn_runs_messages_that_agent() -> None:
+    """`@moot ...` during a turn is a message for the running agent, read at its next step;
+    `@src/x.py ...` (not an agent) stays a message for the next turn."""
+    client = FakeClient(edit_session())
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")  # the script stops at its approval: the turn runs
+        await type_and_send(pilot, "@moot also update the docstring")
+        for _ in range(20):  # the command runs in a worker: a few message-loop rounds
+            if isinstance(client.ops[-1], ops.SendMessage):
+                break
+            await pilot.pause()
+        assert client.ops[-1] == ops.SendMessage(to="moot", text="also update the docstring")
+        await type_and_send(pilot, "@greeting.py looks odd")
+        assert not isinstance(client.ops[-1], ops.UserTurn)  # a turn runs: kept in the prompt
+        assert pilot.app.prompt.text == "@greeting.py looks odd"

@@ -372,6 +372,11 @@ class MootApp(App[int]):
         if (note := memory_note(text)) is not None:
             self.client.submit(ops.NoteToMemory(text=note))
             return
+        if self._turn_running and (to := self._addressed_agent(text)):
+            # `@agent message` while a turn runs: for that agent, read at its next step.
+            line = f"/msg {to} {text.strip()[len(to) + 1 :].strip()}"
+            self.run_worker(self.registry.run(self, line), group="command")
+            return
         if self._turn_running:
             self.notify("a turn is running: wait for it, or press Esc to interrupt it")
             self.prompt.load_text(text)
@@ -381,6 +386,14 @@ class MootApp(App[int]):
             self.run_worker(self._send_with_resources(text), group="command")
             return
         self.client.submit(ops.UserTurn(text=text))
+
+    def _addressed_agent(self, text: str) -> str | None:
+        """The agent `@name message` addresses (one of the session's, with a message)."""
+        first, _, rest = text.strip().partition(" ")
+        name = first[1:]
+        if not first.startswith("@") or not rest.strip():
+            return None
+        return name if name in {a.name for a in self.client.status().agents} else None
 
     async def _send_with_resources(self, text: str) -> None:
         text, found = await expand_mentions(self.client, text)
