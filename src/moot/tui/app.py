@@ -73,7 +73,7 @@ OpenSession = Callable[[str], Client]
 """Opens a stored session's client by id (the palette's sessions), in its own workspace."""
 SESSION_ACTIONS = frozenset(
     {"interrupt", "cycle_mode", "toggle_tools", "toggle_trace", "narrow_side", "widen_side"}
-    | {"follow", "focus_prompt", "command_palette"}
+    | {"follow", "focus_prompt", "command_palette", "load_earlier"}
 )
 """The app's keys that act on a session: off while the first-run screen shows (no session yet)."""
 
@@ -455,6 +455,12 @@ class MootApp(App[int]):
 
     def action_follow(self) -> None:
         self.chat.follow()
+
+    def action_load_earlier(self) -> None:
+        if not self.chat.more_before:
+            self.notify("the whole session is shown")
+            return
+        self.run_worker(self.chat.load_earlier(), group="history", exclusive=True)
 
     def action_focus_prompt(self) -> None:
         self.prompt.focus()
