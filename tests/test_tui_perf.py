@@ -115,3 +115,55 @@ async def test_a_long_session_keeps_the_transcript_bounded_and_pages_history_bac
         assert again[-1] == f"question {turns - 1}"
         assert reads and reads[-1]["before_seq"]  # read through the client's queries
         assert len(chat.children) > LOW_WATER
+
+
+def running_timers(app: MootApp) -> list[object]:
+    """Timers that would still fire: not stopped, not done, not paused."""
+    nodes = [app, *app.screen_stack, *app.query("*")]
+    found = []
+    for node in nodes:
+        for timer in list(node._timers):
+            task = getattr(timer, "_task", None)
+            if task is not None and not task.done() and timer._active.is_set():
+                found.append(timer)
+    return found
+
+
+async def test_the_trace_pane_applies_events_in_batches_and_collapses_finished_turns() -> None:
+    from moot.tui.widgets.trace import TracePane
+
+    client = FakeClient(long_session(50), autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(160, 48)) as pilot:
+        trace = app.query_one(TracePane)
+        for event in client.play():  # 200 events at once, not through the bridge
+            trace.take(event)
+        assert trace.updates == 0 and trace._timer is not None  # queued, one flush pending
+        trace.apply_pending()  # what the timer does
+        assert trace.updates == 1
+        turns = trace.root.children
+        assert len(turns) == 50
+        assert not any(turn.is_expanded for turn in turns)  # every turn finished: collapsed
+        await pilot.pause()
+
+
+async def test_an_idle_app_runs_no_timer_and_the_cursor_stops_blinking() -> None:
+    from moot.tui.widgets.prompt import PromptInput
+
+    client = FakeClient(long_session(3), autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(160, 48)) as pilot:
+        client.play()
+        await pilot.pause()
+        assert app._bridge is not None
+        app._bridge.flush()
+        app.trace.apply_pending()
+        await pilot.pause()
+        assert running_timers(app) == []
+        prompt = app.query_one(PromptInput)
+        prompt._blinks = True  # as in a terminal (a headless app never blinks)
+        await pilot.press("x")
+        assert prompt.cursor_blink and running_timers(app)  # typing: it blinks
+        prompt.stop_blinking()  # what BLINK_IDLE_S after the last key does
+        await pilot.pause()
+        assert not prompt.cursor_blink and running_timers(app) == []

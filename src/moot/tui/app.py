@@ -20,13 +20,15 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 
 if TYPE_CHECKING:
     from moot.tui.screens.setup import FirstRun, Started
@@ -59,6 +61,8 @@ from moot.tui.widgets.prompt import PromptArea, PromptInput
 from moot.tui.widgets.status_line import StatusLine
 from moot.tui.widgets.tools_pane import ToolsPane
 from moot.tui.widgets.trace import TracePane
+
+PaneT = TypeVar("PaneT", bound=Widget)
 
 NARROW = 110
 """Below this many columns the side panes fold away."""
@@ -154,6 +158,7 @@ class MootApp(App[int]):
         self.theme_warnings: list[str] = []
         self._bridge: EventBridge | None = None
         self._search = TranscriptSearch()
+        self._panes: dict[type[Widget], Widget] = {}
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -192,21 +197,29 @@ class MootApp(App[int]):
                 yield TracePane(id="trace")
         yield StatusLine(id="status")
 
+    def _pane(self, kind: type[PaneT]) -> PaneT:
+        # Kept once found: a query walks the DOM in order, and the side panes come after every
+        # block of the transcript (hundreds), for each event.
+        pane = self._panes.get(kind)
+        if pane is None or not pane.is_attached:
+            pane = self._panes[kind] = self.query_one(kind)
+        return pane  # type: ignore[return-value]
+
     @property
     def chat(self) -> ChatPane:
-        return self.query_one(ChatPane)
+        return self._pane(ChatPane)
 
     @property
     def approvals(self) -> ApprovalPane:
-        return self.query_one(ApprovalPane)
+        return self._pane(ApprovalPane)
 
     @property
     def trace(self) -> TracePane:
-        return self.query_one(TracePane)
+        return self._pane(TracePane)
 
     @property
     def prompt(self) -> PromptInput:
-        return self.query_one(PromptInput)
+        return self._pane(PromptInput)
 
     async def on_mount(self) -> None:
         themes, self.theme_warnings = load_themes()
@@ -312,15 +325,23 @@ class MootApp(App[int]):
 
     @on(Streamed)
     async def _streamed(self, message: Streamed) -> None:
-        await self.chat.take_stream(message)
+        try:
+            await self.chat.take_stream(message)
+        except NoMatches:  # the app is shutting down: its panes are gone, the bridge not yet
+            return
 
     @on(SessionEvent)
     async def _event(self, message: SessionEvent) -> None:
-        event = message.event
+        try:
+            await self._show_event(message.event)
+        except NoMatches:  # the app is shutting down (see `_streamed`)
+            return
+
+    async def _show_event(self, event: ev.Event) -> None:
         await self.chat.take(event)
         self.trace.take(event)
-        self.query_one(ToolsPane).take(event)
-        self.query_one(StatusLine).take(event)
+        self._pane(ToolsPane).take(event)
+        self._pane(StatusLine).take(event)
         match event:
             case ev.TurnStarted():
                 self._turn_running = True
@@ -333,7 +354,7 @@ class MootApp(App[int]):
                 self.approvals.settled(event.call_id, event.tool_call_id)
             case ev.ModelChanged():  # the model's context window comes with its status
                 status = self.client.status()
-                self.query_one(StatusLine).from_status(status, branch=status.git_branch)
+                self._pane(StatusLine).from_status(status, branch=status.git_branch)
             case ev.MemoryNoted():
                 self.notify(f"noted in {event.path}")
 
