@@ -4,6 +4,8 @@ events in batches, and an idle app runs no timer."""
 
 from __future__ import annotations
 
+import pytest
+
 from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
@@ -59,3 +61,109 @@ async def test_streamed_deltas_arrive_coalesced_and_a_finished_answer_is_one_sta
         assert len(answer.query(Markdown)) == 0  # the Markdown tree is gone
         assert [type(w) for w in answer.children] == [Static]  # one light widget
         assert len(list(answer.walk_children())) == 1
+
+
+def long_session(turns: int) -> list[ev.Event]:
+    events: list[ev.Event] = []
+    for i in range(turns):
+        run = Run(run_id=f"run_{i}").start(f"question {i}")
+        events += run.text(f"answer {i}", pieces=1).responded(f"answer {i}").finish("").events
+    return events
+
+
+async def test_a_long_session_keeps_the_transcript_bounded_and_pages_history_back_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from moot.tui.widgets import chat as chat_module
+    from moot.tui.widgets.blocks import UserBlock
+
+    # The marks scaled down (400 and 250 mounted blocks take minutes to play through here).
+    HIGH_WATER, LOW_WATER = 60, 40
+    monkeypatch.setattr(chat_module, "HIGH_WATER", HIGH_WATER)
+    monkeypatch.setattr(chat_module, "LOW_WATER", LOW_WATER)
+    monkeypatch.setattr(chat_module, "PAGE", 30)
+    turns = 60  # 3 blocks a turn: 180 blocks were it unbounded
+    client = FakeClient(long_session(turns), autoplay=False)
+    reads: list[dict[str, object]] = []
+    real_events = client.query.events
+
+    def events(session_id: str, **kw: object) -> list[ev.Event]:
+        reads.append(kw)
+        return real_events(session_id, **kw)  # type: ignore[arg-type]
+
+    client.query.events = events  # type: ignore[method-assign]
+    app = app_for(client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(0, len(client.script), 20):  # live, a few turns at a time
+            client.play(20)
+            await pilot.pause()
+        await pilot.pause()
+        chat = app.query_one(ChatPane)
+        shown = [str(b.content) for b in chat.query(UserBlock)]
+        assert len(chat.children) <= HIGH_WATER + 1  # (+1: the "load earlier" line)
+        assert shown[-1] == f"question {turns - 1}"
+        assert "question 0" not in shown and chat.more_before
+        first_shown = int(shown[0].split()[1])
+
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        for worker in [w for w in app.workers if w.group == "history"]:
+            await worker.wait()
+        await pilot.pause()
+        again = [str(b.content) for b in chat.query(UserBlock)]
+        assert int(again[0].split()[1]) < first_shown  # older turns paged back in
+        assert again[-1] == f"question {turns - 1}"
+        assert reads and reads[-1]["before_seq"]  # read through the client's queries
+        assert len(chat.children) > LOW_WATER
+
+
+def running_timers(app: MootApp) -> list[object]:
+    """Timers that would still fire: not stopped, not done, not paused."""
+    nodes = [app, *app.screen_stack, *app.query("*")]
+    found = []
+    for node in nodes:
+        for timer in list(node._timers):
+            task = getattr(timer, "_task", None)
+            if task is not None and not task.done() and timer._active.is_set():
+                found.append(timer)
+    return found
+
+
+async def test_the_trace_pane_applies_events_in_batches_and_collapses_finished_turns() -> None:
+    from moot.tui.widgets.trace import TracePane
+
+    client = FakeClient(long_session(50), autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(160, 48)) as pilot:
+        trace = app.query_one(TracePane)
+        for event in client.play():  # 200 events at once, not through the bridge
+            trace.take(event)
+        assert trace.updates == 0 and trace._timer is not None  # queued, one flush pending
+        trace.apply_pending()  # what the timer does
+        assert trace.updates == 1
+        turns = trace.root.children
+        assert len(turns) == 50
+        assert not any(turn.is_expanded for turn in turns)  # every turn finished: collapsed
+        await pilot.pause()
+
+
+async def test_an_idle_app_runs_no_timer_and_the_cursor_stops_blinking() -> None:
+    from moot.tui.widgets.prompt import PromptInput
+
+    client = FakeClient(long_session(3), autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(160, 48)) as pilot:
+        client.play()
+        await pilot.pause()
+        assert app._bridge is not None
+        app._bridge.flush()
+        app.trace.apply_pending()
+        await pilot.pause()
+        assert running_timers(app) == []
+        prompt = app.query_one(PromptInput)
+        prompt._blinks = True  # as in a terminal (a headless app never blinks)
+        await pilot.press("x")
+        assert prompt.cursor_blink and running_timers(app)  # typing: it blinks
+        prompt.stop_blinking()  # what BLINK_IDLE_S after the last key does
+        await pilot.pause()
+        assert not prompt.cursor_blink and running_timers(app) == []

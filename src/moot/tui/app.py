@@ -20,13 +20,15 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 
 if TYPE_CHECKING:
     from moot.tui.screens.setup import FirstRun, Started
@@ -60,6 +62,8 @@ from moot.tui.widgets.status_line import StatusLine
 from moot.tui.widgets.tools_pane import ToolsPane
 from moot.tui.widgets.trace import TracePane
 
+PaneT = TypeVar("PaneT", bound=Widget)
+
 NARROW = 110
 """Below this many columns the side panes fold away."""
 QUIT_WINDOW_S = 1.5
@@ -73,7 +77,7 @@ OpenSession = Callable[[str], Client]
 """Opens a stored session's client by id (the palette's sessions), in its own workspace."""
 SESSION_ACTIONS = frozenset(
     {"interrupt", "cycle_mode", "toggle_tools", "toggle_trace", "narrow_side", "widen_side"}
-    | {"follow", "focus_prompt", "command_palette"}
+    | {"follow", "focus_prompt", "command_palette", "load_earlier"}
 )
 """The app's keys that act on a session: off while the first-run screen shows (no session yet)."""
 
@@ -154,6 +158,7 @@ class MootApp(App[int]):
         self.theme_warnings: list[str] = []
         self._bridge: EventBridge | None = None
         self._search = TranscriptSearch()
+        self._panes: dict[type[Widget], Widget] = {}
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -192,21 +197,29 @@ class MootApp(App[int]):
                 yield TracePane(id="trace")
         yield StatusLine(id="status")
 
+    def _pane(self, kind: type[PaneT]) -> PaneT:
+        # Kept once found: a query walks the DOM in order, and the side panes come after every
+        # block of the transcript (hundreds), for each event.
+        pane = self._panes.get(kind)
+        if pane is None or not pane.is_attached:
+            pane = self._panes[kind] = self.query_one(kind)
+        return pane  # type: ignore[return-value]
+
     @property
     def chat(self) -> ChatPane:
-        return self.query_one(ChatPane)
+        return self._pane(ChatPane)
 
     @property
     def approvals(self) -> ApprovalPane:
-        return self.query_one(ApprovalPane)
+        return self._pane(ApprovalPane)
 
     @property
     def trace(self) -> TracePane:
-        return self.query_one(TracePane)
+        return self._pane(TracePane)
 
     @property
     def prompt(self) -> PromptInput:
-        return self.query_one(PromptInput)
+        return self._pane(PromptInput)
 
     async def on_mount(self) -> None:
         themes, self.theme_warnings = load_themes()
@@ -316,25 +329,25 @@ class MootApp(App[int]):
         assert self._bridge is not None
         await self._bridge.run(after_seq)
 
-    def _panes_gone(self) -> bool:
-        """The panes are gone: the app is closing while the session still publishes (a turn
-        runs on as the person quits); what arrives now has nowhere to go."""
-        return not self.query(ChatPane)
-
     @on(Streamed)
     async def _streamed(self, message: Streamed) -> None:
-        if not self._panes_gone():
+        try:
             await self.chat.take_stream(message)
+        except NoMatches:  # the app is shutting down: its panes are gone, the bridge not yet
+            return
 
     @on(SessionEvent)
     async def _event(self, message: SessionEvent) -> None:
-        if self._panes_gone():
+        try:
+            await self._show_event(message.event)
+        except NoMatches:  # the app is shutting down (see `_streamed`)
             return
-        event = message.event
+
+    async def _show_event(self, event: ev.Event) -> None:
         await self.chat.take(event)
         self.trace.take(event)
-        self.query_one(ToolsPane).take(event)
-        self.query_one(StatusLine).take(event)
+        self._pane(ToolsPane).take(event)
+        self._pane(StatusLine).take(event)
         match event:
             case ev.TurnStarted():
                 self._turn_running = True
@@ -347,7 +360,7 @@ class MootApp(App[int]):
                 self.approvals.settled(event.call_id, event.tool_call_id)
             case ev.ModelChanged():  # the model's context window comes with its status
                 status = self.client.status()
-                self.query_one(StatusLine).from_status(status, branch=status.git_branch)
+                self._pane(StatusLine).from_status(status, branch=status.git_branch)
             case ev.MemoryNoted():
                 self.notify(f"noted in {event.path}")
             case ev.ContextCompacted():
@@ -487,6 +500,12 @@ class MootApp(App[int]):
 
     def action_follow(self) -> None:
         self.chat.follow()
+
+    def action_load_earlier(self) -> None:
+        if not self.chat.more_before:
+            self.notify("the whole session is shown")
+            return
+        self.run_worker(self.chat.load_earlier(), group="history", exclusive=True)
 
     def action_focus_prompt(self) -> None:
         self.prompt.focus()

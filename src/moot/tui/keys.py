@@ -42,6 +42,7 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+right", "widen_side", "Widen the side panes"),
     Key("f4", "toggle_mouse", "Mouse capture on or off (off: the terminal selects text)"),
     Key("end", "follow", "Follow the answer again (scroll to the bottom)"),
+    Key("ctrl+home", "load_earlier", "Load earlier messages of the session (from the store)"),
     Key("enter", "submit", "Send the message", where="prompt"),
     Key("shift+enter", "newline", "New line (where the terminal reports it)", where="prompt"),
     Key("ctrl+j", "newline", "New line", where="prompt"),

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from textual import events, on, work
 from textual.containers import Vertical
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
@@ -26,6 +27,9 @@ from moot.tui.messages import PromptSubmitted
 BIG_PASTE_LINES = 12
 BIG_PASTE_CHARS = 1500
 MAX_COMPLETIONS = 12
+BLINK_IDLE_S = 10.0
+"""The cursor stops blinking this long after the last key (as GTK's does): an idle app repaints
+nothing and runs no timer."""
 _CHIP = re.compile(r"\[(?:pasted \d+ lines|output of [^\[\]\n]*?) #(\d+)\]")
 """A chip in the prompt: a paste, or output offered for the message (`!command`)."""
 
@@ -87,13 +91,33 @@ class PromptInput(TextArea):
         self.pastes: dict[int, str] = {}
         self.completing: Callable[[str], bool] | None = None
         """Set by the prompt area: takes Enter/Tab/up/down while completions show."""
+        self._blinks = False
+        self._blink_idle: Timer | None = None
 
     def on_mount(self) -> None:
-        if self.app.is_headless:  # tests and pictures: a blinking cursor is not deterministic
-            self.cursor_blink = False
+        # Tests and pictures: a blinking cursor is not deterministic.
+        self._blinks = not self.app.is_headless
+        self.cursor_blink = self._blinks
+        self._blink_until_idle()
+
+    def _blink_until_idle(self) -> None:
+        if not self._blinks:
+            return
+        self.cursor_blink = True
+        if self._blink_idle is not None:
+            self._blink_idle.stop()
+        self._blink_idle = self.set_timer(BLINK_IDLE_S, self.stop_blinking)
+
+    def stop_blinking(self) -> None:
+        """The person paused: a steady cursor (the blink timer pauses with it)."""
+        if self._blink_idle is not None:
+            self._blink_idle.stop()
+            self._blink_idle = None
+        self.cursor_blink = False
 
     async def _on_key(self, event: events.Key) -> None:
         self.post_message(self.Typed())
+        self._blink_until_idle()
         key = event.key
         if self.completing is not None and self.completing(key):
             event.stop()
