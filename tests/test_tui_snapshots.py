@@ -32,11 +32,13 @@ def test_the_empty_app(snap_compare, size: tuple[int, int]) -> None:
     assert snap_compare(app_for([]), terminal_size=size)
 
 
-def test_a_streamed_answer_with_a_tool_call_and_a_diff(snap_compare) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_a_streamed_answer_with_a_tool_call_and_a_diff(snap_compare, size: tuple[int, int]) -> None:
     """The person's message, the model's first words, a finished `read` (✓, its first line),
     `allowed by you`, the `edit` with its diff coloured and highlighted as Python (a red and a
     green line), the final answer rendered as markdown (bold *hello*), and the turn's
-    figures. The trace pane shows the turn, collapsed, with its stop reason and cost."""
+    figures. At 160x48 the trace pane shows the turn, collapsed, with its stop reason and cost;
+    at 80x24 the side panes are folded away and the chat shows the end of the turn."""
 
     async def run_before(pilot: Pilot) -> None:
         await send(pilot, "make greet say hello")
@@ -46,7 +48,7 @@ def test_a_streamed_answer_with_a_tool_call_and_a_diff(snap_compare) -> None:
         pilot.app.trace.apply_pending()
         await pilot.pause()
 
-    assert snap_compare(app_for(edit_session()), terminal_size=(160, 48), run_before=run_before)
+    assert snap_compare(app_for(edit_session()), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
@@ -66,9 +68,11 @@ def test_a_pending_edit_approval(snap_compare, size: tuple[int, int]) -> None:
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-def test_a_plan_approval(snap_compare) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_a_plan_approval(snap_compare, size: tuple[int, int]) -> None:
     """A plan to approve: the plan rendered as markdown (a heading, a numbered list), and the
-    three answers: y approve and ask before each edit, a approve and accept edits, n revise."""
+    three answers: y approve and ask before each edit, a approve and accept edits, n revise.
+    At 80x24 the same in the one column, the side panes folded away."""
 
     async def run_before(pilot: Pilot) -> None:
         await send(pilot, "plan the change")
@@ -76,13 +80,14 @@ def test_a_plan_approval(snap_compare) -> None:
         await pilot.pause()
 
     app = app_for(plan_session(), clock=lambda: 1000.0)  # the prompt keeps focus, as above
-    assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_the_trace_pane_with_nested_peer_calls(snap_compare) -> None:
     """The transcript shows the peers' work indented under the lead's call; the trace pane
     shows the turn expanded: lead, then → reviewer and → tester each with their tool (✓) and
-    ← completed, and the lead's two call_agent tools."""
+    ← completed, and the lead's two call_agent tools. (Only at 160x48: at 80x24 the side
+    panes fold away by design; f3 brings the trace pane back over the chat.)"""
 
     async def run_before(pilot: Pilot) -> None:
         await send(pilot, "review the change")
@@ -96,7 +101,8 @@ def test_the_trace_pane_with_nested_peer_calls(snap_compare) -> None:
 
 
 @pytest.mark.parametrize("theme", ["moot-dark", "moot-light", "moot-high-contrast"])
-def test_each_shipped_theme(snap_compare, theme: str) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_each_shipped_theme(snap_compare, theme: str, size: tuple[int, int]) -> None:
     """The finished edit session in the named theme: colours change, the layout does not.
     Light is dark text on near-white; high contrast is white on black with saturated signals."""
 
@@ -106,4 +112,4 @@ def test_each_shipped_theme(snap_compare, theme: str) -> None:
         pilot.app.query_one(ApprovalPane).answer("y")
         await pilot.pause()
 
-    assert snap_compare(app_for(edit_session()), terminal_size=(120, 36), run_before=run_before)
+    assert snap_compare(app_for(edit_session()), terminal_size=size, run_before=run_before)
