@@ -101,7 +101,8 @@ async def test_in_the_app_bypass_mode_asks_the_person_before_a_hook_script_is_wr
 
 
 def test_a_headless_run_in_bypass_mode_refuses_to_write_a_hook_script(root: Path) -> None:
-    work = root / "work"
+    # Beside `root`, not in it: `root` holds a `.git`, which would make it the workspace.
+    work = root.parent / f"{root.name}-work"
     (work / ".moot").mkdir(parents=True)
     (work / "check.sh").write_text(HOOK_SCRIPT)
     hooks = {"Stop": [{"hooks": [{"command": "./check.sh"}]}]}
