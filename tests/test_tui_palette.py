@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from textual.command import CommandList, Provider
+from textual.widgets import OptionList
 
 from moot.client import SetupError
 from moot.commands.builtin import builtin_commands
@@ -232,3 +233,39 @@ async def test_textuals_own_commands_fit_moot() -> None:
         commands["Quit"].callback()  # a palette choice is deliberate: no second press
         await pilot.pause()
     assert app.return_code == 0
+
+
+async def test_slash_resume_picks_a_session_and_the_app_shows_it_with_its_history() -> None:
+    """`/resume` in the app: the shared command's picker (title, time, turns, cost, state),
+    then the chosen session, history first, in place of this one."""
+    from moot.tui.screens.picker import PickerScreen
+
+    client = FakeClient(
+        edit_session(),
+        sessions=[
+            summary("ses_other", "the earlier question"),
+            summary("ses_far", "elsewhere", workspace="/elsewhere"),
+        ],
+    )
+    other = stored_session()
+    opened: list[str] = []
+
+    def open_session(session_id: str) -> Client:
+        opened.append(session_id)
+        return other
+
+    async with app_for(client, open_session=open_session).run_test(size=(120, 40)) as pilot:
+        app = pilot.app
+        await pilot.press(*"/resume", "enter")
+        for _ in range(10):  # the command's worker pushes the picker
+            if isinstance(app.screen, PickerScreen):
+                break
+            await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        shown = [str(o.prompt) for o in app.screen.query_one(OptionList).options]
+        assert len(shown) == 1 and shown[0].startswith("the earlier question")  # this workspace
+        assert "$0.0100" in shown[0] and "completed" in shown[0]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert opened == ["ses_other"] and app.client is other
+        assert any("the earlier question" in str(b.render()) for b in app.query(UserBlock))
