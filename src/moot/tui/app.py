@@ -421,6 +421,17 @@ class MootApp(App[int]):
     def _typed(self, message: PromptInput.Typed) -> None:
         self.approvals.last_typed = self._clock()
 
+    @on(TracePane.MessageAgent)
+    def _message_agent(self, message: TracePane.MessageAgent) -> None:
+        self.prompt.load_text(f"@{message.agent} ")
+        self.prompt.move_cursor(self.prompt.document.end)
+        self.prompt.focus()
+
+    @on(TracePane.CancelAgent)
+    def _cancel_agent(self, message: TracePane.CancelAgent) -> None:
+        self.client.submit(ops.CancelAgent(task_id=message.call_id))
+        self.notify(f"cancelling {message.agent} ({message.call_id})")
+
     @on(TracePane.Inspect)
     def _inspect(self, message: TracePane.Inspect) -> None:
         self.push_screen(InspectorScreen(message.title, message.events))

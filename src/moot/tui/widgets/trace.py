@@ -18,10 +18,39 @@ from textual.widgets.tree import TreeNode
 
 from moot.protocol import events as ev
 from moot.protocol.states import RunState
+from moot.tui.keys import bindings_for
 
 UPDATES_PER_S = 10
 
 Node = TreeNode[list[ev.Event]]
+
+
+class AgentCall:
+    """What an agent call's line shows: who, what it was asked, its state and its spend."""
+
+    def __init__(self, called: ev.AgentCalled) -> None:
+        self.called = called
+        self.state = "running"
+        self.returned: ev.AgentReturned | None = None
+        self.waiting = 0
+        """Approvals it waits for."""
+        self.tokens = 0
+        self.cost_usd = 0.0
+
+    def label(self) -> Text:
+        called = self.called
+        arrow = ("⇢ ", "magenta") if called.background else ("→ ", "cyan")
+        line = Text.assemble(arrow, (called.agent, "bold"), f" {_short(called.message, 30)}")
+        if self.returned is not None:
+            seconds = (self.returned.ts - called.ts).total_seconds()
+            line.append(f"  ← {self.returned.stop_reason}", _state_style(self.returned.state))
+            line.append(f" · {seconds:.1f}s", "dim")
+        else:
+            state = "waiting for approval" if self.waiting else self.state
+            line.append(f"  {state}", "yellow")
+        if self.tokens:
+            line.append(f" · {self.tokens:,} tok · ${self.cost_usd:.4f}", "dim")
+        return line
 
 
 def _state_style(state: RunState) -> str:
@@ -35,12 +64,27 @@ class TracePane(Tree[list[ev.Event]]):
     TracePane { height: 1fr; padding: 0 1; background: $surface; }
     """
 
+    BINDINGS = bindings_for("trace")  # type: ignore[assignment]
+
     @dataclass
     class Inspect(Message):
         """The person selected a node: show these events."""
 
         title: str
         events: list[ev.Event]
+
+    @dataclass
+    class MessageAgent(Message):
+        """The person wants to message the agent of the highlighted call."""
+
+        agent: str
+
+    @dataclass
+    class CancelAgent(Message):
+        """The person cancels the highlighted call (and everything it started)."""
+
+        call_id: str
+        agent: str
 
     def __init__(self, **kw: object) -> None:
         super().__init__("session", data=[], **kw)  # type: ignore[arg-type]
@@ -49,6 +93,7 @@ class TracePane(Tree[list[ev.Event]]):
         self._pending: list[ev.Event] = []
         self._calls: dict[str, Node] = {}
         self._tools: dict[tuple[str, str], Node] = {}
+        self._agent_calls: dict[str, AgentCall] = {}
         self._timer: Timer | None = None
         self.updates = 0
         """How many batches were applied (benchmarks read it)."""
@@ -80,18 +125,15 @@ class TracePane(Tree[list[ev.Event]]):
                 self._calls[event.call_id] = call
             case ev.AgentCalled():
                 parent = self._calls.get(event.parent_call_id or "", self.root)
-                label = Text.assemble(
-                    ("→ ", "cyan"), (event.agent, "bold"), f" {_short(event.message, 30)}"
-                )
-                self._calls[event.call_id] = parent.add(label, data=[event], expand=True)
+                called = self._agent_calls[event.call_id] = AgentCall(event)
+                self._calls[event.call_id] = parent.add(called.label(), data=[event], expand=True)
             case ev.AgentReturned():
                 node = self._calls.get(event.call_id)
-                if node is not None:
+                returning = self._agent_calls.get(event.call_id)
+                if node is not None and returning is not None:
                     node.data.append(event)  # type: ignore[union-attr]
-                    node.label = Text.assemble(
-                        node.label,
-                        (f"  ← {event.stop_reason}", _state_style(event.state)),
-                    )
+                    returning.returned = event
+                    node.set_label(returning.label())
                     node.collapse()
             case ev.ToolStarted():
                 parent = self._calls.get(event.call_id, self.root)
@@ -109,12 +151,14 @@ class TracePane(Tree[list[ev.Event]]):
                         )
                     )
             case ev.ApprovalRequested():
+                self._agent_state(event.call_id, waiting=+1)
                 parent = self._calls.get(event.call_id, self.root)
                 node = parent.add_leaf(
                     Text.assemble(("? ", "yellow"), f"approve {event.tool}"), data=[event]
                 )
                 self._tools[(event.call_id, "approval:" + event.tool_call_id)] = node
             case ev.ApprovalDecided():
+                self._agent_state(event.call_id, waiting=-1)
                 node = self._tools.get((event.call_id, "approval:" + event.tool_call_id))
                 verdict = ("allowed", "green") if event.approved else ("refused", "red")
                 label = Text.assemble(verdict, f" by {event.by}")
@@ -133,6 +177,11 @@ class TracePane(Tree[list[ev.Event]]):
                 node = self._calls.get(event.call_id)
                 if node is not None:
                     node.data.append(event)  # type: ignore[union-attr]
+                spender = self._agent_calls.get(event.call_id)
+                if spender is not None:
+                    spender.tokens += event.usage.input_tokens + event.usage.output_tokens
+                    spender.cost_usd += event.cost_usd
+                    self._agent_state(event.call_id)
             case ev.Error() | ev.LimitHit():
                 parent = self._calls.get(event.call_id, self.root)
                 what = event.message if isinstance(event, ev.Error) else event.detail
@@ -155,6 +204,30 @@ class TracePane(Tree[list[ev.Event]]):
                         )
                     )
                     run.collapse()
+
+    def _agent_state(self, call_id: str, *, waiting: int = 0) -> None:
+        """Redraw an agent call's line after its state or spend changed."""
+        call, node = self._agent_calls.get(call_id), self._calls.get(call_id)
+        if call is None or node is None:
+            return
+        call.waiting = max(0, call.waiting + waiting)
+        node.set_label(call.label())
+
+    def _highlighted_call(self) -> AgentCall | None:
+        node = self.cursor_node
+        first = node.data[0] if node is not None and node.data else None
+        if isinstance(first, ev.AgentCalled):
+            return self._agent_calls.get(first.call_id)
+        return None
+
+    def action_message_agent(self) -> None:
+        if (call := self._highlighted_call()) is not None:
+            self.post_message(self.MessageAgent(call.called.agent))
+
+    def action_cancel_agent(self) -> None:
+        call = self._highlighted_call()
+        if call is not None and call.returned is None:
+            self.post_message(self.CancelAgent(call.called.call_id, call.called.agent))
 
     def on_tree_node_selected(self, message: Tree.NodeSelected[list[ev.Event]]) -> None:
         message.stop()

@@ -1,0 +1,81 @@
+"""The run-trace pane's live call tree: agent calls (background ones too) with their state and
+spend, and the keys that message or cancel the highlighted agent."""
+
+from __future__ import annotations
+
+from moot.history import PromptHistory
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.messages import Usage
+from moot.testing import FakeClient
+from moot.tui.app import MootApp
+from tui_scripts import Run
+
+
+def helper_label(app: MootApp) -> str:
+    trace = app.trace
+    trace.apply_pending()
+    node = trace._calls["call_h"]
+    return str(node.label)
+
+
+async def test_a_background_agent_shows_its_state_and_spend_and_can_be_messaged_or_cancelled() -> (
+    None
+):
+    run = Run(agent="lead").start("dig in the background")
+    called = ev.AgentCalled(
+        **run._ids("call_h", "helper", "run_1"),
+        caller="lead",
+        message="dig into the parser",
+        depth=1,
+        background=True,
+    )
+    client = FakeClient(autoplay=False)
+    app = MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 48)) as pilot:
+        client.emit(*run.events, called)
+        await pilot.pause()
+        assert helper_label(app).startswith("⇢ helper dig into the parser  running")
+
+        ask = Run(agent="lead").ask(
+            "t9", "edit", {"path": "p.py"}, "-a\n+b", call_id="call_h", agent="helper",
+            parent="run_1",
+        )  # fmt: skip
+        client.emit(ask.events[-1])
+        await pilot.pause()
+        assert "waiting for approval" in helper_label(app)
+        usage = ev.UsageRecorded(
+            **run._ids("call_h", "helper", "run_1"),
+            model="scripted",
+            usage=Usage(input_tokens=1000, output_tokens=200),
+            cost_usd=0.25,
+        )
+        client.emit(usage)
+        await pilot.pause()
+        assert "1,200 tok · $0.2500" in helper_label(app)
+        decided = Run(agent="lead").decided("t9", call_id="call_h", agent="helper", parent="run_1")
+        client.emit(decided.events[-1])
+        await pilot.pause()
+        assert "  running · 1,200 tok" in helper_label(app)
+
+        trace = app.trace
+        trace.focus()
+        trace.move_cursor(trace._calls["call_h"])
+        await pilot.press("x")
+        await pilot.pause()
+        assert client.ops[-1] == ops.CancelAgent(task_id="call_h")
+        await pilot.press("m")
+        await pilot.pause()
+        assert app.prompt.text == "@helper " and app.focused is app.prompt
+
+        client.emit(
+            ev.AgentReturned(
+                **run._ids("call_h", "helper", "run_1"),
+                state="cancelled",  # type: ignore[arg-type]
+                stop_reason="user_cancelled",  # type: ignore[arg-type]
+                output="",
+            )
+        )
+        await pilot.pause()
+        label = helper_label(app)
+        assert "← user_cancelled" in label and "1,200 tok" in label and "running" not in label
