@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import app_speed
 import docker_overhead
 import grep_speed
 import import_time
@@ -52,6 +53,7 @@ BENCHMARKS = {
         sandbox_overhead,
         docker_overhead,
         mcp_speed,
+        app_speed,
     )
 }
 
