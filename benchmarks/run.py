@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import app_speed
 import compaction
 import docker_overhead
 import grep_speed
@@ -58,6 +59,7 @@ BENCHMARKS = {
         sandbox_overhead,
         docker_overhead,
         mcp_speed,
+        app_speed,
     )
 }
 

@@ -167,3 +167,31 @@ async def test_an_idle_app_runs_no_timer_and_the_cursor_stops_blinking() -> None
         prompt.stop_blinking()  # what BLINK_IDLE_S after the last key does
         await pilot.pause()
         assert not prompt.cursor_blink and running_timers(app) == []
+
+
+async def test_a_long_answer_folds_its_paragraphs_as_it_streams_and_ends_as_one_static() -> None:
+    from textual.widgets import Markdown, Static
+
+    from moot.tui.widgets.answer import FREEZE_CHARS
+
+    long = "\n\n".join(f"Paragraph {i}: " + "word " * 20 for i in range(200))  # ~23,000 chars
+    run = Run().start("write more")
+    client = FakeClient(
+        run.text(long, pieces=100).responded(long).finish(long).events, autoplay=False
+    )
+    app = app_for(client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        client.play(101)  # the turn and its deltas
+        await pilot.pause()
+        assert app._bridge is not None
+        app._bridge.flush()
+        await pilot.pause()
+        answer = app.query_one(AnswerBlock)
+        live = answer.query_one(Markdown)
+        assert len(live.source) <= FREEZE_CHARS + len(long) // 100  # only the tail is live
+        assert len(answer.query("Static.part")) >= 1
+        client.play()
+        await pilot.pause()
+        await pilot.pause()
+        assert [type(w) for w in answer.children] == [Static]
+        assert answer.text == long

@@ -68,7 +68,7 @@ NARROW = 110
 """Below this many columns the side panes fold away."""
 QUIT_WINDOW_S = 1.5
 """A second ctrl+c within this long quits."""
-HISTORY_TAIL = 400
+HISTORY_TAIL = 200
 """Events of a resumed session shown at start (older ones page in on demand)."""
 
 OpenClient = Callable[[], Client]

@@ -16,6 +16,11 @@ from textual.widgets.markdown import MarkdownStream
 
 from moot.tui.widgets.blocks import depth_class
 
+FREEZE_CHARS = 2000
+"""Past this much text in the live `Markdown`, its whole paragraphs fold into a `Static` and a
+new `Markdown` goes on streaming: a `Markdown` is a widget per paragraph, and each append lays
+them all out again, so a long answer would slow down as it grows."""
+
 
 class AnswerBlock(Vertical):
     """One model turn's text, streaming or finished."""
@@ -40,6 +45,8 @@ class AnswerBlock(Vertical):
         self.finished = False
         self._markdown: Markdown | None = None
         self._stream: MarkdownStream | None = None
+        self._live = ""
+        """The text in the live `Markdown` (what is not yet folded)."""
         self.add_class(depth_class(depth))
 
     def compose(self):
@@ -59,6 +66,26 @@ class AnswerBlock(Vertical):
         if self._stream is None:
             self._stream = Markdown.get_stream(self._markdown)
         await self._stream.write(text)
+        self._live += text
+        if len(self._live) > FREEZE_CHARS:
+            await self._freeze()
+
+    async def _freeze(self) -> None:
+        """Fold the live Markdown's whole paragraphs into a Static (never inside a fence)."""
+        cut = self._live.rfind("\n\n")
+        head, rest = self._live[:cut], self._live[cut + 2 :]
+        if cut <= 0 or head.count("```") % 2 or self._markdown is None or self._stream is None:
+            return
+        await self._stream.stop()
+        old, self._markdown = self._markdown, Markdown()
+        await self.mount_all(
+            [Static(RichMarkdown(head), classes="done part"), self._markdown], before=old
+        )
+        await old.remove()
+        self._live = rest
+        self._stream = Markdown.get_stream(self._markdown)
+        if rest:
+            await self._stream.write(rest)
 
     async def finish(self, text: str | None = None) -> None:
         """The turn's text is complete: stop streaming and fold into one widget."""
@@ -73,6 +100,7 @@ class AnswerBlock(Vertical):
         if self._markdown is not None:
             await self._markdown.remove()
             self._markdown = None
+        await self.query("Static.part").remove()
         if self.is_mounted:
             await self.mount(Static(RichMarkdown(self.text), classes="done"))
 

@@ -32,9 +32,9 @@ from moot.tui.widgets.blocks import (
 )
 from moot.tui.widgets.tool_block import ToolBlock
 
-HIGH_WATER = 400
+HIGH_WATER = 200
 """Mounted blocks past which the oldest are pruned (see the module docstring)."""
-LOW_WATER = 250
+LOW_WATER = 120
 """How many blocks remain after a prune."""
 PAGE = 200
 """Events read from the store per "load earlier"."""

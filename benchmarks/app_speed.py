@@ -1,0 +1,449 @@
+"""The Textual app: start-up in tmux, streaming, a long session, the trace pane, and idling.
+
+- Start: `moot --model scripted:...` in a new tmux window (the tmux server already running), from
+  the spawn to the status line and the prompt drawn (`capture-pane` polled every ~5 ms; the
+  app focuses the prompt before it draws the status). Idle: the same process, 11 s after it is
+  ready (the cursor stops blinking after 10 s), its CPU time over 5 s from `/proc` and the bytes
+  it wrote to the terminal meanwhile (`pipe-pane`): a repaint would write some.
+- Streaming: a headless app on the fake client (`moot.testing.FakeClient`) that publishes a
+  10,000-token answer at 1,000 tokens a second (one token of ~4 characters a delta, in bursts
+  every 10 ms). A probe task asks to wake every 5 ms; how late it wakes is the event loop's stall.
+  The last token "on screen" is the answer's Markdown holding it; a key is posted every ~100 ms
+  and timed until it is in the prompt.
+- Long session: a session of 2,000 messages (1,000 turns) opened with its history (as `--resume`
+  shows it), then turns arriving live: the time from a turn's event to its block mounted and laid
+  out, the stall p99 while an answer streams, and the process's peak RSS.
+- Trace pane: 5,000 nodes (tool calls under turns); one batch applied and drawn, and how many
+  batches a second apply while events pour in.
+
+Each part runs in its own process (`python app_speed.py PART` prints JSON), so RSS is its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from report import Row, ms
+from timing import VENV_BIN, child_env, percentile
+
+NAME = "app"
+WORDS = ("alpha ", "beta ", "gamma ", "delta ", "tokens ", "stream ", "here ", "quick ") * 7 + (
+    "done.\n\n",
+)
+"""The answer's tokens: a paragraph every 57 tokens (each paragraph is a widget while it
+streams)."""
+
+
+# ---- the headless parts (run in a child process) -----------------------------------------------
+
+
+def _ids(run_id: str, i: int = 0) -> dict[str, Any]:
+    from datetime import UTC, datetime
+
+    return {
+        "run_id": run_id,
+        "call_id": run_id,
+        "agent": "moot",
+        "parent_call_id": None,
+        "ts": datetime(2026, 12, 1, tzinfo=UTC),
+    }
+
+
+def _turn(run_id: str, prompt: str, answer: str) -> list[Any]:
+    from moot.protocol import events as ev
+    from moot.protocol.messages import Usage
+    from moot.protocol.states import RunState, StopReason
+
+    ids = _ids(run_id)
+    return [
+        ev.TurnStarted(**ids, prompt=prompt, mode="default"),
+        ev.ModelResponded(**ids, model="scripted", text=answer),
+        ev.TurnFinished(
+            **ids,
+            state=RunState.COMPLETED,
+            stop_reason=StopReason.COMPLETED,
+            output=answer,
+            turns=1,
+            usage=Usage(input_tokens=100, output_tokens=20),
+            cost_usd=0.0,
+            duration_ms=10.0,
+        ),
+    ]
+
+
+class Probe:
+    """Wakes every `period` s and records how late it woke (the event loop's stalls)."""
+
+    def __init__(self, period: float = 0.005) -> None:
+        self.period, self.stalls, self._task = period, [], None  # type: ignore[var-annotated]
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())  # type: ignore[assignment]
+
+    async def _run(self) -> None:
+        while True:
+            asked = time.perf_counter()
+            await asyncio.sleep(self.period)
+            self.stalls.append(max(0.0, time.perf_counter() - asked - self.period))
+
+    def stop(self) -> list[float]:
+        if self._task is not None:
+            self._task.cancel()
+        return self.stalls
+
+
+async def _stream(app: Any, client: Any, tokens: int, *, keys: bool) -> dict[str, Any]:
+    """Publish an answer of `tokens` tokens at 1,000 a second; stalls, last token, key echo."""
+    from textual import events
+
+    from moot.protocol import events as ev
+    from moot.tui.widgets.answer import AnswerBlock
+    from moot.tui.widgets.prompt import PromptInput
+
+    run_id = f"run_s{time.perf_counter_ns()}"
+    ids = _ids(run_id)
+    client.emit(ev.TurnStarted(**ids, prompt="stream", mode="default"))
+    await asyncio.sleep(0.05)
+    prompt = app.query_one(PromptInput)
+    prompt.focus()
+    probe = Probe()
+    probe.start()
+    echoes: list[float] = []
+    text = [WORDS[i % len(WORDS)] for i in range(tokens)]
+    text[-1] = "FINALTOKEN"
+    began = time.perf_counter()
+    sent = 0
+    next_key = began + 0.5
+    pending_key: tuple[str, float, int] | None = None
+    while sent < tokens:
+        due = int((time.perf_counter() - began) * 1000) + 1
+        while sent < min(due, tokens):
+            client.emit(ev.TextDelta(**ids, text=text[sent]))
+            sent += 1
+        now = time.perf_counter()
+        if keys and pending_key is None and now >= next_key:
+            letter = "q"
+            before = prompt.text.count(letter)
+            app.post_message(events.Key(letter, letter))
+            pending_key = (letter, now, before)
+        await asyncio.sleep(0.01)
+        if pending_key is not None and prompt.text.count(pending_key[0]) > pending_key[2]:
+            echoes.append(time.perf_counter() - pending_key[1])
+            pending_key, next_key = None, time.perf_counter() + 0.1
+    last_sent = time.perf_counter()
+    chat = app.chat
+    while True:
+        last = chat.children[-1] if chat.children else None
+        markdown = last._markdown if isinstance(last, AnswerBlock) else None
+        if markdown is not None and markdown.source.endswith("FINALTOKEN"):
+            break
+        await asyncio.sleep(0.002)
+    last_shown = time.perf_counter() - last_sent
+    stalls = probe.stop()
+    whole = "".join(text)
+    client.emit(ev.ModelResponded(**ids, model="scripted", text=whole))
+    client.emit(*_turn(run_id, "", whole)[2:])
+    await asyncio.sleep(0.2)
+    return {"stalls": stalls, "last_shown": last_shown, "echoes": echoes}
+
+
+def _shows(chat: Any, kind: type, text: str) -> bool:
+    last = chat.children[-1] if chat.children else None
+    return isinstance(last, kind) and str(last.content) == text
+
+
+def _app(client: Any, **kw: Any) -> Any:
+    from moot.history import PromptHistory
+    from moot.tui.app import MootApp
+
+    return MootApp(client, history=PromptHistory(None), **kw)
+
+
+async def part_stream(tokens: int) -> dict[str, Any]:
+    from moot.testing import FakeClient
+
+    client = FakeClient(autoplay=False)
+    app = _app(client)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        return await _stream(app, client, tokens, keys=True)
+
+
+async def part_session(messages: int, live_turns: int, tokens: int) -> dict[str, Any]:
+    import resource
+
+    from moot.testing import FakeClient
+    from moot.tui.widgets.blocks import UserBlock
+
+    client = FakeClient(autoplay=False)
+    for i in range(messages // 2):
+        answer = f"Answer {i}: " + " ".join(WORDS[j % len(WORDS)].strip() for j in range(60))
+        client.emit(*_turn(f"run_{i}", f"question {i}", answer))
+    app = _app(client, show_history=True)
+    mounts: list[float] = []
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        chat = app.chat
+        for i in range(live_turns):
+            began = time.perf_counter()
+            client.emit(*_turn(f"run_live{i}", f"live {i}", f"live answer {i}")[:1])
+            # Polled: the time to the block is what is measured.
+            # The last child, not a query: a query walks every block, between each of the app's
+            # own steps, and would slow what it measures.
+            while not _shows(chat, UserBlock, f"live {i}"):  # noqa: ASYNC110
+                await asyncio.sleep(0)
+            await pilot.pause()
+            mounts.append(time.perf_counter() - began)
+            client.emit(*_turn(f"run_live{i}", f"live {i}", f"live answer {i}")[1:])
+            await pilot.pause()
+        mounted = len(chat.children)
+        streamed = await _stream(app, client, tokens, keys=False)
+    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"mounts": mounts, "stalls": streamed["stalls"], "rss_kib": rss_kib, "mounted": mounted}
+
+
+async def part_trace(nodes: int, seconds: float) -> dict[str, Any]:
+    from moot.protocol import events as ev
+    from moot.testing import FakeClient
+    from moot.tui.widgets.trace import TracePane
+
+    client = FakeClient(autoplay=False)
+    app = _app(client)
+    per_turn = 50
+    async with app.run_test(size=(160, 48)) as pilot:
+        trace = app.query_one(TracePane)
+        count = 0
+        turn = 0
+        while count < nodes:
+            run_id = f"run_{turn}"
+            ids = _ids(run_id)
+            trace.take(ev.TurnStarted(**ids, prompt=f"turn {turn}", mode="default"))
+            count += 2
+            for t in range(per_turn):
+                trace.take(ev.ToolStarted(**ids, tool_call_id=f"t{t}", tool="read", arguments={}))
+                trace.take(
+                    ev.ToolFinished(
+                        **ids,
+                        tool_call_id=f"t{t}",
+                        tool="read",
+                        content="",
+                        is_error=False,
+                        duration_ms=1.0,
+                        display={},
+                    )
+                )
+                count += 1
+            turn += 1
+        trace.apply_pending()
+        trace.root.expand_all()  # the worst case: every node shown
+        await pilot.pause()
+        ones = []
+        for i in range(20):
+            ids = _ids(f"run_{i}")
+            trace.take(ev.ToolStarted(**ids, tool_call_id=f"x{i}", tool="bash", arguments={}))
+            began = time.perf_counter()
+            trace.apply_pending()
+            await pilot.pause()
+            ones.append(time.perf_counter() - began)
+        before = trace.updates
+        began = time.perf_counter()
+        i = 0
+        while time.perf_counter() - began < seconds:
+            ids = _ids(f"run_{i % turn}")
+            trace.take(ev.ToolStarted(**ids, tool_call_id=f"y{i}", tool="bash", arguments={}))
+            i += 1
+            await asyncio.sleep(0.002)
+        rate = (trace.updates - before) / (time.perf_counter() - began)
+    return {"ones": ones, "rate": rate, "nodes": count, "events": i}
+
+
+# ---- tmux: start-up and idle -------------------------------------------------------------------
+
+
+def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="moot-bench-app-"))
+    try:
+        repo = root / "repo"
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+        script = root / "script.json"
+        script.write_text(json.dumps({"turns": [{"text": "hello"}]}))
+        env = child_env()
+        for name in ("COLUMNS", "LINES", "NO_COLOR", "TMUX"):
+            env.pop(name, None)
+        env.update({"MOOT_HOME": str(root / "home"), "TERM": "xterm-256color"})
+        socket = str(root / "tmux.sock")
+
+        def tmux(*args: str) -> str:
+            return subprocess.run(
+                ["tmux", "-S", socket, *args], check=True, capture_output=True, text=True, env=env
+            ).stdout
+
+        tmux("new-session", "-d", "-s", "bench", "-x", "160", "-y", "48", "sleep 600")
+        command = f"exec {VENV_BIN / 'moot'} --model scripted:{script}"
+        starts: list[float] = []
+        idle: dict[str, float] = {}
+        for n in range(runs + 1):  # the first warms the page cache and .pyc files
+            began = time.perf_counter()
+            tmux("new-window", "-t", "bench", "-n", f"w{n}", "-c", str(repo), command)
+            while True:
+                screen = tmux("capture-pane", "-p", "-t", f"bench:w{n}")
+                if "scripted:" in screen:
+                    break
+                if time.perf_counter() - began > 30:
+                    raise TimeoutError(f"moot never drew its prompt:\n{screen}")
+                time.sleep(0.005)
+            if n:
+                starts.append(time.perf_counter() - began)
+            if n == runs:
+                idle = _idle(tmux, f"bench:w{n}", root, idle_s)
+            tmux("kill-window", "-t", f"bench:w{n}")
+        tmux("kill-server")
+        return {"starts": starts, **idle}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _idle(tmux: Any, target: str, root: Path, idle_s: float) -> dict[str, float]:
+    pid = int(tmux("display-message", "-p", "-t", target, "#{pane_pid}").strip())
+    time.sleep(11)  # past the cursor's blinking (10 s after the last key)
+    written = root / "written"
+    tmux("pipe-pane", "-o", "-t", target, f"cat > {written}")
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    before, began = cpu(), time.perf_counter()
+    time.sleep(idle_s)
+    used, wall = cpu() - before, time.perf_counter() - began
+    tmux("pipe-pane", "-t", target)
+    size = written.stat().st_size if written.exists() else 0
+    return {"idle_cpu": used / wall * 100, "idle_bytes": float(size), "idle_s": wall}
+
+
+# ---- the table ---------------------------------------------------------------------------------
+
+
+def _child(part: str, *args: object) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, part, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        check=False,
+    )
+    if done.returncode:
+        raise RuntimeError(f"app_speed {part} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _stall_row(what: str, stalls: list[float], target: str) -> Row:
+    p95, p99 = percentile(stalls, 95), percentile(stalls, 99)
+    return Row(what, f"{ms(p95)} / {ms(p99)} / {ms(max(stalls))}", target)
+
+
+def run(*, quick: bool) -> list[Row]:
+    rows: list[Row] = []
+    if shutil.which("tmux"):
+        tm = _tmux_parts(runs=2 if quick else 8, idle_s=2 if quick else 5)
+        starts = tm["starts"]
+        rows.append(
+            Row(
+                f"app (tmux): process start to a focused, ready prompt, p50 / p90 of {len(starts)}",
+                f"{ms(percentile(starts, 50))} / {ms(percentile(starts, 90))}",
+                "<= 450 ms",
+            )
+        )
+        rows.append(
+            Row(
+                f"app (tmux): idle CPU over {tm['idle_s']:.0f} s / bytes written to the terminal",
+                f"{tm['idle_cpu']:.2f} % / {tm['idle_bytes']:.0f} B",
+                "<= 1 %, no repaint",
+            )
+        )
+    else:
+        rows.append(Row("app (tmux): start-up and idle", "skipped: no tmux", "<= 450 ms"))
+    tokens = 2_000 if quick else 10_000
+    st = _child("stream", tokens)
+    rows.append(
+        _stall_row(
+            f"app: {tokens:,}-token answer at 1,000 tok/s, loop stall p95 / p99 / max",
+            st["stalls"],
+            "<= 33 / 100 / 250 ms",
+        )
+    )
+    rows.append(
+        Row("app: last token on screen after it arrived", ms(st["last_shown"]), "<= 200 ms")
+    )
+    echoes = st["echoes"]
+    rows.append(
+        Row(
+            f"app: a typed key in the prompt while it streams, p50 / max of {len(echoes)}",
+            f"{ms(percentile(echoes, 50))} / {ms(max(echoes))}" if echoes else "none echoed",
+            "<= 50 ms",
+        )
+    )
+    messages = 400 if quick else 2_000
+    se = _child("session", messages, 5 if quick else 20, 1_000 if quick else 3_000)
+    rows.append(
+        Row(
+            f"app: {messages:,}-message session (resumed, then live): a new message mounted, "
+            f"p50 / max ({se['mounted']} blocks mounted)",
+            f"{ms(percentile(se['mounts'], 50))} / {ms(max(se['mounts']))}",
+            "<= 100 ms",
+        )
+    )
+    rows.append(
+        _stall_row(
+            f"app: {messages:,}-message session, loop stall p95 / p99 / max while streaming",
+            se["stalls"],
+            "p99 <= 200 ms",
+        )
+    )
+    rows.append(
+        Row(
+            f"app: {messages:,}-message session, peak RSS",
+            f"{se['rss_kib'] / 1024:.0f} MiB",
+            "<= 250 MiB",
+        )
+    )
+    tr = _child("trace", 1_000 if quick else 5_000, 1 if quick else 3)
+    rows.append(
+        Row(
+            f"app: trace pane with {tr['nodes']:,} nodes, one update applied and drawn, p50 / max",
+            f"{ms(percentile(tr['ones'], 50))} / {ms(max(tr['ones']))}",
+            "<= 50 ms",
+        )
+    )
+    rows.append(
+        Row(
+            f"app: trace pane updates a second while {tr['events']:,} events pour in",
+            f"{tr['rate']:.1f} /s",
+            "<= 10 /s",
+        )
+    )
+    return rows
+
+
+def main(argv: list[str]) -> None:
+    part, *args = argv
+    numbers = [int(float(a)) if float(a).is_integer() else float(a) for a in args]
+    runner = {"stream": part_stream, "session": part_session, "trace": part_trace}[part]
+    result = asyncio.run(runner(*numbers))  # type: ignore[operator]
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    main(sys.argv[1:])
