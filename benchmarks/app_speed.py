@@ -242,18 +242,24 @@ async def part_trace(nodes: int, seconds: float) -> dict[str, Any]:
                     )
                 )
                 count += 1
+            trace.take(_turn(run_id, "", "")[2])  # the turn finished: it collapses
             turn += 1
         trace.apply_pending()
-        trace.root.expand_all()  # the worst case: every node shown
         await pilot.pause()
-        ones = []
-        for i in range(20):
-            ids = _ids(f"run_{i}")
-            trace.take(ev.ToolStarted(**ids, tool_call_id=f"x{i}", tool="bash", arguments={}))
+
+        async def one_update(i: int, tag: str) -> float:
+            ids = _ids(f"run_{turn - 1 - i % turn}")
+            trace.take(ev.ToolStarted(**ids, tool_call_id=f"{tag}{i}", tool="bash", arguments={}))
             began = time.perf_counter()
             trace.apply_pending()
             await pilot.pause()
-            ones.append(time.perf_counter() - began)
+            return time.perf_counter() - began
+
+        # As the pane shows them (finished turns collapsed), then the worst case: every node.
+        shown = [await one_update(i, "x") for i in range(20)]
+        trace.root.expand_all()
+        await pilot.pause()
+        ones = [await one_update(i, "z") for i in range(20)]
         before = trace.updates
         began = time.perf_counter()
         i = 0
@@ -263,7 +269,7 @@ async def part_trace(nodes: int, seconds: float) -> dict[str, Any]:
             i += 1
             await asyncio.sleep(0.002)
         rate = (trace.updates - before) / (time.perf_counter() - began)
-    return {"ones": ones, "rate": rate, "nodes": count, "events": i}
+    return {"shown": shown, "ones": ones, "rate": rate, "nodes": count, "events": i}
 
 
 # ---- tmux: start-up and idle -------------------------------------------------------------------
@@ -419,13 +425,15 @@ def run(*, quick: bool) -> list[Row]:
         )
     )
     tr = _child("trace", 1_000 if quick else 5_000, 1 if quick else 3)
-    rows.append(
-        Row(
-            f"app: trace pane with {tr['nodes']:,} nodes, one update applied and drawn, p50 / max",
-            f"{ms(percentile(tr['ones'], 50))} / {ms(max(tr['ones']))}",
-            "<= 50 ms",
+    for key, how in (("shown", "finished turns collapsed"), ("ones", "every node expanded")):
+        rows.append(
+            Row(
+                f"app: trace pane with {tr['nodes']:,} nodes ({how}), one update applied and "
+                "drawn, p50 / max",
+                f"{ms(percentile(tr[key], 50))} / {ms(max(tr[key]))}",
+                "<= 50 ms",
+            )
         )
-    )
     rows.append(
         Row(
             f"app: trace pane updates a second while {tr['events']:,} events pour in",
