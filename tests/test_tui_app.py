@@ -343,3 +343,21 @@ async def test_at_agent_message_while_a_turn_runs_messages_that_agent() -> None:
         await type_and_send(pilot, "@greeting.py looks odd")
         assert not isinstance(client.ops[-1], ops.UserTurn)  # a turn runs: kept in the prompt
         assert pilot.app.prompt.text == "@greeting.py looks odd"
+
+
+async def test_a_call_a_stopped_run_left_shows_from_history_without_a_spinner() -> None:
+    """Its spinner would run (and repaint ten times a second) until the run is resumed."""
+    from tui_scripts import Run
+
+    run = Run().start("run the slow thing")
+    run.add(
+        ev.ToolStarted(
+            **run._ids(), tool_call_id="b1", tool="bash", arguments={"command": "sleep 100"}
+        )
+    )
+    client = FakeClient(run.events)
+    client.play()
+    async with app_for(client, show_history=True).run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        (block,) = pilot.app.query(ToolBlock).results()
+        assert block.running and block._timer is None

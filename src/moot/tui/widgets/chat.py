@@ -136,7 +136,11 @@ class ChatPane(VerticalScroll):
             case ev.ModelResponded():
                 await self._responded(event, depth)
             case ev.ToolStarted():
-                block = ToolBlock(event.tool, event.arguments, seq=seq, depth=depth)
+                # From the store (`_batch`), a call with no result yet is one a stopped run left:
+                # it shows without a spinner, which would run until the run is resumed, if ever.
+                block = ToolBlock(
+                    event.tool, event.arguments, seq=seq, depth=depth, spin=self._batch is None
+                )
                 self._tools[(event.call_id, event.tool_call_id)] = block
                 await self._add(block)
             case ev.ToolOutput():

@@ -58,9 +58,17 @@ class ToolBlock(Vertical):
     can_focus = True
 
     def __init__(
-        self, tool: str, arguments: dict[str, Any], *, seq: int = 0, depth: int = 0
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        seq: int = 0,
+        depth: int = 0,
+        spin: bool = True,
     ) -> None:
         super().__init__()
+        self.spin = spin
+        """Animate while running (a live call; not one shown from the store)."""
         self.seq = seq
         self.tool = tool
         self.arguments = arguments
@@ -82,7 +90,7 @@ class ToolBlock(Vertical):
 
     def on_mount(self) -> None:
         self._render_line()
-        if self.running:
+        if self.running and self.spin:
             self._timer = self.set_interval(0.1, self._tick)
 
     def _tick(self) -> None:
