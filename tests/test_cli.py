@@ -639,6 +639,30 @@ def test_an_interrupted_run_is_not_blamed_on_a_peers_earlier_error(tmp_path: Pat
     assert "upstream 503" not in stderr
 
 
+def test_the_workspace_never_widens_to_a_home_repository_or_someone_elses_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dotfiles repository in `~` does not make a project folder under it the whole home;
+    a `.git` another user planted above the start (in `/tmp`, say) is passed over."""
+    from moot.paths import workspace_root
+
+    home = tmp_path / "home"
+    (home / ".git").mkdir(parents=True)
+    (home / "scratch" / "deep").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    assert workspace_root(home / "scratch" / "deep") == (home / "scratch" / "deep").resolve()
+    assert workspace_root(home) == home.resolve()  # started in ~ itself: its repository
+
+    shared = tmp_path / "shared"
+    (shared / "project").mkdir(parents=True)
+    (shared / ".git").mkdir()
+    assert workspace_root(shared / "project") == shared.resolve()  # ours: the git root
+    if os.geteuid() != 0:
+        pytest.skip("giving the .git to another user needs root (CI runs this as root)")
+    os.chown(shared / ".git", 65534, 65534)
+    assert workspace_root(shared / "project") == (shared / "project").resolve()
+
+
 def test_moot_in_a_subdirectory_works_in_the_whole_repository(tmp_path: Path) -> None:
     """The workspace is the git root (found without running git), not the directory moot
     was started in; outside a repository it is that directory."""

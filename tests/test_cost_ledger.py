@@ -104,4 +104,9 @@ async def test_moot_cost_reads_every_session_through_the_queries(
     assert main(["cost"]) == 0
     out = capsys.readouterr().out
     assert here in out and sid not in out and "$0.0150" in out  # 1,000 x $15 per million
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    monkeypatch.chdir(tmp_path / "src")  # anywhere in the repository: its sessions
+    assert main(["cost"]) == 0
+    assert here in capsys.readouterr().out
     assert main(["cost", "--since", "yesterday"]) == 2

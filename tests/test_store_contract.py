@@ -182,3 +182,13 @@ def test_what_is_stored_and_returned_is_what_reads_back(store: Store) -> None:
 
     assert isinstance(stored.attachments, tuple)
     assert store.events(sid) == [stored]
+
+
+def test_turn_totals_count_runs_and_add_up_finished_runs_cost_and_tokens(store: Store) -> None:
+    sid = store.create_session().id
+    other = store.create_session().id
+    append_all(store, [*short_run(sid), *short_run(sid), short_run(sid)[0]])  # 2 done, 1 open
+    totals = store.turn_totals([sid, other, "ses_none"])
+    turns, cost, tokens = totals[sid]
+    assert (turns, tokens) == (3, 30) and cost == pytest.approx(0.02)  # 10 in + 5 out each
+    assert totals[other] == totals["ses_none"] == (0, 0.0, 0)

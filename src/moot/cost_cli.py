@@ -11,7 +11,7 @@ from pathlib import Path
 from moot.client.errors import StoreError
 from moot.client.local import open_queries
 from moot.commands.cost import ledger_text
-from moot.paths import default_db_path
+from moot.paths import default_db_path, workspace_root
 
 
 def parse_since(text: str) -> datetime:
@@ -39,7 +39,8 @@ def run_cost(options: Namespace) -> int:
         print(f"moot: {exc}", file=sys.stderr)
         return 1
     try:
-        workspace = None if options.all_workspaces else str(Path.cwd())
+        here = workspace_root(Path.cwd())  # sessions belong to the git root
+        workspace = None if options.all_workspaces else str(here)
         lines = queries.costs(since=since, workspace=workspace)
     except StoreError as exc:
         print(f"moot: {exc}", file=sys.stderr)

@@ -81,9 +81,24 @@ def workspace_root(cwd: Path) -> Path:
     """The workspace a front end opens from `cwd`: the root of the git work tree that holds
     it (the nearest directory with a `.git` entry: a directory, or a file for a linked work
     tree or submodule), else `cwd` itself. Found without running git, which a repository's
-    config could make run anything; resolved, so every way of naming it is one workspace."""
+    config could make run anything; resolved, so every way of naming it is one workspace.
+
+    The walk never widens the workspace to what the person did not choose: a `.git` owned by
+    another user is passed over (as git's own ownership check does: anyone may plant one in
+    `/tmp`), and it stops below the home directory, so a dotfiles repository in `~` does not
+    turn a project folder under it into the whole home (unless moot starts in `~` itself).
+    """
     here = Path(os.path.realpath(cwd))
+    home = Path(os.path.realpath(Path.home()))
     for directory in (here, *here.parents):
-        if os.path.lexists(directory / ".git"):
+        if directory == home and directory != here:
+            break
+        try:
+            owner = os.lstat(directory / ".git").st_uid
+        except OSError:
+            owner = None
+        if owner == os.getuid():
             return directory
+        if directory == home:
+            break
     return here

@@ -48,7 +48,7 @@ class StoreQueries:
     def sessions(self, *, workspace: str | None = None, limit: int = 50) -> list[SessionSummary]:
         infos = self._store.sessions(limit, workspace=workspace)
         totals = self._store.turn_totals([info.id for info in infos])
-        return [_summary(info, *totals.get(info.id, (0, 0.0))) for info in infos]
+        return [_summary(info, *totals.get(info.id, (0, 0.0, 0))) for info in infos]
 
     def costs(
         self,
@@ -74,7 +74,8 @@ class StoreQueries:
         info = self._store.session(session_id)
         if info is None:
             return None
-        return _summary(info, *self._store.turn_totals([session_id]).get(session_id, (0, 0.0)))
+        totals = self._store.turn_totals([session_id]).get(session_id, (0, 0.0, 0))
+        return _summary(info, *totals)
 
     def events(
         self,
@@ -99,7 +100,7 @@ class StoreQueries:
             raise KeyError(f"no session {session_id!r}") from None
 
 
-def _summary(info: SessionInfo, turns: int, cost_usd: float) -> SessionSummary:
+def _summary(info: SessionInfo, turns: int, cost_usd: float, tokens: int) -> SessionSummary:
     return SessionSummary(
         id=info.id,
         title=info.title,
@@ -110,4 +111,5 @@ def _summary(info: SessionInfo, turns: int, cost_usd: float) -> SessionSummary:
         cost_usd=cost_usd,
         state=info.last_run_state,
         event_count=info.event_count,
+        tokens=tokens,
     )

@@ -142,6 +142,8 @@ class SessionSummary(msgspec.Struct, frozen=True):
     state: str | None
     """`running` while a run is open, else how the last run ended; None before the first."""
     event_count: int
+    tokens: int = 0
+    """Tokens its finished runs read and wrote (input and output, peers included)."""
 
 
 class CostLine(msgspec.Struct, frozen=True):

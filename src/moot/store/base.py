@@ -84,9 +84,10 @@ class Store(Protocol):
         """Sessions, the most recently updated first; only those of `workspace` when given."""
         ...
 
-    def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float]]:
-        """For each session, how many runs it holds and what its finished ones cost (USD);
-        (0, 0.0) for one without runs, or that the store does not hold."""
+    def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float, int]]:
+        """For each session, how many runs it holds, what its finished ones cost (USD) and
+        the tokens they read and wrote; (0, 0.0, 0) for one without runs, or that the store
+        does not hold."""
         ...
 
     def append(self, event: Event) -> Event:

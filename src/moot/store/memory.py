@@ -128,18 +128,19 @@ class MemoryStore:
         ]
         return chosen if limit is None else chosen[max(len(chosen) - limit, 0) :]
 
-    def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float]]:
-        totals: dict[str, tuple[int, float]] = {}
+    def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float, int]]:
+        totals: dict[str, tuple[int, float, int]] = {}
         with self._lock:
             for session_id in session_ids:
                 session = self._sessions.get(session_id)
-                turns, cost = 0, 0.0
+                turns, cost, tokens = 0, 0.0, 0
                 for e in session.events if session else ():
                     if isinstance(e, TurnStarted):
                         turns += 1
                     elif isinstance(e, TurnFinished):
                         cost += e.cost_usd
-                totals[session_id] = (turns, cost)
+                        tokens += e.usage.input_tokens + e.usage.output_tokens
+                totals[session_id] = (turns, cost, tokens)
         return totals
 
     def open_run(self, session_id: str) -> str | None:

@@ -222,14 +222,16 @@ class SQLiteStore:
             ).fetchall()
         return [_info(row) for row in rows]
 
-    def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float]]:
+    def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float, int]]:
         ids = list(session_ids)
         if not ids:
             return {}
         # One row per run, and a primary-key lookup of each finished run's last event: no scan
         # of the log.
         sql = f"""
-            SELECT r.session_id, COUNT(*), COALESCE(SUM(json_extract(e.body, '$.cost_usd')), 0)
+            SELECT r.session_id, COUNT(*), COALESCE(SUM(json_extract(e.body, '$.cost_usd')), 0),
+                COALESCE(SUM(COALESCE(json_extract(e.body, '$.usage.input_tokens'), 0)
+                             + COALESCE(json_extract(e.body, '$.usage.output_tokens'), 0)), 0)
             FROM runs AS r
             LEFT JOIN events AS e ON e.session_id = r.session_id AND e.seq = r.finished_seq
             WHERE r.session_id IN ({", ".join("?" * len(ids))})
@@ -237,8 +239,8 @@ class SQLiteStore:
         """
         with self._guard():
             rows = self._db.execute(sql, ids).fetchall()
-        totals = {session_id: (0, 0.0) for session_id in ids}
-        totals.update({session_id: (turns, float(cost)) for session_id, turns, cost in rows})
+        totals = {session_id: (0, 0.0, 0) for session_id in ids}
+        totals.update({sid: (turns, float(cost), int(tokens)) for sid, turns, cost, tokens in rows})
         return totals
 
     # ---- the log ------------------------------------------------------------------------------

@@ -357,6 +357,7 @@ class _FakeQueries:
             cost_usd=sum(e.cost_usd for e in finished),
             state=str(state) if state else None,
             event_count=len(log),
+            tokens=sum(e.usage.input_tokens + e.usage.output_tokens for e in finished),
         )
 
     def sessions(self, *, workspace: str | None = None, limit: int = 50) -> list[SessionSummary]:

@@ -103,6 +103,11 @@ def save_prefs(prefs: dict[str, object]) -> None:
         pass  # preferences are a convenience: a read-only config dir must not stop the app
 
 
+LATEST_USAGE = 50
+"""Usage events read when a session resumes: the last of the person's agent says how full its
+context is (its peers' come between)."""
+
+
 class MootApp(App[int]):
     """The terminal app."""
 
@@ -296,12 +301,13 @@ class MootApp(App[int]):
         )
         for event in events:
             self.trace.take(event)
-        # Tokens, cost and how full the context is, as they stood (usage is not in the tail).
-        session = self.client.session_id
-        finished = self.client.query.events(session, kinds=("turn_finished",))
-        since = finished[-2].seq if len(finished) > 1 else 0
-        last_run = self.client.query.events(session, after_seq=since, kinds=("usage",))
-        self.query_one(StatusLine).take_spent(finished, last_run)
+        # Tokens and cost as they stood (the summary's totals: no scan of the log), and how
+        # full the context was (the latest usage events; usage is not in the tail).
+        latest = self.client.query.events(
+            self.client.session_id, kinds=("usage",), limit=LATEST_USAGE
+        )
+        if summary is not None:
+            self.query_one(StatusLine).take_spent(summary.tokens, summary.cost_usd, latest)
         await self.chat.show_history(events, more_before=bool(events) and events[0].seq > 1)
         self.trace.apply_pending()
         return last

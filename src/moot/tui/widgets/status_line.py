@@ -58,16 +58,12 @@ class StatusLine(Static):
         if msgspec.structs.astuple(self.facts) != before:
             self._render_facts()
 
-    def take_spent(self, finished: Iterable[ev.Event], last_run: Iterable[ev.Event]) -> None:
-        """What a resumed session spent before, drawn once: tokens and cost from each run's
-        `turn_finished` (a run's totals, its peers' included), and how full the context is
-        from the last run's `usage`."""
+    def take_spent(self, tokens: int, cost_usd: float, latest: Iterable[ev.Event]) -> None:
+        """What a resumed session spent before (its summary's totals), and how full the
+        context is from the latest `usage` events; drawn once."""
         facts = self.facts
-        for event in finished:
-            if isinstance(event, ev.TurnFinished):
-                facts.tokens += event.usage.input_tokens + event.usage.output_tokens
-                facts.cost_usd += event.cost_usd
-        for event in last_run:
+        facts.tokens, facts.cost_usd = tokens, cost_usd
+        for event in latest:
             if isinstance(event, ev.UsageRecorded) and not event.parent_call_id:
                 usage = event.usage
                 facts.context_tokens = (
