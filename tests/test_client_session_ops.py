@@ -108,8 +108,9 @@ async def test_set_model_switches_the_next_turn_and_a_resumed_session_keeps_it(
     assert named.status().model == script(workspace, "first.yaml")
     kinds = [e.kind for e in named.query.events(session, kinds=("model_changed",))]
     assert kinds == ["model_changed", "model_changed"]  # naming one is a switch like any other
-    # A switch starts the model afresh: a script plays from its first turn again.
-    assert (await drive_turn(named, "four")).finished.output == "first script, turn 1"
+    # Back on the first script, it goes on where this session left it (the log shows one call
+    # to it), in this process or any other.
+    assert (await drive_turn(named, "four")).finished.output == "first script, turn 2"
     await named.close()
 
 

@@ -193,4 +193,4 @@ async def test_loading_a_session_starts_from_its_checkpoint(tmp_path: Path) -> N
     full = load_session(NoCheckpoints(), runtime.session_id, Limits())
     fast = load_session(store, runtime.session_id, Limits())
     assert fast.history == full.history == {"main": runtime.conversation()}
-    assert fast.model_turns == full.model_turns == {"main": 4}
+    assert fast.models == full.models

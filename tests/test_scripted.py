@@ -11,6 +11,7 @@ import pytest
 
 from moot.core.agent import Agent
 from moot.core.runtime import Runtime
+from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import Usage, UserMessage
 from moot.providers.base import (
@@ -19,7 +20,7 @@ from moot.providers.base import (
     ModelRequest,
     Provider,
     ProviderError,
-    ScriptPosition,
+    ResumesFromLog,
     TextPart,
     ThinkingPart,
     ToolCallArgs,
@@ -255,13 +256,33 @@ async def test_fast_forward_skips_turns_already_played() -> None:
     assert await answer(provider, "main") == "s2"
 
 
+async def test_resume_counts_the_calls_the_log_shows_to_this_script_only() -> None:
+    provider = ScriptedProvider(["s0", "s1", "s2", "s3"], agents={"coder": ["c0", "c1", "c2"]})
+    mine = provider.name
+    log = [
+        ev.ModelResponded(agent="coder", model=mine, text="c0"),
+        # A broken stream: the partial answer and its error are one call.
+        ev.ModelResponded(agent="coder", model=mine, text="c", partial=True),
+        ev.Error(agent="coder", source="provider", message="reset", model=mine),
+        ev.ModelResponded(agent="main", model="anthropic/claude", text="not mine"),
+        ev.Error(agent="main", source="provider", message="down", model="openai/gpt"),
+        ev.Error(agent="main", source="tool", message="a tool failed"),
+        ev.ModelResponded(agent="other", model=mine, text="s0"),
+    ]
+
+    provider.resume(log)
+
+    assert await answer(provider, "coder") == "c2"
+    assert await answer(provider, "main") == "s1"
+
+
 def test_which_providers_play_scripts() -> None:
     scripted, function = ScriptedProvider(), FunctionProvider(lambda r: "x")
 
     assert isinstance(scripted, Provider)
-    assert isinstance(scripted, ScriptPosition)
+    assert isinstance(scripted, ResumesFromLog)
     assert isinstance(function, Provider)
-    assert not isinstance(function, ScriptPosition)
+    assert not isinstance(function, ResumesFromLog)
 
 
 def test_a_bad_turn_is_refused_when_the_script_is_built() -> None:

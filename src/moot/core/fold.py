@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -192,8 +192,6 @@ class RunFold:
         self.started_at: datetime | None = None
         self.last_at: datetime | None = None
         self.finished: ev.TurnFinished | None = None
-        self.model_calls: Counter[str] = Counter()
-        """Model calls per agent that ran to an answer or an error (scripts resume from it)."""
         self.prompt = ""
         self.prompt_at = 0
         """Where the person's prompt sits in the root call's messages."""
@@ -307,8 +305,6 @@ class RunFold:
         call = self.calls[e.call_id]
         if e.agent != "user":  # the person's own hand-over to starting agents is no model turn
             self.totals.turns += 1
-        if not e.partial:  # a partial answer's call is counted by its error
-            self.model_calls[e.agent] += 1
         call.text, call.pending = e.text, e.tool_calls
         call.tool_call_ids.update(c.id for c in e.tool_calls)
         call.messages.append(
@@ -337,8 +333,6 @@ class RunFold:
         call = self.calls.get(e.call_id)
         if call is not None and e.source in ("provider", "internal"):
             call.last_error = e.message
-        if e.source == "provider" and call is not None:
-            self.model_calls[e.agent] += 1  # a failed model call is a call all the same
 
     def _gate_decided(self, e: ev.GateDecided) -> None:
         call = self.calls[e.call_id]

@@ -249,7 +249,9 @@ class CallRunner:
             assert info is not None  # `_stream` raises only an overflow, and only with a window
             # The window was smaller than the catalog said (or the estimate low): compact as
             # if full, and ask once more; a second overflow ends the turn as any error does.
-            self._record(ev.Error(source="provider", message=str(exc), retryable=True))
+            self._record(
+                ev.Error(source="provider", message=str(exc), retryable=True, model=provider.name)
+            )
             await self._compact(provider, info, "overflow")
             turn = await self._stream(self._request(provider, info), provider, last_try=True)
         self._responded(provider.name, turn, partial=False)
@@ -287,7 +289,14 @@ class CallRunner:
             # The provider has already retried what was worth retrying (providers/retry.py,
             # and the fallback router's other models): asking again here would multiply its
             # tries (4 x 5 requests against a server that stays down) and hide its message.
-            self._record(ev.Error(source="provider", message=str(exc), retryable=exc.retryable))
+            self._record(
+                ev.Error(
+                    source="provider",
+                    message=str(exc),
+                    retryable=exc.retryable,
+                    model=provider.name,
+                )
+            )
             if turn.has_output:
                 # Keep what arrived: the person sees it, and the run says why it stopped.
                 self._responded(provider.name, turn, partial=True)

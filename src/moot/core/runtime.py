@@ -28,7 +28,7 @@ from moot.protocol.ids import new_id
 from moot.protocol.messages import AttachedFile, Message, ToolResultMessage
 from moot.protocol.modes import ModeName
 from moot.protocol.titles import TITLE_LENGTH
-from moot.providers.base import Provider, ScriptPosition
+from moot.providers.base import LOG_KINDS, Provider, ResumesFromLog
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.store.base import Store
 from moot.tools.base import SideEffect, Tool, ToolContext, ToolResult, as_text
@@ -422,10 +422,7 @@ class Runtime:
         elif isinstance(event, ev.HistoryCompacted):
             self._session.compact(event)
         elif isinstance(event, ev.ModelChanged) and event.agent in self.agents:
-            self._session.switch_model(event.agent, event.model)
-            # A fresh provider: a scripted one plays from the turns since this switch, live
-            # as after a resume (`_provider_for`).
-            self._providers.pop(event.model, None)
+            self._session.models[event.agent] = event.model
             agent = msgspec.structs.replace(self.agents[event.agent], model=event.model)
             self.agents[event.agent] = agent
             if agent.name == self.entry.name:
@@ -805,7 +802,8 @@ class Runtime:
                 )
 
     def _provider_for(self, agent: Agent) -> Provider:
-        """The agent's provider, made once per model and moved past turns already played."""
+        """The agent's provider, made once per model (and told the calls already made to it,
+        when its answers depend on them)."""
         model = agent.model
         if not model:
             raise ValueError(f"agent {agent.name!r} has no model")
@@ -814,15 +812,8 @@ class Runtime:
         if provider is None:
             provider = self._resolve(model) if isinstance(model, str) else model
             self._providers[key] = provider
-            if isinstance(provider, ScriptPosition):
-                # Only the turns of agents that share this very model were played from it, and
-                # of those only the ones since the agent switched to it (`model_changed`).
-                session = self._session
-                for peer in self.agents.values():
-                    turns = session.model_turns.get(peer.name, 0)
-                    turns -= session.model_base.get(peer.name, 0)
-                    if turns > 0 and (peer.model is model or peer.model == model):
-                        provider.fast_forward(peer.name, turns)
+            if isinstance(provider, ResumesFromLog):
+                provider.resume(self.store.events(self.session_id, kinds=LOG_KINDS))
         return provider
 
     def _publish(self, event: ev.Event) -> None:

@@ -8,7 +8,6 @@ of the run's events is exactly what the crashed process knew.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import msgspec
@@ -38,23 +37,16 @@ class SessionState(msgspec.Struct):
     """Each agent's conversation with the person over the finished runs."""
     open_run: RunFold | None = None
     """The run a crash or a stop left unfinished, folded up to its last event."""
-    model_turns: Counter[str] = msgspec.field(default_factory=Counter)
-    """Model calls each agent has made in this session (scripted providers resume from it)."""
     mode: ModeName | None = None
     """The permission mode the session last switched to (`mode_changed`); None if it never did."""
     models: dict[str, str] = {}
     """The model each agent last switched to (`model_changed`), by agent."""
-    model_base: Counter[str] = msgspec.field(default_factory=Counter)
-    """Each agent's `model_turns` when it switched model: a scripted model is moved past only
-    the turns played since (its own)."""
 
     def checkpoint(self) -> dict[str, Any]:
         return {
             "history": msgspec.to_builtins(self.history),
-            "model_turns": dict(self.model_turns),
             "mode": self.mode,
             "models": self.models,
-            "model_base": dict(self.model_base),
         }
 
     @classmethod
@@ -62,16 +54,9 @@ class SessionState(msgspec.Struct):
         history = msgspec.convert(data["history"], dict[str, list[Message]])
         return cls(
             history=history,
-            model_turns=Counter(data["model_turns"]),
             mode=data.get("mode"),
             models=dict(data.get("models") or {}),
-            model_base=Counter(data.get("model_base") or {}),
         )
-
-    def switch_model(self, agent: str, model: str) -> None:
-        """Take a `model_changed` in: the agent's turns from here on are the new model's."""
-        self.models[agent] = model
-        self.model_base[agent] = self.model_turns.get(agent, 0)
 
     def compact(self, event: HistoryCompacted) -> None:
         """Take a `history_compacted` in: the agent's conversation as the fold of it."""
@@ -81,7 +66,6 @@ class SessionState(msgspec.Struct):
 
     def finish_run(self, fold: RunFold) -> None:
         """Take a finished run in (its fold has already updated the history)."""
-        self.model_turns.update(fold.model_calls)
         self.open_run = None
 
 
@@ -98,7 +82,7 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
         if isinstance(event, ModeChanged):
             state.mode = event.mode
         elif isinstance(event, ModelChanged):
-            state.switch_model(event.agent, event.model)
+            state.models[event.agent] = event.model
         elif isinstance(event, HistoryCompacted):
             state.compact(event)
         if event.kind in SESSION_KINDS:
@@ -112,10 +96,8 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
         if event.kind == "turn_finished":
             state.finish_run(fold)
             fold = None
-    if fold is not None:
-        state.model_turns.update(fold.model_calls)
-        if fold.started_at and fold.last_at:
-            fold.totals.elapsed_before = (fold.last_at - fold.started_at).total_seconds()
+    if fold is not None and fold.started_at and fold.last_at:
+        fold.totals.elapsed_before = (fold.last_at - fold.started_at).total_seconds()
     state.open_run = fold
     return state
 

@@ -166,6 +166,8 @@ class Error(_Event, tag="error", frozen=True):
     `session`: what the session does around the run failed (an auto-commit), the run did not."""
     message: str
     retryable: bool = False
+    model: str | None = None
+    """The model that failed (a `provider` error); None for every other source."""
 
 
 # ---- the model ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ thinking deltas) and assembles them into one `ModelResponded` per model turn.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -16,6 +16,7 @@ import msgspec
 from moot.protocol.messages import Message, Usage
 
 if TYPE_CHECKING:
+    from moot.protocol.events import Event
     from moot.providers.catalog import ModelInfo
 
 
@@ -142,10 +143,19 @@ def model_info(provider: Provider) -> ModelInfo | None:
 
 
 @runtime_checkable
-class ScriptPosition(Protocol):
-    """A provider that plays a script and must be told how far a resumed session got."""
+class ResumesFromLog(Protocol):
+    """A provider whose next answer depends on the calls already made to it in this session
+    (a script's position): told them once, when the runtime makes it, from the session's log.
 
-    def fast_forward(self, agent: str, turns_taken: int) -> None: ...
+    The runtime keeps no count for it: each model call is in the log as a `model_responded`
+    or a provider `error`, both naming the model (`LOG_KINDS`).
+    """
+
+    def resume(self, log: Iterable[Event]) -> None: ...
+
+
+LOG_KINDS = ("model_responded", "error")
+"""The event kinds `ResumesFromLog.resume` is given."""
 
 
 def estimate_tokens(request: ModelRequest) -> int:

@@ -14,12 +14,22 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from moot.protocol.events import Error, Event, ModelResponded
 from moot.protocol.messages import Usage
 from moot.providers.base import (
     Delta,
@@ -175,8 +185,8 @@ def _script_shape(data: object) -> tuple[list[Any], dict[str, list[Any]]]:
 class ScriptedProvider:
     """Plays scripted turns in order, per agent when the script names agents.
 
-    Its position is the number of turns each agent has taken; `fast_forward` sets it when a
-    session is resumed in a new process, so the script continues where the log ends.
+    Its position is the number of turns each agent has taken; `resume` sets it from the log
+    when a session goes on in a new process, so the script continues where the log ends.
     """
 
     def __init__(
@@ -235,6 +245,15 @@ class ScriptedProvider:
         key, _ = self._script_for(agent)
         self._position[key] = self._position.get(key, 0) + turns_taken
 
+    def resume(self, log: Iterable[Event]) -> None:
+        """Go on where a session's log ends: every call made to this script is a turn played.
+
+        A call is a whole answer or a provider error that names this script (a partial answer
+        is counted by its error); summaries (`purpose="compact"`) are neither.
+        """
+        for agent, turns in Counter(_calls_to(self.name, log)).items():
+            self.fast_forward(agent, turns)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
         if request.purpose == "compact":
             # Summaries never take an agent's scripted turns: a script plays the same with
@@ -254,6 +273,16 @@ class ScriptedProvider:
         self._position[key] = position + 1
         async for delta in play(script[position], tag=f"{request.agent or 'turn'}_{position}"):
             yield delta
+
+
+def _calls_to(model: str, log: Iterable[Event]) -> Iterator[str]:
+    """The agent of each model call made to `model` in `log`."""
+    for event in log:
+        if isinstance(event, ModelResponded):
+            if event.model == model and not event.partial:
+                yield event.agent
+        elif isinstance(event, Error) and event.source == "provider" and event.model == model:
+            yield event.agent
 
 
 def _canned(request: ModelRequest) -> ScriptedTurn:
