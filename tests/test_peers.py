@@ -25,7 +25,7 @@ def answers_after_tools(text: str, *first: dict) -> FunctionProvider:
     return FunctionProvider(model)
 
 
-async def test_one_call_returns_the_callee_text_with_forward_and_return_events() -> None:
+async def test_one_call_returns_the_callee_text_tagged_with_forward_and_return_events() -> None:
     main = Agent(
         "main",
         model=answers_after_tools("relayed", call("call_agent", agent_name="helper", message="hi")),
@@ -44,7 +44,7 @@ async def test_one_call_returns_the_callee_text_with_forward_and_return_events()
     assert forward.parent_call_id == root and back.call_id == forward.call_id
     assert back.output == "hello from helper" and back.state is RunState.COMPLETED
     result = next(r for r in of(events, ev.ToolFinished) if r.tool == "call_agent")
-    assert result.content == "hello from helper"
+    assert result.content == "[helper]hello from helper[/helper]"  # tagged, as several are
     # Every event of the callee carries its call id and its parent's.
     callee_events = [e for e in events if e.agent == "helper"]
     assert {(e.call_id, e.parent_call_id) for e in callee_events} == {(forward.call_id, root)}
@@ -63,7 +63,8 @@ async def test_a_callee_whose_provider_gives_up_tells_its_caller_why() -> None:
     assert result.is_error
     assert (
         result.content
-        == "helper failed (provider_error): scripted: upstream 503 from the helper's model"
+        == "[helper]failed (provider_error): scripted: upstream 503 from the helper's model"
+        "[/helper]"
     )
     assert finished.state is RunState.COMPLETED
 

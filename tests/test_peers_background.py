@@ -239,7 +239,7 @@ async def test_cancelling_a_callee_its_caller_waits_for_ends_it_alone_and_the_ca
     finished = await runtime.wait()
     runtime.submit(ops.Shutdown())
     assert finished.state is RunState.COMPLETED
-    assert finished.output.startswith("main read: worker cancelled (user_cancelled)")
+    assert finished.output == "main read: [worker]cancelled (user_cancelled)[/worker]"
     events = runtime.store.events(runtime.session_id)
     (returned,) = of(events, ev.AgentReturned)
     assert returned.stop_reason is StopReason.USER_CANCELLED

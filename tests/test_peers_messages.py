@@ -151,7 +151,7 @@ async def test_get_messages_lists_what_the_task_received_and_the_fold_replays_it
     finished, events = await run_turn(runtime)
     refused = next(e for e in of(events, ev.ToolFinished) if e.tool == "send_message")
     assert refused.is_error and "No running agent" in refused.content
-    assert finished.output == "inbox: No messages yet."
+    assert finished.output == "[helper]inbox: No messages yet.[/helper]"
 
     # The log alone gives every call the same inbox and conversation (what a resume folds).
     fold = RunFold(Limits(), {})

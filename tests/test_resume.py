@@ -110,7 +110,7 @@ async def test_a_peer_killed_inside_its_tool_resumes_its_own_call(tmp_path: Path
     (back,) = of(events, ev.AgentReturned)
     assert back.call_id == forward.call_id  # the same call went on; no second forward
     assert back.output == "helper done (Interrupted)"
-    assert finished.output == "helper said: helper done (Interrupted)"
+    assert finished.output == "helper said: [helper]helper done (Interrupted)[/helper]"
 
 
 async def test_three_background_agents_killed_mid_tool_each_finish_once_after_resume(

@@ -484,16 +484,15 @@ class CallRunner:
     async def _run_tools(self) -> None:
         call = self.call
         todo = [tc for tc in call.pending if tc.id not in call.results]
-        peers = sum(tc.name == CALL_AGENT and not self._background(tc) for tc in todo) > 1
         for group in self._groups(todo):
             self._check_hook_stop()
             self._check_before_tools(group)
             if len(group) == 1:
-                await self._execute(group[0], several_peers=peers)
+                await self._execute(group[0])
             else:
                 async with asyncio.TaskGroup() as tasks:
                     for tc in group:
-                        tasks.create_task(self._execute(tc, several_peers=peers))
+                        tasks.create_task(self._execute(tc))
         self._move(RunState.OBSERVATION_RECORDED)
 
     async def _observed(self) -> None:
@@ -545,7 +544,7 @@ class CallRunner:
                     f"{tc.name} was called with the same arguments {repeats} times in a row",
                 )
 
-    async def _execute(self, tc: ToolCall, *, several_peers: bool) -> None:
+    async def _execute(self, tc: ToolCall) -> None:
         if tc.id not in self.call.started:
             self._record(ev.ToolStarted(tool_call_id=tc.id, tool=tc.name, arguments=tc.arguments))
         started = time.perf_counter()
@@ -561,7 +560,7 @@ class CallRunner:
         elif tc.name in PEER_CALLS and not self._background(tc) and tc.name != CALL_AGENT:
             result = ToolResult.error(f"{SPAWN} is not offered in this run.")
         elif tc.name in PEER_CALLS:
-            result = await self._call_peer(tc, several_peers)
+            result = await self._call_peer(tc)
         elif tc.name == SEND_MESSAGE and self.run.offers(self.agent, SEND_MESSAGE):
             result = self._send_message(tc)
         elif tc.name == GET_MESSAGES and self.run.offers(self.agent, GET_MESSAGES):
@@ -617,7 +616,7 @@ class CallRunner:
 
         return emit
 
-    async def _call_peer(self, tc: ToolCall, several: bool) -> ToolResult:
+    async def _call_peer(self, tc: ToolCall) -> ToolResult:
         run, call = self.run, self.call
         name, message = tc.arguments.get("agent_name"), tc.arguments.get("message")
         child_id = run.fold.children.get((call.call_id, tc.id))
@@ -657,11 +656,13 @@ class CallRunner:
             )
         if not child.state.terminal:
             await self._drive_callee(child)
-        text = tagged(child.agent, child.output) if several else child.output
+        # Tagged whether one peer answers or several, as the seed does: the caller always reads
+        # which agent produced which result.
         if child.state is RunState.COMPLETED:
-            return ToolResult(text)
-        why = text or child.last_error  # a provider that gave up leaves no output, only its error
-        return ToolResult.error(f"{child.agent} {child.state} ({child.stop_reason}): {why}")
+            return ToolResult(tagged(child.agent, child.output))
+        why = child.output or child.last_error  # a provider that gave up leaves only its error
+        failed = f"{child.state} ({child.stop_reason})" + (f": {why}" if why else "")
+        return ToolResult.error(tagged(child.agent, failed))
 
     async def _drive_callee(self, child: CallState) -> None:
         """Drive a callee in a task of its own, so that `CancelAgent` can end it (and its

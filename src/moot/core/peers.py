@@ -142,5 +142,6 @@ FINISH_SPEC = ToolSpec(
 
 
 def tagged(name: str, text: str) -> str:
-    """A result labelled with the agent that produced it, for several results at once."""
+    """A result labelled with the agent that produced it: every `call_agent` result, one call
+    or several, and the person's answer when several agents started."""
     return f"[{name}]{text}[/{name}]"
