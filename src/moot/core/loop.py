@@ -27,6 +27,7 @@ from moot.core.peers import (
     CALL_AGENT,
     FINISH,
     GET_MESSAGES,
+    MAX_WAIT_S,
     PEER_CALLS,
     PERSON,
     SEND_MESSAGE,
@@ -156,13 +157,36 @@ class CallRunner:
 
     async def _await_messages(self) -> None:
         """Wait until a message or a background return reaches this call (while some
-        background agent of it is alive, so that something will)."""
+        background agent of it is alive, so that something will); the wait is recorded
+        (`waiting_for_message`) so that every view of the call tree shows it."""
         call, run = self.call, self.run
         waiting = run.wakeups.setdefault(call.call_id, asyncio.Event())
+        recorded = False
         while not call.inbox and call.live_background:
             self._start_background()
+            if not recorded:
+                self._record(ev.WaitingForMessage())
+                recorded = True
             waiting.clear()
             await waiting.wait()
+
+    async def _await_inbox(self, seconds: float) -> bool:
+        """Wait at most `seconds` for a message or a background return to reach this call;
+        whether one did."""
+        call = self.call
+        waiting = self.run.wakeups.setdefault(call.call_id, asyncio.Event())
+        deadline = asyncio.get_running_loop().time() + seconds
+        while not call.inbox:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return False
+            waiting.clear()
+            try:
+                async with asyncio.timeout(left):
+                    await waiting.wait()
+            except TimeoutError:
+                return bool(call.inbox)
+        return True
 
     def _deliver(self) -> None:
         if self.call.inbox:
@@ -564,7 +588,7 @@ class CallRunner:
         elif tc.name == SEND_MESSAGE and self.run.offers(self.agent, SEND_MESSAGE):
             result = self._send_message(tc)
         elif tc.name == GET_MESSAGES and self.run.offers(self.agent, GET_MESSAGES):
-            result = self._get_messages()
+            result = await self._get_messages(tc)
         elif tc.name == FINISH:
             message = tc.arguments.get("message")
             ok = isinstance(message, str)
@@ -712,8 +736,26 @@ class CallRunner:
         )
         return ToolResult(f"Message sent to {receiver.agent} (task id {receiver.call_id}).")
 
-    def _get_messages(self) -> ToolResult:
+    async def _get_messages(self, tc: ToolCall) -> ToolResult:
+        """What this task received so far; with `wait_seconds`, first wait (bounded by
+        `MAX_WAIT_S` and the run's wall-clock limit) until something new reaches it."""
+        wait = tc.arguments.get("wait_seconds", 0)
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
+            return ToolResult.error("get_messages: `wait_seconds` is a number of seconds, >= 0.")
+        seconds = min(float(wait), MAX_WAIT_S)
+        wall = self.run.limits.max_wall_seconds
+        if wall is not None:
+            seconds = min(seconds, max(0.0, wall - self.run.fold.totals.elapsed))
+        arrived = True
+        if seconds > 0 and not self.call.inbox:
+            # Recorded, so the call tree shows the wait; a resume finds the tool started and
+            # unfinished and records it as interrupted (never re-run): what arrived meanwhile
+            # is still delivered at the call's next step.
+            self._record(ev.WaitingForMessage(timeout_s=seconds, tool_call_id=tc.id))
+            arrived = await self._await_inbox(seconds)
         received = [*self.call.received, *self.call.inbox]
-        if not received:
-            return ToolResult("No messages yet.")
-        return ToolResult("\n\n".join(w.for_model() for w in received))
+        listing = "\n\n".join(w.for_model() for w in received)
+        if not arrived:
+            none = f"No new message arrived in {seconds:g} s."
+            return ToolResult(f"{none} Received before:\n\n{listing}" if received else none)
+        return ToolResult(listing or "No messages yet.")

@@ -122,10 +122,28 @@ SEND_MESSAGE_SPEC = ToolSpec(
     },
 )
 
+MAX_WAIT_S = 300.0
+"""The longest `get_messages` waits for a message, whatever it asks."""
+
 GET_MESSAGES_SPEC = ToolSpec(
     name=GET_MESSAGES,
-    description="The messages you have received so far in this task (they also arrive unasked).",
-    parameters={"type": "object", "properties": {}, "additionalProperties": False},
+    description=(
+        "The messages you have received so far in this task (they also arrive unasked, at "
+        "your next step). With wait_seconds, first wait that long at most for a new one: to "
+        "hear back from the person or a peer you messaged, or from a background agent."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "wait_seconds": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": MAX_WAIT_S,
+                "description": "Wait at most this long for a new message (0: do not wait)",
+            }
+        },
+        "additionalProperties": False,
+    },
 )
 
 
