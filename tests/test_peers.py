@@ -105,7 +105,31 @@ async def test_the_roster_lists_every_peer_and_the_person() -> None:
     assert "- main (you): leads" in system and "- critic: finds faults" in system
     call_agent = next(t for t in seen[0].tools if t.name == "call_agent")
     assert call_agent.parameters["properties"]["agent_name"]["enum"] == ["main", "critic"]
-    assert {t.name for t in seen[0].tools} == {"call_agent", "finish"}
+    # Peers can message each other (a callee its caller, anyone the person): the seed's tools.
+    assert {t.name for t in seen[0].tools} == {
+        "call_agent",
+        "finish",
+        "send_message",
+        "get_messages",
+    }
+    assert "`send_message` to `user` reaches the person while you work." in system
+
+
+async def test_a_lone_agent_is_offered_messages_only_when_someone_listens() -> None:
+    seen: list[ModelRequest] = []
+
+    def model(request: ModelRequest) -> str:
+        seen.append(request)
+        return "ok"
+
+    await run_turn(make_runtime(Agent("main", model=FunctionProvider(model))))
+    assert {t.name for t in seen[-1].tools} == {"call_agent", "finish"}
+    assert "send_message" not in seen[-1].system
+    await run_turn(make_runtime(Agent("main", model=FunctionProvider(model)), peer_messages=True))
+    assert {t.name for t in seen[-1].tools} >= {"send_message", "get_messages"}
+    both = [Agent("main", model=FunctionProvider(model)), Agent("critic", model="scripted:x")]
+    await run_turn(make_runtime(both, disabled_tools=["send_message", "get_messages"]))
+    assert {t.name for t in seen[-1].tools} == {"call_agent", "finish"}
 
 
 async def test_a_callee_may_finish_with_the_finish_tool() -> None:

@@ -158,7 +158,7 @@ def test_the_context_report_counts_the_peer_tools_the_run_offers() -> None:
         (part,) = [p for p in runtime.context_parts() if p.name == "tools"]
         return part.detail
 
-    assert tools_part() == "2 tool schemas"
+    assert tools_part() == "4 tool schemas"  # call_agent, finish, send_ and get_messages
     assert tools_part(allow_background_agents=True) == "5 tool schemas"
     assert tools_part(allow_background_agents=True, disabled_tools=("get_messages",)) == (
         "4 tool schemas"

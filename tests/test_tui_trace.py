@@ -10,6 +10,7 @@ from moot.protocol.messages import Usage
 from moot.protocol.states import RunState
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.widgets.blocks import NoticeBlock
 from tui_scripts import Run
 
 
@@ -130,3 +131,31 @@ async def test_an_agent_waiting_for_a_message_says_so_until_its_next_event() -> 
         client.emit(ev.MessagesDelivered(**run._ids(), count=1))
         await pilot.pause()
         assert root_label(app) == "lead"
+
+
+async def test_a_message_to_the_person_shows_in_the_chat_and_under_its_sender_in_the_trace() -> (
+    None
+):
+    run = Run(agent="lead").start("dig")
+    called = ev.AgentCalled(
+        **run._ids("call_h", "helper", "run_1"), caller="lead", message="dig", depth=1
+    )
+    sent = ev.MessageSent(
+        **run._ids("call_h", "helper", "run_1"),
+        sender="helper",
+        to_call_id=None,
+        to_agent="user",
+        text="Which branch\nshould I use?",
+    )
+    client = FakeClient(autoplay=False)
+    app = MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 48)) as pilot:
+        client.emit(*run.events, called, sent)
+        await pilot.pause()
+        app.trace.apply_pending()
+        (leaf,) = [
+            n for n in app.trace._calls["call_h"].children if isinstance(n.data[0], ev.MessageSent)
+        ]
+        assert str(leaf.label) == "message helper → user: Which branch should I use?"
+        said = [str(b.render()) for b in app.query(NoticeBlock)]
+        assert "message helper → user: Which branch should I use?" in said

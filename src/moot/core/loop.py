@@ -384,15 +384,17 @@ class CallRunner:
         entry = call.depth == 0 or (call.depth == 1 and call.caller == PERSON)
         if run.extra_scope != "all" and not entry:
             extra = ""
-        peers_talk = run.messages or run.allow_background
         parent = call.parent_call_id or PERSON
         return system_prompt(
             self.agent,
             list(run.agents.values()),
             call.caller,
-            task_id=call.call_id if peers_talk else "",
+            # The person's first agent needs no id of its own (peers reach it by its name),
+            # and its prompt stays the same from turn to turn for the provider's cache.
+            task_id=call.call_id if call.parent_call_id else "",
             caller_task=parent,
             extra=extra,
+            talks=run.talks,
         )
 
     def _check_fits(self, model: str, info: ModelInfo | None, request: ModelRequest) -> None:

@@ -185,6 +185,10 @@ class TracePane(Tree[list[ev.Event]]):
                 else:
                     node.data.append(event)  # type: ignore[union-attr]
                     node.set_label(label)
+            case ev.MessageSent():
+                parent = self._calls.get(event.call_id, self.root)
+                who = f"message {event.sender} → {event.to_agent}: "
+                parent.add_leaf(Text(who + _short(event.text, 40), style="magenta"), data=[event])
             case ev.HookRan():
                 parent = self._calls.get(event.call_id, self.root)
                 parent.add_leaf(
