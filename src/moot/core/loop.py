@@ -384,7 +384,8 @@ class CallRunner:
         entry = call.depth == 0 or (call.depth == 1 and call.caller == PERSON)
         if run.extra_scope != "all" and not entry:
             extra = ""
-        parent = call.parent_call_id or PERSON
+        # The person's own call (several starting agents) is the person: `user` reaches it.
+        parent = PERSON if call.caller == PERSON else call.parent_call_id or PERSON
         return system_prompt(
             self.agent,
             list(run.agents.values()),
@@ -720,7 +721,7 @@ class CallRunner:
         to, text = tc.arguments.get("task_id"), tc.arguments.get("message")
         if not isinstance(to, str) or not isinstance(text, str):
             return ToolResult.error("send_message needs `task_id` and a `message` string.")
-        if to == PERSON:
+        if to == PERSON or run.fold.person_call(to):
             self._record(
                 ev.MessageSent(sender=call.agent, to_call_id=None, to_agent=PERSON, text=text)
             )
