@@ -822,7 +822,13 @@ class Runtime:
             provider = self._resolve(model) if isinstance(model, str) else model
             self._providers[key] = provider
             if isinstance(provider, ResumesFromLog):
-                provider.resume(self.store.events(self.session_id, kinds=LOG_KINDS))
+                log = self.store.events(self.session_id, kinds=LOG_KINDS)
+                if not isinstance(model, str):
+                    # Provider objects may share a name (every `ScriptedProvider` is
+                    # "scripted"): each is told only the calls of the agents it answers.
+                    users = {a.name for a in self.agents.values() if a.model is model}
+                    log = [e for e in log if e.agent in users]
+                provider.resume(log)
         return provider
 
     def _publish(self, event: ev.Event) -> None:
