@@ -87,6 +87,10 @@ def agents(scenario: str, workdir: Path, *, block: bool) -> list[Agent]:
                     {"name": "slow_write", "arguments": {"name": "m"}},
                 ]
             }
+        if scenario == "wait":  # main waits for a message that never comes, and is killed
+            if isinstance(last, ToolResultMessage):
+                return f"main done ({last.content[:11]})"
+            return {"tool_calls": [{"name": "get_messages", "arguments": {"wait_seconds": 60}}]}
         if scenario == "starting":  # main and helper both got the prompt; each killed in a tool
             if isinstance(last, ToolResultMessage):
                 return f"main done ({last.content[:11]})"
@@ -137,6 +141,7 @@ def runtime(db: Path, scenario: str, workdir: Path, *, block: bool, session_id=N
         session_id=session_id,
         tools=tools(workdir, block=block),
         allow_background_agents=scenario in ("background", "message"),
+        peer_messages=scenario == "wait",
     )
 
 

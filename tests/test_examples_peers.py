@@ -25,8 +25,8 @@ EXPECTED = {
     "on_message.py": ["[writer] Need your input\nFinal report (Approved, proceed.)"],
     "tool_overrides.py": ["[0.85] Analysis complete"],
     "extra_instructions.py": [
-        "entry -> writer soul=True; researcher soul=False",
-        "all -> writer soul=True; researcher soul=True",
+        "entry -> writer soul=True; [researcher]researcher soul=False[/researcher]",
+        "all -> writer soul=True; [researcher]researcher soul=True[/researcher]",
     ],
     "tracing.py": [
         "  lead → researcher [call_",

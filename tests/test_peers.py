@@ -25,7 +25,7 @@ def answers_after_tools(text: str, *first: dict) -> FunctionProvider:
     return FunctionProvider(model)
 
 
-async def test_one_call_returns_the_callee_text_with_forward_and_return_events() -> None:
+async def test_one_call_returns_the_callee_text_tagged_with_forward_and_return_events() -> None:
     main = Agent(
         "main",
         model=answers_after_tools("relayed", call("call_agent", agent_name="helper", message="hi")),
@@ -44,7 +44,7 @@ async def test_one_call_returns_the_callee_text_with_forward_and_return_events()
     assert forward.parent_call_id == root and back.call_id == forward.call_id
     assert back.output == "hello from helper" and back.state is RunState.COMPLETED
     result = next(r for r in of(events, ev.ToolFinished) if r.tool == "call_agent")
-    assert result.content == "hello from helper"
+    assert result.content == "[helper]hello from helper[/helper]"  # tagged, as several are
     # Every event of the callee carries its call id and its parent's.
     callee_events = [e for e in events if e.agent == "helper"]
     assert {(e.call_id, e.parent_call_id) for e in callee_events} == {(forward.call_id, root)}
@@ -63,7 +63,8 @@ async def test_a_callee_whose_provider_gives_up_tells_its_caller_why() -> None:
     assert result.is_error
     assert (
         result.content
-        == "helper failed (provider_error): scripted: upstream 503 from the helper's model"
+        == "[helper]failed (provider_error): scripted: upstream 503 from the helper's model"
+        "[/helper]"
     )
     assert finished.state is RunState.COMPLETED
 
@@ -104,7 +105,31 @@ async def test_the_roster_lists_every_peer_and_the_person() -> None:
     assert "- main (you): leads" in system and "- critic: finds faults" in system
     call_agent = next(t for t in seen[0].tools if t.name == "call_agent")
     assert call_agent.parameters["properties"]["agent_name"]["enum"] == ["main", "critic"]
-    assert {t.name for t in seen[0].tools} == {"call_agent", "finish"}
+    # Peers can message each other (a callee its caller, anyone the person): the seed's tools.
+    assert {t.name for t in seen[0].tools} == {
+        "call_agent",
+        "finish",
+        "send_message",
+        "get_messages",
+    }
+    assert "`send_message` to `user` reaches the person while you work." in system
+
+
+async def test_a_lone_agent_is_offered_messages_only_when_someone_listens() -> None:
+    seen: list[ModelRequest] = []
+
+    def model(request: ModelRequest) -> str:
+        seen.append(request)
+        return "ok"
+
+    await run_turn(make_runtime(Agent("main", model=FunctionProvider(model))))
+    assert {t.name for t in seen[-1].tools} == {"call_agent", "finish"}
+    assert "send_message" not in seen[-1].system
+    await run_turn(make_runtime(Agent("main", model=FunctionProvider(model)), peer_messages=True))
+    assert {t.name for t in seen[-1].tools} >= {"send_message", "get_messages"}
+    both = [Agent("main", model=FunctionProvider(model)), Agent("critic", model="scripted:x")]
+    await run_turn(make_runtime(both, disabled_tools=["send_message", "get_messages"]))
+    assert {t.name for t in seen[-1].tools} == {"call_agent", "finish"}
 
 
 async def test_a_callee_may_finish_with_the_finish_tool() -> None:

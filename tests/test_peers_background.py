@@ -10,7 +10,7 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import ToolResultMessage, UserMessage
 from moot.protocol.states import RunState, StopReason
-from moot.providers.base import ModelRequest
+from moot.providers.base import ModelRequest, ToolSpec
 from moot.providers.scripted import FunctionProvider
 from moot.tools.base import SideEffect, tool
 from runtime_helpers import agent, call, make_runtime, of, run_turn
@@ -76,8 +76,11 @@ async def test_a_background_result_arrives_after_the_caller_has_moved_on() -> No
 async def test_background_agents_are_off_unless_the_run_allows_them() -> None:
     seen: list[set[str]] = []
 
+    seen_specs: list[ToolSpec] = []
+
     def main_model(request: ModelRequest) -> object:
         seen.append(tool_names(request))
+        seen_specs.extend(request.tools)
         results = [m for m in request.messages if isinstance(m, ToolResultMessage)]
         if results:
             return results[0].content
@@ -87,7 +90,9 @@ async def test_background_agents_are_off_unless_the_run_allows_them() -> None:
     finished, events = await run_turn(
         make_runtime([Agent("main", model=FunctionProvider(main_model)), helper])
     )
-    assert "spawn_background_agent" not in seen[0] and "send_message" not in seen[0]
+    assert "spawn_background_agent" not in seen[0]
+    call_agent = next(t for t in seen_specs if t.name == "call_agent")
+    assert "background" not in call_agent.parameters["properties"]
     assert "spawn_background_agent is not offered" in finished.output
     assert not of(events, ev.AgentCalled)
 
@@ -239,7 +244,7 @@ async def test_cancelling_a_callee_its_caller_waits_for_ends_it_alone_and_the_ca
     finished = await runtime.wait()
     runtime.submit(ops.Shutdown())
     assert finished.state is RunState.COMPLETED
-    assert finished.output.startswith("main read: worker cancelled (user_cancelled)")
+    assert finished.output == "main read: [worker]cancelled (user_cancelled)[/worker]"
     events = runtime.store.events(runtime.session_id)
     (returned,) = of(events, ev.AgentReturned)
     assert returned.stop_reason is StopReason.USER_CANCELLED

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -11,11 +13,14 @@ from moot.commands.registry import CommandError
 from moot.core.agent import Agent
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
+from moot.core.runtime import Runtime
+from moot.core.trace import agent_status, format_trace
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import ToolResultMessage, UserMessage
 from moot.providers.base import ModelRequest
-from moot.providers.scripted import FunctionProvider
+from moot.providers.scripted import FunctionProvider, ScriptedProvider
+from moot.store.sqlite import SQLiteStore
 from moot.tools.base import SideEffect, tool
 from runtime_helpers import agent, call, make_runtime, of, run_turn
 
@@ -151,10 +156,105 @@ async def test_get_messages_lists_what_the_task_received_and_the_fold_replays_it
     finished, events = await run_turn(runtime)
     refused = next(e for e in of(events, ev.ToolFinished) if e.tool == "send_message")
     assert refused.is_error and "No running agent" in refused.content
-    assert finished.output == "inbox: No messages yet."
+    assert finished.output == "[helper]inbox: No messages yet.[/helper]"
 
     # The log alone gives every call the same inbox and conversation (what a resume folds).
     fold = RunFold(Limits(), {})
     for event in runtime.store.events(runtime.session_id):
         fold.apply(event)
     assert fold.calls[finished.call_id].messages == runtime.conversation()
+
+
+async def next_of(events: AsyncIterator[ev.Event], kind: type) -> ev.Event:
+    """Read the subscription until an event of `kind` (the runtime records it, then waits)."""
+    async for event in events:
+        if isinstance(event, kind):
+            return event
+    raise AssertionError(f"the run ended without a {kind.__name__}")
+
+
+async def test_get_messages_with_wait_seconds_waits_for_the_person_and_every_view_says_so(
+    tmp_path: Path,
+) -> None:
+    runtime = Runtime(
+        [agent("main", {"tool_calls": [call("get_messages", wait_seconds=30)]}, "got it")],
+        store=SQLiteStore(tmp_path / "s.db"),
+        peer_messages=True,
+    )
+    events = runtime.events()
+    runtime.submit(ops.UserTurn(text="wait for my go"))
+    waited = await next_of(events, ev.WaitingForMessage)
+    assert isinstance(waited, ev.WaitingForMessage) and waited.timeout_s == 30
+    stored = runtime.store.events(runtime.session_id)
+    assert "Status: waiting for a message" in agent_status(stored, waited.run_id)
+    assert (
+        format_trace(stored)
+        == f"user → main [{waited.run_id}]: wait for my go (waiting for a message)"
+    )
+
+    runtime.submit(ops.SendMessage(to="main", text="go ahead"))
+    finished = await runtime.wait()
+    runtime.submit(ops.Shutdown())
+    stored = runtime.store.events(runtime.session_id)
+    started = next(e for e in of(stored, ev.ToolStarted) if e.tool == "get_messages")
+    (sent,) = of(stored, ev.MessageSent)
+    (result,) = of(stored, ev.ToolFinished)
+    assert started.arguments == {"wait_seconds": 30}
+    assert started.seq < waited.seq < sent.seq < result.seq  # it waited until the message came
+    assert result.content == "[message from user]\ngo ahead" and not result.is_error
+    assert finished.output == "got it"
+    assert "Status: completed" in agent_status(stored, waited.run_id)
+    assert "(waiting for a message)" not in format_trace(stored)
+
+
+async def test_get_messages_stops_waiting_at_its_timeout_and_refuses_a_bad_one() -> None:
+    runtime = make_runtime(
+        agent(
+            "main",
+            {"tool_calls": [call("get_messages", wait_seconds=0.05)]},
+            {"tool_calls": [call("get_messages", wait_seconds="soon")]},
+            "done",
+        ),
+        peer_messages=True,
+    )
+    finished, events = await run_turn(runtime)
+    timed_out, refused = of(events, ev.ToolFinished)
+    assert timed_out.content == "No new message arrived in 0.05 s." and not timed_out.is_error
+    assert refused.is_error and "`wait_seconds` is a number of seconds" in refused.content
+    assert len(of(events, ev.WaitingForMessage)) == 1  # a bad argument never waits
+    assert finished.output == "done"
+
+
+async def test_an_answer_held_for_a_background_agent_is_waiting_for_a_message() -> None:
+    started, release = asyncio.Event(), asyncio.Event()
+    spawn = call("spawn_background_agent", agent_name="helper", message="think")
+    script = ScriptedProvider(
+        agents={
+            "main": [{"tool_calls": [spawn]}, "waiting for the helper", "main done"],
+            "helper": [{"tool_calls": [call("think")]}, "helper done"],
+        }
+    )
+    runtime = make_runtime(
+        [Agent("main", model=script), Agent("helper", model=script)],
+        tools=[blocking_tool(started, release)],
+        allow_background_agents=True,
+    )
+    events = runtime.events()
+    runtime.submit(ops.UserTurn(text="go"))
+    waited = await next_of(events, ev.WaitingForMessage)
+    await started.wait()
+    assert waited.agent == "main" and waited.timeout_s is None and waited.tool_call_id is None
+    stored = runtime.store.events(runtime.session_id)
+    assert "Status: waiting for a message" in agent_status(stored, waited.call_id)
+    helper = next(e for e in stored if isinstance(e, ev.AgentCalled))
+    assert "Status: running" in agent_status(stored, helper.call_id)
+    lines = format_trace(stored).splitlines()
+    assert lines[0].endswith("(waiting for a message)") and lines[1].endswith("(running)")
+
+    release.set()
+    finished = await runtime.wait()
+    runtime.submit(ops.Shutdown())
+    stored = runtime.store.events(runtime.session_id)
+    (delivered,) = of(stored, ev.MessagesDelivered)
+    assert waited.seq < delivered.seq and finished.output == "main done"
+    assert "Status: completed" in agent_status(stored, waited.call_id)

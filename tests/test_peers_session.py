@@ -36,5 +36,6 @@ async def test_the_settings_offer_background_agents_to_the_model(
     assert events[-1].stop_reason == "completed"  # type: ignore[union-attr]
     (request,) = server.requests
     names = {t["name"] for t in request.json["tools"]}
-    peer_tools = {"spawn_background_agent", "send_message", "get_messages"}
-    assert (peer_tools <= names) is allowed and not (peer_tools & names and not allowed)
+    assert ("spawn_background_agent" in names) is allowed
+    # moot's peers (the shipped agent definitions) make messages worth offering either way.
+    assert {"send_message", "get_messages"} <= names

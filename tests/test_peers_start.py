@@ -158,8 +158,43 @@ def test_the_context_report_counts_the_peer_tools_the_run_offers() -> None:
         (part,) = [p for p in runtime.context_parts() if p.name == "tools"]
         return part.detail
 
-    assert tools_part() == "2 tool schemas"
+    assert tools_part() == "4 tool schemas"  # call_agent, finish, send_ and get_messages
     assert tools_part(allow_background_agents=True) == "5 tool schemas"
     assert tools_part(allow_background_agents=True, disabled_tools=("get_messages",)) == (
         "4 tool schemas"
     )
+
+
+async def test_a_starting_agent_messaging_its_caller_reaches_the_person_and_the_run_ends() -> None:
+    """The person's own call has no model: a message to it (its task id, or `user`, which
+    its starting agents are told) is a message to the person. On the old code one stayed in
+    that call's inbox for ever, and the run spun without yielding."""
+    run_ids: list[str] = []
+
+    def model(request: ModelRequest) -> object:
+        if isinstance(request.messages[-1], ToolResultMessage):
+            return f"{request.agent} done"
+        if request.agent == "b":
+            return "b done"
+        caller = request.system.split("your caller's is `")[1].split("`")[0]
+        return {
+            "tool_calls": [
+                call("send_message", task_id=caller, message="by what I was told"),
+                call("send_message", task_id=run_ids[0], message="by the call's id"),
+            ]
+        }
+
+    models = FunctionProvider(model)
+    runtime = make_runtime([Agent("a", model=models), Agent("b", model=models)])
+    runtime.listeners.append(
+        lambda e: run_ids.append(e.call_id) if isinstance(e, ev.TurnStarted) else None
+    )
+    outcome = await asyncio.wait_for(
+        drive_turn(runtime, "go", agents=("a", "b")), timeout=10
+    )  # fmt: skip
+    sent = of(outcome.events, ev.MessageSent)
+    assert [(m.to_agent, m.to_call_id, m.text) for m in sent] == [
+        ("user", None, "by what I was told"),
+        ("user", None, "by the call's id"),
+    ]
+    assert outcome.finished.output == "[a]a done[/a]\n[b]b done[/b]"

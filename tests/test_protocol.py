@@ -111,6 +111,7 @@ EXAMPLES: list[ev.Event] = [
     ),
     ev.MessageSent(**IDS, sender="user", to_call_id="c1", to_agent="main", text="hurry"),
     ev.MessagesDelivered(**IDS, count=2),
+    ev.WaitingForMessage(**IDS, timeout_s=30.0, tool_call_id="t1"),
     ev.HookRan(
         **IDS,
         hook_event="PreToolUse",

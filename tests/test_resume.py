@@ -16,6 +16,7 @@ import crash_worker
 from moot.core.limits import Limits
 from moot.core.runtime import RuntimeBusy
 from moot.core.session import CHECKPOINT, load_session
+from moot.core.trace import agent_status, format_trace
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.states import RunState
@@ -110,7 +111,7 @@ async def test_a_peer_killed_inside_its_tool_resumes_its_own_call(tmp_path: Path
     (back,) = of(events, ev.AgentReturned)
     assert back.call_id == forward.call_id  # the same call went on; no second forward
     assert back.output == "helper done (Interrupted)"
-    assert finished.output == "helper said: helper done (Interrupted)"
+    assert finished.output == "helper said: [helper]helper done (Interrupted)[/helper]"
 
 
 async def test_three_background_agents_killed_mid_tool_each_finish_once_after_resume(
@@ -141,6 +142,33 @@ async def test_a_message_waiting_when_the_process_died_is_read_once_after_resume
     assert finished.output.count("[message from helper") == 1
     assert "note from helper" in finished.output
     assert sum(e.count for e in of(events, ev.MessagesDelivered)) == 2  # the note, the return
+
+
+def stored_wait(tmp_path: Path) -> bool:
+    """Whether the worker's log holds a `waiting_for_message` (it waits from then on)."""
+    if not (tmp_path / "s.db").exists():
+        return False
+    store = SQLiteStore(tmp_path / "s.db")
+    return any(of(store.events(s.id), ev.WaitingForMessage) for s in store.sessions())
+
+
+async def test_an_agent_killed_while_it_waits_for_a_message_resumes_without_waiting_again(
+    tmp_path: Path,
+) -> None:
+    session_id = crash(tmp_path, "wait", stored_wait)
+    before = SQLiteStore(tmp_path / "s.db").events(session_id)
+    (waited,) = of(before, ev.WaitingForMessage)
+    assert waited.timeout_s == 60 and waited.tool_call_id is not None
+    # What the log says it was doing when the process died, as every view reads it.
+    assert "Status: waiting for a message" in agent_status(before, waited.run_id)
+    assert format_trace(before).splitlines()[0].endswith("(waiting for a message)")
+    finished, events = await resume(tmp_path, "wait", session_id)
+    (resumed,) = of(events, ev.RunResumed)
+    assert resumed.interrupted_tool_calls == (waited.tool_call_id,)  # never waits again
+    (result,) = of(events, ev.ToolFinished)
+    assert result.tool == "get_messages" and result.interrupted
+    assert finished.output == "main done (Interrupted)"
+    assert "Status: completed" in agent_status(events, waited.run_id)
 
 
 async def test_starting_agents_killed_in_their_tools_each_finish_once_after_resume(

@@ -7,8 +7,10 @@ from moot.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import Usage
+from moot.protocol.states import RunState
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.widgets.blocks import NoticeBlock
 from tui_scripts import Run
 
 
@@ -79,3 +81,81 @@ async def test_a_background_agent_shows_its_state_and_spend_and_can_be_messaged_
         await pilot.pause()
         label = helper_label(app)
         assert "← user_cancelled" in label and "1,200 tok" in label and "running" not in label
+
+
+def root_label(app: MootApp) -> str:
+    app.trace.apply_pending()
+    return str(app.trace._calls["run_1"].label)
+
+
+async def test_an_agent_waiting_for_a_message_says_so_until_its_next_event() -> None:
+    """The lead's answer waits for its background helper; the helper waits in get_messages.
+    Each line says "waiting for a message" until what ends that wait (the lead's delivery, the
+    helper's get_messages result, not another tool's), as format_trace and get_agent_status
+    read the same events."""
+    run = Run(agent="lead").start("dig in the background")
+    called = ev.AgentCalled(
+        **run._ids("call_h", "helper", "run_1"),
+        caller="lead",
+        message="dig into the parser",
+        depth=1,
+        background=True,
+    )
+    helper = run._ids("call_h", "helper", "run_1")
+    client = FakeClient(autoplay=False)
+    app = MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 48)) as pilot:
+        client.emit(*run.events, called)
+        await pilot.pause()
+        assert root_label(app) == "lead"  # running: the chat shows it; the line stays plain
+        client.emit(
+            ev.WaitingForMessage(**run._ids()),
+            ev.ToolStarted(**helper, tool_call_id="g1", tool="get_messages", arguments={}),
+            ev.WaitingForMessage(**helper, timeout_s=30, tool_call_id="g1"),
+            ev.ToolStarted(**helper, tool_call_id="r1", tool="read", arguments={}),
+            ev.ToolFinished(**helper, tool_call_id="r1", tool="read", content="x"),
+        )
+        await pilot.pause()
+        assert root_label(app) == "lead  waiting for a message"
+        assert helper_label(app).endswith("dig into the parser  waiting for a message")
+
+        client.emit(
+            ev.ToolFinished(**helper, tool_call_id="g1", tool="get_messages", content="m"),
+            ev.StateChanged(
+                **run._ids(), from_state=RunState.DECISION_RECEIVED, to_state=RunState.MODEL_PENDING
+            ),
+        )
+        await pilot.pause()
+        assert helper_label(app).endswith("dig into the parser  running")
+        assert root_label(app) == "lead  waiting for a message"  # a state change is no wake
+        client.emit(ev.MessagesDelivered(**run._ids(), count=1))
+        await pilot.pause()
+        assert root_label(app) == "lead"
+
+
+async def test_a_message_to_the_person_shows_in_the_chat_and_under_its_sender_in_the_trace() -> (
+    None
+):
+    run = Run(agent="lead").start("dig")
+    called = ev.AgentCalled(
+        **run._ids("call_h", "helper", "run_1"), caller="lead", message="dig", depth=1
+    )
+    sent = ev.MessageSent(
+        **run._ids("call_h", "helper", "run_1"),
+        sender="helper",
+        to_call_id=None,
+        to_agent="user",
+        text="Which branch\nshould I use?",
+    )
+    client = FakeClient(autoplay=False)
+    app = MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 48)) as pilot:
+        client.emit(*run.events, called, sent)
+        await pilot.pause()
+        app.trace.apply_pending()
+        (leaf,) = [
+            n for n in app.trace._calls["call_h"].children if isinstance(n.data[0], ev.MessageSent)
+        ]
+        assert str(leaf.label) == "message helper → user: Which branch should I use?"
+        said = [str(b.render()) for b in app.query(NoticeBlock)]
+        assert "message helper → user: Which branch should I use?" in said

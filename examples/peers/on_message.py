@@ -12,7 +12,8 @@ def writer_model(request):
     if isinstance(last, UserMessage) and "[message from user]" in last.content:
         return f"Final report ({last.content.splitlines()[-1]})"
     if isinstance(last, ToolResultMessage) and last.name == "send_message":
-        return {"tool_calls": [{"name": "get_messages", "arguments": {}}]}
+        # Wait (a minute at most) for the answer; the call tree shows "waiting for a message".
+        return {"tool_calls": [{"name": "get_messages", "arguments": {"wait_seconds": 60}}]}
     if isinstance(last, ToolResultMessage):
         return "Still waiting for approval."
     return {

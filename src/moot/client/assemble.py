@@ -367,7 +367,8 @@ def open_session(
     if briefing is not None:
         from moot.client.briefing import context_parts
 
-        prompt_parts = context_parts(briefing, agents, tools)
+        background = bool(settings.allow_background_agents)
+        prompt_parts = context_parts(briefing, agents, tools, background=background)
     if mcp is not None:
         mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
     return Session(

@@ -17,7 +17,14 @@ from msgspec.structs import replace
 from moot.client.facts import SessionFacts
 from moot.client.prompt import PromptParts, peer_prompt, system_prompt
 from moot.core.agent import Agent
-from moot.core.peers import FINISH_SPEC, call_agent_spec
+from moot.core.peers import (
+    FINISH_SPEC,
+    GET_MESSAGES_SPEC,
+    SEND_MESSAGE_SPEC,
+    call_agent_spec,
+    offers_messages,
+    spawn_spec,
+)
 from moot.core.peers import system_prompt as with_roster
 from moot.protocol.client import PromptPart
 from moot.skills.grants import Grants
@@ -119,12 +126,15 @@ def renewed(briefing: Briefing, memory: str, agents: Sequence[Agent]) -> list[Ag
 
 
 def context_parts(
-    briefing: Briefing, agents: Sequence[Agent], tools: Sequence[Tool]
+    briefing: Briefing, agents: Sequence[Agent], tools: Sequence[Tool], *, background: bool = False
 ) -> tuple[PromptPart, ...]:
-    """What every request of the person's agent carries, part by part, for `/context`."""
+    """What every request of the person's agent carries, part by part, for `/context`
+    (`background`: the session allows background agents)."""
     guidance, parts = briefing.guidance, briefing.parts
     entry = agents[0]
-    roster = len(with_roster(entry, agents, "user").encode()) - len(entry.instructions.encode())
+    talks = offers_messages(len(agents), background=background, messages=False)
+    roster_text = with_roster(entry, agents, "user", talks=talks)
+    roster = len(roster_text.encode()) - len(entry.instructions.encode())
     index = guidance.index
     index_detail = (
         f"{len(index.listed)} listed, {len(index.left_out)} left out; "
@@ -133,7 +143,11 @@ def context_parts(
     memory = guidance.memory
     memory_detail = f"{len(memory.files)} files" + ("; cut at its cap" if memory.cut else "")
     specs = [tool_spec(t) for t in tools]
-    specs.append(msgspec.to_builtins(call_agent_spec(agents)))
+    specs.append(msgspec.to_builtins(call_agent_spec(agents, background=background)))
+    if background:
+        specs.append(msgspec.to_builtins(spawn_spec(agents)))
+    if talks:
+        specs += [msgspec.to_builtins(s) for s in (SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC)]
     specs.append(msgspec.to_builtins(FINISH_SPEC))
     return (
         PromptPart("system prompt", parts.template, "prompts/system.md with the environment"),

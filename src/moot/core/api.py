@@ -277,7 +277,8 @@ def run(message: str, agents: Agent | Sequence[Agent] | None = None, **options: 
 
 def format_trace(result: RunResult | Sequence[ev.Event]) -> str:
     """The run's call tree as text: who called whom with what, messages, and what each
-    returned (`moot.core.trace.format_trace` of its events)."""
+    returned; over a live run's events, each call still open says what it is doing (running,
+    waiting for approval, waiting for a message). `moot.core.trace.format_trace`."""
     from moot.core.trace import format_trace as trace
 
     return trace(result.events if isinstance(result, RunResult) else result)

@@ -204,14 +204,25 @@ class RunFold:
 
     def live_call(self, task: str) -> CallState | None:
         """The running call with this task id, or the latest running call of the agent of
-        that name; None when neither runs."""
+        that name; None when neither runs. Never the person's own call (several starting
+        agents): it has no model to read messages (`person_call`)."""
         call = self.calls.get(task)
         if call is not None:
-            return None if call.state.terminal else call
+            return None if call.state.terminal or self.person_call(task) else call
         for call in reversed(self.calls.values()):
-            if call.agent == task and not call.state.terminal:
+            if (
+                call.agent == task
+                and not call.state.terminal
+                and not self.person_call(call.call_id)
+            ):
                 return call
         return None
+
+    def person_call(self, task: str) -> bool:
+        """Whether `task` is the person's own call of a run with several starting agents (a
+        message to it is a message to the person)."""
+        call = self.calls.get(task)
+        return call is not None and call.depth == 0 and bool(self.starting_agents)
 
     def running_tasks(self) -> list[str]:
         return [f"{c.agent} ({c.call_id})" for c in self.calls.values() if not c.state.terminal]

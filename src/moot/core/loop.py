@@ -27,6 +27,7 @@ from moot.core.peers import (
     CALL_AGENT,
     FINISH,
     GET_MESSAGES,
+    MAX_WAIT_S,
     PEER_CALLS,
     PERSON,
     SEND_MESSAGE,
@@ -156,13 +157,36 @@ class CallRunner:
 
     async def _await_messages(self) -> None:
         """Wait until a message or a background return reaches this call (while some
-        background agent of it is alive, so that something will)."""
+        background agent of it is alive, so that something will); the wait is recorded
+        (`waiting_for_message`) so that every view of the call tree shows it."""
         call, run = self.call, self.run
         waiting = run.wakeups.setdefault(call.call_id, asyncio.Event())
+        recorded = False
         while not call.inbox and call.live_background:
             self._start_background()
+            if not recorded:
+                self._record(ev.WaitingForMessage())
+                recorded = True
             waiting.clear()
             await waiting.wait()
+
+    async def _await_inbox(self, seconds: float) -> bool:
+        """Wait at most `seconds` for a message or a background return to reach this call;
+        whether one did."""
+        call = self.call
+        waiting = self.run.wakeups.setdefault(call.call_id, asyncio.Event())
+        deadline = asyncio.get_running_loop().time() + seconds
+        while not call.inbox:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return False
+            waiting.clear()
+            try:
+                async with asyncio.timeout(left):
+                    await waiting.wait()
+            except TimeoutError:
+                return bool(call.inbox)
+        return True
 
     def _deliver(self) -> None:
         if self.call.inbox:
@@ -360,15 +384,18 @@ class CallRunner:
         entry = call.depth == 0 or (call.depth == 1 and call.caller == PERSON)
         if run.extra_scope != "all" and not entry:
             extra = ""
-        peers_talk = run.messages or run.allow_background
-        parent = call.parent_call_id or PERSON
+        # The person's own call (several starting agents) is the person: `user` reaches it.
+        parent = PERSON if call.caller == PERSON else call.parent_call_id or PERSON
         return system_prompt(
             self.agent,
             list(run.agents.values()),
             call.caller,
-            task_id=call.call_id if peers_talk else "",
+            # The person's first agent needs no id of its own (peers reach it by its name),
+            # and its prompt stays the same from turn to turn for the provider's cache.
+            task_id=call.call_id if call.parent_call_id else "",
             caller_task=parent,
             extra=extra,
+            talks=run.talks,
         )
 
     def _check_fits(self, model: str, info: ModelInfo | None, request: ModelRequest) -> None:
@@ -484,16 +511,15 @@ class CallRunner:
     async def _run_tools(self) -> None:
         call = self.call
         todo = [tc for tc in call.pending if tc.id not in call.results]
-        peers = sum(tc.name == CALL_AGENT and not self._background(tc) for tc in todo) > 1
         for group in self._groups(todo):
             self._check_hook_stop()
             self._check_before_tools(group)
             if len(group) == 1:
-                await self._execute(group[0], several_peers=peers)
+                await self._execute(group[0])
             else:
                 async with asyncio.TaskGroup() as tasks:
                     for tc in group:
-                        tasks.create_task(self._execute(tc, several_peers=peers))
+                        tasks.create_task(self._execute(tc))
         self._move(RunState.OBSERVATION_RECORDED)
 
     async def _observed(self) -> None:
@@ -545,7 +571,7 @@ class CallRunner:
                     f"{tc.name} was called with the same arguments {repeats} times in a row",
                 )
 
-    async def _execute(self, tc: ToolCall, *, several_peers: bool) -> None:
+    async def _execute(self, tc: ToolCall) -> None:
         if tc.id not in self.call.started:
             self._record(ev.ToolStarted(tool_call_id=tc.id, tool=tc.name, arguments=tc.arguments))
         started = time.perf_counter()
@@ -561,11 +587,11 @@ class CallRunner:
         elif tc.name in PEER_CALLS and not self._background(tc) and tc.name != CALL_AGENT:
             result = ToolResult.error(f"{SPAWN} is not offered in this run.")
         elif tc.name in PEER_CALLS:
-            result = await self._call_peer(tc, several_peers)
+            result = await self._call_peer(tc)
         elif tc.name == SEND_MESSAGE and self.run.offers(self.agent, SEND_MESSAGE):
             result = self._send_message(tc)
         elif tc.name == GET_MESSAGES and self.run.offers(self.agent, GET_MESSAGES):
-            result = self._get_messages()
+            result = await self._get_messages(tc)
         elif tc.name == FINISH:
             message = tc.arguments.get("message")
             ok = isinstance(message, str)
@@ -617,7 +643,7 @@ class CallRunner:
 
         return emit
 
-    async def _call_peer(self, tc: ToolCall, several: bool) -> ToolResult:
+    async def _call_peer(self, tc: ToolCall) -> ToolResult:
         run, call = self.run, self.call
         name, message = tc.arguments.get("agent_name"), tc.arguments.get("message")
         child_id = run.fold.children.get((call.call_id, tc.id))
@@ -657,11 +683,13 @@ class CallRunner:
             )
         if not child.state.terminal:
             await self._drive_callee(child)
-        text = tagged(child.agent, child.output) if several else child.output
+        # Tagged whether one peer answers or several, as the seed does: the caller always reads
+        # which agent produced which result.
         if child.state is RunState.COMPLETED:
-            return ToolResult(text)
-        why = text or child.last_error  # a provider that gave up leaves no output, only its error
-        return ToolResult.error(f"{child.agent} {child.state} ({child.stop_reason}): {why}")
+            return ToolResult(tagged(child.agent, child.output))
+        why = child.output or child.last_error  # a provider that gave up leaves only its error
+        failed = f"{child.state} ({child.stop_reason})" + (f": {why}" if why else "")
+        return ToolResult.error(tagged(child.agent, failed))
 
     async def _drive_callee(self, child: CallState) -> None:
         """Drive a callee in a task of its own, so that `CancelAgent` can end it (and its
@@ -693,7 +721,7 @@ class CallRunner:
         to, text = tc.arguments.get("task_id"), tc.arguments.get("message")
         if not isinstance(to, str) or not isinstance(text, str):
             return ToolResult.error("send_message needs `task_id` and a `message` string.")
-        if to == PERSON:
+        if to == PERSON or run.fold.person_call(to):
             self._record(
                 ev.MessageSent(sender=call.agent, to_call_id=None, to_agent=PERSON, text=text)
             )
@@ -711,8 +739,26 @@ class CallRunner:
         )
         return ToolResult(f"Message sent to {receiver.agent} (task id {receiver.call_id}).")
 
-    def _get_messages(self) -> ToolResult:
+    async def _get_messages(self, tc: ToolCall) -> ToolResult:
+        """What this task received so far; with `wait_seconds`, first wait (bounded by
+        `MAX_WAIT_S` and the run's wall-clock limit) until something new reaches it."""
+        wait = tc.arguments.get("wait_seconds", 0)
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
+            return ToolResult.error("get_messages: `wait_seconds` is a number of seconds, >= 0.")
+        seconds = min(float(wait), MAX_WAIT_S)
+        wall = self.run.limits.max_wall_seconds
+        if wall is not None:
+            seconds = min(seconds, max(0.0, wall - self.run.fold.totals.elapsed))
+        arrived = True
+        if seconds > 0 and not self.call.inbox:
+            # Recorded, so the call tree shows the wait; a resume finds the tool started and
+            # unfinished and records it as interrupted (never re-run): what arrived meanwhile
+            # is still delivered at the call's next step.
+            self._record(ev.WaitingForMessage(timeout_s=seconds, tool_call_id=tc.id))
+            arrived = await self._await_inbox(seconds)
         received = [*self.call.received, *self.call.inbox]
-        if not received:
-            return ToolResult("No messages yet.")
-        return ToolResult("\n\n".join(w.for_model() for w in received))
+        listing = "\n\n".join(w.for_model() for w in received)
+        if not arrived:
+            none = f"No new message arrived in {seconds:g} s."
+            return ToolResult(f"{none} Received before:\n\n{listing}" if received else none)
+        return ToolResult(listing or "No messages yet.")

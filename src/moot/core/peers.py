@@ -26,6 +26,21 @@ PEER_CALLS = frozenset({CALL_AGENT, SPAWN})
 """Tools that start a peer's call: a resume drives the callee on, never interrupts them."""
 
 
+def offers_messages(roster_size: int, *, background: bool, messages: bool) -> bool:
+    """Whether agents are offered `send_message` and `get_messages`: whenever someone could
+    read or answer their messages. That is a run with background agents (their returns and
+    news travel as messages), one whose person listens (`messages`: `on_message`,
+    `run_background`), or a roster of more than one agent (a callee can tell its caller how
+    far it got, a peer can wait for another's word).
+
+    A lone agent in an ordinary session is not offered them, where the seed offers them
+    always: only the person could read its messages, and the person reads its answer as it
+    streams and answers with the next turn (the person can still message it mid-turn with
+    `/msg`; it reads that unasked). Two schemas fewer in every request of the commonest
+    session. `disabled_tools` takes them away from any run."""
+    return background or messages or roster_size > 1
+
+
 def system_prompt(
     agent: Agent,
     roster: Sequence[Agent],
@@ -34,11 +49,15 @@ def system_prompt(
     task_id: str = "",
     caller_task: str = "",
     extra: str = "",
+    talks: bool = False,
 ) -> str:
     """The agent's instructions, then who else takes part and who is asking.
 
-    `task_id` is this call's id and `caller_task` its caller's (the person: `user`), so that
-    the agent can `send_message` to whoever asked; `extra` is the run's extra instructions."""
+    With `talks` (the agent is offered `send_message`), `task_id` is this call's id and
+    `caller_task` its caller's (the person: `user`), so that the agent can message whoever
+    asked. A call of the person's own (no `task_id`) is told only that `user` reaches the
+    person: its prompt then stays the same from turn to turn, as a provider's prompt cache
+    needs. `extra` is the run's extra instructions."""
     lines = [agent.instructions.strip() or f"You are {agent.name}."]
     if extra.strip():
         lines += ["", "ADDITIONAL INSTRUCTIONS:", extra.strip()]
@@ -54,11 +73,13 @@ def system_prompt(
         "End your turn with a plain answer and no tool calls, or call `finish(message)`.",
         f"This message comes from `{caller}`.",
     ]
-    if task_id:
+    if talks and task_id:
         lines.append(
             f"Your task id is `{task_id}`; your caller's is `{caller_task or PERSON}` "
             f"(`{SEND_MESSAGE}` reaches it while you work)."
         )
+    elif talks:
+        lines.append(f"`{SEND_MESSAGE}` to `{PERSON}` reaches the person while you work.")
     return "\n".join(lines)
 
 
@@ -122,10 +143,28 @@ SEND_MESSAGE_SPEC = ToolSpec(
     },
 )
 
+MAX_WAIT_S = 300.0
+"""The longest `get_messages` waits for a message, whatever it asks."""
+
 GET_MESSAGES_SPEC = ToolSpec(
     name=GET_MESSAGES,
-    description="The messages you have received so far in this task (they also arrive unasked).",
-    parameters={"type": "object", "properties": {}, "additionalProperties": False},
+    description=(
+        "The messages you have received so far in this task (they also arrive unasked, at "
+        "your next step). With wait_seconds, first wait that long at most for a new one: to "
+        "hear back from the person or a peer you messaged, or from a background agent."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "wait_seconds": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": MAX_WAIT_S,
+                "description": "Wait at most this long for a new message (0: do not wait)",
+            }
+        },
+        "additionalProperties": False,
+    },
 )
 
 
@@ -142,5 +181,6 @@ FINISH_SPEC = ToolSpec(
 
 
 def tagged(name: str, text: str) -> str:
-    """A result labelled with the agent that produced it, for several results at once."""
+    """A result labelled with the agent that produced it: every `call_agent` result, one call
+    or several, and the person's answer when several agents started."""
     return f"[{name}]{text}[/{name}]"

@@ -20,6 +20,7 @@ from moot.core.peers import (
     GET_MESSAGES_SPEC,
     SEND_MESSAGE_SPEC,
     call_agent_spec,
+    offers_messages,
     spawn_spec,
 )
 from moot.protocol import events as ev
@@ -80,8 +81,9 @@ class RunContext(msgspec.Struct):
     """This run's agents may start background agents (`call_agent(background=true)`,
     `spawn_background_agent`); off unless the session or run asks for it."""
     messages: bool = False
-    """This run's agents are offered `send_message` and `get_messages` (on with background
-    agents); the person may message a running agent either way."""
+    """Someone listens for the agents' messages to the person (`on_message`,
+    `run_background`): `send_message` and `get_messages` are offered even to a lone agent
+    (see `talks`); the person may message a running agent either way."""
     disabled_tools: frozenset[str] = frozenset()
     """Built-in peer tools not offered in this run (`finish` cannot be disabled)."""
     pass_history: bool = False
@@ -98,6 +100,13 @@ class RunContext(msgspec.Struct):
     @property
     def limits(self) -> Limits:
         return self.fold.limits
+
+    @property
+    def talks(self) -> bool:
+        """Whether this run's agents are offered `send_message` and `get_messages`."""
+        return offers_messages(
+            len(self.agents), background=self.allow_background, messages=self.messages
+        )
 
     def record(self, call: CallState, event: ev.Event) -> ev.Event:
         """Append an event of `call`: store first, then the fold, then the front ends."""
@@ -161,6 +170,12 @@ class RunContext(msgspec.Struct):
         """Whether `agent` may `call_agent` (an agent given a list of tools needs it listed)."""
         return agent.given_tools is None or CALL_AGENT in agent.given_tools
 
+    @staticmethod
+    def given(agent: Agent, spec: ToolSpec) -> bool:
+        """Whether a built-in peer tool is among `agent`'s tools: an agent given a list of
+        tools (an agent definition's `tools`) has only those it lists."""
+        return agent.given_tools is None or spec.name in agent.given_tools
+
     def specs_for(self, agent: Agent) -> tuple[ToolSpec, ...]:
         """The tools the model of `agent` is offered, computed again only when the offered
         tools change (an MCP server's tools arrive, a deferred tool is loaded). A tool whose
@@ -177,8 +192,8 @@ class RunContext(msgspec.Struct):
                 peers.append(call_agent_spec(roster, background=self.allow_background))
                 if self.allow_background:
                     peers.append(spawn_spec(roster))
-            if self.messages or self.allow_background:
-                peers += [SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC]
+            if self.talks:
+                peers += [s for s in (SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC) if self.given(agent, s)]
             peers = [s for s in peers if s.name not in off]
             if FINISH_SPEC.name not in {s.name for s in own}:
                 peers.append(FINISH_SPEC)

@@ -86,8 +86,10 @@ class Runtime:
         allow_background_agents: Agents may start background agents (`call_agent(...,
             background=true)`, `spawn_background_agent`); bounded by the run's budget and
             `Limits.max_background_agents`. Off by default.
-        peer_messages: Offer agents `send_message` and `get_messages` (on with background
-            agents); the person can `SendMessage` to a running agent either way.
+        peer_messages: Offer `send_message` and `get_messages` even to a lone agent (someone
+            listens: `on_message`); they are offered anyway with background agents or more
+            than one agent (`core.peers.offers_messages`). The person can `SendMessage` to a
+            running agent either way.
         disabled_tools: Built-in peer tools not offered (`finish` cannot be disabled).
         pass_history: An agent called again by the same caller (in this run or a later one of
             the session) sees their earlier exchange first; off: each call starts afresh.
@@ -621,6 +623,7 @@ class Runtime:
             GET_MESSAGES_SPEC,
             SEND_MESSAGE_SPEC,
             call_agent_spec,
+            offers_messages,
             spawn_spec,
             system_prompt,
         )
@@ -634,8 +637,14 @@ class Runtime:
         specs.append(call_agent_spec(roster, background=self.allow_background_agents))
         if self.allow_background_agents:
             specs.append(spawn_spec(roster))
-        if self.allow_background_agents or self.peer_messages:
-            specs += [SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC]
+        talks = offers_messages(
+            len(self.agents), background=self.allow_background_agents, messages=self.peer_messages
+        )
+        if talks:
+            given = chosen.given_tools
+            specs += [
+                s for s in (SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC) if not given or s.name in given
+            ]
         specs = [s for s in specs if s.name not in self.disabled_tools]
         specs.append(FINISH_SPEC)
         messages = self._session.history.get(chosen.name, [])
@@ -649,7 +658,7 @@ class Runtime:
         return [
             ContextPart(
                 "system prompt",
-                tokens(system=system_prompt(chosen, roster, PERSON)),
+                tokens(system=system_prompt(chosen, roster, PERSON, talks=talks)),
                 "instructions and the peers",
             ),
             ContextPart("tools", tokens(tools=specs), f"{len(specs)} tool schemas"),
@@ -813,7 +822,13 @@ class Runtime:
             provider = self._resolve(model) if isinstance(model, str) else model
             self._providers[key] = provider
             if isinstance(provider, ResumesFromLog):
-                provider.resume(self.store.events(self.session_id, kinds=LOG_KINDS))
+                log = self.store.events(self.session_id, kinds=LOG_KINDS)
+                if not isinstance(model, str):
+                    # Provider objects may share a name (every `ScriptedProvider` is
+                    # "scripted"): each is told only the calls of the agents it answers.
+                    users = {a.name for a in self.agents.values() if a.model is model}
+                    log = [e for e in log if e.agent in users]
+                provider.resume(log)
         return provider
 
     def _publish(self, event: ev.Event) -> None:

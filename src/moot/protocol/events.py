@@ -461,6 +461,20 @@ class MessagesDelivered(_Event, tag="messages_delivered", frozen=True):
     count: int
 
 
+class WaitingForMessage(_Event, tag="waiting_for_message", frozen=True):
+    """The call waits for a message or a background agent's return to reach it: a
+    `get_messages` with `wait_seconds`, or an answer held back until its background agents
+    return. The `get_messages` waits until its result; an answer held back until the call's
+    next event other than a delta or a state change (`protocol.activity`). The fold reads
+    nothing from it."""
+
+    timeout_s: float | None = None
+    """How long it waits at most; None: until something arrives (its background agents
+    return, or are cancelled, within the run's budget)."""
+    tool_call_id: str | None = None
+    """The `get_messages` tool call that waits; None: the call's answer waits."""
+
+
 Event = (
     TurnStarted
     | AgentCalled
@@ -492,6 +506,7 @@ Event = (
     | HistoryCompacted
     | MessageSent
     | MessagesDelivered
+    | WaitingForMessage
 )
 """Any event; tagged by `kind` in JSON."""
 

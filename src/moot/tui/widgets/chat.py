@@ -184,6 +184,12 @@ class ChatPane(VerticalScroll):
             case ev.HookRan(decision="deny" | "block"):
                 reason = f": {event.reason}" if event.reason else ""
                 await self._notice(f"{event.hook_event} hook: {event.decision}{reason}", seq, depth)
+            case ev.MessageSent():
+                # A message between peers, or between an agent and the person (who answers
+                # with `@agent ...`): shown where it was sent, as the REPL and format_trace do.
+                text = " ".join(event.text.split())
+                who = f"{event.sender} → {event.to_agent}"
+                await self._notice(f"message {who}: {text}", seq, depth)
 
     async def _responded(self, event: ev.ModelResponded, depth: int) -> None:
         thinking = self._thinking.pop(event.call_id, None)

@@ -17,6 +17,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from moot.protocol import events as ev
+from moot.protocol.activity import CallActivity
 from moot.protocol.states import RunState
 from moot.tui.keys import bindings_for
 
@@ -26,16 +27,19 @@ Node = TreeNode[list[ev.Event]]
 
 
 class AgentCall:
-    """What an agent call's line shows: who, what it was asked, its state and its spend."""
+    """What an agent call's line shows: who, what it was asked, its state (the rule of
+    `protocol.activity`, as `format_trace` and `get_agent_status` read it) and its spend."""
 
     def __init__(self, called: ev.AgentCalled) -> None:
         self.called = called
-        self.state = "running"
-        self.returned: ev.AgentReturned | None = None
-        self.waiting = 0
-        """Approvals it waits for."""
+        self.activity = CallActivity()
         self.tokens = 0
         self.cost_usd = 0.0
+
+    @property
+    def returned(self) -> ev.AgentReturned | None:
+        ended = self.activity.ended
+        return ended if isinstance(ended, ev.AgentReturned) else None
 
     def label(self) -> Text:
         called = self.called
@@ -46,10 +50,24 @@ class AgentCall:
             line.append(f"  ← {self.returned.stop_reason}", _state_style(self.returned.state))
             line.append(f" · {seconds:.1f}s", "dim")
         else:
-            state = "waiting for approval" if self.waiting else self.state
-            line.append(f"  {state}", "yellow")
+            line.append(f"  {self.activity.state}", "yellow")
         if self.tokens:
             line.append(f" · {self.tokens:,} tok · ${self.cost_usd:.4f}", "dim")
+        return line
+
+
+class RootCall:
+    """The line of a turn's first call: its agent, and what it waits for while it waits (the
+    turn's line above it says how the turn ended; the chat shows it running)."""
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        self.activity = CallActivity()
+
+    def label(self) -> Text:
+        line = Text(self.agent, style="bold")
+        if self.activity.waiting:
+            line.append(f"  {self.activity.state}", "yellow")
         return line
 
 
@@ -94,6 +112,7 @@ class TracePane(Tree[list[ev.Event]]):
         self._calls: dict[str, Node] = {}
         self._tools: dict[tuple[str, str], Node] = {}
         self._agent_calls: dict[str, AgentCall] = {}
+        self._roots: dict[str, RootCall] = {}
         self._timer: Timer | None = None
         self.updates = 0
         """How many batches were applied (benchmarks read it)."""
@@ -117,11 +136,13 @@ class TracePane(Tree[list[ev.Event]]):
         self.updates += 1
 
     def _apply(self, event: ev.Event) -> None:
+        self._track(event)
         match event:
             case ev.TurnStarted():
                 label = Text.assemble(("turn ", "bold"), _short(event.prompt, 40))
                 run = self.root.add(label, data=[event], expand=True)
-                call = run.add(Text(event.agent, style="bold"), data=[event], expand=True)
+                root = self._roots[event.call_id] = RootCall(event.agent)
+                call = run.add(root.label(), data=[event], expand=True)
                 self._calls[event.call_id] = call
             case ev.AgentCalled():
                 parent = self._calls.get(event.parent_call_id or "", self.root)
@@ -132,8 +153,6 @@ class TracePane(Tree[list[ev.Event]]):
                 returning = self._agent_calls.get(event.call_id)
                 if node is not None and returning is not None:
                     node.data.append(event)  # type: ignore[union-attr]
-                    returning.returned = event
-                    node.set_label(returning.label())
                     node.collapse()
             case ev.ToolStarted():
                 parent = self._calls.get(event.call_id, self.root)
@@ -151,14 +170,12 @@ class TracePane(Tree[list[ev.Event]]):
                         )
                     )
             case ev.ApprovalRequested():
-                self._agent_state(event.call_id, waiting=+1)
                 parent = self._calls.get(event.call_id, self.root)
                 node = parent.add_leaf(
                     Text.assemble(("? ", "yellow"), f"approve {event.tool}"), data=[event]
                 )
                 self._tools[(event.call_id, "approval:" + event.tool_call_id)] = node
             case ev.ApprovalDecided():
-                self._agent_state(event.call_id, waiting=-1)
                 node = self._tools.get((event.call_id, "approval:" + event.tool_call_id))
                 verdict = ("allowed", "green") if event.approved else ("refused", "red")
                 label = Text.assemble(verdict, f" by {event.by}")
@@ -168,6 +185,10 @@ class TracePane(Tree[list[ev.Event]]):
                 else:
                     node.data.append(event)  # type: ignore[union-attr]
                     node.set_label(label)
+            case ev.MessageSent():
+                parent = self._calls.get(event.call_id, self.root)
+                who = f"message {event.sender} → {event.to_agent}: "
+                parent.add_leaf(Text(who + _short(event.text, 40), style="magenta"), data=[event])
             case ev.HookRan():
                 parent = self._calls.get(event.call_id, self.root)
                 parent.add_leaf(
@@ -181,7 +202,7 @@ class TracePane(Tree[list[ev.Event]]):
                 if spender is not None:
                     spender.tokens += event.usage.input_tokens + event.usage.output_tokens
                     spender.cost_usd += event.cost_usd
-                    self._agent_state(event.call_id)
+                    self._redraw(event.call_id)
             case ev.Error() | ev.LimitHit():
                 parent = self._calls.get(event.call_id, self.root)
                 what = event.message if isinstance(event, ev.Error) else event.detail
@@ -205,13 +226,26 @@ class TracePane(Tree[list[ev.Event]]):
                     )
                     run.collapse()
 
-    def _agent_state(self, call_id: str, *, waiting: int = 0) -> None:
-        """Redraw an agent call's line after its state or spend changed."""
-        call, node = self._agent_calls.get(call_id), self._calls.get(call_id)
-        if call is None or node is None:
+    def _track(self, event: ev.Event) -> None:
+        """Give an event to its call's activity; redraw the call's line if its state moved."""
+        call: AgentCall | RootCall | None = self._agent_calls.get(event.call_id)
+        if call is None:
+            call = self._roots.get(event.call_id)
+        if call is None:
             return
-        call.waiting = max(0, call.waiting + waiting)
-        node.set_label(call.label())
+        before = (call.activity.state, call.activity.waiting)
+        call.activity.apply(event)
+        if (call.activity.state, call.activity.waiting) != before:
+            self._redraw(event.call_id)
+
+    def _redraw(self, call_id: str) -> None:
+        """Redraw a call's line after its state or spend changed."""
+        node = self._calls.get(call_id)
+        call: AgentCall | RootCall | None = self._agent_calls.get(call_id)
+        if call is None:
+            call = self._roots.get(call_id)
+        if call is not None and node is not None:
+            node.set_label(call.label())
 
     def _highlighted_call(self) -> AgentCall | None:
         node = self.cursor_node
