@@ -705,3 +705,20 @@ def test_moot_in_a_subdirectory_works_in_the_whole_repository(tmp_path: Path) ->
         timeout=TIMEOUT,
     )
     assert events[0].session_id in listed.stdout
+
+
+def test_headless_an_agent_never_waits_for_a_message_from_the_person(
+    moot: RunMoot, tmp_path: Path
+) -> None:
+    # Nobody can message an agent of `moot -p`: asked to wait 300 s for one, it goes on at once.
+    wait = {"tool_calls": [{"name": "get_messages", "arguments": {"wait_seconds": 300}}]}
+    model = script(tmp_path, [wait, "went on"])
+
+    result = moot("-p", "wait for me", "--model", model, "--output-format", "stream-json")
+
+    assert result.returncode == 0, result.stderr
+    events = parse_stream(result.stdout)
+    (finished,) = [e for e in events if isinstance(e, ev.ToolFinished)]
+    assert finished.tool == "get_messages" and not finished.is_error
+    assert finished.content.startswith("Nothing can message you here")
+    assert not [e for e in events if isinstance(e, ev.WaitingForMessage)]

@@ -225,6 +225,52 @@ async def test_get_messages_stops_waiting_at_its_timeout_and_refuses_a_bad_one()
     assert finished.output == "done"
 
 
+async def test_where_nobody_can_reply_a_lone_agent_does_not_wait_for_the_person() -> None:
+    # `moot -p`: no front end sends messages, so a 300 s wait would only burn the run's time.
+    runtime = make_runtime(
+        agent("main", {"tool_calls": [call("get_messages", wait_seconds=300)]}, "went on"),
+        peer_messages=True,
+        person_replies=False,
+    )
+    finished, events = await asyncio.wait_for(run_turn(runtime), 10)
+    (result,) = of(events, ev.ToolFinished)
+    assert result.content.startswith("Nothing can message you here") and not result.is_error
+    assert not of(events, ev.WaitingForMessage)
+    assert finished.output == "went on"
+
+
+async def test_where_nobody_can_reply_a_running_background_agent_is_still_waited_for() -> None:
+    started, release = asyncio.Event(), asyncio.Event()
+    spawn = call("spawn_background_agent", agent_name="helper", message="think")
+    script = ScriptedProvider(
+        agents={
+            "main": [
+                {"tool_calls": [spawn]},
+                {"tool_calls": [call("get_messages", wait_seconds=30)]},
+                "main done",
+            ],
+            "helper": [{"tool_calls": [call("think")]}, "helper done"],
+        }
+    )
+    runtime = make_runtime(
+        [Agent("main", model=script), Agent("helper", model=script)],
+        tools=[blocking_tool(started, release)],
+        allow_background_agents=True,
+        person_replies=False,
+    )
+    events = runtime.events()
+    runtime.submit(ops.UserTurn(text="go"))
+    waited = await next_of(events, ev.WaitingForMessage)
+    assert waited.agent == "main"
+    release.set()
+    finished = await runtime.wait()
+    runtime.submit(ops.Shutdown())
+    stored = runtime.store.events(runtime.session_id)
+    result = next(e for e in of(stored, ev.ToolFinished) if e.tool == "get_messages")
+    assert "helper done" in result.content  # the wait ended with the background return
+    assert finished.output == "main done"
+
+
 async def test_an_answer_held_for_a_background_agent_is_waiting_for_a_message() -> None:
     started, release = asyncio.Event(), asyncio.Event()
     spawn = call("spawn_background_agent", agent_name="helper", message="think")

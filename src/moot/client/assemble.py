@@ -355,6 +355,8 @@ def open_session(
         person_tools=LazyTools(PERSON_TOOLS, build_person_tools),  # type: ignore[arg-type]
         attach=_attach(workspace),
         allow_background_agents=bool(settings.allow_background_agents),
+        # Where nobody answers approvals (`moot -p`), nobody sends messages either.
+        person_replies=can_ask,
     )
     if mode is not None and runtime.mode != mode:
         # The mode belongs to the session: a resumed one goes on in the mode it switched to,

@@ -170,6 +170,20 @@ class CallRunner:
             waiting.clear()
             await waiting.wait()
 
+    def _could_hear(self) -> bool:
+        """Whether anyone could still message this call: the person (a front end that can),
+        a background agent of its own, or any open call that is not waiting for its answer."""
+        run, call = self.run, self.call
+        if run.person_replies or call.live_background:
+            return True
+        calls = run.fold.calls
+        waiting = {call.call_id}
+        node = call
+        while not node.background and (parent := calls.get(node.parent_call_id or "")):
+            waiting.add(parent.call_id)  # blocked on `call_agent` until this call answers
+            node = parent
+        return any(c.stop_reason is None for i, c in calls.items() if i not in waiting)
+
     async def _await_inbox(self, seconds: float) -> bool:
         """Wait at most `seconds` for a message or a background return to reach this call;
         whether one did."""
@@ -749,6 +763,12 @@ class CallRunner:
         wall = self.run.limits.max_wall_seconds
         if wall is not None:
             seconds = min(seconds, max(0.0, wall - self.run.fold.totals.elapsed))
+        if seconds > 0 and not self.call.inbox and not self._could_hear():
+            # `moot -p`, alone: waiting would only burn the run's time.
+            return ToolResult(
+                "Nothing can message you here (the person cannot reply in this session, and "
+                "no peer or background agent of yours is running): go on without waiting."
+            )
         arrived = True
         if seconds > 0 and not self.call.inbox:
             # Recorded, so the call tree shows the wait; a resume finds the tool started and

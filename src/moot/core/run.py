@@ -86,6 +86,9 @@ class RunContext(msgspec.Struct):
     (see `talks`); the person may message a running agent either way."""
     disabled_tools: frozenset[str] = frozenset()
     """Built-in peer tools not offered in this run (`finish` cannot be disabled)."""
+    person_replies: bool = True
+    """A front end can message running agents (`SendMessage`); False (`moot -p`): nobody
+    can, and `get_messages` waits only while a peer or background agent could still send."""
     pass_history: bool = False
     """An agent called again by the same caller sees their earlier exchange first."""
     extra_instructions: str = ""

@@ -90,6 +90,9 @@ class Runtime:
             listens: `on_message`); they are offered anyway with background agents or more
             than one agent (`core.peers.offers_messages`). The person can `SendMessage` to a
             running agent either way.
+        person_replies: A front end can message running agents; False where none can
+            (`moot -p`): an agent's `get_messages` then waits only while a peer or background
+            agent could still send it something, never for the person.
         disabled_tools: Built-in peer tools not offered (`finish` cannot be disabled).
         pass_history: An agent called again by the same caller (in this run or a later one of
             the session) sees their earlier exchange first; off: each call starts afresh.
@@ -117,6 +120,7 @@ class Runtime:
         attach: AttachFiles | None = None,
         allow_background_agents: bool = False,
         peer_messages: bool = False,
+        person_replies: bool = True,
         disabled_tools: Sequence[str] = (),
         extra_instructions: str = "",
         extra_scope: str = "entry",
@@ -130,6 +134,7 @@ class Runtime:
             raise ValueError(f"extra_scope must be 'entry' or 'all', not {extra_scope!r}")
         self.allow_background_agents = allow_background_agents
         self.peer_messages = peer_messages
+        self.person_replies = person_replies
         self.disabled_tools = frozenset(disabled_tools)
         self.extra_instructions, self.extra_scope = extra_instructions, extra_scope
         self.pass_history = pass_history
@@ -736,6 +741,7 @@ class Runtime:
             session_start=session_start,
             allow_background=self.allow_background_agents,
             messages=self.peer_messages,
+            person_replies=self.person_replies,
             disabled_tools=self.disabled_tools,
             extra_instructions=self.extra_instructions,
             extra_scope=self.extra_scope,
