@@ -207,6 +207,40 @@ async def test_get_messages_with_wait_seconds_waits_for_the_person_and_every_vie
     assert "(waiting for a message)" not in format_trace(stored)
 
 
+async def test_a_message_read_with_get_messages_is_not_delivered_again(tmp_path: Path) -> None:
+    requests: list[ModelRequest] = []
+
+    def main_model(request: ModelRequest) -> object:
+        requests.append(request)
+        if len(requests) == 1:
+            return {"tool_calls": [call("get_messages", wait_seconds=30)]}
+        return "got it"
+
+    store = SQLiteStore(tmp_path / "s.db")
+    runtime = Runtime(
+        [Agent("main", model=FunctionProvider(main_model))], store=store, peer_messages=True
+    )
+    events = runtime.events()
+    runtime.submit(ops.UserTurn(text="wait for my go"))
+    await next_of(events, ev.WaitingForMessage)
+    runtime.submit(ops.SendMessage(to="main", text="go ahead"))
+    finished = await runtime.wait()
+    runtime.submit(ops.Shutdown())
+
+    assert finished.output == "got it"
+    last = requests[-1].messages
+    said = [m for m in last if "go ahead" in m.content]
+    assert [type(m) for m in said] == [ToolResultMessage]  # in the tool's result, once
+    assert not of(store.events(runtime.session_id), ev.MessagesDelivered)
+    # The fold of the log agrees: a resumed session's context reads it once too.
+    fold = RunFold(Limits(), {})
+    for event in store.events(runtime.session_id):
+        if event.run_id:
+            fold.apply(event)
+    conversation = fold.calls[finished.call_id].messages
+    assert sum("go ahead" in m.content for m in conversation) == 1
+
+
 async def test_get_messages_stops_waiting_at_its_timeout_and_refuses_a_bad_one() -> None:
     runtime = make_runtime(
         agent(

@@ -438,13 +438,19 @@ class RunFold:
             call.finish_message = e.arguments["message"]
 
     def _tool_finished(self, e: ev.ToolFinished) -> None:
-        self.calls[e.call_id].results[e.tool_call_id] = ToolResultMessage(
+        call = self.calls[e.call_id]
+        call.results[e.tool_call_id] = ToolResultMessage(
             tool_call_id=e.tool_call_id,
             name=e.tool,
             content=e.content,
             is_error=e.is_error,
             attachments=e.attachments,
         )
+        if e.tool == "get_messages" and not e.is_error and call.inbox:
+            # Its result lists the inbox (the loop builds it and records this with no await
+            # between, so no message can slip in): read now, not delivered again next step.
+            call.received.extend(call.inbox)
+            call.inbox = []
 
 
 _HANDLERS: dict[str, Callable[[RunFold, Any], None]] = {
