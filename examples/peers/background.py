@@ -6,12 +6,11 @@ Run: python examples/peers/background.py
 import asyncio
 
 from moot import Agent, FunctionProvider, run_background
-from moot.protocol.messages import UserMessage
 
 
 def writer_model(request):
-    last = request.messages[-1]
-    if isinstance(last, UserMessage) and "[message from user]" in last.content:
+    # The message arrives in get_messages' result, or at the next step if it came later.
+    if "[message from user]" in request.messages[-1].content:
         return "Report on AI trends, with a section on GPT-5."
     return {"tool_calls": [{"name": "get_messages", "arguments": {}}]}
 
