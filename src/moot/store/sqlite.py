@@ -49,6 +49,7 @@ from moot.store.base import SessionInfo, UnknownSessionError, as_utc
 from moot.store.claims import SessionClaim, claim_by_lock
 from moot.store.errors import StoreError, damaged, from_os, from_sqlite
 from moot.store.invariants import SessionLog, check_schema
+from moot.store.wal import BACKSTOP_PAGES, WalCheckpointer
 
 SCHEMA_VERSION = 2
 """Kept in `PRAGMA user_version`; `_MIGRATIONS` takes an older database up to it."""
@@ -162,6 +163,7 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._logs: dict[str, SessionLog] = {}
         self._claims: weakref.WeakSet[SessionClaim] = weakref.WeakSet()
+        self._wal = WalCheckpointer(self.path)
         with self._guard():
             self._db = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -173,6 +175,9 @@ class SQLiteStore:
                 # With WAL, NORMAL survives a crash of the process (not of the machine) and
                 # spares an fsync per append.
                 self._db.execute("PRAGMA synchronous = NORMAL")
+                # The WAL is copied into the file on another thread (`moot.store.wal`); this
+                # connection does it only past a backstop.
+                self._db.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
                 self._migrate()
             except BaseException:
                 self._db.close()
@@ -258,6 +263,7 @@ class SQLiteStore:
                     del self._logs[event.session_id]
                     continue
                 log.record(stored)
+                self._wal.committed()
                 return stored
             raise RuntimeError(
                 f"could not append to session {event.session_id}: other writers kept taking "
@@ -439,6 +445,7 @@ class SQLiteStore:
         return claim
 
     def close(self) -> None:
+        self._wal.close()
         with self._lock:
             for claim in list(self._claims):
                 claim.release()
