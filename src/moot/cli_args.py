@@ -91,6 +91,22 @@ class _Parser(argparse.ArgumentParser):
         _usage_error(message)
 
 
+class _Refused(Exception):
+    """The lean parser met what it leaves to the whole one: an error, or a help flag."""
+
+
+class _LeanParser(_Parser):
+    """Parses with only the commands named (`parse`); no help flag, and no message of its own."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # `-h` is then an unknown option: refused, and answered by the whole parser.
+        kwargs.setdefault("add_help", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        raise _Refused(message)
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -117,13 +133,14 @@ def _age(text: str) -> float:
     return int(number) * _UNITS[unit]
 
 
-def _parser(named: Collection[str] = ()) -> argparse.ArgumentParser:
+def _parser(named: Collection[str] = (), *, lean: bool = False) -> argparse.ArgumentParser:
     """The parser; of the commands, only those `named` get their options and actions.
 
-    Every command is listed (help, "invalid choice"), but a parser per action and an argument
-    each cost start-up time (~5 ms for all of them), and one process runs one command.
+    A parser per command and action and an argument each cost start-up time (~5 ms for all of
+    them, gettext's lookups mostly), and one process runs one command. The whole parser lists
+    every command (help, "invalid choice"); a `lean` one has only those `named`.
     """
-    parser = _Parser(
+    parser = (_LeanParser if lean else _Parser)(
         prog="moot",
         description="A terminal coding agent where every agent is a peer.",
         epilog=EXAMPLES,
@@ -228,16 +245,20 @@ def _parser(named: Collection[str] = ()) -> argparse.ArgumentParser:
         help="start with mouse capture off, so the terminal selects text; f4 switches it "
         "(setting: ui.mouse)",
     )
-    _add_commands(parser, named)
+    _add_commands(parser, named, every=not lean)
     return parser
 
 
-def _add_commands(parser: argparse.ArgumentParser, named: Collection[str]) -> None:
+def _add_commands(parser: argparse.ArgumentParser, named: Collection[str], *, every: bool) -> None:
+    if not every and not named:
+        parser.set_defaults(command=None)  # what the subparsers would have set
+        return
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text, fill in _COMMAND_TABLE:
-        command = sub.add_parser(name, help=help_text)
         if name in named:
-            fill(command)
+            fill(sub.add_parser(name, help=help_text))
+        elif every:
+            sub.add_parser(name, help=help_text)
 
 
 def _fill_sessions(sessions: argparse.ArgumentParser) -> None:
@@ -427,10 +448,14 @@ def _is_session(word: str) -> bool:
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
-    # Any word that names a command may be the one argparse picks: those are filled in.
-    parser = _parser(named=COMMANDS.intersection(argv))
-    args, task = _split_task(argv, _takes_value(parser))
-    options = parser.parse_args(args)
+    # Any word that names a command may be the one argparse picks: those are filled in. A
+    # lean parser with only them reads what it can; what it refuses (an error, `-h`) the whole
+    # parser reads again, so help and every message are the whole parser's.
+    named = COMMANDS.intersection(argv)
+    try:
+        options, task = _parse_with(_parser(named, lean=True), argv)
+    except _Refused:
+        options, task = _parse_with(_parser(named), argv)
     options.task = task
     if options.command == "init":
         options.model = options.model or os.environ.get("MOOT_MODEL")
@@ -444,6 +469,13 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     if options.command in ("acp", "mcp") and hasattr(options, "model"):
         options.model = options.model or os.environ.get("MOOT_MODEL")
     return options
+
+
+def _parse_with(
+    parser: argparse.ArgumentParser, argv: Sequence[str]
+) -> tuple[argparse.Namespace, str | None]:
+    args, task = _split_task(argv, _takes_value(parser))
+    return parser.parse_args(args), task
 
 
 def project_mcp(values: Sequence[str]) -> list[str]:
