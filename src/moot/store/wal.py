@@ -39,7 +39,9 @@ class WalCheckpointer:
     """Checkpoints `path`'s WAL every `every` commits, on a thread started at the first."""
 
     def __init__(self, path: Path, every: int = EVERY_COMMITS) -> None:
-        self._path = path
+        # Absolute now (the thread opens it later, perhaps after a chdir), and opened for
+        # reading and writing only: never a new, empty database where the store's is missing.
+        self._uri = f"{path.absolute().as_uri()}?mode=rw"
         self._every = every
         self._commits = 0
         self._wake = threading.Event()
@@ -67,7 +69,7 @@ class WalCheckpointer:
 
     def _run(self) -> None:
         try:
-            db = sqlite3.connect(self._path, isolation_level=None)
+            db = sqlite3.connect(self._uri, uri=True, isolation_level=None)
         except sqlite3.Error:
             return  # the store's own automatic checkpoints still run
         try:
