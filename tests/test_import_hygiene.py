@@ -119,8 +119,8 @@ def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> No
 def test_listing_sessions_loads_only_what_a_listing_needs(tmp_path: Path) -> None:
     """`moot sessions list` is a start-up benchmark (<= 100 ms over 1,000 sessions): it fills
     in only its own command's options, and loads no transcript writer, no session assembly,
-    and none of what blobs, checkpoints or argparse's terminal width would bring (hashlib with
-    OpenSSL, json, shutil with bz2 and lzma)."""
+    no event class or log rule, and none of what blobs, checkpoints or argparse's terminal width
+    would bring (hashlib with OpenSSL, json, shutil with bz2 and lzma)."""
     from moot.store.sqlite import SQLiteStore
 
     with SQLiteStore(tmp_path / "data" / "sessions.db") as store:
@@ -143,6 +143,7 @@ def test_listing_sessions_loads_only_what_a_listing_needs(tmp_path: Path) -> Non
 
     assert code_ == 0 and listing.startswith(sid) and listing.rstrip().endswith("listed here")
     unwanted = {*HEAVY, "json", "hashlib", "shutil", "moot.transcript", "moot.client.local"}
+    unwanted |= {"moot.protocol.events", "moot.protocol.ops", "moot.store.invariants"}
     assert unwanted.isdisjoint(loaded), sorted(unwanted.intersection(loaded))
     assert not [m for m in loaded if m.startswith(("moot.core", "moot.providers", "moot.tools"))]
 

@@ -31,25 +31,25 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec.structs import replace
 
-from moot.protocol.events import (
-    Event,
-    SessionRenamed,
-    TurnFinished,
-    TurnStarted,
-    event_from_json,
-)
 from moot.protocol.ids import new_id
 from moot.protocol.titles import title_of
 from moot.store.base import SessionInfo, UnknownSessionError, as_utc
 from moot.store.claims import SessionClaim, claim_by_lock
 from moot.store.errors import StoreError, damaged, from_os, from_sqlite
-from moot.store.invariants import SessionLog, check_schema
 from moot.store.wal import BACKSTOP_PAGES, WalCheckpointer
+
+if TYPE_CHECKING:
+    from moot.protocol.events import Event
+    from moot.store.invariants import SessionLog
+
+# The event classes and the log's rules (`moot.store.invariants`) load at the first append or
+# read of a log, not with this module: `moot sessions list` opens the store and reads neither
+# (~4 ms of its start-up, a benchmark).
 
 SCHEMA_VERSION = 2
 """Kept in `PRAGMA user_version`; `_MIGRATIONS` takes an older database up to it."""
@@ -205,6 +205,8 @@ class SQLiteStore:
                 )
             except sqlite3.IntegrityError:
                 raise ValueError(f"session {session_id!r} exists") from None
+            from moot.store.invariants import SessionLog
+
             self._logs[session_id] = SessionLog(session_id)
         info = self.session(session_id)
         assert info is not None
@@ -249,6 +251,8 @@ class SQLiteStore:
     # ---- the log ------------------------------------------------------------------------------
 
     def append(self, event: Event) -> Event:
+        from moot.store.invariants import check_schema  # see the imports
+
         with self._guard():
             for _ in range(_APPEND_ATTEMPTS):
                 log = self._log(event.session_id)
@@ -464,6 +468,8 @@ class SQLiteStore:
                 raise from_sqlite(exc, self.path, BUSY_TIMEOUT_S) from None
 
     def _decode(self, session_id: str, body: str) -> Event:
+        from moot.protocol.events import event_from_json  # see the imports
+
         try:
             return event_from_json(body)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -540,6 +546,8 @@ class SQLiteStore:
                 f" AND run_id IN ({', '.join('?' * len(open_runs))}) ORDER BY seq",
                 (session_id, *open_runs),
             ).fetchall()
+        from moot.store.invariants import SessionLog
+
         return SessionLog.replay(
             session_id,
             (self._decode(session_id, body) for (body,) in bodies),
@@ -548,6 +556,8 @@ class SQLiteStore:
         )
 
     def _insert(self, event: Event, body: str) -> None:
+        from moot.protocol.events import SessionRenamed, TurnFinished, TurnStarted
+
         seq, ts = event.seq, _iso(event.ts)
         row = (event.session_id, seq, event.run_id, event.call_id, event.kind, ts)
         if isinstance(event, TurnStarted):
