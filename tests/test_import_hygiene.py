@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -113,6 +114,38 @@ def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> No
         "acp",
     }
     assert top_level(loaded).isdisjoint(unused), sorted(top_level(loaded) & unused)
+
+
+def test_listing_sessions_loads_only_what_a_listing_needs(tmp_path: Path) -> None:
+    """`moot sessions list` is a start-up benchmark (<= 100 ms over 1,000 sessions): it fills
+    in only its own command's options, and loads no transcript writer, no session assembly,
+    no event class or log rule, and none of what blobs, checkpoints or argparse's terminal width
+    would bring (hashlib with OpenSSL, json, shutil with bz2 and lzma)."""
+    from moot.store.sqlite import SQLiteStore
+
+    with SQLiteStore(tmp_path / "data" / "sessions.db") as store:
+        sid = store.create_session(title="listed here", workspace="/elsewhere").id
+    code = (
+        "import contextlib, io, sys, moot.cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    code = moot.cli.main(['sessions', 'list', '--all'])\n"
+        "loaded = sorted(sys.modules)\n"
+        "import json\n"
+        "print(json.dumps([code, out.getvalue(), loaded]))"
+    )
+    env = {**os.environ, "MOOT_HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, env=env
+    )
+    assert result.returncode == 0, result.stderr
+
+    code_, listing, loaded = json.loads(result.stdout)
+
+    assert code_ == 0 and listing.startswith(sid) and listing.rstrip().endswith("listed here")
+    unwanted = {*HEAVY, "json", "hashlib", "shutil", "moot.transcript", "moot.client.local"}
+    unwanted |= {"moot.protocol.events", "moot.protocol.ops", "moot.store.invariants"}
+    assert unwanted.isdisjoint(loaded), sorted(unwanted.intersection(loaded))
+    assert not [m for m in loaded if m.startswith(("moot.core", "moot.providers", "moot.tools"))]
 
 
 def test_loading_settings_imports_no_pydantic(tmp_path: Path) -> None:

@@ -6,6 +6,8 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from moot.protocol.events import Event, StateChanged
 from moot.store import EventInvariantError, SQLiteStore, StoreError, open_store
 from moot.store.invariants import SessionLog
 from moot.store.sqlite import SCHEMA_VERSION
+from moot.store.wal import BACKSTOP_PAGES, EVERY_COMMITS
 from store_builders import RunScript, S, append_all, full_run, short_run
 
 TESTS_DIR = Path(__file__).parent
@@ -31,6 +34,31 @@ def test_creates_the_file_and_its_schema(tmp_path: Path) -> None:
     assert tables >= {"sessions", "events", "runs", "checkpoints"}
     db.close()
     SQLiteStore(path).close()  # opening again leaves the schema as it is
+
+
+def test_the_log_is_copied_into_the_file_beside_the_appends_and_the_copier_stops_at_close(
+    tmp_path: Path,
+) -> None:
+    """SQLite's own checkpoint (an fsync pair) would run in `append` every ~280 events and stall
+    the loop; the WAL thread runs it instead, every `EVERY_COMMITS` appends. Until a
+    checkpoint, pages live in the log only and the database file does not grow: it grows here
+    with the appending connection's own checkpoint far off (`BACKSTOP_PAGES`)."""
+    path = tmp_path / "sessions.db"
+    store = SQLiteStore(path)
+    sid = store.create_session(title="long").id
+    before = path.stat().st_size
+    runs = -(-EVERY_COMMITS // 5)  # a short run is five events
+
+    for _ in range(runs):
+        append_all(store, short_run(sid))
+
+    assert runs * 5 * 4 < BACKSTOP_PAGES  # far fewer pages than the backstop: not its doing
+    deadline = time.monotonic() + 10
+    while path.stat().st_size == before and time.monotonic() < deadline:
+        time.sleep(0.01)  # bounded polling of the copier's thread
+    assert path.stat().st_size > before
+    store.close()
+    assert not [t for t in threading.enumerate() if t.name == "moot-wal-checkpoint"]
 
 
 def test_a_database_from_a_newer_moot_is_refused(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, NoReturn
 
 from moot._version import __version__
 
@@ -47,9 +47,64 @@ def _usage_error(message: str) -> NoReturn:
     sys.exit(2)
 
 
+def _columns() -> int:
+    """`shutil.get_terminal_size().columns`, the same way, without importing shutil.
+
+    argparse's formatter imports shutil (and with it bz2, lzma, fnmatch: ~4 ms) at a parser's
+    first argument, on every start-up, `moot sessions list` included.
+    """
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = _columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class _RawFormatter(_Formatter, argparse.RawDescriptionHelpFormatter):
+    pass
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Subparsers are made with this class too, so they share the formatter.
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         _usage_error(message)
+
+
+class _Refused(Exception):
+    """The lean parser met what it leaves to the whole one: an error, or a help flag."""
+
+
+class _LeanParser(_Parser):
+    """Parses with only the commands named (`parse`); no help flag, and no message of its own."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # `-h` is then an unknown option: refused, and answered by the whole parser.
+        kwargs.setdefault("add_help", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        raise _Refused(message)
 
 
 def _positive(text: str) -> int:
@@ -78,12 +133,18 @@ def _age(text: str) -> float:
     return int(number) * _UNITS[unit]
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+def _parser(named: Collection[str] = (), *, lean: bool = False) -> argparse.ArgumentParser:
+    """The parser; of the commands, only those `named` get their options and actions.
+
+    A parser per command and action and an argument each cost start-up time (~5 ms for all of
+    them, gettext's lookups mostly), and one process runs one command. The whole parser lists
+    every command (help, "invalid choice"); a `lean` one has only those `named`.
+    """
+    parser = (_LeanParser if lean else _Parser)(
         prog="moot",
         description="A terminal coding agent where every agent is a peer.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawFormatter,
         # Whole option names only: `sessions list --all` is not an abbreviation of --allowedTools.
         allow_abbrev=False,
     )
@@ -184,15 +245,23 @@ def _parser() -> argparse.ArgumentParser:
         help="start with mouse capture off, so the terminal selects text; f4 switches it "
         "(setting: ui.mouse)",
     )
-    _add_commands(parser)
+    _add_commands(parser, named, every=not lean)
     return parser
 
 
-def _add_commands(parser: argparse.ArgumentParser) -> None:
+def _add_commands(parser: argparse.ArgumentParser, named: Collection[str], *, every: bool) -> None:
+    if not every and not named:
+        parser.set_defaults(command=None)  # what the subparsers would have set
+        return
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sessions = sub.add_parser(
-        "sessions", help="list, show, export, delete, fork and prune sessions"
-    )
+    for name, help_text, fill in _COMMAND_TABLE:
+        if name in named:
+            fill(sub.add_parser(name, help=help_text))
+        elif every:
+            sub.add_parser(name, help=help_text)
+
+
+def _fill_sessions(sessions: argparse.ArgumentParser) -> None:
     sessions_sub = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = sessions_sub.add_parser("list", help="this directory's sessions, newest first")
     listing.add_argument(
@@ -215,21 +284,27 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
     prune.add_argument(
         "--older-than", required=True, type=_age, metavar="AGE", help="e.g. 30d, 12h, 90m"
     )
-    cost = sub.add_parser("cost", help="tokens and cost per session and model (catalog prices)")
+
+
+def _fill_cost(cost: argparse.ArgumentParser) -> None:
     cost.add_argument(
         "--since", metavar="DATE", help="only usage from DATE on (YYYY-MM-DD, or an ISO time)"
     )
     cost.add_argument(
         "--all-workspaces", action="store_true", help="every workspace's sessions, not only here"
     )
-    doctor = sub.add_parser("doctor", help="configured providers, keys and endpoints")
+
+
+def _fill_doctor(doctor: argparse.ArgumentParser) -> None:
     doctor.add_argument(
         "--check", action="store_true", help="send one tiny request to each configured provider"
     )
     doctor.add_argument(
         "--model", action="append", metavar="PROVIDER/MODEL", help="check this model (repeatable)"
     )
-    sandbox = sub.add_parser("sandbox", help="which sandbox runs shell commands; try one in it")
+
+
+def _fill_sandbox(sandbox: argparse.ArgumentParser) -> None:
     sandbox_sub = sandbox.add_subparsers(dest="action", metavar="ACTION", required=True)
     sandbox_sub.add_parser("status", help="the sandbox MOOT_SANDBOX picks here, and why")
     run = sandbox_sub.add_parser("run", help="run one command through it: moot sandbox run -- CMD")
@@ -239,8 +314,13 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
     run.add_argument(
         "argv", nargs=argparse.REMAINDER, metavar="CMD", help="one shell line, or a command"
     )
-    sub.add_parser("undo", help="take back moot's last commit here (see MOOT_AUTO_COMMIT)")
-    skills = sub.add_parser("skills", help="list, show and validate skills (SKILL.md folders)")
+
+
+def _fill_nothing(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _fill_skills(skills: argparse.ArgumentParser) -> None:
     skills_sub = skills.add_subparsers(dest="action", metavar="ACTION", required=True)
     skills_sub.add_parser("list", help="every skill here, closest first, and their problems")
     show_skill = skills_sub.add_parser("show", help="one skill's frontmatter, files and text")
@@ -249,17 +329,16 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
         "validate", help="check skill folders (default: every skill, command and agent here)"
     )
     validate.add_argument("paths", nargs="*", metavar="PATH")
-    init = sub.add_parser(
-        "init", help="have the model write an AGENTS.md for this repository (headless)"
-    )
+
+
+def _fill_init(init: argparse.ArgumentParser) -> None:
     init.add_argument("note", nargs="*", help="what the AGENTS.md should also cover")
     # SUPPRESS: `moot --model X init` keeps the X the main parser read.
     init.add_argument("--model", default=argparse.SUPPRESS, help="provider/model")
-    login = sub.add_parser("login", help="save an API key (mode 0600) for a provider")
+
+
+def _fill_login(login: argparse.ArgumentParser) -> None:
     login.add_argument("provider")
-    _add_mcp(sub)
-    acp = sub.add_parser("acp", help="speak the Agent Client Protocol on stdio (for editors)")
-    _add_session_flags(acp)
 
 
 def _add_session_flags(parser: argparse.ArgumentParser) -> None:
@@ -284,8 +363,7 @@ def _add_session_flags(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    mcp = sub.add_parser("mcp", help="MCP servers: add, list, get, remove, approve; serve")
+def _fill_mcp(mcp: argparse.ArgumentParser) -> None:
     actions = mcp.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser(
         "add",
@@ -318,9 +396,20 @@ def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _add_session_flags(serve)
 
 
-COMMANDS = frozenset(
-    {"sessions", "cost", "doctor", "sandbox", "undo", "login", "skills", "init", "mcp", "acp"}
+_COMMAND_TABLE: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
+    ("sessions", "list, show, export, delete, fork and prune sessions", _fill_sessions),
+    ("cost", "tokens and cost per session and model (catalog prices)", _fill_cost),
+    ("doctor", "configured providers, keys and endpoints", _fill_doctor),
+    ("sandbox", "which sandbox runs shell commands; try one in it", _fill_sandbox),
+    ("undo", "take back moot's last commit here (see MOOT_AUTO_COMMIT)", _fill_nothing),
+    ("skills", "list, show and validate skills (SKILL.md folders)", _fill_skills),
+    ("init", "have the model write an AGENTS.md for this repository (headless)", _fill_init),
+    ("login", "save an API key (mode 0600) for a provider", _fill_login),
+    ("mcp", "MCP servers: add, list, get, remove, approve; serve", _fill_mcp),
+    ("acp", "speak the Agent Client Protocol on stdio (for editors)", _add_session_flags),
 )
+"""Each command: its name, its line in `moot --help`, and what fills in its parser."""
+COMMANDS = frozenset(name for name, _, _ in _COMMAND_TABLE)
 
 
 def _takes_value(parser: argparse.ArgumentParser) -> frozenset[str]:
@@ -359,9 +448,14 @@ def _is_session(word: str) -> bool:
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
-    parser = _parser()
-    args, task = _split_task(argv, _takes_value(parser))
-    options = parser.parse_args(args)
+    # Any word that names a command may be the one argparse picks: those are filled in. A
+    # lean parser with only them reads what it can; what it refuses (an error, `-h`) the whole
+    # parser reads again, so help and every message are the whole parser's.
+    named = COMMANDS.intersection(argv)
+    try:
+        options, task = _parse_with(_parser(named, lean=True), argv)
+    except _Refused:
+        options, task = _parse_with(_parser(named), argv)
     options.task = task
     if options.command == "init":
         options.model = options.model or os.environ.get("MOOT_MODEL")
@@ -375,6 +469,13 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     if options.command in ("acp", "mcp") and hasattr(options, "model"):
         options.model = options.model or os.environ.get("MOOT_MODEL")
     return options
+
+
+def _parse_with(
+    parser: argparse.ArgumentParser, argv: Sequence[str]
+) -> tuple[argparse.Namespace, str | None]:
+    args, task = _split_task(argv, _takes_value(parser))
+    return parser.parse_args(args), task
 
 
 def project_mcp(values: Sequence[str]) -> list[str]:

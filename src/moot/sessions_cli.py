@@ -15,7 +15,6 @@ from moot.client.queries import StoreQueries
 from moot.client.stored import open_queries, open_upkeep
 from moot.paths import default_db_path, workspace_root
 from moot.protocol.client import SessionSummary
-from moot.transcript import as_html, as_json, as_markdown
 
 EXIT_USAGE = 2
 
@@ -75,6 +74,10 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
     if info is None:
         print(f"moot: no session {options.session_id!r}", file=sys.stderr)
         return EXIT_USAGE
+
+    # Imported here: only `show` and `export` write a transcript (json and msgspec's encoders
+    # load with it), and `moot sessions list` is a start-up benchmark.
+    from moot.transcript import as_html, as_json, as_markdown
 
     events = queries.events(info.id)
     if options.action == "export" and options.format == "json":

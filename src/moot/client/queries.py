@@ -11,10 +11,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from moot.protocol.client import CostLine, SessionSummary
-from moot.protocol.events import Event
 from moot.store.base import SessionInfo, Store, UnknownSessionError
 
 if TYPE_CHECKING:
+    from moot.protocol.events import Event
     from moot.providers.catalog import CatalogEntry
 
 LEDGER_SESSIONS = 100_000

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 import msgspec
 from msgspec.structs import replace
 
-from moot.protocol.events import Event, TextDelta, ThinkingDelta
-from moot.protocol.ops import Op
-
 if TYPE_CHECKING:
     import asyncio
+
+    # Annotations only: `moot sessions list` reads this module and needs no event class.
+    from moot.protocol.events import Event
+    from moot.protocol.ops import Op
 
 HIGH_WATER = 256
 """Queued live events past which a subscriber counts as behind: its consecutive text and
@@ -112,10 +113,13 @@ class Subscription:
             await self._wakeup.wait()
 
 
+_MERGEABLE_KINDS = frozenset({"text_delta", "thinking_delta"})
+
+
 def _mergeable(last: Event, event: Event) -> bool:
     return (
         type(event) is type(last)
-        and isinstance(event, TextDelta | ThinkingDelta)
+        and event.kind in _MERGEABLE_KINDS
         and last.call_id == event.call_id
         and last.submission_id == event.submission_id
     )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import re
 import threading
@@ -72,6 +71,8 @@ def lock_file(directory: Path, session_id: str) -> Path:
     if _SAFE_NAME.fullmatch(session_id):
         name = session_id
     else:  # an id a library user chose: never a path
+        import hashlib  # here: OpenSSL loads with it (~4 ms), and moot's own ids never need it
+
         name = "id-" + hashlib.sha256(session_id.encode()).hexdigest()
     return directory / f"{name}.lock"
 
