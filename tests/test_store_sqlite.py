@@ -43,6 +43,11 @@ def test_the_log_is_copied_into_the_file_beside_the_appends_and_the_copier_stops
     the loop; the WAL thread runs it instead, every `EVERY_COMMITS` appends. Until a
     checkpoint, pages live in the log only and the database file does not grow: it grows here
     with the appending connection's own checkpoint far off (`BACKSTOP_PAGES`)."""
+
+    def copiers() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "moot-wal-checkpoint"}
+
+    others = copiers()  # stores other tests left open keep theirs
     path = tmp_path / "sessions.db"
     store = SQLiteStore(path)
     sid = store.create_session(title="long").id
@@ -57,8 +62,9 @@ def test_the_log_is_copied_into_the_file_beside_the_appends_and_the_copier_stops
     while path.stat().st_size == before and time.monotonic() < deadline:
         time.sleep(0.01)  # bounded polling of the copier's thread
     assert path.stat().st_size > before
+    assert copiers() - others  # this store's copier ran
     store.close()
-    assert not [t for t in threading.enumerate() if t.name == "moot-wal-checkpoint"]
+    assert not copiers() - others
 
 
 def test_a_database_from_a_newer_moot_is_refused(tmp_path: Path) -> None:
