@@ -116,6 +116,7 @@ def run_app(options: Namespace) -> int:
         first_run=first_run,
         open_session=open_stored,
         mouse=ui.mouse and not getattr(options, "no_mouse", False),
+        own_heap=True,
     )
     # Inline, the last frame stays on screen at exit unless the conversation is printed instead.
     code = app.run(inline=inline, inline_no_clear=inline and how == "off")

@@ -52,6 +52,7 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client
 from moot.settings import SettingsError
+from moot.tui import heap
 from moot.tui.bridge import EventBridge
 from moot.tui.keys import app_bindings
 from moot.tui.messages import Answered, PromptSubmitted, SessionEvent, Streamed
@@ -143,6 +144,7 @@ class MootApp(App[int]):
         connect: OpenClient | None = None,
         workspace: Path | None = None,
         model: str | None = None,
+        own_heap: bool = False,
     ) -> None:
         """Args:
         client: The session to show; None opens one with `connect`, or shows the first-run
@@ -150,6 +152,8 @@ class MootApp(App[int]):
         connect: Opens the session (blocking: called in a thread once the prompt shows).
         workspace: The workspace `connect` opens (its prompt history shows before it is open).
         model: The model asked for, shown while the session opens (None: the settings').
+        own_heap: The process is the app's alone (`moot`): its heap is frozen once a session
+            shows (`tui/heap.py`). Tests, which run many apps in one process, leave it off.
         first_run: How the first-run screen opens a session with a model, or the demo.
         open_session: Opens a stored session by id (the palette's sessions).
         mouse: Capture the mouse from the start (`f4` switches it either way).
@@ -171,6 +175,8 @@ class MootApp(App[int]):
             self._session_known.set()
         self.error: str | None = None
         """Why the session could not be opened (the app then ends)."""
+        self._own_heap = own_heap
+        self._switched = False
         self._first_run = first_run
         self._open_session = open_session
         self.mouse_reporting = mouse
@@ -226,7 +232,7 @@ class MootApp(App[int]):
                 )
             with Vertical(id="side"):
                 yield ToolsPane(id="tools")
-                yield TracePane(id="trace")
+                yield TracePane(clock=self._clock, id="trace")
         yield StatusLine(id="status")
 
     def _workspace_path(self) -> Path:
@@ -351,6 +357,8 @@ class MootApp(App[int]):
         if self._task_text:
             task, self._task_text = self._task_text, None
             self._send(task)
+        if self._own_heap:
+            heap.settle(collect=self._switched)
 
     async def _first_run_done(self, started: Started | None) -> None:
         if started is None:
@@ -370,6 +378,9 @@ class MootApp(App[int]):
         self._turn_running = False
         if old is not None:
             await old.close()
+        if self._own_heap:
+            heap.release()  # the old session's panes go; collected before the next freeze
+            self._switched = True
         self._show_history, self._task_text = show_history, task
         while len(self.screen_stack) > 1:  # a picker or help over the old session's panes
             await self.pop_screen()
@@ -434,10 +445,12 @@ class MootApp(App[int]):
             return
 
     async def _show_event(self, event: ev.Event) -> None:
-        await self.chat.take(event)
+        # The side panes first (they change at once): the chat's mount, awaited, then lays
+        # them out and paints them in the same frame as its block.
         self.trace.take(event)
         self._pane(ToolsPane).take(event)
         self._pane(StatusLine).take(event)
+        await self.chat.take(event)
         match event:
             case ev.TurnStarted():
                 self._turn_running = True
