@@ -79,3 +79,30 @@ async def test_a_background_agent_shows_its_state_and_spend_and_can_be_messaged_
         await pilot.pause()
         label = helper_label(app)
         assert "← user_cancelled" in label and "1,200 tok" in label and "running" not in label
+
+
+async def test_the_trace_measures_each_line_as_the_tree_itself_would() -> None:
+    """`TracePane.get_label_width` (measured without rendering) gives Tree's own widths: for an
+    expanded and a collapsed node, a leaf, and labels with wide characters."""
+    from textual.widgets import Tree
+
+    client = FakeClient(autoplay=False)
+    app = MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    events = Run(run_id="run_1").start("fix the 日本語 parser").finish("done").events
+    events += Run(run_id="run_2").start("and the lexer ✓").events
+    async with app.run_test(size=(160, 48)) as pilot:
+        trace = app.trace
+        for event in events:
+            trace.take(event)
+        trace.apply_pending()
+        trace._calls["run_2"].add_leaf("✓ read 3ms")
+        await pilot.pause()
+        nodes, todo = [], [trace.root]
+        while todo:
+            node = todo.pop()
+            nodes.append(node)
+            todo += node.children
+        assert {n.is_expanded for n in nodes if n.allow_expand} == {True, False}
+        assert any(not n.allow_expand for n in nodes)
+        for node in nodes:
+            assert trace.get_label_width(node) == Tree.get_label_width(trace, node)

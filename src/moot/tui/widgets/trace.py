@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.message import Message
 from textual.timer import Timer
@@ -224,6 +225,15 @@ class TracePane(Tree[list[ev.Event]]):
                         )
                     )
                     run.collapse()
+
+    def get_label_width(self, node: Node) -> int:
+        # The tree measures every shown line on each rebuild (for its virtual width), and
+        # Tree's own way renders each label to measure it: most of an update with thousands of
+        # nodes. The same width, without building a Text: the expand icon and the label.
+        icon = ""
+        if node.allow_expand:
+            icon = self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE
+        return cell_len(icon) + node.label.cell_len
 
     def _agent_state(self, call_id: str, *, waiting: int = 0) -> None:
         """Redraw an agent call's line after its state or spend changed."""
