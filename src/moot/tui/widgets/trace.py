@@ -134,6 +134,10 @@ class TracePane(Tree[list[ev.Event]]):
             return
         for event in pending:
             self._apply(event)
+        # The lines rebuilt now rather than when first drawn: their new height and width (the
+        # tree's virtual size, which asks for a layout) are then laid out in the same frame as
+        # the change, not in a second one.
+        _ = self.last_line
         self._applied_at = self._clock()
         self.updates += 1
 
