@@ -237,7 +237,8 @@ class TracePane(Tree[list[ev.Event]]):
         icon = ""
         if node.allow_expand:
             icon = self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE
-        return cell_len(icon) + node.label.cell_len
+        label = node.label
+        return cell_len(icon) + (label.cell_len if isinstance(label, Text) else cell_len(label))
 
     def _agent_state(self, call_id: str, *, waiting: int = 0) -> None:
         """Redraw an agent call's line after its state or spend changed."""
