@@ -16,7 +16,9 @@
 - Trace pane: 5,000 nodes (tool calls under turns); one batch applied and drawn, and how many
   batches a second apply while events pour in.
 
-Each part runs in its own process (`python app_speed.py PART` prints JSON), so RSS is its own.
+Each part runs in its own process (`python app_speed.py PART` prints JSON), so RSS is its own,
+and its app owns that process's heap as `moot`'s does (`own_heap`: frozen once the session
+shows, `tui/heap.py`).
 """
 
 from __future__ import annotations
@@ -165,7 +167,9 @@ def _app(client: Any, **kw: Any) -> Any:
     from moot.history import PromptHistory
     from moot.tui.app import MootApp
 
-    return MootApp(client, history=PromptHistory(None), **kw)
+    # Each part's process is the app's alone, as `moot`'s is: its heap is tuned as `run_app`
+    # tunes it (`own_heap`, `tui/heap.py`).
+    return MootApp(client, history=PromptHistory(None), own_heap=True, **kw)
 
 
 async def part_stream(tokens: int) -> dict[str, Any]:
@@ -249,8 +253,9 @@ async def part_trace(nodes: int, seconds: float) -> dict[str, Any]:
 
         async def one_update(i: int, tag: str) -> float:
             ids = _ids(f"run_{turn - 1 - i % turn}")
-            trace.take(ev.ToolStarted(**ids, tool_call_id=f"{tag}{i}", tool="bash", arguments={}))
+            # Timed from the take: after a quiet spell the pane applies an event at once.
             began = time.perf_counter()
+            trace.take(ev.ToolStarted(**ids, tool_call_id=f"{tag}{i}", tool="bash", arguments={}))
             trace.apply_pending()
             await pilot.pause()
             return time.perf_counter() - began

@@ -138,13 +138,38 @@ async def test_the_trace_pane_applies_events_in_batches_and_collapses_finished_t
         trace = app.query_one(TracePane)
         for event in client.play():  # 200 events at once, not through the bridge
             trace.take(event)
-        assert trace.updates == 0 and trace._timer is not None  # queued, one flush pending
+        # The first applied at once (nothing was applied for a while), the rest queued for
+        # one timer.
+        assert trace.updates == 1 and trace._timer is not None
         trace.apply_pending()  # what the timer does
-        assert trace.updates == 1
+        assert trace.updates == 2 and trace._timer is None
         turns = trace.root.children
         assert len(turns) == 50
         assert not any(turn.is_expanded for turn in turns)  # every turn finished: collapsed
         await pilot.pause()
+
+
+async def test_the_trace_pane_shows_an_event_after_a_quiet_spell_at_once_and_batches_the_rest() -> (
+    None
+):
+    from moot.tui.widgets.trace import UPDATES_PER_S, TracePane
+
+    now = [1000.0]
+    app = app_for(FakeClient(autoplay=False), clock=lambda: now[0])
+    events = [e for e in long_session(3) if e.kind in ("turn_started", "turn_finished")]
+    async with app.run_test(size=(160, 48)):
+        trace = app.query_one(TracePane)
+        trace.take(events[0])
+        assert trace.updates == 1 and trace._timer is None  # at once: nothing to wait for
+        now[0] += 0.5 / UPDATES_PER_S
+        trace.take(events[1])
+        trace.take(events[2])
+        assert trace.updates == 1 and trace._timer is not None  # within the interval: batched
+        trace.apply_pending()  # what the timer does
+        assert trace.updates == 2 and trace._timer is None  # both in one batch
+        now[0] += 2 / UPDATES_PER_S
+        trace.take(events[3])
+        assert trace.updates == 3  # a quiet spell again: at once
 
 
 async def test_an_idle_app_runs_no_timer_and_the_cursor_stops_blinking() -> None:

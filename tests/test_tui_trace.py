@@ -159,3 +159,30 @@ async def test_a_message_to_the_person_shows_in_the_chat_and_under_its_sender_in
         assert str(leaf.label) == "message helper → user: Which branch should I use?"
         said = [str(b.render()) for b in app.query(NoticeBlock)]
         assert "message helper → user: Which branch should I use?" in said
+
+
+async def test_the_trace_measures_each_line_as_the_tree_itself_would() -> None:
+    """`TracePane.get_label_width` (measured without rendering) gives Tree's own widths: for an
+    expanded and a collapsed node, a leaf, and labels with wide characters."""
+    from textual.widgets import Tree
+
+    client = FakeClient(autoplay=False)
+    app = MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    events = Run(run_id="run_1").start("fix the 日本語 parser").finish("done").events
+    events += Run(run_id="run_2").start("and the lexer ✓").events
+    async with app.run_test(size=(160, 48)) as pilot:
+        trace = app.trace
+        for event in events:
+            trace.take(event)
+        trace.apply_pending()
+        trace._calls["run_2"].add_leaf("✓ read 3ms")
+        await pilot.pause()
+        nodes, todo = [], [trace.root]
+        while todo:
+            node = todo.pop()
+            nodes.append(node)
+            todo += node.children
+        assert {n.is_expanded for n in nodes if n.allow_expand} == {True, False}
+        assert any(not n.allow_expand for n in nodes)
+        for node in nodes:
+            assert trace.get_label_width(node) == Tree.get_label_width(trace, node)

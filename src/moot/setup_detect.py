@@ -14,14 +14,15 @@ the UI thread.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import msgspec
 
-from moot.login import key_providers, save_login_key
 from moot.paths import data_dir
 from moot.settings import SettingsError, load_settings, save_user_setting
+
+# `moot` (the app) asks `needs_setup` before its first paint: the key lookup (`moot.login`, the
+# providers' credentials) and the thread pool load only in the functions that use them.
 
 PROBE_TIMEOUT_S = 0.5
 """How long a local server may take to answer: on this machine it answers in milliseconds, and
@@ -108,6 +109,13 @@ def _environ(cwd: Path | None, environ: Mapping[str, str] | None) -> dict[str, s
         return base  # opening a session reports a broken settings file; detection goes on
 
 
+def key_providers() -> list[str]:
+    """The providers that take a key, as `moot login` lists them."""
+    from moot.login import key_providers as providers
+
+    return providers()
+
+
 def detect_keys(environ: Mapping[str, str] | None = None) -> tuple[KeyFound, ...]:
     """Where each provider that takes a key has one (local servers, whose key is optional, are
     left out)."""
@@ -171,6 +179,8 @@ def probe_local(
 ) -> tuple[LocalServer, ...]:
     """Ask Ollama and LM Studio (at their usual ports, or where their variables point) which
     models they serve, both at once, each within `timeout` seconds."""
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(len(LOCAL_SERVERS)) as pool:
         futures = [pool.submit(_probe, p, environ, timeout) for p in LOCAL_SERVERS]
         return tuple(f.result() for f in futures)
@@ -231,6 +241,8 @@ def save_key(provider: str, key: str) -> Path:
     Raises:
         moot.login.LoginError: The provider takes no key, or the key is empty or unusable.
     """
+    from moot.login import save_login_key
+
     return save_login_key(provider, key)
 
 

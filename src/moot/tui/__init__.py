@@ -1,9 +1,11 @@
 """The Textual app: `moot` with no `-p`. The only package that imports textual.
 
-`run_app` opens the session's client (the front-end contract) and runs `MootApp` over it; with
-no model configured it runs the app on its first-run screen instead, which opens the session
-once the person has picked a model (or the demo). Textual loads here, inside the function, so
-that `moot -p` never pays for it.
+`run_app` runs `MootApp` with a way to open the session's client (the front-end contract): the
+app paints its prompt first and opens the session in a thread meanwhile (assembling it, the
+store, the runtime and the tools' modules take about as long as Textual takes to load), so the
+person types while it opens. With no model configured it runs the app on its first-run screen
+instead, which opens the session once the person has picked a model (or the demo). Textual
+loads here, inside the function, so that `moot -p` never pays for it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from moot.client.local import SessionOptions
     from moot.protocol.client import Client
     from moot.settings import TerminalOptions
     from moot.tui.screens.setup import FirstRun
@@ -27,8 +30,6 @@ def run_app(options: Namespace) -> int:
     """Open (or resume) a session and run the app until the person quits."""
     from moot import setup_detect
     from moot.cli_args import rule_list
-    from moot.client import SetupError
-    from moot.client.local import SessionOptions, open_client, open_queries
     from moot.paths import workspace_root
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -45,6 +46,8 @@ def run_app(options: Namespace) -> int:
     def session(
         resume: str | None, *, where: Path = cwd, model: str | None = None
     ) -> SessionOptions:
+        from moot.client.local import SessionOptions
+
         return SessionOptions(
             cwd=where,
             model=model or options.model,
@@ -57,8 +60,24 @@ def run_app(options: Namespace) -> int:
             agents=options.agents,
         )
 
+    def open_new(model: str | None = None) -> Client:
+        # The session's modules (the runtime, the store, the tools' specs) load here: in the
+        # thread that opens the session while the app already shows its prompt.
+        from moot.client.local import open_client
+
+        return open_client(session(None, model=model))
+
+    def open_resumed() -> Client:
+        # `moot -r ID` goes on in this workspace (the palette's sessions open in their own).
+        from moot.client.local import open_client
+
+        return open_client(session(session_id))
+
     def open_stored(stored: str) -> Client:
         """A stored session, opened in the workspace it belongs to."""
+        from moot.client import SetupError
+        from moot.client.local import open_client, open_queries
+
         queries = open_queries()
         try:
             summary = queries.session(stored)
@@ -71,16 +90,15 @@ def run_app(options: Namespace) -> int:
             raise SetupError(f"its workspace {where} is not there any more")
         return open_client(session(stored, where=where))
 
-    client = None
     first_run = None
+    connect: Callable[[], Client] | None = None
     if session_id is None and setup_detect.needs_setup(cwd, options.model):
-        first_run = _first_run(cwd, lambda model: open_client(session(None, model=model)))
+        first_run = _first_run(cwd, open_new)
+    elif session_id is None:
+        connect = open_new
     else:
-        try:
-            client = open_client(session(session_id))
-        except SetupError as exc:
-            print(f"moot: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+        connect = open_resumed
+
     from moot.tui.app import MootApp  # textual loads here
     from moot.tui.scrollback import print_conversation, scrollback_format
 
@@ -88,17 +106,26 @@ def run_app(options: Namespace) -> int:
     inline = bool(getattr(options, "no_alt_screen", False)) or not ui.alt_screen
     how = scrollback_format(ui.scrollback, inline=inline, flag=getattr(options, "scrollback", None))
     app = MootApp(
-        client,
+        None,
+        connect=connect,
+        workspace=cwd,
+        model=options.model,
         task=options.task,
         show_history=session_id is not None,
-        open_client=lambda: open_client(session(None)),
+        open_client=open_new,
         first_run=first_run,
         open_session=open_stored,
         mouse=ui.mouse and not getattr(options, "no_mouse", False),
+        own_heap=True,
     )
     # Inline, the last frame stays on screen at exit unless the conversation is printed instead.
     code = app.run(inline=inline, inline_no_clear=inline and how == "off")
+    if app.error:  # the session could not be opened (a missing key, an unknown session)
+        print(f"moot: {app.error}", file=sys.stderr)
+        return EXIT_USAGE
     if how != "off" and app.visits:
+        from moot.client.local import open_queries
+
         queries = open_queries()
         try:
             print_conversation(queries, app.visits, how)

@@ -6,6 +6,12 @@ client's queries. Layout: the chat pane in the main column with the approval pan
 prompt below it; the tools pane and the run-trace pane in a side column that folds away on
 narrow terminals; the status line at the bottom.
 
+Started with a way to open its session (`connect`) rather than a session, the app lays out
+its panes and focuses the prompt first, then opens the session in a thread after the first
+paint: the person can type meanwhile. What is sent before the session is open waits for it (the
+status line says so) and goes, in order, once it is; a session that cannot be opened ends the
+app with `error` set (`run_app` prints it).
+
 With no client yet (the first run, no model configured) the app shows the first-run screen
 (`screens/setup.py`) and composes its layout once that screen hands it a session. Another
 session (`/new`, the palette's sessions) replaces the client and recomposes the layout
@@ -15,8 +21,10 @@ session (`/new`, the palette's sessions) replaces the client and recomposes the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -44,6 +52,7 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client
 from moot.settings import SettingsError
+from moot.tui import heap
 from moot.tui.bridge import EventBridge
 from moot.tui.keys import app_bindings
 from moot.tui.messages import Answered, PromptSubmitted, SessionEvent, Streamed
@@ -132,17 +141,42 @@ class MootApp(App[int]):
         first_run: FirstRun | None = None,
         open_session: OpenSession | None = None,
         mouse: bool = True,
+        connect: OpenClient | None = None,
+        workspace: Path | None = None,
+        model: str | None = None,
+        own_heap: bool = False,
     ) -> None:
         """Args:
-        client: The session to show; None shows the first-run screen (`first_run` opens it).
+        client: The session to show; None opens one with `connect`, or shows the first-run
+            screen (`first_run` opens it).
+        connect: Opens the session (blocking: called in a thread once the prompt shows).
+        workspace: The workspace `connect` opens (its prompt history shows before it is open).
+        model: The model asked for, shown while the session opens (None: the settings').
+        own_heap: The process is the app's alone (`moot`): its heap is frozen once a session
+            shows (`tui/heap.py`). Tests, which run many apps in one process, leave it off.
         first_run: How the first-run screen opens a session with a model, or the demo.
         open_session: Opens a stored session by id (the palette's sessions).
         mouse: Capture the mouse from the start (`f4` switches it either way).
         """
         super().__init__()
-        if client is None and first_run is None:
-            raise ValueError("MootApp needs a client, or a first run that opens one")
+        if client is None and first_run is None and connect is None:
+            raise ValueError("MootApp needs a client, a way to open one, or a first run")
         self._client = client
+        self._connect = connect
+        self._workspace = workspace
+        self._model = model
+        self._opening: asyncio.Task[Client] | None = None
+        """The thread opening the session (`connect`), until it is open."""
+        self._waiting: list[str] = []
+        """What was sent before the session was open, in order."""
+        self._session_known = threading.Event()
+        """Set once the session is open or cannot be: `@` completion waits for it."""
+        if client is not None:
+            self._session_known.set()
+        self.error: str | None = None
+        """Why the session could not be opened (the app then ends)."""
+        self._own_heap = own_heap
+        self._switched = False
         self._first_run = first_run
         self._open_session = open_session
         self.mouse_reporting = mouse
@@ -183,10 +217,9 @@ class MootApp(App[int]):
         return self._client is not None
 
     def compose(self) -> ComposeResult:
-        if self._client is None:
+        if self._client is None and self._connect is None:
             return  # the first-run screen comes first; `_first_run_done` composes this
-        status = self.client.status()
-        history = self._history or PromptHistory(history_file(Path(status.workspace)))
+        history = self._history or PromptHistory(history_file(self._workspace_path()))
         with Horizontal(id="body"):
             with Vertical(id="main"):
                 yield ChatPane(self._load_earlier, id="chat")
@@ -194,13 +227,25 @@ class MootApp(App[int]):
                 yield PromptArea(
                     history,
                     commands=self._command_completions,
-                    paths=self.client.files,
+                    paths=self._files,
                     id="prompt-area",
                 )
             with Vertical(id="side"):
                 yield ToolsPane(id="tools")
-                yield TracePane(id="trace")
+                yield TracePane(clock=self._clock, id="trace")
         yield StatusLine(id="status")
+
+    def _workspace_path(self) -> Path:
+        if self._client is not None:
+            return Path(self._client.status().workspace)
+        assert self._workspace is not None, "an app that opens its session knows its workspace"
+        return self._workspace
+
+    def _files(self) -> Sequence[str]:
+        """The workspace's files for `@` completion (called in a worker thread): the session's,
+        once it is open."""
+        self._session_known.wait()
+        return self._client.files() if self._client is not None else []
 
     def _pane(self, kind: type[PaneT]) -> PaneT:
         # Kept once found: a query walks the DOM in order, and the side panes come after every
@@ -226,7 +271,9 @@ class MootApp(App[int]):
     def prompt(self) -> PromptInput:
         return self._pane(PromptInput)
 
-    async def on_mount(self) -> None:
+    def on_load(self) -> None:
+        # The theme is set before the stylesheet is first applied: set once the widgets are
+        # mounted, it would restyle every one of them before the first paint (~50 ms).
         themes, self.theme_warnings = load_themes()
         for theme in themes:
             self.register_theme(theme)
@@ -234,26 +281,69 @@ class MootApp(App[int]):
         names = self.theme_names()
         self.chosen_theme = wanted if isinstance(wanted, str) and wanted in names else DEFAULT_THEME
         self.theme = self.chosen_theme
+
+    async def on_mount(self) -> None:
+        # The terminal is known now: a 16-colour one takes the theme's stand-in (no change, and
+        # so no restyle, on any other).
+        self.theme = self.chosen_theme
         if not self.mouse_reporting:
             set_mouse_capture(self, False)
-        if self._client is None:
+        if self._client is None and self._connect is None:
             assert self._first_run is not None
             from moot.tui.screens.setup import SetupScreen  # only on a first run
 
             self.push_screen(SetupScreen(self._first_run), self._first_run_done)
             return
-        await self._show_session()
+        if self._client is None:
+            # The prompt first; the session opens once it is on screen (`_begin_opening`).
+            self._lay_out()
+            self.query_one(StatusLine).opening(self._model)
+            self.call_after_refresh(self._begin_opening)
+        else:
+            await self._show_session()
         for warning in self.theme_warnings:
             await self.chat.say(warning, warning=True)
 
-    async def _show_session(self) -> None:
-        """Show the session: status, history, the bridge, its notices, the task to send."""
+    def _lay_out(self) -> None:
         self.watch_side_width(self.side_width)
-        self.query_one(StatusLine).from_status(
-            self.client.status(), branch=self.client.status().git_branch
-        )
         self._fit(self.size.width)
         self.prompt.focus()
+
+    def _begin_opening(self) -> None:
+        assert self._connect is not None
+        self._opening = asyncio.create_task(asyncio.to_thread(self._connect))
+        self._await_session()
+
+    @work(group="session", exclusive=True)
+    async def _await_session(self) -> None:
+        """Show the session once its thread has opened it, then send what waited for it."""
+        from moot.client import SetupError
+
+        assert self._opening is not None
+        try:
+            # Shielded: an app that quits meanwhile still closes the session (`on_unmount`).
+            client = await asyncio.shield(self._opening)
+        except SetupError as exc:
+            self.error = str(exc)
+            self.exit()
+            return
+        finally:
+            self._session_known.set()
+        self._client = client
+        await self._show_session(lay_out=False)
+        waiting, self._waiting = self._waiting, []
+        for text in waiting:
+            self._send(text)
+        from moot.tui.warm import warm_up
+
+        warm_up()
+
+    async def _show_session(self, *, lay_out: bool = True) -> None:
+        """Show the session: status, history, the bridge, its notices, the task to send."""
+        if lay_out:
+            self._lay_out()
+        status = self.client.status()
+        self.query_one(StatusLine).from_status(status, branch=status.git_branch)
         # From seq 0 for a new session, not "from now": the task below may be answered before
         # the bridge's worker has subscribed, and nothing of it may be missed.
         after = await self._history_shown() if self._show_history else 0
@@ -267,6 +357,8 @@ class MootApp(App[int]):
         if self._task_text:
             task, self._task_text = self._task_text, None
             self._send(task)
+        if self._own_heap:
+            heap.settle(collect=self._switched)
 
     async def _first_run_done(self, started: Started | None) -> None:
         if started is None:
@@ -286,6 +378,9 @@ class MootApp(App[int]):
         self._turn_running = False
         if old is not None:
             await old.close()
+        if self._own_heap:
+            heap.release()  # the old session's panes go; collected before the next freeze
+            self._switched = True
         self._show_history, self._task_text = show_history, task
         while len(self.screen_stack) > 1:  # a picker or help over the old session's panes
             await self.pop_screen()
@@ -350,10 +445,12 @@ class MootApp(App[int]):
             return
 
     async def _show_event(self, event: ev.Event) -> None:
-        await self.chat.take(event)
+        # The side panes first (they change at once): the chat's mount, awaited, then lays
+        # them out and paints them in the same frame as its block.
         self.trace.take(event)
         self._pane(ToolsPane).take(event)
         self._pane(StatusLine).take(event)
+        await self.chat.take(event)
         match event:
             case ev.TurnStarted():
                 self._turn_running = True
@@ -382,6 +479,9 @@ class MootApp(App[int]):
         self._send(message.text)
 
     def _send(self, text: str) -> None:
+        if self._client is None:
+            self._wait_for_session(text)
+            return
         if is_command(text):
             self.run_worker(self.registry.run(self, text.strip()), group="command")
             return
@@ -405,6 +505,20 @@ class MootApp(App[int]):
             self.run_worker(self._send_with_resources(text), group="command")
             return
         self.client.submit(ops.UserTurn(text=text))
+
+    def _wait_for_session(self, text: str) -> None:
+        """Keep what is sent while the session opens; it goes, in order, once it is open. One
+        message to the model at most (the session runs one turn at a time), as while a turn
+        runs."""
+        if _starts_a_turn(text) and (
+            self._task_text or any(_starts_a_turn(t) for t in self._waiting)
+        ):
+            self.notify("a message already waits for the session to open: send this after it")
+            self.prompt.load_text(text)
+            return
+        self._waiting.append(text)
+        self.query_one(StatusLine).opening(self._model, waiting=len(self._waiting))
+        self.notify("the session is still opening: this goes as soon as it is open")
 
     def _addressed_agent(self, text: str) -> str | None:
         """The agent `@name message` addresses (one of the session's, with a message)."""
@@ -632,5 +746,16 @@ class MootApp(App[int]):
         self.say(f"new sessions use {name} (/new starts one); this one goes on with its own")
 
     async def on_unmount(self) -> None:
+        self._session_known.set()  # no `@` completion waits on a session that never comes
+        if self._client is None and self._opening is not None:
+            # A session still opening is waited for, so that it is closed, not left behind; one
+            # that could not be opened was reported by `_await_session`.
+            with contextlib.suppress(Exception):
+                self._client = await asyncio.shield(self._opening)
         if self._client is not None:
             await self._client.close()
+
+
+def _starts_a_turn(text: str) -> bool:
+    """Whether sending `text` asks the model (not a command, `!command` or `#` note)."""
+    return not (is_command(text) or is_shell(text) or memory_note(text) is not None)

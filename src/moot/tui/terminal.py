@@ -39,8 +39,9 @@ def few_colours(color_system: str | None) -> bool:
 
 def fitted_theme(app: App[Any], name: str) -> str:
     """`name`, or its 16-colour stand-in when the terminal has only 16 colours. Headless (tests,
-    screenshots) there is no terminal, and the theme is left as asked."""
-    if app.is_headless or not few_colours(app.console.color_system):
+    screenshots) there is no terminal, and the theme is left as asked; so it is while the app
+    loads, before it knows its terminal (the app fits it again once mounted)."""
+    if app._driver is None or app.is_headless or not few_colours(app.console.color_system):
         return name
     return ANSI_FALLBACK.get(name, name)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.syntax import Syntax
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -39,6 +38,8 @@ class InspectorScreen(ModalScreen[None]):
     def compose(self):
         with VerticalScroll():
             yield Static(f"{self._title}  ({len(self._events)} events)", classes="title")
+            from rich.syntax import Syntax  # pygments: loaded when an inspector opens
+
             body = Syntax(
                 events_json(self._events), "json", word_wrap=True, background_color="default"
             )

@@ -5,21 +5,41 @@ While the model streams, a `Markdown` widget takes the coalesced text through a
 `MarkdownStream` (which joins what arrives faster than it can render). When the model turn
 ends, the Markdown tree (a widget per paragraph, ~0.45 MB per message) is replaced by one
 `Static` that renders the same markdown: a finished message costs one widget.
+
+The markdown modules (markdown_it, Textual's `Markdown`, rich's) load at the first answer, not
+before the app's first paint; `tui/warm.py` loads them in a thread once the prompt shows.
 """
 
 from __future__ import annotations
 
-from rich.markdown import Markdown as RichMarkdown
+from typing import TYPE_CHECKING
+
 from textual.containers import Vertical
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
 from moot.tui.widgets.blocks import depth_class
+
+if TYPE_CHECKING:
+    from rich.markdown import Markdown as RichMarkdown
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
 
 FREEZE_CHARS = 2000
 """Past this much text in the live `Markdown`, its whole paragraphs fold into a `Static` and a
 new `Markdown` goes on streaming: a `Markdown` is a widget per paragraph, and each append lays
 them all out again, so a long answer would slow down as it grows."""
+
+
+def _markdown() -> Markdown:
+    from textual.widgets import Markdown  # markdown_it: ~40 ms, not before the first paint
+
+    return Markdown()
+
+
+def _rendered(text: str) -> RichMarkdown:
+    from rich.markdown import Markdown as RichMarkdown  # markdown_it (see `_markdown`)
+
+    return RichMarkdown(text)
 
 
 class AnswerBlock(Vertical):
@@ -53,9 +73,9 @@ class AnswerBlock(Vertical):
         if self.agent and self.depth:
             yield Static(self.agent, classes="agent")
         if self.finished:
-            yield Static(RichMarkdown(self.text), classes="done")
+            yield Static(_rendered(self.text), classes="done")
         else:
-            self._markdown = Markdown()
+            self._markdown = _markdown()
             yield self._markdown
 
     async def write(self, text: str) -> None:
@@ -64,7 +84,7 @@ class AnswerBlock(Vertical):
         if self._markdown is None or self.finished:
             return
         if self._stream is None:
-            self._stream = Markdown.get_stream(self._markdown)
+            self._stream = self._markdown.get_stream(self._markdown)
         await self._stream.write(text)
         self._live += text
         if len(self._live) > FREEZE_CHARS:
@@ -77,13 +97,13 @@ class AnswerBlock(Vertical):
         if cut <= 0 or head.count("```") % 2 or self._markdown is None or self._stream is None:
             return
         await self._stream.stop()
-        old, self._markdown = self._markdown, Markdown()
+        old, self._markdown = self._markdown, _markdown()
         await self.mount_all(
-            [Static(RichMarkdown(head), classes="done part"), self._markdown], before=old
+            [Static(_rendered(head), classes="done part"), self._markdown], before=old
         )
         await old.remove()
         self._live = rest
-        self._stream = Markdown.get_stream(self._markdown)
+        self._stream = self._markdown.get_stream(self._markdown)
         if rest:
             await self._stream.write(rest)
 
@@ -102,7 +122,7 @@ class AnswerBlock(Vertical):
             self._markdown = None
         await self.query("Static.part").remove()
         if self.is_mounted:
-            await self.mount(Static(RichMarkdown(self.text), classes="done"))
+            await self.mount(Static(_rendered(self.text), classes="done"))
 
     @classmethod
     def finished_answer(

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Literal
 
 from rich.console import RenderableType
-from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import events
 from textual.containers import Vertical, VerticalScroll
@@ -47,7 +46,9 @@ def preview_of(request: ev.ApprovalRequested) -> RenderableType:
     """What the person looks at before answering."""
     preview = request.preview or str(request.arguments)
     if request.tool == EXIT_PLAN_MODE:
-        return RichMarkdown(preview)
+        from rich.markdown import Markdown  # markdown_it: not before the app's first paint
+
+        return Markdown(preview)
     if _looks_like_diff(preview):
         return diff_text(preview, None)
     return Text(preview)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
 from textual.containers import Vertical
@@ -13,6 +12,8 @@ CAP = 40
 
 def _lexer_for(diff: str) -> str:
     """The language of the file a diff changes, from its `+++ b/path` line."""
+    from rich.syntax import Syntax  # pygments: not before the app's first paint
+
     for line in diff.splitlines()[:4]:
         if line.startswith("+++ ") or line.startswith("--- "):
             path = line[4:].strip()
@@ -24,6 +25,8 @@ def _lexer_for(diff: str) -> str:
 def diff_text(diff: str, limit: int | None = CAP) -> Text:
     """The diff as text: each changed line's code highlighted for its language, on a green
     (added) or red (removed) ground; file and hunk lines bold and cyan."""
+    from rich.syntax import Syntax  # pygments (see `_lexer_for`)
+
     lines = diff.splitlines()
     shown = lines if limit is None else lines[:limit]
     syntax = Syntax("", _lexer_for(diff), theme="ansi_dark", background_color="default")

@@ -52,6 +52,17 @@ class StatusLine(Static):
         facts.context_window = status.context_window
         self._render_facts()
 
+    def opening(self, model: str | None, *, waiting: int = 0) -> None:
+        """While the session opens: the model asked for (if one was) and what waits for it."""
+        line = Text()
+        if model:
+            line.append(model, style="bold")
+            line.append("  ")
+        line.append("opening the session…", style="italic")
+        if waiting:
+            line.append(f"  {waiting} waiting to be sent", style="bold")
+        self.update(line)
+
     def take(self, event: ev.Event) -> None:
         before = msgspec.structs.astuple(self.facts)
         self._apply(event)

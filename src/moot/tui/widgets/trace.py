@@ -1,15 +1,21 @@
 """The run-trace pane: a live tree of the session.
 
 Turns hold agent calls (forward to the callee, return with its stop reason), which hold their
-tool calls, approvals and hooks, each with timings, tokens and cost. Events collect and are
-applied at most `UPDATES_PER_S` times a second (a tree rebuilds its lines on every change), and a
-finished subtree collapses. Selecting a node posts `TracePane.Inspect` with its events.
+tool calls, approvals and hooks, each with timings, tokens and cost. Events are applied at most
+`UPDATES_PER_S` times a second (a tree rebuilds its lines on every change, and lays the screen
+out again): the first after a quiet spell at once, in the frame that shows it in the chat too
+(a frame of its own would cost a whole layout and paint more), the ones that follow it within
+the interval collected for one timer. A finished subtree collapses. Selecting a node posts
+`TracePane.Inspect` with its events.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.message import Message
 from textual.timer import Timer
@@ -104,8 +110,11 @@ class TracePane(Tree[list[ev.Event]]):
         call_id: str
         agent: str
 
-    def __init__(self, **kw: object) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic, **kw: object) -> None:
         super().__init__("session", data=[], **kw)  # type: ignore[arg-type]
+        self._clock = clock
+        self._applied_at = -1.0 / UPDATES_PER_S
+        """When a batch was last applied."""
         self.show_root = False
         self.guide_depth = 2
         self._pending: list[ev.Event] = []
@@ -118,21 +127,37 @@ class TracePane(Tree[list[ev.Event]]):
         """How many batches were applied (benchmarks read it)."""
 
     def take(self, event: ev.Event) -> None:
-        """Queue an event; it shows at the next batch."""
+        """Take an event: applied now after a quiet spell, else at the next batch."""
         if isinstance(event, ev.TextDelta | ev.ThinkingDelta | ev.StateChanged):
             return
         self._pending.append(event)
-        if self._timer is None:
-            self._timer = self.set_timer(1 / UPDATES_PER_S, self.apply_pending)
+        if self._timer is not None:
+            return
+        wait = self._applied_at + 1 / UPDATES_PER_S - self._clock()
+        if wait <= 0:
+            self.apply_pending()
+        else:
+            self._timer = self.set_timer(wait, self._timer_fired)
+
+    def _timer_fired(self) -> None:
+        self._timer = None
+        self.apply_pending()
 
     def apply_pending(self) -> None:
         """Apply every queued event now (one rebuild of the tree's lines)."""
-        self._timer = None
+        if self._timer is not None:  # applied before its timer: it has nothing left to do
+            self._timer.stop()
+            self._timer = None
         pending, self._pending = self._pending, []
         if not pending:
             return
         for event in pending:
             self._apply(event)
+        # The lines rebuilt now rather than when first drawn: their new height and width (the
+        # tree's virtual size, which asks for a layout) are then laid out in the same frame as
+        # the change, not in a second one.
+        _ = self.last_line
+        self._applied_at = self._clock()
         self.updates += 1
 
     def _apply(self, event: ev.Event) -> None:
@@ -225,6 +250,16 @@ class TracePane(Tree[list[ev.Event]]):
                         )
                     )
                     run.collapse()
+
+    def get_label_width(self, node: Node) -> int:
+        # The tree measures every shown line on each rebuild (for its virtual width), and
+        # Tree's own way renders each label to measure it: most of an update with thousands of
+        # nodes. The same width, without building a Text: the expand icon and the label.
+        icon = ""
+        if node.allow_expand:
+            icon = self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE
+        label = node.label
+        return cell_len(icon) + (label.cell_len if isinstance(label, Text) else cell_len(label))
 
     def _track(self, event: ev.Event) -> None:
         """Give an event to its call's activity; redraw the call's line if its state moved."""

@@ -1,0 +1,138 @@
+"""The app paints its prompt before the session is open: what is sent meanwhile waits for the
+session and goes once it is open, a session that cannot be opened ends the app with its reason,
+and an app quit while its session opens still closes that session.
+
+`connect` is held on a gate (a `threading.Event`) the test opens: the session opens exactly
+when the test says, with no sleep.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from moot.client import SetupError
+from moot.history import PromptHistory
+from moot.protocol import ops
+from moot.testing import FakeClient
+from moot.tui.app import MootApp
+from moot.tui.widgets.answer import AnswerBlock
+from moot.tui.widgets.chat import ChatPane
+from moot.tui.widgets.prompt import PromptInput
+from moot.tui.widgets.status_line import StatusLine
+from tui_scripts import edit_session
+
+
+class GatedOpen:
+    """A `connect` that opens `client` (or raises `error`) once the test opens the gate."""
+
+    def __init__(self, client: FakeClient | None = None, error: str = "") -> None:
+        self.client, self.error = client, error
+        self.gate = threading.Event()
+        self.calls = 0
+
+    def __call__(self) -> FakeClient:
+        self.calls += 1
+        assert self.gate.wait(30), "the test never opened the gate"
+        if self.error:
+            raise SetupError(self.error)
+        assert self.client is not None
+        return self.client
+
+
+def app_for(opener: GatedOpen, tmp_path: Path) -> MootApp:
+    return MootApp(
+        None,
+        connect=opener,  # type: ignore[arg-type]
+        workspace=tmp_path,
+        model="scripted:demo",
+        history=PromptHistory(None),
+    )
+
+
+async def _session_opened(app: MootApp) -> None:
+    """Wait for the worker that shows the session once its thread has opened it."""
+    for worker in [w for w in app.workers if w.group == "session"]:
+        await worker.wait()
+
+
+def _status(app: MootApp) -> str:
+    return str(app.query_one(StatusLine).render())
+
+
+async def test_a_message_sent_before_the_session_is_open_is_sent_once_when_it_opens(
+    tmp_path: Path,
+) -> None:
+    client = FakeClient(edit_session())
+    opener = GatedOpen(client)
+    app = app_for(opener, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        # Painted and usable before the session is: the prompt has the focus, the status line
+        # names the model asked for and says the session is opening.
+        assert isinstance(app.focused, PromptInput)
+        assert not app.has_session
+        assert "scripted:demo" in _status(app) and "opening the session" in _status(app)
+
+        await pilot.press(*"make greet say hello", "enter")
+        await pilot.pause()
+        assert client.ops == []  # nothing can be sent yet, and nothing is lost
+        assert app.prompt.text == ""
+        assert "1 waiting to be sent" in _status(app)
+
+        opener.gate.set()
+        await _session_opened(app)
+        await pilot.pause()
+        assert client.ops == [ops.UserTurn(text="make greet say hello")]
+        assert opener.calls == 1
+        assert "opening the session" not in _status(app)
+        await pilot.pause()
+        assert app.query_one(ChatPane).query(AnswerBlock)  # the answer streams in as usual
+    assert client.ops[:1] == [ops.UserTurn(text="make greet say hello")]  # sent once
+    assert client.closed
+
+
+async def test_a_second_message_while_one_waits_goes_back_into_the_prompt(
+    tmp_path: Path,
+) -> None:
+    client = FakeClient(edit_session())
+    opener = GatedOpen(client)
+    app = app_for(opener, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"first", "enter", *"second", "enter")
+        await pilot.pause()
+        # One turn at a time, as while a turn runs: the second is kept for the person to send.
+        assert app.prompt.text == "second"
+        opener.gate.set()
+        await _session_opened(app)
+        await pilot.pause()
+        assert client.ops == [ops.UserTurn(text="first")]
+
+
+async def test_a_session_that_cannot_be_opened_ends_the_app_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    opener = GatedOpen(error="no key for anthropic: set ANTHROPIC_API_KEY")
+    app = app_for(opener, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"hello", "enter")
+        opener.gate.set()
+        await _session_opened(app)
+        await pilot.pause()
+    assert app.error == "no key for anthropic: set ANTHROPIC_API_KEY"
+    assert app.return_code in (None, 0)  # `run_app` turns `error` into its exit code
+
+
+async def test_an_app_quit_while_its_session_opens_still_closes_the_session(
+    tmp_path: Path,
+) -> None:
+    client = FakeClient(edit_session())
+    opener = GatedOpen(client)
+    app = app_for(opener, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert opener.calls == 1  # the thread is opening it
+        opener.gate.set()
+        app.exit()  # before the app has taken the session
+    assert client.closed
+    assert client.ops == []
