@@ -248,9 +248,15 @@ def test_background_calls_and_messages_between_peers_are_printed() -> None:
             text="halfway",
         )
     )
+    run.add(
+        ev.WaitingForMessage(
+            **run._ids("call_h", "helper", "run_1"), timeout_s=30, tool_call_id="tc_1"
+        )
+    )
     screen = Screen().play(run.events)
 
-    assert screen.lines[-2:] == [
+    assert screen.lines[-3:] == [
         "  lead -> helper (background): dig",
         "  message helper -> user: halfway",
+        "  helper is waiting for a message, up to 30 s (/msg AGENT TEXT)",
     ]

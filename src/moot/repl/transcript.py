@@ -229,6 +229,10 @@ class Transcript:
                 text = one_line(strip_escapes(event.text), 100)
                 who = strip_escapes(f"{event.sender} {self.paint.arrow} {event.to_agent}")
                 self._notice(f"message {who}: {text}", depth)
+            case ev.WaitingForMessage():
+                bound = f", up to {event.timeout_s:g} s" if event.timeout_s is not None else ""
+                who = strip_escapes(event.agent)
+                self._notice(f"{who} is waiting for a message{bound} (/msg AGENT TEXT)", depth)
             case ev.RunResumed():
                 gone = len(event.interrupted_tool_calls)
                 tail = f"; {gone} interrupted tool calls not re-run" if gone else ""
