@@ -39,6 +39,8 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 if TYPE_CHECKING:
+    from textual.widget import AwaitMount
+
     from moot.tui.screens.setup import FirstRun, Started
 
 from moot.commands.builtin import builtin_commands, next_mode
@@ -167,6 +169,8 @@ class MootApp(App[int]):
         self._model = model
         self._opening: asyncio.Task[Client] | None = None
         """The thread opening the session (`connect`), until it is open."""
+        self._side_mounted: AwaitMount | None = None
+        """The side panes being mounted after the first paint (`_begin_opening`)."""
         self._waiting: list[str] = []
         """What was sent before the session was open, in order."""
         self._session_known = threading.Event()
@@ -231,9 +235,12 @@ class MootApp(App[int]):
                     id="prompt-area",
                 )
             with Vertical(id="side"):
-                yield ToolsPane(id="tools")
-                yield TracePane(clock=self._clock, id="trace")
+                if self._client is not None:  # else mounted after the first paint
+                    yield from self._side_panes()
         yield StatusLine(id="status")
+
+    def _side_panes(self) -> list[Widget]:
+        return [ToolsPane(id="tools"), TracePane(clock=self._clock, id="trace")]
 
     def _workspace_path(self) -> Path:
         if self._client is not None:
@@ -312,6 +319,10 @@ class MootApp(App[int]):
     def _begin_opening(self) -> None:
         assert self._connect is not None
         self._opening = asyncio.create_task(asyncio.to_thread(self._connect))
+        # The side panes (a tree, a list) come after the first paint: their styles, layout and
+        # rendering are not on the way to the prompt, and nothing reaches them before the
+        # session is open (their keys wait for it: `check_action`).
+        self._side_mounted = self.query_one("#side").mount(*self._side_panes())
         self._await_session()
 
     @work(group="session", exclusive=True)
@@ -330,6 +341,8 @@ class MootApp(App[int]):
         finally:
             self._session_known.set()
         self._client = client
+        if self._side_mounted is not None:
+            await self._side_mounted
         await self._show_session(lay_out=False)
         waiting, self._waiting = self._waiting, []
         for text in waiting:
