@@ -116,6 +116,18 @@ def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> No
     assert top_level(loaded).isdisjoint(unused), sorted(top_level(loaded) & unused)
 
 
+def test_the_app_loads_no_session_built_in_command_or_other_screen_before_its_first_paint() -> None:
+    """`moot` paints its prompt before its session opens (in a thread, after the first paint):
+    the client, the runtime, the store, the tools, the built-in slash commands and the app's
+    other screens load after it (start-up is a benchmark: `scripts/bench --only app`)."""
+    loaded = modules_after("import moot.tui, moot.tui.app")
+
+    later = ("moot.client", "moot.core", "moot.store", "moot.tools", "moot.tui.screens.")
+    too_soon = {m for m in loaded if m.startswith(later)}
+    too_soon |= loaded & {"moot.commands.builtin", "moot.commands.cost", "moot.commands.session"}
+    assert not too_soon, sorted(too_soon)
+
+
 def test_listing_sessions_loads_only_what_a_listing_needs(tmp_path: Path) -> None:
     """`moot sessions list` is a start-up benchmark (<= 100 ms over 1,000 sessions): it fills
     in only its own command's options, and loads no transcript writer, no session assembly,

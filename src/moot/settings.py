@@ -390,6 +390,8 @@ def _nearest(key: str, candidates: Iterable[str]) -> list[str]:
 
 def unknown_keys(data: Mapping[str, Any], path: object) -> list[SettingsWarning]:
     """A warning for each top-level key of a settings file that moot does not read."""
+    if not data:  # most layers are absent files: no schema walk (it is on the app's start-up)
+        return []
     known = _known_keys()
     top_level = {f.encode_name for f in msgspec.structs.fields(Settings)} | _UNCHECKED_KEYS
     warnings = []

@@ -39,9 +39,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 if TYPE_CHECKING:
+    from textual.widget import AwaitMount
+
     from moot.tui.screens.setup import FirstRun, Started
 
-from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.files import memory_note, use_session_commands
 from moot.commands.mentions import MENTION, expand_mentions
 from moot.commands.registry import CommandError, Registry, is_command
@@ -57,9 +58,6 @@ from moot.tui.bridge import EventBridge
 from moot.tui.keys import app_bindings
 from moot.tui.messages import Answered, PromptSubmitted, SessionEvent, Streamed
 from moot.tui.palette import PROVIDERS, system_commands
-from moot.tui.screens.help import HelpScreen
-from moot.tui.screens.inspector import InspectorScreen
-from moot.tui.screens.picker import PickerScreen
 from moot.tui.scrollback import Visit
 from moot.tui.search import TranscriptSearch
 from moot.tui.terminal import fitted_theme, set_mouse_capture
@@ -167,6 +165,10 @@ class MootApp(App[int]):
         self._model = model
         self._opening: asyncio.Task[Client] | None = None
         """The thread opening the session (`connect`), until it is open."""
+        self._side_mounted: AwaitMount | None = None
+        """The side panes being mounted after the first paint (`_begin_opening`)."""
+        self._approvals_mounted: AwaitMount | None = None
+        """The approval pane (hidden until a request) being mounted after the first paint."""
         self._waiting: list[str] = []
         """What was sent before the session was open, in order."""
         self._session_known = threading.Event()
@@ -188,7 +190,7 @@ class MootApp(App[int]):
         self._task_text = task
         self._show_history = show_history
         self._open_client = open_client
-        self.registry = registry or builtin_commands()
+        self._commands_registry = registry
         self._history = history
         self._clock = clock
         self._last_ctrl_c = -QUIT_WINDOW_S
@@ -213,6 +215,16 @@ class MootApp(App[int]):
         self._client = client
 
     @property
+    def registry(self) -> Registry:
+        """The slash commands: the built-in ones, made when first asked for (their modules are
+        not on the way to the first paint)."""
+        if self._commands_registry is None:
+            from moot.commands.builtin import builtin_commands
+
+            self._commands_registry = builtin_commands()
+        return self._commands_registry
+
+    @property
     def has_session(self) -> bool:
         return self._client is not None
 
@@ -223,7 +235,8 @@ class MootApp(App[int]):
         with Horizontal(id="body"):
             with Vertical(id="main"):
                 yield ChatPane(self._load_earlier, id="chat")
-                yield ApprovalPane(clock=self._clock, id="approval")
+                if self._client is not None:  # else mounted after the first paint
+                    yield ApprovalPane(clock=self._clock, id="approval")
                 yield PromptArea(
                     history,
                     commands=self._command_completions,
@@ -231,9 +244,12 @@ class MootApp(App[int]):
                     id="prompt-area",
                 )
             with Vertical(id="side"):
-                yield ToolsPane(id="tools")
-                yield TracePane(clock=self._clock, id="trace")
+                if self._client is not None:  # else mounted after the first paint
+                    yield from self._side_panes()
         yield StatusLine(id="status")
+
+    def _side_panes(self) -> list[Widget]:
+        return [ToolsPane(id="tools"), TracePane(clock=self._clock, id="trace")]
 
     def _workspace_path(self) -> Path:
         if self._client is not None:
@@ -312,6 +328,14 @@ class MootApp(App[int]):
     def _begin_opening(self) -> None:
         assert self._connect is not None
         self._opening = asyncio.create_task(asyncio.to_thread(self._connect))
+        # The side panes (a tree, a list) and the approval pane (hidden until a request) come
+        # after the first paint: their styles, layout and rendering are not on the way to the
+        # prompt, and nothing reaches them before the session is open (their keys wait for it:
+        # `check_action`).
+        self._side_mounted = self.query_one("#side").mount(*self._side_panes())
+        self._approvals_mounted = self.query_one("#main").mount(
+            ApprovalPane(clock=self._clock, id="approval"), before=self.query_one(PromptArea)
+        )
         self._await_session()
 
     @work(group="session", exclusive=True)
@@ -330,6 +354,9 @@ class MootApp(App[int]):
         finally:
             self._session_known.set()
         self._client = client
+        for mounting in (self._side_mounted, self._approvals_mounted):
+            if mounting is not None:
+                await mounting
         await self._show_session(lay_out=False)
         waiting, self._waiting = self._waiting, []
         for text in waiting:
@@ -539,7 +566,8 @@ class MootApp(App[int]):
 
     @on(PromptInput.Typed)
     def _typed(self, message: PromptInput.Typed) -> None:
-        self.approvals.last_typed = self._clock()
+        with contextlib.suppress(NoMatches):  # none until the first paint (`_begin_opening`)
+            self.approvals.last_typed = self._clock()
 
     @on(TracePane.MessageAgent)
     def _message_agent(self, message: TracePane.MessageAgent) -> None:
@@ -554,6 +582,10 @@ class MootApp(App[int]):
 
     @on(TracePane.Inspect)
     def _inspect(self, message: TracePane.Inspect) -> None:
+        from moot.tui.screens.inspector import (
+            InspectorScreen,
+        )  # loads when first shown
+
         self.push_screen(InspectorScreen(message.title, message.events))
 
     def _command_completions(self, typed: str) -> list[tuple[str, str]]:
@@ -590,6 +622,8 @@ class MootApp(App[int]):
         if mode is None:
             self.notify("this session has no permission modes")
             return
+        from moot.commands.builtin import next_mode
+
         self.client.submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
 
     def action_help(self) -> None:
@@ -652,6 +686,10 @@ class MootApp(App[int]):
             self.run_worker(self.chat.say(text, warning=warning), group="say")
 
     async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
+        from moot.tui.screens.picker import (
+            PickerScreen,
+        )  # loads when first shown
+
         return await self.push_screen_wait(PickerScreen(title, choices))
 
     def theme_names(self) -> Sequence[str]:
@@ -666,6 +704,8 @@ class MootApp(App[int]):
         save_prefs(self._prefs)
 
     def show_help(self) -> None:
+        from moot.tui.screens.help import HelpScreen  # loads when first shown
+
         self.push_screen(HelpScreen(self.registry))
 
     async def copy(self, text: str) -> str:
@@ -683,6 +723,10 @@ class MootApp(App[int]):
         return self._search.run(self.chat, text)
 
     def inspect(self, title: str, events: Sequence[ev.Event]) -> None:
+        from moot.tui.screens.inspector import (
+            InspectorScreen,
+        )  # loads when first shown
+
         self.push_screen(InspectorScreen(title, events))
 
     async def new_session(self) -> None:

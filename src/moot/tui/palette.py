@@ -17,7 +17,6 @@ import msgspec
 from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from moot.commands.builtin import MODES
 from moot.protocol import ops
 from moot.tui.keys import KEYS
 
@@ -110,6 +109,8 @@ class ModesProvider(_Listed):
     """The permission modes; choosing one switches the session to it."""
 
     async def list_entries(self) -> Iterable[Entry]:
+        from moot.commands.builtin import MODES  # the built-in commands load when first used
+
         current = self.moot.client.status().mode
         if current is None:
             return []
