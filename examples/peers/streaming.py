@@ -23,9 +23,8 @@ async def main() -> None:
     writer, researcher = Agent("writer", model=models), Agent("researcher", model=models)
     async for event in stream("Write report", [writer, researcher], allow_background_agents=True):
         if event.kind in ("agent_called", "agent_returned", "messages_delivered", "turn_finished"):
-            print(
-                f"[{event.kind}] {event.agent} call_id={event.call_id} parent={event.parent_call_id}"
-            )
+            where = f"call_id={event.call_id} parent={event.parent_call_id}"
+            print(f"[{event.kind}] {event.agent} {where}")
         if event.kind == "turn_finished":
             print("Done:", event.output)
 
