@@ -722,3 +722,20 @@ def test_headless_an_agent_never_waits_for_a_message_from_the_person(
     assert finished.tool == "get_messages" and not finished.is_error
     assert finished.content.startswith("Nothing can message you here")
     assert not [e for e in events if isinstance(e, ev.WaitingForMessage)]
+
+
+def test_headless_shows_an_agents_message_to_the_person_on_stderr(
+    moot: RunMoot, tmp_path: Path
+) -> None:
+    say = {
+        "tool_calls": [
+            {"name": "send_message", "arguments": {"task_id": "user", "message": "halfway"}}
+        ]
+    }
+    model = script(tmp_path, [say, "done"])
+
+    result = moot("-p", "go", "--model", model)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "done\n"
+    assert "moot: message from moot: halfway" in result.stderr

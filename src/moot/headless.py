@@ -244,8 +244,11 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
 
 
 def _tell(event: ev.Event) -> None:
-    """What the person reads on stderr besides the answer: moot's own commit, or why not."""
-    if isinstance(event, ev.AutoCommitted):
+    """What the person reads on stderr besides the answer: moot's own commit, or why not, and
+    what an agent says to them on the way (`send_message` to `user`: nobody answers here)."""
+    if isinstance(event, ev.MessageSent) and event.to_agent == "user":
+        print(f"moot: message from {event.sender}: {event.text}", file=sys.stderr)
+    elif isinstance(event, ev.AutoCommitted):
         print(f"moot: committed {event.sha[:10]} {event.subject}", file=sys.stderr)
         if event.note:
             print(f"moot: {event.note}", file=sys.stderr)
