@@ -37,6 +37,17 @@ async def type_and_send(pilot, text: str) -> None:  # type: ignore[no-untyped-de
     await pilot.pause()
 
 
+async def shown(pilot) -> ApprovalPane:  # type: ignore[no-untyped-def]
+    """The approval pane once it shows a request: events reach the app through a worker, and
+    a request shown after the test's clock moved on would still be in its grace period."""
+    pane = pilot.app.query_one(ApprovalPane)
+    for _ in range(100):  # bounded: each pause lets the app take what is queued
+        if pane.current is not None:
+            return pane
+        await pilot.pause()
+    raise AssertionError("no approval was shown")
+
+
 async def test_a_message_is_sent_as_one_user_turn_and_its_answer_streams_in() -> None:
     client = FakeClient(edit_session())
     async with app_for(client).run_test(size=(120, 40)) as pilot:
@@ -112,9 +123,12 @@ async def test_each_answer_key_sends_its_op(keys: tuple[str, ...], expected: ops
     client = FakeClient(edit_session())
     async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
         await type_and_send(pilot, "go")
-        pilot.app.query_one(ApprovalPane).focus()
+        pane = await shown(pilot)
+        pane.focus()
         clock.now += GRACE_S + 1
-        await pilot.press(*keys)
+        await pilot.press(keys[0])
+        await pilot.pause()  # `n` focuses the feedback field: the rest is typed there
+        await pilot.press(*keys[1:])
         await pilot.pause()
         assert client.ops[-1] == expected
 
@@ -124,7 +138,7 @@ async def test_a_plan_approval_offers_to_approve_in_either_mode() -> None:
     client = FakeClient(plan_session())
     async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
         await type_and_send(pilot, "plan it")
-        pane = pilot.app.query_one(ApprovalPane)
+        pane = await shown(pilot)
         pane.focus()
         clock.now += GRACE_S + 1
         await pilot.press("a")
