@@ -19,7 +19,13 @@ def app_for(script: list, **kw: object) -> MootApp:
 
 async def send(pilot: Pilot, text: str) -> None:
     await pilot.press(*text, "enter")
-    for _ in range(3):  # the bridge, then the chat's mounts, then their first paint
+    played = pilot.app.client.log  # the fake client's events, played as the turn was sent
+    for _ in range(100):  # bounded: the bridge worker takes them in its own time under load
+        bridge = pilot.app._bridge
+        if bridge is not None and played and bridge.last_seq >= played[-1].seq:
+            break
+        await pilot.pause()
+    for _ in range(3):  # the bridge's flush, then the chat's mounts, then their first paint
         await pilot.pause()
 
 
