@@ -7,6 +7,7 @@ import pytest
 from textual.pilot import Pilot
 
 from moot.history import PromptHistory
+from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.widgets.approval import ApprovalPane
@@ -100,8 +101,13 @@ def test_the_trace_pane_with_nested_peer_calls(snap_compare) -> None:
     async def run_before(pilot: Pilot) -> None:
         await send(pilot, "review the change")
         trace = pilot.app.trace
-        trace.apply_pending()
-        run = trace.root.children[0]
+        for _ in range(100):  # bounded: until the turn's end is in (it collapses the turn)
+            trace.apply_pending()
+            run = trace.root.children[0] if trace.root.children else None
+            if run is not None and any(isinstance(e, ev.TurnFinished) for e in run.data or ()):
+                break
+            await pilot.pause()
+        assert run is not None
         run.expand_all()
         await pilot.pause()
 
