@@ -78,7 +78,7 @@ class _Formatter(argparse.HelpFormatter):
 
 
 class _RawFormatter(_Formatter, argparse.RawDescriptionHelpFormatter):
-    pass
+    """The top parser's: its epilog's examples keep their line breaks."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -317,7 +317,7 @@ def _fill_sandbox(sandbox: argparse.ArgumentParser) -> None:
 
 
 def _fill_nothing(parser: argparse.ArgumentParser) -> None:
-    pass
+    """For a command with no options of its own (`undo`)."""
 
 
 def _fill_skills(skills: argparse.ArgumentParser) -> None:
