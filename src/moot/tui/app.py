@@ -472,12 +472,15 @@ class MootApp(App[int]):
             return
 
     async def _show_event(self, event: ev.Event) -> None:
-        # The side panes first (they change at once): the chat's mount, awaited, then lays
-        # them out and paints them in the same frame as its block.
-        self.trace.take(event)
-        self._pane(ToolsPane).take(event)
-        self._pane(StatusLine).take(event)
-        await self.chat.take(event)
+        # One batch: the side panes' changes and the chat's new block are laid out and painted
+        # together. Without it the chat's awaited mount yields, and the screen lays out (the
+        # whole screen, every block of the transcript) and paints once for the panes, then again
+        # for the block: ~25 ms more before a new message shows in a long session.
+        with self.batch_update():
+            self.trace.take(event)
+            self._pane(ToolsPane).take(event)
+            self._pane(StatusLine).take(event)
+            await self.chat.take(event)
         match event:
             case ev.TurnStarted():
                 self._turn_running = True
