@@ -165,6 +165,39 @@ def test_the_context_report_counts_the_peer_tools_the_run_offers() -> None:
     )
 
 
+async def test_the_context_report_counts_exactly_the_tools_the_request_carries() -> None:
+    """`/context` and a request share one rule (`peers.offered_specs`): an agent given a list
+    of tools is offered only those, and a tool of its own named like a peer tool replaces it.
+    (The report once counted `call_agent` for an agent not given it, and every shared tool.)"""
+
+    @tool
+    def read(path: str) -> str:
+        """Read a file."""
+        return path
+
+    @tool
+    def get_messages() -> str:
+        """The agent's own get_messages."""
+        return ""
+
+    sent: list[ModelRequest] = []
+
+    def model(request: ModelRequest) -> str:
+        sent.append(request)
+        return "done"
+
+    lister = Agent("lister", model=FunctionProvider(model), given_tools=("read", "send_message"))
+    owner = Agent("owner", model=FunctionProvider(model), tools=(get_messages,))
+    for chosen in (lister, owner):
+        runtime = make_runtime([chosen, agent("other", "x")], tools=[read])
+        (part,) = [p for p in runtime.context_parts() if p.name == "tools"]
+        sent.clear()
+        await run_turn(runtime)
+        offered = sorted(s.name for s in sent[0].tools)
+        assert part.detail == f"{len(offered)} tool schemas", (chosen.name, offered)
+    assert offered == sorted(["call_agent", "finish", "get_messages", "read", "send_message"])
+
+
 async def test_a_starting_agent_messaging_its_caller_reaches_the_person_and_the_run_ends() -> None:
     """The person's own call has no model: a message to it (its task id, or `user`, which
     its starting agents are told) is a message to the person. On the old code one stayed in

@@ -10,10 +10,11 @@ caller goes on at once with a task id, and the callee's return arrives as a mess
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from moot.core.agent import Agent
 from moot.providers.base import ToolSpec
+from moot.tools.base import Tool, tool_spec
 
 PERSON = "user"
 CALL_AGENT = "call_agent"
@@ -184,3 +185,49 @@ def tagged(name: str, text: str) -> str:
     """A result labelled with the agent that produced it: every `call_agent` result, one call
     or several, and the person's answer when several agents started."""
     return f"[{name}]{text}[/{name}]"
+
+
+def agent_tools(agent: Agent, shared: Mapping[str, Tool]) -> dict[str, Tool]:
+    """The tools `agent` may call: the run's shared tools (only those it is given, if it was
+    given a list) and its own, which win over a shared tool of the same name."""
+    if agent.given_tools is not None:
+        shared = {name: t for name, t in shared.items() if name in agent.given_tools}
+    return {**shared, **{t.name: t for t in agent.tools}}
+
+
+def calls_peers(agent: Agent) -> bool:
+    """Whether `agent` may `call_agent` (an agent given a list of tools needs it listed)."""
+    return agent.given_tools is None or CALL_AGENT in agent.given_tools
+
+
+def offered_specs(
+    agent: Agent,
+    tools: Mapping[str, Tool],
+    roster: Sequence[Agent],
+    *,
+    background: bool,
+    talks: bool,
+    disabled: frozenset[str] | set[str] = frozenset(),
+) -> tuple[ToolSpec, ...]:
+    """The tool schemas `agent`'s model is offered: its tools (`agent_tools`; one whose
+    `deferred` is true is callable but not offered, its schema loads on demand), then the
+    peer tools it may use, then `finish`. The one rule for a request and for `/context`.
+
+    A peer tool is left out when it is disabled, when one of the agent's tools has its name
+    (that tool wins), or when the agent was given a list of tools that does not name it."""
+    own = [ToolSpec(**tool_spec(t)) for t in tools.values() if not getattr(t, "deferred", False)]
+    off = set(disabled) | {s.name for s in own}
+    peers: list[ToolSpec] = []
+    if calls_peers(agent):
+        peers.append(call_agent_spec(roster, background=background))
+        if background:
+            peers.append(spawn_spec(roster))
+    if talks:
+        given = agent.given_tools
+        peers += [
+            s for s in (SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC) if given is None or s.name in given
+        ]
+    peers = [s for s in peers if s.name not in off]
+    if FINISH_SPEC.name not in {s.name for s in own}:
+        peers.append(FINISH_SPEC)
+    return (*own, *peers)

@@ -15,13 +15,10 @@ from moot.core.fold import INTERRUPTED, CallState, RunFold
 from moot.core.limits import Limits
 from moot.core.peers import (
     BUILTINS,
-    CALL_AGENT,
-    FINISH_SPEC,
-    GET_MESSAGES_SPEC,
-    SEND_MESSAGE_SPEC,
-    call_agent_spec,
+    agent_tools,
+    calls_peers,
+    offered_specs,
     offers_messages,
-    spawn_spec,
 )
 from moot.protocol import events as ev
 from moot.protocol.approval import ApprovalPolicy
@@ -29,7 +26,7 @@ from moot.protocol.messages import ToolCall
 from moot.protocol.modes import ModeName
 from moot.providers.base import Provider, ToolSpec
 from moot.store.base import Store
-from moot.tools.base import Tool, tool_spec
+from moot.tools.base import Tool
 
 if TYPE_CHECKING:
     from moot.core.gate import TurnGate
@@ -164,44 +161,29 @@ class RunContext(msgspec.Struct):
         )
 
     def tools_for(self, agent: Agent) -> dict[str, Tool]:
-        shared = self.tools
-        if agent.given_tools is not None:
-            shared = {name: t for name, t in shared.items() if name in agent.given_tools}
-        return {**shared, **{t.name: t for t in agent.tools}}
+        return agent_tools(agent, self.tools)
 
     def calls_peers(self, agent: Agent) -> bool:
         """Whether `agent` may `call_agent` (an agent given a list of tools needs it listed)."""
-        return agent.given_tools is None or CALL_AGENT in agent.given_tools
-
-    @staticmethod
-    def given(agent: Agent, spec: ToolSpec) -> bool:
-        """Whether a built-in peer tool is among `agent`'s tools: an agent given a list of
-        tools (an agent definition's `tools`) has only those it lists."""
-        return agent.given_tools is None or spec.name in agent.given_tools
+        return calls_peers(agent)
 
     def specs_for(self, agent: Agent) -> tuple[ToolSpec, ...]:
-        """The tools the model of `agent` is offered, computed again only when the offered
-        tools change (an MCP server's tools arrive, a deferred tool is loaded). A tool whose
-        `deferred` is true is callable but not offered (its schema loads on demand)."""
-        offered = [t for t in self.tools_for(agent).values() if not getattr(t, "deferred", False)]
-        key = tuple(offered)  # tools compare by identity: a replaced tool is a new one
+        """The tools the model of `agent` is offered (`peers.offered_specs`), computed again
+        only when its tools change (an MCP server's tools arrive, a deferred tool is loaded)."""
+        tools = self.tools_for(agent)
+        key = tuple(t for t in tools.values() if not getattr(t, "deferred", False))
+        # Tools compare by identity: a replaced tool is a new one.
         cached = self._specs.get(agent.name)
         if cached is None or cached[0] != key:
-            own = [ToolSpec(**tool_spec(t)) for t in offered]
-            roster = list(self.agents.values())
-            off = self.disabled_tools | {s.name for s in own}  # a tool of the same name wins
-            peers: list[ToolSpec] = []
-            if self.calls_peers(agent):
-                peers.append(call_agent_spec(roster, background=self.allow_background))
-                if self.allow_background:
-                    peers.append(spawn_spec(roster))
-            if self.talks:
-                peers += [s for s in (SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC) if self.given(agent, s)]
-            peers = [s for s in peers if s.name not in off]
-            if FINISH_SPEC.name not in {s.name for s in own}:
-                peers.append(FINISH_SPEC)
-            cached = (key, tuple(own + peers))
-            self._specs[agent.name] = cached
+            specs = offered_specs(
+                agent,
+                tools,
+                list(self.agents.values()),
+                background=self.allow_background,
+                talks=self.talks,
+                disabled=self.disabled_tools,
+            )
+            cached = self._specs[agent.name] = (key, specs)
         return cached[1]
 
     def offers(self, agent: Agent, name: str) -> bool:

@@ -623,35 +623,22 @@ class Runtime:
     def context_parts(self, agent: str | None = None) -> list[ContextPart]:
         """What the agent's model would read with its next request, part by part, each
         estimated as the pre-flight check estimates a request (`estimate_tokens`)."""
-        from moot.core.peers import (
-            FINISH_SPEC,
-            GET_MESSAGES_SPEC,
-            SEND_MESSAGE_SPEC,
-            call_agent_spec,
-            offers_messages,
-            spawn_spec,
-            system_prompt,
-        )
-        from moot.providers.base import ModelRequest, ToolSpec, estimate_tokens
-        from moot.tools.base import tool_spec
+        from moot.core.peers import agent_tools, offered_specs, offers_messages, system_prompt
+        from moot.providers.base import ModelRequest, estimate_tokens
 
         chosen = self.agents[agent] if agent else self.entry
         roster = list(self.agents.values())
-        tools = {**self.tools, **{t.name: t for t in chosen.tools}}
-        specs = [ToolSpec(**tool_spec(t)) for t in tools.values()]
-        specs.append(call_agent_spec(roster, background=self.allow_background_agents))
-        if self.allow_background_agents:
-            specs.append(spawn_spec(roster))
         talks = offers_messages(
             len(self.agents), background=self.allow_background_agents, messages=self.peer_messages
         )
-        if talks:
-            given = chosen.given_tools
-            specs += [
-                s for s in (SEND_MESSAGE_SPEC, GET_MESSAGES_SPEC) if not given or s.name in given
-            ]
-        specs = [s for s in specs if s.name not in self.disabled_tools]
-        specs.append(FINISH_SPEC)
+        specs = offered_specs(
+            chosen,
+            agent_tools(chosen, self.tools),
+            roster,
+            background=self.allow_background_agents,
+            talks=talks,
+            disabled=self.disabled_tools,
+        )
         messages = self._session.history.get(chosen.name, [])
 
         def tokens(**request: Any) -> int:
