@@ -315,7 +315,9 @@ async def test_from_file(tmp_path: Path, name: str, content: str) -> None:
 
     provider = ScriptedProvider.from_file(path)
 
-    assert provider.name == f"scripted:{name}"
+    # Named by its whole path: a resumed session finds its script from any directory, and two
+    # scripts of one name in different folders keep their own places (`ResumesFromLog`).
+    assert provider.name == f"scripted:{path.resolve()}"
     assert await answer(provider) == "one"
     assert (await deltas(provider))[-1] == Finish("length")
 

@@ -149,3 +149,68 @@ def test_a_task_typed_approved_and_quit_in_a_real_terminal(
     assert exit_file.read_text().strip() == "0"
     left = subprocess.run(["pgrep", "-f", str(script)], capture_output=True, text=True).stdout
     assert left == "", f"processes left behind: {left}"
+
+
+CONTINUE_SCRIPT = """\
+turns:
+  - text: "First answer: alpha."
+  - text: "Second answer: beta."
+"""
+
+
+def _quit(terminal: Terminal, exit_file: Path) -> str:
+    """ctrl+c twice; the exit code moot left."""
+    terminal.keys("C-c")
+    terminal.keys("C-c")
+    end = time.monotonic() + 20
+    while not exit_file.exists() or not exit_file.read_text().strip():
+        assert time.monotonic() < end, f"moot did not exit:\n{terminal.screen()}"
+        time.sleep(0.05)  # polling another process, bounded
+    code = exit_file.read_text().strip()
+    exit_file.unlink()
+    return code
+
+
+def test_a_task_given_on_the_command_line_then_moot_c_goes_on_with_its_history(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """`moot "task"` opens the app and sends the task; `moot -c` opens that same session in
+    the app with its history shown from the store, and the next turn goes on in it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    script = tmp_path / "continue-script.yaml"
+    script.write_text(CONTINUE_SCRIPT)
+    moot = Path(sys.executable).parent / "moot"
+    exit_file = tmp_path / "exit-code"
+    start = f"{moot} --model scripted:{script} 'say the first thing'; echo $? > {exit_file}"
+    terminal.tmux(
+        "new-session", "-d", "-s", terminal.name, "-x", "140", "-y", "40", "-c", str(repo), start
+    )
+    terminal.wait_for(lambda s: "First answer: alpha." in s, "the task's answer")
+    assert _quit(terminal, exit_file) == "0"
+
+    again = f"{moot} -c; echo $? > {exit_file}"
+    # The first app's exit ended that tmux session (its only window): a new one.
+    terminal.tmux(
+        "new-session", "-d", "-s", terminal.name, "-x", "140", "-y", "40", "-c", str(repo), again
+    )
+    screen = terminal.wait_for(
+        lambda s: "say the first thing" in s and "First answer: alpha." in s,
+        "the earlier turn, shown from the store",
+    )
+    assert "Second answer" not in screen
+    terminal.keys("and now the second")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "Second answer: beta." in s, "the next turn's answer")
+    assert _quit(terminal, exit_file) == "0"
+
+    listed = subprocess.run(
+        [str(moot), "sessions", "list"],
+        cwd=repo,
+        env=terminal.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert listed.count("say the first thing") == 1, listed  # one session, continued

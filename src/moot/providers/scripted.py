@@ -231,7 +231,9 @@ class ScriptedProvider:
         try:
             data = _parse_script(path, text)
             turns, agents = _script_shape(data)
-            return cls(turns, agents=agents, name=f"scripted:{path.name}", **_script_options(data))
+            return cls(
+                turns, agents=agents, name=f"scripted:{path.resolve()}", **_script_options(data)
+            )
         except ValueError as exc:  # JSONDecodeError and msgspec's ValidationError included
             raise ValueError(f"script {path}: {exc}") from exc
 

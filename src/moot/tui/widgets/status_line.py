@@ -56,7 +56,7 @@ class StatusLine(Static):
         """While the session opens: the model asked for (if one was) and what waits for it."""
         line = Text()
         if model:
-            line.append(model, style="bold")
+            line.append(shown_model(model), style="bold")
             line.append("  ")
         line.append("opening the session…", style="italic")
         if waiting:
@@ -106,7 +106,7 @@ class StatusLine(Static):
     def _render_facts(self) -> None:
         f = self.facts
         line = Text()
-        line.append(f.model or "no model", style="bold")
+        line.append(shown_model(f.model) or "no model", style="bold")
         if f.mode:
             line.append("  ")
             line.append(f.mode, style=_MODE_STYLE.get(f.mode, "bold"))
@@ -122,3 +122,11 @@ class StatusLine(Static):
         if f.session_id:
             line.append(f"  {f.session_id}", style="dim")
         self.update(line)
+
+
+def shown_model(model: str) -> str:
+    """The model as the status line shows it: a script by its file's name (a script is named
+    by its whole path, so that a resumed session finds it again)."""
+    if model.startswith("scripted:") and "/" in model:
+        return "scripted:" + model.rsplit("/", 1)[1]
+    return model
