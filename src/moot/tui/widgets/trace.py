@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import get_args
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -28,6 +29,21 @@ from moot.protocol.states import RunState
 from moot.tui.keys import bindings_for
 
 UPDATES_PER_S = 10
+
+PASSED_OVER = frozenset({"text_delta", "thinking_delta", "state_changed", "tool_output"})
+"""Kinds the trace does not read from the store. `take` passes over deltas and state changes
+live too; tool output it queues live, but no call's state moves on it (`CallActivity`: a call
+that waits runs no tool, and a waiting `get_messages` waits for its own result), and a command
+may print thousands of lines."""
+TRACED_KINDS = tuple(
+    sorted(
+        kind
+        for kind in (str(cls.__struct_config__.tag) for cls in get_args(ev.Event))
+        if kind not in PASSED_OVER and kind not in ev.SESSION_KINDS
+    )
+)
+"""What the trace of a resumed session is read from (`tui/side_history.py`): every kind that
+may change a line, so the tree equals the live one. Session events belong to no call."""
 
 Node = TreeNode[list[ev.Event]]
 
