@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import get_args
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -35,13 +34,7 @@ PASSED_OVER = frozenset({"text_delta", "thinking_delta", "state_changed", "tool_
 live too; tool output it queues live, but no call's state moves on it (`CallActivity`: a call
 that waits runs no tool, and a waiting `get_messages` waits for its own result), and a command
 may print thousands of lines."""
-TRACED_KINDS = tuple(
-    sorted(
-        kind
-        for kind in (str(cls.__struct_config__.tag) for cls in get_args(ev.Event))
-        if kind not in PASSED_OVER and kind not in ev.SESSION_KINDS
-    )
-)
+TRACED_KINDS = tuple(sorted(ev.EVENT_KINDS - PASSED_OVER - ev.SESSION_KINDS))
 """What the trace of a resumed session is read from (`tui/side_history.py`): every kind that
 may change a line, so the tree equals the live one. Session events belong to no call."""
 
