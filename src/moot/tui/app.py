@@ -734,12 +734,12 @@ class MootApp(App[int]):
     def search(self, text: str) -> int:
         return self._search.run(self.chat, text)
 
-    def inspect(self, title: str, events: Sequence[ev.Event]) -> None:
+    def inspect(self, title: str, events: Sequence[ev.Event], *, note: str = "") -> None:
         from moot.tui.screens.inspector import (
             InspectorScreen,
         )  # loads when first shown
 
-        self.push_screen(InspectorScreen(title, events))
+        self.push_screen(InspectorScreen(title, events, note=note))
 
     async def new_session(self) -> None:
         if self._open_client is None:
