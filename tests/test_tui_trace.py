@@ -274,3 +274,64 @@ async def test_a_long_resumed_session_traces_the_tail_it_shows_from_its_first_ru
         assert [t.split("  ")[0] for t in turns] == ["- turn question 28", "- turn question 29"]
         assert "    - ✓ read 12ms" in trace_lines(app)
     assert reads and all(r.get("limit") for r in reads)
+
+
+def nested_calls() -> list[ev.Event]:
+    """The lead calls a reviewer, which calls a linter; the lead's own tool runs meanwhile."""
+    run = Run(agent="lead").start("review it")
+    reviewer = {"call_id": "call_r", "agent": "reviewer", "parent": "run_1"}
+    linter = {"call_id": "call_l", "agent": "linter", "parent": "call_r"}
+    run.add(ev.AgentCalled(**run._ids(**reviewer), caller="lead", message="review", depth=1))
+    run.tool("r1", "read", {"path": "a.py"}, "x = 1", **reviewer)
+    run.add(ev.AgentCalled(**run._ids(**linter), caller="reviewer", message="lint", depth=2))
+    run.tool("o1", "grep", {"pattern": "x"}, "a.py:1", **{**reviewer, "call_id": "run_1"})
+    run.tool("l1", "bash", {"command": "ruff check"}, "clean", **linter)
+    run.text("clean", **linter).responded("clean", **linter)
+    for ids in (linter, reviewer):
+        run.add(
+            ev.AgentReturned(
+                **run._ids(**ids), state="completed", stop_reason="completed", output="ok"
+            )  # type: ignore[arg-type]
+        )
+    return run.responded("done").finish("done").events
+
+
+async def test_selecting_a_call_in_the_trace_inspects_its_events_and_its_callees() -> None:
+    """Keyboard only: the trace focused, the turn unfolded, the reviewer's line selected. The
+    inspector shows the reviewer's events and its linter's, in order, without the lead's tool
+    that ran meanwhile or the deltas; the turn's line shows its whole run."""
+    from moot.tui.screens.inspector import InspectorScreen
+
+    client = FakeClient(nested_calls(), autoplay=False)
+    app = MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 48)) as pilot:
+        client.play()
+        await pilot.pause()
+        app.trace.apply_pending()
+        app.trace.focus()
+        await pilot.press("down", "space", "down", "down")  # the turn, unfolded; lead; reviewer
+        assert str(app.trace.cursor_node.label).startswith("→ reviewer review")  # type: ignore[union-attr]
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, InspectorScreen)
+        assert [(e.kind, e.call_id) for e in screen._events] == [
+            ("agent_called", "call_r"),
+            ("tool_started", "call_r"),
+            ("tool_finished", "call_r"),
+            ("agent_called", "call_l"),
+            ("tool_started", "call_l"),
+            ("tool_finished", "call_l"),
+            ("model_responded", "call_l"),
+            ("agent_returned", "call_l"),
+            ("agent_returned", "call_r"),
+        ]
+        assert screen._note.startswith("text and thinking deltas left out")
+        await pilot.press("escape")
+        await pilot.press("up", "up", "enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, InspectorScreen)
+        assert [e.seq for e in screen._events] == [
+            e.seq for e in client.log if not isinstance(e, ev.TextDelta)
+        ]

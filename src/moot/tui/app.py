@@ -594,11 +594,16 @@ class MootApp(App[int]):
 
     @on(TracePane.Inspect)
     def _inspect(self, message: TracePane.Inspect) -> None:
-        from moot.tui.screens.inspector import (
-            InspectorScreen,
-        )  # loads when first shown
+        """A node's events with its subtree's, read from the store (bounded): a turn's run, an
+        agent call's events and its callees', a tool call's output too."""
+        from moot.commands.run_events import read, scope_of  # with the inspector, when asked
 
-        self.push_screen(InspectorScreen(message.title, message.events))
+        scope = scope_of(message.events)
+        if scope is None:  # a message, a hook, an error: its own events are all there is
+            self.inspect(message.title, message.events)
+            return
+        shown = read(self.client.query, self.client.session_id, scope)
+        self.inspect(message.title, shown.events, note=shown.note)
 
     def _command_completions(self, typed: str) -> list[tuple[str, str]]:
         name, _, rest = typed.partition(" ")

@@ -6,7 +6,7 @@ tool calls, approvals and hooks, each with timings, tokens and cost. Events are 
 out again): the first after a quiet spell at once, in the frame that shows it in the chat too
 (a frame of its own would cost a whole layout and paint more), the ones that follow it within
 the interval collected for one timer. A finished subtree collapses. Selecting a node posts
-`TracePane.Inspect` with its events.
+`TracePane.Inspect` with its own events (the app reads its subtree's from the store).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ class TracePane(Tree[list[ev.Event]]):
 
     @dataclass
     class Inspect(Message):
-        """The person selected a node: show these events."""
+        """The person selected a node: these are its own events (its first says what it is)."""
 
         title: str
         events: list[ev.Event]
