@@ -101,7 +101,7 @@ def read(queries: Queries, session_id: str, scope: Scope) -> Inspected:
         KeyError: the store holds no such session.
     """
     end = scope.last_seq
-    if end is None:  # still going: to the run's last event now (one indexed read)
+    if end is None:  # not ended (or not known to have): to the run's last event now
         newest = queries.events(session_id, run_id=scope.run_id, limit=1)
         end = newest[-1].seq if newest else scope.first_seq
     calls = {scope.call_id}
@@ -155,8 +155,12 @@ def recent_runs(queries: Queries, session_id: str) -> list[ev.TurnStarted]:
 
 def find_run(queries: Queries, session_id: str, typed: str) -> ev.TurnStarted:
     """The start of the run `typed` names: the last run when empty, else the one with that id
-    (one indexed read, however old the run), else the one whose id it begins (the recent runs
+    (one read by run, however old the run), else the one whose id it begins (the recent runs
     first, then older ones a page at a time: one page in memory, never the log).
+
+    Neither holds more than a page, but SQLite finds a run's start by walking back from the
+    log's end (~35 ms per 100,000 events after it, measured): a `Queries` answer from the
+    store's `runs` table would find it at once.
 
     Raises:
         CommandError: no run, or several, match; it names the recent ones, or the matches.

@@ -40,7 +40,8 @@ def side_history(
     start = first.seq
     if first.run_id and not isinstance(first, ev.TurnStarted):
         # The tail begins inside a run: its start comes first, or the run's calls would show
-        # as lines without a turn (one indexed read: a run has one `turn_started`).
+        # as lines without a turn (one read by run: the store walks back to its start, which
+        # is near, since the run holds the tail's first event).
         began = query.events(session_id, run_id=first.run_id, kinds=("turn_started",), limit=1)
         start = began[0].seq if began else start
     return query.events(
