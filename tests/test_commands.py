@@ -42,6 +42,7 @@ class Recorder:
         self.copied: list[str] = []
         self.searched: list[str] = []
         self.inspected: list[tuple[str, list[ev.Event]]] = []
+        self.notes: list[str] = []
         self.choices: list[Sequence[tuple[str, str]]] = []
         self.matches = 0
         self.opened: list[str] = []
@@ -82,8 +83,9 @@ class Recorder:
         self.searched.append(text)
         return self.matches
 
-    def inspect(self, title: str, events: Sequence[ev.Event]) -> None:
+    def inspect(self, title: str, events: Sequence[ev.Event], *, note: str = "") -> None:
         self.inspected.append((title, list(events)))
+        self.notes.append(note)
 
     @property
     def last(self) -> str:
@@ -463,6 +465,65 @@ async def test_inspect_opens_a_runs_events(registry: Registry) -> None:
     inspect = registry.get("inspect")
     assert inspect is not None and inspect.complete is not None
     assert inspect.complete(context, "run_") == ["run_b2", "run_a1"]
+
+
+def recorded_reads(client: FakeClient) -> list[dict[str, object]]:
+    """What the client's `events` query is asked from now on (its keyword arguments)."""
+    reads: list[dict[str, object]] = []
+    real_events = client.query.events
+
+    def events(session_id: str, **kw: Any) -> list[ev.Event]:
+        reads.append(kw)
+        return real_events(session_id, **kw)
+
+    client.query.events = events  # type: ignore[method-assign]
+    return reads
+
+
+async def test_inspect_finds_a_run_older_than_the_recent_ones_without_reading_the_log(
+    registry: Registry,
+) -> None:
+    """30 runs: an old one is found by its id or a prefix of it (the recent 20 first, then a
+    page at a time); an id that matches none names the recent runs; every read is bounded."""
+    ids = [f"run_{i:02}_{chr(97 + i % 26)}" for i in range(30)]
+    client = client_for(script=[e for i, r in enumerate(ids) for e in turn(r, f"q{i}", "a")])
+    client.play()
+    reads = recorded_reads(client)
+    context = Recorder(client)
+    for typed in ("run_03_d", "run_03"):
+        await registry.run(context, f"/inspect {typed}")
+        title, events = context.inspected[-1]
+        assert title == "run run_03_d" and [e.prompt for e in events[:1]] == ["q3"]  # type: ignore[attr-defined]
+        assert len(events) == 3 and context.notes[-1].startswith("text and thinking deltas")
+    await registry.run(context, "/inspect run_0")
+    assert context.last == "several runs begin with 'run_0': run_09_j, run_08_i, run_07_h, …"
+    await registry.run(context, "/inspect run_nosuch")
+    recent = ", ".join(ids[-5:])
+    assert context.warned and context.last == f"no run 'run_nosuch'; recent runs: {recent}"
+    assert all(r.get("limit") or (r.get("run_id") and r.get("before_seq")) for r in reads)
+
+
+async def test_inspect_shows_the_first_events_of_a_long_run_and_says_where_it_stopped(
+    registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.commands import run_events
+
+    monkeypatch.setattr(run_events, "MAX_SHOWN", 5)
+    monkeypatch.setattr(run_events, "WINDOW", 3)
+    ids: dict[str, Any] = {"run_id": "run_1", "call_id": "run_1", "agent": "moot"}
+    deltas = [ev.TextDelta(**ids, text=f"{i} ") for i in range(4)]
+    answers = [ev.ModelResponded(**ids, model="m", text=f"answer {i}") for i in range(6)]
+    client = client_for(script=[*turn("run_1", "go", "done")[:1], *deltas, *answers])
+    client.play()  # still running: 11 events so far
+    context = Recorder(client)
+    await registry.run(context, "/inspect")
+    _, events = context.inspected[-1]
+    assert [e.kind for e in events] == ["turn_started"] + ["model_responded"] * 4
+    assert [e.seq for e in events] == [1, 6, 7, 8, 9]
+    assert context.notes[-1] == (
+        "the first 5 events of the run, to seq 9; it goes on to seq 11 (/export json has every "
+        "event); text and thinking deltas left out (each model_responded holds the whole text)"
+    )
 
 
 # ---- !command ------------------------------------------------------------------------------------

@@ -3,15 +3,17 @@ spend, and the keys that message or cancel the highlighted agent."""
 
 from __future__ import annotations
 
+import pytest
+
 from moot.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol import ops
-from moot.protocol.messages import Usage
+from moot.protocol.messages import ToolCall, Usage
 from moot.protocol.states import RunState
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.widgets.blocks import NoticeBlock
-from tui_scripts import Run
+from tui_scripts import Run, traced_session
 
 
 def helper_label(app: MootApp) -> str:
@@ -186,3 +188,150 @@ async def test_the_trace_measures_each_line_as_the_tree_itself_would() -> None:
         assert any(not n.allow_expand for n in nodes)
         for node in nodes:
             assert trace.get_label_width(node) == Tree.get_label_width(trace, node)
+
+
+def trace_lines(app: MootApp) -> list[str]:
+    """Every node of the trace (folded ones too), indented by depth, marked + when expanded."""
+    app.trace.apply_pending()
+    lines: list[str] = []
+
+    def walk(node, depth: int) -> None:  # type: ignore[no-untyped-def]
+        for child in node.children:
+            mark = "+" if child.is_expanded else "-"
+            lines.append(f"{'  ' * depth}{mark} {child.label}")
+            walk(child, depth + 1)
+
+    walk(app.trace.root, 0)
+    return lines
+
+
+async def side_panes_shown(*, resumed: bool) -> tuple[list[str], list[str], list[str]]:
+    """The trace's lines, the tools pane's rows and the chat's notices of `traced_session`,
+    played live or shown as a resumed session's history."""
+    from textual.widgets import OptionList
+
+    from moot.tui.widgets.tools_pane import ToolsPane
+
+    client = FakeClient(traced_session(), autoplay=False)
+    if resumed:
+        client.play()
+    app = MootApp(client, history=PromptHistory(None), show_history=resumed)  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 48)) as pilot:
+        if not resumed:
+            client.play()
+        await pilot.pause()
+        options = app.query_one(ToolsPane).query_one(OptionList)
+        rows = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        notices = [str(b.render()) for b in app.query(NoticeBlock)]
+        return trace_lines(app), rows, notices
+
+
+async def test_a_resumed_session_shows_the_trace_tools_and_messages_the_live_app_showed() -> None:
+    """Resumed, the trace has the live tree (callees returned and folded, their spend, the
+    approval, the message, the background helper still waiting), the tools pane the live rows
+    and the chat the live notices (the message between peers among them)."""
+    live = await side_panes_shown(resumed=False)
+    resumed = await side_panes_shown(resumed=True)
+    assert resumed == live
+    trace, rows, notices = live
+    assert "    - → reviewer reviewer: go  ← completed · 0.0s · 1,200 tok · $0.2500" in trace
+    assert "      - allowed by user" in trace
+    assert "      - message reviewer → lead: one moment" in trace
+    assert "    + ⇢ helper dig  waiting for a message · 550 tok · $0.1000" in trace
+    assert trace[0].startswith("- turn review the change  completed")  # folded once finished
+    assert "? tester: bash" in rows and "… get_messages" in rows
+    assert "message reviewer → lead: one moment" in notices
+
+
+async def test_a_long_resumed_session_traces_the_tail_it_shows_from_its_first_runs_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The chat's tail begins inside run 28: the trace shows runs 28 and 29 whole, nothing
+    older, and no read of the log is unbounded."""
+    from moot.tui import app as app_module
+
+    monkeypatch.setattr(app_module, "HISTORY_TAIL", 10)  # six events a turn: 1⅔ turns
+    script: list[ev.Event] = []
+    for i in range(30):
+        run = Run(run_id=f"run_{i}").start(f"question {i}")
+        run.responded("", (ToolCall(id=f"t{i}", name="read", arguments={"path": "a.py"}),))
+        run.tool(f"t{i}", "read", {"path": "a.py"}, "1\tx = 1")
+        script += run.responded(f"answer {i}").finish(f"answer {i}").events
+    client = FakeClient(script, autoplay=False)
+    client.play()
+    reads: list[dict[str, object]] = []
+    real_events = client.query.events
+
+    def events(session_id: str, **kw: object) -> list[ev.Event]:
+        reads.append(kw)
+        return real_events(session_id, **kw)  # type: ignore[arg-type]
+
+    client.query.events = events  # type: ignore[method-assign]
+    app = MootApp(client, history=PromptHistory(None), show_history=True)  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        turns = [line for line in trace_lines(app) if line.lstrip("+- ").startswith("turn ")]
+        assert [t.split("  ")[0] for t in turns] == ["- turn question 28", "- turn question 29"]
+        assert "    - ✓ read 12ms" in trace_lines(app)
+    assert reads and all(r.get("limit") for r in reads)
+
+
+def nested_calls() -> list[ev.Event]:
+    """The lead calls a reviewer, which calls a linter; the lead's own tool runs meanwhile."""
+    run = Run(agent="lead").start("review it")
+    reviewer = {"call_id": "call_r", "agent": "reviewer", "parent": "run_1"}
+    linter = {"call_id": "call_l", "agent": "linter", "parent": "call_r"}
+    run.add(ev.AgentCalled(**run._ids(**reviewer), caller="lead", message="review", depth=1))
+    run.tool("r1", "read", {"path": "a.py"}, "x = 1", **reviewer)
+    run.add(ev.AgentCalled(**run._ids(**linter), caller="reviewer", message="lint", depth=2))
+    run.tool("o1", "grep", {"pattern": "x"}, "a.py:1", **{**reviewer, "call_id": "run_1"})
+    run.tool("l1", "bash", {"command": "ruff check"}, "clean", **linter)
+    run.text("clean", **linter).responded("clean", **linter)
+    for ids in (linter, reviewer):
+        run.add(
+            ev.AgentReturned(
+                **run._ids(**ids), state="completed", stop_reason="completed", output="ok"
+            )  # type: ignore[arg-type]
+        )
+    return run.responded("done").finish("done").events
+
+
+async def test_selecting_a_call_in_the_trace_inspects_its_events_and_its_callees() -> None:
+    """Keyboard only: the trace focused, the turn unfolded, the reviewer's line selected. The
+    inspector shows the reviewer's events and its linter's, in order, without the lead's tool
+    that ran meanwhile or the deltas; the turn's line shows its whole run."""
+    from moot.tui.screens.inspector import InspectorScreen
+
+    client = FakeClient(nested_calls(), autoplay=False)
+    app = MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 48)) as pilot:
+        client.play()
+        await pilot.pause()
+        app.trace.apply_pending()
+        app.trace.focus()
+        await pilot.press("down", "space", "down", "down")  # the turn, unfolded; lead; reviewer
+        assert str(app.trace.cursor_node.label).startswith("→ reviewer review")  # type: ignore[union-attr]
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, InspectorScreen)
+        assert [(e.kind, e.call_id) for e in screen._events] == [
+            ("agent_called", "call_r"),
+            ("tool_started", "call_r"),
+            ("tool_finished", "call_r"),
+            ("agent_called", "call_l"),
+            ("tool_started", "call_l"),
+            ("tool_finished", "call_l"),
+            ("model_responded", "call_l"),
+            ("agent_returned", "call_l"),
+            ("agent_returned", "call_r"),
+        ]
+        assert screen._note.startswith("text and thinking deltas left out")
+        await pilot.press("escape")
+        await pilot.press("up", "up", "enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, InspectorScreen)
+        assert [e.seq for e in screen._events] == [
+            e.seq for e in client.log if not isinstance(e, ev.TextDelta)
+        ]

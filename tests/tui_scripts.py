@@ -209,3 +209,33 @@ def peer_session() -> list[ev.Event]:
         )
     run.text("Both peers agree.").responded("Both peers agree.")
     return run.finish("Both peers agree.").events
+
+
+def traced_session() -> list[ev.Event]:
+    """Everything the trace shows, over two turns: the first is `peer_session` where the
+    tester asks an approval, the reviewer messages the lead and each peer spends; in the second
+    (a stopped run) a background helper waits for a message and the lead spends."""
+    events: list[ev.Event] = []
+    for event in peer_session():
+        peer = {"call_r": "reviewer", "call_t": "tester"}.get(event.call_id)
+        ids = {"run_id": "run_1", "call_id": event.call_id, "agent": event.agent, "ts": T0}
+        ids["parent_call_id"] = event.parent_call_id
+        if peer == "tester" and isinstance(event, ev.ToolStarted):
+            who = {"call_id": event.call_id, "agent": peer, "parent": "run_1"}
+            asked = Run().ask(event.tool_call_id, event.tool, event.arguments, "$ pytest", **who)
+            events += asked.decided(event.tool_call_id, **who).events
+        if peer == "reviewer" and isinstance(event, ev.ToolStarted):
+            to = {"to_call_id": "run_1", "to_agent": "lead"}
+            events.append(ev.MessageSent(**ids, sender="reviewer", **to, text="one moment"))
+        if peer is not None and isinstance(event, ev.AgentReturned):
+            spent = Usage(input_tokens=1000, output_tokens=200)
+            events.append(ev.UsageRecorded(**ids, model="scripted", usage=spent, cost_usd=0.25))
+        events.append(event)
+    run = Run(run_id="run_2", agent="lead").start("dig in the background")
+    helper = run._ids("call_h", "helper", "run_2")
+    run.add(ev.AgentCalled(**helper, caller="lead", message="dig", depth=1, background=True))
+    run.add(ev.ToolStarted(**helper, tool_call_id="g1", tool="get_messages", arguments={}))
+    run.add(ev.WaitingForMessage(**helper, timeout_s=30, tool_call_id="g1"))
+    spent = Usage(input_tokens=500, output_tokens=50)
+    run.add(ev.UsageRecorded(**helper, model="scripted", usage=spent, cost_usd=0.1))
+    return events + run.events

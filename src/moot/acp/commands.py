@@ -93,8 +93,9 @@ class EditorCommandContext:
     def search(self, text: str) -> int:
         raise CommandError("search with the editor's own find")
 
-    def inspect(self, title: str, events: Sequence[Event]) -> None:
+    def inspect(self, title: str, events: Sequence[Event], *, note: str = "") -> None:
         from moot.protocol.events import event_to_json
 
         shown = "\n".join(event_to_json(e)[:500] for e in events[-50:])
-        self._say(f"{title} ({len(events)} events; the last 50):\n{shown}")
+        also = f"; {note}" if note else ""
+        self._say(f"{title} ({len(events)} events; the last 50{also}):\n{shown}")

@@ -81,8 +81,9 @@ class CommandContext(Protocol):
         first match; an empty `text` clears the marks. Returns how many blocks match."""
         ...
 
-    def inspect(self, title: str, events: Sequence[Event]) -> None:
-        """Show stored events, one by one, as the run inspector does."""
+    def inspect(self, title: str, events: Sequence[Event], *, note: str = "") -> None:
+        """Show stored events, one by one, as the run inspector does; `note` says what was
+        left out of them (`commands/run_events.py`)."""
         ...
 
 

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from moot.commands.registry import CommandContext, CommandError, Registry
+from moot.commands.run_events import find_run, read, recent_runs, run_scope
 from moot.commands.show import words
 from moot.protocol import events as ev
 
 FORMATS = ("md", "json", "html")
-RECENT_RUNS = 20
 
 
 def register(registry: Registry) -> None:
@@ -88,20 +88,9 @@ def register(registry: Registry) -> None:
     )
     async def inspect(context: CommandContext, args: str) -> None:
         client = context.client
-        runs = _runs(context)
-        if not runs:
-            raise CommandError("no runs yet")
-        if not args:
-            run_id = runs[-1]
-        else:
-            matching = [r for r in runs if r == args or r.startswith(args)]
-            if len(matching) != 1:
-                near = ", ".join(runs[-5:])
-                what = "several runs" if matching else "no run"
-                raise CommandError(f"{what} {args!r}; recent runs: {near}")
-            run_id = matching[0]
-        events = client.query.events(client.session_id, run_id=run_id)
-        context.inspect(f"run {run_id}", events)
+        started = find_run(client.query, client.session_id, args.strip())
+        shown = read(client.query, client.session_id, run_scope(started))
+        context.inspect(f"run {started.run_id}", shown.events, note=shown.note)
 
 
 def _write_new(target: Path, text: str) -> None:
@@ -110,14 +99,9 @@ def _write_new(target: Path, text: str) -> None:
         file.write(text)
 
 
-def _runs(context: CommandContext) -> list[str]:
-    client = context.client
-    started = client.query.events(client.session_id, kinds=("turn_started",), limit=RECENT_RUNS)
-    return [e.run_id for e in started]
-
-
 def _complete_runs(context: CommandContext, typed: str) -> Sequence[str]:
-    return [r for r in reversed(_runs(context)) if r.startswith(typed)]
+    runs = recent_runs(context.client.query, context.client.session_id)
+    return [e.run_id for e in reversed(runs) if e.run_id.startswith(typed)]
 
 
 def _text(event: ev.Event) -> str:

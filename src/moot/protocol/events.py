@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import msgspec
 from msgspec.structs import astuple
@@ -510,6 +510,9 @@ Event = (
     | WaitingForMessage
 )
 """Any event; tagged by `kind` in JSON."""
+
+EVENT_KINDS = frozenset(str(cls.__struct_config__.tag) for cls in get_args(Event))
+"""Every event's `kind`: a query for all but a few kinds names the rest (no deltas, say)."""
 
 CREATION_KINDS = frozenset({"turn_started", "agent_called"})
 TERMINAL_KINDS = frozenset({"turn_finished", "agent_returned"})

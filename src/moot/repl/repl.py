@@ -595,8 +595,8 @@ class Repl:
                     self.transcript.say(f"seq {event.seq}: {line.strip()[:200]}")
         return found
 
-    def inspect(self, title: str, events: Sequence[ev.Event]) -> None:
-        self.transcript.say(f"{title} ({len(events)} events)")
+    def inspect(self, title: str, events: Sequence[ev.Event], *, note: str = "") -> None:
+        self.transcript.say(f"{title} ({len(events)} events{'; ' + note if note else ''})")
         for event in events:
             self.transcript.say(ev.event_to_json(event)[:2000])
 

@@ -60,6 +60,7 @@ from moot.tui.messages import Answered, PromptSubmitted, SessionEvent, Streamed
 from moot.tui.palette import PROVIDERS, system_commands
 from moot.tui.scrollback import Visit
 from moot.tui.search import TranscriptSearch
+from moot.tui.side_history import side_history
 from moot.tui.terminal import fitted_theme, set_mouse_capture
 from moot.tui.themes import DEFAULT_THEME, load_themes
 from moot.tui.widgets.approval import ApprovalPane
@@ -415,19 +416,27 @@ class MootApp(App[int]):
         await self._show_session()
 
     async def _history_shown(self) -> int:
-        """Show the tail of a resumed session; the seq to go on from live."""
-        summary = self.client.query.session(self.client.session_id)
+        """Show the tail of a resumed session; the seq to go on from live.
+
+        The chat shows the last `HISTORY_TAIL` events of its kinds (older ones page in on
+        demand); the trace and tools panes show the trace of that tail, from the start of its
+        first run (`tui/side_history.py`): the lines a live app shows for those runs, without
+        reading the whole log of a long session.
+        """
+        query, session_id = self.client.query, self.client.session_id
+        summary = query.session(session_id)
         last = summary.event_count if summary else 0
-        events = self.client.query.events(
-            self.client.session_id, kinds=HISTORY_KINDS, limit=HISTORY_TAIL
+        # Up to `last` only: what came after it is the subscription's to replay (once).
+        events = query.events(
+            session_id, before_seq=last + 1, kinds=HISTORY_KINDS, limit=HISTORY_TAIL
         )
-        for event in events:
+        side = side_history(query, session_id, events, last)
+        for event in side:
             self.trace.take(event)
+        self._pane(ToolsPane).show_history(side)
         # Tokens and cost as they stood (the summary's totals: no scan of the log), and how
         # full the context was (the latest usage events; usage is not in the tail).
-        latest = self.client.query.events(
-            self.client.session_id, kinds=("usage",), limit=LATEST_USAGE
-        )
+        latest = query.events(session_id, kinds=("usage",), limit=LATEST_USAGE)
         if summary is not None:
             self.query_one(StatusLine).take_spent(summary.tokens, summary.cost_usd, latest)
         await self.chat.show_history(events, more_before=bool(events) and events[0].seq > 1)
@@ -585,11 +594,16 @@ class MootApp(App[int]):
 
     @on(TracePane.Inspect)
     def _inspect(self, message: TracePane.Inspect) -> None:
-        from moot.tui.screens.inspector import (
-            InspectorScreen,
-        )  # loads when first shown
+        """A node's events with its subtree's, read from the store (bounded): a turn's run, an
+        agent call's events and its callees', a tool call's output too."""
+        from moot.commands.run_events import read, scope_of  # with the inspector, when asked
 
-        self.push_screen(InspectorScreen(message.title, message.events))
+        scope = scope_of(message.events)
+        if scope is None:  # a message, a hook, an error: its own events are all there is
+            self.inspect(message.title, message.events)
+            return
+        shown = read(self.client.query, self.client.session_id, scope)
+        self.inspect(message.title, shown.events, note=shown.note)
 
     def _command_completions(self, typed: str) -> list[tuple[str, str]]:
         name, _, rest = typed.partition(" ")
@@ -725,12 +739,12 @@ class MootApp(App[int]):
     def search(self, text: str) -> int:
         return self._search.run(self.chat, text)
 
-    def inspect(self, title: str, events: Sequence[ev.Event]) -> None:
+    def inspect(self, title: str, events: Sequence[ev.Event], *, note: str = "") -> None:
         from moot.tui.screens.inspector import (
             InspectorScreen,
         )  # loads when first shown
 
-        self.push_screen(InspectorScreen(title, events))
+        self.push_screen(InspectorScreen(title, events, note=note))
 
     async def new_session(self) -> None:
         if self._open_client is None:

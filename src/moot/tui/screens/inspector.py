@@ -28,16 +28,24 @@ class InspectorScreen(ModalScreen[None]):
         width: 95%; height: 90%; border: round $accent; background: $surface;
     }
     InspectorScreen .title { text-style: bold; }
+    InspectorScreen .note { color: $text-muted; }
     """
     BINDINGS = bindings_for("inspector")  # type: ignore[assignment]
 
-    def __init__(self, title: str, events: Sequence[ev.Event]) -> None:
+    def __init__(self, title: str, events: Sequence[ev.Event], *, note: str = "") -> None:
+        """Args:
+        title: What the events are (a run, a trace node's line).
+        events: The events, in seq order.
+        note: What was left out of them, shown under the title.
+        """
         super().__init__()
-        self._title, self._events = title, list(events)
+        self._title, self._events, self._note = title, list(events), note
 
     def compose(self):
         with VerticalScroll():
             yield Static(f"{self._title}  ({len(self._events)} events)", classes="title")
+            if self._note:
+                yield Static(self._note, classes="note")
             from rich.syntax import Syntax  # pygments: loaded when an inspector opens
 
             body = Syntax(

@@ -53,6 +53,7 @@ HISTORY_KINDS = (
     "auto_committed",
     "run_resumed",
     "hook_ran",
+    "message_sent",
 )
 """What a transcript shows from the store: deltas are left out (`model_responded` holds the
 whole text), so are state changes and usage."""

@@ -4,6 +4,7 @@ highlighted one's arguments, result or diff below the list."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from rich.text import Text
 from textual import on
@@ -42,21 +43,43 @@ class ToolsPane(Vertical):
             yield Static("", classes="detail")
 
     def take(self, event: ev.Event) -> None:
+        row = self._row(event)
+        if row is not None:
+            self._put(row[0], event, row[1])
+
+    def show_history(self, events: Iterable[ev.Event]) -> None:
+        """Take a resumed session's events into an empty pane: the rows `take` would make,
+        added to the list at once (the list lays out all its lines again for each row added:
+        one by one, hundreds of rows would take seconds)."""
+        labels: dict[str, Text] = {}
+        for event in events:
+            row = self._row(event)
+            if row is None:
+                continue
+            key, labels[key] = row
+            if key not in self._rows:
+                self._ids.append(key)
+            self._rows[key] = event
+            if len(self._ids) > MAX_ROWS:  # the oldest goes first, as `_put` lets it go
+                del self._rows[self._ids.pop(0)]
+        self.query_one(OptionList).add_options(Option(labels[k], id=k) for k in self._ids)
+
+    def _row(self, event: ev.Event) -> tuple[str, Text] | None:
+        """The row an event makes or changes: its key and label; None: no row."""
         match event:
             case ev.ToolStarted():
                 key = f"{event.call_id}/{event.tool_call_id}"
-                self._put(key, event, Text.assemble(("… ", "yellow"), self._call_label(event)))
+                return key, Text.assemble(("… ", "yellow"), self._call_label(event))
             case ev.ToolFinished():
                 key = f"{event.call_id}/{event.tool_call_id}"
                 mark = ("✗ ", "red") if event.is_error else ("✓ ", "green")
                 start = self._rows.get(key)
                 label = self._call_label(start) if isinstance(start, ev.ToolStarted) else event.tool
-                self._put(key, event, Text.assemble(mark, label))
+                return key, Text.assemble(mark, label)
             case ev.ApprovalRequested():
                 key = f"{event.call_id}/approval/{event.tool_call_id}"
-                self._put(
-                    key, event, Text.assemble(("? ", "bold yellow"), f"{event.agent}: {event.tool}")
-                )
+                return key, Text.assemble(("? ", "bold yellow"), f"{event.agent}: {event.tool}")
+        return None
 
     def _call_label(self, event: ev.ToolStarted) -> str:
         key = key_argument(event.arguments)

@@ -6,7 +6,7 @@ tool calls, approvals and hooks, each with timings, tokens and cost. Events are 
 out again): the first after a quiet spell at once, in the frame that shows it in the chat too
 (a frame of its own would cost a whole layout and paint more), the ones that follow it within
 the interval collected for one timer. A finished subtree collapses. Selecting a node posts
-`TracePane.Inspect` with its events.
+`TracePane.Inspect` with its own events (the app reads its subtree's from the store).
 """
 
 from __future__ import annotations
@@ -28,6 +28,15 @@ from moot.protocol.states import RunState
 from moot.tui.keys import bindings_for
 
 UPDATES_PER_S = 10
+
+PASSED_OVER = frozenset({"text_delta", "thinking_delta", "state_changed", "tool_output"})
+"""Kinds the trace does not read from the store. `take` passes over deltas and state changes
+live too; tool output it queues live, but no call's state moves on it (`CallActivity`: a call
+that waits runs no tool, and a waiting `get_messages` waits for its own result), and a command
+may print thousands of lines."""
+TRACED_KINDS = tuple(sorted(ev.EVENT_KINDS - PASSED_OVER - ev.SESSION_KINDS))
+"""What the trace of a resumed session is read from (`tui/side_history.py`): every kind that
+may change a line, so the tree equals the live one. Session events belong to no call."""
 
 Node = TreeNode[list[ev.Event]]
 
@@ -92,7 +101,7 @@ class TracePane(Tree[list[ev.Event]]):
 
     @dataclass
     class Inspect(Message):
-        """The person selected a node: show these events."""
+        """The person selected a node: these are its own events (its first says what it is)."""
 
         title: str
         events: list[ev.Event]
