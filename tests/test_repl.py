@@ -17,7 +17,7 @@ from moot.protocol import ops
 from moot.repl.question import GRACE_S
 from moot.testing import FakeClient
 from repl_harness import PLAIN, running_repl
-from tui_scripts import Run, edit_session, plan_session
+from tui_scripts import Run, edit_session, plan_session, traced_session
 
 ENTER, ALT_ENTER, CTRL_J = "\r", "\x1b\r", "\n"
 CTRL_C, CTRL_D, CTRL_R, SHIFT_TAB, UP = "\x03", "\x04", "\x12", "\x1b[Z", "\x1b[A"
@@ -335,6 +335,18 @@ async def test_a_resumed_session_shows_its_end_and_what_it_cost() -> None:
         assert "Done: greet now says hello." in repl.text
         assert repl.repl.facts.cost_usd == pytest.approx(0.0042)
         assert repl.repl._toolbar_line().strip().endswith("$0.0042")
+
+
+async def test_a_resumed_session_shows_the_messages_and_refusals_it_showed_live() -> None:
+    refused = ev.OpRefused(
+        session_id="ses_test", op="user_turn", reason="no agent 'ghost' in this run"
+    )
+    client = FakeClient([*traced_session(), refused])
+    client.play()
+    async with running_repl(client, show_history=True) as repl:
+        await repl.prompt_ready()
+        await repl.printed("message reviewer → lead: one moment")
+        await repl.printed("user_turn: no agent 'ghost' in this run")
 
 
 async def test_a_session_that_cannot_open_ends_the_repl_with_its_reason() -> None:

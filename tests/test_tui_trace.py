@@ -243,6 +243,19 @@ async def test_a_resumed_session_shows_the_trace_tools_and_messages_the_live_app
     assert "message reviewer → lead: one moment" in notices
 
 
+async def test_a_resumed_chat_shows_a_refused_op_as_the_live_one_did() -> None:
+    refused = ev.OpRefused(
+        session_id="ses_test", op="user_turn", reason="no agent 'ghost' in this run"
+    )
+    client = FakeClient([*traced_session(), refused], autoplay=False)
+    client.play()
+    app = MootApp(client, history=PromptHistory(None), show_history=True)  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        notices = [str(b.render()) for b in app.query(NoticeBlock)]
+    assert "user_turn: no agent 'ghost' in this run" in notices
+
+
 async def test_a_long_resumed_session_traces_the_tail_it_shows_from_its_first_runs_start(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -76,6 +76,8 @@ HISTORY_KINDS = (
     "auto_committed",
     "run_resumed",
     "hook_ran",
+    "message_sent",
+    "op_refused",
 )
 """What a resumed session shows from the store: no deltas (`model_responded` holds the text)."""
 

@@ -54,6 +54,7 @@ HISTORY_KINDS = (
     "run_resumed",
     "hook_ran",
     "message_sent",
+    "op_refused",
 )
 """What a transcript shows from the store: deltas are left out (`model_responded` holds the
 whole text), so are state changes and usage."""

@@ -30,10 +30,10 @@ from moot.tui.keys import bindings_for
 UPDATES_PER_S = 10
 
 PASSED_OVER = frozenset({"text_delta", "thinking_delta", "state_changed", "tool_output"})
-"""Kinds the trace does not read from the store. `take` passes over deltas and state changes
-live too; tool output it queues live, but no call's state moves on it (`CallActivity`: a call
-that waits runs no tool, and a waiting `get_messages` waits for its own result), and a command
-may print thousands of lines."""
+"""Kinds the trace passes over, live (`take`) and from the store: no line shows them, and no
+call's state moves on tool output (`CallActivity`: a call that waits runs no tool, and a
+waiting `get_messages` waits for its own result), of which a command may print thousands of
+lines (each would have woken the pane's batch timer)."""
 TRACED_KINDS = tuple(sorted(ev.EVENT_KINDS - PASSED_OVER - ev.SESSION_KINDS))
 """What the trace of a resumed session is read from (`tui/side_history.py`): every kind that
 may change a line, so the tree equals the live one. Session events belong to no call."""
@@ -137,7 +137,7 @@ class TracePane(Tree[list[ev.Event]]):
 
     def take(self, event: ev.Event) -> None:
         """Take an event: applied now after a quiet spell, else at the next batch."""
-        if isinstance(event, ev.TextDelta | ev.ThinkingDelta | ev.StateChanged):
+        if event.kind in PASSED_OVER:
             return
         self._pending.append(event)
         if self._timer is not None:
