@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from moot.protocol import events as ev
@@ -320,26 +322,135 @@ async def test_a_tool_call_expands_into_a_log_and_a_long_diff_shows_all_on_a_cli
         assert edit.expanded and edit.query(DiffView)  # the click did not fold the block
 
 
+def _is_key(node: ast.expr) -> bool:
+    """`key` or `<something>.key`: what a key handler compares with a key's name."""
+    return getattr(node, "id", None) == "key" or getattr(node, "attr", None) == "key"
+
+
+def _names_a_key(node: ast.expr) -> bool:
+    """A string, or a tuple, list or set of strings: a key's name written out."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, ast.Tuple | ast.List | ast.Set) and any(
+        _names_a_key(e) for e in node.elts
+    )
+
+
+def hard_coded_keys(source: str) -> list[str]:
+    """What in a module binds a key outside the table: a `Binding`, `BINDINGS` not read
+    from it, a `key_*` method (Textual calls it for that key), or a key compared with a
+    name written out (`event.key == "y"`, `key in ("up", "down")`, `match event.key`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Binding":
+            found.append(f"line {node.lineno}: a Binding")
+        elif isinstance(node, ast.Assign) and any(
+            getattr(t, "id", "") == "BINDINGS" for t in node.targets
+        ):
+            called = getattr(getattr(node.value, "func", None), "id", "")
+            if called not in ("app_bindings", "bindings_for"):
+                found.append(f"line {node.lineno}: BINDINGS not from the key table")
+        elif isinstance(node, ast.ClassDef):
+            for method in node.body:
+                name = getattr(method, "name", "")
+                if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                    name.startswith(("key_", "_key_"))
+                ):
+                    found.append(f"line {method.lineno}: method {name}")
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(map(_is_key, sides)) and any(map(_names_a_key, sides)):
+                found.append(f"line {node.lineno}: a key compared with its name")
+        elif isinstance(node, ast.Match) and _is_key(node.subject):
+            found.append(f"line {node.lineno}: match on a key")
+    return found
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "class P:\n    def on_key(self, event):\n        if event.key == 'y': ...\n",
+        "class P:\n    def on_key(self, event):\n        if event.key in ('y', 'n'): ...\n",
+        "def f(key):\n    return key == 'enter'\n",
+        "class P:\n    def key_enter(self): ...\n",
+        "class P:\n    BINDINGS = [('q', 'quit', 'Quit')]\n",
+        "B = Binding('q', 'quit')\n",
+        "class P:\n    def on_key(self, event):\n        match event.key:\n"
+        "            case 'y': ...\n",
+    ],
+)
+def test_the_key_check_catches_each_way_of_hard_coding_a_key(source: str) -> None:
+    assert hard_coded_keys(source)
+
+
 def test_every_binding_of_the_app_and_its_screens_comes_from_the_one_table() -> None:
-    """`f1` lists every key there is: no screen or widget binds a key of its own."""
-    import ast
+    """`f1` lists every key there is: no screen or widget binds a key of its own, or compares
+    a key with a name it wrote out; every action the table names is one its place does."""
     from pathlib import Path
 
     import moot.tui
+    from moot.tui.keys import KEYS, PLACES
+    from moot.tui.screens.help import HelpScreen
+    from moot.tui.screens.inspector import InspectorScreen
+    from moot.tui.screens.picker import PickerScreen
+    from moot.tui.widgets import approval, prompt
+    from moot.tui.widgets.blocks import ThinkingBlock
+    from moot.tui.widgets.trace import TracePane
 
     for path in Path(moot.tui.__file__).parent.rglob("*.py"):
-        if path.name == "keys.py":
-            continue
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Binding":
-                raise AssertionError(f"{path}: a Binding outside moot/tui/keys.py")
-            if isinstance(node, ast.Assign) and any(
-                getattr(t, "id", "") == "BINDINGS" for t in node.targets
-            ):
-                value = node.value
-                assert isinstance(value, ast.Call), f"{path}: BINDINGS not from the key table"
-                assert getattr(value.func, "id", "") in ("app_bindings", "bindings_for"), path
+        if path.name != "keys.py":
+            assert not hard_coded_keys(path.read_text()), (path, hard_coded_keys(path.read_text()))
+
+    bound = {
+        "app": MootApp,
+        "tool": ToolBlock,
+        "thinking": ThinkingBlock,
+        "trace": TracePane,
+        "picker": PickerScreen,
+        "help": HelpScreen,
+        "inspector": InspectorScreen,
+    }
+    looked_up = {
+        "prompt": prompt.PROMPT_ACTIONS,
+        "completion": prompt.COMPLETION_ACTIONS,
+        "approval": approval.ACTIONS,
+    }
+    assert set(PLACES) == set(bound) | set(looked_up)
+    for key in KEYS:
+        action = key.action.split("(")[0]
+        if key.where in bound:
+            assert hasattr(bound[key.where], f"action_{action}"), key
+        else:
+            assert action in looked_up[key.where], key
+
+
+async def test_the_prompt_and_the_approval_do_what_the_table_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Change a row and the key changes: sending on `ctrl+s`, approving once on `o`."""
+    from msgspec.structs import replace
+
+    from moot.tui import keys
+
+    moved = {("prompt", "submit"): "ctrl+s", ("approval", "approve_once"): "o"}
+    table = tuple(replace(k, key=moved.get((k.where, k.action), k.key)) for k in keys.KEYS)
+    monkeypatch.setattr(keys, "KEYS", table)
+    clock = Clock()
+    client = FakeClient(edit_session())
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"go", "enter")
+        assert client.ops == [] and pilot.app.prompt.text == "go\n"  # enter: a new line
+        pilot.app.prompt.load_text("go")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert client.ops == [ops.UserTurn(text="go")]
+        pane = await shown(pilot)
+        clock.now += GRACE_S + 1
+        pane.focus()
+        await pilot.pause()
+        await pilot.press("o")
+        await pilot.pause()
+        assert client.ops[-1] == ops.Approve(tool_call_id="t2", call_id="run_1")
 
 
 async def test_at_agent_message_while_a_turn_runs_messages_that_agent() -> None:
@@ -375,3 +486,20 @@ async def test_a_call_a_stopped_run_left_shows_from_history_without_a_spinner() 
         await pilot.pause()
         (block,) = pilot.app.query(ToolBlock).results()
         assert block.running and block._timer is None
+
+
+async def test_escape_in_the_reason_field_goes_back_to_the_choices_and_interrupts_nothing() -> None:
+    clock = Clock()
+    client = FakeClient(edit_session())
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        pane = await shown(pilot)
+        pane.focus()
+        clock.now += GRACE_S + 1
+        await pilot.press("n")
+        await pilot.pause()
+        assert pane.has_class("-feedback")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not pane.has_class("-feedback") and pilot.app.focused is pane
+        assert client.ops == [ops.UserTurn(text="go")]  # no Interrupt: the turn goes on

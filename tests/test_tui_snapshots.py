@@ -50,7 +50,7 @@ def test_a_streamed_answer_with_a_tool_call_and_a_diff(snap_compare, size: tuple
     async def run_before(pilot: Pilot) -> None:
         await send(pilot, "make greet say hello")
         pane = pilot.app.query_one(ApprovalPane)
-        pane.answer("y")
+        pane.answer("approve_once")
         await pilot.pause()
         pilot.app.trace.apply_pending()
         await pilot.pause()
@@ -123,7 +123,7 @@ def test_each_shipped_theme(snap_compare, theme: str, size: tuple[int, int]) -> 
     async def run_before(pilot: Pilot) -> None:
         pilot.app.theme = theme
         await send(pilot, "make greet say hello")
-        pilot.app.query_one(ApprovalPane).answer("y")
+        pilot.app.query_one(ApprovalPane).answer("approve_once")
         await pilot.pause()
 
     assert snap_compare(app_for(edit_session()), terminal_size=size, run_before=run_before)

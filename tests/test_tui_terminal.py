@@ -129,7 +129,7 @@ async def test_the_conversation_is_printed_after_the_app_as_text_or_markdown() -
     client = FakeClient(edit_session())
     async with app_for(client).run_test(size=(120, 40)) as pilot:
         await send(pilot, "make greet say hello")
-        pilot.app.query_one(ApprovalPane).answer("y")
+        pilot.app.query_one(ApprovalPane).answer("approve_once")
         for _ in range(3):
             await pilot.pause()
     app = pilot.app

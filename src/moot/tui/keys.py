@@ -1,7 +1,10 @@
 """Every key binding of the app, in one table: the app's bindings, the footer and `f1` read it.
 
 Keys that belong to one widget while it has focus (the prompt's Enter, an approval's y/s/a/n)
-are listed too, with the widget that owns them, so the help screen shows every key there is.
+are here too, with the place that owns them: a screen or pane binds them (`bindings_for`), and
+the widgets that must see a key before Textual's own bindings do (the prompt, its completion
+list, the approval pane) look the key's action up here (`action_of`) as it arrives, so the
+table is what the keys do, not a description of them.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ class Key(msgspec.Struct, frozen=True):
     action: str
     description: str
     where: str = "app"
-    """`app` (anywhere), `prompt` or `approval` (while that has focus), or a screen of its
-    own: `picker`, `help`, `inspector` (see `PLACES`)."""
+    """`app` (anywhere); `prompt`, `completion`, `approval`, `tool`, `thinking`, `trace` (while
+    that has focus); or a screen of its own: `picker`, `help`, `inspector` (see `PLACES`)."""
     show: bool = False
     """Shown in the footer."""
     priority: bool = False
@@ -49,12 +52,18 @@ KEYS: tuple[Key, ...] = (
     Key("up", "history_back", "Earlier message (on the first line)", where="prompt"),
     Key("down", "history_forward", "Later message (on the last line)", where="prompt"),
     Key("ctrl+r", "history_search", "Search earlier messages", where="prompt"),
-    Key("tab", "complete", "Complete a /command or @path", where="prompt"),
+    Key("tab", "take", "Take the highlighted completion", where="completion"),
+    Key("enter", "take_or_send", "Take it (a /command typed whole is sent)", where="completion"),
+    Key("down", "next", "Next completion", where="completion"),
+    Key("up", "previous", "Previous completion", where="completion"),
+    Key("escape", "close", "Close the list", where="completion"),
     Key("y", "approve_once", "Allow this once", where="approval"),
     Key("s", "approve_session", "Allow for this session", where="approval"),
     Key("a", "approve_always", "Always allow (saves the rule shown)", where="approval"),
     Key("n", "deny", "Refuse (optionally say why)", where="approval"),
-    Key("enter", "toggle", "Expand or fold it (a click too)", where="tool"),
+    Key("escape", "back", "From the reason back to the choices", where="approval"),
+    Key("enter", "fold", "Expand or fold it (a click too)", where="tool"),
+    Key("enter", "fold", "Unfold or fold it (a click too)", where="thinking"),
     Key(
         "m",
         "message_agent",
@@ -72,8 +81,10 @@ KEYS: tuple[Key, ...] = (
 PLACES = {
     "app": "anywhere",
     "prompt": "in the prompt",
+    "completion": "in the list of / and @ completions (it shows as you type)",
     "approval": "on an approval",
     "tool": "on a tool call",
+    "thinking": "on the model's thinking",
     "trace": "in the run-trace pane (enter opens a node's events)",
     "picker": "in a list to choose from",
     "help": "on this screen",
@@ -101,3 +112,27 @@ def bindings_for(where: str) -> list[Binding]:
 def keys_for(where: str) -> tuple[Key, ...]:
     """The keys of one place (`app`, `prompt`, `approval`)."""
     return tuple(k for k in KEYS if k.where == where)
+
+
+def action_of(where: str, *names: str) -> str | None:
+    """The action a key does in one place, or None where the table binds it to nothing.
+
+    Args:
+        where: The place (see `PLACES`).
+        names: The key's names, Textual's first (a `Key` event's `aliases`: `tab` is also
+            `ctrl+i`).
+    """
+    # Read on each key, not indexed once: the table is small, and a test that swaps a row
+    # sees the widgets follow it.
+    for key in KEYS:
+        if key.where == where and any(name in key.key.split(",") for name in names):
+            return key.action
+    return None
+
+
+def key_of(where: str, action: str) -> str:
+    """The key that does `action` in one place, as a label shows it ("" when none does)."""
+    for key in KEYS:
+        if key.where == where and key.action == action:
+            return key.key.split(",")[0]
+    return ""

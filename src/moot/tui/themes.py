@@ -37,18 +37,18 @@ def read_theme(path: Path) -> Theme:
         raise ThemeProblem(f"{path}: {exc}") from None
     if not isinstance(data, dict):
         raise ThemeProblem(f"{path}: a theme is a table of fields")
-    for key, value in data.items():
-        if key not in _FIELDS:
-            raise ThemeProblem(f"{path}: unknown field {key!r} (fields: {', '.join(_FIELDS)})")
-        if key in ("dark", "ansi") and not isinstance(value, bool):
-            raise ThemeProblem(f"{path}: {key!r} must be true or false")
-        if key in ("luminosity_spread", "text_alpha") and not isinstance(value, int | float):
-            raise ThemeProblem(f"{path}: {key!r} must be a number")
-        if key == "variables" and not isinstance(value, dict):
+    for field, value in data.items():
+        if field not in _FIELDS:
+            raise ThemeProblem(f"{path}: unknown field {field!r} (fields: {', '.join(_FIELDS)})")
+        if field in ("dark", "ansi") and not isinstance(value, bool):
+            raise ThemeProblem(f"{path}: {field!r} must be true or false")
+        if field in ("luminosity_spread", "text_alpha") and not isinstance(value, int | float):
+            raise ThemeProblem(f"{path}: {field!r} must be a number")
+        if field == "variables" and not isinstance(value, dict):
             raise ThemeProblem(f"{path}: 'variables' must be a table")
-        plain = key not in ("dark", "ansi", "luminosity_spread", "text_alpha", "variables")
+        plain = field not in ("dark", "ansi", "luminosity_spread", "text_alpha", "variables")
         if plain and not isinstance(value, str):
-            raise ThemeProblem(f"{path}: {key!r} must be a colour string")
+            raise ThemeProblem(f"{path}: {field!r} must be a colour string")
     if "name" not in data or "primary" not in data:
         raise ThemeProblem(f"{path}: a theme needs at least 'name' and 'primary'")
     try:

@@ -1,9 +1,10 @@
 """The approval pane: what waits for the person, with its preview, answered with one key.
 
 Requests queue (parallel peers may ask at once), each naming its agent. The first is shown:
-the diff, the command with where it runs, the URL, or a plan rendered as markdown. Keys: `y`
-once, `s` for the session, `a` always (the exact rule that will be saved is shown), `n` refuse,
-with an optional reason typed after it.
+the diff, the command with where it runs, the URL, or a plan rendered as markdown. Keys (the
+key table's `approval` rows, looked up as each key arrives): `y` once, `s` for the session, `a`
+always (the exact rule that will be saved is shown), `n` refuse, with an optional reason typed
+after it.
 
 Keystrokes must never answer by accident (the most reported bug of a leading agent): the pane
 takes focus only once the person has stopped typing for `GRACE_S`, and ignores keys for
@@ -26,6 +27,7 @@ from textual.widgets import Input, Static
 
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.tui.keys import action_of, key_of
 from moot.tui.messages import Answered
 from moot.tui.notify import Notifier
 from moot.tui.widgets.diff_view import diff_text
@@ -34,6 +36,10 @@ GRACE_S = 0.5
 """Keys within this long of the pane appearing, or of the last key typed in the prompt, are
 ignored; the pane takes focus only after the person has paused this long."""
 EXIT_PLAN_MODE = "exit_plan_mode"
+ANSWERS = frozenset(("approve_once", "approve_session", "approve_always", "deny"))
+"""The key table's `approval` actions that answer."""
+ACTIONS = ANSWERS | {"back"}
+"""Every `approval` action the pane does (`back`: from the reason field to the choices)."""
 
 Clock = Callable[[], float]
 
@@ -147,18 +153,21 @@ class ApprovalPane(Vertical):
         text = Text()
         if request.tool == EXIT_PLAN_MODE:
             pairs = [
-                ("y", "approve, ask before each edit"),
-                ("a", "approve, accept edits"),
-                ("n", "revise: say what to change"),
+                ("approve_once", "approve, ask before each edit"),
+                ("approve_always", "approve, accept edits"),
+                ("deny", "revise: say what to change"),
             ]
         else:
             rule = request.suggested_rules[0] if request.suggested_rules else ""
-            pairs = [("y", "yes, once")]
+            pairs = [("approve_once", "yes, once")]
             if rule:
-                pairs += [("s", f"yes, this session ({rule})"), ("a", f"always: saves {rule}")]
-            pairs.append(("n", "no (then say why, or Enter)"))
-        for key, label in pairs:
-            text.append(f" {key} ", style="bold reverse")
+                pairs += [
+                    ("approve_session", f"yes, this session ({rule})"),
+                    ("approve_always", f"always: saves {rule}"),
+                ]
+            pairs.append(("deny", "no (then say why, or Enter)"))
+        for action, label in pairs:
+            text.append(f" {key_of('approval', action)} ", style="bold reverse")
             text.append(f" {label}   ")
         return text
 
@@ -192,9 +201,17 @@ class ApprovalPane(Vertical):
 
     def on_key(self, event: events.Key) -> None:
         request = self.current
-        if request is None or self.has_class("-feedback"):
+        if request is None:
             return
-        if event.key not in ("y", "s", "a", "n"):
+        action = action_of("approval", *event.aliases)
+        if self.has_class("-feedback"):
+            if action == "back":  # the reason field's own key, not the app's interrupt
+                event.stop()
+                event.prevent_default()
+                self.remove_class("-feedback")
+                self.focus()
+            return
+        if action not in ANSWERS:
             return
         event.stop()
         event.prevent_default()
@@ -203,10 +220,10 @@ class ApprovalPane(Vertical):
                 "(a moment: keys right after a question are ignored)"
             )
             return
-        self.answer(event.key)
+        self.answer(action)
 
-    def answer(self, key: str) -> None:
-        """Answer the shown request as key `key` says (y, s, a or n)."""
+    def answer(self, action: str) -> None:
+        """Answer the shown request as `action` (one of `ANSWERS`) says."""
         request = self.current
         if request is None:
             return
@@ -214,14 +231,15 @@ class ApprovalPane(Vertical):
         tool_call, call = request.tool_call_id, request.call_id
         rule = request.suggested_rules[0] if request.suggested_rules else None
         op: ops.Op | None = None
-        if key == "y":
+        if action == "approve_once":
             op = ops.Approve(tool_call_id=tool_call, call_id=call, mode="default" if plan else None)
-        elif key == "a" and plan:
+        elif action == "approve_always" and plan:
             op = ops.Approve(tool_call_id=tool_call, call_id=call, mode="acceptEdits")
-        elif key in ("s", "a") and rule:
-            scope: Literal["session", "always"] = "session" if key == "s" else "always"
+        elif action in ("approve_session", "approve_always") and rule:
+            always = action == "approve_always"
+            scope: Literal["session", "always"] = "always" if always else "session"
             op = ops.Approve(tool_call_id=tool_call, call_id=call, scope=scope, rule=rule)
-        elif key == "n":
+        elif action == "deny":
             self.add_class("-feedback")
             self.query_one(Input).focus()
             return
@@ -238,8 +256,3 @@ class ApprovalPane(Vertical):
         self.remove_class("-feedback")
         op = ops.Deny(tool_call_id=request.tool_call_id, call_id=request.call_id, feedback=feedback)
         self.post_message(Answered(op))
-
-    def key_escape(self) -> None:
-        if self.has_class("-feedback"):
-            self.remove_class("-feedback")
-            self.focus()

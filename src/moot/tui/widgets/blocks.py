@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import Static
 
+from moot.tui.keys import bindings_for
+
 MAX_DEPTH_CLASS = 4
 
 
@@ -82,8 +84,10 @@ class ThinkingBlock(Block):
 
     DEFAULT_CSS = """
     ThinkingBlock { color: $text-muted; text-style: italic; }
+    ThinkingBlock:focus { background: $boost; }
     """
     can_focus = True
+    BINDINGS = bindings_for("thinking")  # type: ignore[assignment]
 
     def __init__(self, *, seq: int = 0, depth: int = 0) -> None:
         super().__init__("", seq=seq, depth=depth)
@@ -102,11 +106,11 @@ class ThinkingBlock(Block):
             self.update(Text(f"▸ thinking ({words} words)"))
 
     def on_click(self) -> None:
+        self.action_fold()
+
+    def action_fold(self) -> None:
         self.expanded = not self.expanded
         self._show()
-
-    def key_enter(self) -> None:
-        self.on_click()
 
 
 class NoticeBlock(Block):

@@ -1,5 +1,8 @@
 """The prompt: a multi-line input where Enter sends.
 
+Its keys are the key table's `prompt` and `completion` rows (`moot.tui.keys`), looked up as
+each key arrives; the keys below are the table's as shipped.
+
 - Enter sends; `shift+enter` (where the terminal reports it) and `ctrl+j` add a line.
 - A paste arrives as one bracketed-paste event, so a multi-line paste is never sent line by
   line; a large one becomes a chip (`[pasted 120 lines #1]`) that the sent message expands.
@@ -22,6 +25,7 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from moot.history import PromptHistory
+from moot.tui.keys import action_of
 from moot.tui.messages import PromptSubmitted
 
 BIG_PASTE_LINES = 12
@@ -32,6 +36,13 @@ BLINK_IDLE_S = 10.0
 nothing and runs no timer."""
 _CHIP = re.compile(r"\[(?:pasted \d+ lines|output of [^\[\]\n]*?) #(\d+)\]")
 """A chip in the prompt: a paste, or output offered for the message (`!command`)."""
+
+PROMPT_ACTIONS = frozenset(
+    ("submit", "newline", "history_back", "history_forward", "history_search")
+)
+"""What the key table's `prompt` keys may do (`PromptInput._act`)."""
+COMPLETION_ACTIONS = frozenset(("take", "take_or_send", "next", "previous", "close"))
+"""What its `completion` keys may do (`PromptArea._completion_key`)."""
 
 CommandCompletions = Callable[[str], Sequence[tuple[str, str]]]
 """What is typed after `/` -> (completion, description) pairs."""
@@ -89,8 +100,9 @@ class PromptInput(TextArea):
         super().__init__(soft_wrap=True, show_line_numbers=False, **kw)  # type: ignore[arg-type]
         self.prompt_history = history
         self.pastes: dict[int, str] = {}
-        self.completing: Callable[[str], bool] | None = None
-        """Set by the prompt area: takes Enter/Tab/up/down while completions show."""
+        self.completing: Callable[[str | None], bool] | None = None
+        """Set by the prompt area: does a `completion` action of the key table while the
+        completions show (True: done)."""
         self._blinks = False
         self._blink_idle: Timer | None = None
 
@@ -118,43 +130,39 @@ class PromptInput(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         self.post_message(self.Typed())
         self._blink_until_idle()
-        key = event.key
-        if self.completing is not None and self.completing(key):
+        # The key table says what each key does here (`moot.tui.keys`); what it leaves unbound,
+        # and what an action declines (up below the first line), TextArea's own handler takes.
+        names = event.aliases
+        completing = self.completing is not None and self.completing(
+            action_of("completion", *names)
+        )
+        if completing or self._act(action_of("prompt", *names)):
             event.stop()
             event.prevent_default()
-            return
-        if key == "enter":
-            event.stop()
-            event.prevent_default()
+        # Otherwise TextArea's own handler runs next (each class's handler runs in turn).
+
+    def _act(self, action: str | None) -> bool:
+        """Do one of the prompt's actions (`PROMPT_ACTIONS`); False leaves the key be."""
+        row, _ = self.cursor_location
+        if action == "submit":
             self.send()
-            return
-        if key in ("shift+enter", "ctrl+j"):
-            event.stop()
-            event.prevent_default()
+        elif action == "newline":
             self.insert("\n")
-            return
-        if key == "ctrl+r":
-            event.stop()
-            event.prevent_default()
+        elif action == "history_search":
             self.run_worker(self._search_history(), group="history", exclusive=True)
-            return
-        if key == "up" and self.cursor_location[0] == 0:
-            event.stop()
-            event.prevent_default()
+        elif action == "history_back" and row == 0:
             earlier = self.prompt_history.back(self.text)
             if earlier is not None:
                 self.load_text(earlier)
                 self.move_cursor((0, 0))
-            return
-        if key == "down" and self.cursor_location[0] == self.document.line_count - 1:
-            event.stop()
-            event.prevent_default()
+        elif action == "history_forward" and row == self.document.line_count - 1:
             later = self.prompt_history.forward()
             if later is not None:
                 self.load_text(later)
                 self.move_cursor(self.document.end)
-            return
-        # Anything else: TextArea's own handler runs next (each class's handler runs in turn).
+        else:
+            return False
+        return True
 
     async def _search_history(self) -> None:
         """`ctrl+r`: earlier messages containing what is typed, newest first, in a picker
@@ -291,22 +299,24 @@ class PromptArea(Vertical):
         self._paths = paths
         self._refresh_completions()
 
-    def _completion_key(self, key: str) -> bool:
-        if not self.has_class("-completing"):
+    def _completion_key(self, action: str | None) -> bool:
+        """Do one of the completion list's actions (`COMPLETION_ACTIONS`) while it shows."""
+        if not self.has_class("-completing") or action is None:
             return False
-        if key in ("up", "down"):
-            self.options.action_cursor_up() if key == "up" else self.options.action_cursor_down()
-            return True
-        if key == "enter" and self._typed_in_full():
+        if action == "previous":
+            self.options.action_cursor_up()
+        elif action == "next":
+            self.options.action_cursor_down()
+        elif action == "take_or_send" and self._typed_in_full():
             self._show([])  # `/copy` typed whole: Enter sends it, as it would without the list
             return False
-        if key in ("tab", "enter"):
+        elif action in ("take", "take_or_send"):
             self._take_completion()
-            return True
-        if key == "escape":
+        elif action == "close":
             self._show([])
-            return True
-        return False
+        else:
+            return False
+        return True
 
     def _typed_in_full(self) -> bool:
         """The highlighted completion is exactly the word typed (and it is the prompt's last)."""

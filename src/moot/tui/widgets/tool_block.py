@@ -3,7 +3,7 @@
 The line shows the tool, its key argument, a spinner while it runs, then its duration and a
 summary of the result. Enter or a click expands it: long output goes into a `Log` with
 `max_lines` (line-virtualized: only the visible lines render), a diff into a `DiffView` capped
-until "show all".
+until "show all". The keys are the key table's `tool` rows.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widgets import Log, Static
 
+from moot.tui.keys import bindings_for
 from moot.tui.widgets.blocks import depth_class
 from moot.tui.widgets.diff_view import DiffView
 
@@ -56,6 +57,7 @@ class ToolBlock(Vertical):
     ToolBlock > Log { height: auto; max-height: 20; border-left: tall $panel; }
     """
     can_focus = True
+    BINDINGS = bindings_for("tool")  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -171,8 +173,8 @@ class ToolBlock(Vertical):
         self._render_line()
 
     def on_click(self) -> None:
+        self.action_fold()
+
+    def action_fold(self) -> None:
         if self.has_body():
             self.toggle()
-
-    def key_enter(self) -> None:
-        self.on_click()
