@@ -32,24 +32,108 @@ def test_shipped_and_personal_themes_load_and_bad_files_are_named(private_moot_h
     assert by_name["moot-light"].primary == "#123456"  # the person's file wins
     assert not {"typo", "colour", "broken"} & set(by_name)
     said = "\n".join(warnings)
-    assert f"{themes / 'typo.toml'}: unknown field 'primray'" in said
-    assert str(themes / "colour.toml") in said and str(themes / "broken.toml") in said
+    assert f"{themes / 'typo.toml'}: primray: not a theme field (did you mean 'primary'?)" in said
+    assert f"{themes / 'colour.toml'}: primary: 'not a colour' is not a colour" in said
+    assert str(themes / "broken.toml") in said
     assert len(warnings) == 3
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('name = "x"\nprimary = "#fff"\ndark = "yes"\n', "'dark' must be true or false"),
-        ('name = "x"\nprimary = 3\n', "'primary' must be a colour string"),
-        ('primary = "#fff"\n', "needs at least 'name' and 'primary'"),
-        ('name = "x"\nprimary = "#fff"\nvariables = 1\n', "'variables' must be a table"),
+        ('name = "x"\nprimary = "notacolor"\n', "primary: 'notacolor' is not a colour"),
+        ('name = "x"\nprimary = "#fff"\naccent = "#ff"\n', "accent: '#ff' is not a colour"),
+        ('name = "x"\nprimary = 3\n', "primary: 3 is not a colour"),
+        ('name = "x"\nprimary = "#fff"\ndark = "yes"\n', "dark: 'yes' is not true or false"),
+        ('name = "x"\nprimary = "#fff"\ntext_alpha = true\n', "text_alpha: True is not a number"),
+        ('name = ""\nprimary = "#fff"\n', "name: '' is not a name"),
+        ('primary = "#fff"\n', "name: missing (a theme needs 'name' and 'primary')"),
+        (
+            'name = "x"\nprimary = "#fff"\nsecondray = "#000"\n',
+            "secondray: not a theme field (did you mean 'secondary'?)",
+        ),
+        ('name = "x"\nprimary = "#fff"\nzzz = 1\n', "zzz: not a theme field (fields: name,"),
+        ('name = "x"\nprimary = "#fff"\nvariables = 1\n', "variables: not a table of variables"),
+        (
+            'name = "x"\nprimary = "#fff"\n[variables]\nfoo = 3\n',
+            "variables.foo: not a Textual variable (Textual's theme variables are listed",
+        ),
+        (
+            'name = "x"\nprimary = "#fff"\n[variables]\nfooter-key-foregrund = "#fff"\n',
+            "variables.footer-key-foregrund: not a Textual variable"
+            " (did you mean 'footer-key-foreground'?)",
+        ),
+        (
+            'name = "x"\nprimary = "#fff"\n[variables]\nfooter-key-foreground = 3\n',
+            "variables.footer-key-foreground: 3 is not a colour",
+        ),
+        (
+            'name = "x"\nprimary = "#fff"\n[variables]\nfooter-key-foreground = "nope"\n',
+            "variables.footer-key-foreground: 'nope' is not a colour",
+        ),
+        (
+            'name = "x"\nprimary = "#fff"\n[variables]\nlink-style = "blinky"\n',
+            "variables.link-style: 'blinky' is not a text style",
+        ),
     ],
 )
-def test_each_kind_of_bad_field_is_named(tmp_path: Path, text: str, message: str) -> None:
+def test_each_kind_of_bad_field_or_variable_is_named(
+    tmp_path: Path, text: str, message: str
+) -> None:
     path = write(tmp_path, "t.toml", text)
-    with pytest.raises(ThemeProblem, match=message):
+    with pytest.raises(ThemeProblem) as raised:
         read_theme(path)
+    assert str(raised.value).startswith(f"{path}: ")
+    assert message in str(raised.value)
+
+
+def test_every_problem_of_a_file_is_named_in_its_one_warning(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "t.toml",
+        'name = "x"\nprimary = "notacolor"\nprimray = "#fff"\n[variables]\nfoo = "#fff"\n',
+    )
+    with pytest.raises(ThemeProblem) as raised:
+        read_theme(path)
+    assert str(raised.value) == (
+        f"{path}: primary: 'notacolor' is not a colour;"
+        " primray: not a theme field (did you mean 'primary'?);"
+        " variables.foo: not a Textual variable (Textual's theme variables are listed at"
+        " textual.textualize.io)"
+    )
+
+
+def test_good_variables_load_as_textual_takes_them(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "t.toml",
+        'name = "x"\nprimary = "#fff"\n[variables]\nfooter-key-foreground = "#ff0000 50%"\n'
+        'text = "auto 80%"\nlink-style = "bold not underline"\n',
+    )
+    theme = read_theme(path)
+    assert theme.variables["link-style"] == "bold not underline"
+
+
+async def test_a_theme_with_a_bad_variable_never_reaches_the_stylesheet(
+    private_moot_home: Path,
+) -> None:
+    """Textual would take it and fail its stylesheet at the switch: the app would end."""
+    from moot.history import PromptHistory
+    from moot.testing import FakeClient
+    from moot.tui.app import MootApp
+
+    write(
+        private_moot_home / "config" / "themes",
+        "bad.toml",
+        'name = "bad"\nprimary = "#ff8800"\n[variables]\nfooter-key-foreground = "nope"\n',
+    )
+    app = MootApp(FakeClient(), history=PromptHistory(None))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "bad" not in app.available_themes
+        await pilot.press(*"/theme bad", "enter")
+        await pilot.pause()
+        assert app.is_running and app.theme != "bad"
 
 
 async def test_the_app_tells_a_bad_theme_file_in_the_chat(private_moot_home: Path) -> None:
