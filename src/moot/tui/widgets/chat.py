@@ -280,7 +280,7 @@ class ChatPane(VerticalScroll):
     def _prune(self) -> None:
         """Remove the oldest blocks past the high-water mark, while following the answer."""
         children = [c for c in self.children if not isinstance(c, LoadEarlierButton)]
-        if len(children) <= HIGH_WATER or not self.is_anchored:
+        if len(children) <= HIGH_WATER or not self.following:
             return
         gone = children[: len(children) - LOW_WATER]
         seqs = [getattr(c, "seq", 0) for c in children[len(gone) :] if getattr(c, "seq", 0)]
@@ -293,6 +293,13 @@ class ChatPane(VerticalScroll):
         if not self.query(LoadEarlierButton):
             self.more_before = True
             self.mount(LoadEarlierButton("▴ load earlier"), before=0)
+
+    @property
+    def following(self) -> bool:
+        """The view follows new blocks: anchored, and the person has not scrolled away."""
+        # `is_anchored` says only that `anchor()` was called: while the person has scrolled up,
+        # Textual keeps the anchor, released (`_anchor_released`; 8.2 has no public name).
+        return self.is_anchored and not self._anchor_released
 
     def follow(self) -> None:
         """Scroll to the bottom and stay there as blocks arrive."""

@@ -1,0 +1,122 @@
+"""The chat pane on the fake client: thinking folded to one line, and where the view stays as
+blocks arrive (at the bottom while it follows, put while the person has scrolled up)."""
+
+from __future__ import annotations
+
+import pytest
+
+from moot.history import PromptHistory
+from moot.protocol import events as ev
+from moot.testing import FakeClient
+from moot.tui.app import MootApp
+from moot.tui.widgets.blocks import ThinkingBlock
+from moot.tui.widgets.chat import ChatPane
+from tui_scripts import Run
+
+REASONING = "The test fails on the second call, so the cache must be stale."
+
+
+def app_for(client: FakeClient) -> MootApp:
+    return MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+
+
+def shown(block: ThinkingBlock) -> str:
+    return str(block.render())
+
+
+async def test_thinking_shows_folded_to_one_line_and_unfolds_on_enter_or_a_click() -> None:
+    run = Run().start("why does it fail?")
+    for i in range(0, len(REASONING), 9):
+        run.add(ev.ThinkingDelta(**run._ids(), text=REASONING[i : i + 9]))
+    run.text("The cache is stale.").responded("The cache is stale.")
+    client = FakeClient(run.finish("The cache is stale.").events, autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        client.play()
+        await pilot.pause()
+        block = app.query_one(ChatPane).query_one(ThinkingBlock)
+        words = len(REASONING.split())
+        assert shown(block) == f"▸ thinking ({words} words)"
+        block.focus()
+        await pilot.press("enter")
+        assert shown(block).splitlines() == ["▾ thinking", REASONING]
+        await pilot.press("enter")
+        assert shown(block) == f"▸ thinking ({words} words)"
+        await pilot.click(block)
+        assert shown(block).startswith("▾ thinking")
+
+
+def tool_calls(run: Run, first: int, count: int) -> list[ev.Event]:
+    """`count` finished tool calls: one line each in the chat."""
+    start = len(run.events)
+    for i in range(first, first + count):
+        run.tool(f"t{i}", "read", {"path": f"file{i}.py"}, f"line {i}")
+    return run.events[start:]
+
+
+async def until_mounted(pilot, chat: ChatPane, count: int) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(50):  # bounded: the bridge hands events over in its own task
+        if len(chat.children) >= count:
+            break
+        await pilot.pause()
+    await pilot.pause()  # and their layout
+
+
+async def test_new_blocks_keep_a_following_view_at_the_bottom_and_leave_a_scrolled_one_be() -> None:
+    run = Run().start("read them all")
+    client = FakeClient(autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(120, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        client.emit(*run.events, *tool_calls(run, 0, 60))
+        await until_mounted(pilot, chat, 61)
+        assert chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y
+
+        bottom = chat.max_scroll_y
+        client.emit(*tool_calls(run, 60, 10))
+        await until_mounted(pilot, chat, 71)
+        assert chat.max_scroll_y > bottom and chat.scroll_y == chat.max_scroll_y  # followed
+
+        chat.focus()
+        await pilot.press("pageup")  # the person scrolls up to read
+        await pilot.pause()
+        where = chat.scroll_y
+        assert where < chat.max_scroll_y
+        client.emit(*tool_calls(run, 70, 10))
+        await until_mounted(pilot, chat, 81)
+        assert chat.scroll_y == where and chat.max_scroll_y > where  # the view stayed put
+
+        await pilot.press("end")  # follow again
+        await pilot.pause()
+        client.emit(*tool_calls(run, 80, 10))
+        await until_mounted(pilot, chat, 91)
+        assert chat.scroll_y == chat.max_scroll_y
+
+
+async def test_no_block_is_pruned_while_the_person_has_scrolled_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pruning moves what is shown: it waits until the view follows again."""
+    from moot.tui.widgets import chat as chat_module
+
+    monkeypatch.setattr(chat_module, "HIGH_WATER", 40)
+    monkeypatch.setattr(chat_module, "LOW_WATER", 30)
+    run = Run().start("read them all")
+    client = FakeClient(autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(120, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        client.emit(*run.events, *tool_calls(run, 0, 35))
+        await until_mounted(pilot, chat, 36)
+        chat.focus()
+        await pilot.press("pageup")
+        await pilot.pause()
+        client.emit(*tool_calls(run, 35, 15))
+        await until_mounted(pilot, chat, 51)
+        assert len(chat.children) == 51  # nothing pruned under the person's eyes
+        await pilot.press("end")
+        await pilot.pause()
+        client.emit(*tool_calls(run, 50, 1))
+        await pilot.pause()
+        await pilot.pause()
+        assert len(chat.children) <= 30 + 1  # following again: pruned (+1: "load earlier")
