@@ -135,7 +135,22 @@ async def test_each_answer_key_sends_its_op(keys: tuple[str, ...], expected: ops
         assert client.ops[-1] == expected
 
 
-async def test_a_plan_approval_offers_to_approve_in_either_mode() -> None:
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        (("y",), ops.Approve(tool_call_id="p1", call_id="run_1", mode="default")),
+        (("a",), ops.Approve(tool_call_id="p1", call_id="run_1", mode="acceptEdits")),
+        (
+            ("n", *"smaller steps", "enter"),
+            ops.Deny(tool_call_id="p1", call_id="run_1", feedback="smaller steps"),
+        ),
+    ],
+)
+async def test_a_plan_approval_approves_in_either_mode_or_asks_for_a_revision(
+    keys: tuple[str, ...], expected: ops.Op
+) -> None:
+    """y: approve and ask before each edit (the default mode); a: approve and accept edits;
+    n: revise, with what to change. One op each, and nothing else."""
     clock = Clock()
     client = FakeClient(plan_session())
     async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
@@ -143,8 +158,39 @@ async def test_a_plan_approval_offers_to_approve_in_either_mode() -> None:
         pane = await shown(pilot)
         pane.focus()
         clock.now += GRACE_S + 1
-        await pilot.press("a")
-        assert client.ops[-1] == ops.Approve(tool_call_id="p1", call_id="run_1", mode="acceptEdits")
+        await pilot.press(keys[0])
+        await pilot.pause()  # `n` focuses the feedback field: the rest is typed there
+        await pilot.press(*keys[1:])
+        await pilot.pause()
+        assert client.ops == [ops.UserTurn(text="plan it"), expected]
+
+
+async def test_f1_lists_every_key_of_the_table_by_place() -> None:
+    """Each key of the table shows once, under the heading of the place where it works; f1
+    (a key of the help screen's own) closes it again."""
+    from moot.tui.keys import KEYS, PLACES
+    from moot.tui.screens.help import HelpScreen
+
+    async with app_for(FakeClient()).run_test(size=(120, 40)) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, HelpScreen)
+        table = pilot.app.screen.query_one("Static").content
+        keys, descriptions = (list(map(str, column.cells)) for column in table.columns)
+        rows = list(zip(keys, descriptions, strict=True))
+        headings = {f"[u]{place}[/u]": where for where, place in PLACES.items()}
+        place_of_row = []
+        place = None
+        for key, _ in rows:
+            place = headings.get(key, place)
+            place_of_row.append(place)
+        for key in KEYS:
+            at = [i for i, row in enumerate(rows) if row == (key.key, key.description)]
+            assert len(at) == 1, key
+            assert place_of_row[at[0]] == key.where, key
+        await pilot.press("f1")
+        await pilot.pause()
+        assert not isinstance(pilot.app.screen, HelpScreen)
 
 
 async def test_escape_interrupts_a_running_turn_and_shift_tab_cycles_the_mode() -> None:

@@ -1,0 +1,85 @@
+"""The prompt on the fake client: new lines from the keys terminals send, and the `/`
+completion list as it shows (commands with their descriptions) and is taken."""
+
+from __future__ import annotations
+
+from textual import events
+
+from moot.history import PromptHistory
+from moot.protocol import ops
+from moot.testing import FakeClient
+from moot.tui.app import MootApp
+from moot.tui.widgets.prompt import PromptArea
+
+
+def app_for(client: FakeClient) -> MootApp:
+    return MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+
+
+def terminal_keys(sent: str) -> list[events.Key]:
+    """The key events Textual makes of what a terminal sends (the parser its driver feeds)."""
+    from textual._xterm_parser import XTermParser  # private, but it is what the driver runs
+
+    parser = XTermParser()
+    found = [*parser.feed(sent), *parser.feed("")]
+    return [event for event in found if isinstance(event, events.Key)]
+
+
+async def test_shift_enter_adds_a_line_where_the_terminal_reports_it_and_ctrl_j_always() -> None:
+    # A terminal with the kitty keyboard protocol (which Textual asks for) reports shift+enter
+    # as CSI 13;2u; every terminal sends ctrl+j as a line feed.
+    (shift_enter,) = terminal_keys("\x1b[13;2u")
+    (ctrl_j,) = terminal_keys("\n")
+    assert (shift_enter.key, ctrl_j.key) == ("shift+enter", "ctrl+j")
+    client = FakeClient([])
+    app = app_for(client)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"one")
+        app.post_message(shift_enter)
+        await pilot.pause()
+        await pilot.press(*"two")
+        app.post_message(ctrl_j)
+        await pilot.pause()
+        await pilot.press(*"three")
+        assert app.prompt.text == "one\ntwo\nthree" and client.ops == []
+        (enter,) = terminal_keys("\r")
+        app.post_message(enter)
+        await pilot.pause()
+    assert client.ops == [ops.UserTurn(text="one\ntwo\nthree")]
+
+
+def shown_lines(area: PromptArea) -> list[str]:
+    """The completion list's lines as the screen shows them."""
+    options = area.options
+    return [options.render_line(y).text.strip() for y in range(options.size.height)]
+
+
+async def test_slash_lists_commands_with_their_descriptions_and_tab_or_enter_takes_one() -> None:
+    client = FakeClient([])
+    app = app_for(client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        area = app.query_one(PromptArea)
+        assert not area.options.display  # nothing typed: no list
+        await pilot.press(*"/co")
+        await pilot.pause()
+        assert area.options.display and area.options.size.height > 0
+        expected = [(c.name, c.description) for c in app.registry.completions("co", app)]
+        assert [name for name, _ in expected][:2] == ["commit", "compact"]
+        shown = " ".join(shown_lines(area))  # a long description wraps onto a second line
+        at = [shown.find(f"/{name}  {description}") for name, description in expected]
+        assert -1 not in at and at == sorted(at), shown
+
+        await pilot.press("down", "tab")  # the second: /compact
+        await pilot.pause()
+        assert app.prompt.text == "/compact " and not area.options.display
+        assert client.ops == []
+
+        app.prompt.load_text("")
+        await pilot.press(*"/the")
+        await pilot.pause()
+        theme = app.registry.get("theme")
+        assert theme is not None and shown_lines(area) == [f"/theme  {theme.description}"]
+        await pilot.press("enter")  # takes it; sends nothing
+        await pilot.pause()
+        assert app.prompt.text == "/theme " and not area.options.display
+        assert client.ops == []
