@@ -549,3 +549,31 @@ async def test_escape_in_the_reason_field_goes_back_to_the_choices_and_interrupt
         await pilot.pause()
         assert not pane.has_class("-feedback") and pilot.app.focused is pane
         assert client.ops == [ops.UserTurn(text="go")]  # no Interrupt: the turn goes on
+
+
+async def test_typing_on_at_a_focused_approval_goes_back_to_the_prompt_and_answers_nothing() -> (
+    None
+):
+    """The pane took the focus while the person paused; they type on: "hey" reaches the
+    prompt whole (its y too, typed after the h had moved the focus back), no answer is sent,
+    and the pane takes the focus again only once they pause."""
+    clock = Clock()
+    client = FakeClient(edit_session())
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        pane = await shown(pilot)
+        pane.focus()
+        clock.now += GRACE_S + 1
+        await pilot.pause()
+        assert pilot.app.focused is pane
+        await pilot.press(*"hey")
+        await pilot.pause()
+        assert pilot.app.prompt.text == "hey" and pilot.app.focused is pilot.app.prompt
+        assert client.ops == [ops.UserTurn(text="go")] and pane.current is not None
+        # What the pane's timer does a moment later (the test calls it: no waiting here).
+        pane._take_focus()
+        assert pilot.app.focused is pilot.app.prompt  # still typing: the prompt keeps it
+        clock.now += GRACE_S + 0.01
+        pane._take_focus()
+        await pilot.pause()
+        assert pilot.app.focused is pane

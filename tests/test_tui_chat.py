@@ -1,5 +1,6 @@
-"""The chat pane on the fake client: thinking folded to one line, and where the view stays as
-blocks arrive (at the bottom while it follows, put while the person has scrolled up)."""
+"""The chat pane on the fake client: thinking folded to one line, a long diff shown whole from
+the keyboard, and where the view stays as blocks arrive (at the bottom while it follows, put
+while the person has scrolled up)."""
 
 from __future__ import annotations
 
@@ -120,3 +121,37 @@ async def test_no_block_is_pruned_while_the_person_has_scrolled_up(
         await pilot.pause()
         await pilot.pause()
         assert len(chat.children) <= 30 + 1  # following again: pruned (+1: "load earlier")
+
+
+async def test_f_on_an_edit_shows_all_of_its_long_diff_folded_or_not() -> None:
+    from moot.tui.widgets.diff_view import CAP, DiffView
+    from moot.tui.widgets.tool_block import ToolBlock
+
+    diff = "--- a/big.py\n+++ b/big.py\n@@ -1,60 +1,60 @@\n" + "".join(
+        f"-old {i}\n+new {i}\n" for i in range(60)
+    )
+    run = Run().start("fix big.py")
+    run.tool("e1", "edit", {"path": "big.py"}, "edited big.py", display={"diff": diff})
+    run.tool("e2", "edit", {"path": "big.py"}, "edited big.py", display={"diff": diff})
+    client = FakeClient(run.events, autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(120, 50)) as pilot:
+        client.play()
+        await pilot.pause()
+        first, second = app.query(ToolBlock).results()
+        view = first.query_one(DiffView)
+        assert not view.all_shown and len(diff.splitlines()) > CAP
+        note = str(view.query_one(".more").render())
+        assert note.endswith("f or a click shows all")  # the key, as the table has it
+        first.focus()
+        await pilot.press("f")
+        await pilot.pause()
+        assert view.all_shown and not view.query(".more")
+
+        second.focus()
+        await pilot.press("enter")  # folded away
+        await pilot.pause()
+        assert not second.expanded and not second.query(DiffView)
+        await pilot.press("f")
+        await pilot.pause()
+        assert second.expanded and second.query_one(DiffView).all_shown

@@ -83,3 +83,22 @@ async def test_slash_lists_commands_with_their_descriptions_and_tab_or_enter_tak
         await pilot.pause()
         assert app.prompt.text == "/theme " and not area.options.display
         assert client.ops == []
+
+
+async def test_ctrl_o_on_a_paste_chip_opens_it_into_its_text_before_sending() -> None:
+    client = FakeClient([])
+    app = app_for(client)
+    big = "\n".join(f"line {i}" for i in range(40))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"see ")
+        app.post_message(events.Paste(big))
+        await pilot.pause()
+        await pilot.press(*" and", "home")  # the cursor on no chip: nothing opens
+        await pilot.press("ctrl+o")
+        assert app.prompt.text == "see [pasted 40 lines #1] and"
+        app.prompt.move_cursor((0, len("see [pasted")))  # on the chip
+        await pilot.press("ctrl+o")
+        assert app.prompt.text == f"see {big} and"
+        await pilot.press("ctrl+end", *" edited", "enter")
+        await pilot.pause()
+    assert client.ops == [ops.UserTurn(text=f"see {big} and edited")]

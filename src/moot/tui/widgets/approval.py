@@ -8,7 +8,9 @@ after it.
 
 Keystrokes must never answer by accident (the most reported bug of a leading agent): the pane
 takes focus only once the person has stopped typing for `GRACE_S`, and ignores keys for
-`GRACE_S` after it appears or takes focus. When the terminal is not focused, a request rings the
+`GRACE_S` after it appears or takes focus. A character that answers nothing goes back to the
+prompt, with the focus, as if the pane had not taken it; the pane takes the focus again once
+the person pauses. When the terminal is not focused, a request rings the
 bell and sends a terminal notification (OSC 9 and OSC 777; see `moot.tui.notify`). The
 `Notification` hook is the runtime's to run, for every request; the pane never runs it.
 """
@@ -212,6 +214,8 @@ class ApprovalPane(Vertical):
                 self.focus()
             return
         if action not in ANSWERS:
+            if event.is_printable:
+                self._back_to_prompt(event)
             return
         event.stop()
         event.prevent_default()
@@ -221,6 +225,16 @@ class ApprovalPane(Vertical):
             )
             return
         self.answer(action)
+
+    def _back_to_prompt(self, event: events.Key) -> None:
+        """The person typed on: the character goes to the prompt, and so does the focus."""
+        event.stop()
+        event.prevent_default()
+        self.app.action_focus_prompt()  # type: ignore[attr-defined]
+        # The focus moves in a callback on the app's queue: the key goes after it, as the
+        # terminal's keys do, so it reaches the prompt (and counts as typing there).
+        self.app.post_message(events.Key(event.key, event.character))
+        self.set_timer(GRACE_S, self._take_focus)
 
     def answer(self, action: str) -> None:
         """Answer the shown request as `action` (one of `ANSWERS`) says."""

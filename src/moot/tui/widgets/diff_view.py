@@ -7,6 +7,8 @@ from textual import events
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from moot.tui.keys import key_of
+
 CAP = 40
 
 
@@ -56,7 +58,7 @@ def diff_text(diff: str, limit: int | None = CAP) -> Text:
 
 
 class DiffView(Vertical):
-    """A diff, capped; `show all` (a click on the note) shows the rest."""
+    """A diff, capped; `show all` (a click on the note, or its tool block's key) shows the rest."""
 
     DEFAULT_CSS = """
     DiffView { height: auto; border-left: tall $success 50%; padding-left: 1; }
@@ -73,14 +75,17 @@ class DiffView(Vertical):
         yield Static(diff_text(self.diff, None if self.all_shown else self.cap), classes="body")
         if not self.all_shown:
             hidden = len(self.diff.splitlines()) - self.cap
-            yield Static(f"… {hidden} more lines: click to show all", classes="more")
+            key = key_of("tool", "show_all")
+            yield Static(f"… {hidden} more lines: {key} or a click shows all", classes="more")
 
     def show_all(self) -> None:
         if self.all_shown:
             return
         self.all_shown = True
-        self.query_one(".body", Static).update(diff_text(self.diff, None))
-        self.query(".more").remove()
+        body = self.query(".body")
+        if body:  # else not composed yet: compose shows it all
+            body.first(Static).update(diff_text(self.diff, None))
+            self.query(".more").remove()
 
     def on_click(self, event: events.Click) -> None:
         self.show_all()

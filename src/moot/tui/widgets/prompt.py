@@ -5,7 +5,8 @@ each key arrives; the keys below are the table's as shipped.
 
 - Enter sends; `shift+enter` (where the terminal reports it) and `ctrl+j` add a line.
 - A paste arrives as one bracketed-paste event, so a multi-line paste is never sent line by
-  line; a large one becomes a chip (`[pasted 120 lines #1]`) that the sent message expands.
+  line; a large one becomes a chip (`[pasted 120 lines #1]`) that the sent message expands, or
+  that `ctrl+o` on it opens into its text, to read or edit before sending.
 - Up on the first line and down on the last walk the history (per workspace, shared with the
   REPL); `ctrl+r` lists earlier messages that contain what is typed.
 - `/` completes commands (with their descriptions), `@` paths (fuzzy, from the workspace's
@@ -38,7 +39,7 @@ _CHIP = re.compile(r"\[(?:pasted \d+ lines|output of [^\[\]\n]*?) #(\d+)\]")
 """A chip in the prompt: a paste, or output offered for the message (`!command`)."""
 
 PROMPT_ACTIONS = frozenset(
-    ("submit", "newline", "history_back", "history_forward", "history_search")
+    ("submit", "newline", "history_back", "history_forward", "history_search", "open_chip")
 )
 """What the key table's `prompt` keys may do (`PromptInput._act`)."""
 COMPLETION_ACTIONS = frozenset(("take", "take_or_send", "next", "previous", "close"))
@@ -160,6 +161,8 @@ class PromptInput(TextArea):
             if later is not None:
                 self.load_text(later)
                 self.move_cursor(self.document.end)
+        elif action == "open_chip":
+            self.open_chip()
         else:
             return False
         return True
@@ -203,6 +206,18 @@ class PromptInput(TextArea):
         if not shown.startswith("output of "):
             shown = f"output of {shown}"
         self.insert(f"[{shown} #{number}]\n")
+
+    def open_chip(self) -> bool:
+        """Replace the chip the cursor is on (or just after) by its text, so the person sees
+        and edits what goes; False when the cursor is on no chip of this message."""
+        row, column = self.cursor_location
+        for chip in _CHIP.finditer(self.document.get_line(row)):
+            text = self.pastes.get(int(chip.group(1)))
+            if text is not None and chip.start() <= column <= chip.end():
+                self.replace(text, (row, chip.start()), (row, chip.end()))
+                return True
+        self.notify("the cursor is on no paste chip", severity="warning")
+        return False
 
     def expanded(self) -> str:
         """The text with every paste chip replaced by what was pasted."""

@@ -3,7 +3,7 @@
 The line shows the tool, its key argument, a spinner while it runs, then its duration and a
 summary of the result. Enter or a click expands it: long output goes into a `Log` with
 `max_lines` (line-virtualized: only the visible lines render), a diff into a `DiffView` capped
-until "show all". The keys are the key table's `tool` rows.
+until "show all" (`f`, or a click on its note). The keys are the key table's `tool` rows.
 """
 
 from __future__ import annotations
@@ -178,3 +178,12 @@ class ToolBlock(Vertical):
     def action_fold(self) -> None:
         if self.has_body():
             self.toggle()
+
+    def action_show_all(self) -> None:
+        """The whole of a long diff, from the keyboard (its note takes a click)."""
+        if not self.diff():
+            return
+        if not self.expanded:
+            self.toggle()
+        for view in self.query(DiffView):
+            view.show_all()
