@@ -28,9 +28,12 @@ def terminal_keys(sent: str) -> list[events.Key]:
 async def test_shift_enter_adds_a_line_where_the_terminal_reports_it_and_ctrl_j_always() -> None:
     # A terminal with the kitty keyboard protocol (which Textual asks for) reports shift+enter
     # as CSI 13;2u; every terminal sends ctrl+j as a line feed.
+    # xterm with modifyOtherKeys sends CSI 27;2;13~, which Textual names shift+\r.
     (shift_enter,) = terminal_keys("\x1b[13;2u")
+    (xterm_shift_enter,) = terminal_keys("\x1b[27;2;13~")
     (ctrl_j,) = terminal_keys("\n")
     assert (shift_enter.key, ctrl_j.key) == ("shift+enter", "ctrl+j")
+    assert xterm_shift_enter.key == "shift+\r"
     client = FakeClient([])
     app = app_for(client)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -41,11 +44,14 @@ async def test_shift_enter_adds_a_line_where_the_terminal_reports_it_and_ctrl_j_
         app.post_message(ctrl_j)
         await pilot.pause()
         await pilot.press(*"three")
-        assert app.prompt.text == "one\ntwo\nthree" and client.ops == []
+        app.post_message(xterm_shift_enter)
+        await pilot.pause()
+        await pilot.press(*"four")
+        assert app.prompt.text == "one\ntwo\nthree\nfour" and client.ops == []
         (enter,) = terminal_keys("\r")
         app.post_message(enter)
         await pilot.pause()
-    assert client.ops == [ops.UserTurn(text="one\ntwo\nthree")]
+    assert client.ops == [ops.UserTurn(text="one\ntwo\nthree\nfour")]
 
 
 def shown_lines(area: PromptArea) -> list[str]:

@@ -116,6 +116,12 @@ def keys_for(where: str) -> tuple[Key, ...]:
     return tuple(k for k in KEYS if k.where == where)
 
 
+TERMINAL_NAMES = {"shift+\r": "shift+enter"}
+"""Keys Textual names after the byte a terminal sent: xterm's `modifyOtherKeys` sends
+shift+enter as `CSI 27;2;13~`, which Textual names `shift+\r` (the kitty protocol's
+`CSI 13;2u` is `shift+enter` already)."""
+
+
 def action_of(where: str, *names: str) -> str | None:
     """The action a key does in one place, or None where the table binds it to nothing.
 
@@ -126,6 +132,7 @@ def action_of(where: str, *names: str) -> str | None:
     """
     # Read on each key, not indexed once: the table is small, and a test that swaps a row
     # sees the widgets follow it.
+    names = tuple(TERMINAL_NAMES.get(name, name) for name in names)
     for key in KEYS:
         if key.where == where and any(name in key.key.split(",") for name in names):
             return key.action
