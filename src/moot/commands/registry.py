@@ -12,7 +12,7 @@ says what would work, and nothing goes to the model by mistake.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 import msgspec
 
@@ -22,6 +22,10 @@ from moot.protocol.events import Event
 
 class CommandError(Exception):
     """A command could not run as asked; the message says what would work."""
+
+
+PaneName = Literal["tools", "trace"]
+"""The app's side panes: the tools pane and the run-trace pane."""
 
 
 class CommandContext(Protocol):
