@@ -1,7 +1,7 @@
 """The side panes on the fake client, at 160x48 and at 80x24: `f2`/`f3` show and hide them
 (below 110 columns over the chat, folded again by the same key), both hidden give the chat the
 whole width, `ctrl+left`/`ctrl+right` size the column and `ctrl+up`/`ctrl+down` its split,
-and what the person sets is there at the next start."""
+`/panes` does the same by name, and what the person sets is there at the next start."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.approval import ApprovalPane
+from moot.tui.widgets.blocks import NoticeBlock
 from moot.tui.widgets.chat import ChatPane
 from moot.tui.widgets.prompt import PromptInput
 from tui_scripts import Run, edit_session
@@ -227,3 +228,52 @@ async def test_panes_kept_in_a_form_not_understood_start_as_they_always_do(
         sizes = app.side.sizes
         assert sizes.tools and sizes.trace and sizes.width >= 24 and 10 <= sizes.split <= 90
         assert box(app, "#side").width == sizes.width
+
+
+# ---- /panes -----------------------------------------------------------------------------------
+
+
+async def run_command(pilot: Pilot, line: str) -> str:
+    """Send `/panes ...` and wait for it; what the app said last."""
+    await pilot.press(*line, "enter")
+    for _ in range(3):
+        busy = [w for w in pilot.app.workers if w.group in ("command", "say")]
+        if busy:  # an empty list would wait for every worker, the bridge's too
+            await pilot.app.workers.wait_for_complete(busy)
+        await pilot.pause()
+    from moot.tui.search import block_text
+
+    return block_text(pilot.app.query(NoticeBlock).last())
+
+
+async def test_slash_panes_shows_hides_and_sizes_them_as_the_keys_do(
+    private_moot_home: Path,
+) -> None:
+    async with app_for([]).run_test(size=WIDE) as pilot:
+        app = pilot.app
+        assert isinstance(app, MootApp)
+        assert app._command_completions("panes tr") == [
+            ("panes trace", ""),
+            ("panes trace on", ""),
+            ("panes trace off", ""),
+        ]
+        said = await run_command(pilot, "/panes trace off")
+        assert hidden(app, "#trace") and not hidden(app, "#tools")
+        assert (
+            said
+            == "tools shown, trace hidden; side column 48 columns wide, tools 50% of its height"
+        )
+        await run_command(pilot, "/panes width 60")
+        await run_command(pilot, "/panes split 30")
+        assert box(app, "#side").width == 60
+        assert kept(private_moot_home) == {"tools": True, "trace": False, "width": 60, "split": 30}
+        said = await run_command(pilot, "/panes tools off")
+        assert hidden(app, "#side") and box(app, "#chat").width == 160
+        said = await run_command(pilot, "/panes reset")
+        assert said.startswith("tools shown, trace shown; side column 48 columns wide")
+
+        await pilot.resize_terminal(*NARROW)
+        await pilot.pause()
+        said = await run_command(pilot, "/panes trace on")
+        assert hidden(app, "#chat") and box(app, "#trace").width == 80
+        assert said.startswith("a narrow terminal (80 < 110 columns): tools hidden, trace shown")

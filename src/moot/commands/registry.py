@@ -28,6 +28,34 @@ PaneName = Literal["tools", "trace"]
 """The app's side panes: the tools pane and the run-trace pane."""
 
 
+class Panes(Protocol):
+    """A front end's side panes (the app's tools and run-trace panes), as `/panes` moves them."""
+
+    def show(self, pane: PaneName, shown: bool | None = None) -> None:
+        """Show or hide `pane`; None turns it the other way, as its key does."""
+        ...
+
+    def widen(self, steps: int) -> None:
+        """Widen the side column by `steps` of its key's step (negative: narrow it)."""
+        ...
+
+    def set_width(self, columns: int) -> None:
+        """Make the side column `columns` wide (fitted to the terminal: the chat keeps room)."""
+        ...
+
+    def set_split(self, tools_percent: int) -> None:
+        """Give the tools pane `tools_percent` of the column's height, the trace pane the rest."""
+        ...
+
+    def reset(self) -> None:
+        """Back to how the panes start: both shown, the default width, an even split."""
+        ...
+
+    def describe(self) -> str:
+        """What shows now and how big, for the person."""
+        ...
+
+
 class CommandContext(Protocol):
     """What a command may use: the session's client and the front end's own abilities."""
 
@@ -87,6 +115,15 @@ class CommandContext(Protocol):
 
     def inspect(self, title: str, events: Sequence[Event]) -> None:
         """Show stored events, one by one, as the run inspector does."""
+        ...
+
+    def panes(self) -> Panes:
+        """The front end's side panes, for `/panes`.
+
+        Raises:
+            CommandError: This front end has none (the plain REPL, an editor); the message says
+                where they are.
+        """
         ...
 
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 from moot.commands.files import memory_note, use_session_commands
 from moot.commands.mentions import MENTION, expand_mentions
-from moot.commands.registry import CommandError, Registry, is_command
+from moot.commands.registry import CommandError, Panes, Registry, is_command
 from moot.commands.shell import is_shell, run_shell
 from moot.history import PromptHistory, history_file
 from moot.paths import config_dir
@@ -768,6 +768,9 @@ class MootApp(App[int]):
         )  # loads when first shown
 
         self.push_screen(InspectorScreen(title, events))
+
+    def panes(self) -> Panes:
+        return self.side
 
     async def new_session(self) -> None:
         if self._open_client is None:

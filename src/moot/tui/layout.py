@@ -68,8 +68,9 @@ class PaneSizes(msgspec.Struct, frozen=True):
 
 
 class SidePanes:
-    """The app's side panes as the person arranged them: the keys and the terminal's size
-    change them here, and `apply` lays the widgets out to match.
+    """The app's side panes as the person arranged them: the keys, `/panes` (through
+    `moot.commands.registry.Panes`, which this implements) and the terminal's size change them
+    here, and `apply` lays the widgets out to match.
 
     Args:
         root: Where `#body`, `#side` and the panes are found (the app: its default screen).
