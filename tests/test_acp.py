@@ -207,7 +207,8 @@ async def test_a_whole_session_prompt_tools_permission_mode_plan_and_load(
         commands = {
             c.name for u in editor.of("available_commands_update") for c in u.available_commands
         }
-        assert {"mode", "plan", "status", "mcp"} <= commands and "theme" not in commands
+        assert {"mode", "plan", "status", "mcp"} <= commands
+        assert not {"theme", "panes"} & commands  # the editor has its own
 
         await conn.set_session_mode(session_id=new.session_id, mode_id="acceptEdits")
         second = await conn.prompt(session_id=new.session_id, prompt=[text_block("again")])

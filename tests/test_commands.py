@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from moot.commands.builtin import builtin_commands
-from moot.commands.registry import Command, CommandContext, CommandError, Registry
+from moot.commands.registry import (
+    Command,
+    CommandContext,
+    CommandError,
+    PaneName,
+    Panes,
+    Registry,
+)
 from moot.commands.shell import is_shell, run_shell
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -31,6 +38,31 @@ from moot.protocol.states import RunState, StopReason
 from moot.testing import FakeClient
 
 
+class PanesRecorder:
+    """`Panes` that record what `/panes` asks of them."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[object, ...]] = []
+
+    def show(self, pane: PaneName, shown: bool | None = None) -> None:
+        self.asked.append(("show", pane, shown))
+
+    def widen(self, steps: int) -> None:
+        self.asked.append(("widen", steps))
+
+    def set_width(self, columns: int) -> None:
+        self.asked.append(("width", columns))
+
+    def set_split(self, tools_percent: int) -> None:
+        self.asked.append(("split", tools_percent))
+
+    def reset(self) -> None:
+        self.asked.append(("reset",))
+
+    def describe(self) -> str:
+        return "as they stand"
+
+
 class Recorder:
     """A `CommandContext` that records what the commands ask of the front end."""
 
@@ -46,6 +78,7 @@ class Recorder:
         self.choices: list[Sequence[tuple[str, str]]] = []
         self.matches = 0
         self.opened: list[str] = []
+        self.layout: PanesRecorder | None = None
 
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self.said.append((str(text), warning))
@@ -86,6 +119,11 @@ class Recorder:
     def inspect(self, title: str, events: Sequence[ev.Event], *, note: str = "") -> None:
         self.inspected.append((title, list(events)))
         self.notes.append(note)
+
+    def panes(self) -> Panes:
+        if self.layout is None:
+            raise CommandError("no panes here")
+        return self.layout
 
     @property
     def last(self) -> str:
@@ -572,6 +610,68 @@ def test_completion_offers_the_sources_commands_too(registry: Registry) -> None:
     context = Recorder(client_for())
     assert [c.name for c in registry.completions("mcp", context)] == ["mcp", "mcp__good__review"]
     assert [c.name for c in registry.completions("mcp")] == ["mcp"]  # no context: no sources
+
+
+# ---- /panes --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "asked"),
+    [
+        ("", []),
+        ("trace", [("show", "trace", None)]),
+        ("tools off", [("show", "tools", False)]),
+        ("Trace ON", [("show", "trace", True)]),
+        ("wider", [("widen", 1)]),
+        ("narrower", [("widen", -1)]),
+        ("width 60", [("width", 60)]),
+        ("split 30%", [("split", 30)]),
+        ("reset", [("reset",)]),
+    ],
+)
+async def test_panes_asks_the_front_ends_panes_and_says_how_they_stand(
+    registry: Registry, arguments: str, asked: list[tuple[object, ...]]
+) -> None:
+    context = Recorder(client_for())
+    context.layout = PanesRecorder()
+    await registry.run(context, f"/panes {arguments}")
+    assert context.layout.asked == asked
+    assert context.said == [("as they stand", False)]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ("chat", "not understood; /panes [tools|trace [on|off] | wider | narrower | width N"),
+        ("tools maybe", "not understood"),
+        ("split", "not understood"),
+        ("wider 3", "not understood"),
+        ("width wide", "/panes width takes a whole number, not 'wide'"),
+    ],
+)
+async def test_panes_with_what_it_does_not_take_says_what_would_work(
+    registry: Registry, arguments: str, says: str
+) -> None:
+    context = Recorder(client_for())
+    context.layout = PanesRecorder()
+    await registry.run(context, f"/panes {arguments}")
+    assert context.warned and says in context.last
+    assert context.layout.asked == []
+
+
+async def test_panes_where_there_are_none_says_so_and_completes_its_words(
+    registry: Registry,
+) -> None:
+    """The plain REPL and editors have no panes: the front end's own words say where they
+    are (`CommandContext.panes` raises), as `/theme` does without themes."""
+    context = Recorder(client_for())
+    await registry.run(context, "/panes trace on")
+    assert context.said == [("no panes here", True)]
+    command = registry.get("panes")
+    assert command is not None and command.complete is not None
+    assert command.complete(context, "tr") == ["trace", "trace on", "trace off"]
+    assert command.complete(context, "w") == ["wider", "width"]
+    assert command.complete(context, "tools o") == ["tools on", "tools off"]
 
 
 # ---- /resume and /fork ---------------------------------------------------------------------------

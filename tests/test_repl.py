@@ -161,6 +161,8 @@ async def test_a_slash_command_runs_and_never_reaches_the_model() -> None:
         await repl.printed("sandbox  bubblewrap")
         repl.type("/theme dark" + ENTER)
         await repl.printed("this front end has no themes")
+        repl.type("/panes trace" + ENTER)  # the app's: the REPL says so
+        await repl.printed("the plain REPL has no side panes: /panes is for the app")
         repl.type("/nope" + ENTER)
         await repl.printed("no command /nope")
         repl.type("/help" + ENTER)

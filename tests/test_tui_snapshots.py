@@ -92,26 +92,45 @@ def test_a_plan_approval(snap_compare, size: tuple[int, int]) -> None:
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
+async def expanded_peer_turn(pilot: Pilot) -> None:
+    """Send the peer session's task and expand its turn in the trace pane once it has ended."""
+    await send(pilot, "review the change")
+    trace = pilot.app.trace
+    for _ in range(100):  # bounded: until the turn's end is in (it collapses the turn)
+        trace.apply_pending()
+        run = trace.root.children[0] if trace.root.children else None
+        if run is not None and any(isinstance(e, ev.TurnFinished) for e in run.data or ()):
+            break
+        await pilot.pause()
+    assert run is not None
+    run.expand_all()
+    await pilot.pause()
+
+
 def test_the_trace_pane_with_nested_peer_calls(snap_compare) -> None:
     """The transcript shows the peers' work indented under the lead's call; the trace pane
     shows the turn expanded: lead, then → reviewer and → tester each with their tool (✓) and
-    ← completed, and the lead's two call_agent tools. (Only at 160x48: at 80x24 the side
-    panes fold away by design; f3 brings the trace pane back over the chat.)"""
+    ← completed, and the lead's two call_agent tools. (At 160x48; at 80x24 the side panes fold
+    away, and f3 brings the trace pane back over the chat: the next picture.)"""
+    assert snap_compare(
+        app_for(peer_session()), terminal_size=(160, 48), run_before=expanded_peer_turn
+    )
+
+
+def test_the_trace_pane_brought_up_over_the_chat_at_80x24(snap_compare) -> None:
+    """At 80x24, after f3: the expanded turn of the picture above stands in the chat's place,
+    at the terminal's full width (no chat, no tools pane, no side border): the turn's line with
+    all its figures (completed · 2.3s · 1,280 tok · $0.0042), lead, → reviewer and → tester
+    each with its tool (✓ git_diff, ✓ bash) and ← completed, and the lead's two call_agent
+    tools. Below it the empty prompt (with the focus) and the status line, as in the empty
+    app's 80x24 picture."""
 
     async def run_before(pilot: Pilot) -> None:
-        await send(pilot, "review the change")
-        trace = pilot.app.trace
-        for _ in range(100):  # bounded: until the turn's end is in (it collapses the turn)
-            trace.apply_pending()
-            run = trace.root.children[0] if trace.root.children else None
-            if run is not None and any(isinstance(e, ev.TurnFinished) for e in run.data or ()):
-                break
-            await pilot.pause()
-        assert run is not None
-        run.expand_all()
+        await expanded_peer_turn(pilot)
+        await pilot.press("f3")
         await pilot.pause()
 
-    assert snap_compare(app_for(peer_session()), terminal_size=(160, 48), run_before=run_before)
+    assert snap_compare(app_for(peer_session()), terminal_size=(80, 24), run_before=run_before)
 
 
 @pytest.mark.parametrize("theme", ["moot-dark", "moot-light", "moot-high-contrast"])

@@ -84,7 +84,7 @@ async def test_tiny_sizes_do_not_crash_and_the_layout_comes_back(tiny: tuple[int
         await pilot.resize_terminal(*tiny)
         await pilot.pause()
         await pilot.press("ctrl+right", "ctrl+left", "ctrl+right")
-        assert app.side_width >= 24
+        assert app.side.width >= 24
         assert app.export_screenshot()  # it draws at that size
         await pilot.resize_terminal(120, 40)
         await pilot.pause()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from moot.commands.registry import Command, CommandContext, CommandError, Registry
+from moot.commands.registry import Command, CommandContext, CommandError, Panes, Registry
 from moot.protocol.client import Client
 from moot.protocol.events import Event
 
@@ -99,3 +99,6 @@ class EditorCommandContext:
         shown = "\n".join(event_to_json(e)[:500] for e in events[-50:])
         also = f"; {note}" if note else ""
         self._say(f"{title} ({len(events)} events; the last 50{also}):\n{shown}")
+
+    def panes(self) -> Panes:
+        raise CommandError("the editor lays out its own panels")

@@ -1,14 +1,15 @@
 """The slash commands every front end has. Each is a small coroutine registered once, with its
 name, arguments, description and completion: the basic ones here, the others in
 `session.py` (model, permissions, context, undo, doctor, sandbox), `workspace.py` (the
-session's tools: diff, map, symbols, grep, find, log, branch, commit, jobs, cancel) and
-`transcript.py` (export, copy, search, inspect). `!command` is `shell.py`."""
+session's tools: diff, map, symbols, grep, find, log, branch, commit, jobs, cancel),
+`transcript.py` (export, copy, search, inspect) and `panes.py` (the app's side panes).
+`!command` is `shell.py`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moot.commands import cost, session, sessions, transcript, workspace
+from moot.commands import cost, panes, session, sessions, transcript, workspace
 from moot.commands.files import add_file_commands
 from moot.commands.registry import CommandContext, CommandError, Registry
 from moot.protocol import ops
@@ -109,6 +110,8 @@ def builtin_commands() -> Registry:
                 return
             args = chosen
         context.set_theme(args)
+
+    panes.register(registry)  # /panes: the app's side panes (the REPL says it has none)
 
     add_file_commands(registry)  # /skills, /memory, /agents (moot.commands.files)
     from moot.commands.mcp import add_mcp_commands  # /mcp and the MCP servers' prompts

@@ -12,7 +12,7 @@ says what would work, and nothing goes to the model by mistake.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 import msgspec
 
@@ -22,6 +22,38 @@ from moot.protocol.events import Event
 
 class CommandError(Exception):
     """A command could not run as asked; the message says what would work."""
+
+
+PaneName = Literal["tools", "trace"]
+"""The app's side panes: the tools pane and the run-trace pane."""
+
+
+class Panes(Protocol):
+    """A front end's side panes (the app's tools and run-trace panes), as `/panes` moves them."""
+
+    def show(self, pane: PaneName, shown: bool | None = None) -> None:
+        """Show or hide `pane`; None turns it the other way, as its key does."""
+        ...
+
+    def widen(self, steps: int) -> None:
+        """Widen the side column by `steps` of its key's step (negative: narrow it)."""
+        ...
+
+    def set_width(self, columns: int) -> None:
+        """Make the side column `columns` wide (fitted to the terminal: the chat keeps room)."""
+        ...
+
+    def set_split(self, tools_percent: int) -> None:
+        """Give the tools pane `tools_percent` of the column's height, the trace pane the rest."""
+        ...
+
+    def reset(self) -> None:
+        """Back to how the panes start: both shown, the default width, an even split."""
+        ...
+
+    def describe(self) -> str:
+        """What shows now and how big, for the person."""
+        ...
 
 
 class CommandContext(Protocol):
@@ -84,6 +116,15 @@ class CommandContext(Protocol):
     def inspect(self, title: str, events: Sequence[Event], *, note: str = "") -> None:
         """Show stored events, one by one, as the run inspector does; `note` says what was
         left out of them (`commands/run_events.py`)."""
+        ...
+
+    def panes(self) -> Panes:
+        """The front end's side panes, for `/panes`.
+
+        Raises:
+            CommandError: This front end has none (the plain REPL, an editor); the message says
+                where they are.
+        """
         ...
 
 

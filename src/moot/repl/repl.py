@@ -40,7 +40,7 @@ from prompt_toolkit.key_binding import KeyPressEvent
 from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.files import memory_note, use_session_commands
 from moot.commands.mentions import expand_mentions
-from moot.commands.registry import CommandError, Registry, is_command
+from moot.commands.registry import CommandError, Panes, Registry, is_command
 from moot.commands.shell import is_shell, run_shell
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -601,6 +601,9 @@ class Repl:
         self.transcript.say(f"{title} ({len(events)} events{'; ' + note if note else ''})")
         for event in events:
             self.transcript.say(ev.event_to_json(event)[:2000])
+
+    def panes(self) -> Panes:
+        raise CommandError("the plain REPL has no side panes: /panes is for the app (moot)")
 
 
 def _width() -> int:

@@ -3,8 +3,9 @@
 The app holds a `Client` (the front-end contract) and nothing of the runtime: it sends ops,
 renders events (taken by the one bridge worker, `EventBridge`) and reads history through the
 client's queries. Layout: the chat pane in the main column with the approval pane and the
-prompt below it; the tools pane and the run-trace pane in a side column that folds away on
-narrow terminals; the status line at the bottom.
+prompt below it; the tools pane and the run-trace pane in a side column, which folds away on
+narrow terminals, where `f2`/`f3` bring a pane up in the chat's place (`tui/layout.py`); the
+status line at the bottom.
 
 Started with a way to open its session (`connect`) rather than a session, the app lays out
 its panes and focuses the prompt first, then opens the session in a thread after the first
@@ -30,13 +31,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+import msgspec
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
+from textual.widgets import Input, TextArea
 
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
 
 from moot.commands.files import memory_note, use_session_commands
 from moot.commands.mentions import MENTION, expand_mentions
-from moot.commands.registry import CommandError, Registry, is_command
+from moot.commands.registry import CommandError, Panes, Registry, is_command
 from moot.commands.shell import is_shell, run_shell
 from moot.history import PromptHistory, history_file
 from moot.paths import config_dir
@@ -56,6 +58,7 @@ from moot.settings import SettingsError
 from moot.tui import heap
 from moot.tui.bridge import EventBridge
 from moot.tui.keys import app_bindings
+from moot.tui.layout import NARROW, PaneSizes, SidePanes
 from moot.tui.messages import Answered, PromptSubmitted, SessionEvent, Streamed
 from moot.tui.palette import PROVIDERS, system_commands
 from moot.tui.scrollback import Visit
@@ -72,8 +75,6 @@ from moot.tui.widgets.trace import TracePane
 
 PaneT = TypeVar("PaneT", bound=Widget)
 
-NARROW = 110
-"""Below this many columns the side panes fold away."""
 QUIT_WINDOW_S = 1.5
 """A second ctrl+c within this long quits."""
 HISTORY_TAIL = 200
@@ -83,9 +84,17 @@ OpenClient = Callable[[], Client]
 """Opens a new session's client (for `/new`)."""
 OpenSession = Callable[[str], Client]
 """Opens a stored session's client by id (the palette's sessions), in its own workspace."""
-SESSION_ACTIONS = frozenset(
-    {"interrupt", "cycle_mode", "toggle_tools", "toggle_trace", "narrow_side", "widen_side"}
-    | {"follow", "focus_prompt", "command_palette", "load_earlier"}
+PANE_ACTIONS = frozenset(
+    {"toggle_tools", "toggle_trace", "narrow_side", "widen_side", "grow_tools", "grow_trace"}
+)
+"""The keys that lay out the side panes: only while the panes' screen shows (not under a
+picker or the help, whose own fields take `ctrl+left`)."""
+WORD_KEYS = frozenset({"narrow_side", "widen_side"})
+"""On `ctrl+left`/`ctrl+right`, priority keys: the prompt has the focus nearly always, and as
+a text field it would take them to move by word. They size the panes unless the field with the
+focus holds text, which keeps them for its words."""
+SESSION_ACTIONS = PANE_ACTIONS | frozenset(
+    {"interrupt", "cycle_mode", "follow", "focus_prompt", "command_palette", "load_earlier"}
 )
 """The app's keys that act on a session: off while the first-run screen shows (no session yet)."""
 
@@ -124,8 +133,6 @@ class MootApp(App[int]):
     BINDINGS = app_bindings()  # type: ignore[assignment]
     ENABLE_COMMAND_PALETTE = True
     COMMANDS = App.COMMANDS | PROVIDERS
-
-    side_width: reactive[int] = reactive(48)
 
     def __init__(
         self,
@@ -197,6 +204,8 @@ class MootApp(App[int]):
         self._last_ctrl_c = -QUIT_WINDOW_S
         self._turn_running = False
         self._prefs = load_prefs()
+        self.side = SidePanes(self, PaneSizes.from_prefs(self._prefs.get("panes")), self._keep)
+        """The side panes' layout: what shows, how big (the person's, kept in the prefs)."""
         self.theme_warnings: list[str] = []
         self._bridge: EventBridge | None = None
         self._search = TranscriptSearch()
@@ -250,7 +259,11 @@ class MootApp(App[int]):
         yield StatusLine(id="status")
 
     def _side_panes(self) -> list[Widget]:
-        return [ToolsPane(id="tools"), TracePane(clock=self._clock, id="trace")]
+        panes: list[Widget] = [ToolsPane(id="tools"), TracePane(clock=self._clock, id="trace")]
+        heights = self.side.heights()  # set before they mount: no first frame at another split
+        for pane in panes:
+            pane.styles.height = heights[pane.id or ""]
+        return panes
 
     def _workspace_path(self) -> Path:
         if self._client is not None:
@@ -322,7 +335,6 @@ class MootApp(App[int]):
             await self.chat.say(warning, warning=True)
 
     def _lay_out(self) -> None:
-        self.watch_side_width(self.side_width)
         self._fit(self.size.width)
         self.prompt.focus()
 
@@ -454,10 +466,12 @@ class MootApp(App[int]):
 
     def _fit(self, width: int) -> None:
         self.set_class(width < NARROW, "-narrow")
+        self.side.fit(width)
 
-    def watch_side_width(self, width: int) -> None:
-        for side in self.query("#side"):  # none before the first compose
-            side.styles.width = width
+    def _keep(self, sizes: PaneSizes) -> None:
+        """The side panes' sizes changed: remembered for the next start."""
+        self._prefs["panes"] = msgspec.to_builtins(sizes)
+        save_prefs(self._prefs)
 
     # ---- the bridge --------------------------------------------------------------------------
 
@@ -647,17 +661,30 @@ class MootApp(App[int]):
         self.show_help()
 
     def action_toggle_tools(self) -> None:
-        self.query_one(ToolsPane).toggle_class("-hidden")
+        self.side.show("tools")
 
     def action_toggle_trace(self) -> None:
-        self.trace.toggle_class("-hidden")
+        self.side.show("trace")
 
     def action_narrow_side(self) -> None:
-        self.side_width = max(24, self.side_width - 8)
+        self._widen(-1)
 
     def action_widen_side(self) -> None:
-        # Never wider than leaves the chat 40 columns, never narrower than 24 (a tiny terminal).
-        self.side_width = max(24, min(self.size.width - 40, self.side_width + 8))
+        self._widen(1)
+
+    def _widen(self, steps: int) -> None:
+        self.side.widen(steps)
+        # Where no column shows, nothing on screen moves: say what changed.
+        if self.side.narrow:
+            self.notify(f"side column: {self.side.width} columns, on a terminal {NARROW} or wider")
+        elif not (self.side.shows("tools") or self.side.shows("trace")):
+            self.notify(f"side column: {self.side.width} columns, once f2 or f3 shows a pane")
+
+    def action_grow_tools(self) -> None:
+        self.side.move_split(1)
+
+    def action_grow_trace(self) -> None:
+        self.side.move_split(-1)
 
     def action_toggle_mouse(self) -> None:
         self.mouse_reporting = not self.mouse_reporting
@@ -671,7 +698,17 @@ class MootApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Before the first session opens (the first-run screen), keys that act on a session
         # do nothing; quitting, help, the mouse and moving between fields still work.
-        return self._client is not None or action not in SESSION_ACTIONS
+        if self._client is None and action in SESSION_ACTIONS:
+            return False
+        if action in PANE_ACTIONS and self.screen is not self.default_screen:
+            return False
+        if action in WORD_KEYS:
+            field = self.focused
+            if isinstance(field, TextArea):
+                return not field.text
+            if isinstance(field, Input):
+                return not field.value
+        return True
 
     def validate_theme(self, name: str) -> str:
         # Every switch passes here (start, /theme, the palette, Textual's own picker).
@@ -745,6 +782,9 @@ class MootApp(App[int]):
         )  # loads when first shown
 
         self.push_screen(InspectorScreen(title, events, note=note))
+
+    def panes(self) -> Panes:
+        return self.side
 
     async def new_session(self) -> None:
         if self._open_client is None:

@@ -39,10 +39,15 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+p", "command_palette", "Commands", show=True),
     Key("f1", "help", "Every key", show=True),
     Key("shift+tab", "cycle_mode", "Mode: default, acceptEdits, plan", show=True, priority=True),
+    # The side panes (`tui/layout.py`): below 110 columns f2/f3 bring one up over the chat.
+    # ctrl+left/right are taken before the prompt, which keeps them for words while it holds
+    # text (`MootApp.check_action`).
     Key("f2", "toggle_tools", "Show or hide the tools pane"),
     Key("f3", "toggle_trace", "Show or hide the run-trace pane"),
-    Key("ctrl+left", "narrow_side", "Narrow the side panes"),
-    Key("ctrl+right", "widen_side", "Widen the side panes"),
+    Key("ctrl+left", "narrow_side", "Narrow the side panes", priority=True),
+    Key("ctrl+right", "widen_side", "Widen the side panes", priority=True),
+    Key("ctrl+up", "grow_tools", "Tools pane taller, run-trace pane shorter"),
+    Key("ctrl+down", "grow_trace", "Run-trace pane taller, tools pane shorter"),
     Key("f4", "toggle_mouse", "Mouse capture on or off (off: the terminal selects text)"),
     Key("end", "follow", "Follow the answer again (scroll to the bottom)"),
     Key("ctrl+home", "load_earlier", "Load earlier messages of the session (from the store)"),

@@ -229,7 +229,8 @@ def system_commands(app: MootApp, commands: Iterable[SystemCommand]) -> Iterable
 
 
 LAYOUT_ACTIONS = frozenset(
-    {"toggle_tools", "toggle_trace", "narrow_side", "widen_side", "toggle_mouse"}
+    {"toggle_tools", "toggle_trace", "narrow_side", "widen_side", "grow_tools", "grow_trace"}
+    | {"toggle_mouse"}
 )
 """The key table's actions the palette offers as commands."""
 

@@ -238,6 +238,8 @@ class ApprovalPane(Vertical):
 
     def answer(self, action: str) -> None:
         """Answer the shown request as `action` (one of `ANSWERS`) says."""
+        if action not in ANSWERS:
+            raise ValueError(f"{action!r} answers no approval; the answers are {sorted(ANSWERS)}")
         request = self.current
         if request is None:
             return

@@ -25,7 +25,6 @@ class ToolsPane(Vertical):
 
     DEFAULT_CSS = """
     ToolsPane { height: 1fr; border-top: solid $panel; }
-    ToolsPane.-hidden { display: none; }
     ToolsPane > .title { color: $text-muted; text-style: bold; padding: 0 1; }
     ToolsPane > OptionList { height: 1fr; border: none; }
     ToolsPane > VerticalScroll { height: 1fr; border-top: solid $panel; padding: 0 1; }
