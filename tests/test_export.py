@@ -82,3 +82,44 @@ def test_no_export_holds_a_key_planted_in_the_environment_or_the_settings(tmp_pa
     assert '<span class="add">+new line</span>' in page
     # Self-contained: no script, no stylesheet or image fetched from anywhere.
     assert not re.search(r"<script|<link|<img|<iframe|src=|href=|@import|url\(", page)
+
+
+READ_KEYS_SCRIPT = """\
+turns:
+  - tool_calls:
+      - {name: read, arguments: {path: keys.txt}}
+  - text: "The file holds two keys."
+"""
+
+
+def test_a_key_that_came_into_the_log_from_a_file_is_blanked_in_every_export(
+    tmp_path: Path,
+) -> None:
+    """moot writes no key to the log, but a tool may read one (a `.env`, a config file), and
+    that result is stored as it was. Every export blanks the keys moot knows of: the
+    process's provider variables and the workspace settings' `env`, whichever front end
+    asks (`moot sessions export` here, `/export` through the same client query)."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    (work / ".moot").mkdir(parents=True)
+    (work / "keys.txt").write_text(f"ANTHROPIC_API_KEY={SHELL_KEY}\nOPENAI={SETTINGS_KEY}\n")
+    (work / ".moot" / "settings.json").write_text(
+        json.dumps({"env": {"OPENAI_API_KEY": SETTINGS_KEY}})
+    )
+    script = tmp_path / "read-keys.yaml"
+    script.write_text(READ_KEYS_SCRIPT)
+    env = {"ANTHROPIC_API_KEY": SHELL_KEY}
+    run = moot(
+        work, home, env, "-p", "what is in keys.txt", "--model", f"scripted:{script}",
+        "--output-format", "json",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    session = json.loads(run.stdout)["session_id"]
+    stored = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    assert SHELL_KEY.encode() in stored  # the tool's result holds the file as it was
+
+    for kind in ("md", "json", "html"):
+        done = moot(work, home, env, "sessions", "export", session, "--format", kind)
+        assert done.returncode == 0, done.stderr
+        assert "PLANTED" not in done.stdout, kind
+        assert "[redacted key]" in done.stdout, kind
+    assert "keys.txt" in done.stdout  # the rest of the transcript is there

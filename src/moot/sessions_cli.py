@@ -75,18 +75,9 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
         print(f"moot: no session {options.session_id!r}", file=sys.stderr)
         return EXIT_USAGE
 
-    # Imported here: only `show` and `export` write a transcript (json and msgspec's encoders
-    # load with it), and `moot sessions list` is a start-up benchmark.
-    from moot.transcript import as_html, as_json, as_markdown
-
-    events = queries.events(info.id)
-    if options.action == "export" and options.format == "json":
-        print(as_json(info, events))
-        return 0
-    if options.action == "export" and options.format == "html":
-        print(as_html(info, events), end="")
-        return 0
-    print(as_markdown(info, events), end="")
+    kind = options.format if options.action == "export" else "md"
+    text = queries.export(info.id, kind)
+    print(text, end="" if text.endswith("\n") else "\n")
     return 0
 
 

@@ -1,9 +1,12 @@
 """A session's log as a readable transcript: markdown (`moot sessions show`, `export --format
 md`), JSON (the events) and a self-contained HTML page (`export --format html`, `/export html`).
 
-Secrets cannot reach an export: every format is made from the stored events alone, and keys are
-never in them (they travel only in request headers, errors blank them, and commands run without
-them), so there is nothing to scrub here; `tests/test_export.py` plants keys and checks.
+Secrets never reach an export. moot puts no key in the log: keys travel only in request
+headers, errors blank them, and commands run without them. A key can still come in from
+outside (a tool reads a `.env`, the person pastes one), so `render` blanks every key it is
+given wherever it shows up; the client's queries give it the keys moot knows of (the
+providers' variables, the settings' `env`, the key file). `tests/test_export.py` plants keys
+both ways and checks.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from moot.protocol import events as ev
 from moot.protocol.client import SessionSummary
 
 _CLIP = 2000
+KINDS = ("md", "json", "html")
+REDACTED = "[redacted key]"
 
 
 def _clip(text: str) -> str:
@@ -186,3 +191,24 @@ def as_html(session: SessionSummary, events: Sequence[ev.Event]) -> str:
         + "\n".join(html_blocks(events))
         + "\n</body></html>\n"
     )
+
+
+def render(
+    kind: str,
+    session: SessionSummary,
+    events: Sequence[ev.Event],
+    secrets: Iterable[str] = (),
+) -> str:
+    """The session as `kind` (`md`, `json`, `html`), with each of `secrets` blanked.
+
+    A key is ASCII without quotes, backslashes or `<>&` (moot refuses any other), so it reads
+    the same in each format's escaping and a plain replace finds every copy of it.
+    """
+    writers = {"md": as_markdown, "json": as_json, "html": as_html}
+    if kind not in writers:
+        raise ValueError(f"no transcript format {kind!r}: {', '.join(KINDS)}")
+    text = writers[kind](session, events)
+    # Longest first: a key that holds another is blanked whole.
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text

@@ -121,7 +121,7 @@ class LocalClient:
         self._store = store
         self._settings = settings
         self._notices = notices
-        self._query = StoreQueries(store, models=settings.models)
+        self._query = StoreQueries(store, models=settings.models, settings_env=settings.env)
         self._closed = False
         self._files: InstructionFiles | None = None
 

@@ -30,20 +30,39 @@ class StoreQueries:
         *,
         owns_store: bool = False,
         models: Mapping[str, CatalogEntry] | None = None,
+        settings_env: Mapping[str, str] | None = None,
     ) -> None:
         """Args:
         store: The store to read.
         owns_store: `close` closes the store too.
         models: The settings' catalog entries, which price the cost ledger first.
+        settings_env: The open session's settings' `env`, whose keys an export blanks with
+            the process's; None: the exported session's own workspace settings are read.
         """
         self._store = store
         self._owns_store = owns_store
         self._models = models
+        self._settings_env = settings_env
 
     def close(self) -> None:
         """Release the store, when these queries opened it (`open_queries`)."""
         if self._owns_store:
             self._store.close()
+
+    def export(self, session_id: str, kind: str = "md") -> str:
+        # Loaded here: only an export writes a transcript (json and msgspec's encoders load
+        # with it), and `moot sessions list` is a start-up benchmark.
+        from moot.providers.credentials import known_keys
+        from moot.transcript import render
+
+        summary = self.session(session_id)
+        if summary is None:
+            raise KeyError(f"no session {session_id!r}")
+        settings_env = self._settings_env
+        if settings_env is None:
+            settings_env = _workspace_env(summary.workspace)
+        keys = known_keys() | known_keys(settings_env, key_file=False)
+        return render(kind, summary, self.events(session_id), keys)
 
     def sessions(self, *, workspace: str | None = None, limit: int = 50) -> list[SessionSummary]:
         infos = self._store.sessions(limit, workspace=workspace)
@@ -113,3 +132,18 @@ def _summary(info: SessionInfo, turns: int, cost_usd: float, tokens: int) -> Ses
         event_count=info.event_count,
         tokens=tokens,
     )
+
+
+def _workspace_env(workspace: str) -> Mapping[str, str]:
+    """The `env` of a workspace's settings (where a key may be kept); empty when they cannot
+    be read (a removed workspace, a broken file: nothing more to blank)."""
+    from pathlib import Path
+
+    from moot.settings import SettingsError, load_settings
+
+    if not workspace:
+        return {}
+    try:
+        return load_settings(Path(workspace)).env
+    except (SettingsError, OSError):
+        return {}

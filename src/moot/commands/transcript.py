@@ -42,16 +42,12 @@ def register(registry: Registry) -> None:
         summary = client.query.session(client.session_id)
         if summary is None:
             raise CommandError("nothing to export yet: the session has no events")
-        events = client.query.events(client.session_id)
-        from moot.transcript import as_html, as_json, as_markdown  # only an export needs them
-
-        render = {"json": as_json, "html": as_html}.get(kind, as_markdown)
-        text = render(summary, events)
+        text = client.query.export(client.session_id, kind)
         try:
             await asyncio.to_thread(_write_new, target, text)
         except OSError as exc:
             raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from None
-        context.say(f"wrote {len(events)} events as {kind} to {target}")
+        context.say(f"wrote {summary.event_count} events as {kind} to {target}")
 
     @registry.command("copy", "Copy the last answer to the clipboard")
     async def copy(context: CommandContext, args: str) -> None:

@@ -418,6 +418,18 @@ class Queries(Protocol):
         """
         ...
 
+    def export(self, session_id: str, kind: str = "md") -> str:
+        """A session as a transcript: `md` (readable), `json` (its events) or `html` (one
+        self-contained page), with every API key moot knows of blanked wherever it shows up
+        (keys never enter the log by moot's doing, but a tool may read one from a file, or
+        the person paste one).
+
+        Raises:
+            KeyError: The store holds no such session.
+            ValueError: `kind` is none of md, json, html.
+        """
+        ...
+
 
 class Client(Protocol):
     """One session, as a front end sees it: ops in, events out, read-only queries."""

@@ -6,6 +6,7 @@ Keys are looked up in this order: the provider's environment variable(s), then t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -88,6 +89,28 @@ def save_key(provider: str, key: str, environ: Mapping[str, str] | None = None) 
     os.chmod(temp, 0o600)
     os.replace(temp, path)
     return path
+
+
+MIN_KEY_CHARS = 12
+"""Shorter values are not blanked as keys (a test's `x`, a placeholder): replacing them
+would mangle ordinary text, and no provider's key is that short."""
+
+
+def known_keys(
+    environ: Mapping[str, str] | None = None, *, key_file: bool = True
+) -> frozenset[str]:
+    """Every API key in `environ` (the process's when None): each provider's variables, and
+    with `key_file` the key file's (found by `environ`'s `MOOT_HOME`), trimmed as `find_key`
+    trims them. For blanking keys out of what moot writes (exports)."""
+    env = os.environ if environ is None else environ
+    found = {
+        env.get(name, "").strip() for endpoint in ENDPOINTS.values() for name in endpoint.key_env
+    }
+    if key_file:
+        # An unreadable key file holds no key moot could use.
+        with contextlib.suppress(ValueError):
+            found |= {key.strip() for key in saved_keys(environ).values()}
+    return frozenset(key for key in found if len(key) >= MIN_KEY_CHARS)
 
 
 class KeySource(msgspec.Struct, frozen=True):

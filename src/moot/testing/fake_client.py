@@ -416,3 +416,12 @@ class _FakeQueries:
                 cost_usd=(was.cost_usd or 0.0) + e.cost_usd,
             )
         return [lines[m] for m in sorted(lines)]
+
+    def export(self, session_id: str, kind: str = "md") -> str:
+        """This session as a transcript (the fake knows no keys to blank)."""
+        from moot.transcript import render  # json and msgspec's encoders: only an export
+
+        summary = self.session(session_id)
+        if summary is None:
+            raise KeyError(f"no session {session_id!r}")
+        return render(kind, summary, self.events(session_id))
