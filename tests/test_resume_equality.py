@@ -78,8 +78,9 @@ async def test_a_resumed_sessions_model_that_is_gone_is_reported_with_the_choice
     with pytest.raises(SetupError) as refused:
         open_client(options(workspace, session_id=session), store=SQLiteStore(db))
     message = str(refused.value)
-    # The model as its answers name it (a script by its file name).
-    assert message.startswith("this session's model scripted:played.json cannot be used any more")
+    # The model as its answers name it (a script by its whole path).
+    gone = f"this session's model scripted:{played.resolve()} cannot be used any more"
+    assert message.startswith(gone)
     assert "--model naming another: " in message and MODEL in message  # its key is set
 
     named = open_client(options(workspace, session_id=session, model=MODEL), store=SQLiteStore(db))
