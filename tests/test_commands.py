@@ -730,3 +730,13 @@ async def test_msg_sends_the_person_s_message_to_a_running_agent(registry: Regis
     assert context.warned and "no running agent 'ghost'" in context.last
     await registry.run(context, "/msg moot")
     assert context.warned and "/msg AGENT TEXT" in context.last and len(client.ops) == 2
+
+
+def test_the_readmes_table_names_every_built_in_command_and_only_those() -> None:
+    """The README says its slash-command table is what the registry holds: keep it so."""
+    import re
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### Slash commands", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `/([a-z]+)`", table, flags=re.MULTILINE))
+    assert listed == {c.name for c in builtin_commands().completions("")}
