@@ -4,9 +4,12 @@ store of 1,000 sessions.
 The long session is made the honest way: the runtime plays 5,000 turns of a function model
 (each turn a question and its answer, a session checkpoint at each turn's end), then a fresh
 process opens it the way a front end resumes one (`open_client` with the session's id, then
-`status()`, which is what the prompt needs to show). The 1,000 sessions each hold one finished
-run, appended through the store's rules; `moot sessions list --all` is timed as a whole
-process, interpreter start included.
+`status()`, which is what the prompt needs to show). The front ends are timed too, as whole
+processes: `moot --plain -r ID` on a pty and `moot -r ID` (the app) in tmux, from the spawn to
+the last turn of the history on screen with the session open (the REPL prints the history
+once the session is; the app's status line stops saying it opens). The 1,000 sessions each
+hold one finished run, appended through the store's rules; `moot sessions list --all` is
+timed as a whole process, interpreter start included.
 """
 
 from __future__ import annotations
@@ -96,6 +99,67 @@ def measure(db: str, session_id: str, workdir: str) -> None:
     print(json.dumps({"imports": imported - started, "ready": ready - imported, "turns": turns}))
 
 
+def front_ends_resume(root: Path, db: Path, session_id: str, turns: int, runs: int) -> dict:
+    """`moot --plain -r` and `moot -r` (tmux) over the long session: seconds to its last turn
+    shown with the session open, each run a fresh process (after one warm-up)."""
+    import shutil
+
+    from repl_speed import Terminal
+    from timing import child_env
+
+    home = root / "resume-home"
+    (home / "data").mkdir(parents=True, exist_ok=True)
+    shutil.copy(db, home / "data" / "sessions.db")
+    repo = root / "resume-repo"
+    repo.mkdir(exist_ok=True)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    script = root / "resume-model.json"
+    script.write_text('["unused"]')
+    last = f"step {turns - 1}: keep going"
+    env = child_env()
+    for name in ("NO_COLOR", "TMUX", "COLUMNS", "LINES"):
+        env.pop(name, None)
+    env.update({"MOOT_HOME": str(home), "TERM": "xterm-256color", "GIT_CONFIG_NOSYSTEM": "1"})
+    argv = [str(VENV_BIN / "moot"), "-r", session_id, "--model", f"scripted:{script}"]
+    plain: list[float] = []
+    for n in range(runs + 1):
+        terminal = Terminal([argv[0], "--plain", *argv[1:]], repo, env)
+        try:
+            shown = terminal.wait_for(last) - terminal.started
+            if n:
+                plain.append(shown)
+        finally:
+            terminal.type("\x04")
+            terminal.close()
+    app: list[float] = []
+    if shutil.which("tmux"):
+        socket = str(root / "resume-tmux.sock")
+
+        def tmux(*args: str) -> str:
+            return subprocess.run(
+                ["tmux", "-S", socket, *args], check=True, capture_output=True, text=True, env=env
+            ).stdout
+
+        tmux("new-session", "-d", "-s", "bench", "-x", "160", "-y", "48", "sleep 600")
+        try:
+            for n in range(runs + 1):
+                began = time.perf_counter()
+                tmux("new-window", "-t", "bench", "-n", f"r{n}", "-c", str(repo), " ".join(argv))
+                while True:
+                    screen = tmux("capture-pane", "-p", "-t", f"bench:r{n}")
+                    if last in screen and "scripted:" in screen and "opening" not in screen:
+                        break
+                    if time.perf_counter() - began > 60:
+                        raise TimeoutError(f"the app never showed the history:\n{screen}")
+                    time.sleep(0.005)
+                if n:
+                    app.append(time.perf_counter() - began)
+                tmux("kill-window", "-t", f"bench:r{n}")
+        finally:
+            tmux("kill-server")
+    return {"plain": plain, "app": app}
+
+
 def run(*, quick: bool) -> list[Row]:
     turns, count, runs = (500, 200, 2) if quick else (5_000, 1_000, 5)
     with tempfile.TemporaryDirectory(prefix="moot-bench-") as tmp:
@@ -103,6 +167,7 @@ def run(*, quick: bool) -> list[Row]:
         db = root / "long.db"
         session_id = asyncio.run(build_long(db, turns))
         timings = [measure_resume(db, session_id, root) for _ in range(runs)]
+        fronts = front_ends_resume(root, db, session_id, turns, runs)
         home = root / "home"
         (home / "data").mkdir(parents=True)
         build_many(home / "data" / "sessions.db", count)
@@ -134,6 +199,18 @@ def run(*, quick: bool) -> list[Row]:
             "  moot.client imports in that process, before it",
             ms(median([t["imports"] for t in timings])),
             "",
+        ),
+        Row(
+            f"resume it with `moot --plain -r ID` (pty): process start to its last turn shown, "
+            f"the session open ({how})",
+            ms(median(fronts["plain"])),
+            RESUME_TARGET,
+        ),
+        Row(
+            f"resume it with `moot -r ID`, the app (tmux): process start to its last turn shown, "
+            f"the session open ({how})",
+            ms(median(fronts["app"])) if fronts["app"] else "skipped: no tmux",
+            RESUME_TARGET,
         ),
         Row(
             f"`moot sessions list --all` over {count:,} sessions (whole process, {how})",

@@ -80,7 +80,7 @@ async def test_new_blocks_keep_a_following_view_at_the_bottom_and_leave_a_scroll
 
         chat.focus()
         await pilot.press("pageup")  # the person scrolls up to read
-        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()  # pageup scrolls smoothly: to its end
         where = chat.scroll_y
         assert where < chat.max_scroll_y
         client.emit(*tool_calls(run, 70, 10))
@@ -88,7 +88,7 @@ async def test_new_blocks_keep_a_following_view_at_the_bottom_and_leave_a_scroll
         assert chat.scroll_y == where and chat.max_scroll_y > where  # the view stayed put
 
         await pilot.press("end")  # follow again
-        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
         client.emit(*tool_calls(run, 80, 10))
         await until_mounted(pilot, chat, 91)
         assert chat.scroll_y == chat.max_scroll_y
