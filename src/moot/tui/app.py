@@ -77,8 +77,9 @@ PaneT = TypeVar("PaneT", bound=Widget)
 
 QUIT_WINDOW_S = 1.5
 """A second ctrl+c within this long quits."""
-HISTORY_TAIL = 200
-"""Events of a resumed session shown at start (older ones page in on demand)."""
+HISTORY_TAIL = 100
+"""Events of a resumed session shown at start (older ones page in on demand): a few screens
+of it. Each is a block to mount and lay out before the session shows (200 took ~300 ms)."""
 
 OpenClient = Callable[[], Client]
 """Opens a new session's client (for `/new`)."""
@@ -341,6 +342,13 @@ class MootApp(App[int]):
     def _begin_opening(self) -> None:
         assert self._connect is not None
         self._opening = asyncio.create_task(asyncio.to_thread(self._connect))
+        if self._show_history:
+            # A resumed session's history renders markdown as soon as it is open: its modules
+            # load meanwhile (the UI thread only waits for the session then), not on the UI
+            # thread at the first answer shown (~100 ms).
+            from moot.tui.warm import warm_up
+
+            warm_up()
         # The side panes (a tree, a list) and the approval pane (hidden until a request) come
         # after the first paint: their styles, layout and rendering are not on the way to the
         # prompt, and nothing reaches them before the session is open (their keys wait for it:
@@ -374,9 +382,10 @@ class MootApp(App[int]):
         waiting, self._waiting = self._waiting, []
         for text in waiting:
             self._send(text)
-        from moot.tui.warm import warm_up
+        if not self._show_history:  # a resumed session's began with the opening
+            from moot.tui.warm import warm_up
 
-        warm_up()
+            warm_up()
 
     async def _show_session(self, *, lay_out: bool = True) -> None:
         """Show the session: status, history, the bridge, its notices, the task to send."""

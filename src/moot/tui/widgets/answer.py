@@ -67,7 +67,7 @@ class AnswerBlock(Vertical):
         self._stream: MarkdownStream | None = None
         self._live = ""
         """The text in the live `Markdown` (what is not yet folded)."""
-        self.add_class(depth_class(depth))
+        self.add_class(depth_class(depth), update=False)  # styled once, when it mounts
 
     def compose(self):
         if self.agent and self.depth:

@@ -35,7 +35,9 @@ class Block(Static):
     def __init__(self, content: object = "", *, seq: int = 0, depth: int = 0, **kw: object) -> None:
         super().__init__(content, **kw)  # type: ignore[arg-type]
         self.seq = seq
-        self.add_class(depth_class(depth))
+        # Not styled yet: its styles are worked out once, when it mounts (styling an unmounted
+        # block here cost ~0.65 ms each: 130 ms for a resumed session's 200 blocks).
+        self.add_class(depth_class(depth), update=False)
 
 
 class UserBlock(Block):

@@ -223,13 +223,13 @@ class ChatPane(VerticalScroll):
 
     async def _notice(self, text: str, seq: int, depth: int, *, warning: bool = False) -> None:
         block = NoticeBlock(text, seq=seq, depth=depth)
-        block.set_class(warning, "-warning")
+        block.set_class(warning, "-warning", update=False)  # styled once, when it mounts
         await self._add(block)
 
     async def say(self, text: str | Text, *, warning: bool = False) -> None:
         """A line from the app itself (a command's answer)."""
         block = NoticeBlock(text)
-        block.set_class(warning, "-warning")
+        block.set_class(warning, "-warning", update=False)
         await self._add(block)
 
     # ---- mounting, history and pruning ------------------------------------------------------

@@ -85,7 +85,7 @@ class ToolBlock(Vertical):
         self._frame = 0
         self._line = Static("", classes="line")
         self._timer: Timer | None = None
-        self.add_class(depth_class(depth))
+        self.add_class(depth_class(depth), update=False)  # styled once, when it mounts
 
     def compose(self):
         yield self._line
