@@ -58,6 +58,8 @@ def spawn(tmp_path: Path, repo: Path, script: str, *args: str, term: str) -> pex
         # requests, which would otherwise be waited for after each redraw.
         "PROMPT_TOOLKIT_NO_CPR": "1",
     }
+    if "PYTHONPATH" in os.environ:  # a worktree's own sources, over the shared editable install
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return pexpect.spawn(
         str(MOOT),
         [*args, "--model", f"scripted:{path}"],
