@@ -46,7 +46,7 @@ async def test_keys_typed_before_an_approval_never_answer_it() -> None:
         await repl.printed("answer [y/s/a/n]: ")
         await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
         repl.type("y")
-        await repl.printed("keys right after a question are ignored")
+        await repl.printed("that answers nothing: press y, s, a or n, after a pause in typing")
         assert repl.ops(ops.Approve) == []
 
         repl.clock.advance(GRACE_S + 0.1)
@@ -73,6 +73,28 @@ async def test_keys_waiting_unread_when_the_question_appears_are_dropped() -> No
         await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
 
         assert repl.ops(ops.Approve) == []
+
+
+async def test_a_word_typed_at_an_approval_answers_nothing() -> None:
+    """Long after the question appeared, the person types on as if at the prompt: `because`
+    holds an `a` (always: a rule saved for good) and an `s`, but each comes within the grace
+    interval of the key before it, so neither answers. The `y` after a pause does."""
+    async with running_repl(FakeClient(edit_session())) as repl:
+        await repl.prompt_ready()
+        repl.type("go" + ENTER)
+        await repl.printed("pause, then answer [y/s/a/n]: ")  # the line says how to answer
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
+        repl.clock.advance(GRACE_S + 5)
+        repl.type("because")
+        await repl.printed("that answers nothing: press y, s, a or n, after a pause in typing")
+        assert repl.ops(ops.Approve) == []
+
+        repl.clock.advance(GRACE_S + 0.1)
+        repl.type("y")
+        await repl.until(lambda: repl.ops(ops.Approve), "the approval")
+
+        assert repl.ops(ops.Approve) == [ops.Approve(tool_call_id="t2", call_id="run_1")]
+        assert repl.text.count("that answers nothing") == 1  # told once, not per key
 
 
 @pytest.mark.parametrize(
@@ -127,7 +149,10 @@ async def test_a_plan_approval_offers_what_the_app_offers(key: str, expected: op
         assert "revise: say what to change" in repl.text
         await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
         repl.clock.advance(GRACE_S + 0.1)
-        repl.type("s" + key)  # `s` is no choice for a plan
+        repl.type("s")  # `s` is no choice for a plan
+        await repl.printed("that answers nothing: press y, a or n")
+        repl.clock.advance(GRACE_S + 0.1)  # a pause after it
+        repl.type(key)
         if key == "n":
             await repl.until(lambda: (repl.repl.asking or "").startswith("why not?"), "why")
             repl.type("smaller steps" + ENTER)

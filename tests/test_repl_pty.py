@@ -73,8 +73,9 @@ def spawn(tmp_path: Path, repo: Path, script: str, *args: str, term: str) -> pex
 
 
 def answer_until_taken(child: pexpect.spawn, key: str, taken: str) -> None:
-    """Press `key` until the REPL takes it: keys within the grace period after a question are
-    ignored by design, so each try waits (boundedly) for the answer to show."""
+    """Press `key` until the REPL takes it: a key counts only after a pause (none within the
+    grace interval before it, the question's appearing included), so each try waits (boundedly,
+    longer than that interval) for the answer to show."""
     end = time.monotonic() + 20
     while True:
         child.send(key)
