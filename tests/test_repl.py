@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from moot.commands.builtin import builtin_commands
 from moot.commands.registry import CommandContext
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.client import SessionSummary
 from moot.repl.question import GRACE_S
 from moot.testing import FakeClient
 from repl_harness import PLAIN, running_repl
@@ -291,6 +293,43 @@ async def test_a_command_that_picks_takes_a_number_or_a_name() -> None:
             assert "  2. write the docs" in repl.text
             repl.type(typed + ENTER)
             await repl.printed(f"picked {expected}")
+
+
+async def test_words_typed_at_a_picker_search_it_and_it_asks_again_with_the_matches() -> None:
+    """`/resume`'s picker (the registry's, as every picker's) takes words that are no number
+    or name as a search of titles and ids, any case: the matches come back numbered, and a
+    number picks from them. Words that match nothing say so and ask again."""
+    when = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    others = [
+        SessionSummary(sid, title, "/workspace", when, when, 2, 0.01, "completed", 9)
+        for sid, title in [
+            ("ses_a", "fix the parser"),
+            ("ses_b", "Renamed: write the docs"),
+            ("ses_c", "renamed again"),
+        ]
+    ]
+    opened: list[str] = []
+
+    def open_session(session_id: str) -> FakeClient:
+        opened.append(session_id)
+        return FakeClient([], session_id=session_id)
+
+    async with running_repl(FakeClient([], sessions=others), open_session=open_session) as repl:
+        await repl.prompt_ready()
+        repl.type("/resume" + ENTER)
+        await repl.until(lambda: repl.repl.asking, "the picker's question")
+        assert "  3. renamed again" in repl.text
+        repl.type("RENAMED" + ENTER)
+        await repl.printed("resume which session, matching 'RENAMED':")
+        matches = repl.text.rsplit("matching 'RENAMED':", 1)[1]
+        assert "  1. Renamed: write the docs" in matches and "  2. renamed again" in matches
+        assert "fix the parser" not in matches
+        repl.type("nothing like it" + ENTER)
+        await repl.printed("nothing in the list matches 'nothing like it'")
+        repl.type("2" + ENTER)  # the second of the matches
+        await repl.printed("session ses_c")
+
+        assert opened == ["ses_c"]
 
 
 async def test_the_plain_look_prints_whole_lines_without_escapes() -> None:

@@ -47,7 +47,7 @@ from moot.protocol import ops
 from moot.protocol.client import Client, SessionStatus, Subscription
 from moot.repl.approvals import Approvals
 from moot.repl.completion import PromptCompleter
-from moot.repl.listing import chosen, help_text, numbered
+from moot.repl.listing import chosen, help_text, matching, numbered
 from moot.repl.look import Look
 from moot.repl.printer import Printer
 from moot.repl.prompt import MARK, build_session, prompt_bindings
@@ -497,18 +497,36 @@ class Repl:
         self.transcript.say(text, markdown=markdown, warning=warning)
 
     async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
+        """A numbered list; a number, a value or a label picks, other words search (the list is
+        shown again, narrowed to what matches them), Enter cancels."""
         if not choices:
             self.say(f"no {title} to choose from", warning=True)
             return None
-        self.transcript.emit(numbered(title, choices, self.transcript.paint))
+        shown = list(choices)
+        self.transcript.emit(numbered(title, shown, self.transcript.paint))
         names = [value for value, _ in choices]
-        typed = await self._line(
-            f"{title} (a number or a name; Enter cancels): ", WordCompleter(names, sentence=True)
-        )
-        value = chosen(typed, choices)
-        if typed and value is None:
-            self.say(f"no {title} {typed!r} in the list", warning=True)
-        return value
+        while True:
+            typed = await self._line(
+                f"{title} (a number, a name or words to search; Enter cancels): ",
+                WordCompleter(names, sentence=True),
+            )
+            if not typed:
+                return None
+            if typed.isdigit():  # a number is the list's as shown
+                if (value := chosen(typed, shown)) is not None:
+                    return value
+                self.say(f"no number {typed} in the list: 1 to {len(shown)}", warning=True)
+                continue
+            if (value := chosen(typed, shown) or chosen(typed, choices)) is not None:
+                return value
+            found = matching(typed, choices)
+            if found:
+                shown = found
+                self.transcript.emit(
+                    numbered(f"{title}, matching {typed!r}", shown, self.transcript.paint)
+                )
+            else:
+                self.say(f"nothing in the list matches {typed!r}", warning=True)
 
     def theme_names(self) -> Sequence[str]:
         return ()
