@@ -382,6 +382,31 @@ async def test_resume_goes_on_with_a_stored_session_and_shows_its_end() -> None:
         assert opened == ["ses_stored"] and first.closed and repl.repl.client is stored
 
 
+def answered(prompt: str) -> list[ev.Event]:
+    run = Run().start(prompt)
+    return run.text("greeting changed").responded("greeting changed").finish("done").events
+
+
+async def test_after_a_fork_the_history_shows_the_prompts_typed_here_before_it() -> None:
+    """A fork copies its events' submission ids: the turn typed here before `/fork` is the
+    new session's history, and prints with its prompt (the REPL forgets, at a switch, which
+    turns it echoed itself)."""
+    first = FakeClient(answered("change the greeting"))
+    fork = FakeClient(answered("change the greeting"), session_id="ses_fake_fork1")
+    fork.submit(ops.UserTurn(text="change the greeting"))  # the same submission id, `sub_1`
+    async with running_repl(first, open_session=lambda session_id: fork) as repl:
+        await repl.prompt_ready()
+        repl.type("change the greeting" + ENTER)
+        await repl.printed("greeting changed")
+        assert "> change the greeting" not in repl.text  # typed at the prompt: shown there
+        await repl.prompt_ready()
+        repl.type("/fork" + ENTER)
+        await repl.printed("session ses_fake_fork1")
+
+        after = repl.text.split("session ses_fake_fork1", 1)[1]
+        assert "> change the greeting" in after and "greeting changed" in after
+
+
 def test_approval_requests_carry_what_the_question_needs() -> None:
     """The REPL keys its questions by (agent call, tool call), as the contract does."""
     request = plan_session()[-1]

@@ -566,6 +566,7 @@ class Repl:
                 await self._pump_task
         await old.close()
         self.approvals.clear()
+        self.transcript.new_session()
         self._offered.clear()  # the old session's shell output is not for the new one
         self.facts = StatusFacts.of(self.client.status())
         for warning in use_session_commands(self.registry, self.client):
