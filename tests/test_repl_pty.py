@@ -132,6 +132,7 @@ def test_moot_on_a_dumb_terminal_is_the_plain_repl_and_ctrl_c_stops_a_turn(
         child.close()
     assert child.exitstatus == 0
     assert "\x1b" not in screen.getvalue()
+    assert "hidden by moot's own" not in screen.getvalue()  # what moot ships fits its commands
 
 
 def test_the_plain_look_answers_an_approval_without_escape_sequences(tmp_path: Path) -> None:
