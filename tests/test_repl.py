@@ -407,6 +407,21 @@ async def test_after_a_fork_the_history_shows_the_prompts_typed_here_before_it()
         assert "> change the greeting" in after and "greeting changed" in after
 
 
+async def test_the_rewind_list_numbers_each_turn_once() -> None:
+    """The REPL numbers the list; the label names the turn's number after its words."""
+    first = FakeClient(answered("change the greeting"))
+    async with running_repl(first) as repl:
+        await repl.prompt_ready()
+        repl.type("change the greeting" + ENTER)
+        await repl.printed("greeting changed")
+        await repl.prompt_ready()
+        repl.type("/rewind" + ENTER)
+        await repl.until(lambda: repl.repl.asking, "the picker's question")
+
+        assert "  1. change the greeting  ·  turn 1  ·  " in repl.text
+        assert "1. 1." not in repl.text
+
+
 def test_approval_requests_carry_what_the_question_needs() -> None:
     """The REPL keys its questions by (agent call, tool call), as the contract does."""
     request = plan_session()[-1]
