@@ -186,8 +186,6 @@ async def test_a_slash_command_runs_and_never_reaches_the_model() -> None:
         await repl.prompt_ready()
         repl.type("/status" + ENTER)
         await repl.printed("sandbox  bubblewrap")
-        repl.type("/theme dark" + ENTER)
-        await repl.printed("this front end has no themes")
         repl.type("/panes trace" + ENTER)  # the app's: the REPL says so
         await repl.printed("the plain REPL has no side panes: /panes is for the app")
         repl.type("/nope" + ENTER)
@@ -197,6 +195,31 @@ async def test_a_slash_command_runs_and_never_reaches_the_model() -> None:
 
         assert "/status" in repl.text and "The session: model, mode, sandbox, tools" in repl.text
         assert repl.ops(ops.UserTurn) == []
+
+
+async def test_theme_lists_the_apps_themes_numbered_and_sets_the_one_it_starts_with(
+    private_moot_home: Path,
+) -> None:
+    """The REPL draws no theme, but `/theme` is the app's picker as a numbered list: the
+    shipped themes and the person's own; the one chosen is what the app starts with next
+    (its `tui.json`), and the REPL says its own colours stay the terminal's."""
+    themes = private_moot_home / "config" / "themes"
+    themes.mkdir(parents=True)
+    (themes / "mine.toml").write_text('name = "mine"\nprimary = "#ff8800"\n')
+    async with running_repl(FakeClient([])) as repl:
+        await repl.prompt_ready()
+        repl.type("/theme dark" + ENTER)
+        await repl.printed("no theme 'dark'; one of: mine, moot-dark, moot-high-contrast")
+        repl.type("/theme" + ENTER)
+        await repl.until(lambda: repl.repl.asking, "the picker's question")
+        for line in ("  1. mine", "  2. moot-dark", "  3. moot-high-contrast", "  4. moot-light"):
+            assert line in repl.text
+        repl.type("4" + ENTER)
+        await repl.printed("theme: moot-light, for the app (moot starts with it)")
+
+        assert "the plain REPL keeps the terminal's own colours" in repl.text
+    prefs = json.loads((private_moot_home / "config" / "tui.json").read_text())
+    assert prefs["theme"] == "moot-light"
 
 
 async def test_a_message_while_a_turn_runs_is_kept_for_later() -> None:

@@ -37,6 +37,7 @@ from prompt_toolkit.completion import WordCompleter
 from prompt_toolkit.formatted_text import ANSI, AnyFormattedText
 from prompt_toolkit.key_binding import KeyPressEvent
 
+from moot.app_prefs import remember_theme, theme_file_names
 from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.files import memory_note, use_session_commands
 from moot.commands.mentions import expand_mentions
@@ -529,10 +530,19 @@ class Repl:
                 self.say(f"nothing in the list matches {typed!r}", warning=True)
 
     def theme_names(self) -> Sequence[str]:
-        return ()
+        """The app's themes from files (moot's and the person's): the REPL shows none itself,
+        but `/theme` sets the one the app starts with."""
+        return theme_file_names()
 
     def set_theme(self, name: str) -> None:
-        raise CommandError("the plain REPL has no themes (the terminal's own colours apply)")
+        names = self.theme_names()
+        if name not in names:
+            raise CommandError(f"no theme {name!r}; one of: {', '.join(names)}")
+        remember_theme(name)
+        self.say(
+            f"theme: {name}, for the app (moot starts with it); the plain REPL keeps the "
+            "terminal's own colours"
+        )
 
     def exit(self) -> None:
         self._quit_now()
