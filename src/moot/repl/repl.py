@@ -13,8 +13,10 @@ Two ways of waiting, by look:
 - styled: the prompt stays while a turn runs (keys echo, shift+tab and ctrl+c work); finished
   lines print above it and the unfinished ones show in its live area.
 - plain (`TERM=dumb`, `NO_COLOR`, output not a terminal, `repl.plainOutput`): nothing is
-  redrawn. The prompt shows only between turns; during one, lines print as they finish and
-  ctrl+c (a signal, the terminal being in its normal mode) stops the turn.
+  redrawn. The prompt shows only between turns, drawing with nothing but the cursor moves and
+  erasures editing its line needs (`line_output.py`; on a dumb terminal, text alone); during a
+  turn, lines print as they finish and ctrl+c (a signal, the terminal being in its normal
+  mode) stops the turn.
 
 An approval takes the prompt's place (what was typed comes back after it), so a key typed for
 the message never answers the question.
