@@ -3,8 +3,7 @@
 Parallel peers may ask at once: requests queue, each keyed by (agent call, tool call) as the
 contract keys them. Asking prints the preview and the choices, then the question line, drops
 the type-ahead and reads one key, typed after a pause (`question.KeyQuestion`); `n` then asks
-why. A request settled
-meanwhile (elsewhere, or by the turn's end) stops being asked.
+why. A request settled meanwhile (elsewhere, or by the turn's end) stops being asked.
 """
 
 from __future__ import annotations
