@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from moot.commands.builtin import builtin_commands
 from moot.commands.registry import CommandContext
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.client import SessionSummary
 from moot.repl.question import GRACE_S
 from moot.testing import FakeClient
 from repl_harness import PLAIN, running_repl
@@ -46,7 +48,7 @@ async def test_keys_typed_before_an_approval_never_answer_it() -> None:
         await repl.printed("answer [y/s/a/n]: ")
         await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
         repl.type("y")
-        await repl.printed("keys right after a question are ignored")
+        await repl.printed("that answers nothing: press y, s, a or n, after a pause in typing")
         assert repl.ops(ops.Approve) == []
 
         repl.clock.advance(GRACE_S + 0.1)
@@ -73,6 +75,28 @@ async def test_keys_waiting_unread_when_the_question_appears_are_dropped() -> No
         await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
 
         assert repl.ops(ops.Approve) == []
+
+
+async def test_a_word_typed_at_an_approval_answers_nothing() -> None:
+    """Long after the question appeared, the person types on as if at the prompt: `because`
+    holds an `a` (always: a rule saved for good) and an `s`, but each comes within the grace
+    interval of the key before it, so neither answers. The `y` after a pause does."""
+    async with running_repl(FakeClient(edit_session())) as repl:
+        await repl.prompt_ready()
+        repl.type("go" + ENTER)
+        await repl.printed("pause, then answer [y/s/a/n]: ")  # the line says how to answer
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
+        repl.clock.advance(GRACE_S + 5)
+        repl.type("because")
+        await repl.printed("that answers nothing: press y, s, a or n, after a pause in typing")
+        assert repl.ops(ops.Approve) == []
+
+        repl.clock.advance(GRACE_S + 0.1)
+        repl.type("y")
+        await repl.until(lambda: repl.ops(ops.Approve), "the approval")
+
+        assert repl.ops(ops.Approve) == [ops.Approve(tool_call_id="t2", call_id="run_1")]
+        assert repl.text.count("that answers nothing") == 1  # told once, not per key
 
 
 @pytest.mark.parametrize(
@@ -127,7 +151,10 @@ async def test_a_plan_approval_offers_what_the_app_offers(key: str, expected: op
         assert "revise: say what to change" in repl.text
         await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
         repl.clock.advance(GRACE_S + 0.1)
-        repl.type("s" + key)  # `s` is no choice for a plan
+        repl.type("s")  # `s` is no choice for a plan
+        await repl.printed("that answers nothing: press y, a or n")
+        repl.clock.advance(GRACE_S + 0.1)  # a pause after it
+        repl.type(key)
         if key == "n":
             await repl.until(lambda: (repl.repl.asking or "").startswith("why not?"), "why")
             repl.type("smaller steps" + ENTER)
@@ -159,8 +186,6 @@ async def test_a_slash_command_runs_and_never_reaches_the_model() -> None:
         await repl.prompt_ready()
         repl.type("/status" + ENTER)
         await repl.printed("sandbox  bubblewrap")
-        repl.type("/theme dark" + ENTER)
-        await repl.printed("this front end has no themes")
         repl.type("/panes trace" + ENTER)  # the app's: the REPL says so
         await repl.printed("the plain REPL has no side panes: /panes is for the app")
         repl.type("/nope" + ENTER)
@@ -170,6 +195,31 @@ async def test_a_slash_command_runs_and_never_reaches_the_model() -> None:
 
         assert "/status" in repl.text and "The session: model, mode, sandbox, tools" in repl.text
         assert repl.ops(ops.UserTurn) == []
+
+
+async def test_theme_lists_the_apps_themes_numbered_and_sets_the_one_it_starts_with(
+    private_moot_home: Path,
+) -> None:
+    """The REPL draws no theme, but `/theme` is the app's picker as a numbered list: the
+    shipped themes and the person's own; the one chosen is what the app starts with next
+    (its `tui.json`), and the REPL says its own colours stay the terminal's."""
+    themes = private_moot_home / "config" / "themes"
+    themes.mkdir(parents=True)
+    (themes / "mine.toml").write_text('name = "mine"\nprimary = "#ff8800"\n')
+    async with running_repl(FakeClient([])) as repl:
+        await repl.prompt_ready()
+        repl.type("/theme dark" + ENTER)
+        await repl.printed("no theme 'dark'; one of: mine, moot-dark, moot-high-contrast")
+        repl.type("/theme" + ENTER)
+        await repl.until(lambda: repl.repl.asking, "the picker's question")
+        for line in ("  1. mine", "  2. moot-dark", "  3. moot-high-contrast", "  4. moot-light"):
+            assert line in repl.text
+        repl.type("4" + ENTER)
+        await repl.printed("theme: moot-light, for the app (moot starts with it)")
+
+        assert "the plain REPL keeps the terminal's own colours" in repl.text
+    prefs = json.loads((private_moot_home / "config" / "tui.json").read_text())
+    assert prefs["theme"] == "moot-light"
 
 
 async def test_a_message_while_a_turn_runs_is_kept_for_later() -> None:
@@ -268,6 +318,43 @@ async def test_a_command_that_picks_takes_a_number_or_a_name() -> None:
             await repl.printed(f"picked {expected}")
 
 
+async def test_words_typed_at_a_picker_search_it_and_it_asks_again_with_the_matches() -> None:
+    """`/resume`'s picker (the registry's, as every picker's) takes words that are no number
+    or name as a search of titles and ids, any case: the matches come back numbered, and a
+    number picks from them. Words that match nothing say so and ask again."""
+    when = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    others = [
+        SessionSummary(sid, title, "/workspace", when, when, 2, 0.01, "completed", 9)
+        for sid, title in [
+            ("ses_a", "fix the parser"),
+            ("ses_b", "Renamed: write the docs"),
+            ("ses_c", "renamed again"),
+        ]
+    ]
+    opened: list[str] = []
+
+    def open_session(session_id: str) -> FakeClient:
+        opened.append(session_id)
+        return FakeClient([], session_id=session_id)
+
+    async with running_repl(FakeClient([], sessions=others), open_session=open_session) as repl:
+        await repl.prompt_ready()
+        repl.type("/resume" + ENTER)
+        await repl.until(lambda: repl.repl.asking, "the picker's question")
+        assert "  3. renamed again" in repl.text
+        repl.type("RENAMED" + ENTER)
+        await repl.printed("resume which session, matching 'RENAMED':")
+        matches = repl.text.rsplit("matching 'RENAMED':", 1)[1]
+        assert "  1. Renamed: write the docs" in matches and "  2. renamed again" in matches
+        assert "fix the parser" not in matches
+        repl.type("nothing like it" + ENTER)
+        await repl.printed("nothing in the list matches 'nothing like it'")
+        repl.type("2" + ENTER)  # the second of the matches
+        await repl.printed("session ses_c")
+
+        assert opened == ["ses_c"]
+
+
 async def test_the_plain_look_prints_whole_lines_without_escapes() -> None:
     async with running_repl(FakeClient(edit_session()), look=PLAIN) as repl:
         await repl.prompt_ready()
@@ -316,6 +403,46 @@ async def test_resume_goes_on_with_a_stored_session_and_shows_its_end() -> None:
         await repl.printed("make greet say hello")  # its history, from the store
 
         assert opened == ["ses_stored"] and first.closed and repl.repl.client is stored
+
+
+def answered(prompt: str) -> list[ev.Event]:
+    run = Run().start(prompt)
+    return run.text("greeting changed").responded("greeting changed").finish("done").events
+
+
+async def test_after_a_fork_the_history_shows_the_prompts_typed_here_before_it() -> None:
+    """A fork copies its events' submission ids: the turn typed here before `/fork` is the
+    new session's history, and prints with its prompt (the REPL forgets, at a switch, which
+    turns it echoed itself)."""
+    first = FakeClient(answered("change the greeting"))
+    fork = FakeClient(answered("change the greeting"), session_id="ses_fake_fork1")
+    fork.submit(ops.UserTurn(text="change the greeting"))  # the same submission id, `sub_1`
+    async with running_repl(first, open_session=lambda session_id: fork) as repl:
+        await repl.prompt_ready()
+        repl.type("change the greeting" + ENTER)
+        await repl.printed("greeting changed")
+        assert "> change the greeting" not in repl.text  # typed at the prompt: shown there
+        await repl.prompt_ready()
+        repl.type("/fork" + ENTER)
+        await repl.printed("session ses_fake_fork1")
+
+        after = repl.text.split("session ses_fake_fork1", 1)[1]
+        assert "> change the greeting" in after and "greeting changed" in after
+
+
+async def test_the_rewind_list_numbers_each_turn_once() -> None:
+    """The REPL numbers the list; the label names the turn's number after its words."""
+    first = FakeClient(answered("change the greeting"))
+    async with running_repl(first) as repl:
+        await repl.prompt_ready()
+        repl.type("change the greeting" + ENTER)
+        await repl.printed("greeting changed")
+        await repl.prompt_ready()
+        repl.type("/rewind" + ENTER)
+        await repl.until(lambda: repl.repl.asking, "the picker's question")
+
+        assert "  1. change the greeting  ·  turn 1  ·  " in repl.text
+        assert "1. 1." not in repl.text
 
 
 def test_approval_requests_carry_what_the_question_needs() -> None:

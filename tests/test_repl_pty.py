@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pexpect
+
+from moot.history import history_file
 
 EDIT_SCRIPT = """\
 turns:
@@ -44,7 +47,9 @@ def repository(tmp_path: Path) -> Path:
     return repo
 
 
-def spawn(tmp_path: Path, repo: Path, script: str, *args: str, term: str) -> pexpect.spawn:
+def spawn(
+    tmp_path: Path, repo: Path, script: str, *args: str, term: str, no_color: bool = False
+) -> pexpect.spawn:
     path = tmp_path / "script.yaml"
     path.write_text(script)
     env = {
@@ -58,6 +63,10 @@ def spawn(tmp_path: Path, repo: Path, script: str, *args: str, term: str) -> pex
         # requests, which would otherwise be waited for after each redraw.
         "PROMPT_TOOLKIT_NO_CPR": "1",
     }
+    if no_color:
+        env["NO_COLOR"] = "1"
+    if "PYTHONPATH" in os.environ:  # a worktree's own sources, over the shared editable install
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return pexpect.spawn(
         str(MOOT),
         [*args, "--model", f"scripted:{path}"],
@@ -71,8 +80,9 @@ def spawn(tmp_path: Path, repo: Path, script: str, *args: str, term: str) -> pex
 
 
 def answer_until_taken(child: pexpect.spawn, key: str, taken: str) -> None:
-    """Press `key` until the REPL takes it: keys within the grace period after a question are
-    ignored by design, so each try waits (boundedly) for the answer to show."""
+    """Press `key` until the REPL takes it: a key counts only after a pause (none within the
+    grace interval before it, the question's appearing included), so each try waits (boundedly,
+    longer than that interval) for the answer to show."""
     end = time.monotonic() + 20
     while True:
         child.send(key)
@@ -129,6 +139,7 @@ def test_moot_on_a_dumb_terminal_is_the_plain_repl_and_ctrl_c_stops_a_turn(
         child.close()
     assert child.exitstatus == 0
     assert "\x1b" not in screen.getvalue()
+    assert "hidden by moot's own" not in screen.getvalue()  # what moot ships fits its commands
 
 
 def test_the_plain_look_answers_an_approval_without_escape_sequences(tmp_path: Path) -> None:
@@ -148,6 +159,41 @@ def test_the_plain_look_answers_an_approval_without_escape_sequences(tmp_path: P
     assert child.exitstatus == 0
     assert "\x1b" not in screen.getvalue()
     assert "tool edit greeting.py: ok" in screen.getvalue()
+
+
+ESCAPE = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|.)")
+LINE_EDITING = re.compile(r"\x1b\[[0-9]*[ABCDJK]|\x1b\[\?2004[hl]")
+"""What a plain prompt on a terminal needs: cursor moves and erasures that put the edited line
+right, and bracketed paste (invisible; it keeps a pasted block one message)."""
+
+
+def test_no_color_on_a_terminal_edits_lines_without_cursor_tricks(tmp_path: Path) -> None:
+    """NO_COLOR on a real terminal: the plain REPL, its line editing usable (a typo erased
+    with backspace is gone from the message), and no escape sequence beyond what editing the
+    line needs: no hidden cursor, colour resets, autowrap toggles or cursor position requests
+    (prompt_toolkit's own renderer sends dozens in a short session)."""
+    repo = repository(tmp_path)
+    child = spawn(tmp_path, repo, EDIT_SCRIPT, "--plain", term="xterm-256color", no_color=True)
+    child.logfile_read = screen = io.StringIO()
+    try:
+        child.expect_exact("moot plain REPL (NO_COLOR is set)")
+        child.expect_exact(">")
+        child.send("make greet sya")
+        child.send("\x7f\x7f")  # backspace twice: `sya` is `s`
+        child.send("ay hello\r")
+        child.expect_exact("answer [y/s/a/n]: ")
+        answer_until_taken(child, "y", "allowed by you")
+        child.expect_exact("greet now says **hello**.")  # no markdown styling either
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert "hello, " in (repo / "greeting.py").read_text()
+    sent = history_file(Path(os.path.realpath(repo))).read_text()
+    assert '"make greet say hello"' in sent  # what was edited is what went
+    tricks = [s for s in ESCAPE.findall(screen.getvalue()) if not LINE_EDITING.fullmatch(s)]
+    assert tricks == []
 
 
 def test_resume_without_an_id_picks_a_session_and_continue_takes_the_latest(

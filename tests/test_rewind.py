@@ -85,7 +85,8 @@ async def test_rewind_both_restores_the_files_and_goes_on_in_a_fork(
     await builtin_commands().run(context, "/rewind")  # type: ignore[arg-type]
 
     labels = [label for _, label in context.offered[0]]
-    assert labels[0].startswith("2. now hey") and labels[1].startswith("1. make it say hello")
+    assert labels[0].startswith("now hey  ·  turn 2  ·  ")
+    assert labels[1].startswith("make it say hello  ·  turn 1  ·  ")
     assert (workspace / "greet.py").read_bytes() == ORIGINAL  # byte-exact, CRLF and all
     assert not (workspace / "made" / "new.txt").exists()  # made since: removed
     assert "shell commands are not tracked" in " ".join(context.said)

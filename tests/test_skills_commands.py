@@ -159,6 +159,22 @@ async def test_session_commands_complete_with_descriptions_and_submit_run_comman
     assert registry.get("help") is not None and registry.get("skills") is not None
 
 
+def test_what_moot_ships_never_clashes_with_its_own_commands(tmp_path: Path) -> None:
+    """Every `/name` the shipped skills add is reachable by its name: none is hidden by a
+    built-in command, so a session in a plain directory starts without a warning (the shipped
+    `commit` skill was hidden by `/commit` and warned at every start)."""
+    guidance = load_guidance(tmp_path, None, shipped=True)
+    commands = tuple(
+        CommandInfo(e.name, e.description, e.kind, e.argument_hint, e.path)
+        for e in guidance.invocable()
+    )
+    registry = builtin_commands()
+
+    assert use_session_commands(registry, client_with(*commands)) == []
+    assert all(registry.from_session(c.name) for c in commands)
+    assert {c.name for c in commands if c.kind == "skill"} >= {"code-review", "commit-staged"}
+
+
 def test_a_prompt_starting_with_a_hash_is_a_memory_note() -> None:
     assert memory_note("# use tabs, never spaces") == "use tabs, never spaces"
     assert memory_note("#remember this") == "remember this"

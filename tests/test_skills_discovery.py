@@ -61,11 +61,11 @@ def test_outside_a_repository_only_the_working_directory_counts(tmp_path: Path) 
 
 
 def test_the_shipped_skills_are_found_last_and_are_all_valid(tmp_path: Path) -> None:
-    skill(tmp_path / ".moot/skills/commit", description="The project's own commit skill.")
+    skill(tmp_path / ".moot/skills/commit-staged", description="The project's own commit skill.")
     found = discover(tmp_path, shipped=True)
-    assert found.problems == (found.problems[0],)  # only the shadowed shipped `commit`
+    assert found.problems == (found.problems[0],)  # only the shadowed shipped `commit-staged`
     assert "shadowed by" in found.problems[0].message
-    assert found.skills["commit"].source == "project"
+    assert found.skills["commit-staged"].source == "project"
     shipped = {n for n, s in found.skills.items() if s.source == "shipped"}
     assert shipped == {"code-review", "write-tests", "explain-codebase", "skill-creator"}
 

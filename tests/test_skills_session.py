@@ -20,7 +20,7 @@ from skill_files import skill
 from skill_session import open_session, point_at, run, system_of, text_of
 from wire_builders import anthropic
 
-SHIPPED = ["code-review", "write-tests", "commit", "explain-codebase", "skill-creator"]
+SHIPPED = ["code-review", "write-tests", "commit-staged", "explain-codebase", "skill-creator"]
 
 
 def shipped_body(name: str) -> str:
@@ -391,7 +391,7 @@ async def test_the_status_lists_files_problems_and_the_context_parts(
     assert status.skills == tuple(SHIPPED[i] for i in (0, 2, 3, 4, 1))  # by name
     assert {c.name: c.kind for c in files.commands} == {
         "code-review": "skill",
-        "commit": "skill",
+        "commit-staged": "skill",
         "explain-codebase": "skill",
         "skill-creator": "skill",
         "write-tests": "skill",

@@ -99,7 +99,10 @@ def builtin_commands() -> Registry:
     workspace.register(registry)
     transcript.register(registry)
 
-    @registry.command("theme", "Switch the theme", arguments="[name]", complete=_complete_themes)
+    @registry.command(
+        "theme", "Switch the app's theme and remember it", arguments="[name]",
+        complete=_complete_themes,
+    )  # fmt: skip
     async def theme(context: CommandContext, args: str) -> None:
         names = list(context.theme_names())
         if not names:

@@ -2,7 +2,7 @@
 name, as `f2`, `f3`, `ctrl+left`/`ctrl+right` and `ctrl+up`/`ctrl+down` do by key.
 
 The front end does the work (`CommandContext.panes()`); one without panes (the plain REPL, an
-editor) says so, as `/theme` does where there are no themes.
+editor) says so, as `/theme` does where there are no themes (an editor).
 """
 
 from __future__ import annotations

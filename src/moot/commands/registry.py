@@ -71,7 +71,8 @@ class CommandContext(Protocol):
         ...
 
     def theme_names(self) -> Sequence[str]:
-        """The themes this front end can show (none for a plain terminal)."""
+        """The themes this front end can switch to (the plain REPL: the app's, which it sets
+        for the app's next start); none where there are none (an editor)."""
         ...
 
     def set_theme(self, name: str) -> None:

@@ -80,8 +80,10 @@ def register(registry: Registry) -> None:
         ]
         if not turns:
             raise CommandError("nothing to rewind: this session has no turns yet")
+        # The turn's number goes after its words: a front end that numbers its list (the
+        # REPL) would otherwise show two numbers in a row.
         labelled = [
-            (e.run_id, f"{n}. {title_of(e.prompt) or '(empty)'}  ·  {_clock(e)}")
+            (e.run_id, f"{title_of(e.prompt) or '(empty)'}  ·  turn {n}  ·  {_clock(e)}")
             for n, e in reversed(list(enumerate(turns, 1)))
         ]
         chosen = await context.pick("rewind to before which turn", labelled)

@@ -91,14 +91,14 @@ def run_repl(options: Namespace) -> int:
         # text, redraws included; its dumb prompt writes only what is typed, and it takes a
         # dumb terminal from `TERM` alone.
         os.environ["TERM"] = "dumb"
-    try:
-        if look.dumb:
-            from prompt_toolkit.application.current import create_app_session
-            from prompt_toolkit.output.plain_text import PlainTextOutput
+    from moot.repl.line_output import prompt_output
 
-            # prompt_toolkit still writes "show the cursor" when it builds a prompt, even for a
-            # dumb terminal: an output that writes text only keeps every escape out.
-            with create_app_session(output=PlainTextOutput(sys.stdout)):
+    output = prompt_output(look, sys.stdout)  # plain looks: no cursor tricks (line_output.py)
+    try:
+        if output is not None:
+            from prompt_toolkit.application.current import create_app_session
+
+            with create_app_session(output=output):
                 code = asyncio.run(repl.run())
         else:
             code = asyncio.run(repl.run())

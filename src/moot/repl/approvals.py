@@ -2,8 +2,8 @@
 
 Parallel peers may ask at once: requests queue, each keyed by (agent call, tool call) as the
 contract keys them. Asking prints the preview and the choices, then the question line, drops
-the type-ahead and reads one key (`question.KeyQuestion`); `n` then asks why. A request settled
-meanwhile (elsewhere, or by the turn's end) stops being asked.
+the type-ahead and reads one key, typed after a pause (`question.KeyQuestion`); `n` then asks
+why. A request settled meanwhile (elsewhere, or by the turn's end) stops being asked.
 """
 
 from __future__ import annotations
@@ -17,7 +17,14 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.repl.paint import strip_escapes
 from moot.repl.printer import Printer
-from moot.repl.question import INTERRUPT, KeyQuestion, answer_op, choices_for, drop_typeahead
+from moot.repl.question import (
+    INTERRUPT,
+    KeyQuestion,
+    answer_op,
+    choices_for,
+    drop_typeahead,
+    question_line,
+)
 from moot.repl.transcript import Transcript
 
 Line = Callable[[str], Awaitable[str]]
@@ -82,11 +89,13 @@ class Approvals:
             1,
         )
         keys = "".join(c.key for c in choices)
-        self.question_line = f"answer [{'/'.join(keys)}]: "
+        self.question_line = question_line(keys)
         self._printer.write(self.question_line)
         await self._printer.flush()
         drop_typeahead(keyboard)
-        self._question = KeyQuestion(keys, clock=self._clock, on_early=self._too_early)
+        self._question = KeyQuestion(
+            keys, clock=self._clock, on_ignored=lambda: self._ignored(keys)
+        )
         try:
             key = await self._question.ask()
         finally:
@@ -109,5 +118,12 @@ class Approvals:
         self.waiting.pop(0)
         return op
 
-    def _too_early(self) -> None:
-        self._transcript.say("(a moment: keys right after a question are ignored)")
+    def _ignored(self, keys: str) -> None:
+        self._transcript.say(
+            f"(that answers nothing: press {_either(keys)}, after a pause in typing)"
+        )
+
+
+def _either(keys: str) -> str:
+    """`y, s, a or n`."""
+    return f"{', '.join(keys[:-1])} or {keys[-1]}" if len(keys) > 1 else keys

@@ -19,5 +19,9 @@ KEYS: tuple[Key, ...] = (
     Key("shift+tab", "Mode: default, acceptEdits, plan"),
     Key("ctrl+c", "Stop the running turn; clear the line; twice at an empty prompt: quit"),
     Key("ctrl+d", "Quit (at an empty prompt)"),
-    Key("y s a n", "Answer an approval: once, this session, always, no (then say why)"),
+    Key(
+        "y s a n",
+        "Answer an approval: once, this session, always, no (then say why); a key counts "
+        "only after a pause in typing",
+    ),
 )

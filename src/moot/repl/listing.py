@@ -1,5 +1,6 @@
 """What the REPL lists for the person: `/help` (every command and key) and the numbered list a
-command that needs a choice shows, with what a typed answer picks from it."""
+command that needs a choice shows, with what a typed answer picks from it, or narrows it to
+(words typed to search, as the app's picker filters while typing)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,14 @@ def chosen(typed: str, choices: Sequence[tuple[str, str]]) -> str | None:
             return value
     starts = [value for value, _ in choices if value.lower().startswith(lowered)]
     return starts[0] if len(starts) == 1 else None
+
+
+def matching(typed: str, choices: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The choices whose label or value holds every word of `typed` (any case): a search by
+    title or id."""
+    words = typed.lower().split()
+    return [
+        (value, label)
+        for value, label in choices
+        if words and all(w in f"{strip_escapes(label)} {value}".lower() for w in words)
+    ]

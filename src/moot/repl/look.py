@@ -25,7 +25,8 @@ class Look(msgspec.Struct, frozen=True):
 
     plain: bool
     """Whole lines only: no colour, no markdown styling, no live area, no redrawn prompt while a
-    turn runs (a screen reader reads each line once), ASCII marks."""
+    turn runs (a screen reader reads each line once), ASCII marks; on a terminal the prompt
+    sends only the cursor moves and erasures editing its line needs (`line_output.py`)."""
     toolbar: bool
     """The status toolbar under the prompt (never in the plain look)."""
     dumb: bool = False

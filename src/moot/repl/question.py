@@ -2,8 +2,11 @@
 
 Keys typed before the question appeared never answer it: before asking, everything typed
 ahead is dropped (the terminal's input queue, what prompt_toolkit had read but not handled,
-and its saved type-ahead), and keys within `GRACE_S` of the question are ignored too (a key
-already on its way when the question printed). The question reads one key with its own small
+and its saved type-ahead). And a key counts only after a pause, as in the app's approval pane:
+an answer key answers only when no key came within `GRACE_S` before it, the question's
+appearing included. So a key already on its way when the question printed answers nothing,
+and neither does a letter in the middle of a word typed on (`because` holds an `a`, which
+would save a rule for good). The question line says so. It reads one key with its own small
 application that draws nothing (the question is a printed line), so it works the same on a
 dumb terminal and reads well with a screen reader.
 """
@@ -29,7 +32,8 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 
 GRACE_S = 0.5
-"""Keys within this long of the question appearing are ignored (as the app's approval pane)."""
+"""An answer key counts only when no key came within this long before it, nor the question
+(as the app's approval pane: `moot.tui.widgets.approval.GRACE_S`)."""
 EXIT_PLAN_MODE = "exit_plan_mode"
 INTERRUPT = "interrupt"
 """What `ask_key` returns for ctrl+c: the person wants the turn stopped."""
@@ -99,13 +103,20 @@ def drop_typeahead(keyboard: Input) -> None:
     clear_typeahead(keyboard)
 
 
+def question_line(keys: str) -> str:
+    """The line that asks, saying how to answer: one key, after a pause in typing."""
+    return f"pause, then answer [{'/'.join(keys)}]: "
+
+
 class KeyQuestion:
-    """Waits for one of `keys`; ignores every other key, and all keys for `GRACE_S`.
+    """Waits for one of `keys` typed after a pause; ignores every other key, and an answer key
+    that comes within `GRACE_S` of the key before it (or of the question).
 
     Args:
         keys: The answer keys (lower case; upper case counts too).
         clock: Monotonic seconds.
-        on_early: Called (once) when an answer key comes within the grace period.
+        on_ignored: Called (once) at the first key that answered nothing: an answer key in a
+            burst of typing, or a key that is no answer.
     """
 
     def __init__(
@@ -113,32 +124,42 @@ class KeyQuestion:
         keys: str,
         *,
         clock: Clock = time.monotonic,
-        on_early: Callable[[], None] = lambda: None,
+        on_ignored: Callable[[], None] = lambda: None,
     ) -> None:
         self._keys = keys
         self._clock = clock
-        self._on_early = on_early
+        self._on_ignored = on_ignored
         self._warned = False
         self._cancelled = False
-        self._asked_at = 0.0
+        self._last_key = 0.0
+        """When the question appeared, then when the latest key came."""
         self._app: Application[str | None] | None = None
+
+    def _ignore(self) -> None:
+        if not self._warned:
+            self._warned = True
+            self._on_ignored()
 
     def _bindings(self) -> KeyBindings:
         bindings = KeyBindings()
 
         def answer(event: KeyPressEvent) -> None:
-            if self._clock() - self._asked_at < GRACE_S:
-                if not self._warned:
-                    self._warned = True
-                    self._on_early()
+            now, before = self._clock(), self._last_key
+            self._last_key = now
+            if now - before < GRACE_S:  # still typing (or the question just appeared)
+                self._ignore()
                 return
             event.app.exit(result=event.data.lower())
+
+        def other(event: KeyPressEvent) -> None:
+            self._last_key = self._clock()  # typing on: the next answer key waits for a pause
+            self._ignore()
 
         for key in self._keys:
             bindings.add(key)(answer)
             bindings.add(key.upper())(answer)
         bindings.add("c-c")(lambda event: event.app.exit(result=INTERRUPT))
-        bindings.add("<any>")(lambda event: None)  # anything else answers nothing
+        bindings.add("<any>")(other)  # anything else answers nothing
         return bindings
 
     async def ask(self) -> str | None:
@@ -146,7 +167,7 @@ class KeyQuestion:
         called first."""
         if self._cancelled:
             return None
-        self._asked_at = self._clock()
+        self._last_key = self._clock()
         self._app = Application(
             layout=Layout(Window(FormattedTextControl(""), height=0)),
             key_bindings=self._bindings(),

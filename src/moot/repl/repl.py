@@ -13,8 +13,10 @@ Two ways of waiting, by look:
 - styled: the prompt stays while a turn runs (keys echo, shift+tab and ctrl+c work); finished
   lines print above it and the unfinished ones show in its live area.
 - plain (`TERM=dumb`, `NO_COLOR`, output not a terminal, `repl.plainOutput`): nothing is
-  redrawn. The prompt shows only between turns; during one, lines print as they finish and
-  ctrl+c (a signal, the terminal being in its normal mode) stops the turn.
+  redrawn. The prompt shows only between turns, drawing with nothing but the cursor moves and
+  erasures editing its line needs (`line_output.py`; on a dumb terminal, text alone); during a
+  turn, lines print as they finish and ctrl+c (a signal, the terminal being in its normal
+  mode) stops the turn.
 
 An approval takes the prompt's place (what was typed comes back after it), so a key typed for
 the message never answers the question.
@@ -37,6 +39,7 @@ from prompt_toolkit.completion import WordCompleter
 from prompt_toolkit.formatted_text import ANSI, AnyFormattedText
 from prompt_toolkit.key_binding import KeyPressEvent
 
+from moot.app_prefs import remember_theme, theme_file_names
 from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.files import memory_note, use_session_commands
 from moot.commands.mentions import expand_mentions
@@ -47,7 +50,7 @@ from moot.protocol import ops
 from moot.protocol.client import Client, SessionStatus, Subscription
 from moot.repl.approvals import Approvals
 from moot.repl.completion import PromptCompleter
-from moot.repl.listing import chosen, help_text, numbered
+from moot.repl.listing import chosen, help_text, matching, numbered
 from moot.repl.look import Look
 from moot.repl.printer import Printer
 from moot.repl.prompt import MARK, build_session, prompt_bindings
@@ -497,24 +500,51 @@ class Repl:
         self.transcript.say(text, markdown=markdown, warning=warning)
 
     async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
+        """A numbered list; a number, a value or a label picks, other words search (the list is
+        shown again, narrowed to what matches them), Enter cancels."""
         if not choices:
             self.say(f"no {title} to choose from", warning=True)
             return None
-        self.transcript.emit(numbered(title, choices, self.transcript.paint))
+        shown = list(choices)
+        self.transcript.emit(numbered(title, shown, self.transcript.paint))
         names = [value for value, _ in choices]
-        typed = await self._line(
-            f"{title} (a number or a name; Enter cancels): ", WordCompleter(names, sentence=True)
-        )
-        value = chosen(typed, choices)
-        if typed and value is None:
-            self.say(f"no {title} {typed!r} in the list", warning=True)
-        return value
+        while True:
+            typed = await self._line(
+                f"{title} (a number, a name or words to search; Enter cancels): ",
+                WordCompleter(names, sentence=True),
+            )
+            if not typed:
+                return None
+            if typed.isdigit():  # a number is the list's as shown
+                if (value := chosen(typed, shown)) is not None:
+                    return value
+                self.say(f"no number {typed} in the list: 1 to {len(shown)}", warning=True)
+                continue
+            if (value := chosen(typed, shown) or chosen(typed, choices)) is not None:
+                return value
+            found = matching(typed, choices)
+            if found:
+                shown = found
+                self.transcript.emit(
+                    numbered(f"{title}, matching {typed!r}", shown, self.transcript.paint)
+                )
+            else:
+                self.say(f"nothing in the list matches {typed!r}", warning=True)
 
     def theme_names(self) -> Sequence[str]:
-        return ()
+        """The app's themes from files (moot's and the person's): the REPL shows none itself,
+        but `/theme` sets the one the app starts with."""
+        return theme_file_names()
 
     def set_theme(self, name: str) -> None:
-        raise CommandError("the plain REPL has no themes (the terminal's own colours apply)")
+        names = self.theme_names()
+        if name not in names:
+            raise CommandError(f"no theme {name!r}; one of: {', '.join(names)}")
+        remember_theme(name)
+        self.say(
+            f"theme: {name}, for the app (moot starts with it); the plain REPL keeps the "
+            "terminal's own colours"
+        )
 
     def exit(self) -> None:
         self._quit_now()
@@ -548,6 +578,7 @@ class Repl:
                 await self._pump_task
         await old.close()
         self.approvals.clear()
+        self.transcript.new_session()
         self._offered.clear()  # the old session's shell output is not for the new one
         self.facts = StatusFacts.of(self.client.status())
         for warning in use_session_commands(self.registry, self.client):

@@ -103,12 +103,25 @@ class Transcript:
         self._width = width
         self._clock = clock
         self.own_submissions: set[str] = set()
-        """Submissions of turns typed at this prompt: their text is on screen already."""
+        """Submissions of turns typed at this prompt, in this session: their text is on screen
+        already."""
         self._calls: dict[str, _Call] = {}
         self._running: dict[tuple[str, str], _Running] = {}
         self._previewed: set[tuple[str, str]] = set()
         self._speaker = ""
         self._speaker_depth = 0
+
+    def new_session(self) -> None:
+        """Forget what the session left (the REPL goes on with another one).
+
+        The submissions typed here go too: a fork copies its events' submission ids, so a
+        turn typed here before `/fork` or `/rewind` would print without its prompt.
+        """
+        self.own_submissions.clear()
+        self._calls.clear()
+        self._running.clear()
+        self._previewed.clear()
+        self._speaker, self._speaker_depth = "", 0
 
     # ---- printing ---------------------------------------------------------------------------
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import threading
 import time
@@ -45,12 +44,12 @@ if TYPE_CHECKING:
 
     from moot.tui.screens.setup import FirstRun, Started
 
+from moot.app_prefs import THEME, load_prefs, save_prefs
 from moot.commands.files import memory_note, use_session_commands
 from moot.commands.mentions import MENTION, expand_mentions
 from moot.commands.registry import CommandError, Panes, Registry, is_command
 from moot.commands.shell import is_shell, run_shell
 from moot.history import PromptHistory, history_file
-from moot.paths import config_dir
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client
@@ -98,27 +97,6 @@ SESSION_ACTIONS = PANE_ACTIONS | frozenset(
     {"interrupt", "cycle_mode", "follow", "focus_prompt", "command_palette", "load_earlier"}
 )
 """The app's keys that act on a session: off while the first-run screen shows (no session yet)."""
-
-
-def _prefs_file() -> Path:
-    return config_dir() / "tui.json"
-
-
-def load_prefs() -> dict[str, object]:
-    try:
-        data = json.loads(_prefs_file().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def save_prefs(prefs: dict[str, object]) -> None:
-    path = _prefs_file()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(prefs, indent=1), encoding="utf-8")
-    except OSError:
-        pass  # preferences are a convenience: a read-only config dir must not stop the app
 
 
 LATEST_USAGE = 50
@@ -308,7 +286,7 @@ class MootApp(App[int]):
         themes, self.theme_warnings = load_themes()
         for theme in themes:
             self.register_theme(theme)
-        wanted = self._prefs.get("theme")
+        wanted = self._prefs.get(THEME)
         names = self.theme_names()
         self.chosen_theme = wanted if isinstance(wanted, str) and wanted in names else DEFAULT_THEME
         self.theme = self.chosen_theme
@@ -763,7 +741,7 @@ class MootApp(App[int]):
             raise CommandError(f"no theme {name!r}; one of: {', '.join(self.theme_names())}")
         self.chosen_theme = name
         self.theme = name
-        self._prefs["theme"] = name
+        self._prefs[THEME] = name
         save_prefs(self._prefs)
 
     def show_help(self) -> None:

@@ -22,8 +22,7 @@ from textual.color import Color, ColorParseError
 from textual.css.stylesheet import Stylesheet, StylesheetParseError
 from textual.theme import Theme
 
-from moot.paths import config_dir
-from moot.shipped import shipped_dir
+from moot.app_prefs import theme_files
 
 DEFAULT_THEME = "moot-dark"
 _FIELDS = tuple(f.name for f in fields(Theme))
@@ -136,15 +135,6 @@ def _fits(prop: str, value: str) -> bool:
     except StylesheetParseError:
         return False
     return True
-
-
-def theme_files() -> list[Path]:
-    """Shipped themes first, then the person's (which win on a name clash)."""
-    found: list[Path] = []
-    for folder in (shipped_dir("themes"), config_dir() / "themes"):
-        if folder is not None and folder.is_dir():
-            found += sorted(p for p in folder.iterdir() if p.suffix in (".toml", ".json"))
-    return found
 
 
 def load_themes() -> tuple[list[Theme], list[str]]:
