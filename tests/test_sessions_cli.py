@@ -166,12 +166,14 @@ def test_delete_fork_and_prune(moot: RunMoot, tmp_path: Path) -> None:
     first = run(moot, model, "first")
     run(moot, model, "second", "-r", first)
 
-    forked = moot("sessions", "fork", first, "--at", "3")
+    original = json.loads(moot("sessions", "export", first, "--format", "json").stdout)
+    end = next(e["seq"] for e in original["events"] if e["kind"] == "turn_finished")
+    forked = moot("sessions", "fork", first, "--at", str(end))
     assert forked.returncode == 0, forked.stderr
     fork = forked.stdout.split()[3].rstrip(";")
     exported = json.loads(moot("sessions", "export", fork, "--format", "json").stdout)
     prompts = [e["prompt"] for e in exported["events"] if e["kind"] == "turn_started"]
-    assert prompts == []  # event 3 is inside the first run: no half run is shared
+    assert prompts == ["first"]
     whole = moot("sessions", "fork", first).stdout.split()[3].rstrip(";")
     exported = json.loads(moot("sessions", "export", whole, "--format", "json").stdout)
     prompts = [e["prompt"] for e in exported["events"] if e["kind"] == "turn_started"]
@@ -226,3 +228,69 @@ def test_a_session_a_runtime_holds_is_not_deleted(tmp_path: Path) -> None:
     claim.release()
     SessionUpkeep(other).delete(info.id)
     assert other.session(info.id) is None
+
+
+def test_a_fork_inside_a_turn_is_refused_naming_the_seqs_that_would_work(
+    moot: RunMoot, tmp_path: Path
+) -> None:
+    model = script(tmp_path, ["one", "two"])
+    first = run(moot, model, "first")
+    run(moot, model, "second", "-r", first)
+    events = json.loads(moot("sessions", "export", first, "--format", "json").stdout)["events"]
+    starts = [e["seq"] for e in events if e["kind"] == "turn_started"]
+    ends = [e["seq"] for e in events if e["kind"] == "turn_finished"]
+
+    inside_first = moot("sessions", "fork", first, "--at", "3")
+    inside_second = moot("sessions", "fork", first, "--at", str(starts[1] + 1))
+
+    assert inside_first.returncode == 2 and inside_first.stdout == ""
+    assert inside_first.stderr == (
+        f"moot: event 3 is inside turn 1 ('first', events 1..{ends[0]}), and a fork shares "
+        f"whole turns: nothing comes before it to share, or at {ends[0]} to keep it\n"
+    )
+    assert inside_second.returncode == 2
+    assert (
+        f"inside turn 2 ('second', events {starts[1]}..{ends[1]}), and a fork shares whole "
+        f"turns: fork at {starts[1] - 1} to leave it out, or at {ends[1]} to keep it"
+    ) in inside_second.stderr
+    listed = moot("sessions", "list").stdout.splitlines()
+    assert len(listed) == 1  # no empty fork was made
+
+
+def test_a_fork_inside_a_run_that_never_finished_offers_the_seq_before_it() -> None:
+    store = MemoryStore()
+    info = store.create_session(workspace="/w")
+    for event in one_run(info.id, "done"):
+        store.append(event)
+    for event in one_run(info.id, "crashed")[:2]:  # killed mid-run: no turn_finished
+        store.append(event)
+
+    with pytest.raises(KeyError) as refused:
+        SessionUpkeep(store).fork(info.id, 6)
+
+    assert refused.value.args[0] == (
+        "event 6 is inside turn 2 ('crashed', from event 5), which has not finished, and a "
+        "fork shares whole turns: fork at 4 to leave it out"
+    )
+    assert len(store.sessions()) == 1
+    whole = SessionUpkeep(store).fork(info.id)  # to the end: the open run is left out
+    assert [e.kind for e in store.events(whole)][-1] == "turn_finished"
+
+
+def test_a_renamed_sessions_fork_is_titled_as_the_fork_of_that_title() -> None:
+    store = MemoryStore()
+    info = store.create_session(workspace="/w")
+    for event in one_run(info.id, "fix the parser"):
+        store.append(event)
+    store.append(ev.SessionRenamed(session_id=info.id, title="parser work"))
+
+    fork = SessionUpkeep(store).fork(info.id)
+    early = SessionUpkeep(store).fork(info.id, 4)  # before the rename
+
+    assert store.session(fork).title == "parser work (fork)"
+    assert store.session(early).title == "parser work (fork)"
+    renames = [e for e in store.events(fork) if isinstance(e, ev.SessionRenamed)]
+    assert [(e.title, e.previous) for e in renames] == [
+        ("parser work", ""),
+        ("parser work (fork)", "parser work"),
+    ]

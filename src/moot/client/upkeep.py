@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 
 from moot.protocol import events as ev
+from moot.protocol.titles import title_of
 from moot.store.base import Store, UnknownSessionError
 from moot.store.claims import SessionBusy
 
@@ -64,11 +65,14 @@ class SessionUpkeep:
     def fork(self, session_id: str, at: int | None = None) -> str:
         """A new session sharing `session_id`'s history up to event `at` (all of it when None;
         none of it when 0):
-        its events (renumbered), and the file snapshots of the runs it keeps. A run not
-        finished by `at` is left out whole, so the fork has no half run to resume.
+        its events (renumbered), and the file snapshots of the runs it keeps. A fork shares
+        whole runs only, so it has no half run to resume: an `at` inside a run is refused,
+        naming the seqs that leave the run out or keep it; without `at`, a run still open at
+        the end (a crash, a live run) is left out. Its title says whose fork it is, even when
+        the original was renamed.
 
         Raises:
-            KeyError: no such session, or `at` is not one of its events.
+            KeyError: no such session, `at` is not one of its events, or it falls inside a run.
         """
         info = self._store.session(session_id)
         if info is None:
@@ -78,13 +82,43 @@ class SessionUpkeep:
             raise KeyError(f"session {session_id} has events 1..{info.event_count}, not {at}")
         kept = self._store.events(session_id, before_seq=last + 1) if last else []
         finished = {e.run_id for e in kept if isinstance(e, ev.TurnFinished)}
+        starts = [e for e in kept if isinstance(e, ev.TurnStarted)]
+        if at is not None and starts and starts[-1].run_id not in finished:
+            raise KeyError(self._inside_a_run(session_id, at, starts))
         title = (info.title or session_id) + FORK_SUFFIX
         fork = self._store.create_session(title=title, workspace=info.workspace)
         for event in kept:
             if event.run_id and event.run_id not in finished:
                 continue
             self._store.append(msgspec.structs.replace(event, session_id=fork.id))
+        copied = self._store.session(fork.id)
+        if copied is not None and copied.title != title:
+            # A rename it copied titled it as the original: it is the fork of that title.
+            self._store.append(
+                ev.SessionRenamed(session_id=fork.id, title=title, previous=copied.title)
+            )
         for run_id in sorted(finished):
             for path, digest in self._store.snapshots(session_id, run_id).items():
                 self._store.record_snapshot(fork.id, run_id, path, digest)
         return fork.id
+
+    def _inside_a_run(self, session_id: str, at: int, starts: list[ev.TurnStarted]) -> str:
+        """Why a fork at `at` is refused: the run it falls in, and the seqs that would work."""
+        run = starts[-1]
+        ends = self._store.events(session_id, run_id=run.run_id, kinds=("turn_finished",))
+        turn = f"turn {len(starts)} ({title_of(run.prompt)!r}"
+        before = (
+            f"fork at {run.seq - 1} to leave it out"
+            if run.seq > 1
+            else "nothing comes before it to share"
+        )
+        if not ends:
+            return (
+                f"event {at} is inside {turn}, from event {run.seq}), which has not finished, "
+                f"and a fork shares whole turns: {before}"
+            )
+        end = ends[0].seq
+        return (
+            f"event {at} is inside {turn}, events {run.seq}..{end}), and a fork shares whole "
+            f"turns: {before}, or at {end} to keep it"
+        )
