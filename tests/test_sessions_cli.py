@@ -294,3 +294,27 @@ def test_a_renamed_sessions_fork_is_titled_as_the_fork_of_that_title() -> None:
         ("parser work", ""),
         ("parser work (fork)", "parser work"),
     ]
+
+
+@pytest.mark.parametrize("action", ["list", "show", "export"])
+def test_a_reader_that_goes_away_ends_the_listing_quietly(
+    moot: RunMoot, tmp_path: Path, action: str
+) -> None:
+    import os
+
+    session = run(moot, script(tmp_path, ["one"]), "first")
+    # A pipe whose reader has already gone: the first write fails, as after `| true`.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    args = {"list": (), "show": (session,), "export": (session, "--format", "json")}[action]
+    try:
+        ended = subprocess.run(
+            moot_command("sessions", action, *args),
+            stdin=subprocess.DEVNULL, stdout=write_end, stderr=subprocess.PIPE, text=True,
+            cwd=tmp_path, env=moot_env(tmp_path / "home"), timeout=30,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+
+    assert ended.stderr == ""
+    assert ended.returncode == 141  # 128 + SIGPIPE, what a shell says of `ls | true`

@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_READER_GONE = 141
+"""What a shell reports for a program a closed pipe ended (128 + SIGPIPE), as `| head` ends
+unix tools."""
 
 Command = Callable[["Namespace"], int]
 
@@ -50,16 +53,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.enable()
     try:
         code = command(options)
+        sys.stdout.flush()  # here, not at exit: a reader that went away is found inside
     except KeyboardInterrupt:
         # Ctrl-C before a command sets its own handling (reading settings, opening the
         # store): end quietly, as an interrupt.
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _reader_gone()
     if program:
         # Leave what is left to the OS: the interpreter's exit would otherwise collect every
         # cycle in the heap one last time (~50 ms of `moot -p`). atexit handlers still run
         # and the standard streams are still flushed.
         gc.freeze()
     return code
+
+
+def _reader_gone() -> int:
+    """The reader of stdout went away (`moot sessions list | head -1`): end quietly, as unix
+    tools do, with no traceback. Python ignores SIGPIPE, so the write raised instead of ending
+    the process; stdout now points at /dev/null so that the interpreter's last flush of what is
+    still buffered says nothing either."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError, ValueError):  # no stdout left: nothing to flush either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_READER_GONE
 
 
 def _command(options: Namespace) -> Command:
