@@ -426,7 +426,8 @@ def test_resume_with_a_task_adds_a_turn_to_the_same_session(moot: RunMoot, tmp_p
     assert second.returncode == 0, second.stderr
     events = parse_stream(second.stdout)
     assert {e.session_id for e in events} == {session_id}
-    assert events[0].seq == first_events[-1].seq + 1
+    # Right after the first sitting's events and this one's `session_resumed`.
+    assert events[0].seq == first_events[-1].seq + 2
     assert isinstance(events[-1], ev.TurnFinished)
     # The script continues where the log ends instead of replaying its first turn.
     assert events[-1].output == "second answer"
@@ -539,7 +540,11 @@ def test_a_killed_run_is_finished_by_resume(moot: RunMoot, tmp_path: Path) -> No
     assert resumed.returncode == 0, resumed.stderr
     events = parse_stream(resumed.stdout)
     assert isinstance(events[0], ev.RunResumed)
-    assert events[0].seq == len(log["events"]) + 1
+    after = json.loads(moot("sessions", "export", session_id, "--format", "json").stdout)
+    later = after["events"][len(log["events"]) :]
+    # Each opening is a sitting, the refused one's too; then the run goes on where it was.
+    assert [e["kind"] for e in later[:3]] == ["session_resumed", "session_resumed", "run_resumed"]
+    assert events[0].seq == later[2]["seq"] == len(log["events"]) + 3
     assert isinstance(events[-1], ev.TurnFinished)
     assert events[-1].output == "slow answer"
 

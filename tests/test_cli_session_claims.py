@@ -124,7 +124,7 @@ def test_a_live_session_refuses_a_second_moot_at_once_and_kill_9_frees_it(
     assert finished.returncode == 0, finished.stderr
     events = [ev.event_from_json(line) for line in finished.stdout.splitlines()]
     assert isinstance(events[0], ev.RunResumed)
-    assert events[0].seq == 3
+    assert events[0].seq == 4  # after the killed run's two events and this sitting's start
     assert isinstance(events[-1], ev.TurnFinished)
     assert events[-1].output == "done"
     assert list((tmp_path / "home" / "data" / "sessions.db-locks").iterdir()) == []

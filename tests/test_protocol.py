@@ -36,6 +36,7 @@ EXAMPLES: list[ev.Event] = [
         attachments=(IMAGE,),
         files=(AttachedFile(path="a.py", text="x = 1"), AttachedFile(path="b", note="a dir")),
         limits={"max_turns": 5},
+        pool=("critic", "main"),
     ),
     ev.AgentCalled(**IDS, caller="main", message="check this", depth=2, tool_call_id="t9"),
     ev.AgentReturned(**IDS, state=RunState.STOPPED, stop_reason=StopReason.MAX_TURNS, output="x"),
@@ -97,6 +98,9 @@ EXAMPLES: list[ev.Event] = [
     ),
     ev.MemoryNoted(session_id="s1", seq=6, path="/w/AGENTS.md", note="use tabs"),
     ev.SessionRenamed(session_id="s1", seq=7, title="fix the parser", previous="fix it"),
+    ev.SessionResumed(
+        session_id="s1", seq=8, model="openai/gpt-5", mode="plan", agents=("moot", "critic")
+    ),
     ev.ContextCompacted(
         **IDS,
         summary="## Task\nfix it",

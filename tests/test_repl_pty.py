@@ -226,7 +226,8 @@ def test_resume_without_an_id_picks_a_session_and_continue_takes_the_latest(
     child = spawn(tmp_path, repo, script.read_text(), "--plain", "-c", term="xterm-256color")
     try:
         child.expect_exact("moot plain REPL")
-        child.expect_exact("write the docs")
+        # The latest is the one used last: the sitting `-r` just began (`session_resumed`).
+        child.expect_exact("fix the parser")
         child.send("\x04")
         child.expect(pexpect.EOF)
     finally:

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from moot.protocol.events import AgentCalled, Event, ModeChanged, ModelResponded, StateChanged
+from moot.protocol.events import (
+    AgentCalled,
+    Event,
+    ModeChanged,
+    ModelResponded,
+    SessionResumed,
+    StateChanged,
+)
 from moot.protocol.messages import ToolCall
 from moot.protocol.states import StopReason
 from moot.store import EventInvariantError, MemoryStore, SQLiteStore, Store
@@ -319,16 +326,24 @@ def session_event_naming_a_run(sid: str) -> Case:
     return prefix, bad, r"mode_changed is a session event, yet names a run"
 
 
+def resumed_sitting_naming_a_run(sid: str) -> Case:
+    s = RunScript(sid)
+    bad = SessionResumed(session_id=sid, run_id=s.run_id, call_id=s.run_id, model="m")
+    return [s.start()], bad, r"session_resumed is a session event, yet names a run"
+
+
 def run_event_without_a_run(sid: str) -> Case:
     bad = replace(RunScript(sid).text(), run_id="", call_id="")
     return [], bad, r"text_delta has no run_id or call_id"
 
 
-@pytest.mark.parametrize("case", [session_event_naming_a_run, run_event_without_a_run])
+@pytest.mark.parametrize(
+    "case", [session_event_naming_a_run, resumed_sitting_naming_a_run, run_event_without_a_run]
+)
 def test_rule_e_session_events_stand_outside_runs(
     store: Store, case: Callable[[str], Case]
 ) -> None:
-    assert_refused(store, "e" if case is session_event_naming_a_run else "a", case)
+    assert_refused(store, "a" if case is run_event_without_a_run else "e", case)
 
 
 # ---- f: events fit their schema ---------------------------------------------------------------
@@ -359,7 +374,8 @@ def test_session_events_may_come_between_runs_and_during_one(store: Store, tmp_p
 
     first, second = short_run(sid, run_id="run_1"), short_run(sid, run_id="run_2")
     events = [mode("plan", "default"), *first[:2], mode("default", "plan"), *first[2:]]
-    events += [mode("dontAsk", "default"), *second]
+    sitting = SessionResumed(session_id=sid, model="m", mode="default", agents=("moot",))
+    events += [mode("dontAsk", "default"), sitting, *second]
     append_all(store, events)
     stored = store.events(sid)
     assert [e.kind for e in stored] == [e.kind for e in events]

@@ -155,3 +155,21 @@ async def test_f_on_an_edit_shows_all_of_its_long_diff_folded_or_not() -> None:
         await pilot.press("f")
         await pilot.pause()
         assert second.expanded and second.query_one(DiffView).all_shown
+
+
+async def test_a_sitting_that_resumes_the_session_is_a_notice_line() -> None:
+    from moot.tui.widgets.blocks import NoticeBlock
+
+    resumed = ev.SessionResumed(
+        session_id="ses_1", seq=1, model="scripted", mode="plan", agents=("moot",)
+    )
+    client = FakeClient([resumed], autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        client.play()
+        chat = app.query_one(ChatPane)
+        for _ in range(50):  # bounded: the bridge hands events over in its own task
+            if chat.query(NoticeBlock):
+                break
+            await pilot.pause()
+        assert [str(b.render()) for b in chat.query(NoticeBlock)] == ["resumed · scripted · plan"]

@@ -193,6 +193,7 @@ def open_session(
     allow_project_mcp: Sequence[str] = (),
     editor_buffers: EditorBuffers | None = None,
     editor_terminal: EditorTerminal | None = None,
+    resumed: bool = False,
 ) -> Session:
     """Assemble a session's runtime (see the module docstring for the steps).
 
@@ -223,6 +224,8 @@ def open_session(
         editor_buffers: The editor's text of files, for `read` (a front end in an editor).
         editor_terminal: The editor's terminal, which shell commands use when the person
             chooses it (`EditorTerminal.chosen`) instead of moot's sandbox.
+        resumed: The session is a stored one opened again: its log records where this
+            sitting begins (`session_resumed`).
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
@@ -358,6 +361,16 @@ def open_session(
         # Where nobody answers approvals (`moot -p`), nobody sends messages either.
         person_replies=can_ask,
     )
+    if resumed:
+        # Where this sitting begins and what it runs with, before the switches its flags make.
+        entry = runtime.entry.model
+        runtime.record_session(
+            ev.SessionResumed(
+                model=model or (entry if isinstance(entry, str) else entry.name),
+                mode=mode.value if mode is not None else runtime.mode,
+                agents=tuple(runtime.agents),
+            )
+        )
     if mode is not None and runtime.mode != mode:
         # The mode belongs to the session: a resumed one goes on in the mode it switched to,
         # unless the front end names one, which is a switch like any other (`mode_changed`).

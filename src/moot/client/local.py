@@ -28,7 +28,7 @@ from moot.client.stored import open_queries, open_upkeep
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
-from moot.core.session import recorded_model
+from moot.core.session import recorded_agents, recorded_model
 from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
@@ -396,9 +396,9 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         # scripted provider past the turns a resumed session has already played.
         agent = Agent(AGENT, role="coding agent", instructions=INSTRUCTIONS, model=model)
         guidance = _guidance(cwd, agent.name, rules) if options.read_files else None
-        roster = options.agents if options.agents is not None else settings.agents
-        if guidance is not None and roster is not None:
-            guidance = _with_roster(guidance, roster)
+        told: tuple[str, ...] = ()
+        if guidance is not None:
+            guidance, told = _session_roster(guidance, options, settings, store)
         limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
         if settings.auto_compact_at is not None:
             limits = msgspec.structs.replace(limits, compact_at=settings.auto_compact_at)
@@ -427,12 +427,13 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             allow_project_mcp=options.allow_project_mcp,
             editor_buffers=options.editor_buffers,
             editor_terminal=options.editor_terminal,
+            resumed=options.session_id is not None,
         )
     except BaseException:
         if store is not None:
             store.close()
         raise
-    return LocalClient(session, store, settings, _notices(settings, cwd))
+    return LocalClient(session, store, settings, (*_notices(settings, cwd), *told))
 
 
 def _gone_model(model: str, why: str, settings: Settings) -> str:
@@ -483,6 +484,37 @@ def _git_probe(cwd: Path) -> GitProbe | None:
         return GitProbe(Path(os.path.realpath(cwd)))
     except RuntimeError:  # no thread could be started: the prompt runs git itself
         return None
+
+
+def _session_roster(
+    guidance: Guidance, options: SessionOptions, settings: Settings, store: Store
+) -> tuple[Guidance, tuple[str, ...]]:
+    """The agent definitions that join the session, and what to tell the person about them.
+
+    The agents belong to the session, as its model and mode do: a resumed one goes on with
+    those it last ran with (`recorded_agents`) unless the front end names others
+    (`--agents`); a new one takes the settings' `agents`, else every definition. A recorded
+    agent whose definition is gone does not join, and the person is told.
+
+    Raises:
+        SetupError: The front end or the settings name an agent no definition has.
+    """
+    if options.agents is not None:
+        return _with_roster(guidance, options.agents), ()
+    recorded = recorded_agents(store, options.session_id) if options.session_id else None
+    if recorded is None:
+        roster = settings.agents
+        return (guidance if roster is None else _with_roster(guidance, roster)), ()
+    peers = [name for name in recorded if name != AGENT]
+    gone = [name for name in peers if name not in guidance.agents]
+    kept = _with_roster(guidance, [name for name in peers if name in guidance.agents])
+    if not gone:
+        return kept, ()
+    there = ", ".join(sorted(guidance.agents)) or "none"
+    return kept, (
+        f"this session's agents {', '.join(gone)} have no definition any more and did not "
+        f"join (--agents names others; there are: {there})",
+    )
 
 
 def _with_roster(guidance: Guidance, roster: Sequence[str]) -> Guidance:

@@ -764,6 +764,7 @@ class Runtime:
                 limits=self.limits.as_dict(),
                 mode=run.mode(),
                 model=op.model or "",
+                pool=tuple(self.agents),
             ),
         )
         await self._drive(run)

@@ -20,6 +20,7 @@ from moot.protocol.events import (
     ModeChanged,
     ModelChanged,
     ModelResponded,
+    SessionResumed,
     TurnStarted,
 )
 from moot.protocol.messages import Message
@@ -30,6 +31,8 @@ RECENT_ANSWERS = 64
 """How many of the last `model_responded` events `recorded_model` looks through."""
 CHECKPOINT = "session"
 """The checkpoint key of session-level state (runs have their own ids)."""
+POOL_KINDS = ("session_resumed", "turn_started")
+"""The events that say which agents a session runs with (`recorded_agents`)."""
 
 
 class SessionState(msgspec.Struct):
@@ -125,3 +128,19 @@ def recorded_model(store: Store, session_id: str, agent: str) -> str | None:
             None,
         )
     return model
+
+
+def recorded_agents(store: Store, session_id: str) -> tuple[str, ...] | None:
+    """The agents the session last ran with, the person's agent first: what its last sitting
+    (`session_resumed`) or run (`turn_started.pool`) recorded, whichever came later. A resumed
+    session goes on with them unless the front end names others; None when the log does not
+    say (it has neither, or is older than the record)."""
+    last = store.events(session_id, kinds=POOL_KINDS, limit=1)
+    if not last:
+        return None
+    event = last[0]
+    if isinstance(event, SessionResumed):
+        return event.agents or None
+    if isinstance(event, TurnStarted):
+        return event.pool or None
+    return None

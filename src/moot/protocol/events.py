@@ -82,6 +82,10 @@ class TurnStarted(_Event, tag="turn_started", frozen=True):
     model: str = ""
     """The model the run's first agent answers with in this run only (`UserTurn.model`);
     empty: the agent's own."""
+    pool: tuple[str, ...] = ()
+    """The session's agents as the run began, the person's agent first: only these start or
+    are called in it, and a resumed session goes on with them unless the front end names
+    others. Empty in logs from before it was recorded."""
 
 
 class AgentCalled(_Event, tag="agent_called", frozen=True):
@@ -268,6 +272,19 @@ class SessionRenamed(_Event, tag="session_renamed", frozen=True):
 
     title: str
     previous: str = ""
+
+
+class SessionResumed(_Event, tag="session_resumed", frozen=True):
+    """A stored session was opened again (`moot -c`, `moot -r`, `/resume`): where a sitting
+    begins. A session event, recorded before anything else of the sitting (the switches its
+    flags make, `mode_changed` and `model_changed`, follow it); no fold takes it."""
+
+    model: str
+    """The model the person's agent answers with in this sitting."""
+    mode: ModeName | None = None
+    """The permission mode the sitting works in (None: the session has no modes)."""
+    agents: tuple[str, ...] = ()
+    """The session's agents, the person's agent first (as `turn_started.pool`)."""
 
 
 class ModelChanged(_Event, tag="model_changed", frozen=True):
@@ -499,6 +516,7 @@ Event = (
     | ModeChanged
     | ModelChanged
     | SessionRenamed
+    | SessionResumed
     | ToolRan
     | OpRefused
     | HookRan
@@ -521,6 +539,7 @@ SESSION_KINDS = frozenset(
         "mode_changed",
         "model_changed",
         "session_renamed",
+        "session_resumed",
         "tool_ran",
         "op_refused",
         "memory_noted",

@@ -17,9 +17,10 @@ c. Legal state transitions only. `state_changed.from_state` is the call's curren
    `event.state` along a legal transition, with a stop reason that agrees with that state.
 d. One result per started tool. `tool_finished` answers an earlier `tool_started` with the same
    `tool_call_id` in the same call, at most once; a `tool_call_id` starts at most once per call.
-e. Session events stand outside runs. An event of a session kind (`SESSION_KINDS`, such as
-   `mode_changed`) has no `run_id` or `call_id` and may come at any time, between runs or
-   during one; every other event belongs to a run.
+e. Session events stand outside runs. An event of a session kind (`SESSION_KINDS`: a mode or
+   model switch, a rename, the start of a sitting `session_resumed`, ...) has no `run_id` or
+   `call_id` and may come at any time, between runs or during one; every other event belongs
+   to a run.
 f. Events fit their schema. Every field holds a value of its declared type, so that the log
    reads back (events are not type-checked when they are built; see `check_schema`).
 

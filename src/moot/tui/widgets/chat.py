@@ -52,6 +52,7 @@ HISTORY_KINDS = (
     "mode_changed",
     "auto_committed",
     "run_resumed",
+    "session_resumed",
     "hook_ran",
     "message_sent",
     "op_refused",
@@ -183,6 +184,8 @@ class ChatPane(VerticalScroll):
                 gone = len(event.interrupted_tool_calls)
                 tail = f"; {gone} interrupted tool calls not re-run" if gone else ""
                 await self._notice(f"resumed the interrupted turn{tail}", seq, 0)
+            case ev.SessionResumed():
+                await self._notice(f"resumed · {event.model} · {event.mode or 'no modes'}", seq, 0)
             case ev.HookRan(decision="deny" | "block"):
                 reason = f": {event.reason}" if event.reason else ""
                 await self._notice(f"{event.hook_event} hook: {event.decision}{reason}", seq, depth)
