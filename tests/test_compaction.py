@@ -175,6 +175,32 @@ async def test_compact_between_turns_is_folded_and_survives_a_resume(tmp_path: P
     again.submit(ops.Shutdown())
 
 
+async def test_a_summary_that_would_not_shrink_the_context_is_not_recorded(
+    tmp_path: Path,
+) -> None:
+    summary = "## Task\n" + " ".join(["All that was said, at length."] * 20)
+    model = ScriptedProvider(["hello", "hi"], summaries=[summary])
+    runtime = open_runtime(tmp_path / "s.db", model)
+    await run_turn(runtime, "one")
+    await run_turn(runtime, "two")
+    before = runtime.conversation()
+    events = runtime.subscribe()
+    runtime.submit(ops.Compact())
+    await runtime.wait()
+
+    refused = await anext(aiter(events))
+    assert model.summaries_asked == 1
+    assert isinstance(refused, ev.OpRefused) and refused.op == "compact"
+    bigger = tokens(apply(before, ev.HistoryCompacted(summary=summary, replaced=2)))
+    assert refused.reason == (
+        f"the summary would not shrink the conversation (about {tokens(before)} → {bigger} "
+        "tokens): nothing was compacted"
+    )
+    assert runtime.conversation() == before
+    assert runtime.store.events(runtime.session_id, kinds=("history_compacted",)) == []
+    runtime.submit(ops.Shutdown())
+
+
 async def test_compact_with_nothing_to_compact_is_refused(tmp_path: Path) -> None:
     runtime = open_runtime(tmp_path / "s.db", ScriptedProvider([]))
     events = runtime.subscribe()

@@ -484,8 +484,17 @@ class Runtime:
             reason = f"compaction failed: {type(exc).__name__}: {exc}"
             self.record_session(ev.OpRefused(op="compact", reason=reason, submission_id=submission))
             return
+        reason = ""
         if not (plan.replaced or plan.elided):
             reason = "nothing to compact yet: the conversation is all recent"
+        elif plan.tokens_after >= plan.tokens_before:
+            # A short conversation summarised under four headings can come out longer: such a
+            # compaction would only cost context, so it is not recorded.
+            reason = (
+                f"the summary would not shrink the conversation (about {plan.tokens_before:,} → "
+                f"{plan.tokens_after:,} tokens): nothing was compacted"
+            )
+        if reason:
             self.record_session(ev.OpRefused(op="compact", reason=reason, submission_id=submission))
             return
         self.record_session(
