@@ -187,3 +187,25 @@ async def _until_finished(subscription):  # type: ignore[no-untyped-def]
         yield event
         if isinstance(event, ev.TurnFinished):
             return
+
+
+async def test_a_session_left_without_a_turn_is_not_kept(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.store.sqlite import SQLiteStore
+
+    db = workspace.parent / "s.db"
+    idle = open_client(options(workspace), store=SQLiteStore(db))
+    idle.submit(ops.Rename(title="nothing said"))  # session events are no turn
+    await idle.close()
+    used = open_client(options(workspace), store=SQLiteStore(db))
+    await drive_turn(used, "write notes", answer=approve)
+    await used.close()
+    resumed = open_client(options(workspace, session_id=used.session_id), store=SQLiteStore(db))
+    await resumed.close()  # a sitting without a turn leaves the session's turns as they were
+    monkeypatch.setenv("MOOT_SANDBOX", "no-such-sandbox")
+    with pytest.raises(SetupError, match="MOOT_SANDBOX"):
+        open_client(options(workspace), store=SQLiteStore(db))
+
+    with SQLiteStore(db) as store:
+        assert [s.id for s in store.sessions()] == [used.session_id]

@@ -107,12 +107,12 @@ async def test_rename_is_a_session_event_answered_through_the_command_registry(
     registry = builtin_commands()
     await registry.run(Context(), "/rename  parser   work ")  # type: ignore[arg-type]
     await registry.run(Context(), "/rename")  # type: ignore[arg-type]
-    await client.close()
     assert said[0] == f"session {client.session_id}: parser work"
     assert said[1].startswith("/rename TITLE")
     assert store.session(client.session_id).title == "parser work"
     (renamed,) = store.events(client.session_id, kinds=("session_renamed",))
     assert (renamed.title, renamed.previous) == ("parser work", "")
+    await client.close()
 
 
 def test_the_argument_parser_tells_a_session_from_a_task() -> None:

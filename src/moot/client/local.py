@@ -8,6 +8,7 @@ for the person, before anything is written, so a bad model name never leaves an 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,7 +23,7 @@ from moot.client.assemble import (
     session_environ,
     session_rules,
 )
-from moot.client.errors import SetupError
+from moot.client.errors import SetupError, StoreError
 from moot.client.queries import StoreQueries
 from moot.client.stored import open_queries, open_upkeep
 from moot.core.agent import Agent
@@ -333,7 +334,8 @@ class LocalClient:
             return None
 
     async def close(self) -> None:
-        """Interrupt what runs, end the subscriptions, then the session and the store."""
+        """Interrupt what runs, end the subscriptions, then the session and the store. A
+        session left without a turn is not kept (nothing in it to go on with)."""
         if self._closed:
             return
         self._closed = True
@@ -342,6 +344,7 @@ class LocalClient:
             await self._runtime.wait()
             await self._runtime.tools_done()
             await self._session.close()  # background shells, the sandbox's container
+            _discard_if_empty(self._store, self.session_id)  # the runtime let its claim go
         finally:
             self._store.close()
 
@@ -367,6 +370,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         raise SetupError(str(exc)) from None
     if options.session_id is not None and store is None and not options.model:
         store = _open_store()
+    created: str | None = None
     try:
         # The model belongs to the session: a resumed one goes on with the model it last
         # switched to, unless the front end names another.
@@ -402,9 +406,9 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
         if settings.auto_compact_at is not None:
             limits = msgspec.structs.replace(limits, compact_at=settings.auto_compact_at)
-        session_id = (
-            options.session_id or store.create_session(title=options.title, workspace=str(cwd)).id
-        )
+        session_id = options.session_id
+        if session_id is None:
+            session_id = created = store.create_session(title=options.title, workspace=str(cwd)).id
         mode = options.permission_mode
         session = open_session(
             store,
@@ -431,9 +435,19 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         )
     except BaseException:
         if store is not None:
+            if created is not None:  # nothing is left of a session that could not be opened
+                with contextlib.suppress(StoreError):  # what failed first is what is told
+                    _discard_if_empty(store, created)
             store.close()
         raise
     return LocalClient(session, store, settings, (*_notices(settings, cwd), *told))
+
+
+def _discard_if_empty(store: Store, session_id: str) -> None:
+    """A session without a turn is not kept (`SessionUpkeep.discard_if_empty`)."""
+    from moot.client.upkeep import SessionUpkeep
+
+    SessionUpkeep(store).discard_if_empty(session_id)
 
 
 def _gone_model(model: str, why: str, settings: Settings) -> str:

@@ -1,4 +1,5 @@
-"""`SessionUpkeep`: what changes stored sessions as wholes — delete, fork, prune.
+"""`SessionUpkeep`: what changes stored sessions as wholes — delete, fork, prune, and the
+discarding of a session left without a turn.
 
 Front ends reach these through `open_upkeep()` (`moot sessions delete | fork | prune`, `/fork`)
 and never touch the store. A session some runtime holds (in any process) is neither deleted
@@ -44,6 +45,23 @@ class SessionUpkeep:
             raise KeyError(f"no session {session_id!r}") from None
         try:
             self._store.delete_session(session_id)
+        finally:
+            claim.release()
+
+    def discard_if_empty(self, session_id: str) -> bool:
+        """Delete the session if it holds no turn (opened and left without a word): True if
+        it did. Its claim is taken first and the log read under it, so a session another
+        runtime has meanwhile opened, or given a turn, is kept.
+        """
+        try:
+            claim = self._store.claim(session_id)
+        except (SessionBusy, UnknownSessionError):
+            return False
+        try:
+            if self._store.events(session_id, kinds=("turn_started",), limit=1):
+                return False
+            self._store.delete_session(session_id)
+            return True
         finally:
             claim.release()
 
