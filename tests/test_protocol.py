@@ -98,6 +98,16 @@ EXAMPLES: list[ev.Event] = [
     ),
     ev.MemoryNoted(session_id="s1", seq=6, path="/w/AGENTS.md", note="use tabs"),
     ev.SessionRenamed(session_id="s1", seq=7, title="fix the parser", previous="fix it"),
+    ev.SessionRenamed(
+        session_id="s1",
+        seq=9,
+        title="Parser fix",
+        previous="fix the parser",
+        by="model",
+        model="anthropic/claude-haiku-4-5",
+        usage=Usage(input_tokens=60, output_tokens=4),
+        cost_usd=0.0001,
+    ),
     ev.SessionResumed(
         session_id="s1", seq=8, model="openai/gpt-5", mode="plan", agents=("moot", "critic")
     ),

@@ -132,6 +132,10 @@ class Settings(msgspec.Struct, kw_only=True):
     )
     """The largest file whose previous content is kept so a rewind can restore it (10 MiB
     when unset); a tool that changes a larger file says that a rewind will not restore it."""
+    model_titles: bool | None = msgspec.field(default=None, name="modelTitles")
+    """After a session's first turn, ask its model once for a short title (a tiny request
+    outside the conversation, its cost in the ledger) instead of keeping the first prompt's
+    first line; off by default, so no model call names a session."""
     auto_compact_at: Annotated[float, msgspec.Meta(gt=0, le=1)] | None = msgspec.field(
         default=None, name="autoCompactAt"
     )

@@ -360,6 +360,7 @@ def open_session(
         allow_background_agents=bool(settings.allow_background_agents),
         # Where nobody answers approvals (`moot -p`), nobody sends messages either.
         person_replies=can_ask,
+        model_titles=bool(settings.model_titles),
     )
     if resumed:
         # Where this sitting begins and what it runs with, before the switches its flags make.

@@ -1,7 +1,8 @@
 """The cost ledger: tokens and cost per model per session, folded from the stored usage.
 
-Usage is recorded with every model call (`usage` events) and with each compaction that asked a
-model (`context_compacted`, `history_compacted`). Costs are the catalog's prices per million
+Usage is recorded with every model call (`usage` events), with each compaction that asked a
+model (`context_compacted`, `history_compacted`) and with a title the model wrote
+(`session_renamed`, `modelTitles`). Costs are the catalog's prices per million
 tokens applied to the summed tokens, so a price in `models.json` or the settings' `models`
 prices the whole history the same way; a model the catalog cannot price keeps what its provider
 reported (a scripted model's `cost_usd`).
@@ -17,7 +18,7 @@ from moot.protocol.client import CostLine
 from moot.protocol.messages import Usage
 from moot.providers.catalog import CatalogEntry, lookup
 
-KINDS = ("usage", "context_compacted", "history_compacted")
+KINDS = ("usage", "context_compacted", "history_compacted", "session_renamed")
 """The events that carry usage."""
 
 
@@ -33,7 +34,9 @@ def ledger_lines(
     reported: dict[str, float] = {}
     calls: dict[str, int] = {}
     for e in events:
-        if not isinstance(e, ev.UsageRecorded | ev.ContextCompacted | ev.HistoryCompacted):
+        if not isinstance(
+            e, ev.UsageRecorded | ev.ContextCompacted | ev.HistoryCompacted | ev.SessionRenamed
+        ):
             continue
         if not e.model or (since is not None and e.ts < since):
             continue

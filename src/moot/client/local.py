@@ -56,6 +56,8 @@ __all__ = ["LocalClient", "SessionOptions", "open_client", "open_queries", "open
 
 AGENT = "moot"
 """The name of the agent that answers the person."""
+TITLE_WAIT_S = 10.0
+"""How long closing a session waits for a title its model is still writing (`modelTitles`)."""
 
 if TYPE_CHECKING:
     from moot.client.facts import GitProbe
@@ -342,6 +344,7 @@ class LocalClient:
         try:
             self._runtime.submit(ops.Shutdown())
             await self._runtime.wait()
+            await self._runtime.title_written(TITLE_WAIT_S)  # `moot -p` ends right after a turn
             await self._runtime.tools_done()
             await self._session.close()  # background shells, the sandbox's container
             _discard_if_empty(self._store, self.session_id)  # the runtime let its claim go

@@ -35,6 +35,7 @@ from moot.tools.base import SideEffect, Tool, ToolContext, ToolResult, as_text
 
 if TYPE_CHECKING:
     from moot.core.gate import TurnGate  # annotations only: gates are for library users
+    from moot.core.titling import Titler  # annotations only: see `model_titles`
     from moot.hooks.runner import Hooks  # annotations only: no hooks set, no import
 
 
@@ -98,6 +99,9 @@ class Runtime:
             the session) sees their earlier exchange first; off: each call starts afresh.
         extra_instructions: Added to the system prompt as ADDITIONAL INSTRUCTIONS, for the
             run's first call (`extra_scope="entry"`) or every call (`"all"`).
+        model_titles: After the session's first turn, ask its first agent's model once for a
+            title (`moot.core.titling`), recorded as `session_renamed`; off: no model call
+            names a session.
     """
 
     def __init__(
@@ -125,6 +129,7 @@ class Runtime:
         extra_instructions: str = "",
         extra_scope: str = "entry",
         pass_history: bool = False,
+        model_titles: bool = False,
     ) -> None:
         if not agents:
             raise ValueError("a runtime needs at least one agent")
@@ -195,6 +200,13 @@ class Runtime:
         self._task: asyncio.Task[None] | None = None
         self._run: RunContext | None = None
         self._submissions = 0
+        self._titler: Titler | None = None
+        if model_titles:
+            from moot.core.titling import Titler  # lazy: only sessions with the setting ask
+
+            entry = lambda: self.entry  # noqa: E731  # as it is when asked (a model switch)
+            self._titler = Titler(store, session_id, entry, self._provider_for, self.record_session)
+        self._shut_down = False
 
     # ---- the two channels ------------------------------------------------------------------
 
@@ -285,16 +297,24 @@ class Runtime:
             case ops.CancelAgent(task_id=task_id):
                 self._cancel_agent(task_id, submission)
             case ops.Shutdown():
+                self._shut_down = True
                 if self.running:
                     assert self._task is not None
                     self._task.cancel()
-                    self._task.add_done_callback(lambda _: self._claim.release())
-                else:
-                    self._claim.release()
+                self._release_when_idle()
                 for task in self._tool_runs:
                     task.cancel()
                 self._end_streams()
         return submission
+
+    def _release_when_idle(self, _: object = None) -> None:
+        """Let the claim go once neither the run nor a title request can record anything."""
+        titling = self._titler.task if self._titler is not None else None
+        busy = [t for t in (self._task, titling) if t is not None and not t.done()]
+        if busy:
+            busy[0].add_done_callback(self._release_when_idle)
+        else:
+            self._claim.release()
 
     def new_submission(self) -> str:
         """A fresh submission id: `submit` takes one per op, and so does the session layer for
@@ -812,6 +832,14 @@ class Runtime:
                 self.store.save_checkpoint(
                     self.session_id, CHECKPOINT, fold.finished.seq, self._session.checkpoint()
                 )
+                if self._titler is not None and not self._shut_down:
+                    self._titler.consider(fold.finished)
+
+    async def title_written(self, timeout: float) -> None:
+        """Wait for a title request under way (`model_titles`) to record its answer, at most
+        `timeout` seconds; one that takes longer is cancelled."""
+        if self._titler is not None:
+            await self._titler.written(timeout)
 
     def _provider_for(self, agent: Agent) -> Provider:
         """The agent's provider, made once per model (and told the calls already made to it,

@@ -267,11 +267,19 @@ class ModeChanged(_Event, tag="mode_changed", frozen=True):
 
 
 class SessionRenamed(_Event, tag="session_renamed", frozen=True):
-    """The session's title changed (`/rename`); a session event. Session lists show the last
-    one; until the first, a session is titled by its first prompt's first line."""
+    """The session's title changed (`/rename`, or its model named it after the first turn: the
+    `modelTitles` setting); a session event. Session lists show the last one; until the first,
+    a session is titled by its first prompt's first line."""
 
     title: str
     previous: str = ""
+    by: Literal["user", "model"] = "user"
+    """"model": the session's model wrote the title, in a request of its own outside every run
+    (no fold takes it); `model`, `usage` and `cost_usd` say what it cost, for the ledger."""
+    model: str = ""
+    """The model that wrote the title (empty: none was asked)."""
+    usage: Usage = msgspec.field(default_factory=Usage)
+    cost_usd: float = 0.0
 
 
 class SessionResumed(_Event, tag="session_resumed", frozen=True):

@@ -43,9 +43,10 @@ class ModelRequest(msgspec.Struct, frozen=True):
     agent: str = ""
     """The agent asking; scripted and function providers use it to pick their script."""
     max_output_tokens: int | None = None
-    purpose: Literal["turn", "compact"] = "turn"
+    purpose: Literal["turn", "compact", "title"] = "turn"
     """compact: a request to summarise a conversation (scripted providers answer it from their
-    `summaries`, not from the agent's turns)."""
+    `summaries`, not from the agent's turns); title: a request for a session's title (from
+    their `titles`)."""
 
 
 class TextPart(msgspec.Struct, frozen=True):

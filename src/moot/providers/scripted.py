@@ -146,8 +146,9 @@ def _parse_script(path: Path, text: str) -> object:
         raise ValueError(f"not valid YAML: {exc}") from exc
 
 
-_OPTIONS = ("context_window", "summaries")
-"""Script keys beside the turns: a window to play a small model, and compaction summaries."""
+_OPTIONS = ("context_window", "summaries", "titles")
+"""Script keys beside the turns: a window to play a small model, compaction summaries and
+session titles."""
 
 
 def _script_options(data: object) -> dict[str, Any]:
@@ -157,8 +158,9 @@ def _script_options(data: object) -> dict[str, Any]:
     window = options.get("context_window")
     if window is not None and (not isinstance(window, int) or window <= 0):
         raise ValueError("`context_window:` must be a positive number of tokens")
-    if not isinstance(options.get("summaries", []), list):
-        raise ValueError("`summaries:` must be a list of turns")
+    for key in ("summaries", "titles"):
+        if not isinstance(options.get(key, []), list):
+            raise ValueError(f"`{key}:` must be a list of turns")
     return options
 
 
@@ -171,7 +173,7 @@ def _script_shape(data: object) -> tuple[list[Any], dict[str, list[Any]]]:
     if unknown := sorted(map(str, data.keys() - {"turns", "agents", *_OPTIONS})):
         raise ValueError(
             f"unknown keys {unknown}; a script has `turns:` and/or `agents:` "
-            "(and may have `context_window:` and `summaries:`)"
+            "(and may have `context_window:`, `summaries:` and `titles:`)"
         )
     turns, agents = data.get("turns", []), data.get("agents", {})
     # A string is iterable too: without this check `turns: hello` plays five one-letter turns.
@@ -197,6 +199,7 @@ class ScriptedProvider:
         name: str = "scripted",
         context_window: int | None = None,
         summaries: Sequence[TurnLike] = (),
+        titles: Sequence[TurnLike] = (),
     ) -> None:
         self.name = name
         self._shared = [as_turn(t) for t in turns]
@@ -207,6 +210,9 @@ class ScriptedProvider:
         self._summaries = [as_turn(t) for t in summaries]
         self.summaries_asked = 0
         """Compaction requests answered: from `summaries` in order, then a canned summary."""
+        self._titles = [as_turn(t) for t in titles]
+        self.titles_asked = 0
+        """Title requests answered: from `titles` in order, then a canned title."""
 
     def model_info(self) -> ModelInfo | None:
         if self.context_window is None:
@@ -251,7 +257,8 @@ class ScriptedProvider:
         """Go on where a session's log ends: every call made to this script is a turn played.
 
         A call is a whole answer or a provider error that names this script (a partial answer
-        is counted by its error); summaries (`purpose="compact"`) are neither.
+        is counted by its error); summaries and titles (`purpose="compact"`, `"title"`) are
+        neither.
         """
         for agent, turns in Counter(_calls_to(self.name, log)).items():
             self.fast_forward(agent, turns)
@@ -263,6 +270,12 @@ class ScriptedProvider:
             asked, self.summaries_asked = self.summaries_asked, self.summaries_asked + 1
             turn = self._summaries[asked] if asked < len(self._summaries) else _canned(request)
             async for delta in play(turn, tag=f"summary_{asked}"):
+                yield delta
+            return
+        if request.purpose == "title":  # likewise
+            asked, self.titles_asked = self.titles_asked, self.titles_asked + 1
+            turn = self._titles[asked] if asked < len(self._titles) else _canned_title(request)
+            async for delta in play(turn, tag=f"title_{asked}"):
                 yield delta
             return
         key, script = self._script_for(request.agent)
@@ -295,6 +308,11 @@ def _canned(request: ModelRequest) -> ScriptedTurn:
             "## Files touched\n- none\n\n## Open threads\n- none"
         )
     )
+
+
+def _canned_title(request: ModelRequest) -> ScriptedTurn:
+    words = " ".join(request.messages[-1].content.split()[:6]) if request.messages else ""
+    return ScriptedTurn(text=f"Scripted: {words}")
 
 
 ModelFunction = Callable[[ModelRequest], TurnLike | Awaitable[TurnLike]]
