@@ -466,16 +466,21 @@ async def test_a_resumed_session_shows_its_end_and_what_it_cost() -> None:
         assert repl.repl._toolbar_line().strip().endswith("$0.0042")
 
 
-async def test_a_resumed_session_shows_the_messages_and_refusals_it_showed_live() -> None:
+async def test_a_resumed_session_shows_its_messages_refusals_and_sittings() -> None:
+    """As live: the messages between agents, a refused op, where a sitting resumed it."""
     refused = ev.OpRefused(
         session_id="ses_test", op="user_turn", reason="no agent 'ghost' in this run"
     )
-    client = FakeClient([*traced_session(), refused])
+    sitting = ev.SessionResumed(
+        session_id="ses_test", model="anthropic/claude-haiku-4-5", mode="plan", agents=("lead",)
+    )
+    client = FakeClient([*traced_session(), refused, sitting])
     client.play()
     async with running_repl(client, show_history=True) as repl:
         await repl.prompt_ready()
         await repl.printed("message reviewer → lead: one moment")
         await repl.printed("user_turn: no agent 'ghost' in this run")
+        await repl.printed("resumed · anthropic/claude-haiku-4-5 · plan")
 
 
 async def test_a_session_that_cannot_open_ends_the_repl_with_its_reason() -> None:

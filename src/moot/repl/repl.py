@@ -81,6 +81,7 @@ HISTORY_KINDS = (
     "hook_ran",
     "message_sent",
     "op_refused",
+    "session_resumed",
 )
 """What a resumed session shows from the store: no deltas (`model_responded` holds the text)."""
 

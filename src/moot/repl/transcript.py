@@ -246,6 +246,8 @@ class Transcript:
                 bound = f", up to {event.timeout_s:g} s" if event.timeout_s is not None else ""
                 who = strip_escapes(event.agent)
                 self._notice(f"{who} is waiting for a message{bound} (/msg AGENT TEXT)", depth)
+            case ev.SessionResumed():
+                self._notice(f"resumed · {event.model} · {event.mode or 'no modes'}")
             case ev.RunResumed():
                 gone = len(event.interrupted_tool_calls)
                 tail = f"; {gone} interrupted tool calls not re-run" if gone else ""
