@@ -1,7 +1,8 @@
 """The Textual app: start-up in tmux, streaming, a long session, the trace pane, and idling.
 
 - Start: `moot --model scripted:...` in a new tmux window (the tmux server already running), from
-  the spawn to the status line and the prompt drawn (`capture-pane` polled every ~5 ms; the
+  the spawn to the status line and the prompt drawn, each round beside a bare Textual app
+  (`BARE_APP`) drawn the same way (`capture-pane` polled every ~5 ms; the
   app focuses the prompt before it draws the status). Idle: the same process, 11 s after it is
   ready (the cursor stops blinking after 10 s), its CPU time over 5 s from `/proc` and the bytes
   it wrote to the terminal meanwhile (`pipe-pane`): a repaint would write some.
@@ -360,27 +361,59 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
 
         tmux("new-session", "-d", "-s", "bench", "-x", "160", "-y", "48", "sleep 600")
         command = f"exec {VENV_BIN / 'moot'} --model scripted:{script}"
+        bare = root / "bare.py"
+        bare.write_text(BARE_APP)
+        bare_command = f"exec {sys.executable} {bare}"
+
+        def drawn(window: str, cmd: str, mark: str) -> float:
+            began = time.perf_counter()
+            tmux("new-window", "-t", "bench", "-n", window, "-c", str(repo), cmd)
+            while True:
+                screen = tmux("capture-pane", "-p", "-t", f"bench:{window}")
+                if mark in screen:
+                    return time.perf_counter() - began
+                if time.perf_counter() - began > 30:
+                    raise TimeoutError(f"{cmd} never drew {mark!r}:\n{screen}")
+                time.sleep(0.005)
+
         starts: list[float] = []
+        bares: list[float] = []
         idle: dict[str, float] = {}
         for n in range(runs + 1):  # the first warms the page cache and .pyc files
-            began = time.perf_counter()
-            tmux("new-window", "-t", "bench", "-n", f"w{n}", "-c", str(repo), command)
-            while True:
-                screen = tmux("capture-pane", "-p", "-t", f"bench:w{n}")
-                if "scripted:" in screen:
-                    break
-                if time.perf_counter() - began > 30:
-                    raise TimeoutError(f"moot never drew its prompt:\n{screen}")
-                time.sleep(0.005)
+            took = drawn(f"b{n}", bare_command, "bare: ready")
+            tmux("kill-window", "-t", f"bench:b{n}")
             if n:
-                starts.append(time.perf_counter() - began)
+                bares.append(took)
+            took = drawn(f"w{n}", command, "scripted:")
+            if n:
+                starts.append(took)
             if n == runs:
                 idle = _idle(tmux, f"bench:w{n}", root, idle_s)
             tmux("kill-window", "-t", f"bench:w{n}")
         tmux("kill-server")
-        return {"starts": starts, **idle}
+        return {"starts": starts, "bares": bares, **idle}
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+BARE_APP = """\
+from textual.app import App
+from textual.widgets import Static, TextArea
+
+
+class Bare(App):
+    def compose(self):
+        yield TextArea()
+        yield Static("bare: ready")
+
+    def on_mount(self):
+        self.query_one(TextArea).focus()
+
+
+Bare().run()
+"""
+"""The reference: a Textual app with a focused text area and a line, nothing else (what the
+issue's "bare Textual paints in ~290 ms" measures), started in the same rounds as moot."""
 
 
 def _idle(tmux: Any, target: str, root: Path, idle_s: float) -> dict[str, float]:
@@ -433,6 +466,14 @@ def run(*, quick: bool) -> list[Row]:
                 f"app (tmux): process start to a focused, ready prompt, p50 / p90 of {len(starts)}",
                 f"{ms(percentile(starts, 50))} / {ms(percentile(starts, 90))}",
                 "<= 450 ms",
+            )
+        )
+        bares = tm["bares"]
+        rows.append(
+            Row(
+                "  bare Textual (a focused TextArea and a Static), same rounds, p50 / p90",
+                f"{ms(percentile(bares, 50))} / {ms(percentile(bares, 90))}",
+                "(reference)",
             )
         )
         rows.append(
