@@ -24,6 +24,30 @@ if TYPE_CHECKING:
     from moot.tui.screens.setup import FirstRun
 
 EXIT_USAGE = 2
+FRAMES_PER_S = 120
+"""Textual paints at most this many frames a second (its default is 60), and a change waits for
+the next tick of its update timer. With an answer streaming at 1,000 tokens a second, a key
+typed in the prompt showed 24 ms later at the median at 60 and 17 ms at 120 (p95 49 → 40 ms,
+max 72 → 48 ms, four runs of each); streaming frames stay as many (the bridge sends text at
+most 30 times a second), and an idle app runs no timer either way. `TEXTUAL_FPS` set in the
+environment wins."""
+
+
+def _set_frame_rate() -> None:
+    """Have Textual read `FRAMES_PER_S` (it reads `TEXTUAL_FPS` once, when its constants load),
+    without leaving the variable in moot's environment for the commands it runs."""
+    import os
+
+    if "TEXTUAL_FPS" in os.environ or "textual.constants" in sys.modules:
+        return
+    os.environ["TEXTUAL_FPS"] = str(FRAMES_PER_S)
+    try:
+        import textual.constants  # noqa: F401
+    finally:
+        del os.environ["TEXTUAL_FPS"]
+
+
+_set_frame_rate()
 
 
 def run_app(options: Namespace) -> int:
