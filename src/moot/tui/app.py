@@ -165,6 +165,11 @@ class MootApp(App[int]):
         self.error: str | None = None
         """Why the session could not be opened (the app then ends)."""
         self._own_heap = own_heap
+        self._quiet = (
+            heap.QuietCollector(lambda delay, then: self.set_timer(delay, then), time.monotonic)
+            if own_heap
+            else None
+        )
         self._switched = False
         self._first_run = first_run
         self._open_session = open_session
@@ -326,7 +331,7 @@ class MootApp(App[int]):
             # thread at the first answer shown (~100 ms).
             from moot.tui.warm import warm_up
 
-            warm_up()
+            warm_up(then=self._settle_loaded)
         # The side panes (a tree, a list) and the approval pane (hidden until a request) come
         # after the first paint: their styles, layout and rendering are not on the way to the
         # prompt, and nothing reaches them before the session is open (their keys wait for it:
@@ -363,7 +368,7 @@ class MootApp(App[int]):
         if not self._show_history:  # a resumed session's began with the opening
             from moot.tui.warm import warm_up
 
-            warm_up()
+            warm_up(then=self._settle_loaded)
 
     async def _show_session(self, *, lay_out: bool = True) -> None:
         """Show the session: status, history, the bridge, its notices, the task to send."""
@@ -386,6 +391,13 @@ class MootApp(App[int]):
             self._send(task)
         if self._own_heap:
             heap.settle(collect=self._switched)
+
+    def _settle_loaded(self) -> None:
+        """The answer's modules are loaded (`warm_up`): in moot's own process, freeze them with
+        the rest. Loaded after the first freeze, their ~80k objects were scanned by every
+        collection of the oldest generation (~100 ms of each, while an answer streams)."""
+        if self._own_heap:
+            heap.settle()
 
     async def _first_run_done(self, started: Started | None) -> None:
         if started is None:
@@ -469,6 +481,8 @@ class MootApp(App[int]):
 
     @on(Streamed)
     async def _streamed(self, message: Streamed) -> None:
+        if self._quiet is not None:
+            self._quiet.touch()
         try:
             await self.chat.take_stream(message)
         except NoMatches:  # the app is shutting down: its panes are gone, the bridge not yet
@@ -476,6 +490,8 @@ class MootApp(App[int]):
 
     @on(SessionEvent)
     async def _event(self, message: SessionEvent) -> None:
+        if self._quiet is not None:
+            self._quiet.touch()
         try:
             await self._show_event(message.event)
         except NoMatches:  # the app is shutting down (see `_streamed`)
@@ -579,6 +595,8 @@ class MootApp(App[int]):
 
     @on(PromptInput.Typed)
     def _typed(self, message: PromptInput.Typed) -> None:
+        if self._quiet is not None:
+            self._quiet.typed()
         with contextlib.suppress(NoMatches):  # none until the first paint (`_begin_opening`)
             self.approvals.last_typed = self._clock()
 

@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Callable
 
 MODULES = ("textual.widgets._markdown", "rich.markdown", "rich.syntax")
 """An answer's `Markdown` (markdown_it and its plugins), a finished one's, and pygments."""
 
 
-def warm_up() -> threading.Thread:
-    """Import the first answer's modules in a daemon thread (the process never waits for it)."""
+def warm_up(then: Callable[[], None] | None = None) -> threading.Thread:
+    """Import the first answer's modules in a daemon thread (the process never waits for it),
+    then call `then` there (the app freezes its heap again: `heap.settle`)."""
 
     def load() -> None:
         for name in MODULES:
             importlib.import_module(name)
+        if then is not None:
+            then()
 
     thread = threading.Thread(target=load, name="moot-app-warm-up", daemon=True)
     thread.start()
