@@ -220,3 +220,29 @@ async def test_a_long_answer_folds_its_paragraphs_as_it_streams_and_ends_as_one_
         await pilot.pause()
         assert [type(w) for w in answer.children] == [Static]
         assert answer.text == long
+
+
+@pytest.mark.parametrize(("environ", "fps"), [({}, "120"), ({"TEXTUAL_FPS": "30"}, "30")])
+def test_the_app_paints_at_frames_per_s_unless_textual_fps_says_otherwise(
+    environ: dict[str, str], fps: str
+) -> None:
+    """Textual reads `TEXTUAL_FPS` once, as its constants load, so a fresh process shows what
+    loading the app sets; the variable the app sets itself never reaches what moot runs."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"} | environ
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, moot.tui, textual.constants as c;"
+            "print(c.MAX_FPS, os.environ.get('TEXTUAL_FPS', '-'))",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert shown == [fps, environ.get("TEXTUAL_FPS", "-")]
