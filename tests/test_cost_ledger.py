@@ -110,3 +110,32 @@ async def test_moot_cost_reads_every_session_through_the_queries(
     assert main(["cost"]) == 0
     assert here in capsys.readouterr().out
     assert main(["cost", "--since", "yesterday"]) == 2
+
+
+async def test_a_fork_counts_only_what_was_spent_in_it(tmp_path: Path) -> None:
+    """A fork (and so a rewind, which goes on in one) copies its original's usage events; each
+    spend is counted once, in the session that made it, however often it is forked."""
+    from moot.client.upkeep import SessionUpkeep
+
+    store = SQLiteStore(tmp_path / "s.db")
+    original = await play(store, HAIKU, {"input_tokens": 1_000_000, "output_tokens": 0})
+    forks = [SessionUpkeep(store).fork(original) for _ in range(2)]
+    of_a_fork = SessionUpkeep(store).fork(forks[0])
+    queries = StoreQueries(store)
+
+    assert [c.cost_usd for c in queries.costs(session_id=original)] == [pytest.approx(1.0)]
+    for fork in (*forks, of_a_fork):
+        assert queries.costs(session_id=fork) == []
+    assert sum(c.cost_usd or 0 for c in queries.costs()) == pytest.approx(1.0)
+
+    # What a fork spends after it is its own (the script goes on where the log leaves it).
+    turns = [{"text": "played"}, {"text": "more", "usage": {"input_tokens": 500_000}}]
+    runtime = Runtime(
+        [Agent("main", model=ScriptedProvider(turns, name=HAIKU))],
+        store=store,
+        session_id=forks[1],
+    )  # fmt: skip
+    await run_turn(runtime)
+    runtime.submit(ops.Shutdown())
+    assert [c.cost_usd for c in queries.costs(session_id=forks[1])] == [pytest.approx(0.5)]
+    assert sum(c.cost_usd or 0 for c in queries.costs()) == pytest.approx(1.5)

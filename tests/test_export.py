@@ -15,6 +15,8 @@ from model_server import ModelServer, Reply
 MODEL = "anthropic/claude-haiku-4-5"
 SHELL_KEY = "sk-ant-PLANTED-in-the-environment-0123456789"
 SETTINGS_KEY = "sk-openai-PLANTED-in-the-settings-9876543210"
+GITHUB_TOKEN = "ghp_PLANTEDgithubtoken0123456789"
+SERVICE_TOKEN = "tok_PLANTED_service_abcdef"
 
 
 def moot(work: Path, home: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -101,13 +103,16 @@ def test_a_key_that_came_into_the_log_from_a_file_is_blanked_in_every_export(
     asks (`moot sessions export` here, `/export` through the same client query)."""
     work, home = tmp_path / "work", tmp_path / "home"
     (work / ".moot").mkdir(parents=True)
-    (work / "keys.txt").write_text(f"ANTHROPIC_API_KEY={SHELL_KEY}\nOPENAI={SETTINGS_KEY}\n")
-    (work / ".moot" / "settings.json").write_text(
-        json.dumps({"env": {"OPENAI_API_KEY": SETTINGS_KEY}})
+    (work / "keys.txt").write_text(
+        f"ANTHROPIC_API_KEY={SHELL_KEY}\nOPENAI={SETTINGS_KEY}\n"
+        f"GH={GITHUB_TOKEN}\nSERVICE={SERVICE_TOKEN}\n"
     )
+    # Keys of services other than the model's count too: any variable named like a secret.
+    secrets = {"OPENAI_API_KEY": SETTINGS_KEY, "MY_SERVICE_TOKEN": SERVICE_TOKEN}
+    (work / ".moot" / "settings.json").write_text(json.dumps({"env": secrets}))
     script = tmp_path / "read-keys.yaml"
     script.write_text(READ_KEYS_SCRIPT)
-    env = {"ANTHROPIC_API_KEY": SHELL_KEY}
+    env = {"ANTHROPIC_API_KEY": SHELL_KEY, "GITHUB_TOKEN": GITHUB_TOKEN}
     run = moot(
         work, home, env, "-p", "what is in keys.txt", "--model", f"scripted:{script}",
         "--output-format", "json",
@@ -123,3 +128,49 @@ def test_a_key_that_came_into_the_log_from_a_file_is_blanked_in_every_export(
         assert "PLANTED" not in done.stdout, kind
         assert "[redacted key]" in done.stdout, kind
     assert "keys.txt" in done.stdout  # the rest of the transcript is there
+
+
+def test_a_variable_is_taken_for_a_secret_by_the_words_of_its_name() -> None:
+    from moot.providers.credentials import known_keys, secret_named
+
+    for name in ("GITHUB_TOKEN", "MY_SERVICE_KEY", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY",
+                 "npm-auth-token", "HF_TOKEN"):  # fmt: skip
+        assert secret_named(name), name
+    for name in ("KEYMAP", "PASSAGE", "PATH", "HOME", "MONKEY", "TOKENIZERS_PARALLELISM_X"):
+        assert not secret_named(name), name
+    env = {"PATH": "/usr/local/bin:/usr/bin", "DEPLOY_TOKEN": " d3pl0y-t0k3n-long \n", "PAT": "x"}
+    assert known_keys(env, key_file=False) == {"d3pl0y-t0k3n-long"}  # trimmed; short ones left
+
+
+def test_a_tool_output_holding_a_fence_cannot_end_the_markdown_blocks_around_it() -> None:
+    """A tool's output (a README read, a `git diff` of markdown) often holds code fences and
+    backticks: the transcript's fences and inline code outlast them, so what follows a result
+    is still prose, and where each sitting and fork began shows in md and html alike."""
+    from markdown_it import MarkdownIt
+
+    from moot.protocol import events as ev
+    from moot.protocol.messages import ToolCall
+    from moot.transcript import html_blocks, markdown
+
+    ids = {"session_id": "s", "run_id": "r", "call_id": "c", "agent": "moot"}
+    said = {**ids, "model": "openai/gpt-5"}
+    doc = "# Build\n\n```sh\nmake\n```\n\nand ````` five ticks"
+    events = [
+        ev.SessionForked(session_id="s", source="ses_original", at=7),
+        ev.SessionResumed(session_id="s", model="openai/gpt-5", mode="plan"),
+        ev.ModelResponded(
+            **said, text="", tool_calls=(ToolCall(id="t", name="bash", arguments={"c": "``x``"}),)
+        ),
+        ev.ToolFinished(**ids, tool_call_id="t", tool="bash", content=doc),
+        ev.ModelResponded(**said, text="The doc says run **make**."),
+    ]
+    md = "\n\n".join(markdown(events))
+    tokens = MarkdownIt().parse(md)
+    fences = [t.content for t in tokens if t.type == "fence"]
+    assert fences == [doc + "\n"]  # the output whole, in one block
+    inline = "".join(t.content for t in tokens if t.type == "inline")
+    assert "The doc says run **make**." in inline  # prose, not code
+    assert '{"c": "``x``"}' in md and "forked from ses_original at event 7" in md
+    assert "resumed · openai/gpt-5 · plan" in md
+    page = "".join(html_blocks(events))
+    assert "forked from ses_original at event 7" in page and "resumed · openai/gpt-5" in page

@@ -111,6 +111,7 @@ EXAMPLES: list[ev.Event] = [
     ev.SessionResumed(
         session_id="s1", seq=8, model="openai/gpt-5", mode="plan", agents=("moot", "critic")
     ),
+    ev.SessionForked(session_id="s2", seq=9, source="s1", at=8),
     ev.ContextCompacted(
         **IDS,
         summary="## Task\nfix it",

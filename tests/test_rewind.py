@@ -22,7 +22,7 @@ turns:
       - {name: read, arguments: {path: greet.py}}
   - tool_calls:
       - {name: edit, arguments: {path: greet.py, old: "hi", new: "hello"}}
-      - {name: write, arguments: {path: made/new.txt, content: "new\\n"}}
+      - {name: write, arguments: {path: made/deeper/new.txt, content: "new\\n"}}
   - text: "done"
   - tool_calls:
       - {name: read, arguments: {path: greet.py}}
@@ -71,7 +71,7 @@ async def two_turns(workspace: Path, db: Path):  # type: ignore[no-untyped-def]
         outcome = await drive_turn(client, prompt)
         assert outcome.finished.state == "completed", outcome
     assert (workspace / "greet.py").read_bytes() != ORIGINAL
-    assert (workspace / "made" / "new.txt").exists()
+    assert (workspace / "made" / "deeper" / "new.txt").exists()
     return client
 
 
@@ -88,7 +88,7 @@ async def test_rewind_both_restores_the_files_and_goes_on_in_a_fork(
     assert labels[0].startswith("now hey  ·  turn 2  ·  ")
     assert labels[1].startswith("make it say hello  ·  turn 1  ·  ")
     assert (workspace / "greet.py").read_bytes() == ORIGINAL  # byte-exact, CRLF and all
-    assert not (workspace / "made" / "new.txt").exists()  # made since: removed
+    assert not (workspace / "made").exists()  # made since: removed, its directories too
     assert "shell commands are not tracked" in " ".join(context.said)
     (fork,) = context.opened
     assert client.query.session(fork).turns == 0  # before the first turn: nothing of it
@@ -104,7 +104,7 @@ async def test_rewind_code_only_keeps_the_conversation(workspace: Path, tmp_path
     await builtin_commands().run(context, "/rewind")  # type: ignore[arg-type]
 
     assert (workspace / "greet.py").read_bytes() == ORIGINAL.replace(b"hi", b"hello")
-    assert (workspace / "made" / "new.txt").read_text() == "new\n"  # the first turn's file
+    assert (workspace / "made" / "deeper" / "new.txt").read_text() == "new\n"  # turn 1's
     assert context.opened == []
     assert any(s.startswith("files restored: greet.py") for s in context.said)
     await client.close()

@@ -274,7 +274,7 @@ def test_a_fork_inside_a_run_that_never_finished_offers_the_seq_before_it() -> N
     )
     assert len(store.sessions()) == 1
     whole = SessionUpkeep(store).fork(info.id)  # to the end: the open run is left out
-    assert [e.kind for e in store.events(whole)][-1] == "turn_finished"
+    assert [e.kind for e in store.events(whole)][-2:] == ["turn_finished", "session_forked"]
 
 
 def test_a_renamed_sessions_fork_is_titled_as_the_fork_of_that_title() -> None:

@@ -318,3 +318,29 @@ def test_the_setting_sets_the_cap(tmp_path: Path) -> None:
     (tmp_path / ".moot" / "settings.json").write_text('{"snapshotMaxBytes": -1}')
     with pytest.raises(SettingsError, match="snapshotMaxBytes"):
         load_settings(tmp_path, environ={"MOOT_HOME": str(tmp_path / "home")})
+
+
+def test_restore_removes_the_directories_made_for_a_file_only_when_empty(
+    store: Store, root: Path
+) -> None:
+    """A directory that did not exist before the run goes again on restore if nothing else is
+    in it; one that existed, or that holds a file the run did not make, stays."""
+    from moot.workspace.snapshots import FileSnapshots
+
+    session = store.create_session(workspace=str(root)).id
+    (root / "kept").mkdir()
+    snapshots = FileSnapshots(store, session, root)
+    for rel in ("kept/a/b/new.txt", "made/x/new.txt", "shared/new.txt"):
+        target = root / rel
+        snapshots.before_change("r1", target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("new\n")
+    (root / "shared" / "someone_elses.txt").write_text("theirs\n")
+
+    snapshots.restore("r1")
+
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == [
+        "kept",
+        "shared",
+        "shared/someone_elses.txt",
+    ]

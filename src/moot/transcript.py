@@ -12,6 +12,7 @@ both ways and checks.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 
 import msgspec
@@ -34,6 +35,29 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
 
 
+def _fenced(text: str, info: str = "") -> str:
+    """`text` in a code fence longer than any run of backticks inside it (CommonMark: a fence
+    closes only on at least as many), so a tool's output holding a fence cannot end it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _code(text: str) -> str:
+    """`text` as inline code, its delimiters longer than any run of backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _sitting(e: ev.SessionResumed | ev.SessionForked) -> str:
+    """Where a sitting or a fork begins, in words."""
+    if isinstance(e, ev.SessionForked):
+        return f"forked from {e.source} at event {e.at}"
+    return f"resumed · {e.model} · {e.mode or 'no modes'}"
+
+
 def markdown(events: Iterable[ev.Event]) -> Iterator[str]:
     """Markdown blocks, one per event that a reader cares about (deltas are skipped)."""
     for e in events:
@@ -51,12 +75,12 @@ def markdown(events: Iterable[ev.Event]) -> Iterator[str]:
                     yield f"{who}:\n\n{e.text}"
                 for call in e.tool_calls:
                     args = call.raw_arguments or json.dumps(call.arguments, ensure_ascii=False)
-                    yield f"{who} calls `{call.name}` `{_clip(args)}`"
+                    yield f"{who} calls `{call.name}` {_code(_clip(args))}"
             case ev.ToolFinished():
                 mark = " (error)" if e.is_error else ""
-                yield f"`{e.tool}` result{mark}:\n\n```\n{_clip(e.content)}\n```"
+                yield f"`{e.tool}` result{mark}:\n\n{_fenced(_clip(e.content))}"
                 if isinstance(diff := e.display.get("diff"), str) and diff:
-                    yield f"```diff\n{_clip(diff)}\n```"
+                    yield _fenced(_clip(diff), "diff")
             case ev.ContextCompacted() | ev.HistoryCompacted():
                 yield f"*{_compaction(e)}*"
             case ev.ApprovalDecided(approved=False):
@@ -67,6 +91,8 @@ def markdown(events: Iterable[ev.Event]) -> Iterator[str]:
                 yield f"*{e.source} error: {e.message}*"
             case ev.RunResumed():
                 yield "*run resumed*"
+            case ev.SessionResumed() | ev.SessionForked():
+                yield f"*{_sitting(e)}*"
             case ev.AgentReturned():
                 yield f"#### {e.agent} returns ({e.state}, {e.stop_reason})"
             case ev.TurnFinished():
@@ -172,6 +198,8 @@ def html_blocks(events: Iterable[ev.Event]) -> Iterator[str]:
                 yield f'<div class="note error">limit: {why}</div>'
             case ev.Error():
                 yield f'<div class="note error">{_esc(e.source)} error: {_esc(e.message)}</div>'
+            case ev.SessionResumed() | ev.SessionForked():
+                yield f'<div class="note">{_esc(_sitting(e))}</div>'
             case ev.TurnFinished():
                 yield (
                     f'<div class="note">turn {_esc(e.state)} ({_esc(e.stop_reason)}): {e.turns} '

@@ -5,7 +5,8 @@ model (`context_compacted`, `history_compacted`) and with a title the model wrot
 (`session_renamed`, `modelTitles`). Costs are the catalog's prices per million
 tokens applied to the summed tokens, so a price in `models.json` or the settings' `models`
 prices the whole history the same way; a model the catalog cannot price keeps what its provider
-reported (a scripted model's `cost_usd`).
+reported (a scripted model's `cost_usd`). A fork copies its original's events: its ledger begins
+at its `session_forked`, so what was spent is counted once, in the session that spent it.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from moot.protocol.client import CostLine
 from moot.protocol.messages import Usage
 from moot.providers.catalog import CatalogEntry, lookup
 
-KINDS = ("usage", "context_compacted", "history_compacted", "session_renamed")
-"""The events that carry usage."""
+KINDS = ("usage", "context_compacted", "history_compacted", "session_renamed", "session_forked")
+"""The events that carry usage, and where a fork's own spending begins (`session_forked`: what
+comes before it was copied from the original, which counts it)."""
 
 
 def ledger_lines(
@@ -34,6 +36,9 @@ def ledger_lines(
     reported: dict[str, float] = {}
     calls: dict[str, int] = {}
     for e in events:
+        if isinstance(e, ev.SessionForked):
+            usage, reported, calls = {}, {}, {}
+            continue
         if not isinstance(
             e, ev.UsageRecorded | ev.ContextCompacted | ev.HistoryCompacted | ev.SessionRenamed
         ):

@@ -86,8 +86,9 @@ class SessionUpkeep:
         its events (renumbered), and the file snapshots of the runs it keeps. A fork shares
         whole runs only, so it has no half run to resume: an `at` inside a run is refused,
         naming the seqs that leave the run out or keep it; without `at`, a run still open at
-        the end (a crash, a live run) is left out. Its title says whose fork it is, even when
-        the original was renamed.
+        the end (a crash, a live run) is left out. `session_forked` follows what it copied
+        (the ledger counts the copied usage in the original only). Its title says whose fork
+        it is, even when the original was renamed.
 
         Raises:
             KeyError: no such session, `at` is not one of its events, or it falls inside a run.
@@ -109,6 +110,7 @@ class SessionUpkeep:
             if event.run_id and event.run_id not in finished:
                 continue
             self._store.append(msgspec.structs.replace(event, session_id=fork.id))
+        self._store.append(ev.SessionForked(session_id=fork.id, source=session_id, at=last))
         copied = self._store.session(fork.id)
         if copied is not None and copied.title != title:
             # A rename it copied titled it as the original: it is the fork of that title.

@@ -66,9 +66,9 @@ def builtin_commands() -> Registry:
                 return
             # Cycles as shift+tab does: a front end without that key (an editor, a dumb
             # terminal) still has the one-step switch.
+            # Says nothing itself: the switch shows as its `mode_changed`, as a named one does.
             following = next_mode(status.mode)
             context.client.submit(ops.SetMode(mode=following))  # type: ignore[arg-type]
-            context.say(f"mode: {status.mode} -> {following}")
             return
         chosen = next((m for m in MODES if m.lower() == args.lower()), None)
         if chosen is None:

@@ -295,6 +295,16 @@ class SessionResumed(_Event, tag="session_resumed", frozen=True):
     """The session's agents, the person's agent first (as `turn_started.pool`)."""
 
 
+class SessionForked(_Event, tag="session_forked", frozen=True):
+    """The events before this one were copied from session `source` (its events up to `at`):
+    a fork (`moot sessions fork`, `/fork`, `/rewind`) begins here. A session event; no fold
+    takes it. What the copied events record was spent in `source`, so the cost ledger counts
+    a session's usage from its last `session_forked` on."""
+
+    source: str
+    at: int
+
+
 class ModelChanged(_Event, tag="model_changed", frozen=True):
     """An agent's model changed (a `SetModel` op); its next turn asks the new one.
 
@@ -525,6 +535,7 @@ Event = (
     | ModelChanged
     | SessionRenamed
     | SessionResumed
+    | SessionForked
     | ToolRan
     | OpRefused
     | HookRan
@@ -548,6 +559,7 @@ SESSION_KINDS = frozenset(
         "model_changed",
         "session_renamed",
         "session_resumed",
+        "session_forked",
         "tool_ran",
         "op_refused",
         "memory_noted",

@@ -96,16 +96,31 @@ MIN_KEY_CHARS = 12
 would mangle ordinary text, and no provider's key is that short."""
 
 
+SECRET_WORDS = frozenset(
+    {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PAT", "AUTH",
+     "CREDENTIAL", "CREDENTIALS", "PRIVATE"}
+)  # fmt: skip
+"""A variable whose name has one of these words (`GITHUB_TOKEN`, `MY_SERVICE_KEY`, `DB_PASS`)
+holds a secret as far as exports go: words, not substrings, so `KEYMAP` or `PASSAGE` do not."""
+
+
+def secret_named(name: str) -> bool:
+    """Whether the variable `name` looks like it holds a secret (`SECRET_WORDS`)."""
+    return not SECRET_WORDS.isdisjoint(name.upper().replace("-", "_").split("_"))
+
+
 def known_keys(
     environ: Mapping[str, str] | None = None, *, key_file: bool = True
 ) -> frozenset[str]:
-    """Every API key in `environ` (the process's when None): each provider's variables, and
-    with `key_file` the key file's (found by `environ`'s `MOOT_HOME`), trimmed as `find_key`
-    trims them. For blanking keys out of what moot writes (exports)."""
+    """Every key in `environ` (the process's when None): each provider's variables, every
+    variable named like a secret (`secret_named`), and with `key_file` the key file's (found
+    by `environ`'s `MOOT_HOME`), trimmed as `find_key` trims them. For blanking keys out of
+    what moot writes (exports)."""
     env = os.environ if environ is None else environ
     found = {
         env.get(name, "").strip() for endpoint in ENDPOINTS.values() for name in endpoint.key_env
     }
+    found |= {value.strip() for name, value in env.items() if secret_named(name)}
     if key_file:
         # An unreadable key file holds no key moot could use.
         with contextlib.suppress(ValueError):

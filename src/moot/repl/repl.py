@@ -82,6 +82,7 @@ HISTORY_KINDS = (
     "message_sent",
     "op_refused",
     "session_resumed",
+    "session_forked",
 )
 """What a resumed session shows from the store: no deltas (`model_responded` holds the text)."""
 

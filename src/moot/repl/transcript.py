@@ -248,6 +248,8 @@ class Transcript:
                 self._notice(f"{who} is waiting for a message{bound} (/msg AGENT TEXT)", depth)
             case ev.SessionResumed():
                 self._notice(f"resumed · {event.model} · {event.mode or 'no modes'}")
+            case ev.SessionForked():
+                self._notice(f"forked from {event.source} at event {event.at}")
             case ev.RunResumed():
                 gone = len(event.interrupted_tool_calls)
                 tail = f"; {gone} interrupted tool calls not re-run" if gone else ""

@@ -113,6 +113,8 @@ class FileSnapshots:
                     data = self._read(path)
                 except (FileNotFoundError, NotADirectoryError):
                     digest = None
+                    for made in self._missing_directories(path):
+                        self.store.record_snapshot(self.session_id, run_id, made, None)
                 except _TooLarge as exc:
                     note = (
                         f"{rel} was not kept for a rewind ({exc.size:,} bytes, more than"
@@ -125,6 +127,16 @@ class FileSnapshots:
                 self.store.record_snapshot(self.session_id, run_id, rel, digest)
             self._seen.add((run_id, rel))
             return ""
+
+    def _missing_directories(self, path: Path) -> list[str]:
+        """The directories above `path`, below the root, that do not exist yet (the tool will
+        make them), each as `rel/`: a rewind removes them again if they are empty then."""
+        missing = []
+        for parent in path.parents:
+            if parent == self.root or os.path.lexists(parent):
+                break
+            missing.append(self._relative(parent) + "/")
+        return missing
 
     def _read(self, path: Path) -> bytes:
         """The file's bytes, opened as `read_file_bytes` does; the size is checked first.
@@ -146,14 +158,17 @@ class FileSnapshots:
         return data
 
     def changed(self, run_id: str) -> dict[str, str | None]:
-        """The files `run_id` changed, workspace-relative, each with its earlier blob's digest."""
-        return self.store.snapshots(self.session_id, run_id)
+        """The files `run_id` changed, workspace-relative, each with its earlier blob's digest
+        (the directories made for them left out)."""
+        kept = self.store.snapshots(self.session_id, run_id)
+        return {rel: digest for rel, digest in kept.items() if not rel.endswith("/")}
 
     def restore(self, run_id: str) -> list[Path]:
         """Put every file the run changed back as it was before the run.
 
         A file that existed gets its old bytes back exactly (an existing file keeps its
-        mode); a file the run created is removed. Directories the run created stay.
+        mode); a file the run created is removed, and so is each directory made for it
+        (recorded as `rel/`) that is empty then; one holding something else stays.
 
         Args:
             run_id: The run to undo.
@@ -166,6 +181,7 @@ class FileSnapshots:
         """
         restored: list[Path] = []
         failures: list[RestoreFailure] = []
+        kept = self.store.snapshots(self.session_id, run_id)
         for rel, digest in sorted(self.changed(run_id).items()):
             target = self.root.joinpath(*PurePosixPath(rel).parts)
             try:
@@ -177,6 +193,9 @@ class FileSnapshots:
                 failures.append(RestoreFailure(rel, _reason(exc)))
             else:
                 restored.append(target)
+        made = [rel for rel in kept if rel.endswith("/")]  # once the files are back
+        for rel in sorted(made, key=lambda r: r.count("/"), reverse=True):  # deepest first
+            self._remove_if_empty(self.root.joinpath(*PurePosixPath(rel).parts))
         if failures:
             raise RestoreError(restored, failures)
         return restored
@@ -201,6 +220,21 @@ class FileSnapshots:
             if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "a directory stands there now", str(target))
             os.unlink(parts[-1], dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+    def _remove_if_empty(self, target: Path) -> None:
+        """Remove a directory a run made, if nothing is in it now (nothing is lost)."""
+        parts = target.relative_to(self.root).parts
+        try:
+            dir_fd = open_dir_chain(self.root, parts[:-1])
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        try:
+            os.rmdir(parts[-1], dir_fd=dir_fd)
+        except OSError:
+            pass  # gone already, not empty, or not a directory now: it stays as it is
         finally:
             os.close(dir_fd)
 

@@ -53,6 +53,7 @@ HISTORY_KINDS = (
     "auto_committed",
     "run_resumed",
     "session_resumed",
+    "session_forked",
     "hook_ran",
     "message_sent",
     "op_refused",
@@ -186,6 +187,8 @@ class ChatPane(VerticalScroll):
                 await self._notice(f"resumed the interrupted turn{tail}", seq, 0)
             case ev.SessionResumed():
                 await self._notice(f"resumed · {event.model} · {event.mode or 'no modes'}", seq, 0)
+            case ev.SessionForked():
+                await self._notice(f"forked from {event.source} at event {event.at}", seq, 0)
             case ev.HookRan(decision="deny" | "block"):
                 reason = f": {event.reason}" if event.reason else ""
                 await self._notice(f"{event.hook_event} hook: {event.decision}{reason}", seq, depth)
