@@ -223,7 +223,6 @@ class FileSnapshots:
         finally:
             os.close(dir_fd)
 
-
     def _remove_if_empty(self, target: Path) -> None:
         """Remove a directory a run made, if nothing is in it now (nothing is lost)."""
         parts = target.relative_to(self.root).parts
