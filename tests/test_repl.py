@@ -19,7 +19,7 @@ from moot.protocol.client import SessionSummary
 from moot.repl.question import GRACE_S
 from moot.testing import FakeClient
 from repl_harness import PLAIN, running_repl
-from tui_scripts import Run, edit_session, plan_session, traced_session
+from tui_scripts import Interrupted, Run, edit_session, plan_session, traced_session
 
 ENTER, ALT_ENTER, CTRL_J = "\r", "\x1b\r", "\n"
 CTRL_C, CTRL_D, CTRL_R, SHIFT_TAB, UP = "\x03", "\x04", "\x12", "\x1b[Z", "\x1b[A"
@@ -536,3 +536,10 @@ async def test_ctrl_c_drops_what_a_shell_command_offered() -> None:
 
         assert [op.text for op in repl.ops(ops.UserTurn)] == ["hello"]
         assert not repl.task.done()  # that ctrl+c was no step towards quitting
+
+
+async def test_a_session_left_mid_turn_goes_on_with_that_turn_when_it_opens() -> None:
+    client = Interrupted(edit_session())
+    async with running_repl(client) as repl:
+        await repl.printed("moot asks to run edit")  # the turn went on and asks again
+        assert client.ops == [ops.ResumeRun()]

@@ -222,3 +222,24 @@ async def test_loading_a_session_starts_from_its_checkpoint(tmp_path: Path) -> N
     fast = load_session(store, runtime.session_id, Limits())
     assert fast.history == full.history == {"main": runtime.conversation()}
     assert fast.models == full.models
+
+
+async def test_a_new_turn_before_the_killed_one_is_resumed_is_refused_with_why(
+    tmp_path: Path,
+) -> None:
+    """A front end that sends a message to a session a crash left mid-turn is told to resume
+    that turn first (the app and the REPL do so when they open it); the session goes on."""
+    session_id = crash(tmp_path, "tool", lambda d: ran(d) == ["a"])
+    runtime = crash_worker.runtime(
+        tmp_path / "s.db", "tool", tmp_path, block=False, session_id=session_id
+    )
+    events = runtime.subscribe()
+    runtime.submit(ops.UserTurn(text="hello?"))
+    refused = await anext(e async for e in events if isinstance(e, ev.OpRefused))
+    assert refused.op == "user_turn" and "interrupted" in refused.reason
+    assert "resume" in refused.reason
+
+    runtime.submit(ops.ResumeRun())  # the stream is still alive, and the run goes on
+    finished = await runtime.wait()
+    assert finished.state is RunState.COMPLETED
+    events.close()

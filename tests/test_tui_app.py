@@ -14,7 +14,7 @@ from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.approval import GRACE_S, ApprovalPane
 from moot.tui.widgets.chat import ChatPane
 from moot.tui.widgets.tool_block import ToolBlock
-from tui_scripts import edit_session, plan_session
+from tui_scripts import Interrupted, edit_session, plan_session
 
 
 class Clock:
@@ -577,3 +577,14 @@ async def test_typing_on_at_a_focused_approval_goes_back_to_the_prompt_and_answe
         pane._take_focus()
         await pilot.pause()
         assert pilot.app.focused is pane
+
+
+async def test_a_session_left_mid_turn_goes_on_with_that_turn_when_it_opens() -> None:
+    client = Interrupted(edit_session())
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert client.ops == [ops.ResumeRun()]  # sent once, before anything else
+        await pilot.pause()
+        assert pilot.app.query_one(ApprovalPane).current is not None  # asked again
+        await type_and_send(pilot, "hello?")
+        assert client.ops == [ops.ResumeRun()]  # a turn runs: the message waits in the prompt

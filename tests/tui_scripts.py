@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from moot.protocol import events as ev
 from moot.protocol.messages import ToolCall, Usage
 from moot.protocol.states import RunState, StopReason
+from moot.testing import FakeClient
 
 T0 = datetime(2026, 12, 1, 9, 0, 0, tzinfo=UTC)
 
@@ -239,3 +240,16 @@ def traced_session() -> list[ev.Event]:
     spent = Usage(input_tokens=500, output_tokens=50)
     run.add(ev.UsageRecorded(**helper, model="scripted", usage=spent, cost_usd=0.1))
     return events + run.events
+
+
+class Interrupted(FakeClient):
+    """A session moot ended in the middle of a turn: its status names the run left open
+    (not running) until the front end sends its first op."""
+
+    def status(self):  # type: ignore[no-untyped-def]
+        import msgspec
+
+        status = super().status()
+        if self.ops:
+            return status
+        return msgspec.structs.replace(status, open_run="run_left_open", running=False)

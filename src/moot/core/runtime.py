@@ -251,6 +251,14 @@ class Runtime:
                     raise RuntimeBusy(f"session {self.session_id} is already running a turn")
                 why = f"no agent {unknown[0]!r} in this run; agents: {', '.join(self.agents)}"
                 self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
+            case ops.UserTurn() if not self.running and self._session.open_run is not None:
+                # A new run cannot start while the log holds one a crash left open (the store
+                # refuses its turn_started): the front end resumes that one first.
+                why = (
+                    "the last turn was interrupted (moot ended in the middle of it): resume it "
+                    "first (resume_run), then send this"
+                )
+                self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
             case ops.UserTurn():
                 self._start(self._turn(op, submission))
             case ops.ResumeRun():

@@ -221,6 +221,7 @@ class Repl:
         self._pump_task = asyncio.create_task(self._pump(client.subscribe(after)))
         for notice in status.notices:
             self.transcript.say(notice, warning=True)
+        self._go_on_interrupted(status)
         if self._task_text:
             await self._send(self._task_text, typed=False)
         if not self.look.plain:
@@ -589,6 +590,14 @@ class Repl:
         self._session_line(self.client.status())
         after = self._history() if show_history else None
         self._pump_task = asyncio.create_task(self._pump(self.client.subscribe(after)))
+        self._go_on_interrupted(self.client.status())
+
+    def _go_on_interrupted(self, status: SessionStatus) -> None:
+        """A turn moot ended in the middle of (killed, a crash) goes on first, as `moot
+        --resume` does headless, asking again for an approval it waited on."""
+        if status.open_run is not None and not status.running:
+            self._turn_running = True
+            self.client.submit(ops.ResumeRun())
 
     def show_help(self) -> None:
         self.transcript.emit(help_text(self.registry, self.transcript.paint))

@@ -384,6 +384,11 @@ class MootApp(App[int]):
         self._pump(after)
         for notice in self.client.status().notices:
             await self.chat.say(notice, warning=True)
+        if status.open_run is not None and not status.running:
+            # moot ended in the middle of a turn (killed, a crash): it goes on first, as
+            # `moot --resume` does headless, asking again for an approval it waited on.
+            self._turn_running = True
+            self.client.submit(ops.ResumeRun())
         for warning in use_session_commands(self.registry, self.client):
             await self.chat.say(warning, warning=True)
         if self._task_text:
@@ -508,7 +513,7 @@ class MootApp(App[int]):
             self._pane(StatusLine).take(event)
             await self.chat.take(event)
         match event:
-            case ev.TurnStarted():
+            case ev.TurnStarted() | ev.RunResumed():
                 self._turn_running = True
             case ev.TurnFinished():
                 self._turn_running = False
