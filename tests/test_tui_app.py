@@ -71,9 +71,11 @@ async def test_keys_in_the_grace_period_never_answer_and_y_after_it_approves_onc
         asked = pane.current
         assert isinstance(asked, ev.ApprovalRequested)
         pane.focus()
-        await pilot.press("y", "n", "a", "s")  # at once: all ignored
+        await pilot.press("y", "n", "a", "s")  # typed on at once: the prompt's, no answer
         assert client.ops == [ops.UserTurn(text="go")]
+        assert pilot.app.prompt.text == "ynas"
         clock.now += GRACE_S + 0.01
+        pane.focus()  # as its timer does once the person has paused
         await pilot.press("y")
         await pilot.pause()
         assert client.ops[1:] == [ops.Approve(tool_call_id="t2", call_id=asked.call_id)]
@@ -91,9 +93,10 @@ async def test_typing_in_the_prompt_holds_an_approval_off() -> None:
         pane = pilot.app.query_one(ApprovalPane)
         await pilot.press("h", "i")  # still typing in the prompt
         pane.focus()
-        await pilot.press("y")
-        assert len(client.ops) == 1
+        await pilot.press("y")  # typed on: the prompt's
+        assert len(client.ops) == 1 and pilot.app.prompt.text == "hiy"
         clock.now += GRACE_S + 0.01
+        pane.focus()
         await pilot.press("y")
         assert isinstance(client.ops[-1], ops.Approve)
 
@@ -588,3 +591,48 @@ async def test_a_session_left_mid_turn_goes_on_with_that_turn_when_it_opens() ->
         assert pilot.app.query_one(ApprovalPane).current is not None  # asked again
         await type_and_send(pilot, "hello?")
         assert client.ops == [ops.ResumeRun()]  # a turn runs: the message waits in the prompt
+
+
+async def test_what_is_typed_and_sent_while_new_opens_goes_to_the_new_session() -> None:
+    """`/new` opens the next session in a thread: the app goes on taking keys, a message sent
+    meanwhile waits and goes to the new session, and a draft moves into the new prompt."""
+    import threading
+
+    release = threading.Event()
+    first, second = FakeClient([]), FakeClient([], session_id="ses_second")
+
+    def open_second() -> FakeClient:
+        release.wait(10)
+        return second
+
+    async with app_for(first, open_client=open_second).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "/new")
+        await type_and_send(pilot, "go")
+        await pilot.press(*"draft")
+        assert first.ops == [] and second.ops == []
+        release.set()
+        while pilot.app.client is not second:
+            await pilot.pause()
+        await pilot.pause()
+        assert first.ops == [] and second.ops == [ops.UserTurn(text="go")]
+        assert pilot.app.prompt.text == "draft"
+
+
+async def test_a_burst_of_keys_at_a_focused_approval_answers_nothing() -> None:
+    """Keys that arrive together (a stall, a paste-like burst): each reaches the pane before
+    the prompt has taken the ones before it, and the `y` of "ok yes" still answers nothing."""
+    from textual import events
+
+    clock = Clock()
+    client = FakeClient(edit_session())
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        pane = await shown(pilot)
+        pane.focus()
+        clock.now += GRACE_S + 1
+        await pilot.pause()
+        for char in "ok yes":
+            pane.post_message(events.Key("space" if char == " " else char, char))
+        await pilot.pause()
+        assert client.ops == [ops.UserTurn(text="go")] and pane.current is not None
+        assert pilot.app.prompt.text == "ok yes"  # every key of it typed on, in the prompt

@@ -157,6 +157,8 @@ class MootApp(App[int]):
         self._approvals_mounted: AwaitMount | None = None
         """The approval pane (hidden until a request) being mounted after the first paint."""
         self._waiting: list[str] = []
+        self._switching = False
+        """Another session is opening (`/new`, `/resume`): what is sent meanwhile waits for it."""
         """What was sent before the session was open, in order."""
         self._session_known = threading.Event()
         """Set once the session is open or cannot be: `@` completion waits for it."""
@@ -362,13 +364,29 @@ class MootApp(App[int]):
             if mounting is not None:
                 await mounting
         await self._show_session(lay_out=False)
-        waiting, self._waiting = self._waiting, []
-        for text in waiting:
-            self._send(text)
+        self._send_waiting()
         if not self._show_history:  # a resumed session's began with the opening
             from moot.tui.warm import warm_up
 
             warm_up(then=self._settle_loaded)
+
+    def _send_waiting(self) -> None:
+        """Send, in order, what was sent while the session opened."""
+        waiting, self._waiting = self._waiting, []
+        for text in waiting:
+            self._send(text)
+
+    async def _open_another(self, opener: Callable[[], Client]) -> Client:
+        """Open another session in a thread, so the app goes on painting and taking keys (it
+        blocked for the opening's ~150 ms, and what was typed meanwhile went to a prompt the
+        switch then replaced); what is sent meanwhile waits for the new session."""
+        self._switching = True
+        try:
+            return await asyncio.to_thread(opener)
+        except BaseException:
+            self._switching = False
+            self._send_waiting()  # to the session still shown
+            raise
 
     async def _show_session(self, *, lay_out: bool = True) -> None:
         """Show the session: status, history, the bridge, its notices, the task to send."""
@@ -428,8 +446,15 @@ class MootApp(App[int]):
         self._show_history, self._task_text = show_history, task
         while len(self.screen_stack) > 1:  # a picker or help over the old session's panes
             await self.pop_screen()
+        # Typed, not sent: the new prompt takes it over (the setup screen has no prompt).
+        prompts = self.query(PromptInput)
+        draft = prompts.first().text if prompts else ""
         await self.recompose()
+        if draft:
+            self.prompt.load_text(draft)
         await self._show_session()
+        self._switching = False
+        self._send_waiting()
 
     async def _history_shown(self) -> int:
         """Show the tail of a resumed session; the seq to go on from live.
@@ -540,7 +565,7 @@ class MootApp(App[int]):
         self._send(message.text)
 
     def _send(self, text: str) -> None:
-        if self._client is None:
+        if self._client is None or self._switching:
             self._wait_for_session(text)
             return
         if is_command(text):
@@ -804,7 +829,7 @@ class MootApp(App[int]):
         from moot.client import SetupError
 
         try:
-            client = self._open_client()
+            client = await self._open_another(self._open_client)
         except SetupError as exc:  # the settings or the model's key changed since the start
             raise CommandError(f"cannot start a new session: {exc}") from None
         await self._switch_client(client, show_history=False)
@@ -834,9 +859,12 @@ class MootApp(App[int]):
         if self._turn_running:
             self.say("a turn is running: interrupt it first (Esc)", warning=True)
             return
+        from moot.client.errors import SessionBusy
+
+        opener = self._open_session
         try:
-            client = self._open_session(session_id)
-        except SetupError as exc:
+            client = await self._open_another(lambda: opener(session_id))
+        except (SetupError, SessionBusy) as exc:
             self.say(f"cannot open {session_id}: {exc}", warning=True)
             return
         await self._switch_client(client, show_history=True)

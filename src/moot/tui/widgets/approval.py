@@ -217,6 +217,9 @@ class ApprovalPane(Vertical):
             if event.is_printable:
                 self._back_to_prompt(event)
             return
+        if event.is_printable and self._clock() - self.last_typed < GRACE_S:
+            self._back_to_prompt(event)  # a letter of a word typed on: it is the prompt's
+            return
         event.stop()
         event.prevent_default()
         if self.in_grace():
@@ -227,9 +230,12 @@ class ApprovalPane(Vertical):
         self.answer(action)
 
     def _back_to_prompt(self, event: events.Key) -> None:
-        """The person typed on: the character goes to the prompt, and so does the focus."""
+        """The person typed on: the character goes to the prompt, and so does the focus. It
+        counts as typing at once: in a burst of keys (`ok yes` arriving together after a
+        stall) the `y` reaches the pane before the prompt has taken the keys before it."""
         event.stop()
         event.prevent_default()
+        self.last_typed = self._clock()
         self.app.action_focus_prompt()  # type: ignore[attr-defined]
         # The focus moves in a callback on the app's queue: the key goes after it, as the
         # terminal's keys do, so it reaches the prompt (and counts as typing there).
