@@ -636,3 +636,22 @@ async def test_a_burst_of_keys_at_a_focused_approval_answers_nothing() -> None:
         await pilot.pause()
         assert client.ops == [ops.UserTurn(text="go")] and pane.current is not None
         assert pilot.app.prompt.text == "ok yes"  # every key of it typed on, in the prompt
+
+
+async def test_a_character_typed_with_the_focus_off_the_prompt_goes_to_the_prompt() -> None:
+    """After a click on a tool call or a `tab` away, typing goes on in the prompt (it was
+    dropped); a key bound where the focus is keeps its action."""
+    client = FakeClient(edit_session())
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        block = pilot.app.query_one(ChatPane).query(ToolBlock).first()
+        block.focus()
+        await pilot.press("enter")  # the block's own key: it unfolds
+        assert pilot.app.focused is block and block.expanded
+        await pilot.press(*"/he")
+        await pilot.pause()
+        assert pilot.app.focused is pilot.app.prompt and pilot.app.prompt.text == "/he"
+        pilot.app.query_one(ChatPane).focus()
+        await pilot.press("y")
+        await pilot.pause()
+        assert pilot.app.prompt.text == "/hey" and client.ops == [ops.UserTurn(text="go")]

@@ -87,7 +87,13 @@ async def test_new_blocks_keep_a_following_view_at_the_bottom_and_leave_a_scroll
         await until_mounted(pilot, chat, 81)
         assert chat.scroll_y == where and chat.max_scroll_y > where  # the view stayed put
 
-        await pilot.press("end")  # follow again
+        app.prompt.focus()  # back in the prompt, as after a click there
+        app.prompt.load_text("ab")
+        app.prompt.move_cursor((0, 0))
+        await pilot.press("end")  # a prompt with text keeps the key for its cursor
+        assert app.prompt.cursor_location == (0, 2) and chat.scroll_y == where
+        app.prompt.load_text("")
+        await pilot.press("end")  # follow again, from the empty prompt
         await pilot.wait_for_scheduled_animations()
         client.emit(*tool_calls(run, 80, 10))
         await until_mounted(pilot, chat, 91)

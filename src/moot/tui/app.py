@@ -89,10 +89,10 @@ PANE_ACTIONS = frozenset(
 )
 """The keys that lay out the side panes: only while the panes' screen shows (not under a
 picker or the help, whose own fields take `ctrl+left`)."""
-WORD_KEYS = frozenset({"narrow_side", "widen_side"})
-"""On `ctrl+left`/`ctrl+right`, priority keys: the prompt has the focus nearly always, and as
-a text field it would take them to move by word. They size the panes unless the field with the
-focus holds text, which keeps them for its words."""
+WORD_KEYS = frozenset({"narrow_side", "widen_side", "follow"})
+"""On `ctrl+left`/`ctrl+right` and `end`, priority keys: the prompt has the focus nearly
+always, and as a text field it would take them to move by word or to the line's end. They act
+on the app unless the field with the focus holds text, which keeps them for its cursor."""
 SESSION_ACTIONS = PANE_ACTIONS | frozenset(
     {"interrupt", "cycle_mode", "follow", "focus_prompt", "command_palette", "load_earlier"}
 )
@@ -568,6 +568,9 @@ class MootApp(App[int]):
         if self._client is None or self._switching:
             self._wait_for_session(text)
             return
+        # What the person sends shows where they look: the view follows again (a command
+        # that scrolls, `/search`, does so after this).
+        self.chat.follow()
         if is_command(text):
             self.run_worker(self.registry.run(self, text.strip()), group="command")
             return
@@ -586,7 +589,6 @@ class MootApp(App[int]):
             self.notify("a turn is running: wait for it, or press Esc to interrupt it")
             self.prompt.load_text(text)
             return
-        self.chat.follow()
         if MENTION.search(text):  # `@server:uri`: its MCP resource is read first
             self.run_worker(self._send_with_resources(text), group="command")
             return
@@ -763,6 +765,25 @@ class MootApp(App[int]):
 
     def action_focus_prompt(self) -> None:
         self.prompt.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A character typed while the focus is off every text field (a tool block clicked,
+        `tab` to the chat) goes to the prompt, with the focus, not nowhere; a key bound where
+        the focus is (a tool block's `f`, the trace's `m`) keeps its action."""
+        if (
+            not event.is_printable
+            or self.screen is not self.default_screen
+            or isinstance(self.focused, TextArea | Input | ApprovalPane)
+            or event.key in self.active_bindings
+        ):
+            return
+        prompts = self.query(PromptInput)
+        if not prompts or not prompts.first().focusable:
+            return
+        event.stop()
+        prompts.first().focus()
+        # The focus moves in a callback on the app's queue: the key goes after it.
+        self.post_message(events.Key(event.key, event.character))
 
     # ---- CommandContext: what slash commands may ask of the app --------------------------------
 

@@ -49,7 +49,7 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+up", "grow_tools", "Tools pane taller, run-trace pane shorter"),
     Key("ctrl+down", "grow_trace", "Run-trace pane taller, tools pane shorter"),
     Key("f4", "toggle_mouse", "Mouse capture on or off (off: the terminal selects text)"),
-    Key("end", "follow", "Follow the answer again (scroll to the bottom)"),
+    Key("end", "follow", "Follow the answer again (scroll to the bottom)", priority=True),
     Key("ctrl+home", "load_earlier", "Load earlier messages of the session (from the store)"),
     Key("enter", "submit", "Send the message", where="prompt"),
     Key("shift+enter", "newline", "New line (where the terminal reports it)", where="prompt"),
