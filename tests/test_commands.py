@@ -413,14 +413,23 @@ async def test_diff_shows_what_is_staged_and_what_is_not(registry: Registry) -> 
         text = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
         return {"content": text + "[hint]", "display": {"diff": text}}
 
-    client = client_for(tool_results={"git_diff": git_diff})
+    def git_status(arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"content": "untracked: new.py", "display": {"untracked": ["new.py", "src/n.py"]}}
+
+    client = client_for(tool_results={"git_diff": git_diff, "git_status": git_status})
     context = Recorder(client)
     await registry.run(context, "/diff")
     assert [o.arguments for o in client.ops] == [  # type: ignore[union-attr]
         {"path": None, "staged": False},
         {"path": None, "staged": True},
+        {},
     ]
-    assert context.last == "not staged:\n```diff\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n```"
+    said = [text for text, _ in context.said]
+    assert said[0] == "not staged:\n```diff\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n```"
+    assert said[1] == "untracked (new, not in git yet): new.py, src/n.py"  # git diff omits them
+    context.said.clear()
+    await registry.run(context, "/diff src")
+    assert context.last == "untracked (new, not in git yet): src/n.py"
 
 
 # ---- the transcript: /export, /copy, /search, /inspect -------------------------------------------

@@ -48,6 +48,8 @@ def test_what_cannot_be_previewed_says_so(tmp_path: Path) -> None:
     assert "not in the file" in missing
     outside = asked(tmp_path, "edit", path="../etc/passwd", old="a", new="b")
     assert outside.startswith("(no preview")
+    same = asked(tmp_path, "write", path="a.py", content="x = 1\n")  # an empty diff said so
+    assert same == "(no change: a.py already holds exactly this)"
 
 
 def test_a_file_too_large_to_diff_shows_the_change_alone_at_once(tmp_path: Path) -> None:

@@ -27,6 +27,14 @@ def register(registry: Registry) -> None:
                 title = "staged" if staged else "not staged"
                 context.say(f"{title}:\n{fenced(text, 'diff')}", markdown=True)
                 shown = True
+        # New files are changes too, though git diff shows none of them until they are added.
+        status = await run_tool(context.client, "git_status")
+        untracked = status.display.get("untracked") if not status.is_error else None
+        if isinstance(untracked, list) and (
+            new := [f for f in untracked if not path or f == path or f.startswith(f"{path}/")]
+        ):
+            context.say(f"untracked (new, not in git yet): {', '.join(new)}")
+            shown = True
         if not shown:
             context.say(f"no uncommitted changes{f' in {path}' if path else ''}")
 

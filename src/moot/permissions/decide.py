@@ -165,8 +165,7 @@ def _suggest(described: Call, rules: RuleSet) -> list[str]:
         for command in _commands_left(described, rules):
             if not command.contained:
                 continue  # no prefix rule would cover it; it must be approved each time
-            words = list(command.sub.words)
-            prefix = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
+            prefix = _rule_prefix(list(command.sub.words))
             rule = f"Bash({' '.join(prefix)}:*)"
             if prefix and rule not in suggestions:
                 suggestions.append(rule)
@@ -179,6 +178,28 @@ def _suggest(described: Call, rules: RuleSet) -> list[str]:
         parts = inside(target, described.root)
         return [f"{name}(./{'/'.join(parts)})" if parts else f"{name}(/{target})"]
     return [call.tool]
+
+
+RUNNERS = frozenset(
+    {"python", "python3", "node", "deno", "bun", "ruby", "perl", "php", "bash", "sh", "zsh",
+     "uv", "uvx", "npx", "pipx", "poetry", "pdm", "hatch", "java", "dotnet"}
+)  # fmt: skip
+"""Commands that run whatever their arguments name: a rule for the bare name would allow any
+code (`Bash(python:*)` for `python -m pytest`), so theirs names what they run."""
+
+
+def _rule_prefix(words: list[str]) -> list[str]:
+    """The words an "always" rule for this command names: its command and, unless that is an
+    option, its first argument (`npm run`, `ls`); an interpreter's up to what it runs
+    (`python -m pytest`). (A wrapper's command, `sudo apt`, is a sub-command of its own.)"""
+    name = words[0].rsplit("/", 1)[-1] if words else ""
+    if len(words) > 1 and not words[1].startswith("-"):
+        return words[:2]
+    if name in RUNNERS or name.rstrip("0123456789.").removesuffix("python") == "":
+        arguments = (i for i, word in enumerate(words[1:], 1) if not word.startswith("-"))
+        end = next(arguments, len(words) - 1)
+        return words[: end + 1]
+    return words[:1]
 
 
 def _commands_left(call: Call, rules: RuleSet) -> list[Command]:

@@ -40,6 +40,8 @@ def diff_preview(root: Path, tool: str, args: Mapping[str, Any]) -> str | None:
     after = _apply(tool, args, before or "")
     if after is None:
         return f"(no preview of {path}: the text to replace is not in the file as it is now)"
+    if after == before:  # an empty diff would leave the approval showing no change at all
+        return f"(no change: {path} already holds exactly this)"
     return unified_diff(before, after, path)
 
 
