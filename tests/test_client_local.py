@@ -209,3 +209,17 @@ async def test_a_session_left_without_a_turn_is_not_kept(
 
     with SQLiteStore(db) as store:
         assert [s.id for s in store.sessions()] == [used.session_id]
+
+
+async def test_a_script_that_bounds_its_context_shows_how_full_it_is(workspace: Path) -> None:
+    """A scripted model has no catalog entry: its status and `/context` give the window its
+    script names (`context_window:`), so the status line's `ctx %` shows offline too."""
+    bounded = workspace.parent / "bounded.yaml"
+    bounded.write_text("context_window: 20000\n" + SCRIPT)
+    client = open_client(SessionOptions(cwd=workspace, model=f"scripted:{bounded}"))
+    assert client.status().context_window == 20_000
+    assert client.context().context_window == 20_000
+    await client.close()
+    plain = open_client(options(workspace))
+    assert plain.status().context_window is None  # a script without one is unbounded
+    await plain.close()

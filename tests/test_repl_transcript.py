@@ -260,3 +260,25 @@ def test_background_calls_and_messages_between_peers_are_printed() -> None:
         "  message helper -> user: halfway",
         "  helper is waiting for a message, up to 30 s (/msg AGENT TEXT)",
     ]
+
+
+def test_a_refused_call_has_its_line_with_who_refused_it_and_why() -> None:
+    """A refused call never runs, so no tool line would say it was asked for: the refusal is
+    its line, with its tool and key argument, in both looks."""
+    events = edit_session()
+    decided = next(e for e in events if isinstance(e, ev.ApprovalDecided))
+    refused = ev.ApprovalDecided(
+        session_id=decided.session_id,
+        run_id=decided.run_id,
+        call_id=decided.call_id,
+        agent=decided.agent,
+        tool_call_id=decided.tool_call_id,
+        approved=False,
+        by="user",
+        feedback="use a template",
+    )
+    upto = events.index(decided)
+    plain = Screen().play([*events[:upto], refused])
+    assert plain.lines[-1] == "tool edit greeting.py: refused by you: use a template"
+    styled = Screen(plain=False).play([*events[:upto], refused])
+    assert styled.lines[-1] == "✗ edit greeting.py  refused by you: use a template"

@@ -159,6 +159,7 @@ def test_list_shows_this_directorys_sessions_and_all_shows_every_one(
 
     assert here in mine and other not in mine
     assert [line.split()[0] for line in every] == [here, other]  # this directory's first
+    assert every[1].endswith(f"  in {elsewhere}") and " in " not in every[0]  # whose it is
 
 
 def test_delete_fork_and_prune(moot: RunMoot, tmp_path: Path) -> None:

@@ -102,6 +102,11 @@ async def test_ctrl_o_on_a_paste_chip_opens_it_into_its_text_before_sending() ->
         await pilot.press(*" and", "home")  # the cursor on no chip: nothing opens
         await pilot.press("ctrl+o")
         assert app.prompt.text == "see [pasted 40 lines #1] and"
+        app.post_message(events.Paste(big + "\n"))  # copied with its last line's end
+        await pilot.pause()
+        assert "[pasted 40 lines #2]" in app.prompt.text
+        app.prompt.load_text("see [pasted 40 lines #1] and")
+        app.prompt.move_cursor((0, 0))
         app.prompt.move_cursor((0, len("see [pasted")))  # on the chip
         await pilot.press("ctrl+o")
         assert app.prompt.text == f"see {big} and"

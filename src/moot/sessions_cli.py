@@ -68,7 +68,9 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
         if not sessions:
             print("no sessions yet" if options.all else "no sessions here yet (--all: every one)")
         for s in sessions:
-            print(session_line(s))
+            # Another workspace's session (--all) says whose: the line alone would not.
+            where = f"  in {s.workspace}" if s.workspace != here else ""
+            print(session_line(s) + where)
         return 0
     info = queries.session(options.session_id)
     if info is None:

@@ -216,7 +216,7 @@ class LocalClient:
             sandbox=SandboxStatus(shell.backend, self._sandbox_reason()),
             open_run=runtime.unfinished_run,
             running=runtime.running,
-            context_window=self._context_window(agents[0].model),
+            context_window=self._context_window(agents[0].model, agents[0].name),
             git_branch=_git_branch(self._session.workspace.root),
             settings=msgspec.to_builtins(self._settings),
             notices=(
@@ -262,7 +262,7 @@ class LocalClient:
             agent=chosen.name,
             model=model,
             parts=self._with_prompt_parts(runtime.context_parts(chosen.name)),
-            context_window=self._context_window(model),
+            context_window=self._context_window(model, chosen.name),
             last_input_tokens=(
                 usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
                 if usage is not None
@@ -325,9 +325,12 @@ class LocalClient:
         in_use = [a.model for a in self._runtime.agents.values() if isinstance(a.model, str)]
         return model_choices(self._settings, in_use)
 
-    def _context_window(self, model: str) -> int | None:
+    def _context_window(self, model: str, agent: str) -> int | None:
         if model.startswith("scripted"):
-            return None
+            try:  # a script bounds its context only if it says so (`context_window:`)
+                return self._runtime.provider_window(agent)
+            except Exception:  # a script that cannot be read: its first turn will say why
+                return None
         from moot.providers.catalog import lookup
 
         try:

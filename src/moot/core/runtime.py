@@ -647,6 +647,14 @@ class Runtime:
         if self.entry.name == agent.name:
             self.entry = agent
 
+    def provider_window(self, agent: str | None = None) -> int | None:
+        """The context window the agent's provider itself reports (a script's
+        `context_window:`); None when nothing bounds it."""
+        from moot.providers.base import model_info
+
+        info = model_info(self._provider_for(self.agents[agent] if agent else self.entry))
+        return info.context_window if info is not None else None
+
     @property
     def unfinished_run(self) -> str | None:
         """The run id a crash left open, if any (resume it with `ResumeRun`)."""

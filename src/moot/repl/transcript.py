@@ -108,6 +108,9 @@ class Transcript:
         self._calls: dict[str, _Call] = {}
         self._running: dict[tuple[str, str], _Running] = {}
         self._previewed: set[tuple[str, str]] = set()
+        self._called: dict[tuple[str, str], tuple[str, str]] = {}
+        """Each tool call the model asked for (its tool and key argument), for the line of a
+        call refused before it ran."""
         self._speaker = ""
         self._speaker_depth = 0
 
@@ -121,6 +124,7 @@ class Transcript:
         self._calls.clear()
         self._running.clear()
         self._previewed.clear()
+        self._called.clear()
         self._speaker, self._speaker_depth = "", 0
 
     # ---- printing ---------------------------------------------------------------------------
@@ -219,8 +223,17 @@ class Transcript:
         depth = self._calls[event.call_id].depth if event.call_id in self._calls else 0
         match event:
             case ev.ApprovalDecided(approved=False):
+                # The call's own line, as for one that ran: it never will.
                 why = f": {strip_escapes(event.feedback)}" if event.feedback else ""
-                self._notice(f"refused by {_BY[event.by]}{why}", depth, warning=True)
+                tool, key = self._called.pop((event.call_id, event.tool_call_id), ("", ""))
+                what = f"{tool} {key}".strip()
+                refused = f"refused by {_BY[event.by]}{why}"
+                if self.plain:
+                    line = f"tool {what}: {refused}" if what else refused
+                else:
+                    head = f"{self.paint(self.paint.failed, 'red')} {self.paint(tool, 'bold')}"
+                    line = f"{head} {key}  {self.paint(refused, 'yellow')}" if what else refused
+                self.emit(line, depth)
             case ev.ApprovalDecided(approved=True, by="user", scope=scope, rule=rule):
                 kept = f" ({scope}: {rule})" if rule else ""
                 self._notice(f"allowed by you{kept}", depth)
@@ -271,6 +284,9 @@ class Transcript:
             words = call.thinking // 6 or sum(len(t.text.split()) for t in event.thinking)
             self._notice(f"(thought for ~{words} words)", call.depth)
             call.thinking = 0
+        for asked in event.tool_calls:
+            key = one_line(strip_escapes(key_argument(asked.arguments)), 60)
+            self._called[(event.call_id, asked.id)] = (strip_escapes(asked.name), key)
         if call.answer.fed:
             self._finish_answer(event.call_id, call)
         elif event.text:  # from the store (history has no deltas), or a merged stream

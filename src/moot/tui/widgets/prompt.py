@@ -187,7 +187,7 @@ class PromptInput(TextArea):
         # Terminals (and tmux) paste line ends as CR; a message's lines end in LF.
         text = event.text.replace("\r\n", "\n").replace("\r", "\n")
         event.text = text
-        lines = text.count("\n") + 1
+        lines = len(text.splitlines())  # a last line's end starts no line of its own
         if lines >= BIG_PASTE_LINES or len(text) >= BIG_PASTE_CHARS:
             event.stop()
             event.prevent_default()

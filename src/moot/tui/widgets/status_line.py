@@ -120,8 +120,16 @@ class StatusLine(Static):
         if f.branch:
             line.append(f"  ⎇ {f.branch}")
         if f.session_id:
-            line.append(f"  {f.session_id}", style="dim")
+            # Cut, the line would lose the id's end, its random part; shortened to that part,
+            # the id still finds the session (`/resume` searches ids).
+            room = self.content_size.width - line.cell_len - 2
+            shown = f.session_id if room >= len(f.session_id) else "…" + f.session_id[-8:]
+            line.append(f"  {shown}", style="dim")
         self.update(line)
+
+    def on_resize(self) -> None:
+        if self.facts.model:
+            self._render_facts()
 
 
 def shown_model(model: str) -> str:
