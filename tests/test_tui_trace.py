@@ -239,7 +239,7 @@ async def test_a_resumed_session_shows_the_trace_tools_and_messages_the_live_app
     assert "      - message reviewer → lead: one moment" in trace
     assert "    + ⇢ helper dig  waiting for a message · 550 tok · $0.1000" in trace
     assert trace[0].startswith("- turn review the change  completed")  # folded once finished
-    assert "? tester: bash" in rows and "… get_messages" in rows
+    assert "✓ tester: bash allowed (once)" in rows and "… get_messages" in rows
     assert "message reviewer → lead: one moment" in notices
 
 

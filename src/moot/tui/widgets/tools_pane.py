@@ -18,6 +18,7 @@ from moot.tui.widgets.tool_block import key_argument, one_line
 
 MAX_ROWS = 500
 """Rows kept (the oldest go first): the transcript and the store keep the rest."""
+EMPTY_DETAIL = "the highlighted call's arguments, result or diff show here"
 
 
 class ToolsPane(Vertical):
@@ -39,7 +40,7 @@ class ToolsPane(Vertical):
         yield Static("tools", classes="title")
         yield OptionList()
         with VerticalScroll():
-            yield Static("", classes="detail")
+            yield Static(Text(EMPTY_DETAIL, style="dim"), classes="detail")
 
     def take(self, event: ev.Event) -> None:
         row = self._row(event)
@@ -58,7 +59,8 @@ class ToolsPane(Vertical):
             key, labels[key] = row
             if key not in self._rows:
                 self._ids.append(key)
-            self._rows[key] = event
+            if not isinstance(event, ev.ApprovalDecided):  # the detail stays the question's
+                self._rows[key] = event
             if len(self._ids) > MAX_ROWS:  # the oldest goes first, as `_put` lets it go
                 del self._rows[self._ids.pop(0)]
         self.query_one(OptionList).add_options(Option(labels[k], id=k) for k in self._ids)
@@ -78,6 +80,19 @@ class ToolsPane(Vertical):
             case ev.ApprovalRequested():
                 key = f"{event.call_id}/approval/{event.tool_call_id}"
                 return key, Text.assemble(("? ", "bold yellow"), f"{event.agent}: {event.tool}")
+            case ev.ApprovalDecided():
+                # The question's row says how it was answered (a rule's answer asked nothing).
+                key = f"{event.call_id}/approval/{event.tool_call_id}"
+                asked = self._rows.get(key)
+                if not isinstance(asked, ev.ApprovalRequested):
+                    return None
+                how = (
+                    ("✓ ", "green", f"allowed ({event.scope})")
+                    if event.approved
+                    else ("✗ ", "red", "refused")
+                )
+                what = f"{asked.agent}: {asked.tool} {how[2]}"
+                return key, Text.assemble((how[0], how[1]), what)
         return None
 
     def _call_label(self, event: ev.ToolStarted) -> str:
@@ -87,7 +102,8 @@ class ToolsPane(Vertical):
     def _put(self, key: str, event: ev.Event, label: Text) -> None:
         options = self.query_one(OptionList)
         if key in self._rows:
-            self._rows[key] = event
+            if not isinstance(event, ev.ApprovalDecided):  # the detail stays the question's
+                self._rows[key] = event
             options.replace_option_prompt(key, label)
             return
         self._rows[key] = event

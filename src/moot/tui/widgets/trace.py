@@ -94,7 +94,11 @@ class TracePane(Tree[list[ev.Event]]):
     """The call tree of the session, updated in batches."""
 
     DEFAULT_CSS = """
-    TracePane { height: 1fr; padding: 0 1; background: $surface; }
+    TracePane {
+        height: 1fr; padding: 0 1; background: $surface;
+        border-top: solid $panel; border-title-color: $text-muted; border-title-style: bold;
+        border-title-align: left;
+    }
     """
 
     BINDINGS = bindings_for("trace")  # type: ignore[assignment]
@@ -121,6 +125,7 @@ class TracePane(Tree[list[ev.Event]]):
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic, **kw: object) -> None:
         super().__init__("session", data=[], **kw)  # type: ignore[arg-type]
+        self.border_title = "run trace"
         self._clock = clock
         self._applied_at = -1.0 / UPDATES_PER_S
         """When a batch was last applied."""
