@@ -174,3 +174,19 @@ def test_a_tool_output_holding_a_fence_cannot_end_the_markdown_blocks_around_it(
     assert "resumed · openai/gpt-5 · plan" in md
     page = "".join(html_blocks(events))
     assert "forked from ses_original at event 7" in page and "resumed · openai/gpt-5" in page
+
+
+def test_an_answer_cut_off_before_it_came_shows_what_had_streamed() -> None:
+    """Interrupted mid-answer, a call has deltas but no `model_responded`: the transcript (an
+    export, `moot sessions show`, the scrollback the app leaves) shows what had streamed, once;
+    a whole answer shows once too, from its `model_responded`."""
+    from moot.protocol.states import RunState
+    from moot.transcript import markdown
+    from tui_scripts import Run
+
+    whole = Run().start("one").text("All of it.").responded("All of it.").finish("done").events
+    cut = Run("run_2").start("two").text("Half of an ans", pieces=3)
+    cut.finish("", RunState.CANCELLED)
+    blocks = list(markdown([*whole, *cut.events]))
+    assert sum("All of it." in b for b in blocks) == 1
+    assert "**moot** (cut off):\n\nHalf of an ans" in blocks

@@ -59,10 +59,19 @@ def _sitting(e: ev.SessionResumed | ev.SessionForked) -> str:
 
 
 def markdown(events: Iterable[ev.Event]) -> Iterator[str]:
-    """Markdown blocks, one per event that a reader cares about (deltas are skipped)."""
+    """Markdown blocks, one per event that a reader cares about. Deltas are left out (the
+    answer they made is in `model_responded`), but for an answer cut off before it came
+    (interrupted, or the process ended): what had streamed shows where its call ended."""
+    streamed: dict[str, list[str]] = {}
     for e in events:
         who = f"**{e.agent}**"
+        if isinstance(e, ev.AgentReturned | ev.TurnFinished) and (
+            cut := "".join(streamed.pop(e.call_id, ()))
+        ):
+            yield f"{who} (cut off):\n\n{cut}"
         match e:
+            case ev.TextDelta():
+                streamed.setdefault(e.call_id, []).append(e.text)
             case ev.TurnStarted():
                 yield f"### user → {e.agent}\n\n{_quote(e.prompt)}"
                 for file in e.files:
@@ -71,6 +80,7 @@ def markdown(events: Iterable[ev.Event]) -> Iterator[str]:
             case ev.AgentCalled():
                 yield f"#### {e.caller} → {e.agent} (depth {e.depth})\n\n{_quote(e.message)}"
             case ev.ModelResponded():
+                streamed.pop(e.call_id, None)
                 if e.text:
                     yield f"{who}:\n\n{e.text}"
                 for call in e.tool_calls:
