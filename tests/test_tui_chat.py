@@ -179,3 +179,28 @@ async def test_a_sitting_that_resumes_the_session_is_a_notice_line() -> None:
                 break
             await pilot.pause()
         assert [str(b.render()) for b in chat.query(NoticeBlock)] == ["resumed · scripted · plan"]
+
+
+async def test_end_in_a_list_or_a_tree_goes_to_its_last_row() -> None:
+    """`end` follows the chat from the prompt, but a focused list or tree keeps its own."""
+    from textual.widgets import OptionList
+
+    from moot.tui.widgets.trace import TracePane
+
+    run = Run().start("read them all")
+    client = FakeClient(autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(160, 40)) as pilot:
+        client.emit(*run.events, *tool_calls(run, 0, 5))
+        chat = app.query_one(ChatPane)
+        await until_mounted(pilot, chat, 6)
+        rows = app.query_one("#tools").query_one(OptionList)
+        rows.focus()
+        rows.highlighted = 0
+        await pilot.press("end")
+        assert rows.highlighted == rows.option_count - 1
+        trace = app.query_one(TracePane)
+        trace.focus()
+        trace.cursor_line = 0
+        await pilot.press("end")
+        assert trace.cursor_line == trace.last_line

@@ -37,7 +37,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input, TextArea
+from textual.widgets import Input, OptionList, TextArea, Tree
 
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
@@ -739,6 +739,10 @@ class MootApp(App[int]):
             return False
         if action in PANE_ACTIONS and self.screen is not self.default_screen:
             return False
+        if action == "follow" and (
+            self.screen is not self.default_screen or isinstance(self.focused, OptionList | Tree)
+        ):
+            return False  # a list's or a tree's own `end`: its last row
         if action in WORD_KEYS:
             field = self.focused
             if isinstance(field, TextArea):
