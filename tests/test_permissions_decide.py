@@ -590,6 +590,8 @@ def test_plan_mode_lets_read_only_tools_run(root: Path) -> None:
         # An interpreter's rule names what it runs (`python:*` would allow any code).
         (call("bash", command="python -m pytest -x"), "Bash(python -m pytest:*)"),
         (call("bash", command="python3.11 -V"), "Bash(python3.11 -V:*)"),
+        (call("bash", command="uv run pytest -x"), "Bash(uv run pytest:*)"),
+        (call("bash", command="uv run python -m pytest"), "Bash(uv run python -m pytest:*)"),
         (call("web_fetch", url="https://docs.python.org/3/"), "WebFetch(domain:docs.python.org)"),
         (call("edit", path="src/a.py"), "Edit(./src/a.py)"),
         (call("git_commit", message="x"), "git_commit"),

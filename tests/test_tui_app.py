@@ -611,7 +611,9 @@ async def test_what_is_typed_and_sent_while_new_opens_goes_to_the_new_session() 
         await pilot.press(*"draft")
         assert first.ops == [] and second.ops == []
         release.set()
-        while pilot.app.client is not second:
+        for _ in range(500):  # the switch takes a few of the app's steps
+            if pilot.app.client is second:
+                break
             await pilot.pause()
         await pilot.pause()
         assert first.ops == [] and second.ops == [ops.UserTurn(text="go")]
@@ -655,3 +657,75 @@ async def test_a_character_typed_with_the_focus_off_the_prompt_goes_to_the_promp
         await pilot.press("y")
         await pilot.pause()
         assert pilot.app.prompt.text == "/hey" and client.ops == [ops.UserTurn(text="go")]
+
+
+async def test_a_burst_that_starts_with_an_answer_key_is_typing_in_order() -> None:
+    """After a pause the pane has the focus, and an answer key alone answers; but keys that
+    arrive together ("sure, go ahead" in one read of the terminal) are typing: nothing is
+    answered, and the prompt gets them in the order typed. Backspace edits the draft there."""
+    from textual import events
+
+    clock = Clock()
+    client = FakeClient(edit_session())
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        pane = await shown(pilot)
+        pane.focus()
+        clock.now += GRACE_S + 1
+        await pilot.pause()
+        for char in "sure, go ahead":
+            pilot.app.post_message(events.Key("space" if char == " " else char, char))
+        await pilot.pause()
+        assert client.ops == [ops.UserTurn(text="go")] and pane.current is not None
+        assert pilot.app.prompt.text == "sure, go ahead"
+        clock.now += GRACE_S + 1
+        pane.focus()
+        await pilot.press("backspace", "backspace")  # after a pause too: it edits the draft
+        assert pilot.app.prompt.text == "sure, go ahe"
+        assert client.ops == [ops.UserTurn(text="go")]
+
+
+async def test_what_is_sent_while_a_command_runs_goes_after_it_in_order() -> None:
+    """`/new` then a message at once: the message waits for the command (it went to the old
+    session, or was lost with the prompt the switch replaced) and goes to the new one."""
+    import threading
+
+    release = threading.Event()
+    first, second = FakeClient([]), FakeClient([], session_id="ses_second")
+
+    def open_second() -> FakeClient:
+        release.wait(10)
+        return second
+
+    async with app_for(first, open_client=open_second).run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"/new", "enter", *"go", "enter")  # no pause between them
+        await pilot.press(*"/status", "enter")
+        release.set()
+        for _ in range(500):
+            if pilot.app.client is second and second.ops:
+                break
+            await pilot.pause()
+        assert first.ops == [] and second.ops == [ops.UserTurn(text="go")]
+
+
+async def test_a_key_a_focused_block_has_no_use_for_is_typed_in_the_prompt() -> None:
+    """`f` shows all of an edit's diff; on a block with no diff it is the first letter typed
+    (it was swallowed: "fix it" came out "ix it")."""
+    client = FakeClient(edit_session())
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        read = pilot.app.query_one(ChatPane).query(ToolBlock).first()
+        assert read.tool == "read" and not read.diff()
+        read.focus()
+        await pilot.press(*"fix it")
+        await pilot.pause()
+        assert pilot.app.prompt.text == "fix it"
+
+
+async def test_a_message_sent_while_a_turn_runs_comes_back_with_the_cursor_after_it() -> None:
+    client = FakeClient(edit_session())
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "go")  # the turn waits for its approval
+        await type_and_send(pilot, "and then")
+        await pilot.press(*" more")
+        assert pilot.app.prompt.text == "and then more"

@@ -188,17 +188,36 @@ RUNNERS = frozenset(
 code (`Bash(python:*)` for `python -m pytest`), so theirs names what they run."""
 
 
+RUN_VERBS = frozenset({"run", "exec", "x", "dlx", "tool"})
+"""A runner's sub-commands that run what follows them (`uv run`, `npm exec`, `pnpm dlx`)."""
+WRAPPERS = frozenset({"env", "nice", "nohup", "time", "timeout", "command", "exec", "xargs"})
+"""Commands that run the command after their own options: a rule names that one too."""
+
+
 def _rule_prefix(words: list[str]) -> list[str]:
     """The words an "always" rule for this command names: its command and, unless that is an
-    option, its first argument (`npm run`, `ls`); an interpreter's up to what it runs
-    (`python -m pytest`). (A wrapper's command, `sudo apt`, is a sub-command of its own.)"""
+    option, its first argument (`npm run`, `ls`). What runs arbitrary code is named down to
+    what it runs: an interpreter's (`python -m pytest`), a runner's `run` (`uv run pytest`),
+    a wrapper's command (`env python -m pytest`). (`sudo apt` the parser splits on its own.)"""
     name = words[0].rsplit("/", 1)[-1] if words else ""
+    if name in WRAPPERS:
+        rest = next(
+            (i for i, w in enumerate(words[1:], 1) if not w.startswith("-") and "=" not in w),
+            None,
+        )
+        if rest is not None and not words[rest].isdigit():  # `timeout 10 cmd` takes a number
+            return words[:rest] + _rule_prefix(words[rest:])
+        return words
+    runs_code = name in RUNNERS or name.rstrip("0123456789.").removesuffix("python") == ""
+    arguments = [i for i, word in enumerate(words[1:], 1) if not word.startswith("-")]
+    if runs_code and arguments and words[arguments[0]] in RUN_VERBS:
+        # `uv run pytest`: named down to what the verb runs (itself maybe an interpreter).
+        target = next((i for i in arguments[1:] if words[i] != "--"), None)
+        return words[:target] + _rule_prefix(words[target:]) if target else words
     if len(words) > 1 and not words[1].startswith("-"):
         return words[:2]
-    if name in RUNNERS or name.rstrip("0123456789.").removesuffix("python") == "":
-        arguments = (i for i, word in enumerate(words[1:], 1) if not word.startswith("-"))
-        end = next(arguments, len(words) - 1)
-        return words[: end + 1]
+    if runs_code:
+        return words[: arguments[0] + 1] if arguments else words
     return words[:1]
 
 

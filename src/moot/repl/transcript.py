@@ -352,7 +352,8 @@ class Transcript:
             self._notice(f"turn {event.state} ({event.stop_reason})", warning=True)
         tokens = event.usage.input_tokens + event.usage.output_tokens
         self._notice(
-            f"{event.turns} model turns · {tokens:,} tokens · ${event.cost_usd:.4f}"
+            f"{event.turns} model turn{'s' * (event.turns != 1)} · {tokens:,} tokens"
+            f" · ${event.cost_usd:.4f}"
             f" · {event.duration_ms / 1000:.1f}s"
         )
 

@@ -26,9 +26,9 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from textual import events, on, work
@@ -159,6 +159,9 @@ class MootApp(App[int]):
         self._waiting: list[str] = []
         self._switching = False
         """Another session is opening (`/new`, `/resume`): what is sent meanwhile waits for it."""
+        self._commands = 0
+        """Commands the person sent that still run; what is sent meanwhile waits for them."""
+        self._after_commands: list[str] = []
         """What was sent before the session was open, in order."""
         self._session_known = threading.Event()
         """Set once the session is open or cannot be: `@` completion waits for it."""
@@ -568,14 +571,20 @@ class MootApp(App[int]):
         if self._client is None or self._switching:
             self._wait_for_session(text)
             return
+        if self._commands:
+            # A command still runs (`/new` opening the next session, `/model` switching): what
+            # is sent after it goes after it, in order, and to the session it leaves.
+            self._after_commands.append(text)
+            self.notify("a command is still running: this goes once it is done")
+            return
         # What the person sends shows where they look: the view follows again (a command
         # that scrolls, `/search`, does so after this).
         self.chat.follow()
         if is_command(text):
-            self.run_worker(self.registry.run(self, text.strip()), group="command")
+            self._run_command(self.registry.run(self, text.strip()))
             return
         if is_shell(text):  # `!command`: the person's own, through the session's sandbox
-            self.run_worker(run_shell(self, text), group="command")
+            self._run_command(run_shell(self, text))
             return
         if (note := memory_note(text)) is not None:
             self.client.submit(ops.NoteToMemory(text=note))
@@ -583,16 +592,33 @@ class MootApp(App[int]):
         if self._turn_running and (to := self._addressed_agent(text)):
             # `@agent message` while a turn runs: for that agent, read at its next step.
             line = f"/msg {to} {text.strip()[len(to) + 1 :].strip()}"
-            self.run_worker(self.registry.run(self, line), group="command")
+            self._run_command(self.registry.run(self, line))
             return
         if self._turn_running:
             self.notify("a turn is running: wait for it, or press Esc to interrupt it")
             self.prompt.load_text(text)
+            self.prompt.move_cursor(self.prompt.document.end)  # typing goes on after it
             return
         if MENTION.search(text):  # `@server:uri`: its MCP resource is read first
             self.run_worker(self._send_with_resources(text), group="command")
             return
         self.client.submit(ops.UserTurn(text=text))
+
+    def _run_command(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run a command the person sent; what they send while it runs waits for its end."""
+        self._commands += 1  # now, not when the worker starts: the next key may come first
+
+        async def command() -> None:
+            try:
+                await work
+            finally:
+                self._commands -= 1
+                if not self._commands:
+                    after, self._after_commands = self._after_commands, []
+                    for text in after:
+                        self._send(text)
+
+        self.run_worker(command(), group="command")
 
     def _wait_for_session(self, text: str) -> None:
         """Keep what is sent while the session opens; it goes, in order, once it is open. One
@@ -603,6 +629,7 @@ class MootApp(App[int]):
         ):
             self.notify("a message already waits for the session to open: send this after it")
             self.prompt.load_text(text)
+            self.prompt.move_cursor(self.prompt.document.end)
             return
         self._waiting.append(text)
         self.query_one(StatusLine).opening(self._model, waiting=len(self._waiting))
@@ -770,6 +797,18 @@ class MootApp(App[int]):
     def action_focus_prompt(self) -> None:
         self.prompt.focus()
 
+    def type_into_prompt(self, key: str, character: str | None) -> None:
+        """A key typed on at an approval (`ApprovalPane`): it edits the prompt at once, in
+        order with the keys behind it, and the prompt takes the focus."""
+        from moot.tui.widgets.approval import EDITING_KEYS
+
+        prompt = self.prompt
+        if key in EDITING_KEYS:
+            getattr(prompt, f"action_{EDITING_KEYS[key]}")()
+        elif character:
+            prompt.insert(character)
+        prompt.focus()
+
     def on_key(self, event: events.Key) -> None:
         """A character typed while the focus is off every text field (a tool block clicked,
         `tab` to the chat) goes to the prompt, with the focus, not nowhere; a key bound where
@@ -778,7 +817,7 @@ class MootApp(App[int]):
             not event.is_printable
             or self.screen is not self.default_screen
             or isinstance(self.focused, TextArea | Input | ApprovalPane)
-            or event.key in self.active_bindings
+            or ((bound := self.active_bindings.get(event.key)) is not None and bound.enabled)
         ):
             return
         prompts = self.query(PromptInput)

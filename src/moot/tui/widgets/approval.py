@@ -37,6 +37,17 @@ from moot.tui.widgets.diff_view import diff_text
 GRACE_S = 0.5
 """Keys within this long of the pane appearing, or of the last key typed in the prompt, are
 ignored; the pane takes focus only after the person has paused this long."""
+EDITING_KEYS = {
+    "backspace": "delete_left",
+    "delete": "delete_right",
+    "left": "cursor_left",
+    "right": "cursor_right",
+    "home": "cursor_line_start",
+    "end": "cursor_line_end",
+}
+"""Keys that edit the prompt, with the prompt's (TextArea's) action for each: at a focused
+approval they go back to the prompt, as a character typed on does, so a draft can be corrected
+after a pause."""
 EXIT_PLAN_MODE = "exit_plan_mode"
 ANSWERS = frozenset(("approve_once", "approve_session", "approve_always", "deny"))
 """The key table's `approval` actions that answer."""
@@ -214,7 +225,7 @@ class ApprovalPane(Vertical):
                 self.focus()
             return
         if action not in ANSWERS:
-            if event.is_printable:
+            if event.is_printable or event.key in EDITING_KEYS:
                 self._back_to_prompt(event)
             return
         if event.is_printable and self._clock() - self.last_typed < GRACE_S:
@@ -227,7 +238,22 @@ class ApprovalPane(Vertical):
                 "(a moment: keys right after a question are ignored)"
             )
             return
+        if self._keys_queued():
+            self._back_to_prompt(event)  # a burst ("sure, go ahead" at once): typing
+            return
         self.answer(action)
+
+    def _keys_queued(self) -> bool:
+        """Whether more keys already wait behind this one: keys that arrive together (typed
+        during a stall, or faster than the app reads them) are typing, never an answer, and a
+        key typed alone after a pause leaves nothing behind it. Textual has no API for what
+        waits: this reads its message pumps' queues (`textual._queue.Queue.values`, a deque)
+        without taking from them, and the message a pump has peeked at."""
+        for pump in (self, self.app):
+            waiting = [*getattr(pump._message_queue, "values", ()), pump._pending_message]
+            if any(isinstance(message, events.Key) for message in waiting):
+                return True
+        return False
 
     def _back_to_prompt(self, event: events.Key) -> None:
         """The person typed on: the character goes to the prompt, and so does the focus. It
@@ -236,10 +262,9 @@ class ApprovalPane(Vertical):
         event.stop()
         event.prevent_default()
         self.last_typed = self._clock()
-        self.app.action_focus_prompt()  # type: ignore[attr-defined]
-        # The focus moves in a callback on the app's queue: the key goes after it, as the
-        # terminal's keys do, so it reaches the prompt (and counts as typing there).
-        self.app.post_message(events.Key(event.key, event.character))
+        # It edits the prompt now, not from the app's queue: posted there, it would go behind
+        # the keys of the same burst already waiting ("sure" came out "ures").
+        self.app.type_into_prompt(event.key, event.character)  # type: ignore[attr-defined]
         self.set_timer(GRACE_S, self._take_focus)
 
     def answer(self, action: str) -> None:

@@ -221,7 +221,8 @@ class ChatPane(VerticalScroll):
             why = f"{event.state} ({event.stop_reason})"
             await self._notice(f"turn {why}", event.seq, 0, warning=True)
         spent = Text(
-            f"{event.turns} model turns · {event.usage.input_tokens + event.usage.output_tokens:,}"
+            f"{event.turns} model turn{'s' * (event.turns != 1)}"
+            f" · {event.usage.input_tokens + event.usage.output_tokens:,}"
             f" tokens · ${event.cost_usd:.4f} · {event.duration_ms / 1000:.1f}s",
             style="dim",
         )

@@ -179,6 +179,11 @@ class ToolBlock(Vertical):
         if self.has_body():
             self.toggle()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # `f` shows all of a diff; a block without one leaves the key to be typed (the app
+        # sends it on to the prompt).
+        return bool(self.diff()) if action == "show_all" else True
+
     def action_show_all(self) -> None:
         """The whole of a long diff, from the keyboard (its note takes a click)."""
         if not self.diff():
