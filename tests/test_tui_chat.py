@@ -78,8 +78,8 @@ async def test_new_blocks_keep_a_following_view_at_the_bottom_and_leave_a_scroll
         await until_mounted(pilot, chat, 71)
         assert chat.max_scroll_y > bottom and chat.scroll_y == chat.max_scroll_y  # followed
 
-        chat.focus()
-        await pilot.press("pageup")  # the person scrolls up to read
+        app.prompt.focus()
+        await pilot.press("pageup")  # the person scrolls up to read, from the prompt too
         await pilot.wait_for_scheduled_animations()  # pageup scrolls smoothly: to its end
         where = chat.scroll_y
         assert where < chat.max_scroll_y

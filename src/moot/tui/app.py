@@ -94,7 +94,16 @@ WORD_KEYS = frozenset({"narrow_side", "widen_side", "follow"})
 always, and as a text field it would take them to move by word or to the line's end. They act
 on the app unless the field with the focus holds text, which keeps them for its cursor."""
 SESSION_ACTIONS = PANE_ACTIONS | frozenset(
-    {"interrupt", "cycle_mode", "follow", "focus_prompt", "command_palette", "load_earlier"}
+    {
+        "interrupt",
+        "cycle_mode",
+        "follow",
+        "focus_prompt",
+        "command_palette",
+        "load_earlier",
+        "chat_page_up",
+        "chat_page_down",
+    }
 )
 """The app's keys that act on a session: off while the first-run screen shows (no session yet)."""
 
@@ -766,6 +775,8 @@ class MootApp(App[int]):
             return False
         if action in PANE_ACTIONS and self.screen is not self.default_screen:
             return False
+        if action in ("chat_page_up", "chat_page_down"):
+            return isinstance(self.focused, PromptInput)  # elsewhere: the widget's own
         if action == "follow" and (
             self.screen is not self.default_screen or isinstance(self.focused, OptionList | Tree)
         ):
@@ -793,6 +804,12 @@ class MootApp(App[int]):
             self.notify("the whole session is shown")
             return
         self.run_worker(self.chat.load_earlier(), group="history", exclusive=True)
+
+    def action_chat_page_up(self) -> None:
+        self.chat.scroll_page_up()
+
+    def action_chat_page_down(self) -> None:
+        self.chat.scroll_page_down()
 
     def action_focus_prompt(self) -> None:
         self.prompt.focus()

@@ -50,6 +50,9 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+down", "grow_trace", "Run-trace pane taller, tools pane shorter"),
     Key("f4", "toggle_mouse", "Mouse capture on or off (off: the terminal selects text)"),
     Key("end", "follow", "Follow the answer again (scroll to the bottom)", priority=True),
+    # From the prompt (a line or three, where they would do little): the chat's pages.
+    Key("pageup", "chat_page_up", "Scroll the chat up a page", priority=True),
+    Key("pagedown", "chat_page_down", "Scroll the chat down a page", priority=True),
     Key("ctrl+home", "load_earlier", "Load earlier messages of the session (from the store)"),
     Key("enter", "submit", "Send the message", where="prompt"),
     Key("shift+enter", "newline", "New line (where the terminal reports it)", where="prompt"),
