@@ -99,6 +99,19 @@ async def test_a_word_typed_at_an_approval_answers_nothing() -> None:
         assert repl.text.count("that answers nothing") == 1  # told once, not per key
 
 
+async def test_a_burst_that_starts_with_an_answer_key_answers_nothing() -> None:
+    """After a pause, "sure, go ahead" arrives in one read (typed during a stall, or pasted):
+    its `s` has the rest of the burst behind it, so it is typing, not an answer."""
+    async with running_repl(FakeClient(edit_session())) as repl:
+        await repl.prompt_ready()
+        repl.type("go" + ENTER)
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
+        repl.clock.advance(GRACE_S + 5)
+        repl.type("sure, go ahead")
+        await repl.printed("that answers nothing: press y, s, a or n, after a pause in typing")
+        assert repl.ops(ops.Approve) == []
+
+
 @pytest.mark.parametrize(
     ("key", "expected"),
     [

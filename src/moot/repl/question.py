@@ -149,6 +149,10 @@ class KeyQuestion:
             if now - before < GRACE_S:  # still typing (or the question just appeared)
                 self._ignore()
                 return
+            if event.app.key_processor.input_queue:
+                # Keys read together with it ("sure, go ahead" at once): typing, not an answer.
+                self._ignore()
+                return
             event.app.exit(result=event.data.lower())
 
         def other(event: KeyPressEvent) -> None:
