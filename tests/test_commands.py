@@ -80,6 +80,8 @@ class Recorder:
         self.opened: list[str] = []
         self.layout: PanesRecorder | None = None
 
+    shows_refusals = False  # says what the session refused
+
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self.said.append((str(text), warning))
 

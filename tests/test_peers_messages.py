@@ -32,6 +32,8 @@ class Said:
         self.client = client
         self.said: list[str] = []
 
+    shows_refusals = False  # says what the session refused
+
     def say(self, text: str, **_: object) -> None:
         self.said.append(text)
 

@@ -556,3 +556,14 @@ async def test_a_session_left_mid_turn_goes_on_with_that_turn_when_it_opens() ->
     async with running_repl(client) as repl:
         await repl.printed("moot asks to run edit")  # the turn went on and asks again
         assert client.ops == [ops.ResumeRun()]
+
+
+async def test_a_command_the_session_refuses_is_told_once() -> None:
+    """The refusal is the session's `op_refused`, which the transcript prints; the command
+    does not say it again (it did: two lines for one refusal)."""
+    async with running_repl(FakeClient([])) as repl:
+        await repl.prompt_ready()
+        repl.type("/msg nobody hi" + ENTER)
+        await repl.printed("send_message: no running agent 'nobody'")  # the event's line
+        await repl.prompt_ready()
+        assert repl.text.count("no running agent 'nobody'") == 1

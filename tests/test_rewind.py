@@ -42,6 +42,8 @@ class Context:
         self.offered: list[list[tuple[str, str]]] = []
         self.opened: list[str] = []
 
+    shows_refusals = False  # says what the session refused
+
     def say(self, text: str, **_: object) -> None:
         self.said.append(text)
 

@@ -101,6 +101,8 @@ async def test_rename_is_a_session_event_answered_through_the_command_registry(
         def __init__(self) -> None:
             self.client = client
 
+        shows_refusals = False  # says what the session refused
+
         def say(self, text: str, **_: object) -> None:
             said.append(text)
 

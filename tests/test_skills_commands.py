@@ -109,6 +109,8 @@ class Context:
         self.client = client
         self.said: list[str] = []
 
+    shows_refusals = False  # says what the session refused
+
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self.said.append(text)
 

@@ -56,6 +56,10 @@ class EditorCommandContext:
     def client(self) -> Client:
         return self._client
 
+    @property
+    def shows_refusals(self) -> bool:
+        return False  # the editor is sent no op_refused: the command says it
+
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self._say(text)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from moot.commands.registry import CommandError
+from moot.commands.registry import CommandError, RefusedBySession
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client
@@ -33,7 +33,7 @@ async def answer(client: Client, op: ops.Op, kinds: Collection[str]) -> ev.Event
             if event.submission_id != submission:
                 continue
             if isinstance(event, ev.OpRefused):
-                raise CommandError(event.reason)
+                raise RefusedBySession(event.reason)
             if event.kind in kinds:
                 return event
     finally:

@@ -24,6 +24,12 @@ class CommandError(Exception):
     """A command could not run as asked; the message says what would work."""
 
 
+class RefusedBySession(CommandError):
+    """The session refused the command's op: its `op_refused` event (stored, and shown by a
+    front end that shows the session's events) says why, so such a front end is not told
+    twice (`CommandContext.shows_refusals`)."""
+
+
 PaneName = Literal["tools", "trace"]
 """The app's side panes: the tools pane and the run-trace pane."""
 
@@ -61,6 +67,13 @@ class CommandContext(Protocol):
 
     @property
     def client(self) -> Client: ...
+
+    @property
+    def shows_refusals(self) -> bool:
+        """Whether this front end shows the session's `op_refused` events itself (the app's
+        chat and the REPL do; an editor does not): a command the session refused then says
+        nothing more."""
+        ...
 
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         """Show a line (or a markdown block) in the transcript."""
@@ -273,6 +286,9 @@ class Registry:
                     raise
                 command, args = found, args.strip()
             await command.run(context, args)
+        except RefusedBySession as exc:
+            if not context.shows_refusals:
+                context.say(str(exc), warning=True)
         except CommandError as exc:
             context.say(str(exc), warning=True)
         except Exception as exc:  # a bug in a command must not take the front end down

@@ -499,6 +499,10 @@ class Repl:
 
     # ---- CommandContext ---------------------------------------------------------------------
 
+    @property
+    def shows_refusals(self) -> bool:
+        return True  # the transcript prints the session's refused ops
+
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self.transcript.say(text, markdown=markdown, warning=warning)
 

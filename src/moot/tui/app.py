@@ -847,6 +847,10 @@ class MootApp(App[int]):
 
     # ---- CommandContext: what slash commands may ask of the app --------------------------------
 
+    @property
+    def shows_refusals(self) -> bool:
+        return True  # the chat shows the session's refused ops
+
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         if markdown:
             from rich.markdown import Markdown
