@@ -348,3 +348,22 @@ async def test_selecting_a_call_in_the_trace_inspects_its_events_and_its_callees
         assert [e.seq for e in screen._events] == [
             e.seq for e in client.log if not isinstance(e, ev.TextDelta)
         ]
+
+
+async def test_an_approval_asked_again_after_a_resume_is_one_node() -> None:
+    """A turn resumed at an approval asks it again (`approval_requested` once more for the
+    same call): the trace keeps one question, answered once."""
+    run = Run().start("edit it")
+    run.ask("t1", "edit", {"path": "a.py"}, "--- a/a.py\n")
+    resumed = ev.RunResumed(**run._ids(), interrupted_tool_calls=())
+    run.add(resumed)
+    run.ask("t1", "edit", {"path": "a.py"}, "--- a/a.py\n").decided("t1")
+    client = FakeClient(autoplay=False)
+    app = MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 48)) as pilot:
+        client.emit(*run.events)
+        await pilot.pause()
+        lines = trace_lines(app)
+        assert [line.strip() for line in lines if "approve" in line or "allowed" in line] == [
+            "- allowed by user"
+        ]

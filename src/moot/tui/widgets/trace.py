@@ -209,11 +209,15 @@ class TracePane(Tree[list[ev.Event]]):
                         )
                     )
             case ev.ApprovalRequested():
+                key = (event.call_id, "approval:" + event.tool_call_id)
+                if (asked := self._tools.get(key)) is not None:
+                    asked.data.append(event)  # type: ignore[union-attr]
+                    return  # asked again after a resume: the same question, one node
                 parent = self._calls.get(event.call_id, self.root)
                 node = parent.add_leaf(
                     Text.assemble(("? ", "yellow"), f"approve {event.tool}"), data=[event]
                 )
-                self._tools[(event.call_id, "approval:" + event.tool_call_id)] = node
+                self._tools[key] = node
             case ev.ApprovalDecided():
                 node = self._tools.get((event.call_id, "approval:" + event.tool_call_id))
                 verdict = ("allowed", "green") if event.approved else ("refused", "red")
