@@ -50,6 +50,16 @@ async def shown(pilot) -> ApprovalPane:  # type: ignore[no-untyped-def]
     raise AssertionError("no approval was shown")
 
 
+async def focused_after_a_pause(pilot, clock: Clock) -> ApprovalPane:  # type: ignore[no-untyped-def]
+    """The edit approval of "go", focused as its timer focuses it once the person paused."""
+    await type_and_send(pilot, "go")
+    pane = await shown(pilot)
+    pane.focus()
+    clock.now += GRACE_S + 1
+    await pilot.pause()
+    return pane
+
+
 async def test_a_message_is_sent_as_one_user_turn_and_its_answer_streams_in() -> None:
     client = FakeClient(edit_session())
     async with app_for(client).run_test(size=(120, 40)) as pilot:
@@ -563,11 +573,7 @@ async def test_typing_on_at_a_focused_approval_goes_back_to_the_prompt_and_answe
     clock = Clock()
     client = FakeClient(edit_session())
     async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
-        await type_and_send(pilot, "go")
-        pane = await shown(pilot)
-        pane.focus()
-        clock.now += GRACE_S + 1
-        await pilot.pause()
+        pane = await focused_after_a_pause(pilot, clock)
         assert pilot.app.focused is pane
         await pilot.press(*"hey")
         await pilot.pause()
@@ -593,9 +599,9 @@ async def test_a_session_left_mid_turn_goes_on_with_that_turn_when_it_opens() ->
         assert client.ops == [ops.ResumeRun()]  # a turn runs: the message waits in the prompt
 
 
-async def test_what_is_typed_and_sent_while_new_opens_goes_to_the_new_session() -> None:
-    """`/new` opens the next session in a thread: the app goes on taking keys, a message sent
-    meanwhile waits and goes to the new session, and a draft moves into the new prompt."""
+def held_opening():  # type: ignore[no-untyped-def]
+    """A session shown (`first`) and an opener of the next (`second`) that holds until
+    `release` is set: what the app does while another session opens."""
     import threading
 
     release = threading.Event()
@@ -605,39 +611,30 @@ async def test_what_is_typed_and_sent_while_new_opens_goes_to_the_new_session() 
         release.wait(10)
         return second
 
+    return release, first, second, open_second
+
+
+async def until_switched(pilot, second: FakeClient, *, sent: bool = False) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(500):  # the switch takes a few of the app's steps
+        if pilot.app.client is second and (second.ops or not sent):
+            return
+        await pilot.pause()
+
+
+async def test_what_is_typed_and_sent_while_new_opens_goes_to_the_new_session() -> None:
+    """`/new` opens the next session in a thread: the app goes on taking keys, a message sent
+    meanwhile waits and goes to the new session, and a draft moves into the new prompt."""
+    release, first, second, open_second = held_opening()
     async with app_for(first, open_client=open_second).run_test(size=(120, 40)) as pilot:
         await type_and_send(pilot, "/new")
         await type_and_send(pilot, "go")
         await pilot.press(*"draft")
         assert first.ops == [] and second.ops == []
         release.set()
-        for _ in range(500):  # the switch takes a few of the app's steps
-            if pilot.app.client is second:
-                break
-            await pilot.pause()
+        await until_switched(pilot, second)
         await pilot.pause()
         assert first.ops == [] and second.ops == [ops.UserTurn(text="go")]
         assert pilot.app.prompt.text == "draft"
-
-
-async def test_a_burst_of_keys_at_a_focused_approval_answers_nothing() -> None:
-    """Keys that arrive together (a stall, a paste-like burst): each reaches the pane before
-    the prompt has taken the ones before it, and the `y` of "ok yes" still answers nothing."""
-    from textual import events
-
-    clock = Clock()
-    client = FakeClient(edit_session())
-    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
-        await type_and_send(pilot, "go")
-        pane = await shown(pilot)
-        pane.focus()
-        clock.now += GRACE_S + 1
-        await pilot.pause()
-        for char in "ok yes":
-            pane.post_message(events.Key("space" if char == " " else char, char))
-        await pilot.pause()
-        assert client.ops == [ops.UserTurn(text="go")] and pane.current is not None
-        assert pilot.app.prompt.text == "ok yes"  # every key of it typed on, in the prompt
 
 
 async def test_a_character_typed_with_the_focus_off_the_prompt_goes_to_the_prompt() -> None:
@@ -659,52 +656,45 @@ async def test_a_character_typed_with_the_focus_off_the_prompt_goes_to_the_promp
         assert pilot.app.prompt.text == "/hey" and client.ops == [ops.UserTurn(text="go")]
 
 
-async def test_a_burst_that_starts_with_an_answer_key_is_typing_in_order() -> None:
+@pytest.mark.parametrize(
+    ("reaches", "burst"),
+    [("the pane", "ok yes"), ("the app", "sure, go ahead")],
+)
+async def test_a_burst_of_keys_at_a_focused_approval_is_typing_in_order(
+    reaches: str, burst: str
+) -> None:
     """After a pause the pane has the focus, and an answer key alone answers; but keys that
-    arrive together ("sure, go ahead" in one read of the terminal) are typing: nothing is
+    arrive together (a stall, "sure, go ahead" in one read of the terminal) are typing, even
+    one that reaches the pane before the prompt has taken the keys before it: nothing is
     answered, and the prompt gets them in the order typed. Backspace edits the draft there."""
     from textual import events
 
     clock = Clock()
     client = FakeClient(edit_session())
     async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
-        await type_and_send(pilot, "go")
-        pane = await shown(pilot)
-        pane.focus()
-        clock.now += GRACE_S + 1
-        await pilot.pause()
-        for char in "sure, go ahead":
-            pilot.app.post_message(events.Key("space" if char == " " else char, char))
+        pane = await focused_after_a_pause(pilot, clock)
+        target = pane if reaches == "the pane" else pilot.app
+        for char in burst:
+            target.post_message(events.Key("space" if char == " " else char, char))
         await pilot.pause()
         assert client.ops == [ops.UserTurn(text="go")] and pane.current is not None
-        assert pilot.app.prompt.text == "sure, go ahead"
+        assert pilot.app.prompt.text == burst
         clock.now += GRACE_S + 1
         pane.focus()
         await pilot.press("backspace", "backspace")  # after a pause too: it edits the draft
-        assert pilot.app.prompt.text == "sure, go ahe"
+        assert pilot.app.prompt.text == burst[:-2]
         assert client.ops == [ops.UserTurn(text="go")]
 
 
 async def test_what_is_sent_while_a_command_runs_goes_after_it_in_order() -> None:
     """`/new` then a message at once: the message waits for the command (it went to the old
     session, or was lost with the prompt the switch replaced) and goes to the new one."""
-    import threading
-
-    release = threading.Event()
-    first, second = FakeClient([]), FakeClient([], session_id="ses_second")
-
-    def open_second() -> FakeClient:
-        release.wait(10)
-        return second
-
+    release, first, second, open_second = held_opening()
     async with app_for(first, open_client=open_second).run_test(size=(120, 40)) as pilot:
         await pilot.press(*"/new", "enter", *"go", "enter")  # no pause between them
         await pilot.press(*"/status", "enter")
         release.set()
-        for _ in range(500):
-            if pilot.app.client is second and second.ops:
-                break
-            await pilot.pause()
+        await until_switched(pilot, second, sent=True)
         assert first.ops == [] and second.ops == [ops.UserTurn(text="go")]
 
 
