@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from report import Row, ms
-from timing import VENV_BIN, child_env, percentile
+from timing import VENV_BIN, child_env, percentile, tmux_session
 
 NAME = "app"
 WORDS = ("alpha ", "beta ", "gamma ", "delta ", "tokens ", "stream ", "here ", "quick ") * 7 + (
@@ -353,13 +353,7 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
             env.pop(name, None)
         env.update({"MOOT_HOME": str(root / "home"), "TERM": "xterm-256color"})
         socket = str(root / "tmux.sock")
-
-        def tmux(*args: str) -> str:
-            return subprocess.run(
-                ["tmux", "-S", socket, *args], check=True, capture_output=True, text=True, env=env
-            ).stdout
-
-        tmux("new-session", "-d", "-s", "bench", "-x", "160", "-y", "48", "sleep 600")
+        tmux = tmux_session(socket, env)
         command = f"exec {VENV_BIN / 'moot'} --model scripted:{script}"
         bare = root / "bare.py"
         bare.write_text(BARE_APP)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from report import Row, ms
-from timing import VENV_BIN, median, time_processes
+from timing import VENV_BIN, median, time_processes, tmux_session
 
 NAME = "sessions"
 RESUME_TARGET = "<= 500 ms"
@@ -140,13 +140,7 @@ def front_ends_resume(root: Path, db: Path, session_id: str, turns: int, runs: i
     app_ready: list[float] = []
     if shutil.which("tmux"):
         socket = str(root / "resume-tmux.sock")
-
-        def tmux(*args: str) -> str:
-            return subprocess.run(
-                ["tmux", "-S", socket, *args], check=True, capture_output=True, text=True, env=env
-            ).stdout
-
-        tmux("new-session", "-d", "-s", "bench", "-x", "160", "-y", "48", "sleep 600")
+        tmux = tmux_session(socket, env)
         try:
             for n in range(runs + 1):
                 began = time.perf_counter()

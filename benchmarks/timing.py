@@ -8,7 +8,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,3 +120,16 @@ def time_processes(
                 if peak is not None:
                     results[label].peak_rss_kib.append(peak)
     return results
+
+
+def tmux_session(socket: str, env: Mapping[str, str]) -> Callable[..., str]:
+    """A tmux server of the benchmark's own (`socket`) holding a 160x48 session `bench`: the
+    returned function runs `tmux ARGS` on it and gives its output (kill the server after)."""
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-S", socket, *args], check=True, capture_output=True, text=True, env=env
+        ).stdout
+
+    tmux("new-session", "-d", "-s", "bench", "-x", "160", "-y", "48", "sleep 600")
+    return tmux

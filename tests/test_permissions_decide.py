@@ -583,15 +583,40 @@ def test_plan_mode_lets_read_only_tools_run(root: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("approved", "other"),
+    [
+        ("python -m pytest -x", "python -m pytest_evil"),
+        ("python -m pytest -x", "python -c 'import os'"),
+        ("uv run pytest -x", "uv run pytest_evil"),
+        ("python -W ignore x.py", "python -W ignore evil.py"),
+        ("python", "python evil.py"),
+    ],
+)
+def test_an_always_rule_for_code_allows_only_what_it_names(
+    root: Path, approved: str, other: str
+) -> None:
+    """The rule "always" would save for an interpreter or runner allows that program again
+    (with other arguments), never another one that its words merely begin."""
+    (rule,) = suggested_rules(call("bash", command=approved), root)
+    assert verdict_of(root, call("bash", command=approved), DONT_ASK, allow=[rule]).decision == (
+        "allow"
+    )
+    assert verdict_of(root, call("bash", command=other), DONT_ASK, allow=[rule]).decision == (
+        "deny"
+    )
+
+
+@pytest.mark.parametrize(
     ("request_", "suggestion"),
     [
         (call("bash", command="npm run build"), "Bash(npm run:*)"),
         (call("bash", command="ls -la"), "Bash(ls:*)"),
         # An interpreter's rule names what it runs (`python:*` would allow any code).
-        (call("bash", command="python -m pytest -x"), "Bash(python -m pytest:*)"),
-        (call("bash", command="python3.11 -V"), "Bash(python3.11 -V:*)"),
-        (call("bash", command="uv run pytest -x"), "Bash(uv run pytest:*)"),
-        (call("bash", command="uv run python -m pytest"), "Bash(uv run python -m pytest:*)"),
+        (call("bash", command="python -m pytest -x"), "Bash(python -m pytest *)"),
+        (call("bash", command="python3.11 -V"), "Bash(python3.11 -V)"),  # an option: exactly
+        (call("bash", command="python -W ignore x.py"), "Bash(python -W ignore x.py)"),
+        (call("bash", command="uv run pytest -x"), "Bash(uv run pytest *)"),
+        (call("bash", command="uv run python -m pytest"), "Bash(uv run python -m pytest *)"),
         (call("web_fetch", url="https://docs.python.org/3/"), "WebFetch(domain:docs.python.org)"),
         (call("edit", path="src/a.py"), "Edit(./src/a.py)"),
         (call("git_commit", message="x"), "git_commit"),

@@ -137,10 +137,7 @@ async def test_each_answer_key_sends_its_op(keys: tuple[str, ...], expected: ops
     clock = Clock()
     client = FakeClient(edit_session())
     async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
-        await type_and_send(pilot, "go")
-        pane = await shown(pilot)
-        pane.focus()
-        clock.now += GRACE_S + 1
+        await focused_after_a_pause(pilot, clock)
         await pilot.press(keys[0])
         await pilot.pause()  # `n` focuses the feedback field: the rest is typed there
         await pilot.press(*keys[1:])
@@ -551,10 +548,7 @@ async def test_escape_in_the_reason_field_goes_back_to_the_choices_and_interrupt
     clock = Clock()
     client = FakeClient(edit_session())
     async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
-        await type_and_send(pilot, "go")
-        pane = await shown(pilot)
-        pane.focus()
-        clock.now += GRACE_S + 1
+        pane = await focused_after_a_pause(pilot, clock)
         await pilot.press("n")
         await pilot.pause()
         assert pane.has_class("-feedback")

@@ -140,13 +140,7 @@ def test_a_task_typed_approved_and_quit_in_a_real_terminal(
         "the narrow layout, the status line still at the bottom",
     )
 
-    terminal.keys("C-c")
-    terminal.keys("C-c")
-    end = time.monotonic() + 20
-    while not exit_file.exists() or not exit_file.read_text().strip():
-        assert time.monotonic() < end, f"moot did not exit:\n{terminal.screen()}"
-        time.sleep(0.05)  # polling another process, bounded
-    assert exit_file.read_text().strip() == "0"
+    assert _quit(terminal, exit_file) == "0"
     left = subprocess.run(["pgrep", "-f", str(script)], capture_output=True, text=True).stdout
     assert left == "", f"processes left behind: {left}"
 

@@ -49,7 +49,7 @@ def register(registry: Registry) -> None:
         layout = context.panes()  # before the arguments: the REPL says where panes are
         match args.lower().split():
             case []:
-                pass
+                pass  # no argument: only how they stand (said below)
             case [pane] if pane in BY_NAME:
                 layout.show(BY_NAME[pane])
             case [pane, "on" | "off" as state] if pane in BY_NAME:

@@ -24,13 +24,7 @@ from moot.protocol.messages import (
     Usage,
     UserMessage,
 )
-from moot.providers.base import (
-    ModelRequest,
-    ProviderError,
-    TextPart,
-    UsageReport,
-    message_chars,
-)
+from moot.providers.base import ModelRequest, ProviderError, ask_text, message_chars
 
 if TYPE_CHECKING:
     from moot.protocol.events import ContextCompacted, HistoryCompacted
@@ -222,14 +216,8 @@ async def summarise(
         agent=agent,
         purpose="compact",
     )
-    parts: list[str] = []
-    usage, cost = Usage(), 0.0
-    async for delta in provider.stream(request):
-        if isinstance(delta, TextPart):
-            parts.append(delta.text)
-        elif isinstance(delta, UsageReport):
-            usage, cost = delta.usage, delta.cost_usd or 0.0
-    return "".join(parts).strip(), usage, cost
+    text, usage, cost = await ask_text(provider, request)
+    return text.strip(), usage, cost
 
 
 async def compact(

@@ -17,7 +17,7 @@ import msgspec
 from moot.protocol import events as ev
 from moot.protocol.messages import Usage, UserMessage
 from moot.protocol.titles import TITLE_LENGTH
-from moot.providers.base import ModelRequest, TextPart, UsageReport
+from moot.providers.base import ModelRequest, ask_text
 
 if TYPE_CHECKING:
     from moot.core.agent import Agent
@@ -63,14 +63,8 @@ async def ask_title(provider: Provider, *, prompt: str, answer: str, agent: str)
         max_output_tokens=MAX_OUTPUT_TOKENS,
         purpose="title",
     )
-    parts: list[str] = []
-    usage, cost = Usage(), 0.0
-    async for delta in provider.stream(request):
-        if isinstance(delta, TextPart):
-            parts.append(delta.text)
-        elif isinstance(delta, UsageReport):
-            usage, cost = delta.usage, delta.cost_usd or 0.0
-    return Titled(tidy_title("".join(parts)), provider.name, usage, cost)
+    text, usage, cost = await ask_text(provider, request)
+    return Titled(tidy_title(text), provider.name, usage, cost)
 
 
 def tidy_title(text: str) -> str:

@@ -165,9 +165,9 @@ def _suggest(described: Call, rules: RuleSet) -> list[str]:
         for command in _commands_left(described, rules):
             if not command.contained:
                 continue  # no prefix rule would cover it; it must be approved each time
-            prefix = _rule_prefix(list(command.sub.words))
-            rule = f"Bash({' '.join(prefix)}:*)"
-            if prefix and rule not in suggestions:
+            words = list(command.sub.words)
+            rule = f"Bash({_rule_spec(words)})"
+            if words and rule not in suggestions:
                 suggestions.append(rule)
         return suggestions
     if described.host:
@@ -194,31 +194,39 @@ WRAPPERS = frozenset({"env", "nice", "nohup", "time", "timeout", "command", "exe
 """Commands that run the command after their own options: a rule names that one too."""
 
 
-def _rule_prefix(words: list[str]) -> list[str]:
-    """The words an "always" rule for this command names: its command and, unless that is an
-    option, its first argument (`npm run`, `ls`). What runs arbitrary code is named down to
-    what it runs: an interpreter's (`python -m pytest`), a runner's `run` (`uv run pytest`),
-    a wrapper's command (`env python -m pytest`). (`sudo apt` the parser splits on its own.)"""
+def _rule_spec(words: list[str], *, whole_words: bool = False) -> str:
+    """What an "always" rule for this command says inside `Bash(...)`: its command and, unless
+    that is an option, its first argument, as a prefix (`npm run:*`, `ls:*`).
+
+    What runs arbitrary code is named down to what it runs, in whole words (`python -m pytest
+    *` allows `python -m pytest -x`, not `python -m pytest_evil`): an interpreter's script or
+    module, a runner's `run` target (`uv run pytest *`), a wrapper's command (`env python -m
+    pytest *`); `whole_words` asks that form of what a runner or wrapper runs. An option in
+    the way may take a value (`python -W ignore x.py`, `uv run --with pkg x`) that no prefix
+    could tell from what runs, so the rule is then the command exactly, as for a bare
+    interpreter (`python` reads its program from stdin). (`sudo apt` the parser splits.)
+    """
     name = words[0].rsplit("/", 1)[-1] if words else ""
+    whole = " ".join(words)
     if name in WRAPPERS:
-        rest = next(
-            (i for i, w in enumerate(words[1:], 1) if not w.startswith("-") and "=" not in w),
-            None,
-        )
-        if rest is not None and not words[rest].isdigit():  # `timeout 10 cmd` takes a number
-            return words[:rest] + _rule_prefix(words[rest:])
-        return words
-    runs_code = name in RUNNERS or name.rstrip("0123456789.").removesuffix("python") == ""
-    arguments = [i for i, word in enumerate(words[1:], 1) if not word.startswith("-")]
-    if runs_code and arguments and words[arguments[0]] in RUN_VERBS:
-        # `uv run pytest`: named down to what the verb runs (itself maybe an interpreter).
-        target = next((i for i in arguments[1:] if words[i] != "--"), None)
-        return words[:target] + _rule_prefix(words[target:]) if target else words
+        at = next((i for i, w in enumerate(words[1:], 1) if "=" not in w), len(words))
+        if at < len(words) and not words[at].startswith("-") and not words[at].isdigit():
+            inner = _rule_spec(words[at:], whole_words=True)
+            return " ".join([*words[:at], inner])  # past `env VAR=value`
+        return whole
+    if not (name in RUNNERS or name.rstrip("0123456789.").removesuffix("python") == ""):
+        named = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
+        return f"{' '.join(named)}{' *' if whole_words else ':*'}"
+    if len(words) > 2 and words[1] == "-m":
+        return f"{' '.join(words[:3])} *"
+    if len(words) > 2 and words[1] in RUN_VERBS:
+        at = 3 if words[2] == "--" else 2
+        if at < len(words) and not words[at].startswith("-"):
+            return " ".join([*words[:at], _rule_spec(words[at:], whole_words=True)])
+        return whole
     if len(words) > 1 and not words[1].startswith("-"):
-        return words[:2]
-    if runs_code:
-        return words[: arguments[0] + 1] if arguments else words
-    return words[:1]
+        return f"{' '.join(words[:2])} *"
+    return whole
 
 
 def _commands_left(call: Call, rules: RuleSet) -> list[Command]:

@@ -143,6 +143,23 @@ def model_info(provider: Provider) -> ModelInfo | None:
     return provider.model_info() if isinstance(provider, DescribedModel) else None
 
 
+async def ask_text(provider: Provider, request: ModelRequest) -> tuple[str, Usage, float]:
+    """A request asked outside every run (a compaction summary, a title): the answer's whole
+    text, its usage and its cost (0 where the provider reports none).
+
+    Raises:
+        ProviderError: the model failed.
+    """
+    parts: list[str] = []
+    usage, cost = Usage(), 0.0
+    async for delta in provider.stream(request):
+        if isinstance(delta, TextPart):
+            parts.append(delta.text)
+        elif isinstance(delta, UsageReport):
+            usage, cost = delta.usage, delta.cost_usd or 0.0
+    return "".join(parts), usage, cost
+
+
 @runtime_checkable
 class ResumesFromLog(Protocol):
     """A provider whose next answer depends on the calls already made to it in this session

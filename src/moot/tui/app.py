@@ -820,6 +820,8 @@ class MootApp(App[int]):
         from moot.tui.widgets.approval import EDITING_KEYS
 
         prompt = self.prompt
+        if self._quiet is not None:
+            self._quiet.typed()  # typing, as if in the prompt: no collection under it
         if key in EDITING_KEYS:
             getattr(prompt, f"action_{EDITING_KEYS[key]}")()
         elif character:
