@@ -174,9 +174,44 @@ def test_allow_git_hooks_runs_the_hooks_the_session_began_with(tmp_path: Path) -
     (repo / ".moot").mkdir()
     (repo / ".moot" / "settings.json").write_text('{"allowGitHooks": true}')
     (tmp_path / "s.yaml").write_text(SCRIPT)
+    assert moot(tmp_path, repo, "trust", "--yes").returncode == 0  # the person's own setting
 
     done = turn(tmp_path, repo)
 
     assert done.returncode == 0, done.stderr
     assert "committed" in done.stderr and "did not run" not in done.stderr
+    assert ran(markers) == ["pre-commit"]
+
+
+def test_a_repositorys_auto_commit_and_git_hooks_wait_for_the_persons_approval(
+    tmp_path: Path,
+) -> None:
+    """Issue 28, item 2: a repository's `autoCommit` and `allowGitHooks` took effect silently,
+    and its hooks ran on the host at the end of an `acceptEdits` turn."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    repo = hostile_repo(tmp_path, [], markers)
+    hook_scripts(repo / ".husky", f"touch {markers}/pre-commit", ("pre-commit",))
+    git(repo, "config", "core.hooksPath", ".husky")
+    (repo / ".moot").mkdir()
+    (repo / ".moot" / "settings.json").write_text('{"autoCommit": true, "allowGitHooks": true}')
+    (tmp_path / "s.yaml").write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "MOOT_AUTO_COMMIT"}
+    env |= {"MOOT_HOME": str(tmp_path / "home"), "MOOT_SANDBOX": "bubblewrap"}
+    run = [sys.executable, "-m", "moot.cli", "-p", "fix the typo", "--model",
+           f"scripted:{tmp_path / 's.yaml'}", "--permission-mode", "acceptEdits"]  # fmt: skip
+
+    held = subprocess.run(run, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+
+    assert held.returncode == 0, held.stderr
+    assert (repo / "notes.txt").read_text() == "hello world\n"
+    assert git(repo, "log", "-1", "--format=%s").strip() == "init"  # nothing committed
+    assert ran(markers) == []
+    assert '"autoCommit"' in held.stderr and '"allowGitHooks"' in held.stderr
+
+    assert moot(tmp_path, repo, "trust", "--yes").returncode == 0
+    git(repo, "checkout", "-q", "notes.txt")
+    approved = subprocess.run(run, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert approved.returncode == 0, approved.stderr
+    assert git(repo, "log", "-1", "--format=%s").strip() == "moot: fix the typo"
     assert ran(markers) == ["pre-commit"]

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from model_server import ModelServer, Reply
+from trusted import trust_settings
 from wire_builders import anthropic
 
 KEY = "sk-ant-doctor-secret-123"
@@ -84,6 +85,7 @@ def test_doctor_reads_keys_and_endpoints_from_the_settings_env(tmp_path: Path) -
             "models": {"anthropic/house-claude": {"thinking": True}},
         }
         (project / ".moot" / "settings.json").write_text(json.dumps(settings))
+        trust_settings(project, tmp_path / "home")
         server.reply(Reply(body=anthropic("OK")), Reply(body=anthropic("OK", n=2)))
         env = clean_env(tmp_path / "home", OPENAI_BASE_URL="http://from-shell.invalid")
         listed = moot(["doctor"], env, cwd=project)

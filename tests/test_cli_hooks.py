@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from moot.protocol import events as ev
+from trusted import trust_settings
 
 SCRIPT = """\
 turns:
@@ -43,6 +44,7 @@ def project(tmp_path: Path, hooks: dict[str, object]) -> Path:
     work = tmp_path / "work"
     (work / ".moot").mkdir(parents=True)
     (work / ".moot" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    trust_settings(work)  # the person's own hooks
     return work
 
 
@@ -111,6 +113,7 @@ def test_a_hooks_allow_never_lifts_a_deny_rule(tmp_path: Path) -> None:
     settings = json.loads((work / ".moot" / "settings.json").read_text())
     settings["permissions"] = {"deny": ["Write(notes.txt)"]}
     (work / ".moot" / "settings.json").write_text(json.dumps(settings))
+    trust_settings(work)
     done = moot(tmp_path, work, "--permission-mode", "bypassPermissions")
     assert done.returncode == 0, done.stderr
     assert not (work / "notes.txt").exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import wire_builders
 from model_server import ModelServer, Reply
+from trusted import trust_settings
 
 MODEL = "anthropic/claude-haiku-4-5"
 
@@ -43,6 +44,7 @@ def test_keys_endpoints_and_command_variables_come_from_the_settings_env(tmp_pat
             },
         }
         (work / ".moot" / "settings.json").write_text(json.dumps(settings))
+        trust_settings(work, tmp_path / "home")
         server.reply(
             Reply(body=build(call=("bash", {"command": "echo $GREETING"}), n=1)),
             Reply(body=build(text="Greeted.", n=2)),
@@ -64,6 +66,7 @@ def test_the_process_environment_wins_over_the_settings_env(tmp_path: Path) -> N
             "env": {"ANTHROPIC_API_KEY": "sk-settings", "ANTHROPIC_BASE_URL": elsewhere.url}
         }
         (work / ".moot" / "settings.json").write_text(json.dumps(settings))
+        trust_settings(work, tmp_path / "home")
         server.reply(Reply(body=wire_builders.anthropic(text="ok", n=1)))
         shell = {"ANTHROPIC_API_KEY": "sk-shell", "ANTHROPIC_BASE_URL": server.url}
         result = run_moot(work, tmp_path / "home", shell)

@@ -363,3 +363,41 @@ async def test_models_lists_the_catalog_with_what_each_needs(
     names = [m.name for m in client.models()]
     assert names.index("openai/gpt-5") < names.index("anthropic/claude-sonnet-4-5")
     await client.close()
+
+
+# ---- /trust --------------------------------------------------------------------------------------
+
+
+async def test_trust_shows_what_waits_and_approves_only_what_it_showed(workspace: Path) -> None:
+    from moot.commands.builtin import builtin_commands
+    from test_commands import Recorder
+
+    settings = workspace / ".moot" / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash(make:*)"]}}))
+    client = open_client(options(workspace))
+    assert any("asks to turn on: allow Bash(make:*)" in n for n in client.status().notices)
+    registry = builtin_commands()
+
+    kept = Recorder(client, picks=["keep"])  # type: ignore[arg-type]
+    await registry.run(kept, "/trust")
+    assert "allow Bash(make:*) (runs without asking)" in kept.said[0][0]
+    assert kept.said[-1][0] == "kept off; /trust asks again"
+    assert "Bash(make:*)" not in {r.rule for r in client.permissions().rules}
+
+    approving = Recorder(client, picks=["approve"])  # type: ignore[arg-type]
+    shown = await run_tool(client, "trust_settings", {"action": "show"})
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash"]}}))  # changed meanwhile
+    stray = await run_tool(
+        client, "trust_settings", {"action": "approve", "files": [["/etc/passwd", "x"]]}
+    )
+    assert stray.is_error and "not a settings file of this workspace" in stray.content
+    await registry.run(approving, "/trust")  # shows, and approves, what is there now
+    assert "allow Bash (runs without asking)" in approving.said[0][0]
+    assert "approved" in approving.said[-1][0]
+    await client.close()
+
+    again = open_client(options(workspace))
+    assert not any("asks to turn on" in n for n in again.status().notices)
+    assert ("allow", "Bash") in {(r.kind, r.rule) for r in again.permissions().rules}
+    assert shown.display["held"][0][2] == ["allow Bash(make:*) (runs without asking)"]
+    await again.close()

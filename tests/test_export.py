@@ -11,6 +11,7 @@ from pathlib import Path
 
 import wire_builders
 from model_server import ModelServer, Reply
+from trusted import trust_settings
 
 MODEL = "anthropic/claude-haiku-4-5"
 SHELL_KEY = "sk-ant-PLANTED-in-the-environment-0123456789"
@@ -41,6 +42,7 @@ def test_no_export_holds_a_key_planted_in_the_environment_or_the_settings(tmp_pa
             "env": {"OPENAI_API_KEY": SETTINGS_KEY, "ANTHROPIC_BASE_URL": server.url},
         }
         (work / ".moot" / "settings.json").write_text(json.dumps(settings))
+        trust_settings(work, home)
         build = wire_builders.anthropic
         # The model tries to read the keys from a command, then edits a file (a diff).
         echo = {"command": "echo $ANTHROPIC_API_KEY $OPENAI_API_KEY; env"}
@@ -110,6 +112,7 @@ def test_a_key_that_came_into_the_log_from_a_file_is_blanked_in_every_export(
     # Keys of services other than the model's count too: any variable named like a secret.
     secrets = {"OPENAI_API_KEY": SETTINGS_KEY, "MY_SERVICE_TOKEN": SERVICE_TOKEN}
     (work / ".moot" / "settings.json").write_text(json.dumps({"env": secrets}))
+    trust_settings(work, home)
     script = tmp_path / "read-keys.yaml"
     script.write_text(READ_KEYS_SCRIPT)
     env = {"ANTHROPIC_API_KEY": SHELL_KEY, "GITHUB_TOKEN": GITHUB_TOKEN}

@@ -10,6 +10,7 @@ import pytest
 from moot.hooks import DEFAULT_TIMEOUT, CommandHook, HookConfigError, parse_hooks
 from moot.hooks.config import hooks_from_settings
 from moot.settings import SettingsError, load_settings
+from trusted import trust_settings
 
 
 def group(matcher: str | None, *commands: str, **hook: object) -> dict[str, object]:
@@ -88,6 +89,7 @@ def test_an_error_names_the_settings_file_it_comes_from(tmp_path: Path) -> None:
     project_settings = tmp_path / ".moot" / "settings.json"
     project_settings.parent.mkdir()
     project_settings.write_text(json.dumps({"hooks": {"PreToolUse": [group("[", "x")]}}))
+    trust_settings(tmp_path)
     settings = load_settings(tmp_path)
     with pytest.raises(HookConfigError) as caught:
         hooks_from_settings(settings.hooks, tmp_path)

@@ -24,6 +24,7 @@ from moot.tools.base import SideEffect
 from moot.tools.files import file_tools
 from moot.workspace.paths import Workspace
 from runtime_helpers import agent, call, make_runtime, of
+from trusted import trust_settings
 
 BYPASS = PermissionMode.BYPASS_PERMISSIONS
 HOOK_SCRIPT = "#!/bin/sh\nexit 0\n"
@@ -107,6 +108,7 @@ def test_a_headless_run_in_bypass_mode_refuses_to_write_a_hook_script(root: Path
     (work / "check.sh").write_text(HOOK_SCRIPT)
     hooks = {"Stop": [{"hooks": [{"command": "./check.sh"}]}]}
     (work / ".moot" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    trust_settings(work, root / "home")
     (root / "s.yaml").write_text(
         "turns:\n"
         "  - tool_calls: [{name: write, arguments: {path: check.sh, content: id}}]\n"

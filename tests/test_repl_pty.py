@@ -233,3 +233,28 @@ def test_resume_without_an_id_picks_a_session_and_continue_takes_the_latest(
     finally:
         child.close()
     assert child.exitstatus == 0
+
+
+def test_settings_that_wait_for_approval_are_asked_about_before_the_session_opens(
+    tmp_path: Path,
+) -> None:
+    """The repository's `acceptEdits` is asked about first; approved, the edit runs unasked."""
+    repo = repository(tmp_path)
+    (repo / ".moot").mkdir()
+    (repo / ".moot" / "settings.json").write_text('{"permissions": {"defaultMode": "acceptEdits"}}')
+    child = spawn(tmp_path, repo, EDIT_SCRIPT, "--plain", term="xterm-256color")
+    try:
+        child.expect_exact('"defaultMode": "acceptEdits" (edits run without asking)')
+        child.expect_exact("? [y/N] ")
+        assert "moot plain REPL" not in child.before  # nothing opened before the answer
+        child.send("y\r")
+        child.expect_exact("ctrl+d quits")
+        child.send("make greet say hello\r")
+        child.expect_exact("greet now says")
+        assert "moot asks to run edit" not in child.before
+        assert "hello, " in (repo / "greeting.py").read_text()
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0

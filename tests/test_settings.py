@@ -16,6 +16,7 @@ import pytest
 from moot.settings import (
     MAX_FILE_BYTES,
     SettingsError,
+    approve_held,
     load_settings,
     merge,
     print_warnings,
@@ -46,6 +47,7 @@ def test_precedence_and_rules_adding_up(tmp_path: Path, private_moot_home: Path)
         project / ".moot" / "settings.local.json",
         {"permissions": {"allow": ["Bash(npm run test:*)", "Bash(git status)"]}},
     )
+    approve_held(project)  # the person's approval: the files are theirs
     settings = load_settings(project)
     assert settings.model == "openai/gpt-5"
     assert settings.sandbox == "docker"
@@ -111,6 +113,7 @@ def test_aliases_are_read_and_unknown_top_level_keys_are_allowed(tmp_path: Path)
         tmp_path / ".moot" / "settings.json",
         {"autoCommit": True, "permissions": {"defaultMode": "plan"}, "statusLine": {"x": 1}},
     )
+    approve_held(tmp_path)  # the person's approval: the files are theirs
     settings = load_settings(tmp_path)
     assert (settings.auto_commit, settings.permissions.default_mode) == (True, "plan")
 
@@ -210,6 +213,7 @@ def test_session_variables_may_come_from_env_and_an_empty_shell_value_does_not_h
     from moot.client.assemble import session_environ
 
     write(tmp_path / ".moot" / "settings.json", {"env": {"MOOT_READ_TIMEOUT": "5", "A": "file"}})
+    approve_held(tmp_path)  # the person's approval: the files are theirs
     settings = load_settings(tmp_path)
     environ = session_environ(settings, {"A": "", "B": "shell"})
     assert (environ["MOOT_READ_TIMEOUT"], environ["A"], environ["B"]) == ("5", "file", "shell")
@@ -271,13 +275,14 @@ def test_settings_know_which_file_gave_each_value(tmp_path: Path, private_moot_h
     write(user, {"model": "a/b", "sandbox": "docker", "permissions": {"defaultMode": "plan"}})
     local = tmp_path / ".moot" / "settings.local.json"
     write(local, {"sandbox": "none"})
+    approve_held(tmp_path)  # the person's approval: the files are theirs
     settings = load_settings(tmp_path)
     assert settings.origins == {
         "model": str(user),
         "sandbox": str(local),
         "permissions.defaultMode": str(user),
     }
-    assert settings.repository_file is None  # the repository's own file holds nothing
+    assert settings.held == ()
 
 
 # ---- files a repository can make anything of -------------------------------------------------

@@ -136,3 +136,40 @@ async def test_an_app_quit_while_its_session_opens_still_closes_the_session(
         app.exit()  # before the app has taken the session
     assert client.closed
     assert client.ops == []
+
+
+async def test_settings_that_wait_for_approval_are_asked_about_before_the_session_opens(
+    tmp_path: Path,
+) -> None:
+    """A repository's settings grants are asked about first: the session opens only once the
+    person answered (approving, or keeping them off with Enter, the first choice)."""
+    import json
+
+    from moot.settings import load_settings
+    from moot.tui.screens.picker import PickerScreen
+
+    settings = tmp_path / ".moot" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"sandbox": "none"}))
+    for answer, approved in ((["enter"], False), (["down", "enter"], True)):
+        held = load_settings(tmp_path).held
+        assert held
+        opener = GatedOpen(FakeClient(edit_session()))
+        opener.gate.set()
+        app = MootApp(
+            None,
+            connect=opener,  # type: ignore[arg-type]
+            workspace=tmp_path,
+            model="scripted:demo",
+            history=PromptHistory(None),
+            held=held,
+        )
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, PickerScreen)
+            assert '"sandbox": "none"' in str(app.screen.query_one(".title").render())
+            assert opener.calls == 0  # nothing opens before the answer
+            await pilot.press(*answer)
+            await _session_opened(app)
+            assert opener.calls == 1
+        assert (load_settings(tmp_path).held == ()) is approved

@@ -107,6 +107,10 @@ def _command(options: Namespace) -> Command:
         return run_skills
     if options.command == "init":
         return _init
+    if options.command == "trust":
+        from moot.trust_cli import run_trust
+
+        return run_trust
     if options.command == "login":
         from moot.login import run_login
 

@@ -396,6 +396,15 @@ def _fill_mcp(mcp: argparse.ArgumentParser) -> None:
     _add_session_flags(serve)
 
 
+def _fill_trust(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-y", "--yes", action="store_true", help="approve what the files ask for without asking"
+    )
+    parser.add_argument(
+        "--revoke", action="store_true", help="forget every approval of this workspace"
+    )
+
+
 _COMMAND_TABLE: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
     ("sessions", "list, show, export, delete, fork and prune sessions", _fill_sessions),
     ("cost", "tokens and cost per session and model (catalog prices)", _fill_cost),
@@ -404,6 +413,7 @@ _COMMAND_TABLE: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]]
     ("undo", "take back moot's last commit here (see MOOT_AUTO_COMMIT)", _fill_nothing),
     ("skills", "list, show and validate skills (SKILL.md folders)", _fill_skills),
     ("init", "have the model write an AGENTS.md for this repository (headless)", _fill_init),
+    ("trust", "approve what this repository's .moot settings files turn on", _fill_trust),
     ("login", "save an API key (mode 0600) for a provider", _fill_login),
     ("mcp", "MCP servers: add, list, get, remove, approve; serve", _fill_mcp),
     ("acp", "speak the Agent Client Protocol on stdio (for editors)", _add_session_flags),

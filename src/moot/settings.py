@@ -21,7 +21,6 @@ A settings file is read only if it is a regular file of at most `MAX_FILE_BYTES`
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -33,8 +32,10 @@ from typing import Annotated, Any, Literal, TextIO, get_args
 
 import msgspec
 
+from moot import settings_review as review
 from moot.protocol.modes import ModeName
 from moot.providers.catalog import CatalogEntry
+from moot.settings_review import SESSION_VARIABLES, HeldSettings
 
 SandboxName = Literal["auto", "bubblewrap", "docker", "none"]
 """The `sandbox` values (`moot.sandbox.select` reads them)."""
@@ -185,12 +186,9 @@ class LoadedSettings(Settings, kw_only=True):
     origins: dict[str, str] = msgspec.field(default_factory=dict)
     """For each key the files set (`model`, `sandbox`, `permissions.defaultMode`, ...), the
     file whose value won."""
-    repository_file: str | None = None
-    """The repository's own `.moot/settings.json`, when it holds anything."""
-    repository_digest: str | None = None
-    """The sha256 of that file's bytes (a notice about it is shown once per content)."""
-    repository_data: dict[str, Any] = msgspec.field(default_factory=dict)
-    """What that file holds, as read (for `moot.settings_review`)."""
+    held: tuple[HeldSettings, ...] = ()
+    """The project files whose grants (hooks, `sandbox: "none"`, allow rules, a wide mode,
+    `env`, ...) are left out until the person approves their content (`moot.settings_review`)."""
 
 
 _UNCHECKED_KEYS = frozenset({"$schema"})
@@ -222,11 +220,8 @@ _JSON_TYPES = {
 """The names msgspec's messages give JSON values ("got `int`")."""
 
 
-SESSION_VARIABLES = frozenset(
-    {"MOOT_CONNECT_TIMEOUT", "MOOT_READ_TIMEOUT", "MOOT_REASONING_EFFORT"}
-)
-"""The `MOOT_*` variables a settings file's `env` may set: they are read per session, from the
-session's environment. The others shape the process before any settings file is read."""
+# The `MOOT_*` variables a settings file's `env` may set are read per session, from the
+# session's environment; the others shape the process before any settings file is read.
 _FROM_SHELL = "moot reads this before the settings; set it in the shell"
 _NOT_FROM_ENV = {
     "MOOT_MODEL": "use the `model` key",
@@ -451,8 +446,8 @@ _ORIGIN_KEYS = ("model", "sandbox", "autoCommit")
 
 def load_settings(project: Path, environ: Mapping[str, str] | None = None) -> LoadedSettings:
     """The merged settings for a project directory, with what loading them found out: keys
-    moot ignores (`warnings`), which file each value came from, and what the repository's own
-    `.moot/settings.json` holds (`moot.settings_review` turns that into a notice).
+    moot ignores (`warnings`), which file each value came from, and the project files whose
+    grants are held until the person approves them (`held`, see `moot.settings_review`).
 
     Raises:
         SettingsError: a file is unreadable, not JSON, or does not fit the schema.
@@ -462,10 +457,15 @@ def load_settings(project: Path, environ: Mapping[str, str] | None = None) -> Lo
     layers = [
         {} if raw is None else _parse(path, raw) for path, raw in zip(files, raws, strict=True)
     ]
-    merged = merge(layers)
     warnings = [
         w for path, layer in zip(files, layers, strict=True) for w in unknown_keys(layer, path)
     ]
+    held: list[HeldSettings] = []
+    for index in (1, 2):  # the project's files: a repository can ship either
+        if raw := raws[index]:
+            layers[index], holding = _review(project, files[index], raw, layers[index], environ)
+            held += holding
+    merged = merge(layers)
     origins: dict[str, str] = {}
     for path, layer in zip(files, layers, strict=True):
         for key in _ORIGIN_KEYS:
@@ -473,16 +473,22 @@ def load_settings(project: Path, environ: Mapping[str, str] | None = None) -> Lo
                 origins[key] = str(path)
         if isinstance(layer.get("permissions"), dict) and "defaultMode" in layer["permissions"]:
             origins["permissions.defaultMode"] = str(path)
-    repository, raw = files[1], raws[1]
     fields = {name: getattr(merged, name) for name in merged.__struct_fields__}
-    return LoadedSettings(
-        **fields,
-        warnings=tuple(warnings),
-        origins=origins,
-        repository_file=str(repository) if layers[1] else None,
-        repository_digest=hashlib.sha256(raw).hexdigest() if raw and layers[1] else None,
-        repository_data=layers[1],
-    )
+    return LoadedSettings(**fields, warnings=tuple(warnings), origins=origins, held=tuple(held))
+
+
+def _review(
+    project: Path, path: Path, raw: bytes, layer: dict[str, Any], environ: Mapping[str, str] | None
+) -> tuple[dict[str, Any], list[HeldSettings]]:
+    """A project file's layer as it takes effect: whole if it grants nothing or the person
+    approved this content here, else without its grants (and the file named as held)."""
+    found = review.grants(layer)
+    if not found:
+        return layer, []
+    digest = review.digest(raw)
+    if review.SettingsApprovals(environ).approved(project, path, digest):
+        return layer, []
+    return review.held_out(layer), [HeldSettings(str(path), digest, tuple(found))]
 
 
 _TOLD: set[tuple[str, str]] = set()
@@ -510,15 +516,20 @@ def local_settings_file(project: Path) -> Path:
 def rule_sources(
     project: Path, environ: Mapping[str, str] | None = None
 ) -> list[tuple[RuleKind, str, Path]]:
-    """Every permission rule the settings files hold, with the file it comes from, in order of
-    rising precedence (a rule in two files is listed twice).
+    """Every permission rule in force with the file it comes from, in order of rising
+    precedence (a rule in two files is listed twice); a project file's allow rules only once
+    the person approved it (`moot.settings_review`).
 
     Raises:
         SettingsError: a file is unreadable, not JSON, or does not fit the schema.
     """
     found: list[tuple[RuleKind, str, Path]] = []
-    for path in settings_files(project, environ):
-        permissions = _read(path).get("permissions") or {}
+    for index, path in enumerate(settings_files(project, environ)):
+        raw = _read_bytes(path)
+        data = {} if raw is None else _parse(path, raw)
+        if index and raw:
+            data, _held = _review(project, path, raw, data, environ)
+        permissions = data.get("permissions") or {}
         for kind in ("allow", "ask", "deny"):
             found += [(kind, rule, path) for rule in permissions.get(kind, ())]
     return found
@@ -528,18 +539,20 @@ def remove_local_rule(project: Path, kind: RuleKind, rule: str) -> bool:
     """Take a permission rule out of `.moot/settings.local.json`; False when it is not there.
     Other keys of the file are kept as they are."""
     path = local_settings_file(project)
-    data = _read(path)
+    before = _read_bytes(path)
+    data = {} if before is None else _parse(path, before)
     listed = (data.get("permissions") or {}).get(kind) or []
     if rule not in listed:
         return False
     listed.remove(rule)
-    _write(path, data)
+    _write(project, path, data, before)
     return True
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write(project: Path, path: Path, data: dict[str, Any], before: bytes | None) -> None:
     """Replace `path` with `data` through a fresh temporary file beside it: never through a
-    name the repository could have planted (a `.tmp` symlink), and never half-written.
+    name the repository could have planted (a `.tmp` symlink), and never half-written. The new
+    content stays approved if `before` was (`settings_review.keep_approval`).
 
     Raises:
         SettingsError: The directory holding it is a symlink.
@@ -549,16 +562,18 @@ def _write(path: Path, data: dict[str, Any]) -> None:
         raise SettingsError(f"{directory} is a symlink; moot does not write settings through it")
     import tempfile  # only when a rule is saved or removed
 
+    after = (json.dumps(data, indent=2) + "\n").encode()
     fd, temp = tempfile.mkstemp(prefix=".settings.local-", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(json.dumps(data, indent=2) + "\n")
+        with os.fdopen(fd, "wb") as file:
+            file.write(after)
         os.chmod(temp, 0o644)  # as a file the person wrote would be, not mkstemp's 0600
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+    review.keep_approval(project, path, before, after)
 
 
 def save_local_rule(project: Path, kind: RuleKind, rule: str) -> Path:
@@ -577,7 +592,8 @@ def save_local_rule(project: Path, kind: RuleKind, rule: str) -> Path:
     directory = path.parent
     if directory.is_symlink():
         raise SettingsError(f"{directory} is a symlink; moot does not write settings through it")
-    data = _read(path)
+    before = _read_bytes(path)
+    data = {} if before is None else _parse(path, before)
     permissions = data.setdefault("permissions", {})
     listed = permissions.setdefault(kind, [])
     if rule not in listed:
@@ -589,7 +605,7 @@ def save_local_rule(project: Path, kind: RuleKind, rule: str) -> Path:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
             with os.fdopen(os.open(ignore, flags, 0o644), "w", encoding="utf-8") as file:
                 file.write("settings.local.json\n")
-    _write(path, data)
+    _write(project, path, data, before)
     return path
 
 
@@ -612,3 +628,20 @@ def save_user_setting(key: str, value: object, environ: Mapping[str, str] | None
     temp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(temp, path)
     return path
+
+
+def approve_held(
+    project: Path, environ: Mapping[str, str] | None = None
+) -> tuple[HeldSettings, ...]:
+    """Approve the content the project's settings files have now (`moot trust --yes`): their
+    grants take effect in sessions opened from now on. Returns what was held.
+
+    Raises:
+        SettingsError: a file is unreadable, not JSON, or does not fit the schema.
+        OSError: The approvals cannot be written.
+    """
+    held = load_settings(project, environ).held
+    approvals = review.SettingsApprovals(environ)
+    for file in held:
+        approvals.approve(project, file)
+    return held

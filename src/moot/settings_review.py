@@ -1,16 +1,25 @@
-"""What a repository's own settings turn on, told to the person once.
+"""What a repository's own settings may turn on, and the person's approval of it.
 
-A repository's committed `.moot/settings.json` can run commands on the host (`sandbox:
-"none"`, hooks), let every command, edit or fetch run without asking (broad allow rules,
-`bypassPermissions`), or send your API key to another server (a `*_BASE_URL` in `env`). The
-person did not choose these: they cloned them. So the first time moot loads such a file in a
-workspace, and again whenever its content changes, the front end gets a `RepositoryNotice`
-naming the file and each such grant; `moot -p` prints it on stderr. `.moot/settings.local.json`
-is the person's own, git-ignored file and user settings are theirs too: no notice for either.
+A repository ships `.moot/settings.json`, and it can ship `.moot/settings.local.json` as well:
+the name says personal, but nothing stops a commit of it, and a build script can write it. Either
+file can ask for what runs code on the host or lets the model do more without asking: hooks,
+`"sandbox": "none"`, allow rules, a default mode of `acceptEdits` or `bypassPermissions`,
+`autoCommit` and `allowGitHooks` (git on the host, hooks included), and `env` (it reaches model
+requests and commands: a base URL, a proxy or a key sends the conversation elsewhere). Those are
+its *grants*. A project file's grants are held, left out of the merged settings, until the
+person approves that file's exact content in this workspace (`/trust` in a session, `moot trust`
+in a shell); any change to the file holds them again. What only restricts (deny and ask rules,
+plan mode, a sandbox backend, the model, the look) takes effect at once. The user's own settings
+(`<config dir>/settings.json`) are never held.
 
-What was shown is remembered in `<data dir>/settings-notices.json` (workspace -> sha256 of the
-file's bytes), outside the workspace and out of the sandbox's reach. When it cannot be written
-(a read-only home) the notice is shown every time rather than never.
+Approvals live in `<data dir>/settings-approvals.json` (0600, in a 0700 directory): workspace ->
+file -> sha256 of the approved bytes, outside the workspace and out of the sandbox's reach. When
+moot itself rewrites `.moot/settings.local.json` (an "always" answer, `/permissions`), the new
+content is approved if the old content was or held nothing (`keep_approval`), so the person's
+own rules never ask again, and a repository's unapproved grants are never laundered by it.
+
+This module reads no settings file itself and imports nothing of moot's settings: it works on
+the parsed objects `moot.settings` hands it.
 """
 
 from __future__ import annotations
@@ -25,54 +34,103 @@ from typing import Any
 
 import msgspec
 
-from moot.settings import LoadedSettings
-
-NOTICES_FILE = "settings-notices.json"
+APPROVALS_FILE = "settings-approvals.json"
 _KEPT = 500
-"""Workspaces remembered; the oldest are forgotten first (and would be told again)."""
+"""Workspaces remembered; the oldest are forgotten first (and would be asked again)."""
 _RULE = re.compile(r"\s*([A-Za-z0-9_-]+)\s*(?:\((.*)\))?\s*", re.DOTALL)
 _SHELL = {"Bash", "bash"}
 _EDITS = {"Edit", "Write", "edit", "multi_edit", "write"}
 _FETCH = {"WebFetch", "web_fetch"}
 _ALL_FILES = {"", "*", "**", "**/*", "**/**"}
+_WIDE_MODES = {"acceptEdits": "edits run without asking", "bypassPermissions": "nothing asks"}
+SESSION_VARIABLES = frozenset(
+    {"MOOT_CONNECT_TIMEOUT", "MOOT_READ_TIMEOUT", "MOOT_REASONING_EFFORT"}
+)
+"""The `MOOT_*` variables a settings file's `env` may set: they are read per session, from the
+session's environment, and only tune it (no approval needed)."""
 
 
-class RepositoryNotice(msgspec.Struct, frozen=True):
-    """A repository's own settings file and what it turns on that the person should know."""
+class HeldSettings(msgspec.Struct, frozen=True):
+    """A project settings file whose grants are held until the person approves its content."""
 
     file: str
-    """The repository's `.moot/settings.json`."""
+    """The settings file (`.moot/settings.json` or `.moot/settings.local.json`)."""
+    digest: str
+    """The sha256 of its bytes: what an approval names."""
     grants: tuple[str, ...]
-    """Each thing it turns on, as a short phrase."""
+    """Each thing it asks to turn on, as a short phrase."""
 
     def __str__(self) -> str:
         return (
-            f"{self.file} comes with this repository and turns on: {'; '.join(self.grants)}. "
-            "Review it; moot says this once, and again when the file changes"
+            f"{self.file} comes with this repository and asks to turn on: "
+            f"{'; '.join(self.grants)}. These stay off until you approve them "
+            "(/trust in a session, or `moot trust` in a shell); a change to the file asks again"
         )
 
 
 def grants(data: Mapping[str, Any]) -> list[str]:
-    """What a settings file's content turns on that runs or reaches out without asking."""
-    found = []
+    """What a settings file's content turns on that needs the person's approval, phrase by
+    phrase (empty when it only restricts)."""
+    return [phrase for _key, phrase in _grants(data)]
+
+
+def held_out(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A settings file's content without its grants: what takes effect before approval."""
+    kept = dict(data)
+    for key, _phrase in _grants(data):
+        if key == "permissions.allow" or key == "permissions.defaultMode":
+            permissions = dict(kept["permissions"])
+            permissions.pop(key.partition(".")[2], None)
+            kept["permissions"] = permissions
+        elif key.startswith("env."):
+            env = dict(kept["env"])
+            env.pop(key.partition(".")[2], None)
+            kept["env"] = env
+        else:
+            kept.pop(key, None)
+    return kept
+
+
+def _grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Each grant as (the key that holds it, its phrase). Values that do not fit the schema
+    are left to the schema check (the file is refused before this matters)."""
+    found: list[tuple[str, str]] = []
     if data.get("sandbox") == "none":
-        found.append('"sandbox": "none" (shell commands run on the host, unsandboxed)')
+        found.append(("sandbox", '"sandbox": "none" (shell commands run on the host, unsandboxed)'))
     permissions = data.get("permissions")
-    permissions = permissions if isinstance(permissions, dict) else {}
-    if permissions.get("defaultMode") == "bypassPermissions":
-        found.append('"defaultMode": "bypassPermissions" (nothing asks)')
+    permissions = permissions if isinstance(permissions, Mapping) else {}
+    mode = permissions.get("defaultMode")
+    if isinstance(mode, str) and mode in _WIDE_MODES:
+        found.append(("permissions.defaultMode", f'"defaultMode": "{mode}" ({_WIDE_MODES[mode]})'))
     allow = permissions.get("allow")
-    broad = [r for r in allow if isinstance(r, str) and broad_rule(r)] if allow else []
-    if broad:
-        found.append(f"allow {', '.join(broad)} (runs without asking)")
-    if hooks := data.get("hooks"):
+    if isinstance(allow, list) and (rules := [r for r in allow if isinstance(r, str)]):
+        broad = [r for r in rules if broad_rule(r)]
+        wide = f" ({', '.join(broad)} let a whole kind of tool run)" if broad else ""
+        found.append(("permissions.allow", f"allow {', '.join(rules)} (runs without asking){wide}"))
+    hooks = data.get("hooks")
+    if isinstance(hooks, Mapping) and hooks:
         commands = _hook_commands(hooks)
-        found.append(f"hooks run on the host: {', '.join(commands) if commands else 'some'}")
+        listed = ", ".join(commands) if commands else "some"
+        found.append(("hooks", f"hooks run on the host: {listed}"))
+    if data.get("autoCommit") is True:
+        found.append(("autoCommit", '"autoCommit" (moot commits to your repository with git)'))
+    if data.get("allowGitHooks") is True:
+        found.append(
+            ("allowGitHooks", '"allowGitHooks" (the repository\'s git hooks run on the host)')
+        )
     env = data.get("env")
-    for name, value in env.items() if isinstance(env, dict) else ():
-        if name.endswith("_BASE_URL") or name == "OLLAMA_HOST":
-            found.append(f"env {name}={value} (your API key goes to that server)")
+    for name, value in env.items() if isinstance(env, Mapping) else ():
+        if name not in SESSION_VARIABLES:
+            found.append((f"env.{name}", f"env {name}={value} ({_env_reach(name)})"))
     return found
+
+
+def _env_reach(name: str) -> str:
+    if name.endswith(("_BASE_URL", "_HOST")) or "PROXY" in name.upper():
+        return "your API key and conversation go to that server"
+    if name.endswith(("_API_KEY", "_TOKEN")):
+        return "model requests use that key, and its owner can read them"
+    return "model requests and commands see it"
 
 
 def broad_rule(rule: str) -> bool:
@@ -92,9 +150,9 @@ def broad_rule(rule: str) -> bool:
     return False
 
 
-def _hook_commands(hooks: object) -> list[str]:
+def _hook_commands(hooks: Mapping[str, Any]) -> list[str]:
     commands: list[str] = []
-    for groups in hooks.values() if isinstance(hooks, dict) else ():
+    for groups in hooks.values():
         for group in groups if isinstance(groups, list) else ():
             entries = group.get("hooks") if isinstance(group, dict) else None
             for entry in entries if isinstance(entries, list) else ():
@@ -104,57 +162,117 @@ def _hook_commands(hooks: object) -> list[str]:
     return commands
 
 
-def repository_notice(
-    settings: LoadedSettings, project: Path, environ: Mapping[str, str] | None = None
-) -> RepositoryNotice | None:
-    """The notice about the repository's own settings, unless this workspace was told about
-    this very content before; asking for it records it as told.
+class SettingsApprovals:
+    """The person's approvals of project settings files, for every workspace (one JSON file in
+    the data directory, read when asked and written through).
 
     Args:
-        settings: What `load_settings(project, environ)` returned.
-        project: The workspace the settings were loaded for.
         environ: The environment (`MOOT_HOME`); `os.environ` when None.
     """
-    if settings.repository_file is None or settings.repository_digest is None:
-        return None
-    found = grants(settings.repository_data)
-    if not found:
-        return None
-    from moot.paths import data_dir  # here: only a repository with such settings needs it
 
-    memory = data_dir(environ) / NOTICES_FILE
-    seen = _load(memory)
-    workspace = str(project.resolve())
-    if seen.get(workspace) == settings.repository_digest:
-        return None
-    seen.pop(workspace, None)
-    seen[workspace] = settings.repository_digest
-    _save(memory, dict(list(seen.items())[-_KEPT:]))
-    return RepositoryNotice(settings.repository_file, tuple(found))
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        from moot.paths import data_dir  # only a project file with grants needs it
 
+        self.path = data_dir(environ) / APPROVALS_FILE
 
-def _load(path: Path) -> dict[str, str]:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+    def approved(self, workspace: Path, file: Path | str, digest: str) -> bool:
+        """Whether the person approved exactly this content of `file` in `workspace`."""
+        return self._load().get(_key(workspace), {}).get(Path(file).name) == digest
 
+    def approve(self, workspace: Path, held: HeldSettings | tuple[str, str]) -> None:
+        """Remember that the person approved this content of the file here.
 
-def _save(path: Path, seen: dict[str, str]) -> None:
-    """Write atomically; a home that cannot be written just means the notice comes again."""
-    import tempfile  # only when there is a notice to remember
+        Args:
+            workspace: The workspace root.
+            held: The held file, or (file, digest).
 
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".settings-notices-", dir=path.parent)
+        Raises:
+            OSError: The approvals file cannot be written.
+        """
+        file, digest = (held.file, held.digest) if isinstance(held, HeldSettings) else held
+        approvals = self._load()
+        key = _key(workspace)
+        files = approvals.pop(key, {})  # re-inserted last: the newest are kept longest
+        files[Path(file).name] = digest
+        approvals[key] = files
+        self._save(dict(list(approvals.items())[-_KEPT:]))
+
+    def revoke(self, workspace: Path) -> bool:
+        """Forget every approval of this workspace; False when there was none.
+
+        Raises:
+            OSError: The approvals file cannot be written.
+        """
+        approvals = self._load()
+        if approvals.pop(_key(workspace), None) is None:
+            return False
+        self._save(approvals)
+        return True
+
+    def _load(self) -> dict[str, dict[str, str]]:
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump(seen, file, indent=1)
-            os.replace(temp, path)
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return {}  # none yet, or damaged: nothing is approved; writing starts it again
+        if not isinstance(data, dict):
+            return {}
+        return {
+            workspace: {f: d for f, d in files.items() if isinstance(d, str)}
+            for workspace, files in data.items()
+            if isinstance(files, dict)
+        }
+
+    def _save(self, approvals: dict[str, dict[str, str]]) -> None:
+        """Write atomically, private to the person: a fresh temporary file, then a rename."""
+        import tempfile  # only when an approval is written
+
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".settings-approvals-", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:  # mkstemp makes it 0600
+                json.dump(approvals, file, indent=1)
+            os.replace(temp, self.path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
+
+
+def _key(workspace: Path) -> str:
+    return os.path.realpath(workspace)
+
+
+def digest(raw: bytes) -> str:
+    """What an approval names: the sha256 of a settings file's bytes."""
+    import hashlib  # only for a file that asks for something
+
+    return hashlib.sha256(raw).hexdigest()
+
+
+def keep_approval(
+    workspace: Path,
+    file: Path,
+    before: bytes | None,
+    after: bytes,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """moot rewrote a project settings file (the person's rule): approve the new content if
+    the old content was approved or asked for nothing, so the person is not asked about their
+    own rule, and a repository's held grants stay held. A home that cannot be written only
+    means the person is asked again."""
+    if not grants(_parsed(after)):
+        return
+    if before is not None and grants(_parsed(before)):
+        approvals = SettingsApprovals(environ)
+        if not approvals.approved(workspace, file, digest(before)):
+            return
+    with contextlib.suppress(OSError):
+        SettingsApprovals(environ).approve(workspace, (str(file), digest(after)))
+
+
+def _parsed(raw: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -399,7 +399,7 @@ def open_session(
     )
 
 
-PERSON_TOOLS = ("undo", "doctor", "sandbox", "outline", "jobs", "permission_rule")
+PERSON_TOOLS = ("undo", "doctor", "sandbox", "outline", "jobs", "permission_rule", "trust_settings")
 """The tools only the person runs (`moot.client.person_tools`), named here so that listing them
 loads nothing."""
 

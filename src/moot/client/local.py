@@ -478,14 +478,10 @@ def _open_store() -> Store:
 
 
 def _notices(settings: LoadedSettings, cwd: Path) -> tuple[str, ...]:
-    """What the person should be told once: settings keys moot ignores (with the nearest it
-    reads), and what a repository's own settings turn on (`moot.settings_review`)."""
-    from moot.settings_review import repository_notice
-
-    told = [str(warning) for warning in settings.warnings]
-    if notice := repository_notice(settings, cwd):
-        told.append(str(notice))
-    return tuple(told)
+    """What the person should be told as the session opens: settings keys moot ignores (with
+    the nearest it reads), and each project file whose grants wait for their approval
+    (`moot.settings_review`)."""
+    return (*(str(warning) for warning in settings.warnings), *(str(h) for h in settings.held))
 
 
 def _git_branch(root: Path) -> str:

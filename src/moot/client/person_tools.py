@@ -39,6 +39,12 @@ class _Rule(msgspec.Struct, forbid_unknown_fields=True):
     rule: str
 
 
+class _Trust(msgspec.Struct, forbid_unknown_fields=True):
+    action: Literal["show", "approve"]
+    files: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    """To approve: (settings file, sha256 of the content shown)."""
+
+
 class PersonTool:
     """A `Tool` for the person: arguments checked against a msgspec Struct, work in a thread."""
 
@@ -143,6 +149,33 @@ def person_tools(
         except ValueError as exc:
             return ToolResult.error(str(exc))
 
+    def trust_settings(args: _Trust) -> ToolResult:
+        from moot.settings import SettingsError, load_settings, settings_files
+        from moot.settings_review import SettingsApprovals
+
+        if args.action == "approve":
+            project_files = {str(p) for p in settings_files(workspace.root, environ)[1:]}
+            if stray := [file for file, _ in args.files if file not in project_files]:
+                return ToolResult.error(f"not a settings file of this workspace: {stray[0]}")
+            approvals = SettingsApprovals(environ)
+            for path, digest in args.files:
+                approvals.approve(workspace.root, (path, digest))
+            return ToolResult(
+                "approved: sessions opened from now on use it; this one goes on without it "
+                "(quit and `moot -c` to go on with it)"
+            )
+        try:
+            held = load_settings(workspace.root, environ).held
+        except SettingsError as exc:
+            return ToolResult.error(str(exc))
+        if not held:
+            return ToolResult("nothing waits for approval: the settings files here are in force")
+        lines: list[str] = []
+        for one in held:
+            lines += [f"{one.file} asks to turn on:", *(f"  - {g}" for g in one.grants)]
+        rows = [[one.file, one.digest, list(one.grants)] for one in held]
+        return ToolResult("\n".join(lines), display={"held": rows})
+
     made = [
         PersonTool(
             "undo",
@@ -157,6 +190,13 @@ def person_tools(
         ),
         PersonTool("outline", "The definitions of a source file, by line", _Outline, outline),
         PersonTool("jobs", "The session's background shells", _NoArguments, jobs),
+        PersonTool(
+            "trust_settings",
+            "Show, or approve, what the project's settings files turn on",
+            _Trust,
+            trust_settings,
+            SideEffect.WRITES_WORKSPACE,
+        ),
         PersonTool(
             "permission_rule",
             "Add or remove a permission rule in .moot/settings.local.json",

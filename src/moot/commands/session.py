@@ -126,6 +126,27 @@ def register(registry: Registry) -> None:
     async def sandbox(context: CommandContext, args: str) -> None:
         show_result(context, await run_tool(context.client, "sandbox"))
 
+    @registry.command("trust", "Approve what this repository's .moot settings turn on")
+    async def trust(context: CommandContext, args: str) -> None:
+        shown = await run_tool(context.client, "trust_settings", {"action": "show"})
+        held = shown.display.get("held")
+        if shown.is_error or not isinstance(held, list) or not held:
+            show_result(context, shown)
+            return
+        context.say(shown.content)
+        choice = await context.pick(
+            "Approve what these files turn on, here?",
+            [("approve", "Approve (from the next session on)"), ("keep", "Keep it off")],
+        )
+        if choice != "approve":
+            context.say("kept off; /trust asks again")
+            return
+        files = [[entry[0], entry[1]] for entry in held]  # the content shown, nothing newer
+        done = await run_tool(
+            context.client, "trust_settings", {"action": "approve", "files": files}
+        )
+        show_result(context, done)
+
 
 def _complete_models(context: CommandContext, typed: str) -> Sequence[str]:
     return [m.name for m in context.client.models() if m.name.startswith(typed)]

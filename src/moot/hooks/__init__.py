@@ -10,11 +10,12 @@ Trust model, plainly:
 - Hooks are commands, not suggestions. They run **outside the sandbox, with the user's full
   rights** and the full environment moot was started with, on the host; moot does not review,
   confine or scrub them.
-- Hooks from user settings (`<config dir>/settings.json`) and from `.moot/settings.local.json`
-  are the user's own.
-- Hooks from a project's `.moot/settings.json` come **from the repository**. Starting moot in a
-  repository runs them, so review them like any script in it before running moot there, just
-  as you would before running its `make` or `npm install`.
+- Hooks from user settings (`<config dir>/settings.json`) are the user's own.
+- Hooks from a project's `.moot/settings.json` or `.moot/settings.local.json` may come **from
+  the repository** (either file can be committed). They are held, and never run, until the
+  person approves that file's exact content in that workspace (the app and the REPL ask before
+  the session opens; `/trust`, `moot trust`); a change to the file holds them again
+  (`moot.settings_review`).
 - A hook is never asked about: the approval seam and permission rules govern the model's tool
   calls, not the commands the settings name.
 

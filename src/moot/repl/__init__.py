@@ -19,6 +19,7 @@ from moot.paths import workspace_root
 
 if TYPE_CHECKING:
     from moot.protocol.client import Client
+    from moot.settings_review import HeldSettings
 
 EXIT_USAGE = 2
 
@@ -67,6 +68,8 @@ def run_repl(options: Namespace) -> int:
     except SettingsError as exc:
         print(f"moot: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if settings.held:
+        _ask_trust(cwd, settings.held)
     look = choose_look(
         os.environ,
         sys.stdout,
@@ -107,3 +110,34 @@ def run_repl(options: Namespace) -> int:
     if repl.error:
         print(f"moot: {repl.error}", file=sys.stderr)
     return code
+
+
+def _ask_trust(workspace: Path, held: tuple[HeldSettings, ...]) -> None:
+    """Before the session opens, ask about the repository's settings that wait for approval
+    (`moot.settings_review`): only `y` or `yes` approves, and keys typed before the question
+    are dropped, so nothing typed ahead answers it."""
+    import contextlib
+    import termios
+
+    from moot.settings_review import SettingsApprovals
+
+    print("This repository's settings ask to turn on what could run code or act unasked:")
+    for file in held:
+        print(f"{file.file}:")
+        for grant in file.grants:
+            print(f"  - {grant}")
+    with contextlib.suppress(termios.error, OSError):
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    try:
+        answer = input(f"Approve it for {workspace}? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        print("kept off: this session runs without it (/trust asks again)")
+        return
+    approvals = SettingsApprovals()
+    try:
+        for file in held:  # the content shown, not what the files hold by now
+            approvals.approve(workspace, file)
+    except OSError as exc:
+        print(f"moot: cannot remember the approval: {exc}", file=sys.stderr)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from moot.client.local import SessionOptions
     from moot.protocol.client import Client
     from moot.settings import TerminalOptions
+    from moot.settings_review import HeldSettings
     from moot.tui.screens.setup import FirstRun
 
 EXIT_USAGE = 2
@@ -126,7 +127,7 @@ def run_app(options: Namespace) -> int:
     from moot.tui.app import MootApp  # textual loads here
     from moot.tui.scrollback import print_conversation, scrollback_format
 
-    ui = _terminal_options(cwd)
+    ui, held = _settings_at_start(cwd)
     inline = bool(getattr(options, "no_alt_screen", False)) or not ui.alt_screen
     how = scrollback_format(ui.scrollback, inline=inline, flag=getattr(options, "scrollback", None))
     app = MootApp(
@@ -141,6 +142,7 @@ def run_app(options: Namespace) -> int:
         open_session=open_stored,
         mouse=ui.mouse and not getattr(options, "no_mouse", False),
         own_heap=True,
+        held=held,  # asked about before `connect` opens the session
     )
     # Inline, the last frame stays on screen at exit unless the conversation is printed instead.
     code = app.run(inline=inline, inline_no_clear=inline and how == "off")
@@ -180,11 +182,13 @@ def _first_run(cwd: Path, open_model: Callable[[str], Client]) -> FirstRun:
     )
 
 
-def _terminal_options(cwd: Path) -> TerminalOptions:
-    """The settings' `ui` (a broken settings file is reported when the session opens)."""
+def _settings_at_start(cwd: Path) -> tuple[TerminalOptions, tuple[HeldSettings, ...]]:
+    """The settings' `ui`, and the project files whose grants wait for the person's approval
+    (a broken settings file is reported when the session opens)."""
     from moot.settings import SettingsError, TerminalOptions, load_settings
 
     try:
-        return load_settings(cwd).ui
+        settings = load_settings(cwd)
     except SettingsError:
-        return TerminalOptions()
+        return TerminalOptions(), ()
+    return settings.ui, settings.held

@@ -42,6 +42,7 @@ from textual.widgets import Input, OptionList, TextArea, Tree
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
 
+    from moot.settings_review import HeldSettings
     from moot.tui.screens.setup import FirstRun, Started
 
 from moot.app_prefs import THEME, load_prefs, save_prefs
@@ -139,6 +140,7 @@ class MootApp(App[int]):
         workspace: Path | None = None,
         model: str | None = None,
         own_heap: bool = False,
+        held: Sequence[HeldSettings] = (),
     ) -> None:
         """Args:
         client: The session to show; None opens one with `connect`, or shows the first-run
@@ -151,6 +153,8 @@ class MootApp(App[int]):
         first_run: How the first-run screen opens a session with a model, or the demo.
         open_session: Opens a stored session by id (the palette's sessions).
         mouse: Capture the mouse from the start (`f4` switches it either way).
+        held: The workspace's settings files whose grants wait for the person's approval:
+            asked about (`tui/trust.py`) before `connect` opens the session.
         """
         super().__init__()
         if client is None and first_run is None and connect is None:
@@ -159,6 +163,7 @@ class MootApp(App[int]):
         self._connect = connect
         self._workspace = workspace
         self._model = model
+        self._held = tuple(held)
         self._opening: asyncio.Task[Client] | None = None
         """The thread opening the session (`connect`), until it is open."""
         self._side_mounted: AwaitMount | None = None
@@ -326,7 +331,12 @@ class MootApp(App[int]):
             # The prompt first; the session opens once it is on screen (`_begin_opening`).
             self._lay_out()
             self.query_one(StatusLine).opening(self._model)
-            self.call_after_refresh(self._begin_opening)
+            if self._held and self._workspace is not None:
+                from moot.tui.trust import ask_trust  # only where settings wait for approval
+
+                ask_trust(self, self._workspace, self._held, self._begin_opening)
+            else:
+                self.call_after_refresh(self._begin_opening)
         else:
             await self._show_session()
         for warning in self.theme_warnings:
