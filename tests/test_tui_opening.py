@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from moot.client import SetupError
 from moot.history import PromptHistory
 from moot.protocol import ops
@@ -173,3 +175,62 @@ async def test_settings_that_wait_for_approval_are_asked_about_before_the_sessio
             await _session_opened(app)
             assert opener.calls == 1
         assert (load_settings(tmp_path).held == ()) is approved
+
+
+async def test_at_completion_typed_while_the_session_opens_holds_no_thread_tools_need(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29, item 1: each key of an `@` completion typed before the session was open held a
+    thread of the loop's executor waiting for it; six filled it, and the session's tools
+    (`read`), which run in that executor, then spun for ever. Now the wait holds no thread: a
+    key typed per frame while the session opens starts none, and the turn's tools run."""
+    import asyncio
+    import json
+
+    from moot.client.local import SessionOptions, open_client
+    from moot.protocol import events as ev
+
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "hello.py").write_text("print('hi')\n")
+    script = tmp_path / "s.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"tool_calls": [{"name": "read", "arguments": {"path": "hello.py"}}]},
+                {"tool_calls": [{"name": "read", "arguments": {"path": "hello.py"}}]},
+                "read it twice",
+            ]
+        )
+    )
+    gate = threading.Event()
+
+    def connect() -> object:
+        assert gate.wait(30), "the test never opened the gate"
+        return open_client(SessionOptions(cwd=work, model=f"scripted:{script}"))
+
+    app = MootApp(None, connect=connect, workspace=work, history=PromptHistory(None))  # type: ignore[arg-type]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        threads = threading.active_count()
+        for key in "@hello.p":  # one at a time, each its own completion
+            await pilot.press(key)
+            await pilot.pause()
+        assert threading.active_count() <= threads  # nothing waits in a thread for the session
+        await pilot.press(*["backspace"] * 8)
+        gate.set()
+        await _session_opened(app)
+        client = app.client
+        events = client.subscribe()
+        await pilot.press(*"read hello.py", "enter")
+
+        async def finished() -> ev.TurnFinished:
+            async for event in events:
+                if isinstance(event, ev.TurnFinished):
+                    return event
+            raise AssertionError("the events ended")
+
+        done = await asyncio.wait_for(finished(), 30)
+        events.close()
+        assert done.state == "completed" and done.output == "read it twice"

@@ -25,6 +25,7 @@ from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.screens.setup import FirstRun, SetupScreen
 from moot.tui.widgets.approval import ApprovalPane
+from moot.tui.widgets.prompt import PromptArea
 from moot.tui.widgets.status_line import StatusLine
 from tui_scripts import edit_session
 
@@ -213,3 +214,29 @@ async def test_keys_that_act_on_a_session_do_nothing_before_one_is_open() -> Non
         assert isinstance(pilot.app.screen, SetupScreen)  # no palette, no crash
         await pilot.press("ctrl+c", "ctrl+c")
     assert pilot.app.return_code == 0
+
+
+async def test_at_completion_works_in_a_session_the_first_run_screen_opened(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 29, item 1: the session the first-run screen opened never told `@` completion it
+    was open, so each key's listing waited for ever in a thread of the loop's executor (six
+    filled it), and the session's tools, which need those threads, spun for ever."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
+    openers = Openers()
+    openers.client = FakeClient(edit_session(), files=["hello.py", "src/help.py"])
+    async with app_for(openers).run_test(size=(120, 40)) as pilot:
+        screen = await detected(pilot)
+        screen.query_one("#model-filter").focus()
+        await pilot.press(*"haiku", "enter")
+        await pilot.pause()
+        app = pilot.app
+        assert isinstance(app, MootApp) and app.client is openers.client
+        for key in "@hel":  # one key at a time, as a person types
+            await pilot.press(key)
+        for worker in [w for w in app.workers if w.group == "paths"]:
+            await worker.wait()
+        await pilot.pause()
+        listed = app.query_one(PromptArea).options
+        shown = [listed.get_option_at_index(i).id for i in range(listed.option_count)]
+        assert sorted(shown) == ["@hello.py", "@src/help.py"]

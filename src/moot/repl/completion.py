@@ -77,13 +77,20 @@ class PromptCompleter(Completer):
         self._paths = None
 
     def _all_paths(self) -> list[str]:
-        with self._lock:  # two completion threads at once read the files once
-            if self._paths is None:
-                try:
-                    self._paths = list(self._files())
-                except Exception:  # not open yet, or not walkable: nothing now, ask again later
-                    return []
+        if self._paths is not None:
             return self._paths
+        # One thread lists; the others do not wait for it (each would hold a thread of the
+        # executor the session's tools use, key after key): no paths for them this time.
+        if not self._lock.acquire(blocking=False):
+            return []
+        try:
+            if self._paths is None:
+                self._paths = list(self._files())
+        except Exception:  # not open yet, or not walkable: nothing now, ask again later
+            return []
+        finally:
+            self._lock.release()
+        return self._paths
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent

@@ -24,9 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -177,10 +177,14 @@ class MootApp(App[int]):
         """Commands the person sent that still run; what is sent meanwhile waits for them."""
         self._after_commands: list[str] = []
         """What was sent before the session was open, in order."""
-        self._session_known = threading.Event()
-        """Set once the session is open or cannot be: `@` completion waits for it."""
+        self._session_known = asyncio.Event()
+        """Set once a session is shown or none can be: `@` completion waits for it, on the
+        loop (a thread waiting for it held a worker the session's tools needed)."""
         if client is not None:
             self._session_known.set()
+        self._listing: ThreadPoolExecutor | None = None
+        """The one thread that lists the workspace's files for `@` completion (made at the
+        first `@`): listing never takes a thread of the loop's executor, which runs tools."""
         self.error: str | None = None
         """Why the session could not be opened (the app then ends)."""
         self._own_heap = own_heap
@@ -274,11 +278,15 @@ class MootApp(App[int]):
         assert self._workspace is not None, "an app that opens its session knows its workspace"
         return self._workspace
 
-    def _files(self) -> Sequence[str]:
-        """The workspace's files for `@` completion (called in a worker thread): the session's,
-        once it is open."""
-        self._session_known.wait()
-        return self._client.files() if self._client is not None else []
+    async def _files(self) -> Sequence[str]:
+        """The workspace's files for `@` completion: the session's, once one is shown."""
+        await self._session_known.wait()
+        client = self._client
+        if client is None:
+            return []
+        if self._listing is None:
+            self._listing = ThreadPoolExecutor(1, thread_name_prefix="moot-listing")
+        return await asyncio.get_running_loop().run_in_executor(self._listing, client.files)
 
     def _pane(self, kind: type[PaneT]) -> PaneT:
         # Kept once found: a query walks the DOM in order, and the side panes come after every
@@ -380,7 +388,7 @@ class MootApp(App[int]):
             self.exit()
             return
         finally:
-            self._session_known.set()
+            self._session_known.set()  # an `@` typed meanwhile goes on (with no files if none)
         self._client = client
         for mounting in (self._side_mounted, self._approvals_mounted):
             if mounting is not None:
@@ -459,6 +467,7 @@ class MootApp(App[int]):
         """Show `client`'s session instead of the one shown (closed here): every pane is
         composed anew, so nothing of the session before stays."""
         old, self._client = self._client, client
+        self._session_known.set()  # the first-run screen's session too: `@` waited for ever
         self._turn_running = False
         if old is not None:
             await old.close()
@@ -983,6 +992,8 @@ class MootApp(App[int]):
 
     async def on_unmount(self) -> None:
         self._session_known.set()  # no `@` completion waits on a session that never comes
+        if self._listing is not None:
+            self._listing.shutdown(wait=False, cancel_futures=True)
         if self._client is None and self._opening is not None:
             # A session still opening is waited for, so that it is closed, not left behind; one
             # that could not be opened was reported by `_await_session`.

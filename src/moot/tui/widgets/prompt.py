@@ -16,7 +16,7 @@ each key arrives; the keys below are the table's as shipped.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from textual import events, on, work
 from textual.containers import Vertical
@@ -47,8 +47,11 @@ COMPLETION_ACTIONS = frozenset(("take", "take_or_send", "next", "previous", "clo
 
 CommandCompletions = Callable[[str], Sequence[tuple[str, str]]]
 """What is typed after `/` -> (completion, description) pairs."""
-PathSource = Callable[[], Sequence[str]]
-"""The workspace's files (gitignore-aware, capped); called in a worker thread."""
+PathSource = Callable[[], Awaitable[Sequence[str]]]
+"""The workspace's files (gitignore-aware, capped), awaited on the UI loop: the source waits for
+the session and lists in a thread of its own, never one the session's tools share."""
+LISTING = "listing the workspace's files…"
+"""What the completion list shows while the files are being listed."""
 
 
 def fuzzy_match(needle: str, haystack: str) -> bool:
@@ -257,6 +260,8 @@ class PromptArea(Vertical):
         self._commands = commands
         self._paths_source = paths
         self._paths: list[str] | None = None
+        self._listing = False
+        """The files are being listed (once: keys typed meanwhile start nothing more)."""
         self._token: tuple[int, int, str] | None = None
 
     def compose(self):
@@ -291,7 +296,10 @@ class PromptArea(Vertical):
                 options.append(Option(f"/{name}  [dim]{description}[/dim]", id=f"/{name}"))
         elif token.startswith("@"):
             if self._paths is None:
-                self._load_paths()
+                if not self._listing and self._paths_source is not None:
+                    self._listing = True
+                    self._load_paths()
+                options.append(Option(f"[dim]{LISTING}[/dim]", id="", disabled=True))
             else:
                 for path in fuzzy_rank(token[1:], self._paths):
                     options.append(Option(path, id=f"@{path}"))
@@ -301,17 +309,18 @@ class PromptArea(Vertical):
         self.options.clear_options()
         if options:
             self.options.add_options(options)
-            self.options.highlighted = 0
+            self.options.highlighted = None if options[0].disabled else 0
         self.set_class(bool(options), "-completing")
 
-    @work(thread=True, group="paths", exclusive=True)
-    def _load_paths(self) -> None:
-        """Read the workspace's files off the UI thread, then show the matches."""
-        paths = list(self._paths_source()) if self._paths_source else []
-        self.app.call_from_thread(self._paths_loaded, paths)
-
-    def _paths_loaded(self, paths: list[str]) -> None:
-        self._paths = paths
+    @work(group="paths", exclusive=True)
+    async def _load_paths(self) -> None:
+        """Read the workspace's files (the source lists them off the UI thread), then show the
+        matches. An async worker: while the session opens it waits without holding a thread."""
+        assert self._paths_source is not None
+        try:
+            self._paths = list(await self._paths_source())
+        finally:
+            self._listing = False
         self._refresh_completions()
 
     def _completion_key(self, action: str | None) -> bool:
@@ -322,6 +331,8 @@ class PromptArea(Vertical):
             self.options.action_cursor_up()
         elif action == "next":
             self.options.action_cursor_down()
+        elif action in ("take", "take_or_send") and not self._chosen():
+            return False  # only a note shows (the files are being listed): keys do as usual
         elif action == "take_or_send" and self._typed_in_full():
             self._show([])  # `/copy` typed whole: Enter sends it, as it would without the list
             return False
@@ -332,6 +343,11 @@ class PromptArea(Vertical):
         else:
             return False
         return True
+
+    def _chosen(self) -> str:
+        """The highlighted completion ('' when none is, or only a note shows)."""
+        index = self.options.highlighted
+        return "" if index is None else self.options.get_option_at_index(index).id or ""
 
     def _typed_in_full(self) -> bool:
         """The highlighted completion is exactly the word typed (and it is the prompt's last)."""
@@ -356,7 +372,3 @@ class PromptArea(Vertical):
     def add_chip(self, text: str, label: str) -> None:
         """See `PromptInput.add_chip`."""
         self.input.add_chip(text, label)
-
-    def refresh_paths(self) -> None:
-        """Forget the file list; the next `@` reads it again."""
-        self._paths = None
