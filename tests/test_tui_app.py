@@ -14,7 +14,7 @@ from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.approval import GRACE_S, ApprovalPane
 from moot.tui.widgets.chat import ChatPane
 from moot.tui.widgets.tool_block import ToolBlock
-from tui_scripts import Interrupted, edit_session, plan_session
+from tui_scripts import Interrupted, Run, edit_session, plan_session
 
 
 class Clock:
@@ -713,3 +713,45 @@ async def test_a_message_sent_while_a_turn_runs_comes_back_with_the_cursor_after
         await type_and_send(pilot, "and then")
         await pilot.press(*" more")
         assert pilot.app.prompt.text == "and then more"
+
+
+async def test_the_working_line_says_what_the_turn_does_and_goes_when_it_ends() -> None:
+    """Issue 29, item 2: while a request was in flight nothing showed that the model worked.
+    Now the line under the chat and the status line name the phase and its time, and both go
+    (with the line's timer) when the turn ends."""
+    from moot.tui.widgets.status_line import StatusLine
+    from moot.tui.widgets.working import WorkingLine
+    from test_tui_perf import running_timers
+
+    run = Run().start("fix it")
+    client = FakeClient(
+        run.text("Looking.").tool("t1", "bash", {"command": "ls"}, "a.py").finish("done").events,
+        autoplay=False,
+    )
+    clock = Clock()
+    app = app_for(client, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        working = app.query_one(WorkingLine)
+        status = app.query_one(StatusLine)
+        assert not working.display
+        client.play(until="turn_started")
+        await pilot.pause()
+        assert working.display
+        assert "waiting for the model 0s" in str(working.render())
+        assert "waiting for the model 0s" in str(status.render())
+        clock.now += 7
+        working._tick()
+        assert "waiting for the model 7s" in str(working.render())
+        client.play(until="tool_started")
+        await pilot.pause()
+        assert app._bridge is not None
+        app._bridge.flush()
+        await pilot.pause()
+        assert "running bash 0s · turn 7s" in str(working.render())
+        assert "running bash" in str(status.render())
+        client.play()
+        await pilot.pause()
+        assert not working.display
+        assert "running bash" not in str(status.render())
+        assert working._timer is None
+        assert [t for t in running_timers(app) if t in working._timers] == []

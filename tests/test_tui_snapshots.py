@@ -63,7 +63,8 @@ def test_a_pending_edit_approval(snap_compare, size: tuple[int, int]) -> None:
     """The approval pane above the prompt: "moot asks to run edit", the diff, and the keys
     y (once), s (this session, with the rule Edit(greeting.py)), a (always: saves that rule),
     n (no). The tools pane (160x48) lists the read (✓) and the edit waiting (?); the trace
-    pane's line of the turn's agent says "waiting for approval". The prompt
+    pane's line of the turn's agent says "waiting for approval", and so do the working line
+    under the chat and the status line ("waiting for your approval 0s"). The prompt
     keeps focus (the pane's border is the warning colour): the clock stands still, so the pane
     never sees the person pause, however slowly the machine takes the picture."""
 
@@ -80,6 +81,7 @@ def test_a_pending_edit_approval(snap_compare, size: tuple[int, int]) -> None:
 def test_a_plan_approval(snap_compare, size: tuple[int, int]) -> None:
     """A plan to approve: the plan rendered as markdown (a heading, a numbered list), and the
     three answers: y approve and ask before each edit, a approve and accept edits, n revise.
+    The working line under the chat says "waiting for your approval".
     At 160x48 the trace pane's line of the turn's agent says "waiting for approval". At 80x24
     the same in the one column, the side panes folded away."""
 

@@ -68,3 +68,110 @@ class CallActivity:
     @property
     def waiting(self) -> bool:
         return self.ended is None and (self.approvals > 0 or self.messages)
+
+
+WAITING_FOR_MODEL = "waiting for the model"
+THINKING = "thinking"
+WRITING = "writing"
+WAITING_FOR_YOU = "waiting for your approval"
+CHARS_PER_TOKEN = 4
+"""What a streamed token is taken to be until the call's usage says (a rough count, shown as
+`~`)."""
+
+
+class TurnProgress:
+    """What the person's turn is doing now, since when, and the tokens so far: one rule for
+    the app's working line and status line and the REPL's toolbar.
+
+    The phase is the latest activity of any call of the turn (a peer's tool runs under its
+    caller's `call_agent`): waiting for the model, thinking, writing, running a tool, calling
+    an agent, waiting for the person's approval or for a message. Times come from the caller's
+    clock (`now`), so a test drives them.
+    """
+
+    __slots__ = ("_approvals", "_streamed", "phase", "since", "started", "tokens")
+
+    def __init__(self) -> None:
+        self.phase: str | None = None
+        """None: no turn runs."""
+        self.since = 0.0
+        """When the phase began."""
+        self.started = 0.0
+        """When the turn began."""
+        self.tokens = 0
+        """Output tokens the turn's model calls reported so far."""
+        self._streamed = 0
+        """Characters streamed since the last usage report (counted as ~tokens meanwhile)."""
+        self._approvals = 0
+
+    def apply(self, event: ev.Event, now: float) -> bool:
+        """Take an event of the session; True when the phase changed."""
+        before = self.phase
+        match event:
+            case ev.TurnStarted() | ev.RunResumed():
+                self.phase, self.since, self.started = WAITING_FOR_MODEL, now, now
+                self.tokens, self._streamed, self._approvals = 0, 0, 0
+            case ev.TurnFinished():
+                self.phase = None
+            case _ if self.phase is None:
+                return False
+            case ev.StateChanged(to_state="model_pending"):
+                self._set(WAITING_FOR_MODEL, now)
+            case ev.TextDelta() | ev.ThinkingDelta():
+                self.streamed(isinstance(event, ev.ThinkingDelta), len(event.text), now)
+            case ev.UsageRecorded():
+                self.tokens += event.usage.output_tokens
+                self._streamed = 0
+            case ev.ToolStarted():
+                self._set(f"running {event.tool}", now)
+            case ev.AgentCalled():
+                self._set(f"{event.caller} called {event.agent}", now)
+            case ev.ApprovalRequested():
+                self._approvals += 1
+                self._set(WAITING_FOR_YOU, now)
+            case ev.ApprovalDecided():
+                self._approvals = max(0, self._approvals - 1)
+            case ev.WaitingForMessage():
+                self._set(WAITING_FOR_MESSAGE, now)
+        return self.phase != before
+
+    def streamed(self, thinking: bool, chars: int, now: float) -> bool:
+        """Text or thinking streamed in (the app takes deltas in batches); True when the
+        phase changed."""
+        if self.phase is None:
+            return False
+        before = self.phase
+        self._streamed += chars
+        self._set(THINKING if thinking else WRITING, now)
+        return self.phase != before
+
+    def _set(self, phase: str, now: float) -> None:
+        if self._approvals and phase != WAITING_FOR_YOU:
+            return  # a question the person has not answered outranks what else goes on
+        if phase != self.phase:
+            self.phase, self.since = phase, now
+
+    @property
+    def shown_tokens(self) -> str:
+        """`1,240 tok`, or `~1,300 tok` while part of it is only streamed so far."""
+        streamed = self._streamed // CHARS_PER_TOKEN
+        return f"{'~' if streamed else ''}{self.tokens + streamed:,} tok"
+
+    def line(self, now: float, *, tokens: bool = True) -> str:
+        """`thinking 3s · turn 14s · ~1,240 tok` (without the tokens when not `tokens`); empty
+        when no turn runs."""
+        if self.phase is None:
+            return ""
+        phase, turn = seconds(now - self.since), seconds(now - self.started)
+        parts = [f"{self.phase} {phase}"]
+        if turn != phase:
+            parts.append(f"turn {turn}")
+        if tokens and (self.tokens or self._streamed):
+            parts.append(self.shown_tokens)
+        return " · ".join(parts)
+
+
+def seconds(elapsed: float) -> str:
+    """`4s`, `1m 05s`: whole seconds, as a person reads a wait."""
+    whole = max(0, int(elapsed))
+    return f"{whole}s" if whole < 60 else f"{whole // 60}m {whole % 60:02d}s"

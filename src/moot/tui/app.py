@@ -72,6 +72,7 @@ from moot.tui.widgets.prompt import PromptArea, PromptInput
 from moot.tui.widgets.status_line import StatusLine
 from moot.tui.widgets.tools_pane import ToolsPane
 from moot.tui.widgets.trace import TracePane
+from moot.tui.widgets.working import WorkingLine
 
 PaneT = TypeVar("PaneT", bound=Widget)
 
@@ -252,6 +253,7 @@ class MootApp(App[int]):
         with Horizontal(id="body"):
             with Vertical(id="main"):
                 yield ChatPane(self._load_earlier, id="chat")
+                yield WorkingLine(self._said_working, clock=self._clock, id="working")
                 if self._client is not None:  # else mounted after the first paint
                     yield ApprovalPane(clock=self._clock, id="approval")
                 yield PromptArea(
@@ -264,6 +266,10 @@ class MootApp(App[int]):
                 if self._client is not None:  # else mounted after the first paint
                     yield from self._side_panes()
         yield StatusLine(id="status")
+
+    def _said_working(self, words: str) -> None:
+        """The working line's words, shown in the status line too."""
+        self._pane(StatusLine).working(words)
 
     def _side_panes(self) -> list[Widget]:
         panes: list[Widget] = [ToolsPane(id="tools"), TracePane(clock=self._clock, id="trace")]
@@ -545,6 +551,7 @@ class MootApp(App[int]):
         if self._quiet is not None:
             self._quiet.touch()
         try:
+            self._pane(WorkingLine).take_stream(message.kind, len(message.text))
             await self.chat.take_stream(message)
         except NoMatches:  # the app is shutting down: its panes are gone, the bridge not yet
             return
@@ -567,6 +574,7 @@ class MootApp(App[int]):
             self.trace.take(event)
             self._pane(ToolsPane).take(event)
             self._pane(StatusLine).take(event)
+            self._pane(WorkingLine).take(event)
             await self.chat.take(event)
         match event:
             case ev.TurnStarted() | ev.RunResumed():

@@ -32,6 +32,8 @@ class StatusFacts(msgspec.Struct):
     branch: str = ""
     session_id: str = ""
     running: bool = False
+    working: str = ""
+    """What the running turn does now (`WorkingLine`'s words)."""
 
 
 class StatusLine(Static):
@@ -62,6 +64,12 @@ class StatusLine(Static):
         if waiting:
             line.append(f"  {waiting} waiting to be sent", style="bold")
         self.update(line)
+
+    def working(self, words: str) -> None:
+        """What the running turn does now; empty once it ended."""
+        if words != self.facts.working:
+            self.facts.working = words
+            self._render_facts()
 
     def take(self, event: ev.Event) -> None:
         before = msgspec.structs.astuple(self.facts)
@@ -110,6 +118,8 @@ class StatusLine(Static):
         if f.mode:
             line.append("  ")
             line.append(f.mode, style=_MODE_STYLE.get(f.mode, "bold"))
+        if f.working:
+            line.append(f"  {f.working}", style="bold")
         if f.context_window:
             percent = 100 * f.context_tokens / f.context_window
             line.append(f"  ctx {percent:.0f}%")
