@@ -257,6 +257,67 @@ async def test_a_symlink_to_a_denied_file_leads_to_the_mask(harness: Harness) ->
     _no_secret(result)
 
 
+async def test_a_hard_link_to_a_denied_file_is_masked_too(harness: Harness) -> None:
+    """A rule names a path, but the content lives in the inode a hard link names too
+    (issue 28, item 9): every name of it in the workspace is masked."""
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    (harness.workspace / "deep" / "er").mkdir(parents=True)
+    os.link(harness.workspace / ".env", harness.workspace / "hard_env")
+    os.link(harness.workspace / ".env", harness.workspace / "deep" / "er" / "copy.py")
+    harness.deny("Read(./.env)")
+
+    result = await harness.run("cat hard_env deep/er/copy.py; grep -r TOKEN .; wc -c < hard_env")
+
+    _no_secret(result)
+    assert result.stdout.strip() == "0"
+
+
+async def test_a_hard_link_cannot_be_made_to_a_masked_file(harness: Harness) -> None:
+    """A masked file is another mount in the sandbox: `ln` to it fails (EXDEV), so no name
+    made inside escapes the mask."""
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    harness.deny("Read(./.env)")
+
+    made = await harness.run("ln .env made; ln -P .env made2; cat made made2")
+    after = await harness.run("cat made made2")
+
+    _no_secret(made)
+    _no_secret(after)
+    assert not on_host(harness.workspace / "made") and not on_host(harness.workspace / "made2")
+
+
+async def test_a_denied_file_made_a_link_before_it_held_the_secret_is_masked_by_every_name(
+    harness: Harness,
+) -> None:
+    """A command links a file of its own to the name a rule denies; the person then writes
+    the secret into that file in place (`>>`): from the next command on, both names are
+    masked."""
+    require_containment(harness)
+    harness.deny("Read(./.env)")
+    made = await harness.run("echo NOTHING=yet > mine && ln mine .env")
+    with (harness.workspace / ".env").open("a") as file:  # the person's editor, in place
+        file.write(f"TOKEN={SECRET}\n")
+
+    result = await harness.run("cat mine .env; grep -r TOKEN .")
+
+    assert made.exit_code == 0, made.stderr
+    _no_secret(result)
+
+
+async def test_a_hard_link_to_an_edit_denied_file_is_read_only_too(harness: Harness) -> None:
+    require_containment(harness)
+    (harness.workspace / "locked.txt").write_text("original\n")
+    os.link(harness.workspace / "locked.txt", harness.workspace / "other_name")
+    harness.deny("Edit(./locked.txt)")
+
+    write = await harness.run("echo changed > other_name")
+
+    assert write.exit_code != 0
+    assert (harness.workspace / "locked.txt").read_text() == "original\n"
+
+
 async def test_an_edit_denied_path_is_read_only(harness: Harness) -> None:
     require_containment(harness)
     locked = harness.workspace / "locked"

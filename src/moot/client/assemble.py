@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from moot.protocol.editor import EditorBuffers, EditorTerminal
     from moot.protocol.mcp import McpServerConfig
     from moot.skills.guidance import Guidance
+    from moot.workspace.ignore import HiddenInodes
 
 
 class Session(msgspec.Struct):
@@ -158,6 +159,19 @@ def _mask_source(rules: RuleSet, root: Path) -> MaskSource | None:
     return mask_source(rules, root)
 
 
+def inode_check(
+    rules: RuleSet, root: Path, masks: MaskSource | None = None
+) -> Callable[[], HiddenInodes] | None:
+    """The workspace's `hidden_inodes`: the file tools refuse another name (a hard link) of a
+    file a `Read(...)` deny rule hides. `masks`, the sandbox's source, is shared when given."""
+    masks = masks if masks is not None else _mask_source(rules, root)
+    if masks is None:
+        return None
+    from moot.permissions.links import denied_inodes  # only with deny rules that name paths
+
+    return denied_inodes(masks, root)
+
+
 def session_environ(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a session works with: the settings' `env` under the process's own, so
     a variable set in the shell wins over one in a settings file (an empty one does not: moot
@@ -250,6 +264,7 @@ def open_session(
     policy_for_shell = sandbox_policy(
         workspace.root, rules, (*scripts, *git.protected()), output_dir=outputs_dir(session_id)
     )
+    workspace.hidden_inodes = inode_check(rules, workspace.root, policy_for_shell.masks)
     try:
         shell = choose_sandbox(
             sandbox_setting(settings, environ),

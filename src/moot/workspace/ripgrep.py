@@ -117,7 +117,7 @@ def search_ripgrep(
         stopped: list[str] = []
         found = _run(args, root, request, stopped)
         first = heapq.nsmallest(files, found, key=lambda hit: hit[0].split("/"))
-        yield from confirmed(root, first)
+        yield from confirmed(root, first, request.inodes)
         if notes is not None:
             notes += stopped
 
