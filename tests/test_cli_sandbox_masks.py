@@ -77,9 +77,7 @@ turns:
 
 
 @pytest.mark.parametrize("backend", ["bubblewrap", "docker"])
-def test_a_hard_link_to_a_denied_file_never_reaches_the_model(
-    tmp_path: Path, backend: str
-) -> None:
+def test_a_hard_link_to_a_denied_file_never_reaches_the_model(tmp_path: Path, backend: str) -> None:
     """`hard_env` is another name of `.env` (issue 28, item 9): neither the file tools nor the
     sandbox show it, and a link made in the sandbox leads nowhere."""
     require(DOCKER if backend == "docker" else BACKENDS[backend])

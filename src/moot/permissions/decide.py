@@ -91,8 +91,9 @@ def decide(
         rules: The allow, ask and deny rules in force for the session.
         workspace_root: The workspace the file tools are confined to; relative rule
             patterns hang from it.
-        protected: Workspace-relative files protected besides `.git` internals and `.moot/`
-            (the scripts hooks run, which run outside the sandbox).
+        protected: Workspace-relative paths protected besides `.git` internals and `.moot/`
+            (the scripts hooks run, which run outside the sandbox; a hooks directory, with
+            what lies below it).
 
     Returns:
         The verdict; its `reason` names the rule or mode that decided, and for `ask` its
@@ -413,7 +414,9 @@ def _protected_target(call: Call, extra: Collection[str]) -> str | None:
     for target in targets:
         for form in target.forms:
             parts = inside(form, call.root)
-            if parts and (is_protected(parts) or "/".join(parts) in extra):
+            # A protected directory protects what lies below it (a hooks directory).
+            named = any("/".join(parts[:depth]) in extra for depth in range(1, len(parts) + 1))
+            if parts and (is_protected(parts) or named):
                 return "/".join(parts)
     return None
 

@@ -26,6 +26,7 @@ from moot.workspace.ledger import ReadLedger
 from moot.workspace.protected import is_protected
 
 if TYPE_CHECKING:
+    from moot.workspace.absent import AbsentPaths
     from moot.workspace.host_git import HostGit
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -101,6 +102,9 @@ class Workspace:
         """The workspace had a `.git` of its own when the session began (see
         `moot.workspace.git.workspace_repo`)."""
         self.host_git: HostGit | None = None
+        self.absent: AbsentPaths | None = None
+        """Paths no command may make (`moot.workspace.absent`), shared with the sandbox: a
+        write there (which only the person's approval lets through) releases its path."""
         self.editor_text: Callable[[str], str | None] | None = None
         """The editor's text of a file (its unsaved buffer) for `read`, when a front end in an
         editor lends it (`moot.protocol.editor.EditorBuffers`); None: read the disk."""
@@ -267,6 +271,8 @@ class Workspace:
         note = ""
         if self.snapshots is not None and run_id:
             note = self.snapshots.before_change(run_id, target) or ""
+        if self.absent:
+            self.absent.release(target)  # approved (a protected path): it may exist now
         writer = atomic_write(self.root, target, data)
         writer.snapshot_note = note
         self.changed.add(target)
