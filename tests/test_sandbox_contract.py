@@ -23,6 +23,7 @@ import pytest
 
 import sandbox_contract
 from moot.sandbox.base import CommandResult, SandboxPolicy
+from moot.workspace.absent import AbsentPaths
 from sandbox_contract import (
     Harness,
     gone,
@@ -388,6 +389,41 @@ async def test_a_hidden_file_stays_hidden_when_the_directories_above_it_are_rena
     assert sorted(os.listdir(harness.workspace / "sec")) == ["b"]
     assert os.listdir(harness.workspace / "sec" / "b") == ["key"]
     assert not on_host(harness.workspace / "s2")
+
+
+async def test_a_path_no_command_may_make_is_swept_before_and_after_each_command_and_at_close(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """`core.hooksPath=.husky` with no `.husky` (issue 28, item 8): nothing can be mounted
+    where nothing is, and moot makes nothing in the project, so what a command makes there is
+    moved out of the workspace: after the command that made it, before the next command (a
+    background one made it), and when the sandbox closes; the result says so."""
+    require_containment(harness)
+    quarantine = tmp_path / "quarantine"
+    absent = AbsentPaths(harness.workspace, [".husky", "tools/hooks"], quarantine)
+    (harness.workspace / "tools").mkdir()
+    sandbox = harness.backend.make(SandboxPolicy(workspace=harness.workspace, absent=absent))
+    husky = harness.workspace / ".husky"
+    try:
+        run = functools.partial(sandbox.run, cwd=harness.workspace, env=os.environ, timeout=30)
+        planted = await run("mkdir .husky && echo 'touch /tmp/x' > .husky/pre-commit")
+        linked = await run(f"ln -s {harness.outside} tools/hooks && ln -s {harness.outside} .husky")
+        await sandbox.start("mkdir .husky", cwd=harness.workspace, env=os.environ)
+        await until(lambda: on_host(husky))
+        after_background = await run("test -e .husky && echo there || echo gone")
+        await sandbox.start("mkdir .husky && exec sleep 300", cwd=harness.workspace, env=os.environ)
+        await until(lambda: on_host(husky))
+    finally:
+        await sandbox.close()
+
+    assert "which no command may make" in "".join(planted.swept), planted
+    assert planted.exit_code == 0 and not on_host(husky)
+    kept = [p for p in quarantine.rglob("pre-commit") if p.parent.name == ".husky"]
+    assert [p.read_text() for p in kept] == ["touch /tmp/x\n"]
+    assert len(linked.swept) == 2 and not on_host(harness.workspace / "tools" / "hooks")
+    assert os.listdir(harness.outside) == []
+    assert after_background.stdout == "gone\n" and len(after_background.swept) == 1
+    assert not on_host(husky), "swept as the sandbox closed"
 
 
 async def test_a_missing_moot_dir_is_made_read_only_before_a_command_could_make_it(
