@@ -5,8 +5,10 @@ link gives another name: with `hard_env` linked to `.env`, `Read(./.env)` would 
 and show the same bytes as `hard_env`. So what the rules hide is denied by inode as well as by
 path (issue 28, item 9):
 
-- The sandbox masks every name of a hidden file's inode that it finds in the workspace
-  (`with_other_names`, after the masks' walk; `moot.permissions.masks`). Only a hidden file
+- The sandbox masks every name of a hidden file's inode that it finds in the workspace, and
+  keeps every name of a file `Edit(...)` rules make read-only read-only (`with_other_names`,
+  after the masks' walk; `moot.permissions.masks`; not the files of a read-only directory,
+  which may be big: a link to one of those stays writable). Only a hidden file
   with more than one name (`st_nlink` > 1) has any, so a workspace without one costs an
   `lstat` per hidden file; one with one costs a walk of the workspace (an `lstat` a file),
   stopped once every name is found. A link

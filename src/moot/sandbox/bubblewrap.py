@@ -33,6 +33,10 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   could then still win the race.
 - `policy.made_when_missing` (`.moot`) is made on the host when missing, before it is bound
   read-only: a command cannot create it and write settings (hooks) into it.
+- What the git config names that did not exist when the session began (`policy.absent`: a
+  hooks directory, say) has nothing to mount on, and moot makes nothing else in the project:
+  what a command makes there is moved out of the workspace before and after each command and
+  as the sandbox closes, and the command's result says so (`moot.workspace.absent`).
 - No privileges: every capability is dropped (`--cap-drop ALL`: bubblewrap keeps them all
   for root, who could then unmount the masks, remount `/` writable, unmount `/run` to reach
   the host's sockets, or open a masked file by handle), in a user namespace of its own that

@@ -25,6 +25,10 @@ a background shell (or another command) runs there, the command is refused inste
 (`MasksOutdated`, saying what runs): the container cannot be replaced under it, and running
 with stale masks would show what the rules deny.
 
+What the git config names that did not exist when the session began (`policy.absent`: a hooks
+directory, say) cannot be mounted on; what a command makes there is moved out of the workspace
+before and after each command and as the sandbox closes (`moot.workspace.absent`).
+
 What it does not contain: a missing `.git` can be created, hooks and all; a file deny rules
 cover can be created, and read by the command that made it (it is masked from the next command
 on, in a new container); a denied file in the history of a nested repository or a submodule

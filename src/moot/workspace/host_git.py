@@ -24,7 +24,10 @@ include files that lie in that work tree. So every git moot runs on the host get
   that change the repository, and only while the hooks directory (and, for husky 9's `.husky/_`,
   the `.husky` above it, whose scripts those hooks run) is byte-identical to when the session
   began. A hooks directory in the workspace is protected like `.git/hooks` either way, since the
-  person's own git runs what is in it. `moot undo` runs no hooks.
+  person's own git runs what is in it, whether or not it exists yet: what the config names
+  that does not exist when the session begins (the hooks directory, an include, a config
+  file) is kept from coming into being (`absent_paths`, `moot.workspace.absent`). `moot undo`
+  runs no hooks.
 
 Most sessions start without running git: only when a config file mentions an include or
 `core.hooksPath`, lies in the workspace, or hooks are allowed does `host_git_at_start` read the
