@@ -190,18 +190,20 @@ def _search_files(
     files = walk_files(
         root, request.start, GitIgnore(root, request.hidden), deadline=request.deadline
     )
-    for entry in files:
-        rel = entry.rel
-        if not request.wants(rel):
-            continue
-        lines = directory.lines(entry.parts)
-        if lines is None:
-            continue
-        matched = [number for number, line in enumerate(lines) if regex.search(line)]
-        if matched:
-            yield rel, with_context(lines, matched, request.context)
-    if files.stopped:
-        notes.append(files.stopped)
+    try:
+        for entry in files:
+            rel = entry.rel
+            if not request.wants(rel):
+                continue
+            lines = directory.lines(entry.parts)
+            if lines is None:
+                continue
+            matched = [number for number, line in enumerate(lines) if regex.search(line)]
+            if matched:
+                yield rel, with_context(lines, matched, request.context)
+    finally:  # also when the caller stops reading at its cap: what the walk met so far
+        if files.stopped:
+            notes.append(files.stopped)
 
 
 def confirmed(
