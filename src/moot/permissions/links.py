@@ -11,7 +11,9 @@ path (issue 28, item 9):
   which may be big: a link to one of those stays writable). Only a hidden file
   with more than one name (`st_nlink` > 1) has any, so a workspace without one costs an
   `lstat` per hidden file; one with one costs a walk of the workspace (an `lstat` a file),
-  stopped once every name is found. A link
+  stopped once every name is found: on 50,000 files, 0.14 s when the other name was the last
+  file walked, 0.28 s when one lies outside the workspace (the walk goes to the end), before
+  every command while it lasts (measured on a loaded 2-core machine; not cached). A link
   made inside the sandbox to a masked file fails (`EXDEV`: the mask is another mount), and a
   link made to a file before a rule hid it is masked from the next command on.
 - The file tools refuse a file whose inode is a hidden file's (`DeniedInodes`, one per call
