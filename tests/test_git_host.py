@@ -453,3 +453,58 @@ async def test_a_work_tree_elsewhere_is_refused(tmp_path: Path) -> None:
         workspace_repo(Workspace(root)),
     ):
         pass
+
+
+@pytest.mark.parametrize(
+    ("hooks_path", "absent", "protected"),
+    [
+        (".husky", ".husky", (".husky",)),
+        (".husky/_", ".husky", (".husky",)),  # husky 9: its hooks run `.husky/<hook>`
+        ("tools/git/hooks", "tools/git", ("tools/git/hooks",)),  # `tools` exists
+        ("{root}/abs/hooks", "abs", ("abs/hooks",)),
+        ("~/repo/.hooks", ".hooks", (".hooks",)),
+    ],
+)
+def test_a_hooks_directory_the_config_names_is_protected_whether_or_not_it_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hooks_path: str, absent: str,
+    protected: tuple[str, ...],
+) -> None:  # fmt: skip
+    """With no `.husky` yet, a command could make `.husky/pre-commit`, which the person's own
+    `git commit` runs (issue 28, item 8)."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # git expands `~` with it
+    root = init_repo(tmp_path / "repo", {"a.txt": "a\n", "tools/x.txt": "x\n"})
+    config(root, core__hooksPath=hooks_path.format(root=root))
+
+    host = host_git_at_start(root)
+
+    assert host.absent == (absent,)
+    assert host.protected() == protected
+    files = host.protected_files()
+    assert absent in files and protected[0] in files
+
+
+def test_a_missing_include_and_a_missing_global_config_in_the_workspace_are_kept_absent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A config file a command made would be read by the person's own git: it could set
+    `core.hooksPath` or `core.fsmonitor`."""
+    root = init_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    config(root, **{"include.path": "../.gitlocal", "includeIf.onbranch:x.path": "../cfg/x"})
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(root / ".gitconfig-global"))
+
+    host = host_git_at_start(root)
+
+    assert set(host.absent) == {".gitlocal", "cfg", ".gitconfig-global"}
+    assert set(host.absent) <= set(host.protected_files())
+
+
+def test_a_linked_worktrees_relative_hooks_path_is_its_own(tmp_path: Path) -> None:
+    """In a linked worktree (a `.git` file, `commondir`) a relative `core.hooksPath` starts at
+    the worktree's top, which is the workspace."""
+    main = init_repo(tmp_path / "main", {"a.txt": "a\n"})
+    config(main, core__hooksPath=".husky")
+    git(main, "worktree", "add", "-q", str(tmp_path / "linked"), "-b", "side")
+
+    host = host_git_at_start(tmp_path / "linked")
+
+    assert host.absent == (".husky",) and host.protected() == (".husky",)

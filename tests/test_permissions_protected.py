@@ -129,3 +129,33 @@ def test_a_headless_run_in_bypass_mode_refuses_to_write_a_hook_script(root: Path
     assert [d.approved for d in decided] == [False, False]
     assert all("protected path check.sh" in d.feedback for d in decided)
     assert all("cannot ask" in d.feedback for d in decided)
+
+
+@pytest.mark.parametrize("mode", [PermissionMode.ACCEPT_EDITS, BYPASS])
+def test_a_protected_directory_protects_what_lies_below_it_even_before_it_exists(
+    tmp_path: Path, mode: PermissionMode
+) -> None:
+    """`core.hooksPath=.husky` with no `.husky` (issue 28, item 8): any file below it asks."""
+    for path in (".husky/pre-commit", ".husky/lib.sh", ".husky/_/h"):
+        asked = request("write", SideEffect.WRITES_WORKSPACE, path=path, content="x")
+        verdict = decide(asked, mode, RuleSet(allow=["Edit"]), tmp_path, protected=(".husky",))
+        assert (verdict.decision, verdict.firm) == ("ask", True), path
+    elsewhere = request("write", SideEffect.WRITES_WORKSPACE, path=".husky-notes", content="x")
+    assert decide(elsewhere, mode, RuleSet(), tmp_path, protected=(".husky",)).decision == "allow"
+
+
+def test_an_approved_write_makes_a_kept_absent_path_the_persons(tmp_path: Path) -> None:
+    """What the person approved stays; what a command put there before is swept first."""
+    from moot.tools.write import write_file
+    from moot.workspace.absent import AbsentPaths
+
+    ws = Workspace(tmp_path)
+    ws.absent = AbsentPaths(ws.root, [".husky"], tmp_path.parent / f"{tmp_path.name}-q")
+    (tmp_path / ".husky").mkdir()
+    (tmp_path / ".husky" / "planted").write_text("by a command\n")
+
+    result = write_file(ws, ".husky/pre-commit", "npm test\n")
+
+    assert not result.is_error, result.content
+    assert ws.absent.sweep() == [] and ws.absent.paths == ()
+    assert os.listdir(tmp_path / ".husky") == ["pre-commit"]

@@ -23,6 +23,7 @@ import pytest
 
 import sandbox_contract
 from moot.sandbox.base import CommandResult, SandboxPolicy
+from moot.workspace.absent import AbsentPaths
 from sandbox_contract import (
     Harness,
     gone,
@@ -257,6 +258,67 @@ async def test_a_symlink_to_a_denied_file_leads_to_the_mask(harness: Harness) ->
     _no_secret(result)
 
 
+async def test_a_hard_link_to_a_denied_file_is_masked_too(harness: Harness) -> None:
+    """A rule names a path, but the content lives in the inode a hard link names too
+    (issue 28, item 9): every name of it in the workspace is masked."""
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    (harness.workspace / "deep" / "er").mkdir(parents=True)
+    os.link(harness.workspace / ".env", harness.workspace / "hard_env")
+    os.link(harness.workspace / ".env", harness.workspace / "deep" / "er" / "copy.py")
+    harness.deny("Read(./.env)")
+
+    result = await harness.run("cat hard_env deep/er/copy.py; grep -r TOKEN .; wc -c < hard_env")
+
+    _no_secret(result)
+    assert result.stdout.strip() == "0"
+
+
+async def test_a_hard_link_cannot_be_made_to_a_masked_file(harness: Harness) -> None:
+    """A masked file is another mount in the sandbox: `ln` to it fails (EXDEV), so no name
+    made inside escapes the mask."""
+    require_containment(harness)
+    (harness.workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    harness.deny("Read(./.env)")
+
+    made = await harness.run("ln .env made; ln -P .env made2; cat made made2")
+    after = await harness.run("cat made made2")
+
+    _no_secret(made)
+    _no_secret(after)
+    assert not on_host(harness.workspace / "made") and not on_host(harness.workspace / "made2")
+
+
+async def test_a_denied_file_made_a_link_before_it_held_the_secret_is_masked_by_every_name(
+    harness: Harness,
+) -> None:
+    """A command links a file of its own to the name a rule denies; the person then writes
+    the secret into that file in place (`>>`): from the next command on, both names are
+    masked."""
+    require_containment(harness)
+    harness.deny("Read(./.env)")
+    made = await harness.run("echo NOTHING=yet > mine && ln mine .env")
+    with (harness.workspace / ".env").open("a") as file:  # the person's editor, in place
+        file.write(f"TOKEN={SECRET}\n")
+
+    result = await harness.run("cat mine .env; grep -r TOKEN .")
+
+    assert made.exit_code == 0, made.stderr
+    _no_secret(result)
+
+
+async def test_a_hard_link_to_an_edit_denied_file_is_read_only_too(harness: Harness) -> None:
+    require_containment(harness)
+    (harness.workspace / "locked.txt").write_text("original\n")
+    os.link(harness.workspace / "locked.txt", harness.workspace / "other_name")
+    harness.deny("Edit(./locked.txt)")
+
+    write = await harness.run("echo changed > other_name")
+
+    assert write.exit_code != 0
+    assert (harness.workspace / "locked.txt").read_text() == "original\n"
+
+
 async def test_an_edit_denied_path_is_read_only(harness: Harness) -> None:
     require_containment(harness)
     locked = harness.workspace / "locked"
@@ -327,6 +389,41 @@ async def test_a_hidden_file_stays_hidden_when_the_directories_above_it_are_rena
     assert sorted(os.listdir(harness.workspace / "sec")) == ["b"]
     assert os.listdir(harness.workspace / "sec" / "b") == ["key"]
     assert not on_host(harness.workspace / "s2")
+
+
+async def test_a_path_no_command_may_make_is_swept_before_and_after_each_command_and_at_close(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """`core.hooksPath=.husky` with no `.husky` (issue 28, item 8): nothing can be mounted
+    where nothing is, and moot makes nothing in the project, so what a command makes there is
+    moved out of the workspace: after the command that made it, before the next command (a
+    background one made it), and when the sandbox closes; the result says so."""
+    require_containment(harness)
+    quarantine = tmp_path / "quarantine"
+    absent = AbsentPaths(harness.workspace, [".husky", "tools/hooks"], quarantine)
+    (harness.workspace / "tools").mkdir()
+    sandbox = harness.backend.make(SandboxPolicy(workspace=harness.workspace, absent=absent))
+    husky = harness.workspace / ".husky"
+    try:
+        run = functools.partial(sandbox.run, cwd=harness.workspace, env=os.environ, timeout=30)
+        planted = await run("mkdir .husky && echo 'touch /tmp/x' > .husky/pre-commit")
+        linked = await run(f"ln -s {harness.outside} tools/hooks && ln -s {harness.outside} .husky")
+        await sandbox.start("mkdir .husky", cwd=harness.workspace, env=os.environ)
+        await until(lambda: on_host(husky))
+        after_background = await run("test -e .husky && echo there || echo gone")
+        await sandbox.start("mkdir .husky && exec sleep 300", cwd=harness.workspace, env=os.environ)
+        await until(lambda: on_host(husky))
+    finally:
+        await sandbox.close()
+
+    assert "which no command may make" in "".join(planted.swept), planted
+    assert planted.exit_code == 0 and not on_host(husky)
+    kept = [p for p in quarantine.rglob("pre-commit") if p.parent.name == ".husky"]
+    assert [p.read_text() for p in kept] == ["touch /tmp/x\n"]
+    assert len(linked.swept) == 2 and not on_host(harness.workspace / "tools" / "hooks")
+    assert os.listdir(harness.outside) == []
+    assert after_background.stdout == "gone\n" and len(after_background.swept) == 1
+    assert not on_host(husky), "swept as the sandbox closed"
 
 
 async def test_a_missing_moot_dir_is_made_read_only_before_a_command_could_make_it(

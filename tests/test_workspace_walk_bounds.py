@@ -94,6 +94,48 @@ async def test_a_very_deep_directory_leaves_every_tool_working_and_quick(
             assert f"more than {MAX_DEPTH} levels deep were not entered" in result.content, name
 
 
+@pytest.mark.parametrize("use_ripgrep", [True, False])
+async def test_grep_finding_nothing_in_a_deep_tree_says_where_it_stopped(
+    ws: Workspace, use_ripgrep: bool
+) -> None:
+    """ "No matches." in a 1,000-deep tree did not say the search stopped at 64 levels (issue
+    28, item 13): with ripgrep it now says so as the Python search does, with the same
+    directory for one chain, and nothing when the tree is shallow."""
+    if use_ripgrep:
+        rg_or_skip()
+    deep(ws.root, 1000)
+    tool = grep_tool(ws, use_ripgrep=use_ripgrep)
+
+    for output in ("content", "files", "count"):
+        result = await tool.invoke({"pattern": "nowhere", "output": output}, CTX)
+        first = "/".join(["d"] * MAX_DEPTH)
+        assert result.content.startswith("No matches.")
+        assert f"more than {MAX_DEPTH} levels deep were not entered (first: {first})" in (
+            result.content
+        )
+    shallow = await tool.invoke({"pattern": "nowhere", "path": "top.py"}, CTX)
+    assert shallow.content == "No matches."
+
+
+@pytest.mark.parametrize("use_ripgrep", [True, False])
+async def test_grep_capped_in_a_deep_tree_still_says_where_it_stopped(
+    ws: Workspace, use_ripgrep: bool
+) -> None:
+    """A result capped at its file count still carries the walk's note (it was dropped when
+    the caller stopped reading the hits)."""
+    if use_ripgrep:
+        rg_or_skip()
+    for i in range(250):
+        (ws.root / f"f{i:03}.py").write_text("needle\n")
+    deep(ws.root, MAX_DEPTH + 2)
+    tool = grep_tool(ws, use_ripgrep=use_ripgrep)
+
+    result = await tool.invoke({"pattern": "needle", "output": "files"}, CTX)
+
+    assert "[capped at 200 files" in result.content
+    assert f"more than {MAX_DEPTH} levels deep were not entered" in result.content
+
+
 def test_the_walk_stops_below_max_depth_and_says_where(tmp_path: Path) -> None:
     deep(tmp_path, MAX_DEPTH + 5)
     found = walk(tmp_path, tmp_path, GitIgnore(tmp_path))

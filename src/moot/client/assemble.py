@@ -63,6 +63,8 @@ if TYPE_CHECKING:
     from moot.protocol.editor import EditorBuffers, EditorTerminal
     from moot.protocol.mcp import McpServerConfig
     from moot.skills.guidance import Guidance
+    from moot.workspace.absent import AbsentPaths
+    from moot.workspace.ignore import HiddenInodes
 
 
 class Session(msgspec.Struct):
@@ -137,15 +139,21 @@ def hook_scripts(hooks: HookConfig | None, root: Path) -> tuple[str, ...]:
 
 
 def sandbox_policy(
-    root: Path, rules: RuleSet, scripts: Sequence[str] = (), *, output_dir: Path | None = None
+    root: Path,
+    rules: RuleSet,
+    scripts: Sequence[str] = (),
+    *,
+    output_dir: Path | None = None,
+    absent: AbsentPaths | None = None,
 ) -> SandboxPolicy:
     """What shell commands may touch: the workspace, less what deny rules mask, with the
-    hooks' `scripts` protected besides `.git` and `.moot`."""
+    hooks' `scripts` protected besides `.git` and `.moot`, and `absent` kept from being made."""
     return SandboxPolicy(
         root,
         output_dir=output_dir,
         masks=_mask_source(rules, root),  # what shell commands cannot see or edit
         protected=(*DEFAULT_PROTECTED, *scripts),
+        absent=absent,
     )
 
 
@@ -156,6 +164,19 @@ def _mask_source(rules: RuleSet, root: Path) -> MaskSource | None:
     from moot.permissions.masks import mask_source  # its walk is only needed with such rules
 
     return mask_source(rules, root)
+
+
+def inode_check(
+    rules: RuleSet, root: Path, masks: MaskSource | None = None
+) -> Callable[[], HiddenInodes] | None:
+    """The workspace's `hidden_inodes`: the file tools refuse another name (a hard link) of a
+    file a `Read(...)` deny rule hides. `masks`, the sandbox's source, is shared when given."""
+    masks = masks if masks is not None else _mask_source(rules, root)
+    if masks is None:
+        return None
+    from moot.permissions.links import denied_inodes  # only with deny rules that name paths
+
+    return denied_inodes(masks, root)
 
 
 def session_environ(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -247,9 +268,19 @@ def open_session(
     git = workspace.host_git = host_git_at_start(
         workspace.root, allow_hooks=bool(settings.allow_git_hooks), also_protected=scripts
     )
+    if git.absent:  # the git config names hooks or config files that do not exist yet
+        from moot.workspace.absent import AbsentPaths
+
+        quarantine = outputs_dir(session_id) / "quarantine"
+        workspace.absent = AbsentPaths(workspace.root, git.absent, quarantine)
     policy_for_shell = sandbox_policy(
-        workspace.root, rules, (*scripts, *git.protected()), output_dir=outputs_dir(session_id)
+        workspace.root,
+        rules,
+        (*scripts, *git.protected()),
+        output_dir=outputs_dir(session_id),
+        absent=workspace.absent,
     )
+    workspace.hidden_inodes = inode_check(rules, workspace.root, policy_for_shell.masks)
     try:
         shell = choose_sandbox(
             sandbox_setting(settings, environ),

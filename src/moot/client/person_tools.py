@@ -123,7 +123,9 @@ def person_tools(
             rel = workspace.relative(workspace.resolve_read(args.path))
         except PathRefused as exc:
             return ToolResult.error(str(exc))
-        index = index_workspace(workspace.root, hidden=workspace.hidden)
+        index = index_workspace(
+            workspace.root, hidden=workspace.hidden, inodes=workspace.inode_check()
+        )
         tags = index.files.get(rel)
         if tags is None:
             return ToolResult.error(

@@ -98,8 +98,13 @@ class PromptFiles:
         if st.st_size > MAX_BYTES:
             return AttachedFile(path=rel, note=f"too large to attach ({st.st_size:,} bytes)")
         try:
-            data, _ = read_file_bytes(workspace.root_of(target), target)
-        except (OSError, PathRefused) as exc:
+            data, info = read_file_bytes(workspace.root_of(target), target)
+            workspace.refuse_linked(info, word)
+        except PathRefused as exc:
+            if exc.rule == "read-denied":
+                return AttachedFile(path=word, note=f"not attached: {exc}")
+            return AttachedFile(path=rel, note=f"cannot be read: {exc}")
+        except OSError as exc:
             return AttachedFile(path=rel, note=f"cannot be read: {exc}")
         if looks_binary(data[:SNIFF_BYTES]):
             return AttachedFile(path=rel, note="a binary file; not attached")

@@ -107,7 +107,8 @@ class SessionRules:
         Raises:
             ValueError: The settings cannot be read, or hold a malformed rule.
         """
-        from moot.client.assemble import session_rules  # the one way a session's rules are made
+        # The one way a session's rules are made, and what they hide.
+        from moot.client.assemble import inode_check, session_rules
 
         try:
             rules = session_rules(load_settings(self.root), self.allow, self.deny)
@@ -115,6 +116,7 @@ class SessionRules:
             raise ValueError(f"the settings no longer load: {exc}") from None
         self.policy.replace_rules(rules)
         self.workspace.hidden = read_denied(rules, self.root)
+        self.workspace.hidden_inodes = inode_check(rules, self.root)
 
     def _not_removable(self, kind: RuleKind, rule: str) -> str:
         sources = [e.source for e in self.report(None).rules if e.kind == kind and e.rule == rule]

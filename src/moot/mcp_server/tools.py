@@ -106,10 +106,15 @@ class WorkspaceTools:
 
 
 def refusal(verdict: Verdict, name: str) -> str:
-    """Why a call that would ask was refused, and how to allow it."""
-    rules = ", ".join(verdict.suggestions) or name
-    return (
-        f"moot refused {name}: {verdict.reason}. This MCP client cannot ask the person; "
-        f'start `moot mcp serve` with --allowedTools "{rules}" or a --permission-mode that '
-        "allows it, or add the rule to the settings"
-    )
+    """Why a call that would ask was refused, and how to allow it: only what the verdict says
+    would (`Verdict.runs_with_rules`, `runs_in_modes`)."""
+    said = f"moot refused {name}: {verdict.reason}. This MCP client cannot ask the person"
+    if verdict.firm:
+        return f"{said}, and only the person can approve a write of a protected path"
+    ways = [f"--permission-mode {mode}" for mode in verdict.runs_in_modes]
+    if verdict.runs_with_rules:
+        rules = ",".join(verdict.runs_with_rules)
+        ways.insert(0, f'--allowedTools "{rules}" (or the rule in the settings)')
+    if not ways:
+        return f"{said}, and no allow rule or mode lets it run without the person's approval"
+    return f"{said}; start `moot mcp serve` with {' or '.join(ways)}"

@@ -63,6 +63,7 @@ __all__ = [
     "decide",
     "suggested_rules",
     "tool_hidden",
+    "ways_to_run",
 ]
 
 ALWAYS_ALLOWED = frozenset({"todo", "call_agent"})
@@ -90,8 +91,9 @@ def decide(
         rules: The allow, ask and deny rules in force for the session.
         workspace_root: The workspace the file tools are confined to; relative rule
             patterns hang from it.
-        protected: Workspace-relative files protected besides `.git` internals and `.moot/`
-            (the scripts hooks run, which run outside the sandbox).
+        protected: Workspace-relative paths protected besides `.git` internals and `.moot/`
+            (the scripts hooks run, which run outside the sandbox; a hooks directory, with
+            what lies below it).
 
     Returns:
         The verdict; its `reason` names the rule or mode that decided, and for `ask` its
@@ -121,7 +123,11 @@ def _decide(
     if target := _protected_target(call, protected):
         # Before bypass: hooks and git run what these hold on the host, outside any sandbox.
         reason = f"{call.tool} writes the protected path {target}"
-        verdict = _ask(call, mode, reason, "Protected paths are written only with approval.")
+        hint = (  # the hint is dontAsk's alone (`_ask`)
+            "A protected path is written only with the person's approval, which dontAsk never"
+            " asks for: in another mode the person is asked."
+        )
+        verdict = _ask(call, mode, reason, hint)
         return replace(verdict, firm=True)
     if mode == PermissionMode.BYPASS_PERMISSIONS:
         return Verdict("allow", "allowed by permission mode bypassPermissions")
@@ -136,6 +142,44 @@ def _decide(
     if mode == PermissionMode.ACCEPT_EDITS and _edit_inside_workspace(call):
         return Verdict("allow", "allowed by permission mode acceptEdits (an edit in the workspace)")
     return _ask(call, mode, _needs_approval(call, mode, rules), _allow_hint(call, rules))
+
+
+def ways_to_run(
+    call: ApprovalRequest,
+    mode: PermissionMode,
+    rules: RuleSet,
+    workspace_root: Path,
+    *,
+    suggestions: Collection[str] = (),
+    protected: Collection[str] = (),
+) -> tuple[tuple[str, ...], tuple[PermissionMode, ...]]:
+    """What would let a call that asks run without asking, for a refusal where nobody can
+    answer to name (and nothing else): each way is checked by deciding the call again with it,
+    so that the refusal's advice holds whichever step asked (an ask rule is not lifted by an
+    allow rule, a protected path by nothing but the person).
+
+    Args:
+        call: The call that asked.
+        mode: The mode it asked in.
+        rules: The rules in force.
+        workspace_root: The workspace.
+        suggestions: Allow rules that could cover it (`suggested_rules`).
+        protected: As for `decide`.
+
+    Returns:
+        The suggestions, when together they let it run (else none), and the other modes in
+        which it runs.
+    """
+
+    def runs(in_mode: PermissionMode, with_rules: RuleSet) -> bool:
+        verdict = decide(call, in_mode, with_rules, workspace_root, protected=protected)
+        return verdict.decision == "allow"
+
+    allowing = tuple(suggestions)
+    if not allowing or not runs(mode, rules.extended(allow=allowing)):
+        allowing = ()
+    modes = tuple(m for m in PermissionMode if m != mode and runs(m, rules))
+    return allowing, modes
 
 
 def suggested_rules(
@@ -370,7 +414,9 @@ def _protected_target(call: Call, extra: Collection[str]) -> str | None:
     for target in targets:
         for form in target.forms:
             parts = inside(form, call.root)
-            if parts and (is_protected(parts) or "/".join(parts) in extra):
+            # A protected directory protects what lies below it (a hooks directory).
+            named = any("/".join(parts[:depth]) in extra for depth in range(1, len(parts) + 1))
+            if parts and (is_protected(parts) or named):
                 return "/".join(parts)
     return None
 

@@ -33,13 +33,27 @@ class NoAsking:
                 "nobody can approve a plan in a headless run: end your turn with the plan as "
                 "your answer",
             )  # not `unasked`: a hook cannot stand in for the person approving a plan
-        from moot.permissions.decide import suggested_rules  # lazy, as in RulesPolicy.decide
-
-        rules = suggested_rules(request, self.workspace_root, self.policy.rules(request.session_id))
-        how = f'--allowedTools "{rules[0]}"' if rules else "--allowedTools"
         return Verdict(
             "deny",
-            f"{verdict.reason}; a headless run cannot ask: allow it with {how} "
-            "or --permission-mode acceptEdits / bypassPermissions",
+            f"{verdict.reason}; a headless run cannot ask: {how_to_allow(verdict)}",
             unasked=not verdict.firm,  # what only a person may answer, no hook answers either
         )
+
+
+def how_to_allow(verdict: Verdict) -> str:
+    """What lets a call that asked run in a headless run: only what `verdict` says would
+    (`Verdict.runs_with_rules`, `runs_in_modes`), so the advice holds in every mode."""
+    if verdict.firm:
+        return (
+            "a protected path is written only with the person's approval, whatever the rules "
+            "and the mode: the person can approve it in an interactive session (`moot` without "
+            "-p) or make the change themselves"
+        )
+    ways = [f'--allowedTools "{",".join(verdict.runs_with_rules)}"'] * bool(verdict.runs_with_rules)
+    ways += [f"--permission-mode {mode}" for mode in verdict.runs_in_modes]
+    if not ways:
+        return (
+            "no allow rule or mode lets it run without the person's approval, which an "
+            "interactive session (`moot` without -p) can ask for"
+        )
+    return f"allow it with {' or '.join(ways)}"

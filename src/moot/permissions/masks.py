@@ -7,6 +7,8 @@ mask (`SandboxMasks`), and the backends apply them to every command:
 
 - `Read(...)`: each existing file or directory a rule covers is hidden: an empty read-only
   file or directory takes its place. A covered directory is hidden whole and not walked.
+  Every other name of a hidden file's inode in the workspace (a hard link) is hidden too
+  (`moot.permissions.links`).
 - `Edit(...)`, `Write(...)`: each existing file or directory a rule covers is read-only.
 - `.git` is hidden whole when git would show what `Read(...)` rules hide: its index tracks a
   hidden file, or a commit in its object store (history, stashes, reflogs, packs) names a
@@ -55,6 +57,7 @@ from pathlib import Path
 
 import msgspec
 
+from moot.permissions.links import with_other_names
 from moot.permissions.rules import Rule, RuleSet
 from moot.permissions.tracked import TrackedCache, hide_git_if_tracked
 from moot.sandbox.base import MaskSource, SandboxMasks
@@ -372,7 +375,8 @@ class _Found(msgspec.Struct):
                 return any(m.matches(rel, is_dir) for m in self.hiders)
 
         key = tuple(m.key for m in self.hiders)
-        return hide_git_if_tracked(self.masks(), self.base, tracked, covers, key)
+        masks = with_other_names(self.masks(), self.base)  # a hard link shares the content
+        return hide_git_if_tracked(masks, self.base, tracked, covers, key)
 
     def masks(self) -> SandboxMasks:
         """What was found, without paths another mask already covers."""

@@ -93,10 +93,11 @@ class RulesPolicy:
     def decide(self, request: ApprovalRequest) -> Verdict:
         """Settle a call under its session's mode and rules (see `decide`).
 
-        An `ask` carries the allow rules that an answer "for the session" or "always" keeps.
+        An `ask` carries the allow rules that an answer "for the session" or "always" keeps,
+        and what would let it run unasked (`ways_to_run`), for a refusal where nobody answers.
         """
         # Lazy: the decision (what a call touches, the shell parser) loads at the first tool call.
-        from moot.permissions.decide import decide, suggested_rules
+        from moot.permissions.decide import decide, suggested_rules, ways_to_run
 
         session = request.session_id
         rules = self.rules(session)
@@ -105,13 +106,27 @@ class RulesPolicy:
         if verdict.decision != "ask":
             return verdict
         suggestions = tuple(suggested_rules(request, self.workspace_root, rules))
+        with_rules, in_modes = ways_to_run(
+            request,
+            mode,
+            rules,
+            self.workspace_root,
+            suggestions=suggestions,
+            protected=self.protected,
+        )
         preview = verdict.preview
         if request.tool == "bash":  # the person sees where it would run, not just what
             where = f"cwd: {self.workspace_root}" + (
                 f"\nsandbox: {self.shell}" if self.shell else ""
             )
             preview = f"$ {preview}\n\n{where}"
-        return replace(verdict, suggestions=suggestions, preview=preview)
+        return replace(
+            verdict,
+            suggestions=suggestions,
+            preview=preview,
+            runs_with_rules=with_rules,
+            runs_in_modes=tuple(m.value for m in in_modes),
+        )
 
     def remember(self, session_id: str, rule: str, *, always: bool) -> None:
         """Keep an approval as an allow rule: for the session, or (`always`) also saved to

@@ -67,6 +67,13 @@ class Verdict(msgspec.Struct, frozen=True):
     unasked: bool = False
     """For `deny`: it stands for a question nobody is there to answer (a headless run), not for
     a rule; a PreToolUse hook's `allow` may lift it, as it would have spared the question."""
+    runs_with_rules: tuple[str, ...] = ()
+    """For `ask`: allow rules that would let such a call run without asking, checked by
+    deciding it again with them; empty when no allow rule would (an ask rule or a protected
+    path stands in the way), so that a refusal where nobody answers never suggests one."""
+    runs_in_modes: tuple[ModeName, ...] = ()
+    """For `ask`: the other permission modes such a call would run in without asking, checked
+    the same way (never the mode it asked in; none for a protected path)."""
 
 
 class ApprovalPolicy(Protocol):

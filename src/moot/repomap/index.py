@@ -18,7 +18,7 @@ import msgspec
 from moot.repomap.cache import CachedFile, TagCache
 from moot.repomap.languages import GrammarMissing, Grammars, LanguageSpec, language_for
 from moot.repomap.tags import FileTags, extract_tags
-from moot.workspace.ignore import GitIgnore, Hidden
+from moot.workspace.ignore import GitIgnore, Hidden, HiddenInodes
 from moot.workspace.paths import PathRefused, open_read
 from moot.workspace.walk import MAX_DEPTH, deadline_after, too_deep, walk
 
@@ -43,13 +43,16 @@ class SourceIndex(msgspec.Struct, frozen=True):
     """Why files were left out, for the reader (a grammar that is not installed)."""
 
 
-def index_sources(root: Path, cache: TagCache, hidden: Hidden | None = None) -> SourceIndex:
+def index_sources(
+    root: Path, cache: TagCache, hidden: Hidden | None = None, inodes: HiddenInodes | None = None
+) -> SourceIndex:
     """Find the workspace's source files and their tags, parsing only what the cache lacks.
 
     Args:
         root: The workspace root, free of symlinks.
         cache: Where unchanged files' tags are read from, and new ones written to.
         hidden: Paths no walk may show (`Read(...)` deny rules); never indexed.
+        inodes: What those rules hide under another name (a hard link); never indexed.
     """
     cached = cache.load()
     grammars = Grammars()
@@ -61,6 +64,8 @@ def index_sources(root: Path, cache: TagCache, hidden: Hidden | None = None) -> 
     found = 0
     # Listed first, then parsed: the walk's time limit is for walking, not for parsing.
     for rel, spec, st in list(_source_files(root, hidden, stopped)):
+        if inodes is not None and inodes.covers(st):
+            continue
         found += 1
         row = cached.pop(rel, None)
         if row is not None and row[:3] == (st.st_mtime_ns, st.st_size, spec.name):

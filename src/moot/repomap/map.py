@@ -14,7 +14,7 @@ from moot.repomap.index import SourceIndex, index_sources
 from moot.repomap.languages import language_for
 from moot.repomap.rank import rank_files
 from moot.repomap.render import render_map
-from moot.workspace.ignore import Hidden
+from moot.workspace.ignore import Hidden, HiddenInodes
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 
@@ -36,7 +36,10 @@ class RepoMap(msgspec.Struct, frozen=True):
 
 
 def index_workspace(
-    root: Path, cache_file: Path | None = None, hidden: Hidden | None = None
+    root: Path,
+    cache_file: Path | None = None,
+    hidden: Hidden | None = None,
+    inodes: HiddenInodes | None = None,
 ) -> SourceIndex:
     """The tags of every source file below `root`, from the cache where files are unchanged.
 
@@ -44,9 +47,10 @@ def index_workspace(
         root: The workspace root, free of symlinks.
         cache_file: The cache database; None for this workspace's file in `cache_dir()`.
         hidden: Paths no walk may show (`Read(...)` deny rules): neither indexed nor mapped.
+        inodes: What those rules hide under another name (a hard link): likewise.
     """
     with TagCache(cache_path(root) if cache_file is None else cache_file) as cache:
-        return index_sources(root, cache, hidden)
+        return index_sources(root, cache, hidden, inodes)
 
 
 def build_repo_map(
@@ -56,6 +60,7 @@ def build_repo_map(
     tokens: int = 1024,
     cache_file: Path | None = None,
     hidden: Hidden | None = None,
+    inodes: HiddenInodes | None = None,
 ) -> RepoMap:
     """Map the workspace's source files: the most referenced first, with their declarations.
 
@@ -66,8 +71,9 @@ def build_repo_map(
         tokens: The budget for the text, estimated as characters / 4.
         cache_file: The cache database; None for this workspace's file in `cache_dir()`.
         hidden: Paths no walk may show (`Read(...)` deny rules): never mapped.
+        inodes: What those rules hide under another name (a hard link): never mapped.
     """
-    index = index_workspace(root, cache_file, hidden)
+    index = index_workspace(root, cache_file, hidden, inodes)
     focus_files, focus_names = resolve_focus(root, index.files, focus)
     ranking = rank_files(index.files, focus_files, focus_names)
     text, shown = render_map(index.files, ranking, tokens)

@@ -6,6 +6,7 @@ one from settings. Running on the host is never a silent fallback.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -14,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
+from moot.workspace.absent import AbsentPaths
 from moot.workspace.protected import DEFAULT_PROTECTED
 
 OutputCallback = Callable[[str], None]
@@ -86,6 +88,13 @@ def rename_guards(masks: SandboxMasks | None, protected: Iterable[str]) -> list[
     return sorted(g for g in guards if not any(g == t or g.startswith(t + "/") for t in targets))
 
 
+async def sweep_absent(policy: SandboxPolicy) -> tuple[str, ...]:
+    """Sweep `policy.absent` (off the event loop); what was moved away, one line each."""
+    if not policy.absent:
+        return ()
+    return tuple(await asyncio.to_thread(policy.absent.sweep))
+
+
 def make_missing_dirs(policy: SandboxPolicy, workspace: Path) -> None:
     """Make the missing directories of `policy.made_when_missing` (a blocking call).
 
@@ -131,6 +140,11 @@ class SandboxPolicy(msgspec.Struct, frozen=True):
     """The workspace paths deny rules hide or make read-only, asked for before each command;
     None: nothing is masked (`moot.permissions.masks.mask_source` builds one from the
     rules). The host backend ignores it: it contains nothing."""
+    absent: AbsentPaths | None = None
+    """Protected paths that did not exist when the session began (a hooks directory the git
+    config names): no mount can keep a command from making one, so the backends sweep away
+    what appears there before and after each command and as they close, and say so in the
+    command's result (`CommandResult.swept`). The host backend ignores it."""
 
 
 class CommandResult(msgspec.Struct, frozen=True):
@@ -148,6 +162,9 @@ class CommandResult(msgspec.Struct, frozen=True):
     timed_out: bool = False
     output_file: Path | None = None
     """When truncated: a file holding the full output, which the model may read."""
+    swept: tuple[str, ...] = ()
+    """What was moved away from paths no command may make (`SandboxPolicy.absent`), before
+    or after this command ran, one line each."""
 
 
 @runtime_checkable

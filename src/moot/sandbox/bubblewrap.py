@@ -33,6 +33,10 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   could then still win the race.
 - `policy.made_when_missing` (`.moot`) is made on the host when missing, before it is bound
   read-only: a command cannot create it and write settings (hooks) into it.
+- What the git config names that did not exist when the session began (`policy.absent`: a
+  hooks directory, say) has nothing to mount on, and moot makes nothing else in the project:
+  what a command makes there is moved out of the workspace before and after each command and
+  as the sandbox closes, and the command's result says so (`moot.workspace.absent`).
 - No privileges: every capability is dropped (`--cap-drop ALL`: bubblewrap keeps them all
   for root, who could then unmount the masks, remount `/` writable, unmount `/run` to reach
   the host's sockets, or open a masked file by handle), in a user namespace of its own that
@@ -71,6 +75,7 @@ import msgspec
 
 from moot.sandbox import bwrap_cache
 from moot.sandbox.base import (
+    BackgroundProcess,
     CommandResult,
     OutputCallback,
     SandboxMasks,
@@ -78,6 +83,7 @@ from moot.sandbox.base import (
     make_empty_file,
     make_missing_dirs,
     rename_guards,
+    sweep_absent,
 )
 from moot.sandbox.env import scrub_env
 from moot.sandbox.host import Launch, ProcessSandbox
@@ -451,15 +457,31 @@ class BubblewrapSandbox(ProcessSandbox):
     ) -> CommandResult:
         """Run `command` (see `ProcessSandbox.run`); when bwrap itself failed to set the sandbox
         up (its `bwrap: ...` message on stderr, exit code 1, which the result shows as it is),
-        forget the remembered probe, so the next start probes again."""
-        result = await super().run(command, cwd=cwd, env=env, timeout=timeout, on_output=on_output)
+        forget the remembered probe, so the next start probes again. What no command may make
+        (`SandboxPolicy.absent`) is swept away before and after it."""
+        before = await sweep_absent(self.policy)
+        try:
+            result = await super().run(
+                command, cwd=cwd, env=env, timeout=timeout, on_output=on_output
+            )
+        finally:
+            after = await asyncio.shield(sweep_absent(self.policy))
         if result.exit_code == 1 and result.stderr.startswith("bwrap: "):
             await asyncio.to_thread(bwrap_cache.forget, self.bwrap)
-        return result
+        swept = (*before, *after)
+        return msgspec.structs.replace(result, swept=swept) if swept else result
+
+    async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
+        """Start `command` in the background (see `ProcessSandbox.start`), once what no
+        command may make is swept away."""
+        await sweep_absent(self.policy)
+        return await super().start(command, cwd=cwd, env=env)
 
     async def close(self) -> None:
-        """Kill background commands and remove the private `/tmp` and the empty file."""
+        """Kill background commands, sweep away what they made that no command may make, and
+        remove the private `/tmp` and the empty file."""
         await super().close()
+        await sweep_absent(self.policy)
         if self._tmp is not None:
             await asyncio.to_thread(shutil.rmtree, self._tmp, ignore_errors=True)
             self._tmp = None

@@ -25,6 +25,10 @@ a background shell (or another command) runs there, the command is refused inste
 (`MasksOutdated`, saying what runs): the container cannot be replaced under it, and running
 with stale masks would show what the rules deny.
 
+What the git config names that did not exist when the session began (`policy.absent`: a hooks
+directory, say) cannot be mounted on; what a command makes there is moved out of the workspace
+before and after each command and as the sandbox closes (`moot.workspace.absent`).
+
 What it does not contain: a missing `.git` can be created, hooks and all; a file deny rules
 cover can be created, and read by the command that made it (it is masked from the next command
 on, in a new container); a denied file in the history of a nested repository or a submodule
@@ -65,6 +69,7 @@ from moot.sandbox.base import (
     SandboxMasks,
     make_empty_file,
     make_missing_dirs,
+    sweep_absent,
 )
 from moot.sandbox.docker_image import DockerSettings
 from moot.sandbox.env import scrub_env
@@ -213,6 +218,7 @@ class DockerSandbox:
             self.outputs, limit=self.max_output_chars, on_output=on_output, name="cmd"
         )
         started = time.perf_counter()
+        before = await sweep_absent(self.policy)
         try:
             running = await self._exec(command, cwd=cwd, env=env, feed=capture.feed)
             try:
@@ -226,10 +232,14 @@ class DockerSandbox:
         except BaseException:
             capture.close()
             raise
+        finally:
+            after = await asyncio.shield(sweep_absent(self.policy))
         if running.lost is not None:
             capture.close()
             raise DockerSandboxError(f"lost the container while the command ran: {running.lost}")
-        return capture.finish().result(code, started, self.name)
+        result = capture.finish().result(code, started, self.name)
+        swept = (*before, *after)
+        return msgspec.structs.replace(result, swept=swept) if swept else result
 
     async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> DockerBackground:
         """Start `command` in the background; its id is `shell_<n>`, unique in this sandbox.
@@ -238,6 +248,7 @@ class DockerSandbox:
             DockerSandboxError: The engine or the image is missing.
             ValueError: `cwd` is outside the workspace.
         """
+        await sweep_absent(self.policy)
         process = DockerBackground(
             f"shell_{len(self._background) + 1}",
             kill=self._kill,
@@ -249,8 +260,10 @@ class DockerSandbox:
         return process
 
     async def close(self) -> None:
-        """Kill background commands, remove the container and let go of the engine."""
+        """Kill background commands, sweep away what they made that no command may make,
+        remove the container and let go of the engine."""
         await asyncio.gather(*(process.kill() for process in self._background))
+        await sweep_absent(self.policy)
         container, engine = self._container, self._engine
         self._forget_container()
         self._engine = None

@@ -5,8 +5,9 @@ settings chose (`moot.sandbox.select`); with none, it is refused with a message 
 get one. Output streams to front ends as it arrives (`ToolContext.emit`); the model gets the
 exit code, stdout and stderr capped at 30,000 characters (head and tail, the full output in a
 file it can `read`), and notes: a timeout, a sandbox rule the command ran into (also in
-`ToolResult.display["sandbox_violation"]` for front ends), or a hint when it seems to have
-waited for input that can never come.
+`ToolResult.display["sandbox_violation"]` for front ends; a path no command may make that the
+sandbox moved away is one), or a hint when it seems to have waited for input that can never
+come.
 """
 
 from __future__ import annotations
@@ -185,6 +186,8 @@ def describe_result(
         notes.append("The output was too long: the middle is elided (it could not be saved).")
     failed = result.exit_code != 0
     violation = sandbox_violation(watch.rules, result.backend, workspace) if failed else None
+    if result.swept:
+        violation = "; ".join(result.swept)
     if violation is not None:
         display["sandbox_violation"] = violation
         notes.append(f"Sandbox: {violation}")

@@ -68,7 +68,8 @@ def edit_file(
         target = workspace.resolve_write(path)
         workspace.refuse_hidden(target, path)
         rel = workspace.relative(target)
-        data, _ = read_file_bytes(workspace.root, target)
+        data, info = read_file_bytes(workspace.root, target)
+        workspace.refuse_linked(info, path)
         if looks_binary(data[:SNIFF_BYTES]):
             return ToolResult.error(f"{rel} is a binary file; edit changes text files only")
         workspace.ledger.check_fresh(target, data)

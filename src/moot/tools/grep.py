@@ -52,9 +52,12 @@ def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool
             workspace.refuse_hidden(start, path)
             # A missing path is an error, not "no matches". A FIFO or a device is refused:
             # ripgrep would wait on one forever, or read one without end.
-            mode = os.stat(start, follow_symlinks=False).st_mode
+            info = os.stat(start, follow_symlinks=False)
+            mode = info.st_mode
             if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):
                 raise PathRefused("not-a-file", path, "not a regular file or directory")
+            inodes = workspace.inode_check()
+            workspace.refuse_linked(info, path, inodes)
             request = SearchRequest(
                 pattern=pattern,
                 root=workspace.root,
@@ -64,6 +67,7 @@ def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool
                 context=context if output == "content" else 0,
                 ignore_case=ignore_case,
                 hidden=workspace.hidden,
+                inodes=inodes,
                 deadline=deadline_after(),
             )
             notes: list[str] = []

@@ -74,6 +74,7 @@ def read_file(workspace: Workspace, path: str, offset: int = 1, limit: int = 200
     rel = workspace.relative(target)
     with os.fdopen(open_read(workspace.root_of(target), target), "rb") as file:
         st = os.fstat(file.fileno())
+        workspace.refuse_linked(st, path)
         if stat.S_ISDIR(st.st_mode):
             return ToolResult.error(f"{rel} is a directory; use ls to list it")
         if not stat.S_ISREG(st.st_mode):

@@ -50,7 +50,11 @@ def repo_map_tool(workspace: Workspace) -> FunctionTool:
 def map_workspace(workspace: Workspace, focus: Sequence[str], tokens: int) -> ToolResult:
     """What `repo_map` answers: the map, whose estimated tokens stay within `tokens`."""
     result = build_repo_map(
-        workspace.root, focus=focus, tokens=tokens - _FOOTER_TOKENS, hidden=workspace.hidden
+        workspace.root,
+        focus=focus,
+        tokens=tokens - _FOOTER_TOKENS,
+        hidden=workspace.hidden,
+        inodes=workspace.inode_check(),
     )
     notes = "".join(f"\n[{note}]" for note in result.notes)
     display = {"shown": result.shown, "files": len(result.ranked), "parsed": len(result.parsed)}

@@ -36,7 +36,7 @@ def find_definitions(workspace: Workspace, name: str) -> ToolResult:
     """What `symbols` answers: the definitions of `name`, by path and line, capped."""
     if not name.strip(" .:"):
         return ToolResult.error("Give a name to look up, e.g. Config or Config.load.")
-    index = index_workspace(workspace.root, hidden=workspace.hidden)
+    index = index_workspace(workspace.root, hidden=workspace.hidden, inodes=workspace.inode_check())
     found = find_symbols(index.files, name)
     if not found:
         similar = similar_names(index.files, name)

@@ -53,9 +53,11 @@ def write_file(workspace: Workspace, path: str, content: str, *, run_id: str = "
     workspace.refuse_hidden(target, path)  # before the existence check: no oracle on it
     rel = workspace.relative(target)
     try:
-        existing, _ = read_file_bytes(workspace.root, target)
+        existing, info = read_file_bytes(workspace.root, target)
     except FileNotFoundError:
         existing = None
+    else:  # what it holds shapes the write (encoding, line ends) and shows in its diff
+        workspace.refuse_linked(info, path)
     old_text: str | None = None
     new_text = content
     if existing is None:

@@ -40,6 +40,8 @@ from moot.workspace.paths import PathRefused, Workspace
 if TYPE_CHECKING:
     import git
 
+    from moot.workspace.ignore import HiddenInodes
+
 TRAILER_KEY = "Moot-Session"
 """The commit trailer that marks a commit moot made; its value is the session id."""
 MAX_OUTPUT_BYTES = 40_000
@@ -259,11 +261,12 @@ class GitRepo:
         out = self.git(*listing, *options, "--", *specs)
         top = f"{self.prefix}/" if self.prefix else ""
         excludes: list[str] = []
+        check = workspace.inode_check()
         for name in filter(None, out.split("\0")):
             # A name may hold newlines itself, and some versions of `show` print an empty
             # header line before the first: exclude both readings (a spare exclude is harmless).
             forms = {name, name.removeprefix("\n")}
-            if any(hides(workspace, form) for form in forms):
+            if any(hides(workspace, form) or _linked(workspace, form, check) for form in forms):
                 excludes += [f":(top,literal,exclude){top}{form}" for form in sorted(forms)]
         return excludes
 
@@ -629,6 +632,17 @@ def undo_last_agent_commit(
         repo.git("reset", "--quiet", "--keep", head.parents[0].hexsha, read_only=False)
         subject = message.strip().splitlines()[0] if message.strip() else ""
         return AgentCommit(head.hexsha, branch, subject, files)
+
+
+def _linked(workspace: Workspace, rel: str, check: HiddenInodes | None) -> bool:
+    """Whether the work tree's file at `rel` is another name of a hidden file (a hard link:
+    its diff would show the hidden file's lines)."""
+    if check is None:
+        return False
+    try:
+        return check.covers(os.lstat(workspace.root / rel))
+    except (OSError, ValueError):
+        return False
 
 
 def hides(workspace: Workspace, rel: str) -> bool:

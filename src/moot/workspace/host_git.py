@@ -24,7 +24,10 @@ include files that lie in that work tree. So every git moot runs on the host get
   that change the repository, and only while the hooks directory (and, for husky 9's `.husky/_`,
   the `.husky` above it, whose scripts those hooks run) is byte-identical to when the session
   began. A hooks directory in the workspace is protected like `.git/hooks` either way, since the
-  person's own git runs what is in it. `moot undo` runs no hooks.
+  person's own git runs what is in it, whether or not it exists yet: what the config names
+  that does not exist when the session begins (the hooks directory, an include, a config
+  file) is kept from coming into being (`absent_paths`, `moot.workspace.absent`). `moot undo`
+  runs no hooks.
 
 Most sessions start without running git: only when a config file mentions an include or
 `core.hooksPath`, lies in the workspace, or hooks are allowed does `host_git_at_start` read the
@@ -126,6 +129,7 @@ class HostGit:
         git_dirs: tuple[str, ...] = (),
         also_protected: tuple[str, ...] = (),
         view: ConfigView | None = None,
+        absent: tuple[str, ...] = (),
     ) -> None:
         """Args:
         root: The workspace root: files under it are the session's to write.
@@ -137,6 +141,8 @@ class HostGit:
         also_protected: Other workspace-relative files no checkout may write (the scripts
             settings hooks run).
         view: The config as read when the session began.
+        absent: Workspace-relative paths that did not exist when the session began and must
+            not come into being from the sandbox (`absent_paths`).
         """
         self.root = os.path.realpath(root)
         self.allow_hooks = allow_hooks
@@ -145,6 +151,9 @@ class HostGit:
         self.hooks_tree = hooks_tree
         self.git_dirs = git_dirs
         self.also_protected = also_protected
+        self.absent = absent
+        """What the config names that did not exist when the session began: the first
+        missing part of each path (the hooks directory, an include, a config file)."""
         self._view = view
         self._last: tuple[ConfigView, list[tuple[str, str]], tuple[str, ...]] | None = None
 
@@ -249,21 +258,28 @@ class HostGit:
 
     def protected_dirs(self) -> tuple[str, ...]:
         """Workspace-relative directories to keep read-only in the sandbox: the hooks
-        directory, and a git directory kept in the workspace under another name than `.git`."""
-        trees = hook_trees(self.hooks_dir, self.root) if self.hooks_dir else []
+        directory (and husky 9's `.husky`), whether or not it exists yet (a backend binds
+        what exists, and `absent` keeps the rest from coming into being), and a git directory
+        kept in the workspace under another name than `.git`."""
+        roots = hook_roots(self.hooks_dir, self.root) if self.hooks_dir else []
+        dirs = [tree for tree in self.git_dirs if os.path.isdir(tree)]
         found = dict.fromkeys(
-            self.relative(tree)
-            for tree in [*self.git_dirs, *trees]
-            if self.in_workspace(tree) and os.path.isdir(tree)
+            self.relative(tree) for tree in [*dirs, *roots] if self.in_workspace(tree)
         )
         return tuple(found)
 
     def protected_files(self) -> tuple[str, ...]:
-        """Workspace-relative files whose writes by a file tool always ask: the pinned config
-        files, and in a hooks directory in the workspace, what it holds and every hook name."""
+        """Workspace-relative paths whose writes by a file tool always ask (a directory's
+        with everything below it): the pinned config files, the paths of `absent`, the hooks
+        directory (and husky 9's `.husky`) whether or not it exists, and in it what it holds
+        and every hook name."""
         found = dict.fromkeys(self.relative(path) for path in self.pins)
+        found.update(dict.fromkeys(self.absent))
         if self.hooks_dir is None:
             return tuple(found)
+        for tree in hook_roots(self.hooks_dir, self.root):
+            if self.in_workspace(tree) and self.relative(tree) != ".":
+                found[self.relative(tree)] = None
         for tree in hook_trees(self.hooks_dir, self.root):
             if not self.in_workspace(tree):
                 continue
@@ -337,6 +353,8 @@ def host_git_at_start(
                 pins[form] = state
     trees = hook_trees(view.hooks_dir, host.root)
     hooks_tree = tree_state(trees) if allow_hooks else ()
+    named = [*hook_roots(view.hooks_dir, host.root), *(p for p, _ in _config_paths(view))]
+    named += [path for path in config_files(repo) if os.path.basename(path) != "HEAD"]
     return HostGit(
         host.root,
         allow_hooks=allow_hooks,
@@ -346,7 +364,30 @@ def host_git_at_start(
         git_dirs=git_dirs,
         also_protected=also_protected,
         view=view,
+        absent=absent_paths(host, named),
     )
+
+
+def absent_paths(host: HostGit, paths: Iterable[str]) -> tuple[str, ...]:
+    """Of `paths` (absolute), those in the workspace that do not exist, each as its first
+    missing part (`tools/hooks` of `tools/hooks/x` when `tools/hooks` is missing), relative.
+
+    A command must not make one: the person's own git would run what it put there (a hook,
+    a config file naming one). Only the sandbox's own masks could keep a missing path from
+    being made, and a mount needs something to mount on, which moot will not make in the
+    project; so the sandbox moves away what appears (`moot.workspace.absent`)."""
+    found: dict[str, None] = {}
+    for path in paths:
+        forms = host.in_workspace(os.path.normpath(path))
+        if not forms:
+            continue
+        parts = host.relative(forms[0]).split(os.sep)
+        for depth in range(1, len(parts) + 1):
+            rel = os.sep.join(parts[:depth])
+            if not os.path.lexists(os.path.join(host.root, rel)):
+                found[rel] = None
+                break
+    return tuple(found)
 
 
 def _config_paths(view: ConfigView) -> list[tuple[str, str]]:
@@ -355,6 +396,15 @@ def _config_paths(view: ConfigView) -> list[tuple[str, str]]:
     included = [(i.target, f"git config includes it, in {i.origin}") for i in view.includes]
     read = [(path, "git reads its config there") for path in view.files]
     return [*included, *read]
+
+
+def hook_roots(hooks_dir: str, root: str) -> list[str]:
+    """What to protect of a hooks directory, whether or not it exists: the directory, and for
+    husky 9's layout (`.husky/_`) the one above it too, whose scripts its hooks run."""
+    parent = os.path.dirname(hooks_dir)
+    if os.path.basename(hooks_dir) == "_" and parent != root:
+        return [hooks_dir, parent]
+    return [hooks_dir]
 
 
 def hook_trees(hooks_dir: str, root: str) -> list[str]:

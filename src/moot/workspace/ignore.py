@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import pathspec
@@ -29,6 +29,15 @@ _MAX_GITIGNORE_BYTES = 1 << 20
 
 Hidden = Callable[[str, bool], bool]
 """Whether a workspace-relative path (`/`-joined; is it a directory?) must not be shown."""
+
+
+class HiddenInodes(Protocol):
+    """What a `Read(...)` deny rule hides under another name: a hard link shares its file's
+    content (`moot.permissions.links.DeniedInodes`). One per call."""
+
+    def covers(self, info: os.stat_result) -> bool:
+        """Whether the file `info` (an `lstat` or `fstat`) describes is a hidden one."""
+        ...
 
 
 class GitIgnore:

@@ -21,11 +21,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
-from moot.workspace.ignore import GitIgnore, Hidden
+from moot.workspace.ignore import GitIgnore, Hidden, HiddenInodes
 from moot.workspace.ledger import ReadLedger
 from moot.workspace.protected import is_protected
 
 if TYPE_CHECKING:
+    from moot.workspace.absent import AbsentPaths
     from moot.workspace.host_git import HostGit
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -94,10 +95,16 @@ class Workspace:
         self.read_roots = tuple(Path(os.path.realpath(r)) for r in read_roots)
         self.hidden: Hidden | None = None
         """Paths no walk may show (set from `Read(...)` deny rules by the session)."""
+        self.hidden_inodes: Callable[[], HiddenInodes] | None = None
+        """Makes, for one call, the check of what those rules hide under another name (a
+        hard link); set by the session. None: the rules hide no path."""
         self.had_git = os.path.lexists(os.path.join(real, ".git"))
         """The workspace had a `.git` of its own when the session began (see
         `moot.workspace.git.workspace_repo`)."""
         self.host_git: HostGit | None = None
+        self.absent: AbsentPaths | None = None
+        """Paths no command may make (`moot.workspace.absent`), shared with the sandbox: a
+        write there (which only the person's approval lets through) releases its path."""
         self.editor_text: Callable[[str], str | None] | None = None
         """The editor's text of a file (its unsaved buffer) for `read`, when a front end in an
         editor lends it (`moot.protocol.editor.EditorBuffers`); None: read the disk."""
@@ -137,6 +144,31 @@ class Workspace:
             return  # a read root (saved command output) is not the rules' to hide
         if self.hidden(self.relative(target), False):
             raise PathRefused("read-denied", path, "a Read deny rule covers it")
+
+    def inode_check(self) -> HiddenInodes | None:
+        """The check of hidden files' other names for one call (see `hidden_inodes`)."""
+        return self.hidden_inodes() if self.hidden_inodes is not None else None
+
+    def refuse_linked(
+        self, info: os.stat_result, path: str, check: HiddenInodes | None = None
+    ) -> None:
+        """Refuse a file that is another name (a hard link) of one a `Read(...)` deny rule
+        covers: the rule hides the content, whatever the name.
+
+        Args:
+            info: The file's status, from the descriptor about to be read (`fstat`).
+            path: The path as the model gave it, for the message.
+            check: The call's check, when it has one (`inode_check`); else one is made.
+
+        Raises:
+            PathRefused: Rule "read-denied".
+        """
+        check = check if check is not None else self.inode_check()
+        if check is not None and check.covers(info):
+            raise PathRefused(
+                "read-denied", path, "it is another name (a hard link) of a file a Read deny"
+                " rule covers"
+            )  # fmt: skip
 
     def ignore(self) -> GitIgnore:
         """A fresh ignore set for one walk: `.gitignore` rules and the hidden paths."""
@@ -239,6 +271,8 @@ class Workspace:
         note = ""
         if self.snapshots is not None and run_id:
             note = self.snapshots.before_change(run_id, target) or ""
+        if self.absent:
+            self.absent.release(target)  # approved (a protected path): it may exist now
         writer = atomic_write(self.root, target, data)
         writer.snapshot_note = note
         self.changed.add(target)

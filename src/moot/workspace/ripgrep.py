@@ -14,7 +14,9 @@ then decides, so both backends keep exactly the same files.
 
 It is bounded as the walk is (`moot.workspace.walk`): `--max-depth` keeps it to `MAX_DEPTH`
 levels below the root, and it is killed at the request's deadline, the result then saying
-so. (Unlike the walk, it cannot tell whether anything lay deeper than it went.) ripgrep
+so. ripgrep says nothing of what lay deeper than it went, so after the search a listing of
+files (`--files`, no file read) looks for one more than `MAX_DEPTH` levels deep, and the result
+says that directories that deep were not entered, as the walk's does. ripgrep
 follows a symlink swapped in for a directory while it runs, so the files shown are read again
 through `O_NOFOLLOW` descriptors and kept only when they hold the lines it reported
 (`moot.workspace.search.confirmed`). Only directories are searched with it: a single file is
@@ -46,7 +48,7 @@ from moot.workspace.search import (
     SearchRequest,
     confirmed,
 )
-from moot.workspace.walk import MAX_DEPTH, deadline_after, out_of_time
+from moot.workspace.walk import MAX_DEPTH, deadline_after, out_of_time, too_deep
 
 _FIXED_ARGS = (
     "--json",
@@ -107,19 +109,25 @@ def search_ripgrep(
         args += [f"--glob=!{glob}" for glob in request.exclude.basename_globs]
     with contextlib.ExitStack() as cleanup:
         rules = _ancestor_rules(root, request.start)
+        ignoring: list[str] = []
         if rules:
             scratch = cleanup.enter_context(tempfile.TemporaryDirectory(prefix="moot-rg-"))
             ignore_file = Path(scratch, "ignore")
             ignore_file.write_text("\n".join(rules) + "\n", encoding="utf-8")
-            args.append(f"--ignore-file={ignore_file}")
-        args += ["--regexp", request.pattern, "--", start]
+            ignoring.append(f"--ignore-file={ignore_file}")
+        args += [*ignoring, "--regexp", request.pattern, "--", start]
         # Path order compares component by component ("a/b" before "a-c"), as a walk does.
         stopped: list[str] = []
+        deep_files = _DeepFiles(rg, ignoring, root, start)
+        cleanup.callback(deep_files.stop)
         found = _run(args, root, request, stopped)
         first = heapq.nsmallest(files, found, key=lambda hit: hit[0].split("/"))
-        yield from confirmed(root, first)
+        deadline = deadline_after() if request.deadline is None else request.deadline
+        if not stopped and (deep := deep_files.first(deadline)):
+            stopped.append(too_deep("/".join(deep.split("/")[:MAX_DEPTH])))
         if notes is not None:
-            notes += stopped
+            notes += stopped  # before the hits: a caller showing only some never ends this
+        yield from confirmed(root, first, request.inodes)
 
 
 def _run(
@@ -159,6 +167,45 @@ def _run(
             # them; anything else (a bad pattern, usually) is the search failing.
             if message and not all(_FILE_ERROR.fullmatch(line) for line in message.splitlines()):
                 raise SearchError(f"ripgrep: {message[:500]}")
+
+
+class _DeepFiles:
+    """A listing of the files more than `MAX_DEPTH` levels below the root, which the search
+    (`--max-depth`) leaves out, honouring the same ignore rules: ripgrep says nothing of what
+    lay below its depth bound, and "No matches." must not hide that the search stopped there.
+
+    It runs beside the search, reads no file and stops at the first one it lists: on 50,000
+    files in 2,500 directories the listing alone took about 0.1 s, and a search finding
+    nothing 30-130 ms more than without it (0.35-0.42 s), on a loaded 2-core machine.
+    """
+
+    def __init__(self, rg: str, ignoring: list[str], root: Path, start: str) -> None:
+        deep = "*/" * MAX_DEPTH + "**"  # matched against the path from the root, as listed
+        listing = [arg for arg in _FIXED_ARGS if arg != "--json"]
+        args = [rg, *listing, *ignoring, "--files", f"--glob={deep}", "--", start]
+        self.process = subprocess.Popen(
+            args, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def first(self, deadline: float) -> str:
+        """The first file listed ("" for none), waiting at most until `deadline`."""
+        stdout = self.process.stdout
+        assert stdout is not None
+        timer = threading.Timer(max(0.0, deadline - time.monotonic()), self.process.kill)
+        timer.start()
+        try:
+            line = stdout.readline()
+        finally:
+            timer.cancel()
+            self.stop()
+        return _relative(os.fsdecode(line.rstrip(b"\n"))) if line else ""
+
+    def stop(self) -> None:
+        self.process.kill()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.process.wait()
 
 
 def _parse(stream: IO[bytes]) -> Generator[FileHits, None, None]:

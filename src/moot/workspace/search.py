@@ -23,7 +23,7 @@ from typing import Literal
 
 import msgspec
 
-from moot.workspace.ignore import GitIgnore, GlobPattern, Hidden
+from moot.workspace.ignore import GitIgnore, GlobPattern, Hidden, HiddenInodes
 from moot.workspace.paths import PathRefused, open_dir_chain
 from moot.workspace.text import sniff_encoding, split_lines
 from moot.workspace.walk import below, walk_files
@@ -57,6 +57,8 @@ class SearchRequest(msgspec.Struct, frozen=True):
     ignore_case: bool = False
     hidden: Hidden | None = None
     """Paths no search may show (a `Read(...)` deny rule covers them)."""
+    inodes: HiddenInodes | None = None
+    """What those rules hide under another name (a hard link): such a file is skipped."""
     deadline: float | None = None
     """A `time.monotonic()` value to stop searching at (`moot.workspace.walk.WALK_SECONDS`
     from the start when None)."""
@@ -123,13 +125,16 @@ class _Directory:
     opened with `O_NOFOLLOW`, so a symlink swapped in cannot lead outside.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, inodes: HiddenInodes | None = None) -> None:
         self.root = root
+        self.inodes = inodes
+        """Files these cover (another name of a hidden file) read as None."""
         self.parts: tuple[str, ...] | None = None
         self.fd = -1
 
     def read(self, parts: tuple[str, ...]) -> bytes | None:
-        """A regular file's bytes, or None for anything else (a FIFO, a device).
+        """A regular file's bytes, or None for anything else (a FIFO, a device, another name
+        of a file a deny rule hides).
 
         Raises:
             OSError, PathRefused: Unreadable, or a symlink on the way.
@@ -140,7 +145,10 @@ class _Directory:
             self.parts = parts[:-1]
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         with os.fdopen(os.open(parts[-1], flags, dir_fd=self.fd), "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            if self.inodes is not None and self.inodes.covers(info):
                 return None
             return file.read()
 
@@ -168,7 +176,7 @@ def _search_python(
     request: SearchRequest, regex: re.Pattern[str], notes: list[str]
 ) -> Generator[FileHits, None, None]:
     root = request.root
-    directory = _Directory(root)
+    directory = _Directory(root, request.inodes)
     try:
         yield from _search_files(request, regex, directory, notes)
     finally:
@@ -182,29 +190,34 @@ def _search_files(
     files = walk_files(
         root, request.start, GitIgnore(root, request.hidden), deadline=request.deadline
     )
-    for entry in files:
-        rel = entry.rel
-        if not request.wants(rel):
-            continue
-        lines = directory.lines(entry.parts)
-        if lines is None:
-            continue
-        matched = [number for number, line in enumerate(lines) if regex.search(line)]
-        if matched:
-            yield rel, with_context(lines, matched, request.context)
-    if files.stopped:
-        notes.append(files.stopped)
+    try:
+        for entry in files:
+            rel = entry.rel
+            if not request.wants(rel):
+                continue
+            lines = directory.lines(entry.parts)
+            if lines is None:
+                continue
+            matched = [number for number, line in enumerate(lines) if regex.search(line)]
+            if matched:
+                yield rel, with_context(lines, matched, request.context)
+    finally:  # also when the caller stops reading at its cap: what the walk met so far
+        if files.stopped:
+            notes.append(files.stopped)
 
 
-def confirmed(root: Path, found: Iterable[FileHits]) -> Iterator[FileHits]:
+def confirmed(
+    root: Path, found: Iterable[FileHits], inodes: HiddenInodes | None = None
+) -> Iterator[FileHits]:
     """The files whose hits are what the file holds when read as `search_python` reads it.
 
     ripgrep opens paths as they are when it gets to them, following a symlink that a command
     running beside the search (a background shell, a peer's) swapped in for a directory or
     file since it was listed; read again through `O_NOFOLLOW` descriptors, such a file fails
-    to open or holds other lines, and is dropped.
+    to open or holds other lines, and is dropped; so is another name of a hidden file
+    (`inodes`).
     """
-    directory = _Directory(root)
+    directory = _Directory(root, inodes)
     try:
         for rel, hits in found:
             lines = directory.lines(tuple(rel.split("/")))
