@@ -84,10 +84,13 @@ async def test_output_streams_while_the_command_runs(harness: Harness) -> None:
     assert "".join(seen) == "first\nsecond\n" == result.stdout
 
 
-async def test_secrets_are_scrubbed_from_the_environment(
+async def test_only_named_variables_reach_a_command_and_never_a_secret(
     harness: Harness,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Commands get the variables moot names and those the settings' `env` names, never one
+    that looks secret, named or not: a denylist of secret words let `CI_JOB_JWT`,
+    `SESSION_COOKIE` or a Sentry DSN through (issue 28)."""
     secrets = {
         "FAKE_API_KEY": "fake-key-value-1",
         "GITHUB_TOKEN": "fake-token-value-2",
@@ -95,17 +98,33 @@ async def test_secrets_are_scrubbed_from_the_environment(
         "DB_PASSWORD": "fake-password-value-4",
         "DATABASE_URL": "postgres://me:fake-pw-value-5@db/app",
         "INNOCENT_LOOKING": "sk-ant-api03-fakefakefakefakefakefakefake6",
+        "CI_JOB_JWT": "fake-jwt-value-7",
+        "SESSION_COOKIE": "fake-cookie-value-8",
+        "BEARER": "fake-bearer-value-9",
+        "OAUTH": "fake-oauth-value-10",
+        "CREDS": "fake-creds-value-11",
+        "SLACK_WEBHOOK": "https://hooks.slack.com/services/T0/B0/fake-hook-value-12",
+        "SENTRY_DSN": "https://fake-dsn-value-13@sentry.example/1",
     }
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("MOOT_CONTRACT_HARMLESS", "kept")
-
-    result = await harness.run("env")
+    monkeypatch.setenv("MOOT_CONTRACT_UNNAMED", "unnamed-value")
+    monkeypatch.setenv("MOOT_CONTRACT_NAMED", "kept")
+    monkeypatch.setenv("VIRTUAL_ENV", "/opt/venv")
+    named = ("MOOT_CONTRACT_NAMED", *secrets)  # as if the settings' `env` named them all
+    policy = SandboxPolicy(workspace=harness.workspace, env_names=named)
+    sandbox = harness.backend.make(policy)
+    try:
+        result = await sandbox.run("env", cwd=harness.workspace, env=os.environ, timeout=30)
+    finally:
+        await sandbox.close()
 
     for name, value in secrets.items():
         assert name not in result.stdout
         assert value not in result.stdout
-    assert "MOOT_CONTRACT_HARMLESS=kept\n" in result.stdout
+    assert "unnamed-value" not in result.stdout
+    assert "MOOT_CONTRACT_NAMED=kept\n" in result.stdout
+    assert "VIRTUAL_ENV=/opt/venv\n" in result.stdout
     assert "\nPATH=" in f"\n{result.stdout}"
 
 

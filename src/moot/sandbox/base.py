@@ -131,6 +131,10 @@ class SandboxPolicy(msgspec.Struct, frozen=True):
     """The workspace paths deny rules hide or make read-only, asked for before each command;
     None: nothing is masked (`moot.permissions.masks.mask_source` builds one from the
     rules). The host backend ignores it: it contains nothing."""
+    env_names: tuple[str, ...] = ()
+    """Variables commands get besides `moot.sandbox.env.PASSED`: those the settings' `env`
+    names (`client.assemble.sandbox_policy`). One that looks secret is dropped all the same
+    (`env.scrub_env`)."""
 
 
 class CommandResult(msgspec.Struct, frozen=True):

@@ -42,7 +42,8 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   (and so cannot write a workspace file another user owns, nor `chown`: `tar` as root
   needs `--no-same-owner`).
 - No network (`--unshare-net`: only a loopback of its own) unless `policy.network`.
-- The environment is scrubbed of secrets (`env.scrub_env`); `TMPDIR=/tmp`.
+- The environment holds only the variables `env.scrub_env` passes (named ones, none that
+  looks secret); `TMPDIR=/tmp`.
 
 What it does not contain: anything readable on the host stays readable (except what is
 hidden above); a missing `.git` can be created, hooks and all; a file deny rules cover can
@@ -438,7 +439,7 @@ class BubblewrapSandbox(ProcessSandbox):
         return _Prepared(masks, fds, isolation, placed.outside, reveal)
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
-        return scrub_env(env, extra={"TMPDIR": "/tmp"})
+        return scrub_env(env, named=self.policy.env_names, extra={"TMPDIR": "/tmp"})
 
     async def run(
         self,

@@ -265,7 +265,7 @@ class DockerSandbox:
     async def _exec(self, command: str, *, cwd: Path, env: Mapping[str, str], feed: Feed) -> _Exec:
         workdir = str(self._inside(cwd))
         tag = uuid.uuid4().hex[:16]
-        environment = _container_env(env, tag)
+        environment = _container_env(env, tag, self.policy.env_names)
         running = _Exec(tag, asyncio.get_running_loop(), feed)
         masks = await asyncio.to_thread(self._masks_now)
         for attempt in (1, 2):
@@ -581,10 +581,12 @@ class _Exec:
             self.done.set_result(code)
 
 
-def _container_env(env: Mapping[str, str], tag: str) -> dict[str, str]:
-    """`env` scrubbed of secrets, for the container: no PATH (the image's applies), HOME and
-    TMPDIR on the tmpfs, and the marker that tells the command's processes apart."""
-    clean = scrub_env(env, extra={"HOME": "/tmp", "TMPDIR": "/tmp", docker_image.MARKER: tag})
+def _container_env(env: Mapping[str, str], tag: str, named: tuple[str, ...]) -> dict[str, str]:
+    """What `scrub_env` passes of `env` (and of the `named` variables), for the container: no
+    PATH (the image's applies), HOME and TMPDIR on the tmpfs, and the marker that tells the
+    command's processes apart."""
+    extra = {"HOME": "/tmp", "TMPDIR": "/tmp", docker_image.MARKER: tag}
+    clean = scrub_env(env, named=named, extra=extra)
     del clean["PATH"]  # the host's PATH names the host's directories
     return clean
 

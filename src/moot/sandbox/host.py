@@ -7,8 +7,9 @@ files, timeouts and kills, background commands. A subclass says how a command st
 
 The host backend contains nothing: a command can write anywhere the user can and reach the
 network. It is used only when chosen (`sandbox: "none"`, or bypass mode with no sandbox that
-works; see `select.py`), and its results say `backend="host"` so front ends can show it. It
-still scrubs secrets from the environment and still kills whole process groups.
+works; see `select.py`), and its results say `backend="host"` so front ends can show it. Its
+commands still get only the variables `env.scrub_env` passes, and it still kills whole process
+groups.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ class ProcessSandbox:
         return Launch(["bash", "-c", command])
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
-        """The environment a command gets: `env` scrubbed of secrets."""
-        return scrub_env(env)
+        """The environment a command gets: the variables of `env` that `scrub_env` passes."""
+        return scrub_env(env, named=self.policy.env_names)
 
     async def run(
         self,
