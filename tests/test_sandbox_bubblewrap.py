@@ -436,21 +436,54 @@ def fake_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(home)
 
 
-async def test_credential_files_are_hidden(fake_home: Path, workspace: Path) -> None:
+async def test_the_home_shows_only_its_toolchains_read_only(
+    fake_home: Path, workspace: Path
+) -> None:
+    """An ordinary file is hidden as well as a credential (no list of them is complete); a
+    toolchain `home.PASSES` names comes through, read-only, and what a command writes in its
+    home stays out of the host's."""
     require(BACKENDS["bubblewrap"])
+    (fake_home / ".cargo" / "bin").mkdir(parents=True)
+    (fake_home / ".cargo" / "bin" / "tool").write_text("tool\n")
+    (fake_home / ".cargo" / "credentials.toml").write_text('token = "CARGO-TOKEN"\n')
     keys = fake_home / "moot-keys.json"
     keys.write_text('{"anthropic": "MOOT-SAVED-KEY"}\n')
     sandbox = BubblewrapSandbox(SandboxPolicy(workspace), keys_file=keys)
     try:
         code, out, _ = await run(
             sandbox,
-            f"cat ~/notes.txt; ls -A ~/.ssh; cat ~/.npmrc {keys} ~/.ssh/* 2>/dev/null; true",
+            "cat ~/notes.txt ~/.cargo/bin/tool; ls -A ~/.cargo; ls -A ~/.ssh;"
+            f" cat ~/.npmrc ~/.cargo/credentials.toml {keys} ~/.ssh/* 2>/dev/null;"
+            " echo changed > ~/.cargo/bin/tool; echo scratch > ~/scratch && cat ~/scratch; true",
         )
     finally:
         await sandbox.close()
 
     assert code == 0
-    assert out == "ordinary\n"
+    assert out == "tool\nbin\nscratch\n"
+    assert (fake_home / ".cargo" / "bin" / "tool").read_text() == "tool\n"
+    assert not (fake_home / "scratch").exists()
+
+
+async def test_commands_get_the_git_identity_and_nothing_else_of_the_git_config(
+    fake_home: Path, workspace: Path
+) -> None:
+    """A `~/.gitconfig` can hold tokens; commands get their own with who commits."""
+    require(BACKENDS["bubblewrap"])
+    (fake_home / ".gitconfig").write_text(
+        '[user]\n\tname = "Ada \\"L\\""\n\temail = ada@example.com\n'
+        '[http]\n\textraHeader = "Authorization: Bearer GIT-HEADER-TOKEN"\n'
+        '[url "https://GIT-URL-TOKEN@github.com/"]\n\tinsteadOf = https://github.com/\n'
+    )
+    sandbox = BubblewrapSandbox(SandboxPolicy(workspace))
+    try:
+        code, out, err = await run(sandbox, "git config --global --list; cat ~/.gitconfig")
+    finally:
+        await sandbox.close()
+
+    assert code == 0, err
+    assert 'user.name=Ada "L"\nuser.email=ada@example.com\n' in out
+    assert "TOKEN" not in out
 
 
 async def test_a_symlinked_credential_directory_is_hidden_where_it_leads(

@@ -15,8 +15,9 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -515,16 +516,79 @@ async def test_a_moot_home_holding_the_workspace_shows_only_the_workspace(
     assert (workspace / "mine.txt").read_text() == "mine\nmore\n"
 
 
+HOME_CREDENTIALS = (
+    ".ssh/id_ed25519",
+    ".netrc",
+    ".pgpass",
+    ".vault-token",
+    ".cargo/credentials.toml",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".huggingface/token",
+    ".cache/huggingface/token",
+    ".my.cnf",
+    ".terraform.d/credentials.tfrc.json",
+    ".m2/settings.xml",
+    ".boto",
+    ".s3cfg",
+    ".env",
+    ".bash_history",
+)
+"""Where people keep secrets in their home directory; all but the first two were readable in
+bubblewrap before the home was hidden whole (issue 28)."""
+
+
+def _plant(home: Path, paths: Iterable[str]) -> None:
+    for rel in paths:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(f"{SECRET}\n")
+
+
+@pytest.fixture
+def user_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """`HOME` outside /tmp (bubblewrap's `/tmp` is not the host's anyway), holding the
+    credentials of `HOME_CREDENTIALS` and an ordinary file, `notes.txt`."""
+    home = Path(tempfile.mkdtemp(prefix="moot-contract-user-", dir="/var/tmp"))
+    _plant(home, [*HOME_CREDENTIALS, "notes.txt"])
+    monkeypatch.setenv("HOME", str(home))
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+async def test_nothing_of_the_home_directory_shows_but_a_workspace_inside_it(
+    harness: Harness, user_home: Path
+) -> None:
+    """The home is hidden whole, not file by file: no list of credential files is complete."""
+    require_containment(harness)
+    workspace = user_home / "projects" / "app"
+    workspace.mkdir(parents=True)
+    (workspace / "app.txt").write_text("mine\n")
+    sandbox = harness.backend.make(SandboxPolicy(workspace=workspace))
+    try:
+        result = await sandbox.run(
+            f"cat app.txt; echo more >> app.txt; cd {user_home} &&"
+            f" cat {' '.join(HOME_CREDENTIALS)} notes.txt; grep -r hunter2 {user_home}; true",
+            cwd=workspace,
+            env=os.environ,
+            timeout=30,
+        )
+    finally:
+        await sandbox.close()
+
+    _no_secret(result)
+    assert result.stdout == "mine\n", result
+    assert (workspace / "app.txt").read_text() == "mine\nmore\n"
+
+
 async def test_credentials_in_a_workspace_that_is_the_home_directory_are_hidden(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The home cannot be hidden when it is the workspace: its credential files are, by name."""
     require_containment(harness)
-    (harness.workspace / ".ssh").mkdir()
-    (harness.workspace / ".ssh" / "id_ed25519").write_text(f"{SECRET}\n")
-    (harness.workspace / ".netrc").write_text(f"password {SECRET}\n")
+    _plant(harness.workspace, HOME_CREDENTIALS)
     monkeypatch.setenv("HOME", str(harness.workspace))
 
-    result = await harness.run("cat .ssh/id_ed25519 .netrc; grep -r hunter2 .; true")
+    result = await harness.run(f"cat {' '.join(HOME_CREDENTIALS)}; grep -r hunter2 .; true")
 
     _no_secret(result)
 

@@ -9,10 +9,14 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   `/tmp` stays out of sight.
 - `/run` is an empty tmpfs: the host's Unix sockets live there (the Docker socket is root on the
   host; D-Bus can ask systemd to run anything; the ssh agent signs as the user). A read-only
-  bind does not stop `connect()` on a socket, so hiding them is the only defence. Credential
-  files in the home directory (`private.HIDDEN_IN_HOME`), moot's own directories (the session store
-  with every transcript, settings, saved keys, caches) and `MOOT_HOME` are hidden too, where
-  they really lie, but for the session's own outputs directory, read-only (`private`).
+  bind does not stop `connect()` on a socket, so hiding them is the only defence.
+- The home directory (`$HOME`, and the account's own) is an empty tmpfs, writable and new
+  for every command, with the toolchains `home.PASSES` names bound into it read-only and a
+  git config of the commands' own (`home`); a workspace inside it is bound on top. moot's own
+  directories (the session store with every transcript, settings, saved keys, caches) and
+  `MOOT_HOME` are hidden too, where they really lie, but for the session's own outputs
+  directory, read-only (`private`); so are the credential files of `private.HIDDEN_IN_HOME`
+  where the home cannot be hidden whole (it is the workspace, or inside it).
 - A minimal `/dev`, a fresh `/proc` with the kernel's settings in it read-only
   (`PROC_READ_ONLY`); new PID, IPC, UTS (and cgroup) namespaces, so a command
   sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
@@ -45,11 +49,13 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
 - The environment holds only the variables `env.scrub_env` passes (named ones, none that
   looks secret); `TMPDIR=/tmp`.
 
-What it does not contain: anything readable on the host stays readable (except what is
-hidden above); a missing `.git` can be created, hooks and all; a file deny rules cover can
-be created, and the command that made it (and a background command already running) may
-read it: it is masked from the next command on, and a background command already running
-may still rename the directories above it; a denied file in the history of a repository
+What it does not contain: anything readable on the host outside the home directory stays
+readable (except what is hidden above): other users' homes as their modes allow, and
+credentials kept outside a home (`/etc`, a project's own `.env` beside the workspace); a
+missing `.git` can be created, hooks and all; a file deny rules cover can be created, and
+the command that made it (and a background command already running) may read it: it is
+masked from the next command on, and a background command already running may still rename
+the directories above it; a denied file in the history of a repository
 whose `.git` lies above the workspace, or of a nested one or a submodule, is readable through
 git (`moot.permissions.tracked` says what hides `.git`); Unix sockets outside `/run` and
 `/tmp` stay reachable, and with the network allowed so do the host's abstract sockets
@@ -65,6 +71,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -81,6 +88,14 @@ from moot.sandbox.base import (
     rename_guards,
 )
 from moot.sandbox.env import scrub_env
+from moot.sandbox.home import (
+    HOME_TMPFS_SIZE,
+    HiddenHome,
+    covered,
+    git_config,
+    hidden_homes,
+    home_dirs,
+)
 from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import moot_dirs, place, private_paths, with_private
@@ -187,11 +202,18 @@ def bwrap_args(
     guard_fds: Mapping[str, int] | None = None,
     isolation: Sequence[str] = DROP_ALL,
     reveal: Path | None = None,
+    homes: Sequence[HiddenHome] = (),
+    gitconfig: tuple[str, str] | None = None,
+    home_size: int | None = None,
 ) -> list[str]:
     """The `bwrap` arguments before `--` for one command (see the module docstring).
 
-    `hidden` are real paths outside the workspace to hide (`private.place`); `reveal` (the
-    session's outputs directory, a real path) is bound read-only inside the one that holds it.
+    `homes` are the home directories to show as empty tmpfs with their passes bound in
+    (`home.hidden_homes`), each `home_size` bytes at most (None: no `--size`, an older
+    bwrap); `gitconfig` is a (host file, path in the sandbox) pair bound read-only after them.
+    `hidden` are real paths outside the workspace to hide (`private.place`), those the homes
+    cover skipped; `reveal` (the session's outputs directory, a real path) is bound read-only
+    inside the one that holds it.
     `masks` needs `empty_file`: an empty read-only file on the host, bound over hidden files.
     `guard_fds` holds a descriptor of each directory of `rename_guards` that `open_guards`
     could open; None binds them by path instead (a bwrap without `--bind-fd`).
@@ -206,9 +228,14 @@ def bwrap_args(
     if network:  # name resolution may go through systemd-resolved's stub, under /run
         for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
             args += ["--ro-bind-try", resolver, resolver]
+    args += home_args(homes, gitconfig, home_size)
+    if reveal is not None and covered(str(reveal), homes):
+        args += ["--ro-bind-try", str(reveal), str(reveal)]
     for path in hidden:
         if any(path.is_relative_to(place) for place in _NOT_THE_HOSTS):
             continue  # not the host's there: nothing to hide (and no mount point to make)
+        if covered(str(path), homes):
+            continue  # out of sight with the home that holds it
         if os.path.isdir(path) and not os.path.islink(path):
             args += ["--tmpfs", str(path)]
             if reveal is not None and reveal.is_relative_to(path) and reveal != path:
@@ -232,6 +259,22 @@ def bwrap_args(
         args += mask_args(workspace, masks, empty_file, hidden)
     args += [*_NAMESPACES, *(() if network else ("--unshare-net",)), *isolation]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    return args
+
+
+def home_args(
+    homes: Sequence[HiddenHome], gitconfig: tuple[str, str] | None, size: int | None
+) -> list[str]:
+    """Each home directory as an empty tmpfs (writable, new for each command, `size` bytes at
+    most), with its passes bound in read-only (`-try`: one may go before bwrap runs), then
+    the commands' own git config."""
+    args: list[str] = []
+    for home in homes:
+        args += [*(("--size", str(size)) if size else ()), "--tmpfs", home.path]
+        for source, dest in home.binds:
+            args += ["--ro-bind-try", source, dest]
+    if gitconfig is not None:
+        args += ["--ro-bind-try", *gitconfig]
     return args
 
 
@@ -282,13 +325,23 @@ def bind_fd_supported(bwrap: str) -> bool:
     return _has_bind_fd(bwrap)
 
 
-@functools.cache
+def tmpfs_size_supported(bwrap: str) -> bool:
+    """Whether this `bwrap` has `--size` for a tmpfs (0.5 and later); asked once per path."""
+    return "--size" in _help(bwrap)
+
+
 def _has_bind_fd(path: str) -> bool:
+    return "--bind-fd" in _help(path)
+
+
+@functools.cache
+def _help(path: str) -> str:
+    """`bwrap --help`'s text (what options it has), "" when it cannot be run."""
     try:
         done = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "--bind-fd" in done.stdout + done.stderr
+        return ""
+    return done.stdout + done.stderr
 
 
 def _lstat_mode(path: str) -> int:
@@ -309,6 +362,10 @@ class _Prepared(msgspec.Struct, frozen=True):
     """Private paths outside the workspace (`private.Placed.outside`)."""
     reveal: str
     """The session's outputs directory, a real path."""
+    homes: tuple[HiddenHome, ...] = ()
+    """The home directories shown empty but for their passes."""
+    gitconfig: tuple[str, str] | None = None
+    """The commands' own git config: (host file, `~/.gitconfig` in the sandbox)."""
 
 
 _NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
@@ -377,6 +434,9 @@ class BubblewrapSandbox(ProcessSandbox):
         self.private = [*(moot_dirs() if private is None else private), self.keys_file]
         self._tmp: Path | None = None
         self._empty: Path | None = None
+        self._git_file: str | None = None
+        """The commands' git config on the host; "" when there is none; None: not made yet."""
+        self._home_lock = threading.Lock()
 
     @property
     def tmp(self) -> Path:
@@ -417,6 +477,9 @@ class BubblewrapSandbox(ProcessSandbox):
                 guard_fds=ready.guard_fds,
                 isolation=ready.isolation,
                 reveal=Path(ready.reveal),
+                homes=ready.homes,
+                gitconfig=ready.gitconfig,
+                home_size=HOME_TMPFS_SIZE if tmpfs_size_supported(self.bwrap) else None,
             )
         except BaseException:
             Launch([], fds).close()
@@ -436,7 +499,25 @@ class BubblewrapSandbox(ProcessSandbox):
         if guards and bind_fd_supported(self.bwrap):
             fds = open_guards(self.workspace, guards)
         reveal = os.path.realpath(self.outputs.directory)
-        return _Prepared(masks, fds, isolation, placed.outside, reveal)
+        homes = tuple(hidden_homes(home_dirs(), self.workspace))
+        gitconfig = None
+        own_home = os.path.realpath(Path.home())
+        if any(home.path == own_home for home in homes) and (made := self._gitconfig()):
+            gitconfig = (str(made), os.path.join(own_home, ".gitconfig"))
+        return _Prepared(masks, fds, isolation, placed.outside, reveal, homes, gitconfig)
+
+    def _gitconfig(self) -> Path | None:
+        """The commands' global git config (`home.git_config`), written once to a private
+        file of this sandbox; None when it would be empty. A blocking call."""
+        with self._home_lock:
+            if self._git_file is None:
+                content = git_config()
+                self._git_file = ""
+                if content:
+                    directory = Path(tempfile.mkdtemp(prefix="moot-sandbox-home-"))
+                    (directory / "gitconfig").write_text(content)
+                    self._git_file = str(directory / "gitconfig")
+            return Path(self._git_file) if self._git_file else None
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
         return scrub_env(env, named=self.policy.env_names, extra={"TMPDIR": "/tmp"})
@@ -467,6 +548,9 @@ class BubblewrapSandbox(ProcessSandbox):
         if self._empty is not None:
             await asyncio.to_thread(shutil.rmtree, self._empty.parent, ignore_errors=True)
             self._empty = None
+        if self._git_file:
+            await asyncio.to_thread(shutil.rmtree, Path(self._git_file).parent, True)
+        self._git_file = None
 
 
 def _default_keys_file() -> Path:
