@@ -603,6 +603,71 @@ async def test_credentials_in_a_workspace_that_is_the_home_directory_are_hidden(
 _NO_CAPABILITIES = "0000000000000000"
 
 
+def _set_id_files(root: Path) -> list[str]:
+    """The regular files below `root` (on the host) with a set-user-ID or set-group-ID bit,
+    and any with file capabilities."""
+    found = []
+    for directory, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(directory, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_mode & (stat.S_ISUID | stat.S_ISGID):
+                found.append(f"{os.path.relpath(path, root)} {oct(info.st_mode)}")
+            with contextlib.suppress(OSError):
+                os.getxattr(path, "security.capability", follow_symlinks=False)
+                found.append(f"{os.path.relpath(path, root)} has file capabilities")
+    return found
+
+
+_SET_ID_BY_SYSCALL = """
+import os, stat
+for what, call in [
+    ("chmod", lambda: os.chmod("py1", 0o4755)),
+    ("open", lambda: os.close(os.open("py2", os.O_CREAT | os.O_WRONLY, 0o6755))),
+    ("mknod", lambda: os.mknod("py3", stat.S_IFREG | 0o4755)),
+    ("capability", lambda: os.setxattr("py1", "security.capability",
+        bytes.fromhex("01000002ffffffff00000000ffffffff00000000"))),
+]:
+    try:
+        call()
+    except OSError as error:
+        print(what, error.strerror)
+"""
+
+
+async def test_no_set_id_file_is_left_on_the_host(harness: Harness) -> None:
+    """What a command writes is on the host's disk as the user moot runs as: a set-user-ID
+    copy of a shell would give any local user that user's rights, root's when moot runs as
+    root (issue 28). Every way a command could ask for the bits, from the shell and from a
+    program's own system calls, and file capabilities."""
+    require_containment(harness)
+    (harness.workspace / "set_id.py").write_text(_SET_ID_BY_SYSCALL)
+    (harness.workspace / "py1").write_bytes(b"")
+    python = sys.executable  # the host's; the Docker image has no Python: the shell's part runs
+
+    result = await harness.run(
+        "cp /bin/sh s1; chmod 4755 s1; cp /bin/sh s2; chmod u+s s2; chmod g+s s2;"
+        " cp /bin/sh s3; chmod +s s3; chmod =rwxs s3; install -m 6755 /bin/sh s4;"
+        " mkdir -p sub && cp -p /bin/sh sub/s5 && chmod 2755 sub/s5;"
+        f" if [ -x {python} ]; then {python} set_id.py; fi; true"
+    )
+
+    assert _set_id_files(harness.workspace) == [], result
+    assert (harness.workspace / "s1").exists(), "the copies were made"
+
+
+async def test_a_background_command_leaves_no_set_id_file(harness: Harness) -> None:
+    require_containment(harness)
+    process = await harness.sandbox.start(
+        "cp /bin/sh bg && chmod 4755 bg; echo done", cwd=harness.workspace, env=os.environ
+    )
+
+    await until(lambda: process.exit_code is not None)
+
+    assert "done" in process.read()
+    assert _set_id_files(harness.workspace) == []
+
+
 async def test_commands_hold_no_capabilities(harness: Harness) -> None:
     require_containment(harness)
 

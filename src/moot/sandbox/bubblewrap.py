@@ -41,10 +41,15 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   for root, who could then unmount the masks, remount `/` writable, unmount `/run` to reach
   the host's sockets, or open a masked file by handle), in a user namespace of its own that
   cannot make another where the kernel allows it (`ISOLATIONS`, probed once), and bubblewrap
-  sets no-new-privileges, so no set-uid program gives any back. Root inside is then no
-  stronger than another user: it reads and writes what uid 0 owns where the mounts let it
-  (and so cannot write a workspace file another user owns, nor `chown`: `tar` as root
-  needs `--no-same-owner`).
+  sets no-new-privileges, so no set-uid program gives any back (and the workspace is bound
+  `nosuid`, as every bind bubblewrap makes). Root inside is then no stronger than another
+  user: it reads and writes what uid 0 owns where the mounts let it (and so cannot write a
+  workspace file another user owns, nor `chown`: `tar` as root needs `--no-same-owner`).
+- No set-id file: what a command writes lands on the host's disk as its user's, and a
+  root-owned `chmod 4755` copy of a shell would give any local user uid 0 there, where
+  `nosuid` inside the sandbox does not reach. So a seccomp filter refuses set-user-ID and
+  set-group-ID bits as a command asks for them (`seccomp`, passed with `--seccomp`); where
+  it has no filter for the machine, the bits are cleared after each command (`set_id`).
 - No network (`--unshare-net`: only a loopback of its own) unless `policy.network`.
 - The environment holds only the variables `env.scrub_env` passes (named ones, none that
   looks secret); `TMPDIR=/tmp`.
@@ -100,6 +105,8 @@ from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
+from moot.sandbox.seccomp import set_id_filter
+from moot.sandbox.set_id import SetIdSweep
 
 _NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 _PROBE_FLAGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_NAMESPACES)
@@ -205,6 +212,7 @@ def bwrap_args(
     homes: Sequence[HiddenHome] = (),
     gitconfig: tuple[str, str] | None = None,
     home_size: int | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The `bwrap` arguments before `--` for one command (see the module docstring).
 
@@ -218,6 +226,7 @@ def bwrap_args(
     `guard_fds` holds a descriptor of each directory of `rename_guards` that `open_guards`
     could open; None binds them by path instead (a bwrap without `--bind-fd`).
     `isolation` is one of `ISOLATIONS` (`isolation_args` says which works here).
+    `seccomp_fd` is a descriptor bwrap reads the set-id filter from (`seccomp`), if any.
     """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for proc_path in PROC_READ_ONLY:
@@ -258,6 +267,8 @@ def bwrap_args(
         assert empty_file is not None, "hidden files are bound from an empty file"
         args += mask_args(workspace, masks, empty_file, hidden)
     args += [*_NAMESPACES, *(() if network else ("--unshare-net",)), *isolation]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
     return args
 
@@ -411,6 +422,7 @@ class BubblewrapSandbox(ProcessSandbox):
         max_output_chars: int = MAX_OUTPUT_CHARS,
         keys_file: Path | None = None,
         private: Sequence[Path] | None = None,
+        seccomp: bool = True,
     ) -> None:
         """Args:
         policy: The workspace, its protected paths, and whether the network is allowed.
@@ -421,6 +433,9 @@ class BubblewrapSandbox(ProcessSandbox):
             None.
         private: moot's directories, hidden from commands (`private.moot_dirs` when None);
             the credential files in the home directory are hidden besides.
+        seccomp: Refuse set-id bits in the kernel (`seccomp`), where this machine's system
+            calls are known; False, or where they are not, they are cleared after each
+            command instead (`set_id`).
 
         Raises:
             FileNotFoundError: There is no `bwrap`.
@@ -434,6 +449,10 @@ class BubblewrapSandbox(ProcessSandbox):
         self.private = [*(moot_dirs() if private is None else private), self.keys_file]
         self._tmp: Path | None = None
         self._empty: Path | None = None
+        self.set_id_filter = set_id_filter() if seccomp else None
+        """The seccomp program bwrap loads for every command; None: sweep instead."""
+        if self.set_id_filter is None:
+            self.set_id_sweep = SetIdSweep(self.workspace)
         self._git_file: str | None = None
         """The commands' git config on the host; "" when there is none; None: not made yet."""
         self._home_lock = threading.Lock()
@@ -463,7 +482,11 @@ class BubblewrapSandbox(ProcessSandbox):
             preparing.add_done_callback(_close_prepared)
             raise
         fds = tuple((ready.guard_fds or {}).values())
+        seccomp_fd = None
         try:
+            if self.set_id_filter is not None:
+                seccomp_fd = _readable(self.set_id_filter)
+                fds += (seccomp_fd,)
             args = bwrap_args(
                 self.bwrap,
                 workspace=self.workspace,
@@ -480,6 +503,7 @@ class BubblewrapSandbox(ProcessSandbox):
                 homes=ready.homes,
                 gitconfig=ready.gitconfig,
                 home_size=HOME_TMPFS_SIZE if tmpfs_size_supported(self.bwrap) else None,
+                seccomp_fd=seccomp_fd,
             )
         except BaseException:
             Launch([], fds).close()
@@ -551,6 +575,19 @@ class BubblewrapSandbox(ProcessSandbox):
         if self._git_file:
             await asyncio.to_thread(shutil.rmtree, Path(self._git_file).parent, True)
         self._git_file = None
+
+
+def _readable(data: bytes) -> int:
+    """The read end of a pipe holding `data` (small: it fits the pipe's buffer)."""
+    read, write = os.pipe()
+    try:
+        os.write(write, data)
+    except BaseException:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)
+    return read
 
 
 def _default_keys_file() -> Path:

@@ -25,6 +25,12 @@ a background shell (or another command) runs there, the command is refused inste
 (`MasksOutdated`, saying what runs): the container cannot be replaced under it, and running
 with stale masks would show what the rules deny.
 
+What a command writes lands on the host's disk as the user moot runs as, root included, so
+a set-id file there would give any local user that user's rights: the engine cannot mount a
+bind `nosuid` (nor would that reach the host), and a seccomp filter of moot's would replace
+Docker's own. So the set-id bits a command leaves are cleared as it ends, a background
+command's as it ends too (`set_id.SetIdSweep`); while it runs they are on the disk.
+
 What it does not contain: a missing `.git` can be created, hooks and all; a file deny rules
 cover can be created, and read by the command that made it (it is masked from the next command
 on, in a new container); a denied file in the history of a nested repository or a submodule
@@ -46,13 +52,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -71,6 +78,7 @@ from moot.sandbox.env import scrub_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, HeadTail, OutputCapture, OutputDir, Stream
 from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
+from moot.sandbox.set_id import SetIdSweep, with_cleared
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -150,6 +158,8 @@ class DockerSandbox:
         self.outputs = outputs or OutputDir(self.workspace, policy.output_dir)
         self.private = moot_dirs()
         """moot's own directories: hidden where they lie inside the workspace (`private`)."""
+        self._sweep = SetIdSweep(self.workspace)
+        """Clears the set-id bits commands leave (no seccomp filter of ours here: `set_id`)."""
         self._engine: DockerClient | None = None
         self._container: Container | None = None
         self._shell = "/bin/sh"
@@ -213,6 +223,7 @@ class DockerSandbox:
             self.outputs, limit=self.max_output_chars, on_output=on_output, name="cmd"
         )
         started = time.perf_counter()
+        token = self._sweep.begin()
         try:
             running = await self._exec(command, cwd=cwd, env=env, feed=capture.feed)
             try:
@@ -225,11 +236,13 @@ class DockerSandbox:
                 raise
         except BaseException:
             capture.close()
+            await asyncio.shield(self._sweep.end(token))  # a killed command may have set bits
             raise
+        cleared = await self._sweep.end(token)
         if running.lost is not None:
             capture.close()
             raise DockerSandboxError(f"lost the container while the command ran: {running.lost}")
-        return capture.finish().result(code, started, self.name)
+        return with_cleared(capture.finish().result(code, started, self.name), cleared)
 
     async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> DockerBackground:
         """Start `command` in the background; its id is `shell_<n>`, unique in this sandbox.
@@ -238,13 +251,20 @@ class DockerSandbox:
             DockerSandboxError: The engine or the image is missing.
             ValueError: `cwd` is outside the workspace.
         """
+        token = self._sweep.begin()
         process = DockerBackground(
             f"shell_{len(self._background) + 1}",
             kill=self._kill,
             files=self.outputs,
             limit=self.max_output_chars,
+            on_end=functools.partial(self._sweep.end, token),
         )
-        process.attach(await self._exec(command, cwd=cwd, env=env, feed=process.feed))
+        try:
+            running = await self._exec(command, cwd=cwd, env=env, feed=process.feed)
+        except BaseException:
+            await asyncio.shield(self._sweep.end(token))
+            raise
+        process.attach(running)
         self._background.append(process)
         return process
 
@@ -472,7 +492,10 @@ class DockerBackground:
         kill: Callable[[_Exec], Coroutine[Any, Any, None]],
         files: OutputDir | None,
         limit: int = MAX_OUTPUT_CHARS,
+        on_end: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
+        """`on_end` is awaited once the command has ended, before its exit code shows (the
+        sandbox's sweep of set-id bits)."""
         self.id = shell_id
         self._kill = kill
         self._limit = limit
@@ -480,11 +503,13 @@ class DockerBackground:
         self._capture = OutputCapture(files, name=shell_id, limit=limit, on_output=self._add)
         self._running: _Exec | None = None
         self._exit_code: int | None = None
+        self._on_end = on_end
+        self._follower: asyncio.Task[None] | None = None
 
     def attach(self, running: _Exec) -> None:
         """Follow `running` (the sandbox calls this once the exec has started)."""
         self._running = running
-        running.done.add_done_callback(self._ended)
+        self._follower = asyncio.get_running_loop().create_task(self._follow(running))
 
     def feed(self, stream: Stream, data: bytes, *, final: bool = False) -> None:
         """Take output as it arrives (the exec's pump calls this)."""
@@ -506,9 +531,20 @@ class DockerBackground:
         """SIGTERM to its tree, SIGKILL after the grace period; returns once it is gone."""
         if self._running is not None and self._exit_code is None:
             await self._kill(self._running)
+        if self._follower is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(self._follower)
 
     def _add(self, text: str) -> None:
         self._unread.add(text)
+
+    async def _follow(self, running: _Exec) -> None:
+        await asyncio.shield(running.done)
+        try:
+            if self._on_end is not None:
+                await self._on_end()
+        finally:
+            self._ended(running.done)
 
     def _ended(self, done: asyncio.Future[int | None]) -> None:
         self._capture.finish()
