@@ -687,3 +687,12 @@ async def test_without_the_filter_the_bits_are_cleared_after_each_command(
     assert "moot cleared the set-user-ID/set-group-ID bits of s:" in result.stderr
     assert stat.S_IMODE(os.lstat(workspace / "s").st_mode) == 0o755
     assert stat.S_IMODE(os.lstat(workspace / "t").st_mode) == 0o755
+
+
+@pytest.mark.skipif(not os.path.exists("/etc/shadow"), reason="no /etc/shadow here")
+async def test_the_hosts_own_secrets_are_hidden(sandbox: BubblewrapSandbox) -> None:
+    """Root owns them: a command moot runs as root reads them with no capability at all."""
+
+    code, out, _ = await run(sandbox, "cat /etc/shadow /etc/gshadow 2>/dev/null; true")
+
+    assert (code, out) == (0, "")

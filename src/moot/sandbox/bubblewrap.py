@@ -16,7 +16,8 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   directories (the session store with every transcript, settings, saved keys, caches) and
   `MOOT_HOME` are hidden too, where they really lie, but for the session's own outputs
   directory, read-only (`private`); so are the credential files of `private.HIDDEN_IN_HOME`
-  where the home cannot be hidden whole (it is the workspace, or inside it).
+  where the home cannot be hidden whole (it is the workspace, or inside it), and the host's
+  own secrets that root owns (`private.SYSTEM_SECRETS`: `/etc/shadow`, ssh host keys, ...).
 - A minimal `/dev`, a fresh `/proc` with the kernel's settings in it read-only
   (`PROC_READ_ONLY`); new PID, IPC, UTS (and cgroup) namespaces, so a command
   sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
@@ -103,7 +104,13 @@ from moot.sandbox.home import (
 )
 from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.output import MAX_OUTPUT_CHARS
-from moot.sandbox.private import moot_dirs, place, private_paths, with_private
+from moot.sandbox.private import (
+    moot_dirs,
+    place,
+    private_paths,
+    system_secrets,
+    with_private,
+)
 from moot.sandbox.process import KILL_GRACE
 from moot.sandbox.seccomp import set_id_filter
 from moot.sandbox.set_id import SetIdSweep
@@ -516,7 +523,8 @@ class BubblewrapSandbox(ProcessSandbox):
         isolation that works here (probed once) and what to hide outside. A blocking call."""
         isolation = isolation_args(self.bwrap)
         make_missing_dirs(self.policy, self.workspace)
-        placed = place(private_paths(Path.home(), self.private), self.workspace)
+        more = [*self.private, *system_secrets()]
+        placed = place(private_paths(Path.home(), more), self.workspace)
         masks = with_private(self.policy.masks() if self.policy.masks else None, placed)
         guards = rename_guards(masks, self.policy.protected)
         fds = None

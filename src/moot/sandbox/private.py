@@ -65,6 +65,25 @@ Only where the home cannot be hidden whole (`moot.sandbox.home`): a workspace th
 home directory, or a home directory inside the workspace; a list is never complete."""
 
 
+SYSTEM_SECRETS = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
+    "/etc/ssh/ssh_host_*_key", "/etc/ssl/private", "/etc/letsencrypt", "/etc/wireguard",
+    "/etc/NetworkManager/system-connections", "/etc/kubernetes", "/var/lib/kubelet",
+    "/etc/docker", "/var/lib/docker", "/var/lib/containerd", "/var/backups",
+)  # fmt: skip
+"""The host's own secrets, outside any home directory (globs allowed): root owns them, so a
+command moot runs as root reads them with no capability at all (password hashes, the host's
+ssh keys, a cluster's admin credentials, other containers' files). Bubblewrap hides those
+that exist; Docker mounts none of them. A list: what root owns elsewhere stays readable."""
+
+
+def system_secrets() -> list[Path]:
+    """The paths of `SYSTEM_SECRETS` that exist here."""
+    import glob  # only bubblewrap asks, once per command
+
+    return [Path(path) for pattern in SYSTEM_SECRETS for path in sorted(glob.glob(pattern))]
+
+
 def moot_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
     """moot's data, config and cache directories, and `MOOT_HOME` when it is set."""
     from moot.paths import HOME_VARIABLE, cache_dir, config_dir, data_dir
