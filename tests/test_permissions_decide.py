@@ -741,3 +741,41 @@ def test_suggestions_for_a_compound_command_skip_what_is_already_allowed(root: P
     verdict = decide(request, DEFAULT, rules, root)
     assert verdict.decision == "ask"
     assert "not allowed by any rule: make; npm run build; tee log" in verdict.reason
+
+
+@pytest.mark.parametrize("mode", [DEFAULT, ACCEPT, DONT_ASK, BYPASS])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "chmod u+s tool",
+        "chmod 4755 tool",
+        "chmod -R g+s shared",
+        "cp /usr/bin/python3 x && chmod +s x",
+        "sudo chmod 2755 tool",
+        "find . -name tool -exec chmod ug+s,o-w {} \\;",
+        "install -Dm6755 build/tool bin/tool",
+        "mkdir -m 2775 shared",
+        "bash -c 'chmod u=rwxs tool'",
+    ],
+)
+def test_a_command_asking_for_a_set_id_bit_is_refused_in_every_mode(
+    root: Path, mode: PermissionMode, command: str
+) -> None:
+    """A set-id file in the workspace gives any local user the rights of the user moot runs
+    as (issue 28); even an allow rule for the command does not let it run."""
+    verdict = verdict_of(
+        root, call("bash", command=command), mode, allow=["Bash(chmod:*)", "Bash(*)"]
+    )
+
+    assert verdict.decision == "deny", verdict
+    assert "set-user-ID or set-group-ID" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["chmod 755 tool", "chmod u-s tool", "chmod -s tool", "install -m 0755 a b", "chmod 644 4755"],
+)
+def test_modes_without_a_set_id_bit_are_decided_as_ever(root: Path, command: str) -> None:
+    verdict = verdict_of(root, call("bash", command=command), DEFAULT, allow=["Bash(*)"])
+
+    assert verdict.decision == "allow", verdict

@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import socket
+import stat
+import sys
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -26,7 +28,7 @@ from moot.sandbox.bubblewrap import (
     bwrap_unavailable,
     bwrap_version,
 )
-from sandbox_contract import BACKENDS, Backend, require
+from sandbox_contract import BACKENDS, Backend, require, until
 
 
 def args_for(
@@ -436,21 +438,54 @@ def fake_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(home)
 
 
-async def test_credential_files_are_hidden(fake_home: Path, workspace: Path) -> None:
+async def test_the_home_shows_only_its_toolchains_read_only(
+    fake_home: Path, workspace: Path
+) -> None:
+    """An ordinary file is hidden as well as a credential (no list of them is complete); a
+    toolchain `home.PASSES` names comes through, read-only, and what a command writes in its
+    home stays out of the host's."""
     require(BACKENDS["bubblewrap"])
+    (fake_home / ".cargo" / "bin").mkdir(parents=True)
+    (fake_home / ".cargo" / "bin" / "tool").write_text("tool\n")
+    (fake_home / ".cargo" / "credentials.toml").write_text('token = "CARGO-TOKEN"\n')
     keys = fake_home / "moot-keys.json"
     keys.write_text('{"anthropic": "MOOT-SAVED-KEY"}\n')
     sandbox = BubblewrapSandbox(SandboxPolicy(workspace), keys_file=keys)
     try:
         code, out, _ = await run(
             sandbox,
-            f"cat ~/notes.txt; ls -A ~/.ssh; cat ~/.npmrc {keys} ~/.ssh/* 2>/dev/null; true",
+            "cat ~/notes.txt ~/.cargo/bin/tool; ls -A ~/.cargo; ls -A ~/.ssh;"
+            f" cat ~/.npmrc ~/.cargo/credentials.toml {keys} ~/.ssh/* 2>/dev/null;"
+            " echo changed > ~/.cargo/bin/tool; echo scratch > ~/scratch && cat ~/scratch; true",
         )
     finally:
         await sandbox.close()
 
     assert code == 0
-    assert out == "ordinary\n"
+    assert out == "tool\nbin\nscratch\n"
+    assert (fake_home / ".cargo" / "bin" / "tool").read_text() == "tool\n"
+    assert not (fake_home / "scratch").exists()
+
+
+async def test_commands_get_the_git_identity_and_nothing_else_of_the_git_config(
+    fake_home: Path, workspace: Path
+) -> None:
+    """A `~/.gitconfig` can hold tokens; commands get their own with who commits."""
+    require(BACKENDS["bubblewrap"])
+    (fake_home / ".gitconfig").write_text(
+        '[user]\n\tname = "Ada \\"L\\""\n\temail = ada@example.com\n'
+        '[http]\n\textraHeader = "Authorization: Bearer GIT-HEADER-TOKEN"\n'
+        '[url "https://GIT-URL-TOKEN@github.com/"]\n\tinsteadOf = https://github.com/\n'
+    )
+    sandbox = BubblewrapSandbox(SandboxPolicy(workspace))
+    try:
+        code, out, err = await run(sandbox, "git config --global --list; cat ~/.gitconfig")
+    finally:
+        await sandbox.close()
+
+    assert code == 0, err
+    assert 'user.name=Ada "L"\nuser.email=ada@example.com\n' in out
+    assert "TOKEN" not in out
 
 
 async def test_a_symlinked_credential_directory_is_hidden_where_it_leads(
@@ -596,3 +631,68 @@ async def test_a_command_cancelled_while_its_masks_are_worked_out_leaks_no_descr
                 break
     await sandbox.close()
     assert len(os.listdir("/proc/self/fd")) <= before
+
+
+_REFUSED_CALLS = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for name, number in (("openat2", 437), ("io_uring_setup", 425)):
+    failed = libc.syscall(number, -100, b"x", 0, 0) == -1
+    print(name, os.strerror(ctypes.get_errno()) if failed else "ran")
+"""
+
+
+async def test_the_kernel_refuses_set_id_bits_as_the_command_asks(
+    sandbox: BubblewrapSandbox, workspace: Path
+) -> None:
+    """Refused, not cleared later: a background command that sets the bit and sleeps would
+    otherwise keep a set-id file on the host's disk while it runs. `openat2` (its mode is out
+    of a filter's reach) and io_uring (its opens pass no filter) are not there at all."""
+    assert sandbox.set_id_filter is not None, "x86-64 and aarch64 have a filter"
+    (workspace / "calls.py").write_text(_REFUSED_CALLS)
+
+    code, out, err = await run(
+        sandbox,
+        f"cp /bin/sh s && chmod 4755 s; stat -c %a s; chmod 755 s && echo plain;"
+        f" {sys.executable} calls.py",
+    )
+
+    assert (code, out) == (
+        0,
+        "755\nplain\nopenat2 Function not implemented\nio_uring_setup Function not implemented\n",
+    ), err
+    assert "Operation not permitted" in err
+
+
+async def test_without_the_filter_the_bits_are_cleared_after_each_command(
+    workspace: Path,
+) -> None:
+    """Where no filter can be had (a machine whose system calls `seccomp` does not know),
+    the sweep clears what a command left, and its result says so."""
+    require(BACKENDS["bubblewrap"])
+    sandbox = BubblewrapSandbox(SandboxPolicy(workspace), seccomp=False)
+    try:
+        result = await sandbox.run(
+            "cp /bin/sh s && chmod 4755 s && stat -c %a s",
+            cwd=workspace,
+            env=os.environ,
+            timeout=20,
+        )
+        process = await sandbox.start("cp /bin/sh t && chmod 2755 t", cwd=workspace, env={})
+        await until(lambda: process.exit_code is not None)
+    finally:
+        await sandbox.close()
+
+    assert result.stdout == "4755\n", "not refused: there is no filter"
+    assert "moot cleared the set-user-ID/set-group-ID bits of s:" in result.stderr
+    assert stat.S_IMODE(os.lstat(workspace / "s").st_mode) == 0o755
+    assert stat.S_IMODE(os.lstat(workspace / "t").st_mode) == 0o755
+
+
+@pytest.mark.skipif(not os.path.exists("/etc/shadow"), reason="no /etc/shadow here")
+async def test_the_hosts_own_secrets_are_hidden(sandbox: BubblewrapSandbox) -> None:
+    """Root owns them: a command moot runs as root reads them with no capability at all."""
+
+    code, out, _ = await run(sandbox, "cat /etc/shadow /etc/gshadow 2>/dev/null; true")
+
+    assert (code, out) == (0, "")

@@ -15,8 +15,9 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -85,10 +86,13 @@ async def test_output_streams_while_the_command_runs(harness: Harness) -> None:
     assert "".join(seen) == "first\nsecond\n" == result.stdout
 
 
-async def test_secrets_are_scrubbed_from_the_environment(
+async def test_only_named_variables_reach_a_command_and_never_a_secret(
     harness: Harness,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Commands get the variables moot names and those the settings' `env` names, never one
+    that looks secret, named or not: a denylist of secret words let `CI_JOB_JWT`,
+    `SESSION_COOKIE` or a Sentry DSN through (issue 28)."""
     secrets = {
         "FAKE_API_KEY": "fake-key-value-1",
         "GITHUB_TOKEN": "fake-token-value-2",
@@ -96,17 +100,33 @@ async def test_secrets_are_scrubbed_from_the_environment(
         "DB_PASSWORD": "fake-password-value-4",
         "DATABASE_URL": "postgres://me:fake-pw-value-5@db/app",
         "INNOCENT_LOOKING": "sk-ant-api03-fakefakefakefakefakefakefake6",
+        "CI_JOB_JWT": "fake-jwt-value-7",
+        "SESSION_COOKIE": "fake-cookie-value-8",
+        "BEARER": "fake-bearer-value-9",
+        "OAUTH": "fake-oauth-value-10",
+        "CREDS": "fake-creds-value-11",
+        "SLACK_WEBHOOK": "https://hooks.slack.com/services/T0/B0/fake-hook-value-12",
+        "SENTRY_DSN": "https://fake-dsn-value-13@sentry.example/1",
     }
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("MOOT_CONTRACT_HARMLESS", "kept")
-
-    result = await harness.run("env")
+    monkeypatch.setenv("MOOT_CONTRACT_UNNAMED", "unnamed-value")
+    monkeypatch.setenv("MOOT_CONTRACT_NAMED", "kept")
+    monkeypatch.setenv("VIRTUAL_ENV", "/opt/venv")
+    named = ("MOOT_CONTRACT_NAMED", *secrets)  # as if the settings' `env` named them all
+    policy = SandboxPolicy(workspace=harness.workspace, env_names=named)
+    sandbox = harness.backend.make(policy)
+    try:
+        result = await sandbox.run("env", cwd=harness.workspace, env=os.environ, timeout=30)
+    finally:
+        await sandbox.close()
 
     for name, value in secrets.items():
         assert name not in result.stdout
         assert value not in result.stdout
-    assert "MOOT_CONTRACT_HARMLESS=kept\n" in result.stdout
+    assert "unnamed-value" not in result.stdout
+    assert "MOOT_CONTRACT_NAMED=kept\n" in result.stdout
+    assert "VIRTUAL_ENV=/opt/venv\n" in result.stdout
     assert "\nPATH=" in f"\n{result.stdout}"
 
 
@@ -593,16 +613,79 @@ async def test_a_moot_home_holding_the_workspace_shows_only_the_workspace(
     assert (workspace / "mine.txt").read_text() == "mine\nmore\n"
 
 
+HOME_CREDENTIALS = (
+    ".ssh/id_ed25519",
+    ".netrc",
+    ".pgpass",
+    ".vault-token",
+    ".cargo/credentials.toml",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".huggingface/token",
+    ".cache/huggingface/token",
+    ".my.cnf",
+    ".terraform.d/credentials.tfrc.json",
+    ".m2/settings.xml",
+    ".boto",
+    ".s3cfg",
+    ".env",
+    ".bash_history",
+)
+"""Where people keep secrets in their home directory; all but the first two were readable in
+bubblewrap before the home was hidden whole (issue 28)."""
+
+
+def _plant(home: Path, paths: Iterable[str]) -> None:
+    for rel in paths:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(f"{SECRET}\n")
+
+
+@pytest.fixture
+def user_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """`HOME` outside /tmp (bubblewrap's `/tmp` is not the host's anyway), holding the
+    credentials of `HOME_CREDENTIALS` and an ordinary file, `notes.txt`."""
+    home = Path(tempfile.mkdtemp(prefix="moot-contract-user-", dir="/var/tmp"))
+    _plant(home, [*HOME_CREDENTIALS, "notes.txt"])
+    monkeypatch.setenv("HOME", str(home))
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+async def test_nothing_of_the_home_directory_shows_but_a_workspace_inside_it(
+    harness: Harness, user_home: Path
+) -> None:
+    """The home is hidden whole, not file by file: no list of credential files is complete."""
+    require_containment(harness)
+    workspace = user_home / "projects" / "app"
+    workspace.mkdir(parents=True)
+    (workspace / "app.txt").write_text("mine\n")
+    sandbox = harness.backend.make(SandboxPolicy(workspace=workspace))
+    try:
+        result = await sandbox.run(
+            f"cat app.txt; echo more >> app.txt; cd {user_home} &&"
+            f" cat {' '.join(HOME_CREDENTIALS)} notes.txt; grep -r hunter2 {user_home}; true",
+            cwd=workspace,
+            env=os.environ,
+            timeout=30,
+        )
+    finally:
+        await sandbox.close()
+
+    _no_secret(result)
+    assert result.stdout == "mine\n", result
+    assert (workspace / "app.txt").read_text() == "mine\nmore\n"
+
+
 async def test_credentials_in_a_workspace_that_is_the_home_directory_are_hidden(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The home cannot be hidden when it is the workspace: its credential files are, by name."""
     require_containment(harness)
-    (harness.workspace / ".ssh").mkdir()
-    (harness.workspace / ".ssh" / "id_ed25519").write_text(f"{SECRET}\n")
-    (harness.workspace / ".netrc").write_text(f"password {SECRET}\n")
+    _plant(harness.workspace, HOME_CREDENTIALS)
     monkeypatch.setenv("HOME", str(harness.workspace))
 
-    result = await harness.run("cat .ssh/id_ed25519 .netrc; grep -r hunter2 .; true")
+    result = await harness.run(f"cat {' '.join(HOME_CREDENTIALS)}; grep -r hunter2 .; true")
 
     _no_secret(result)
 
@@ -615,6 +698,71 @@ async def test_credentials_in_a_workspace_that_is_the_home_directory_are_hidden(
 # runs them (and once more as an unprivileged user).
 
 _NO_CAPABILITIES = "0000000000000000"
+
+
+def _set_id_files(root: Path) -> list[str]:
+    """The regular files below `root` (on the host) with a set-user-ID or set-group-ID bit,
+    and any with file capabilities."""
+    found = []
+    for directory, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(directory, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_mode & (stat.S_ISUID | stat.S_ISGID):
+                found.append(f"{os.path.relpath(path, root)} {oct(info.st_mode)}")
+            with contextlib.suppress(OSError):
+                os.getxattr(path, "security.capability", follow_symlinks=False)
+                found.append(f"{os.path.relpath(path, root)} has file capabilities")
+    return found
+
+
+_SET_ID_BY_SYSCALL = """
+import os, stat
+for what, call in [
+    ("chmod", lambda: os.chmod("py1", 0o4755)),
+    ("open", lambda: os.close(os.open("py2", os.O_CREAT | os.O_WRONLY, 0o6755))),
+    ("mknod", lambda: os.mknod("py3", stat.S_IFREG | 0o4755)),
+    ("capability", lambda: os.setxattr("py1", "security.capability",
+        bytes.fromhex("01000002ffffffff00000000ffffffff00000000"))),
+]:
+    try:
+        call()
+    except OSError as error:
+        print(what, error.strerror)
+"""
+
+
+async def test_no_set_id_file_is_left_on_the_host(harness: Harness) -> None:
+    """What a command writes is on the host's disk as the user moot runs as: a set-user-ID
+    copy of a shell would give any local user that user's rights, root's when moot runs as
+    root (issue 28). Every way a command could ask for the bits, from the shell and from a
+    program's own system calls, and file capabilities."""
+    require_containment(harness)
+    (harness.workspace / "set_id.py").write_text(_SET_ID_BY_SYSCALL)
+    (harness.workspace / "py1").write_bytes(b"")
+    python = sys.executable  # the host's; the Docker image has no Python: the shell's part runs
+
+    result = await harness.run(
+        "cp /bin/sh s1; chmod 4755 s1; cp /bin/sh s2; chmod u+s s2; chmod g+s s2;"
+        " cp /bin/sh s3; chmod +s s3; chmod =rwxs s3; install -m 6755 /bin/sh s4;"
+        " mkdir -p sub && cp -p /bin/sh sub/s5 && chmod 2755 sub/s5;"
+        f" if [ -x {python} ]; then {python} set_id.py; fi; true"
+    )
+
+    assert _set_id_files(harness.workspace) == [], result
+    assert (harness.workspace / "s1").exists(), "the copies were made"
+
+
+async def test_a_background_command_leaves_no_set_id_file(harness: Harness) -> None:
+    require_containment(harness)
+    process = await harness.sandbox.start(
+        "cp /bin/sh bg && chmod 4755 bg; echo done", cwd=harness.workspace, env=os.environ
+    )
+
+    await until(lambda: process.exit_code is not None)
+
+    assert "done" in process.read()
+    assert _set_id_files(harness.workspace) == []
 
 
 async def test_commands_hold_no_capabilities(harness: Harness) -> None:

@@ -51,6 +51,7 @@ tcp_server = contract.tcp_server
 var_tmp_target = contract.var_tmp_target
 host_sleeper = contract.host_sleeper
 moot_home = sandbox_contract.moot_home
+user_home = contract.user_home
 
 
 def _on_docker(test: Callable[..., Any]) -> Callable[..., Any]:

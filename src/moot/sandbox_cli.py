@@ -54,6 +54,7 @@ def run_sandbox_cli(
         hook_scripts,
         sandbox_policy,
         sandbox_setting,
+        session_environ,
         session_rules,
     )
     from moot.sandbox.select import SETTING_VARIABLE, choose_sandbox
@@ -70,7 +71,8 @@ def run_sandbox_cli(
         print(f"moot: {exc}", file=err)
         return EXIT_USAGE
     setting = sandbox_setting(settings, env)
-    policy = sandbox_policy(root, rules, scripts)
+    env = session_environ(settings, env)  # commands start from a session's environment
+    policy = sandbox_policy(root, rules, scripts, env_names=settings.env)
     try:
         choice = choose_sandbox(setting, policy)
     except ValueError as exc:

@@ -19,7 +19,7 @@ the sandbox's container).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -145,15 +145,19 @@ def sandbox_policy(
     *,
     output_dir: Path | None = None,
     absent: AbsentPaths | None = None,
+    env_names: Iterable[str] = (),
 ) -> SandboxPolicy:
     """What shell commands may touch: the workspace, less what deny rules mask, with the
-    hooks' `scripts` protected besides `.git` and `.moot`, and `absent` kept from being made."""
+    hooks' `scripts` protected besides `.git` and `.moot`, and `absent` kept from being made;
+    and the variables they get besides the usual ones: `env_names`, those the settings' `env`
+    names."""
     return SandboxPolicy(
         root,
         output_dir=output_dir,
         masks=_mask_source(rules, root),  # what shell commands cannot see or edit
         protected=(*DEFAULT_PROTECTED, *scripts),
         absent=absent,
+        env_names=tuple(env_names),
     )
 
 
@@ -182,8 +186,8 @@ def inode_check(
 def session_environ(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a session works with: the settings' `env` under the process's own, so
     a variable set in the shell wins over one in a settings file (an empty one does not: moot
-    reads empty as unset). Model keys and base URLs are read from it, and shell commands start
-    from it (scrubbed of secrets by the sandbox).
+    reads empty as unset). Model keys and base URLs are read from it, and shell commands get
+    what of it the sandbox passes (`moot.sandbox.env.scrub_env`: named variables, no secret).
     """
     merged = dict(os.environ if environ is None else environ)
     for name, value in settings.env.items():
@@ -279,6 +283,7 @@ def open_session(
         (*scripts, *git.protected()),
         output_dir=outputs_dir(session_id),
         absent=workspace.absent,
+        env_names=settings.env,
     )
     workspace.hidden_inodes = inode_check(rules, workspace.root, policy_for_shell.masks)
     try:
@@ -295,7 +300,8 @@ def open_session(
 
         from moot.client.editor_shell import ChoosableShell
 
-        shell = replace(shell, sandbox=ChoosableShell(shell.sandbox, editor_terminal))
+        chosen = ChoosableShell(shell.sandbox, editor_terminal, policy_for_shell.env_names)
+        shell = replace(shell, sandbox=chosen)
     rules_policy = RulesPolicy(
         rules,
         workspace.root,

@@ -2,8 +2,8 @@
 the editor (`moot.protocol.editor.EditorTerminal`) instead of moot's sandbox.
 
 The choice is the person's, per session, and can change at any time: each command goes where the
-choice stands as it starts. Commands in the editor's terminal run on the host, uncontained; the
-environment they get is scrubbed of secrets as moot's own backends scrub it. Background commands
+choice stands as it starts. Commands in the editor's terminal run on the host, uncontained; they
+get the variables moot's own backends pass (`moot.sandbox.env.scrub_env`). Background commands
 always run in moot's sandbox (the editor's terminal has no place for them).
 """
 
@@ -23,9 +23,14 @@ EDITOR_TERMINAL = "editor terminal"
 class ChoosableShell:
     """moot's sandbox (`primary`, None: none works), or the editor's terminal when chosen."""
 
-    def __init__(self, primary: Sandbox | None, terminal: EditorTerminal) -> None:
+    def __init__(
+        self, primary: Sandbox | None, terminal: EditorTerminal, env_names: tuple[str, ...] = ()
+    ) -> None:
+        """`env_names`: the variables commands get besides the ones every command gets
+        (`SandboxPolicy.env_names`)."""
         self.primary = primary
         self.terminal = terminal
+        self.env_names = env_names
 
     @property
     def name(self) -> str:
@@ -49,7 +54,8 @@ class ChoosableShell:
                 command, cwd=cwd, env=env, timeout=timeout, on_output=on_output
             )
         started = time.perf_counter()
-        ran = await self.terminal.run(command, cwd=str(cwd), env=scrub_env(env), timeout=timeout)
+        clean = scrub_env(env, named=self.env_names)
+        ran = await self.terminal.run(command, cwd=str(cwd), env=clean, timeout=timeout)
         if on_output is not None and ran.output:
             on_output(ran.output)
         return CommandResult(

@@ -6,7 +6,8 @@ settles it in this order (the first step that speaks wins):
 1. `finish` always runs: it ends a peer call, and refusing it would wedge the callee.
 2. Deny rules: the call is refused, in every mode. A shell command is refused when any of its
    sub-commands is. A `Read(...)` rule also refuses edit, multi_edit and write of its paths:
-   they read the file to change it (`Rule.restricts`).
+   they read the file to change it (`Rule.restricts`). So is, in every mode, a shell command
+   whose words ask for a set-id bit (`chmod u+s`, `install -m 4755`: `permissions.set_id`).
 3. Plan mode refuses every tool that changes files or runs commands, telling the model to
    present its plan; asking the person first would contradict the mode. The plan itself,
    `exit_plan_mode(plan)`, asks, with the plan as the preview: approving it leaves plan mode.
@@ -52,6 +53,7 @@ from msgspec.structs import replace
 from moot.permissions.modes import PermissionMode
 from moot.permissions.preview import diff_preview
 from moot.permissions.rules import Rule, RuleSet, tool_hidden
+from moot.permissions.set_id import asks_for_set_id
 from moot.permissions.shell import matches_prefix
 from moot.permissions.targets import FILE_EDIT_TOOLS, Call, Command, Target, describe, inside
 from moot.protocol.approval import EXIT_PLAN_MODE, ApprovalRequest, SideEffect, Verdict
@@ -113,6 +115,8 @@ def _decide(
         return Verdict("allow", "finish always runs")
     if hit := _first_restricting(rules.deny, call):
         return Verdict("deny", f"denied by {hit}")
+    if refusal := _set_id_refusal(call):
+        return Verdict("deny", refusal)
     mutating = call.request.side_effect in _MUTATING and call.tool not in ALWAYS_ALLOWED
     if mode == PermissionMode.PLAN and mutating:
         return Verdict("deny", _plan_refusal(call.tool))
@@ -180,6 +184,19 @@ def ways_to_run(
         allowing = ()
     modes = tuple(m for m in PermissionMode if m != mode and runs(m, rules))
     return allowing, modes
+
+
+def _set_id_refusal(call: Call) -> str | None:
+    """Why a shell command that asks for a set-id bit is refused (`permissions.set_id`)."""
+    for command in call.commands or ():
+        if mode := asks_for_set_id(command.sub.words):
+            return (
+                f"`{command.sub.text}` asks for a set-user-ID or set-group-ID bit ({mode}):"
+                " set-id files are not allowed in the workspace, since they would give any"
+                " user of this machine the rights of the user moot runs as. The sandbox"
+                " refuses or clears them whatever runs; leave the bit out."
+            )
+    return None
 
 
 def suggested_rules(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 from moot.sandbox.base import BackgroundProcess
@@ -35,9 +35,11 @@ class LocalBackgroundProcess:
         kill_grace: float = KILL_GRACE,
         wrapper: bool = False,
         pass_fds: Sequence[int] = (),
+        on_end: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         """Start it now (from the event loop's thread); `wrapper` and `pass_fds` as for
-        `GroupProcess`.
+        `GroupProcess`; `on_end` is awaited once it has ended, before its exit code shows
+        (the sandbox's sweep of set-id bits, `set_id.SetIdSweep`).
 
         Raises:
             OSError: It could not be started.
@@ -51,6 +53,7 @@ class LocalBackgroundProcess:
             argv, cwd=cwd, env=env, capture=self._capture, wrapper=wrapper, pass_fds=pass_fds
         )
         self._exit_code: int | None = None
+        self._on_end = on_end
         self._watcher = asyncio.get_running_loop().create_task(self._watch())
 
     def read(self) -> str:
@@ -79,6 +82,8 @@ class LocalBackgroundProcess:
         self._process.signal_group(signal.SIGKILL)  # what it left behind goes with it
         await self._process.drain()
         self._capture.finish()
+        if self._on_end is not None:
+            await self._on_end()
         self._exit_code = code
 
 

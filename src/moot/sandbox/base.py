@@ -145,6 +145,10 @@ class SandboxPolicy(msgspec.Struct, frozen=True):
     config names): no mount can keep a command from making one, so the backends sweep away
     what appears there before and after each command and as they close, and say so in the
     command's result (`CommandResult.swept`). The host backend ignores it."""
+    env_names: tuple[str, ...] = ()
+    """Variables commands get besides `moot.sandbox.env.PASSED`: those the settings' `env`
+    names (`client.assemble.sandbox_policy`). One that looks secret is dropped all the same
+    (`env.scrub_env`)."""
 
 
 class CommandResult(msgspec.Struct, frozen=True):

@@ -9,10 +9,15 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   `/tmp` stays out of sight.
 - `/run` is an empty tmpfs: the host's Unix sockets live there (the Docker socket is root on the
   host; D-Bus can ask systemd to run anything; the ssh agent signs as the user). A read-only
-  bind does not stop `connect()` on a socket, so hiding them is the only defence. Credential
-  files in the home directory (`private.HIDDEN_IN_HOME`), moot's own directories (the session store
-  with every transcript, settings, saved keys, caches) and `MOOT_HOME` are hidden too, where
-  they really lie, but for the session's own outputs directory, read-only (`private`).
+  bind does not stop `connect()` on a socket, so hiding them is the only defence.
+- The home directory (`$HOME`, and the account's own) is an empty tmpfs, writable and new
+  for every command, with the toolchains `home.PASSES` names bound into it read-only and a
+  git config of the commands' own (`home`); a workspace inside it is bound on top. moot's own
+  directories (the session store with every transcript, settings, saved keys, caches) and
+  `MOOT_HOME` are hidden too, where they really lie, but for the session's own outputs
+  directory, read-only (`private`); so are the credential files of `private.HIDDEN_IN_HOME`
+  where the home cannot be hidden whole (it is the workspace, or inside it), and the host's
+  own secrets that root owns (`private.SYSTEM_SECRETS`: `/etc/shadow`, ssh host keys, ...).
 - A minimal `/dev`, a fresh `/proc` with the kernel's settings in it read-only
   (`PROC_READ_ONLY`); new PID, IPC, UTS (and cgroup) namespaces, so a command
   sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
@@ -41,18 +46,26 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
   for root, who could then unmount the masks, remount `/` writable, unmount `/run` to reach
   the host's sockets, or open a masked file by handle), in a user namespace of its own that
   cannot make another where the kernel allows it (`ISOLATIONS`, probed once), and bubblewrap
-  sets no-new-privileges, so no set-uid program gives any back. Root inside is then no
-  stronger than another user: it reads and writes what uid 0 owns where the mounts let it
-  (and so cannot write a workspace file another user owns, nor `chown`: `tar` as root
-  needs `--no-same-owner`).
+  sets no-new-privileges, so no set-uid program gives any back (and the workspace is bound
+  `nosuid`, as every bind bubblewrap makes). Root inside is then no stronger than another
+  user: it reads and writes what uid 0 owns where the mounts let it (and so cannot write a
+  workspace file another user owns, nor `chown`: `tar` as root needs `--no-same-owner`).
+- No set-id file: what a command writes lands on the host's disk as its user's, and a
+  root-owned `chmod 4755` copy of a shell would give any local user uid 0 there, where
+  `nosuid` inside the sandbox does not reach. So a seccomp filter refuses set-user-ID and
+  set-group-ID bits as a command asks for them (`seccomp`, passed with `--seccomp`); where
+  it has no filter for the machine, the bits are cleared after each command (`set_id`).
 - No network (`--unshare-net`: only a loopback of its own) unless `policy.network`.
-- The environment is scrubbed of secrets (`env.scrub_env`); `TMPDIR=/tmp`.
+- The environment holds only the variables `env.scrub_env` passes (named ones, none that
+  looks secret); `TMPDIR=/tmp`.
 
-What it does not contain: anything readable on the host stays readable (except what is
-hidden above); a missing `.git` can be created, hooks and all; a file deny rules cover can
-be created, and the command that made it (and a background command already running) may
-read it: it is masked from the next command on, and a background command already running
-may still rename the directories above it; a denied file in the history of a repository
+What it does not contain: anything readable on the host outside the home directory stays
+readable (except what is hidden above): other users' homes as their modes allow, and
+credentials kept outside a home (`/etc`, a project's own `.env` beside the workspace); a
+missing `.git` can be created, hooks and all; a file deny rules cover can be created, and
+the command that made it (and a background command already running) may read it: it is
+masked from the next command on, and a background command already running may still rename
+the directories above it; a denied file in the history of a repository
 whose `.git` lies above the workspace, or of a nested one or a submodule, is readable through
 git (`moot.permissions.tracked` says what hides `.git`); Unix sockets outside `/run` and
 `/tmp` stay reachable, and with the network allowed so do the host's abstract sockets
@@ -68,6 +81,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -86,10 +100,26 @@ from moot.sandbox.base import (
     sweep_absent,
 )
 from moot.sandbox.env import scrub_env
+from moot.sandbox.home import (
+    HOME_TMPFS_SIZE,
+    HiddenHome,
+    covered,
+    git_config,
+    hidden_homes,
+    home_dirs,
+)
 from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.output import MAX_OUTPUT_CHARS
-from moot.sandbox.private import moot_dirs, place, private_paths, with_private
+from moot.sandbox.private import (
+    moot_dirs,
+    place,
+    private_paths,
+    system_secrets,
+    with_private,
+)
 from moot.sandbox.process import KILL_GRACE
+from moot.sandbox.seccomp import set_id_filter
+from moot.sandbox.set_id import SetIdSweep
 
 _NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 _PROBE_FLAGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_NAMESPACES)
@@ -192,15 +222,24 @@ def bwrap_args(
     guard_fds: Mapping[str, int] | None = None,
     isolation: Sequence[str] = DROP_ALL,
     reveal: Path | None = None,
+    homes: Sequence[HiddenHome] = (),
+    gitconfig: tuple[str, str] | None = None,
+    home_size: int | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The `bwrap` arguments before `--` for one command (see the module docstring).
 
-    `hidden` are real paths outside the workspace to hide (`private.place`); `reveal` (the
-    session's outputs directory, a real path) is bound read-only inside the one that holds it.
+    `homes` are the home directories to show as empty tmpfs with their passes bound in
+    (`home.hidden_homes`), each `home_size` bytes at most (None: no `--size`, an older
+    bwrap); `gitconfig` is a (host file, path in the sandbox) pair bound read-only after them.
+    `hidden` are real paths outside the workspace to hide (`private.place`), those the homes
+    cover skipped; `reveal` (the session's outputs directory, a real path) is bound read-only
+    inside the one that holds it.
     `masks` needs `empty_file`: an empty read-only file on the host, bound over hidden files.
     `guard_fds` holds a descriptor of each directory of `rename_guards` that `open_guards`
     could open; None binds them by path instead (a bwrap without `--bind-fd`).
     `isolation` is one of `ISOLATIONS` (`isolation_args` says which works here).
+    `seccomp_fd` is a descriptor bwrap reads the set-id filter from (`seccomp`), if any.
     """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for proc_path in PROC_READ_ONLY:
@@ -211,9 +250,14 @@ def bwrap_args(
     if network:  # name resolution may go through systemd-resolved's stub, under /run
         for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
             args += ["--ro-bind-try", resolver, resolver]
+    args += home_args(homes, gitconfig, home_size)
+    if reveal is not None and covered(str(reveal), homes):
+        args += ["--ro-bind-try", str(reveal), str(reveal)]
     for path in hidden:
         if any(path.is_relative_to(place) for place in _NOT_THE_HOSTS):
             continue  # not the host's there: nothing to hide (and no mount point to make)
+        if covered(str(path), homes):
+            continue  # out of sight with the home that holds it
         if os.path.isdir(path) and not os.path.islink(path):
             args += ["--tmpfs", str(path)]
             if reveal is not None and reveal.is_relative_to(path) and reveal != path:
@@ -236,7 +280,25 @@ def bwrap_args(
         assert empty_file is not None, "hidden files are bound from an empty file"
         args += mask_args(workspace, masks, empty_file, hidden)
     args += [*_NAMESPACES, *(() if network else ("--unshare-net",)), *isolation]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    return args
+
+
+def home_args(
+    homes: Sequence[HiddenHome], gitconfig: tuple[str, str] | None, size: int | None
+) -> list[str]:
+    """Each home directory as an empty tmpfs (writable, new for each command, `size` bytes at
+    most), with its passes bound in read-only (`-try`: one may go before bwrap runs), then
+    the commands' own git config."""
+    args: list[str] = []
+    for home in homes:
+        args += [*(("--size", str(size)) if size else ()), "--tmpfs", home.path]
+        for source, dest in home.binds:
+            args += ["--ro-bind-try", source, dest]
+    if gitconfig is not None:
+        args += ["--ro-bind-try", *gitconfig]
     return args
 
 
@@ -287,13 +349,23 @@ def bind_fd_supported(bwrap: str) -> bool:
     return _has_bind_fd(bwrap)
 
 
-@functools.cache
+def tmpfs_size_supported(bwrap: str) -> bool:
+    """Whether this `bwrap` has `--size` for a tmpfs (0.5 and later); asked once per path."""
+    return "--size" in _help(bwrap)
+
+
 def _has_bind_fd(path: str) -> bool:
+    return "--bind-fd" in _help(path)
+
+
+@functools.cache
+def _help(path: str) -> str:
+    """`bwrap --help`'s text (what options it has), "" when it cannot be run."""
     try:
         done = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "--bind-fd" in done.stdout + done.stderr
+        return ""
+    return done.stdout + done.stderr
 
 
 def _lstat_mode(path: str) -> int:
@@ -314,6 +386,10 @@ class _Prepared(msgspec.Struct, frozen=True):
     """Private paths outside the workspace (`private.Placed.outside`)."""
     reveal: str
     """The session's outputs directory, a real path."""
+    homes: tuple[HiddenHome, ...] = ()
+    """The home directories shown empty but for their passes."""
+    gitconfig: tuple[str, str] | None = None
+    """The commands' own git config: (host file, `~/.gitconfig` in the sandbox)."""
 
 
 _NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
@@ -359,6 +435,7 @@ class BubblewrapSandbox(ProcessSandbox):
         max_output_chars: int = MAX_OUTPUT_CHARS,
         keys_file: Path | None = None,
         private: Sequence[Path] | None = None,
+        seccomp: bool = True,
     ) -> None:
         """Args:
         policy: The workspace, its protected paths, and whether the network is allowed.
@@ -369,6 +446,9 @@ class BubblewrapSandbox(ProcessSandbox):
             None.
         private: moot's directories, hidden from commands (`private.moot_dirs` when None);
             the credential files in the home directory are hidden besides.
+        seccomp: Refuse set-id bits in the kernel (`seccomp`), where this machine's system
+            calls are known; False, or where they are not, they are cleared after each
+            command instead (`set_id`).
 
         Raises:
             FileNotFoundError: There is no `bwrap`.
@@ -382,6 +462,13 @@ class BubblewrapSandbox(ProcessSandbox):
         self.private = [*(moot_dirs() if private is None else private), self.keys_file]
         self._tmp: Path | None = None
         self._empty: Path | None = None
+        self.set_id_filter = set_id_filter() if seccomp else None
+        """The seccomp program bwrap loads for every command; None: sweep instead."""
+        if self.set_id_filter is None:
+            self.set_id_sweep = SetIdSweep(self.workspace)
+        self._git_file: str | None = None
+        """The commands' git config on the host; "" when there is none; None: not made yet."""
+        self._home_lock = threading.Lock()
 
     @property
     def tmp(self) -> Path:
@@ -408,7 +495,11 @@ class BubblewrapSandbox(ProcessSandbox):
             preparing.add_done_callback(_close_prepared)
             raise
         fds = tuple((ready.guard_fds or {}).values())
+        seccomp_fd = None
         try:
+            if self.set_id_filter is not None:
+                seccomp_fd = _readable(self.set_id_filter)
+                fds += (seccomp_fd,)
             args = bwrap_args(
                 self.bwrap,
                 workspace=self.workspace,
@@ -422,6 +513,10 @@ class BubblewrapSandbox(ProcessSandbox):
                 guard_fds=ready.guard_fds,
                 isolation=ready.isolation,
                 reveal=Path(ready.reveal),
+                homes=ready.homes,
+                gitconfig=ready.gitconfig,
+                home_size=HOME_TMPFS_SIZE if tmpfs_size_supported(self.bwrap) else None,
+                seccomp_fd=seccomp_fd,
             )
         except BaseException:
             Launch([], fds).close()
@@ -434,17 +529,36 @@ class BubblewrapSandbox(ProcessSandbox):
         isolation that works here (probed once) and what to hide outside. A blocking call."""
         isolation = isolation_args(self.bwrap)
         make_missing_dirs(self.policy, self.workspace)
-        placed = place(private_paths(Path.home(), self.private), self.workspace)
+        more = [*self.private, *system_secrets()]
+        placed = place(private_paths(Path.home(), more), self.workspace)
         masks = with_private(self.policy.masks() if self.policy.masks else None, placed)
         guards = rename_guards(masks, self.policy.protected)
         fds = None
         if guards and bind_fd_supported(self.bwrap):
             fds = open_guards(self.workspace, guards)
         reveal = os.path.realpath(self.outputs.directory)
-        return _Prepared(masks, fds, isolation, placed.outside, reveal)
+        homes = tuple(hidden_homes(home_dirs(), self.workspace))
+        gitconfig = None
+        own_home = os.path.realpath(Path.home())
+        if any(home.path == own_home for home in homes) and (made := self._gitconfig()):
+            gitconfig = (str(made), os.path.join(own_home, ".gitconfig"))
+        return _Prepared(masks, fds, isolation, placed.outside, reveal, homes, gitconfig)
+
+    def _gitconfig(self) -> Path | None:
+        """The commands' global git config (`home.git_config`), written once to a private
+        file of this sandbox; None when it would be empty. A blocking call."""
+        with self._home_lock:
+            if self._git_file is None:
+                content = git_config()
+                self._git_file = ""
+                if content:
+                    directory = Path(tempfile.mkdtemp(prefix="moot-sandbox-home-"))
+                    (directory / "gitconfig").write_text(content)
+                    self._git_file = str(directory / "gitconfig")
+            return Path(self._git_file) if self._git_file else None
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
-        return scrub_env(env, extra={"TMPDIR": "/tmp"})
+        return scrub_env(env, named=self.policy.env_names, extra={"TMPDIR": "/tmp"})
 
     async def run(
         self,
@@ -488,6 +602,22 @@ class BubblewrapSandbox(ProcessSandbox):
         if self._empty is not None:
             await asyncio.to_thread(shutil.rmtree, self._empty.parent, ignore_errors=True)
             self._empty = None
+        if self._git_file:
+            await asyncio.to_thread(shutil.rmtree, Path(self._git_file).parent, True)
+        self._git_file = None
+
+
+def _readable(data: bytes) -> int:
+    """The read end of a pipe holding `data` (small: it fits the pipe's buffer)."""
+    read, write = os.pipe()
+    try:
+        os.write(write, data)
+    except BaseException:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)
+    return read
 
 
 def _default_keys_file() -> Path:

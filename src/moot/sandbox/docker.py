@@ -29,6 +29,12 @@ What the git config names that did not exist when the session began (`policy.abs
 directory, say) cannot be mounted on; what a command makes there is moved out of the workspace
 before and after each command and as the sandbox closes (`moot.workspace.absent`).
 
+What a command writes lands on the host's disk as the user moot runs as, root included, so
+a set-id file there would give any local user that user's rights: the engine cannot mount a
+bind `nosuid` (nor would that reach the host), and a seccomp filter of moot's would replace
+Docker's own. So the set-id bits a command leaves are cleared as it ends, a background
+command's as it ends too (`set_id.SetIdSweep`); while it runs they are on the disk.
+
 What it does not contain: a missing `.git` can be created, hooks and all; a file deny rules
 cover can be created, and read by the command that made it (it is masked from the next command
 on, in a new container); a denied file in the history of a nested repository or a submodule
@@ -50,13 +56,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -76,6 +83,7 @@ from moot.sandbox.env import scrub_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, HeadTail, OutputCapture, OutputDir, Stream
 from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
+from moot.sandbox.set_id import SetIdSweep, with_cleared
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -155,6 +163,8 @@ class DockerSandbox:
         self.outputs = outputs or OutputDir(self.workspace, policy.output_dir)
         self.private = moot_dirs()
         """moot's own directories: hidden where they lie inside the workspace (`private`)."""
+        self._sweep = SetIdSweep(self.workspace)
+        """Clears the set-id bits commands leave (no seccomp filter of ours here: `set_id`)."""
         self._engine: DockerClient | None = None
         self._container: Container | None = None
         self._shell = "/bin/sh"
@@ -219,6 +229,7 @@ class DockerSandbox:
         )
         started = time.perf_counter()
         before = await sweep_absent(self.policy)
+        token = self._sweep.begin()
         try:
             running = await self._exec(command, cwd=cwd, env=env, feed=capture.feed)
             try:
@@ -231,13 +242,15 @@ class DockerSandbox:
                 raise
         except BaseException:
             capture.close()
+            await asyncio.shield(self._sweep.end(token))  # a killed command may have set bits
             raise
         finally:
             after = await asyncio.shield(sweep_absent(self.policy))
+        cleared = await self._sweep.end(token)
         if running.lost is not None:
             capture.close()
             raise DockerSandboxError(f"lost the container while the command ran: {running.lost}")
-        result = capture.finish().result(code, started, self.name)
+        result = with_cleared(capture.finish().result(code, started, self.name), cleared)
         swept = (*before, *after)
         return msgspec.structs.replace(result, swept=swept) if swept else result
 
@@ -249,13 +262,20 @@ class DockerSandbox:
             ValueError: `cwd` is outside the workspace.
         """
         await sweep_absent(self.policy)
+        token = self._sweep.begin()
         process = DockerBackground(
             f"shell_{len(self._background) + 1}",
             kill=self._kill,
             files=self.outputs,
             limit=self.max_output_chars,
+            on_end=functools.partial(self._sweep.end, token),
         )
-        process.attach(await self._exec(command, cwd=cwd, env=env, feed=process.feed))
+        try:
+            running = await self._exec(command, cwd=cwd, env=env, feed=process.feed)
+        except BaseException:
+            await asyncio.shield(self._sweep.end(token))
+            raise
+        process.attach(running)
         self._background.append(process)
         return process
 
@@ -278,7 +298,7 @@ class DockerSandbox:
     async def _exec(self, command: str, *, cwd: Path, env: Mapping[str, str], feed: Feed) -> _Exec:
         workdir = str(self._inside(cwd))
         tag = uuid.uuid4().hex[:16]
-        environment = _container_env(env, tag)
+        environment = _container_env(env, tag, self.policy.env_names)
         running = _Exec(tag, asyncio.get_running_loop(), feed)
         masks = await asyncio.to_thread(self._masks_now)
         for attempt in (1, 2):
@@ -485,7 +505,10 @@ class DockerBackground:
         kill: Callable[[_Exec], Coroutine[Any, Any, None]],
         files: OutputDir | None,
         limit: int = MAX_OUTPUT_CHARS,
+        on_end: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
+        """`on_end` is awaited once the command has ended, before its exit code shows (the
+        sandbox's sweep of set-id bits)."""
         self.id = shell_id
         self._kill = kill
         self._limit = limit
@@ -493,11 +516,13 @@ class DockerBackground:
         self._capture = OutputCapture(files, name=shell_id, limit=limit, on_output=self._add)
         self._running: _Exec | None = None
         self._exit_code: int | None = None
+        self._on_end = on_end
+        self._follower: asyncio.Task[None] | None = None
 
     def attach(self, running: _Exec) -> None:
         """Follow `running` (the sandbox calls this once the exec has started)."""
         self._running = running
-        running.done.add_done_callback(self._ended)
+        self._follower = asyncio.get_running_loop().create_task(self._follow(running))
 
     def feed(self, stream: Stream, data: bytes, *, final: bool = False) -> None:
         """Take output as it arrives (the exec's pump calls this)."""
@@ -519,9 +544,20 @@ class DockerBackground:
         """SIGTERM to its tree, SIGKILL after the grace period; returns once it is gone."""
         if self._running is not None and self._exit_code is None:
             await self._kill(self._running)
+        if self._follower is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(self._follower)
 
     def _add(self, text: str) -> None:
         self._unread.add(text)
+
+    async def _follow(self, running: _Exec) -> None:
+        await asyncio.shield(running.done)
+        try:
+            if self._on_end is not None:
+                await self._on_end()
+        finally:
+            self._ended(running.done)
 
     def _ended(self, done: asyncio.Future[int | None]) -> None:
         self._capture.finish()
@@ -594,10 +630,12 @@ class _Exec:
             self.done.set_result(code)
 
 
-def _container_env(env: Mapping[str, str], tag: str) -> dict[str, str]:
-    """`env` scrubbed of secrets, for the container: no PATH (the image's applies), HOME and
-    TMPDIR on the tmpfs, and the marker that tells the command's processes apart."""
-    clean = scrub_env(env, extra={"HOME": "/tmp", "TMPDIR": "/tmp", docker_image.MARKER: tag})
+def _container_env(env: Mapping[str, str], tag: str, named: tuple[str, ...]) -> dict[str, str]:
+    """What `scrub_env` passes of `env` (and of the `named` variables), for the container: no
+    PATH (the image's applies), HOME and TMPDIR on the tmpfs, and the marker that tells the
+    command's processes apart."""
+    extra = {"HOME": "/tmp", "TMPDIR": "/tmp", docker_image.MARKER: tag}
+    clean = scrub_env(env, named=named, extra=extra)
     del clean["PATH"]  # the host's PATH names the host's directories
     return clean
 

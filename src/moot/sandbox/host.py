@@ -7,14 +7,16 @@ files, timeouts and kills, background commands. A subclass says how a command st
 
 The host backend contains nothing: a command can write anywhere the user can and reach the
 network. It is used only when chosen (`sandbox: "none"`, or bypass mode with no sandbox that
-works; see `select.py`), and its results say `backend="host"` so front ends can show it. It
-still scrubs secrets from the environment and still kills whole process groups.
+works; see `select.py`), and its results say `backend="host"` so front ends can show it. Its
+commands still get only the variables `env.scrub_env` passes, and it still kills whole process
+groups.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
 from collections.abc import Mapping
@@ -27,6 +29,7 @@ from moot.sandbox.base import BackgroundProcess, CommandResult, OutputCallback, 
 from moot.sandbox.env import scrub_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
 from moot.sandbox.process import KILL_GRACE, GroupProcess, wait_for_end
+from moot.sandbox.set_id import SetIdSweep, with_cleared
 
 
 class Launch(msgspec.Struct, frozen=True):
@@ -67,6 +70,9 @@ class ProcessSandbox:
         self.max_output_chars = max_output_chars
         self.outputs = OutputDir(self.workspace, policy.output_dir)
         """Where full outputs of long commands are saved."""
+        self.set_id_sweep: SetIdSweep | None = None
+        """Clears the set-id bits commands leave in the workspace as each ends; None where
+        nothing needs it (the kernel refuses them, or nothing is contained)."""
         self._background: list[LocalBackgroundProcess] = []
 
     async def launch(self, command: str, cwd: Path) -> Launch:
@@ -75,8 +81,8 @@ class ProcessSandbox:
         return Launch(["bash", "-c", command])
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
-        """The environment a command gets: `env` scrubbed of secrets."""
-        return scrub_env(env)
+        """The environment a command gets: the variables of `env` that `scrub_env` passes."""
+        return scrub_env(env, named=self.policy.env_names)
 
     async def run(
         self,
@@ -97,6 +103,8 @@ class ProcessSandbox:
             self.outputs, limit=self.max_output_chars, on_output=on_output, name="cmd"
         )
         started = time.perf_counter()
+        sweep = self.set_id_sweep
+        token = sweep.begin() if sweep is not None else 0
         try:
             launch = await self.launch(command, cwd)
             try:
@@ -113,8 +121,11 @@ class ProcessSandbox:
             code = await wait_for_end(process, timeout, self.kill_grace)
         except BaseException:
             capture.close()
+            if sweep is not None:  # a killed command may have set bits too
+                await asyncio.shield(sweep.end(token))
             raise
-        return capture.finish().result(code, started, self.name)
+        result = capture.finish().result(code, started, self.name)
+        return result if sweep is None else with_cleared(result, await sweep.end(token))
 
     async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
         """Start `command` in the background; its id is `shell_<n>`, unique in this sandbox.
@@ -123,6 +134,8 @@ class ProcessSandbox:
             OSError: The command could not be started.
         """
         launch = await self.launch(command, cwd)  # before the id: no await between them
+        sweep = self.set_id_sweep
+        token = sweep.begin() if sweep is not None else 0
         try:
             process = LocalBackgroundProcess(
                 f"shell_{len(self._background) + 1}",
@@ -134,7 +147,12 @@ class ProcessSandbox:
                 kill_grace=self.kill_grace,
                 wrapper=self.wrapper,
                 pass_fds=launch.fds,
+                on_end=None if sweep is None else functools.partial(sweep.end, token),
             )
+        except BaseException:
+            if sweep is not None:
+                await sweep.end(token)
+            raise
         finally:
             launch.close()
         self._background.append(process)

@@ -6,7 +6,7 @@ config directory the user's settings (whose `env` may hold keys) and saved keys;
 the repo map. None of it belongs to the project a command runs in, and a command in any
 project could read all of it. So the three (`moot_dirs`, and `MOOT_HOME`, which holds them
 when set) are hidden, as are the credential files people keep in their home directory
-(`HIDDEN_IN_HOME`).
+(`HIDDEN_IN_HOME`), where the home directory is not hidden whole (`moot.sandbox.home`).
 
 `private_paths` finds those that exist, as real paths (a `~/.aws` that a dotfiles manager
 made a symlink is hidden where it leads), and `place` sorts them for a backend:
@@ -34,22 +34,54 @@ import msgspec
 from moot.sandbox.base import SandboxMasks
 
 HIDDEN_IN_HOME = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".kube",
-    ".docker",
-    ".password-store",
-    ".local/share/keyrings",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-)
-"""Where people keep credentials, relative to the home directory; hidden when they exist."""
+    # keys, agents, keyrings
+    ".ssh", ".gnupg", ".password-store", ".local/share/keyrings", ".age", ".config/age",
+    ".config/sops",
+    # clouds and clusters
+    ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".oci", ".boto", ".s3cfg",
+    ".config/rclone", ".config/doctl", ".terraform.d", ".terraformrc", ".vault-token",
+    ".fly", ".config/heroku", ".netlify", ".config/netlify", ".vercel", ".wrangler",
+    # code hosts, registries and package managers
+    ".config/gh", ".config/hub", ".config/glab-cli", ".netrc", ".authinfo", ".authinfo.gpg",
+    ".git-credentials", ".config/git/credentials", ".npmrc", ".yarnrc", ".yarnrc.yml",
+    ".pypirc", ".config/pip", ".condarc", ".cargo/credentials", ".cargo/credentials.toml",
+    ".cargo/config", ".cargo/config.toml", ".m2/settings.xml", ".m2/settings-security.xml",
+    ".gradle/gradle.properties", ".gem/credentials", ".bundle/config", ".composer/auth.json",
+    ".config/composer/auth.json", ".nuget/NuGet", ".config/NuGet", ".cabal/config",
+    ".stack/config.yaml", ".julia/servers", ".config/configstore",
+    # databases
+    ".pgpass", ".my.cnf", ".mylogin.cnf",
+    # tokens of tools and agents
+    ".huggingface", ".cache/huggingface/token", ".config/huggingface", ".claude",
+    ".claude.json", ".codex", ".config/op", ".op", ".config/mise", ".wakatime.cfg",
+    # the environment, histories and browsers: anything typed or kept
+    ".env", ".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history",
+    ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history",
+    ".rediscli_history", ".lesshst", ".viminfo", ".local/share/fish", ".local/state",
+    ".mozilla", ".config/google-chrome", ".config/chromium", ".thunderbird",
+)  # fmt: skip
+"""Where people keep credentials, relative to the home directory; hidden when they exist.
+Only where the home cannot be hidden whole (`moot.sandbox.home`): a workspace that is the
+home directory, or a home directory inside the workspace; a list is never complete."""
+
+
+SYSTEM_SECRETS = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
+    "/etc/ssh/ssh_host_*_key", "/etc/ssl/private", "/etc/letsencrypt", "/etc/wireguard",
+    "/etc/NetworkManager/system-connections", "/etc/kubernetes", "/var/lib/kubelet",
+    "/etc/docker", "/var/lib/docker", "/var/lib/containerd", "/var/backups",
+)  # fmt: skip
+"""The host's own secrets, outside any home directory (globs allowed): root owns them, so a
+command moot runs as root reads them with no capability at all (password hashes, the host's
+ssh keys, a cluster's admin credentials, other containers' files). Bubblewrap hides those
+that exist; Docker mounts none of them. A list: what root owns elsewhere stays readable."""
+
+
+def system_secrets() -> list[Path]:
+    """The paths of `SYSTEM_SECRETS` that exist here."""
+    import glob  # only bubblewrap asks, once per command
+
+    return [Path(path) for pattern in SYSTEM_SECRETS for path in sorted(glob.glob(pattern))]
 
 
 def moot_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:

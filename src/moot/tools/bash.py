@@ -38,7 +38,8 @@ DESCRIPTION = (
 )
 SANDBOXED = (
     "It runs in a sandbox: only the workspace and /tmp are writable, .git and .moot are "
-    "read-only, and there is no network unless the user allowed it."
+    "read-only, and there is no network unless the user allowed it. The home directory holds "
+    "only toolchains, and what a command writes there does not last."
 )
 ON_HOST = "It runs on the host, uncontained: the user chose no sandbox."
 UNAVAILABLE = "No sandbox works here, so commands are refused for now."
