@@ -567,3 +567,35 @@ async def test_a_command_the_session_refuses_is_told_once() -> None:
         await repl.printed("send_message: no running agent 'nobody'")  # the event's line
         await repl.prompt_ready()
         assert repl.text.count("no running agent 'nobody'") == 1
+
+
+async def test_the_toolbar_and_the_live_area_say_what_the_turn_does() -> None:
+    """Issue 29, item 2: the REPL showed nothing while the model worked. The live area's last
+    line and the toolbar name the phase and its time; the plain look says once that the turn is
+    under way (it redraws nothing)."""
+    run = Run().start("fix it")
+    events = run.tool("t1", "bash", {"command": "ls"}, "a.py").finish("done").events
+    client = FakeClient(events, autoplay=False)
+    async with running_repl(client) as repl:
+        await repl.prompt_ready()
+        client.play(until="turn_started")
+        await repl.until(lambda: repl.repl.progress.phase, "the turn's start")
+        repl.clock.advance(3)
+        repl.repl._tick()
+        assert "… waiting for the model 3s" in repl.repl._live[-1]
+        assert "waiting for the model 3s: ctrl+c stops it" in repl.repl._toolbar_line()
+        client.play(until="tool_started")
+        await repl.until(lambda: repl.repl.progress.phase == "running bash", "the tool")
+        repl.repl._tick()
+        assert "running bash 0s · turn 3s" in repl.repl._live[-1]
+        client.play()
+        await repl.until(lambda: repl.repl.progress.phase is None, "the turn's end")
+        repl.repl._tick()
+        assert not any("waiting for" in line for line in repl.repl._live)
+        assert "ctrl+c" not in repl.repl._toolbar_line()
+
+    plain = FakeClient(Run().start("go").finish("done").events, autoplay=False)
+    async with running_repl(plain, look=PLAIN) as repl:
+        await repl.prompt_ready()
+        plain.play()
+        await repl.printed("waiting for the model… (ctrl+c stops it)")

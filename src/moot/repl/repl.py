@@ -47,6 +47,7 @@ from moot.commands.registry import CommandError, Panes, Registry, is_command
 from moot.commands.shell import is_shell, run_shell
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.activity import WAITING_FOR_MODEL, TurnProgress
 from moot.protocol.client import Client, SessionStatus, Subscription
 from moot.repl.approvals import Approvals
 from moot.repl.completion import PromptCompleter
@@ -136,6 +137,8 @@ class Repl:
         self._clock = clock
         self._history_path = history_path
         self.facts = StatusFacts()
+        self.progress = TurnProgress()
+        """What the running turn does now: the live area's last line and the toolbar say it."""
         self.error = ""
         """Why the session could not open (the REPL then ends with `EXIT_SETUP`)."""
         self._printer = Printer(out, on_tick=self._tick, reprompt=self._reprompt)
@@ -350,6 +353,10 @@ class Repl:
 
     def _take(self, event: ev.Event) -> None:
         self.facts.take(event)
+        changed = self.progress.apply(event, self._clock())
+        if changed and self.look.plain and isinstance(event, ev.TurnStarted):
+            # Nothing is redrawn in the plain look: one line says the turn is under way.
+            self.transcript.say(f"{WAITING_FOR_MODEL}… (ctrl+c stops it)")
         self.transcript.take(event)
         match event:
             case ev.TurnStarted():
@@ -457,8 +464,13 @@ class Repl:
 
     def _tick(self) -> None:
         """Ten times a second: refresh the live area and the toolbar when they changed."""
+        now = self._clock()
         live = [] if self.look.plain else self.transcript.live()
-        toolbar = self.facts.line() if self.look.toolbar else ""
+        if not self.look.plain and (working := self.progress.line(now)):
+            live = [*live, self.transcript.paint(f"… {working}", "dim")]
+        toolbar = (
+            self.facts.line(self.progress.line(now, tokens=False)) if self.look.toolbar else ""
+        )
         if live == self._live and toolbar == self._toolbar:
             return
         self._live, self._toolbar = live, toolbar
@@ -495,7 +507,9 @@ class Repl:
         return self._client.files()
 
     def _toolbar_line(self) -> str:
-        return f" {self.facts.line() if self._client is not None else 'opening the session...'} "
+        if self._client is None:
+            return " opening the session... "
+        return f" {self.facts.line(self.progress.line(self._clock(), tokens=False))} "
 
     # ---- CommandContext ---------------------------------------------------------------------
 

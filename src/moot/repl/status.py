@@ -44,12 +44,13 @@ class StatusFacts(msgspec.Struct):
             case ev.TurnFinished():
                 self.running = False
 
-    def line(self) -> str:
-        """`model · mode · ctx 12% · $0.0042`, and what ctrl+c does while a turn runs."""
+    def line(self, working: str = "") -> str:
+        """`model · mode · ctx 12% · $0.0042`, and while a turn runs what it does (`working`,
+        `TurnProgress.line`) and what ctrl+c does."""
         parts = [self.model or "no model", self.mode or "no modes"]
         if self.context_window:
             parts.append(f"ctx {100 * self.context_tokens / self.context_window:.0f}%")
         parts.append(f"${self.cost_usd:.4f}")
         if self.running:
-            parts.append("running: ctrl+c stops it")
+            parts.append(f"{working or 'running'}: ctrl+c stops it")
         return " · ".join(parts)
