@@ -156,6 +156,7 @@ def test_json_prints_one_result_object(moot: RunMoot) -> None:
         "output",
         "turns",
         "usage",
+        "permission_denials",
         "cost_usd",
         "duration_ms",
         "error",

@@ -134,7 +134,7 @@ def test_a_hostile_repository_runs_nothing_through_auto_commit_or_undo(tmp_path:
 
     done = turn(tmp_path, repo)
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     assert "committed" in done.stderr and "did not run" in done.stderr, done.stderr
     assert git(repo, "log", "-1", "--format=%s").strip() == "moot: fix the typo"
     assert (repo / ".husky" / "pre-commit").read_text() == husky_hook
@@ -159,7 +159,7 @@ def test_files_that_go_through_a_filter_are_not_auto_committed(tmp_path: Path) -
     done = turn(tmp_path, repo)
     undo = moot(tmp_path, repo, "undo")
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     assert "auto-commit skipped: notes.txt goes through the git filter" in done.stderr
     assert (repo / "notes.txt").read_text() == "hello world\n"
     assert undo.returncode == 1 and "not a moot commit" in undo.stderr

@@ -115,7 +115,7 @@ def test_a_hooks_allow_never_lifts_a_deny_rule(tmp_path: Path) -> None:
     (work / ".moot" / "settings.json").write_text(json.dumps(settings))
     trust_settings(work)
     done = moot(tmp_path, work, "--permission-mode", "bypassPermissions")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     assert not (work / "notes.txt").exists()
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
     (decided,) = [e for e in events if isinstance(e, ev.ApprovalDecided)]
@@ -138,7 +138,7 @@ def test_a_hooks_allow_never_writes_a_protected_path(tmp_path: Path) -> None:
         "  - text: done\n"
     )
     done = moot(tmp_path, work, "--permission-mode", "acceptEdits")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     assert not (work / ".git" / "hooks" / "pre-commit").exists()
     assert not (work / ".moot" / "settings.local.json").exists()
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
@@ -166,7 +166,7 @@ def test_a_script_a_hook_runs_cannot_be_rewritten_by_the_model(tmp_path: Path) -
     env_sandbox = {"MOOT_SANDBOX": "bubblewrap"}
     done = moot(tmp_path, work, "--permission-mode", "acceptEdits",
                 "--allowedTools", "Bash(echo:*),Bash(tee:*)", extra_env=env_sandbox)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     assert (work / "check.sh").read_text() == "#!/bin/sh\nexit 0\n"
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
     shell = next(e for e in events if isinstance(e, ev.ToolFinished) and e.tool == "bash")

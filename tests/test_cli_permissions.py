@@ -53,7 +53,7 @@ def workdir(tmp_path: Path) -> Path:
 def test_an_edit_that_would_ask_is_refused_and_says_how_to_allow_it(tmp_path: Path) -> None:
     work = workdir(tmp_path)
     code, events = run(tmp_path, EDIT)
-    assert code == 0
+    assert code == 3  # completed, with a call refused
     read, edit = results(events)
     assert not read[0]
     assert edit[0]
@@ -120,3 +120,57 @@ def test_bad_rules_and_modes_are_usage_errors(tmp_path: Path) -> None:
     assert code == 2
     code, _ = run(tmp_path, "turns: [x]\n", "--permission-mode", "yolo")
     assert code == 2
+
+
+def test_a_refusal_is_told_on_stderr_listed_in_the_json_result_and_in_the_exit_status(
+    tmp_path: Path,
+) -> None:
+    """Issue 29, item 3: a refused edit printed `Done.` and exited 0 with nothing on stderr."""
+    import os
+    import subprocess
+    import sys
+
+    work = workdir(tmp_path)
+    script = tmp_path / "edit.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+                {
+                    "tool_calls": [
+                        {
+                            "name": "edit",
+                            "arguments": {"path": "notes.txt", "old": "wrold", "new": "world"},
+                        }
+                    ]
+                },
+                "Done.",
+            ]
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("MOOT_MODEL",)}
+    base = [sys.executable, "-m", "moot.cli", "-p", "fix it", "--model", f"scripted:{script}"]
+
+    def moot(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*base, *flags], cwd=work, env=env, capture_output=True, text=True, timeout=60
+        )
+
+    text = moot()
+    assert text.returncode == 3
+    assert text.stdout == "Done.\n"
+    lines = text.stderr.splitlines()
+    assert lines[0].startswith("moot: refused edit: edit needs approval in permission mode")
+    assert '--allowedTools "Edit(./notes.txt)"' in lines[0]
+    assert lines[1].startswith("moot: 1 tool call refused (exit 3); session ses_")
+
+    result = json.loads(moot("--output-format", "json").stdout)
+    (denial,) = result["permission_denials"]
+    assert denial["tool_name"] == "edit"
+    assert denial["tool_input"] == {"path": "notes.txt", "old": "wrold", "new": "world"}
+    assert denial["tool_use_id"] and "needs approval" in denial["reason"]
+
+    allowed = moot("--allowedTools", "Edit(notes.txt)", "--output-format", "json")
+    assert allowed.returncode == 0
+    assert json.loads(allowed.stdout)["permission_denials"] == []
+    assert "refused" not in allowed.stderr

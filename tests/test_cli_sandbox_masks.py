@@ -51,7 +51,7 @@ def test_a_denied_file_never_reaches_the_model_through_the_shell(
         cwd=work, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     assert SECRET not in done.stdout and SECRET not in done.stderr
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
     results = [e for e in events if isinstance(e, ev.ToolFinished)]
@@ -98,7 +98,7 @@ def test_a_hard_link_to_a_denied_file_never_reaches_the_model(tmp_path: Path, ba
         cwd=work, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     assert SECRET not in done.stdout and SECRET not in done.stderr
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
     results = [e for e in events if isinstance(e, ev.ToolFinished)]

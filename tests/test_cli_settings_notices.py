@@ -55,7 +55,7 @@ def test_default_mode_from_the_project_settings_lets_an_edit_run_once_approved(
     settings(tmp_path, {"permissions": {"defaultMode": "acceptEdits"}})
 
     held = moot(tmp_path, turns=WRITE)
-    assert held.returncode == 0, held.stderr
+    assert held.returncode == 3, held.stderr  # the write was refused
     assert not out.exists()  # the repository's mode waits for the person
     assert "asks to turn on" in held.stderr
 
@@ -69,15 +69,15 @@ def test_default_mode_from_the_project_settings_lets_an_edit_run_once_approved(
 
     out.unlink()
     overridden = moot(tmp_path, "--permission-mode", "default", turns=WRITE)
-    assert overridden.returncode == 0, overridden.stderr
+    assert overridden.returncode == 3, overridden.stderr
     assert not out.exists()  # the flag wins over the file, and headless cannot ask
 
 
 def test_keys_moot_ignores_are_named_on_stderr(tmp_path: Path) -> None:
     path = settings(tmp_path, {"defaultMode": "acceptEdits", "statusLine": {}})
     result = moot(tmp_path, turns=WRITE)
-    assert result.returncode == 0, result.stderr
-    assert result.stderr.splitlines() == [
+    assert result.returncode == 3, result.stderr  # the write was refused
+    assert result.stderr.splitlines()[:2] == [
         f'moot: {path}: "defaultMode" is not a moot setting and is ignored; '
         'did you mean "permissions.defaultMode"?',
         f'moot: {path}: "statusLine" is not a moot setting and is ignored',
@@ -140,7 +140,7 @@ def test_a_repositorys_local_settings_run_no_hook_and_widen_nothing_unapproved(
     )
     work = tmp_path / "work"
     result = moot(tmp_path, turns=BASH_TOUCH)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, result.stderr  # the bash call was refused: nobody asks
     assert not (work / "hooked").exists()
     assert not (work / "ran-unasked").exists()
     assert f"{path} comes with this repository and asks to turn on" in result.stderr

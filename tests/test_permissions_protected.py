@@ -122,7 +122,7 @@ def test_a_headless_run_in_bypass_mode_refuses_to_write_a_hook_script(root: Path
          "--output-format", "stream-json", "--permission-mode", "bypassPermissions"],
         cwd=work, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     assert (work / "check.sh").read_text() == HOOK_SCRIPT
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
     decided = [e for e in events if isinstance(e, ev.ApprovalDecided)]

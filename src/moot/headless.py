@@ -1,6 +1,8 @@
 """Headless runs (`moot -p`): one turn, its output on stdout, an exit code for scripts.
 
-Exit codes: 0 completed, 1 stopped or failed, 2 usage error, 130 interrupted.
+Exit codes: 0 completed; 1 stopped or failed; 2 usage error; 3 completed, but tool calls were
+refused (nobody can approve here: each refusal is on stderr with what would allow it, and in
+the JSON result's `permission_denials`); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -26,22 +28,62 @@ from moot.protocol import ops
 from moot.protocol.client import SessionStatus
 from moot.protocol.states import RunState, StopReason
 
-EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_REFUSED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
-def exit_code(finished: ev.TurnFinished | None) -> int:
+class Refusals:
+    """The tool calls a run refused (a rule, a hook, or the mode, where nobody can approve),
+    with the tool and arguments the model asked for (`model_responded` names them)."""
+
+    def __init__(self) -> None:
+        self._asked: dict[str, tuple[str, dict[str, object]]] = {}
+        self.denials: list[dict[str, object]] = []
+        """As Claude Code's result lists them: `tool_name`, `tool_use_id`, `tool_input`, and
+        moot's `reason`."""
+
+    def take(self, event: ev.Event) -> ev.ApprovalDecided | None:
+        """Note the calls asked for; the refusal, when `event` is one."""
+        if isinstance(event, ev.ModelResponded):
+            for call in event.tool_calls:
+                self._asked[call.id] = (call.name, dict(call.arguments))
+        elif isinstance(event, ev.ApprovalDecided) and not event.approved:
+            tool, arguments = self._asked.get(event.tool_call_id, ("", {}))
+            self.denials.append(
+                {
+                    "tool_name": tool,
+                    "tool_use_id": event.tool_call_id,
+                    "tool_input": arguments,
+                    "reason": event.feedback,
+                }
+            )
+            return event
+        return None
+
+    def said(self) -> str:
+        """The stderr line of the last refusal."""
+        last = self.denials[-1]
+        return f"moot: refused {last['tool_name'] or 'a tool call'}: {last['reason']}"
+
+
+def exit_code(finished: ev.TurnFinished | None, refused: bool = False) -> int:
     if finished is None:
         return EXIT_STOPPED
     if finished.state is RunState.COMPLETED:
-        return EXIT_OK
+        return EXIT_REFUSED if refused else EXIT_OK
     if finished.state is RunState.CANCELLED:
         return EXIT_INTERRUPTED
     return EXIT_STOPPED
 
 
-def result_object(finished: ev.TurnFinished, session_id: str, error: str = "") -> dict[str, object]:
+def result_object(
+    finished: ev.TurnFinished,
+    session_id: str,
+    error: str = "",
+    denials: list[dict[str, object]] | None = None,
+) -> dict[str, object]:
     """The `--output-format json` object. `error` says why a run that did not complete ended
-    (the provider's message, the limit hit); it is null for a completed run."""
+    (the provider's message, the limit hit); it is null for a completed run.
+    `permission_denials` lists the tool calls refused (`Refusals.denials`)."""
     return {
         "session_id": session_id,
         "run_id": finished.run_id,
@@ -53,6 +95,7 @@ def result_object(finished: ev.TurnFinished, session_id: str, error: str = "") -
         "cost_usd": finished.cost_usd,
         "duration_ms": round(finished.duration_ms, 1),
         "error": None if finished.state is RunState.COMPLETED else error or None,
+        "permission_denials": denials or [],
     }
 
 
@@ -215,6 +258,7 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
     streaming = options.output_format == "stream-json"
     problem = ""
     finished: ev.TurnFinished | None = None
+    refusals = Refusals()
     async for event in events:
         if _ends_the_run(event):
             problem = getattr(event, "detail", "") or getattr(event, "message", "")
@@ -222,6 +266,8 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
             out.write(ev.event_to_json(event) + "\n")
             out.flush()
         _tell(event)
+        if refusals.take(event) is not None:
+            print(refusals.said(), file=sys.stderr)
         if isinstance(event, ev.TurnFinished):
             finished = event
             break
@@ -231,7 +277,8 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
     if finished.stop_reason is StopReason.USER_CANCELLED:
         problem = ""  # the person's interrupt is the whole reason
     if options.output_format == "json":
-        out.write(json.dumps(result_object(finished, client.session_id, problem)) + "\n")
+        result = result_object(finished, client.session_id, problem, refusals.denials)
+        out.write(json.dumps(result) + "\n")
     elif options.output_format == "text" and finished.output:
         out.write(finished.output.rstrip("\n") + "\n")
     if finished.state is not RunState.COMPLETED:
@@ -240,7 +287,14 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
             f"{': ' + problem if problem else ''}); session {client.session_id}",
             file=sys.stderr,
         )
-    return exit_code(finished)
+    elif refusals.denials:
+        count = len(refusals.denials)
+        print(
+            f"moot: {count} tool call{'s' if count > 1 else ''} refused (exit {EXIT_REFUSED}); "
+            f"session {client.session_id}",
+            file=sys.stderr,
+        )
+    return exit_code(finished, refused=bool(refusals.denials))
 
 
 def _tell(event: ev.Event) -> None:
