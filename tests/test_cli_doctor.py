@@ -123,8 +123,14 @@ def test_doctor_check_with_no_keys_says_so(tmp_path: Path) -> None:
 
 
 def test_login_saves_a_private_key_that_models_then_use(tmp_path: Path) -> None:
-    result = moot(["login", "anthropic"], clean_env(tmp_path), stdin="sk-saved-key\n")
+    with ModelServer() as server:
+        server.reply(Reply(body=anthropic("OK")))
+        env = clean_env(tmp_path, ANTHROPIC_BASE_URL=server.url)
+        result = moot(["login", "anthropic"], env, stdin="sk-saved-key\n")
+        (tried,) = server.requests
     assert result.returncode == 0, result.stderr
+    assert tried.headers["x-api-key"] == "sk-saved-key"  # tried before it was saved
+    assert "anthropic took it" in result.stdout
     path = tmp_path / "config" / "keys.json"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert "sk-saved-key" not in result.stdout
@@ -132,6 +138,24 @@ def test_login_saves_a_private_key_that_models_then_use(tmp_path: Path) -> None:
     assert "anthropic    key from key file" in listed.stdout
     refused = moot(["login", "ollama"], clean_env(tmp_path), stdin="x\n")
     assert refused.returncode == 2
+
+
+def test_login_saves_nothing_the_provider_refuses_and_names_the_providers(tmp_path: Path) -> None:
+    """Issue 29, item 10: `moot login` saved a key without checking it."""
+    with ModelServer() as server:
+        server.reply(
+            Reply(401, b'{"type":"error","error":{"type":"authentication_error","message":"bad"}}')
+        )
+        env = clean_env(tmp_path, ANTHROPIC_BASE_URL=server.url)
+        refused = moot(["login", "anthropic"], env, stdin="sk-wrong-key\n")
+    assert refused.returncode == 2
+    assert "anthropic refused the key (HTTP 401)" in refused.stderr
+    assert "sk-wrong-key" not in refused.stderr + refused.stdout
+    assert not (tmp_path / "config" / "keys.json").exists()
+    unchecked = moot(["login", "anthropic", "--no-check"], env, stdin="sk-wrong-key\n")
+    assert unchecked.returncode == 0 and (tmp_path / "config" / "keys.json").exists()
+    helped = moot(["login", "--help"], clean_env(tmp_path))
+    assert "one of: anthropic, openai" in " ".join(helped.stdout.split())
 
 
 def test_login_refuses_a_key_no_request_could_carry(tmp_path: Path) -> None:

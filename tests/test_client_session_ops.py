@@ -401,3 +401,49 @@ async def test_trust_shows_what_waits_and_approves_only_what_it_showed(workspace
     assert ("allow", "Bash") in {(r.kind, r.rule) for r in again.permissions().rules}
     assert shown.display["held"][0][2] == ["allow Bash(make:*) (runs without asking)"]
     await again.close()
+
+
+async def test_model_takes_a_key_it_lacks_checks_it_and_saves_it(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, private_moot_home: Path
+) -> None:
+    """Issue 29, item 4: `/model` said `no key: set ANTHROPIC_API_KEY` with nowhere to paste
+    one. Now it asks (never shown), tries the key with one tiny request, and saves it 0600."""
+    from model_server import ModelServer, Reply
+    from moot.commands.builtin import builtin_commands
+    from test_commands import Recorder
+    from wire_builders import anthropic
+
+    for name in ("ANTHROPIC_API_KEY", "MOOT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    registry = builtin_commands()
+    keys = private_moot_home / "config" / "keys.json"
+    with ModelServer() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        server.reply(
+            Reply(401, b'{"type":"error","error":{"type":"authentication_error","message":"no"}}'),
+            Reply(body=anthropic("OK")),
+        )
+        client = open_client(options(workspace))
+        refused = Recorder(client, secrets=["sk-ant-wrong"])  # type: ignore[arg-type]
+        await registry.run(refused, "/model anthropic/claude-haiku-4-5")
+        assert "needs a key for anthropic" in refused.asked_secrets[0]
+        assert "anthropic refused the key (HTTP 401)" in refused.said[-1][0]
+        assert refused.said[-1][1]  # a warning
+        assert client.status().model.startswith("scripted:")
+        assert not keys.exists()
+
+        kept = Recorder(client, secrets=[None])  # type: ignore[arg-type]
+        await registry.run(kept, "/model anthropic/claude-haiku-4-5")
+        assert kept.said[-1][0].startswith("no key given; the model stays scripted:")
+
+        taken = Recorder(client, secrets=["sk-ant-right"])  # type: ignore[arg-type]
+        await registry.run(taken, "/model anthropic/claude-haiku-4-5")
+        tried = [r.headers.get("x-api-key") for r in server.requests]
+        await client.close()
+    assert tried == ["sk-ant-wrong", "sk-ant-right"]
+    assert json.loads(keys.read_text()) == {"anthropic": "sk-ant-right"}
+    assert oct(keys.stat().st_mode & 0o777) == "0o600"
+    said = " ".join(text for text, _ in taken.said)
+    assert "saved the anthropic key" in said and "anthropic took it" in said
+    assert "model: anthropic/claude-haiku-4-5" in said
+    assert "sk-ant-right" not in said

@@ -66,10 +66,17 @@ class PanesRecorder:
 class Recorder:
     """A `CommandContext` that records what the commands ask of the front end."""
 
-    def __init__(self, client: FakeClient, picks: Sequence[str | None] = ()) -> None:
+    def __init__(
+        self,
+        client: FakeClient,
+        picks: Sequence[str | None] = (),
+        secrets: Sequence[str | None] = (),
+    ) -> None:
         self.client = client
         self.said: list[tuple[str, bool]] = []
         self.picks = list(picks)
+        self.secrets = list(secrets)
+        self.asked_secrets: list[str] = []
         self.offered: list[tuple[str, str]] = []
         self.copied: list[str] = []
         self.searched: list[str] = []
@@ -88,6 +95,10 @@ class Recorder:
     async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
         self.choices.append(choices)
         return self.picks.pop(0) if self.picks else None
+
+    async def ask_secret(self, question: str) -> str | None:
+        self.asked_secrets.append(question)
+        return self.secrets.pop(0) if self.secrets else None
 
     def theme_names(self) -> Sequence[str]:
         return ["dark"]

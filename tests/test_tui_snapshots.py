@@ -32,7 +32,9 @@ async def send(pilot: Pilot, text: str) -> None:
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_the_empty_app(snap_compare, size: tuple[int, int]) -> None:
-    """An empty transcript and the prompt with focus. At 80x24 only the chat column shows; at
+    """A new session's chat holds only the welcome (the workspace, model and mode; how to send,
+    / commands, @ files, ! a shell command, and the keys for the mode, help and quitting) and
+    the prompt has focus. At 80x24 only the chat column shows; at
     160x48 the tools pane and the run-trace pane stand on the right. The status line at the
     bottom names the model (scripted:fake), the mode (default), 0 tokens, $0, bubblewrap and
     the session id."""

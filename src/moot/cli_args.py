@@ -338,7 +338,14 @@ def _fill_init(init: argparse.ArgumentParser) -> None:
 
 
 def _fill_login(login: argparse.ArgumentParser) -> None:
-    login.add_argument("provider")
+    from moot.providers.credentials import key_providers  # only for `moot login`
+
+    login.add_argument("provider", help=f"one of: {', '.join(key_providers())}")
+    login.add_argument(
+        "--no-check",
+        action="store_true",
+        help="save the key without trying it (one tiny request to the provider's cheap model)",
+    )
 
 
 def _add_session_flags(parser: argparse.ArgumentParser) -> None:

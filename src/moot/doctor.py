@@ -10,78 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from argparse import Namespace
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from msgspec.structs import replace
-
 from moot.paths import workspace_root
+from moot.providers.probe import CHECK_MODELS, check
 from moot.providers.report import configured, report_lines
 
 if TYPE_CHECKING:
-    from moot.providers.catalog import CatalogEntry
+    pass
 
 EXIT_USAGE = 2
-
-CHECK_MODELS = {
-    "anthropic": "claude-haiku-4-5",
-    "openai": "gpt-5-mini",
-    "openai-chat": "gpt-5-mini",
-    "gemini": "gemini-2.5-flash",
-    "openrouter": "openai/gpt-5-mini",
-    "groq": "llama-3.3-70b-versatile",
-    "deepseek": "deepseek-chat",
-    "mistral": "mistral-small-latest",
-    "xai": "grok-3-mini",
-    "together": "meta-llama/Llama-3.3-70B-Instruct-Turbo",
-    "cerebras": "llama3.1-8b",
-}
-"""A cheap model per provider for `--check`; local servers need `--model`."""
-
-
-async def check(
-    spec: str,
-    environ: Mapping[str, str] | None = None,
-    models: Mapping[str, CatalogEntry] | None = None,
-) -> str:
-    """One tiny real request to `spec`; a line with the latency or the error.
-
-    Args:
-        spec: `provider/model`.
-        environ: Where the key and endpoint come from; `os.environ` when None.
-        models: The settings' catalog entries, over the built-in catalog.
-    """
-    from moot.protocol.messages import UserMessage
-    from moot.providers.base import ModelRequest, ProviderError, TextPart
-    from moot.providers.config import RetryPolicy
-    from moot.providers.registry import UnknownModel, adapter_for, model_config
-
-    try:
-        # One try only: doctor reports faults, it does not retry them away.
-        config = replace(model_config(spec, environ, models=models), retry=RetryPolicy(attempts=1))
-    except UnknownModel as exc:
-        return f"{spec}: {exc}"
-    provider = adapter_for(config)
-    request = ModelRequest(
-        model=spec,
-        system="Answer with the single word OK.",
-        messages=(UserMessage(content="Say OK."),),
-        max_output_tokens=16,
-    )
-    started = time.perf_counter()
-    first: float | None = None
-    try:
-        async for delta in provider.stream(request):
-            if first is None and isinstance(delta, TextPart):
-                first = time.perf_counter()
-    except ProviderError as exc:
-        return f"{spec}: error: {exc}"
-    total = (time.perf_counter() - started) * 1000
-    ttft = f"first token {(first - started) * 1000:.0f} ms, " if first else ""
-    return f"{spec}: ok ({ttft}total {total:.0f} ms)"
 
 
 def run_doctor(options: Namespace) -> int:

@@ -66,6 +66,9 @@ class EditorCommandContext:
     async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
         return None  # an editor prompt cannot offer a list: a command then asks for an argument
 
+    async def ask_secret(self, question: str) -> str | None:
+        raise CommandError("an editor's prompt would keep a key in its history")
+
     def theme_names(self) -> Sequence[str]:
         return ()
 

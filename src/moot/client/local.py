@@ -325,6 +325,23 @@ class LocalClient:
         in_use = [a.model for a in self._runtime.agents.values() if isinstance(a.model, str)]
         return model_choices(self._settings, in_use)
 
+    async def save_key(self, provider: str, key: str) -> str:
+        """See `protocol.client.KeyStore`: checked with the session's environment (its base
+        URLs), saved where `moot login` saves."""
+        from moot.client.assemble import session_environ
+        from moot.providers import credentials
+        from moot.providers.probe import check_key
+
+        try:
+            key = credentials.given_key(provider, key)
+        except credentials.KeyRefused as exc:
+            raise ValueError(str(exc)) from None
+        checked = await check_key(provider, key, session_environ(self._settings))
+        if checked.refused:
+            raise ValueError(f"{checked.note}; nothing saved")
+        path = credentials.save_given_key(provider, key)
+        return f"saved the {provider} key to {path} (readable only by you); {checked.note}"
+
     def _context_window(self, model: str, agent: str) -> int | None:
         if model.startswith("scripted"):
             try:  # a script bounds its context only if it says so (`context_window:`)

@@ -49,6 +49,7 @@ def model_choices(settings: Settings, in_use: Iterable[str] = ()) -> list[ModelC
             except UnknownModel as exc:
                 keys[provider] = f"unusable key: {exc}"
         note = keys[provider]
-        choices.append(ModelChoice(name, not note, window, note))
+        lacks = provider if note.startswith("no key") else None
+        choices.append(ModelChoice(name, not note, window, note, needs_key=lacks))
     choices.sort(key=lambda c: (not c.ready, c.name))
     return choices

@@ -83,6 +83,15 @@ class CommandContext(Protocol):
         """Let the person choose one of `choices` (value, label); None if they cancel."""
         ...
 
+    async def ask_secret(self, question: str) -> str | None:
+        """Ask for a secret (a key) that is never shown, kept in the history or logged; None
+        when the person cancels.
+
+        Raises:
+            CommandError: This front end cannot ask for one (an editor: `moot login`).
+        """
+        ...
+
     def theme_names(self) -> Sequence[str]:
         """The themes this front end can switch to (the plain REPL: the app's, which it sets
         for the app's next start); none where there are none (an editor)."""

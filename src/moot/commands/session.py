@@ -11,7 +11,7 @@ from moot.commands.registry import CommandContext, CommandError, Registry
 from moot.commands.show import show_result
 from moot.protocol import events as ev
 from moot.protocol import ops
-from moot.protocol.client import ContextReport, PermissionsReport
+from moot.protocol.client import ContextReport, KeyStore, PermissionsReport
 
 RULE_KINDS = ("allow", "ask", "deny")
 
@@ -39,6 +39,8 @@ def register(registry: Registry) -> None:
             args = chosen
         if args == current:
             context.say(f"model: {current} already")
+            return
+        if not await _has_key(context, args):
             return
         changed = await answer(client, ops.SetModel(model=args), ("model_changed",))
         assert isinstance(changed, ev.ModelChanged)
@@ -146,6 +148,33 @@ def register(registry: Registry) -> None:
             context.client, "trust_settings", {"action": "approve", "files": files}
         )
         show_result(context, done)
+
+
+async def _has_key(context: CommandContext, model: str) -> bool:
+    """A model whose provider has no key yet: the person may paste one here (checked, then
+    saved 0600 where `moot login` saves it); False when they did not."""
+    client = context.client
+    choice = next((m for m in client.models() if m.name == model), None)
+    if choice is None or choice.needs_key is None or not isinstance(client, KeyStore):
+        return True  # `SetModel` says what is wrong, if anything is
+    provider = choice.needs_key
+    try:
+        key = await context.ask_secret(
+            f"{model} needs a key for {provider} ({choice.note.removeprefix('no key: ')}). "
+            "Paste it here: it is tried with one tiny request, then saved, readable only by you"
+        )
+    except CommandError:
+        raise CommandError(
+            f"{model}: {choice.note}, or save one with `moot login {provider}`"
+        ) from None
+    if not key or not key.strip():
+        context.say(f"no key given; the model stays {client.status().model}")
+        return False
+    try:
+        context.say(await client.save_key(provider, key))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    return True
 
 
 def _complete_models(context: CommandContext, typed: str) -> Sequence[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, runtime_checkable
 
 import msgspec
 from msgspec.structs import replace
@@ -368,9 +368,27 @@ class ModelChoice(msgspec.Struct, frozen=True):
     context_window: int | None = None
     note: str = ""
     """Why it is not ready (the variable to set), or other facts worth a glance."""
+    needs_key: str | None = None
+    """The provider whose key it lacks (a `KeyStore` can save one), when that is why."""
 
 
 # ---- the protocols ------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """Saving the person's key for a model provider, outside any session's log: a client
+    offers it when its sessions call real providers (`isinstance(client, KeyStore)`)."""
+
+    async def save_key(self, provider: str, key: str) -> str:
+        """Try `key` with one tiny request to `provider`, then save it (mode 0600) unless the
+        provider refused it; what was done, in a line that never holds the key.
+
+        Raises:
+            ValueError: The provider refused the key, or takes none, or the key is unusable
+                (nothing is saved).
+        """
+        ...
 
 
 class Queries(Protocol):

@@ -195,3 +195,42 @@ def headers(provider: str) -> dict[str, str]:
     """Extra headers a provider's requests carry (a preset's app attribution, say)."""
     preset = PRESETS.get(provider)
     return dict(preset.headers) if preset is not None and provider not in _NATIVE else {}
+
+
+class KeyRefused(ValueError):
+    """A key that cannot be saved as given; the message says why and never holds the key."""
+
+
+def key_providers() -> list[str]:
+    """The providers that take a key (the ones `moot login` accepts), in the catalog's order."""
+    return [p for p, e in ENDPOINTS.items() if e.key_env]
+
+
+def save_given_key(provider: str, key: str) -> Path:
+    """Save `key` for `provider` in the key file (`<config dir>/keys.json`, mode 0600).
+
+    Raises:
+        KeyRefused: See `given_key`.
+    """
+    return save_key(provider, given_key(provider, key))
+
+
+def given_key(provider: str, key: str) -> str:
+    """`key` as it would be saved for `provider`: surrounding whitespace trimmed (a pasted key
+    often ends in a newline).
+
+    Raises:
+        KeyRefused: The provider takes no key, or the key is empty, or holds a control or
+            non-ASCII character inside it (such a key could never be sent in a header).
+    """
+    endpoint = ENDPOINTS.get(provider)
+    if endpoint is None or not endpoint.key_env:
+        known = ", ".join(key_providers())
+        raise KeyRefused(f"{provider!r} takes no key here; providers with keys: {known}")
+    key = key.strip()
+    if not key:
+        raise KeyRefused("no key given; nothing saved")
+    if not all(" " <= char <= "~" for char in key):
+        # Never the key, nor where the character is: either would tell part of it.
+        raise KeyRefused("the key holds a control or non-ASCII character inside it; nothing saved")
+    return key

@@ -393,14 +393,18 @@ class Repl:
 
     # ---- approvals --------------------------------------------------------------------------
 
-    async def _line(self, message: str, completer: WordCompleter | None = None) -> str:
-        """One line typed at a question of the REPL's own; empty when cancelled."""
+    async def _line(
+        self, message: str, completer: WordCompleter | None = None, *, secret: bool = False
+    ) -> str:
+        """One line typed at a question of the REPL's own (kept in no history; a `secret` one
+        not shown either); empty when cancelled."""
         await self._printer.flush()
         session: PromptSession[str] = PromptSession(
             message,
             completer=completer,
             complete_while_typing=not self.look.plain,
             color_depth=self._session.color_depth if self._session else None,
+            is_password=secret,
         )
         self.asking = message
         try:
@@ -519,6 +523,10 @@ class Repl:
 
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self.transcript.say(text, markdown=markdown, warning=warning)
+
+    async def ask_secret(self, question: str) -> str | None:
+        self.say(question)
+        return await self._line("key (not shown; Enter cancels): ", secret=True) or None
 
     async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
         """A numbered list; a number, a value or a label picks, other words search (the list is

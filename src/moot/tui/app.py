@@ -66,6 +66,7 @@ from moot.tui.search import TranscriptSearch
 from moot.tui.side_history import side_history
 from moot.tui.terminal import fitted_theme, set_mouse_capture
 from moot.tui.themes import DEFAULT_THEME, load_themes
+from moot.tui.welcome import welcome
 from moot.tui.widgets.approval import ApprovalPane
 from moot.tui.widgets.chat import HISTORY_KINDS, ChatPane
 from moot.tui.widgets.prompt import PromptArea, PromptInput
@@ -436,6 +437,8 @@ class MootApp(App[int]):
         self.visits.append(Visit(self.client.session_id, after))
         self._bridge = EventBridge(self.client, self.post_message)
         self._pump(after)
+        if not self._show_history:
+            await self.chat.say(welcome(status))
         for notice in self.client.status().notices:
             await self.chat.say(notice, warning=True)
         if status.open_run is not None and not status.running:
@@ -894,6 +897,11 @@ class MootApp(App[int]):
         )  # loads when first shown
 
         return await self.push_screen_wait(PickerScreen(title, choices))
+
+    async def ask_secret(self, question: str) -> str | None:
+        from moot.tui.screens.secret import SecretScreen  # loads when first shown
+
+        return await self.push_screen_wait(SecretScreen(question))
 
     def theme_names(self) -> Sequence[str]:
         return sorted(self.available_themes)
