@@ -37,6 +37,7 @@ The grammar is in `shell_parser`, its lexer in `shell_lexer`, the wrapper table 
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 
@@ -68,7 +69,7 @@ def split_command(command: str) -> list[SubCommand] | None:
 _BASH_RULE = re.compile(r"Bash(?:\((?P<spec>.*)\))?", re.DOTALL)
 
 
-def matches_prefix(sub: SubCommand, rule: str) -> bool:
+def matches_prefix(sub: SubCommand, rule: str, *, by_name: bool = False) -> bool:
     """Whether a `Bash` rule matches one sub-command.
 
     Rule forms (the widely used convention; `Bash(...)` may be omitted):
@@ -79,6 +80,11 @@ def matches_prefix(sub: SubCommand, rule: str) -> bool:
     anything, so not `git logs`. Any other `*` is literal. Rule words are normalized like
     commands (quotes removed, whitespace collapsed), and `assignments` are not looked at.
 
+    `by_name` is how deny and ask rules match: a program given by a path is matched by its
+    name as well, on both sides, so `Bash(rm:*)` speaks about `/bin/rm x`, `/usr/bin/rm x` and
+    `./rm x` too. Allow rules match as written: `Bash(rm:*)` does not allow `./rm`, a program
+    of the workspace that only shares the name (nor `/bin/rm`; `Bash(/bin/rm:*)` does).
+
     Raises:
         ValueError: The rule is empty or its quotes do not balance.
     """
@@ -87,19 +93,32 @@ def matches_prefix(sub: SubCommand, rule: str) -> bool:
     if spec is None or spec.strip() == "*":
         return True
     spec = spec.strip()
+    if _matches(sub.text, spec, named=False):
+        return True
+    return by_name and _matches(_named(sub.words), spec, named=True)
+
+
+def _matches(text: str, spec: str, *, named: bool) -> bool:
     if spec.endswith(":*"):
-        return sub.text.startswith(_normalize(spec[:-2]))
+        return text.startswith(_normalize(spec[:-2], named))
     if spec.endswith(" *"):
-        prefix = _normalize(spec[:-2])
-        return sub.text == prefix or sub.text.startswith(prefix + " ")
-    return sub.text == _normalize(spec)
+        prefix = _normalize(spec[:-2], named)
+        return text == prefix or text.startswith(prefix + " ")
+    return text == _normalize(spec, named)
 
 
-def _normalize(spec: str) -> str:
+def _named(words: tuple[str, ...]) -> str:
+    """The command's text with its program given by name (`/bin/rm x` is `rm x`)."""
+    if not words:
+        return ""
+    return " ".join((posixpath.basename(words[0].rstrip("/")) or words[0], *words[1:]))
+
+
+def _normalize(spec: str, named: bool = False) -> str:
     try:
         words = shlex.split(spec)
     except ValueError as error:
         raise ValueError(f"cannot read the Bash rule {spec!r}: {error}") from None
     if not words:
         raise ValueError("a Bash rule needs a command, `*`, or no parentheses at all")
-    return " ".join(words)
+    return _named(tuple(words)) if named else " ".join(words)

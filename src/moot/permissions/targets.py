@@ -4,7 +4,8 @@
 (`Target`, each in its normalised and symlink-resolved forms); for `bash` the sub-commands of the
 command (`Command`, with the files its command line reads and writes, and whether a prefix rule
 may safely cover it); for `web_fetch` the host. `moot.permissions.decide` matches rules against
-these.
+these. `command_writes` gives the workspace files a command line writes, for the `bash` tool to
+snapshot before it runs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import msgspec
 
 from moot.permissions.shell import SubCommand, split_command
 from moot.protocol.approval import ApprovalRequest
-from moot.workspace.protected import is_protected  # the one owner of what "protected" means
 
 FILE_EDIT_TOOLS = frozenset({"write", "edit", "multi_edit"})
 """Tools that write the file named by their `path` argument (what acceptEdits lets run)."""
@@ -38,7 +38,11 @@ reads `./git/config`, whose `core.fsmonitor` git runs); set on a command, they m
 rule's promise about that command meaningless."""
 _COMPUTED = re.compile(r"[$`*?\[{]")
 """A word the shell would still expand: no rule can say which file it names."""
-_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_DEVICE = re.compile(
+    r"/dev/(?:null|zero|full|random|urandom|stdin|stdout|stderr|tty|fd/[0-9]+)"
+    r"|/proc/self/fd/[0-9]+"
+)
+"""Written as a name, these write to a device or an open descriptor, not to a file."""
 
 
 class Target(msgspec.Struct, frozen=True):
@@ -56,10 +60,12 @@ class Command(msgspec.Struct, frozen=True):
     reads: tuple[Target, ...]
     """Plain arguments (and `key=value` values) and `<` files: what it may read."""
     writes: tuple[Target, ...]
-    """`>`, `>>`, `&>`, ... files."""
-    contained: bool
-    """Safe for a prefix rule to cover: its writes stay in the workspace outside protected
-    paths, are all known, and no assignment changes what runs."""
+    """The files it writes: its `>`, `>>`, `&>`, `<>`, ... files and those its options and
+    operands name (`SubCommand.writes`); devices (`/dev/null`) left out."""
+    checkable: bool
+    """A prefix rule may cover it: every file it writes is named (no expansion in the name,
+    nothing `SubCommand.writes_unnamed`), and no assignment changes what runs. Its writes are
+    decided as edits of those files (`moot.permissions.decide`)."""
 
     @property
     def shown(self) -> str:
@@ -140,7 +146,6 @@ def _targets(root: str, paths: Iterable[object]) -> tuple[Target, ...]:
 
 def _command(sub: SubCommand, root: str) -> Command:
     reads: list[str] = []
-    writes: list[str] = []
     uncertain = any(_RISKY_ENV.fullmatch(a.partition("=")[0].rstrip("+")) for a in sub.assignments)
     for word in sub.words[1:]:
         if not word.startswith("-"):
@@ -149,25 +154,54 @@ def _command(sub: SubCommand, root: str) -> Command:
             reads.append(word.partition("=")[2])  # dd if=.env, --file=.env
     for redirect in sub.redirects:
         op, target = redirect.op.lstrip("0123456789"), redirect.target
-        if op in ("<<", "<<-", "<<<") or (op in ("<&", ">&") and target.rstrip("-").isdigit()):
-            continue  # here-documents and descriptor copies name no file
         if op.endswith("<") or op == "<>":
             reads.append(target)
+    writes = written_names(sub)
+    uncertain = uncertain or sub.writes_unnamed or any(_COMPUTED.search(w) for w in writes)
+    written = tuple(t for t in _targets(root, _plain(writes)) if not _DEVICE.fullmatch(t.forms[0]))
+    return Command(sub, _targets(root, _plain(reads)), written, not uncertain)
+
+
+def written_names(sub: SubCommand) -> list[str]:
+    """The files `sub` writes, as written: its redirections' and its options' and operands'."""
+    writes: list[str] = []
+    for redirect in sub.redirects:
+        op, target = redirect.op.lstrip("0123456789"), redirect.target
+        descriptor = target == "-" or target.rstrip("-").isdigit()
+        if op in ("<<", "<<-", "<<<") or (op in ("<&", ">&") and descriptor):
+            continue  # here-documents and descriptor copies (or closes, `2>&-`) name no file
         if op != "<":
             writes.append(target)
-            uncertain = uncertain or bool(_COMPUTED.search(target))
-    written = _targets(root, _plain(writes))
-    contained = not uncertain and all(
-        form in _DEVICES or _writable(inside(form, root))
-        for target in written
-        for form in target.forms
-    )
-    return Command(sub, _targets(root, _plain(reads)), written, contained)
+    return [*writes, *sub.writes]
 
 
-def _writable(parts: tuple[str, ...]) -> bool:
-    """Inside the workspace (`parts` not empty) and not protected."""
-    return bool(parts) and not is_protected(parts)
+def command_writes(command: str, workspace_root: Path) -> list[Path]:
+    """The workspace files a shell command line names as written, to keep before it runs.
+
+    Args:
+        command: The command line.
+        workspace_root: The workspace; files outside it, devices and names the shell would
+            still expand are left out.
+
+    Returns:
+        Absolute paths below the root, each once, resolved through symlinks (what the write
+        reaches); none when the line cannot be parsed.
+    """
+    root = os.path.realpath(workspace_root)
+    subs = split_command(command) or []
+    found: dict[str, None] = {}
+    for sub in subs:
+        for name in _plain(written_names(sub)):
+            lexical = os.path.normpath(os.path.join(root, name))
+            if _DEVICE.fullmatch(lexical):
+                continue
+            try:
+                path = os.path.realpath(lexical)
+            except OSError:  # a link loop, `/proc/1/cwd`: the write fails the same way
+                continue
+            if inside(path, root):
+                found[path] = None
+    return [Path(path) for path in found]
 
 
 def _plain(words: list[str]) -> list[str]:
