@@ -93,6 +93,7 @@ UNSEEN = [
     "git -c alias.st='!rm x' st",
     "tar -I 'rm x' -cf a.tar .",
     "tar --to-command='rm x' -xf a.tar",
+    "enable -f ./evil.so evil",
 ]
 RUN_BY_OPTIONS = [
     # programs that run a command their options name: it is read out, and matched
@@ -118,6 +119,10 @@ RUN_BY_OPTIONS = [
     "git bisect run rm x",
     "git submodule foreach 'rm x'",
     "echo 'rm x' | xargs -I{} rm {}",
+    # builtins that arrange for a command to run later
+    "trap 'rm x' EXIT",
+    "shopt -s expand_aliases\nalias ls='rm x'\nls",
+    "hash -p /bin/rm ls; ls x",
 ]
 
 
@@ -211,3 +216,27 @@ def test_what_the_command_line_shows_is_not_unseen(command: str) -> None:
     subs = split_command(command)
     assert subs is not None
     assert not any(sub.unseen for sub in subs)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "XDG_CONFIG_HOME=. git status",
+        "export XDG_CONFIG_HOME=.; git status",
+        "declare -x PATH=.:$PATH && ls",
+        "GIT_PAGER='rm x' git log",
+        "LD_PRELOAD=./evil.so ls",
+    ],
+)
+def test_a_variable_that_changes_what_runs_asks_where_a_deny_rule_cannot_be_checked(
+    root: Path, command: str
+) -> None:
+    """`XDG_CONFIG_HOME=. git status` runs the fsmonitor `./git/config` names, which no rule
+    sees (found by the differential harness in bypass mode). Fails on the old code."""
+    asked = verdict(root, command, BYPASS, deny=["Bash(rm:*)"])
+    assert asked.decision == "ask", asked.reason
+    assert "changes what runs" in asked.reason
+    assert verdict(root, command, DEFAULT, allow=["Bash"], deny=["Bash(rm:*)"]).decision == "ask"
+    assert verdict(root, command, BYPASS).decision == "allow"
+    assert verdict(root, command, DEFAULT, allow=["Bash"]).decision == "allow"
+    assert verdict(root, "CI=1 make", BYPASS, deny=["Bash(rm:*)"]).decision == "allow"

@@ -17,7 +17,8 @@ settles it in this order (the first step that speaks wins):
    Outside plan mode it runs (there is nothing to approve).
 4. A shell command that cannot be parsed, or that runs commands on no command line, cannot be
    checked against rules, so it asks (in bypass mode, or under a bare `Bash` allow, only when
-   a deny or ask rule could have matched it).
+   a deny or ask rule could have matched it). So does one that sets a variable changing what
+   runs (`XDG_CONFIG_HOME=.`, `export PATH=...`) where it would otherwise run unasked.
 5. Writes of protected paths (`.git` internals, `.moot/`, the scripts hooks run, which run on
    the host), by a file tool or by the files a shell command line writes, ask in every mode,
    bypass included; an allow or ask rule does not change this, nor does a hook's allow (the
@@ -136,9 +137,11 @@ def _decide(
         return Verdict("deny", _plan_refusal(call.tool))
     if call.tool == EXIT_PLAN_MODE:
         return _plan_verdict(call, mode)
+    hint = "Write it as simple commands the rules can check."
     if (call.unparsed_command or unseen) and (unsure := _unsure_about_command(call, mode, rules)):
-        hint = "Write it as simple commands the rules can check."
         return _ask(call, mode, unseen or unsure, hint)
+    if changed := _unchecked_environment(call, mode, rules):
+        return _ask(call, mode, changed, hint)
     if target := _protected_target(call, protected):
         # Before bypass: hooks and git run what these hold on the host, outside any sandbox.
         reason = f"{call.tool} writes the protected path {target}"
@@ -408,6 +411,26 @@ def _unsure_about_command(call: Call, mode: PermissionMode, rules: RuleSet) -> s
     if everything_allowed and not denying and not asking:
         return None
     return "the command cannot be parsed into simple commands, so rules cannot be checked"
+
+
+def _unchecked_environment(call: Call, mode: PermissionMode, rules: RuleSet) -> str | None:
+    """Why a command that sets a variable changing what runs must ask where it would run
+    unasked (bypass mode, a bare `Bash` allow) while a deny or ask rule speaks about commands:
+    `XDG_CONFIG_HOME=. git status` runs what `./git/config` names, which no rule sees."""
+    changing = next((c for c in call.commands or () if c.changes_what_runs), None)
+    if changing is None:
+        return None
+    restricting = [rule for rule in rules.deny if _speaks_about_commands(rule)]
+    if mode != PermissionMode.BYPASS_PERMISSIONS:
+        if not any(r.covers("bash") and r.specifier is None for r in rules.allow):
+            return None  # no prefix rule covers it: it asks as it is
+        restricting += [rule for rule in rules.ask if _speaks_about_commands(rule)]
+    if not restricting:
+        return None
+    return (
+        f"{changing.shown} sets a variable that changes what runs, so rule {restricting[0]}"
+        " cannot be checked against what it runs"
+    )
 
 
 def _speaks_about_commands(rule: Rule) -> bool:

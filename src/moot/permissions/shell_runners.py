@@ -6,7 +6,9 @@ core.pager='rm x' log`, `sort --compress-program=./evil`, `watch rm x`, `flock f
 `strace -o '|rm x' ls`. `RUNNERS` maps each name to a `shell_wrappers.Wrapper`: the commands
 it runs (`Inner`), scripts it hands to a shell (str), or `UNSEEN` where they are on no command
 line (sed's `e` of the pattern space, awk's `system()` and pipes, git's `-c` configuration,
-`parallel`, `at`, `script` and `sg` without a command). A script in a file the command line
+`parallel`, `at`, `script` and `sg` without a command, `enable -f`). Builtins that arrange for
+a command to run later are read the same way: `trap ACTION`, `alias name=VALUE`,
+`hash -p PATH name`. A script in a file the command line
 names (`sed -f x.sed`, `awk -f x.awk`) is not looked into, as for a shell (see
 `shell_wrappers`), unless it is the program's input (`-f /dev/stdin`): then it is `UNSEEN`.
 
@@ -327,6 +329,38 @@ def _at(args: Sequence[Word]) -> Runs:
     return [UNSEEN]
 
 
+def _trap(args: Sequence[Word]) -> Runs:
+    """`trap ACTION SIGNAL...` runs ACTION as a script when the signal comes (EXIT: at the end)."""
+    if args and args[0].value == "--":
+        args = args[1:]
+    if len(args) < 2 or args[0].value in ("-", "", "-l", "-p", "-P"):
+        return []  # listing, or resetting signals
+    return [_script(args[0])]
+
+
+def _alias(args: Sequence[Word]) -> Runs:
+    """An alias's value runs where its name is used (`shopt -s expand_aliases`): a script."""
+    runs: Runs = []
+    for word in args:
+        _, equals, value = word.value.partition("=")
+        if equals and not word.value.startswith("-"):
+            runs.append(UNSEEN if word.dynamic else value)
+    return runs
+
+
+def _hash(args: Sequence[Word]) -> Runs:
+    """`hash -p PATH NAME` makes NAME run PATH: the program it names is what runs."""
+    values = [word.value for word in args]
+    if "-p" in values[:-1]:
+        return [Inner((args[values.index("-p") + 1],))]
+    return []
+
+
+def _enable(args: Sequence[Word]) -> Runs:
+    """`enable -f FILE NAME` loads a builtin from a shared object: its code is unseen."""
+    return [UNSEEN] if any(_cluster_has(word.value, "f") for word in args) else []
+
+
 def _always_unseen(args: Sequence[Word]) -> Runs:
     """parallel builds its commands from what it reads; newgrp starts a shell."""
     if any(word.value in ("--help", "--version") for word in args):
@@ -348,6 +382,10 @@ RUNNERS: dict[str, Wrapper] = {
     "sg": _sg,
     "at": _at,
     "batch": _at,
+    "trap": _trap,
+    "alias": _alias,
+    "hash": _hash,
+    "enable": _enable,
     "parallel": _always_unseen,
     "newgrp": _always_unseen,
 }

@@ -36,6 +36,8 @@ _RISKY_ENV = re.compile(
 """Variables that change which program runs or what it loads (`XDG_CONFIG_HOME=. git status`
 reads `./git/config`, whose `core.fsmonitor` git runs); set on a command, they make a prefix
 rule's promise about that command meaningless."""
+_SETS_VARIABLES = frozenset({"export", "declare", "typeset", "readonly", "local"})
+"""Builtins whose `NAME=value` arguments set variables, as a leading assignment does."""
 _COMPUTED = re.compile(r"[$`*?\[{]")
 """A word the shell would still expand: no rule can say which file it names."""
 _DEVICE = re.compile(
@@ -66,6 +68,10 @@ class Command(msgspec.Struct, frozen=True):
     """A prefix rule may cover it: every file it writes is named (no expansion in the name,
     nothing `SubCommand.writes_unnamed`), and no assignment changes what runs. Its writes are
     decided as edits of those files (`moot.permissions.decide`)."""
+    changes_what_runs: bool = False
+    """It sets a variable that changes which program runs or what it loads (`PATH=.`,
+    `XDG_CONFIG_HOME=. git status`, `export LD_PRELOAD=...`): commands after it, or the one it
+    runs, do what no rule can see."""
 
     @property
     def shown(self) -> str:
@@ -146,7 +152,10 @@ def _targets(root: str, paths: Iterable[object]) -> tuple[Target, ...]:
 
 def _command(sub: SubCommand, root: str) -> Command:
     reads: list[str] = []
-    uncertain = any(_RISKY_ENV.fullmatch(a.partition("=")[0].rstrip("+")) for a in sub.assignments)
+    exported = sub.words[1:] if sub.words[:1] and sub.words[0] in _SETS_VARIABLES else ()
+    assigned = [*sub.assignments, *(w for w in exported if "=" in w and not w.startswith("-"))]
+    risky = any(_RISKY_ENV.fullmatch(a.partition("=")[0].rstrip("+")) for a in assigned)
+    uncertain = risky
     for word in sub.words[1:]:
         if not word.startswith("-"):
             reads.append(word)
@@ -159,7 +168,7 @@ def _command(sub: SubCommand, root: str) -> Command:
     writes = written_names(sub)
     uncertain = uncertain or sub.writes_unnamed or any(_COMPUTED.search(w) for w in writes)
     written = tuple(t for t in _targets(root, _plain(writes)) if not _DEVICE.fullmatch(t.forms[0]))
-    return Command(sub, _targets(root, _plain(reads)), written, not uncertain)
+    return Command(sub, _targets(root, _plain(reads)), written, not uncertain, risky)
 
 
 def written_names(sub: SubCommand) -> list[str]:
