@@ -11,19 +11,24 @@ delimiter line; function definitions, `((...))`, `for ((...))`, `coproc`, arrays
 expansions that run a variable's value as code (`$((x))`, `${a[i]}`, `${s:n}`, `${!x}`,
 `${x@P}`: with `x='a[$(rm x)]'` each runs rm); a command name the shell computes (`$CMD`,
 `"$(which rm)"`, `r*`, `{rm,-rf,/}`); wrapper options it does not know, or that an unquoted
-expansion could turn into other words (`sudo $OPTS rm`); `eval` of anything but one plain
-string; `bash -c "$SCRIPT"`. `if`, `while`, `until`, `for`, `select`, `case`, `[[ ]]`,
-subshells and brace groups are parsed, and the commands of every branch are reported
-whether or not that branch would run.
+expansion could turn into other words (`sudo $OPTS rm`); `eval` of several words. `if`,
+`while`, `until`, `for`, `select`, `case`, `[[ ]]`, subshells and brace groups are parsed, and
+the commands of every branch are reported whether or not that branch would run.
 
 Expansions and globs inside words stay as written (`$HOME`, `${x}`, `$(date)`, `*.py`), so rules
 match what was typed. A wrapper is reported and so is what it runs (`sudo rm x` gives `sudo rm x`
 and `rm x`), recursively: `sudo`, `doas`, `su -c`, `runuser -c`, `env`, `xargs`, `nohup`, `nice`,
 `time`, `timeout`, `setsid`, `stdbuf`, `command`, `builtin`, `exec`, `busybox`, `toybox`,
-`find -exec`, `sh`/`bash`/`zsh`/... `-c` and `eval`. Other programs that run commands
-(`python -c`, `ssh host cmd`, `make`, `watch`, `flock -c`, `parallel`, `trap`) are plain commands
-here: every sub-command must be allowed, so they need an allow rule of their
-own, and whoever allows them allows what they run.
+`find -exec`, `sh`/`bash`/... `-c`, `eval`, `chroot`, `unshare`, `setpriv`, `flock`, `watch`,
+... (`shell_wrappers`), and programs that run commands through their options or script: sed's
+`e`, `git rebase -x`, `sort --compress-program`, `trap`, `alias`, ... (`shell_runners`). What
+runs commands that are on no command line is reported with `SubCommand.unseen` set: a shell
+reading its script from a pipe, a here-string or `/dev/stdin`, `. <(...)`, `bash -c "$x"`,
+awk's `system()`, `git -c`. Each command also carries the files its options and operands write
+(`SubCommand.writes`: `tee F`, `sort -o F`, `git log --output=F`; `shell_writes`). Other
+programs that run commands (`python -c`, `ssh host cmd`, `make`, a script file: `bash x.sh`)
+are plain commands here: every sub-command must be allowed, so they need an allow rule of
+their own, and whoever allows them allows what they run.
 
 Why hand-written: `bashlex` (a port of bash's parser) is GPL-3.0-or-later, which moot
 (Apache-2.0) should not depend on, and `shlex` splits words but knows nothing of `$(...)`,
@@ -31,8 +36,10 @@ backticks, here-docs or operators glued to words (`a&&b`, `echo hi>out`). This i
 recursive-descent parser for bash's grammar whose lexer and parser share one position, so
 `$(...)` is parsed by the same code as the top level and ends exactly where bash ends it (quotes,
 nested parentheses, `case` patterns and comments inside). `shlex` only normalizes rule text.
-The grammar is in `shell_parser`, its lexer in `shell_lexer`, the wrapper table in
-`shell_wrappers`, and the values they share in `shell_types`.
+The grammar is in `shell_parser`, its lexer in `shell_lexer`, the wrapper tables in
+`shell_wrappers` and `shell_runners`, the files commands write in `shell_writes` (with GNU
+option reading in `shell_getopt` and sed's script in `shell_sed`), and the values they share in
+`shell_types`.
 """
 
 from __future__ import annotations

@@ -52,6 +52,8 @@ class SedScript(msgspec.Struct, frozen=True):
     """It runs text it reads as a command (`e` alone, the `e` flag of `s`)."""
     writes: tuple[str, ...] = ()
     """Files its `w` and `W` commands and `s///w` write."""
+    reads: tuple[str, ...] = ()
+    """Files its `r` and `R` commands read."""
 
 
 class SedCall(msgspec.Struct, frozen=True):
@@ -124,11 +126,12 @@ class _Reader:
         self.runs: list[str] = []
         self.runs_input = False
         self.writes: list[str] = []
+        self.reads: list[str] = []
 
     def read(self) -> SedScript:
         while self._next_command():
             pass
-        return SedScript(tuple(self.runs), self.runs_input, tuple(self.writes))
+        return SedScript(tuple(self.runs), self.runs_input, tuple(self.writes), tuple(self.reads))
 
     def _peek(self) -> str:
         return self.text[self.pos : self.pos + 1]
@@ -159,8 +162,7 @@ class _Reader:
             self._label()
         elif command in _FILES:
             name = self._to_line_end().strip()
-            if command in "wW":
-                self.writes.append(name)
+            (self.writes if command in "wW" else self.reads).append(name)
             return True
         elif command == "e":
             shell = self._to_line_end().strip()
@@ -267,7 +269,10 @@ class _Reader:
         return True
 
     def _label(self) -> None:
-        while self._peek() and self._peek() not in ";\n":
+        """A label (or `v`'s version): it ends at a blank or `;` where sed may read on; ending
+        it early can only show more commands than sed runs, never fewer."""
+        self._skip(" \t")
+        while self._peek() and self._peek() not in "; \t\n":
             self.pos += 1
 
     def _text(self) -> None:
