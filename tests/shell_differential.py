@@ -106,7 +106,8 @@ class Bash:
     """Runs command lines under real bash in bubblewrap, each in a fresh directory under `root`.
 
     Every run gets a copy of one workspace: a `victim` file, `sub/kept`, a `link` to victim,
-    an empty git repository, and a planted `git/config` (see `PLANTED_GIT_CONFIG`).
+    `.moot/settings.json`, an empty git repository, and a planted `git/config` (see
+    `PLANTED_GIT_CONFIG`).
 
     Args:
         root: Where the workspace and each run's directory are made.
@@ -132,6 +133,8 @@ class Bash:
         (self.workspace / "victim").write_text("v\n")
         (self.workspace / "sub" / "kept").write_text("k\n")
         (self.workspace / "link").symlink_to("victim")
+        (self.workspace / ".moot").mkdir()
+        (self.workspace / ".moot" / "settings.json").write_text("{}\n")
         (self.workspace / "git" / "config").write_text(PLANTED_GIT_CONFIG)
         subprocess.run(["git", "init", "-q", "--template=", str(self.workspace)], check=True)
         self._bwrap, self._bash = find_bwrap() or "bwrap", shutil.which("bash") or "/bin/bash"
@@ -391,3 +394,19 @@ def write_lines(draw: st.DrawFn) -> str:
     """A line that writes FILE one of the ways a command line can."""
     line = draw(st.sampled_from(WRITES)).replace("SRC", draw(st.sampled_from(SOURCES)))
     return line.replace("FILE", draw(st.sampled_from(FILES)))
+
+
+PROTECTED = (".moot/settings.json", ".git/config", "./.git/config", "sub/../.moot/settings.json")
+IN_PLACES = ("FILE", "cd .moot && ONE", "cd sub && ONE", "cd .git && ONE", "(cd sub) && ONE")
+"""Where a write may land: a protected file named, or reached after `cd`."""
+
+
+@st.composite
+def protected_writes(draw: st.DrawFn) -> str:
+    """A line that writes a protected file, named from the root or after a `cd`."""
+    line = draw(st.sampled_from(WRITES)).replace("SRC", draw(st.sampled_from(SOURCES)))
+    place = draw(st.sampled_from(IN_PLACES))
+    name = draw(st.sampled_from((*PROTECTED, "settings.json", "config", "../.git/config")))
+    if place == "FILE":
+        return line.replace("FILE", draw(st.sampled_from(PROTECTED)))
+    return place.replace("ONE", line.replace("FILE", name))

@@ -254,3 +254,20 @@ def test_the_file_kept_for_a_rewind_is_the_one_a_symlink_leads_to(root: Path) ->
     assert command_writes("echo 'never closed", root) == []
     kept = command_writes("mv README sub/ && cp -t sub README", root)
     assert set(kept) == {root / "sub" / "README", root / "README", root / "sub"}
+
+
+def test_a_name_written_after_cd_is_where_cd_may_have_gone(root: Path) -> None:
+    """Fails on the old code: `cd .git/hooks && ... > pre-commit` was a write of `pre-commit`."""
+    hook = verdict(root, "cd .git/hooks && git log > pre-commit", BYPASS)
+    assert hook.decision == "ask" and hook.firm, hook.reason
+    assert "protected path .git/hooks/pre-commit" in hook.reason
+    kept = command_writes("cd sub && git log > keep.py; (cd ..) && echo > new", root)
+    assert {root / "sub" / "keep.py", root / "keep.py", root / "new"} <= set(kept)
+    assert verdict(root, "cd sub && git log > x", ACCEPT, [*ALLOW, "Bash(cd:*)"]).decision == (
+        "allow"
+    )
+    unknown = verdict(root, "cd $DIR && git log > x", ACCEPT, [*ALLOW, "Bash(cd:*)"])
+    assert unknown.decision == "ask" and "does not name" in unknown.reason
+    (root / "sub" / ".env").write_text("SECRET=1\n")
+    read = verdict(root, "cd sub && cat .env", BYPASS, deny=["Read(./sub/.env)"])
+    assert read.decision == "deny", read.reason

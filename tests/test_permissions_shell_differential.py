@@ -7,8 +7,9 @@ default mode a file the line writes is an edit, which asks). Lines it asks about
 asking is always safe. Two harder harnesses follow: in bypass mode under deny rules for `rm`,
 `curl` and `touch`, no line `decide` allows may start one of them, by a path, through a shell
 fed by a pipe or a here-string, or through sed, awk, xargs or find; in default mode under allow
-rules for reading commands and writers, no line it allows may change a workspace file (issue
-28). Needs bubblewrap and git: skipped without them, failed in CI (`CI=true`).
+rules for reading commands and writers, no line it allows may change a workspace file, and in
+acceptEdits no line may change a protected file (`.moot/`, `.git/config`), named or reached
+after `cd` (issue 28). Needs bubblewrap and git: skipped without them, failed in CI.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from shell_differential import (
     Bash,
     allowed,
     command_lines,
+    protected_writes,
     unavailable,
     write_lines,
 )
@@ -203,10 +205,12 @@ def past_the_denials(bash: Bash, command: str) -> list[tuple[str, ...]] | None:
     return [argv for argv in bash.run(command) if argv[0] in DENIED]
 
 
-def written_past_the_rules(bash: Bash, command: str) -> list[str] | None:
+def written_past_the_rules(
+    bash: Bash, command: str, mode: PermissionMode = PermissionMode.DEFAULT
+) -> list[str] | None:
     """The workspace files an allowed line changed; None when `decide` does not allow it."""
-    rules = RuleSet(allow=WRITE_RULES)
-    if settled(command, PermissionMode.DEFAULT, rules, bash) != "allow":
+    rules = RuleSet(allow=[*WRITE_RULES, "Bash(cd:*)"])
+    if settled(command, mode, rules, bash) != "allow":
         return None
     return bash.run_with_changes(command)[1]
 
@@ -321,3 +325,21 @@ def test_in_default_mode_a_generated_write_is_asked_about(writes_bash: Bash, com
     changed = written_past_the_rules(writes_bash, command)
     event("asked" if changed is None else "allowed: run under bash")
     assert not changed, f"{command!r} changed {changed}"
+
+
+@settings(
+    derandomize=True,
+    database=None,
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(command=protected_writes())
+def test_in_accept_edits_an_allowed_line_changes_no_protected_file(
+    writes_bash: Bash, command: str
+) -> None:
+    """Fails on the old code: `cd .moot && echo > settings.json` and `tee .git/config` ran."""
+    changed = written_past_the_rules(writes_bash, command, PermissionMode.ACCEPT_EDITS)
+    event("asked" if changed is None else "allowed: run under bash")
+    protected = [name for name in changed or () if name.startswith((".moot/", ".git/"))]
+    assert not protected, f"{command!r} changed {protected}"

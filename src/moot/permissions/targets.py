@@ -112,7 +112,7 @@ def describe(call: ApprovalRequest, workspace_root: Path) -> Call:
     elif call.tool == "bash":
         command = args.get("command")
         split = split_command(command) if isinstance(command, str) else None
-        commands = None if split is None else tuple(_command(sub, root) for sub in split)
+        commands = None if split is None else _commands(split, root)
     elif call.tool == "web_fetch":
         host = _host(args.get("url"))
     return Call(call, root, targets, commands, host)
@@ -150,7 +150,47 @@ def _targets(root: str, paths: Iterable[object]) -> tuple[Target, ...]:
     return tuple(targets)
 
 
-def _command(sub: SubCommand, root: str) -> Command:
+_CHANGES_DIRECTORY = frozenset({"cd", "pushd"})
+_MAX_DIRECTORIES = 8
+
+
+def _commands(subs: list[SubCommand], root: str) -> tuple[Command, ...]:
+    """Each sub-command described where its relative names may land: `cd sub && echo > x`
+    writes `sub/x`. Every directory a `cd` before it may have entered counts (it may fail, or
+    be in a subshell); after a `cd` to a place no one can name, relative writes are unknown."""
+    directories, lost = [root], False
+    out: list[Command] = []
+    for sub in subs:
+        out.append(_command(sub, root, directories, lost))
+        if sub.words[:1] and sub.words[0] in _CHANGES_DIRECTORY:
+            target = _cd_target(sub.words[1:])
+            if target is None:
+                lost = True
+            elif target != "-":
+                moved = [os.path.normpath(os.path.join(d, target)) for d in directories]
+                directories = list(dict.fromkeys([*directories, *moved]))
+                lost = lost or len(directories) > _MAX_DIRECTORIES
+    return tuple(out)
+
+
+def _cd_target(args: tuple[str, ...]) -> str | None:
+    """Where `cd ARGS` goes, as written (`-`: back to a place already counted); None when
+    that is not known from the line (`cd`, `cd $X`)."""
+    operands = [a for a in args if not (a.startswith("-") and a != "-")]
+    if len(operands) != 1 or _COMPUTED.search(operands[0]):
+        return None
+    return os.path.expanduser(operands[0])
+
+
+def _located(names: list[str], directories: list[str]) -> list[str]:
+    """Each name as it may land from each directory (absolute names stay as they are)."""
+    located: list[str] = []
+    for name in names:
+        located += [name] if os.path.isabs(name) else [os.path.join(d, name) for d in directories]
+    return located
+
+
+def _command(sub: SubCommand, root: str, directories: list[str], lost: bool) -> Command:
     reads: list[str] = []
     exported = sub.words[1:] if sub.words[:1] and sub.words[0] in _SETS_VARIABLES else ()
     assigned = [*sub.assignments, *(w for w in exported if "=" in w and not w.startswith("-"))]
@@ -167,8 +207,11 @@ def _command(sub: SubCommand, root: str) -> Command:
             reads.append(target)
     writes = written_names(sub)
     uncertain = uncertain or sub.writes_unnamed or any(_COMPUTED.search(w) for w in writes)
-    written = tuple(t for t in _targets(root, _plain(writes)) if not _DEVICE.fullmatch(t.forms[0]))
-    return Command(sub, _targets(root, _plain(reads)), written, not uncertain, risky)
+    uncertain = uncertain or (lost and any(not os.path.isabs(w) for w in _plain(writes)))
+    located = _targets(root, _located(_plain(writes), directories))
+    written = tuple(t for t in located if not _DEVICE.fullmatch(t.forms[0]))
+    read = _targets(root, _located(_plain(reads), directories))
+    return Command(sub, read, written, not uncertain, risky)
 
 
 def written_names(sub: SubCommand) -> list[str]:
@@ -199,15 +242,9 @@ def command_writes(command: str, workspace_root: Path) -> list[Path]:
     root = os.path.realpath(workspace_root)
     subs = split_command(command) or []
     found: dict[str, None] = {}
-    for sub in subs:
-        for name in _plain(written_names(sub)):
-            lexical = os.path.normpath(os.path.join(root, name))
-            if _DEVICE.fullmatch(lexical):
-                continue
-            try:
-                path = os.path.realpath(lexical)
-            except OSError:  # a link loop, `/proc/1/cwd`: the write fails the same way
-                continue
+    for described in _commands(subs, root):
+        for target in described.writes:
+            path = target.forms[-1]  # resolved through symlinks: what the write reaches
             if inside(path, root):
                 found[path] = None
     return [Path(path) for path in found]
