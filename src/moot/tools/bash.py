@@ -35,6 +35,15 @@ from moot.workspace.paths import PathRefused, Workspace
 CommandWrites = Callable[[str, Path], list[Path]]
 """The workspace files a command line writes (given the line and the workspace root)."""
 
+
+def command_writes(command: str, workspace_root: Path) -> list[Path]:
+    """The workspace files a command line writes (`moot.permissions.targets.command_writes`)."""
+    # Lazy: the shell parser loads at the first command, not at start-up.
+    from moot.permissions.targets import command_writes as writes
+
+    return writes(command, workspace_root)
+
+
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
 _TAIL_CHARS = 2000
@@ -93,7 +102,7 @@ def bash_tool(
     *,
     unavailable: str = HOW_TO_ENABLE,
     env: Mapping[str, str] | None = None,
-    writes: CommandWrites | None = None,
+    writes: CommandWrites | None = command_writes,
 ) -> FunctionTool:
     """The `bash` tool for one session.
 

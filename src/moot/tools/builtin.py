@@ -146,12 +146,7 @@ def tool_builders(
         "git_branch": lambda m: m.git_branch_tool(workspace),
         "shell_output": lambda m: m.shell_output_tool(shells),
         "bash": lambda m: m.bash_tool(
-            shell.sandbox,
-            workspace,
-            shells,
-            unavailable=unavailable,
-            env=env,
-            writes=_command_writes,
+            shell.sandbox, workspace, shells, unavailable=unavailable, env=env
         ),
         "kill_shell": lambda m: m.kill_shell_tool(shells),
         "repo_map": lambda m: m.repo_map_tool(workspace),
@@ -162,14 +157,6 @@ def tool_builders(
         ),
     }
     return {name: _builder(name, make) for name, make in made.items()}
-
-
-def _command_writes(command: str, root: Path) -> list[Path]:
-    """The workspace files a command line writes, which `bash` keeps for a rewind."""
-    # Lazy: the shell parser loads at the first command, not at start-up.
-    from moot.permissions.targets import command_writes
-
-    return command_writes(command, root)
 
 
 def _builder(name: str, make: Builder) -> Callable[[], Tool]:
