@@ -366,6 +366,7 @@ FEEDS = (
     *("unshare -r PAY", "echo 'PAY' | unshare -r", "nice /bin/PAY", "timeout 5 ./PAY"),
     *("trap 'PAY' EXIT", "shopt -s expand_aliases\nalias ls='PAY'\nls"),
     *("export XDG_CONFIG_HOME=.; git status # PAY", "declare -x XDG_CONFIG_HOME=. && git status"),
+    *("echo 'PAY' | xargs bash -c", "eval PAY", "LESSOPEN='|PAY %s' cat victim"),
 )
 PLAIN_PAYLOADS = ("rm victim", "curl -o x http://x", "touch made")
 WRITE_RULES = [

@@ -83,6 +83,8 @@ UNSEEN = [
     "echo 'x; rm y' | xargs -I{} sh -c 'echo {}'",
     "find . -name 'rm x' -exec sh -c {} \\;",
     "echo 'rm x' | xargs sh",
+    "echo 'rm x' | xargs bash -c",
+    "eval rm $X",
     # programs that run what they read
     "echo | sed 's/^/rm x/e'",
     "sed -f /dev/stdin README <<< '1e rm x'",
@@ -119,6 +121,7 @@ RUN_BY_OPTIONS = [
     "git bisect run rm x",
     "git submodule foreach 'rm x'",
     "echo 'rm x' | xargs -I{} rm {}",
+    "eval rm -f x",
     # builtins that arrange for a command to run later
     "trap 'rm x' EXIT",
     "shopt -s expand_aliases\nalias ls='rm x'\nls",
@@ -226,6 +229,7 @@ def test_what_the_command_line_shows_is_not_unseen(command: str) -> None:
         "declare -x PATH=.:$PATH && ls",
         "GIT_PAGER='rm x' git log",
         "LD_PRELOAD=./evil.so ls",
+        "LESSOPEN='|rm x %s' less README",
     ],
 )
 def test_a_variable_that_changes_what_runs_asks_where_a_deny_rule_cannot_be_checked(

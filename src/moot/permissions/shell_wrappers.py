@@ -160,10 +160,8 @@ def _shell(args: Sequence[Word]) -> Runs:
         else:
             break
     if command:
-        if i >= len(args):
-            raise Unparseable  # `bash -c` alone: bash refuses it
-        if args[i].dynamic:
-            return [UNSEEN]  # `bash -c "$SCRIPT"`: the script is not known until it runs
+        if i >= len(args) or args[i].dynamic:
+            return [UNSEEN]  # `bash -c "$SCRIPT"`, `xargs bash -c`: known when it runs
         return [args[i].value]
     if from_input or i >= len(args) or reads_input(args[i]):
         return [UNSEEN]  # `echo 'rm x' | sh`, `bash <<< 'rm x'`, `bash /dev/stdin`
@@ -180,9 +178,9 @@ def _source(args: Sequence[Word]) -> Runs:
 def _eval(args: Sequence[Word]) -> Runs:
     if not args:
         return []
-    if len(args) > 1:
-        raise Unparseable
-    return [UNSEEN] if args[0].dynamic else [args[0].value]  # `eval "$(ssh-agent)"`: unseen
+    if any(word.dynamic for word in args):
+        return [UNSEEN]  # `eval "$(ssh-agent)"`: the script is known when it runs
+    return [" ".join(word.value for word in args)]  # eval joins its words with spaces
 
 
 def _su(args: Sequence[Word]) -> Runs:

@@ -31,6 +31,7 @@ _RISKY_ENV = re.compile(
     r"PATH|IFS|ENV|BASH_ENV|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|HOME|CDPATH"
     r"|LD_.*|DYLD_.*|PYTHON.*|NODE_OPTIONS|PERL5?(?:LIB|OPT)|RUBY(?:LIB|OPT)|GIT_.*"
     r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|EDITOR|VISUAL|PAGER|SSH_ASKPASS|SUDO_ASKPASS"
+    r"|SHELL|MANPAGER|LESSOPEN|LESSCLOSE|BROWSER"
     r"|XDG_.*|(?i:npm_config_.*)|.*_PATH"  # npm reads its variables in any case
 )
 """Variables that change which program runs or what it loads (`XDG_CONFIG_HOME=. git status`
