@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.permissions.decide import decide
+from moot.permissions.decide import decide, suggested_rules
 from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import RuleSet
 from moot.permissions.shell import split_command
@@ -180,6 +180,19 @@ def test_a_read_or_edit_deny_cannot_be_checked_against_unseen_commands_either(
     root: Path, command: str
 ) -> None:
     assert verdict(root, command, BYPASS, deny=["Read(./.env)"]).decision == "deny"
+
+
+def test_no_rule_is_suggested_for_what_no_rule_can_allow(root: Path) -> None:
+    request = ApprovalRequest(
+        session_id="s1",
+        agent="main",
+        call_id="c1",
+        tool_call_id="t1",
+        tool="bash",
+        side_effect=SideEffect.RUNS_COMMANDS,
+        arguments={"command": "echo 'rm x' | sh"},
+    )
+    assert suggested_rules(request, root, RuleSet()) == ["Bash(echo rm x:*)"]  # no `Bash(sh)`
 
 
 def test_an_allow_rule_matches_a_program_as_written() -> None:

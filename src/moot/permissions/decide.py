@@ -187,7 +187,7 @@ def _suggest(described: Call, rules: RuleSet) -> list[str]:
     if call.tool == "bash" and described.commands:
         suggestions: list[str] = []
         for command in _commands_left(described, rules):
-            if not command.checkable:
+            if not command.checkable or command.sub.unseen:
                 continue  # no prefix rule would cover it; it must be approved each time
             words = list(command.sub.words)
             rule = f"Bash({_rule_spec(words)})"
