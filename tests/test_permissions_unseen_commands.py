@@ -221,6 +221,7 @@ def test_an_allow_rule_matches_a_program_as_written() -> None:
         "sed -n 's/a/b/p' README",
         "sed --sandbox 's/a/b/e' README",
         "awk '$1 > 2 { print $2 }' README",
+        "awk '/a|b/ || $1 == 1' README",
         "awk -F: '{print $1}' /etc/passwd",
         "git -C sub log",
         "echo hi | cat",

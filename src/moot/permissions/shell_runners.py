@@ -62,8 +62,9 @@ def _sed(args: Sequence[Word]) -> Runs:
 
 
 _INPUT_NAME = re.compile(r"-|/dev/stdin|/dev/fd/[0-9]+|/proc/[^/]+/fd/[0-9]+|<\(.*|\$.*", re.DOTALL)
-_AWK_RUNS = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)")
-"""awk's `system(...)`, and a single `|`: `print | "cmd"`, `"cmd" | getline`, gawk's `|&`."""
+_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|\bprintf?\b[^;{}\n]*(?<!\|)\|(?!\|)")
+"""awk's `system(...)` and its pipes: `print ... | "cmd"`, `"cmd" | getline`, gawk's `|&`
+(a `|` in a pattern, `/a|b/`, or `||` is neither)."""
 
 
 def _awk(args: Sequence[Word]) -> Runs:

@@ -24,6 +24,7 @@ contents, a formatter's rewrites) is not here: that is the sandbox's to confine.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Sequence
 
 import msgspec
@@ -400,6 +401,10 @@ def _find(args: Sequence[Word]) -> Writes:
     return Writes(tuple(files), unnamed="-delete" in values)
 
 
+_AWK_OUTPUT = re.compile(r"\bprintf?\b[^;{}\n]*>")
+"""`print ... > file` (a `>` elsewhere, `$2 > 5`, compares)."""
+
+
 def _awk(args: Sequence[Word]) -> Writes:
     """awk's `print > "file"` names its file inside the program: not known here."""
     values = _values(args)
@@ -416,7 +421,7 @@ def _awk(args: Sequence[Word]) -> Writes:
         else:
             return _UNNAMED  # `-f progfile`, gawk's `-e`, `-o file`, ...: not looked into
     program = values[i] if i < len(values) else ""
-    return Writes(unnamed=">" in program)
+    return Writes(unnamed=_AWK_OUTPUT.search(program) is not None)
 
 
 def _strace(args: Sequence[Word]) -> Writes:
