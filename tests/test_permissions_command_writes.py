@@ -32,7 +32,7 @@ ALLOW = [
     for prefix in (
         *("git log", "git status", "git diff", "git -C", "echo", "tee", "sort", "uniq", "sed"),
         *("cp", "mv", "install", "ln", "dd", "truncate", "rm", "curl", "wget", "find", "xargs"),
-        "awk",
+        *("awk", "time"),
     )
 ]
 """What a person might allow as harmless: reading git, filters, and file utilities."""
@@ -88,6 +88,7 @@ WRITES_KEEP_PY = [
     "wget --output-doc=keep.py https://example.com",
     "find . -fprint keep.py",
     "git -C sub log --output=../keep.py",
+    "time -o keep.py git status",
 ]
 
 

@@ -9,7 +9,7 @@ operands of well-known commands that write files the command line names:
 - output options: `sort -o F`, `uniq IN OUT`, `sed -i` (and `sed`'s `w F`), git's `--output`
   (`git log`, `git diff`, ...), `git format-patch -o`, `git archive -o`, `git config -f`,
   `git bundle create F`, `curl -o`/`-D`/`-c`/`--trace`..., `wget -O`/`-o`, `find -fprint`,
-  `strace -o`, `script F`.
+  `strace -o`, `time -o`, `script F`.
 
 Some write files the command line does not name (`curl -O`, `wget URL`, `find -delete`, `sed -f
 script`, awk's `print > file`, a writer run by `xargs`, which adds the arguments it reads):
@@ -435,6 +435,20 @@ def _strace(args: Sequence[Word]) -> Writes:
     return Writes(tuple(f for f in files if f and not f.startswith(("|", "!"))))
 
 
+_TIME = Options(
+    flags="apqv",
+    with_arg="fo",
+    long_flags=names("append portability quiet verbose"),
+    long_with_arg=names("format output"),
+    permute=False,
+)
+
+
+def _time(args: Sequence[Word]) -> Writes:
+    """GNU time's `-o FILE` (its options end where the command it times begins)."""
+    return Writes(tuple(_gnu(_TIME, args).values("-o", "--output")))
+
+
 def _script(args: Sequence[Word]) -> Writes:
     operands = [w.value for w in args if not w.value.startswith("-")]
     return Writes(tuple(operands[-1:]) or ("typescript",), unnamed=True)
@@ -458,6 +472,7 @@ _WRITERS: dict[str, Callable[[Sequence[Word]], Writes]] = {
     "wget": _wget,
     "find": _find,
     "strace": _strace,
+    "time": _time,
     "script": _script,
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _awk),
 }
