@@ -14,8 +14,13 @@ program it starts is written down:
 - `command_not_found_handle` logs a name found nowhere.
 
 No strace: it is not installed in CI, and these three see every program a line names without a
-path (no line here names one with a path). bubblewrap keeps the host safe from a line that does
-get through: root read-only, only the run's directory writable, no network.
+path. A program named with a path (`/bin/rm`, `./rm`) is seen when it is `planted`: its real
+file is the shim inside bubblewrap, and so is a program of that name in the workspace. A shell
+or a filter that runs what it reads (`sh`, `sed`, `awk`, `xargs`) can be made `real`, and the
+builtins that run commands (`.`, `eval`, `exec`) can be kept enabled, so that what they run is
+seen too. `Bash.run_with_changes` also says which workspace files a line changed.
+bubblewrap keeps the host safe from a line that does get through: root read-only, only the
+run's directory writable, no network.
 """
 
 from __future__ import annotations
@@ -65,8 +70,15 @@ exit 0
 """
 _PRELUDE = """# Read by bash (BASH_ENV) before the line: what runs goes through PATH and is logged.
 command_not_found_handle() {{ {unknown} "$@"; }}
-enable -n $(compgen -b)
+for b in $(compgen -b); do case $b in enable|{keep}) ;; *) enable -n "$b" ;; esac; done
+enable -n enable
 """
+RUNS_COMMANDS = (
+    *(".", "source", "eval", "exec", "command", "builtin", "trap", "alias", "hash", "shopt"),
+    *("export", "declare", "typeset"),
+)
+"""Builtins that run other commands, or change what runs: kept enabled where what they run
+must be seen."""
 PLANTED_GIT_CONFIG = "[core]\n\tfsmonitor = rm planted\n"
 """`./git/config`: what `XDG_CONFIG_HOME=. git status` reads, and git runs its fsmonitor."""
 
@@ -93,35 +105,68 @@ def allowed(argv: tuple[str, ...]) -> bool:
 class Bash:
     """Runs command lines under real bash in bubblewrap, each in a fresh directory under `root`.
 
-    Every run gets a copy of one workspace: a `victim` file, an empty git repository, and a
-    planted `git/config` (see `PLANTED_GIT_CONFIG`).
+    Every run gets a copy of one workspace: a `victim` file, `sub/kept`, a `link` to victim,
+    `.moot/settings.json`, an empty git repository, and a planted `git/config` (see
+    `PLANTED_GIT_CONFIG`).
+
+    Args:
+        root: Where the workspace and each run's directory are made.
+        real: Shims that run the real program after logging (`sh`, `sed`: so what they run
+            is seen).
+        keep_builtins: Builtins left enabled (`RUNS_COMMANDS`).
+        planted: Programs whose real files, and `./name` in the workspace, log and do nothing,
+            so that a line naming them with a path is seen.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        real: tuple[str, ...] = _REAL,
+        keep_builtins: tuple[str, ...] = (),
+        planted: tuple[str, ...] = (),
+    ) -> None:
         self.root = root
         self.workspace = root / "workspace"
         (self.workspace / "git").mkdir(parents=True)
+        (self.workspace / "sub").mkdir()
         (self.workspace / "victim").write_text("v\n")
+        (self.workspace / "sub" / "kept").write_text("k\n")
+        (self.workspace / "link").symlink_to("victim")
+        (self.workspace / ".moot").mkdir()
+        (self.workspace / ".moot" / "settings.json").write_text("{}\n")
         (self.workspace / "git" / "config").write_text(PLANTED_GIT_CONFIG)
         subprocess.run(["git", "init", "-q", "--template=", str(self.workspace)], check=True)
         self._bwrap, self._bash = find_bwrap() or "bwrap", shutil.which("bash") or "/bin/bash"
-        self._real = {name: path for name in _REAL if (path := shutil.which(name))}
+        self._real = {name: path for name in real if (path := shutil.which(name))}
+        self._shimmed = tuple(dict.fromkeys((*SHIMMED, *real)))
+        self._keep = "|".join(f"'{name}'" for name in keep_builtins) or "''"
+        self._planted = {name: path for name in planted if (path := shutil.which(name))}
 
     def run(self, command: str) -> list[tuple[str, ...]]:
         """Run `command` as `bash -c command`; returns the argv of every program it ran."""
+        return self.run_with_changes(command)[0]
+
+    def run_with_changes(self, command: str) -> tuple[list[tuple[str, ...]], list[str]]:
+        """Run `command`; returns what it ran and the workspace files it changed (not `.git`)."""
         run = Path(tempfile.mkdtemp(dir=self.root))
         try:
             return self._run(command, run)
         finally:
             shutil.rmtree(run)
 
-    def _run(self, command: str, run: Path) -> list[tuple[str, ...]]:
+    def _run(self, command: str, run: Path) -> tuple[list[tuple[str, ...]], list[str]]:
         work, shims, log = run / "work", run / "shims", run / "log"
         shutil.copytree(self.workspace, work, symlinks=True)
         self._write_shims(shims, log)
+        planted: list[str | Path] = []
+        for name, path in self._planted.items():
+            shutil.copy(shims / ".unknown", work / name)  # `./rm`: the workspace's own
+            planted += ["--ro-bind", shims / ".unknown", os.path.realpath(path)]
+        before = _files(work)
         argv = [
             *(self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--bind", run, run),
-            *("--ro-bind", shims, shims, "--unshare-net", "--die-with-parent"),
+            *("--ro-bind", shims, shims, *planted, "--unshare-net", "--die-with-parent"),
             *("--chdir", work, "--", self._bash, "-c", command),
         ]
         env = {"PATH": str(shims), "HOME": str(work), "BASH_ENV": str(shims / ".prelude")}
@@ -146,7 +191,10 @@ class Bash:
             os.close(reader)
             _kill_group(proc)
         records = log.read_bytes().decode("utf-8", "surrogateescape").split("\x1e")
-        return [tuple(record.split("\x1f")) for record in records if record]
+        after = _files(work)
+        names = before.keys() | after.keys()
+        changed = sorted(name for name in names if before.get(name) != after.get(name))
+        return [tuple(record.split("\x1f")) for record in records if record], changed
 
     def _write_shims(self, shims: Path, log: Path) -> None:
         shims.mkdir()
@@ -156,11 +204,23 @@ class Bash:
         shim = shims / ".unknown"
         shim.write_text(_SHIM.format(log=shlex.quote(str(log)), real=real))
         shim.chmod(0o755)
-        for name in SHIMMED:
+        for name in self._shimmed:
             (shims / name).symlink_to(".unknown")
-        prelude = _PRELUDE.format(unknown=shlex.quote(str(shim)))
+        prelude = _PRELUDE.format(unknown=shlex.quote(str(shim)), keep=self._keep)
         (shims / ".prelude").write_text(prelude)
         log.touch()
+
+
+def _files(work: Path) -> dict[str, bytes | None]:
+    """Every file below `work` but `.git`, with its content (None for a link or a special file)."""
+    found: dict[str, bytes | None] = {}
+    for path in work.rglob("*"):
+        rel = path.relative_to(work)
+        if rel.parts[0] == ".git" or (path.is_dir() and not path.is_symlink()):
+            continue
+        regular = path.is_file() and not path.is_symlink()
+        found[rel.as_posix()] = path.read_bytes() if regular else None
+    return found
 
 
 def _wait_for_eof(fd: int, timeout: float) -> None:
@@ -277,3 +337,77 @@ def command_lines(draw: st.DrawFn) -> str:
         at, replace = draw(st.integers(0, len(text))), draw(st.booleans())
         text = text[:at] + draw(st.sampled_from(JUNK)) + text[at + replace :]
     return text
+
+
+# Lines for the harder harnesses: a denied program fed to what runs it unseen, and the ways a
+# line writes a file. PAY is a denied program with its arguments; SRC a command that reads;
+# FILE a file, a device or a link.
+
+DENIED = ("rm", "curl", "touch")
+"""What the deny rules name in bypass mode: `Bash(rm:*)` and so on."""
+DENIAL_RULES = [f"Bash({name}:*)" for name in DENIED]
+REAL_FOR_DENIALS = (
+    *("cat", "ls", "git", "sh", "bash", "dash", "sed", "awk", "xargs", "env", "nohup"),
+    *("timeout", "find", "flock", "setpriv", "unshare", "nice", "stdbuf"),
+)
+"""Programs that run what they are given: real, so what they run is seen."""
+FEEDS = (
+    *("echo 'PAY' | sh", "echo 'PAY' | bash", "sh <<< 'PAY'", "bash -s <<< 'PAY'"),
+    *("sh < /dev/stdin <<< 'PAY'", ". /dev/stdin <<< 'PAY'", "source /dev/stdin <<< 'PAY'"),
+    *(". <(echo 'PAY')", "bash <(echo 'PAY')", "{ sh; } <<< 'PAY'", "echo 'PAY' | (sh)"),
+    *("echo 'PAY' | env sh", "echo 'PAY' | timeout 5 sh", "echo 'PAY' | nohup sh"),
+    *("exec sh <<< 'PAY'", "x='PAY'; eval \"$x\"", "x='PAY'; sh -c \"$x\"", "sh /dev/fd/0 <<< PAY"),
+    *("echo 'PAY' | xargs -I{} sh -c {}", "eval \"$(echo 'PAY')\"", "bash - <<< 'PAY'"),
+    *("echo x | xargs -I{} sh -c 'PAY'", "echo 'PAY' | nice sh", "echo 'PAY' | stdbuf -o0 sh"),
+    *("/bin/PAY", "/usr/bin/PAY", "./PAY", "command /bin/PAY", "env /usr/bin/PAY"),
+    *("sed -n '1e PAY' victim", "echo | sed 's/^/PAY/e'", "sed -f /dev/stdin victim <<< '1e PAY'"),
+    *("awk 'BEGIN{system(\"PAY\")}'", 'awk \'BEGIN{print "PAY" | "sh"}\'', "flock victim PAY"),
+    *("flock victim -c 'PAY'", "setpriv PAY", "find victim -exec PAY \\;", "sh <<EOF\nPAY\nEOF"),
+    *("unshare -r PAY", "echo 'PAY' | unshare -r", "nice /bin/PAY", "timeout 5 ./PAY"),
+    *("trap 'PAY' EXIT", "shopt -s expand_aliases\nalias ls='PAY'\nls"),
+    *("export XDG_CONFIG_HOME=.; git status # PAY", "declare -x XDG_CONFIG_HOME=. && git status"),
+    *("echo 'PAY' | xargs bash -c", "eval PAY", "LESSOPEN='|PAY %s' cat victim"),
+)
+PLAIN_PAYLOADS = ("rm victim", "curl -o x http://x", "touch made")
+WRITE_RULES = [
+    f"Bash({prefix}:*)"
+    for prefix in (
+        *("echo", "cat", "ls", "git log", "git status", "git diff", "sort", "uniq", "tee", "sed"),
+        "cp",
+    )
+]
+"""What the rules allow in the write harness: commands that read, and writers."""
+REAL_FOR_WRITES = ("cat", "ls", "git", "sort", "uniq", "tee", "sed", "cp")
+SOURCES = ("echo hi", "cat victim", "git status", "git log", "ls", "sort victim")
+WRITES = (
+    *("SRC > FILE", "SRC >> FILE", "SRC 2> FILE", "SRC &> FILE", "SRC >| FILE", "SRC <> FILE"),
+    *("SRC >& FILE", "SRC 2>&1 > FILE", "SRC | tee FILE", "SRC | tee -a FILE"),
+    *("SRC | sort -o FILE", "SRC | sort -oFILE", "SRC | sort --outp=FILE", "SRC | uniq - FILE"),
+    *("git diff --output=FILE", "git log --output FILE", "sed -i s/v/w/ FILE"),
+    *("sed s/v/w/ FILE -i", "sed -n 'w FILE' victim", "cp victim FILE", "cp -t sub FILE"),
+    *("{ SRC; } > FILE", "(SRC) > FILE", "> FILE", "SRC > FILE || SRC", "SRC 3>FILE"),
+)
+FILES = ("victim", "new", "sub/x", "sub", "/dev/null", "./victim", "sub/../victim", "link")
+
+
+@st.composite
+def write_lines(draw: st.DrawFn) -> str:
+    """A line that writes FILE one of the ways a command line can."""
+    line = draw(st.sampled_from(WRITES)).replace("SRC", draw(st.sampled_from(SOURCES)))
+    return line.replace("FILE", draw(st.sampled_from(FILES)))
+
+
+PROTECTED = (".moot/settings.json", ".git/config", "./.git/config", "sub/../.moot/settings.json")
+IN_PLACES = ("FILE", "cd .moot && ONE", "cd sub && ONE", "cd .git && ONE", "(cd sub) && ONE")
+"""Where a write may land: a protected file named, or reached after `cd`."""
+
+
+@st.composite
+def protected_writes(draw: st.DrawFn) -> str:
+    """A line that writes a protected file, named from the root or after a `cd`."""
+    line = draw(st.sampled_from(WRITES)).replace("SRC", draw(st.sampled_from(SOURCES)))
+    place = draw(st.sampled_from(IN_PLACES))
+    name = draw(st.sampled_from((*PROTECTED, "settings.json", "config", "../.git/config")))
+    if place == "FILE":
+        return line.replace("FILE", draw(st.sampled_from(PROTECTED)))
+    return place.replace("ONE", line.replace("FILE", name))

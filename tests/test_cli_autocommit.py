@@ -76,6 +76,7 @@ turns:
   - tool_calls: [{name: edit, arguments: {path: notes.txt, old: wrold, new: world}}]
   - tool_calls: [{name: write, arguments: {path: .husky/pre-commit, content: "#!/bin/sh"}}]
   - tool_calls: [{name: bash, arguments: {command: "echo boom | tee .husky/pre-commit"}}]
+  - tool_calls: [{name: bash, arguments: {command: "chmod -x .husky/pre-commit"}}]
   - text: Fixed.
 """
 FILTERING = {"filter", "filter_process", *(v.name for v in VECTORS if "include" in v.name)}
@@ -112,7 +113,8 @@ def moot(tmp_path: Path, repo: Path, *args: str) -> subprocess.CompletedProcess[
 
 def turn(tmp_path: Path, repo: Path) -> subprocess.CompletedProcess[str]:
     return moot(tmp_path, repo, "-p", "fix the typo", "--model", f"scripted:{tmp_path / 's.yaml'}",
-                "--permission-mode", "acceptEdits", "--allowedTools", "Bash(echo:*),Bash(tee:*)",
+                "--permission-mode", "acceptEdits",
+                "--allowedTools", "Bash(echo:*),Bash(tee:*),Bash(chmod:*)",
                 "--output-format", "stream-json")  # fmt: skip
 
 
@@ -124,8 +126,9 @@ def needs_bubblewrap() -> None:
 def test_a_hostile_repository_runs_nothing_through_auto_commit_or_undo(tmp_path: Path) -> None:
     """Hooks (in `.git/hooks`, in a workspace `core.hooksPath`, husky 9's), diff drivers,
     signing programs, pagers, editors, aliases, transports: none runs on the host, and the
-    model can change neither the hooks directory (read-only in the sandbox) nor a hook in it
-    (a file tool's write is a protected path). Fails on the old code: the hooks ran."""
+    model can change neither the hooks directory (read-only in the sandbox: `chmod` runs into
+    it) nor a hook in it (a file tool's write, and a file a command line writes, is a
+    protected path). Fails on the old code: the hooks ran."""
     needs_bubblewrap()
     markers = tmp_path / "markers"
     markers.mkdir()
@@ -141,8 +144,9 @@ def test_a_hostile_repository_runs_nothing_through_auto_commit_or_undo(tmp_path:
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
     (shell,) = [e for e in events if isinstance(e, ev.ToolFinished) and e.tool == "bash"]
     assert shell.is_error and "Read-only file system" in shell.content
-    (refused,) = [e for e in events if isinstance(e, ev.ApprovalDecided)]
-    assert "protected path .husky/pre-commit" in refused.feedback
+    refused = [e for e in events if isinstance(e, ev.ApprovalDecided)]
+    assert len(refused) == 2  # the write tool's, and tee's
+    assert all("protected path .husky/pre-commit" in r.feedback for r in refused)
     undo = moot(tmp_path, repo, "undo")
     assert undo.returncode == 0, undo.stderr
     assert git(repo, "log", "-1", "--format=%s").strip() == "init"

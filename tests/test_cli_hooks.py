@@ -149,8 +149,8 @@ def test_a_hooks_allow_never_writes_a_protected_path(tmp_path: Path) -> None:
 
 def test_a_script_a_hook_runs_cannot_be_rewritten_by_the_model(tmp_path: Path) -> None:
     """Hooks run on the host: the scripts they name are read-only in the sandbox, and a file
-    tool's write of one, or a command whose `>` names one, asks (in a headless run: is
-    refused), even in acceptEdits."""
+    tool's write of one, or a command line that writes one (`>`, `tee`), asks (in a headless
+    run: is refused), even in acceptEdits."""
     if shutil.which("bwrap") is None and not os.environ.get("CI"):
         pytest.skip("bubblewrap is not installed")
     work = project(tmp_path, {"Stop": [{"hooks": [{"command": "./check.sh"}]}]})
@@ -158,6 +158,7 @@ def test_a_script_a_hook_runs_cannot_be_rewritten_by_the_model(tmp_path: Path) -
     (work / "check.sh").chmod(0o755)
     (tmp_path / "s.yaml").write_text(
         "turns:\n"
+        "  - tool_calls: [{name: bash, arguments: {command: 'chmod -x check.sh'}}]\n"
         "  - tool_calls: [{name: bash, arguments: {command: 'echo id | tee check.sh'}}]\n"
         "  - tool_calls: [{name: bash, arguments: {command: 'echo id > check.sh'}}]\n"
         "  - tool_calls: [{name: write, arguments: {path: check.sh, content: id}}]\n"
@@ -165,12 +166,13 @@ def test_a_script_a_hook_runs_cannot_be_rewritten_by_the_model(tmp_path: Path) -
     )
     env_sandbox = {"MOOT_SANDBOX": "bubblewrap"}
     done = moot(tmp_path, work, "--permission-mode", "acceptEdits",
-                "--allowedTools", "Bash(echo:*),Bash(tee:*)", extra_env=env_sandbox)  # fmt: skip
-    assert done.returncode == 3, done.stderr
+                "--allowedTools", "Bash(echo:*),Bash(tee:*),Bash(chmod:*)",
+                extra_env=env_sandbox)  # fmt: skip
+    assert done.returncode == 3, done.stderr  # the writes were refused
     assert (work / "check.sh").read_text() == "#!/bin/sh\nexit 0\n"
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
     shell = next(e for e in events if isinstance(e, ev.ToolFinished) and e.tool == "bash")
     assert shell.is_error and "Read-only file system" in shell.content
     refused = [e for e in events if isinstance(e, ev.ApprovalDecided)]
-    assert len(refused) == 2
+    assert len(refused) == 3  # tee's file, `>`'s, and the write tool's
     assert all(not r.approved and "protected path check.sh" in r.feedback for r in refused)

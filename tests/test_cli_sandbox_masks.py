@@ -56,11 +56,13 @@ def test_a_denied_file_never_reaches_the_model_through_the_shell(
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
     results = [e for e in events if isinstance(e, ev.ToolFinished)]
     refused = [e for e in events if isinstance(e, ev.ApprovalDecided) and not e.approved]
-    assert len(refused) == 1 and "Read(./.env)" in refused[0].feedback, "cat .env: refused"
-    grep, append = results
+    # `cat .env` and the append (a write of .env: an edit, which asks) never run; the
+    # sandbox's read-only mask of it is the contract suite's to show.
+    assert len(refused) == 2, "cat .env and the append: refused"
+    assert "Read(./.env)" in refused[0].feedback and "writes .env" in refused[1].feedback
+    (grep,) = results
     assert not grep.is_error and "./notes.txt:TOKEN=placeholder" in grep.content
     assert ".env" not in grep.content.replace("notes.txt", "")
-    assert append.is_error, "the masked file is read-only in the sandbox"
     assert (work / ".env").read_text() == f"TOKEN={SECRET}\n"
 
 

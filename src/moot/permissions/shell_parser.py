@@ -3,8 +3,10 @@
 `Parser` is a recursive-descent parser for bash built on `Lexer`, with which it shares one
 position in one string. It returns every simple command in source order, a command before those
 nested in it, here-doc bodies last; a simple command that is a wrapper (`sudo`, `xargs`,
-`bash -c`, ...) is followed by what it runs, found through `shell_wrappers.WRAPPERS`. Anything
-it cannot parse with confidence raises `Unparseable`.
+`bash -c`, ...) or runs commands by its options (`sed`, `git -c`, ...) is followed by what it
+runs, found through `shell_wrappers.WRAPPERS` and `shell_runners.RUNNERS`, and marked `unseen`
+when what it runs is on no command line. Each command carries the files its options and
+operands write (`shell_writes`). Anything it cannot parse with confidence raises `Unparseable`.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from collections.abc import Sequence
 from msgspec.structs import replace
 
 from moot.permissions.shell_lexer import NAME, Lexer
+from moot.permissions.shell_runners import RUNNERS
 from moot.permissions.shell_types import ASSIGNMENT, Redirect, SubCommand, Unparseable, Word, names
-from moot.permissions.shell_wrappers import WRAPPERS
+from moot.permissions.shell_wrappers import UNSEEN, WRAPPERS, Inner
+from moot.permissions.shell_writes import written
 
 _RESERVED = names(
     "if then else elif fi do done case esac while until for select function coproc { } ! [[ ]]"
@@ -118,8 +122,9 @@ class Parser(Lexer):
                 raise Unparseable  # `f() { ...; }` defines a function; `a=(1 2)` an array
             else:
                 break
-        unwrapped = self._unwrap(words, tuple(assignments)) if words else []
-        return [_sub(words, assignments, redirects), *unwrapped, *nested]
+        if not words:
+            return [_sub(words, assignments, redirects), *nested]
+        return [*self._run_by(words, tuple(assignments), tuple(redirects)), *nested]
 
     def _if(self) -> list[SubCommand]:
         self._next()
@@ -216,29 +221,51 @@ class Parser(Lexer):
             self._heredocs.append((target.word.value, op.endswith("-"), not target.word.quoted))
         return Redirect(op, target.word.value)
 
-    def _unwrap(self, words: Sequence[Word], env: tuple[str, ...]) -> list[SubCommand]:
-        """The commands a wrapper (`sudo`, `xargs`, `bash -c`, ...) runs, recursively.
+    def _run_by(
+        self,
+        words: Sequence[Word],
+        env: tuple[str, ...],
+        redirects: tuple[Redirect, ...] = (),
+        appended: bool = False,
+    ) -> list[SubCommand]:
+        """The command `words` and what it runs when it is a wrapper, recursively.
 
-        Each inherits the assignments in force (`PATH=. bash -c 'git status'`), so the decision
-        function sees them on the command they affect.
+        Each command run inherits the assignments in force (`PATH=. bash -c 'git status'`),
+        so the decision function sees them on the command they affect.
         """
         if words[0].dynamic or words[0].pattern or not words[0].value:
             raise Unparseable  # `$CMD x`, `r* x`: what runs is not known until it runs
-        wrapper = WRAPPERS.get(posixpath.basename(words[0].value))
-        out: list[SubCommand] = []
-        for inner in wrapper(words[1:]) if wrapper else []:
+        name = posixpath.basename(words[0].value)
+        wrapper = WRAPPERS.get(name) or RUNNERS.get(name)
+        runs = wrapper(words[1:]) if wrapper else []
+        out = [_sub(words, env, redirects, unseen=UNSEEN in runs, appended=appended)]
+        for inner in runs:
             if isinstance(inner, str):
                 subs = Parser(inner, self.depth + 1).parse()
                 out += [replace(sub, assignments=env + sub.assignments) for sub in subs]
-            else:
+            elif isinstance(inner, Inner):
                 inner_env = env + tuple(inner.assignments)
-                out.append(_sub(inner.words, inner_env))
-                out += self._unwrap(inner.words, inner_env)
+                out += self._run_by(inner.words, inner_env, appended=appended or inner.appended)
         return out
 
 
 def _sub(
-    words: Sequence[Word], assignments: Sequence[str] = (), redirects: Sequence[Redirect] = ()
+    words: Sequence[Word],
+    assignments: Sequence[str] = (),
+    redirects: Sequence[Redirect] = (),
+    *,
+    unseen: bool = False,
+    appended: bool = False,
 ) -> SubCommand:
     values = tuple(word.value for word in words)
-    return SubCommand(values, " ".join(values), tuple(assignments), tuple(redirects))
+    writes = written(words, appended=appended)
+    return SubCommand(
+        values,
+        " ".join(values),
+        tuple(assignments),
+        tuple(redirects),
+        writes.files,
+        writes.unnamed,
+        unseen,
+        appended,
+    )

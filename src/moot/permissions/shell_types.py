@@ -35,6 +35,18 @@ class SubCommand(msgspec.Struct, frozen=True):
     ignore them; the decision function should weigh them (`PATH=.`, `LD_PRELOAD=...`)."""
     redirects: tuple[Redirect, ...] = ()
     """Its redirections, then those of every compound command around it."""
+    writes: tuple[str, ...] = ()
+    """Files its options and operands write (`tee F`, `cp a F`, `sort -o F`, `git log
+    --output=F`; see `moot.permissions.shell_writes`), as written; `redirects` has the rest."""
+    writes_unnamed: bool = False
+    """It may also write files its command line does not name (`curl -O`, `find -delete`)."""
+    unseen: bool = False
+    """It runs commands the command line does not show, so no rule can be checked against
+    them: a shell reading its script from its input (a pipe, a here-string, `/dev/stdin`) or
+    from a process substitution, `su` or `chroot` starting one, `sed`'s `e` of the pattern
+    space (see `moot.permissions.shell_wrappers`)."""
+    appended: bool = False
+    """It is run by `xargs`, which adds the arguments it reads: its words are not all of them."""
 
 
 def names(text: str) -> frozenset[str]:

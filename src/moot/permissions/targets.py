@@ -4,7 +4,8 @@
 (`Target`, each in its normalised and symlink-resolved forms); for `bash` the sub-commands of the
 command (`Command`, with the files its command line reads and writes, and whether a prefix rule
 may safely cover it); for `web_fetch` the host. `moot.permissions.decide` matches rules against
-these.
+these. `command_writes` gives the workspace files a command line writes, for the `bash` tool to
+snapshot before it runs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import msgspec
 
 from moot.permissions.shell import SubCommand, split_command
 from moot.protocol.approval import ApprovalRequest
-from moot.workspace.protected import is_protected  # the one owner of what "protected" means
 
 FILE_EDIT_TOOLS = frozenset({"write", "edit", "multi_edit"})
 """Tools that write the file named by their `path` argument (what acceptEdits lets run)."""
@@ -31,14 +31,21 @@ _RISKY_ENV = re.compile(
     r"PATH|IFS|ENV|BASH_ENV|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|HOME|CDPATH"
     r"|LD_.*|DYLD_.*|PYTHON.*|NODE_OPTIONS|PERL5?(?:LIB|OPT)|RUBY(?:LIB|OPT)|GIT_.*"
     r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|EDITOR|VISUAL|PAGER|SSH_ASKPASS|SUDO_ASKPASS"
+    r"|SHELL|MANPAGER|LESSOPEN|LESSCLOSE|BROWSER"
     r"|XDG_.*|(?i:npm_config_.*)|.*_PATH"  # npm reads its variables in any case
 )
 """Variables that change which program runs or what it loads (`XDG_CONFIG_HOME=. git status`
 reads `./git/config`, whose `core.fsmonitor` git runs); set on a command, they make a prefix
 rule's promise about that command meaningless."""
+_SETS_VARIABLES = frozenset({"export", "declare", "typeset", "readonly", "local"})
+"""Builtins whose `NAME=value` arguments set variables, as a leading assignment does."""
 _COMPUTED = re.compile(r"[$`*?\[{]")
 """A word the shell would still expand: no rule can say which file it names."""
-_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_DEVICE = re.compile(
+    r"/dev/(?:null|zero|full|random|urandom|stdin|stdout|stderr|tty|fd/[0-9]+)"
+    r"|/proc/self/fd/[0-9]+"
+)
+"""Written as a name, these write to a device or an open descriptor, not to a file."""
 
 
 class Target(msgspec.Struct, frozen=True):
@@ -56,10 +63,16 @@ class Command(msgspec.Struct, frozen=True):
     reads: tuple[Target, ...]
     """Plain arguments (and `key=value` values) and `<` files: what it may read."""
     writes: tuple[Target, ...]
-    """`>`, `>>`, `&>`, ... files."""
-    contained: bool
-    """Safe for a prefix rule to cover: its writes stay in the workspace outside protected
-    paths, are all known, and no assignment changes what runs."""
+    """The files it writes: its `>`, `>>`, `&>`, `<>`, ... files and those its options and
+    operands name (`SubCommand.writes`); devices (`/dev/null`) left out."""
+    checkable: bool
+    """A prefix rule may cover it: every file it writes is named (no expansion in the name,
+    nothing `SubCommand.writes_unnamed`), and no assignment changes what runs. Its writes are
+    decided as edits of those files (`moot.permissions.decide`)."""
+    changes_what_runs: bool = False
+    """It sets a variable that changes which program runs or what it loads (`PATH=.`,
+    `XDG_CONFIG_HOME=. git status`, `export LD_PRELOAD=...`): commands after it, or the one it
+    runs, do what no rule can see."""
 
     @property
     def shown(self) -> str:
@@ -100,7 +113,7 @@ def describe(call: ApprovalRequest, workspace_root: Path) -> Call:
     elif call.tool == "bash":
         command = args.get("command")
         split = split_command(command) if isinstance(command, str) else None
-        commands = None if split is None else tuple(_command(sub, root) for sub in split)
+        commands = None if split is None else _commands(split, root)
     elif call.tool == "web_fetch":
         host = _host(args.get("url"))
     return Call(call, root, targets, commands, host)
@@ -138,10 +151,52 @@ def _targets(root: str, paths: Iterable[object]) -> tuple[Target, ...]:
     return tuple(targets)
 
 
-def _command(sub: SubCommand, root: str) -> Command:
+_CHANGES_DIRECTORY = frozenset({"cd", "pushd"})
+_MAX_DIRECTORIES = 8
+
+
+def _commands(subs: list[SubCommand], root: str) -> tuple[Command, ...]:
+    """Each sub-command described where its relative names may land: `cd sub && echo > x`
+    writes `sub/x`. Every directory a `cd` before it may have entered counts (it may fail, or
+    be in a subshell); after a `cd` to a place no one can name, relative writes are unknown."""
+    directories, lost = [root], False
+    out: list[Command] = []
+    for sub in subs:
+        out.append(_command(sub, root, directories, lost))
+        if sub.words[:1] and sub.words[0] in _CHANGES_DIRECTORY:
+            target = _cd_target(sub.words[1:])
+            if target is None:
+                lost = True
+            elif target != "-":
+                moved = [os.path.normpath(os.path.join(d, target)) for d in directories]
+                directories = list(dict.fromkeys([*directories, *moved]))
+                lost = lost or len(directories) > _MAX_DIRECTORIES
+    return tuple(out)
+
+
+def _cd_target(args: tuple[str, ...]) -> str | None:
+    """Where `cd ARGS` goes, as written (`-`: back to a place already counted); None when
+    that is not known from the line (`cd`, `cd $X`)."""
+    operands = [a for a in args if not (a.startswith("-") and a != "-")]
+    if len(operands) != 1 or _COMPUTED.search(operands[0]):
+        return None
+    return os.path.expanduser(operands[0])
+
+
+def _located(names: list[str], directories: list[str]) -> list[str]:
+    """Each name as it may land from each directory (absolute names stay as they are)."""
+    located: list[str] = []
+    for name in names:
+        located += [name] if os.path.isabs(name) else [os.path.join(d, name) for d in directories]
+    return located
+
+
+def _command(sub: SubCommand, root: str, directories: list[str], lost: bool) -> Command:
     reads: list[str] = []
-    writes: list[str] = []
-    uncertain = any(_RISKY_ENV.fullmatch(a.partition("=")[0].rstrip("+")) for a in sub.assignments)
+    exported = sub.words[1:] if sub.words[:1] and sub.words[0] in _SETS_VARIABLES else ()
+    assigned = [*sub.assignments, *(w for w in exported if "=" in w and not w.startswith("-"))]
+    risky = any(_RISKY_ENV.fullmatch(a.partition("=")[0].rstrip("+")) for a in assigned)
+    uncertain = risky
     for word in sub.words[1:]:
         if not word.startswith("-"):
             reads.append(word)
@@ -149,25 +204,51 @@ def _command(sub: SubCommand, root: str) -> Command:
             reads.append(word.partition("=")[2])  # dd if=.env, --file=.env
     for redirect in sub.redirects:
         op, target = redirect.op.lstrip("0123456789"), redirect.target
-        if op in ("<<", "<<-", "<<<") or (op in ("<&", ">&") and target.rstrip("-").isdigit()):
-            continue  # here-documents and descriptor copies name no file
         if op.endswith("<") or op == "<>":
             reads.append(target)
+    writes = written_names(sub)
+    uncertain = uncertain or sub.writes_unnamed or any(_COMPUTED.search(w) for w in writes)
+    uncertain = uncertain or (lost and any(not os.path.isabs(w) for w in _plain(writes)))
+    located = _targets(root, _located(_plain(writes), directories))
+    written = tuple(t for t in located if not _DEVICE.fullmatch(t.forms[0]))
+    read = _targets(root, _located(_plain(reads), directories))
+    return Command(sub, read, written, not uncertain, risky)
+
+
+def written_names(sub: SubCommand) -> list[str]:
+    """The files `sub` writes, as written: its redirections' and its options' and operands'."""
+    writes: list[str] = []
+    for redirect in sub.redirects:
+        op, target = redirect.op.lstrip("0123456789"), redirect.target
+        descriptor = target == "-" or target.rstrip("-").isdigit()
+        if op in ("<<", "<<-", "<<<") or (op in ("<&", ">&") and descriptor):
+            continue  # here-documents and descriptor copies (or closes, `2>&-`) name no file
         if op != "<":
             writes.append(target)
-            uncertain = uncertain or bool(_COMPUTED.search(target))
-    written = _targets(root, _plain(writes))
-    contained = not uncertain and all(
-        form in _DEVICES or _writable(inside(form, root))
-        for target in written
-        for form in target.forms
-    )
-    return Command(sub, _targets(root, _plain(reads)), written, contained)
+    return [*writes, *sub.writes]
 
 
-def _writable(parts: tuple[str, ...]) -> bool:
-    """Inside the workspace (`parts` not empty) and not protected."""
-    return bool(parts) and not is_protected(parts)
+def command_writes(command: str, workspace_root: Path) -> list[Path]:
+    """The workspace files a shell command line names as written, to keep before it runs.
+
+    Args:
+        command: The command line.
+        workspace_root: The workspace; files outside it, devices and names the shell would
+            still expand are left out.
+
+    Returns:
+        Absolute paths below the root, each once, resolved through symlinks (what the write
+        reaches); none when the line cannot be parsed.
+    """
+    root = os.path.realpath(workspace_root)
+    subs = split_command(command) or []
+    found: dict[str, None] = {}
+    for described in _commands(subs, root):
+        for target in described.writes:
+            path = target.forms[-1]  # resolved through symlinks: what the write reaches
+            if inside(path, root):
+                found[path] = None
+    return [Path(path) for path in found]
 
 
 def _plain(words: list[str]) -> list[str]:

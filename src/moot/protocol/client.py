@@ -509,7 +509,8 @@ class Client(Protocol):
     def restore_files(self, run_id: str) -> FilesRestored:
         """Put the files this session's tools changed back as they were before run `run_id`
         (the person's turn), undoing it and every later run, newest first: byte-exact from the
-        snapshots, files created since removed. What shell commands changed is not tracked.
+        snapshots, files created since removed. Of what shell commands changed, only the files
+        their command lines write (`> F`, `tee F`, `rm F`, ...) are tracked.
 
         Raises:
             KeyError: no such run in this session.

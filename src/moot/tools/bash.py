@@ -8,22 +8,42 @@ file it can `read`), and notes: a timeout, a sandbox rule the command ran into (
 `ToolResult.display["sandbox_violation"]` for front ends; a path no command may make that the
 sandbox moved away is one), or a hint when it seems to have waited for input that can never
 come.
+
+Before a command runs, the workspace files its command line writes (`> F`, `tee F`, `sort -o
+F`, `git log --output=F`, `rm F`, ...: `moot.permissions.targets.command_writes`) are kept in
+the run's file snapshots, as the file tools keep what they change, so a rewind restores them.
+What a program writes by its own choosing is not known beforehand and is not kept.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+import stat
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Annotated
 
+import msgspec
 from pydantic import Field
 
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import CommandResult, Sandbox
 from moot.sandbox.select import HOW_TO_ENABLE
 from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
-from moot.workspace.paths import Workspace
+from moot.workspace.paths import PathRefused, Workspace
+
+CommandWrites = Callable[[str, Path], list[Path]]
+"""The workspace files a command line writes (given the line and the workspace root)."""
+
+
+def command_writes(command: str, workspace_root: Path) -> list[Path]:
+    """The workspace files a command line writes (`moot.permissions.targets.command_writes`)."""
+    # Lazy: the shell parser loads at the first command, not at start-up.
+    from moot.permissions.targets import command_writes as writes
+
+    return writes(command, workspace_root)
+
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
@@ -84,6 +104,7 @@ def bash_tool(
     *,
     unavailable: str = HOW_TO_ENABLE,
     env: Mapping[str, str] | None = None,
+    writes: CommandWrites | None = command_writes,
 ) -> FunctionTool:
     """The `bash` tool for one session.
 
@@ -94,6 +115,8 @@ def bash_tool(
         unavailable: What a refusal says when there is no sandbox (`SandboxChoice.describe()`).
         env: The environment commands start from (the sandbox scrubs it); `os.environ` when
             None, read at each call.
+        writes: The files a command line writes, kept in the workspace's snapshots before it
+            runs (see the module docstring); None keeps nothing.
     """
 
     @tool(name="bash", side_effect=SideEffect.RUNS_COMMANDS, description=description(sandbox))
@@ -110,13 +133,14 @@ def bash_tool(
         if sandbox is None:
             return ToolResult.error(f"Shell commands are refused: no sandbox. {unavailable}")
         environ = os.environ if env is None else env
+        kept = keep_for_rewind(command, workspace, ctx.run_id, writes)
         try:
             if run_in_background:
                 if shells.closed:
                     return ToolResult.error("The session has ended; no more background shells.")
                 process = await sandbox.start(command, cwd=workspace.root, env=environ)
                 shells.add(process, command)
-                return _started(process.id, sandbox.name)
+                return _with_notes(_started(process.id, sandbox.name), kept)
             watch = OutputWatch(ctx)
             limit = min(timeout, MAX_TIMEOUT)
             result = await sandbox.run(
@@ -124,9 +148,62 @@ def bash_tool(
             )
         except OSError as exc:
             return ToolResult.error(f"Could not run the command ({sandbox.name}): {exc}")
-        return describe_result(result, workspace, watch, asked_timeout=timeout, limit=limit)
+        described = describe_result(result, workspace, watch, asked_timeout=timeout, limit=limit)
+        return _with_notes(described, kept)
 
     return bash
+
+
+def keep_for_rewind(
+    command: str, workspace: Workspace, run_id: str, writes: CommandWrites | None
+) -> list[str]:
+    """Keep what each file the command line writes holds now, in the run's snapshots.
+
+    Returns:
+        Notes for the result: the files that could not be kept (too large, a symlink, ...).
+    """
+    if writes is None or workspace.snapshots is None or not run_id:
+        return []
+    notes: list[str] = []
+    for path in writes(command, workspace.root):
+        if not _a_file_could_be_there(path, workspace.root):
+            continue  # a directory (`cp a dir`), or below a file: no file of its own to keep
+        try:
+            note = workspace.snapshots.before_change(run_id, path)
+        except (PathRefused, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            note = f"{workspace.relative(path)} was not kept for a rewind ({reason})"
+        if note:
+            notes.append(note)
+    return notes
+
+
+def _a_file_could_be_there(path: Path, root: Path) -> bool:
+    """Whether `path` is a file, a symlink or nothing yet, below directories (or nothing)."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False  # below a file (ENOTDIR), or not to be looked at: nothing will be made
+    for parent in path.parents:
+        if parent == root:
+            return True
+        try:
+            return stat.S_ISDIR(os.lstat(parent).st_mode)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+    return False
+
+
+def _with_notes(result: ToolResult, notes: list[str]) -> ToolResult:
+    if not notes:
+        return result
+    content = result.content + "".join(f"\nNote: {note}" for note in notes)
+    return msgspec.structs.replace(result, content=content)
 
 
 class OutputWatch:
