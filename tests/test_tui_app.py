@@ -713,3 +713,43 @@ async def test_a_message_sent_while_a_turn_runs_comes_back_with_the_cursor_after
         await type_and_send(pilot, "and then")
         await pilot.press(*" more")
         assert pilot.app.prompt.text == "and then more"
+
+
+async def test_messages_sent_before_the_turn_shows_are_refused_and_come_back(
+    tmp_path,
+    private_moot_home,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """A real session: two Enters before `turn_started` reaches the app (the app counts a
+    turn as running only then), and an `@server:uri` message, whose worker submits after an
+    await. Fails on the old code: the second `submit` raised `RuntimeBusy` in the app's
+    handler, and in the worker it closed the app."""
+    import json
+
+    from moot.client.local import SessionOptions, open_client
+    from moot.history import PromptHistory
+    from moot.tui.messages import PromptSubmitted
+
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    script = tmp_path / "slow.json"
+    script.write_text(json.dumps([{"text": "done", "delay": 600}]))  # runs until the app quits
+    client = open_client(SessionOptions(cwd=workspace, model=f"scripted:{script}"))
+    app = MootApp(client, history=PromptHistory(None), clock=Clock())
+    async with app.run_test(size=(120, 40)) as pilot:
+        for text in ("one", "two", "see @docs:notes://a"):
+            app.post_message(PromptSubmitted(text))  # handled before any event of the turn
+        for _ in range(200):  # bounded: each pause lets the app take what is queued
+            if len(app.prompt.text.splitlines()) == 2:
+                break
+            await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert sorted(app.prompt.text.splitlines()) == ["see @docs:notes://a", "two"]
+        assert client.status().running
+        refused = client.query.events(client.session_id, kinds=("op_refused",))
+        assert [(e.op, e.reason) for e in refused] == [
+            ("user_turn", "a turn is running: wait for it to end, or interrupt it")
+        ] * len(refused)
+        (started,) = client.query.events(client.session_id, kinds=("turn_started",))
+        assert started.prompt == "one"

@@ -211,7 +211,7 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
         turn = msgspec.structs.replace(
             turn, text=text, attachments=(*turn.attachments, *attachments)
         )
-    client.submit(turn if turn is not None else ops.ResumeRun())
+    submission = client.submit(turn if turn is not None else ops.ResumeRun())
     streaming = options.output_format == "stream-json"
     problem = ""
     finished: ev.TurnFinished | None = None
@@ -225,8 +225,14 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
         if isinstance(event, ev.TurnFinished):
             finished = event
             break
+        if isinstance(event, ev.OpRefused) and event.submission_id == submission:
+            # The session would not take the turn (a command's model it cannot use): no
+            # turn_finished will come.
+            print(f"moot: {event.reason}; session {client.session_id}", file=sys.stderr)
+            events.close()
+            return EXIT_STOPPED
     events.close()
-    if finished is None:  # pragma: no cover - a run always ends with turn_finished
+    if finished is None:  # the run could not record its end (the store failed): see close()
         return EXIT_STOPPED
     if finished.stop_reason is StopReason.USER_CANCELLED:
         problem = ""  # the person's interrupt is the whole reason

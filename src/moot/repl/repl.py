@@ -148,6 +148,9 @@ class Repl:
         self.asking: str | None = None
         """The question a line is read for now (`why not?`, a pick), if any."""
         self._turn_running = False
+        self._sent: dict[str, str] = {}
+        """Turns submitted and not yet answered (`turn_started` or `op_refused`), by submission
+        id: the message to give back should the session refuse it ("" for a resume)."""
         self._quitting = False
         self._reading = False
         self._accepting = False
@@ -307,8 +310,9 @@ class Repl:
             text = "\n\n".join([*self._offered, text])
             self._offered.clear()
         self._turn_running = True  # no second message while a resource is read
-        text, found = await expand_mentions(self.client, text)
-        submission = self.client.submit(ops.UserTurn(text=text, attachments=found))
+        message, found = await expand_mentions(self.client, text)
+        submission = self.client.submit(ops.UserTurn(text=message, attachments=found))
+        self._sent[submission] = text
         if typed:
             self.transcript.own_submissions.add(submission)
         self._turn_running = True
@@ -328,16 +332,29 @@ class Repl:
             if handled:
                 loop.remove_signal_handler(signal.SIGINT)
 
-    def _preempt(self) -> None:
-        """Make way for an approval: the prompt ends, what was typed is kept."""
+    def _preempt(self, given_back: str = "") -> None:
+        """Make way for an approval, or for a message the session gave back: the prompt ends,
+        what was typed is kept (after `given_back`)."""
         assert self._wake is not None and self._session is not None
         self._wake.set()
         app = get_app_or_none()
-        if not self._reading or app is None or not app.is_running or app.is_done:
-            return
-        self._draft = self._session.default_buffer.text
-        app.erase_when_done = True
-        app.exit(exception=_Preempted())
+        reading = self._reading and app is not None and app.is_running and not app.is_done
+        typed = self._session.default_buffer.text if reading else self._draft
+        if given_back:
+            typed = f"{given_back}\n{typed}" if typed.strip() else given_back
+        self._draft = typed
+        if reading:
+            assert app is not None
+            app.erase_when_done = True
+            app.exit(exception=_Preempted())
+
+    def _refused(self, event: ev.OpRefused) -> None:
+        """A turn the session refused (one runs already, a crash left one open): the REPL
+        waits for none, and a message goes back into the prompt."""
+        text = self._sent.pop(event.submission_id)
+        self._turn_running = self.client.status().running
+        if text or not self._turn_running:
+            self._preempt(given_back=text)
 
     # ---- events -----------------------------------------------------------------------------
 
@@ -352,8 +369,11 @@ class Repl:
         self.facts.take(event)
         self.transcript.take(event)
         match event:
-            case ev.TurnStarted():
+            case ev.TurnStarted() | ev.RunResumed():
                 self._turn_running = True
+                self._sent.pop(event.submission_id, None)
+            case ev.OpRefused() if event.submission_id in self._sent:
+                self._refused(event)
             case ev.TurnFinished():
                 self._turn_running = False
                 self.approvals.clear()
@@ -584,6 +604,7 @@ class Repl:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump_task
         await old.close()
+        self._sent.clear()  # submission ids are the session's own
         self.approvals.clear()
         self.transcript.new_session()
         self._offered.clear()  # the old session's shell output is not for the new one
@@ -601,7 +622,7 @@ class Repl:
         --resume` does headless, asking again for an approval it waited on."""
         if status.open_run is not None and not status.running:
             self._turn_running = True
-            self.client.submit(ops.ResumeRun())
+            self._sent[self.client.submit(ops.ResumeRun())] = ""
 
     def show_help(self) -> None:
         self.transcript.emit(help_text(self.registry, self.transcript.paint))

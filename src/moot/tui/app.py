@@ -201,6 +201,9 @@ class MootApp(App[int]):
         self._clock = clock
         self._last_ctrl_c = -QUIT_WINDOW_S
         self._turn_running = False
+        self._sent: dict[str, str] = {}
+        """The person's messages sent and not yet answered (`turn_started` or `op_refused`), by
+        submission id: one the session refuses goes back into the prompt."""
         self._prefs = load_prefs()
         self.side = SidePanes(self, PaneSizes.from_prefs(self._prefs.get("panes")), self._keep)
         """The side panes' layout: what shows, how big (the person's, kept in the prefs)."""
@@ -450,6 +453,7 @@ class MootApp(App[int]):
         composed anew, so nothing of the session before stays."""
         old, self._client = self._client, client
         self._turn_running = False
+        self._sent.clear()  # submission ids are the session's own
         if old is not None:
             await old.close()
         if self._own_heap:
@@ -552,6 +556,11 @@ class MootApp(App[int]):
         match event:
             case ev.TurnStarted() | ev.RunResumed():
                 self._turn_running = True
+                self._sent.pop(event.submission_id, None)
+            case ev.OpRefused() if event.submission_id in self._sent:
+                # The chat shows why (a turn already runs, one a crash left open); the message
+                # goes back into the prompt, to send again.
+                self._give_back(self._sent.pop(event.submission_id))
             case ev.TurnFinished():
                 self._turn_running = False
                 self.approvals.clear()
@@ -605,13 +614,19 @@ class MootApp(App[int]):
             return
         if self._turn_running:
             self.notify("a turn is running: wait for it, or press Esc to interrupt it")
-            self.prompt.load_text(text)
-            self.prompt.move_cursor(self.prompt.document.end)  # typing goes on after it
+            self._give_back(text)
             return
         if MENTION.search(text):  # `@server:uri`: its MCP resource is read first
             self.run_worker(self._send_with_resources(text), group="command")
             return
-        self.client.submit(ops.UserTurn(text=text))
+        self._sent[self.client.submit(ops.UserTurn(text=text))] = text
+
+    def _give_back(self, text: str) -> None:
+        """Put a message that was not sent back into the prompt, before what is typed there
+        now, with the cursor at the end (typing goes on after it)."""
+        typed = self.prompt.text
+        self.prompt.load_text(f"{text}\n{typed}" if typed.strip() else text)
+        self.prompt.move_cursor(self.prompt.document.end)
 
     def _run_command(self, work: Coroutine[Any, Any, None]) -> None:
         """Run a command the person sent; what they send while it runs waits for its end."""
@@ -652,9 +667,9 @@ class MootApp(App[int]):
             return None
         return name if name in {a.name for a in self.client.status().agents} else None
 
-    async def _send_with_resources(self, text: str) -> None:
-        text, found = await expand_mentions(self.client, text)
-        self.client.submit(ops.UserTurn(text=text, attachments=found))
+    async def _send_with_resources(self, typed: str) -> None:
+        text, found = await expand_mentions(self.client, typed)
+        self._sent[self.client.submit(ops.UserTurn(text=text, attachments=found))] = typed
 
     @on(Answered)
     def _answered(self, message: Answered) -> None:
