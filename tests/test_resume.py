@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import crash_worker
 from moot.core.limits import Limits
 from moot.core.session import CHECKPOINT, load_session
