@@ -12,6 +12,7 @@ from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.approval import GRACE_S, ApprovalPane
+from moot.tui.widgets.blocks import NoticeBlock
 from moot.tui.widgets.chat import ChatPane
 from moot.tui.widgets.tool_block import ToolBlock
 from tui_scripts import Interrupted, edit_session, plan_session
@@ -753,3 +754,51 @@ async def test_messages_sent_before_the_turn_shows_are_refused_and_come_back(
         ] * len(refused)
         (started,) = client.query.events(client.session_id, kinds=("turn_started",))
         assert started.prompt == "one"
+
+
+async def test_a_disk_that_fills_during_a_turn_is_told_once_and_the_app_goes_on(
+    tmp_path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """A real full disk (a small tmpfs for MOOT_HOME) while a command's output is recorded:
+    the app says why the turn stopped, in one line, and takes the next key. Fails on the old
+    code: the turn looked as if it ran on for ever, with nothing said."""
+    import json
+
+    from moot.client.local import SessionOptions, open_client
+    from moot.history import PromptHistory
+    from moot.tui.messages import PromptSubmitted
+    from test_cli_store_errors import mounted_small_disk
+
+    with mounted_small_disk(tmp_path / "home") as home:
+        monkeypatch.setenv("MOOT_HOME", str(home))
+        monkeypatch.setenv("MOOT_SANDBOX", "none")
+        workspace = tmp_path / "project"
+        workspace.mkdir()
+        command = "yes 'a line of output' | head -c 20000000"
+        script = tmp_path / "full.json"
+        script.write_text(
+            json.dumps([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}])
+        )
+        options = SessionOptions(
+            cwd=workspace, model=f"scripted:{script}", permission_mode="bypassPermissions"
+        )
+        client = open_client(options)
+        app = MootApp(client, history=PromptHistory(None), clock=Clock())
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.post_message(PromptSubmitted("print a lot"))
+            chat = app.query_one(ChatPane)
+
+            def notices() -> list[str]:
+                return [str(b.render()) for b in chat.query(NoticeBlock)]
+
+            for _ in range(2000):  # bounded: each pause lets the app take what is queued
+                if any("the turn stopped" in n for n in notices()):
+                    break
+                await pilot.pause()
+            said = [n for n in notices() if "the turn stopped" in n]
+            assert len(said) == 1, notices()
+            assert "the disk is full" in said[0] and f"moot --resume {client.session_id}" in said[0]
+            assert not app._turn_running
+            await type_and_send(pilot, "next")  # the app takes what is sent next
+            assert app.is_running

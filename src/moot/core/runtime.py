@@ -14,9 +14,9 @@ import msgspec
 
 from moot.core.agent import Agent
 from moot.core.approval import AllowAll, Answer, PendingApprovals
-from moot.core.fold import RunFold
+from moot.core.fold import CallState, RunFold
 from moot.core.limits import Limits
-from moot.core.loop import CallRunner
+from moot.core.loop import CallRunner, end_undriven
 from moot.core.peers import PEER_CALLS
 from moot.core.run import RunContext, TurnEnd
 from moot.core.session import CHECKPOINT, load_session
@@ -212,6 +212,9 @@ class Runtime:
         """The `Interrupt` that stopped a compaction, whose end answers it."""
         self._compacting = False
         """The task that runs is a compaction between turns, not a turn."""
+        self.failure = ""
+        """Why the last run (or compaction) raised instead of recording its end ("" when it
+        did not): the store failed. Front ends read it when their stream ends early."""
 
     # ---- the two channels ------------------------------------------------------------------
 
@@ -426,7 +429,7 @@ class Runtime:
         then its own; its caller reads that it was cancelled and goes on."""
         run = self._run
         task = run.tasks.get(task_id) if run is not None else None
-        if task is None:
+        if task is None or task.done():
             self.record_session(
                 ev.OpRefused(
                     op="cancel_agent",
@@ -435,7 +438,18 @@ class Runtime:
                 )
             )
             return
-        task.cancel()
+        # After the callee's first step, never before: a task cancelled before it began never
+        # runs its drive, which records the end of the call and its subtree.
+        asyncio.get_running_loop().call_soon(self._cancel_callee, task, task_id, submission)
+
+    def _cancel_callee(self, task: asyncio.Task[object], task_id: str, submission: str) -> None:
+        if not task.done():
+            task.cancel()
+        elif not self._shut_down:  # it ended in its first step: nothing was left to cancel
+            reason = f"peer call {task_id!r} had ended before it could be cancelled"
+            self.record_session(
+                ev.OpRefused(op="cancel_agent", reason=reason, submission_id=submission)
+            )
 
     def _set_mode(self, mode: ModeName, submission: str) -> None:
         previous = self._session.mode
@@ -800,14 +814,16 @@ class Runtime:
             work.close()  # type: ignore[attr-defined]
             raise RuntimeBusy(f"session {self.session_id} is already running a turn")
         self._stopped_by, self._compacting = None, compacting
+        self.failure = ""
         self._task = asyncio.get_running_loop().create_task(work)  # type: ignore[arg-type]
         self._task.add_done_callback(self._after_run)
 
     def _after_run(self, task: asyncio.Task[None]) -> None:
         # A run that raised could not record its end (the store failed: a full disk, a
         # damaged file): no turn_finished will come, so nobody may wait for one. The streams
-        # end, and `wait()` raises what the run raised.
-        if not task.cancelled() and task.exception() is not None:
+        # end, `failure` says why, and `wait()` raises what the run raised.
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            self.failure = str(exc) or type(exc).__name__
             self._end_streams()
 
     def _end_streams(self) -> None:
@@ -895,6 +911,11 @@ class Runtime:
         )
         for call, tc in interrupted:
             run.record_interrupted(call, tc)
+        for orphan in _orphans(fold):
+            # Left open by a moot that ended while closing it (an older moot could): nothing
+            # will drive it again, so it ends now, subtree first, before the run goes on.
+            if orphan.stop_reason is None:
+                end_undriven(run, orphan)
         await self._drive(run)
 
     async def _drive(self, run: RunContext) -> None:
@@ -951,3 +972,22 @@ class Runtime:
     def _unsubscribe(self, subscription: Subscription) -> None:
         if subscription in self._subscribers:
             self._subscribers.remove(subscription)
+
+
+def _orphans(fold: RunFold) -> list[CallState]:
+    """The open calls of an unfinished run that nothing would drive on a resume: their caller
+    has ended, or has gone on from the `call_agent` that made them (its result is recorded),
+    and they are not a background agent of an open caller (those are started again)."""
+    calls = fold.calls
+    found = []
+    for call in calls.values():
+        parent = calls.get(call.parent_call_id or "")
+        if call.stop_reason is not None or parent is None:
+            continue
+        if parent.stop_reason is not None:
+            found.append(call)
+        elif not call.background and call.tool_call_id not in {
+            tc.id for tc in parent.running_tools
+        }:
+            found.append(call)
+    return found

@@ -248,7 +248,10 @@ class Repl:
                 await self._pump_task
         await self._printer.stop()
         if self._client is not None:
-            await self._client.close()
+            from moot.client.errors import StoreError  # only here: the REPL's end
+
+            with contextlib.suppress(StoreError):  # a run the store stopped: told by `_pump`
+                await self._client.close()
 
     async def _step(self) -> None:
         if self.approvals.waiting:
@@ -257,7 +260,7 @@ class Repl:
             if answer == INTERRUPT:
                 self.interrupt()
             elif isinstance(answer, ops.Approve | ops.Deny):
-                self.client.submit(answer)
+                self._submit(answer)
         elif self.look.plain and self._turn_running:
             await self._wait_for_turn()
         else:
@@ -293,7 +296,7 @@ class Repl:
             await run_shell(self, text)
             return
         if (note := memory_note(text)) is not None:
-            self.client.submit(ops.NoteToMemory(text=note))
+            self._submit(ops.NoteToMemory(text=note))
             return
         if self._turn_running:
             self.transcript.say(
@@ -311,7 +314,10 @@ class Repl:
             self._offered.clear()
         self._turn_running = True  # no second message while a resource is read
         message, found = await expand_mentions(self.client, text)
-        submission = self.client.submit(ops.UserTurn(text=message, attachments=found))
+        submission = self._submit(ops.UserTurn(text=message, attachments=found), text=text)
+        if submission is None:
+            self._turn_running = False
+            return
         self._sent[submission] = text
         if typed:
             self.transcript.own_submissions.add(submission)
@@ -331,6 +337,22 @@ class Repl:
         finally:
             if handled:
                 loop.remove_signal_handler(signal.SIGINT)
+
+    def _submit(self, op: ops.Op, *, text: str = "") -> str | None:
+        """Submit `op`; its submission id. A sessions database that cannot be written (a full
+        disk) takes no op: that is told here, a message (`text`) goes back into the prompt,
+        and None is returned."""
+        try:
+            return self.client.submit(op)
+        except Exception as exc:
+            from moot.client.errors import StoreError  # only when an op failed
+
+            if not isinstance(exc, StoreError):
+                raise
+            self.transcript.say(str(exc), warning=True)
+            if text:
+                self._draft = text
+            return None
 
     def _preempt(self, given_back: str = "") -> None:
         """Make way for an approval, or for a message the session gave back: the prompt ends,
@@ -359,11 +381,24 @@ class Repl:
     # ---- events -----------------------------------------------------------------------------
 
     async def _pump(self, subscription: Subscription) -> None:
+        client = self.client
         try:
             async for event in subscription:
                 self._take(event)
         finally:
             subscription.close()
+        # The stream ends early when a run stops because the store could not be written (a
+        # full disk), which it could not record: said once, here.
+        if client is self._client and (failure := client.status().failure):
+            self._turn_running = False
+            self.approvals.clear()
+            self.transcript.say(
+                f"the turn stopped: {failure}. What was stored is kept: once there is room, "
+                f"`moot --resume {client.session_id}` finishes the turn.",
+                warning=True,
+            )
+            assert self._wake is not None
+            self._wake.set()
 
     def _take(self, event: ev.Event) -> None:
         self.facts.take(event)
@@ -455,7 +490,7 @@ class Repl:
     def interrupt(self) -> None:
         """Stop the running turn (ctrl+c)."""
         if self._turn_running:
-            self.client.submit(ops.Interrupt())
+            self._submit(ops.Interrupt())
             self.transcript.say("stopping the turn...")
 
     def cycle_mode(self) -> None:
@@ -467,7 +502,7 @@ class Repl:
         if mode is None:
             self.transcript.say("this session has no permission modes", warning=True)
             return
-        self.client.submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
+        self._submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
 
     def _message(self) -> AnyFormattedText:
         mark = self.transcript.paint(MARK, "bold")
@@ -603,7 +638,10 @@ class Repl:
             self._pump_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump_task
-        await old.close()
+        from moot.client.errors import StoreError
+
+        with contextlib.suppress(StoreError):  # a run the store stopped: told by `_pump`
+            await old.close()
         self._sent.clear()  # submission ids are the session's own
         self.approvals.clear()
         self.transcript.new_session()
@@ -622,7 +660,10 @@ class Repl:
         --resume` does headless, asking again for an approval it waited on."""
         if status.open_run is not None and not status.running:
             self._turn_running = True
-            self._sent[self.client.submit(ops.ResumeRun())] = ""
+            if (submission := self._submit(ops.ResumeRun())) is not None:
+                self._sent[submission] = ""
+            else:
+                self._turn_running = False
 
     def show_help(self) -> None:
         self.transcript.emit(help_text(self.registry, self.transcript.paint))

@@ -421,7 +421,7 @@ class MootApp(App[int]):
             # moot ended in the middle of a turn (killed, a crash): it goes on first, as
             # `moot --resume` does headless, asking again for an approval it waited on.
             self._turn_running = True
-            self.client.submit(ops.ResumeRun())
+            self.submit(ops.ResumeRun())
         for warning in use_session_commands(self.registry, self.client):
             await self.chat.say(warning, warning=True)
         if self._task_text:
@@ -455,7 +455,10 @@ class MootApp(App[int]):
         self._turn_running = False
         self._sent.clear()  # submission ids are the session's own
         if old is not None:
-            await old.close()
+            from moot.client.errors import StoreError  # see `on_unmount`
+
+            with contextlib.suppress(StoreError):  # a run the store stopped: told already
+                await old.close()
         if self._own_heap:
             heap.release()  # the old session's panes go; collected before the next freeze
             self._switched = True
@@ -523,7 +526,24 @@ class MootApp(App[int]):
     @work(group="bridge", exclusive=True, exit_on_error=False)
     async def _pump(self, after_seq: int | None) -> None:
         assert self._bridge is not None
+        client = self.client
         await self._bridge.run(after_seq)
+        # The stream ends when the session closes, or early: a run stopped because the store
+        # could not be written (a full disk), which it could not record. Said once, here.
+        if client is self._client and not client.status().running:
+            with contextlib.suppress(NoMatches):  # the app is closing: nothing to show it on
+                await self._stream_ended(client.status().failure, client.session_id)
+
+    async def _stream_ended(self, failure: str, session_id: str) -> None:
+        if not failure:
+            return
+        self._turn_running = False
+        self.approvals.clear()
+        await self.chat.say(
+            f"the turn stopped: {failure}. What was stored is kept: once there is room, "
+            f"`moot --resume {session_id}` finishes the turn.",
+            warning=True,
+        )
 
     @on(Streamed)
     async def _streamed(self, message: Streamed) -> None:
@@ -605,7 +625,7 @@ class MootApp(App[int]):
             self._run_command(run_shell(self, text))
             return
         if (note := memory_note(text)) is not None:
-            self.client.submit(ops.NoteToMemory(text=note))
+            self.submit(ops.NoteToMemory(text=note))
             return
         if self._turn_running and (to := self._addressed_agent(text)):
             # `@agent message` while a turn runs: for that agent, read at its next step.
@@ -619,7 +639,24 @@ class MootApp(App[int]):
         if MENTION.search(text):  # `@server:uri`: its MCP resource is read first
             self.run_worker(self._send_with_resources(text), group="command")
             return
-        self._sent[self.client.submit(ops.UserTurn(text=text))] = text
+        if (submission := self.submit(ops.UserTurn(text=text), text=text)) is not None:
+            self._sent[submission] = text
+
+    def submit(self, op: ops.Op, *, text: str = "") -> str | None:
+        """Submit `op` to the session shown; its submission id. A sessions database that
+        cannot be written (a full disk) takes no op: that is told here, a message (`text`)
+        goes back into the prompt, and None is returned."""
+        try:
+            return self.client.submit(op)
+        except Exception as exc:
+            from moot.client.errors import StoreError  # only when an op failed
+
+            if not isinstance(exc, StoreError):
+                raise
+            self.notify(str(exc), severity="error", timeout=30)
+            if text:
+                self._give_back(text)
+            return None
 
     def _give_back(self, text: str) -> None:
         """Put a message that was not sent back into the prompt, before what is typed there
@@ -669,11 +706,13 @@ class MootApp(App[int]):
 
     async def _send_with_resources(self, typed: str) -> None:
         text, found = await expand_mentions(self.client, typed)
-        self._sent[self.client.submit(ops.UserTurn(text=text, attachments=found))] = typed
+        submission = self.submit(ops.UserTurn(text=text, attachments=found), text=typed)
+        if submission is not None:
+            self._sent[submission] = typed
 
     @on(Answered)
     def _answered(self, message: Answered) -> None:
-        self.client.submit(message.op)  # type: ignore[arg-type]
+        self.submit(message.op)  # type: ignore[arg-type]
         self.prompt.focus()
 
     @on(PromptInput.Typed)
@@ -691,7 +730,7 @@ class MootApp(App[int]):
 
     @on(TracePane.CancelAgent)
     def _cancel_agent(self, message: TracePane.CancelAgent) -> None:
-        self.client.submit(ops.CancelAgent(task_id=message.call_id))
+        self.submit(ops.CancelAgent(task_id=message.call_id))
         self.notify(f"cancelling {message.agent} ({message.call_id})")
 
     @on(TracePane.Inspect)
@@ -721,7 +760,7 @@ class MootApp(App[int]):
     def action_interrupt(self) -> None:
         commands = any(w.group == "command" and w.is_running for w in self.workers)
         if self._turn_running or commands:  # a `!command` stops too
-            self.client.submit(ops.Interrupt())
+            self.submit(ops.Interrupt())
 
     def action_quit(self) -> None:  # type: ignore[override]
         now = self._clock()
@@ -730,7 +769,7 @@ class MootApp(App[int]):
             return
         self._last_ctrl_c = now
         if self._turn_running:
-            self.client.submit(ops.Interrupt())
+            self.submit(ops.Interrupt())
         self.notify("press ctrl+c again to quit", timeout=QUIT_WINDOW_S)
 
     def action_quit_now(self) -> None:
@@ -743,7 +782,7 @@ class MootApp(App[int]):
             return
         from moot.commands.builtin import next_mode
 
-        self.client.submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
+        self.submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
 
     def action_help(self) -> None:
         self.show_help()
@@ -994,7 +1033,12 @@ class MootApp(App[int]):
             with contextlib.suppress(Exception):
                 self._client = await asyncio.shield(self._opening)
         if self._client is not None:
-            await self._client.close()
+            from moot.client.errors import StoreError  # only here: the app's end
+
+            # A run the store stopped (a full disk) was told in the chat (`_stream_ended`);
+            # closing raises it again.
+            with contextlib.suppress(StoreError):
+                await self._client.close()
 
 
 def _starts_a_turn(text: str) -> bool:
