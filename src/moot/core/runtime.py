@@ -984,10 +984,8 @@ def _orphans(fold: RunFold) -> list[CallState]:
         parent = calls.get(call.parent_call_id or "")
         if call.stop_reason is not None or parent is None:
             continue
-        if parent.stop_reason is not None:
-            found.append(call)
-        elif not call.background and call.tool_call_id not in {
+        if parent.stop_reason is not None or (not call.background and call.tool_call_id not in {
             tc.id for tc in parent.running_tools
-        }:
+        }):
             found.append(call)
     return found
