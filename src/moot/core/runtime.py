@@ -984,8 +984,8 @@ def _orphans(fold: RunFold) -> list[CallState]:
         parent = calls.get(call.parent_call_id or "")
         if call.stop_reason is not None or parent is None:
             continue
-        if parent.stop_reason is not None or (not call.background and call.tool_call_id not in {
-            tc.id for tc in parent.running_tools
-        }):
+        waited_for = {tc.id for tc in parent.running_tools}
+        gone_on = not call.background and call.tool_call_id not in waited_for
+        if parent.stop_reason is not None or gone_on:
             found.append(call)
     return found
