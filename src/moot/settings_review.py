@@ -147,9 +147,11 @@ def _save(path: Path, seen: dict[str, str]) -> None:
     """Write atomically; a home that cannot be written just means the notice comes again."""
     import tempfile  # only when there is a notice to remember
 
+    from moot.paths import make_private_dir
+
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".settings-notices-", dir=path.parent)
+        make_private_dir(path.parent)  # the data directory: this user's only
+        fd, temp = tempfile.mkstemp(prefix=".settings-notices-", dir=path.parent)  # 0600
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as file:
                 json.dump(seen, file, indent=1)
