@@ -192,11 +192,21 @@ class Repl:
         self._printer.start()
         self._banner()
         self._opening = asyncio.create_task(self._open())
+        loop = asyncio.get_running_loop()
+        handled = []
+        for number in (signal.SIGTERM, signal.SIGHUP):  # a `kill`, a terminal that went away
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(number, self._quit_now)
+                handled.append(number)
         try:
             while not self._quitting:
                 await self._step()
         finally:
-            await self._stop()
+            try:
+                await self._stop()  # the session closes: a running turn records its end
+            finally:
+                for number in handled:
+                    loop.remove_signal_handler(number)
         return EXIT_SETUP if self.error else 0
 
     async def _open(self) -> None:
@@ -242,16 +252,18 @@ class Repl:
         if self._opening is not None:
             # A session still opening is waited for, so that it is closed, not left behind.
             await asyncio.shield(self._opening)
-        if self._pump_task is not None:
-            self._pump_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump_task
-        await self._printer.stop()
-        if self._client is not None:
-            from moot.client.errors import StoreError  # only here: the REPL's end
+        try:
+            if self._pump_task is not None:
+                self._pump_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._pump_task
+            await self._printer.stop()  # may fail on a terminal that went away (SIGHUP)
+        finally:
+            if self._client is not None:
+                from moot.client.errors import StoreError  # only here: the REPL's end
 
-            with contextlib.suppress(StoreError):  # a run the store stopped: told by `_pump`
-                await self._client.close()
+                with contextlib.suppress(StoreError):  # a run the store stopped: told by `_pump`
+                    await self._client.close()
 
     async def _step(self) -> None:
         if self.approvals.waiting:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import os
 import threading
 import time
@@ -147,7 +148,9 @@ class MootApp(App[int]):
         workspace: The workspace `connect` opens (its prompt history shows before it is open).
         model: The model asked for, shown while the session opens (None: the settings').
         own_heap: The process is the app's alone (`moot`): its heap is frozen once a session
-            shows (`tui/heap.py`). Tests, which run many apps in one process, leave it off.
+            shows (`tui/heap.py`), and SIGTERM and SIGHUP (the terminal went away) end the app
+            as quitting does, so a running turn records its end and its open calls'. Tests,
+            which run many apps in one process, leave it off.
         first_run: How the first-run screen opens a session with a model, or the demo.
         open_session: Opens a stored session by id (the palette's sessions).
         mouse: Capture the mouse from the start (`f4` switches it either way).
@@ -314,6 +317,10 @@ class MootApp(App[int]):
         self.theme = self.chosen_theme
 
     async def on_mount(self) -> None:
+        if self._own_heap:
+            loop = asyncio.get_running_loop()
+            for number in _QUIT_SIGNALS:
+                loop.add_signal_handler(number, self.exit)
         # The terminal is known now: a 16-colour one takes the theme's stand-in (no change, and
         # so no restyle, on any other).
         self.theme = self.chosen_theme
@@ -1026,6 +1033,10 @@ class MootApp(App[int]):
         self.say(f"new sessions use {name} (/new starts one); this one goes on with its own")
 
     async def on_unmount(self) -> None:
+        if self._own_heap:
+            loop = asyncio.get_running_loop()
+            for number in _QUIT_SIGNALS:
+                loop.remove_signal_handler(number)
         self._session_known.set()  # no `@` completion waits on a session that never comes
         if self._client is None and self._opening is not None:
             # A session still opening is waited for, so that it is closed, not left behind; one
@@ -1039,6 +1050,10 @@ class MootApp(App[int]):
             # closing raises it again.
             with contextlib.suppress(StoreError):
                 await self._client.close()
+
+
+_QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""What ends the app as quitting does (in moot's own process): a `kill`, a closed terminal."""
 
 
 def _starts_a_turn(text: str) -> bool:
