@@ -212,12 +212,13 @@ def test_a_task_given_on_the_command_line_then_moot_c_goes_on_with_its_history(
     assert listed.count("say the first thing") == 1, listed  # one session, continued
 
 
-PEER_SCRIPT = """\
+SLOW_LINES = "".join(f"line {i} of a slow answer\\n" for i in range(200))
+PEER_SCRIPT = f"""\
 turns:
   - tool_calls:
-      - {name: call_agent, arguments: {agent_name: moot, message: help me}}
-  - {text: "%s", rate: 20, chunk_size: 4}
-""" % "".join(f"line {i} of a slow answer\\n" for i in range(200))
+      - {{name: call_agent, arguments: {{agent_name: moot, message: help me}}}}
+  - {{text: "{SLOW_LINES}", rate: 20, chunk_size: 4}}
+"""
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "the terminal closed (SIGHUP)"])

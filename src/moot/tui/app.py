@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
