@@ -253,7 +253,7 @@ class AcpSession:
             ended = isinstance(event, ev.TurnFinished) and event.parent_call_id is None
             refused = isinstance(event, ev.OpRefused) and event.submission_id == self._submission
             if (ended or refused) and waiting is not None and not waiting.done():
-                waiting.set_result(event)  # type: ignore[arg-type]
+                waiting.set_result(event)
 
     async def _forward(self, event: ev.Event, *, live: bool) -> None:
         top = event.parent_call_id is None

@@ -262,7 +262,7 @@ class Runtime:
                 assert self._session.open_run is not None  # `refusal` said so
                 self._start(self._resume(self._session.open_run, submission))
             case ops.Interrupt():
-                if self.running:
+                if self._task is not None and self.running:
                     # Stopped after the work's first step, never before: work cancelled before
                     # it began would end without a word (no turn_started, nothing answering
                     # the turn or the interrupt).
