@@ -2,7 +2,9 @@
 
 Every decision is read from the fold (core/fold.py) after the event that caused it is stored,
 so a resumed call re-enters the same handler the crashed one was in. Non-happy exits are
-exceptions, caught in exactly one place: `CallRunner.drive`.
+exceptions, caught in exactly one place: `CallRunner.drive`. A call whose drive never ran (its
+task cancelled before its first step) or that a crash left behind its caller is ended by
+`end_undriven`, before the call that made it ends.
 """
 
 from __future__ import annotations
@@ -700,7 +702,7 @@ class CallRunner:
         It never raises: it runs in callbacks (a command's output as it arrives), where an
         exception would only be logged, once per piece of output. Output that cannot be
         recorded ends the stream of this tool's output; when the store failed (a full disk),
-        the call's task is cancelled too, and its drive raises the failure (`RunContext.fail`).
+        the call's task is cancelled too, and its drive raises the failure (`RunContext.failure`).
         """
         loop, owner = asyncio.get_running_loop(), threading.get_ident()
         task = asyncio.current_task()

@@ -6,6 +6,7 @@ Front ends (headless, TUI, REPL, ACP, the Python API) all talk to a session thro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,6 +32,7 @@ from moot.protocol.titles import TITLE_LENGTH
 from moot.providers.base import LOG_KINDS, Provider, ResumesFromLog
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.store.base import Store
+from moot.store.errors import StoreError
 from moot.tools.base import SideEffect, Tool, ToolContext, ToolResult, as_text
 
 if TYPE_CHECKING:
@@ -369,9 +371,16 @@ class Runtime:
             task.cancel()
         elif alone and not self._shut_down:
             reason = "nothing is running to interrupt: it had ended"
-            self.record_session(
+            self._answer_later(
                 ev.OpRefused(op="interrupt", reason=reason, submission_id=submission)
             )
+
+    def _answer_later(self, event: ev.Event) -> None:
+        """Record a session event from a loop callback, where an exception would only be
+        logged: a store that cannot be written (a full disk) leaves the op unanswered, and
+        `submit` says so for the next op."""
+        with contextlib.suppress(StoreError):
+            self.record_session(event)
 
     def _release_when_idle(self, _: object = None) -> None:
         """Let the claim go once neither the run nor a title request can record anything."""
@@ -447,7 +456,7 @@ class Runtime:
             task.cancel()
         elif not self._shut_down:  # it ended in its first step: nothing was left to cancel
             reason = f"peer call {task_id!r} had ended before it could be cancelled"
-            self.record_session(
+            self._answer_later(
                 ev.OpRefused(op="cancel_agent", reason=reason, submission_id=submission)
             )
 
