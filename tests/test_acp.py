@@ -368,3 +368,39 @@ async def test_shell_commands_run_in_the_editors_terminal_only_when_the_person_c
         if getattr(c, "type", "") == "terminal"
     ]
     assert shown == ["term-1"]
+
+
+async def test_a_prompt_to_a_session_left_mid_turn_finishes_that_turn_first(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A session whose last turn moot ended in the middle of (an older moot even left a callee
+    open in it): the editor's next prompt finishes that turn, as `moot --resume` does, then
+    runs. Fails on the old code: the session refused the prompt's turn (`op_refused`), and the
+    prompt waited for a `turn_finished` that never came."""
+    from moot.store.sqlite import SQLiteStore
+    from test_cli_open_calls import OldLog, callee_left_open_after_its_caller_went_on
+
+    model = scripted(
+        tmp_path / "m.json", {"text": "played"}, {"text": "Finished that."}, {"text": "And this."}
+    )
+    db = Path(os.environ["MOOT_HOME"]) / "data" / "sessions.db"
+    with SQLiteStore(db) as store:
+        session_id = store.create_session(title="hi", workspace=str(workspace)).id
+        callee_left_open_after_its_caller_went_on(OldLog(store, session_id, f"scripted:{model}"))
+    editor = Editor()
+    async with agent(workspace, editor, model) as conn:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+        done = await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("and now?")]), 60
+        )
+        assert done.stop_reason == "end_turn"
+        assert editor.said().endswith("Finished that.And this.")
+    with SQLiteStore(db) as store:
+        turns = store.events(session_id, kinds=("turn_started", "turn_finished"))
+    assert [(e.kind, getattr(e, "prompt", "")) for e in turns] == [
+        ("turn_started", "hi"),
+        ("turn_finished", ""),
+        ("turn_started", "and now?"),
+        ("turn_finished", ""),
+    ]

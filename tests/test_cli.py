@@ -745,3 +745,20 @@ def test_headless_shows_an_agents_message_to_the_person_on_stderr(
     assert result.returncode == 0, result.stderr
     assert result.stdout == "done\n"
     assert "moot: message from moot: halfway" in result.stderr
+
+
+def test_a_turn_the_session_refuses_ends_moot_p_with_its_reason(
+    moot: RunMoot, tmp_path: Path
+) -> None:
+    """Fails on the old code: `moot -p /quick`, a command whose model cannot be used, was
+    answered by `op_refused` and moot waited for a `turn_finished` that never came."""
+    (tmp_path / ".moot/commands").mkdir(parents=True)
+    (tmp_path / ".moot/commands/quick.md").write_text("---\nmodel: nosuch/model\n---\nx\n")
+
+    result = moot("-p", "/quick", "--model", script(tmp_path, ["never asked"]))
+
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("moot: /quick names model 'nosuch/model': ")
+    assert "; session ses_" in line

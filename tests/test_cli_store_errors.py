@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import resource
 import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,12 @@ def _one_line(result: subprocess.CompletedProcess[str], *fragments: str) -> None
     assert result.stderr.count("\n") == 1, result.stderr
     for fragment in fragments:
         assert fragment in result.stderr
+
+
+def _session_of(result: subprocess.CompletedProcess[str]) -> str:
+    found = re.search(r"\(session (ses_\w+)", result.stderr)
+    assert found, result.stderr
+    return found.group(1)
 
 
 def _digest(directory: Path) -> dict[str, str]:
@@ -194,10 +202,83 @@ def test_a_file_size_limit_mid_run_loses_nothing_and_resume_finishes_the_run(
     limited = _run(tmp_path, home, "-p", "hi", "--model", model, preexec_fn=limit)
 
     _one_line(limited, "file size limit", str(home / "data" / "sessions.db"))
-    sid = limited.stderr.rsplit("(session ", 1)[1].rstrip(")\n")
+    sid = _session_of(limited)
+    assert f"then `moot --resume {sid}` finishes its run" in limited.stderr
     listed = _run(tmp_path, home, "sessions", "list")
     assert listed.returncode == 0, listed.stderr
     assert "running" in listed.stdout
     resumed = _run(tmp_path, home, "--resume", sid, "--model", model, "--output-format", "json")
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["output"] == "x" * 400_000
+
+
+@contextmanager
+def mounted_small_disk(home: Path) -> Iterator[Path]:
+    """A real file system of 512 KiB (a tmpfs mounted for the test) at `home`, which a test
+    can grow again (`mount -o remount`): a disk that fills, and has room again. Needs root
+    (CI runs the tests as root)."""
+    if os.geteuid() != 0:
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail("CI runs this as root: it mounts a small tmpfs")
+        pytest.skip("mounting a small tmpfs needs root")
+    home.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "moot-test", home], check=True)
+    try:
+        yield home
+    finally:
+        subprocess.run(["umount", "--lazy", home], check=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    with mounted_small_disk(tmp_path / "home") as home:
+        yield home
+
+
+def test_a_disk_that_fills_with_shell_output_is_one_line_and_the_run_goes_on_later(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    """A command's output fills the disk while it is recorded: one line, the command stopped,
+    what was stored readable, and once there is room `moot --resume` finishes the run without
+    running the command again. Fails on the old code: each piece of output that could not be
+    recorded was a traceback of the event loop's (44 of them, 1,277 lines), the command ran to
+    its end, and only then did moot stop."""
+    ran, finished = tmp_path / "ran", tmp_path / "finished"
+    command = f"echo >> {ran}; yes 'a line of output' | head -c 20000000; touch {finished}"
+    bash = {"name": "bash", "arguments": {"command": command}}
+    model = _script(tmp_path, [{"tool_calls": [bash]}, "done after all"])
+    allow = ("--model", model, "--permission-mode", "bypassPermissions")
+    host = {**_env(small_disk), "MOOT_SANDBOX": "none"}
+
+    def moot(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "moot.cli", *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=host,
+            timeout=TIMEOUT,
+        )
+
+    full = moot("-p", "print a lot", *allow)
+
+    assert full.stderr.splitlines()[0].startswith("moot: shell commands run on the host")
+    (said,) = full.stderr.splitlines()[1:]
+    db = small_disk / "data" / "sessions.db"
+    assert said.startswith(f"moot: cannot write {db}: the disk is full; free some space"), said
+    assert full.returncode == 1 and "Traceback" not in full.stderr
+    assert not finished.exists()  # the command was stopped, not run to its end
+    sid = _session_of(full)
+    listed = moot("sessions", "list")
+    assert listed.returncode == 0 and f"{sid}" in listed.stdout and "running" in listed.stdout
+    shown = moot("sessions", "export", sid, "--format", "json")
+    kinds = [e["kind"] for e in json.loads(shown.stdout)["events"]]
+    assert kinds[:1] == ["turn_started"] and "tool_started" in kinds and "tool_output" in kinds
+
+    subprocess.run(["mount", "-o", "remount,size=64m", small_disk], check=True)  # room again
+    resumed = moot("--resume", sid, *allow, "--output-format", "json")
+
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["output"] == "done after all"
+    assert ran.read_text() == "\n"  # once: a resume never runs a started command again

@@ -17,7 +17,9 @@ from moot.protocol import ops
 from moot.protocol.approval import ApprovalRequest, Verdict
 from moot.protocol.client import HIGH_WATER, Subscription
 from moot.protocol.messages import Usage
+from moot.protocol.states import StopReason
 from moot.providers.base import Finish, ModelRequest, TextPart, ThinkingPart, UsageReport
+from moot.providers.scripted import ScriptedProvider
 from moot.store.memory import MemoryStore
 from moot.store.sqlite import SQLiteStore
 from moot.testing import drive_turn
@@ -283,6 +285,78 @@ async def test_set_mode_on_a_session_without_modes_is_refused_with_an_event() ->
     assert isinstance(refused, ev.OpRefused)
     assert (refused.op, refused.submission_id) == ("set_mode", submission)
     assert runtime.mode is None
+
+
+async def test_an_op_the_session_cannot_take_now_is_refused_with_an_event_never_raised() -> None:
+    """Busy is an answer: a second turn before the first has even recorded `turn_started`
+    (two Enters in a row), a resume with nothing to resume and an interrupt with nothing
+    running are each answered by `op_refused` with their submission id. Fails on the old code:
+    the second turn raised `RuntimeBusy` across the contract (the app's worker closed the app),
+    the resume raised too, and the idle interrupt was answered by silence."""
+    runtime = make_runtime(agent("main", {"tool_calls": [call("hang")]}), tools=[hang])
+    watch = runtime.subscribe()
+    idle = runtime.submit(ops.Interrupt())
+    nothing = runtime.submit(ops.ResumeRun())
+    first = runtime.submit(ops.UserTurn(text="one"))
+    second = runtime.submit(ops.UserTurn(text="two"))  # before the first turn's first step
+    again = runtime.submit(ops.ResumeRun())
+    events: list[ev.Event] = []
+    async for event in watch:
+        events.append(event)
+        if isinstance(event, ev.ToolStarted):
+            stop = runtime.submit(ops.Interrupt())
+        if isinstance(event, ev.TurnFinished):
+            break
+    late = runtime.submit(ops.Interrupt())
+    runtime.submit(ops.Shutdown())
+    events += [e async for e in watch]
+
+    refused = {e.submission_id: (e.op, e.reason) for e in of(events, ev.OpRefused)}
+    assert refused == {
+        idle: ("interrupt", "nothing is running to interrupt"),
+        nothing: ("resume_run", f"session {runtime.session_id} has no unfinished turn to resume"),
+        second: ("user_turn", "a turn is running: wait for it to end, or interrupt it"),
+        again: ("resume_run", "a turn is running: wait for it to end, or interrupt it"),
+        late: ("interrupt", "nothing is running to interrupt"),
+    }
+    (started,) = of(events, ev.TurnStarted)
+    assert (started.prompt, started.submission_id) == ("one", first)
+    (finished,) = of(events, ev.TurnFinished)
+    assert (finished.stop_reason, finished.submission_id) == (StopReason.USER_CANCELLED, stop)
+
+
+class SummaryHangs(ScriptedProvider):
+    """A scripted model whose summaries never come (a compaction waits until interrupted)."""
+
+    async def stream(self, request: ModelRequest):  # type: ignore[override]
+        if request.purpose == "compact":
+            await asyncio.Event().wait()
+        async for delta in super().stream(request):
+            yield delta
+
+
+async def test_an_interrupt_during_a_compaction_ends_it_and_is_answered() -> None:
+    """Fails on the old code: the interrupt of a compaction between turns raised an
+    `AssertionError` across the contract (it looked for a run)."""
+    runtime = Runtime([Agent("main", model=SummaryHangs(["x " * 20_000]))], store=MemoryStore())
+    await drive_turn(runtime, "a long answer, please")
+    watch = runtime.subscribe()
+    compact = runtime.submit(ops.Compact())
+    turn = runtime.submit(ops.UserTurn(text="not while compacting"))
+    stop = runtime.submit(ops.Interrupt())
+    await runtime.wait()
+    runtime.submit(ops.Shutdown())
+    refused = [(e.op, e.reason, e.submission_id) for e in [e async for e in watch]]
+    assert compact != stop
+    assert refused == [
+        (
+            "user_turn",
+            "the conversation is being compacted: wait for it, or interrupt it",
+            turn,
+        ),
+        ("compact", "interrupted: nothing was compacted", stop),
+    ]
+    assert runtime.store.events(runtime.session_id, kinds=("history_compacted",)) == []
 
 
 # ---- state per session, never per process -----------------------------------------------------

@@ -18,7 +18,7 @@ from moot.protocol import ops
 from moot.protocol.client import SessionSummary
 from moot.repl.question import GRACE_S
 from moot.testing import FakeClient
-from repl_harness import PLAIN, running_repl
+from repl_harness import PLAIN, STYLED, running_repl
 from tui_scripts import Interrupted, Run, edit_session, plan_session, traced_session
 
 ENTER, ALT_ENTER, CTRL_J = "\r", "\x1b\r", "\n"
@@ -599,3 +599,27 @@ async def test_the_toolbar_and_the_live_area_say_what_the_turn_does() -> None:
         await repl.prompt_ready()
         plain.play()
         await repl.printed("waiting for the model… (ctrl+c stops it)")
+
+
+@pytest.mark.parametrize("look", ["styled", "plain"])
+async def test_a_message_the_session_refuses_comes_back_and_nothing_waits_for_it(
+    look: str,
+) -> None:
+    """The session answers a turn it cannot take with `op_refused` (one a crash left open,
+    one that runs already): the REPL prints why, waits for no turn and gives the message
+    back. Fails on the old code: it waited for a `turn_finished` that never came (the plain
+    look hung; the styled one refused every later message itself)."""
+    client = FakeClient([], autoplay=False)
+    async with running_repl(client, look=PLAIN if look == "plain" else STYLED) as repl:
+        await repl.prompt_ready()
+        repl.type("hello there" + ENTER)
+        await repl.until(lambda: repl.ops(ops.UserTurn), "the turn submitted")
+        client.emit(ev.OpRefused(op="user_turn", reason="a turn is running", submission_id="sub_1"))
+
+        await repl.printed("user_turn: a turn is running")
+        await repl.prompt_ready()
+        assert not repl.repl._turn_running
+        assert repl.repl._session is not None
+        await repl.until(
+            lambda: repl.repl._session.default_buffer.text == "hello there", "the message back"
+        )

@@ -11,12 +11,14 @@ from __future__ import annotations
 import io
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from moot.history import history_file
 
@@ -258,3 +260,38 @@ def test_settings_that_wait_for_approval_are_asked_about_before_the_session_open
     finally:
         child.close()
     assert child.exitstatus == 0
+
+
+PEER_SCRIPT = f"""\
+turns:
+  - tool_calls:
+      - {{name: call_agent, arguments: {{agent_name: moot, message: help me}}}}
+  - {{text: "{SLOW_LINES}", rate: 40, chunk_size: 4}}
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_signal_ends_the_repl_as_quitting_does_and_the_turn_records_its_end(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """`kill`, or a terminal that went away, while a peer call streams: the REPL closes its
+    session, so the callee's end, then the turn's, are recorded (nothing is left open for a
+    resume to find). Fails on the old code: the signal ended the process there and then."""
+    from moot.protocol import events as ev
+    from moot.store.sqlite import SQLiteStore
+
+    repo = repository(tmp_path)
+    child = spawn(tmp_path, repo, PEER_SCRIPT, term="dumb")
+    try:
+        child.expect_exact("> ")
+        child.send("go\r")
+        child.expect_exact("line 2 of a slow answer")  # the callee streams
+        child.kill(signum)
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    with SQLiteStore(Path(os.environ["MOOT_HOME"]) / "data" / "sessions.db") as store:
+        (session,) = store.sessions()
+        log = store.events(session.id)
+    assert [e.kind for e in log[-3:]] == ["agent_returned", "tool_finished", "turn_finished"]
+    assert isinstance(log[-1], ev.TurnFinished) and log[-1].stop_reason == "user_cancelled"

@@ -10,11 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import crash_worker
 from moot.core.limits import Limits
-from moot.core.runtime import RuntimeBusy
 from moot.core.session import CHECKPOINT, load_session
 from moot.core.trace import agent_status, format_trace
 from moot.protocol import events as ev
@@ -70,11 +67,14 @@ async def resume(tmp_path: Path, scenario: str, session_id: str):
     )
     assert runtime.unfinished_run is not None
     runtime.submit(ops.ResumeRun())
-    with pytest.raises(RuntimeBusy):
-        runtime.submit(ops.UserTurn(text="not while the run is being finished"))
+    # Busy is an answer, never an exception across the contract.
+    refused = runtime.submit(ops.UserTurn(text="not while the run is being finished"))
     finished = await runtime.wait()
     events = runtime.store.events(session_id)
-    return finished, events
+    (refusal,) = [e for e in events if isinstance(e, ev.OpRefused)]
+    assert (refusal.op, refusal.submission_id) == ("user_turn", refused)
+    assert refusal.reason.startswith("a turn is running")
+    return finished, [e for e in events if e is not refusal]
 
 
 async def test_a_tool_killed_mid_run_is_recorded_as_interrupted_not_rerun(tmp_path: Path) -> None:

@@ -179,11 +179,25 @@ def agent_returned_for_the_root_call(sid: str) -> Case:
     return prefix, s.returned(s.run_id), r"agent_returned for the root call"
 
 
+def agent_returned_while_a_call_it_made_is_open(sid: str) -> Case:
+    s = RunScript(sid)
+    child = s.call()
+    grandchild = s.call(parent=child.call_id)
+    prefix = [s.start(), child, grandchild]
+    bad = s.returned(child.call_id, S.CANCELLED, StopReason.USER_CANCELLED)
+    return (
+        prefix,
+        bad,
+        rf"call {child.call_id} .* while calls it made are open: {grandchild.call_id}",
+    )
+
+
 @pytest.mark.parametrize(
     "case",
     [
         second_open_run,
         event_after_the_call_returned,
+        agent_returned_while_a_call_it_made_is_open,
         event_after_turn_finished,
         run_id_reused_after_turn_finished,
         turn_finished_with_an_open_child_call,
@@ -386,3 +400,29 @@ def test_session_events_may_come_between_runs_and_during_one(store: Store, tmp_p
         reopened.append(mode("plan", "dontAsk"))
         assert reopened.events(sid)[-1].seq == len(events) + 1
         reopened.close()
+
+
+def test_a_log_an_older_moot_wrote_with_a_call_ended_before_its_callee_still_loads() -> None:
+    """The rule holds at append; a stored log that breaks it (an older moot could leave a
+    callee open after its caller returned) is replayed all the same, for a resume to end it."""
+    from moot.store.invariants import SessionLog
+
+    s = RunScript("ses_old")
+    child = s.call()
+    grandchild = s.call(parent=child.call_id)
+    events = [
+        s.start(),
+        child,
+        grandchild,
+        s.returned(child.call_id, S.CANCELLED, StopReason.USER_CANCELLED),
+    ]
+    stored = [replace(e, seq=n) for n, e in enumerate(events, 1)]
+
+    log = SessionLog.replay("ses_old", stored)
+
+    assert log.open_calls() == [s.run_id, grandchild.call_id]
+    end = s.finish(S.CANCELLED, StopReason.USER_CANCELLED)
+    with pytest.raises(EventInvariantError, match="while calls are open"):
+        log.check(end)
+    log.append(s.returned(grandchild.call_id, S.CANCELLED, StopReason.USER_CANCELLED))
+    log.check(end)

@@ -12,6 +12,7 @@ from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.approval import GRACE_S, ApprovalPane
+from moot.tui.widgets.blocks import NoticeBlock
 from moot.tui.widgets.chat import ChatPane
 from moot.tui.widgets.tool_block import ToolBlock
 from tui_scripts import Interrupted, Run, edit_session, plan_session
@@ -755,3 +756,91 @@ async def test_the_working_line_says_what_the_turn_does_and_goes_when_it_ends() 
         assert "running bash" not in str(status.render())
         assert working._timer is None
         assert [t for t in running_timers(app) if t in working._timers] == []
+
+
+async def test_messages_sent_before_the_turn_shows_are_refused_and_come_back(
+    tmp_path,
+    private_moot_home,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """A real session: two Enters before `turn_started` reaches the app (the app counts a
+    turn as running only then), and an `@server:uri` message, whose worker submits after an
+    await. Fails on the old code: the second `submit` raised `RuntimeBusy` in the app's
+    handler, and in the worker it closed the app."""
+    import json
+
+    from moot.client.local import SessionOptions, open_client
+    from moot.history import PromptHistory
+    from moot.tui.messages import PromptSubmitted
+
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    script = tmp_path / "slow.json"
+    script.write_text(json.dumps([{"text": "done", "delay": 600}]))  # runs until the app quits
+    client = open_client(SessionOptions(cwd=workspace, model=f"scripted:{script}"))
+    app = MootApp(client, history=PromptHistory(None), clock=Clock())
+    async with app.run_test(size=(120, 40)) as pilot:
+        for text in ("one", "two", "see @docs:notes://a"):
+            app.post_message(PromptSubmitted(text))  # handled before any event of the turn
+        for _ in range(200):  # bounded: each pause lets the app take what is queued
+            if len(app.prompt.text.splitlines()) == 2:
+                break
+            await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert sorted(app.prompt.text.splitlines()) == ["see @docs:notes://a", "two"]
+        assert client.status().running
+        refused = client.query.events(client.session_id, kinds=("op_refused",))
+        assert [(e.op, e.reason) for e in refused] == [
+            ("user_turn", "a turn is running: wait for it to end, or interrupt it")
+        ] * len(refused)
+        (started,) = client.query.events(client.session_id, kinds=("turn_started",))
+        assert started.prompt == "one"
+
+
+async def test_a_disk_that_fills_during_a_turn_is_told_once_and_the_app_goes_on(
+    tmp_path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """A real full disk (a small tmpfs for MOOT_HOME) while a command's output is recorded:
+    the app says why the turn stopped, in one line, and takes the next key. Fails on the old
+    code: the turn looked as if it ran on for ever, with nothing said."""
+    import json
+
+    from moot.client.local import SessionOptions, open_client
+    from moot.history import PromptHistory
+    from moot.tui.messages import PromptSubmitted
+    from test_cli_store_errors import mounted_small_disk
+
+    with mounted_small_disk(tmp_path / "home") as home:
+        monkeypatch.setenv("MOOT_HOME", str(home))
+        monkeypatch.setenv("MOOT_SANDBOX", "none")
+        workspace = tmp_path / "project"
+        workspace.mkdir()
+        command = "yes 'a line of output' | head -c 20000000"
+        script = tmp_path / "full.json"
+        script.write_text(
+            json.dumps([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}])
+        )
+        options = SessionOptions(
+            cwd=workspace, model=f"scripted:{script}", permission_mode="bypassPermissions"
+        )
+        client = open_client(options)
+        app = MootApp(client, history=PromptHistory(None), clock=Clock())
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.post_message(PromptSubmitted("print a lot"))
+            chat = app.query_one(ChatPane)
+
+            def notices() -> list[str]:
+                return [str(b.render()) for b in chat.query(NoticeBlock)]
+
+            for _ in range(2000):  # bounded: each pause lets the app take what is queued
+                if any("the turn stopped" in n for n in notices()):
+                    break
+                await pilot.pause()
+            said = [n for n in notices() if "the turn stopped" in n]
+            assert len(said) == 1, notices()
+            assert "the disk is full" in said[0] and f"moot --resume {client.session_id}" in said[0]
+            assert not app._turn_running
+            await type_and_send(pilot, "next")  # the app takes what is sent next
+            assert app.is_running

@@ -78,6 +78,8 @@ def terminal(tmp_path: Path):  # type: ignore[no-untyped-def]
         "HOME": str(tmp_path),
         "GIT_CONFIG_NOSYSTEM": "1",
     }
+    if "PYTHONPATH" in os.environ:  # a worktree's own sources, over the shared editable install
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     term = Terminal("moot-e2e", socket, env)
     yield term
     subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True)
@@ -208,3 +210,72 @@ def test_a_task_given_on_the_command_line_then_moot_c_goes_on_with_its_history(
         check=True,
     ).stdout
     assert listed.count("say the first thing") == 1, listed  # one session, continued
+
+
+SLOW_LINES = "".join(f"line {i} of a slow answer\\n" for i in range(200))
+PEER_SCRIPT = f"""\
+turns:
+  - tool_calls:
+      - {{name: call_agent, arguments: {{agent_name: moot, message: help me}}}}
+  - {{text: "{SLOW_LINES}", rate: 20, chunk_size: 4}}
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "the terminal closed (SIGHUP)"])
+def test_a_signal_ends_the_app_as_quitting_does_and_the_turn_records_its_end(
+    terminal: Terminal, tmp_path: Path, how: str
+) -> None:
+    """`kill`, or a terminal that went away, while a peer call runs: the app closes its
+    session, so the callee's end, then the turn's, are recorded. Fails on the old code: the
+    signal ended the process there and then, the run left open."""
+    import signal
+
+    from moot.store.sqlite import SQLiteStore
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True)
+    script = tmp_path / "peer.yaml"
+    script.write_text(PEER_SCRIPT)
+    moot = Path(sys.executable).parent / "moot"
+    terminal.tmux(
+        "new-session", "-d", "-s", terminal.name, "-x", "140", "-y", "40", "-c", str(repo),
+        f"exec {moot} --model scripted:{script}",
+    )  # fmt: skip
+    pid = int(terminal.tmux("display", "-p", "-t", terminal.name, "#{pane_pid}"))
+    terminal.wait_for(lambda s: "scripted:" in s, "the app")
+    terminal.keys("go")
+    terminal.keys("Enter")
+    db = tmp_path / "home" / "data" / "sessions.db"
+    end = time.monotonic() + 30
+    while True:  # polling another process, bounded by the deadline
+        if db.exists():
+            with SQLiteStore(db) as store:
+                found = store.sessions()
+                log = store.events(found[0].id) if found else []
+            if any(e.kind == "text_delta" and e.parent_call_id for e in log):
+                break  # the callee streams its answer
+        assert time.monotonic() < end, terminal.screen()
+        time.sleep(0.05)
+
+    if how == "SIGTERM":
+        os.kill(pid, signal.SIGTERM)
+    else:
+        terminal.tmux("kill-session", "-t", terminal.name)  # the pty closes: SIGHUP
+    end = time.monotonic() + 30
+    while os.path.exists(f"/proc/{pid}") and _state(pid) != "Z":
+        assert time.monotonic() < end, "moot did not end"
+        time.sleep(0.05)
+
+    with SQLiteStore(db) as store:
+        log = store.events(store.sessions()[0].id)
+    assert [e.kind for e in log[-3:]] == ["agent_returned", "tool_finished", "turn_finished"]
+    assert log[-1].stop_reason == "user_cancelled"  # type: ignore[attr-defined]
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0].decode()
+    except OSError:
+        return "gone"

@@ -8,6 +8,7 @@ the JSON result's `permission_denials`); 130 interrupted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -154,7 +155,9 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     try:
         return asyncio.run(_drive(client, options, out, problem, turn))
     except StoreError as exc:
-        return _store_failed(exc, client.session_id)
+        # The run stopped where the store failed; what was stored stays, and a resume goes on
+        # from there once the database can be written again.
+        return _store_failed(exc, client.session_id, resume=not problem)
     except BrokenPipeError:
         # The reader went away (`moot -p ... | head -1`). asyncio.run has cancelled a run
         # still going, so its log ends with turn_finished. Point stdout at devnull so the
@@ -165,9 +168,12 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         return EXIT_STOPPED
 
 
-def _store_failed(exc: Exception, session_id: str | None) -> int:
-    """The sessions database failed (damaged, read-only, a full disk): one line, exit 1."""
+def _store_failed(exc: Exception, session_id: str | None, *, resume: bool = False) -> int:
+    """The sessions database failed (damaged, read-only, a full disk): one line, exit 1;
+    `resume` says how to go on with a run it stopped."""
     where = f" (session {session_id})" if session_id else ""
+    if session_id and resume:
+        where = f" (session {session_id}; then `moot --resume {session_id}` finishes its run)"
     print(f"moot: {exc}{where}", file=sys.stderr)
     return EXIT_STOPPED
 
@@ -221,16 +227,18 @@ async def _drive(
 
 
 def stop_on_signals(client: LocalClient) -> None:
-    """The first SIGINT or SIGTERM interrupts the run, which records its end; a second one
-    ends moot at once, whatever the run still waits for (a tool's thread, a store that stays
-    locked), so Ctrl-C always ends moot. Nothing is lost: every event is stored as it happens,
-    the session's claim is an OS lock the kernel frees, and `--resume` finishes the run."""
+    """The first SIGINT, SIGTERM or SIGHUP (the terminal went away) interrupts the run, which
+    records its end, its open calls' first; a second one ends moot at once, whatever the run
+    still waits for (a tool's thread, a store that stays locked), so Ctrl-C always ends moot.
+    Nothing is lost: every event is stored as it happens, the session's claim is an OS lock
+    the kernel frees, and `--resume` finishes the run."""
     loop = asyncio.get_running_loop()
-    signals = (signal.SIGINT, signal.SIGTERM)
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
     def again(signum: int, frame: object) -> None:
         resume = f"moot --resume {client.session_id}"
-        os.write(2, f"moot: stopped at once; `{resume}` finishes the run\n".encode())
+        with contextlib.suppress(OSError):  # a terminal that went away takes stderr along
+            os.write(2, f"moot: stopped at once; `{resume}` finishes the run\n".encode())
         os._exit(EXIT_INTERRUPTED)
 
     def first() -> None:
@@ -254,7 +262,7 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
         turn = msgspec.structs.replace(
             turn, text=text, attachments=(*turn.attachments, *attachments)
         )
-    client.submit(turn if turn is not None else ops.ResumeRun())
+    submission = client.submit(turn if turn is not None else ops.ResumeRun())
     streaming = options.output_format == "stream-json"
     problem = ""
     finished: ev.TurnFinished | None = None
@@ -271,8 +279,14 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
         if isinstance(event, ev.TurnFinished):
             finished = event
             break
+        if isinstance(event, ev.OpRefused) and event.submission_id == submission:
+            # The session would not take the turn (a command's model it cannot use): no
+            # turn_finished will come.
+            print(f"moot: {event.reason}; session {client.session_id}", file=sys.stderr)
+            events.close()
+            return EXIT_STOPPED
     events.close()
-    if finished is None:  # pragma: no cover - a run always ends with turn_finished
+    if finished is None:  # the run could not record its end (the store failed): see close()
         return EXIT_STOPPED
     if finished.stop_reason is StopReason.USER_CANCELLED:
         problem = ""  # the person's interrupt is the whole reason

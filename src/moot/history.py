@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from moot.paths import data_dir
+from moot.paths import data_dir, make_private_dir
 
 MAX_ENTRIES = 1000
 
@@ -58,7 +58,7 @@ class PromptHistory:
         if self.path is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self.path.parent)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as out:
                 out.write(json.dumps(text, ensure_ascii=False) + "\n")

@@ -4,17 +4,67 @@
 `<dir>/cache`), for tests and portable installs. Otherwise the platform's user directories are
 used (platformdirs), e.g. `~/.local/share/moot`, `~/.config/moot`, `~/.cache/moot` on Linux.
 
-Nothing here creates a directory; the code that writes a file creates its parent.
+Nothing here creates a directory on its own; the code that writes a file creates its parent,
+under the data directory with `make_private_dir` (every directory it makes 0700) and its files
+0600 (`PRIVATE_FILE`): what moot keeps there holds what the model read (transcripts, command
+output, file snapshots), which is no other local user's to read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 APP_NAME = "moot"
 HOME_VARIABLE = "MOOT_HOME"
+PRIVATE_DIR = 0o700
+"""A directory only its owner may list or enter (the XDG spec's mode for the ones it names)."""
+PRIVATE_FILE = 0o600
+"""A file only its owner may read or write."""
+
+
+def make_private_dir(path: Path) -> Path:
+    """Make `path` and whichever of its parents are missing, each `PRIVATE_DIR`; a directory
+    that exists is left as it is (`keep_private` tightens one). Returns `path`.
+
+    Raises:
+        OSError: One cannot be made (a read-only file system, a file in the way).
+    """
+    missing = []
+    for directory in (path, *path.parents):
+        if os.path.isdir(directory):
+            break
+        missing.append(directory)
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, PRIVATE_DIR)  # the umask can only take bits away
+        except FileExistsError:
+            if not os.path.isdir(directory):
+                raise
+    return path
+
+
+def keep_private(path: Path, mode: int = PRIVATE_FILE) -> None:
+    """Take group and other permissions off `path`, a file or directory of moot's own that an
+    older moot made with the umask's (0644, 0755); only one this user owns, never through a
+    symlink, and one that cannot be changed (a read-only file system) is left as it is."""
+    import stat
+
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return
+    if stat.S_ISLNK(found.st_mode) or found.st_uid != os.getuid() or not found.st_mode & 0o077:
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(path, stat.S_IMODE(found.st_mode) & mode)
+
+
+def private_opener(path: str, flags: int) -> int:
+    """An `opener` for `open()` that creates a file `PRIVATE_FILE` (a log of moot's own)."""
+    return os.open(path, flags | os.O_CLOEXEC, PRIVATE_FILE)
 
 
 def _moot_home(environ: Mapping[str, str] | None) -> Path | None:

@@ -226,7 +226,9 @@ class SettingsApprovals:
         """Write atomically, private to the person: a fresh temporary file, then a rename."""
         import tempfile  # only when an approval is written
 
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        from moot.paths import make_private_dir
+
+        make_private_dir(self.path.parent)  # the data directory: this user's only
         fd, temp = tempfile.mkstemp(prefix=".settings-approvals-", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as file:  # mkstemp makes it 0600

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from moot.paths import data_dir
+from moot.paths import data_dir, make_private_dir
 from moot.settings import SettingsError, load_settings, save_user_setting
 
 # `moot` (the app) asks `needs_setup` before its first paint: the key lookup (`moot.login`, the
@@ -284,8 +284,7 @@ def demo_model() -> str:
 def demo_workspace(environ: Mapping[str, str] | None = None) -> Path:
     """The demo's scratch folder (`<data dir>/demo`), its files written fresh: the demo edits
     them, never the person's own."""
-    root = data_dir(environ) / "demo"
-    root.mkdir(parents=True, exist_ok=True)
+    root = make_private_dir(data_dir(environ) / "demo")
     for name, text in _DEMO_FILES.items():
         (root / name).write_text(text, encoding="utf-8")
     return root

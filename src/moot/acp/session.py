@@ -64,7 +64,9 @@ class AcpSession:
         use_session_commands(self.registry, client)
         self._arguments: dict[str, dict[str, Any]] = {}
         self._asking: set[asyncio.Task[None]] = set()
-        self._waiting: asyncio.Future[ev.TurnFinished] | None = None
+        self._waiting: asyncio.Future[ev.TurnFinished | ev.OpRefused] | None = None
+        self._submission = ""
+        """The op the prompt waits on: its `op_refused` ends the wait as its end would."""
         self._pump: asyncio.Task[None] | None = None
         self._said: list[str] = []
         self._subscription: Any = None
@@ -169,13 +171,33 @@ class AcpSession:
             raise Busy("a turn is already running in this session")
         text, attachments = prompt_text(blocks)
         self._waiting = asyncio.get_running_loop().create_future()
+        status = self.client.status()
+        if status.open_run is not None and not status.running:
+            # moot ended in the middle of a turn (killed, a crash): that turn is finished first,
+            # as `moot --resume` and the app do; then this prompt goes.
+            resumed = await self._answer(ops.ResumeRun())
+            if not isinstance(resumed, ev.TurnFinished) or resumed.stop_reason == "user_cancelled":
+                return await self._ended(resumed)
+            self._waiting = asyncio.get_running_loop().create_future()
         if is_command(text):
             return await self._command(text)
         text, found = await expand_mentions(self.client, text)
-        self.client.submit(ops.UserTurn(text=text, attachments=(*attachments, *found)))
-        finished = await self._waiting
+        finished = await self._answer(ops.UserTurn(text=text, attachments=(*attachments, *found)))
         await self.advertise()  # servers that came up meanwhile bring prompts
-        return updates.stop_reason(finished)
+        return await self._ended(finished)
+
+    async def _answer(self, op: ops.Op) -> ev.TurnFinished | ev.OpRefused:
+        """Submit `op` and wait for its turn's end, or for the session's refusal of it."""
+        assert self._waiting is not None
+        self._submission = self.client.submit(op)
+        return await self._waiting
+
+    async def _ended(self, answer: ev.TurnFinished | ev.OpRefused) -> str:
+        """ACP's stop reason for a turn's end; a refusal is said in the chat first."""
+        if isinstance(answer, ev.OpRefused):
+            await self.send(_message(f"moot: {answer.reason}\n"))
+            return "refusal"
+        return updates.stop_reason(answer)
 
     async def _command(self, line: str) -> str:
         self._said.clear()
@@ -186,7 +208,7 @@ class AcpSession:
         await self._drain()  # what the command caused (a mode change) reaches the editor first
         assert self._waiting is not None
         if self.client.status().running or self._waiting.done():
-            return updates.stop_reason(await self._waiting)  # a prompt command started a turn
+            return await self._ended(await self._waiting)  # a prompt command started a turn
         self._waiting.cancel()
         return "end_turn"
 
@@ -229,7 +251,8 @@ class AcpSession:
                     self._idle.set()
             waiting = self._waiting
             ended = isinstance(event, ev.TurnFinished) and event.parent_call_id is None
-            if ended and waiting is not None and not waiting.done():
+            refused = isinstance(event, ev.OpRefused) and event.submission_id == self._submission
+            if (ended or refused) and waiting is not None and not waiting.done():
                 waiting.set_result(event)
 
     async def _forward(self, event: ev.Event, *, live: bool) -> None:

@@ -26,19 +26,18 @@ from moot.protocol.client import (
 
 
 def run_command(runtime: Runtime, briefing: Briefing, op: ops.RunCommand) -> str:
-    """Start the turn `/name arguments` makes; its submission id.
-
-    Raises:
-        RuntimeBusy: A turn is running (as for `UserTurn`).
-    """
+    """Start the turn `/name arguments` makes; its submission id. One the session cannot take
+    now (a turn runs, its model cannot be used) is answered by `op_refused`, as a turn is."""
     expansion = briefing.guidance.expand(op.name, op.arguments)
     if expansion is None:
         names = ", ".join(f"/{entry.name}" for entry in briefing.guidance.invocable())
         return _refuse(runtime, op, f"no command /{op.name} in this session (there are: {names})")
-    if expansion.model and (why := runtime.unusable_model(expansion.model)):
-        # Refused here, before anything is granted: a grant waits for a turn that would not come.
-        return _refuse(runtime, op, f"/{op.name} names model {expansion.model!r}: {why}")
     turn = ops.UserTurn(text=expansion.prompt, agent=op.agent, model=expansion.model or None)
+    if why := runtime.turn_refusal(turn):
+        # Refused here, before anything is granted: a grant waits for a turn that would not come.
+        if expansion.model and why == runtime.unusable_model(expansion.model):
+            why = f"/{op.name} names model {expansion.model!r}: {why}"
+        return _refuse(runtime, op, why)
     submission = runtime.submit(turn)
     if expansion.allowed_tools:
         agent = op.agent or runtime.entry.name

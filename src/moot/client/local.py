@@ -227,6 +227,7 @@ class LocalClient:
             skills=tuple(skill.name for skill in self._instructions().skills),
             instructions=self._instructions(),
             prompt_parts=self._session.prompt_parts,
+            failure=runtime.failure,
         )
 
     def _instructions(self) -> InstructionFiles:
@@ -363,10 +364,14 @@ class LocalClient:
         self._closed = True
         try:
             self._runtime.submit(ops.Shutdown())
-            await self._runtime.wait()
-            await self._runtime.title_written(TITLE_WAIT_S)  # `moot -p` ends right after a turn
-            await self._runtime.tools_done()
-            await self._session.close()  # background shells, the sandbox's container
+            try:
+                await self._runtime.wait()
+            finally:
+                # Also after a run the store stopped (a full disk): its commands and container
+                # end all the same, before `wait` raises why.
+                await self._runtime.title_written(TITLE_WAIT_S)  # `moot -p` ends after a turn
+                await self._runtime.tools_done()
+                await self._session.close()  # background shells, the sandbox's container
             _discard_if_empty(self._store, self.session_id)  # the runtime let its claim go
         finally:
             self._store.close()

@@ -157,15 +157,27 @@ async def stream(
     runtime = _runtime(pool, store, session_id, tools, limits, approval, gate, peers)
     _listen(runtime, on_message)
     events = runtime.events()
-    runtime.submit(_turn(message, starting, attachments))
+    submission = runtime.submit(_turn(message, starting, attachments))
     try:
         async for event in events:
+            _check_taken(event, submission)
             yield event
             if isinstance(event, ev.TurnFinished):
                 break
     finally:
         runtime.submit(ops.Shutdown())
         await runtime.wait()
+
+
+def _check_taken(event: ev.Event, submission: str) -> None:
+    """Raise if `event` refuses the turn `submission` asked for (a session whose last turn a
+    crash left open, an agent it lacks): no turn_finished would ever come.
+
+    Raises:
+        RuntimeError: The session refused the turn; the message says why.
+    """
+    if isinstance(event, ev.OpRefused) and event.submission_id == submission:
+        raise RuntimeError(f"session {event.session_id} refused the turn: {event.reason}")
 
 
 def _listen(runtime: Runtime, on_message: OnMessage | None) -> None:
@@ -247,9 +259,10 @@ async def _finish(
     runtime: Runtime, events: AsyncIterator[ev.Event], turn: ops.UserTurn
 ) -> RunResult:
     collected: list[ev.Event] = []
-    runtime.submit(turn)
+    submission = runtime.submit(turn)
     try:
         async for event in events:
+            _check_taken(event, submission)
             collected.append(event)
             if isinstance(event, ev.TurnFinished):
                 break
@@ -362,13 +375,14 @@ async def run_background(
 
     async def watching() -> AsyncIterator[ev.Event]:
         async for event in events:
-            if not started.done():
+            if not started.done() and event.run_id:
                 started.set_result(event.run_id)
             yield event
 
     def never_started(task: asyncio.Task[RunResult]) -> None:
         if not started.done():
-            started.set_exception(RuntimeError("the run ended before it started"))
+            why = None if task.cancelled() else task.exception()
+            started.set_exception(why or RuntimeError("the run ended before it started"))
 
     task = loop.create_task(_finish(runtime, watching(), _turn(message, starting, attachments)))
     task.add_done_callback(never_started)

@@ -2,7 +2,9 @@
 
 Every decision is read from the fold (core/fold.py) after the event that caused it is stored,
 so a resumed call re-enters the same handler the crashed one was in. Non-happy exits are
-exceptions, caught in exactly one place: `CallRunner.drive`.
+exceptions, caught in exactly one place: `CallRunner.drive`. A call whose drive never ran (its
+task cancelled before its first step) or that a crash left behind its caller is ended by
+`end_undriven`, before the call that made it ends.
 """
 
 from __future__ import annotations
@@ -67,6 +69,32 @@ def _forget(tasks: dict[str, asyncio.Task[object]], call_id: str, _: object) -> 
     tasks.pop(call_id, None)
 
 
+def open_callees(run: RunContext, call: CallState) -> list[CallState]:
+    """The calls `call` made (waited for, or in the background) that have not ended."""
+    return [
+        c
+        for c in run.fold.calls.values()
+        if c.parent_call_id == call.call_id and c.stop_reason is None
+    ]
+
+
+def end_undriven(run: RunContext, call: CallState) -> None:
+    """End a call that no task drives any more, as cancelled: its open callees first
+    (innermost first), then its started tools (interrupted, never re-run), then its own end.
+
+    Such a call was cancelled before its task's first step (its drive never ran, so nothing
+    recorded its end), or a crash left it open while its caller went on without it.
+    """
+    for child in open_callees(run, call):
+        end_undriven(run, child)
+    for tool_call in call.running_tools:
+        run.record_interrupted(call, tool_call)
+    reason = StopReason.USER_CANCELLED
+    run.record(
+        call, ev.AgentReturned(state=state_for(reason), stop_reason=reason, output=call.text)
+    )
+
+
 class _Ended(Exception):
     """The call ends now with this outcome (failures and gate stops)."""
 
@@ -110,21 +138,27 @@ class CallRunner:
                 self._check_hook_stop()
                 await self._handlers[call.state]()
         except LimitReached as stop:
-            await self._stop_background()
+            await self._stop_callees()
             self._record(ev.LimitHit(stop_reason=stop.reason, detail=stop.detail))
             self._end(stop.reason, call.text)
         except _Ended as end:
-            await self._stop_background()
+            await self._stop_callees()
             self._end(end.reason, end.output)
         except asyncio.CancelledError:
-            await self._stop_background()
+            await self._stop_callees()
+            if (failure := self.run.failure) is not None:
+                raise failure from None  # the store failed (a full disk): nothing more is written
             self._interrupt_started_tools()
             self._end(StopReason.USER_CANCELLED, call.text)
             raise
         except Exception as exc:
             if call.state.terminal:
                 raise
-            await self._stop_background()
+            await self._stop_callees()
+            if (failure := self.run.failure) is not None:
+                if failure is exc:
+                    raise
+                raise failure from None  # the store failed: nothing more is written
             self._record(ev.Error(source="internal", message=f"{type(exc).__name__}: {exc}"))
             self._end(StopReason.INTERNAL_ERROR, "")
         finally:
@@ -146,14 +180,30 @@ class CallRunner:
                 run.tasks[child_id] = task
                 task.add_done_callback(partial(_forget, run.tasks, child_id))
 
-    async def _stop_background(self) -> None:
-        """Cancel this call's live background agents and wait until each has recorded its
-        end: nothing of a subtree outlives the call that started it."""
-        tasks = [self.run.tasks[c] for c in self.call.live_background if c in self.run.tasks]
+    async def _stop_callees(self) -> None:
+        """Cancel every call this one made that is still open (its background agents, a callee
+        it waited for) and wait until each has recorded its end, subtree first: nothing of a
+        subtree outlives the call that started it, and every end comes before this call's.
+        A callee no task drives any more is ended here (`end_undriven`)."""
+        run = self.run
+        ids = [c.call_id for c in open_callees(run, self.call)]
+        tasks = [run.tasks[i] for i in ids if i in run.tasks and not run.tasks[i].done()]
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        self._end_undriven_callees()
+
+    def _end_undriven_callees(self) -> None:
+        """End this call's open callees that no live task drives (see `end_undriven`), unless
+        the store failed: then nothing more is written."""
+        run = self.run
+        if run.failure is not None:
+            return
+        for child in open_callees(run, self.call):
+            task = run.tasks.get(child.call_id)
+            if task is None or task.done():
+                end_undriven(run, child)
 
     async def _await_messages(self) -> None:
         """Wait until a message or a background return reaches this call (while some
@@ -215,6 +265,7 @@ class CallRunner:
         self._record(ev.StateChanged(from_state=self.call.state, to_state=target))
 
     def _end(self, reason: StopReason, output: str) -> None:
+        self._end_undriven_callees()  # a call ends after every call it made
         state, totals = state_for(reason), self.run.fold.totals
         if self.call.parent_call_id is None:
             self._turn_end()
@@ -646,14 +697,30 @@ class CallRunner:
         return await tool.invoke(tc.arguments, ctx)
 
     def _emitter(self, tool_call_id: str) -> Callable[[str], None]:
-        """A callback that streams tool output; safe to call from a sync tool's thread."""
+        """A callback that streams tool output; safe to call from a sync tool's thread.
+
+        It never raises: it runs in callbacks (a command's output as it arrives), where an
+        exception would only be logged, once per piece of output. Output that cannot be
+        recorded ends the stream of this tool's output; when the store failed (a full disk),
+        the call's task is cancelled too, and its drive raises the failure (`RunContext.failure`).
+        """
         loop, owner = asyncio.get_running_loop(), threading.get_ident()
+        task = asyncio.current_task()
+        stopped = False
 
         def emit(text: str) -> None:
-            if threading.get_ident() == owner:
-                self._record(ev.ToolOutput(tool_call_id=tool_call_id, text=as_text(text)))
-            else:
+            nonlocal stopped
+            if threading.get_ident() != owner:
                 loop.call_soon_threadsafe(emit, text)
+                return
+            if stopped or self.run.failure is not None:
+                return
+            try:
+                self._record(ev.ToolOutput(tool_call_id=tool_call_id, text=as_text(text)))
+            except Exception:
+                stopped = True  # the tool's result still holds all of its output
+                if self.run.failure is not None and task is not None:
+                    task.cancel()
 
         return emit
 
@@ -722,6 +789,10 @@ class CallRunner:
                 raise  # the caller itself is being cancelled
         finally:
             run.tasks.pop(child.call_id, None)
+            if task.cancelled() and child.stop_reason is None and run.failure is None:
+                # Cancelled before its first step (the caller's own cancel reached it there):
+                # its drive never ran, so its end is recorded here, before the caller's.
+                end_undriven(run, child)
 
     def _background(self, tc: ToolCall) -> bool:
         """Whether this peer call starts a background agent (only in runs that allow them)."""

@@ -26,6 +26,7 @@ from moot.protocol.messages import ToolCall
 from moot.protocol.modes import ModeName
 from moot.providers.base import Provider, ToolSpec
 from moot.store.base import Store
+from moot.store.errors import StoreError
 from moot.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -95,6 +96,10 @@ class RunContext(msgspec.Struct):
     """The running task of each peer call (background or waited for), by call id."""
     wakeups: dict[str, asyncio.Event] = {}
     """Set when a message or a background return reaches a call that may be waiting."""
+    failure: StoreError | None = None
+    """The store failed to append an event of this run (a full disk, a damaged file): the run
+    records nothing more, and every call raises this on its way out, so the run ends with it
+    (the log keeps the run open, for a resume once the store can be written again)."""
     _specs: dict[str, tuple[tuple[Tool, ...], tuple[ToolSpec, ...]]] = {}
 
     @property
@@ -125,7 +130,13 @@ class RunContext(msgspec.Struct):
             run_id=run_id,
             submission_id=event.submission_id or self.submission_id,
         )
-        event = self.store.append(event)
+        if self.failure is not None:
+            raise self.failure
+        try:
+            event = self.store.append(event)
+        except StoreError as exc:
+            self.failure = exc
+            raise
         self.fold.apply(event)
         self.publish(event)
         if isinstance(event, ev.MessageSent) and event.to_call_id:

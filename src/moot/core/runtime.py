@@ -6,6 +6,7 @@ Front ends (headless, TUI, REPL, ACP, the Python API) all talk to a session thro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -14,9 +15,9 @@ import msgspec
 
 from moot.core.agent import Agent
 from moot.core.approval import AllowAll, Answer, PendingApprovals
-from moot.core.fold import RunFold
+from moot.core.fold import CallState, RunFold
 from moot.core.limits import Limits
-from moot.core.loop import CallRunner
+from moot.core.loop import CallRunner, end_undriven
 from moot.core.peers import PEER_CALLS
 from moot.core.run import RunContext, TurnEnd
 from moot.core.session import CHECKPOINT, load_session
@@ -31,6 +32,7 @@ from moot.protocol.titles import TITLE_LENGTH
 from moot.providers.base import LOG_KINDS, Provider, ResumesFromLog
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.store.base import Store
+from moot.store.errors import StoreError
 from moot.tools.base import SideEffect, Tool, ToolContext, ToolResult, as_text
 
 if TYPE_CHECKING:
@@ -40,7 +42,8 @@ if TYPE_CHECKING:
 
 
 class RuntimeBusy(RuntimeError):
-    """An op needs an idle session, or a run, that is not there."""
+    """Work was started while other work runs: a slip of the runtime's own (`submit` answers a
+    busy session with `op_refused` before it gets here)."""
 
 
 PERSON = "user"
@@ -207,6 +210,13 @@ class Runtime:
             entry = lambda: self.entry  # noqa: E731  # as it is when asked (a model switch)
             self._titler = Titler(store, session_id, entry, self._provider_for, self.record_session)
         self._shut_down = False
+        self._stopped_by: str | None = None
+        """The `Interrupt` that stopped a compaction, whose end answers it."""
+        self._compacting = False
+        """The task that runs is a compaction between turns, not a turn."""
+        self.failure = ""
+        """Why the last run (or compaction) raised instead of recording its end ("" when it
+        did not): the store failed. Front ends read it when their stream ends early."""
 
     # ---- the two channels ------------------------------------------------------------------
 
@@ -230,46 +240,36 @@ class Runtime:
 
     def submit(self, op: ops.Op) -> str:
         """Hand the runtime an op; returns its submission id, carried by the events that
-        answer it. An op that matches nothing (an `Approve` no call waits for) is answered by
-        `op_refused`.
+        answer it. An op that matches nothing (an `Approve` no call waits for, an `Interrupt`
+        with nothing running) or that the session cannot take now (a turn while one runs) is
+        answered by `op_refused`: a front end never gets an exception for the session's state.
+
+        After `Shutdown` the session takes nothing more: an op is answered by nothing, since
+        its streams have ended and its claim is let go (no event may be stored any more).
 
         Raises:
-            RuntimeBusy: a turn is submitted while one runs, or there is no run to resume.
             ValueError: the op does not fit its schema (`UserTurn(text=5)`); nothing happens.
         """
         op = ops.checked(op)
         submission = self.new_submission()
+        if self._shut_down and not isinstance(op, ops.Shutdown):
+            return submission
+        if why := self.refusal(op):
+            self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
+            return submission
         match op:
-            case ops.UserTurn(model=str(model)) if why := self.unusable_model(model):
-                if self.running:  # busy first, as for any turn
-                    raise RuntimeBusy(f"session {self.session_id} is already running a turn")
-                self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
-            case ops.UserTurn(agents=starting) if unknown := [
-                a for a in (*starting, op.agent or self.entry.name) if a not in self.agents
-            ]:
-                if self.running:
-                    raise RuntimeBusy(f"session {self.session_id} is already running a turn")
-                why = f"no agent {unknown[0]!r} in this run; agents: {', '.join(self.agents)}"
-                self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
-            case ops.UserTurn() if not self.running and self._session.open_run is not None:
-                # A new run cannot start while the log holds one a crash left open (the store
-                # refuses its turn_started): the front end resumes that one first.
-                why = (
-                    "the last turn was interrupted (moot ended in the middle of it): resume it "
-                    "first (resume_run), then send this"
-                )
-                self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
             case ops.UserTurn():
                 self._start(self._turn(op, submission))
             case ops.ResumeRun():
-                if self._session.open_run is None:
-                    raise RuntimeBusy(f"session {self.session_id} has no unfinished run")
+                assert self._session.open_run is not None  # `refusal` said so
                 self._start(self._resume(self._session.open_run, submission))
             case ops.Interrupt():
-                if self.running:
-                    assert self._task is not None and self._run is not None
-                    self._run.submission_id = submission  # what the interrupt ends answers it
-                    self._task.cancel()
+                if self._task is not None and self.running:
+                    # Stopped after the work's first step, never before: work cancelled before
+                    # it began would end without a word (no turn_started, nothing answering
+                    # the turn or the interrupt).
+                    loop = asyncio.get_running_loop()
+                    loop.call_soon(self._stop_work, self._task, submission, not self._tool_runs)
                 for task in self._tool_runs:
                     task.cancel()
             case ops.Approve(tool_call_id=tool_call, call_id=call, scope=scope, rule=rule):
@@ -314,6 +314,73 @@ class Runtime:
                     task.cancel()
                 self._end_streams()
         return submission
+
+    def refusal(self, op: ops.Op) -> str:
+        """Why the session cannot take `op` now ("" when it can, or when only carrying it out
+        can tell): a turn while one runs, a resume with nothing to resume, an interrupt with
+        nothing running. `submit` answers such an op with `op_refused` carrying this."""
+        match op:
+            case ops.UserTurn():
+                return self.turn_refusal(op)
+            case ops.ResumeRun():
+                if busy := self._busy():
+                    return busy
+                if self._session.open_run is None:
+                    return f"session {self.session_id} has no unfinished turn to resume"
+            case ops.Interrupt() if not self.running and not self._tool_runs:
+                return "nothing is running to interrupt"
+        return ""
+
+    def turn_refusal(self, op: ops.UserTurn) -> str:
+        """Why `op` cannot start a turn now ("" when it can): one runs (busy comes first, as
+        for any turn), its model cannot be used, it names an agent the session lacks, or the
+        log holds a turn a crash left open."""
+        if busy := self._busy():
+            return busy
+        if op.model is not None and (why := self.unusable_model(op.model)):
+            return why
+        if unknown := [
+            a for a in (*op.agents, op.agent or self.entry.name) if a not in self.agents
+        ]:
+            return f"no agent {unknown[0]!r} in this run; agents: {', '.join(self.agents)}"
+        if self._session.open_run is not None:
+            # A new run cannot start while the log holds one a crash left open (the store
+            # refuses its turn_started): the front end resumes that one first.
+            return (
+                "the last turn was interrupted (moot ended in the middle of it): resume it "
+                "first (resume_run), then send this"
+            )
+        return ""
+
+    def _busy(self) -> str:
+        """Why a new turn must wait: a turn or a compaction runs ("" when neither does)."""
+        if not self.running:
+            return ""
+        if self._compacting:
+            return "the conversation is being compacted: wait for it, or interrupt it"
+        return "a turn is running: wait for it to end, or interrupt it"
+
+    def _stop_work(self, task: asyncio.Task[None], submission: str, alone: bool) -> None:
+        """Cancel the turn or compaction an `Interrupt` stops; what that ends answers it. One
+        that ended meanwhile leaves the interrupt nothing to do, which is its answer (unless
+        the person's own tool calls it stopped are)."""
+        if task is self._task and not task.done():
+            if self._run is not None:
+                self._run.submission_id = submission  # what the interrupt ends answers it
+            self._stopped_by = submission  # a compaction's end answers it too
+            task.cancel()
+        elif alone and not self._shut_down:
+            reason = "nothing is running to interrupt: it had ended"
+            self._answer_later(
+                ev.OpRefused(op="interrupt", reason=reason, submission_id=submission)
+            )
+
+    def _answer_later(self, event: ev.Event) -> None:
+        """Record a session event from a loop callback, where an exception would only be
+        logged: a store that cannot be written (a full disk) leaves the op unanswered, and
+        `submit` says so for the next op."""
+        with contextlib.suppress(StoreError):
+            self.record_session(event)
 
     def _release_when_idle(self, _: object = None) -> None:
         """Let the claim go once neither the run nor a title request can record anything."""
@@ -371,7 +438,7 @@ class Runtime:
         then its own; its caller reads that it was cancelled and goes on."""
         run = self._run
         task = run.tasks.get(task_id) if run is not None else None
-        if task is None:
+        if task is None or task.done():
             self.record_session(
                 ev.OpRefused(
                     op="cancel_agent",
@@ -380,7 +447,18 @@ class Runtime:
                 )
             )
             return
-        task.cancel()
+        # After the callee's first step, never before: a task cancelled before it began never
+        # runs its drive, which records the end of the call and its subtree.
+        asyncio.get_running_loop().call_soon(self._cancel_callee, task, task_id, submission)
+
+    def _cancel_callee(self, task: asyncio.Task[object], task_id: str, submission: str) -> None:
+        if not task.done():
+            task.cancel()
+        elif not self._shut_down:  # it ended in its first step: nothing was left to cancel
+            reason = f"peer call {task_id!r} had ended before it could be cancelled"
+            self._answer_later(
+                ev.OpRefused(op="cancel_agent", reason=reason, submission_id=submission)
+            )
 
     def _set_mode(self, mode: ModeName, submission: str) -> None:
         previous = self._session.mode
@@ -480,7 +558,7 @@ class Runtime:
             self.record_session(ev.OpRefused(op="compact", reason=why, submission_id=submission))
             return
         assert agent is not None
-        self._start(self._compact_history(agent, focus, submission))
+        self._start(self._compact_history(agent, focus, submission), compacting=True)
 
     async def _compact_history(self, agent: Agent, focus: str, submission: str) -> None:
         """Summarise the agent's older conversation (the model's summary, or the fallback)
@@ -508,6 +586,13 @@ class Runtime:
                 window=window,
                 cut=last_turn_cut(messages, keep),
             )
+        except asyncio.CancelledError:
+            # An `Interrupt` (or the session's end) stopped it: nothing was compacted, and
+            # that is the answer the interrupt gets.
+            reason = "interrupted: nothing was compacted"
+            answers = self._stopped_by or submission
+            self.record_session(ev.OpRefused(op="compact", reason=reason, submission_id=answers))
+            raise
         except Exception as exc:  # a provider that cannot be made, a hook that failed to start
             reason = f"compaction failed: {type(exc).__name__}: {exc}"
             self.record_session(ev.OpRefused(op="compact", reason=reason, submission_id=submission))
@@ -733,18 +818,21 @@ class Runtime:
 
     _last_finished: ev.TurnFinished | None = None
 
-    def _start(self, work: object) -> None:
+    def _start(self, work: object, *, compacting: bool = False) -> None:
         if self.running:
             work.close()  # type: ignore[attr-defined]
             raise RuntimeBusy(f"session {self.session_id} is already running a turn")
+        self._stopped_by, self._compacting = None, compacting
+        self.failure = ""
         self._task = asyncio.get_running_loop().create_task(work)  # type: ignore[arg-type]
         self._task.add_done_callback(self._after_run)
 
     def _after_run(self, task: asyncio.Task[None]) -> None:
         # A run that raised could not record its end (the store failed: a full disk, a
         # damaged file): no turn_finished will come, so nobody may wait for one. The streams
-        # end, and `wait()` raises what the run raised.
-        if not task.cancelled() and task.exception() is not None:
+        # end, `failure` says why, and `wait()` raises what the run raised.
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            self.failure = str(exc) or type(exc).__name__
             self._end_streams()
 
     def _end_streams(self) -> None:
@@ -832,6 +920,11 @@ class Runtime:
         )
         for call, tc in interrupted:
             run.record_interrupted(call, tc)
+        for orphan in _orphans(fold):
+            # Left open by a moot that ended while closing it (an older moot could): nothing
+            # will drive it again, so it ends now, subtree first, before the run goes on.
+            if orphan.stop_reason is None:
+                end_undriven(run, orphan)
         await self._drive(run)
 
     async def _drive(self, run: RunContext) -> None:
@@ -888,3 +981,20 @@ class Runtime:
     def _unsubscribe(self, subscription: Subscription) -> None:
         if subscription in self._subscribers:
             self._subscribers.remove(subscription)
+
+
+def _orphans(fold: RunFold) -> list[CallState]:
+    """The open calls of an unfinished run that nothing would drive on a resume: their caller
+    has ended, or has gone on from the `call_agent` that made them (its result is recorded),
+    and they are not a background agent of an open caller (those are started again)."""
+    calls = fold.calls
+    found = []
+    for call in calls.values():
+        parent = calls.get(call.parent_call_id or "")
+        if call.stop_reason is not None or parent is None:
+            continue
+        waited_for = {tc.id for tc in parent.running_tools}
+        gone_on = not call.background and call.tool_call_id not in waited_for
+        if parent.stop_reason is not None or gone_on:
+            found.append(call)
+    return found

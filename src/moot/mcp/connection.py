@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from moot._version import __version__
 from moot.mcp import wire
 from moot.mcp.names import qualified
+from moot.paths import make_private_dir, private_opener
 from moot.protocol.mcp import McpPromptInfo, McpServerConfig, ServerState
 
 if TYPE_CHECKING:
@@ -186,9 +187,11 @@ class Connection:
         if config.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            self._log_path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self._log_path.parent)  # a server's stderr may hold tokens
             # A local file opened once per start: not worth a thread.
-            errlog = stack.enter_context(open(self._log_path, "a", encoding="utf-8"))  # noqa: SIM115, ASYNC230
+            errlog = stack.enter_context(
+                open(self._log_path, "a", encoding="utf-8", opener=private_opener)  # noqa: SIM115, ASYNC230
+            )
             self._log_offset = errlog.tell()
             params = StdioServerParameters(
                 command=config.command,

@@ -14,6 +14,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from moot.paths import make_private_dir
+
 MAX_BYTES = 1 << 20
 
 
@@ -65,7 +67,10 @@ def write_object(path: Path, data: dict[str, Any], *, private: bool = False) -> 
         ConfigFileError: The file cannot be written.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if private:
+            make_private_dir(path.parent)  # approvals live in moot's data directory
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(temp, flags, 0o600 if private else 0o644)

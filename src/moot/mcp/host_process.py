@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 
 from moot.mcp import wire
+from moot.paths import make_private_dir, private_opener
 
 READ_LIMIT = 64 << 20
 """The longest line the host may send (a capped result is far below it)."""
@@ -78,8 +79,9 @@ class HostProcess:
             await asyncio.sleep(wait)
         log_dir = Path(self.setup.log_dir)
         try:
-            log_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - once per host
-            with open(log_dir / "host.stderr", "ab") as stderr:  # noqa: ASYNC230 - once
+            make_private_dir(log_dir)  # what servers print may hold tokens: this user's only
+            # Once per host: not worth a thread.
+            with open(log_dir / "host.stderr", "ab", opener=private_opener) as stderr:  # noqa: ASYNC230
                 self._proc = await asyncio.create_subprocess_exec(
                     sys.executable,
                     "-P",

@@ -311,6 +311,10 @@ class SessionStatus(msgspec.Struct, frozen=True):
     """Skills, custom commands, agent definitions and memory, as read when the session opened."""
     prompt_parts: tuple[PromptPart, ...] = ()
     """What every model request of the person's agent carries, part by part (`/context`)."""
+    failure: str = ""
+    """Why the last run stopped without recording its end (the sessions database could not
+    be written: a full disk), which also ended every subscription; "" when none did. What was
+    stored stays; `ResumeRun` goes on once the store can be written again."""
 
 
 class ContextPart(msgspec.Struct, frozen=True):
@@ -462,10 +466,14 @@ class Client(Protocol):
 
     def submit(self, op: Op) -> str:
         """Hand the session an op; returns its submission id, which every event that answers
-        the op carries (`Event.submission_id`).
+        the op carries (`Event.submission_id`). An op the session cannot take now (a turn
+        while one runs, an interrupt with nothing running, an answer nothing waits for) is
+        answered by `op_refused`, never by an exception.
 
         Raises:
             ValueError: The op does not fit its schema; nothing happened.
+            StoreError: (`moot.client.errors`) The sessions database cannot be written (a full
+                disk), so nothing could be recorded; nothing happened.
         """
         ...
 

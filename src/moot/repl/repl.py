@@ -151,6 +151,9 @@ class Repl:
         self.asking: str | None = None
         """The question a line is read for now (`why not?`, a pick), if any."""
         self._turn_running = False
+        self._sent: dict[str, str] = {}
+        """Turns submitted and not yet answered (`turn_started` or `op_refused`), by submission
+        id: the message to give back should the session refuse it ("" for a resume)."""
         self._quitting = False
         self._reading = False
         self._accepting = False
@@ -192,11 +195,21 @@ class Repl:
         self._printer.start()
         self._banner()
         self._opening = asyncio.create_task(self._open())
+        loop = asyncio.get_running_loop()
+        handled = []
+        for number in (signal.SIGTERM, signal.SIGHUP):  # a `kill`, a terminal that went away
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(number, self._quit_now)
+                handled.append(number)
         try:
             while not self._quitting:
                 await self._step()
         finally:
-            await self._stop()
+            try:
+                await self._stop()  # the session closes: a running turn records its end
+            finally:
+                for number in handled:
+                    loop.remove_signal_handler(number)
         return EXIT_SETUP if self.error else 0
 
     async def _open(self) -> None:
@@ -242,13 +255,18 @@ class Repl:
         if self._opening is not None:
             # A session still opening is waited for, so that it is closed, not left behind.
             await asyncio.shield(self._opening)
-        if self._pump_task is not None:
-            self._pump_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump_task
-        await self._printer.stop()
-        if self._client is not None:
-            await self._client.close()
+        try:
+            if self._pump_task is not None:
+                self._pump_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._pump_task
+            await self._printer.stop()  # may fail on a terminal that went away (SIGHUP)
+        finally:
+            if self._client is not None:
+                from moot.client.errors import StoreError  # only here: the REPL's end
+
+                with contextlib.suppress(StoreError):  # a run the store stopped: told by `_pump`
+                    await self._client.close()
 
     async def _step(self) -> None:
         if self.approvals.waiting:
@@ -257,7 +275,7 @@ class Repl:
             if answer == INTERRUPT:
                 self.interrupt()
             elif isinstance(answer, ops.Approve | ops.Deny):
-                self.client.submit(answer)
+                self._submit(answer)
         elif self.look.plain and self._turn_running:
             await self._wait_for_turn()
         else:
@@ -293,7 +311,7 @@ class Repl:
             await run_shell(self, text)
             return
         if (note := memory_note(text)) is not None:
-            self.client.submit(ops.NoteToMemory(text=note))
+            self._submit(ops.NoteToMemory(text=note))
             return
         if self._turn_running:
             self.transcript.say(
@@ -310,8 +328,12 @@ class Repl:
             text = "\n\n".join([*self._offered, text])
             self._offered.clear()
         self._turn_running = True  # no second message while a resource is read
-        text, found = await expand_mentions(self.client, text)
-        submission = self.client.submit(ops.UserTurn(text=text, attachments=found))
+        message, found = await expand_mentions(self.client, text)
+        submission = self._submit(ops.UserTurn(text=message, attachments=found), text=text)
+        if submission is None:
+            self._turn_running = False
+            return
+        self._sent[submission] = text
         if typed:
             self.transcript.own_submissions.add(submission)
         self._turn_running = True
@@ -331,25 +353,67 @@ class Repl:
             if handled:
                 loop.remove_signal_handler(signal.SIGINT)
 
-    def _preempt(self) -> None:
-        """Make way for an approval: the prompt ends, what was typed is kept."""
+    def _submit(self, op: ops.Op, *, text: str = "") -> str | None:
+        """Submit `op`; its submission id. A sessions database that cannot be written (a full
+        disk) takes no op: that is told here, a message (`text`) goes back into the prompt,
+        and None is returned."""
+        try:
+            return self.client.submit(op)
+        except Exception as exc:
+            from moot.client.errors import StoreError  # only when an op failed
+
+            if not isinstance(exc, StoreError):
+                raise
+            self.transcript.say(str(exc), warning=True)
+            if text:
+                self._draft = text
+            return None
+
+    def _preempt(self, given_back: str = "") -> None:
+        """Make way for an approval, or for a message the session gave back: the prompt ends,
+        what was typed is kept (after `given_back`)."""
         assert self._wake is not None and self._session is not None
         self._wake.set()
         app = get_app_or_none()
-        if not self._reading or app is None or not app.is_running or app.is_done:
-            return
-        self._draft = self._session.default_buffer.text
-        app.erase_when_done = True
-        app.exit(exception=_Preempted())
+        reading = self._reading and app is not None and app.is_running and not app.is_done
+        typed = self._session.default_buffer.text if reading else self._draft
+        if given_back:
+            typed = f"{given_back}\n{typed}" if typed.strip() else given_back
+        self._draft = typed
+        if reading:
+            assert app is not None
+            app.erase_when_done = True
+            app.exit(exception=_Preempted())
+
+    def _refused(self, event: ev.OpRefused) -> None:
+        """A turn the session refused (one runs already, a crash left one open): the REPL
+        waits for none, and a message goes back into the prompt."""
+        text = self._sent.pop(event.submission_id)
+        self._turn_running = self.client.status().running
+        if text or not self._turn_running:
+            self._preempt(given_back=text)
 
     # ---- events -----------------------------------------------------------------------------
 
     async def _pump(self, subscription: Subscription) -> None:
+        client = self.client
         try:
             async for event in subscription:
                 self._take(event)
         finally:
             subscription.close()
+        # The stream ends early when a run stops because the store could not be written (a
+        # full disk), which it could not record: said once, here.
+        if client is self._client and (failure := client.status().failure):
+            self._turn_running = False
+            self.approvals.clear()
+            self.transcript.say(
+                f"the turn stopped: {failure}. What was stored is kept: once there is room, "
+                f"`moot --resume {client.session_id}` finishes the turn.",
+                warning=True,
+            )
+            assert self._wake is not None
+            self._wake.set()
 
     def _take(self, event: ev.Event) -> None:
         self.facts.take(event)
@@ -359,8 +423,11 @@ class Repl:
             self.transcript.say(f"{WAITING_FOR_MODEL}… (ctrl+c stops it)")
         self.transcript.take(event)
         match event:
-            case ev.TurnStarted():
+            case ev.TurnStarted() | ev.RunResumed():
                 self._turn_running = True
+                self._sent.pop(event.submission_id, None)
+            case ev.OpRefused() if event.submission_id in self._sent:
+                self._refused(event)
             case ev.TurnFinished():
                 self._turn_running = False
                 self.approvals.clear()
@@ -446,7 +513,7 @@ class Repl:
     def interrupt(self) -> None:
         """Stop the running turn (ctrl+c)."""
         if self._turn_running:
-            self.client.submit(ops.Interrupt())
+            self._submit(ops.Interrupt())
             self.transcript.say("stopping the turn...")
 
     def cycle_mode(self) -> None:
@@ -458,7 +525,7 @@ class Repl:
         if mode is None:
             self.transcript.say("this session has no permission modes", warning=True)
             return
-        self.client.submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
+        self._submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
 
     def _message(self) -> AnyFormattedText:
         mark = self.transcript.paint(MARK, "bold")
@@ -605,7 +672,11 @@ class Repl:
             self._pump_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump_task
-        await old.close()
+        from moot.client.errors import StoreError
+
+        with contextlib.suppress(StoreError):  # a run the store stopped: told by `_pump`
+            await old.close()
+        self._sent.clear()  # submission ids are the session's own
         self.approvals.clear()
         self.transcript.new_session()
         self._offered.clear()  # the old session's shell output is not for the new one
@@ -623,7 +694,10 @@ class Repl:
         --resume` does headless, asking again for an approval it waited on."""
         if status.open_run is not None and not status.running:
             self._turn_running = True
-            self.client.submit(ops.ResumeRun())
+            if (submission := self._submit(ops.ResumeRun())) is not None:
+                self._sent[submission] = ""
+            else:
+                self._turn_running = False
 
     def show_help(self) -> None:
         self.transcript.emit(help_text(self.registry, self.transcript.paint))

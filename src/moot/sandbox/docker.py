@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from moot.paths import make_private_dir
 from moot.sandbox import docker_image
 from moot.sandbox.base import (
     CommandResult,
@@ -443,7 +444,7 @@ class DockerSandbox:
         if directory.is_relative_to(self.workspace):
             return None
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            make_private_dir(directory)  # under moot's data directory: this user's only
         except OSError:
             return None
         return directory

@@ -27,6 +27,7 @@ from typing import BinaryIO, Literal
 
 import msgspec
 
+from moot.paths import PRIVATE_FILE, make_private_dir
 from moot.sandbox.base import CommandResult, OutputCallback
 from moot.workspace.paths import PathRefused, open_dir_chain
 
@@ -152,14 +153,17 @@ class OutputDir:
 
     def create(self, name: str) -> tuple[BinaryIO, Path]:
         """Create the file `name` (it must not exist) and return it open for writing."""
+        mode = 0o644  # in the workspace: a file of the person's project
         if self.directory.is_relative_to(self.workspace):
             parts = self.directory.relative_to(self.workspace).parts
             dir_fd = open_dir_chain(self.workspace, parts, create=True)
         else:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            # Under moot's data directory: what a command printed is this user's only.
+            make_private_dir(self.directory)
             dir_fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            mode = PRIVATE_FILE
         try:
-            fd = os.open(name, _FILE_FLAGS, 0o644, dir_fd=dir_fd)
+            fd = os.open(name, _FILE_FLAGS, mode, dir_fd=dir_fd)
         finally:
             os.close(dir_fd)
         return os.fdopen(fd, "wb"), self.directory / name

@@ -61,7 +61,11 @@ def open_store(path: str | os.PathLike[str] | None = None) -> SQLiteStore:
     Raises:
         StoreError: It cannot be opened as moot's database; the message says what to do.
     """
-    from moot.paths import default_db_path
+    from moot.paths import PRIVATE_DIR, default_db_path, keep_private
     from moot.store.sqlite import SQLiteStore
 
-    return SQLiteStore(default_db_path() if path is None else path)
+    if path is None:
+        path = default_db_path()
+        # The data directory an older moot made 0755: only this user's from now on.
+        keep_private(path.parent, PRIVATE_DIR)
+    return SQLiteStore(path)

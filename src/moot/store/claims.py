@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
+from moot.paths import make_private_dir
+
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,100}")
 _ATTEMPTS = 20
 
@@ -85,7 +87,7 @@ def claim_by_lock(directory: Path, session_id: str) -> SessionClaim:
             of this one).
         OSError: The directory or the file cannot be made.
     """
-    directory.mkdir(parents=True, exist_ok=True)
+    make_private_dir(directory)
     path = lock_file(directory, session_id)
     for _ in range(_ATTEMPTS):
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

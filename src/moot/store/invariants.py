@@ -10,7 +10,8 @@ a. Calls exist before they are used. A run's first event is its creation, `turn_
 b. Nothing after the end. At most one run of a session is open at a time. A call takes no event
    after its terminal event, and a run none after its `turn_finished`. `turn_finished` ends the
    run's root call and needs every other call of the run to have ended; `agent_returned` ends a
-   call that is not the root.
+   call that is not the root, and needs every call it made to have ended (a subtree ends
+   innermost first).
 c. Legal state transitions only. `state_changed.from_state` is the call's current state (a new
    call is `created`) and the move is legal; no `state_changed` enters a terminal state, since
    only terminal events end a call. A terminal event moves its call from the current state to
@@ -93,6 +94,8 @@ class _Call(msgspec.Struct):
     running_tools: set[str] = msgspec.field(default_factory=set)
     """Tool call ids started without a result yet."""
     finished_tools: set[str] = msgspec.field(default_factory=set)
+    open_callees: int = 0
+    """Calls this call made that have not ended; its `agent_returned` needs none."""
 
 
 class _Run(msgspec.Struct):
@@ -114,6 +117,7 @@ class SessionLog:
         self._next_seq = 1
         self._run: _Run | None = None
         self._finished_runs: set[str] = set()
+        self._replaying = False
 
     @classmethod
     def replay(
@@ -142,6 +146,9 @@ class SessionLog:
         """
         log = cls(session_id)
         log._finished_runs.update(finished_runs)
+        # A log an older moot wrote may hold a call that ended before a call it made (it could
+        # leave such a callee open): it still loads, and a resume ends that callee.
+        log._replaying = True
         for event in events:
             if event.seq < log._next_seq:
                 raise ValueError(
@@ -150,6 +157,7 @@ class SessionLog:
             log._next_seq = event.seq
             log.append(event)
         log._next_seq = max(log._next_seq, last_seq + 1)
+        log._replaying = False
         return log
 
     # ---- queries ----------------------------------------------------------------------------
@@ -277,6 +285,8 @@ class SessionLog:
         if isinstance(event, AgentCalled):
             run.calls[event.call_id] = _Call(parent=event.parent_call_id, depth=event.depth)
             run.open_callees += 1
+            if event.parent_call_id in run.calls:
+                run.calls[event.parent_call_id].open_callees += 1
             return
         call = run.calls[event.call_id]
         match event:
@@ -287,6 +297,8 @@ class SessionLog:
                 call.running_tools.clear()
                 call.finished_tools.clear()
                 run.open_callees -= 1
+                if call.parent in run.calls:
+                    run.calls[call.parent].open_callees -= 1
             case TurnFinished():
                 # The run's per-call state is dropped; only its id is kept, to refuse late events.
                 self._finished_runs.add(run.run_id)
@@ -364,6 +376,15 @@ class SessionLog:
         elif event.call_id == run.run_id:
             raise EventInvariantError(
                 "b", f"agent_returned for the root call of run {run.run_id}; it needs turn_finished"
+            )
+        elif call.open_callees and not self._replaying:
+            open_ids = ", ".join(
+                c for c in self.open_calls() if run.calls[c].parent == event.call_id
+            )
+            raise EventInvariantError(
+                "b",
+                f"agent_returned for call {event.call_id} of run {run.run_id} while calls it "
+                f"made are open: {open_ids}",
             )
         where = f"{event.kind} of call {event.call_id} in run {run.run_id}"
         try:

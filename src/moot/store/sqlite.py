@@ -22,6 +22,7 @@ version) is refused before anything is changed. A session is served by one runti
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
@@ -156,7 +157,7 @@ class SQLiteStore:
         """
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _make_private(self.path)
         except OSError as exc:
             raise from_os(exc, self.path) from None
         # One connection serves every thread; the lock keeps transactions from interleaving.
@@ -597,3 +598,19 @@ class SQLiteStore:
             "UPDATE sessions SET updated_at = ?, event_count = ?, last_state = ? WHERE id = ?",
             (ts, seq, state, session_id),
         )
+
+
+def _make_private(path: Path) -> None:
+    """Make the database's directory and the file itself readable by this user only (they
+    hold what the model read): missing directories 0700, a new file 0600, which SQLite's
+    `-wal` and `-shm` files copy; a file an older moot made 0644 is tightened, its side
+    files too. Before SQLite opens it, which would make the file with the umask's mode."""
+    from moot.paths import PRIVATE_FILE, keep_private, make_private_dir
+
+    make_private_dir(path.parent)
+    if not os.path.lexists(path):
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+        with contextlib.suppress(FileExistsError):  # another moot made it meanwhile
+            os.close(os.open(path, flags, PRIVATE_FILE))
+    for name in ("", "-wal", "-shm"):
+        keep_private(path.with_name(path.name + name))

@@ -3,7 +3,9 @@
 A front end under test holds a `FakeClient` as it would a real session. With `autoplay` (the
 default) the fake answers ops as a session would, from its script: a `UserTurn` (or a
 `RunCommand`, an `Approve`/`Deny`, or `ResumeRun`) plays the script up to and including the next
-`approval_requested` or `turn_finished`; an `Interrupt` while a turn is open ends it cancelled;
+`approval_requested` or `turn_finished`, unless a turn is open (then, as a session does, it is
+answered by `op_refused`); an `Interrupt` while a turn is open ends it cancelled, and without one
+is answered by `op_refused`;
 `SetMode` plays a `mode_changed`; `SetModel` a `model_changed` (or an `op_refused` for a model
 not in `models`, when given); `RunTool` a `tool_ran` with the tool's canned result from
 `tool_results` (or an `op_refused` for a tool without one); `NoteToMemory` a `memory_noted`.
@@ -255,6 +257,11 @@ class FakeClient:
     def _answer(self, op: ops.Op, submission: str) -> None:
         self._submission = submission
         match op:
+            case ops.UserTurn() | ops.RunCommand() if self._open_run is not None:
+                reason = "a turn is running: wait for it to end, or interrupt it"
+                self.emit(ev.OpRefused(op=op.kind, reason=reason))
+            case ops.Interrupt() if self._open_run is None:
+                self.emit(ev.OpRefused(op=op.kind, reason="nothing is running to interrupt"))
             case ops.UserTurn() | ops.RunCommand() | ops.ResumeRun() | ops.Approve() | ops.Deny():
                 self.play(until=_PAUSE_AFTER)
             case ops.NoteToMemory(text=text):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -151,7 +152,9 @@ class MootApp(App[int]):
         workspace: The workspace `connect` opens (its prompt history shows before it is open).
         model: The model asked for, shown while the session opens (None: the settings').
         own_heap: The process is the app's alone (`moot`): its heap is frozen once a session
-            shows (`tui/heap.py`). Tests, which run many apps in one process, leave it off.
+            shows (`tui/heap.py`), and SIGTERM and SIGHUP (the terminal went away) end the app
+            as quitting does, so a running turn records its end and its open calls'. Tests,
+            which run many apps in one process, leave it off.
         first_run: How the first-run screen opens a session with a model, or the demo.
         open_session: Opens a stored session by id (the palette's sessions).
         mouse: Capture the mouse from the start (`f4` switches it either way).
@@ -212,6 +215,9 @@ class MootApp(App[int]):
         self._clock = clock
         self._last_ctrl_c = -QUIT_WINDOW_S
         self._turn_running = False
+        self._sent: dict[str, str] = {}
+        """The person's messages sent and not yet answered (`turn_started` or `op_refused`), by
+        submission id: one the session refuses goes back into the prompt."""
         self._prefs = load_prefs()
         self.side = SidePanes(self, PaneSizes.from_prefs(self._prefs.get("panes")), self._keep)
         """The side panes' layout: what shows, how big (the person's, kept in the prefs)."""
@@ -331,6 +337,10 @@ class MootApp(App[int]):
         self.theme = self.chosen_theme
 
     async def on_mount(self) -> None:
+        if self._own_heap:
+            loop = asyncio.get_running_loop()
+            for number in _QUIT_SIGNALS:
+                loop.add_signal_handler(number, self.exit)
         # The terminal is known now: a 16-colour one takes the theme's stand-in (no change, and
         # so no restyle, on any other).
         self.theme = self.chosen_theme
@@ -445,7 +455,7 @@ class MootApp(App[int]):
             # moot ended in the middle of a turn (killed, a crash): it goes on first, as
             # `moot --resume` does headless, asking again for an approval it waited on.
             self._turn_running = True
-            self.client.submit(ops.ResumeRun())
+            self.submit(ops.ResumeRun())
         for warning in use_session_commands(self.registry, self.client):
             await self.chat.say(warning, warning=True)
         if self._task_text:
@@ -478,8 +488,12 @@ class MootApp(App[int]):
         old, self._client = self._client, client
         self._session_known.set()  # the first-run screen's session too: `@` waited for ever
         self._turn_running = False
+        self._sent.clear()  # submission ids are the session's own
         if old is not None:
-            await old.close()
+            from moot.client.errors import StoreError  # see `on_unmount`
+
+            with contextlib.suppress(StoreError):  # a run the store stopped: told already
+                await old.close()
         if self._own_heap:
             heap.release()  # the old session's panes go; collected before the next freeze
             self._switched = True
@@ -547,7 +561,24 @@ class MootApp(App[int]):
     @work(group="bridge", exclusive=True, exit_on_error=False)
     async def _pump(self, after_seq: int | None) -> None:
         assert self._bridge is not None
+        client = self.client
         await self._bridge.run(after_seq)
+        # The stream ends when the session closes, or early: a run stopped because the store
+        # could not be written (a full disk), which it could not record. Said once, here.
+        if client is self._client and not client.status().running:
+            with contextlib.suppress(NoMatches):  # the app is closing: nothing to show it on
+                await self._stream_ended(client.status().failure, client.session_id)
+
+    async def _stream_ended(self, failure: str, session_id: str) -> None:
+        if not failure:
+            return
+        self._turn_running = False
+        self.approvals.clear()
+        await self.chat.say(
+            f"the turn stopped: {failure}. What was stored is kept: once there is room, "
+            f"`moot --resume {session_id}` finishes the turn.",
+            warning=True,
+        )
 
     @on(Streamed)
     async def _streamed(self, message: Streamed) -> None:
@@ -582,6 +613,11 @@ class MootApp(App[int]):
         match event:
             case ev.TurnStarted() | ev.RunResumed():
                 self._turn_running = True
+                self._sent.pop(event.submission_id, None)
+            case ev.OpRefused() if event.submission_id in self._sent:
+                # The chat shows why (a turn already runs, one a crash left open); the message
+                # goes back into the prompt, to send again.
+                self._give_back(self._sent.pop(event.submission_id))
             case ev.TurnFinished():
                 self._turn_running = False
                 self.approvals.clear()
@@ -626,7 +662,7 @@ class MootApp(App[int]):
             self._run_command(run_shell(self, text))
             return
         if (note := memory_note(text)) is not None:
-            self.client.submit(ops.NoteToMemory(text=note))
+            self.submit(ops.NoteToMemory(text=note))
             return
         if self._turn_running and (to := self._addressed_agent(text)):
             # `@agent message` while a turn runs: for that agent, read at its next step.
@@ -635,13 +671,36 @@ class MootApp(App[int]):
             return
         if self._turn_running:
             self.notify("a turn is running: wait for it, or press Esc to interrupt it")
-            self.prompt.load_text(text)
-            self.prompt.move_cursor(self.prompt.document.end)  # typing goes on after it
+            self._give_back(text)
             return
         if MENTION.search(text):  # `@server:uri`: its MCP resource is read first
             self.run_worker(self._send_with_resources(text), group="command")
             return
-        self.client.submit(ops.UserTurn(text=text))
+        if (submission := self.submit(ops.UserTurn(text=text), text=text)) is not None:
+            self._sent[submission] = text
+
+    def submit(self, op: ops.Op, *, text: str = "") -> str | None:
+        """Submit `op` to the session shown; its submission id. A sessions database that
+        cannot be written (a full disk) takes no op: that is told here, a message (`text`)
+        goes back into the prompt, and None is returned."""
+        try:
+            return self.client.submit(op)
+        except Exception as exc:
+            from moot.client.errors import StoreError  # only when an op failed
+
+            if not isinstance(exc, StoreError):
+                raise
+            self.notify(str(exc), severity="error", timeout=30)
+            if text:
+                self._give_back(text)
+            return None
+
+    def _give_back(self, text: str) -> None:
+        """Put a message that was not sent back into the prompt, before what is typed there
+        now, with the cursor at the end (typing goes on after it)."""
+        typed = self.prompt.text
+        self.prompt.load_text(f"{text}\n{typed}" if typed.strip() else text)
+        self.prompt.move_cursor(self.prompt.document.end)
 
     def _run_command(self, work: Coroutine[Any, Any, None]) -> None:
         """Run a command the person sent; what they send while it runs waits for its end."""
@@ -682,13 +741,15 @@ class MootApp(App[int]):
             return None
         return name if name in {a.name for a in self.client.status().agents} else None
 
-    async def _send_with_resources(self, text: str) -> None:
-        text, found = await expand_mentions(self.client, text)
-        self.client.submit(ops.UserTurn(text=text, attachments=found))
+    async def _send_with_resources(self, typed: str) -> None:
+        text, found = await expand_mentions(self.client, typed)
+        submission = self.submit(ops.UserTurn(text=text, attachments=found), text=typed)
+        if submission is not None:
+            self._sent[submission] = typed
 
     @on(Answered)
     def _answered(self, message: Answered) -> None:
-        self.client.submit(message.op)  # type: ignore[arg-type]
+        self.submit(message.op)  # type: ignore[arg-type]
         self.prompt.focus()
 
     @on(PromptInput.Typed)
@@ -706,7 +767,7 @@ class MootApp(App[int]):
 
     @on(TracePane.CancelAgent)
     def _cancel_agent(self, message: TracePane.CancelAgent) -> None:
-        self.client.submit(ops.CancelAgent(task_id=message.call_id))
+        self.submit(ops.CancelAgent(task_id=message.call_id))
         self.notify(f"cancelling {message.agent} ({message.call_id})")
 
     @on(TracePane.Inspect)
@@ -736,7 +797,7 @@ class MootApp(App[int]):
     def action_interrupt(self) -> None:
         commands = any(w.group == "command" and w.is_running for w in self.workers)
         if self._turn_running or commands:  # a `!command` stops too
-            self.client.submit(ops.Interrupt())
+            self.submit(ops.Interrupt())
 
     def action_quit(self) -> None:  # type: ignore[override]
         now = self._clock()
@@ -745,7 +806,7 @@ class MootApp(App[int]):
             return
         self._last_ctrl_c = now
         if self._turn_running:
-            self.client.submit(ops.Interrupt())
+            self.submit(ops.Interrupt())
         self.notify("press ctrl+c again to quit", timeout=QUIT_WINDOW_S)
 
     def action_quit_now(self) -> None:
@@ -758,7 +819,7 @@ class MootApp(App[int]):
             return
         from moot.commands.builtin import next_mode
 
-        self.client.submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
+        self.submit(ops.SetMode(mode=next_mode(mode)))  # type: ignore[arg-type]
 
     def action_help(self) -> None:
         self.show_help()
@@ -1007,6 +1068,10 @@ class MootApp(App[int]):
         self.say(f"new sessions use {name} (/new starts one); this one goes on with its own")
 
     async def on_unmount(self) -> None:
+        if self._own_heap:
+            loop = asyncio.get_running_loop()
+            for number in _QUIT_SIGNALS:
+                loop.remove_signal_handler(number)
         self._session_known.set()  # no `@` completion waits on a session that never comes
         if self._listing is not None:
             self._listing.shutdown(wait=False, cancel_futures=True)
@@ -1016,7 +1081,16 @@ class MootApp(App[int]):
             with contextlib.suppress(Exception):
                 self._client = await asyncio.shield(self._opening)
         if self._client is not None:
-            await self._client.close()
+            from moot.client.errors import StoreError  # only here: the app's end
+
+            # A run the store stopped (a full disk) was told in the chat (`_stream_ended`);
+            # closing raises it again.
+            with contextlib.suppress(StoreError):
+                await self._client.close()
+
+
+_QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""What ends the app as quitting does (in moot's own process): a `kill`, a closed terminal."""
 
 
 def _starts_a_turn(text: str) -> bool:

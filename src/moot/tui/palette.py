@@ -125,7 +125,7 @@ class ModesProvider(_Listed):
 
     def _switch(self, mode: str) -> Action:
         def switch() -> None:
-            self.moot.client.submit(ops.SetMode(mode=mode))  # type: ignore[arg-type]
+            self.moot.submit(ops.SetMode(mode=mode))  # type: ignore[arg-type]
 
         return switch
 
