@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from moot.commands.display import shown_path
 from moot.workspace.diff import MAX_DIFF_LINES, unified_diff
 from moot.workspace.paths import PathRefused, Workspace, read_file_bytes
 
@@ -27,8 +28,12 @@ def diff_preview(root: Path, tool: str, args: Mapping[str, Any]) -> str | None:
     if tool not in ("write", "edit", "multi_edit") or not isinstance(args.get("path"), str):
         return None
     path = args["path"]
+    workspace = Workspace(root)
     try:
-        target = Workspace(root).resolve_read(path)
+        target = workspace.resolve_read(path)
+        # As the person reads it: relative inside the workspace (`--- a/hello.py`), though the
+        # model may name the file by its absolute path (`a//home/...` before).
+        path = shown_path(path, str(root))
         size = os.stat(target, follow_symlinks=False).st_size
         if size > MAX_PREVIEW_BYTES:
             return _change_alone(path, size, tool, args)

@@ -228,6 +228,7 @@ class Repl:
         self._client = client
         status = client.status()
         self.facts = StatusFacts.of(status)
+        self.transcript.workspace = status.workspace
         self._turn_running = status.running
         self._session_line(status)
         for warning in use_session_commands(self.registry, client):
@@ -681,6 +682,7 @@ class Repl:
         self.transcript.new_session()
         self._offered.clear()  # the old session's shell output is not for the new one
         self.facts = StatusFacts.of(self.client.status())
+        self.transcript.workspace = self.client.status().workspace
         for warning in use_session_commands(self.registry, self.client):
             self.transcript.say(warning, warning=True)
         self._completer.forget_paths()

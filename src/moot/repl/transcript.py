@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from moot.commands.display import key_argument, one_line
 from moot.protocol import events as ev
 from moot.protocol.states import RunState
 from moot.repl.paint import Paint, strip_escapes
@@ -32,24 +33,8 @@ DIFF_LINES = 60
 """Lines of a diff printed before the rest is only counted."""
 LIVE_LINES = 4
 """Rows of the live area at most."""
-_KEY_ARGUMENTS = ("command", "path", "file_path", "pattern", "url", "agent_name", "query")
 EXIT_PLAN_MODE = "exit_plan_mode"
 _BY = {"user": "you", "policy": "a rule", "hook": "a hook"}
-
-
-def key_argument(arguments: dict[str, Any]) -> str:
-    """The argument that says most about a call: a command, a path, a pattern..."""
-    for name in _KEY_ARGUMENTS:
-        value = arguments.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return next((v for v in arguments.values() if isinstance(v, str) and v), "")
-
-
-def one_line(text: str, width: int = 80) -> str:
-    """`text` on one line, cut to `width` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def summary(content: str) -> str:
@@ -98,6 +83,8 @@ class Transcript:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._write = write
+        self.workspace = ""
+        """The session's workspace: tool calls show paths inside it relative to it."""
         self.paint = Paint(plain=plain)
         self.plain = plain
         self._width = width
@@ -205,7 +192,7 @@ class Transcript:
                 self._responded(event)
             case ev.ToolStarted():
                 depth = self._call(event).depth
-                key = one_line(strip_escapes(key_argument(event.arguments)), 60)
+                key = one_line(strip_escapes(key_argument(event.arguments, self.workspace)), 60)
                 self._running[(event.call_id, event.tool_call_id)] = _Running(
                     event.tool, key, depth, self._clock()
                 )
@@ -285,7 +272,7 @@ class Transcript:
             self._notice(f"(thought for ~{words} words)", call.depth)
             call.thinking = 0
         for asked in event.tool_calls:
-            key = one_line(strip_escapes(key_argument(asked.arguments)), 60)
+            key = one_line(strip_escapes(key_argument(asked.arguments, self.workspace)), 60)
             self._called[(event.call_id, asked.id)] = (strip_escapes(asked.name), key)
         if call.answer.fed:
             self._finish_answer(event.call_id, call)

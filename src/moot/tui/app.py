@@ -441,6 +441,9 @@ class MootApp(App[int]):
             self._lay_out()
         status = self.client.status()
         self.query_one(StatusLine).from_status(status, branch=status.git_branch)
+        self.chat.workspace = status.workspace
+        with contextlib.suppress(NoMatches):  # mounted after the first paint
+            self._pane(ToolsPane).workspace = status.workspace
         # From seq 0 for a new session, not "from now": the task below may be answered before
         # the bridge's worker has subscribed, and nothing of it may be missed.
         after = await self._history_shown() if self._show_history else 0

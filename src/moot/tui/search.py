@@ -10,8 +10,9 @@ from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Static
 
+from moot.commands.display import key_argument
 from moot.tui.widgets.chat import ChatPane
-from moot.tui.widgets.tool_block import ToolBlock, key_argument
+from moot.tui.widgets.tool_block import ToolBlock
 
 MATCH = "-search-match"
 """The class a matching block carries (styled in `app.tcss`)."""
@@ -23,7 +24,7 @@ def block_text(widget: Widget) -> str:
     if isinstance(text, str):
         return text
     if isinstance(widget, ToolBlock):
-        return f"{widget.tool} {key_argument(widget.arguments)}\n{widget.content}"
+        return f"{widget.tool} {key_argument(widget.arguments, widget.workspace)}\n{widget.content}"
     if isinstance(widget, Static):
         content = widget.content
         if isinstance(content, Text):

@@ -93,6 +93,8 @@ class ChatPane(VerticalScroll):
         self._tools: dict[tuple[str, str], ToolBlock] = {}
         self._depth: dict[str, int] = {}
         self._batch: list[Widget] | None = None
+        self.workspace = ""
+        """The session's workspace: tool calls show paths inside it relative to it."""
         self.oldest_seq = 0
         """The seq of the oldest event shown; "load earlier" reads before it."""
         self.more_before = False
@@ -143,7 +145,12 @@ class ChatPane(VerticalScroll):
                 # From the store (`_batch`), a call with no result yet is one a stopped run left:
                 # it shows without a spinner, which would run until the run is resumed, if ever.
                 block = ToolBlock(
-                    event.tool, event.arguments, seq=seq, depth=depth, spin=self._batch is None
+                    event.tool,
+                    event.arguments,
+                    seq=seq,
+                    depth=depth,
+                    spin=self._batch is None,
+                    workspace=self.workspace,
                 )
                 self._tools[(event.call_id, event.tool_call_id)] = block
                 await self._add(block)

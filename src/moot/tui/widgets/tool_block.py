@@ -16,30 +16,13 @@ from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widgets import Log, Static
 
+from moot.commands.display import key_argument, one_line
 from moot.tui.keys import bindings_for
 from moot.tui.widgets.blocks import depth_class
 from moot.tui.widgets.diff_view import DiffView
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 MAX_LOG_LINES = 2000
-_KEY_ARGUMENTS = ("command", "path", "file_path", "pattern", "url", "agent_name", "query")
-
-
-def key_argument(arguments: dict[str, Any]) -> str:
-    """The argument that says most about a call: a command, a path, a pattern..."""
-    for name in _KEY_ARGUMENTS:
-        value = arguments.get(name)
-        if isinstance(value, str) and value:
-            return value
-    for value in arguments.values():
-        if isinstance(value, str) and value:
-            return value
-    return ""
-
-
-def one_line(text: str, width: int = 80) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 class ToolBlock(Vertical):
@@ -67,6 +50,7 @@ class ToolBlock(Vertical):
         seq: int = 0,
         depth: int = 0,
         spin: bool = True,
+        workspace: str = "",
     ) -> None:
         super().__init__()
         self.spin = spin
@@ -74,6 +58,8 @@ class ToolBlock(Vertical):
         self.seq = seq
         self.tool = tool
         self.arguments = arguments
+        self.workspace = workspace
+        """Paths inside it are shown relative to it."""
         self.output: list[str] = []
         self.content = ""
         self.display_data: dict[str, Any] = {}
@@ -106,7 +92,7 @@ class ToolBlock(Vertical):
         else:
             line.append("✗ " if self.is_error else "✓ ", style="red" if self.is_error else "green")
         line.append(self.tool, style="bold")
-        key = key_argument(self.arguments)
+        key = key_argument(self.arguments, self.workspace)
         if key:
             line.append(f" {one_line(key, 60)}")
         if self.running:

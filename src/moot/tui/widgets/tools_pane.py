@@ -12,9 +12,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from moot.commands.display import key_argument, one_line
 from moot.protocol import events as ev
 from moot.tui.widgets.diff_view import diff_text
-from moot.tui.widgets.tool_block import key_argument, one_line
 
 MAX_ROWS = 500
 """Rows kept (the oldest go first): the transcript and the store keep the rest."""
@@ -35,6 +35,8 @@ class ToolsPane(Vertical):
         super().__init__(**kw)  # type: ignore[arg-type]
         self._rows: dict[str, ev.Event] = {}
         self._ids: list[str] = []
+        self.workspace = ""
+        """The session's workspace: calls show paths inside it relative to it."""
 
     def compose(self):
         yield Static("tools", classes="title")
@@ -96,7 +98,7 @@ class ToolsPane(Vertical):
         return None
 
     def _call_label(self, event: ev.ToolStarted) -> str:
-        key = key_argument(event.arguments)
+        key = key_argument(event.arguments, self.workspace)
         return f"{event.tool} {one_line(key, 30)}" if key else event.tool
 
     def _put(self, key: str, event: ev.Event, label: Text) -> None:

@@ -1,0 +1,42 @@
+"""How every front end names a tool call in one line: the argument that says most about it
+(a command, a path, a pattern), paths inside the workspace relative to it, cut to a width."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+KEY_ARGUMENTS = ("command", "path", "file_path", "pattern", "url", "agent_name", "query")
+"""The arguments that say most about a call, in the order they are looked for."""
+PATH_ARGUMENTS = frozenset({"path", "file_path"})
+
+
+def key_argument(arguments: dict[str, Any], workspace: str = "") -> str:
+    """The argument that says most about a call; a path inside `workspace` relative to it."""
+    for name in KEY_ARGUMENTS:
+        value = arguments.get(name)
+        if isinstance(value, str) and value:
+            return shown_path(value, workspace) if name in PATH_ARGUMENTS else value
+    return next((v for v in arguments.values() if isinstance(v, str) and v), "")
+
+
+def shown_path(path: str, workspace: str) -> str:
+    """`path` as the person reads it: relative to the workspace when inside it (a model may
+    name files by their absolute path), else as given."""
+    if not os.path.isabs(path):
+        return os.path.normpath(path) if path.startswith("./") else path
+    if not workspace:
+        return path
+    root = workspace.rstrip(os.sep) or os.sep
+    normal = os.path.normpath(path)
+    if normal == root:
+        return "."
+    if normal.startswith(root + os.sep):
+        return normal[len(root) + 1 :]
+    return path
+
+
+def one_line(text: str, width: int = 80) -> str:
+    """`text` on one line, cut to `width` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
