@@ -88,6 +88,7 @@ class Recorder:
         self.layout: PanesRecorder | None = None
 
     shows_refusals = False  # says what the session refused
+    columns = 120
 
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self.said.append((str(text), warning))
@@ -762,3 +763,46 @@ def test_the_readmes_table_names_every_built_in_command_and_only_those() -> None
     table = readme.split("### Slash commands", 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"^\| `/([a-z]+)`", table, flags=re.MULTILINE))
     assert listed == {c.name for c in builtin_commands().completions("")}
+
+
+def test_a_table_wider_than_the_front_end_is_laid_out_as_a_list() -> None:
+    """Issue 29, item 7: `/cost` and `/context` wrapped mid-row in a 72-column chat pane."""
+    from moot.commands.cost import ledger_text
+    from moot.commands.table import fitted
+    from moot.protocol.client import CostLine
+
+    rows = [["model", "calls", "cost"], ["a/b", "3", "$0.0100"], ["total", "3", "$0.0100"]]
+    assert (
+        fitted(rows, width=80)
+        == "model  calls     cost\na/b        3  $0.0100\ntotal      3  $0.0100"
+    )
+    line = CostLine(
+        session_id="ses_1", model="anthropic/claude-sonnet-4-5", calls=12,
+        input_tokens=1_234_567, output_tokens=45_678, cache_read_tokens=890_123,
+        cache_write_tokens=4_567, cost_usd=12.3456,
+    )  # fmt: skip
+    wide = ledger_text([line], per_session=False)
+    assert max(len(row) for row in wide.splitlines()) > 72
+    narrow = ledger_text([line], per_session=False, width=72)
+    assert all(len(row) <= 72 for row in narrow.splitlines()), narrow
+    assert narrow.splitlines()[0] == "anthropic/claude-sonnet-4-5"
+    assert "calls 12 · input 1,234,567 · output 45,678" in narrow
+    assert "total" in narrow.splitlines()
+
+
+async def test_context_wraps_a_details_words_under_its_row_when_narrow(
+    registry: Registry,
+) -> None:
+    from moot.protocol.client import ContextPart, ContextReport
+
+    detail = ", ".join(f"skill-number-{i}" for i in range(12))
+    report = ContextReport(
+        agent="moot", model="m", context_window=200_000,
+        parts=(ContextPart("system prompt", 1000, detail), ContextPart("tools", 200, "")),
+    )  # fmt: skip
+    context = Recorder(client_for(context=report))
+    context.columns = 60
+    await registry.run(context, "/context")
+    shown = context.said[-1][0].splitlines()
+    assert all(len(line) <= 60 for line in shown), shown
+    assert shown[1].strip().startswith("system prompt") and "skill-number-0" in shown[2]

@@ -60,6 +60,9 @@ class EditorCommandContext:
     def shows_refusals(self) -> bool:
         return False  # the editor is sent no op_refused: the command says it
 
+    columns = 100
+    """An editor's panel wraps what it is sent; no table is laid out narrower."""
+
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self._say(text)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from moot.commands.registry import CommandContext, Registry
+from moot.commands.table import fitted
 from moot.protocol.client import CostLine
 from moot.protocol.messages import Usage
 
@@ -16,7 +17,11 @@ def register(registry: Registry) -> None:
     async def cost(context: CommandContext, args: str) -> None:
         client = context.client
         context.say(
-            ledger_text(client.query.costs(session_id=client.session_id), per_session=False)
+            ledger_text(
+                client.query.costs(session_id=client.session_id),
+                per_session=False,
+                width=context.columns,
+            )
         )
 
 
@@ -37,8 +42,9 @@ def total(lines: Iterable[CostLine]) -> tuple[Usage, float, bool]:
     return tokens, cost, priced
 
 
-def ledger_text(lines: list[CostLine], *, per_session: bool) -> str:
-    """The ledger as a table for a terminal (`/cost`, `moot cost`)."""
+def ledger_text(lines: list[CostLine], *, per_session: bool, width: int = 10_000) -> str:
+    """The ledger as a table for a terminal (`/cost`, `moot cost`), as a list when its rows
+    would not fit in `width` characters."""
     if not lines:
         return "no model usage recorded"
     head = ["session"] if per_session else []
@@ -69,16 +75,7 @@ def ledger_text(lines: list[CostLine], *, per_session: bool) -> str:
             _usd(cost) + ("" if priced else " + unpriced"),
         ]
     )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    text_columns = 2 if per_session else 1
-    out = []
-    for row in rows:
-        cells = [
-            cell.ljust(w) if i < text_columns else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        out.append("  ".join(cells).rstrip())
-    return "\n".join(out)
+    return fitted(rows, text_columns=2 if per_session else 1, width=width)
 
 
 def _usd(value: float | None) -> str:

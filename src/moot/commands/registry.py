@@ -75,6 +75,12 @@ class CommandContext(Protocol):
         nothing more."""
         ...
 
+    @property
+    def columns(self) -> int:
+        """How many characters a line the front end shows may hold (a table wider than this
+        is laid out as a list)."""
+        ...
+
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         """Show a line (or a markdown block) in the transcript."""
         ...

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from moot.commands.answers import answer, run_tool
 from moot.commands.registry import CommandContext, CommandError, Registry
 from moot.commands.show import show_result
+from moot.commands.table import wrapped
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import ContextReport, KeyStore, PermissionsReport
@@ -118,7 +119,7 @@ def register(registry: Registry) -> None:
 
     @registry.command("context", "What fills the context: prompt, memory, tools, messages")
     async def context_(context: CommandContext, args: str) -> None:
-        context.say(_context_text(context.client.context(args or None)))
+        context.say(_context_text(context.client.context(args or None), context.columns))
 
     @registry.command("doctor", "Providers, keys (where from, never the key) and endpoints")
     async def doctor(context: CommandContext, args: str) -> None:
@@ -233,10 +234,16 @@ def _shown(source: str, workspace: str) -> str:
     return source
 
 
-def _context_text(report: ContextReport) -> str:
+def _context_text(report: ContextReport, columns: int = 10_000) -> str:
     width = max(len(p.name) for p in report.parts)
     lines = [f"{report.agent} on {report.model} (estimates: about 4 characters a token)"]
-    lines += [f"  {p.name:<{width}}  {p.tokens:>9,}  {p.detail}" for p in report.parts]
+    for part in report.parts:
+        line = f"  {part.name:<{width}}  {part.tokens:>9,}"
+        if part.detail and len(line) + 2 + len(part.detail) > columns:
+            # Narrow: the detail under its row, wrapped, not the row cut in two.
+            lines += [line, *wrapped(part.detail.split(", "), columns, indent="    ")]
+        else:
+            lines.append(f"{line}  {part.detail}".rstrip())
     total = f"  {'total':<{width}}  {report.tokens:>9,}"
     if report.context_window:
         total += (

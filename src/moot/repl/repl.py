@@ -589,6 +589,10 @@ class Repl:
     def shows_refusals(self) -> bool:
         return True  # the transcript prints the session's refused ops
 
+    @property
+    def columns(self) -> int:
+        return _width()
+
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self.transcript.say(text, markdown=markdown, warning=warning)
 

@@ -947,6 +947,11 @@ class MootApp(App[int]):
     def shows_refusals(self) -> bool:
         return True  # the chat shows the session's refused ops
 
+    @property
+    def columns(self) -> int:
+        # A notice's text inside the chat: its padding and the scrollbar take a few columns.
+        return max(20, self.chat.content_size.width - 4)
+
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         if markdown:
             from rich.markdown import Markdown
