@@ -806,3 +806,16 @@ async def test_context_wraps_a_details_words_under_its_row_when_narrow(
     shown = context.said[-1][0].splitlines()
     assert all(len(line) <= 60 for line in shown), shown
     assert shown[1].strip().startswith("system prompt") and "skill-number-0" in shown[2]
+
+
+async def test_a_unique_beginning_runs_its_command_and_a_shared_one_runs_none(
+    registry: Registry,
+) -> None:
+    """Issue 29, item 8 (the REPL and every front end that sends what was typed): `/stat`
+    runs `/status`; `/mod` (`/mode` or `/model`) runs neither and says so."""
+    assert registry.resolve("/stat")[0].name == "status"
+    client = client_for()
+    context = Recorder(client)
+    await registry.run(context, "/mod")
+    assert context.said[-1] == ("/mod is the start of several commands: /mode, /model", True)
+    assert client.ops == []

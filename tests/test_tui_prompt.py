@@ -85,10 +85,39 @@ async def test_slash_lists_commands_with_their_descriptions_and_tab_or_enter_tak
         await pilot.pause()
         theme = app.registry.get("theme")
         assert theme is not None and shown_lines(area) == [f"/theme  {theme.description}"]
-        await pilot.press("enter")  # takes it; sends nothing
+        await pilot.press("tab")  # takes it; sends nothing
         await pilot.pause()
         assert app.prompt.text == "/theme " and not area.options.display
         assert client.ops == []
+
+
+async def test_enter_on_the_command_list_runs_the_one_meant_and_never_another() -> None:
+    """Issue 29, item 8: `/stat` + Enter only completed to `/status`; `/mod` + Enter took
+    `/mode` (the first match) when `/model` was meant, and the next Enter switched the mode."""
+    from moot.tui.widgets.blocks import NoticeBlock
+
+    client = FakeClient([])
+    app = app_for(client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        area = app.query_one(PromptArea)
+
+        await pilot.press(*"/stat", "enter")  # the only one that begins so: it runs
+        await pilot.pause()
+        assert app.prompt.text == "" and not area.options.display
+        assert any("sandbox" in str(b.render()) for b in app.chat.query(NoticeBlock))
+
+        await pilot.press(*"/mod", "enter")  # /mode or /model: neither runs
+        await pilot.pause()
+        assert app.prompt.text == "/mod" and client.ops == []
+
+        await pilot.press("down", "enter")  # picked with the arrows: /model runs
+        await pilot.pause()
+        said = [str(b.render()) for b in app.chat.query(NoticeBlock)]
+        assert said[-1] == "model: scripted:fake" and client.ops == []  # no list: it says
+
+        await pilot.press(*"/mode", "enter")  # typed in full: that one, though /model shows
+        await pilot.pause()
+        assert [type(op).__name__ for op in client.ops] == ["SetMode"]
 
 
 async def test_ctrl_o_on_a_paste_chip_opens_it_into_its_text_before_sending() -> None:
@@ -113,3 +142,35 @@ async def test_ctrl_o_on_a_paste_chip_opens_it_into_its_text_before_sending() ->
         await pilot.press("ctrl+end", *" edited", "enter")
         await pilot.pause()
     assert client.ops == [ops.UserTurn(text=f"see {big} and edited")]
+
+
+async def test_the_readline_keys_edit_the_draft_as_a_terminal_sends_them() -> None:
+    """Issue 29, item 8: ctrl+a/ctrl+e (line start and end), alt+b/alt+f (a word back and
+    forward; a terminal sends ESC b and ESC f), ctrl+w (the word before), ctrl+u (to the line's
+    start), ctrl+k (to its end), on the cursor's line of a multi-line draft."""
+    client = FakeClient([])
+    app = app_for(client)
+
+    async def send(sequence: str) -> None:
+        for key in terminal_keys(sequence):
+            app.post_message(key)
+        await pilot.pause()
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.prompt.load_text("first line here\nsecond line words")
+        app.prompt.move_cursor((1, 17))  # the end of the second line
+        await send("\x01")  # ctrl+a
+        assert app.prompt.cursor_location == (1, 0)
+        await send("\x05")  # ctrl+e
+        assert app.prompt.cursor_location == (1, 17)
+        await send("\x1bb")  # alt+b
+        assert app.prompt.cursor_location == (1, 12)
+        await send("\x1bb\x1bf")  # alt+b, alt+f
+        assert app.prompt.cursor_location == (1, 11)
+        await send("\x17")  # ctrl+w: "line"
+        assert app.prompt.text == "first line here\nsecond  words"
+        await send("\x0b")  # ctrl+k: to the end of this line only
+        assert app.prompt.text == "first line here\nsecond "
+        await send("\x15")  # ctrl+u: to the start of this line only
+        assert app.prompt.text == "first line here\n"
+        assert client.ops == []

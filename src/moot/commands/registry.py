@@ -281,6 +281,17 @@ class Registry:
         """
         name, _, args = line.strip()[1:].partition(" ")
         command = self.get(name)
+        if command is None and name:
+            # A unique beginning names its command (`/stat` is `/status`); an ambiguous one
+            # never runs any of them (`/mod` is `/mode` or `/model`).
+            starting = {
+                c.name for c in self if any(n.startswith(name) for n in (c.name, *c.aliases))
+            }
+            if len(starting) == 1:
+                command = self.get(starting.pop())
+            elif starting:
+                listed = ", ".join("/" + n for n in sorted(starting))
+                raise CommandError(f"/{name} is the start of several commands: {listed}")
         if command is None:
             import difflib  # only an unknown name needs it; `moot -p` never loads it
 

@@ -262,6 +262,8 @@ class PromptArea(Vertical):
         self._paths: list[str] | None = None
         self._listing = False
         """The files are being listed (once: keys typed meanwhile start nothing more)."""
+        self._picked = False
+        """The person moved through the list with the arrows: Enter takes what they picked."""
         self._token: tuple[int, int, str] | None = None
 
     def compose(self):
@@ -306,6 +308,7 @@ class PromptArea(Vertical):
         self._show(options)
 
     def _show(self, options: list[Option]) -> None:
+        self._picked = False  # a new list: nothing picked in it yet
         self.options.clear_options()
         if options:
             self.options.add_options(options)
@@ -329,10 +332,14 @@ class PromptArea(Vertical):
             return False
         if action == "previous":
             self.options.action_cursor_up()
+            self._picked = True
         elif action == "next":
             self.options.action_cursor_down()
+            self._picked = True
         elif action in ("take", "take_or_send") and not self._chosen():
             return False  # only a note shows (the files are being listed): keys do as usual
+        elif action == "take_or_send" and self._chosen().startswith("/"):
+            return self._enter_on_commands()
         elif action == "take_or_send" and self._typed_in_full():
             self._show([])  # `/copy` typed whole: Enter sends it, as it would without the list
             return False
@@ -342,6 +349,24 @@ class PromptArea(Vertical):
             self._show([])
         else:
             return False
+        return True
+
+    def _enter_on_commands(self) -> bool:
+        """Enter while commands are listed runs the one meant, never another: the one picked
+        with the arrows, the one typed in full, or the only one that begins so (`/stat` runs
+        `/status`); a beginning several share (`/mod`: `/mode`, `/model`) runs nothing and says
+        so. True when the key is used up here, False when it goes on to send."""
+        count = self.options.option_count
+        names = [self.options.get_option_at_index(i).id or "" for i in range(count)]
+        assert self._token is not None
+        if not self._picked and self._token[2] in names:  # typed in full: that one
+            self._show([])
+            return False
+        if self._picked or count == 1:
+            self._take_completion()
+            return False
+        listed = ", ".join(names)
+        self.app.notify(f"{self._token[2]} begins several commands: {listed}; type on or pick one")
         return True
 
     def _chosen(self) -> str:
