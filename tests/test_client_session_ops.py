@@ -447,3 +447,33 @@ async def test_model_takes_a_key_it_lacks_checks_it_and_saves_it(
     assert "saved the anthropic key" in said and "anthropic took it" in said
     assert "model: anthropic/claude-haiku-4-5" in said
     assert "sk-ant-right" not in said
+
+
+async def test_the_rules_follow_the_settings_files_without_a_restart(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 29, item 9: deleting `.moot/settings.local.json` left its rules in force until the
+    session was opened again. The session's rules follow the files before each decision."""
+    from moot.settings import save_local_rule
+
+    (tmp_path / "ls.yaml").write_text(
+        "turns:\n"
+        "  - tool_calls: [{name: bash, arguments: {command: 'ls'}}]\n"
+        "  - text: listed\n"
+        "  - tool_calls: [{name: bash, arguments: {command: 'ls'}}]\n"
+        "  - text: listed again\n"
+    )
+    save_local_rule(workspace, "allow", "Bash(ls:*)")
+    client = open_client(options(workspace, model="ls.yaml"))
+    first = await drive_turn(client, "list")
+    assert not [e for e in first.events if isinstance(e, ev.ApprovalRequested)]
+    (workspace / ".moot" / "settings.local.json").unlink()
+    asked: list[ev.ApprovalRequested] = []
+
+    def deny(request: ev.ApprovalRequested) -> ops.Op:
+        asked.append(request)
+        return ops.Deny(tool_call_id=request.tool_call_id, call_id=request.call_id)
+
+    await drive_turn(client, "list again", answer=deny)
+    await client.close()
+    assert [a.tool for a in asked] == ["bash"]  # the deleted file's rule no longer holds

@@ -131,7 +131,6 @@ def test_an_always_rule_is_saved_locally_and_reloaded(tmp_path: Path) -> None:
         "model": "x/y",
         "permissions": {"allow": ["Bash(npm test)"]},
     }
-    assert (tmp_path / ".moot" / ".gitignore").read_text() == "settings.local.json\n"
     assert load_settings(tmp_path).permissions.allow == ["Bash(npm test)"]
 
 
@@ -337,7 +336,7 @@ def test_saving_a_rule_writes_through_no_link_the_repository_planted(tmp_path: P
     project = tmp_path / "project"
     (project / ".moot").mkdir(parents=True)
     (project / ".moot" / "settings.local.tmp").symlink_to(victim)  # the old temporary name
-    (project / ".moot" / ".gitignore").symlink_to(elsewhere)  # dangling
+    (project / ".moot" / ".gitignore").symlink_to(elsewhere)  # dangling (moot writes none now)
 
     path = save_local_rule(project, "allow", "Bash(make:*)")
 
@@ -393,3 +392,56 @@ def test_one_user_setting_is_saved_keeping_the_others(private_moot_home: Path) -
     with pytest.raises(SettingsError, match="sandbox"):
         save_user_setting("sandbox", "nowhere")
     assert json.loads(path.read_text())["sandbox"] == "none"  # nothing written
+
+
+def git_repo(path: Path) -> Path:
+    import subprocess
+
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+    return path
+
+
+def test_an_always_rule_keeps_its_file_out_of_git_without_a_file_git_shows(
+    tmp_path: Path,
+) -> None:
+    """Issue 29, item 9: the `.moot/.gitignore` moot wrote showed as `?? .moot/` itself."""
+    import subprocess
+
+    project = git_repo(tmp_path / "project")
+    save_local_rule(project, "allow", "Bash(make:*)")
+    save_local_rule(project, "allow", "Bash(npm test:*)")
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=project, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert status == ""
+    assert not (project / ".moot" / ".gitignore").exists()
+    exclude = (project / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/.moot/settings.local.json") == 1
+
+    plain = tmp_path / "not-a-repository"  # nothing of git's is made
+    save_local_rule(plain, "allow", "Bash(make:*)")
+    assert sorted(p.name for p in (plain / ".moot").iterdir()) == ["settings.local.json"]
+    assert not (plain / ".git").exists()
+
+
+def test_the_exclude_line_is_never_written_through_a_link(tmp_path: Path) -> None:
+    project = git_repo(tmp_path / "project")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    info = project / ".git" / "info"
+    for child in info.iterdir():
+        child.unlink()
+    info.rmdir()
+    info.symlink_to(elsewhere)  # a repository that came as a tarball may hold anything
+    save_local_rule(project, "allow", "Bash(make:*)")
+    assert list(elsewhere.iterdir()) == []
+
+    other = git_repo(tmp_path / "other")
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (other / ".git" / "info" / "exclude").unlink()
+    (other / ".git" / "info" / "exclude").symlink_to(victim)
+    save_local_rule(other, "allow", "Bash(make:*)")
+    assert victim.read_text() == "precious\n"

@@ -579,11 +579,11 @@ def _write(project: Path, path: Path, data: dict[str, Any], before: bytes | None
 def save_local_rule(project: Path, kind: RuleKind, rule: str) -> Path:
     """Add a permission rule to `.moot/settings.local.json` (an "approve always" answer).
 
-    The file is personal and git-ignored: a `.moot/.gitignore` naming it is written when none
-    exists. Other keys of the file are kept as they are. `.moot/` comes with the repository,
-    so nothing is written through a link it holds: a `.moot` that is a symlink is refused, the
-    new content goes to a fresh temporary file that then replaces the old one, and the
-    `.gitignore` is only ever created, never opened through a link.
+    The file is personal: the repository's `.git/info/exclude` names it (`keep_out_of_git`),
+    so git ignores it without a file git would show. Other keys of the file are kept as they
+    are. `.moot/` comes with the repository, so nothing is written through a link it holds: a
+    `.moot` that is a symlink is refused, and the new content goes to a fresh temporary file
+    that then replaces the old one.
 
     Raises:
         SettingsError: The file cannot be read, or `.moot` is a symlink.
@@ -599,14 +599,65 @@ def save_local_rule(project: Path, kind: RuleKind, rule: str) -> Path:
     if rule not in listed:
         listed.append(rule)
     directory.mkdir(parents=True, exist_ok=True)
-    ignore = directory / ".gitignore"
-    if not os.path.lexists(ignore):
-        with contextlib.suppress(FileExistsError):
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            with os.fdopen(os.open(ignore, flags, 0o644), "w", encoding="utf-8") as file:
-                file.write("settings.local.json\n")
     _write(project, path, data, before)
+    keep_out_of_git(project, "/.moot/settings.local.json")
     return path
+
+
+def keep_out_of_git(project: Path, pattern: str) -> bool:
+    """Name `pattern` in the repository's `.git/info/exclude`: git then ignores a personal
+    file without a file of moot's own that `git status` would show (a `.moot/.gitignore` was
+    one). Nothing happens outside a git repository, or when the line is there already.
+
+    The repository could have planted links: every step is opened without following one, so
+    nothing is ever written outside its own `.git`. Returns whether the line was added.
+    """
+    common = _git_common_dir(project)
+    if common is None:
+        return False
+    nofollow = os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        git_fd = os.open(common, os.O_RDONLY | os.O_DIRECTORY | nofollow)
+    except OSError:
+        return False
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir("info", 0o755, dir_fd=git_fd)
+        info_fd = os.open("info", os.O_RDONLY | os.O_DIRECTORY | nofollow, dir_fd=git_fd)
+        try:
+            flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | nofollow
+            with os.fdopen(os.open("exclude", flags, 0o644, dir_fd=info_fd), "r+") as file:
+                text = file.read()
+                if pattern in text.splitlines():
+                    return False
+                file.write(("" if not text or text.endswith("\n") else "\n") + pattern + "\n")
+                return True
+        finally:
+            os.close(info_fd)
+    except OSError:
+        return False  # a link where a directory should be, a read-only .git: left as it is
+    finally:
+        os.close(git_fd)
+
+
+def _git_common_dir(project: Path) -> Path | None:
+    """The repository's own git directory (a linked worktree's common one), read from the
+    files git writes, without running git."""
+    dot_git = project / ".git"
+    if dot_git.is_dir() and not dot_git.is_symlink():
+        return dot_git
+    try:
+        head = dot_git.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not head.startswith("gitdir:"):
+        return None
+    gitdir = (project / head.removeprefix("gitdir:").strip()).resolve()
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return gitdir
+    return (gitdir / common).resolve()
 
 
 def save_user_setting(key: str, value: object, environ: Mapping[str, str] | None = None) -> Path:

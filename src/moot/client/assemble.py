@@ -18,6 +18,7 @@ the sandbox's container).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from moot.client.errors import SetupError
+from moot.client.settings_watch import SettingsWatch
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.run import TurnEnd
@@ -44,7 +46,7 @@ from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
 from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
-from moot.settings import Settings
+from moot.settings import Settings, settings_files
 from moot.store.base import Store
 from moot.tools.base import Tool
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
@@ -302,12 +304,20 @@ def open_session(
 
         chosen = ChoosableShell(shell.sandbox, editor_terminal, policy_for_shell.env_names)
         shell = replace(shell, sandbox=chosen)
+    watch = SettingsWatch(settings_files(workspace.root))
+
+    def refresh() -> None:
+        if watch.changed():
+            with contextlib.suppress(ValueError):  # settings that no longer load: the old rules
+                rules_of_session().reload()
+
     rules_policy = RulesPolicy(
         rules,
         workspace.root,
         mode=start_mode,
         shell=shell.backend,
         protected=(*scripts, *git.protected_files()),
+        refresh=refresh,
     )
     policy: ApprovalPolicy = rules_policy if can_ask else NoAsking(rules_policy, workspace.root)
     shells = BackgroundShells()

@@ -104,8 +104,10 @@ def _add(options: Namespace, cwd: Path) -> int:
     replaced = name in servers
     servers[name] = raw
     write_object(path, data)
-    if scope == "local" and not (ignore := path.parent / ".gitignore").exists():
-        ignore.write_text("settings.local.json\n", encoding="utf-8")  # personal, as its name says
+    if scope == "local":
+        from moot.settings import keep_out_of_git  # personal, as its name says
+
+        keep_out_of_git(cwd, "/.moot/settings.local.json")
     if scope != "user":
         Approvals(cwd).approve(config)  # the person added it: no need to ask them again
     verb = "replaced" if replaced else "added"

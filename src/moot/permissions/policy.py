@@ -7,7 +7,7 @@ not kept here: the runtime owns it, and each request carries it (`ApprovalReques
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from msgspec.structs import replace
@@ -32,6 +32,7 @@ class RulesPolicy:
         mode: PermissionMode = PermissionMode.DEFAULT,
         shell: str = "",
         protected: Collection[str] = (),
+        refresh: Callable[[], None] | None = None,
     ) -> None:
         """Args:
         rules: The rules from settings (and the command line), shared by every session.
@@ -41,6 +42,8 @@ class RulesPolicy:
             the preview of a command that asks.
         protected: Workspace-relative files whose writes always ask, besides `.git`
             internals and `.moot/`: the scripts hooks run (`HookConfig.scripts`).
+        refresh: Called before each decision: replaces the rules when the settings files
+            changed (`client.session_rules.SettingsWatch`).
         """
         self.protected = frozenset(protected)
         self.workspace_root = workspace_root
@@ -48,6 +51,7 @@ class RulesPolicy:
         self._rules = rules
         self._default_mode = PermissionMode(mode)
         self._approved: dict[str, tuple[Rule, ...]] = {}
+        self._refresh = refresh
 
     @property
     def default_mode(self) -> PermissionMode:
@@ -99,6 +103,8 @@ class RulesPolicy:
         # Lazy: the decision (what a call touches, the shell parser) loads at the first tool call.
         from moot.permissions.decide import decide, suggested_rules, ways_to_run
 
+        if self._refresh is not None:
+            self._refresh()
         session = request.session_id
         rules = self.rules(session)
         mode = PermissionMode(request.mode) if request.mode else self._default_mode
