@@ -89,6 +89,7 @@ class Recorder:
 
     shows_refusals = False  # says what the session refused
     columns = 120
+    theme = "dark"
 
     def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
         self.said.append((str(text), warning))
@@ -819,3 +820,10 @@ async def test_a_unique_beginning_runs_its_command_and_a_shared_one_runs_none(
     await registry.run(context, "/mod")
     assert context.said[-1] == ("/mod is the start of several commands: /mode, /model", True)
     assert client.ops == []
+
+
+async def test_theme_marks_the_theme_in_use(registry: Registry) -> None:
+    """Issue 29, item 10: `/theme` did not say which theme was in use."""
+    context = Recorder(client_for(), picks=[None])
+    await registry.run(context, "/theme")
+    assert context.choices[-1] == [("dark", "dark  (now)")]

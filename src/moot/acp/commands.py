@@ -78,6 +78,8 @@ class EditorCommandContext:
     def set_theme(self, name: str) -> None:
         raise CommandError("the editor has its own themes")
 
+    theme = ""
+
     def exit(self) -> None:
         self._say("close the agent panel to end the session")
 

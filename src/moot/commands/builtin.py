@@ -108,7 +108,9 @@ def builtin_commands() -> Registry:
         if not names:
             raise CommandError("this front end has no themes")
         if not args:
-            chosen = await context.pick("theme", [(n, n) for n in names])
+            now = context.theme
+            labelled = [(n, f"{n}  (now)" if n == now else n) for n in names]
+            chosen = await context.pick(f"theme (now {now})" if now else "theme", labelled)
             if chosen is None:
                 return
             args = chosen

@@ -107,6 +107,11 @@ class CommandContext(Protocol):
         """Switch to a theme and remember it; raises CommandError for an unknown one."""
         ...
 
+    @property
+    def theme(self) -> str:
+        """The theme in use (the plain REPL: the one the app starts with); "" where none is."""
+        ...
+
     def exit(self) -> None:
         """Close the session and quit."""
         ...

@@ -637,6 +637,13 @@ class Repl:
         but `/theme` sets the one the app starts with."""
         return theme_file_names()
 
+    @property
+    def theme(self) -> str:
+        from moot.app_prefs import THEME, load_prefs
+
+        chosen = load_prefs().get(THEME)
+        return chosen if isinstance(chosen, str) else ""
+
     def set_theme(self, name: str) -> None:
         names = self.theme_names()
         if name not in names:

@@ -11,7 +11,8 @@ from moot.tui.widgets.status_line import shown_model
 
 
 def welcome(status: SessionStatus) -> str:
-    """Two short lines: the session's facts, then how to talk to it."""
+    """Three short lines (each fits a 72-column chat): the session's facts, how to talk to
+    it, and the keys."""
     home = os.path.expanduser("~")
     where = status.workspace
     if where == home or where.startswith(home + os.sep):
@@ -19,13 +20,10 @@ def welcome(status: SessionStatus) -> str:
     facts = [f"moot in {where}", shown_model(status.model) or "no model"]
     if status.mode:
         facts.append(f"mode {status.mode}")
-    signs = [
-        "type a task and press enter",
-        "/ commands",
-        "@ files",
-        "! a shell command",
+    signs = ["type a task and press enter", "/ commands", "@ files", "! a shell command"]
+    keys = [
         f"{key_of('app', 'cycle_mode')} mode",
         f"{key_of('app', 'help')} every key",
         f"{key_of('app', 'quit')} twice quits",
     ]
-    return " · ".join(facts) + "\n" + " · ".join(signs)
+    return "\n".join(" · ".join(line) for line in (facts, signs, keys))
