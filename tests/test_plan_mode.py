@@ -196,7 +196,7 @@ turns:
          "--output-format", "stream-json", "--permission-mode", "plan"],
         cwd=work, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]
     edit, plan = of(events, ev.ApprovalDecided)
     assert not edit.approved and "Plan mode" in edit.feedback

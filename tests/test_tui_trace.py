@@ -222,7 +222,8 @@ async def side_panes_shown(*, resumed: bool) -> tuple[list[str], list[str], list
         await pilot.pause()
         options = app.query_one(ToolsPane).query_one(OptionList)
         rows = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
-        notices = [str(b.render()) for b in app.query(NoticeBlock)]
+        said = [str(b.render()) for b in app.query(NoticeBlock)]
+        notices = [text for text in said if not text.startswith("moot in ")]  # but the welcome
         return trace_lines(app), rows, notices
 
 
