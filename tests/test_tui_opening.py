@@ -20,7 +20,7 @@ from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.chat import ChatPane
-from moot.tui.widgets.prompt import PromptInput
+from moot.tui.widgets.prompt import PromptArea, PromptInput
 from moot.tui.widgets.status_line import StatusLine
 from tui_scripts import edit_session
 
@@ -199,7 +199,8 @@ async def test_at_completion_typed_while_the_session_opens_holds_no_thread_tools
         json.dumps(
             [
                 {"tool_calls": [{"name": "read", "arguments": {"path": "hello.py"}}]},
-                {"tool_calls": [{"name": "read", "arguments": {"path": "hello.py"}}]},
+                # The model thinks a while: `@` is typed then, while the turn runs.
+                {"delay": 1.0, "tool_calls": [{"name": "read", "arguments": {"path": "hello.py"}}]},
                 "read it twice",
             ]
         )
@@ -225,12 +226,23 @@ async def test_at_completion_typed_while_the_session_opens_holds_no_thread_tools
         events = client.subscribe()
         await pilot.press(*"read hello.py", "enter")
 
-        async def finished() -> ev.TurnFinished:
+        async def until(kind: type[ev.Event]) -> ev.Event:
             async for event in events:
-                if isinstance(event, ev.TurnFinished):
+                if isinstance(event, kind):
                     return event
             raise AssertionError("the events ended")
 
-        done = await asyncio.wait_for(finished(), 30)
+        await asyncio.wait_for(until(ev.ToolFinished), 30)  # the first read: the turn runs on
+        for key in "@hel":  # completion while the turn's tools run
+            await pilot.press(key)
+            await pilot.pause()
+        done = await asyncio.wait_for(until(ev.TurnFinished), 30)
         events.close()
+        assert isinstance(done, ev.TurnFinished)
         assert done.state == "completed" and done.output == "read it twice"
+        for worker in [w for w in app.workers if w.group == "paths"]:
+            await worker.wait()
+        await pilot.pause()
+        listed = app.query_one(PromptArea).options
+        shown = [listed.get_option_at_index(i).id for i in range(listed.option_count)]
+        assert shown == ["@hello.py"]
