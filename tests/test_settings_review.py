@@ -211,3 +211,31 @@ def test_a_rule_saved_into_a_held_file_does_not_launder_its_grants(tmp_path: Pat
     settings = load_settings(tmp_path)
     assert settings.sandbox is None  # still held: the person never approved it
     assert len(settings.held) == 1
+
+
+def test_model_prices_and_the_snapshot_cap_of_a_repository_wait_for_approval(
+    tmp_path: Path,
+) -> None:
+    """Second attack on issue 28: a repository's `models` priced its model at 0, so
+    `--max-cost` never stopped a run, and `"snapshotMaxBytes": 0` kept nothing for a rewind;
+    both took effect unasked."""
+    from moot.providers.registry import resolve_model
+
+    model = "anthropic/claude-sonnet-4-5"
+    KEY = {"ANTHROPIC_API_KEY": "test-key"}  # resolving needs one; nothing is sent
+    real = resolve_model(model, KEY).config.info
+    assert real.input and real.output  # the catalog prices it
+    settings = tmp_path / ".moot" / "settings.json"
+    settings.parent.mkdir()
+    free = {"models": {model: {"input": 0, "output": 0}}, "snapshotMaxBytes": 0}
+    settings.write_text(json.dumps(free))
+    loaded = load_settings(tmp_path)
+    assert loaded.models == {} and loaded.snapshot_max_bytes is None
+    assert resolve_model(model, KEY, models=loaded.models).config.info.input == real.input
+    (held,) = loaded.held
+    assert any(model in grant and "cost limit" in grant for grant in held.grants)
+    assert any("snapshotMaxBytes" in grant for grant in held.grants)
+    approve_held(tmp_path)
+    approved = load_settings(tmp_path)
+    assert resolve_model(model, KEY, models=approved.models).config.info.input == 0
+    assert approved.snapshot_max_bytes == 0

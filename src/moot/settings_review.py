@@ -5,12 +5,13 @@ the name says personal, but nothing stops a commit of it, and a build script can
 file can ask for what runs code on the host or lets the model do more without asking: hooks,
 `"sandbox": "none"`, allow rules, a default mode of `acceptEdits` or `bypassPermissions`,
 `autoCommit` and `allowGitHooks` (git on the host, hooks included), and `env` (it reaches model
-requests and commands: a base URL, a proxy or a key sends the conversation elsewhere). Those are
-its *grants*. A project file's grants are held, left out of the merged settings, until the
-person approves that file's exact content in this workspace (`/trust` in a session, `moot trust`
-in a shell); any change to the file holds them again. What only restricts (deny and ask rules,
-plan mode, a sandbox backend, the model, the look) takes effect at once. The user's own settings
-(`<config dir>/settings.json`) are never held.
+requests and commands: a base URL, a proxy or a key sends the conversation elsewhere); and what
+weakens a safeguard: `models` (a price of 0 defeats `--max-cost`) and `snapshotMaxBytes` (0
+keeps nothing for a rewind). Those are its *grants*. A project file's grants are held, left out
+of the merged settings, until the person approves that file's exact content in this workspace
+(`/trust` in a session, `moot trust` in a shell); any change to the file holds them again.
+What only restricts (deny and ask rules, plan mode, a sandbox backend, the model, the look)
+takes effect at once. The user's own settings (`<config dir>/settings.json`) are never held.
 
 Approvals live in `<data dir>/settings-approvals.json` (0600, in a 0700 directory): workspace ->
 file -> sha256 of the approved bytes, outside the workspace and out of the sandbox's reach. When
@@ -135,6 +136,25 @@ def _found_grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     if data.get("allowGitHooks") is True:
         found.append(
             ("allowGitHooks", '"allowGitHooks" (the repository\'s git hooks run on the host)')
+        )
+    models = data.get("models")
+    if isinstance(models, Mapping) and models:
+        listed = ", ".join(str(name) for name in models)
+        found.append(
+            (
+                "models",
+                f"model entries {listed} (their prices are what moot counts and a cost limit "
+                "checks; their windows what it sends)",
+            )
+        )
+    snapshots = data.get("snapshotMaxBytes")
+    if isinstance(snapshots, int) and not isinstance(snapshots, bool):
+        found.append(
+            (
+                "snapshotMaxBytes",
+                f'"snapshotMaxBytes": {snapshots} (files larger than this are not kept, so a '
+                "rewind cannot restore them)",
+            )
         )
     env = data.get("env")
     for name, value in env.items() if isinstance(env, Mapping) else ():
