@@ -239,3 +239,33 @@ def test_model_prices_and_the_snapshot_cap_of_a_repository_wait_for_approval(
     approved = load_settings(tmp_path)
     assert resolve_model(model, KEY, models=approved.models).config.info.input == 0
     assert approved.snapshot_max_bytes == 0
+
+
+def test_an_approvals_file_someone_else_could_have_written_approves_nothing(
+    tmp_path: Path, private_moot_home: Path
+) -> None:
+    """Second attack on issue 28: the approvals were read from whatever file lay there, so
+    whoever could write the data directory (a `MOOT_HOME` under `/tmp`) approved a
+    repository's hooks for the person: a file writable by others, a symlink to one, or
+    another user's file."""
+    import os
+
+    write(tmp_path / ".moot" / "settings.json", {"sandbox": "none"})
+    approve_held(tmp_path)
+    approvals = private_moot_home / "data" / APPROVALS_FILE
+    assert load_settings(tmp_path).held == ()
+    approvals.chmod(0o666)
+    assert len(load_settings(tmp_path).held) == 1
+    approvals.chmod(0o600)
+    planted = tmp_path / "planted.json"
+    planted.write_bytes(approvals.read_bytes())
+    approvals.unlink()
+    approvals.symlink_to(planted)
+    assert len(load_settings(tmp_path).held) == 1
+    approvals.unlink()
+    approvals.write_bytes(planted.read_bytes())
+    approvals.chmod(0o600)
+    assert load_settings(tmp_path).held == ()
+    if os.getuid() == 0:  # another user's file: only root can make one here
+        os.chown(approvals, 4321, -1)
+        assert len(load_settings(tmp_path).held) == 1

@@ -249,7 +249,7 @@ class SettingsApprovals:
 
     def _load(self) -> dict[str, dict[str, str]]:
         try:
-            data = json.loads(self.path.read_bytes())
+            data = json.loads(read_own_file(self.path))
         except (OSError, ValueError):
             return {}  # none yet, or damaged: nothing is approved; writing starts it again
         if not isinstance(data, dict):
@@ -276,6 +276,27 @@ class SettingsApprovals:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
+
+
+def read_own_file(path: Path) -> bytes:
+    """The bytes of an approvals file (settings, MCP servers) only this user could have
+    written: a regular file of theirs, not a link, that neither the group nor others may write.
+    A data directory someone else can write (a `MOOT_HOME` under `/tmp`, a shared account's)
+    must not let them approve a repository's hooks or servers for this person.
+
+    Raises:
+        OSError: There is none, or it is not such a file (then nothing is approved).
+    """
+    import stat
+
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    with os.fdopen(os.open(path, flags), "rb") as file:
+        found = os.fstat(file.fileno())
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.getuid():
+            raise PermissionError(f"{path} is not a file of this user's")
+        if found.st_mode & 0o022:
+            raise PermissionError(f"{path} is writable by others")
+        return file.read()
 
 
 def _key(workspace: Path) -> str:
