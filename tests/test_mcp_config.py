@@ -231,3 +231,27 @@ async def test_the_sign_in_redirect_lands_on_a_one_shot_listener_and_tokens_are_
     result = await waiting
     assert (result.code, result.state, result.iss) == ("c0de", "s7", "https://auth.test")
     assert b"signed in" in page
+
+
+def test_an_approvals_file_someone_else_could_have_written_approves_no_server(
+    tmp_path: Path,
+) -> None:
+    """Second attack on issue 28: the MCP approvals were read from whatever file lay there,
+    so whoever could write the data directory approved a repository's server (a command run
+    on the host) for the person."""
+    from moot.protocol.mcp import McpServerConfig
+
+    path = tmp_path / "data" / "mcp-approvals.json"
+    proj = McpServerConfig(
+        name="proj", transport="stdio", command="x", origin="project", fingerprint="f1"
+    )
+    Approvals(tmp_path, path).approve(proj)
+    assert Approvals(tmp_path, path).approved(proj)
+    path.chmod(0o666)
+    assert not Approvals(tmp_path, path).approved(proj)
+    planted = tmp_path / "planted.json"
+    planted.write_bytes(path.read_bytes())
+    planted.chmod(0o600)
+    path.unlink()
+    path.symlink_to(planted)
+    assert not Approvals(tmp_path, path).approved(proj)

@@ -95,6 +95,8 @@ UNSEEN = [
     "git -c alias.st='!rm x' st",
     "tar -I 'rm x' -cf a.tar .",
     "tar --to-command='rm x' -xf a.tar",
+    "git send-email --to-cmd='rm x' p.patch",
+    "git instaweb --httpd=./rm",
     "enable -f ./evil.so evil",
 ]
 RUN_BY_OPTIONS = [
@@ -120,6 +122,17 @@ RUN_BY_OPTIONS = [
     "git rebase -x 'rm x' main",
     "git bisect run rm x",
     "git submodule foreach 'rm x'",
+    # found by the second attack (issue 28): git runs these through a shell, here
+    "git ls-remote --upload-pack='rm x' .",
+    "git ls-remote -u 'rm x' .",
+    "git fetch --upload-pack 'rm x' .",
+    "git pull --upload-pack='rm x' . main",
+    "git clone -u 'rm x' file:///r d",
+    "git push --receive-pack='rm x' . main",
+    "git push --exec='rm x' . main",
+    "git archive --remote=. --exec='rm x' HEAD",
+    "git filter-branch --tree-filter 'rm x' HEAD",
+    "git filter-branch -f --msg-filter='rm x' HEAD",
     "echo 'rm x' | xargs -I{} rm {}",
     "eval rm -f x",
     # builtins that arrange for a command to run later
@@ -224,6 +237,9 @@ def test_an_allow_rule_matches_a_program_as_written() -> None:
         "awk '/a|b/ || $1 == 1' README",
         "awk -F: '{print $1}' /etc/passwd",
         "git -C sub log",
+        "git fetch -u origin",
+        "git push --force origin main",
+        "git filter-branch --subdirectory-filter src HEAD",
         "echo hi | cat",
         "bash --version",
     ],

@@ -434,6 +434,11 @@ async def test_a_settings_file_models_key_shapes_the_request(tmp_path: Path) -> 
     (project / ".moot" / "settings.json").write_text(
         json.dumps({"models": {"ollama/qwen3-coder": {"max_output": 2048}}})
     )
+    from moot.settings import approve_held
+
+    held = load_settings(project, {"MOOT_HOME": str(home)})
+    assert held.models["ollama/qwen3-coder"].max_output != 2048  # a repository's: held
+    approve_held(project, {"MOOT_HOME": str(home)})
     settings = load_settings(project, {"MOOT_HOME": str(home)})
     assert settings.models["ollama/qwen3-coder"].context_window == 262144
     with ModelServer() as server:

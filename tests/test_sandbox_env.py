@@ -158,6 +158,11 @@ def test_doors_to_the_desktop_and_to_moot_stay_out(name: str) -> None:
         "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
         "https://discord.com/api/webhooks/1/abc",
         "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJqb2IifQ.c2ln",
+        # found by the second attack (issue 28): proxies curl, pip and git take as written
+        "corp:hunter2@proxy.internal:3128",
+        "http://:hunter2@proxy.internal:3128",
+        "socks5h://0123456789abcdef@proxy.internal:1080",
+        "socks5://:tok@proxy.internal:1080",
     ],
 )
 def test_secret_looking_values_are_dropped_whatever_the_name(value: str) -> None:
@@ -175,6 +180,10 @@ def test_secret_looking_values_are_dropped_whatever_the_name(value: str) -> None
         "git@github.com:me/repo.git",
         "disk-usage-report-for-the-whole-team",
         "en_US.UTF-8",
+        "proxy.internal:3128",
+        "http://proxy.internal:3128",
+        "localhost,127.0.0.1,.internal",
+        "user@example.com",
     ],
 )
 def test_ordinary_values_are_kept(value: str) -> None:

@@ -47,6 +47,50 @@ def test_what_changed_since_is_cleared_and_nothing_else(tmp_path: Path) -> None:
     assert mode(ws / "shared") == 0o2775, "a set-group-ID directory grants nothing"
 
 
+def test_a_set_id_file_in_a_locked_directory_is_cleared_whenever_it_was_made(
+    tmp_path: Path,
+) -> None:
+    """Second attack on issue 28, unprivileged under Docker: `mkdir d; cp sh d/x; chmod 4755
+    d/x; chmod 000 d` hid `x` from the sweep (it could not read `d`), and a later command's
+    `chmod 755 d` showed it to every user of the machine, its status older than that command,
+    so no sweep ever cleared it. The locked directory is opened and swept whole."""
+    ws = tmp_path / "ws"
+    (ws / "d" / "e").mkdir(parents=True)
+    for rel in ("d/x", "d/e/y"):
+        (ws / rel).write_text("")
+        os.chmod(ws / rel, 0o4755)
+    os.chmod(ws / "d" / "e", 0o000)
+    os.chmod(ws / "d", 0o000)
+    later = time.time_ns() + 10**9 * 3600  # the command that unlocks it began later
+
+    assert sorted(clear_set_id(ws, later)) == ["d/e/y", "d/x"]
+    assert mode(ws / "d" / "x") == 0o755 and mode(ws / "d" / "e" / "y") == 0o755
+    assert mode(ws / "d") == 0o500  # its owner may read it again; nobody else
+
+
+def test_more_directories_than_open_files_hide_nothing(tmp_path: Path) -> None:
+    """Second attack on issue 28: the sweep held a descriptor for every directory waiting its
+    turn, so 1500 directories (over the usual limit of 1024 open files) hid the set-id files
+    of the last ones."""
+    import resource
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wide = 300
+    for i in range(wide):
+        (ws / f"d{i:04}").mkdir()
+    for i in (0, wide // 2, wide - 1):
+        (ws / f"d{i:04}" / "x").write_text("")
+        os.chmod(ws / f"d{i:04}" / "x", 0o4755)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (128, hard))
+    try:
+        cleared = clear_set_id(ws, 0)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert sorted(cleared) == [f"d{i:04}/x" for i in (0, wide // 2, wide - 1)]
+
+
 @pytest.mark.skipif(os.getuid() != 0, reason="only root can give a file to another user")
 def test_another_users_file_is_left_alone(tmp_path: Path) -> None:
     """A command holds no capability: it can set bits only on files of moot's user."""

@@ -211,3 +211,61 @@ def test_a_rule_saved_into_a_held_file_does_not_launder_its_grants(tmp_path: Pat
     settings = load_settings(tmp_path)
     assert settings.sandbox is None  # still held: the person never approved it
     assert len(settings.held) == 1
+
+
+def test_model_prices_and_the_snapshot_cap_of_a_repository_wait_for_approval(
+    tmp_path: Path,
+) -> None:
+    """Second attack on issue 28: a repository's `models` priced its model at 0, so
+    `--max-cost` never stopped a run, and `"snapshotMaxBytes": 0` kept nothing for a rewind;
+    both took effect unasked."""
+    from moot.providers.registry import resolve_model
+
+    model = "anthropic/claude-sonnet-4-5"
+    KEY = {"ANTHROPIC_API_KEY": "test-key"}  # resolving needs one; nothing is sent
+    real = resolve_model(model, KEY).config.info
+    assert real.input and real.output  # the catalog prices it
+    settings = tmp_path / ".moot" / "settings.json"
+    settings.parent.mkdir()
+    free = {"models": {model: {"input": 0, "output": 0}}, "snapshotMaxBytes": 0}
+    settings.write_text(json.dumps(free))
+    loaded = load_settings(tmp_path)
+    assert loaded.models == {} and loaded.snapshot_max_bytes is None
+    assert resolve_model(model, KEY, models=loaded.models).config.info.input == real.input
+    (held,) = loaded.held
+    assert any(model in grant and "cost limit" in grant for grant in held.grants)
+    assert any("snapshotMaxBytes" in grant for grant in held.grants)
+    approve_held(tmp_path)
+    approved = load_settings(tmp_path)
+    assert resolve_model(model, KEY, models=approved.models).config.info.input == 0
+    assert approved.snapshot_max_bytes == 0
+
+
+def test_an_approvals_file_someone_else_could_have_written_approves_nothing(
+    tmp_path: Path, private_moot_home: Path
+) -> None:
+    """Second attack on issue 28: the approvals were read from whatever file lay there, so
+    whoever could write the data directory (a `MOOT_HOME` under `/tmp`) approved a
+    repository's hooks for the person: a file writable by others, a symlink to one, or
+    another user's file."""
+    import os
+
+    write(tmp_path / ".moot" / "settings.json", {"sandbox": "none"})
+    approve_held(tmp_path)
+    approvals = private_moot_home / "data" / APPROVALS_FILE
+    assert load_settings(tmp_path).held == ()
+    approvals.chmod(0o666)
+    assert len(load_settings(tmp_path).held) == 1
+    approvals.chmod(0o600)
+    planted = tmp_path / "planted.json"
+    planted.write_bytes(approvals.read_bytes())
+    approvals.unlink()
+    approvals.symlink_to(planted)
+    assert len(load_settings(tmp_path).held) == 1
+    approvals.unlink()
+    approvals.write_bytes(planted.read_bytes())
+    approvals.chmod(0o600)
+    assert load_settings(tmp_path).held == ()
+    if os.getuid() == 0:  # another user's file: only root can make one here
+        os.chown(approvals, 4321, -1)
+        assert len(load_settings(tmp_path).held) == 1

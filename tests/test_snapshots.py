@@ -305,13 +305,16 @@ def test_the_note_holds_for_the_run_and_an_absent_file_is_still_kept_as_absent(
 
 
 def test_the_setting_sets_the_cap(tmp_path: Path) -> None:
-    from moot.settings import SettingsError, load_settings
+    from moot.settings import SettingsError, approve_held, load_settings
     from moot.tools.builtin import session_workspace
     from moot.workspace.snapshots import DEFAULT_MAX_BYTES
 
     (tmp_path / ".moot").mkdir()
     (tmp_path / ".moot" / "settings.json").write_text('{"snapshotMaxBytes": 4096}')
-    settings = load_settings(tmp_path, environ={"MOOT_HOME": str(tmp_path / "home")})
+    environ = {"MOOT_HOME": str(tmp_path / "home")}
+    assert load_settings(tmp_path, environ=environ).snapshot_max_bytes is None  # held
+    approve_held(tmp_path, environ)  # a repository's file: the person approved it
+    settings = load_settings(tmp_path, environ=environ)
     assert settings.snapshot_max_bytes == 4096
     store = MemoryStore()
     sid = store.create_session(workspace=str(tmp_path)).id

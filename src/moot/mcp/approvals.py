@@ -17,7 +17,7 @@ import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from moot.mcp.files import ConfigFileError, read_object, write_object
+from moot.mcp.files import write_object
 from moot.protocol.mcp import McpServerConfig
 
 FILE_NAME = "mcp-approvals.json"
@@ -50,10 +50,15 @@ class Approvals:
         self.allowed = frozenset(allowed)
 
     def _all(self) -> dict[str, object]:
-        try:
-            return read_object(self.path) or {}
-        except ConfigFileError:
-            return {}  # an unreadable file approves nothing; writing replaces it
+        import json
+
+        from moot.settings_review import read_own_file
+
+        try:  # only a file of this user's that no one else may write
+            data = json.loads(read_own_file(self.path))
+        except (OSError, ValueError, RecursionError):
+            return {}  # none, unreadable or someone else's: nothing approved; writing replaces it
+        return data if isinstance(data, dict) else {}
 
     def approved(self, server: McpServerConfig) -> bool:
         """Whether this definition of the server was approved here (or for this process)."""

@@ -98,10 +98,36 @@ def _awk(args: Sequence[Word]) -> Runs:
     return []
 
 
+_GIT_TRANSPORT_SCRIPTS = {
+    "fetch": ("", "--upload-pack"),
+    "pull": ("", "--upload-pack"),
+    "clone": ("-u", "--upload-pack"),
+    "ls-remote": ("-u", "--upload-pack"),
+    "fetch-pack": ("", "--upload-pack"),
+    "push": ("", "--receive-pack"),
+    "send-pack": ("", "--receive-pack"),
+    "archive": ("", "--exec"),
+}
+"""git commands whose option names the program git starts (through a shell) at the other end
+of a local or ssh transport: `git ls-remote -u 'rm x' .` runs `rm x` here."""
+_GIT_PUSH_EXEC = ("push", "send-pack", "fetch-pack")
+"""Commands that also take `--exec`, an old name of the option above."""
+_GIT_FILTERS = names(
+    "--tree-filter --index-filter --msg-filter --env-filter --commit-filter --parent-filter"
+    " --tag-name-filter --setup"
+)
+"""filter-branch's options whose values are shell scripts it runs."""
+_GIT_SEND_EMAIL = ("--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd", "--smtp-server")
+"""send-email's options that name a command (`--smtp-server` when it is a path)."""
+
+
 def _git(args: Sequence[Word]) -> Runs:
     """git's `-c`/`--config-env` (a pager, an alias, an editor, a hook path...) and
     `--exec-path` can make git run anything; `grep -O`, `difftool -x` run a given command;
-    `rebase -x`, `submodule foreach` a script; `bisect run` a command."""
+    `rebase -x`, `submodule foreach` a script; `bisect run` a command; `fetch`, `clone`,
+    `ls-remote`, `push`, `archive` the `--upload-pack`/`--receive-pack`/`--exec` program, and
+    `filter-branch` its filters, through a shell; `send-email` its `--*-cmd`; `instaweb` a
+    web server."""
     i = 0
     while i < len(args) and args[i].value.startswith("-"):
         option = args[i].value
@@ -127,6 +153,22 @@ def _git(args: Sequence[Word]) -> Runs:
         return [_script(*rest[at:])] if at < len(values) else []
     if command == "bisect" and values[:1] == ["run"] and len(rest) > 1:
         return [Inner(rest[1:])]
+    if command in _GIT_TRANSPORT_SCRIPTS:
+        short, long = _GIT_TRANSPORT_SCRIPTS[command]
+        given = _option_values(rest, short or long, long)
+        if command in _GIT_PUSH_EXEC:
+            given += _option_values(rest, "--exec", "--exec")
+        return [_script(word) for word in given]
+    if command == "filter-branch":
+        return [
+            _script(word)
+            for option in _GIT_FILTERS
+            for word in _option_values(rest, option, option)
+        ]
+    if command == "send-email" and any(v.startswith(_GIT_SEND_EMAIL) for v in values):
+        return [UNSEEN]
+    if command == "instaweb":
+        return [UNSEEN]
     return []
 
 

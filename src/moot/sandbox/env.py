@@ -101,8 +101,9 @@ _SECRET_VALUE = re.compile(
     | \bhf_[A-Za-z0-9]{30,}                 # Hugging Face
     | \beyJ[A-Za-z0-9_-]{10,}\.eyJ          # a JWT
     | -----BEGIN[ A-Z]*PRIVATE\ KEY-----
-    | ://[^/\s:@]+:[^/\s@]+@                # a password inside a URL (postgres://u:p@host)
-    | \bhttps?://[^/\s@]+@                  # a token as a web URL's user (https://KEY@sentry.io)
+    | ://[^/\s:@]*:[^/\s@]+@                # a password inside a URL (postgres://u:p@host)
+    | \b(?:https?|socks[45]?h?)://[^/\s@]+@  # a token as a web or proxy URL's user
+    | (?:^|[\s,;=])[^/\s:@,;=]+:[^/\s@,;]+@[\w.\[-]  # a proxy without a scheme (u:p@proxy:3128)
     | hooks\.slack\.com/                    # webhooks: whoever has the URL may post
     | discord(?:app)?\.com/api/webhooks/
     | webhook\.office\.com/

@@ -43,6 +43,14 @@ def clear_set_id(root: Path, since_ns: int = 0) -> list[str]:
     """Clear the set-id bits of the regular files below `root` that this user owns and whose
     status changed at `since_ns` or later (a blocking walk of the whole tree).
 
+    The walk holds one descriptor per level of the directory it is in, never one per
+    directory waiting its turn: a command that made more directories than this process may
+    open files (`mkdir d{1..2000}`) hid what lay in the last of them. A directory of this
+    user's that it cannot read (a command's `chmod 000 d`) is given back its owner's read and
+    search bits and swept whole, whatever `since_ns` says: the bits inside were set before it
+    was locked, maybe by an earlier command, and would otherwise stay until a later command
+    unlocked it, their status unchanged.
+
     Returns:
         The files changed, relative to `root`, in the order found.
     """
@@ -52,28 +60,71 @@ def clear_set_id(root: Path, since_ns: int = 0) -> list[str]:
         top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return cleared
-    stack: list[tuple[int, str]] = [(top, "")]
-    while stack:
-        fd, rel = stack.pop()
-        try:
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    path = f"{rel}{entry.name}"
-                    if entry.is_dir(follow_symlinks=False):
-                        with contextlib.suppress(OSError):
-                            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-                            stack.append((os.open(entry.name, flags, dir_fd=fd), f"{path}/"))
-                    elif entry.is_file(follow_symlinks=False):
-                        with contextlib.suppress(OSError):
-                            info = entry.stat(follow_symlinks=False)
-                            mine = info.st_uid == uid and info.st_ctime_ns >= since_ns
-                            if info.st_mode & SET_ID and mine and _clear(fd, entry.name):
-                                cleared.append(path)
-        except OSError:
-            pass  # gone, or not ours to read: the command could not have written there either
-        finally:
+    # Each frame: a directory's descriptor, its path, the subdirectories left to visit, and
+    # the change time from which a file counts in it.
+    frames: list[tuple[int, str, list[str], int]] = []
+    frames.append((top, "", _sweep_files(top, "", since_ns, uid, cleared), since_ns))
+    while frames:
+        fd, rel, pending, since = frames[-1]
+        if not pending:
             os.close(fd)
+            frames.pop()
+            continue
+        name = pending.pop()
+        child, child_since = _open_dir(fd, name, uid, since)
+        if child is None:
+            continue
+        path = f"{rel}{name}/"
+        frames.append(
+            (child, path, _sweep_files(child, path, child_since, uid, cleared), child_since)
+        )
     return cleared
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_dir(parent: int, name: str, uid: int, since: int) -> tuple[int | None, int]:
+    """A descriptor of the subdirectory `name` and the change time that counts in it: 0 for a
+    directory of this user's that was locked (its owner may not read or search it: given
+    those bits back; root reads it anyway, an unprivileged user only then)."""
+    try:
+        fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return None, since  # gone
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISDIR(info.st_mode):
+            return None, since  # swapped for something else as the sweep ran
+        owner_may = stat.S_IRUSR | stat.S_IXUSR
+        if info.st_uid == uid and info.st_mode & owner_may != owner_may:
+            os.chmod(f"/proc/self/fd/{fd}", stat.S_IMODE(info.st_mode) | owner_may)
+            since = 0
+        return os.open(name, _DIR_FLAGS, dir_fd=parent), since
+    except OSError:
+        return None, since  # not ours to read: the command could not have written there either
+    finally:
+        os.close(fd)
+
+
+def _sweep_files(fd: int, rel: str, since: int, uid: int, cleared: list[str]) -> list[str]:
+    """Clear the set-id files directly in the directory `fd`; its subdirectories' names."""
+    subdirectories: list[str] = []
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    subdirectories.append(entry.name)
+                elif entry.is_file(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        info = entry.stat(follow_symlinks=False)
+                        mine = info.st_uid == uid and info.st_ctime_ns >= since
+                        if info.st_mode & SET_ID and mine and _clear(fd, entry.name):
+                            cleared.append(f"{rel}{entry.name}")
+    except OSError:
+        pass  # gone, or not ours to read: the command could not have written there either
+    subdirectories.reverse()  # popped from the end: visited in the order listed
+    return subdirectories
 
 
 def _clear(directory: int, name: str) -> bool:

@@ -19,10 +19,13 @@ CHOICES = (
 
 
 def trust_title(held: Sequence[HeldSettings]) -> str:
-    """What the files ask to turn on, file by file."""
+    """What the files ask to turn on, file by file, as markup that shows every character the
+    files wrote (`[black on black]` in a hook command would hide it)."""
+    from textual.markup import escape
+
     lines = ["This repository's settings ask to turn on what could run code or act unasked:"]
     for file in held:
-        lines += [f"{file.file}:", *(f"  - {grant}" for grant in file.grants)]
+        lines += [f"{escape(file.file)}:", *(f"  - {escape(grant)}" for grant in file.grants)]
     return "\n".join(lines)
 
 

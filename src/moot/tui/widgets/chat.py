@@ -241,8 +241,10 @@ class ChatPane(VerticalScroll):
         await self._add(block)
 
     async def say(self, text: str | Text, *, warning: bool = False) -> None:
-        """A line from the app itself (a command's answer)."""
-        block = NoticeBlock(text)
+        """A line from the app itself (a command's answer), shown as written: a command's
+        answer quotes what files hold (a repository's hook command, its rules), and read as
+        markup `[black on black]` would hide it."""
+        block = NoticeBlock(Text(text) if isinstance(text, str) else text)
         block.set_class(warning, "-warning", update=False)
         await self._add(block)
 
