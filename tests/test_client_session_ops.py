@@ -390,7 +390,7 @@ async def test_trust_shows_what_waits_and_approves_only_what_it_showed(workspace
     stray = await run_tool(
         client, "trust_settings", {"action": "approve", "files": [["/etc/passwd", "x"]]}
     )
-    assert stray.is_error and "not a settings file of this workspace" in stray.content
+    assert stray.is_error and "nothing of this workspace's waits in /etc/passwd" in stray.content
     await registry.run(approving, "/trust")  # shows, and approves, what is there now
     assert "allow Bash (runs without asking)" in approving.said[0][0]
     assert "approved" in approving.said[-1][0]

@@ -74,7 +74,7 @@ def test_a_command_expands_its_arguments_and_includes_workspace_files(tmp_path: 
     os.symlink(tmp_path / "secret.txt", work / "link.txt")
 
     guidance = load_guidance(work, None, shipped=False)
-    expansion = guidance.expand("review", 'app.py "error handling"')
+    expansion = guidance.expand("review", 'app.py "error handling"', lambda path: True)
 
     assert expansion is not None
     prompt = expansion.prompt
@@ -88,6 +88,9 @@ def test_a_command_expands_its_arguments_and_includes_workspace_files(tmp_path: 
     assert "[moot: @link.txt is not included: leads outside" in prompt
     assert expansion.allowed_tools == ("Bash(git diff:*)",)
     assert guidance.expand("nope", "") is None
+    held = guidance.expand("review", "app.py")  # the file not approved: no grant
+    assert held is not None and held.allowed_tools == ()
+    assert "they are not pre-approved: it comes from the repository" in held.prompt
 
 
 def test_expansion_reads_nothing_from_outside_the_workspace(tmp_path: Path) -> None:

@@ -200,18 +200,32 @@ async def test_a_user_skill_the_model_loads_pre_approves_its_tools_until_the_tur
     assert not refused.approved and "a headless run cannot ask" in refused.feedback
 
 
-async def test_a_project_skill_pre_approves_only_when_the_person_starts_it(
+async def test_a_project_skill_pre_approves_only_when_the_person_approved_and_started_it(
     server: ModelServer, tmp_path: Path
 ) -> None:
     """A repository could describe a skill so that the model loads it: its `allowed-tools`
-    must not turn into approvals nobody gave."""
+    must not turn into approvals nobody gave. Started by the person, they hold once the person
+    approved the skill's file (`/trust`), never before: typing `/notes` is no review of what it
+    grants."""
+    from moot.commands.answers import run_tool
+
     work = tmp_path / "work"
     skill(work / ".moot/skills/notes", extra=NOTES)
     server.reply(*_write_turns(("skill", {"name": "notes"})), *_write_turns(None))
+    server.reply(*_write_turns(None))
     client = open_session(work)
     try:
+        assert any("/notes runs" in notice for notice in client.status().notices)
         by_model = await run(client, ops.UserTurn(text="take notes"))
         assert not (work / "notes.txt").exists()
+        unapproved = await run(client, ops.RunCommand(name="notes", arguments="now"))
+        assert not (work / "notes.txt").exists()
+        shown = await run_tool(client, "trust_settings", {"action": "show"})
+        (held,) = shown.display["held"]
+        assert held[0].endswith("SKILL.md") and "/notes runs" in held[2][0]
+        await run_tool(
+            client, "trust_settings", {"action": "approve", "files": [[held[0], held[1]]]}
+        )
         by_person = await run(client, ops.RunCommand(name="notes", arguments="now"))
     finally:
         await client.close()
@@ -219,6 +233,8 @@ async def test_a_project_skill_pre_approves_only_when_the_person_starts_it(
     assert not refused.approved
     loaded = [e for e in by_model if isinstance(e, ev.ToolFinished) and e.tool == "skill"]
     assert "they are not pre-approved: it comes from the repository" in loaded[0].content
+    (asked,) = _decided(unapproved)
+    assert not asked.approved  # not pre-approved: it asked, and nobody here answers
     assert _decided(by_person) == []
     assert (work / "notes.txt").read_text() == "hi\n"
 

@@ -420,7 +420,7 @@ _COMMAND_TABLE: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]]
     ("undo", "take back moot's last commit here (see MOOT_AUTO_COMMIT)", _fill_nothing),
     ("skills", "list, show and validate skills (SKILL.md folders)", _fill_skills),
     ("init", "have the model write an AGENTS.md for this repository (headless)", _fill_init),
-    ("trust", "approve what this repository's .moot settings files turn on", _fill_trust),
+    ("trust", "approve what this repository's settings, skills and commands turn on", _fill_trust),
     ("login", "save an API key (mode 0600) for a provider", _fill_login),
     ("mcp", "MCP servers: add, list, get, remove, approve; serve", _fill_mcp),
     ("acp", "speak the Agent Client Protocol on stdio (for editors)", _add_session_flags),

@@ -215,7 +215,7 @@ class SettingsApprovals:
 
     def approved(self, workspace: Path, file: Path | str, digest: str) -> bool:
         """Whether the person approved exactly this content of `file` in `workspace`."""
-        return self._load().get(_key(workspace), {}).get(Path(file).name) == digest
+        return self._load().get(_key(workspace), {}).get(_file_key(workspace, file)) == digest
 
     def approve(self, workspace: Path, held: HeldSettings | tuple[str, str]) -> None:
         """Remember that the person approved this content of the file here.
@@ -231,7 +231,7 @@ class SettingsApprovals:
         approvals = self._load()
         key = _key(workspace)
         files = approvals.pop(key, {})  # re-inserted last: the newest are kept longest
-        files[Path(file).name] = digest
+        files[_file_key(workspace, file)] = digest
         approvals[key] = files
         self._save(dict(list(approvals.items())[-_KEPT:]))
 
@@ -301,6 +301,34 @@ def read_own_file(path: Path) -> bytes:
 
 def _key(workspace: Path) -> str:
     return os.path.realpath(workspace)
+
+
+def _file_key(workspace: Path, file: Path | str) -> str:
+    """A file as its workspace names it (`.moot/settings.json`, `.moot/commands/review.md`)."""
+    path = os.path.abspath(file)
+    for root in (os.path.abspath(workspace), os.path.realpath(workspace)):
+        if path.startswith(root + os.sep):
+            return path[len(root) + 1 :]
+    return path
+
+
+def file_approved(workspace: Path, file: Path, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the person approved what `file` (a repository's command or skill) holds now."""
+    try:
+        raw = file.read_bytes()
+    except OSError:
+        return False
+    return SettingsApprovals(environ).approved(workspace, file, digest(raw))
+
+
+def held_file(file: Path, grants: tuple[str, ...]) -> HeldSettings | None:
+    """A repository's command or skill file whose `allowed-tools` wait for approval, as
+    `/trust` shows it; None when it cannot be read."""
+    try:
+        raw = file.read_bytes()
+    except OSError:
+        return None
+    return HeldSettings(str(file), digest(raw), grants)
 
 
 def digest(raw: bytes) -> str:

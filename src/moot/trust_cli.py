@@ -17,8 +17,9 @@ from pathlib import Path
 def run_trust(options: Namespace) -> int:
     """Show what the workspace's settings files ask for and approve it; 0 when approved (or
     nothing waits), 1 when the person kept it off or it could not be done."""
+    from moot.client.trust import held_files
     from moot.paths import workspace_root
-    from moot.settings import SettingsError, load_settings
+    from moot.settings import SettingsError
     from moot.settings_review import SettingsApprovals
 
     workspace = workspace_root(Path.cwd())
@@ -36,7 +37,7 @@ def run_trust(options: Namespace) -> int:
         )
         return 0
     try:
-        held = load_settings(workspace).held
+        held = held_files(workspace)
     except SettingsError as exc:
         print(f"moot: {exc}", file=sys.stderr)
         return 1

@@ -23,12 +23,15 @@ from moot.protocol.client import (
     MemoryInfo,
     SkillInfo,
 )
+from moot.settings_review import file_approved
 
 
 def run_command(runtime: Runtime, briefing: Briefing, op: ops.RunCommand) -> str:
     """Start the turn `/name arguments` makes; its submission id. One the session cannot take
     now (a turn runs, its model cannot be used) is answered by `op_refused`, as a turn is."""
-    expansion = briefing.guidance.expand(op.name, op.arguments)
+    guidance = briefing.guidance
+    root = guidance.places.cwd
+    expansion = guidance.expand(op.name, op.arguments, lambda path: file_approved(root, path))
     if expansion is None:
         names = ", ".join(f"/{entry.name}" for entry in briefing.guidance.invocable())
         return _refuse(runtime, op, f"no command /{op.name} in this session (there are: {names})")

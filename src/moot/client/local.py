@@ -468,7 +468,8 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
                     _discard_if_empty(store, created)
             store.close()
         raise
-    return LocalClient(session, store, settings, (*_notices(settings, cwd), *told))
+    notices = (*_notices(settings, cwd), *_held_commands(session, cwd), *told)
+    return LocalClient(session, store, settings, notices)
 
 
 def _discard_if_empty(store: Store, session_id: str) -> None:
@@ -504,6 +505,15 @@ def _notices(settings: LoadedSettings, cwd: Path) -> tuple[str, ...]:
     the nearest it reads), and each project file whose grants wait for their approval
     (`moot.settings_review`)."""
     return (*(str(warning) for warning in settings.warnings), *(str(h) for h in settings.held))
+
+
+def _held_commands(session: Session, cwd: Path) -> tuple[str, ...]:
+    """The repository's skills and commands whose `allowed-tools` wait for the person."""
+    if session.briefing is None:
+        return ()
+    from moot.client.trust import held_commands
+
+    return tuple(str(h) for h in held_commands(cwd, guidance=session.briefing.guidance))
 
 
 def _git_branch(root: Path) -> str:

@@ -152,13 +152,19 @@ def person_tools(
             return ToolResult.error(str(exc))
 
     def trust_settings(args: _Trust) -> ToolResult:
-        from moot.settings import SettingsError, load_settings, settings_files
+        from moot.client.trust import held_files
+        from moot.settings import SettingsError
         from moot.settings_review import SettingsApprovals
 
+        try:
+            held = held_files(workspace.root, environ)
+        except SettingsError as exc:
+            return ToolResult.error(str(exc))
         if args.action == "approve":
-            project_files = {str(p) for p in settings_files(workspace.root, environ)[1:]}
-            if stray := [file for file, _ in args.files if file not in project_files]:
-                return ToolResult.error(f"not a settings file of this workspace: {stray[0]}")
+            # Only what waits for approval here: a file shown, never another path.
+            waiting = {one.file for one in held}
+            if stray := [file for file, _ in args.files if file not in waiting]:
+                return ToolResult.error(f"nothing of this workspace's waits in {stray[0]}")
             approvals = SettingsApprovals(environ)
             for path, digest in args.files:
                 approvals.approve(workspace.root, (path, digest))
@@ -166,10 +172,6 @@ def person_tools(
                 "approved: sessions opened from now on use it; this one goes on without it "
                 "(quit and `moot -c` to go on with it)"
             )
-        try:
-            held = load_settings(workspace.root, environ).held
-        except SettingsError as exc:
-            return ToolResult.error(str(exc))
         if not held:
             return ToolResult("nothing waits for approval: the settings files here are in force")
         lines: list[str] = []

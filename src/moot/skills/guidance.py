@@ -8,7 +8,7 @@ it for the `RunCommand` op.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import msgspec
@@ -81,11 +81,15 @@ class Guidance(msgspec.Struct, frozen=True):
                 )
         return sorted(found.values(), key=lambda entry: entry.name)
 
-    def expand(self, name: str, arguments: str) -> Expansion | None:
+    def expand(
+        self, name: str, arguments: str, approved: Callable[[Path], bool] | None = None
+    ) -> Expansion | None:
         """The turn `/name arguments` makes, or None when there is no such command.
 
         Custom commands include their `@path` files from the workspace (the working
-        directory); nothing outside it is read.
+        directory); nothing outside it is read. A repository's skill or command pre-approves
+        its `allowed-tools` only once the person approved that file's content (`approved`,
+        `/trust`); until then its turn asks as any other.
         """
         line = f"/{name} {arguments.strip()}".strip()  # what the person typed comes first
         if name == INIT:
@@ -95,16 +99,42 @@ class Guidance(msgspec.Struct, frozen=True):
             return Expansion(f"{line}\n\n{text.strip()}")
         skill = self.skills.skills.get(name)
         if skill is not None and skill.user_invocable:
-            granted = may_grant(skill, by_person=True)
+            granted = may_grant(skill, by_person=True) and _ours(skill.source, skill.path, approved)
             text = activation(skill, arguments, granted=granted)
-            return Expansion(f"{line}\n\n{text}", skill.allowed_tools, f"skill {name}")
+            tools = skill.allowed_tools if granted else ()
+            return Expansion(f"{line}\n\n{text}", tools, f"skill {name}")
         command = self.commands.get(name)
         if command is not None:
             text = expand_command(command, arguments, self.places.cwd, denied=self.places.denied)
-            return Expansion(
-                f"{line}\n\n{text}", command.allowed_tools, f"command /{name}", command.model
-            )
+            tools = command.allowed_tools
+            if tools and not _ours(command.source, command.path, approved):
+                listed = ", ".join(tools)
+                text += (
+                    f"\n\n(This command lists allowed-tools ({listed}), but they are not "
+                    "pre-approved: it comes from the repository and the person has not approved "
+                    "it (/trust). Calls ask as usual.)"
+                )
+                tools = ()
+            return Expansion(f"{line}\n\n{text}", tools, f"command /{name}", command.model)
         return None
+
+    def repository_grants(self) -> list[tuple[str, Path, tuple[str, ...]]]:
+        """The repository's skills and commands that list `allowed-tools`: (`/name`, its file,
+        the tools), which `/trust` shows until the person approves each file."""
+        found: list[tuple[str, Path, tuple[str, ...]]] = []
+        for skill in self.skills.skills.values():
+            if skill.source == "project" and skill.allowed_tools and skill.user_invocable:
+                found.append((f"/{skill.name}", Path(skill.path), skill.allowed_tools))
+        for command in self.commands.values():
+            if command.source == "project" and command.allowed_tools:
+                found.append((f"/{command.name}", Path(command.path), command.allowed_tools))
+        return found
+
+
+def _ours(source: str, path: str, approved: Callable[[Path], bool] | None) -> bool:
+    """Whether a file's grants hold: the person's and moot's always; a repository's once its
+    content is approved (never, when the caller cannot tell)."""
+    return source != "project" or (approved is not None and approved(Path(path)))
 
 
 def load_guidance(

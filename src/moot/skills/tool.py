@@ -59,8 +59,8 @@ def activation(skill: Skill, arguments: str, *, granted: bool) -> str:
         else:
             lines.append(
                 f"It lists allowed-tools ({listed}), but they are not pre-approved: it comes "
-                "from the repository, so only the person can grant them, by typing "
-                f"/{skill.name}. Calls ask as usual."
+                "from the repository, so only the person can grant them, by approving it "
+                f"(/trust) and typing /{skill.name}. Calls ask as usual."
             )
     lines += ["", substitute(skill.body, arguments).strip(), "</skill>"]
     return "\n".join(lines)
