@@ -194,6 +194,41 @@ async def test_ctrl_c_in_a_running_turn_interrupts_it_and_shift_tab_cycles_the_m
         assert not repl.task.done()  # ctrl+c in a turn never quits
 
 
+TAB, DOWN = "\t", "\x1b[B"
+
+
+@pytest.mark.parametrize("pick", [TAB, DOWN], ids=["tab", "down"])
+async def test_a_completion_taken_then_one_enter_runs_the_command(pick: str) -> None:
+    """As in the app: Tab takes the highlighted completion and closes the list, and Enter on a
+    command picked from the list (with Tab or the arrows) runs it; one Enter, not two (the
+    first used to close the list only, so the person saw nothing happen)."""
+    async with running_repl(FakeClient([])) as repl:
+        await repl.prompt_ready()
+        buffer = repl.repl._session.default_buffer  # type: ignore[union-attr]
+        repl.type("/stat")
+        await repl.until(lambda: buffer.complete_state is not None, "the completion list")
+        repl.type(pick)
+        await repl.until(lambda: buffer.text == "/status", "/status taken")
+        if pick == TAB:
+            await repl.until(lambda: buffer.complete_state is None, "the list closed")
+        repl.type(ENTER)
+        await repl.printed("sandbox  bubblewrap")
+
+
+async def test_tab_then_enter_sends_a_message_with_the_path_taken() -> None:
+    """`@gre` Tab takes `@greeting.py` and closes the list; Enter then sends the message."""
+    async with running_repl(FakeClient([], files=["greeting.py", "README.md"])) as repl:
+        await repl.prompt_ready()
+        buffer = repl.repl._session.default_buffer  # type: ignore[union-attr]
+        repl.type("read @gre")
+        await repl.until(lambda: buffer.complete_state is not None, "the completion list")
+        repl.type(TAB)
+        await repl.until(lambda: buffer.complete_state is None, "the list closed")
+        repl.type(ENTER)
+        await repl.until(lambda: repl.ops(ops.UserTurn), "the message sent")
+        assert repl.ops(ops.UserTurn)[0].text == "read @greeting.py"
+
+
 async def test_a_slash_command_runs_and_never_reaches_the_model() -> None:
     async with running_repl(FakeClient([])) as repl:
         await repl.prompt_ready()

@@ -844,3 +844,29 @@ async def test_a_disk_that_fills_during_a_turn_is_told_once_and_the_app_goes_on(
             assert not app._turn_running
             await type_and_send(pilot, "next")  # the app takes what is sent next
             assert app.is_running
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+async def test_an_approvals_choices_wrap_whole_each_key_beside_its_words(width: int) -> None:
+    """On a terminal too narrow for the choices on one line, a choice that would not fit
+    starts the next line: no key is left at a line's end with its words on the next (`a` then
+    "always: saves ..." below it, at 120 columns and narrower, issue 29)."""
+    from textual.widgets import Static
+
+    client = FakeClient(edit_session())
+    async with app_for(client).run_test(size=(width, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        pane = await shown(pilot)
+        await pilot.pause()
+        choices = pane.query_one(".choices", Static)
+        lines = [strip.text.rstrip() for strip in choices.render_lines(choices.size.region)]
+        lines = [line for line in lines if line]
+        rule = "Edit(greeting.py)"
+        for choice in (
+            " y  yes, once",
+            f" s  yes, this session ({rule})",
+            f" a  always: saves {rule}",
+            " n  no (then say why, or Enter)",
+        ):
+            assert any(choice in line for line in lines), lines  # whole, on one line
+        assert all(len(line) <= choices.size.width for line in lines)

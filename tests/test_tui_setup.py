@@ -169,6 +169,23 @@ async def test_a_model_picked_opens_its_session_and_is_remembered(
     assert setup_detect.needs_setup(private_moot_home, None) is False
 
 
+async def test_typing_on_the_model_list_filters_it_as_its_placeholder_says(
+    monkeypatch: pytest.MonkeyPatch, private_moot_home: Path
+) -> None:
+    """The list has the focus when a model is ready; letters typed there go to the filter
+    ("type to filter the models"), and Enter starts the one they leave highlighted."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
+    openers = Openers()
+    async with app_for(openers).run_test(size=(120, 40)) as pilot:
+        screen = await detected(pilot)
+        assert pilot.app.focused is screen.query_one("#models")
+        await pilot.press(*"haiku")
+        assert screen.query_one("#model-filter").value == "haiku"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert openers.models == ["anthropic/claude-haiku-4-5"]
+
+
 async def test_a_model_without_a_key_says_so_and_opens_nothing() -> None:
     openers = Openers()
     async with app_for(openers).run_test(size=(120, 40)) as pilot:

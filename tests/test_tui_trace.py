@@ -368,3 +368,27 @@ async def test_an_approval_asked_again_after_a_resume_is_one_node() -> None:
         assert [line.strip() for line in lines if "approve" in line or "allowed" in line] == [
             "- allowed by user"
         ]
+
+
+async def test_a_line_wider_than_the_trace_pane_draws_no_scrollbar_beside_the_prompt() -> None:
+    """A finished turn's line (its task, time, tokens and cost) is wider than the side column.
+    The trace scrolls sideways to it, but draws no horizontal scrollbar: on the pane's last row,
+    beside the prompt's border, its thumb showed as a stray block glyph (issue 29)."""
+    from textual.scrollbar import ScrollBar
+
+    client = FakeClient(autoplay=False)
+    app = MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    task = "edit @hello.py so that it greets the whole world, then run the tests"
+    async with app.run_test(size=(120, 32)) as pilot:
+        client.emit(*Run().start(task).finish("done").events)
+        await pilot.pause()
+        trace = app.trace
+        trace.apply_pending()
+        await pilot.pause()
+        assert trace.virtual_size.width > trace.content_region.width  # wider than the pane
+        region = trace.region
+        bottom_row = [
+            app.get_widget_at(x, region.bottom - 1)[0] for x in range(region.x, region.right)
+        ]
+        assert not any(isinstance(w, ScrollBar) for w in bottom_row)
+        assert trace.content_region.bottom == region.bottom  # the row is the tree's own

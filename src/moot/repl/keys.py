@@ -11,11 +11,11 @@ class Key(msgspec.Struct, frozen=True):
 
 
 KEYS: tuple[Key, ...] = (
-    Key("enter", "Send the message (or take the highlighted completion)"),
+    Key("enter", "Send the message (or take the highlighted completion; a command runs)"),
     Key("alt+enter, ctrl+j", "New line"),
     Key("up, down", "Earlier and later messages (on the first or last line)"),
     Key("ctrl+r", "Search earlier messages"),
-    Key("tab", "Complete a /command or an @path"),
+    Key("tab", "Complete a /command or an @path (take the highlighted one)"),
     Key("shift+tab", "Mode: default, acceptEdits, plan"),
     Key("ctrl+c", "Stop the running turn; clear the line; twice at an empty prompt: quit"),
     Key("ctrl+d", "Quit (at an empty prompt)"),

@@ -1,6 +1,8 @@
 """The prompt: a multi-line prompt_toolkit session where Enter sends.
 
-- Enter sends (or takes the highlighted completion); `alt+enter` and `ctrl+j` add a line.
+- Enter sends (or takes the highlighted completion, and runs a command taken so); Tab takes
+  the highlighted completion (or the first) and closes the list; `alt+enter` and `ctrl+j` add
+  a line.
 - A bracketed paste is inserted whole (prompt_toolkit turns its CRs into newlines), so a pasted
   block is one message, never sent line by line.
 - History is the app's own file, read in a thread; `ctrl+r` searches it, up and down on the
@@ -18,7 +20,7 @@ from pathlib import Path
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import Completer, ThreadedCompleter
 from prompt_toolkit.enums import DEFAULT_BUFFER
-from prompt_toolkit.filters import has_focus
+from prompt_toolkit.filters import has_completions, has_focus
 from prompt_toolkit.formatted_text import AnyFormattedText
 from prompt_toolkit.history import ThreadedHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -52,6 +54,8 @@ def prompt_bindings(
         state = buffer.complete_state
         if state is not None and state.current_completion is not None:
             buffer.apply_completion(state.current_completion)
+            if _unfinished_command(buffer.text):
+                accept(event)  # a command picked from the list runs, as in the app
             return
         if (
             state is not None
@@ -62,6 +66,15 @@ def prompt_bindings(
             buffer.apply_completion(state.completions[0])  # `/st` Enter: `/status`, not an error
             return
         accept(event)
+
+    @bindings.add("tab", filter=in_prompt & has_completions)
+    def _take(event: KeyPressEvent) -> None:
+        # As in the app: Tab takes the highlighted completion (else the first) and closes the
+        # list, so the Enter after it sends. prompt_toolkit's Tab only highlighted the next
+        # one and left the list open, and that Enter only closed it.
+        state = event.current_buffer.complete_state
+        assert state is not None  # has_completions
+        event.current_buffer.apply_completion(state.current_completion or state.completions[0])
 
     @bindings.add("escape", "enter", filter=in_prompt)
     @bindings.add("c-j", filter=in_prompt)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import msgspec
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
@@ -89,7 +89,10 @@ class SetupScreen(Screen[Started]):
             with Horizontal(classes="row"):
                 yield Label("Model", classes="label")
                 yield Input(
-                    placeholder="type to filter the models", compact=True, id="model-filter"
+                    placeholder="type to filter the models",
+                    compact=True,
+                    select_on_focus=False,  # a letter typed on the list lands here and stays
+                    id="model-filter",
                 )
             yield OptionList(id="models")
             yield Static("", id="problem")
@@ -167,6 +170,16 @@ class SetupScreen(Screen[Started]):
     @on(Input.Changed, "#model-filter")
     def _filter(self, event: Input.Changed) -> None:
         self._fill_models(event.value)
+
+    def on_key(self, event: events.Key) -> None:
+        # The list has the focus when a model is ready, and the filter says "type to filter":
+        # a letter typed on the list goes there (the list itself takes none).
+        if event.is_printable and event.character and self.focused is self.query_one("#models"):
+            field = self.query_one("#model-filter", Input)
+            field.focus()
+            field.insert_text_at_cursor(event.character)
+            event.stop()
+            event.prevent_default()
 
     @on(OptionList.OptionHighlighted, "#models")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from rich.console import RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.text import Text
 from textual import events
 from textual.containers import Vertical, VerticalScroll
@@ -162,8 +162,7 @@ class ApprovalPane(Vertical):
         what = "plan" if request.tool == EXIT_PLAN_MODE else request.tool
         self.query_one(".title", Static).update(f"{request.agent} asks to run {what}{more}")
 
-    def _choices(self, request: ev.ApprovalRequested) -> Text:
-        text = Text()
+    def _choices(self, request: ev.ApprovalRequested) -> Choices:
         if request.tool == EXIT_PLAN_MODE:
             pairs = [
                 ("approve_once", "approve, ask before each edit"),
@@ -179,10 +178,7 @@ class ApprovalPane(Vertical):
                     ("approve_always", f"always: saves {rule}"),
                 ]
             pairs.append(("deny", "no (then say why, or Enter)"))
-        for action, label in pairs:
-            text.append(f" {key_of('approval', action)} ", style="bold reverse")
-            text.append(f" {label}   ")
-        return text
+        return Choices([(key_of("approval", action), label) for action, label in pairs])
 
     def _take_focus(self) -> None:
         """Focus once the person has stopped typing; try again a moment later if not."""
@@ -303,3 +299,31 @@ class ApprovalPane(Vertical):
         self.remove_class("-feedback")
         op = ops.Deny(tool_call_id=request.tool_call_id, call_id=request.call_id, feedback=feedback)
         self.post_message(Answered(op))
+
+
+class Choices:
+    """An approval's choices (a key, then its words), as many to a line as fit: one that would
+    not fit starts the next line, so a key is never left at a line's end with its words below
+    it. A choice wider than the line wraps by itself."""
+
+    GAP = "   "
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self.pairs = pairs
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines: list[Text] = []
+        line = Text()
+        for key, label in self.pairs:
+            choice = Text.assemble((f" {key} ", "bold reverse"), f" {label}")
+            if line and line.cell_len + len(self.GAP) + choice.cell_len > options.max_width:
+                lines.append(line)
+                line = Text()
+            if line:
+                line.append(self.GAP)
+            line.append_text(choice)
+        lines.append(line)
+        yield Text("\n").join(lines)
+
+    def __str__(self) -> str:
+        return self.GAP.join(f" {key}  {label}" for key, label in self.pairs)

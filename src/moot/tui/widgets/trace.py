@@ -98,6 +98,10 @@ class TracePane(Tree[list[ev.Event]]):
         height: 1fr; padding: 0 1; background: $surface;
         border-top: solid $panel; border-title-color: $text-muted; border-title-style: bold;
         border-title-align: left;
+        /* A finished turn's line (task, time, tokens, cost) is wider than the column: the pane
+           still scrolls sideways to it, but draws no bar, whose thumb on the pane's last row
+           (beside the prompt's border) showed as a stray block glyph. */
+        scrollbar-size-horizontal: 0;
     }
     """
 
