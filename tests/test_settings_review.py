@@ -89,7 +89,7 @@ def test_what_a_file_turns_on_is_named_grant_by_grant() -> None:
     assert found == [
         '"sandbox": "none" (shell commands run on the host, unsandboxed)',
         '"defaultMode": "bypassPermissions" (nothing asks)',
-        "allow Bash, Edit(src/**), WebFetch (runs without asking) (Bash, WebFetch let a whole "
+        "allow Bash, Edit(src/**), WebFetch (runs without asking; Bash, WebFetch let a whole "
         "kind of tool run)",
         "hooks run on the host: x.sh",
         '"autoCommit" (moot commits to your repository with git)',

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import re
 import subprocess
 import sys
 import time
@@ -113,6 +114,8 @@ def test_a_task_typed_approved_and_quit_in_a_real_terminal(
         str(repo / "docs"),
         command,
     )
+    shown = tmp_path / "terminal.log"  # all the terminal was sent, what moot printed last too
+    terminal.tmux("pipe-pane", "-t", terminal.name, f"cat >> {shown}")
     terminal.wait_for(lambda s: "scripted:" in s and "tools" in s, "the wide layout")
 
     terminal.keys("make greet say hello")
@@ -143,8 +146,14 @@ def test_a_task_typed_approved_and_quit_in_a_real_terminal(
     )
 
     assert _quit(terminal, exit_file) == "0"
-    left = subprocess.run(["pgrep", "-f", str(script)], capture_output=True, text=True).stdout
-    assert left == "", f"processes left behind: {left}"
+    end = time.monotonic() + 5  # the shell that wrote the exit code ends just after it
+    while left := subprocess.run(
+        ["pgrep", "-f", str(script)], capture_output=True, text=True
+    ).stdout:
+        assert time.monotonic() < end, f"processes left behind: {left}"
+        time.sleep(0.05)  # polling other processes, bounded
+    # Quitting says which session it was and how to go on with it (it said nothing).
+    assert re.search(r"moot: session ses_\w+; `moot -c` goes on with it", shown.read_text())
 
 
 CONTINUE_SCRIPT = """\

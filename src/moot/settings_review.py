@@ -124,8 +124,8 @@ def _found_grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     allow = permissions.get("allow")
     if isinstance(allow, list) and (rules := [r for r in allow if isinstance(r, str)]):
         broad = [r for r in rules if broad_rule(r)]
-        wide = f" ({', '.join(broad)} let a whole kind of tool run)" if broad else ""
-        found.append(("permissions.allow", f"allow {', '.join(rules)} (runs without asking){wide}"))
+        wide = f"; {', '.join(broad)} let a whole kind of tool run" if broad else ""
+        found.append(("permissions.allow", f"allow {', '.join(rules)} (runs without asking{wide})"))
     hooks = data.get("hooks")
     if isinstance(hooks, Mapping) and hooks:
         commands = _hook_commands(hooks)

@@ -57,14 +57,9 @@ def prompt_bindings(
             if _unfinished_command(buffer.text):
                 accept(event)  # a command picked from the list runs, as in the app
             return
-        if (
-            state is not None
-            and state.completions
-            and _unfinished_command(buffer.text)
-            and all(c.text != buffer.text for c in state.completions)
-        ):
-            buffer.apply_completion(state.completions[0])  # `/st` Enter: `/status`, not an error
-            return
+        # Nothing picked: what was typed goes as it is. A beginning only one command has runs
+        # it (`/stat`: `/status`); one several share runs none and says so (`/mod`), as in
+        # the app (`Registry.resolve`).
         accept(event)
 
     @bindings.add("tab", filter=in_prompt & has_completions)

@@ -149,12 +149,18 @@ def run_app(options: Namespace) -> int:
     if app.error:  # the session could not be opened (a missing key, an unknown session)
         print(f"moot: {app.error}", file=sys.stderr)
         return EXIT_USAGE
-    if how != "off" and app.visits:
+    if app.visits:
         from moot.client.local import open_queries
 
         queries = open_queries()
         try:
-            print_conversation(queries, app.visits, how)
+            if how != "off":
+                print_conversation(queries, app.visits, how)
+            # A session left without a turn is not kept; one that is can be gone on with.
+            last = app.visits[-1].session_id
+            if queries.session(last) is not None:
+                # On stdout, after the conversation: the app drew on stderr, as Textual does.
+                print(f"moot: session {last}; `moot -c` goes on with it")
         finally:
             queries.close()
     return code or 0
