@@ -9,8 +9,8 @@ table) until what it waits for is there, with a deadline.
 from __future__ import annotations
 
 import os
-import shutil
 import re
+import shutil
 import subprocess
 import sys
 import time
