@@ -14,12 +14,12 @@ import pytest
 from moot.core.agent import Agent
 from moot.core.runtime import Runtime
 from moot.permissions.decide import decide
-from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import PLAN_MODE_NOTE, ApprovalRequest
+from moot.protocol.modes import PermissionMode
 from moot.providers.base import ModelRequest
 from moot.providers.scripted import FunctionProvider
 from moot.store.base import Store

@@ -33,14 +33,13 @@ from moot.core.limits import Limits
 from moot.core.run import TurnEnd
 from moot.core.runtime import AttachFiles, Refusal, Runtime
 from moot.permissions.headless import NoAsking
-from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
-from moot.permissions.redirects import PolicyRedirects
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalPolicy
 from moot.protocol.messages import AttachedFile
+from moot.protocol.modes import PermissionMode
 from moot.providers.base import UnknownModel
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
@@ -51,6 +50,7 @@ from moot.store.base import Store
 from moot.tools.base import Tool
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
 from moot.tools.exit_plan_mode import exit_plan_mode_tool
+from moot.tools.redirects import PolicyRedirects
 from moot.workspace.host_git import host_git_at_start
 from moot.workspace.paths import Workspace
 
