@@ -17,9 +17,10 @@ from moot.core.agent import Agent
 from moot.core.approval import AllowAll, Answer, PendingApprovals
 from moot.core.fold import CallState, RunFold
 from moot.core.limits import Limits
-from moot.core.loop import CallRunner, end_undriven
+from moot.core.loop import CallRunner
+from moot.core.peer_calls import end_undriven
 from moot.core.peers import PEER_CALLS
-from moot.core.run import RunContext, TurnEnd
+from moot.core.run import RunContext, RunSettings, TurnEnd
 from moot.core.session import CHECKPOINT, load_session
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -854,18 +855,20 @@ class Runtime:
             publish=self._publish,
             record_session=self.record_session,
             current_mode=lambda: self.mode,
+            settings=RunSettings(
+                gate=self.gate,
+                hooks=self.hooks,
+                turn_end=self.turn_end,
+                allow_background_agents=self.allow_background_agents,
+                peer_messages=self.peer_messages,
+                person_replies=self.person_replies,
+                disabled_tools=self.disabled_tools,
+                extra_instructions=self.extra_instructions,
+                extra_scope=self.extra_scope,
+                pass_history=self.pass_history,
+            ),
             submission_id=submission,
-            gate=self.gate,
-            hooks=self.hooks,
-            turn_end=self.turn_end,
             session_start=session_start,
-            allow_background=self.allow_background_agents,
-            messages=self.peer_messages,
-            person_replies=self.person_replies,
-            disabled_tools=self.disabled_tools,
-            extra_instructions=self.extra_instructions,
-            extra_scope=self.extra_scope,
-            pass_history=self.pass_history,
         )
         return self._run
 
@@ -906,7 +909,7 @@ class Runtime:
         """Continue an unfinished run; tools that started without a result are not re-run."""
         run = self._context(fold, submission)
         # A peer call that was running is not a side effect of its own: the callee's call
-        # resumes instead (see CallRunner._call_peer). Every other running tool is interrupted.
+        # resumes instead (see PeerCalls.call_peer). Every other running tool is interrupted.
         interrupted = [
             (call, tc)
             for call in fold.calls.values()
