@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot.core.agent import Agent
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -373,12 +374,9 @@ async def test_two_runtimes_in_one_process_keep_their_own_mode_approvals_and_run
     store = SQLiteStore(tmp_path / "shared.db")
     policy = RulesPolicy(RuleSet(), tmp_path)
     twice = {"tool_calls": [call("touch", path="a")]}
-    first = Runtime(
-        [agent("main", twice, "one", twice, "two")], store=store, tools=[touch], approval=policy
-    )
-    second = Runtime(
-        [agent("main", twice, "one", twice, "two")], store=store, tools=[touch], approval=policy
-    )
+    options = RuntimeOptions(tools=[touch], approval=policy)
+    first = Runtime([agent("main", twice, "one", twice, "two")], store=store, options=options)
+    second = Runtime([agent("main", twice, "one", twice, "two")], store=store, options=options)
     first.submit(ops.SetMode(mode="plan"))
 
     def for_session(event: ev.ApprovalRequested) -> ops.Op:

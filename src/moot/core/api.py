@@ -17,6 +17,7 @@ import msgspec
 from moot.core.agent import Agent
 from moot.core.gate import TurnGate
 from moot.core.limits import Limits
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -86,16 +87,8 @@ def _runtime(
 ) -> Runtime:
     from moot.store.memory import MemoryStore
 
-    return Runtime(
-        pool,
-        store=store or MemoryStore(),
-        session_id=session_id,
-        tools=tools,
-        limits=limits,
-        approval=approval,
-        gate=gate,
-        **peers,
-    )
+    options = RuntimeOptions(tools=tools, limits=limits, approval=approval, gate=gate, **peers)
+    return Runtime(pool, store=store or MemoryStore(), session_id=session_id, options=options)
 
 
 def _turn(
