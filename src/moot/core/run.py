@@ -58,12 +58,14 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
     options; each run reads them from its `RunContext.settings`."""
 
     gate: TurnGate | None = None
-    """Sees each completed model turn; may replace, retry or stop it. None: no gate."""
+    """Sees each completed model turn; may replace, retry or stop it. None (the default): no
+    gate."""
     hooks: Hooks | None = None
-    """Hook commands from the settings (`moot.hooks`); None runs none, at no cost."""
+    """Hook commands from the settings (`moot.hooks`); None (the default) runs none, at no
+    cost."""
     turn_end: TurnEnd | None = None
     """What the session does as each turn ends, before `turn_finished` (moot's auto-commit);
-    None does nothing."""
+    None (the default) does nothing."""
     allow_background_agents: bool = False
     """Agents may start background agents (`call_agent(..., background=true)`,
     `spawn_background_agent`), bounded by the run's budget and
