@@ -326,6 +326,23 @@ async def test_an_op_the_session_cannot_take_now_is_refused_with_an_event_never_
     assert (finished.stop_reason, finished.submission_id) == (StopReason.USER_CANCELLED, stop)
 
 
+async def test_an_interrupt_whose_turn_ended_before_it_landed_is_refused_never_silent() -> None:
+    """An `Interrupt` lands after the work's first step; a turn that ended within that step
+    leaves it nothing to stop, and that is its answer (`op_refused`), with its submission id."""
+    runtime = make_runtime(agent("main", "done at once"))
+    watch = runtime.subscribe()
+    turn = runtime.submit(ops.UserTurn(text="go"))
+    stop = runtime.submit(ops.Interrupt())  # while the turn is under way, before its first step
+    finished = await runtime.wait()
+    runtime.submit(ops.Shutdown())
+    events = [e async for e in watch]
+
+    assert finished is not None
+    assert (finished.stop_reason, finished.submission_id) == (StopReason.COMPLETED, turn)
+    answers = [(e.kind, getattr(e, "reason", "")) for e in events if e.submission_id == stop]
+    assert answers == [("op_refused", "nothing is running to interrupt: it had ended")]
+
+
 class SummaryHangs(ScriptedProvider):
     """A scripted model whose summaries never come (a compaction waits until interrupted)."""
 
