@@ -18,6 +18,7 @@ import time
 from moot.core.agent import Agent
 from moot.core.compact import KEEP_SHARE, compact, fallback, tokens
 from moot.core.limits import Limits
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -79,9 +80,8 @@ async def _end_to_end(steps: int, window: int) -> tuple[int, int, float]:
     ]
     model = _Watched([*script, "done"], context_window=window)
     limits = Limits(max_turns=None, max_repeated_tool_calls=None, no_progress_window=None)
-    runtime = Runtime(
-        [Agent("main", model=model)], store=MemoryStore(), tools=[read], limits=limits
-    )
+    options = RuntimeOptions(tools=[read], limits=limits)
+    runtime = Runtime([Agent("main", model=model)], store=MemoryStore(), options=options)
     events = runtime.subscribe()
     started = time.perf_counter()
     runtime.submit(ops.UserTurn(text="read every module"))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from echo_agent import LIMITS, agent, echo, echo_turn
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import ops
 from moot.providers.base import ModelRequest
@@ -69,7 +70,8 @@ class LoopTiming:
 async def time_loop(store: Store, steps: int) -> LoopTiming:
     """Run `steps` tool steps and a final answer; raise unless the run completed as scripted."""
     model = StepClock(steps)
-    runtime = Runtime([agent(model)], store=store, tools=[echo], limits=LIMITS)
+    options = RuntimeOptions(tools=[echo], limits=LIMITS)
+    runtime = Runtime([agent(model)], store=store, options=options)
     started = time.perf_counter_ns()
     runtime.submit(ops.UserTurn(text="go"))
     finished = await runtime.wait()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from echo_agent import LIMITS, echo, echo_turn
 from moot import Agent, Limits
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import ops
 from moot.providers.base import ModelRequest
@@ -53,7 +54,7 @@ class Clock:
 async def overhead(agents: list[Agent], clock: Clock, store: Store, tools=()) -> float:
     """Seconds of runtime overhead of one turn to the first agent (model time excluded)."""
     limits = Limits(**{**LIMITS.as_dict(), "max_call_depth": 2})  # type: ignore[arg-type]
-    runtime = Runtime(agents, store=store, tools=tools, limits=limits)
+    runtime = Runtime(agents, store=store, options=RuntimeOptions(tools=tools, limits=limits))
     started = time.perf_counter_ns()
     runtime.submit(ops.UserTurn(text="go"))
     finished = await runtime.wait()

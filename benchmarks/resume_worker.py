@@ -18,6 +18,7 @@ import time
 
 async def build(db: str) -> None:
     from echo_agent import LIMITS, agent, echo, echo_turn
+    from moot.core.options import RuntimeOptions
     from moot.core.runtime import Runtime
     from moot.protocol import ops
     from moot.store.sqlite import SQLiteStore
@@ -29,7 +30,8 @@ async def build(db: str) -> None:
         turns += 1
         return echo_turn(turns)
 
-    runtime = Runtime([agent(model)], store=SQLiteStore(db), tools=[echo], limits=LIMITS)
+    options = RuntimeOptions(tools=[echo], limits=LIMITS)
+    runtime = Runtime([agent(model)], store=SQLiteStore(db), options=options)
     print(runtime.session_id, flush=True)
     runtime.submit(ops.UserTurn(text="go"))
     await runtime.wait()
@@ -39,6 +41,7 @@ async def measure(db: str, session_id: str) -> None:
     # Imported here, not at the top, so their cost is timed apart from the resume itself.
     imports_started = time.perf_counter()
     from echo_agent import LIMITS, agent, echo
+    from moot.core.options import RuntimeOptions
     from moot.core.runtime import Runtime
     from moot.protocol import ops
     from moot.store.sqlite import SQLiteStore
@@ -52,9 +55,8 @@ async def measure(db: str, session_id: str) -> None:
 
     started = time.perf_counter()
     store = SQLiteStore(db)
-    runtime = Runtime(
-        [agent(model)], store=store, session_id=session_id, tools=[echo], limits=LIMITS
-    )
+    options = RuntimeOptions(tools=[echo], limits=LIMITS)
+    runtime = Runtime([agent(model)], store=store, session_id=session_id, options=options)
     if runtime.unfinished_run is None:
         raise SystemExit(f"session {session_id} in {db} has no unfinished run to resume")
     ready = time.perf_counter()

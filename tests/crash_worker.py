@@ -13,6 +13,7 @@ from pathlib import Path
 import msgspec
 
 from moot.core.agent import Agent
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import ops
 from moot.protocol.messages import ToolResultMessage, UserMessage
@@ -139,9 +140,11 @@ def runtime(db: Path, scenario: str, workdir: Path, *, block: bool, session_id=N
         agents(scenario, workdir, block=block),
         store=SQLiteStore(db),
         session_id=session_id,
-        tools=tools(workdir, block=block),
-        allow_background_agents=scenario in ("background", "message"),
-        peer_messages=scenario == "wait",
+        options=RuntimeOptions(
+            tools=tools(workdir, block=block),
+            allow_background_agents=scenario in ("background", "message"),
+            peer_messages=scenario == "wait",
+        ),
     )
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from moot.core.agent import Agent
 from moot.core.limits import Limits
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol.messages import Attachment
@@ -41,10 +43,12 @@ def make_runtime(
     *,
     tools: Sequence[Tool] = (),
     limits: Limits | None = None,
-    **kwargs: object,
+    **kwargs: Any,
 ) -> Runtime:
+    """A runtime on an in-memory store; `kwargs` are more `RuntimeOptions`."""
     peers = [agents] if isinstance(agents, Agent) else list(agents)
-    return Runtime(peers, store=MemoryStore(), tools=tools, limits=limits, **kwargs)
+    options = RuntimeOptions(tools=tools, limits=limits, **kwargs)
+    return Runtime(peers, store=MemoryStore(), options=options)
 
 
 def kinds(events: Sequence[ev.Event], *, skip_states: bool = False) -> list[str]:

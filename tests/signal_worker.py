@@ -11,6 +11,7 @@ import asyncio
 import threading
 
 from moot.core.agent import Agent
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.headless import stop_on_signals
 from moot.protocol import events as ev
@@ -29,7 +30,8 @@ def stuck() -> str:
 
 async def main() -> None:
     model = ScriptedProvider([{"tool_calls": [{"name": "stuck", "arguments": {}}]}])
-    runtime = Runtime([Agent("main", model=model)], store=MemoryStore(), tools=[stuck])
+    options = RuntimeOptions(tools=[stuck])
+    runtime = Runtime([Agent("main", model=model)], store=MemoryStore(), options=options)
     stop_on_signals(runtime)
     events = runtime.events()
     runtime.submit(ops.UserTurn(text="go"))

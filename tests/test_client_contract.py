@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot.core.agent import Agent
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -325,6 +326,23 @@ async def test_an_op_the_session_cannot_take_now_is_refused_with_an_event_never_
     assert (finished.stop_reason, finished.submission_id) == (StopReason.USER_CANCELLED, stop)
 
 
+async def test_an_interrupt_whose_turn_ended_before_it_landed_is_refused_never_silent() -> None:
+    """An `Interrupt` lands after the work's first step; a turn that ended within that step
+    leaves it nothing to stop, and that is its answer (`op_refused`), with its submission id."""
+    runtime = make_runtime(agent("main", "done at once"))
+    watch = runtime.subscribe()
+    turn = runtime.submit(ops.UserTurn(text="go"))
+    stop = runtime.submit(ops.Interrupt())  # while the turn is under way, before its first step
+    finished = await runtime.wait()
+    runtime.submit(ops.Shutdown())
+    events = [e async for e in watch]
+
+    assert finished is not None
+    assert (finished.stop_reason, finished.submission_id) == (StopReason.COMPLETED, turn)
+    answers = [(e.kind, getattr(e, "reason", "")) for e in events if e.submission_id == stop]
+    assert answers == [("op_refused", "nothing is running to interrupt: it had ended")]
+
+
 class SummaryHangs(ScriptedProvider):
     """A scripted model whose summaries never come (a compaction waits until interrupted)."""
 
@@ -373,12 +391,9 @@ async def test_two_runtimes_in_one_process_keep_their_own_mode_approvals_and_run
     store = SQLiteStore(tmp_path / "shared.db")
     policy = RulesPolicy(RuleSet(), tmp_path)
     twice = {"tool_calls": [call("touch", path="a")]}
-    first = Runtime(
-        [agent("main", twice, "one", twice, "two")], store=store, tools=[touch], approval=policy
-    )
-    second = Runtime(
-        [agent("main", twice, "one", twice, "two")], store=store, tools=[touch], approval=policy
-    )
+    options = RuntimeOptions(tools=[touch], approval=policy)
+    first = Runtime([agent("main", twice, "one", twice, "two")], store=store, options=options)
+    second = Runtime([agent("main", twice, "one", twice, "two")], store=store, options=options)
     first.submit(ops.SetMode(mode="plan"))
 
     def for_session(event: ev.ApprovalRequested) -> ops.Op:

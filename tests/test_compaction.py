@@ -11,6 +11,7 @@ import pytest
 from moot.core.agent import Agent
 from moot.core.compact import ELIDED, SUMMARY_HEAD, apply, fallback, tokens
 from moot.core.limits import Limits
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.core.session import load_session
 from moot.hooks import Hooks, parse_hooks
@@ -60,9 +61,7 @@ def open_runtime(db: Path, model: ScriptedProvider, session_id: str | None = Non
         [Agent("main", model=model)],
         store=SQLiteStore(db),
         session_id=session_id,
-        tools=[look],
-        limits=NO_LOOP_LIMITS,
-        **kw,
+        options=RuntimeOptions(tools=[look], limits=NO_LOOP_LIMITS, **kw),
     )
 
 

@@ -12,6 +12,7 @@ from moot.client.ledger import ledger_lines
 from moot.client.queries import StoreQueries
 from moot.commands.cost import ledger_text
 from moot.core.agent import Agent
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.paths import default_db_path
 from moot.protocol import events as ev
@@ -30,7 +31,7 @@ async def play(store: SQLiteStore, model: str, *usages: dict, workspace: str = "
     runtime = Runtime(
         [Agent("main", model=ScriptedProvider(turns, name=model))],
         store=store,
-        workspace=workspace,
+        options=RuntimeOptions(workspace=workspace),
     )
     for _ in usages:
         await run_turn(runtime)

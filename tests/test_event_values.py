@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -37,7 +38,8 @@ def opaque() -> ToolResult:
 
 def sqlite_runtime(tmp_path: Path, tool_name: str, tools: list) -> Runtime:
     main = agent("main", {"tool_calls": [call(tool_name)]}, "finished")
-    return Runtime([main], store=SQLiteStore(tmp_path / "s.db"), tools=tools)
+    options = RuntimeOptions(tools=tools)
+    return Runtime([main], store=SQLiteStore(tmp_path / "s.db"), options=options)
 
 
 async def test_a_pydantic_model_in_a_tools_display_is_stored_as_its_json(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from moot.core.agent import Agent
 from moot.core.hook_points import MAX_STOP_BLOCKS
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.hooks import Hooks, parse_hooks
 from moot.protocol import events as ev
@@ -80,7 +81,9 @@ def runner(root: Path):
 def runtime(model: Model, hooked: Hooks | None, *tools: Any, **kwargs: Any) -> Runtime:
     main = Agent("main", model=FunctionProvider(model))
     store = kwargs.pop("store", None) or MemoryStore()
-    return Runtime([main], store=store, tools=tools, hooks=hooked, **kwargs)
+    session_id = kwargs.pop("session_id", None)
+    options = RuntimeOptions(tools=tools, hooks=hooked, **kwargs)
+    return Runtime([main], store=store, session_id=session_id, options=options)
 
 
 class AskForWrites:
@@ -401,9 +404,11 @@ async def test_notification_fires_once_for_every_approval_a_peers_included(
             Agent("critic", model=FunctionProvider(critic)),
         ],
         store=MemoryStore(),
-        tools=[writer(tmp_path)],
-        hooks=hooks(tmp_path, "Notification", notify),
-        approval=AskForWrites(),
+        options=RuntimeOptions(
+            tools=[writer(tmp_path)],
+            hooks=hooks(tmp_path, "Notification", notify),
+            approval=AskForWrites(),
+        ),
     )
     outcome = await drive_turn(rt, "go", answer=approve)
     asked = outcome.of(ev.ApprovalRequested)

@@ -101,6 +101,7 @@ def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> No
         "moot.tools.context",
         "moot.tools.exit_plan_mode",  # its spec only; the tool loads at its first call
         "moot.tools.lazy",
+        "moot.tools.redirects",  # web_fetch's redirect check, no tool: the policy seam only
     }
     unused = {
         "pydantic",
@@ -325,6 +326,23 @@ def test_protocol_imports_nothing_else_of_moot() -> None:
         for path in sorted((SOURCE / "protocol").rglob("*.py"))
         for line, module in imports(path)
         if module.partition(".")[0] == "moot" and not module.startswith("moot.protocol")
+    ]
+
+    assert found == []
+
+
+def test_the_permission_layer_imports_no_tool_so_tools_and_permissions_form_no_cycle() -> None:
+    """`tools` reads the permission layer (`bash`: the files a command writes, from its shell
+    parser); the permission layer never reads a tool, at any depth, functions included. The
+    mode both share is the protocol's (`protocol/modes.py::PermissionMode`), and the redirect
+    check `web_fetch` asks is a tool's (`tools/redirects.py`). Failed while
+    `permissions/redirects.py` imported `moot.tools.base` and `tools/exit_plan_mode_tool.py`
+    imported `moot.permissions.modes`: the two packages imported each other."""
+    found = [
+        f"src/moot/permissions/{path.name}:{line} imports {module}"
+        for path in sorted((SOURCE / "permissions").rglob("*.py"))
+        for line, module in imports(path)
+        if module == "moot.tools" or module.startswith("moot.tools.")
     ]
 
     assert found == []

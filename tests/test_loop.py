@@ -10,6 +10,7 @@ import pytest
 
 from moot.core.agent import Agent
 from moot.core.gate import GateDecision
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol.messages import Attachment, ToolResultMessage, UserMessage
@@ -267,7 +268,10 @@ async def test_a_value_of_the_wrong_type_fails_the_run_and_the_log_still_reads_b
         return ToolResult("42", is_error="no")  # type: ignore[arg-type]
 
     store = SQLiteStore(tmp_path / "s.db")
-    runtime = Runtime([agent("main", {"tool_calls": [call("count")]})], store=store, tools=[count])
+    options = RuntimeOptions(tools=[count])
+    runtime = Runtime(
+        [agent("main", {"tool_calls": [call("count")]})], store=store, options=options
+    )
     finished, events = await run_turn(runtime)
 
     assert (finished.state, finished.stop_reason) == (RunState.FAILED, StopReason.INTERNAL_ERROR)

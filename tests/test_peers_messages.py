@@ -13,6 +13,7 @@ from moot.commands.registry import CommandError
 from moot.core.agent import Agent
 from moot.core.fold import RunFold
 from moot.core.limits import Limits
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.core.trace import agent_status, format_trace
 from moot.protocol import events as ev
@@ -181,7 +182,7 @@ async def test_get_messages_with_wait_seconds_waits_for_the_person_and_every_vie
     runtime = Runtime(
         [agent("main", {"tool_calls": [call("get_messages", wait_seconds=30)]}, "got it")],
         store=SQLiteStore(tmp_path / "s.db"),
-        peer_messages=True,
+        options=RuntimeOptions(peer_messages=True),
     )
     events = runtime.events()
     runtime.submit(ops.UserTurn(text="wait for my go"))
@@ -220,7 +221,9 @@ async def test_a_message_read_with_get_messages_is_not_delivered_again(tmp_path:
 
     store = SQLiteStore(tmp_path / "s.db")
     runtime = Runtime(
-        [Agent("main", model=FunctionProvider(main_model))], store=store, peer_messages=True
+        [Agent("main", model=FunctionProvider(main_model))],
+        store=store,
+        options=RuntimeOptions(peer_messages=True),
     )
     events = runtime.events()
     runtime.submit(ops.UserTurn(text="wait for my go"))

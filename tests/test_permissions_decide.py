@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from moot.permissions.decide import decide, suggested_rules, tool_hidden
-from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet
 from moot.protocol.approval import ApprovalRequest, Verdict
+from moot.protocol.modes import PermissionMode
 from moot.tools.base import SideEffect
 
 DEFAULT = PermissionMode.DEFAULT

@@ -15,10 +15,10 @@ from moot.cli_args import rule_list
 from moot.mcp_server.tools import refusal
 from moot.permissions.decide import decide
 from moot.permissions.headless import NoAsking
-from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet
 from moot.protocol.approval import ApprovalRequest, SideEffect
+from moot.protocol.modes import PermissionMode
 
 PROTECTED = ("check.sh",)
 CALLS = {

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from moot.permissions.decide import decide, tool_hidden
-from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import RuleSet, read_denied
 from moot.protocol.approval import ApprovalRequest
+from moot.protocol.modes import PermissionMode
 from moot.tools.base import FunctionTool, SideEffect, ToolContext
 from moot.tools.git_tools import git_tools
 from moot.tools.glob import glob_tool

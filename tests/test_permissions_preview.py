@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from moot.permissions.decide import decide
-from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import RuleSet
 from moot.protocol.approval import ApprovalRequest
+from moot.protocol.modes import PermissionMode
 from moot.tools.base import SideEffect
 
 

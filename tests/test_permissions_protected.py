@@ -15,11 +15,11 @@ import pytest
 
 from moot.core.approval import ApprovalRequest
 from moot.permissions.decide import decide
-from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.modes import PermissionMode
 from moot.tools.base import SideEffect
 from moot.tools.files import file_tools
 from moot.workspace.paths import Workspace

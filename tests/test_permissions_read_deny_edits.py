@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from moot.core.approval import ApprovalRequest
-from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.protocol import events as ev
+from moot.protocol.modes import PermissionMode
 from moot.tools.base import SideEffect, ToolContext
 from moot.tools.files import file_tools
 from moot.workspace.paths import Workspace

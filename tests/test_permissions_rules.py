@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import DomainPattern, PathPattern, Rule, RuleSet, parse_rule
+from moot.protocol.modes import PermissionMode
 
 ROOT = "/work/project"
 

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 
 from moot.permissions.decide import decide
-from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import RuleSet
 from moot.protocol.approval import ApprovalRequest
+from moot.protocol.modes import PermissionMode
 from moot.tools.base import SideEffect
 from shell_differential import (
     DENIAL_RULES,

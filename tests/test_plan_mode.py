@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 
 from moot.core.agent import Agent
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.permissions.decide import decide
-from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import PLAN_MODE_NOTE, ApprovalRequest
+from moot.protocol.modes import PermissionMode
 from moot.providers.base import ModelRequest
 from moot.providers.scripted import FunctionProvider
 from moot.store.base import Store
@@ -41,9 +42,8 @@ def planning_runtime(
 ) -> tuple[Runtime, RulesPolicy]:
     policy = RulesPolicy(RuleSet(), root, mode=PermissionMode.PLAN)
     tools = [*file_tools(Workspace(root)), exit_plan_mode_tool()]
-    runtime = Runtime(
-        [agent("main", *turns)], store=store or MemoryStore(), tools=tools, approval=policy
-    )
+    options = RuntimeOptions(tools=tools, approval=policy)
+    runtime = Runtime([agent("main", *turns)], store=store or MemoryStore(), options=options)
     return runtime, policy
 
 
@@ -147,7 +147,10 @@ async def test_set_mode_between_turns_is_stored_as_a_session_event(tmp_path: Pat
     assert [e.kind for e in stored].count("mode_changed") == 1
     assert of(stored, ev.TurnFinished)[-1].output == "second"
     resumed = Runtime(
-        [agent("main", "third")], store=reopened, session_id=runtime.session_id, approval=policy
+        [agent("main", "third")],
+        store=reopened,
+        session_id=runtime.session_id,
+        options=RuntimeOptions(approval=policy),
     )
     assert resumed.conversation()[-1].content == "second"  # session events fold to nothing
     reopened.close()
@@ -209,9 +212,8 @@ turns:
 def test_a_resumed_session_goes_on_in_the_mode_it_switched_to(tmp_path: Path) -> None:
     store_path = tmp_path / "moot.db"
     store = SQLiteStore(store_path)
-    runtime = Runtime(
-        [agent("main", "one", "two")], store=store, approval=RulesPolicy(RuleSet(), tmp_path)
-    )
+    options = RuntimeOptions(approval=RulesPolicy(RuleSet(), tmp_path))
+    runtime = Runtime([agent("main", "one", "two")], store=store, options=options)
     assert runtime.mode == "default"  # the policy's
     runtime.submit(ops.SetMode(mode="plan"))  # between runs: no checkpoint covers it yet
     assert runtime.mode == "plan"
@@ -249,7 +251,7 @@ async def test_a_run_begun_in_plan_mode_tells_the_model_and_a_resume_folds_the_s
     store = SQLiteStore(tmp_path / "moot.db")
     policy = RulesPolicy(RuleSet(), tmp_path, mode=PermissionMode.PLAN)
     runtime = Runtime([Agent("main", model=FunctionProvider(model))], store=store,
-                      approval=policy)  # fmt: skip
+                      options=RuntimeOptions(approval=policy))  # fmt: skip
     await answering(runtime, lambda e: ops.Deny(tool_call_id=e.tool_call_id))
     runtime.submit(ops.SetMode(mode="default"))
     await answering(runtime, lambda e: ops.Deny(tool_call_id=e.tool_call_id))
@@ -279,7 +281,7 @@ async def test_a_peer_called_in_plan_mode_is_told_too(tmp_path: Path) -> None:
     runtime = Runtime(
         [Agent("lead", model=provider), Agent("scout", model=provider)],
         store=MemoryStore(),
-        approval=policy,
+        options=RuntimeOptions(approval=policy),
     )
     events = await answering(runtime, lambda e: ops.Deny(tool_call_id=e.tool_call_id))
     assert heard["scout"] == f"look around\n\n{PLAN_MODE_NOTE}"

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from moot.client.ledger import KINDS, ledger_lines
 from moot.core.agent import Agent
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.core.titling import tidy_title
 from moot.protocol import events as ev
@@ -47,9 +49,10 @@ class Model:
         return [r for r in self.requests if r.purpose == purpose]
 
 
-def runtime(model: Model, **kwargs: object) -> Runtime:
+def runtime(model: Model, **kwargs: Any) -> Runtime:
     provider = FunctionProvider(model, name="fn")
-    return Runtime([Agent("main", model=provider)], store=MemoryStore(), **kwargs)  # type: ignore[arg-type]
+    options = RuntimeOptions(**kwargs)
+    return Runtime([Agent("main", model=provider)], store=MemoryStore(), options=options)
 
 
 async def test_the_first_turn_is_followed_by_one_title_request_outside_the_conversation() -> None:

@@ -366,8 +366,8 @@ def rules_check(mode: str = "default", *, headless: bool = False, **rules: list[
     """The redirect check a session hands the tool: its real approval policy."""
     from moot.permissions.headless import NoAsking
     from moot.permissions.policy import RulesPolicy
-    from moot.permissions.redirects import PolicyRedirects
     from moot.permissions.rules import RuleSet
+    from moot.tools.redirects import PolicyRedirects
 
     policy = RulesPolicy(RuleSet(**rules), Path.cwd(), mode=mode)
     return PolicyRedirects(NoAsking(policy, Path.cwd()) if headless else policy)

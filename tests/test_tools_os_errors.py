@@ -30,10 +30,10 @@ from hypothesis import strategies as st
 from moot.core.approval import ApprovalRequest
 from moot.permissions.decide import decide
 from moot.permissions.headless import NoAsking
-from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet, read_denied
 from moot.protocol import events as ev
+from moot.protocol.modes import PermissionMode
 from moot.sandbox.background import BackgroundShells
 from moot.tools.base import Tool, ToolContext
 from moot.tools.bash import bash_tool
@@ -247,6 +247,8 @@ def test_the_same_as_an_unprivileged_user() -> None:
         "PYTHONDONTWRITEBYTECODE": "1",
         UNPRIVILEGED: "1",
     }
+    if "PYTHONPATH" in os.environ:  # the tree under test, not the one moot is installed from
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     try:
         done = subprocess.run(
             [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",

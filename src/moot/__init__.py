@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from moot.core.agent import Agent
     from moot.core.api import (
         BackgroundRun,
+        RunOptions,
         RunResult,
         async_run,
         format_trace,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     )
     from moot.core.gate import GateDecision, ModelTurn
     from moot.core.limits import Limits
+    from moot.core.options import RuntimeOptions
     from moot.core.runtime import Runtime
     from moot.providers.scripted import FunctionProvider, ScriptedProvider
     from moot.tools.base import Tool, ToolContext, ToolResult, tool
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Agent": "moot.core.agent",
     "RunResult": "moot.core.api",
+    "RunOptions": "moot.core.api",
     "BackgroundRun": "moot.core.api",
     "format_trace": "moot.core.api",
     "run_background": "moot.core.api",
@@ -45,6 +48,7 @@ _EXPORTS = {
     "ModelTurn": "moot.core.gate",
     "Limits": "moot.core.limits",
     "Runtime": "moot.core.runtime",
+    "RuntimeOptions": "moot.core.options",
     "FunctionProvider": "moot.providers.scripted",
     "ScriptedProvider": "moot.providers.scripted",
     "Tool": "moot.tools.base",
@@ -60,8 +64,10 @@ __all__ = [
     "GateDecision",
     "Limits",
     "ModelTurn",
+    "RunOptions",
     "RunResult",
     "Runtime",
+    "RuntimeOptions",
     "ScriptedProvider",
     "Tool",
     "ToolContext",

@@ -30,17 +30,17 @@ from moot.client.errors import SetupError
 from moot.client.settings_watch import SettingsWatch
 from moot.core.agent import Agent
 from moot.core.limits import Limits
+from moot.core.options import AttachFiles, Refusal, RuntimeOptions
 from moot.core.run import TurnEnd
-from moot.core.runtime import AttachFiles, Refusal, Runtime
+from moot.core.runtime import Runtime
 from moot.permissions.headless import NoAsking
-from moot.permissions.modes import PermissionMode
 from moot.permissions.policy import RulesPolicy
-from moot.permissions.redirects import PolicyRedirects
 from moot.permissions.rules import RuleSet, read_denied, tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalPolicy
 from moot.protocol.messages import AttachedFile
+from moot.protocol.modes import PermissionMode
 from moot.providers.base import UnknownModel
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
@@ -51,6 +51,7 @@ from moot.store.base import Store
 from moot.tools.base import Tool
 from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
 from moot.tools.exit_plan_mode import exit_plan_mode_tool
+from moot.tools.redirects import PolicyRedirects
 from moot.workspace.host_git import host_git_at_start
 from moot.workspace.paths import Workspace
 
@@ -395,19 +396,21 @@ def open_session(
         agents,
         store=store,
         session_id=session_id,
-        tools=tools,
-        limits=limits,
-        approval=policy,
-        mode=start_mode.value,
-        hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
-        turn_end=_turn_end(turn_ends),
-        resolve=lambda name: resolve_model(name, environ, models=settings.models),
-        person_tools=LazyTools(PERSON_TOOLS, build_person_tools),  # type: ignore[arg-type]
-        attach=_attach(workspace),
-        allow_background_agents=bool(settings.allow_background_agents),
-        # Where nobody answers approvals (`moot -p`), nobody sends messages either.
-        person_replies=can_ask,
-        model_titles=bool(settings.model_titles),
+        options=RuntimeOptions(
+            tools=tools,
+            limits=limits,
+            approval=policy,
+            mode=start_mode.value,
+            hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
+            turn_end=_turn_end(turn_ends),
+            resolve=lambda name: resolve_model(name, environ, models=settings.models),
+            person_tools=LazyTools(PERSON_TOOLS, build_person_tools),  # type: ignore[arg-type]
+            attach=_attach(workspace),
+            allow_background_agents=bool(settings.allow_background_agents),
+            # Where nobody answers approvals (`moot -p`), nobody sends messages either.
+            person_replies=can_ask,
+            model_titles=bool(settings.model_titles),
+        ),
     )
     if resumed:
         # Where this sitting begins and what it runs with, before the switches its flags make.

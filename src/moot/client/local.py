@@ -30,7 +30,6 @@ from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.core.session import recorded_agents, recorded_model
-from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import RuleSet
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -48,6 +47,7 @@ from moot.protocol.client import (
 )
 from moot.protocol.editor import EditorBuffers, EditorTerminal
 from moot.protocol.mcp import McpResourceText, McpServerConfig, McpServerStatus
+from moot.protocol.modes import PermissionMode
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import LoadedSettings, Settings, SettingsError, load_settings
 from moot.store.base import Store

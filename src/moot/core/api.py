@@ -8,15 +8,17 @@ print(result.output)
 from __future__ import annotations
 
 import asyncio
+import inspect
 import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from moot.core.agent import Agent
 from moot.core.gate import TurnGate
 from moot.core.limits import Limits
+from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -49,6 +51,83 @@ OnMessage = Callable[[ev.MessageSent, Callable[[str], None]], object]
 `send(text)` that answers the agent that sent it (read at its next step)."""
 
 
+class RunOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """The options of `run`, `async_run`, `stream` and `run_background`, besides the message
+    and the agents: the one definition of their parameters. Each is also a keyword argument of
+    theirs (`run(message, agents, tools=[add])`); `options=RunOptions(...)` gives several at
+    once, and keywords given beside it win."""
+
+    starting_agents: Sequence[Agent] | None = None
+    """Several agents that each get the message at once; the output is their results, tagged
+    `[name]...[/name]`. None (the default): the first agent gets it."""
+    run_agents: Sequence[Agent] | None = None
+    """The pool: only these may start or be called (a starting agent outside it is left out,
+    with a warning). None (the default): the agents given."""
+    tools: Sequence[Tool] = ()
+    """Tools every agent has; one named like a built-in (`finish`) replaces it. None by
+    default."""
+    limits: Limits | None = None
+    """Bounds on the run; None (the default): `Limits()`."""
+    store: Store | None = None
+    """Where to keep the log; None (the default): an in-memory store."""
+    session_id: str | None = None
+    """Continue this session of `store` (the agents remember it); None (the default): a new
+    session."""
+    approval: ApprovalPolicy | None = None
+    """Settles tool approvals; None (the default): everything is allowed."""
+    gate: TurnGate | None = None
+    """Sees each completed model turn; may replace, retry or stop it. None by default."""
+    attachments: Sequence[Attachment] = ()
+    """Images sent with the message; none by default."""
+    allow_background_agents: bool = False
+    """Offer `call_agent(background=true)`, `spawn_background_agent` and the message tools;
+    off by default."""
+    disabled_tools: Sequence[str] = ()
+    """Built-in peer tools not offered (`finish` cannot be disabled); none by default."""
+    extra_instructions: str = ""
+    """An ADDITIONAL INSTRUCTIONS section of the system prompt (see
+    `extra_instructions_scope`); none by default."""
+    extra_instructions_scope: str = "entry"
+    """Who reads `extra_instructions`: the agents the person addresses (`entry`, the
+    default) or every call (`all`)."""
+    pass_history: bool = False
+    """An agent called again by the same caller sees their earlier exchange; off by default."""
+    on_message: OnMessage | None = None
+    """Called with each message an agent sends the person, and a `send(text)` that answers
+    it; offers the agents `send_message` and `get_messages`. None by default."""
+
+
+Entry = TypeVar("Entry", bound=Callable[..., Any])
+
+
+def _takes_run_options(entry: Entry) -> Entry:
+    """Show `RunOptions`' fields as the keyword arguments of `entry` (`help(run)`, an editor's
+    signature), in place of its `**keywords`: they are defined once, on the struct."""
+    signature = inspect.signature(entry)
+    kept = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    names, defaults = RunOptions.__struct_fields__, RunOptions.__struct_defaults__
+    annotations = RunOptions.__annotations__
+    fields = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                          annotation=annotations[name])
+        for name, default in zip(names, defaults, strict=True)
+    ]  # fmt: skip
+    entry.__signature__ = signature.replace(parameters=[*kept, *fields])  # type: ignore[attr-defined]
+    return entry
+
+
+def _options(options: RunOptions | None, keywords: dict[str, Any]) -> RunOptions:
+    """`options` with the keyword arguments given beside it.
+
+    Raises:
+        TypeError: A keyword names no option.
+    """
+    if unknown := sorted(set(keywords) - set(RunOptions.__struct_fields__)):
+        raise TypeError(f"unknown options: {unknown}")
+    chosen = options or RunOptions()
+    return msgspec.structs.replace(chosen, **keywords) if keywords else chosen
+
+
 def _pool(
     agents: Agent | Sequence[Agent] | None,
     starting_agents: Sequence[Agent] | None,
@@ -74,27 +153,26 @@ def _pool(
     return pool, chosen
 
 
-def _runtime(
-    pool: Sequence[Agent],
-    store: Store | None,
-    session_id: str | None,
-    tools: Sequence[Tool],
-    limits: Limits | None,
-    approval: ApprovalPolicy | None,
-    gate: TurnGate | None,
-    peers: dict[str, Any],
-) -> Runtime:
+def _runtime(pool: Sequence[Agent], options: RunOptions, *, peer_messages: bool) -> Runtime:
+    """The runtime of one run of the Python API: `options` as the runtime takes them."""
     from moot.store.memory import MemoryStore
 
     return Runtime(
         pool,
-        store=store or MemoryStore(),
-        session_id=session_id,
-        tools=tools,
-        limits=limits,
-        approval=approval,
-        gate=gate,
-        **peers,
+        store=options.store or MemoryStore(),
+        session_id=options.session_id,
+        options=RuntimeOptions(
+            tools=options.tools,
+            limits=options.limits,
+            approval=options.approval,
+            gate=options.gate,
+            allow_background_agents=options.allow_background_agents,
+            disabled_tools=tuple(options.disabled_tools),
+            extra_instructions=options.extra_instructions,
+            extra_scope=options.extra_instructions_scope,
+            pass_history=options.pass_history,
+            peer_messages=peer_messages,
+        ),
     )
 
 
@@ -106,58 +184,25 @@ def _turn(
     return ops.UserTurn(text=message, attachments=tuple(attachments), agent=starting[0])
 
 
-def _peer_options(
-    allow_background_agents: bool,
-    disabled_tools: Sequence[str],
-    extra_instructions: str,
-    extra_instructions_scope: str,
-    pass_history: bool,
-    on_message: OnMessage | None,
-) -> dict[str, Any]:
-    return {
-        "allow_background_agents": allow_background_agents,
-        "disabled_tools": tuple(disabled_tools),
-        "extra_instructions": extra_instructions,
-        "extra_scope": extra_instructions_scope,
-        "pass_history": pass_history,
-        "peer_messages": on_message is not None,
-    }
-
-
+@_takes_run_options
 async def stream(
     message: str,
     agents: Agent | Sequence[Agent] | None = None,
     *,
-    starting_agents: Sequence[Agent] | None = None,
-    run_agents: Sequence[Agent] | None = None,
-    tools: Sequence[Tool] = (),
-    limits: Limits | None = None,
-    store: Store | None = None,
-    session_id: str | None = None,
-    approval: ApprovalPolicy | None = None,
-    gate: TurnGate | None = None,
-    attachments: Sequence[Attachment] = (),
-    allow_background_agents: bool = False,
-    disabled_tools: Sequence[str] = (),
-    extra_instructions: str = "",
-    extra_instructions_scope: str = "entry",
-    pass_history: bool = False,
-    on_message: OnMessage | None = None,
+    options: RunOptions | None = None,
+    **keywords: Any,
 ) -> AsyncIterator[ev.Event]:
     """Run one turn and yield its events as they are stored (messages and background returns
-    included); the last is `turn_finished`. Takes `async_run`'s options.
+    included); the last is `turn_finished`. Takes `async_run`'s options (`RunOptions`).
 
     Closing the iterator early interrupts the run.
     """
-    pool, starting = _pool(agents, starting_agents, run_agents)
-    peers = _peer_options(
-        allow_background_agents, disabled_tools, extra_instructions, extra_instructions_scope,
-        pass_history, on_message,
-    )  # fmt: skip
-    runtime = _runtime(pool, store, session_id, tools, limits, approval, gate, peers)
-    _listen(runtime, on_message)
+    chosen = _options(options, keywords)
+    pool, starting = _pool(agents, chosen.starting_agents, chosen.run_agents)
+    runtime = _runtime(pool, chosen, peer_messages=chosen.on_message is not None)
+    _listen(runtime, chosen.on_message)
     events = runtime.events()
-    submission = runtime.submit(_turn(message, starting, attachments))
+    submission = runtime.submit(_turn(message, starting, chosen.attachments))
     try:
         async for event in events:
             _check_taken(event, submission)
@@ -199,25 +244,13 @@ def _listen(runtime: Runtime, on_message: OnMessage | None) -> None:
     runtime.listeners.append(heard)
 
 
+@_takes_run_options
 async def async_run(
     message: str,
     agents: Agent | Sequence[Agent] | None = None,
     *,
-    starting_agents: Sequence[Agent] | None = None,
-    run_agents: Sequence[Agent] | None = None,
-    tools: Sequence[Tool] = (),
-    limits: Limits | None = None,
-    store: Store | None = None,
-    session_id: str | None = None,
-    approval: ApprovalPolicy | None = None,
-    gate: TurnGate | None = None,
-    attachments: Sequence[Attachment] = (),
-    allow_background_agents: bool = False,
-    disabled_tools: Sequence[str] = (),
-    extra_instructions: str = "",
-    extra_instructions_scope: str = "entry",
-    pass_history: bool = False,
-    on_message: OnMessage | None = None,
+    options: RunOptions | None = None,
+    **keywords: Any,
 ) -> RunResult:
     """Run one turn of `message` and return its result.
 
@@ -225,34 +258,22 @@ async def async_run(
         message: What the person says.
         agents: One agent or several peers; the first one gets the message (unless
             `starting_agents` names others). They are the pool unless `run_agents` is given.
-        starting_agents: Several agents that each get the message at once; the output is
-            their results, tagged `[name]...[/name]`.
-        run_agents: The pool: only these may start or be called (a starting agent outside
-            it is left out, with a warning).
-        tools: Tools every agent has; one named like a built-in (`finish`) replaces it.
-        limits: Bounds on the run (defaults: `Limits()`).
-        store: Where to keep the log; an in-memory store when None.
-        session_id: Continue this session of `store` (the agents remember it).
-        approval: Settles tool approvals; everything is allowed when None.
-        gate: Sees each completed model turn; may replace, retry or stop it.
-        attachments: Images sent with the message.
-        allow_background_agents: Offer `call_agent(background=true)`, `spawn_background_agent`
-            and the message tools.
-        disabled_tools: Built-in peer tools not offered (`finish` cannot be disabled).
-        extra_instructions: An ADDITIONAL INSTRUCTIONS section of the system prompt...
-        extra_instructions_scope: ...for the agents the person addresses (`entry`) or all.
-        pass_history: An agent called again by the same caller sees their earlier exchange.
-        on_message: Called with each message an agent sends the person, and a `send(text)`
-            that answers it; offers the agents `send_message` and `get_messages`.
+        options: The run's options (`RunOptions`: each field's docstring says what it does
+            and its default); keywords given beside it win.
+        **keywords: Any field of `RunOptions`, by name: `tools`, `limits`, `store`,
+            `session_id`, `approval`, `gate`, `attachments`, `starting_agents`, `run_agents`,
+            `allow_background_agents`, `disabled_tools`, `extra_instructions`,
+            `extra_instructions_scope`, `pass_history`, `on_message`.
+
+    Raises:
+        TypeError: A keyword names no option.
     """
-    pool, starting = _pool(agents, starting_agents, run_agents)
-    peers = _peer_options(
-        allow_background_agents, disabled_tools, extra_instructions, extra_instructions_scope,
-        pass_history, on_message,
-    )  # fmt: skip
-    runtime = _runtime(pool, store, session_id, tools, limits, approval, gate, peers)
-    _listen(runtime, on_message)
-    return await _finish(runtime, runtime.events(), _turn(message, starting, attachments))
+    chosen = _options(options, keywords)
+    pool, starting = _pool(agents, chosen.starting_agents, chosen.run_agents)
+    runtime = _runtime(pool, chosen, peer_messages=chosen.on_message is not None)
+    _listen(runtime, chosen.on_message)
+    turn = _turn(message, starting, chosen.attachments)
+    return await _finish(runtime, runtime.events(), turn)
 
 
 async def _finish(
@@ -283,9 +304,16 @@ async def _finish(
     )
 
 
-def run(message: str, agents: Agent | Sequence[Agent] | None = None, **options: Any) -> RunResult:
-    """`async_run` for code without an event loop; takes the same options."""
-    return asyncio.run(async_run(message, agents, **options))
+@_takes_run_options
+def run(
+    message: str,
+    agents: Agent | Sequence[Agent] | None = None,
+    *,
+    options: RunOptions | None = None,
+    **keywords: Any,
+) -> RunResult:
+    """`async_run` for code without an event loop; takes the same options (`RunOptions`)."""
+    return asyncio.run(async_run(message, agents, options=options, **keywords))
 
 
 def format_trace(result: RunResult | Sequence[ev.Event]) -> str:
@@ -339,35 +367,23 @@ class BackgroundRun:
         return await self._result
 
 
+@_takes_run_options
 async def run_background(
-    message: str, agents: Agent | Sequence[Agent] | None = None, **options: Any
+    message: str,
+    agents: Agent | Sequence[Agent] | None = None,
+    *,
+    options: RunOptions | None = None,
+    **keywords: Any,
 ) -> BackgroundRun:
     """Start a run and return at once (once its first event is stored) with a handle on it;
-    takes `async_run`'s options. Needs a running event loop: the run goes on in it."""
-    on_message = options.pop("on_message", None)
-    pool, starting = _pool(
-        agents, options.pop("starting_agents", None), options.pop("run_agents", None)
-    )
-    peers = _peer_options(
-        options.pop("allow_background_agents", False), options.pop("disabled_tools", ()),
-        options.pop("extra_instructions", ""), options.pop("extra_instructions_scope", "entry"),
-        options.pop("pass_history", False), on_message,
-    )  # fmt: skip
+    takes `async_run`'s options (`RunOptions`). Needs a running event loop: the run goes on
+    in it."""
+    chosen = _options(options, keywords)
+    pool, starting = _pool(agents, chosen.starting_agents, chosen.run_agents)
     # The person can always message a running agent; the agents get the tools with the run.
-    peers["peer_messages"] = True
-    attachments = options.pop("attachments", ())
-    runtime = _runtime(
-        pool,
-        options.pop("store", None),
-        options.pop("session_id", None),
-        options.pop("tools", ()),
-        options.pop("limits", None),
-        options.pop("approval", None),
-        options.pop("gate", None),
-        peers,
-    )
-    if options:
-        raise TypeError(f"unknown options: {sorted(options)}")
+    runtime = _runtime(pool, chosen, peer_messages=True)
+    attachments = chosen.attachments
+    on_message = chosen.on_message
     _listen(runtime, on_message)
     events = runtime.events()
     loop = asyncio.get_running_loop()

@@ -6,17 +6,21 @@ summary of the older messages by the model, keeping the recent ones verbatim; or
 cannot summarise (an error, an empty or too-long answer), a deterministic fallback that blanks
 the oldest tool outputs first and then drops the oldest turns behind a digest. The fallback asks
 nothing and never fails, so a run does not die of a full context window.
+
+`compact_history` answers the person's `Compact` between turns: it compacts an agent's
+conversation with the person, which the session then folds in (`history_compacted`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
 from msgspec.structs import replace
 
+from moot.protocol import events as ev
 from moot.protocol.messages import (
     AssistantMessage,
     Message,
@@ -24,7 +28,7 @@ from moot.protocol.messages import (
     Usage,
     UserMessage,
 )
-from moot.providers.base import ModelRequest, ProviderError, ask_text, message_chars
+from moot.providers.base import ModelRequest, ProviderError, ask_text, message_chars, model_info
 
 if TYPE_CHECKING:
     from moot.protocol.events import ContextCompacted, HistoryCompacted
@@ -40,6 +44,8 @@ SUMMARY_SYSTEM = (
 )
 KEEP_SHARE = 0.4
 """Of the message budget, what recent messages may keep verbatim."""
+MANUAL_KEEP_TOKENS = 4_000
+"""What `/compact` keeps verbatim of a conversation no context window bounds."""
 FALLBACK_SHARE = 0.6
 """Of the message budget, what the fallback shrinks to: room for the run to grow, so that it
 does not compact again at the very next step."""
@@ -257,3 +263,73 @@ async def compact(
         budget = keep_tokens + 1_000
     plan = fallback(messages, int(budget * FALLBACK_SHARE))
     return replace(plan, model=spent.model, usage=spent.usage, cost_usd=spent.cost_usd)
+
+
+async def compact_history(
+    agent: str,
+    messages: Sequence[Message],
+    *,
+    provider: Callable[[], Provider],
+    focus: str,
+    compact_at: float | None,
+    pre_compact: Callable[[], Awaitable[object]] | None,
+    submission: str,
+) -> ev.Event:
+    """The answer to a `Compact` between turns: `history_compacted` with the agent's older
+    conversation summarised (the model's summary, or the fallback), or `op_refused` saying why
+    nothing was compacted (a provider that cannot be made, a hook that failed to start, a
+    conversation all recent, a summary that would not shrink it). Only recording it changes the
+    session (`Runtime.record_session`).
+
+    Args:
+        agent: Whose conversation with the person is compacted.
+        messages: That conversation, as the session holds it.
+        provider: Makes the agent's provider (asked inside, so that failing to is an answer).
+        focus: What the summary keeps above all (`/compact FOCUS`).
+        compact_at: The share of the context window compaction aims under (`Limits`).
+        pre_compact: Runs the PreCompact hooks first; None: there are none.
+        submission: The `Compact`'s id, which the answer carries.
+
+    Raises:
+        asyncio.CancelledError: An `Interrupt` (or the session's end) stopped it.
+    """
+
+    def refused(reason: str) -> ev.Event:
+        return ev.OpRefused(op="compact", reason=reason, submission_id=submission)
+
+    try:
+        made = provider()
+        if pre_compact is not None:
+            await pre_compact()
+        info = model_info(made)
+        window = info.context_window if info is not None else None
+        budget = int(window * (compact_at or 0.8)) if window else None
+        keep = int(budget * KEEP_SHARE) if budget else MANUAL_KEEP_TOKENS
+        plan = await compact(
+            messages,
+            provider=made,
+            budget=budget,
+            keep_tokens=keep,
+            focus=focus,
+            agent=agent,
+            window=window,
+            cut=last_turn_cut(messages, keep),
+        )
+    except Exception as exc:  # a provider that cannot be made, a hook that failed to start
+        return refused(f"compaction failed: {type(exc).__name__}: {exc}")
+    if not (plan.replaced or plan.elided):
+        return refused("nothing to compact yet: the conversation is all recent")
+    if plan.tokens_after >= plan.tokens_before:
+        # A short conversation summarised under four headings can come out longer: such a
+        # compaction would only cost context, so it is not recorded.
+        return refused(
+            f"the summary would not shrink the conversation (about {plan.tokens_before:,} → "
+            f"{plan.tokens_after:,} tokens): nothing was compacted"
+        )
+    return ev.HistoryCompacted(
+        agent=agent,
+        trigger="manual",
+        focus=focus,
+        submission_id=submission,
+        **msgspec.structs.asdict(plan),
+    )

@@ -10,7 +10,7 @@ caller goes on at once with a task id, and the callee's return arrives as a mess
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from moot.core.agent import Agent
 from moot.providers.base import ToolSpec
@@ -207,7 +207,7 @@ def offered_specs(
     *,
     background: bool,
     talks: bool,
-    disabled: frozenset[str] | set[str] = frozenset(),
+    disabled: Collection[str] = (),
 ) -> tuple[ToolSpec, ...]:
     """The tool schemas `agent`'s model is offered: its tools (`agent_tools`; one whose
     `deferred` is true is callable but not offered, its schema loads on demand), then the

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
@@ -24,6 +24,7 @@ from moot.protocol import events as ev
 from moot.protocol.approval import ApprovalPolicy
 from moot.protocol.messages import ToolCall
 from moot.protocol.modes import ModeName
+from moot.protocol.states import StopReason
 from moot.providers.base import Provider, ToolSpec
 from moot.store.base import Store
 from moot.store.errors import StoreError
@@ -51,6 +52,56 @@ class TurnEnd(Protocol):
         ...
 
 
+class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """How every call of a session's runs works: the session's gate, hooks and turn end, and
+    how its agents work together. `RuntimeOptions` holds these and the rest of a runtime's
+    options; each run reads them from its `RunContext.settings`."""
+
+    gate: TurnGate | None = None
+    """Sees each completed model turn; may replace, retry or stop it. None (the default): no
+    gate."""
+    hooks: Hooks | None = None
+    """Hook commands from the settings (`moot.hooks`); None (the default) runs none, at no
+    cost."""
+    turn_end: TurnEnd | None = None
+    """What the session does as each turn ends, before `turn_finished` (moot's auto-commit);
+    None (the default) does nothing."""
+    allow_background_agents: bool = False
+    """Agents may start background agents (`call_agent(..., background=true)`,
+    `spawn_background_agent`), bounded by the run's budget and
+    `Limits.max_background_agents`. Off by default."""
+    peer_messages: bool = False
+    """Someone listens for the agents' messages to the person (`on_message`,
+    `run_background`): `send_message` and `get_messages` are offered even to a lone agent.
+    They are offered anyway with background agents or more than one agent
+    (`core.peers.offers_messages`); the person can `SendMessage` to a running agent either
+    way. Off by default."""
+    person_replies: bool = True
+    """A front end can message running agents (`SendMessage`); False where none can
+    (`moot -p`): an agent's `get_messages` then waits only while a peer or background agent
+    could still send it something, never for the person. On by default."""
+    disabled_tools: Collection[str] = ()
+    """Built-in peer tools not offered (`finish` cannot be disabled). None by default."""
+    pass_history: bool = False
+    """An agent called again by the same caller (in this run or a later one of the session)
+    sees their earlier exchange first; off (the default): each call starts afresh."""
+    extra_instructions: str = ""
+    """Added to the system prompt as ADDITIONAL INSTRUCTIONS (see `extra_scope`); none by
+    default."""
+    extra_scope: str = "entry"
+    """Which calls read `extra_instructions`: `entry` (the default), the run's first call (the
+    agents the person addressed); `all`, every call."""
+
+
+class CallEnded(Exception):
+    """The call ends now with this outcome (a provider's failure, a gate's stop, a hook's
+    refusal): raised by any step, caught by `CallRunner.drive`, which records the end."""
+
+    def __init__(self, reason: StopReason, output: str = "") -> None:
+        super().__init__(reason)
+        self.reason, self.output = reason, output
+
+
 class RunContext(msgspec.Struct):
     """What the calls of one run share, and the one way they record events."""
 
@@ -67,31 +118,12 @@ class RunContext(msgspec.Struct):
     record_session: RecordSession
     current_mode: Callable[[], ModeName | None]
     """The session's permission mode now (the runtime's session state owns it)."""
+    settings: RunSettings = RunSettings()
+    """The session's gate, hooks, turn end and peer settings, as every run reads them."""
     submission_id: str = ""
     """The op the run's events answer: the turn's, until an `Interrupt` ends it."""
-    gate: TurnGate | None = None
-    hooks: Hooks | None = None
-    """Hook commands from the settings; None runs none, at no cost."""
-    turn_end: TurnEnd | None = None
     session_start: str | None = None
     """Run SessionStart hooks when the root call starts, with this source: startup or resume."""
-    allow_background: bool = False
-    """This run's agents may start background agents (`call_agent(background=true)`,
-    `spawn_background_agent`); off unless the session or run asks for it."""
-    messages: bool = False
-    """Someone listens for the agents' messages to the person (`on_message`,
-    `run_background`): `send_message` and `get_messages` are offered even to a lone agent
-    (see `talks`); the person may message a running agent either way."""
-    disabled_tools: frozenset[str] = frozenset()
-    """Built-in peer tools not offered in this run (`finish` cannot be disabled)."""
-    person_replies: bool = True
-    """A front end can message running agents (`SendMessage`); False (`moot -p`): nobody
-    can, and `get_messages` waits only while a peer or background agent could still send."""
-    pass_history: bool = False
-    """An agent called again by the same caller sees their earlier exchange first."""
-    extra_instructions: str = ""
-    extra_scope: str = "entry"
-    """`entry`: only the run's first call reads `extra_instructions`; `all`: every call."""
     tasks: dict[str, asyncio.Task[object]] = {}
     """The running task of each peer call (background or waited for), by call id."""
     wakeups: dict[str, asyncio.Event] = {}
@@ -109,8 +141,11 @@ class RunContext(msgspec.Struct):
     @property
     def talks(self) -> bool:
         """Whether this run's agents are offered `send_message` and `get_messages`."""
+        settings = self.settings
         return offers_messages(
-            len(self.agents), background=self.allow_background, messages=self.messages
+            len(self.agents),
+            background=settings.allow_background_agents,
+            messages=settings.peer_messages,
         )
 
     def record(self, call: CallState, event: ev.Event) -> ev.Event:
@@ -190,9 +225,9 @@ class RunContext(msgspec.Struct):
                 agent,
                 tools,
                 list(self.agents.values()),
-                background=self.allow_background,
+                background=self.settings.allow_background_agents,
                 talks=self.talks,
-                disabled=self.disabled_tools,
+                disabled=self.settings.disabled_tools,
             )
             cached = self._specs[agent.name] = (key, specs)
         return cached[1]

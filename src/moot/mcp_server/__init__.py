@@ -32,7 +32,7 @@ def run_serve(options: Namespace) -> int:
     from moot.client.errors import SetupError
     from moot.client.local import SessionOptions
     from moot.core.agent import Agent
-    from moot.permissions.modes import PermissionMode
+    from moot.protocol.modes import PermissionMode
     from moot.settings import SettingsError, load_settings
     from moot.store.memory import MemoryStore
 

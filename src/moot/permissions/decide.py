@@ -64,13 +64,13 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
-from moot.permissions.modes import PermissionMode
 from moot.permissions.preview import diff_preview
 from moot.permissions.rules import Rule, RuleSet, tool_hidden
 from moot.permissions.set_id import asks_for_set_id
 from moot.permissions.shell import matches_prefix
 from moot.permissions.targets import FILE_EDIT_TOOLS, Call, Command, Target, describe, inside
 from moot.protocol.approval import EXIT_PLAN_MODE, ApprovalRequest, SideEffect, Verdict
+from moot.protocol.modes import PermissionMode
 from moot.workspace.protected import is_protected  # the one owner of what "protected" means
 
 __all__ = [

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
-from moot.permissions.modes import PermissionMode
 from moot.permissions.rules import Rule, RuleSet, parse_rule
 from moot.protocol.approval import ApprovalRequest, Verdict
+from moot.protocol.modes import PermissionMode
 
 
 class RulesPolicy:

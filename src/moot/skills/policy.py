@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from moot.protocol.approval import ApprovalPolicy, ApprovalRequest, SideEffect, Verdict
+from moot.protocol.modes import PermissionMode
 from moot.skills.grants import Grants
 
 if TYPE_CHECKING:
@@ -71,7 +72,6 @@ class ToolLimit:
         if any(rule.specifier is None for rule in covering):
             return None
         from moot.permissions.decide import decide  # the one decision function, as RulesPolicy
-        from moot.permissions.modes import PermissionMode
         from moot.permissions.rules import RuleSet
 
         # Asked as if the call changed something, so that only the rules can allow it (a read
@@ -136,7 +136,6 @@ class ScopedPolicy:
         self, request: ApprovalRequest, active: list[tuple[str, tuple[str, ...]]]
     ) -> Verdict | None:
         from moot.permissions.decide import decide
-        from moot.permissions.modes import PermissionMode
 
         policy = self.rules_policy
         rules = policy.rules(request.session_id)

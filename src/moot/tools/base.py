@@ -83,7 +83,7 @@ class HopVerdict(msgspec.Struct, frozen=True):
 
 class RedirectCheck(Protocol):
     """The seam through which `web_fetch` puts a redirect to another host to the session's
-    rules, as the approval step put its first URL (`moot.permissions.redirects`); tools never
+    rules, as the approval step put its first URL (`moot.tools.redirects`); tools never
     import the runtime."""
 
     def check(self, url: str, ctx: ToolContext) -> HopVerdict:

@@ -10,8 +10,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from moot.permissions.modes import PermissionMode
 from moot.protocol.approval import EXIT_PLAN_MODE
+from moot.protocol.modes import PermissionMode
 from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
 
 _WORKING_IN = {

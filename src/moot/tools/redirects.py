@@ -7,6 +7,10 @@ if the model had called `web_fetch` with the redirect's URL: `WebFetch(domain:..
 allow rules, the mode, and where nobody can answer (`NoAsking`), the refusal that says how to
 allow it. The policy is only consulted, never answered by a person: a hop that would ask is
 not followed, and the model may fetch its URL with a call of its own, which then asks.
+
+It lives with the tools, not in `moot.permissions`: it needs only the policy seam
+(`moot.protocol.approval`), and the permission layer imports no tool (the tools read the
+permission layer's shell parser, `moot.permissions.targets`).
 """
 
 from __future__ import annotations
