@@ -119,11 +119,6 @@ def bindings_for(where: str) -> list[Binding]:
     ]
 
 
-def keys_for(where: str) -> tuple[Key, ...]:
-    """The keys of one place (`app`, `prompt`, `approval`)."""
-    return tuple(k for k in KEYS if k.where == where)
-
-
 TERMINAL_NAMES = {"shift+\r": "shift+enter"}
 """Keys Textual names after the byte a terminal sent: xterm's `modifyOtherKeys` sends
 shift+enter as `CSI 27;2;13~`, which Textual names `shift+\r` (the kitty protocol's
