@@ -21,10 +21,10 @@ from moot.client.assemble import (
     hook_config,
     open_session,
     session_environ,
-    session_rules,
 )
 from moot.client.errors import SetupError, StoreError
 from moot.client.queries import StoreQueries
+from moot.client.rules import session_rules
 from moot.client.stored import open_queries, open_upkeep
 from moot.core.agent import Agent
 from moot.core.limits import Limits
