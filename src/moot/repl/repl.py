@@ -41,6 +41,7 @@ from prompt_toolkit.key_binding import KeyPressEvent
 
 from moot.app_prefs import remember_theme, theme_file_names
 from moot.commands.builtin import builtin_commands, next_mode
+from moot.commands.display import HISTORY_KINDS
 from moot.commands.files import memory_note, use_session_commands
 from moot.commands.mentions import expand_mentions
 from moot.commands.registry import CommandError, Panes, Registry, is_command
@@ -65,28 +66,6 @@ QUIT_WINDOW_S = 1.5
 """A second ctrl+c at an empty prompt within this long quits."""
 HISTORY_TAIL = 200
 """Events of a resumed session printed at start (the rest: `moot sessions show`)."""
-HISTORY_KINDS = (
-    "turn_started",
-    "agent_called",
-    "agent_returned",
-    "model_responded",
-    "tool_started",
-    "tool_finished",
-    "approval_decided",
-    "error",
-    "limit_hit",
-    "turn_finished",
-    "mode_changed",
-    "auto_committed",
-    "run_resumed",
-    "hook_ran",
-    "message_sent",
-    "op_refused",
-    "session_resumed",
-    "session_forked",
-)
-"""What a resumed session shows from the store: no deltas (`model_responded` holds the text)."""
-
 OpenClient = Callable[[], Client]
 """Opens a session's client (blocking: the REPL calls it in a thread)."""
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from moot.tui.screens.setup import FirstRun, Started
 
 from moot.app_prefs import THEME, load_prefs, save_prefs
+from moot.commands.display import HISTORY_KINDS
 from moot.commands.files import memory_note, use_session_commands
 from moot.commands.mentions import MENTION, expand_mentions
 from moot.commands.registry import CommandError, Panes, Registry, is_command
@@ -69,7 +70,7 @@ from moot.tui.terminal import fitted_theme, set_mouse_capture
 from moot.tui.themes import DEFAULT_THEME, load_themes
 from moot.tui.welcome import welcome
 from moot.tui.widgets.approval import ApprovalPane
-from moot.tui.widgets.chat import HISTORY_KINDS, ChatPane
+from moot.tui.widgets.chat import ChatPane
 from moot.tui.widgets.prompt import PromptArea, PromptInput
 from moot.tui.widgets.status_line import StatusLine
 from moot.tui.widgets.tools_pane import ToolsPane
