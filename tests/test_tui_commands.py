@@ -13,6 +13,7 @@ from moot.protocol.client import ModelChoice
 from moot.protocol.messages import AttachedFile
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.screens.inspector import InspectorScreen
 from moot.tui.screens.picker import PickerScreen
 from moot.tui.search import MATCH
@@ -30,7 +31,7 @@ MODELS = [
 
 
 def app_for(client: FakeClient, **kw: object) -> MootApp:
-    return MootApp(client, history=PromptHistory(None), **kw)  # type: ignore[arg-type]
+    return MootApp(client, AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 
 
 async def settle(pilot) -> None:  # type: ignore[no-untyped-def]

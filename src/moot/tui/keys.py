@@ -41,7 +41,7 @@ KEYS: tuple[Key, ...] = (
     Key("shift+tab", "cycle_mode", "Mode: default, acceptEdits, plan", show=True, priority=True),
     # The side panes (`tui/layout.py`): below 110 columns f2/f3 bring one up over the chat.
     # ctrl+left/right are taken before the prompt, which keeps them for words while it holds
-    # text (`MootApp.check_action`).
+    # text (`WORD_KEYS`, `MootApp.check_action`).
     Key("f2", "toggle_tools", "Show or hide the tools pane"),
     Key("f3", "toggle_trace", "Show or hide the run-trace pane"),
     Key("ctrl+left", "narrow_side", "Narrow the side panes", priority=True),
@@ -106,6 +106,30 @@ PLACES = {
 def app_bindings() -> list[Binding]:
     """The app-wide keys as Textual `Binding`s."""
     return bindings_for("app")
+
+
+PANE_ACTIONS = frozenset(
+    {"toggle_tools", "toggle_trace", "narrow_side", "widen_side", "grow_tools", "grow_trace"}
+)
+"""The keys that lay out the side panes: only while the panes' screen shows (not under a
+picker or the help, whose own fields take `ctrl+left`)."""
+WORD_KEYS = frozenset({"narrow_side", "widen_side", "follow"})
+"""On `ctrl+left`/`ctrl+right` and `end`, priority keys: the prompt has the focus nearly
+always, and as a text field it would take them to move by word or to the line's end. They act
+on the app unless the field with the focus holds text, which keeps them for its cursor."""
+SESSION_ACTIONS = PANE_ACTIONS | frozenset(
+    {
+        "interrupt",
+        "cycle_mode",
+        "follow",
+        "focus_prompt",
+        "command_palette",
+        "load_earlier",
+        "chat_page_up",
+        "chat_page_down",
+    }
+)
+"""The app's keys that act on a session: off while the first-run screen shows (no session yet)."""
 
 
 def bindings_for(where: str) -> list[Binding]:
