@@ -168,10 +168,11 @@ def _shows(chat: Any, kind: type, text: str) -> bool:
 def _app(client: Any, **kw: Any) -> Any:
     from moot.history import PromptHistory
     from moot.tui.app import MootApp
+    from moot.tui.options import AppOptions
 
     # Each part's process is the app's alone, as `moot`'s is: its heap is tuned as `run_app`
     # tunes it (`own_heap`, `tui/heap.py`).
-    return MootApp(client, history=PromptHistory(None), own_heap=True, **kw)
+    return MootApp(client, AppOptions(history=PromptHistory(None), own_heap=True, **kw))
 
 
 async def part_stream(tokens: int) -> dict[str, Any]:

@@ -81,7 +81,7 @@ class Session:
     async def prompt_ready(self) -> None:
         """The session is open and the prompt reads keys."""
         await self.until(
-            lambda: self.repl._reading and self.repl._pump_task is not None, "the prompt"
+            lambda: self.repl._reading and self.repl.session.pump_task is not None, "the prompt"
         )
 
     def ops(self, kind: type) -> list:

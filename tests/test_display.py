@@ -35,6 +35,7 @@ def test_an_approvals_diff_names_the_file_relative_to_the_workspace(tmp_path: Pa
 async def test_the_app_and_the_repl_show_a_tool_calls_path_relative() -> None:
     from moot.history import PromptHistory
     from moot.tui.app import MootApp
+    from moot.tui.options import AppOptions
     from moot.tui.widgets.tool_block import ToolBlock
     from moot.tui.widgets.tools_pane import ToolsPane
     from repl_harness import running_repl
@@ -43,7 +44,7 @@ async def test_the_app_and_the_repl_show_a_tool_calls_path_relative() -> None:
     workspace = client.status().workspace
     run = Run().start("read it")
     run.tool("t1", "read", {"path": f"{workspace}/src/hello.py"}, "1 print('hi')").finish("ok")
-    app = MootApp(client, history=PromptHistory(None))
+    app = MootApp(client, AppOptions(history=PromptHistory(None)))
     async with app.run_test(size=(160, 48)) as pilot:
         client.emit(*run.events)
         for _ in range(50):

@@ -316,6 +316,7 @@ async def test_the_app_sends_a_mentioned_resource_with_the_message(
 
     from moot.history import PromptHistory
     from moot.tui.app import MootApp
+    from moot.tui.options import AppOptions
 
     user_servers(private_moot_home, {"good": server("good")})
     model = script(tmp_path / "s.json", {"text": "noted the list"})
@@ -328,7 +329,7 @@ async def test_the_app_sends_a_mentioned_resource_with_the_message(
         (turn,) = [e for e in seen if isinstance(e, ev.TurnStarted)]
         return turn
 
-    app = MootApp(client, history=PromptHistory(None))
+    app = MootApp(client, AppOptions(history=PromptHistory(None)))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await pilot.press(*"summarize @good:notes://today", "enter")

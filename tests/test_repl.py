@@ -59,8 +59,8 @@ async def test_keys_typed_before_an_approval_never_answer_it() -> None:
         assert (approve.tool_call_id, approve.call_id, approve.scope) == ("t2", "run_1", "once")
         await repl.printed("Done: greet now says hello.")
         await repl.prompt_ready()
-        assert repl.repl._session is not None
-        await repl.until(lambda: repl.repl._session.default_buffer.text == "y", "the draft back")
+        assert repl.repl._prompt is not None
+        await repl.until(lambda: repl.repl._prompt.default_buffer.text == "y", "the draft back")
 
 
 async def test_keys_waiting_unread_when_the_question_appears_are_dropped() -> None:
@@ -183,7 +183,7 @@ async def test_ctrl_c_in_a_running_turn_interrupts_it_and_shift_tab_cycles_the_m
     async with running_repl(client) as repl:
         await repl.prompt_ready()
         client.play(count=2)  # the turn has started and streams
-        await repl.until(lambda: repl.repl._turn_running, "the turn running")
+        await repl.until(lambda: repl.repl.session.turn_running, "the turn running")
         repl.type(SHIFT_TAB)
         await repl.until(lambda: repl.ops(ops.SetMode), "the mode switch")
         repl.type(CTRL_C)
@@ -204,7 +204,7 @@ async def test_a_completion_taken_then_one_enter_runs_the_command(pick: str) -> 
     first used to close the list only, so the person saw nothing happen)."""
     async with running_repl(FakeClient([])) as repl:
         await repl.prompt_ready()
-        buffer = repl.repl._session.default_buffer  # type: ignore[union-attr]
+        buffer = repl.repl._prompt.default_buffer  # type: ignore[union-attr]
         repl.type("/stat")
         await repl.until(lambda: buffer.complete_state is not None, "the completion list")
         repl.type(pick)
@@ -219,7 +219,7 @@ async def test_tab_then_enter_sends_a_message_with_the_path_taken() -> None:
     """`@gre` Tab takes `@greeting.py` and closes the list; Enter then sends the message."""
     async with running_repl(FakeClient([], files=["greeting.py", "README.md"])) as repl:
         await repl.prompt_ready()
-        buffer = repl.repl._session.default_buffer  # type: ignore[union-attr]
+        buffer = repl.repl._prompt.default_buffer  # type: ignore[union-attr]
         repl.type("read @gre")
         await repl.until(lambda: buffer.complete_state is not None, "the completion list")
         repl.type(TAB)
@@ -275,13 +275,13 @@ async def test_a_message_while_a_turn_runs_is_kept_for_later() -> None:
     async with running_repl(client) as repl:
         await repl.prompt_ready()
         client.play(count=1)
-        await repl.until(lambda: repl.repl._turn_running, "the turn running")
+        await repl.until(lambda: repl.repl.session.turn_running, "the turn running")
         repl.type("and also this" + ENTER)
 
         await repl.printed("a turn is running")
         await repl.prompt_ready()
-        assert repl.repl._session is not None
-        assert repl.repl._session.default_buffer.text == "and also this"
+        assert repl.repl._prompt is not None
+        assert repl.repl._prompt.default_buffer.text == "and also this"
         assert repl.ops(ops.UserTurn) == []
 
 
@@ -289,7 +289,7 @@ async def test_ctrl_c_twice_at_an_empty_prompt_quits() -> None:
     async with running_repl(FakeClient([])) as repl:
         await repl.prompt_ready()
         repl.type("draft" + CTRL_C)  # clears the line: no step towards quitting
-        await repl.until(lambda: repl.repl._session.default_buffer.text == "", "a cleared line")
+        await repl.until(lambda: repl.repl._prompt.default_buffer.text == "", "a cleared line")
         repl.type(CTRL_C)
         await repl.printed("press ctrl+c again to quit")
         repl.type(CTRL_C)
@@ -314,7 +314,7 @@ async def test_alt_enter_and_ctrl_j_add_lines_and_a_paste_is_one_message() -> No
         repl.type("one" + ALT_ENTER + "two" + CTRL_J + "three" + ENTER)
         await repl.until(lambda: repl.ops(ops.UserTurn), "the first message")
         await repl.prompt_ready()
-        repl.repl._turn_running = False  # the fake has no script: no turn really started
+        repl.repl.session.turn_running = False  # the fake has no script: no turn really started
         repl.type("\x1b[200~pasted\rblock\r\x1b[201~" + ENTER)
         await repl.until(lambda: len(repl.ops(ops.UserTurn)) == 2, "the pasted message")
 
@@ -328,7 +328,7 @@ async def test_the_history_is_the_apps_file_and_ctrl_r_searches_it(tmp_path: Pat
     )
     async with running_repl(FakeClient([]), history_path=history) as repl:
         await repl.prompt_ready()
-        buffer = repl.repl._session.default_buffer
+        buffer = repl.repl._prompt.default_buffer
         # The file is read in a thread: press up until it has been (each try is bounded).
         while not buffer.text:
             repl.type(UP)
@@ -337,7 +337,7 @@ async def test_the_history_is_the_apps_file_and_ctrl_r_searches_it(tmp_path: Pat
         assert buffer.text == "explain\nthe build"  # the newest first
         repl.type(CTRL_R + "flaky" + ENTER)  # Enter takes the search's result
         await repl.until(
-            lambda: repl.repl._session.default_buffer.text == "fix the flaky test",
+            lambda: repl.repl._prompt.default_buffer.text == "fix the flaky test",
             "the search result",
         )
         repl.type(ENTER)
@@ -446,7 +446,7 @@ async def test_resume_goes_on_with_a_stored_session_and_shows_its_end() -> None:
 
     async with running_repl(first, open_session=open_session) as repl:
         await repl.prompt_ready()
-        await repl.repl.open_session("ses_stored")
+        await repl.repl.commands.open_session("ses_stored")
         await repl.printed("session ses_stored")
         await repl.printed("make greet say hello")  # its history, from the store
 
@@ -575,7 +575,7 @@ async def test_the_toolbar_follows_a_model_switch() -> None:
 async def test_ctrl_c_drops_what_a_shell_command_offered() -> None:
     async with running_repl(FakeClient([])) as repl:
         await repl.prompt_ready()
-        repl.repl.offer("$ ls\nREADME.md", "!ls")
+        repl.repl.commands.offer("$ ls\nREADME.md", "!ls")
         await repl.printed("goes with your next message")
         repl.type(CTRL_C)
         await repl.printed("dropped what !command offered")
@@ -653,8 +653,8 @@ async def test_a_message_the_session_refuses_comes_back_and_nothing_waits_for_it
 
         await repl.printed("user_turn: a turn is running")
         await repl.prompt_ready()
-        assert not repl.repl._turn_running
-        assert repl.repl._session is not None
+        assert not repl.repl.session.turn_running
+        assert repl.repl._prompt is not None
         await repl.until(
-            lambda: repl.repl._session.default_buffer.text == "hello there", "the message back"
+            lambda: repl.repl._prompt.default_buffer.text == "hello there", "the message back"
         )

@@ -7,7 +7,7 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
 from moot.commands.builtin import builtin_commands
-from moot.repl.completion import MAX_PATHS, PromptCompleter, fuzzy_rank
+from moot.repl.completion import MAX_PATHS, PromptCompleter
 
 
 class Files:
@@ -67,4 +67,4 @@ def test_at_completes_paths_fuzzily_best_first_read_once_until_forgotten() -> No
 def test_path_completions_are_capped() -> None:
     paths = [f"pkg/module_{i}.py" for i in range(500)]
 
-    assert len(fuzzy_rank("mod", paths)) == MAX_PATHS
+    assert len(complete(completer(Files(paths)), "@mod")) == MAX_PATHS

@@ -10,6 +10,7 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.approval import GRACE_S, ApprovalPane
 from moot.tui.widgets.blocks import NoticeBlock
@@ -31,7 +32,7 @@ class Clock:
 def app_for(client: FakeClient, clock: Clock | None = None, **kw: object) -> MootApp:
     from moot.history import PromptHistory
 
-    return MootApp(client, history=PromptHistory(None), clock=clock or Clock(), **kw)  # type: ignore[arg-type]
+    return MootApp(client, AppOptions(history=PromptHistory(None), clock=clock or Clock(), **kw))  # type: ignore[arg-type]
 
 
 async def type_and_send(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -264,7 +265,7 @@ async def test_up_walks_the_history_and_ctrl_r_picks_an_earlier_message(tmp_path
         "".join(json.dumps(m) + "\n" for m in ["fix the flaky test", "explain\nthe build"])
     )
     client = FakeClient()
-    app = MootApp(client, history=PromptHistory(history), clock=Clock())
+    app = MootApp(client, AppOptions(history=PromptHistory(history), clock=Clock()))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         await pilot.press("up")
@@ -745,8 +746,8 @@ async def test_the_working_line_says_what_the_turn_does_and_goes_when_it_ends() 
         assert "waiting for the model 7s" in str(working.render())
         client.play(until="tool_started")
         await pilot.pause()
-        assert app._bridge is not None
-        app._bridge.flush()
+        assert app.view.bridge is not None
+        app.view.bridge.flush()
         await pilot.pause()
         assert "running bash 0s · turn 7s" in str(working.render())
         assert "running bash" in str(status.render())
@@ -779,7 +780,7 @@ async def test_messages_sent_before_the_turn_shows_are_refused_and_come_back(
     script = tmp_path / "slow.json"
     script.write_text(json.dumps([{"text": "done", "delay": 600}]))  # runs until the app quits
     client = open_client(SessionOptions(cwd=workspace, model=f"scripted:{script}"))
-    app = MootApp(client, history=PromptHistory(None), clock=Clock())
+    app = MootApp(client, AppOptions(history=PromptHistory(None), clock=Clock()))
     async with app.run_test(size=(120, 40)) as pilot:
         for text in ("one", "two", "see @docs:notes://a"):
             app.post_message(PromptSubmitted(text))  # handled before any event of the turn
@@ -826,7 +827,7 @@ async def test_a_disk_that_fills_during_a_turn_is_told_once_and_the_app_goes_on(
             cwd=workspace, model=f"scripted:{script}", permission_mode="bypassPermissions"
         )
         client = open_client(options)
-        app = MootApp(client, history=PromptHistory(None), clock=Clock())
+        app = MootApp(client, AppOptions(history=PromptHistory(None), clock=Clock()))
         async with app.run_test(size=(120, 40)) as pilot:
             app.post_message(PromptSubmitted("print a lot"))
             chat = app.query_one(ChatPane)
@@ -841,7 +842,7 @@ async def test_a_disk_that_fills_during_a_turn_is_told_once_and_the_app_goes_on(
             said = [n for n in notices() if "the turn stopped" in n]
             assert len(said) == 1, notices()
             assert "the disk is full" in said[0] and f"moot --resume {client.session_id}" in said[0]
-            assert not app._turn_running
+            assert not app.outbox.turn_running
             await type_and_send(pilot, "next")  # the app takes what is sent next
             assert app.is_running
 

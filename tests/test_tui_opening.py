@@ -18,6 +18,7 @@ from moot.history import PromptHistory
 from moot.protocol import ops
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.chat import ChatPane
 from moot.tui.widgets.prompt import PromptArea, PromptInput
@@ -45,10 +46,12 @@ class GatedOpen:
 def app_for(opener: GatedOpen, tmp_path: Path) -> MootApp:
     return MootApp(
         None,
-        connect=opener,  # type: ignore[arg-type]
-        workspace=tmp_path,
-        model="scripted:demo",
-        history=PromptHistory(None),
+        AppOptions(
+            connect=opener,  # type: ignore[arg-type]
+            workspace=tmp_path,
+            model="scripted:demo",
+            history=PromptHistory(None),
+        ),
     )
 
 
@@ -73,7 +76,7 @@ async def test_a_message_sent_before_the_session_is_open_is_sent_once_when_it_op
         # Painted and usable before the session is: the prompt has the focus, the status line
         # names the model asked for and says the session is opening.
         assert isinstance(app.focused, PromptInput)
-        assert not app.has_session
+        assert not app.view.has_session
         assert "scripted:demo" in _status(app) and "opening the session" in _status(app)
 
         await pilot.press(*"make greet say hello", "enter")
@@ -121,7 +124,7 @@ async def test_a_session_that_cannot_be_opened_ends_the_app_with_its_reason(
         opener.gate.set()
         await _session_opened(app)
         await pilot.pause()
-    assert app.error == "no key for anthropic: set ANTHROPIC_API_KEY"
+    assert app.view.error == "no key for anthropic: set ANTHROPIC_API_KEY"
     assert app.return_code in (None, 0)  # `run_app` turns `error` into its exit code
 
 
@@ -160,11 +163,13 @@ async def test_settings_that_wait_for_approval_are_asked_about_before_the_sessio
         opener.gate.set()
         app = MootApp(
             None,
-            connect=opener,  # type: ignore[arg-type]
-            workspace=tmp_path,
-            model="scripted:demo",
-            history=PromptHistory(None),
-            held=held,
+            AppOptions(
+                connect=opener,  # type: ignore[arg-type]
+                workspace=tmp_path,
+                model="scripted:demo",
+                history=PromptHistory(None),
+                held=held,
+            ),
         )
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
@@ -194,11 +199,13 @@ async def test_the_question_shows_what_the_files_wrote_markup_and_all(tmp_path: 
     opener.gate.set()
     app = MootApp(
         None,
-        connect=opener,  # type: ignore[arg-type]
-        workspace=tmp_path,
-        model="scripted:demo",
-        history=PromptHistory(None),
-        held=load_settings(tmp_path).held,
+        AppOptions(
+            connect=opener,  # type: ignore[arg-type]
+            workspace=tmp_path,
+            model="scripted:demo",
+            history=PromptHistory(None),
+            held=load_settings(tmp_path).held,
+        ),
     )
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
@@ -242,7 +249,7 @@ async def test_at_completion_typed_while_the_session_opens_holds_no_thread_tools
         assert gate.wait(30), "the test never opened the gate"
         return open_client(SessionOptions(cwd=work, model=f"scripted:{script}"))
 
-    app = MootApp(None, connect=connect, workspace=work, history=PromptHistory(None))  # type: ignore[arg-type]
+    app = MootApp(None, AppOptions(connect=connect, workspace=work, history=PromptHistory(None)))  # type: ignore[arg-type]
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         threads = threading.active_count()

@@ -19,6 +19,7 @@ from moot.protocol import ops
 from moot.protocol.client import Client, SessionSummary
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.palette import (
     CommandsProvider,
     ModelsProvider,
@@ -38,7 +39,7 @@ def summary(session_id: str, title: str, workspace: str = "/workspace") -> Sessi
 
 
 def app_for(client: FakeClient, **kw: object) -> MootApp:
-    return MootApp(client, history=PromptHistory(None), **kw)  # type: ignore[arg-type]
+    return MootApp(client, AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 
 
 async def entries(app: MootApp, provider: type[Provider], query: str = "") -> list:  # type: ignore[type-arg]
@@ -177,7 +178,7 @@ async def test_sessions_list_this_workspaces_first_and_one_chosen_opens_with_its
         assert app.client is other and client.closed
         shown = [str(b.render()) for b in app.query(UserBlock)]
         assert any("the earlier question" in s for s in shown)
-        assert [(v.session_id, v.after_seq) for v in app.visits] == [
+        assert [(v.session_id, v.after_seq) for v in app.view.visits] == [
             ("ses_fake", 0),
             ("ses_other", len(other.log)),
         ]
@@ -191,13 +192,13 @@ async def test_a_session_is_not_switched_while_a_turn_runs_or_when_it_cannot_ope
     async with app_for(client, open_session=cannot).run_test(size=(120, 40)) as pilot:
         app = pilot.app
         assert isinstance(app, MootApp)
-        await app.open_session("ses_other")
+        await app.commands.open_session("ses_other")
         await settle(pilot)
         said = "\n".join(str(b.render()) for b in app.chat.children)
         assert "cannot open ses_other: its workspace /gone is not there any more" in said
         await pilot.press(*"go", "enter")  # the edit waits: a turn is open
         await settle(pilot)
-        await app.open_session("ses_other")
+        await app.commands.open_session("ses_other")
         await settle(pilot)
         said = "\n".join(str(b.render()) for b in app.chat.children)
         assert "a turn is running: interrupt it first (Esc)" in said

@@ -16,6 +16,7 @@ from moot.history import PromptHistory
 from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.approval import ApprovalPane
 from moot.tui.widgets.blocks import NoticeBlock
@@ -28,7 +29,7 @@ WIDE, NARROW = (160, 48), (80, 24)
 
 def app_for(script: list[ev.Event] | None = None) -> MootApp:
     client = FakeClient(edit_session() if script is None else script)
-    return MootApp(client, history=PromptHistory(None), clock=lambda: 1000.0)
+    return MootApp(client, AppOptions(history=PromptHistory(None), clock=lambda: 1000.0))
 
 
 async def with_a_finished_turn(pilot: Pilot) -> None:
@@ -43,7 +44,7 @@ async def with_a_finished_turn(pilot: Pilot) -> None:
         await pilot.pause()
     pane.answer("approve_once")
     for _ in range(100):
-        if not app._turn_running and app.trace.root.children:
+        if not app.outbox.turn_running and app.trace.root.children:
             break
         await pilot.pause()
     await pilot.pause()
@@ -144,7 +145,7 @@ async def test_an_answer_that_comes_while_the_chat_is_covered_shows_its_end_afte
         await press(pilot, "f3")
         await pilot.press(*"tell me a lot", "enter")
         for _ in range(100):  # bounded: until the turn has ended
-            if app.trace.root.children and not app._turn_running:
+            if app.trace.root.children and not app.outbox.turn_running:
                 break
             await pilot.pause()
         await press(pilot, "f3")
@@ -252,7 +253,7 @@ async def test_slash_panes_shows_hides_and_sizes_them_as_the_keys_do(
     async with app_for([]).run_test(size=WIDE) as pilot:
         app = pilot.app
         assert isinstance(app, MootApp)
-        assert app._command_completions("panes tr") == [
+        assert app.commands.completions("panes tr") == [
             ("panes trace", ""),
             ("panes trace on", ""),
             ("panes trace off", ""),

@@ -10,6 +10,7 @@ from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.messages import Streamed
+from moot.tui.options import AppOptions
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.chat import ChatPane
 from tui_scripts import Run
@@ -20,7 +21,7 @@ ANSWER = "\n\n".join(f"Paragraph {i} with `code` and **bold** words." for i in r
 def app_for(client: FakeClient, **kw: object) -> MootApp:
     from moot.history import PromptHistory
 
-    return MootApp(client, history=PromptHistory(None), **kw)  # type: ignore[arg-type]
+    return MootApp(client, AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 
 
 def one_answer(pieces: int) -> list[ev.Event]:
@@ -47,8 +48,8 @@ async def test_streamed_deltas_arrive_coalesced_and_a_finished_answer_is_one_sta
         deltas = sum(isinstance(e, ev.TextDelta) for e in client.script)
         client.play(1 + deltas)  # the turn and its deltas; the answer is still streaming
         await pilot.pause()
-        assert app._bridge is not None
-        app._bridge.flush()  # what its 1/30 s timer does
+        assert app.view.bridge is not None
+        app.view.bridge.flush()  # what its 1/30 s timer does
         await pilot.pause()
         answer = chat.query_one(AnswerBlock)
         assert len(answer.query(Markdown)) == 1  # streaming: a live Markdown
@@ -180,8 +181,8 @@ async def test_an_idle_app_runs_no_timer_and_the_cursor_stops_blinking() -> None
     async with app.run_test(size=(160, 48)) as pilot:
         client.play()
         await pilot.pause()
-        assert app._bridge is not None
-        app._bridge.flush()
+        assert app.view.bridge is not None
+        app.view.bridge.flush()
         app.trace.apply_pending()
         await pilot.pause()
         assert running_timers(app) == []
@@ -208,8 +209,8 @@ async def test_a_long_answer_folds_its_paragraphs_as_it_streams_and_ends_as_one_
     async with app.run_test(size=(120, 40)) as pilot:
         client.play(101)  # the turn and its deltas
         await pilot.pause()
-        assert app._bridge is not None
-        app._bridge.flush()
+        assert app.view.bridge is not None
+        app.view.bridge.flush()
         await pilot.pause()
         answer = app.query_one(AnswerBlock)
         live = answer.query_one(Markdown)

@@ -9,11 +9,12 @@ from moot.history import PromptHistory
 from moot.protocol import ops
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.widgets.prompt import PromptArea
 
 
 def app_for(client: FakeClient) -> MootApp:
-    return MootApp(client, history=PromptHistory(None))  # type: ignore[arg-type]
+    return MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
 
 
 def terminal_keys(sent: str) -> list[events.Key]:
@@ -69,7 +70,7 @@ async def test_slash_lists_commands_with_their_descriptions_and_tab_or_enter_tak
         await pilot.press(*"/co")
         await pilot.pause()
         assert area.options.display and area.options.size.height > 0
-        expected = [(c.name, c.description) for c in app.registry.completions("co", app)]
+        expected = [(c.name, c.description) for c in app.registry.completions("co", app.commands)]
         assert [name for name, _ in expected][:2] == ["commit", "compact"]
         shown = " ".join(shown_lines(area))  # a long description wraps onto a second line
         at = [shown.find(f"/{name}  {description}") for name, description in expected]

@@ -23,6 +23,7 @@ from moot.protocol import ops
 from moot.protocol.client import Client
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.screens.setup import FirstRun, SetupScreen
 from moot.tui.widgets.approval import ApprovalPane
 from moot.tui.widgets.prompt import PromptArea
@@ -76,7 +77,9 @@ class Openers:
 
 
 def app_for(openers: Openers, **kw: object) -> MootApp:
-    return MootApp(None, first_run=openers.first_run(), history=PromptHistory(None), **kw)  # type: ignore[arg-type]
+    return MootApp(
+        None, AppOptions(first_run=openers.first_run(), history=PromptHistory(None), **kw)
+    )  # type: ignore[arg-type]
 
 
 async def detected(pilot: Pilot) -> SetupScreen:
@@ -165,7 +168,7 @@ async def test_a_model_picked_opens_its_session_and_is_remembered(
         await pilot.pause()
         # The task given on the command line goes out once the session is open.
         assert openers.client.ops[0] == ops.UserTurn(text="make greet say hello")
-        assert [v.session_id for v in app.visits] == ["ses_fake"]
+        assert [v.session_id for v in app.view.visits] == ["ses_fake"]
     assert setup_detect.needs_setup(private_moot_home, None) is False
 
 

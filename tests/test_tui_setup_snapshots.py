@@ -13,6 +13,7 @@ from moot.history import PromptHistory
 from moot.setup_detect import Detection, LocalServer
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.screens.setup import FirstRun
 
 
@@ -56,7 +57,7 @@ def test_the_first_run_screen(snap_compare, size: tuple[int, int], private_moot_
     first_run = FirstRun(
         open_model=lambda name: FakeClient(), open_demo=FakeClient, detect=lambda: found
     )
-    app = MootApp(None, first_run=first_run, history=PromptHistory(None))
+    app = MootApp(None, AppOptions(first_run=first_run, history=PromptHistory(None)))
 
     async def run_before(pilot: Pilot) -> None:
         await pilot.app.workers.wait_for_complete()

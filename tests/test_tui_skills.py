@@ -10,6 +10,7 @@ from moot.protocol import ops
 from moot.protocol.client import CommandInfo, FileProblem, InstructionFiles, SkillInfo
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 
 FILES = InstructionFiles(
     skills=(
@@ -29,10 +30,10 @@ def client() -> FakeClient:
 
 async def test_session_commands_are_offered_and_run_as_run_command() -> None:
     fake = client()
-    app = MootApp(fake, history=PromptHistory(None))
+    app = MootApp(fake, AppOptions(history=PromptHistory(None)))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        listed = dict(app._command_completions("de"))
+        listed = dict(app.commands.completions("de"))
         assert listed == {"deploy": "Ship it (command)"}
         await pilot.press(*"/deploy staging", "enter")
         await pilot.pause()
@@ -46,11 +47,11 @@ async def test_session_commands_are_offered_and_run_as_run_command() -> None:
 
 async def test_skills_lists_each_skill_and_the_problems() -> None:
     fake = client()
-    app = MootApp(fake, history=PromptHistory(None))
+    app = MootApp(fake, AppOptions(history=PromptHistory(None)))
     said: list[str] = []
-    app.say = lambda text, **kw: said.append(str(text))  # type: ignore[method-assign]
+    app.commands.say = lambda text, **kw: said.append(str(text))  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.registry.run(app, "/skills")
+        await app.registry.run(app.commands, "/skills")
         await pilot.pause()
     (text,) = said
     assert "- `code-review` [shipped]: Review code for bugs" in text

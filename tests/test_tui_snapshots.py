@@ -10,19 +10,20 @@ from moot.history import PromptHistory
 from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
+from moot.tui.options import AppOptions
 from moot.tui.widgets.approval import ApprovalPane
 from tui_scripts import edit_session, peer_session, plan_session
 
 
 def app_for(script: list, **kw: object) -> MootApp:
-    return MootApp(FakeClient(script), history=PromptHistory(None), **kw)  # type: ignore[arg-type]
+    return MootApp(FakeClient(script), AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 
 
 async def send(pilot: Pilot, text: str) -> None:
     await pilot.press(*text, "enter")
     played = pilot.app.client.log  # the fake client's events, played as the turn was sent
     for _ in range(100):  # bounded: the bridge worker takes them in its own time under load
-        bridge = pilot.app._bridge
+        bridge = pilot.app.view.bridge
         if bridge is not None and played and bridge.last_seq >= played[-1].seq:
             break
         await pilot.pause()

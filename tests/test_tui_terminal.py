@@ -18,6 +18,7 @@ from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.notify import GAP_S, Notifier, clean, sequences
+from moot.tui.options import AppOptions
 from moot.tui.screens.setup import FirstRun, SetupScreen
 from moot.tui.scrollback import Visit, conversation, print_conversation, scrollback_format
 from moot.tui.terminal import ANSI_FALLBACK, few_colours
@@ -35,7 +36,7 @@ class Clock:
 
 
 def app_for(client: FakeClient, **kw: object) -> MootApp:
-    return MootApp(client, history=PromptHistory(None), **kw)  # type: ignore[arg-type]
+    return MootApp(client, AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 
 
 async def send(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -64,7 +65,7 @@ async def test_f4_switches_mouse_capture_and_says_who_selects_text() -> None:
 
 async def test_the_mouse_can_start_off_and_f4_works_on_the_first_run_screen() -> None:
     first_run = FirstRun(open_model=lambda m: FakeClient(), open_demo=FakeClient)
-    app = MootApp(None, first_run=first_run, history=PromptHistory(None), mouse=False)
+    app = MootApp(None, AppOptions(first_run=first_run, history=PromptHistory(None), mouse=False))
     async with app.run_test(size=(120, 40)) as pilot:
         assert not app.mouse_reporting
         await pilot.press("f4")
@@ -97,7 +98,7 @@ async def test_tiny_sizes_do_not_crash_and_the_layout_comes_back(tiny: tuple[int
 
 async def test_the_first_run_screen_survives_tiny_sizes() -> None:
     first_run = FirstRun(open_model=lambda m: FakeClient(), open_demo=FakeClient)
-    app = MootApp(None, first_run=first_run, history=PromptHistory(None))
+    app = MootApp(None, AppOptions(first_run=first_run, history=PromptHistory(None)))
     async with app.run_test(size=(80, 24)) as pilot:
         for size in ((20, 5), (1, 1), (80, 24)):
             await pilot.resize_terminal(*size)
@@ -133,19 +134,19 @@ async def test_the_conversation_is_printed_after_the_app_as_text_or_markdown() -
         for _ in range(3):
             await pilot.pause()
     app = pilot.app
-    assert isinstance(app, MootApp) and app.visits == [Visit("ses_fake", 0)]
+    assert isinstance(app, MootApp) and app.view.visits == [Visit("ses_fake", 0)]
     text = io.StringIO()
-    assert print_conversation(client.query, app.visits, "text", text)
+    assert print_conversation(client.query, app.view.visits, "text", text)
     printed = text.getvalue()
     assert printed.startswith(
         "## moot session ses_fake\n\n### user → moot\n\n> make greet say hello"
     )
     assert "`edit` result" in printed and "Done: `greet` now says **hello**." in printed
     rendered = io.StringIO()
-    assert print_conversation(client.query, app.visits, "markdown", rendered)
+    assert print_conversation(client.query, app.view.visits, "markdown", rendered)
     assert "Done: greet now says hello." in rendered.getvalue()  # rendered: no markup left
     assert "**" not in rendered.getvalue()
-    assert not print_conversation(client.query, app.visits, "off", io.StringIO())
+    assert not print_conversation(client.query, app.view.visits, "off", io.StringIO())
 
 
 def test_a_resumed_session_prints_what_this_run_added_and_where_the_rest_is() -> None:
@@ -179,7 +180,7 @@ async def test_headless_the_theme_is_the_one_asked_for() -> None:
         app = pilot.app
         assert isinstance(app, MootApp)
         assert app.theme == app.chosen_theme == "moot-dark"
-        app.set_theme("moot-light")
+        app.commands.set_theme("moot-light")
         assert app.theme == app.chosen_theme == "moot-light"
 
 

@@ -121,13 +121,14 @@ async def test_a_theme_with_a_bad_variable_never_reaches_the_stylesheet(
     from moot.history import PromptHistory
     from moot.testing import FakeClient
     from moot.tui.app import MootApp
+    from moot.tui.options import AppOptions
 
     write(
         private_moot_home / "config" / "themes",
         "bad.toml",
         'name = "bad"\nprimary = "#ff8800"\n[variables]\nfooter-key-foreground = "nope"\n',
     )
-    app = MootApp(FakeClient(), history=PromptHistory(None))
+    app = MootApp(FakeClient(), AppOptions(history=PromptHistory(None)))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert "bad" not in app.available_themes
@@ -140,9 +141,10 @@ async def test_the_app_tells_a_bad_theme_file_in_the_chat(private_moot_home: Pat
     from moot.history import PromptHistory
     from moot.testing import FakeClient
     from moot.tui.app import MootApp
+    from moot.tui.options import AppOptions
 
     write(private_moot_home / "config" / "themes", "typo.toml", 'name = "t"\nprimray = "#f"\n')
-    app = MootApp(FakeClient(), history=PromptHistory(None))
+    app = MootApp(FakeClient(), AppOptions(history=PromptHistory(None)))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         shown = "\n".join(str(block.render()) for block in app.chat.children)
@@ -153,14 +155,15 @@ async def test_slash_theme_switches_and_is_remembered(private_moot_home: Path) -
     from moot.history import PromptHistory
     from moot.testing import FakeClient
     from moot.tui.app import MootApp
+    from moot.tui.options import AppOptions
 
-    app = MootApp(FakeClient(), history=PromptHistory(None))
+    app = MootApp(FakeClient(), AppOptions(history=PromptHistory(None)))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await pilot.press(*"/theme moot-light", "enter")
         await pilot.pause()
         assert app.theme == "moot-light"
-    again = MootApp(FakeClient(), history=PromptHistory(None))
+    again = MootApp(FakeClient(), AppOptions(history=PromptHistory(None)))
     async with again.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert again.theme == "moot-light"  # remembered for the next start

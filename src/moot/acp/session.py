@@ -17,6 +17,7 @@ from moot.acp import updates
 from moot.acp.commands import EditorCommandContext, available
 from moot.acp.permissions import answer, options
 from moot.commands.builtin import builtin_commands
+from moot.commands.display import HISTORY_KINDS
 from moot.commands.files import use_session_commands
 from moot.commands.mentions import expand_mentions
 from moot.commands.registry import is_command
@@ -157,8 +158,9 @@ class AcpSession:
 
     async def replay(self) -> None:
         """Send the stored conversation, for `session/load`: what the person said, what moot
-        answered and the tool calls in between."""
-        for event in self.client.query.events(self.id):
+        answered and the tool calls in between: the events a history shows (no deltas, which
+        a replay skips)."""
+        for event in self.client.query.events(self.id, kinds=HISTORY_KINDS):
             await self._forward(event, live=False)
 
     async def prompt(self, blocks: list[Any]) -> str:

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from moot.client.errors import SetupError
+from moot.client.rules import inode_check, masks_for
+from moot.client.rules import session_rules as session_rules  # `moot sandbox` imports it here
 from moot.client.settings_watch import SettingsWatch
 from moot.core.agent import Agent
 from moot.core.limits import Limits
@@ -44,7 +46,7 @@ from moot.protocol.modes import PermissionMode
 from moot.providers.base import UnknownModel
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
-from moot.sandbox.base import DEFAULT_PROTECTED, MaskSource, SandboxPolicy
+from moot.sandbox.base import DEFAULT_PROTECTED, SandboxPolicy
 from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
 from moot.settings import Settings, settings_files
 from moot.store.base import Store
@@ -67,7 +69,6 @@ if TYPE_CHECKING:
     from moot.protocol.mcp import McpServerConfig
     from moot.skills.guidance import Guidance
     from moot.workspace.absent import AbsentPaths
-    from moot.workspace.ignore import HiddenInodes
 
 
 class Session(msgspec.Struct):
@@ -96,24 +97,6 @@ class Session(msgspec.Struct):
         await self.shells.close()
         if self.shell.sandbox is not None:
             await self.shell.sandbox.close()
-
-
-def session_rules(
-    settings: Settings, allow: Sequence[str] = (), deny: Sequence[str] = ()
-) -> RuleSet:
-    """The settings' permission rules plus the front end's own.
-
-    Raises:
-        SetupError: A malformed rule.
-    """
-    try:
-        return RuleSet(
-            allow=[*settings.permissions.allow, *allow],
-            ask=settings.permissions.ask,
-            deny=[*settings.permissions.deny, *deny],
-        )
-    except ValueError as exc:
-        raise SetupError(f"permission rules: {exc}") from None
 
 
 def hook_config(settings: Settings, cwd: Path) -> HookConfig | None:
@@ -157,33 +140,11 @@ def sandbox_policy(
     return SandboxPolicy(
         root,
         output_dir=output_dir,
-        masks=_mask_source(rules, root),  # what shell commands cannot see or edit
+        masks=masks_for(rules, root),  # what shell commands cannot see or edit
         protected=(*DEFAULT_PROTECTED, *scripts),
         absent=absent,
         env_names=tuple(env_names),
     )
-
-
-def _mask_source(rules: RuleSet, root: Path) -> MaskSource | None:
-    """`mask_source(rules, root)`, whose module loads only when a deny rule names a path."""
-    if not any(rule.path is not None for rule in rules.deny):
-        return None
-    from moot.permissions.masks import mask_source  # its walk is only needed with such rules
-
-    return mask_source(rules, root)
-
-
-def inode_check(
-    rules: RuleSet, root: Path, masks: MaskSource | None = None
-) -> Callable[[], HiddenInodes] | None:
-    """The workspace's `hidden_inodes`: the file tools refuse another name (a hard link) of a
-    file a `Read(...)` deny rule hides. `masks`, the sandbox's source, is shared when given."""
-    masks = masks if masks is not None else _mask_source(rules, root)
-    if masks is None:
-        return None
-    from moot.permissions.links import denied_inodes  # only with deny rules that name paths
-
-    return denied_inodes(masks, root)
 
 
 def session_environ(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -10,6 +10,7 @@ modules load at the first call, so a session that never runs one pays nothing.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -78,6 +79,20 @@ class PersonTool:
             return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
 
 
+class SessionParts(msgspec.Struct, frozen=True):
+    """What the person's tools of one session work on."""
+
+    workspace: Workspace
+    shell: SandboxChoice
+    sandbox_policy: SandboxPolicy
+    sandbox_source: Callable[[], str]
+    """Where the sandbox setting came from (`MOOT_SANDBOX`, a settings file, auto)."""
+    shells: BackgroundShells
+    rules: Callable[[], SessionRules] | None
+    """The session's rules, made at the first change (None: it has none to change)."""
+    environ: Mapping[str, str]
+
+
 def person_tools(
     workspace: Workspace,
     shell: SandboxChoice,
@@ -87,126 +102,162 @@ def person_tools(
     rules: Callable[[], SessionRules] | None,
     environ: Mapping[str, str],
 ) -> dict[str, PersonTool]:
-    """The person's tools of one session, by name."""
+    """The person's tools of one session, by name (`TOOLS`, bound to the session's parts)."""
+    parts = SessionParts(workspace, shell, sandbox_policy, sandbox_source, shells, rules, environ)
+    return {
+        name: PersonTool(name, description, arguments, functools.partial(work, parts), effect)
+        for name, description, arguments, work, effect in TOOLS
+    }
 
-    def undo(_: _NoArguments) -> ToolResult:
-        from moot.workspace.git import GIT_ERRORS, UndoRefused, undo_last_agent_commit
 
-        try:
-            undone = undo_last_agent_commit(workspace.root)
-        except UndoRefused as exc:
-            return ToolResult.error(str(exc))
-        except GIT_ERRORS as exc:
-            return ToolResult.error(f"git: {exc}")
-        files = ", ".join(undone.files)
-        return ToolResult(
-            f"took back {undone.sha[:10]} {undone.subject} ({files})",
-            display={"sha": undone.sha, "files": list(undone.files)},
-        )
+def _undo(parts: SessionParts, _: _NoArguments) -> ToolResult:
+    from moot.workspace.git import GIT_ERRORS, UndoRefused, undo_last_agent_commit
 
-    def doctor(_: _NoArguments) -> ToolResult:
-        from moot.providers.report import report_lines
+    try:
+        undone = undo_last_agent_commit(parts.workspace.root)
+    except UndoRefused as exc:
+        return ToolResult.error(str(exc))
+    except GIT_ERRORS as exc:
+        return ToolResult.error(f"git: {exc}")
+    files = ", ".join(undone.files)
+    return ToolResult(
+        f"took back {undone.sha[:10]} {undone.subject} ({files})",
+        display={"sha": undone.sha, "files": list(undone.files)},
+    )
 
-        return ToolResult("\n".join(report_lines(environ)))
 
-    def sandbox(_: _NoArguments) -> ToolResult:
-        from moot.sandbox.status import status_lines
+def _doctor(parts: SessionParts, _: _NoArguments) -> ToolResult:
+    from moot.providers.report import report_lines
 
-        lines = [f"setting: {sandbox_source()}", *status_lines(shell, sandbox_policy)]
-        return ToolResult("\n".join(lines), display={"backend": shell.backend})
+    return ToolResult("\n".join(report_lines(parts.environ)))
 
-    def outline(args: _Outline) -> ToolResult:
-        from moot.repomap import index_workspace
-        from moot.workspace.paths import PathRefused
 
-        try:
-            rel = workspace.relative(workspace.resolve_read(args.path))
-        except PathRefused as exc:
-            return ToolResult.error(str(exc))
-        index = index_workspace(
-            workspace.root, hidden=workspace.hidden, inodes=workspace.inode_check()
-        )
-        tags = index.files.get(rel)
-        if tags is None:
-            return ToolResult.error(
-                f"{args.path}: not a source file the repo map reads "
-                "(Python, JavaScript, TypeScript, Go, Rust), or hidden, or missing"
-            )
-        lines = [f"{d.line:>5}  {d.signature.rstrip()}" for d in tags.definitions]
-        return ToolResult("\n".join(lines) or f"{rel} defines nothing", display={"path": rel})
+def _sandbox(parts: SessionParts, _: _NoArguments) -> ToolResult:
+    from moot.sandbox.status import status_lines
 
-    def jobs(_: _NoArguments) -> ToolResult:
-        rows = []
-        for shell_id in shells.ids():
-            code = shells.get(shell_id).exit_code
-            state = "running" if code is None else f"exit {code}"
-            rows.append(f"{shell_id}  {state:<10}  {shells.command(shell_id)}")
-        return ToolResult("\n".join(rows) or "no background shells", display={"ids": shells.ids()})
-
-    def permission_rule(args: _Rule) -> ToolResult:
-        if rules is None:
-            return ToolResult.error("this session has no permission rules to change")
-        try:
-            return ToolResult(rules().change(args.action, args.kind, args.rule))
-        except ValueError as exc:
-            return ToolResult.error(str(exc))
-
-    def trust_settings(args: _Trust) -> ToolResult:
-        from moot.client.trust import held_files
-        from moot.settings import SettingsError
-        from moot.settings_review import SettingsApprovals
-
-        try:
-            held = held_files(workspace.root, environ)
-        except SettingsError as exc:
-            return ToolResult.error(str(exc))
-        if args.action == "approve":
-            # Only what waits for approval here: a file shown, never another path.
-            waiting = {one.file for one in held}
-            if stray := [file for file, _ in args.files if file not in waiting]:
-                return ToolResult.error(f"nothing of this workspace's waits in {stray[0]}")
-            approvals = SettingsApprovals(environ)
-            for path, digest in args.files:
-                approvals.approve(workspace.root, (path, digest))
-            return ToolResult(
-                "approved: sessions opened from now on use it; this one goes on without it "
-                "(quit and `moot -c` to go on with it)"
-            )
-        if not held:
-            return ToolResult("nothing waits for approval: the settings files here are in force")
-        lines: list[str] = []
-        for one in held:
-            lines += [f"{one.file} asks to turn on:", *(f"  - {g}" for g in one.grants)]
-        rows = [[one.file, one.digest, list(one.grants)] for one in held]
-        return ToolResult("\n".join(lines), display={"held": rows})
-
-    made = [
-        PersonTool(
-            "undo",
-            "Take back moot's last commit (an auto-commit), if nothing can be lost",
-            _NoArguments,
-            undo,
-            SideEffect.WRITES_WORKSPACE,
-        ),
-        PersonTool("doctor", "Providers, keys and endpoints (`moot doctor`)", _NoArguments, doctor),
-        PersonTool(
-            "sandbox", "Where shell commands run, and what is hidden", _NoArguments, sandbox
-        ),
-        PersonTool("outline", "The definitions of a source file, by line", _Outline, outline),
-        PersonTool("jobs", "The session's background shells", _NoArguments, jobs),
-        PersonTool(
-            "trust_settings",
-            "Show, or approve, what the project's settings files turn on",
-            _Trust,
-            trust_settings,
-            SideEffect.WRITES_WORKSPACE,
-        ),
-        PersonTool(
-            "permission_rule",
-            "Add or remove a permission rule in .moot/settings.local.json",
-            _Rule,
-            permission_rule,
-            SideEffect.WRITES_WORKSPACE,
-        ),
+    lines = [
+        f"setting: {parts.sandbox_source()}",
+        *status_lines(parts.shell, parts.sandbox_policy),
     ]
-    return {tool.name: tool for tool in made}
+    return ToolResult("\n".join(lines), display={"backend": parts.shell.backend})
+
+
+def _outline(parts: SessionParts, args: _Outline) -> ToolResult:
+    from moot.repomap import index_workspace
+    from moot.workspace.paths import PathRefused
+
+    workspace = parts.workspace
+    try:
+        rel = workspace.relative(workspace.resolve_read(args.path))
+    except PathRefused as exc:
+        return ToolResult.error(str(exc))
+    index = index_workspace(workspace.root, hidden=workspace.hidden, inodes=workspace.inode_check())
+    tags = index.files.get(rel)
+    if tags is None:
+        return ToolResult.error(
+            f"{args.path}: not a source file the repo map reads "
+            "(Python, JavaScript, TypeScript, Go, Rust), or hidden, or missing"
+        )
+    lines = [f"{d.line:>5}  {d.signature.rstrip()}" for d in tags.definitions]
+    return ToolResult("\n".join(lines) or f"{rel} defines nothing", display={"path": rel})
+
+
+def _jobs(parts: SessionParts, _: _NoArguments) -> ToolResult:
+    shells = parts.shells
+    rows = []
+    for shell_id in shells.ids():
+        code = shells.get(shell_id).exit_code
+        state = "running" if code is None else f"exit {code}"
+        rows.append(f"{shell_id}  {state:<10}  {shells.command(shell_id)}")
+    return ToolResult("\n".join(rows) or "no background shells", display={"ids": shells.ids()})
+
+
+def _permission_rule(parts: SessionParts, args: _Rule) -> ToolResult:
+    if parts.rules is None:
+        return ToolResult.error("this session has no permission rules to change")
+    try:
+        return ToolResult(parts.rules().change(args.action, args.kind, args.rule))
+    except ValueError as exc:
+        return ToolResult.error(str(exc))
+
+
+def _trust_settings(parts: SessionParts, args: _Trust) -> ToolResult:
+    from moot.client.trust import held_files
+    from moot.settings import SettingsError
+    from moot.settings_review import SettingsApprovals
+
+    root = parts.workspace.root
+    try:
+        held = held_files(root, parts.environ)
+    except SettingsError as exc:
+        return ToolResult.error(str(exc))
+    if args.action == "approve":
+        # Only what waits for approval here: a file shown, never another path.
+        waiting = {one.file for one in held}
+        if stray := [file for file, _ in args.files if file not in waiting]:
+            return ToolResult.error(f"nothing of this workspace's waits in {stray[0]}")
+        approvals = SettingsApprovals(parts.environ)
+        for path, digest in args.files:
+            approvals.approve(root, (path, digest))
+        return ToolResult(
+            "approved: sessions opened from now on use it; this one goes on without it "
+            "(quit and `moot -c` to go on with it)"
+        )
+    if not held:
+        return ToolResult("nothing waits for approval: the settings files here are in force")
+    lines: list[str] = []
+    for one in held:
+        lines += [f"{one.file} asks to turn on:", *(f"  - {g}" for g in one.grants)]
+    rows = [[one.file, one.digest, list(one.grants)] for one in held]
+    return ToolResult("\n".join(lines), display={"held": rows})
+
+
+Work = Callable[[SessionParts, Any], ToolResult]
+
+TOOLS: tuple[tuple[str, str, type[msgspec.Struct], Work, SideEffect], ...] = (
+    (
+        "undo",
+        "Take back moot's last commit (an auto-commit), if nothing can be lost",
+        _NoArguments,
+        _undo,
+        SideEffect.WRITES_WORKSPACE,
+    ),
+    (
+        "doctor",
+        "Providers, keys and endpoints (`moot doctor`)",
+        _NoArguments,
+        _doctor,
+        SideEffect.READ_ONLY,
+    ),
+    (
+        "sandbox",
+        "Where shell commands run, and what is hidden",
+        _NoArguments,
+        _sandbox,
+        SideEffect.READ_ONLY,
+    ),
+    (
+        "outline",
+        "The definitions of a source file, by line",
+        _Outline,
+        _outline,
+        SideEffect.READ_ONLY,
+    ),
+    ("jobs", "The session's background shells", _NoArguments, _jobs, SideEffect.READ_ONLY),
+    (
+        "trust_settings",
+        "Show, or approve, what the project's settings files turn on",
+        _Trust,
+        _trust_settings,
+        SideEffect.WRITES_WORKSPACE,
+    ),
+    (
+        "permission_rule",
+        "Add or remove a permission rule in .moot/settings.local.json",
+        _Rule,
+        _permission_rule,
+        SideEffect.WRITES_WORKSPACE,
+    ),
+)
+"""The person's tools: name, description, arguments, work (given the session's parts) and
+side effect."""

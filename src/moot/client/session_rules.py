@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from moot.client.errors import SetupError
+from moot.client.rules import inode_check, session_rules
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import parse_rule, read_denied
 from moot.protocol.client import PermissionsReport, RuleEntry
@@ -107,9 +108,7 @@ class SessionRules:
         Raises:
             ValueError: The settings cannot be read, or hold a malformed rule.
         """
-        # The one way a session's rules are made, and what they hide.
-        from moot.client.assemble import inode_check, session_rules
-
+        # The one way a session's rules are made, and what they hide (`client/rules.py`).
         try:
             rules = session_rules(load_settings(self.root), self.allow, self.deny)
         except (SettingsError, SetupError) as exc:

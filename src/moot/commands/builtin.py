@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from moot.commands import cost, panes, session, sessions, transcript, workspace
 from moot.commands.files import add_file_commands
-from moot.commands.registry import CommandContext, CommandError, Registry
+from moot.commands.registry import Command, CommandContext, CommandError, Registry
 from moot.protocol import ops
 
 MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
@@ -37,85 +37,13 @@ def _complete_themes(context: CommandContext, typed: str) -> Sequence[str]:
 def builtin_commands() -> Registry:
     """A registry holding the built-in commands."""
     registry = Registry()
-
-    @registry.command("help", "Every command and key", aliases=("?",))
-    async def help_(context: CommandContext, args: str) -> None:
-        context.show_help()
-
-    @registry.command("exit", "Quit moot (the session stays in the store)", aliases=("quit",))
-    async def exit_(context: CommandContext, args: str) -> None:
-        context.exit()
-
-    @registry.command(
-        "new", "Start a new session (this one stays in the store)", aliases=("clear",)
-    )
-    async def new(context: CommandContext, args: str) -> None:
-        await context.new_session()
-
-    @registry.command(
-        "mode",
-        "Switch the permission mode; with no name, to the next (as shift+tab does)",
-        arguments="[default|acceptEdits|plan|dontAsk|bypassPermissions]",
-        complete=_complete_modes,
-    )
-    async def mode(context: CommandContext, args: str) -> None:
-        status = context.client.status()
-        if not args:
-            if status.mode is None:
-                context.say("mode: none (no permission rules)")
-                return
-            # Cycles as shift+tab does: a front end without that key (an editor, a dumb
-            # terminal) still has the one-step switch.
-            # Says nothing itself: the switch shows as its `mode_changed`, as a named one does.
-            following = next_mode(status.mode)
-            context.client.submit(ops.SetMode(mode=following))  # type: ignore[arg-type]
-            return
-        chosen = next((m for m in MODES if m.lower() == args.lower()), None)
-        if chosen is None:
-            raise CommandError(f"no mode {args!r}; one of: {', '.join(MODES)}")
-        context.client.submit(ops.SetMode(mode=chosen))  # type: ignore[arg-type]
-
-    @registry.command("plan", "Switch to plan mode: explore, then present a plan to approve")
-    async def plan(context: CommandContext, args: str) -> None:
-        context.client.submit(ops.SetMode(mode="plan"))
-
-    @registry.command("status", "The session: model, mode, sandbox, tools")
-    async def status(context: CommandContext, args: str) -> None:
-        s = context.client.status()
-        lines = [
-            f"session  {s.session_id}",
-            f"workspace  {s.workspace}",
-            f"model  {s.model}",
-            f"mode  {s.mode or '-'}",
-            f"sandbox  {s.sandbox.backend} ({s.sandbox.reason})",
-            f"agents  {', '.join(a.name for a in s.agents)}",
-            f"tools  {', '.join(s.tools)}",
-        ]
-        context.say("\n".join(lines))
-
+    for command in COMMANDS:  # the basic ones, at the end of this module
+        registry.add(command)
     cost.register(registry)
     session.register(registry)
     sessions.register(registry)
     workspace.register(registry)
     transcript.register(registry)
-
-    @registry.command(
-        "theme", "Switch the app's theme and remember it", arguments="[name]",
-        complete=_complete_themes,
-    )  # fmt: skip
-    async def theme(context: CommandContext, args: str) -> None:
-        names = list(context.theme_names())
-        if not names:
-            raise CommandError("this front end has no themes")
-        if not args:
-            now = context.theme
-            labelled = [(n, f"{n}  (now)" if n == now else n) for n in names]
-            chosen = await context.pick(f"theme (now {now})" if now else "theme", labelled)
-            if chosen is None:
-                return
-            args = chosen
-        context.set_theme(args)
-
     panes.register(registry)  # /panes: the app's side panes (the REPL says it has none)
 
     add_file_commands(registry)  # /skills, /memory, /agents (moot.commands.files)
@@ -123,3 +51,88 @@ def builtin_commands() -> Registry:
 
     add_mcp_commands(registry)
     return registry
+
+
+async def _help(context: CommandContext, args: str) -> None:
+    context.show_help()
+
+
+async def _exit(context: CommandContext, args: str) -> None:
+    context.exit()
+
+
+async def _new(context: CommandContext, args: str) -> None:
+    await context.new_session()
+
+
+async def _mode(context: CommandContext, args: str) -> None:
+    status = context.client.status()
+    if not args:
+        if status.mode is None:
+            context.say("mode: none (no permission rules)")
+            return
+        # Cycles as shift+tab does: a front end without that key (an editor, a dumb
+        # terminal) still has the one-step switch.
+        # Says nothing itself: the switch shows as its `mode_changed`, as a named one does.
+        following = next_mode(status.mode)
+        context.client.submit(ops.SetMode(mode=following))  # type: ignore[arg-type]
+        return
+    chosen = next((m for m in MODES if m.lower() == args.lower()), None)
+    if chosen is None:
+        raise CommandError(f"no mode {args!r}; one of: {', '.join(MODES)}")
+    context.client.submit(ops.SetMode(mode=chosen))  # type: ignore[arg-type]
+
+
+async def _plan(context: CommandContext, args: str) -> None:
+    context.client.submit(ops.SetMode(mode="plan"))
+
+
+async def _status(context: CommandContext, args: str) -> None:
+    s = context.client.status()
+    lines = [
+        f"session  {s.session_id}",
+        f"workspace  {s.workspace}",
+        f"model  {s.model}",
+        f"mode  {s.mode or '-'}",
+        f"sandbox  {s.sandbox.backend} ({s.sandbox.reason})",
+        f"agents  {', '.join(a.name for a in s.agents)}",
+        f"tools  {', '.join(s.tools)}",
+    ]
+    context.say("\n".join(lines))
+
+
+async def _theme(context: CommandContext, args: str) -> None:
+    names = list(context.theme_names())
+    if not names:
+        raise CommandError("this front end has no themes")
+    if not args:
+        now = context.theme
+        labelled = [(n, f"{n}  (now)" if n == now else n) for n in names]
+        chosen = await context.pick(f"theme (now {now})" if now else "theme", labelled)
+        if chosen is None:
+            return
+        args = chosen
+    context.set_theme(args)
+
+
+COMMANDS = (
+    Command("help", "Every command and key", _help, aliases=("?",)),
+    Command("exit", "Quit moot (the session stays in the store)", _exit, aliases=("quit",)),
+    Command("new", "Start a new session (this one stays in the store)", _new, aliases=("clear",)),
+    Command(
+        "mode",
+        "Switch the permission mode; with no name, to the next (as shift+tab does)",
+        _mode,
+        arguments="[default|acceptEdits|plan|dontAsk|bypassPermissions]",
+        complete=_complete_modes,
+    ),
+    Command("plan", "Switch to plan mode: explore, then present a plan to approve", _plan),
+    Command("status", "The session: model, mode, sandbox, tools", _status),
+    Command(
+        "theme",
+        "Switch the app's theme and remember it",
+        _theme,
+        arguments="[name]",
+        complete=_complete_themes,
+    ),
+)

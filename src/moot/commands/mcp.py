@@ -112,15 +112,6 @@ def describe_server(server: McpServerStatus, *, tools: bool = False) -> str:
     return "  \n".join(lines)
 
 
-def context_lines(servers: Sequence[McpServerStatus]) -> list[tuple[str, int]]:
-    """What each server's tools cost a model request, in tokens, for `/context`."""
-    return [
-        (f"MCP {s.name} ({len(s.tools)} tools)", sum(t.schema_bytes for t in s.tools) // 4)
-        for s in servers
-        if s.tools
-    ]
-
-
 class PromptCommands:
     """The MCP servers' prompts, as `/mcp__<server>__<prompt>` commands."""
 

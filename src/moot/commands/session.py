@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 
 from moot.commands.answers import answer, run_tool
-from moot.commands.registry import CommandContext, CommandError, Registry
+from moot.commands.registry import Command, CommandContext, CommandError, Registry
 from moot.commands.show import show_result
 from moot.commands.table import wrapped
 from moot.protocol import events as ev
@@ -18,137 +18,9 @@ RULE_KINDS = ("allow", "ask", "deny")
 
 
 def register(registry: Registry) -> None:
-    """Add the session commands to `registry`."""
-
-    @registry.command(
-        "model", "Show or switch the model (a picker without a name)", arguments="[name]",
-        complete=_complete_models,
-    )  # fmt: skip
-    async def model(context: CommandContext, args: str) -> None:
-        client = context.client
-        current = client.status().model
-        if not args:
-            choices = client.models()
-            if not choices:
-                context.say(f"model: {current}")
-                return
-            labelled = [(m.name, _model_label(m.name, m.ready, m.context_window, m.note, current))
-                        for m in choices]  # fmt: skip
-            chosen = await context.pick(f"model (now {current})", labelled)
-            if chosen is None:
-                return
-            args = chosen
-        if args == current:
-            context.say(f"model: {current} already")
-            return
-        if not await _has_key(context, args):
-            return
-        changed = await answer(client, ops.SetModel(model=args), ("model_changed",))
-        assert isinstance(changed, ev.ModelChanged)
-        context.say(f"model: {changed.model} (was {changed.previous}) from the next turn on")
-
-    @registry.command(
-        "permissions",
-        "The rules in force and where each comes from; add or remove one",
-        arguments="[allow|ask|deny RULE | remove [kind] RULE]",
-        complete=_complete_permissions,
-    )
-    async def permissions(context: CommandContext, args: str) -> None:
-        if not args:
-            report = context.client.permissions()
-            context.say(_rules_text(report, context.client.status().workspace))
-            return
-        first, _, rest = args.partition(" ")
-        rest = rest.strip()
-        if first in RULE_KINDS and rest:
-            arguments = {"action": "add", "kind": first, "rule": rest}
-        elif first == "remove" and rest:
-            kind, _, rule = rest.partition(" ")
-            if kind in RULE_KINDS and rule.strip():
-                arguments = {"action": "remove", "kind": kind, "rule": rule.strip()}
-            else:
-                arguments = {"action": "remove", "kind": _kind_of(context, rest), "rule": rest}
-        else:
-            raise CommandError(
-                "/permissions lists the rules; /permissions allow|ask|deny RULE adds one "
-                "(e.g. /permissions deny Read(.env)); /permissions remove [kind] RULE"
-            )
-        show_result(context, await run_tool(context.client, "permission_rule", arguments))
-
-    @registry.command("rename", "Give this session a title (session lists show it)",
-                      arguments="TITLE")  # fmt: skip
-    async def rename(context: CommandContext, args: str) -> None:
-        if not args.strip():
-            raise CommandError("/rename TITLE: the title session lists and /resume show")
-        renamed = await answer(context.client, ops.Rename(title=args), ("session_renamed",))
-        assert isinstance(renamed, ev.SessionRenamed)
-        context.say(f"session {context.client.session_id}: {renamed.title}")
-
-    @registry.command(
-        "compact",
-        "Summarise older turns into a short summary, keeping recent ones verbatim",
-        arguments="[focus]",
-    )
-    async def compact(context: CommandContext, args: str) -> None:
-        context.say("compacting the conversation…")
-        done = await answer(context.client, ops.Compact(focus=args), ("history_compacted",))
-        assert isinstance(done, ev.HistoryCompacted)
-        how = "summarised" if done.method == "model" else "shortened without a summary"
-        context.say(
-            f"compacted: {done.replaced} older messages {how}"
-            + (f", {len(done.elided)} tool outputs dropped" if done.elided else "")
-            + f"; about {done.tokens_before:,} → {done.tokens_after:,} tokens"
-        )
-
-    @registry.command(
-        "msg", "Message a running agent (read at its next step)", arguments="AGENT|TASK TEXT"
-    )
-    async def msg(context: CommandContext, args: str) -> None:
-        to, _, text = args.strip().partition(" ")
-        if not to or not text.strip():
-            raise CommandError("/msg AGENT TEXT: an agent's name (or task id), then the message")
-        sent = await answer(
-            context.client, ops.SendMessage(to=to, text=text.strip()), ("message_sent",)
-        )
-        assert isinstance(sent, ev.MessageSent)
-        context.say(f"message to {sent.to_agent} ({sent.to_call_id}): read at its next step")
-
-    @registry.command("undo", "Take back moot's last commit (its auto-commit)")
-    async def undo(context: CommandContext, args: str) -> None:
-        show_result(context, await run_tool(context.client, "undo"))
-
-    @registry.command("context", "What fills the context: prompt, memory, tools, messages")
-    async def context_(context: CommandContext, args: str) -> None:
-        context.say(_context_text(context.client.context(args or None), context.columns))
-
-    @registry.command("doctor", "Providers, keys (where from, never the key) and endpoints")
-    async def doctor(context: CommandContext, args: str) -> None:
-        show_result(context, await run_tool(context.client, "doctor"))
-
-    @registry.command("sandbox", "Where shell commands run, and what is hidden there")
-    async def sandbox(context: CommandContext, args: str) -> None:
-        show_result(context, await run_tool(context.client, "sandbox"))
-
-    @registry.command("trust", "Approve what this repository's .moot settings turn on")
-    async def trust(context: CommandContext, args: str) -> None:
-        shown = await run_tool(context.client, "trust_settings", {"action": "show"})
-        held = shown.display.get("held")
-        if shown.is_error or not isinstance(held, list) or not held:
-            show_result(context, shown)
-            return
-        context.say(shown.content)
-        choice = await context.pick(
-            "Approve what these files turn on, here?",
-            [("approve", "Approve (from the next session on)"), ("keep", "Keep it off")],
-        )
-        if choice != "approve":
-            context.say("kept off; /trust asks again")
-            return
-        files = [[entry[0], entry[1]] for entry in held]  # the content shown, nothing newer
-        done = await run_tool(
-            context.client, "trust_settings", {"action": "approve", "files": files}
-        )
-        show_result(context, done)
+    """Add the session commands (`COMMANDS`, at the end of this module) to `registry`."""
+    for command in COMMANDS:
+        registry.add(command)
 
 
 async def _has_key(context: CommandContext, model: str) -> bool:
@@ -253,3 +125,151 @@ def _context_text(report: ContextReport, columns: int = 10_000) -> str:
     if report.last_input_tokens is not None:
         lines.append(f"the last request counted {report.last_input_tokens:,} input tokens")
     return "\n".join(lines)
+
+
+async def _model(context: CommandContext, args: str) -> None:
+    client = context.client
+    current = client.status().model
+    if not args:
+        choices = client.models()
+        if not choices:
+            context.say(f"model: {current}")
+            return
+        labelled = [(m.name, _model_label(m.name, m.ready, m.context_window, m.note, current))
+                    for m in choices]  # fmt: skip
+        chosen = await context.pick(f"model (now {current})", labelled)
+        if chosen is None:
+            return
+        args = chosen
+    if args == current:
+        context.say(f"model: {current} already")
+        return
+    if not await _has_key(context, args):
+        return
+    changed = await answer(client, ops.SetModel(model=args), ("model_changed",))
+    assert isinstance(changed, ev.ModelChanged)
+    context.say(f"model: {changed.model} (was {changed.previous}) from the next turn on")
+
+
+async def _permissions(context: CommandContext, args: str) -> None:
+    if not args:
+        report = context.client.permissions()
+        context.say(_rules_text(report, context.client.status().workspace))
+        return
+    first, _, rest = args.partition(" ")
+    rest = rest.strip()
+    if first in RULE_KINDS and rest:
+        arguments = {"action": "add", "kind": first, "rule": rest}
+    elif first == "remove" and rest:
+        kind, _, rule = rest.partition(" ")
+        if kind in RULE_KINDS and rule.strip():
+            arguments = {"action": "remove", "kind": kind, "rule": rule.strip()}
+        else:
+            arguments = {"action": "remove", "kind": _kind_of(context, rest), "rule": rest}
+    else:
+        raise CommandError(
+            "/permissions lists the rules; /permissions allow|ask|deny RULE adds one "
+            "(e.g. /permissions deny Read(.env)); /permissions remove [kind] RULE"
+        )
+    show_result(context, await run_tool(context.client, "permission_rule", arguments))
+
+
+async def _rename(context: CommandContext, args: str) -> None:
+    if not args.strip():
+        raise CommandError("/rename TITLE: the title session lists and /resume show")
+    renamed = await answer(context.client, ops.Rename(title=args), ("session_renamed",))
+    assert isinstance(renamed, ev.SessionRenamed)
+    context.say(f"session {context.client.session_id}: {renamed.title}")
+
+
+async def _compact(context: CommandContext, args: str) -> None:
+    context.say("compacting the conversation…")
+    done = await answer(context.client, ops.Compact(focus=args), ("history_compacted",))
+    assert isinstance(done, ev.HistoryCompacted)
+    how = "summarised" if done.method == "model" else "shortened without a summary"
+    context.say(
+        f"compacted: {done.replaced} older messages {how}"
+        + (f", {len(done.elided)} tool outputs dropped" if done.elided else "")
+        + f"; about {done.tokens_before:,} → {done.tokens_after:,} tokens"
+    )
+
+
+async def _msg(context: CommandContext, args: str) -> None:
+    to, _, text = args.strip().partition(" ")
+    if not to or not text.strip():
+        raise CommandError("/msg AGENT TEXT: an agent's name (or task id), then the message")
+    sent = await answer(
+        context.client, ops.SendMessage(to=to, text=text.strip()), ("message_sent",)
+    )
+    assert isinstance(sent, ev.MessageSent)
+    context.say(f"message to {sent.to_agent} ({sent.to_call_id}): read at its next step")
+
+
+async def _undo(context: CommandContext, args: str) -> None:
+    show_result(context, await run_tool(context.client, "undo"))
+
+
+async def _context(context: CommandContext, args: str) -> None:
+    context.say(_context_text(context.client.context(args or None), context.columns))
+
+
+async def _doctor(context: CommandContext, args: str) -> None:
+    show_result(context, await run_tool(context.client, "doctor"))
+
+
+async def _sandbox(context: CommandContext, args: str) -> None:
+    show_result(context, await run_tool(context.client, "sandbox"))
+
+
+async def _trust(context: CommandContext, args: str) -> None:
+    shown = await run_tool(context.client, "trust_settings", {"action": "show"})
+    held = shown.display.get("held")
+    if shown.is_error or not isinstance(held, list) or not held:
+        show_result(context, shown)
+        return
+    context.say(shown.content)
+    choice = await context.pick(
+        "Approve what these files turn on, here?",
+        [("approve", "Approve (from the next session on)"), ("keep", "Keep it off")],
+    )
+    if choice != "approve":
+        context.say("kept off; /trust asks again")
+        return
+    files = [[entry[0], entry[1]] for entry in held]  # the content shown, nothing newer
+    done = await run_tool(context.client, "trust_settings", {"action": "approve", "files": files})
+    show_result(context, done)
+
+
+COMMANDS = (
+    Command(
+        "model",
+        "Show or switch the model (a picker without a name)",
+        _model,
+        arguments="[name]",
+        complete=_complete_models,
+    ),
+    Command(
+        "permissions",
+        "The rules in force and where each comes from; add or remove one",
+        _permissions,
+        arguments="[allow|ask|deny RULE | remove [kind] RULE]",
+        complete=_complete_permissions,
+    ),
+    Command(
+        "rename", "Give this session a title (session lists show it)", _rename, arguments="TITLE"
+    ),
+    Command(
+        "compact",
+        "Summarise older turns into a short summary, keeping recent ones verbatim",
+        _compact,
+        arguments="[focus]",
+    ),
+    Command(
+        "msg", "Message a running agent (read at its next step)", _msg, arguments="AGENT|TASK TEXT"
+    ),
+    Command("undo", "Take back moot's last commit (its auto-commit)", _undo),
+    Command("context", "What fills the context: prompt, memory, tools, messages", _context),
+    Command("doctor", "Providers, keys (where from, never the key) and endpoints", _doctor),
+    Command("sandbox", "Where shell commands run, and what is hidden there", _sandbox),
+    Command("trust", "Approve what this repository's .moot settings turn on", _trust),
+)

@@ -19,6 +19,8 @@ from moot.paths import workspace_root
 
 if TYPE_CHECKING:
     from moot.protocol.client import Client
+    from moot.repl.look import Look
+    from moot.repl.repl import Repl
     from moot.settings_review import HeldSettings
 
 EXIT_USAGE = 2
@@ -37,30 +39,8 @@ def run_repl(options: Namespace) -> int:
     # `moot -c` and `moot -r` without an id were settled into `options.resume` by `moot.cli`.
     session_id = options.resume or None
 
-    def connect(resume: str | None) -> Client:
-        # The session's modules (the runtime, the store, the tools' specs) load here, in the
-        # thread that opens it while the prompt already shows.
-        from moot.client.local import SessionOptions, open_client
-
-        task = options.task or ""
-        return open_client(
-            SessionOptions(
-                cwd=cwd,
-                model=options.model,
-                permission_mode=options.permission_mode,
-                allowed_tools=rule_list(options.allowed_tools),
-                disallowed_tools=rule_list(options.disallowed_tools),
-                agents=options.agents,
-                session_id=resume,
-                title=task.strip().splitlines()[0][:80] if task.strip() else "",
-                max_turns=options.max_turns,
-            )
-        )
-
-    import asyncio
-
     from moot.history import history_file
-    from moot.repl.look import DUMB_TERMS, choose_look
+    from moot.repl.look import choose_look
     from moot.settings import SettingsError, load_settings
 
     try:
@@ -78,6 +58,7 @@ def run_repl(options: Namespace) -> int:
     )
     from moot.repl.repl import Repl  # prompt_toolkit loads here
 
+    connect = _Connect(options, cwd)
     repl = Repl(
         lambda: connect(session_id),  # in a thread, while the prompt shows
         look=look,
@@ -89,27 +70,63 @@ def run_repl(options: Namespace) -> int:
         # The app's file for this workspace (it names the workspace by its real path).
         history_path=history_file(Path(os.path.realpath(cwd))),
     )
-    if look.dumb and os.environ.get("TERM", "").lower() not in DUMB_TERMS:
-        # Output into a pipe (`moot | tee log`): prompt_toolkit would draw its prompt there as
-        # text, redraws included; its dumb prompt writes only what is typed, and it takes a
-        # dumb terminal from `TERM` alone.
-        os.environ["TERM"] = "dumb"
-    from moot.repl.line_output import prompt_output
-
-    output = prompt_output(look, sys.stdout)  # plain looks: no cursor tricks (line_output.py)
     try:
-        if output is not None:
-            from prompt_toolkit.application.current import create_app_session
-
-            with create_app_session(output=output):
-                code = asyncio.run(repl.run())
-        else:
-            code = asyncio.run(repl.run())
+        code = _run(repl, look)
     except KeyboardInterrupt:  # a ctrl+c outside any prompt: the session is closed already
         return 130
     if repl.error:
         print(f"moot: {repl.error}", file=sys.stderr)
     return code
+
+
+class _Connect:
+    """Opens this command line's session in `cwd`: a new one, or one by id."""
+
+    def __init__(self, options: Namespace, cwd: Path) -> None:
+        self._options = options
+        self._cwd = cwd
+
+    def __call__(self, resume: str | None) -> Client:
+        # The session's modules (the runtime, the store, the tools' specs) load here, in the
+        # thread that opens it while the prompt already shows.
+        from moot.client.local import SessionOptions, open_client
+
+        options = self._options
+        task = options.task or ""
+        return open_client(
+            SessionOptions(
+                cwd=self._cwd,
+                model=options.model,
+                permission_mode=options.permission_mode,
+                allowed_tools=rule_list(options.allowed_tools),
+                disallowed_tools=rule_list(options.disallowed_tools),
+                agents=options.agents,
+                session_id=resume,
+                title=task.strip().splitlines()[0][:80] if task.strip() else "",
+                max_turns=options.max_turns,
+            )
+        )
+
+
+def _run(repl: Repl, look: Look) -> int:
+    """Run `repl` to its end on the terminal, through an output fitted to its `look`."""
+    import asyncio
+
+    from moot.repl.line_output import prompt_output
+    from moot.repl.look import DUMB_TERMS
+
+    if look.dumb and os.environ.get("TERM", "").lower() not in DUMB_TERMS:
+        # Output into a pipe (`moot | tee log`): prompt_toolkit would draw its prompt there as
+        # text, redraws included; its dumb prompt writes only what is typed, and it takes a
+        # dumb terminal from `TERM` alone.
+        os.environ["TERM"] = "dumb"
+    output = prompt_output(look, sys.stdout)  # plain looks: no cursor tricks (line_output.py)
+    if output is None:
+        return asyncio.run(repl.run())
+    from prompt_toolkit.application.current import create_app_session
+
+    with create_app_session(output=output):
+        return asyncio.run(repl.run())
 
 
 def _ask_trust(workspace: Path, held: tuple[HeldSettings, ...]) -> None:

@@ -13,41 +13,11 @@ from collections.abc import Callable, Iterable, Sequence
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from moot.commands.fuzzy import fuzzy_rank
 from moot.commands.registry import CommandContext, Registry
 
 MAX_PATHS = 30
 """Path completions shown at most."""
-
-
-def fuzzy_match(needle: str, haystack: str) -> bool:
-    """Every character of `needle`, in order, somewhere in `haystack` (case-insensitive)."""
-    position = 0
-    hay = haystack.lower()
-    for char in needle.lower():
-        position = hay.find(char, position)
-        if position < 0:
-            return False
-        position += 1
-    return True
-
-
-def fuzzy_rank(needle: str, paths: Iterable[str], limit: int = MAX_PATHS) -> list[str]:
-    """Paths that match `needle`, the best first: the needle whole in the file name, then
-    spread over the file name, then whole in the path, then spread over it; shorter names and
-    paths first."""
-    name = needle.lower()
-
-    def score(path: str) -> tuple[int, int, int]:
-        base = path.rsplit("/", 1)[-1].lower()
-        if name in base:
-            rank = 0
-        elif fuzzy_match(name, base):
-            rank = 1
-        else:
-            rank = 2 if name in path.lower() else 3
-        return (rank, len(base), len(path))
-
-    return sorted((p for p in paths if fuzzy_match(needle, p)), key=score)[:limit]
 
 
 class PromptCompleter(Completer):
@@ -100,7 +70,7 @@ class PromptCompleter(Completer):
         if before.startswith("/") and "\n" not in before:
             yield from self._commands(before)
         elif word.startswith("@"):
-            for path in fuzzy_rank(word[1:], self._all_paths()):
+            for path in fuzzy_rank(word[1:], self._all_paths(), MAX_PATHS):
                 yield Completion(f"@{path}", start_position=-len(word), display=path)
 
     def _commands(self, typed: str) -> Iterable[Completion]:

@@ -19,7 +19,8 @@ from typing import Any
 
 import msgspec
 
-from moot.commands.display import key_argument, one_line
+from moot.commands.display import key_argument, one_line, result_summary
+from moot.commands.notices import notice, refused_by, turn_spent, turn_stopped
 from moot.protocol import events as ev
 from moot.protocol.states import RunState
 from moot.repl.paint import Paint, strip_escapes
@@ -34,16 +35,6 @@ DIFF_LINES = 60
 LIVE_LINES = 4
 """Rows of the live area at most."""
 EXIT_PLAN_MODE = "exit_plan_mode"
-_BY = {"user": "you", "policy": "a rule", "hook": "a hook"}
-
-
-def summary(content: str) -> str:
-    """A few words on a tool's result: its first line, and how many more there are."""
-    lines = content.strip("\n").splitlines()
-    if not lines:
-        return ""
-    first = one_line(lines[0], 60)
-    return first if len(lines) == 1 else f"{first} (+{len(lines) - 1} lines)"
 
 
 class _Call(msgspec.Struct):
@@ -211,52 +202,24 @@ class Transcript:
         match event:
             case ev.ApprovalDecided(approved=False):
                 # The call's own line, as for one that ran: it never will.
-                why = f": {strip_escapes(event.feedback)}" if event.feedback else ""
                 tool, key = self._called.pop((event.call_id, event.tool_call_id), ("", ""))
                 what = f"{tool} {key}".strip()
-                refused = f"refused by {_BY[event.by]}{why}"
+                refused = refused_by(event, strip_escapes)
                 if self.plain:
                     line = f"tool {what}: {refused}" if what else refused
                 else:
                     head = f"{self.paint(self.paint.failed, 'red')} {self.paint(tool, 'bold')}"
                     line = f"{head} {key}  {self.paint(refused, 'yellow')}" if what else refused
                 self.emit(line, depth)
-            case ev.ApprovalDecided(approved=True, by="user", scope=scope, rule=rule):
-                kept = f" ({scope}: {rule})" if rule else ""
-                self._notice(f"allowed by you{kept}", depth)
             case ev.Error():
                 line = f"{event.source} error: {strip_escapes(event.message)}"
                 self.emit(self.paint(line, "red", "bold") if not self.plain else line, depth)
-            case ev.LimitHit():
-                self._notice(f"limit reached: {event.detail}", depth, warning=True)
             case ev.TurnFinished():
                 self._turn_finished(event)
-            case ev.ModeChanged():
-                self._notice(f"mode: {event.mode} (was {event.previous})")
-            case ev.AutoCommitted():
-                note = f" ({event.note})" if event.note else ""
-                self._notice(f"committed {event.sha[:10]} {event.subject}{note}")
-            case ev.OpRefused():
-                self._notice(f"{event.op}: {event.reason}", warning=True)
-            case ev.MessageSent():
-                text = one_line(strip_escapes(event.text), 100)
-                who = strip_escapes(f"{event.sender} {self.paint.arrow} {event.to_agent}")
-                self._notice(f"message {who}: {text}", depth)
             case ev.WaitingForMessage():
                 bound = f", up to {event.timeout_s:g} s" if event.timeout_s is not None else ""
                 who = strip_escapes(event.agent)
                 self._notice(f"{who} is waiting for a message{bound} (/msg AGENT TEXT)", depth)
-            case ev.SessionResumed():
-                self._notice(f"resumed · {event.model} · {event.mode or 'no modes'}")
-            case ev.SessionForked():
-                self._notice(f"forked from {event.source} at event {event.at}")
-            case ev.RunResumed():
-                gone = len(event.interrupted_tool_calls)
-                tail = f"; {gone} interrupted tool calls not re-run" if gone else ""
-                self._notice(f"resumed the interrupted turn{tail}")
-            case ev.HookRan(decision="deny" | "block"):
-                reason = f": {strip_escapes(event.reason)}" if event.reason else ""
-                self._notice(f"{event.hook_event} hook: {event.decision}{reason}", depth)
             case ev.ContextCompacted():
                 how = "summarised" if event.method == "model" else "shortened (no summary)"
                 self._notice(
@@ -264,6 +227,13 @@ class Transcript:
                     f"{how}; ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens",
                     depth,
                 )
+            case _:
+                shown = notice(
+                    event, arrow=self.paint.arrow, message_width=100, clean=strip_escapes
+                )
+                if shown is not None:
+                    at = depth if shown.in_call else 0
+                    self._notice(shown.text, at, warning=shown.warning)
 
     def _responded(self, event: ev.ModelResponded) -> None:
         call = self._call(event)
@@ -294,9 +264,9 @@ class Transcript:
         if event.interrupted:
             mark, style, result = paint.failed, "yellow", "interrupted"
         elif event.is_error:
-            mark, style, result = paint.failed, "red", summary(strip_escapes(event.content))
+            mark, style, result = paint.failed, "red", result_summary(strip_escapes(event.content))
         else:
-            mark, style, result = paint.ok, "green", summary(strip_escapes(event.content))
+            mark, style, result = paint.ok, "green", result_summary(strip_escapes(event.content))
         took = f"{event.duration_ms / 1000:.1f}s"
         tool = strip_escapes(event.tool)  # the name the model called, known or not
         if self.plain:
@@ -335,14 +305,10 @@ class Transcript:
         self._running.clear()
         self._previewed.clear()
         self._speaker, self._speaker_depth = "", 0
-        if event.state is not RunState.COMPLETED:
-            self._notice(f"turn {event.state} ({event.stop_reason})", warning=True)
-        tokens = event.usage.input_tokens + event.usage.output_tokens
-        self._notice(
-            f"{event.turns} model turn{'s' * (event.turns != 1)} · {tokens:,} tokens"
-            f" · ${event.cost_usd:.4f}"
-            f" · {event.duration_ms / 1000:.1f}s"
-        )
+        stopped = turn_stopped(event)
+        if stopped is not None:
+            self._notice(stopped.text, warning=True)
+        self._notice(turn_spent(event))
 
     # ---- approvals --------------------------------------------------------------------------
 

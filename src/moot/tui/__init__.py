@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from moot.client.local import SessionOptions
     from moot.protocol.client import Client
     from moot.settings import TerminalOptions
     from moot.settings_review import HeldSettings
     from moot.tui.screens.setup import FirstRun
+    from moot.tui.scrollback import Format, Visit
 
 EXIT_USAGE = 2
 FRAMES_PER_S = 120
@@ -54,7 +55,6 @@ _set_frame_rate()
 def run_app(options: Namespace) -> int:
     """Open (or resume) a session and run the app until the person quits."""
     from moot import setup_detect
-    from moot.cli_args import rule_list
     from moot.paths import workspace_root
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -67,14 +67,66 @@ def run_app(options: Namespace) -> int:
     cwd = workspace_root(Path.cwd())  # the git root: `moot` in a subdirectory is the repository
     # `moot -c` and `moot -r` without an id were settled into `options.resume` by `moot.cli`.
     session_id = options.resume or None
+    sessions = _Sessions(options, cwd)
+    first_run = None
+    connect: Callable[[], Client] | None = None
+    if session_id is None and setup_detect.needs_setup(cwd, options.model):
+        first_run = _first_run(cwd, sessions.new)
+    elif session_id is None:
+        connect = sessions.new
+    else:
+        connect = sessions.resumed
 
-    def session(
-        resume: str | None, *, where: Path = cwd, model: str | None = None
+    from moot.tui.app import MootApp  # textual loads here
+    from moot.tui.options import AppOptions
+    from moot.tui.scrollback import scrollback_format
+
+    ui, held = _settings_at_start(cwd)
+    inline = bool(getattr(options, "no_alt_screen", False)) or not ui.alt_screen
+    how = scrollback_format(ui.scrollback, inline=inline, flag=getattr(options, "scrollback", None))
+    app = MootApp(
+        None,
+        AppOptions(
+            connect=connect,
+            workspace=cwd,
+            model=options.model,
+            task=options.task,
+            show_history=session_id is not None,
+            open_client=sessions.new,
+            first_run=first_run,
+            open_session=sessions.stored,
+            mouse=ui.mouse and not getattr(options, "no_mouse", False),
+            own_heap=True,
+            held=held,  # asked about before `connect` opens the session
+        ),
+    )
+    # Inline, the last frame stays on screen at exit unless the conversation is printed instead.
+    code = app.run(inline=inline, inline_no_clear=inline and how == "off")
+    if app.view.error:  # the session could not be opened (a missing key, an unknown session)
+        print(f"moot: {app.view.error}", file=sys.stderr)
+        return EXIT_USAGE
+    if app.view.visits:
+        _after_the_app(app.view.visits, how)
+    return code or 0
+
+
+class _Sessions:
+    """How the app opens sessions for this command line: a new one (`/new` too), the one
+    `moot -r ID` resumes, a stored one (the palette's sessions, `/resume`)."""
+
+    def __init__(self, options: Namespace, cwd: Path) -> None:
+        self._options = options
+        self._cwd = cwd
+
+    def _options_for(
+        self, resume: str | None, *, where: Path | None = None, model: str | None = None
     ) -> SessionOptions:
+        from moot.cli_args import rule_list
         from moot.client.local import SessionOptions
 
+        options = self._options
         return SessionOptions(
-            cwd=where,
+            cwd=where or self._cwd,
             model=model or options.model,
             permission_mode=options.permission_mode,
             session_id=resume,
@@ -85,20 +137,20 @@ def run_app(options: Namespace) -> int:
             agents=options.agents,
         )
 
-    def open_new(model: str | None = None) -> Client:
+    def new(self, model: str | None = None) -> Client:
         # The session's modules (the runtime, the store, the tools' specs) load here: in the
         # thread that opens the session while the app already shows its prompt.
         from moot.client.local import open_client
 
-        return open_client(session(None, model=model))
+        return open_client(self._options_for(None, model=model))
 
-    def open_resumed() -> Client:
+    def resumed(self) -> Client:
         # `moot -r ID` goes on in this workspace (the palette's sessions open in their own).
         from moot.client.local import open_client
 
-        return open_client(session(session_id))
+        return open_client(self._options_for(self._options.resume or None))
 
-    def open_stored(stored: str) -> Client:
+    def stored(self, stored: str) -> Client:
         """A stored session, opened in the workspace it belongs to."""
         from moot.client import SetupError
         from moot.client.local import open_client, open_queries
@@ -110,60 +162,29 @@ def run_app(options: Namespace) -> int:
             queries.close()
         if summary is None:
             raise SetupError(f"no session {stored!r}")
-        where = Path(summary.workspace) if summary.workspace else cwd
+        where = Path(summary.workspace) if summary.workspace else self._cwd
         if not where.is_dir():
             raise SetupError(f"its workspace {where} is not there any more")
-        return open_client(session(stored, where=where))
+        return open_client(self._options_for(stored, where=where))
 
-    first_run = None
-    connect: Callable[[], Client] | None = None
-    if session_id is None and setup_detect.needs_setup(cwd, options.model):
-        first_run = _first_run(cwd, open_new)
-    elif session_id is None:
-        connect = open_new
-    else:
-        connect = open_resumed
 
-    from moot.tui.app import MootApp  # textual loads here
-    from moot.tui.scrollback import print_conversation, scrollback_format
+def _after_the_app(visits: Sequence[Visit], how: Format) -> None:
+    """Print the conversation into the terminal's scrollback (`how`), and which session to go
+    on with."""
+    from moot.client.local import open_queries
+    from moot.tui.scrollback import print_conversation
 
-    ui, held = _settings_at_start(cwd)
-    inline = bool(getattr(options, "no_alt_screen", False)) or not ui.alt_screen
-    how = scrollback_format(ui.scrollback, inline=inline, flag=getattr(options, "scrollback", None))
-    app = MootApp(
-        None,
-        connect=connect,
-        workspace=cwd,
-        model=options.model,
-        task=options.task,
-        show_history=session_id is not None,
-        open_client=open_new,
-        first_run=first_run,
-        open_session=open_stored,
-        mouse=ui.mouse and not getattr(options, "no_mouse", False),
-        own_heap=True,
-        held=held,  # asked about before `connect` opens the session
-    )
-    # Inline, the last frame stays on screen at exit unless the conversation is printed instead.
-    code = app.run(inline=inline, inline_no_clear=inline and how == "off")
-    if app.error:  # the session could not be opened (a missing key, an unknown session)
-        print(f"moot: {app.error}", file=sys.stderr)
-        return EXIT_USAGE
-    if app.visits:
-        from moot.client.local import open_queries
-
-        queries = open_queries()
-        try:
-            if how != "off":
-                print_conversation(queries, app.visits, how)
-            # A session left without a turn is not kept; one that is can be gone on with.
-            last = app.visits[-1].session_id
-            if queries.session(last) is not None:
-                # On stdout, after the conversation: the app drew on stderr, as Textual does.
-                print(f"moot: session {last}; `moot -c` goes on with it")
-        finally:
-            queries.close()
-    return code or 0
+    queries = open_queries()
+    try:
+        if how != "off":
+            print_conversation(queries, visits, how)
+        # A session left without a turn is not kept; one that is can be gone on with.
+        last = visits[-1].session_id
+        if queries.session(last) is not None:
+            # On stdout, after the conversation: the app drew on stderr, as Textual does.
+            print(f"moot: session {last}; `moot -c` goes on with it")
+    finally:
+        queries.close()
 
 
 def _first_run(cwd: Path, open_model: Callable[[str], Client]) -> FirstRun:

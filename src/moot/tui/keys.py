@@ -41,7 +41,7 @@ KEYS: tuple[Key, ...] = (
     Key("shift+tab", "cycle_mode", "Mode: default, acceptEdits, plan", show=True, priority=True),
     # The side panes (`tui/layout.py`): below 110 columns f2/f3 bring one up over the chat.
     # ctrl+left/right are taken before the prompt, which keeps them for words while it holds
-    # text (`MootApp.check_action`).
+    # text (`WORD_KEYS`, `MootApp.check_action`).
     Key("f2", "toggle_tools", "Show or hide the tools pane"),
     Key("f3", "toggle_trace", "Show or hide the run-trace pane"),
     Key("ctrl+left", "narrow_side", "Narrow the side panes", priority=True),
@@ -108,6 +108,30 @@ def app_bindings() -> list[Binding]:
     return bindings_for("app")
 
 
+PANE_ACTIONS = frozenset(
+    {"toggle_tools", "toggle_trace", "narrow_side", "widen_side", "grow_tools", "grow_trace"}
+)
+"""The keys that lay out the side panes: only while the panes' screen shows (not under a
+picker or the help, whose own fields take `ctrl+left`)."""
+WORD_KEYS = frozenset({"narrow_side", "widen_side", "follow"})
+"""On `ctrl+left`/`ctrl+right` and `end`, priority keys: the prompt has the focus nearly
+always, and as a text field it would take them to move by word or to the line's end. They act
+on the app unless the field with the focus holds text, which keeps them for its cursor."""
+SESSION_ACTIONS = PANE_ACTIONS | frozenset(
+    {
+        "interrupt",
+        "cycle_mode",
+        "follow",
+        "focus_prompt",
+        "command_palette",
+        "load_earlier",
+        "chat_page_up",
+        "chat_page_down",
+    }
+)
+"""The app's keys that act on a session: off while the first-run screen shows (no session yet)."""
+
+
 def bindings_for(where: str) -> list[Binding]:
     """The keys of one place as Textual `Binding`s (the app's, or a screen's own)."""
     from textual.binding import Binding
@@ -117,11 +141,6 @@ def bindings_for(where: str) -> list[Binding]:
         for k in KEYS
         if k.where == where
     ]
-
-
-def keys_for(where: str) -> tuple[Key, ...]:
-    """The keys of one place (`app`, `prompt`, `approval`)."""
-    return tuple(k for k in KEYS if k.where == where)
 
 
 TERMINAL_NAMES = {"shift+\r": "shift+enter"}

@@ -4,24 +4,24 @@ slash commands, over Textual's `Provider` API.
 Each provider lists its entries once when the palette opens (`startup`), shows them all for an
 empty query (`discover`) and fuzzy-matches them otherwise (`search`). Every entry starts with its
 domain (`model: `, `mode: `, `session: `, `theme: `, `/`), so typing the domain narrows to it.
-What an entry does goes through the app's own methods, the same ones slash commands use.
+What an entry does goes through the app's command context (`tui/app_commands.py`), the same
+methods slash commands use; this module reaches the app only through it, so the app's module
+(which lists these providers) and this one do not import each other.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, cast
 
 import msgspec
 from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from moot.protocol import ops
-from moot.tui.keys import KEYS
-
-if TYPE_CHECKING:
-    from moot.tui.app import MootApp
+from moot.tui.app_commands import AppCommands
+from moot.tui.keys import KEYS, PANE_ACTIONS
 
 Action = Callable[[], Awaitable[None] | None]
 
@@ -37,6 +37,13 @@ class Entry(msgspec.Struct, frozen=True):
     action: Action
 
 
+class _CommandsHost(Protocol):
+    """An app with a command context (`MootApp`)."""
+
+    @property
+    def commands(self) -> AppCommands: ...
+
+
 class _Listed(Provider):
     """A provider over a list made once per opening of the palette."""
 
@@ -45,11 +52,11 @@ class _Listed(Provider):
         self.entries: list[Entry] = []
 
     @property
-    def moot(self) -> MootApp:
-        return self.app  # type: ignore[return-value]
+    def moot(self) -> AppCommands:
+        return cast(_CommandsHost, self.app).commands
 
     async def startup(self) -> None:
-        if self.moot.has_session:
+        if self.moot.view.has_session:
             self.entries = list(await self.list_entries())
 
     async def list_entries(self) -> Iterable[Entry]:
@@ -60,7 +67,7 @@ class _Listed(Provider):
             result = entry.action()
             if asyncio.iscoroutine(result):
                 # In a worker: a session switch awaits mounts the palette's callback must not hold.
-                self.moot.run_worker(result, group="palette")
+                self.app.run_worker(result, group="palette")
 
         return run
 
@@ -125,7 +132,7 @@ class ModesProvider(_Listed):
 
     def _switch(self, mode: str) -> Action:
         def switch() -> None:
-            self.moot.submit(ops.SetMode(mode=mode))  # type: ignore[arg-type]
+            self.moot.outbox.submit(ops.SetMode(mode=mode))  # type: ignore[arg-type]
 
         return switch
 
@@ -202,36 +209,36 @@ class CommandsProvider(_Listed):
             if command is not None and command.arguments and not command.arguments.startswith("["):
                 # Its argument is required (`PATTERN [path]`, `MESSAGE`, `<path>`; optional ones
                 # are in brackets): let the person type it.
-                self.moot.prompt.load_text(f"/{name} ")
-                self.moot.prompt.focus()
+                self.moot.ask_for_arguments(name)
                 return None
             return self.moot.registry.run(self.moot, f"/{name}")
 
         return run
 
 
-def system_commands(app: MootApp, commands: Iterable[SystemCommand]) -> Iterable[SystemCommand]:
+def system_commands(
+    commands: Iterable[SystemCommand],
+    *,
+    quit_now: Callable[[], None],
+    action: Callable[[str], Callable[[], Any]],
+) -> Iterable[SystemCommand]:
     """Textual's own palette commands, fitted to moot: its "Theme" goes (the themes provider
-    switches and remembers), and "Quit" quits at once (the key asks twice; a palette choice is
-    deliberate already)."""
+    switches and remembers), and "Quit" quits at once (`quit_now`: the key asks twice; a
+    palette choice is deliberate already). `action` gives the app's action of a key table's
+    name."""
     for command in commands:
         if command.title == "Theme":
             continue
         if command.title == "Quit":
-            command = command._replace(callback=app.action_quit_now)
+            command = command._replace(callback=quit_now)
         yield command
     # The panes (and the mouse) by name as well as by key, from the one key table.
     for key in KEYS:
         if key.where == "app" and key.action in LAYOUT_ACTIONS:
-            yield SystemCommand(
-                key.description, f"{key.key} does it too", getattr(app, f"action_{key.action}")
-            )
+            yield SystemCommand(key.description, f"{key.key} does it too", action(key.action))
 
 
-LAYOUT_ACTIONS = frozenset(
-    {"toggle_tools", "toggle_trace", "narrow_side", "widen_side", "grow_tools", "grow_trace"}
-    | {"toggle_mouse"}
-)
+LAYOUT_ACTIONS = PANE_ACTIONS | {"toggle_mouse"}
 """The key table's actions the palette offers as commands."""
 
 

@@ -19,8 +19,9 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from moot.commands.display import HISTORY_KINDS
+from moot.commands.notices import notice, turn_spent, turn_stopped
 from moot.protocol import events as ev
-from moot.protocol.states import RunState
 from moot.tui.messages import Streamed
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.blocks import (
@@ -38,28 +39,6 @@ LOW_WATER = 120
 """How many blocks remain after a prune."""
 PAGE = 200
 """Events read from the store per "load earlier"."""
-
-HISTORY_KINDS = (
-    "turn_started",
-    "agent_called",
-    "model_responded",
-    "tool_started",
-    "tool_finished",
-    "approval_decided",
-    "error",
-    "limit_hit",
-    "turn_finished",
-    "mode_changed",
-    "auto_committed",
-    "run_resumed",
-    "session_resumed",
-    "session_forked",
-    "hook_ran",
-    "message_sent",
-    "op_refused",
-)
-"""What a transcript shows from the store: deltas are left out (`model_responded` holds the
-whole text), so are state changes and usage."""
 
 LoadEarlier = Callable[[int, int], Sequence[ev.Event]]
 """(before_seq, limit) -> the events before `before_seq` (the last `limit` of them)."""
@@ -169,42 +148,15 @@ class ChatPane(VerticalScroll):
                     duration_ms=event.duration_ms,
                     display=event.display,
                 )
-            case ev.ApprovalDecided(approved=False):
-                who = {"user": "you", "policy": "a rule", "hook": "a hook"}[event.by]
-                why = f": {event.feedback}" if event.feedback else ""
-                await self._notice(f"refused by {who}{why}", seq, depth, warning=True)
-            case ev.ApprovalDecided(approved=True, by="user", scope=scope, rule=rule):
-                kept = f" ({scope}: {rule})" if rule else ""
-                await self._notice(f"allowed by you{kept}", seq, depth)
             case ev.Error():
                 await self._add(ErrorBlock(f"{event.source} error: {event.message}", seq=seq))
-            case ev.LimitHit():
-                await self._notice(f"limit reached: {event.detail}", seq, depth, warning=True)
             case ev.TurnFinished():
                 await self._finished(event)
-            case ev.ModeChanged():
-                await self._notice(f"mode: {event.mode} (was {event.previous})", seq, 0)
-            case ev.AutoCommitted():
-                await self._notice(f"committed {event.sha[:10]} {event.subject}", seq, 0)
-            case ev.OpRefused():
-                await self._notice(f"{event.op}: {event.reason}", seq, 0, warning=True)
-            case ev.RunResumed():
-                gone = len(event.interrupted_tool_calls)
-                tail = f"; {gone} interrupted tool calls not re-run" if gone else ""
-                await self._notice(f"resumed the interrupted turn{tail}", seq, 0)
-            case ev.SessionResumed():
-                await self._notice(f"resumed · {event.model} · {event.mode or 'no modes'}", seq, 0)
-            case ev.SessionForked():
-                await self._notice(f"forked from {event.source} at event {event.at}", seq, 0)
-            case ev.HookRan(decision="deny" | "block"):
-                reason = f": {event.reason}" if event.reason else ""
-                await self._notice(f"{event.hook_event} hook: {event.decision}{reason}", seq, depth)
-            case ev.MessageSent():
-                # A message between peers, or between an agent and the person (who answers
-                # with `@agent ...`): shown where it was sent, as the REPL and format_trace do.
-                text = " ".join(event.text.split())
-                who = f"{event.sender} → {event.to_agent}"
-                await self._notice(f"message {who}: {text}", seq, depth)
+            case _:
+                shown = notice(event)
+                if shown is not None:
+                    at = depth if shown.in_call else 0
+                    await self._notice(shown.text, seq, at, warning=shown.warning)
 
     async def _responded(self, event: ev.ModelResponded, depth: int) -> None:
         thinking = self._thinking.pop(event.call_id, None)
@@ -224,15 +176,10 @@ class ChatPane(VerticalScroll):
         for call_id in list(self._answers):
             await self._answers.pop(call_id).finish()
         self._thinking.clear()
-        if event.state is not RunState.COMPLETED:
-            why = f"{event.state} ({event.stop_reason})"
-            await self._notice(f"turn {why}", event.seq, 0, warning=True)
-        spent = Text(
-            f"{event.turns} model turn{'s' * (event.turns != 1)}"
-            f" · {event.usage.input_tokens + event.usage.output_tokens:,}"
-            f" tokens · ${event.cost_usd:.4f} · {event.duration_ms / 1000:.1f}s",
-            style="dim",
-        )
+        stopped = turn_stopped(event)
+        if stopped is not None:
+            await self._notice(stopped.text, event.seq, 0, warning=True)
+        spent = Text(turn_spent(event), style="dim")
         await self._add(NoticeBlock(spent, seq=event.seq))
 
     async def _notice(self, text: str, seq: int, depth: int, *, warning: bool = False) -> None:

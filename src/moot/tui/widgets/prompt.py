@@ -25,6 +25,7 @@ from textual.timer import Timer
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
+from moot.commands.fuzzy import fuzzy_rank
 from moot.history import PromptHistory
 from moot.tui.keys import action_of
 from moot.tui.messages import PromptSubmitted
@@ -52,31 +53,6 @@ PathSource = Callable[[], Awaitable[Sequence[str]]]
 the session and lists in a thread of its own, never one the session's tools share."""
 LISTING = "listing the workspace's files…"
 """What the completion list shows while the files are being listed."""
-
-
-def fuzzy_match(needle: str, haystack: str) -> bool:
-    """Every character of `needle`, in order, somewhere in `haystack` (case-insensitive)."""
-    position = 0
-    hay = haystack.lower()
-    for char in needle.lower():
-        position = hay.find(char, position)
-        if position < 0:
-            return False
-        position += 1
-    return True
-
-
-def fuzzy_rank(needle: str, paths: Sequence[str], limit: int = MAX_COMPLETIONS) -> list[str]:
-    """Paths that match `needle`, the best first: a match in the file name beats one spread
-    over directories, a shorter path beats a longer one."""
-    found = [p for p in paths if fuzzy_match(needle, p)]
-    name = needle.lower()
-
-    def score(path: str) -> tuple[int, int, int]:
-        base = path.rsplit("/", 1)[-1].lower()
-        return (0 if name in base else 1 if name in path.lower() else 2, len(base), len(path))
-
-    return sorted(found, key=score)[:limit]
 
 
 HISTORY_SEARCH_LIMIT = 200
@@ -303,7 +279,7 @@ class PromptArea(Vertical):
                     self._load_paths()
                 options.append(Option(f"[dim]{LISTING}[/dim]", id="", disabled=True))
             else:
-                for path in fuzzy_rank(token[1:], self._paths):
+                for path in fuzzy_rank(token[1:], self._paths, MAX_COMPLETIONS):
                     options.append(Option(path, id=f"@{path}"))
         self._show(options)
 

@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widgets import Log, Static
 
-from moot.commands.display import key_argument, one_line
+from moot.commands.display import key_argument, one_line, result_summary
 from moot.tui.keys import bindings_for
 from moot.tui.widgets.blocks import depth_class
 from moot.tui.widgets.diff_view import DiffView
@@ -108,11 +108,7 @@ class ToolBlock(Vertical):
 
     def summary(self) -> str:
         """A few words on the result."""
-        if not self.content:
-            return ""
-        lines = self.content.count("\n") + 1
-        first = one_line(self.content.splitlines()[0] if self.content else "", 50)
-        return first if lines == 1 else f"{first} (+{lines - 1} lines)"
+        return result_summary(self.content, 50)
 
     def has_body(self) -> bool:
         return bool(self.output or self.content.count("\n") or self.diff())

@@ -22,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from moot.commands.display import one_line
 from moot.protocol import events as ev
 from moot.protocol.activity import CallActivity
 from moot.protocol.states import RunState
@@ -59,7 +60,7 @@ class AgentCall:
     def label(self) -> Text:
         called = self.called
         arrow = ("⇢ ", "magenta") if called.background else ("→ ", "cyan")
-        line = Text.assemble(arrow, (called.agent, "bold"), f" {_short(called.message, 30)}")
+        line = Text.assemble(arrow, (called.agent, "bold"), f" {one_line(called.message, 30)}")
         if self.returned is not None:
             seconds = (self.returned.ts - called.ts).total_seconds()
             line.append(f"  ← {self.returned.stop_reason}", _state_style(self.returned.state))
@@ -181,8 +182,35 @@ class TracePane(Tree[list[ev.Event]]):
     def _apply(self, event: ev.Event) -> None:
         self._track(event)
         match event:
+            case ev.TurnStarted() | ev.AgentCalled() | ev.AgentReturned():
+                self._call_line(event)
+            case ev.ToolStarted() | ev.ToolFinished():
+                self._tool_line(event)
+            case ev.ApprovalRequested() | ev.ApprovalDecided():
+                self._approval_line(event)
+            case ev.MessageSent():
+                parent = self._calls.get(event.call_id, self.root)
+                who = f"message {event.sender} → {event.to_agent}: "
+                parent.add_leaf(Text(who + one_line(event.text, 40), style="magenta"), data=[event])
+            case ev.HookRan():
+                parent = self._calls.get(event.call_id, self.root)
+                parent.add_leaf(
+                    Text(f"hook {event.hook_event}: {event.decision}", style="dim"), data=[event]
+                )
+            case ev.UsageRecorded():
+                self._spent(event)
+            case ev.Error() | ev.LimitHit():
+                parent = self._calls.get(event.call_id, self.root)
+                what = event.message if isinstance(event, ev.Error) else event.detail
+                parent.add_leaf(Text(one_line(what, 50), style="red"), data=[event])
+            case ev.TurnFinished():
+                self._turn_finished(event)
+
+    def _call_line(self, event: ev.TurnStarted | ev.AgentCalled | ev.AgentReturned) -> None:
+        """A turn and its first call, a peer's call under its caller, or a call's return."""
+        match event:
             case ev.TurnStarted():
-                label = Text.assemble(("turn ", "bold"), _short(event.prompt, 40))
+                label = Text.assemble(("turn ", "bold"), one_line(event.prompt, 40))
                 run = self.root.add(label, data=[event], expand=True)
                 root = self._roots[event.call_id] = RootCall(event.agent)
                 call = run.add(root.label(), data=[event], expand=True)
@@ -197,81 +225,72 @@ class TracePane(Tree[list[ev.Event]]):
                 if node is not None and returning is not None:
                     node.data.append(event)  # type: ignore[union-attr]
                     node.collapse()
-            case ev.ToolStarted():
-                parent = self._calls.get(event.call_id, self.root)
-                label = Text.assemble(("… ", "yellow"), (event.tool, "bold"))
-                node = parent.add_leaf(label, data=[event])
-                self._tools[(event.call_id, event.tool_call_id)] = node
-            case ev.ToolFinished():
-                node = self._tools.get((event.call_id, event.tool_call_id))
-                if node is not None:
-                    node.data.append(event)  # type: ignore[union-attr]
-                    mark = ("✗ ", "red") if event.is_error else ("✓ ", "green")
-                    node.set_label(
-                        Text.assemble(
-                            mark, (event.tool, "bold"), (f" {event.duration_ms:.0f}ms", "dim")
-                        )
-                    )
-            case ev.ApprovalRequested():
-                key = (event.call_id, "approval:" + event.tool_call_id)
-                if (asked := self._tools.get(key)) is not None:
-                    asked.data.append(event)  # type: ignore[union-attr]
-                    return  # asked again after a resume: the same question, one node
-                parent = self._calls.get(event.call_id, self.root)
-                node = parent.add_leaf(
-                    Text.assemble(("? ", "yellow"), f"approve {event.tool}"), data=[event]
-                )
-                self._tools[key] = node
-            case ev.ApprovalDecided():
-                node = self._tools.get((event.call_id, "approval:" + event.tool_call_id))
-                verdict = ("allowed", "green") if event.approved else ("refused", "red")
-                label = Text.assemble(verdict, f" by {event.by}")
-                if node is None:
-                    parent = self._calls.get(event.call_id, self.root)
-                    parent.add_leaf(label, data=[event])
-                else:
-                    node.data.append(event)  # type: ignore[union-attr]
-                    node.set_label(label)
-            case ev.MessageSent():
-                parent = self._calls.get(event.call_id, self.root)
-                who = f"message {event.sender} → {event.to_agent}: "
-                parent.add_leaf(Text(who + _short(event.text, 40), style="magenta"), data=[event])
-            case ev.HookRan():
-                parent = self._calls.get(event.call_id, self.root)
-                parent.add_leaf(
-                    Text(f"hook {event.hook_event}: {event.decision}", style="dim"), data=[event]
-                )
-            case ev.UsageRecorded():
-                node = self._calls.get(event.call_id)
-                if node is not None:
-                    node.data.append(event)  # type: ignore[union-attr]
-                spender = self._agent_calls.get(event.call_id)
-                if spender is not None:
-                    spender.tokens += event.usage.input_tokens + event.usage.output_tokens
-                    spender.cost_usd += event.cost_usd
-                    self._redraw(event.call_id)
-            case ev.Error() | ev.LimitHit():
-                parent = self._calls.get(event.call_id, self.root)
-                what = event.message if isinstance(event, ev.Error) else event.detail
-                parent.add_leaf(Text(_short(what, 50), style="red"), data=[event])
-            case ev.TurnFinished():
-                root_call = self._calls.get(event.call_id)
-                turn = root_call.parent if root_call is not None else None
-                if turn is not None:
-                    run = turn
-                    run.data.append(event)  # type: ignore[union-attr]
-                    tokens = event.usage.input_tokens + event.usage.output_tokens
-                    run.set_label(
-                        Text.assemble(
-                            run.label,
-                            (
-                                f"  {event.stop_reason} · {event.duration_ms / 1000:.1f}s · "
-                                f"{tokens:,} tok · ${event.cost_usd:.4f}",
-                                _state_style(event.state),
-                            ),
-                        )
-                    )
-                    run.collapse()
+
+    def _tool_line(self, event: ev.ToolStarted | ev.ToolFinished) -> None:
+        if isinstance(event, ev.ToolStarted):
+            parent = self._calls.get(event.call_id, self.root)
+            label = Text.assemble(("… ", "yellow"), (event.tool, "bold"))
+            node = parent.add_leaf(label, data=[event])
+            self._tools[(event.call_id, event.tool_call_id)] = node
+            return
+        found = self._tools.get((event.call_id, event.tool_call_id))
+        if found is not None:
+            found.data.append(event)  # type: ignore[union-attr]
+            mark = ("✗ ", "red") if event.is_error else ("✓ ", "green")
+            found.set_label(
+                Text.assemble(mark, (event.tool, "bold"), (f" {event.duration_ms:.0f}ms", "dim"))
+            )
+
+    def _approval_line(self, event: ev.ApprovalRequested | ev.ApprovalDecided) -> None:
+        key = (event.call_id, "approval:" + event.tool_call_id)
+        node = self._tools.get(key)
+        if isinstance(event, ev.ApprovalRequested):
+            if node is not None:
+                node.data.append(event)  # type: ignore[union-attr]
+                return  # asked again after a resume: the same question, one node
+            parent = self._calls.get(event.call_id, self.root)
+            self._tools[key] = parent.add_leaf(
+                Text.assemble(("? ", "yellow"), f"approve {event.tool}"), data=[event]
+            )
+            return
+        verdict = ("allowed", "green") if event.approved else ("refused", "red")
+        label = Text.assemble(verdict, f" by {event.by}")
+        if node is None:
+            parent = self._calls.get(event.call_id, self.root)
+            parent.add_leaf(label, data=[event])
+        else:
+            node.data.append(event)  # type: ignore[union-attr]
+            node.set_label(label)
+
+    def _spent(self, event: ev.UsageRecorded) -> None:
+        node = self._calls.get(event.call_id)
+        if node is not None:
+            node.data.append(event)  # type: ignore[union-attr]
+        spender = self._agent_calls.get(event.call_id)
+        if spender is not None:
+            spender.tokens += event.usage.input_tokens + event.usage.output_tokens
+            spender.cost_usd += event.cost_usd
+            self._redraw(event.call_id)
+
+    def _turn_finished(self, event: ev.TurnFinished) -> None:
+        """The turn's line says how it ended, what it took and cost; it collapses."""
+        root_call = self._calls.get(event.call_id)
+        run = root_call.parent if root_call is not None else None
+        if run is None:
+            return
+        run.data.append(event)  # type: ignore[union-attr]
+        tokens = event.usage.input_tokens + event.usage.output_tokens
+        run.set_label(
+            Text.assemble(
+                run.label,
+                (
+                    f"  {event.stop_reason} · {event.duration_ms / 1000:.1f}s · "
+                    f"{tokens:,} tok · ${event.cost_usd:.4f}",
+                    _state_style(event.state),
+                ),
+            )
+        )
+        run.collapse()
 
     def get_label_width(self, node: Node) -> int:
         # The tree measures every shown line on each rebuild (for its virtual width), and
@@ -324,8 +343,3 @@ class TracePane(Tree[list[ev.Event]]):
         message.stop()
         node = message.node
         self.post_message(self.Inspect(str(node.label), list(node.data or [])))
-
-
-def _short(text: str, width: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
