@@ -90,7 +90,8 @@ def person_tools(
     """The person's tools of one session, by name."""
 
     def undo(_: _NoArguments) -> ToolResult:
-        from moot.workspace.git import GIT_ERRORS, UndoRefused, undo_last_agent_commit
+        from moot.workspace.agent_commits import UndoRefused, undo_last_agent_commit
+        from moot.workspace.git import GIT_ERRORS
 
         try:
             undone = undo_last_agent_commit(workspace.root)
