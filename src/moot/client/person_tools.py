@@ -118,7 +118,7 @@ def person_tools(
 
     def outline(args: _Outline) -> ToolResult:
         from moot.repomap import index_workspace
-        from moot.workspace.paths import PathRefused
+        from moot.workspace.no_follow import PathRefused
 
         try:
             rel = workspace.relative(workspace.resolve_read(args.path))

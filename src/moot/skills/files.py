@@ -14,7 +14,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from moot.workspace.paths import PathRefused, open_read
+from moot.workspace.no_follow import PathRefused, open_read
 
 Denied = Callable[[Path], bool]
 """Whether the person's `Read(...)` deny rules cover a real path: such a file is never read

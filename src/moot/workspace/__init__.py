@@ -6,7 +6,8 @@ search it the way a person's git-aware tools would.
 """
 
 from moot.workspace.ledger import FileStateError, NotReadError, ReadLedger, StaleFileError
-from moot.workspace.paths import AtomicWriter, PathRefused, Workspace
+from moot.workspace.no_follow import AtomicWriter, PathRefused
+from moot.workspace.paths import Workspace
 
 __all__ = [
     "AtomicWriter",

@@ -30,7 +30,8 @@ from moot.workspace.host_git import (
     HostCall,
     HostGit,
 )
-from moot.workspace.paths import PathRefused, Workspace
+from moot.workspace.no_follow import PathRefused
+from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
     import git
