@@ -181,6 +181,8 @@ ONLY_WHEN_NEEDED = {
     "moot.hooks",  # hooks set in settings
     "moot.core.hook_points",
     "moot.permissions.decide",  # the first tool call
+    "moot.permissions.rule_match",
+    "moot.permissions.suggest",
     "moot.permissions.targets",
     "moot.permissions.preview",
     "difflib",
