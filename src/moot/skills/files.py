@@ -2,7 +2,7 @@
 
 Every read names a root (the repository, the user's config dir, moot's shipped folder) and
 stays inside it: the path is resolved, checked against the root, then opened one directory at a
-time with `O_NOFOLLOW` (`moot.workspace.paths.open_read`), so a symlink that leads out, or one
+time with `O_NOFOLLOW` (`moot.workspace.no_follow.open_read`), so a symlink that leads out, or one
 swapped in after the check, is refused rather than followed. Sizes are capped before anything
 is read, and FIFOs or devices are refused without blocking.
 """
