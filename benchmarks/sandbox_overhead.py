@@ -31,7 +31,8 @@ from pathlib import Path
 from moot.permissions.masks import RACY_NS, mask_source, sandbox_masks
 from moot.permissions.rules import RuleSet
 from moot.sandbox.base import Sandbox, SandboxPolicy
-from moot.sandbox.bubblewrap import BubblewrapSandbox, bwrap_unavailable
+from moot.sandbox.bubblewrap import BubblewrapSandbox
+from moot.sandbox.bwrap_probe import bwrap_unavailable
 from moot.sandbox.host import HostSandbox
 from report import Row, ms, table
 from timing import median, time_processes

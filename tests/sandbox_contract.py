@@ -33,7 +33,8 @@ import pytest
 from moot.permissions.masks import sandbox_masks
 from moot.permissions.rules import RuleSet
 from moot.sandbox.base import CommandResult, OutputCallback, Sandbox, SandboxMasks, SandboxPolicy
-from moot.sandbox.bubblewrap import BubblewrapSandbox, bwrap_unavailable
+from moot.sandbox.bubblewrap import BubblewrapSandbox
+from moot.sandbox.bwrap_probe import bwrap_unavailable
 from moot.sandbox.host import HostSandbox
 
 KILL_GRACE = 0.5

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from moot.sandbox.bubblewrap import bwrap_unavailable, find_bwrap
+from moot.sandbox.bwrap_probe import bwrap_unavailable, find_bwrap
 
 ALLOWED = ("echo", "ls", "cat", "git status", "npm run test")
 """What the rules allow: `Bash(echo:*)` and so on."""

@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 
 from moot.workspace import Workspace
-from moot.workspace.git import (
+from moot.workspace.agent_commits import (
     TRAILER_KEY,
     AutoCommit,
-    GitError,
     UndoRefused,
     agent_session,
     turn_message,
     undo_last_agent_commit,
     with_trailer,
 )
+from moot.workspace.git import GitError
 
 
 def git(root: Path, *args: str) -> str:

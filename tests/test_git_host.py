@@ -16,7 +16,8 @@ from hostile_git import VECTORS, Vector, attributes, command_for, config, git, h
 from moot.tools.base import FunctionTool, ToolContext, ToolResult
 from moot.tools.git_tools import git_tools
 from moot.workspace import Workspace
-from moot.workspace.git import AutoCommit, GitError, undo_last_agent_commit, workspace_repo
+from moot.workspace.agent_commits import AutoCommit, undo_last_agent_commit
+from moot.workspace.git import GitError, workspace_repo
 from moot.workspace.host_git import host_git_at_start
 
 CTX = ToolContext("ses_host", "run", "call", "main", "tool")

@@ -11,7 +11,8 @@ import pytest
 from moot.tools.base import FunctionTool, SideEffect, Tool, ToolContext, ToolResult
 from moot.tools.git_tools import git_tools
 from moot.workspace import Workspace
-from moot.workspace.git import MAX_OUTPUT_BYTES, TRAILER_KEY
+from moot.workspace.agent_commits import TRAILER_KEY
+from moot.workspace.git import MAX_OUTPUT_BYTES
 
 CTX = ToolContext("ses_test", "run", "call", "main", "tool")
 

@@ -182,6 +182,8 @@ ONLY_WHEN_NEEDED = {
     "moot.hooks",  # hooks set in settings
     "moot.core.hook_points",
     "moot.permissions.decide",  # the first tool call
+    "moot.permissions.rule_match",
+    "moot.permissions.suggest",
     "moot.permissions.targets",
     "moot.permissions.preview",
     "difflib",
@@ -299,9 +301,9 @@ def test_heavy_libraries_stay_in_their_package(library: str, allowed: str) -> No
 def test_the_mcp_sdk_is_imported_only_by_the_host_process_and_moot_mcp_serve() -> None:
     """The SDK costs about a second of CPU: in moot it would hold the interpreter lock while the
     app starts or the first request goes out, so only the host process (`moot.mcp.host`, via
-    `connection` and `oauth`) and `moot mcp serve` import it."""
+    `connection`, `transport` and `oauth`) and `moot mcp serve` import it."""
     found = offenders("mcp", "mcp_server") + offenders("mcp_types", "mcp_server")
-    allowed = ("src/moot/mcp/connection.py", "src/moot/mcp/oauth.py")
+    allowed = ("src/moot/mcp/connection.py", "src/moot/mcp/transport.py", "src/moot/mcp/oauth.py")
     assert [f for f in found if not f.startswith(allowed)] == []
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from moot.permissions.decide import decide, suggested_rules
+from moot.permissions.decide import decide
 from moot.permissions.rules import RuleSet
+from moot.permissions.suggest import suggested_rules
 from moot.permissions.targets import command_writes
 from moot.protocol.approval import ApprovalRequest, Verdict
 from moot.protocol.modes import PermissionMode

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from moot.permissions.decide import decide, suggested_rules, tool_hidden
+from moot.permissions.decide import decide, tool_hidden
 from moot.permissions.policy import RulesPolicy
 from moot.permissions.rules import RuleSet
+from moot.permissions.suggest import suggested_rules
 from moot.protocol.approval import ApprovalRequest, Verdict
 from moot.protocol.modes import PermissionMode
 from moot.tools.base import SideEffect

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from moot.permissions.decide import decide, suggested_rules
+from moot.permissions.decide import decide
 from moot.permissions.rules import RuleSet
 from moot.permissions.shell import split_command
+from moot.permissions.suggest import suggested_rules
 from moot.protocol.approval import ApprovalRequest, Verdict
 from moot.protocol.modes import PermissionMode
 from moot.tools.base import SideEffect

@@ -19,15 +19,11 @@ import pytest
 
 from moot.permissions.masks import mask_source
 from moot.permissions.rules import RuleSet
-from moot.sandbox import bubblewrap, bwrap_cache
+from moot.sandbox import bubblewrap, bwrap_cache, bwrap_probe
 from moot.sandbox.base import SandboxMasks, SandboxPolicy, rename_guards
-from moot.sandbox.bubblewrap import (
-    BubblewrapSandbox,
-    bind_fd_supported,
-    bwrap_args,
-    bwrap_unavailable,
-    bwrap_version,
-)
+from moot.sandbox.bubblewrap import BubblewrapSandbox
+from moot.sandbox.bwrap_argv import PROC_READ_ONLY, bwrap_args
+from moot.sandbox.bwrap_probe import bind_fd_supported, bwrap_unavailable, bwrap_version
 from sandbox_contract import BACKENDS, Backend, require, until
 
 
@@ -244,8 +240,8 @@ def fake_bwrap(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def new_start() -> None:
     """Forget what this process probed, as the next `moot` process would not know it."""
-    bubblewrap._probe.cache_clear()
-    bubblewrap._version.cache_clear()
+    bwrap_probe._probe.cache_clear()
+    bwrap_probe._version.cache_clear()
 
 
 def runs(log: Path) -> list[str]:
@@ -289,7 +285,7 @@ def test_a_stale_entry_is_probed_again(
 
     new_start()
     assert NO_NAMESPACES in (bwrap_unavailable(str(fake)) or "")
-    tries = ["--ro-bind"] * len(bubblewrap.ISOLATIONS)
+    tries = ["--ro-bind"] * len(bwrap_probe.ISOLATIONS)
     assert runs(log) == ["--ro-bind", "--version", *tries]
 
 
@@ -302,7 +298,7 @@ def test_a_failed_probe_is_not_remembered(fake_bwrap: tuple[Path, Path, Path]) -
 
     new_start()
     assert bwrap_unavailable(str(fake)) is None
-    tries = ["--ro-bind"] * len(bubblewrap.ISOLATIONS)
+    tries = ["--ro-bind"] * len(bwrap_probe.ISOLATIONS)
     assert runs(log) == [*tries, "--ro-bind", "--version"]
 
 
@@ -319,11 +315,11 @@ def test_the_strongest_isolation_that_works_is_used_and_remembered(tmp_path: Pat
     new_start()
 
     assert bwrap_unavailable(str(fake)) is None
-    assert bubblewrap.isolation_args(str(fake)) == ("--cap-drop", "ALL")
+    assert bwrap_probe.isolation_args(str(fake)) == ("--cap-drop", "ALL")
     probes = [line for line in runs(log) if line.startswith("--ro-bind")]
     assert ["--unshare-user" in p for p in probes] == [True, True, False]
     new_start()
-    assert bubblewrap.isolation_args(str(fake)) == ("--cap-drop", "ALL")
+    assert bwrap_probe.isolation_args(str(fake)) == ("--cap-drop", "ALL")
     assert len(runs(log)) == len(probes) + 1, "remembered: nothing ran again (but --version)"
 
 
@@ -331,7 +327,7 @@ def test_every_command_drops_every_capability(tmp_path: Path) -> None:
     args = args_for(tmp_path)
 
     assert args[args.index("--cap-drop") + 1] == "ALL"
-    for path in bubblewrap.PROC_READ_ONLY:
+    for path in PROC_READ_ONLY:
         assert args.index(path) > args.index("--proc"), "read-only over the fresh /proc"
 
 
@@ -576,7 +572,7 @@ async def test_a_guarded_directory_swapped_for_a_link_as_the_sandbox_starts_bind
     sandbox = BubblewrapSandbox(
         SandboxPolicy(workspace, masks=mask_source(RuleSet(deny=["Read(.env)"]), workspace))
     )
-    made = bubblewrap.bwrap_args
+    made = bwrap_args
 
     def then_swapped(*args: Any, **kwargs: Any) -> list[str]:
         made_args = made(*args, **kwargs)
@@ -584,7 +580,7 @@ async def test_a_guarded_directory_swapped_for_a_link_as_the_sandbox_starts_bind
         os.symlink("../outside", workspace / "x")
         return made_args
 
-    monkeypatch.setattr(bubblewrap, "bwrap_args", then_swapped)
+    monkeypatch.setattr(bubblewrap, "bwrap_args", then_swapped)  # where the sandbox finds it
     try:
         if not bind_fd_supported(sandbox.bwrap):
             why = f"{sandbox.bwrap} has no --bind-fd: guards are bound by path (racy)"

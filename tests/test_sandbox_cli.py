@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from moot.cli_args import parse
-from moot.sandbox import bubblewrap
+from moot.sandbox import bwrap_probe
 from moot.sandbox_cli import run_sandbox_cli
 from sandbox_contract import BACKENDS, require
 
@@ -28,7 +28,7 @@ def cli(argv: list[str], tmp_path: Path, setting: str | None) -> tuple[int, str,
 def no_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    monkeypatch.setattr(bubblewrap, "bwrap_unavailable", lambda: "bwrap is not installed")
+    monkeypatch.setattr(bwrap_probe, "bwrap_unavailable", lambda: "bwrap is not installed")
     monkeypatch.setitem(sys.modules, "moot.sandbox.docker", None)
 
 

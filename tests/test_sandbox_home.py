@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.sandbox.bubblewrap import bwrap_args
+from moot.sandbox.bwrap_argv import bwrap_args
 from moot.sandbox.home import PASSES, HiddenHome, covered, hidden_homes, home_dirs
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.sandbox import bubblewrap
+from moot.sandbox import bwrap_probe
 from moot.sandbox.base import SandboxPolicy
 from moot.sandbox.select import HOW_TO_ENABLE, choose_sandbox, select_sandbox
 
@@ -20,7 +20,7 @@ def policy(tmp_path: Path) -> SandboxPolicy:
 
 @pytest.fixture
 def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bubblewrap, "bwrap_unavailable", lambda: "bwrap is not installed")
+    monkeypatch.setattr(bwrap_probe, "bwrap_unavailable", lambda: "bwrap is not installed")
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def test_none_is_the_host_on_purpose(policy: SandboxPolicy) -> None:
 
 
 def test_auto_prefers_bubblewrap(policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bubblewrap, "bwrap_unavailable", lambda: None)
+    monkeypatch.setattr(bwrap_probe, "bwrap_unavailable", lambda: None)
     fake_docker(monkeypatch, None)
 
     choice = choose_sandbox("auto", policy)
@@ -118,7 +118,7 @@ def test_an_explicit_backend_never_falls_back(policy: SandboxPolicy, setting: st
 def test_bypass_still_uses_a_sandbox_that_works(
     policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bubblewrap, "bwrap_unavailable", lambda: None)
+    monkeypatch.setattr(bwrap_probe, "bwrap_unavailable", lambda: None)
 
     assert choose_sandbox("auto", policy, bypass=True).backend == "bubblewrap"
 
@@ -131,7 +131,7 @@ def test_an_unknown_setting_is_refused(policy: SandboxPolicy) -> None:
 def test_selecting_imports_no_docker_when_bubblewrap_works(
     policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bubblewrap, "bwrap_unavailable", lambda: None)
+    monkeypatch.setattr(bwrap_probe, "bwrap_unavailable", lambda: None)
     monkeypatch.delitem(sys.modules, "moot.sandbox.docker", raising=False)
 
     choose_sandbox("auto", policy)

@@ -14,7 +14,7 @@ from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import SandboxPolicy
 from moot.sandbox.host import HostSandbox
 from moot.store import MemoryStore, SQLiteStore, Store, UnknownSessionError
-from moot.store.sqlite import _SCHEMA_1, SCHEMA_VERSION
+from moot.store.sqlite_schema import _SCHEMA_1, SCHEMA_VERSION
 from moot.tools.base import ToolContext
 from moot.tools.bash import bash_tool
 from moot.tools.edit import edit_tool

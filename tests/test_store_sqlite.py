@@ -16,7 +16,7 @@ import pytest
 from moot.protocol.events import Event, StateChanged
 from moot.store import EventInvariantError, SQLiteStore, StoreError, open_store
 from moot.store.invariants import SessionLog
-from moot.store.sqlite import SCHEMA_VERSION
+from moot.store.sqlite_schema import SCHEMA_VERSION
 from moot.store.wal import BACKSTOP_PAGES, EVERY_COMMITS
 from store_builders import RunScript, S, append_all, full_run, short_run
 

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from moot.workspace.paths import AtomicWriter, PathRefused, Workspace, atomic_write, open_read
+from moot.workspace.no_follow import AtomicWriter, PathRefused, atomic_write, open_read
+from moot.workspace.paths import Workspace
 
 
 @pytest.fixture

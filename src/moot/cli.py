@@ -158,7 +158,8 @@ def _init(options: Namespace) -> int:
 
 
 def _undo(options: Namespace) -> int:
-    from moot.workspace.git import GIT_ERRORS, undo_last_agent_commit
+    from moot.workspace.agent_commits import undo_last_agent_commit
+    from moot.workspace.git import GIT_ERRORS
 
     try:
         undone = undo_last_agent_commit(".")

@@ -543,7 +543,8 @@ class AutoCommitter:
 
     def __call__(self, prompt: str) -> list[ev.Event]:
         # Lazy: gitpython loads only for sessions that commit.
-        from moot.workspace.git import GIT_ERRORS, AutoCommit
+        from moot.workspace.agent_commits import AutoCommit
+        from moot.workspace.git import GIT_ERRORS
 
         changed = AutoCommit(self.workspace, self.session_id, lambda: set(self.workspace.changed))
         try:

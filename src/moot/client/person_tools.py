@@ -111,7 +111,8 @@ def person_tools(
 
 
 def _undo(parts: SessionParts, _: _NoArguments) -> ToolResult:
-    from moot.workspace.git import GIT_ERRORS, UndoRefused, undo_last_agent_commit
+    from moot.workspace.agent_commits import UndoRefused, undo_last_agent_commit
+    from moot.workspace.git import GIT_ERRORS
 
     try:
         undone = undo_last_agent_commit(parts.workspace.root)
@@ -144,7 +145,7 @@ def _sandbox(parts: SessionParts, _: _NoArguments) -> ToolResult:
 
 def _outline(parts: SessionParts, args: _Outline) -> ToolResult:
     from moot.repomap import index_workspace
-    from moot.workspace.paths import PathRefused
+    from moot.workspace.no_follow import PathRefused
 
     workspace = parts.workspace
     try:

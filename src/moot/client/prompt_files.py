@@ -17,7 +17,8 @@ import stat
 from collections.abc import Callable
 
 from moot.protocol.messages import AttachedFile
-from moot.workspace.paths import PathRefused, Workspace, read_file_bytes
+from moot.workspace.no_follow import PathRefused, read_file_bytes
+from moot.workspace.paths import Workspace
 from moot.workspace.text import SNIFF_BYTES, decode_for_display, looks_binary, sniff_encoding
 
 MAX_FILES = 10

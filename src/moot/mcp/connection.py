@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
@@ -24,7 +23,14 @@ from typing import TYPE_CHECKING, Any
 from moot._version import __version__
 from moot.mcp import wire
 from moot.mcp.names import qualified
-from moot.paths import make_private_dir, private_opener
+from moot.mcp.transport import (
+    Streams,
+    WatchedStream,
+    exited,
+    http_transport,
+    open_stderr_log,
+    open_stdio,
+)
 from moot.protocol.mcp import McpPromptInfo, McpServerConfig, ServerState
 
 if TYPE_CHECKING:
@@ -42,41 +48,6 @@ STDERR_TAIL = 600
 
 class ServerUnavailable(Exception):
     """The server cannot answer now; the message says why (and when it will be tried again)."""
-
-
-class WatchedStream:
-    """The SDK's read stream, counting what arrived that was not a JSON-RPC message."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.malformed = 0
-        self.first_malformed = ""
-
-    def _see(self, item: Any) -> Any:
-        if isinstance(item, Exception):
-            self.malformed += 1
-            if not self.first_malformed:
-                self.first_malformed = _what_came(item)
-        return item
-
-    async def receive(self) -> Any:
-        return self._see(await self.inner.receive())
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    def __aiter__(self) -> WatchedStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        return self._see(await self.inner.__anext__())
-
-    async def __aenter__(self) -> WatchedStream:
-        await self.inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        return await self.inner.__aexit__(*exc)
 
 
 class Connection:
@@ -185,44 +156,16 @@ class Connection:
     async def _transport(self, stack: AsyncExitStack) -> Any:
         config = self.config
         if config.transport == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            make_private_dir(self._log_path.parent)  # a server's stderr may hold tokens
-            # A local file opened once per start: not worth a thread.
-            errlog = stack.enter_context(
-                open(self._log_path, "a", encoding="utf-8", opener=private_opener)  # noqa: SIM115, ASYNC230
-            )
+            errlog = open_stderr_log(self._log_path, stack)
             self._log_offset = errlog.tell()
-            params = StdioServerParameters(
-                command=config.command,
-                args=list(config.args),
-                env=dict(config.env),
-                cwd=config.cwd or self.setup.workspace,
-            )
-            before = _children()
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-            started = _children() - before
-            self.pid = min(started) if started else None
+            cwd = config.cwd or self.setup.workspace
+            read, write, self.pid = await open_stdio(config, cwd, errlog, stack)
         else:
-            read, write = await stack.enter_async_context(self._http_transport(stack))
+            auth_file = Path(self.setup.auth_file)
+            transport = http_transport(config, auth_file, stack, self._sign_in)
+            read, write = await stack.enter_async_context(transport)
         self._stream = WatchedStream(read)
-        return _Streams(self._stream, write)
-
-    def _http_transport(self, stack: AsyncExitStack) -> Any:
-        from mcp.client.sse import sse_client
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        config = self.config
-        auth = None
-        if not any(key.lower() == "authorization" for key in config.headers):
-            from moot.mcp.oauth import oauth_provider
-
-            auth = oauth_provider(config.url, Path(self.setup.auth_file), self._sign_in)
-        if config.transport == "sse":
-            return sse_client(config.url, headers=dict(config.headers) or None, auth=auth)
-        http = create_mcp_http_client(headers=dict(config.headers) or None, auth=auth)
-        return _Entered(stack, http, lambda: streamable_http_client(config.url, http_client=http))
+        return Streams(self._stream, write)
 
     def _sign_in(self, url: str) -> None:
         self._set("auth_required", auth_url=url, error=f"sign in at {url}")
@@ -320,7 +263,7 @@ class Connection:
     def _alive(self) -> bool:
         if self._task is None or self._task.done():
             return False
-        return self.pid is None or not _exited(self.pid)
+        return self.pid is None or not exited(self.pid)
 
     async def _settle_exit(self, limit: float = 1.0) -> None:
         """Give a server whose connection just closed a moment to finish exiting, so what it
@@ -328,7 +271,7 @@ class Connection:
         if self.pid is None:
             return
         deadline = time.monotonic() + limit
-        while not _exited(self.pid) and time.monotonic() < deadline:  # noqa: ASYNC110 - a process
+        while not exited(self.pid) and time.monotonic() < deadline:  # noqa: ASYNC110 - a process
             await asyncio.sleep(0.01)
 
     async def _fail_now(self, why: str) -> None:
@@ -399,48 +342,6 @@ class Connection:
         return f"{why} (stderr: {tail})" if tail else why
 
 
-class _Streams:
-    """A transport that is already open: the SDK's `Client` enters it like any other."""
-
-    def __init__(self, read: Any, write: Any) -> None:
-        self.streams = (read, write)
-
-    async def __aenter__(self) -> tuple[Any, Any]:
-        return self.streams
-
-    async def __aexit__(self, *exc: Any) -> None:
-        return None
-
-
-class _Entered:
-    """Enters an HTTP client on `stack`, then the transport built on it."""
-
-    def __init__(self, stack: AsyncExitStack, http: Any, make: Callable[[], Any]) -> None:
-        self.stack, self.http, self.make = stack, http, make
-
-    async def __aenter__(self) -> Any:
-        await self.stack.enter_async_context(self.http)
-        return await self.stack.enter_async_context(self.make())
-
-    async def __aexit__(self, *exc: Any) -> None:
-        return None
-
-
-def _what_came(exc: Exception) -> str:
-    """What a line that did not parse held, as far as the parse error tells."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        try:
-            value = errors()[0].get("input")
-        except Exception:  # an error of another shape: say what it says
-            value = None
-        if isinstance(value, str | bytes):
-            text = value if isinstance(value, str) else value.decode("utf-8", "replace")
-            return repr(text[:80] + ("..." if len(text) > 80 else ""))
-    text = str(exc).strip()
-    return text.splitlines()[0][:120] if text else type(exc).__name__
-
-
 def _connection_closed(exc: BaseException) -> bool:
     """The SDK's own error for a connection that ended under a request (the server went away),
     not an error the server answered with."""
@@ -485,26 +386,3 @@ def _plain(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError) and exc.filename:
         return f"cannot run {exc.filename!r}: no such program"
     return f"{name}: {text}" if text else name
-
-
-def _children() -> set[int]:
-    """This process's child processes (Linux), to learn a stdio server's pid."""
-    found: set[int] = set()
-    try:
-        for task in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{task}/children", encoding="ascii") as file:
-                found.update(int(pid) for pid in file.read().split())
-    except OSError:
-        pass
-    return found
-
-
-def _exited(pid: int) -> bool:
-    """Whether a child has exited (gone, or a zombie nobody reaped yet), from `/proc`; the
-    SDK's own watcher reaps it, so it is never waited for here."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as file:
-            stat = file.read()
-    except OSError:
-        return True
-    return stat.rpartition(")")[2].split()[:1] == ["Z"]

@@ -20,7 +20,13 @@ from moot.tools.base import ToolResult
 
 if TYPE_CHECKING:
     from mcp.server import Server, ServerRequestContext
-    from mcp_types import CallToolRequestParams, CallToolResult, InputRequiredResult
+    from mcp_types import (
+        CallToolRequestParams,
+        CallToolResult,
+        InputRequiredResult,
+        ListToolsResult,
+        PaginatedRequestParams,
+    )
 
     from moot.client.local import SessionOptions
 
@@ -60,106 +66,136 @@ def read_answer(result: Any) -> Answer:
 def build_server(tools: WorkspaceTools, task_options: Callable[[], SessionOptions]) -> Server[Any]:
     """The MCP server over `tools`, with `moot_task` opening sessions from `task_options`."""
     from mcp.server import Server
-    from mcp_types import (
-        CallToolResult,
-        ClientCapabilities,
-        ElicitationCapability,
-        ElicitRequest,
-        ElicitRequestFormParams,
-        ImageContent,
-        InputRequiredResult,
-        ListToolsResult,
-        PaginatedRequestParams,
-        TextContent,
-        Tool,
-    )
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-    listed = [
-        Tool(name=name, description=tool.description, input_schema=tool.parameters)
-        for name, tool in tools.tools.items()
-    ]
-    listed.append(
-        Tool(
-            name=TASK_TOOL,
-            description="Give moot (a coding agent working in this workspace) a task; it works "
-            "on it with its own tools, under its permissions and sandbox, and returns its "
-            "answer. Pass `session_id` from an earlier answer to continue that session.",
-            input_schema=TASK_SCHEMA,
-        )
-    )
-
-    def result(outcome: ToolResult) -> CallToolResult:
-        content: list[Any] = [TextContent(type="text", text=outcome.content)]
-        content += [
-            ImageContent(type="image", data=a.data, mime_type=a.mime_type)
-            for a in outcome.attachments
-        ]
-        return CallToolResult(content=content, is_error=outcome.is_error)
-
-    def can_elicit(ctx: ServerRequestContext[Any]) -> bool:
-        wanted = ClientCapabilities(elicitation=ElicitationCapability())
-        return ctx.session.check_client_capability(wanted)
-
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
-        return ListToolsResult(tools=listed)
-
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult | InputRequiredResult:
-        name, arguments = params.name, dict(params.arguments or {})
-        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if name == TASK_TOOL:
-            ask = None
-            if can_elicit(ctx) and not modern:  # a running task can ask only on a back-channel
-
-                async def ask(message: str) -> Answer:
-                    answer = await ctx.session.elicit_form(
-                        message, approval_schema(), related_request_id=ctx.request_id
-                    )
-                    return read_answer(answer)
-
-            return result(await run_task(task_options(), arguments, ask))
-        if name not in tools.tools:
-            return result(
-                ToolResult.error(f"no tool {name!r}; moot serves {', '.join(tools.tools)}")
-            )
-        verdict, request = tools.verdict(name, arguments)
-        if verdict.decision == "deny":
-            return result(ToolResult.error(f"moot refused {name}: {verdict.reason}"))
-        if verdict.decision == "ask":
-            if not can_elicit(ctx):
-                return result(ToolResult.error(refusal(verdict, name)))
-            message = approval_message(verdict, name, arguments)
-            if modern:
-                responses = params.input_responses or {}
-                if APPROVAL not in responses:
-                    question = ElicitRequest(
-                        params=ElicitRequestFormParams(
-                            message=message, requested_schema=approval_schema()
-                        )
-                    )
-                    return InputRequiredResult(input_requests={APPROVAL: question})
-                answer = read_answer(responses[APPROVAL])
-            else:
-                answer = read_answer(
-                    await ctx.session.elicit_form(
-                        message, approval_schema(), related_request_id=ctx.request_id
-                    )
-                )
-            if not answer.allowed:
-                return result(ToolResult.error(f"moot did not run {name}: {answer.why}"))
-            if answer.scope == "session" and verdict.suggestions:
-                tools.remember(verdict.suggestions[0])
-        return result(await tools.run(name, arguments, request))
-
+    calls = ServedCalls(tools, task_options)
     return Server(
         "moot",
         version=__version__,
         instructions=f"moot's workspace tools for {tools.session.workspace.root}, under "
         "moot's permissions and sandbox; `moot_task` runs moot's own agent on a task.",
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        on_list_tools=calls.list_tools,
+        on_call_tool=calls.call_tool,
     )
+
+
+class ServedCalls:
+    """What the server answers: the tools it lists, and each call, settled by the session's
+    permissions (what would ask the person is put to the client as an elicitation)."""
+
+    def __init__(self, tools: WorkspaceTools, task_options: Callable[[], SessionOptions]) -> None:
+        from mcp_types import Tool
+
+        self.tools = tools
+        self.task_options = task_options
+        self.listed = [
+            Tool(name=name, description=tool.description, input_schema=tool.parameters)
+            for name, tool in tools.tools.items()
+        ]
+        self.listed.append(
+            Tool(
+                name=TASK_TOOL,
+                description="Give moot (a coding agent working in this workspace) a task; it "
+                "works on it with its own tools, under its permissions and sandbox, and returns "
+                "its answer. Pass `session_id` from an earlier answer to continue that session.",
+                input_schema=TASK_SCHEMA,
+            )
+        )
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        from mcp_types import ListToolsResult
+
+        return ListToolsResult(tools=self.listed)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        name, arguments = params.name, dict(params.arguments or {})
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if name == TASK_TOOL:
+            return await self._task(ctx, arguments, modern)
+        tools = self.tools
+        if name not in tools.tools:
+            return _result(
+                ToolResult.error(f"no tool {name!r}; moot serves {', '.join(tools.tools)}")
+            )
+        verdict, request = tools.verdict(name, arguments)
+        if verdict.decision == "deny":
+            return _result(ToolResult.error(f"moot refused {name}: {verdict.reason}"))
+        if verdict.decision == "ask":
+            answer = await self._answer(ctx, params, verdict, arguments, modern)
+            if not isinstance(answer, Answer):
+                return answer  # a refusal, or the question for the client to answer
+            if not answer.allowed:
+                return _result(ToolResult.error(f"moot did not run {name}: {answer.why}"))
+            if answer.scope == "session" and verdict.suggestions:
+                tools.remember(verdict.suggestions[0])
+        return _result(await tools.run(name, arguments, request))
+
+    async def _task(
+        self, ctx: ServerRequestContext[Any], arguments: dict[str, Any], modern: bool
+    ) -> CallToolResult:
+        """`moot_task`: a session of its own runs the task to its answer."""
+        ask = None
+        if _can_elicit(ctx) and not modern:  # a running task can ask only on a back-channel
+
+            async def ask(message: str) -> Answer:
+                answer = await ctx.session.elicit_form(
+                    message, approval_schema(), related_request_id=ctx.request_id
+                )
+                return read_answer(answer)
+
+        return _result(await run_task(self.task_options(), arguments, ask))
+
+    async def _answer(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: CallToolRequestParams,
+        verdict: Verdict,
+        arguments: dict[str, Any],
+        modern: bool,
+    ) -> Answer | CallToolResult | InputRequiredResult:
+        """The person's answer to a call that asks, through the client: an elicitation on a
+        handshake-era connection, an `InputRequiredResult` on a modern one (then the answer
+        comes with the call made again). A client that cannot answer gets the refusal."""
+        from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+
+        name = params.name
+        if not _can_elicit(ctx):
+            return _result(ToolResult.error(refusal(verdict, name)))
+        message = approval_message(verdict, name, arguments)
+        if modern:
+            responses = params.input_responses or {}
+            if APPROVAL not in responses:
+                question = ElicitRequest(
+                    params=ElicitRequestFormParams(
+                        message=message, requested_schema=approval_schema()
+                    )
+                )
+                return InputRequiredResult(input_requests={APPROVAL: question})
+            return read_answer(responses[APPROVAL])
+        return read_answer(
+            await ctx.session.elicit_form(
+                message, approval_schema(), related_request_id=ctx.request_id
+            )
+        )
+
+
+def _result(outcome: ToolResult) -> CallToolResult:
+    from mcp_types import CallToolResult, ImageContent, TextContent
+
+    content: list[Any] = [TextContent(type="text", text=outcome.content)]
+    content += [
+        ImageContent(type="image", data=a.data, mime_type=a.mime_type) for a in outcome.attachments
+    ]
+    return CallToolResult(content=content, is_error=outcome.is_error)
+
+
+def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+    from mcp_types import ClientCapabilities, ElicitationCapability
+
+    wanted = ClientCapabilities(elicitation=ElicitationCapability())
+    return ctx.session.check_client_capability(wanted)

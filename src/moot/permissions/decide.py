@@ -52,8 +52,10 @@ covers no sub-command that writes files its command line does not name (`curl -O
 rule allows every program, writes included. What a program reads or writes by its own choosing
 is the sandbox's to confine, not this function's.
 
-What a call touches is worked out in `moot.permissions.targets`; the per-session
-`ApprovalPolicy` built on `decide` is `moot.permissions.policy.RulesPolicy`.
+What a call touches is worked out in `moot.permissions.targets`, which rules match it in
+`moot.permissions.rule_match`, and the allow rules that would let it run (the suggestions) in
+`moot.permissions.suggest`; the per-session `ApprovalPolicy` built on `decide` is
+`moot.permissions.policy.RulesPolicy`.
 """
 
 from __future__ import annotations
@@ -65,9 +67,18 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from moot.permissions.preview import diff_preview
-from moot.permissions.rules import Rule, RuleSet, tool_hidden
+from moot.permissions.rule_match import (
+    allowing,
+    commands_left,
+    first_restricting,
+    parts_to_allow,
+    shown,
+    speaks_about_commands,
+    writes_left,
+)
+from moot.permissions.rules import RuleSet, tool_hidden
 from moot.permissions.set_id import asks_for_set_id
-from moot.permissions.shell import matches_prefix
+from moot.permissions.suggest import suggest
 from moot.permissions.targets import FILE_EDIT_TOOLS, Call, Command, Target, describe, inside
 from moot.protocol.approval import EXIT_PLAN_MODE, ApprovalRequest, SideEffect, Verdict
 from moot.protocol.modes import PermissionMode
@@ -77,7 +88,6 @@ __all__ = [
     "ALWAYS_ALLOWED",
     "FILE_EDIT_TOOLS",
     "decide",
-    "suggested_rules",
     "tool_hidden",
     "ways_to_run",
 ]
@@ -85,8 +95,6 @@ __all__ = [
 ALWAYS_ALLOWED = frozenset({"todo", "call_agent"})
 """Tools that run in every mode unless a rule says otherwise."""
 _MUTATING = frozenset({SideEffect.WRITES_WORKSPACE, SideEffect.RUNS_COMMANDS})
-_SHELL_FILE_RULES = frozenset({"Read", "Edit", "Write"})
-"""File rules that also reach the files a shell command line names."""
 _FINISH = "finish"
 _PREVIEW_LIMIT = 2000
 
@@ -127,12 +135,12 @@ def _decide(
 ) -> Verdict:
     if call.tool == _FINISH:
         return Verdict("allow", "finish always runs")
-    if hit := _first_restricting(rules.deny, call):
+    if hit := first_restricting(rules.deny, call):
         return Verdict("deny", f"denied by {hit}")
     if refusal := _set_id_refusal(call):
         return Verdict("deny", refusal)
     unseen = _unseen(call)
-    if unseen and (denying := [rule for rule in rules.deny if _speaks_about_commands(rule)]):
+    if unseen and (denying := [rule for rule in rules.deny if speaks_about_commands(rule)]):
         return Verdict(
             "deny",
             f"{unseen}, so deny rule {denying[0]} cannot be checked against them. Write the"
@@ -159,13 +167,13 @@ def _decide(
         return replace(verdict, firm=True)
     if mode == PermissionMode.BYPASS_PERMISSIONS:
         return Verdict("allow", "allowed by permission mode bypassPermissions")
-    if hit := _first_restricting(rules.ask, call):
+    if hit := first_restricting(rules.ask, call):
         return _ask(call, mode, f"ask rule {hit}", "Only the user can lift an ask rule.")
     if call.tool in ALWAYS_ALLOWED:
         return Verdict("allow", f"{call.tool} always runs")
     if call.request.side_effect == SideEffect.READ_ONLY:
         return Verdict("allow", f"{call.tool} only reads")
-    if allowed := _allowing(rules.allow, call, mode):
+    if allowed := allowing(rules.allow, call, mode):
         return Verdict("allow", "allowed by " + ", ".join(allowed))
     if mode == PermissionMode.ACCEPT_EDITS and _edit_inside_workspace(call):
         return Verdict("allow", "allowed by permission mode acceptEdits (an edit in the workspace)")
@@ -227,231 +235,6 @@ def _set_id_refusal(call: Call) -> str | None:
     return None
 
 
-def suggested_rules(
-    call: ApprovalRequest, workspace_root: Path, rules: RuleSet | None = None
-) -> list[str]:
-    """Allow rules that would let calls like this one run, to propose or to save ("always").
-
-    Args:
-        call: The call that asked.
-        workspace_root: The workspace; file rules are written relative to it.
-        rules: The rules in force; sub-commands they already allow get no rule of their own.
-
-    Returns:
-        For a shell command, a prefix rule per sub-command not yet allowed (its command and,
-        unless that is an option, its first argument: `Bash(npm run:*)`); for a file tool the
-        file; for a fetch the host; otherwise the tool's name.
-    """
-    return _suggest(describe(call, workspace_root), rules or RuleSet())
-
-
-def _suggest(described: Call, rules: RuleSet) -> list[str]:
-    call = described.request
-    if call.tool == EXIT_PLAN_MODE:
-        return []  # each plan is approved on its own merits
-    if call.tool == "bash" and described.commands:
-        suggestions: list[str] = []
-        for command in _commands_left(described, rules):
-            if not command.checkable or command.sub.unseen:
-                continue  # no prefix rule would cover it; it must be approved each time
-            words = list(command.sub.words)
-            rule = f"Bash({_rule_spec(words)})"
-            if words and rule not in suggestions:
-                suggestions.append(rule)
-        for _, written in _writes_left(described, rules.allow, PermissionMode.DEFAULT):
-            for form in written.forms:  # an edit of a file outside is never allowed by rule
-                parts = inside(form, described.root)
-                rule = f"Edit(./{'/'.join(parts)})"
-                if parts and rule not in suggestions:
-                    suggestions.append(rule)
-        return suggestions
-    if described.host:
-        return [f"WebFetch(domain:{described.host})"]
-    if described.targets and call.tool in FILE_EDIT_TOOLS | {"read"}:
-        target = described.targets[0].forms[0]
-        name = "Read" if call.tool == "read" else "Edit"
-        parts = inside(target, described.root)
-        return [f"{name}(./{'/'.join(parts)})" if parts else f"{name}(/{target})"]
-    return [call.tool]
-
-
-RUNNERS = frozenset(
-    {"python", "python3", "node", "deno", "bun", "ruby", "perl", "php", "bash", "sh", "zsh",
-     "uv", "uvx", "npx", "pipx", "poetry", "pdm", "hatch", "java", "dotnet"}
-)  # fmt: skip
-"""Commands that run whatever their arguments name: a rule for the bare name would allow any
-code (`Bash(python:*)` for `python -m pytest`), so theirs names what they run."""
-
-
-RUN_VERBS = frozenset({"run", "exec", "x", "dlx", "tool"})
-"""A runner's sub-commands that run what follows them (`uv run`, `npm exec`, `pnpm dlx`)."""
-WRAPPERS = frozenset({"env", "nice", "nohup", "time", "timeout", "command", "exec", "xargs"})
-"""Commands that run the command after their own options: a rule names that one too."""
-
-
-def _rule_spec(words: list[str], *, whole_words: bool = False) -> str:
-    """What an "always" rule for this command says inside `Bash(...)`: its command and, unless
-    that is an option, its first argument, as a prefix (`npm run:*`, `ls:*`).
-
-    What runs arbitrary code is named down to what it runs, in whole words (`python -m pytest
-    *` allows `python -m pytest -x`, not `python -m pytest_evil`): an interpreter's script or
-    module, a runner's `run` target (`uv run pytest *`), a wrapper's command (`env python -m
-    pytest *`); `whole_words` asks that form of what a runner or wrapper runs. An option in
-    the way may take a value (`python -W ignore x.py`, `uv run --with pkg x`) that no prefix
-    could tell from what runs, so the rule is then the command exactly, as for a bare
-    interpreter (`python` reads its program from stdin). (`sudo apt` the parser splits.)
-    """
-    name = words[0].rsplit("/", 1)[-1] if words else ""
-    whole = " ".join(words)
-    if name in WRAPPERS:
-        at = next((i for i, w in enumerate(words[1:], 1) if "=" not in w), len(words))
-        if at < len(words) and not words[at].startswith("-") and not words[at].isdigit():
-            inner = _rule_spec(words[at:], whole_words=True)
-            return " ".join([*words[:at], inner])  # past `env VAR=value`
-        return whole
-    if not (name in RUNNERS or name.rstrip("0123456789.").removesuffix("python") == ""):
-        named = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
-        return f"{' '.join(named)}{' *' if whole_words else ':*'}"
-    if len(words) > 2 and words[1] == "-m":
-        return f"{' '.join(words[:3])} *"
-    if len(words) > 2 and words[1] in RUN_VERBS:
-        at = 3 if words[2] == "--" else 2
-        if at < len(words) and not words[at].startswith("-"):
-            return " ".join([*words[:at], _rule_spec(words[at:], whole_words=True)])
-        return whole
-    if len(words) > 1 and not words[1].startswith("-"):
-        return f"{' '.join(words[:2])} *"
-    return whole
-
-
-def _commands_left(call: Call, rules: RuleSet) -> list[Command]:
-    """The sub-commands whose program no allow rule covers."""
-    covering = [rule for rule in rules.allow if rule.covers(call.tool)]
-    return [
-        part
-        for part in _parts(call)
-        if isinstance(part, Command) and not any(_allows_part(r, part, call) for r in covering)
-    ]
-
-
-def _writes_left(
-    call: Call, allow: Iterable[Rule], mode: PermissionMode
-) -> list[tuple[Command, Target]]:
-    """The files a shell command line writes that no allow rule or the mode lets it write,
-    each with its sub-command."""
-    return [
-        (command, target)
-        for command in call.commands or ()
-        for target in command.writes
-        if _edit_allowed(target, call, allow, mode) is None
-    ]
-
-
-# ---- matching rules -------------------------------------------------------------------------
-
-
-def _first_restricting(rules: Iterable[Rule], call: Call) -> str | None:
-    """The first deny or ask rule that applies, with what it matched: `Read(./.env) (.env)`."""
-    for rule in rules:
-        if rule.restricts(call.tool) and rule.specifier is None:
-            return str(rule)
-        if (matched := _restricted_part(rule, call)) is not None:
-            return f"{rule} ({matched})"
-    return None
-
-
-def _restricted_part(rule: Rule, call: Call) -> str | None:
-    """What of the call a deny or ask rule with a specifier matches, or None."""
-    if rule.path is not None and rule.restricts(call.tool):
-        return _matching_form(rule, call.targets or (), call.root)
-    if rule.path is not None and rule.tool in _SHELL_FILE_RULES:
-        for command in call.commands or ():
-            named = command.reads if rule.tool == "Read" else command.writes
-            if (form := _matching_form(rule, named, call.root)) is not None:
-                return f"{form} in: {command.shown}"
-        return None
-    if rule.tool == "Bash" and rule.specifier is not None:
-        for command in call.commands or ():
-            if matches_prefix(command.sub, str(rule), by_name=True):
-                return command.sub.text
-        return None
-    if rule.domain is not None and call.host and rule.domain.matches(call.host):
-        return call.host
-    return None
-
-
-def _matching_form(rule: Rule, targets: Iterable[Target], root: str) -> str | None:
-    assert rule.path is not None
-    for target in targets:
-        for form in target.forms:
-            if rule.path.matches(form, root, is_dir=target.is_dir):
-                return _shown(form, root)
-    return None
-
-
-def _allowing(rules: tuple[Rule, ...], call: Call, mode: PermissionMode) -> list[str] | None:
-    """What together allows all of the call (rules, and the mode for a shell command's
-    writes), or None when something is left over."""
-    covering = [rule for rule in rules if rule.covers(call.tool)]
-    if bare := [rule for rule in covering if rule.specifier is None]:
-        return [str(bare[0])]
-    used: list[str] = []
-    for part in _parts(call):
-        command = part if isinstance(part, Command) else None
-        if command is None or command.sub.words or not command.checkable:
-            rule = next((r for r in covering if _allows_part(r, part, call)), None)
-            if rule is None:
-                return None
-            used.append(str(rule))
-        for target in command.writes if command else ():
-            allowed = _edit_allowed(target, call, rules, mode)
-            if allowed is None:
-                return None
-            used.append(allowed)
-    return list(dict.fromkeys(used)) or None  # nothing to match is never allowed by a pattern
-
-
-def _parts(call: Call) -> list[object]:
-    """What each must be allowed: every form of every path, every sub-command, the host."""
-    if call.targets is not None:
-        return [(form, target.is_dir) for target in call.targets for form in target.forms]
-    if call.commands is not None:
-        # A statement of assignments alone runs and writes nothing a rule could name.
-        return [c for c in call.commands if c.sub.words or c.writes or not c.checkable]
-    return [call.host] if call.host else []
-
-
-def _allows_part(rule: Rule, part: object, call: Call) -> bool:
-    if rule.path is not None and isinstance(part, tuple):
-        form, is_dir = part
-        return rule.path.matches(form, call.root, is_dir=is_dir)
-    if rule.tool == "Bash" and isinstance(part, Command):
-        return part.checkable and bool(part.sub.words) and matches_prefix(part.sub, str(rule))
-    if rule.domain is not None and isinstance(part, str):
-        return rule.domain.matches(part)
-    return False
-
-
-def _edit_allowed(
-    target: Target, call: Call, allow: Iterable[Rule], mode: PermissionMode
-) -> str | None:
-    """What lets a shell command line write `target`, as an edit of it would be allowed: an
-    `Edit(...)` or `Write(...)` allow rule, or acceptEdits mode; never outside the workspace,
-    where the edit tools write nothing. None when nothing does."""
-    if not all(inside(form, call.root) for form in target.forms):
-        return None
-    for rule in allow:
-        if rule.tool not in ("Edit", "Write"):
-            continue
-        if rule.path is None or all(
-            rule.path.matches(form, call.root, is_dir=target.is_dir) for form in target.forms
-        ):
-            return str(rule)
-    if mode == PermissionMode.ACCEPT_EDITS:
-        return "permission mode acceptEdits (an edit in the workspace)"
-    return None
-
-
 def _unseen(call: Call) -> str | None:
     """Why a shell command runs commands no rule can be checked against, or None."""
     for command in call.commands or ():
@@ -466,12 +249,12 @@ def _unseen(call: Call) -> str | None:
 
 def _unsure_about_command(call: Call, mode: PermissionMode, rules: RuleSet) -> str | None:
     """Why an unparseable command must ask, or None when the rules settle it anyway."""
-    denying = [rule for rule in rules.deny if _speaks_about_commands(rule)]
+    denying = [rule for rule in rules.deny if speaks_about_commands(rule)]
     if mode == PermissionMode.BYPASS_PERMISSIONS:
         if not denying:
             return None
         return f"the command cannot be parsed, so deny rule {denying[0]} cannot be checked"
-    asking = [rule for rule in rules.ask if _speaks_about_commands(rule)]
+    asking = [rule for rule in rules.ask if speaks_about_commands(rule)]
     everything_allowed = any(r.covers("bash") and r.specifier is None for r in rules.allow)
     if everything_allowed and not denying and not asking:
         return None
@@ -485,22 +268,17 @@ def _unchecked_environment(call: Call, mode: PermissionMode, rules: RuleSet) -> 
     changing = next((c for c in call.commands or () if c.changes_what_runs), None)
     if changing is None:
         return None
-    restricting = [rule for rule in rules.deny if _speaks_about_commands(rule)]
+    restricting = [rule for rule in rules.deny if speaks_about_commands(rule)]
     if mode != PermissionMode.BYPASS_PERMISSIONS:
         if not any(r.covers("bash") and r.specifier is None for r in rules.allow):
             return None  # no prefix rule covers it: it asks as it is
-        restricting += [rule for rule in rules.ask if _speaks_about_commands(rule)]
+        restricting += [rule for rule in rules.ask if speaks_about_commands(rule)]
     if not restricting:
         return None
     return (
         f"{changing.shown} sets a variable that changes what runs, so rule {restricting[0]}"
         " cannot be checked against what it runs"
     )
-
-
-def _speaks_about_commands(rule: Rule) -> bool:
-    """A rule with a specifier that shell commands are checked against."""
-    return rule.specifier is not None and (rule.tool == "Bash" or rule.tool in _SHELL_FILE_RULES)
 
 
 # ---- modes and paths ------------------------------------------------------------------------
@@ -556,23 +334,18 @@ def _written_forms(call: Call) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
-def _shown(path: str, root: str) -> str:
-    parts = inside(path, root)
-    return "/".join(parts) if parts else path
-
-
 def _needs_approval(call: Call, mode: PermissionMode, rules: RuleSet) -> str:
     reason = f"{call.tool} needs approval"
-    left = _commands_left(call, rules)
+    left = commands_left(call, rules)
     plain = [c.shown for c in left if c.checkable and c.sub.words]
-    if plain and len(left) < len(_parts(call)):
+    if plain and len(left) < len(parts_to_allow(call)):
         reason += f" (not allowed by any rule: {'; '.join(plain)})"
     if unnamed := [c.shown for c in left if not c.checkable]:
         reason += (
             " (no prefix rule covers a command that writes files its command line does not"
             f" name, or sets variables that change what runs: {'; '.join(unnamed)})"
         )
-    writes = _writes_left(call, rules.allow, mode)
+    writes = writes_left(call, rules.allow, mode)
     if outside := _listed([(c, t) for c, t in writes if not inside(t.forms[0], call.root)], call):
         reason += f" (it writes outside the workspace: {outside})"
     if within := _listed([(c, t) for c, t in writes if inside(t.forms[0], call.root)], call):
@@ -585,13 +358,13 @@ def _needs_approval(call: Call, mode: PermissionMode, rules: RuleSet) -> str:
 
 def _listed(writes: list[tuple[Command, Target]], call: Call) -> str:
     """`a.txt, b.txt in: cmd > a.txt; ...`: each file written, with its sub-command."""
-    files = dict.fromkeys(_shown(target.forms[0], call.root) for _, target in writes)
+    files = dict.fromkeys(shown(target.forms[0], call.root) for _, target in writes)
     commands = dict.fromkeys(command.shown for command, _ in writes)
     return f"{', '.join(files)} in: {'; '.join(commands)}" if writes else ""
 
 
 def _allow_hint(call: Call, rules: RuleSet) -> str:
-    suggestions = _suggest(call, rules)
+    suggestions = suggest(call, rules)
     if not suggestions:
         return "The user can allow it with an allow rule."
     return f"The user can allow it with the rule {' and '.join(suggestions)}."
@@ -609,7 +382,7 @@ def _preview(call: Call) -> str:
     """What the person should look at: the command, the URL, or the diff of a file change."""
     args = call.request.arguments if isinstance(call.request.arguments, dict) else {}
     if call.tool == "bash" and isinstance(args.get("command"), str):
-        written = [_shown(form, call.root) for form in _written_forms(call)]
+        written = [shown(form, call.root) for form in _written_forms(call)]
         if written:
             return f"{args['command']}\n\nwrites: {', '.join(written)}"
         return args["command"]

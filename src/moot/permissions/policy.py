@@ -101,7 +101,8 @@ class RulesPolicy:
         and what would let it run unasked (`ways_to_run`), for a refusal where nobody answers.
         """
         # Lazy: the decision (what a call touches, the shell parser) loads at the first tool call.
-        from moot.permissions.decide import decide, suggested_rules, ways_to_run
+        from moot.permissions.decide import decide, ways_to_run
+        from moot.permissions.suggest import suggested_rules
 
         if self._refresh is not None:
             self._refresh()

@@ -17,7 +17,8 @@ from typing import Any
 
 from moot.commands.display import shown_path
 from moot.workspace.diff import MAX_DIFF_LINES, unified_diff
-from moot.workspace.paths import PathRefused, Workspace, read_file_bytes
+from moot.workspace.no_follow import PathRefused, read_file_bytes
+from moot.workspace.paths import Workspace
 
 MAX_PREVIEW_BYTES = 1024 * 1024
 """Larger files are not diffed for a preview; the change is shown on its own."""

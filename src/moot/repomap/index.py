@@ -19,7 +19,7 @@ from moot.repomap.cache import CachedFile, TagCache
 from moot.repomap.languages import GrammarMissing, Grammars, LanguageSpec, language_for
 from moot.repomap.tags import FileTags, extract_tags
 from moot.workspace.ignore import GitIgnore, Hidden, HiddenInodes
-from moot.workspace.paths import PathRefused, open_read
+from moot.workspace.no_follow import PathRefused, open_read
 from moot.workspace.walk import MAX_DEPTH, deadline_after, too_deep, walk
 
 MAX_FILE_BYTES = 512 * 1024

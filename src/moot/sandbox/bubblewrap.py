@@ -1,6 +1,7 @@
 """Commands in a bubblewrap sandbox: a read-only view of this machine with the workspace writable.
 
-Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>`:
+Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>` (the command line is
+`bwrap_argv`'s; whether bubblewrap works here, and what this `bwrap` can do, `bwrap_probe`'s):
 
 - The root file system is bound read-only (`--ro-bind / /`); the workspace is bound writable
   at its own path, and `policy.protected` paths in it (`.git`, `.moot`) read-only again when
@@ -75,11 +76,8 @@ git (`moot.permissions.tracked` says what hides `.git`); Unix sockets outside `/
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import shutil
-import stat
-import subprocess
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
@@ -99,11 +97,17 @@ from moot.sandbox.base import (
     rename_guards,
     sweep_absent,
 )
+from moot.sandbox.bwrap_argv import bwrap_args, open_guards
+from moot.sandbox.bwrap_probe import (
+    bind_fd_supported,
+    find_bwrap,
+    isolation_args,
+    tmpfs_size_supported,
+)
 from moot.sandbox.env import scrub_env
 from moot.sandbox.home import (
     HOME_TMPFS_SIZE,
     HiddenHome,
-    covered,
     git_config,
     hidden_homes,
     home_dirs,
@@ -121,259 +125,6 @@ from moot.sandbox.process import KILL_GRACE
 from moot.sandbox.seccomp import set_id_filter
 from moot.sandbox.set_id import SetIdSweep
 
-_NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
-_PROBE_FLAGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_NAMESPACES)
-DROP_ALL = ("--cap-drop", "ALL")
-"""No capability at all for the command, whoever runs moot (bwrap keeps every one for root)."""
-ISOLATIONS = (
-    ("--unshare-user", "--disable-userns", *DROP_ALL),
-    ("--unshare-user", *DROP_ALL),
-    DROP_ALL,
-)
-"""How a command is kept from privileges, strongest first; the probe takes the first that
-works here. A user namespace of its own makes what capabilities the command could hold count
-only there, and `--disable-userns` (bubblewrap 0.8) keeps it from making another; where the
-kernel allows no user namespace (inside many containers), root is left with no capability."""
-
-
-PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
-"""Bound read-only over the sandbox's own `/proc` (Docker's list): the kernel lets uid 0 write
-sysctls such as `kernel.core_pattern` (a program it runs as root on the host) with no
-capability at all, and bubblewrap leaves `/proc/sys` writable, its directory not being so."""
-
-
-def find_bwrap() -> str | None:
-    return shutil.which("bwrap")
-
-
-def bwrap_unavailable(bwrap: str | None = None) -> str | None:
-    """Why bubblewrap cannot run commands here, or None when it can (probed once per path).
-
-    The probe runs `true` with the mounts and namespaces a command gets, network unshared,
-    with each of `ISOLATIONS` in turn until one works: `bwrap` may be installed where user
-    namespaces are not allowed (some containers, some hardened kernels), and only trying
-    tells. A probe that succeeded is remembered across starts for a few minutes
-    (`moot.sandbox.bwrap_cache`), with the isolation that worked; a failed one is not.
-    """
-    path = bwrap or find_bwrap()
-    if path is None:
-        return "bubblewrap is not installed (no `bwrap` on PATH)"
-    return _probe(path)[0]
-
-
-def isolation_args(bwrap: str) -> tuple[str, ...]:
-    """The strongest of `ISOLATIONS` that works with this `bwrap` (probed once per path);
-    the weakest when none does (the command then fails with bwrap's own words)."""
-    return _probe(bwrap)[1]
-
-
-@functools.cache
-def _probe(path: str) -> tuple[str | None, tuple[str, ...]]:
-    remembered = bwrap_cache.remembered_isolation(path)
-    if remembered is not None:
-        return None, remembered
-    why_not = ""
-    for isolation in ISOLATIONS:
-        argv = [path, *_PROBE_FLAGS, *isolation, "--unshare-net", "--die-with-parent", "true"]
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"`{path}` could not be run: {exc}", ISOLATIONS[-1]
-        if done.returncode == 0:
-            bwrap_cache.remember(path, _version(path), isolation)
-            return None, isolation
-        detail = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        why_not = f"`{path}` does not work here: {detail[0]}"
-    return why_not, ISOLATIONS[-1]
-
-
-def bwrap_version(bwrap: str | None = None) -> str:
-    """`bwrap --version`'s answer, e.g. "bubblewrap 0.8.0"; "" when it has none (asked once
-    per path, or remembered with a successful probe)."""
-    path = bwrap or find_bwrap()
-    if path is None:
-        return ""
-    return _version(path)
-
-
-@functools.cache
-def _version(path: str) -> str:
-    remembered = bwrap_cache.remembered(path)
-    if remembered is not None:
-        return remembered
-    try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout.strip()
-
-
-def bwrap_args(
-    bwrap: str,
-    *,
-    workspace: Path,
-    protected: tuple[str, ...],
-    network: bool,
-    tmp: Path,
-    cwd: Path,
-    hidden: list[Path],
-    masks: SandboxMasks | None = None,
-    empty_file: Path | None = None,
-    guard_fds: Mapping[str, int] | None = None,
-    isolation: Sequence[str] = DROP_ALL,
-    reveal: Path | None = None,
-    homes: Sequence[HiddenHome] = (),
-    gitconfig: tuple[str, str] | None = None,
-    home_size: int | None = None,
-    seccomp_fd: int | None = None,
-) -> list[str]:
-    """The `bwrap` arguments before `--` for one command (see the module docstring).
-
-    `homes` are the home directories to show as empty tmpfs with their passes bound in
-    (`home.hidden_homes`), each `home_size` bytes at most (None: no `--size`, an older
-    bwrap); `gitconfig` is a (host file, path in the sandbox) pair bound read-only after them.
-    `hidden` are real paths outside the workspace to hide (`private.place`), those the homes
-    cover skipped; `reveal` (the session's outputs directory, a real path) is bound read-only
-    inside the one that holds it.
-    `masks` needs `empty_file`: an empty read-only file on the host, bound over hidden files.
-    `guard_fds` holds a descriptor of each directory of `rename_guards` that `open_guards`
-    could open; None binds them by path instead (a bwrap without `--bind-fd`).
-    `isolation` is one of `ISOLATIONS` (`isolation_args` says which works here).
-    `seccomp_fd` is a descriptor bwrap reads the set-id filter from (`seccomp`), if any.
-    """
-    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for proc_path in PROC_READ_ONLY:
-        args += ["--ro-bind-try", proc_path, proc_path]
-    args += ["--tmpfs", "/run"]
-    if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
-        args += ["--tmpfs", "/var/run"]
-    if network:  # name resolution may go through systemd-resolved's stub, under /run
-        for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
-            args += ["--ro-bind-try", resolver, resolver]
-    args += home_args(homes, gitconfig, home_size)
-    if reveal is not None and covered(str(reveal), homes):
-        args += ["--ro-bind-try", str(reveal), str(reveal)]
-    for path in hidden:
-        if any(path.is_relative_to(place) for place in _NOT_THE_HOSTS):
-            continue  # not the host's there: nothing to hide (and no mount point to make)
-        if covered(str(path), homes):
-            continue  # out of sight with the home that holds it
-        if os.path.isdir(path) and not os.path.islink(path):
-            args += ["--tmpfs", str(path)]
-            if reveal is not None and reveal.is_relative_to(path) and reveal != path:
-                args += ["--ro-bind-try", str(reveal), str(reveal)]
-            args += ["--remount-ro", str(path)]
-        elif os.path.isfile(path) and not os.path.islink(path):
-            args += ["--ro-bind", "/dev/null", str(path)]
-    args += ["--bind", str(tmp), "/tmp", "--bind", str(workspace), str(workspace)]
-    args += guard_args(workspace, rename_guards(masks, protected), guard_fds)
-    for rel in protected:
-        path = workspace / rel
-        try:
-            mode = os.lstat(path).st_mode
-        except OSError:
-            continue  # missing: nothing to protect (see the module docstring)
-        # A symlink is left alone: binding would follow it, perhaps over the workspace itself.
-        if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
-            args += ["--ro-bind", str(path), str(path)]
-    if masks:
-        assert empty_file is not None, "hidden files are bound from an empty file"
-        args += mask_args(workspace, masks, empty_file, hidden)
-    args += [*_NAMESPACES, *(() if network else ("--unshare-net",)), *isolation]
-    if seccomp_fd is not None:
-        args += ["--seccomp", str(seccomp_fd)]
-    args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
-    return args
-
-
-def home_args(
-    homes: Sequence[HiddenHome], gitconfig: tuple[str, str] | None, size: int | None
-) -> list[str]:
-    """Each home directory as an empty tmpfs (writable, new for each command, `size` bytes at
-    most), with its passes bound in read-only (`-try`: one may go before bwrap runs), then
-    the commands' own git config."""
-    args: list[str] = []
-    for home in homes:
-        args += [*(("--size", str(size)) if size else ()), "--tmpfs", home.path]
-        for source, dest in home.binds:
-            args += ["--ro-bind-try", source, dest]
-    if gitconfig is not None:
-        args += ["--ro-bind-try", *gitconfig]
-    return args
-
-
-def guard_args(workspace: Path, guards: list[str], fds: Mapping[str, int] | None) -> list[str]:
-    """The writable binds of each guarded directory onto itself, parents first: from its
-    descriptor in `fds`, or when `fds` is None by path if it is a directory, not a link."""
-    args: list[str] = []
-    for rel in guards:
-        path = str(workspace / rel)
-        if fds is not None:
-            if rel in fds:
-                args += ["--bind-fd", str(fds[rel]), path]
-        elif stat.S_ISDIR(_lstat_mode(path)):
-            args += ["--bind", path, path]
-    return args
-
-
-def open_guards(workspace: Path, guards: list[str]) -> dict[str, int]:
-    """An `O_PATH` descriptor of each directory in `guards` (parents first), each opened from
-    its parent's without following a link; one that is gone, or a link now, is left out,
-    with what lies below it. The caller closes them."""
-    fds: dict[str, int] = {}
-    root = os.open(workspace, os.O_PATH | os.O_DIRECTORY)
-    try:
-        for rel in guards:
-            parent, _, name = rel.rpartition("/")
-            at = fds.get(parent) if parent else root
-            if at is None:
-                continue  # its parent could not be opened
-            try:
-                fds[rel] = os.open(
-                    name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=at
-                )
-            except OSError:
-                continue
-    except BaseException:
-        for fd in fds.values():
-            os.close(fd)
-        raise
-    finally:
-        os.close(root)
-    return fds
-
-
-def bind_fd_supported(bwrap: str) -> bool:
-    """Whether this `bwrap` has `--bind-fd` (releases since Flatpak's CVE-2024-42472 fix, and
-    distributions' backports of it); asked once per path."""
-    return _has_bind_fd(bwrap)
-
-
-def tmpfs_size_supported(bwrap: str) -> bool:
-    """Whether this `bwrap` has `--size` for a tmpfs (0.5 and later); asked once per path."""
-    return "--size" in _help(bwrap)
-
-
-def _has_bind_fd(path: str) -> bool:
-    return "--bind-fd" in _help(path)
-
-
-@functools.cache
-def _help(path: str) -> str:
-    """`bwrap --help`'s text (what options it has), "" when it cannot be run."""
-    try:
-        done = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout + done.stderr
-
-
-def _lstat_mode(path: str) -> int:
-    try:
-        return os.lstat(path).st_mode
-    except OSError:
-        return 0
-
 
 class _Prepared(msgspec.Struct, frozen=True):
     """What a launch works out off the event loop."""
@@ -390,34 +141,6 @@ class _Prepared(msgspec.Struct, frozen=True):
     """The home directories shown empty but for their passes."""
     gitconfig: tuple[str, str] | None = None
     """The commands' own git config: (host file, `~/.gitconfig` in the sandbox)."""
-
-
-_NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
-"""Where the sandbox shows something else than the host: a denied symlink's target there
-needs no mask (and bwrap would create one, in the private `/tmp` say)."""
-
-
-def mask_args(
-    workspace: Path, masks: SandboxMasks, empty_file: Path, hidden: list[Path]
-) -> list[str]:
-    """The mounts that mask what deny rules cover; parents before what lies below them."""
-    kinds = [(rel, "read_only") for rel in masks.read_only]
-    kinds += [(rel, "file") for rel in masks.hidden_files]
-    kinds += [(rel, "dir") for rel in masks.hidden_dirs]
-    args: list[str] = []
-    for rel, kind in sorted(kinds):
-        path = workspace / rel  # an absolute path (a link's target outside) stays as it is
-        if not path.is_relative_to(workspace):
-            elsewhere = [Path(p) for p in _NOT_THE_HOSTS] + hidden
-            if any(path.is_relative_to(place) for place in elsewhere):
-                continue
-        if kind == "read_only":  # -try: it may have gone since the masks were worked out
-            args += ["--ro-bind-try", str(path), str(path)]
-        elif kind == "file":
-            args += ["--ro-bind", str(empty_file), str(path)]
-        else:
-            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
-    return args
 
 
 class BubblewrapSandbox(ProcessSandbox):

@@ -49,7 +49,7 @@ def remembered(bwrap: str) -> str | None:
 
 def remembered_isolation(bwrap: str) -> tuple[str, ...] | None:
     """The isolation flags a fresh, matching successful probe of `bwrap` found to work
-    (`bubblewrap.ISOLATIONS`); None: probe."""
+    (`bwrap_probe.ISOLATIONS`); None: probe."""
     entry = _entry(bwrap)
     return None if entry is None else entry[1]
 

@@ -59,11 +59,10 @@ import contextlib
 import functools
 import os
 import shutil
-import threading
 import time
 import uuid
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -79,9 +78,17 @@ from moot.sandbox.base import (
     make_missing_dirs,
     sweep_absent,
 )
+from moot.sandbox.docker_exec import (
+    ContainerExec,
+    DockerBackground,
+    Feed,
+    container_env,
+    container_gone,
+    exec_and_wait,
+)
 from moot.sandbox.docker_image import DockerSettings
-from moot.sandbox.env import scrub_env
-from moot.sandbox.output import MAX_OUTPUT_CHARS, HeadTail, OutputCapture, OutputDir, Stream
+from moot.sandbox.docker_masks import ContainerMasks, MaskId, mask_ids
+from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
 from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
 from moot.sandbox.set_id import SetIdSweep, with_cleared
@@ -92,8 +99,6 @@ if TYPE_CHECKING:
 
     from moot.sandbox.base import SandboxPolicy
 
-Feed = Callable[..., None]
-"""Takes output as it arrives: `feed(stream, data, final=False)`, as `OutputCapture.feed`."""
 _KILL_WAIT = 5.0
 """Seconds to wait for a SIGKILLed command's exec to end before we stop reading its output."""
 
@@ -110,11 +115,6 @@ class DockerSandboxError(RuntimeError):
 
 class MasksOutdated(DockerSandboxError):
     """Deny rules cover paths the container does not mask yet, and it cannot be replaced now."""
-
-
-MaskId = tuple[str, str, int, int, int]
-"""A masked, guarded or protected path as the container has it: (kind, workspace path, device,
-inode, ctime in ns or 0)."""
 
 
 class Availability(msgspec.Struct, frozen=True):
@@ -171,7 +171,7 @@ class DockerSandbox:
         self._shell = "/bin/sh"
         self._starting = asyncio.Lock()
         self._background: list[DockerBackground] = []
-        self._live: set[_Exec] = set()
+        self._live: set[ContainerExec] = set()
         """Commands running in the container, background ones included."""
         self._masked: frozenset[MaskId] = frozenset()
         """What the container's mounts mask (see the module docstring)."""
@@ -296,11 +296,13 @@ class DockerSandbox:
             await asyncio.to_thread(shutil.rmtree, self._empty.parent, ignore_errors=True)
             self._empty = None
 
-    async def _exec(self, command: str, *, cwd: Path, env: Mapping[str, str], feed: Feed) -> _Exec:
+    async def _exec(
+        self, command: str, *, cwd: Path, env: Mapping[str, str], feed: Feed
+    ) -> ContainerExec:
         workdir = str(self._inside(cwd))
         tag = uuid.uuid4().hex[:16]
-        environment = _container_env(env, tag, self.policy.env_names)
-        running = _Exec(tag, asyncio.get_running_loop(), feed)
+        environment = container_env(env, tag, self.policy.env_names)
+        running = ContainerExec(tag, asyncio.get_running_loop(), feed)
         masks = await asyncio.to_thread(self._masks_now)
         for attempt in (1, 2):
             container = await self._ensure_container(masks)
@@ -311,14 +313,14 @@ class DockerSandbox:
                 running.done.add_done_callback(lambda _: self._live.discard(running))
                 return running
             except Exception as error:
-                if attempt == 2 or not _container_gone(error):
+                if attempt == 2 or not container_gone(error):
                     raise
                 # The container was removed or stopped under us: start a new one, once.
                 self._forget_container()
                 await asyncio.to_thread(docker_image.remove, container)
         raise AssertionError("unreachable")
 
-    async def _kill(self, running: _Exec) -> None:
+    async def _kill(self, running: ContainerExec) -> None:
         """SIGTERM the command's tree, SIGKILL after the grace period; return once it ended."""
         if not running.done.done():
             running.killed = True
@@ -333,13 +335,13 @@ class DockerSandbox:
             running.abandon()  # something escaped and holds the output open: stop reading
             await asyncio.shield(running.done)
 
-    async def _signal(self, running: _Exec, signal: Literal["TERM", "KILL"]) -> None:
+    async def _signal(self, running: ContainerExec, signal: Literal["TERM", "KILL"]) -> None:
         container = self._container
         if container is not None:
             argv = docker_image.kill_argv(running.tag, signal)
-            await asyncio.to_thread(_exec_and_wait, container, argv)
+            await asyncio.to_thread(exec_and_wait, container, argv)
 
-    async def _ensure_container(self, masks: _Masks) -> Container:
+    async def _ensure_container(self, masks: ContainerMasks) -> Container:
         async with self._starting:
             if self._container is not None and not masks.ids <= self._masked:
                 self._refuse_while_busy(masks)
@@ -351,7 +353,7 @@ class DockerSandbox:
                 self._masked = masks.ids
             return self._container
 
-    def _masks_now(self) -> _Masks:
+    def _masks_now(self) -> ContainerMasks:
         """What deny rules cover now, with the identity of each path the container mounts
         (a blocking call); missing protected directories are made first."""
         make_missing_dirs(self.policy, self.workspace)
@@ -359,9 +361,9 @@ class DockerSandbox:
         placed = place(private_paths(Path.home(), self.private), self.workspace)
         masks = with_private(masks, placed) or masks
         ids = mask_ids(self.workspace, masks, self.policy.protected, steady=placed.dirs)
-        return _Masks(masks, ids)
+        return ContainerMasks(masks, ids)
 
-    def _refuse_while_busy(self, masks: _Masks) -> None:
+    def _refuse_while_busy(self, masks: ContainerMasks) -> None:
         """Raise `MasksOutdated` when something runs in the container (it cannot go now)."""
         if not self._live:
             return
@@ -448,224 +450,3 @@ class DockerSandbox:
         except OSError:
             return None
         return directory
-
-
-class _Masks(msgspec.Struct, frozen=True):
-    masks: SandboxMasks
-    ids: frozenset[MaskId]
-
-
-def mask_ids(
-    workspace: Path,
-    masks: SandboxMasks,
-    protected: tuple[str, ...] = (),
-    *,
-    steady: tuple[str, ...] = (),
-) -> frozenset[MaskId]:
-    """Each path the container mounts that exists, with what tells a replaced one from the one
-    mounted: device and inode, and for a masked path the ctime (a new file may reuse an inode).
-
-    Guarded and protected directories (`docker_image.guard_paths`, `protected_paths`) go
-    without it, and so does a hidden `.git` (`moot.permissions.masks` hides it when git tracks
-    a hidden file): a directory's ctime changes with every file made in it, and a git command
-    on the host writes in `.git` each time; so do moot's own directories hidden in the
-    workspace (`steady`: SQLite makes and removes files in the data directory as it writes).
-    A directory removed on the host and made again
-    with the same inode number goes unnoticed; only the host can do that (in the container
-    each is a mount point).
-    """
-    ids: set[MaskId] = set()
-    mounted = docker_image.protected_paths(workspace, protected)
-    for path in [*mounted, *docker_image.guard_paths(workspace, masks, mounted)]:
-        with contextlib.suppress(OSError):
-            info = os.lstat(path)
-            rel = str(path.relative_to(workspace))
-            kind = "protected" if path in mounted else "guard"
-            ids.add((kind, rel, info.st_dev, info.st_ino, 0))
-    kinds = [("read_only", masks.read_only), ("file", masks.hidden_files)]
-    for kind, paths in [*kinds, ("dir", masks.hidden_dirs)]:
-        for rel in paths:
-            if rel.startswith("/"):
-                continue  # outside the workspace: not mounted, nothing to mask
-            try:
-                info = os.lstat(workspace / rel)
-            except OSError:
-                continue
-            ctime = 0 if rel == ".git" or rel in steady else info.st_ctime_ns
-            ids.add((kind, rel, info.st_dev, info.st_ino, ctime))
-    return frozenset(ids)
-
-
-class DockerBackground:
-    """A command started with `DockerSandbox.start`; its output collects until `read()`."""
-
-    def __init__(
-        self,
-        shell_id: str,
-        *,
-        kill: Callable[[_Exec], Coroutine[Any, Any, None]],
-        files: OutputDir | None,
-        limit: int = MAX_OUTPUT_CHARS,
-        on_end: Callable[[], Awaitable[object]] | None = None,
-    ) -> None:
-        """`on_end` is awaited once the command has ended, before its exit code shows (the
-        sandbox's sweep of set-id bits)."""
-        self.id = shell_id
-        self._kill = kill
-        self._limit = limit
-        self._unread = HeadTail(limit)
-        self._capture = OutputCapture(files, name=shell_id, limit=limit, on_output=self._add)
-        self._running: _Exec | None = None
-        self._exit_code: int | None = None
-        self._on_end = on_end
-        self._follower: asyncio.Task[None] | None = None
-
-    def attach(self, running: _Exec) -> None:
-        """Follow `running` (the sandbox calls this once the exec has started)."""
-        self._running = running
-        self._follower = asyncio.get_running_loop().create_task(self._follow(running))
-
-    def feed(self, stream: Stream, data: bytes, *, final: bool = False) -> None:
-        """Take output as it arrives (the exec's pump calls this)."""
-        self._capture.feed(stream, data, final=final)
-
-    def read(self) -> str:
-        """Output since the last read: capped, its middle elided and named in the marker."""
-        text = self._unread.render(where=self._capture.where)
-        self._unread = HeadTail(self._limit)
-        return text
-
-    @property
-    def exit_code(self) -> int | None:
-        """None while it runs; negative when our kill's signal ended it (-15, -9), and -1
-        when the engine went away."""
-        return self._exit_code
-
-    async def kill(self) -> None:
-        """SIGTERM to its tree, SIGKILL after the grace period; returns once it is gone."""
-        if self._running is not None and self._exit_code is None:
-            await self._kill(self._running)
-        if self._follower is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(self._follower)
-
-    def _add(self, text: str) -> None:
-        self._unread.add(text)
-
-    async def _follow(self, running: _Exec) -> None:
-        await asyncio.shield(running.done)
-        try:
-            if self._on_end is not None:
-                await self._on_end()
-        finally:
-            self._ended(running.done)
-
-    def _ended(self, done: asyncio.Future[int | None]) -> None:
-        self._capture.finish()
-        code = done.result()
-        if code is None:
-            code = -1
-        elif self._running is not None and self._running.killed and code > 128:
-            code = 128 - code  # the shell reports a signal n as 128 + n
-        self._exit_code = code
-
-
-class _Exec:
-    """One command running in the container; a thread pumps its output to the event loop."""
-
-    def __init__(self, tag: str, loop: asyncio.AbstractEventLoop, feed: Feed) -> None:
-        self.tag = tag
-        """The value of the command's marker variable; see `docker_image`."""
-        self.done: asyncio.Future[int | None] = loop.create_future()
-        """The exit status docker reports, or None when the engine went away (see `lost`)."""
-        self.killed = False
-        """We signalled it before it ended."""
-        self.lost: str | None = None
-        """Why reading the output failed, when the engine went away."""
-        self._loop = loop
-        self._feed = feed
-        self._stream: Any = None
-
-    def begin(self, container: Container, argv: list[str], env: dict[str, str], cwd: str) -> None:
-        """Create and start the exec, then pump its output from a thread (blocking call)."""
-        api = container.client.api
-        exec_id = api.exec_create(
-            container.id, argv, stdout=True, stderr=True, stdin=False, environment=env, workdir=cwd
-        )["Id"]
-        self._stream = api.exec_start(exec_id, stream=True, demux=True)
-        # A thread of its own, not the default executor: a background command may hold it
-        # for hours, and the executor has only a few workers.
-        pump = threading.Thread(
-            target=self._pump, args=(api, exec_id), name=f"moot-docker-{self.tag}", daemon=True
-        )
-        pump.start()
-
-    def abandon(self) -> None:
-        """Stop reading output (from any thread); the pump then ends."""
-        if self._stream is not None:
-            self._stream.close()
-
-    def _pump(self, api: Any, exec_id: str) -> None:
-        code: int | None = None
-        try:
-            for out, err in self._stream:
-                if out:
-                    self._call(self._feed, "stdout", out)
-                if err:
-                    self._call(self._feed, "stderr", err)
-            code = _exit_code(api, exec_id)
-        except Exception as error:
-            self.lost = docker_image.first_line(error)
-        finally:
-            self._call(self._finish, code)
-
-    def _call(self, callback: Callable[..., None], *args: Any) -> None:
-        # A closed loop raises RuntimeError: nobody waits for this command any more.
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(callback, *args)
-
-    def _finish(self, code: int | None) -> None:
-        self._feed("stdout", b"", final=True)
-        self._feed("stderr", b"", final=True)
-        if not self.done.done():
-            self.done.set_result(code)
-
-
-def _container_env(env: Mapping[str, str], tag: str, named: tuple[str, ...]) -> dict[str, str]:
-    """What `scrub_env` passes of `env` (and of the `named` variables), for the container: no
-    PATH (the image's applies), HOME and TMPDIR on the tmpfs, and the marker that tells the
-    command's processes apart."""
-    extra = {"HOME": "/tmp", "TMPDIR": "/tmp", docker_image.MARKER: tag}
-    clean = scrub_env(env, named=named, extra=extra)
-    del clean["PATH"]  # the host's PATH names the host's directories
-    return clean
-
-
-def _exit_code(api: Any, exec_id: str) -> int | None:
-    """The exec's exit status, once it has one. The output can end a moment before the engine
-    records the exit (a signal ended the process), or long before it (the command closed its
-    stdout and stderr and runs on): ask until it has ended. A timeout still kills it."""
-    pause = 0.002
-    while (state := api.exec_inspect(exec_id)).get("Running"):
-        time.sleep(pause)
-        pause = min(pause * 2, 0.1)
-    code: int | None = state.get("ExitCode")
-    return code
-
-
-def _container_gone(error: Exception) -> bool:
-    import docker.errors  # loaded: the error came from docker-py
-
-    if isinstance(error, docker.errors.NotFound):
-        return True
-    return isinstance(error, docker.errors.APIError) and error.status_code == 409
-
-
-def _exec_and_wait(container: Container, argv: list[str]) -> None:
-    """Run `argv` in the container to its end; a vanished container is fine."""
-    import docker.errors  # loaded: a container exists
-
-    api = container.client.api
-    # An APIError here means the container is gone, and every command with it.
-    with contextlib.suppress(docker.errors.APIError):
-        api.exec_start(api.exec_create(container.id, argv, stdout=True, stderr=True)["Id"])

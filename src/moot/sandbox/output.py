@@ -29,7 +29,7 @@ import msgspec
 
 from moot.paths import PRIVATE_FILE, make_private_dir
 from moot.sandbox.base import CommandResult, OutputCallback
-from moot.workspace.paths import PathRefused, open_dir_chain
+from moot.workspace.no_follow import PathRefused, open_dir_chain
 
 MAX_OUTPUT_CHARS = 30_000
 """What the model sees of one command's output (stdout and stderr together), at most."""

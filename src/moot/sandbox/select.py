@@ -110,7 +110,7 @@ def select_sandbox(
 
 def _unavailable(backend: str) -> str | None:
     if backend == "bubblewrap":
-        from moot.sandbox.bubblewrap import bwrap_unavailable
+        from moot.sandbox.bwrap_probe import bwrap_unavailable
 
         return bwrap_unavailable()
     try:
@@ -130,7 +130,7 @@ def _unavailable(backend: str) -> str | None:
 
 def _works(backend: str) -> str:
     if backend == "bubblewrap":
-        from moot.sandbox.bubblewrap import bwrap_version
+        from moot.sandbox.bwrap_probe import bwrap_version
 
         return f"{bwrap_version() or 'bwrap'} works here"
     return "a Docker engine answers"

@@ -2,7 +2,7 @@
 
 Every read names a root (the repository, the user's config dir, moot's shipped folder) and
 stays inside it: the path is resolved, checked against the root, then opened one directory at a
-time with `O_NOFOLLOW` (`moot.workspace.paths.open_read`), so a symlink that leads out, or one
+time with `O_NOFOLLOW` (`moot.workspace.no_follow.open_read`), so a symlink that leads out, or one
 swapped in after the check, is refused rather than followed. Sizes are capped before anything
 is read, and FIFOs or devices are refused without blocking.
 """
@@ -14,7 +14,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from moot.workspace.paths import PathRefused, open_read
+from moot.workspace.no_follow import PathRefused, open_read
 
 Denied = Callable[[Path], bool]
 """Whether the person's `Read(...)` deny rules cover a real path: such a file is never read

@@ -203,7 +203,8 @@ def add_note(root: Path, note: str) -> Path:
     Raises:
         NoteRefused: The note is empty, or the file cannot be written; nothing changed then.
     """
-    from moot.workspace.paths import PathRefused, Workspace, atomic_write, read_file_bytes
+    from moot.workspace.no_follow import PathRefused, atomic_write, read_file_bytes
+    from moot.workspace.paths import Workspace
 
     line = " ".join(note.split())
     if not line:

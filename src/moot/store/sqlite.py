@@ -18,11 +18,13 @@ Every SQLite or OS error reaches the caller as a `StoreError` saying what to do
 fails on its first read, and a database of another program (tables, but no moot schema
 version) is refused before anything is changed. A session is served by one runtime at a time:
 `claim` takes the session's lock file (`moot.store.claims`).
+
+The file itself (its modes, schema and migrations, what it refuses) is `sqlite_schema`'s; how
+an event and a session map to rows, `sqlite_rows`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import sqlite3
@@ -38,10 +40,16 @@ import msgspec
 from msgspec.structs import replace
 
 from moot.protocol.ids import new_id
-from moot.protocol.titles import title_of
-from moot.store.base import SessionInfo, UnknownSessionError, as_utc
+from moot.store.base import SessionInfo, UnknownSessionError
 from moot.store.claims import SessionClaim, claim_by_lock
 from moot.store.errors import StoreError, damaged, from_os, from_sqlite
+from moot.store.sqlite_rows import SELECT_INFO, insert_event, iso, session_info
+from moot.store.sqlite_schema import (
+    make_private,
+    migrate,
+    refuse_a_foreign_database,
+    transaction,
+)
 from moot.store.wal import BACKSTOP_PAGES, WalCheckpointer
 
 if TYPE_CHECKING:
@@ -52,97 +60,9 @@ if TYPE_CHECKING:
 # read of a log, not with this module: `moot sessions list` opens the store and reads neither
 # (~4 ms of its start-up, a benchmark).
 
-SCHEMA_VERSION = 2
-"""Kept in `PRAGMA user_version`; `_MIGRATIONS` takes an older database up to it."""
 BUSY_TIMEOUT_S = 10.0
 """How long a write waits for another connection's write to finish."""
 _APPEND_ATTEMPTS = 5
-
-# `sessions.updated_at` and `sessions.event_count` are refreshed at run boundaries only, to keep
-# appends to one INSERT; readers take the live values from the session's last event.
-_SCHEMA_1 = (
-    """CREATE TABLE sessions (
-        id TEXT PRIMARY KEY,
-        title TEXT NOT NULL,
-        workspace TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        event_count INTEGER NOT NULL DEFAULT 0,
-        last_state TEXT
-    )""",
-    """CREATE TABLE events (
-        session_id TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        run_id TEXT NOT NULL,
-        call_id TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        ts TEXT NOT NULL,
-        body TEXT NOT NULL,
-        PRIMARY KEY (session_id, seq)
-    ) WITHOUT ROWID""",
-    "CREATE INDEX events_by_run ON events (session_id, run_id, seq)",
-    # One row per run, written by its turn_started and turn_finished: finding the open run and
-    # the finished ones never scans the log.
-    """CREATE TABLE runs (
-        session_id TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        started_seq INTEGER NOT NULL,
-        finished_seq INTEGER,
-        state TEXT,
-        PRIMARY KEY (session_id, run_id)
-    ) WITHOUT ROWID""",
-    """CREATE TABLE checkpoints (
-        session_id TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        data TEXT NOT NULL,
-        PRIMARY KEY (session_id, run_id, seq)
-    ) WITHOUT ROWID""",
-)
-# Version 2: file snapshots. Blobs keep their rowid: SQLite advises against WITHOUT ROWID for
-# rows larger than a small fraction of a page, and file contents are.
-_SCHEMA_2 = (
-    "CREATE TABLE blobs (digest TEXT PRIMARY KEY, data BLOB NOT NULL)",
-    """CREATE TABLE snapshots (
-        session_id TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        path TEXT NOT NULL,
-        digest TEXT,
-        PRIMARY KEY (session_id, run_id, path)
-    ) WITHOUT ROWID""",
-)
-_MIGRATIONS = {1: _SCHEMA_1, 2: _SCHEMA_2}
-"""The statements that take a database from the version before each key to that version."""
-
-_INSERT_EVENT = "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)"
-
-# A session with the live count and update time taken from its last event (primary key lookups).
-_SELECT_INFO = """
-    SELECT s.id, s.title, s.workspace, s.created_at, s.last_state,
-           COALESCE(last.seq, 0), COALESCE(last.ts, s.created_at) AS updated
-    FROM sessions AS s
-    LEFT JOIN events AS last
-        ON last.session_id = s.id
-        AND last.seq = (SELECT MAX(seq) FROM events WHERE session_id = s.id)
-"""
-
-
-def _iso(moment: datetime) -> str:
-    # Fixed width, always UTC: the text sorts in time order.
-    return as_utc(moment).isoformat(timespec="microseconds")
-
-
-def _info(row: tuple[Any, ...]) -> SessionInfo:
-    session_id, title, workspace, created_at, last_state, count, updated_at = row
-    return SessionInfo(
-        id=session_id,
-        title=title,
-        workspace=workspace,
-        created_at=datetime.fromisoformat(created_at),
-        updated_at=datetime.fromisoformat(updated_at),
-        event_count=count,
-        last_run_state=last_state,
-    )
 
 
 class SQLiteStore:
@@ -157,7 +77,7 @@ class SQLiteStore:
         """
         self.path = Path(path)
         try:
-            _make_private(self.path)
+            make_private(self.path)
         except OSError as exc:
             raise from_os(exc, self.path) from None
         # One connection serves every thread; the lock keeps transactions from interleaving.
@@ -171,7 +91,7 @@ class SQLiteStore:
             )
             try:
                 self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-                self._refuse_a_foreign_database()
+                refuse_a_foreign_database(self._db, self.path)
                 self._db.execute("PRAGMA journal_mode = WAL")
                 # With WAL, NORMAL survives a crash of the process (not of the machine) and
                 # spares an fsync per append.
@@ -179,7 +99,7 @@ class SQLiteStore:
                 # The WAL is copied into the file on another thread (`moot.store.wal`); this
                 # connection does it only past a backstop.
                 self._db.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
-                self._migrate()
+                migrate(self._db, self.path)
             except BaseException:
                 self._db.close()
                 raise
@@ -196,7 +116,7 @@ class SQLiteStore:
         self, *, title: str = "", workspace: str = "", session_id: str | None = None
     ) -> SessionInfo:
         session_id = session_id or new_id("ses")
-        now = _iso(datetime.now(UTC))
+        now = iso(datetime.now(UTC))
         with self._guard():
             try:
                 self._db.execute(
@@ -215,8 +135,8 @@ class SQLiteStore:
 
     def session(self, session_id: str) -> SessionInfo | None:
         with self._guard():
-            row = self._db.execute(_SELECT_INFO + " WHERE s.id = ?", (session_id,)).fetchone()
-        return _info(row) if row else None
+            row = self._db.execute(SELECT_INFO + " WHERE s.id = ?", (session_id,)).fetchone()
+        return session_info(row) if row else None
 
     def sessions(self, limit: int = 50, *, workspace: str | None = None) -> list[SessionInfo]:
         where, params = (
@@ -224,9 +144,9 @@ class SQLiteStore:
         )
         with self._guard():
             rows = self._db.execute(
-                _SELECT_INFO + where + " ORDER BY updated DESC, s.id DESC LIMIT ?", params
+                SELECT_INFO + where + " ORDER BY updated DESC, s.id DESC LIMIT ?", params
             ).fetchall()
-        return [_info(row) for row in rows]
+        return [session_info(row) for row in rows]
 
     def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float, int]]:
         ids = list(session_ids)
@@ -261,7 +181,7 @@ class SQLiteStore:
                 body, stored = check_schema(replace(event, seq=log.next_seq))
                 log.check(stored)
                 try:
-                    self._insert(stored, body)
+                    insert_event(self._db, stored, body)
                 except sqlite3.IntegrityError:
                     # Another connection appended to this session since its log was loaded:
                     # reload it and check the event against what is really there.
@@ -383,7 +303,7 @@ class SQLiteStore:
     def record_snapshot(self, session_id: str, run_id: str, path: str, digest: str | None) -> None:
         with self._guard():
             self._require(session_id)
-            with self._transaction():
+            with transaction(self._db):
                 if digest is not None:
                     known = self._db.execute(
                         "SELECT 1 FROM blobs WHERE digest = ?", (digest,)
@@ -411,7 +331,7 @@ class SQLiteStore:
     def delete_session(self, session_id: str) -> None:
         with self._guard():
             self._require(session_id)
-            with self._transaction():
+            with transaction(self._db):
                 for table in ("events", "runs", "checkpoints", "snapshots"):
                     self._db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
                 self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
@@ -476,48 +396,6 @@ class SQLiteStore:
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise damaged(self.path, f"an event of session {session_id}: {exc}") from None
 
-    def _refuse_a_foreign_database(self) -> None:
-        # Before anything writes (even the journal mode is written into the file's header):
-        # a database with tables but no schema version of ours belongs to another program.
-        (version,) = self._db.execute("PRAGMA user_version").fetchone()
-        if version == 0 and self._db.execute("SELECT 1 FROM sqlite_master").fetchone():
-            raise damaged(self.path, "it holds another program's tables")
-
-    @contextmanager
-    def _transaction(self, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
-        self._db.execute(begin)
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
-    def _migrate(self) -> None:
-        (version,) = self._db.execute("PRAGMA user_version").fetchone()
-        if version == SCHEMA_VERSION:
-            return
-        self._refuse_newer(version)  # before the write lock: a read-only file says so too
-        with self._transaction():
-            # Read again under the write lock: another process may have just created the schema.
-            (version,) = self._db.execute("PRAGMA user_version").fetchone()
-            self._refuse_newer(version)
-            # Every step from the file's version up runs in this one transaction, so a database
-            # is never left between versions (a new file starts at 0 and takes them all).
-            for step in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[step]:
-                    self._db.execute(statement)
-            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
-    def _refuse_newer(self, version: int) -> None:
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} was written by a newer moot (schema version {version}; this one "
-                f"reads up to {SCHEMA_VERSION}): update moot, or set MOOT_HOME to use another "
-                f"directory",
-                self.path,
-            )
-
     def _require(self, session_id: str) -> None:
         if session_id in self._logs:
             return
@@ -533,7 +411,7 @@ class SQLiteStore:
 
     def _load_log(self, session_id: str) -> SessionLog:
         # Finished runs are only named (from `runs`); just the open run's events are replayed.
-        with self._transaction("BEGIN"):
+        with transaction(self._db, "BEGIN"):
             self._require(session_id)
             runs = self._db.execute(
                 "SELECT run_id, finished_seq FROM runs WHERE session_id = ?", (session_id,)
@@ -555,62 +433,3 @@ class SQLiteStore:
             finished_runs=[run_id for run_id, finished in runs if finished is not None],
             last_seq=last_seq,
         )
-
-    def _insert(self, event: Event, body: str) -> None:
-        from moot.protocol.events import SessionRenamed, TurnFinished, TurnStarted
-
-        seq, ts = event.seq, _iso(event.ts)
-        row = (event.session_id, seq, event.run_id, event.call_id, event.kind, ts)
-        if isinstance(event, TurnStarted):
-            with self._transaction():
-                self._db.execute(_INSERT_EVENT, (*row, body))
-                self._db.execute(
-                    "INSERT INTO runs (session_id, run_id, started_seq) VALUES (?, ?, ?)",
-                    (event.session_id, event.run_id, seq),
-                )
-                self._mark_session(event.session_id, ts, seq, "running")
-                # An untitled session is titled by its first prompt (no model call).
-                self._db.execute(
-                    "UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
-                    (title_of(event.prompt), event.session_id),
-                )
-        elif isinstance(event, TurnFinished):
-            with self._transaction():
-                self._db.execute(_INSERT_EVENT, (*row, body))
-                self._db.execute(
-                    "UPDATE runs SET finished_seq = ?, state = ?"
-                    " WHERE session_id = ? AND run_id = ?",
-                    (seq, str(event.state), event.session_id, event.run_id),
-                )
-                self._mark_session(event.session_id, ts, seq, str(event.state))
-        elif isinstance(event, SessionRenamed):
-            with self._transaction():
-                self._db.execute(_INSERT_EVENT, (*row, body))
-                self._db.execute(
-                    "UPDATE sessions SET title = ? WHERE id = ?", (event.title, event.session_id)
-                )
-        else:
-            # The hot path: one statement, committed on its own.
-            self._db.execute(_INSERT_EVENT, (*row, body))
-
-    def _mark_session(self, session_id: str, ts: str, seq: int, state: str) -> None:
-        self._db.execute(
-            "UPDATE sessions SET updated_at = ?, event_count = ?, last_state = ? WHERE id = ?",
-            (ts, seq, state, session_id),
-        )
-
-
-def _make_private(path: Path) -> None:
-    """Make the database's directory and the file itself readable by this user only (they
-    hold what the model read): missing directories 0700, a new file 0600, which SQLite's
-    `-wal` and `-shm` files copy; a file an older moot made 0644 is tightened, its side
-    files too. Before SQLite opens it, which would make the file with the umask's mode."""
-    from moot.paths import PRIVATE_FILE, keep_private, make_private_dir
-
-    make_private_dir(path.parent)
-    if not os.path.lexists(path):
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-        with contextlib.suppress(FileExistsError):  # another moot made it meanwhile
-            os.close(os.open(path, flags, PRIVATE_FILE))
-    for name in ("", "-wal", "-shm"):
-        keep_private(path.with_name(path.name + name))

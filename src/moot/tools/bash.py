@@ -31,7 +31,8 @@ from moot.sandbox.background import BackgroundShells
 from moot.sandbox.base import CommandResult, Sandbox
 from moot.sandbox.select import HOW_TO_ENABLE
 from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
-from moot.workspace.paths import PathRefused, Workspace
+from moot.workspace.no_follow import PathRefused
+from moot.workspace.paths import Workspace
 
 CommandWrites = Callable[[str, Path], list[Path]]
 """The workspace files a command line writes (given the line and the workspace root)."""

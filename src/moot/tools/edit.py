@@ -18,7 +18,8 @@ from moot.tools.write import OUTSIDE_A_RUN
 from moot.workspace.diff import unified_diff
 from moot.workspace.edits import EditLike, apply_edits
 from moot.workspace.errors import FILE_ERRORS, describe
-from moot.workspace.paths import Workspace, read_file_bytes
+from moot.workspace.no_follow import read_file_bytes
+from moot.workspace.paths import Workspace
 from moot.workspace.text import SNIFF_BYTES, decode, encode, looks_binary, sniff_encoding
 
 

@@ -8,16 +8,8 @@ person's own work into its commits. Commits carry the `Moot-Session` trailer, wh
 from __future__ import annotations
 
 from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
-from moot.workspace.git import (
-    GIT_ERRORS,
-    ChangedFiles,
-    GitError,
-    GitRepo,
-    changed_specs,
-    commit_specs,
-    with_trailer,
-    workspace_repo,
-)
+from moot.workspace.agent_commits import ChangedFiles, changed_specs, commit_specs, with_trailer
+from moot.workspace.git import GIT_ERRORS, GitError, GitRepo, workspace_repo
 from moot.workspace.paths import Workspace
 
 _DESCRIBED = "Git commit only the given paths (default: the files you changed this session)."

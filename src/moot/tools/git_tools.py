@@ -9,7 +9,7 @@ from moot.tools.git_diff import git_diff_tool
 from moot.tools.git_log import git_log_tool
 from moot.tools.git_show import git_show_tool
 from moot.tools.git_status import git_status_tool
-from moot.workspace.git import ChangedFiles
+from moot.workspace.agent_commits import ChangedFiles
 from moot.workspace.paths import Workspace
 
 

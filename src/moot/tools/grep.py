@@ -17,7 +17,8 @@ from pydantic import Field
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
 from moot.workspace.errors import FILE_ERRORS, describe
 from moot.workspace.ignore import GlobPattern
-from moot.workspace.paths import PathRefused, Workspace
+from moot.workspace.no_follow import PathRefused
+from moot.workspace.paths import Workspace
 from moot.workspace.ripgrep import search_ripgrep
 from moot.workspace.search import SearchRequest, format_hits, search_python
 from moot.workspace.walk import deadline_after

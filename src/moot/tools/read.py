@@ -21,7 +21,8 @@ from pydantic import Field
 from moot.protocol.messages import Attachment
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
 from moot.workspace.errors import FILE_ERRORS, describe
-from moot.workspace.paths import PathRefused, Workspace, open_read
+from moot.workspace.no_follow import PathRefused, open_read
+from moot.workspace.paths import Workspace
 from moot.workspace.text import (
     SNIFF_BYTES,
     decode_for_display,

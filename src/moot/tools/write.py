@@ -10,7 +10,8 @@ from __future__ import annotations
 from moot.tools.base import OUTSIDE_A_RUN, FunctionTool, SideEffect, ToolContext, ToolResult, tool
 from moot.workspace.diff import unified_diff
 from moot.workspace.errors import FILE_ERRORS, describe
-from moot.workspace.paths import Workspace, read_file_bytes
+from moot.workspace.no_follow import read_file_bytes
+from moot.workspace.paths import Workspace
 from moot.workspace.text import (
     UTF8,
     dominant_newline,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from moot.workspace.edits import EditFailed
 from moot.workspace.ledger import FileStateError
-from moot.workspace.paths import PathRefused
+from moot.workspace.no_follow import PathRefused
 from moot.workspace.search import SearchError
 
 FILE_ERRORS: tuple[type[Exception], ...] = (

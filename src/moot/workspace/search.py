@@ -24,7 +24,7 @@ from typing import Literal
 import msgspec
 
 from moot.workspace.ignore import GitIgnore, GlobPattern, Hidden, HiddenInodes
-from moot.workspace.paths import PathRefused, open_dir_chain
+from moot.workspace.no_follow import PathRefused, open_dir_chain
 from moot.workspace.text import sniff_encoding, split_lines
 from moot.workspace.walk import below, walk_files
 

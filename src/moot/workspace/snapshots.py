@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from moot.workspace.paths import PathRefused, atomic_write, open_dir_chain, open_read
+from moot.workspace.no_follow import PathRefused, atomic_write, open_dir_chain, open_read
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 """The largest file kept for a rewind unless settings say otherwise (`snapshotMaxBytes`)."""

@@ -24,6 +24,7 @@ from pathlib import Path
 import msgspec
 
 from moot.workspace.ignore import GitIgnore
+from moot.workspace.no_follow import PathRefused, open_dir_chain
 
 SKIPPED_NAMES = frozenset({".git"})
 """Never listed or searched, at any depth."""
@@ -133,8 +134,6 @@ class Walk:
         """Why the walk left something out ("" when it did not): too deep, or out of time."""
 
     def __iter__(self) -> Iterator[Entry]:
-        from moot.workspace.paths import PathRefused, open_dir_chain  # paths imports ignore
-
         deadline = deadline_after() if self.deadline is None else self.deadline
         base = self.start.relative_to(self.root).parts
         try:

@@ -1,0 +1,161 @@
+"""The wire to one MCP server, for a `Connection` in the host process: a stdio server's
+process (what it writes to stderr kept in a private log file) or an HTTP endpoint (streamable
+HTTP or SSE, signed in with OAuth unless a header authorizes), and the stream of what arrives,
+watched for lines that are not JSON-RPC messages. The SDK is imported here (only the host
+process and `moot mcp serve` import it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+from moot.paths import make_private_dir, private_opener
+from moot.protocol.mcp import McpServerConfig
+
+
+class WatchedStream:
+    """The SDK's read stream, counting what arrived that was not a JSON-RPC message."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.malformed = 0
+        self.first_malformed = ""
+
+    def _see(self, item: Any) -> Any:
+        if isinstance(item, Exception):
+            self.malformed += 1
+            if not self.first_malformed:
+                self.first_malformed = _what_came(item)
+        return item
+
+    async def receive(self) -> Any:
+        return self._see(await self.inner.receive())
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __aiter__(self) -> WatchedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        return self._see(await self.inner.__anext__())
+
+    async def __aenter__(self) -> WatchedStream:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self.inner.__aexit__(*exc)
+
+
+def open_stderr_log(path: Path, stack: AsyncExitStack) -> TextIO:
+    """The server's stderr log, opened on `stack` to append (its directory made private first:
+    a server's stderr may hold tokens)."""
+    make_private_dir(path.parent)
+    # A local file opened once per start: not worth a thread.
+    return stack.enter_context(open(path, "a", encoding="utf-8", opener=private_opener))
+
+
+async def open_stdio(
+    config: McpServerConfig, cwd: str, errlog: TextIO, stack: AsyncExitStack
+) -> tuple[Any, Any, int | None]:
+    """Start a stdio server on `stack`: its read and write streams, and its pid (None when it
+    cannot be told)."""
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=config.command, args=list(config.args), env=dict(config.env), cwd=cwd
+    )
+    before = children()
+    read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+    started = children() - before
+    return read, write, min(started) if started else None
+
+
+def http_transport(
+    config: McpServerConfig, auth_file: Path, stack: AsyncExitStack, sign_in: Callable[[str], None]
+) -> Any:
+    """The transport of an HTTP server, to enter on `stack`: streamable HTTP, or SSE. Without
+    an `Authorization` header it signs in with OAuth (`sign_in` is told the URL to open)."""
+    from mcp.client.sse import sse_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    auth = None
+    if not any(key.lower() == "authorization" for key in config.headers):
+        from moot.mcp.oauth import oauth_provider
+
+        auth = oauth_provider(config.url, auth_file, sign_in)
+    if config.transport == "sse":
+        return sse_client(config.url, headers=dict(config.headers) or None, auth=auth)
+    http = create_mcp_http_client(headers=dict(config.headers) or None, auth=auth)
+    return _Entered(stack, http, lambda: streamable_http_client(config.url, http_client=http))
+
+
+class Streams:
+    """A transport that is already open: the SDK's `Client` enters it like any other."""
+
+    def __init__(self, read: Any, write: Any) -> None:
+        self.streams = (read, write)
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        return self.streams
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None
+
+
+class _Entered:
+    """Enters an HTTP client on `stack`, then the transport built on it."""
+
+    def __init__(self, stack: AsyncExitStack, http: Any, make: Callable[[], Any]) -> None:
+        self.stack, self.http, self.make = stack, http, make
+
+    async def __aenter__(self) -> Any:
+        await self.stack.enter_async_context(self.http)
+        return await self.stack.enter_async_context(self.make())
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None
+
+
+def _what_came(exc: Exception) -> str:
+    """What a line that did not parse held, as far as the parse error tells."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            value = errors()[0].get("input")
+        except Exception:  # an error of another shape: say what it says
+            value = None
+        if isinstance(value, str | bytes):
+            text = value if isinstance(value, str) else value.decode("utf-8", "replace")
+            return repr(text[:80] + ("..." if len(text) > 80 else ""))
+    text = str(exc).strip()
+    return text.splitlines()[0][:120] if text else type(exc).__name__
+
+
+def children() -> set[int]:
+    """This process's child processes (Linux), to learn a stdio server's pid."""
+    found: set[int] = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children", encoding="ascii") as file:
+                found.update(int(pid) for pid in file.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def exited(pid: int) -> bool:
+    """Whether a child has exited (gone, or a zombie nobody reaped yet), from `/proc`; the
+    SDK's own watcher reaps it, so it is never waited for here."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as file:
+            stat = file.read()
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]

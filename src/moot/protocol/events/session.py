@@ -1,0 +1,108 @@
+"""Session events: they belong to no run (no `run_id` or `call_id`) and may be stored at any
+time (`SESSION_KINDS`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from moot.protocol.events.base import EventBase
+from moot.protocol.messages import Usage
+from moot.protocol.modes import ModeName
+
+
+class ModeChanged(EventBase, tag="mode_changed", frozen=True):
+    """The session's permission mode changed (a `SetMode` op, or an approved plan).
+
+    A session event: `run_id` and `call_id` are empty, because a mode outlives runs and may
+    change between them.
+    """
+
+    mode: ModeName
+    previous: ModeName
+    by: Literal["user", "plan_approval"] = "user"
+    """"plan_approval": the person approved a plan (`exit_plan_mode`), which leaves plan mode."""
+
+
+class SessionRenamed(EventBase, tag="session_renamed", frozen=True):
+    """The session's title changed (`/rename`, or its model named it after the first turn: the
+    `modelTitles` setting); a session event. Session lists show the last one; until the first,
+    a session is titled by its first prompt's first line."""
+
+    title: str
+    previous: str = ""
+    by: Literal["user", "model"] = "user"
+    """"model": the session's model wrote the title, in a request of its own outside every run
+    (no fold takes it); `model`, `usage` and `cost_usd` say what it cost, for the ledger."""
+    model: str = ""
+    """The model that wrote the title (empty: none was asked)."""
+    usage: Usage = msgspec.field(default_factory=Usage)
+    cost_usd: float = 0.0
+
+
+class SessionResumed(EventBase, tag="session_resumed", frozen=True):
+    """A stored session was opened again (`moot -c`, `moot -r`, `/resume`): where a sitting
+    begins. A session event, recorded before anything else of the sitting (the switches its
+    flags make, `mode_changed` and `model_changed`, follow it); no fold takes it."""
+
+    model: str
+    """The model the person's agent answers with in this sitting."""
+    mode: ModeName | None = None
+    """The permission mode the sitting works in (None: the session has no modes)."""
+    agents: tuple[str, ...] = ()
+    """The session's agents, the person's agent first (as `turn_started.pool`)."""
+
+
+class SessionForked(EventBase, tag="session_forked", frozen=True):
+    """The events before this one were copied from session `source` (its events up to `at`):
+    a fork (`moot sessions fork`, `/fork`, `/rewind`) begins here. A session event; no fold
+    takes it. What the copied events record was spent in `source`, so the cost ledger counts
+    a session's usage from its last `session_forked` on."""
+
+    source: str
+    at: int
+
+
+class ModelChanged(EventBase, tag="model_changed", frozen=True):
+    """An agent's model changed (a `SetModel` op); its next turn asks the new one.
+
+    A session event (no run); `agent` names the agent whose model it is.
+    """
+
+    model: str
+    previous: str
+
+
+class ToolRan(EventBase, tag="tool_ran", frozen=True):
+    """A tool the person ran directly (`RunTool`) finished: its result, which no model sees.
+
+    A session event (no run): nothing folds it into a conversation.
+    """
+
+    tool: str
+    content: str
+    arguments: dict[str, Any] = msgspec.field(default_factory=dict)
+    is_error: bool = False
+    duration_ms: float = 0.0
+    interrupted: bool = False
+    """An `Interrupt` (or the session's end) stopped it before it finished."""
+    display: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Structured data for front ends, as in `tool_finished`."""
+
+
+class OpRefused(EventBase, tag="op_refused", frozen=True):
+    """An op could not be carried out: it matched nothing (an `Approve` for a call that waits
+    on no approval), or the session was in no state for it. A session event."""
+
+    op: str
+    """The op's kind (`approve`, `deny`, ...)."""
+    reason: str
+
+
+class MemoryNoted(EventBase, tag="memory_noted", frozen=True):
+    """The person added a note to the project's memory (`NoteToMemory`). A session event."""
+
+    path: str
+    """The memory file written."""
+    note: str

@@ -1,0 +1,194 @@
+"""The `bwrap` command line for one command: the mounts (a read-only root, the workspace
+writable, the homes and private paths hidden, the masks of deny rules, the guards against
+renames), the namespaces and the isolation (`bubblewrap`'s docstring says what each is for).
+It runs nothing: it looks at the file system, and `open_guards` opens the guards' descriptors
+that bwrap binds from."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from moot.sandbox.base import SandboxMasks, rename_guards
+from moot.sandbox.home import HiddenHome, covered
+
+NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+DROP_ALL = ("--cap-drop", "ALL")
+"""No capability at all for the command, whoever runs moot (bwrap keeps every one for root)."""
+
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+"""Bound read-only over the sandbox's own `/proc` (Docker's list): the kernel lets uid 0 write
+sysctls such as `kernel.core_pattern` (a program it runs as root on the host) with no
+capability at all, and bubblewrap leaves `/proc/sys` writable, its directory not being so."""
+
+
+_NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
+"""Where the sandbox shows something else than the host: a denied symlink's target there
+needs no mask (and bwrap would create one, in the private `/tmp` say)."""
+
+
+def bwrap_args(
+    bwrap: str,
+    *,
+    workspace: Path,
+    protected: tuple[str, ...],
+    network: bool,
+    tmp: Path,
+    cwd: Path,
+    hidden: list[Path],
+    masks: SandboxMasks | None = None,
+    empty_file: Path | None = None,
+    guard_fds: Mapping[str, int] | None = None,
+    isolation: Sequence[str] = DROP_ALL,
+    reveal: Path | None = None,
+    homes: Sequence[HiddenHome] = (),
+    gitconfig: tuple[str, str] | None = None,
+    home_size: int | None = None,
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """The `bwrap` arguments before `--` for one command (see the module docstring).
+
+    `homes` are the home directories to show as empty tmpfs with their passes bound in
+    (`home.hidden_homes`), each `home_size` bytes at most (None: no `--size`, an older
+    bwrap); `gitconfig` is a (host file, path in the sandbox) pair bound read-only after them.
+    `hidden` are real paths outside the workspace to hide (`private.place`), those the homes
+    cover skipped; `reveal` (the session's outputs directory, a real path) is bound read-only
+    inside the one that holds it.
+    `masks` needs `empty_file`: an empty read-only file on the host, bound over hidden files.
+    `guard_fds` holds a descriptor of each directory of `rename_guards` that `open_guards`
+    could open; None binds them by path instead (a bwrap without `--bind-fd`).
+    `isolation` is one of `ISOLATIONS` (`isolation_args` says which works here).
+    `seccomp_fd` is a descriptor bwrap reads the set-id filter from (`seccomp`), if any.
+    """
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for proc_path in PROC_READ_ONLY:
+        args += ["--ro-bind-try", proc_path, proc_path]
+    args += ["--tmpfs", "/run"]
+    if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
+        args += ["--tmpfs", "/var/run"]
+    if network:  # name resolution may go through systemd-resolved's stub, under /run
+        for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
+            args += ["--ro-bind-try", resolver, resolver]
+    args += home_args(homes, gitconfig, home_size)
+    if reveal is not None and covered(str(reveal), homes):
+        args += ["--ro-bind-try", str(reveal), str(reveal)]
+    for path in hidden:
+        if any(path.is_relative_to(place) for place in _NOT_THE_HOSTS):
+            continue  # not the host's there: nothing to hide (and no mount point to make)
+        if covered(str(path), homes):
+            continue  # out of sight with the home that holds it
+        if os.path.isdir(path) and not os.path.islink(path):
+            args += ["--tmpfs", str(path)]
+            if reveal is not None and reveal.is_relative_to(path) and reveal != path:
+                args += ["--ro-bind-try", str(reveal), str(reveal)]
+            args += ["--remount-ro", str(path)]
+        elif os.path.isfile(path) and not os.path.islink(path):
+            args += ["--ro-bind", "/dev/null", str(path)]
+    args += ["--bind", str(tmp), "/tmp", "--bind", str(workspace), str(workspace)]
+    args += guard_args(workspace, rename_guards(masks, protected), guard_fds)
+    for rel in protected:
+        path = workspace / rel
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue  # missing: nothing to protect (see the module docstring)
+        # A symlink is left alone: binding would follow it, perhaps over the workspace itself.
+        if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+            args += ["--ro-bind", str(path), str(path)]
+    if masks:
+        assert empty_file is not None, "hidden files are bound from an empty file"
+        args += mask_args(workspace, masks, empty_file, hidden)
+    args += [*NAMESPACES, *(() if network else ("--unshare-net",)), *isolation]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    return args
+
+
+def home_args(
+    homes: Sequence[HiddenHome], gitconfig: tuple[str, str] | None, size: int | None
+) -> list[str]:
+    """Each home directory as an empty tmpfs (writable, new for each command, `size` bytes at
+    most), with its passes bound in read-only (`-try`: one may go before bwrap runs), then
+    the commands' own git config."""
+    args: list[str] = []
+    for home in homes:
+        args += [*(("--size", str(size)) if size else ()), "--tmpfs", home.path]
+        for source, dest in home.binds:
+            args += ["--ro-bind-try", source, dest]
+    if gitconfig is not None:
+        args += ["--ro-bind-try", *gitconfig]
+    return args
+
+
+def guard_args(workspace: Path, guards: list[str], fds: Mapping[str, int] | None) -> list[str]:
+    """The writable binds of each guarded directory onto itself, parents first: from its
+    descriptor in `fds`, or when `fds` is None by path if it is a directory, not a link."""
+    args: list[str] = []
+    for rel in guards:
+        path = str(workspace / rel)
+        if fds is not None:
+            if rel in fds:
+                args += ["--bind-fd", str(fds[rel]), path]
+        elif stat.S_ISDIR(_lstat_mode(path)):
+            args += ["--bind", path, path]
+    return args
+
+
+def open_guards(workspace: Path, guards: list[str]) -> dict[str, int]:
+    """An `O_PATH` descriptor of each directory in `guards` (parents first), each opened from
+    its parent's without following a link; one that is gone, or a link now, is left out,
+    with what lies below it. The caller closes them."""
+    fds: dict[str, int] = {}
+    root = os.open(workspace, os.O_PATH | os.O_DIRECTORY)
+    try:
+        for rel in guards:
+            parent, _, name = rel.rpartition("/")
+            at = fds.get(parent) if parent else root
+            if at is None:
+                continue  # its parent could not be opened
+            try:
+                fds[rel] = os.open(
+                    name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=at
+                )
+            except OSError:
+                continue
+    except BaseException:
+        for fd in fds.values():
+            os.close(fd)
+        raise
+    finally:
+        os.close(root)
+    return fds
+
+
+def _lstat_mode(path: str) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
+def mask_args(
+    workspace: Path, masks: SandboxMasks, empty_file: Path, hidden: list[Path]
+) -> list[str]:
+    """The mounts that mask what deny rules cover; parents before what lies below them."""
+    kinds = [(rel, "read_only") for rel in masks.read_only]
+    kinds += [(rel, "file") for rel in masks.hidden_files]
+    kinds += [(rel, "dir") for rel in masks.hidden_dirs]
+    args: list[str] = []
+    for rel, kind in sorted(kinds):
+        path = workspace / rel  # an absolute path (a link's target outside) stays as it is
+        if not path.is_relative_to(workspace):
+            elsewhere = [Path(p) for p in _NOT_THE_HOSTS] + hidden
+            if any(path.is_relative_to(place) for place in elsewhere):
+                continue
+        if kind == "read_only":  # -try: it may have gone since the masks were worked out
+            args += ["--ro-bind-try", str(path), str(path)]
+        elif kind == "file":
+            args += ["--ro-bind", str(empty_file), str(path)]
+        else:
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+    return args
