@@ -166,7 +166,7 @@ def _shows(chat: Any, kind: type, text: str) -> bool:
 
 
 def _app(client: Any, **kw: Any) -> Any:
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
     from moot.tui.app import MootApp
     from moot.tui.options import AppOptions
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from moot.cli.headless import stop_on_signals
 from moot.core.agent import Agent
 from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
-from moot.headless import stop_on_signals
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.providers.scripted import ScriptedProvider

@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from moot.cli_args import COMMANDS, parse
+from moot.cli.args import COMMANDS, parse
 
 
 def outcome(argv: list[str]) -> tuple[object, str, str]:

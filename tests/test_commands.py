@@ -769,7 +769,7 @@ def test_the_readmes_table_names_every_built_in_command_and_only_those() -> None
 def test_a_table_wider_than_the_front_end_is_laid_out_as_a_list() -> None:
     """Issue 29, item 7: `/cost` and `/context` wrapped mid-row in a 72-column chat pane."""
     from moot.commands.cost import ledger_text
-    from moot.commands.table import fitted
+    from moot.frontend.table import fitted
     from moot.protocol.client import CostLine
 
     rows = [["model", "calls", "cost"], ["a/b", "3", "$0.0100"], ["total", "3", "$0.0100"]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from moot.commands.display import key_argument, shown_path
+from moot.frontend.display import key_argument, shown_path
 from moot.permissions.preview import diff_preview
 from moot.testing import FakeClient
 from tui_scripts import Run
@@ -33,7 +33,7 @@ def test_an_approvals_diff_names_the_file_relative_to_the_workspace(tmp_path: Pa
 
 
 async def test_the_app_and_the_repl_show_a_tool_calls_path_relative() -> None:
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
     from moot.tui.app import MootApp
     from moot.tui.options import AppOptions
     from moot.tui.widgets.tool_block import ToolBlock

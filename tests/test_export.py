@@ -151,9 +151,9 @@ def test_a_tool_output_holding_a_fence_cannot_end_the_markdown_blocks_around_it(
     is still prose, and where each sitting and fork began shows in md and html alike."""
     from markdown_it import MarkdownIt
 
+    from moot.frontend.transcript import html_blocks, markdown
     from moot.protocol import events as ev
     from moot.protocol.messages import ToolCall
-    from moot.transcript import html_blocks, markdown
 
     ids = {"session_id": "s", "run_id": "r", "call_id": "c", "agent": "moot"}
     said = {**ids, "model": "openai/gpt-5"}
@@ -183,8 +183,8 @@ def test_an_answer_cut_off_before_it_came_shows_what_had_streamed() -> None:
     """Interrupted mid-answer, a call has deltas but no `model_responded`: the transcript (an
     export, `moot sessions show`, the scrollback the app leaves) shows what had streamed, once;
     a whole answer shows once too, from its `model_responded`."""
+    from moot.frontend.transcript import markdown
     from moot.protocol.states import RunState
-    from moot.transcript import markdown
     from tui_scripts import Run
 
     whole = Run().start("one").text("All of it.").responded("All of it.").finish("done").events

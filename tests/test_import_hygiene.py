@@ -91,7 +91,7 @@ def test_headless_start_up_leaves_the_tools_and_heavy_libraries_unloaded() -> No
     """`moot -p` sends its first request before any tool runs: each tool's module, pydantic
     (for their argument models), gitpython, tree-sitter and docker are imported at first use
     (start-up is a benchmark)."""
-    loaded = modules_after("import moot.headless")
+    loaded = modules_after("import moot.cli.headless")
 
     tool_modules = {m for m in loaded if m.startswith("moot.tools.")}
     assert tool_modules <= {
@@ -156,7 +156,14 @@ def test_listing_sessions_loads_only_what_a_listing_needs(tmp_path: Path) -> Non
 
     assert code_ == 0 and listing.startswith(sid)
     assert listing.rstrip().endswith("listed here  in /elsewhere")
-    unwanted = {*HEAVY, "json", "hashlib", "shutil", "moot.transcript", "moot.client.local"}
+    unwanted = {
+        *HEAVY,
+        "json",
+        "hashlib",
+        "shutil",
+        "moot.frontend.transcript",
+        "moot.client.local",
+    }
     unwanted |= {"moot.protocol.events", "moot.protocol.ops", "moot.store.invariants"}
     assert unwanted.isdisjoint(loaded), sorted(unwanted.intersection(loaded))
     assert not [m for m in loaded if m.startswith(("moot.core", "moot.providers", "moot.tools"))]
@@ -193,7 +200,7 @@ ONLY_WHEN_NEEDED = {
     "moot.permissions.masks",  # a deny rule that names a path
     "moot.permissions.tracked",
     "moot.core.gate",  # a library user's turn gate
-    "moot.sandbox_cli",  # `moot sandbox`
+    "moot.cli.sandbox",  # `moot sandbox`
     "moot.client.person_tools",  # the person's own tool calls (`RunTool`)
     "moot.client.session_rules",  # `/permissions`
     "moot.client.prompt_files",  # a message with an `@path`
@@ -224,7 +231,7 @@ def test_a_headless_run_without_hooks_rules_or_tool_calls_loads_none_of_their_co
 
     loaded = modules_after(code)
 
-    assert "moot.headless" in loaded
+    assert "moot.cli.headless" in loaded
     assert loaded.isdisjoint(ONLY_WHEN_NEEDED), sorted(loaded & ONLY_WHEN_NEEDED)
 
 
@@ -352,9 +359,9 @@ def test_the_permission_layer_imports_no_tool_so_tools_and_permissions_form_no_c
 
 def test_httpx_loads_without_its_command_line_and_its_main_still_runs() -> None:
     """click, rich and pygments come with the app's and the SDKs' dependencies; httpx would
-    load all three for its own console script (`moot.lean_httpx`)."""
+    load all three for its own console script (`moot.cli.lean_httpx`)."""
     code = (
-        "from moot.lean_httpx import keep_httpx_cli_unloaded\n"
+        "from moot.cli.lean_httpx import keep_httpx_cli_unloaded\n"
         "keep_httpx_cli_unloaded()\n"
         "import httpx\n"
         "assert callable(httpx.main)"
@@ -370,3 +377,71 @@ def test_httpx_loads_without_its_command_line_and_its_main_still_runs() -> None:
         timeout=60,
     )
     assert ran.returncode == 0 and "Usage: httpx" in ran.stdout, ran.stderr
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one node (Tarjan's, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_no_module_or_package_imports_itself_back() -> None:
+    """No cycle between moot's modules, nor between its packages (`moot.tools` and
+    `moot.permissions` imported each other), counting imports inside functions, which hide a
+    cycle from the module's top without removing it (issue 30)."""
+    import grimp
+
+    graph = grimp.build_graph("moot", include_external_packages=False)
+    modules = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    # A package's __init__ importing its own modules is the package, not a cycle.
+    def outside(m: str, n: str) -> bool:
+        return not n.startswith(m + ".") and not m.startswith(n + ".")
+
+    module_edges = {m: {n for n in ns if outside(m, n)} for m, ns in modules.items()}
+    assert _cycles(module_edges) == []
+
+    def package(m: str) -> str:
+        return ".".join(m.split(".")[:2])
+
+    packages: dict[str, set[str]] = {}
+    for m, ns in modules.items():
+        packages.setdefault(package(m), set()).update(
+            package(n) for n in ns if package(n) != package(m)
+        )
+    assert _cycles(packages) == []

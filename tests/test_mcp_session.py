@@ -314,7 +314,7 @@ async def test_the_app_sends_a_mentioned_resource_with_the_message(
 ) -> None:
     import asyncio
 
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
     from moot.tui.app import MootApp
     from moot.tui.options import AppOptions
 

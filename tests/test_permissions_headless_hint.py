@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.cli_args import rule_list
+from moot.frontend.flags import rule_list
 from moot.mcp_server.tools import refusal
 from moot.permissions.decide import decide
 from moot.permissions.headless import NoAsking

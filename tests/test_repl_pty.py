@@ -20,7 +20,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from moot.history import history_file
+from moot.frontend.history import history_file
 
 EDIT_SCRIPT = """\
 turns:

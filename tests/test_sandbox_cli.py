@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from moot.cli_args import parse
+from moot.cli.args import parse
+from moot.cli.sandbox import run_sandbox_cli
 from moot.sandbox import bwrap_probe
-from moot.sandbox_cli import run_sandbox_cli
 from sandbox_contract import BACKENDS, require
 
 

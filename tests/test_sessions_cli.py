@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from moot.cli_args import PICK, parse
+from moot.cli.args import PICK, parse
+from moot.cli.sessions import pick
 from moot.client.queries import StoreQueries
 from moot.client.upkeep import SessionUpkeep
 from moot.protocol import events as ev
 from moot.protocol.client import SessionSummary
 from moot.protocol.titles import title_of
-from moot.sessions_cli import pick
 from moot.store.memory import MemoryStore
 from moot.store.sqlite import SQLiteStore
 from store_builders import RunScript

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from moot.settings import approve_held, load_settings, save_local_rule
-from moot.settings_review import APPROVALS_FILE, broad_rule, grants, held_out
+from moot.settings.review import APPROVALS_FILE, broad_rule, grants, held_out
 
 
 def write(path: Path, data: object) -> Path:

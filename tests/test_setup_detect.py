@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from model_server import ModelServer, Reply
-from moot import setup_detect
+from moot.cli.login import LoginError, save_login_key
+from moot.client import setup_detect
 from moot.client.local import SessionOptions, open_client
-from moot.login import LoginError, save_login_key
 from moot.protocol import events as ev
 from moot.settings import SettingsError, load_settings
 from moot.testing.drive import approve, drive_turn

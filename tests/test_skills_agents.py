@@ -128,7 +128,7 @@ def test_agents_chooses_the_roster_and_an_unknown_name_is_refused(
 def test_every_option_value_stays_an_option_value_and_the_task_is_the_rest() -> None:
     """`moot --agents helper "fix it"`: the value of any option that takes one (read from the
     parser, not a list kept by hand) is never taken for the app's task."""
-    from moot.cli_args import parse
+    from moot.cli.args import parse
 
     options = parse(["--agents", "helper,test-runner", "--model", "a/b", "fix it"])
     assert (options.agents, options.model, options.task) == (

@@ -88,7 +88,7 @@ def test_everything_moot_writes_under_its_data_directory_is_this_users_only(
     moot makes there is 0700 and every file 0600, whatever the umask (the sessions database
     and SQLite's -wal and -shm files, the locks, saved command output, the prompt history).
     Fails on the old code: `sessions.db` was 0644 and `~/.local/share/moot` 0755."""
-    from moot.history import PromptHistory, history_file
+    from moot.frontend.history import PromptHistory, history_file
     from moot.store import open_store
 
     (tmp_path / "work").mkdir()

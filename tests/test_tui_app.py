@@ -30,7 +30,7 @@ class Clock:
 
 
 def app_for(client: FakeClient, clock: Clock | None = None, **kw: object) -> MootApp:
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
 
     return MootApp(client, AppOptions(history=PromptHistory(None), clock=clock or Clock(), **kw))  # type: ignore[arg-type]
 
@@ -258,7 +258,7 @@ async def test_what_the_session_publishes_while_the_app_closes_is_dropped() -> N
 async def test_up_walks_the_history_and_ctrl_r_picks_an_earlier_message(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
 
     history = tmp_path / "history.jsonl"
     history.write_text(
@@ -771,7 +771,7 @@ async def test_messages_sent_before_the_turn_shows_are_refused_and_come_back(
     import json
 
     from moot.client.local import SessionOptions, open_client
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
     from moot.tui.messages import PromptSubmitted
 
     monkeypatch.setenv("MOOT_SANDBOX", "none")
@@ -809,7 +809,7 @@ async def test_a_disk_that_fills_during_a_turn_is_told_once_and_the_app_goes_on(
     import json
 
     from moot.client.local import SessionOptions, open_client
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
     from moot.tui.messages import PromptSubmitted
     from test_cli_store_errors import mounted_small_disk
 

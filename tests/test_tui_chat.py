@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from moot.history import PromptHistory
+from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp

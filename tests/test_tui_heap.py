@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from moot.history import PromptHistory
+from moot.frontend.history import PromptHistory
 from moot.testing import FakeClient
 from moot.tui import heap
 from moot.tui.app import MootApp

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from moot.client import SetupError
-from moot.history import PromptHistory
+from moot.frontend.history import PromptHistory
 from moot.protocol import ops
 from moot.testing import FakeClient
 from moot.tui.app import MootApp

@@ -14,7 +14,7 @@ from textual.widgets import OptionList
 from moot.client import SetupError
 from moot.commands.builtin import builtin_commands
 from moot.commands.registry import CommandContext, Registry
-from moot.history import PromptHistory
+from moot.frontend.history import PromptHistory
 from moot.protocol import ops
 from moot.protocol.client import Client, SessionSummary
 from moot.testing import FakeClient

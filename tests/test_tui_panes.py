@@ -12,7 +12,7 @@ import pytest
 from textual.geometry import Region
 from textual.pilot import Pilot
 
-from moot.history import PromptHistory
+from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp

@@ -19,7 +19,7 @@ ANSWER = "\n\n".join(f"Paragraph {i} with `code` and **bold** words." for i in r
 
 
 def app_for(client: FakeClient, **kw: object) -> MootApp:
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
 
     return MootApp(client, AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual import events
 
-from moot.history import PromptHistory
+from moot.frontend.history import PromptHistory
 from moot.protocol import ops
 from moot.testing import FakeClient
 from moot.tui.app import MootApp

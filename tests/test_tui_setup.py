@@ -16,9 +16,8 @@ import pytest
 from textual.pilot import Pilot
 
 from model_server import ModelServer, Reply
-from moot import setup_detect
-from moot.client import SetupError
-from moot.history import PromptHistory
+from moot.client import SetupError, setup_detect
+from moot.frontend.history import PromptHistory
 from moot.protocol import ops
 from moot.protocol.client import Client
 from moot.testing import FakeClient

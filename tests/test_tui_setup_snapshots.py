@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from moot import setup_detect
-from moot.history import PromptHistory
-from moot.setup_detect import Detection, LocalServer
+from moot.client import setup_detect
+from moot.client.setup_detect import Detection, LocalServer
+from moot.frontend.history import PromptHistory
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.options import AppOptions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from moot.history import PromptHistory
+from moot.frontend.history import PromptHistory
 from moot.protocol import ops
 from moot.protocol.client import CommandInfo, FileProblem, InstructionFiles, SkillInfo
 from moot.testing import FakeClient

@@ -13,7 +13,7 @@ import pytest
 from textual import events
 from textual.theme import BUILTIN_THEMES
 
-from moot.history import PromptHistory
+from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp

@@ -118,7 +118,7 @@ async def test_a_theme_with_a_bad_variable_never_reaches_the_stylesheet(
     private_moot_home: Path,
 ) -> None:
     """Textual would take it and fail its stylesheet at the switch: the app would end."""
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
     from moot.testing import FakeClient
     from moot.tui.app import MootApp
     from moot.tui.options import AppOptions
@@ -138,7 +138,7 @@ async def test_a_theme_with_a_bad_variable_never_reaches_the_stylesheet(
 
 
 async def test_the_app_tells_a_bad_theme_file_in_the_chat(private_moot_home: Path) -> None:
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
     from moot.testing import FakeClient
     from moot.tui.app import MootApp
     from moot.tui.options import AppOptions
@@ -152,7 +152,7 @@ async def test_the_app_tells_a_bad_theme_file_in_the_chat(private_moot_home: Pat
 
 
 async def test_slash_theme_switches_and_is_remembered(private_moot_home: Path) -> None:
-    from moot.history import PromptHistory
+    from moot.frontend.history import PromptHistory
     from moot.testing import FakeClient
     from moot.tui.app import MootApp
     from moot.tui.options import AppOptions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from moot.history import PromptHistory
+from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import ToolCall, Usage

@@ -20,8 +20,8 @@ EXIT_OK = 0
 
 def run_acp(options: Namespace) -> int:
     """Serve one editor on stdin/stdout until it closes the connection."""
-    from moot.cli_args import project_mcp, rule_list
     from moot.client.local import SessionOptions
+    from moot.frontend.flags import project_mcp, rule_list
 
     defaults = SessionOptions(
         cwd=Path.cwd(),

@@ -17,10 +17,10 @@ from moot.acp import updates
 from moot.acp.commands import EditorCommandContext, available
 from moot.acp.permissions import answer, options
 from moot.commands.builtin import builtin_commands
-from moot.commands.display import HISTORY_KINDS
 from moot.commands.files import use_session_commands
 from moot.commands.mentions import expand_mentions
 from moot.commands.registry import is_command
+from moot.frontend.display import HISTORY_KINDS
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client

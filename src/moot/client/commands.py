@@ -23,7 +23,7 @@ from moot.protocol.client import (
     MemoryInfo,
     SkillInfo,
 )
-from moot.settings_review import file_approved
+from moot.settings.review import file_approved
 
 
 def run_command(runtime: Runtime, briefing: Briefing, op: ops.RunCommand) -> str:

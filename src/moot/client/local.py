@@ -228,7 +228,7 @@ def _open_store() -> Store:
 def _notices(settings: LoadedSettings, cwd: Path) -> tuple[str, ...]:
     """What the person should be told as the session opens: settings keys moot ignores (with
     the nearest it reads), and each project file whose grants wait for their approval
-    (`moot.settings_review`)."""
+    (`moot.settings.review`)."""
     return (*(str(warning) for warning in settings.warnings), *(str(h) for h in settings.held))
 
 

@@ -185,7 +185,7 @@ def _permission_rule(parts: SessionParts, args: _Rule) -> ToolResult:
 def _trust_settings(parts: SessionParts, args: _Trust) -> ToolResult:
     from moot.client.trust import held_files
     from moot.settings import SettingsError
-    from moot.settings_review import SettingsApprovals
+    from moot.settings.review import SettingsApprovals
 
     root = parts.workspace.root
     try:

@@ -52,8 +52,8 @@ class StoreQueries:
     def export(self, session_id: str, kind: str = "md") -> str:
         # Loaded here: only an export writes a transcript (json and msgspec's encoders load
         # with it), and `moot sessions list` is a start-up benchmark.
+        from moot.frontend.transcript import render
         from moot.providers.credentials import known_keys
-        from moot.transcript import render
 
         summary = self.session(session_id)
         if summary is None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from moot.settings_review import HeldSettings, file_approved, held_file
+from moot.settings.review import HeldSettings, file_approved, held_file
 
 if TYPE_CHECKING:
     from moot.skills.guidance import Guidance

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from moot.commands.registry import CommandContext, Registry
-from moot.commands.table import fitted
+from moot.frontend.table import fitted
 from moot.protocol.client import CostLine
 from moot.protocol.messages import Usage
 

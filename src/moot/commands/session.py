@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from moot.commands.answers import answer, run_tool
 from moot.commands.registry import Command, CommandContext, CommandError, Registry
 from moot.commands.show import show_result
-from moot.commands.table import wrapped
+from moot.frontend.table import wrapped
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import ContextReport, KeyStore, PermissionsReport

@@ -15,7 +15,7 @@ Trust model, plainly:
   the repository** (either file can be committed). They are held, and never run, until the
   person approves that file's exact content in that workspace (the app and the REPL ask before
   the session opens; `/trust`, `moot trust`); a change to the file holds them again
-  (`moot.settings_review`).
+  (`moot.settings.review`).
 - A hook is never asked about: the approval seam and permission rules govern the model's tool
   calls, not the commands the settings name.
 

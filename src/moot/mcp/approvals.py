@@ -52,7 +52,7 @@ class Approvals:
     def _all(self) -> dict[str, object]:
         import json
 
-        from moot.settings_review import read_own_file
+        from moot.settings.review import read_own_file
 
         try:  # only a file of this user's that no one else may write
             data = json.loads(read_own_file(self.path))

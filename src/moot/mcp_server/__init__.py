@@ -27,11 +27,11 @@ EXIT_OK, EXIT_USAGE = 0, 2
 
 def run_serve(options: Namespace) -> int:
     """Serve until the client closes stdin."""
-    from moot.cli_args import project_mcp, rule_list
     from moot.client.assemble import open_session, session_rules
     from moot.client.errors import SetupError
     from moot.client.local import SessionOptions
     from moot.core.agent import Agent
+    from moot.frontend.flags import project_mcp, rule_list
     from moot.protocol.modes import PermissionMode
     from moot.settings import SettingsError, load_settings
     from moot.store.memory import MemoryStore

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from moot.commands.display import shown_path
+from moot.frontend.display import shown_path
 from moot.workspace.diff import MAX_DIFF_LINES, unified_diff
 from moot.workspace.no_follow import PathRefused, read_file_bytes
 from moot.workspace.paths import Workspace

@@ -14,14 +14,14 @@ from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from moot.cli_args import rule_list
+from moot.frontend.flags import rule_list
 from moot.paths import workspace_root
 
 if TYPE_CHECKING:
     from moot.protocol.client import Client
     from moot.repl.look import Look
     from moot.repl.repl import Repl
-    from moot.settings_review import HeldSettings
+    from moot.settings.review import HeldSettings
 
 EXIT_USAGE = 2
 
@@ -39,7 +39,7 @@ def run_repl(options: Namespace) -> int:
     # `moot -c` and `moot -r` without an id were settled into `options.resume` by `moot.cli`.
     session_id = options.resume or None
 
-    from moot.history import history_file
+    from moot.frontend.history import history_file
     from moot.repl.look import choose_look
     from moot.settings import SettingsError, load_settings
 
@@ -131,12 +131,12 @@ def _run(repl: Repl, look: Look) -> int:
 
 def _ask_trust(workspace: Path, held: tuple[HeldSettings, ...]) -> None:
     """Before the session opens, ask about the repository's settings that wait for approval
-    (`moot.settings_review`): only `y` or `yes` approves, and keys typed before the question
+    (`moot.settings.review`): only `y` or `yes` approves, and keys typed before the question
     are dropped, so nothing typed ahead answers it."""
     import contextlib
     import termios
 
-    from moot.settings_review import SettingsApprovals
+    from moot.settings.review import SettingsApprovals
 
     print("This repository's settings ask to turn on what could run code or act unasked:")
     for file in held:

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from moot.commands.fuzzy import fuzzy_rank
 from moot.commands.registry import CommandContext, Registry
+from moot.frontend.fuzzy import fuzzy_rank
 
 MAX_PATHS = 30
 """Path completions shown at most."""

@@ -16,8 +16,8 @@ from typing import Protocol
 
 from prompt_toolkit.completion import WordCompleter
 
-from moot.app_prefs import remember_theme, theme_file_names
 from moot.commands.registry import CommandError, Panes, Registry
+from moot.frontend.app_prefs import remember_theme, theme_file_names
 from moot.protocol import events as ev
 from moot.protocol.client import Client
 from moot.repl.listing import chosen, help_text, matching, numbered
@@ -126,7 +126,7 @@ class ReplCommands:
 
     @property
     def theme(self) -> str:
-        from moot.app_prefs import THEME, load_prefs
+        from moot.frontend.app_prefs import THEME, load_prefs
 
         chosen = load_prefs().get(THEME)
         return chosen if isinstance(chosen, str) else ""

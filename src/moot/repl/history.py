@@ -1,5 +1,6 @@
 """The prompt history, shared with the app: prompt_toolkit's `History` over moot's own file
-(`moot.history`, one JSON string per line per workspace), not prompt_toolkit's file format."""
+(`moot.frontend.history`, one JSON string per line per workspace), not prompt_toolkit's file
+format."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from prompt_toolkit.history import History
 
-from moot.history import PromptHistory
+from moot.frontend.history import PromptHistory
 
 
 class SharedHistory(History):

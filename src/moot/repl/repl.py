@@ -84,7 +84,8 @@ class Repl:
         open_client: Opens a new session, for `/new`.
         open_session: Opens a stored session by id, for `/resume` and `/fork`.
         registry: The slash commands (the built-in ones when None).
-        history_path: The prompt history file (`moot.history.history_file`); None keeps none.
+        history_path: The prompt history file (`moot.frontend.history.history_file`); None
+            keeps none.
         clock: Monotonic seconds (approvals' grace period, ctrl+c twice).
     """
 

@@ -17,10 +17,10 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from moot.commands.display import HISTORY_KINDS
 from moot.commands.files import use_session_commands
 from moot.commands.mentions import expand_mentions
 from moot.commands.registry import CommandError, Registry
+from moot.frontend.display import HISTORY_KINDS
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.activity import WAITING_FOR_MODEL, TurnProgress

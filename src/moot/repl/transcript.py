@@ -19,8 +19,8 @@ from typing import Any
 
 import msgspec
 
-from moot.commands.display import key_argument, one_line, result_summary
-from moot.commands.notices import notice, refused_by, turn_spent, turn_stopped
+from moot.frontend.display import key_argument, one_line, result_summary
+from moot.frontend.notices import notice, refused_by, turn_spent, turn_stopped
 from moot.protocol import events as ev
 from moot.protocol.states import RunState
 from moot.repl.paint import Paint, strip_escapes

@@ -5,7 +5,7 @@ is given through `scrub_env`. A variable reaches the command only when it is nam
 `PASSED` (the basics a shell needs, and the toolchains' own variables that say where things
 are: `VIRTUAL_ENV`, `GOPATH`, `CARGO_HOME`, ...), in `PASSED_PREFIXES` (`LC_*`, `PYTHON*`,
 ...), or by the settings' `env` (the person's files, or a repository's, which the person is
-told about: `moot.settings_review`). Anything else stays out, whatever its name: a denylist
+told about: `moot.settings.review`). Anything else stays out, whatever its name: a denylist
 always misses one (`CI_JOB_JWT`, `SESSION_COOKIE`, `SENTRY_DSN`).
 
 A named variable is still dropped when its *name* looks secret (a word such as `KEY`,

@@ -426,7 +426,7 @@ class _FakeQueries:
 
     def export(self, session_id: str, kind: str = "md") -> str:
         """This session as a transcript (the fake knows no keys to blank)."""
-        from moot.transcript import render  # json and msgspec's encoders: only an export
+        from moot.frontend.transcript import render  # json and msgspec's encoders: only an export
 
         summary = self.session(session_id)
         if summary is None:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from moot.client.local import SessionOptions
     from moot.protocol.client import Client
     from moot.settings import TerminalOptions
-    from moot.settings_review import HeldSettings
+    from moot.settings.review import HeldSettings
     from moot.tui.screens.setup import FirstRun
     from moot.tui.scrollback import Format, Visit
 
@@ -54,7 +54,7 @@ _set_frame_rate()
 
 def run_app(options: Namespace) -> int:
     """Open (or resume) a session and run the app until the person quits."""
-    from moot import setup_detect
+    from moot.client import setup_detect
     from moot.paths import workspace_root
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -121,8 +121,8 @@ class _Sessions:
     def _options_for(
         self, resume: str | None, *, where: Path | None = None, model: str | None = None
     ) -> SessionOptions:
-        from moot.cli_args import rule_list
         from moot.client.local import SessionOptions
+        from moot.frontend.flags import rule_list
 
         options = self._options
         return SessionOptions(
@@ -189,7 +189,7 @@ def _after_the_app(visits: Sequence[Visit], how: Format) -> None:
 
 def _first_run(cwd: Path, open_model: Callable[[str], Client]) -> FirstRun:
     """What the first-run screen opens: a session with the model picked, or the demo."""
-    from moot import setup_detect
+    from moot.client import setup_detect
     from moot.client.local import SessionOptions, open_client
     from moot.tui.screens.setup import FirstRun
 

@@ -49,9 +49,9 @@ if TYPE_CHECKING:
 
     from moot.tui.screens.setup import Started
 
-from moot.app_prefs import load_prefs, save_prefs
 from moot.commands.registry import Registry
-from moot.history import PromptHistory, history_file
+from moot.frontend.app_prefs import load_prefs, save_prefs
+from moot.frontend.history import PromptHistory, history_file
 from moot.protocol import ops
 from moot.protocol.client import Client
 from moot.tui import heap

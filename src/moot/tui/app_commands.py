@@ -17,9 +17,9 @@ from typing import Any
 
 from textual.app import App
 
-from moot.app_prefs import THEME, save_prefs
 from moot.commands.files import use_session_commands
 from moot.commands.registry import CommandError, Panes, Registry
+from moot.frontend.app_prefs import THEME, save_prefs
 from moot.protocol import events as ev
 from moot.protocol.client import Client
 from moot.settings import SettingsError
@@ -147,7 +147,7 @@ class AppCommands:
         if self.registry.get("model") is not None:
             await self.registry.run(self, f"/model {name}")
             return
-        from moot.setup_detect import remember_model
+        from moot.client.setup_detect import remember_model
 
         try:
             remember_model(name)

@@ -13,8 +13,8 @@ from moot.protocol.client import Client
 
 if TYPE_CHECKING:
     from moot.commands.registry import Registry
-    from moot.history import PromptHistory
-    from moot.settings_review import HeldSettings
+    from moot.frontend.history import PromptHistory
+    from moot.settings.review import HeldSettings
     from moot.tui.screens.setup import FirstRun
 
 OpenClient = Callable[[], Client]

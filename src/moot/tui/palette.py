@@ -87,7 +87,9 @@ class ModelsProvider(_Listed):
     """The catalog's models, and the local servers' (asked off the UI thread)."""
 
     async def list_entries(self) -> Iterable[Entry]:
-        from moot import setup_detect  # the catalog and the probes load when the palette opens
+        from moot.client import (
+            setup_detect,  # the catalog and the probes load when the palette opens
+        )
 
         detection = await asyncio.to_thread(
             lambda: setup_detect.Detection(

@@ -15,8 +15,8 @@ from typing import Literal, TextIO
 
 import msgspec
 
+from moot.frontend.transcript import markdown
 from moot.protocol.client import Queries
-from moot.transcript import markdown
 
 Format = Literal["off", "text", "markdown"]
 

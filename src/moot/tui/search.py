@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Static
 
-from moot.commands.display import key_argument
+from moot.frontend.display import key_argument
 from moot.tui.widgets.chat import ChatPane
 from moot.tui.widgets.tool_block import ToolBlock
 

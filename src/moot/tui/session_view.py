@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 from textual.css.query import NoMatches
 
-from moot.commands.display import HISTORY_KINDS
 from moot.commands.files import use_session_commands
 from moot.commands.registry import Registry
+from moot.frontend.display import HISTORY_KINDS
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client

@@ -22,7 +22,7 @@ from textual.color import Color, ColorParseError
 from textual.css.stylesheet import Stylesheet, StylesheetParseError
 from textual.theme import Theme
 
-from moot.app_prefs import theme_files
+from moot.frontend.app_prefs import theme_files
 
 DEFAULT_THEME = "moot-dark"
 _FIELDS = tuple(f.name for f in fields(Theme))

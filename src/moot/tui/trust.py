@@ -1,5 +1,5 @@
 """The question the app asks before it opens a session whose repository settings wait for the
-person's approval (`moot.settings_review`): what each file asks to turn on, then keep it off
+person's approval (`moot.settings.review`): what each file asks to turn on, then keep it off
 (the first choice, so an Enter typed ahead approves nothing) or approve it for the workspace."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from textual.app import App
 
-from moot.settings_review import HeldSettings, SettingsApprovals
+from moot.settings.review import HeldSettings, SettingsApprovals
 
 CHOICES = (
     ("keep", "Keep it off: this session runs without it (/trust asks again)"),

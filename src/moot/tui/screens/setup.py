@@ -5,7 +5,8 @@ Ollama or LM Studio answering, asked off the UI thread), takes a pasted key (sav
 `moot login` saves it, mode 0600), offers the catalog's models (and the local servers'), and
 starts either a session with the chosen model (remembered in the user settings, so the next
 start goes straight to the app) or the built-in demo. Everything it needs from outside the app
-comes through `moot.setup_detect`; opening a session comes through the `FirstRun` the app holds.
+comes through `moot.client.setup_detect`; opening a session comes through the `FirstRun` the
+app holds.
 """
 
 from __future__ import annotations
@@ -22,12 +23,10 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from moot import setup_detect
-from moot.client import SetupError
-from moot.login import LoginError
+from moot.client import SetupError, setup_detect
+from moot.client.setup_detect import Detection, ModelChoice
 from moot.protocol.client import Client
 from moot.settings import SettingsError
-from moot.setup_detect import Detection, ModelChoice
 
 
 class FirstRun(msgspec.Struct, frozen=True):
@@ -151,7 +150,7 @@ class SetupScreen(Screen[Started]):
         note = self.query_one("#key-note", Static)
         try:
             path = setup_detect.save_key(provider, field.value)
-        except LoginError as exc:
+        except ValueError as exc:  # the key refused (`credentials.KeyRefused`)
             note.update(Text(str(exc), style="bold red"))
             note.add_class("-shown")
             return

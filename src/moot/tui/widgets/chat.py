@@ -19,8 +19,8 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from moot.commands.display import HISTORY_KINDS
-from moot.commands.notices import notice, turn_spent, turn_stopped
+from moot.frontend.display import HISTORY_KINDS
+from moot.frontend.notices import notice, turn_spent, turn_stopped
 from moot.protocol import events as ev
 from moot.tui.messages import Streamed
 from moot.tui.widgets.answer import AnswerBlock

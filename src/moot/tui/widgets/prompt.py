@@ -25,8 +25,8 @@ from textual.timer import Timer
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
-from moot.commands.fuzzy import fuzzy_rank
-from moot.history import PromptHistory
+from moot.frontend.fuzzy import fuzzy_rank
+from moot.frontend.history import PromptHistory
 from moot.tui.keys import action_of
 from moot.tui.messages import PromptSubmitted
 

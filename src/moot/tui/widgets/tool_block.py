@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widgets import Log, Static
 
-from moot.commands.display import key_argument, one_line, result_summary
+from moot.frontend.display import key_argument, one_line, result_summary
 from moot.tui.keys import bindings_for
 from moot.tui.widgets.blocks import depth_class
 from moot.tui.widgets.diff_view import DiffView

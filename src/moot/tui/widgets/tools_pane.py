@@ -12,7 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from moot.commands.display import key_argument, one_line
+from moot.frontend.display import key_argument, one_line
 from moot.protocol import events as ev
 from moot.tui.widgets.diff_view import diff_text
 

@@ -22,7 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from moot.commands.display import one_line
+from moot.frontend.display import one_line
 from moot.protocol import events as ev
 from moot.protocol.activity import CallActivity
 from moot.protocol.states import RunState

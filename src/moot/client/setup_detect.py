@@ -21,7 +21,7 @@ import msgspec
 from moot.paths import data_dir, make_private_dir
 from moot.settings import SettingsError, load_settings, save_user_setting
 
-# `moot` (the app) asks `needs_setup` before its first paint: the key lookup (`moot.login`, the
+# `moot` (the app) asks `needs_setup` before its first paint: the key lookup (`credentials`, the
 # providers' credentials) and the thread pool load only in the functions that use them.
 
 PROBE_TIMEOUT_S = 0.5
@@ -111,7 +111,7 @@ def _environ(cwd: Path | None, environ: Mapping[str, str] | None) -> dict[str, s
 
 def key_providers() -> list[str]:
     """The providers that take a key, as `moot login` lists them."""
-    from moot.login import key_providers as providers
+    from moot.providers.credentials import key_providers as providers
 
     return providers()
 
@@ -239,11 +239,12 @@ def save_key(provider: str, key: str) -> Path:
     """Save a pasted key as `moot login` does (`<config dir>/keys.json`, mode 0600).
 
     Raises:
-        moot.login.LoginError: The provider takes no key, or the key is empty or unusable.
+        ValueError: The provider takes no key, or the key is empty or unusable
+            (`providers.credentials.KeyRefused`; the message never holds the key).
     """
-    from moot.login import save_login_key
+    from moot.providers.credentials import save_given_key
 
-    return save_login_key(provider, key)
+    return save_given_key(provider, key)
 
 
 def remember_model(model: str) -> Path:

@@ -2,7 +2,7 @@
 
 A project's `.moot/settings.json` and `.moot/settings.local.json` may hold grants (hooks,
 `"sandbox": "none"`, allow rules, a wide default mode, `env`, ...) that stay off until the
-person approves that exact content here (`moot.settings_review`). This shows each held file with
+person approves that exact content here (`moot.settings.review`). This shows each held file with
 what it asks for and, once the person says yes (or `--yes`), approves the content shown: a file
 changed since is asked about again. `--revoke` forgets the workspace's approvals.
 """
@@ -20,7 +20,7 @@ def run_trust(options: Namespace) -> int:
     from moot.client.trust import held_files
     from moot.paths import workspace_root
     from moot.settings import SettingsError
-    from moot.settings_review import SettingsApprovals
+    from moot.settings.review import SettingsApprovals
 
     workspace = workspace_root(Path.cwd())
     approvals = SettingsApprovals()

@@ -19,10 +19,10 @@ from typing import TextIO
 
 import msgspec
 
-from moot.cli_args import project_mcp
-from moot.cli_args import rule_list as _rule_list
 from moot.client.errors import SessionBusy, SetupError, StoreError
 from moot.client.local import LocalClient, SessionOptions, open_client
+from moot.frontend.flags import project_mcp
+from moot.frontend.flags import rule_list as _rule_list
 from moot.paths import workspace_root
 from moot.protocol import events as ev
 from moot.protocol import ops

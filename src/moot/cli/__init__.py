@@ -36,14 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # it again and again while it grows costs ~10 ms, and it is all kept anyway. It is
         # frozen once loaded, so later collections skip it.
         gc.disable()
-        from moot.lean_httpx import keep_httpx_cli_unloaded
+        from moot.cli.lean_httpx import keep_httpx_cli_unloaded
 
         keep_httpx_cli_unloaded()
-    from moot.cli_args import PICK, parse
+    from moot.cli.args import PICK, parse
 
     options = parse(args)
     if options.command is None and (options.continue_ or options.resume == PICK):
-        from moot.sessions_cli import settle_session
+        from moot.cli.sessions import settle_session
 
         if (failed := settle_session(options)) is not None:
             return failed
@@ -84,35 +84,35 @@ def _reader_gone() -> int:
 def _command(options: Namespace) -> Command:
     """The function that runs `options.command`, its module imported."""
     if options.command == "sessions":
-        from moot.sessions_cli import run_sessions
+        from moot.cli.sessions import run_sessions
 
         return run_sessions
     if options.command == "cost":
-        from moot.cost_cli import run_cost
+        from moot.cli.cost import run_cost
 
         return run_cost
     if options.command == "doctor":
-        from moot.doctor import run_doctor
+        from moot.cli.doctor import run_doctor
 
         return run_doctor
     if options.command == "sandbox":
-        from moot.sandbox_cli import run_sandbox_cli
+        from moot.cli.sandbox import run_sandbox_cli
 
         return run_sandbox_cli
     if options.command == "undo":
         return _undo
     if options.command == "skills":
-        from moot.skills_cli import run_skills
+        from moot.cli.skills import run_skills
 
         return run_skills
     if options.command == "init":
         return _init
     if options.command == "trust":
-        from moot.trust_cli import run_trust
+        from moot.cli.trust import run_trust
 
         return run_trust
     if options.command == "login":
-        from moot.login import run_login
+        from moot.cli.login import run_login
 
         return run_login
     if options.command == "mcp" and options.action == "serve":
@@ -139,7 +139,7 @@ def _command(options: Namespace) -> Command:
         from moot.tui import run_app  # textual loads only for the app
 
         return run_app
-    from moot.headless import run_headless
+    from moot.cli.headless import run_headless
 
     return run_headless
 
@@ -150,7 +150,7 @@ INIT_RULES = ["Edit(./AGENTS.md)"]
 
 def _init(options: Namespace) -> int:
     """`moot init`: the `/init` command headless, allowed to write AGENTS.md (`INIT_RULES`)."""
-    from moot.headless import run_headless
+    from moot.cli.headless import run_headless
 
     options.prompt = " ".join(["/init", *options.note])
     options.allowed_tools = [*options.allowed_tools, *INIT_RULES]

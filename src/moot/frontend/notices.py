@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from moot.commands.display import one_line
+from moot.frontend.display import one_line
 from moot.protocol import events as ev
 from moot.protocol.states import RunState
 

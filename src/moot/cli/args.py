@@ -493,30 +493,3 @@ def _parse_with(
 ) -> tuple[argparse.Namespace, str | None]:
     args, task = _split_task(argv, _takes_value(parser))
     return parser.parse_args(args), task
-
-
-def project_mcp(values: Sequence[str]) -> list[str]:
-    """`--allow-project-mcp github,docs --allow-project-mcp all` as names (`*` for all)."""
-    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
-    return ["*" if name == "all" else name for name in names]
-
-
-def rule_list(values: Sequence[str]) -> list[str]:
-    """Rules from `--allowedTools "Read,Bash(git diff:*)" Edit`: split on commas and spaces
-    outside parentheses."""
-    rules: list[str] = []
-    for value in values:
-        depth = 0
-        current: list[str] = []
-        for char in value:
-            depth += char == "("
-            depth -= char == ")"
-            if char in ", " and depth == 0:
-                if current:
-                    rules.append("".join(current))
-                current = []
-            else:
-                current.append(char)
-        if current:
-            rules.append("".join(current))
-    return rules
