@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, NoReturn
 
 from moot._version import __version__
+from moot.cli.commands import COMMAND_TABLE, COMMANDS
+from moot.cli.values import names, positive
 
 EXAMPLES = """\
 examples:
@@ -107,32 +109,6 @@ class _LeanParser(_Parser):
         raise _Refused(message)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
-    return value
-
-
-def _names(text: str) -> list[str]:
-    """`a,b` (spaces allowed); `''` names none."""
-    return [name.strip() for name in text.split(",") if name.strip()]
-
-
-_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def _age(text: str) -> float:
-    """`30d` as seconds (units m, h, d, w)."""
-    number, unit = text[:-1], text[-1:].lower()
-    if unit not in _UNITS or not number.isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r} is not an age such as 30d, 12h or 90m")
-    return int(number) * _UNITS[unit]
-
-
 def _parser(named: Collection[str] = (), *, lean: bool = False) -> argparse.ArgumentParser:
     """The parser; of the commands, only those `named` get their options and actions.
 
@@ -148,6 +124,15 @@ def _parser(named: Collection[str] = (), *, lean: bool = False) -> argparse.Argu
         # Whole option names only: `sessions list --all` is not an abbreviation of --allowedTools.
         allow_abbrev=False,
     )
+    _add_run_flags(parser)
+    _add_sitting_flags(parser)
+    _add_look_flags(parser)
+    _add_commands(parser, named, every=not lean)
+    return parser
+
+
+def _add_run_flags(parser: argparse.ArgumentParser) -> None:
+    """What a run is: the task, the output, the model, turns, mode and rules."""
     parser.add_argument("--version", action="version", version=f"moot {__version__}")
     parser.add_argument(
         "-p", "--print", dest="prompt", metavar="TASK", help="run TASK headless ('-': read stdin)"
@@ -159,7 +144,7 @@ def _parser(named: Collection[str] = (), *, lean: bool = False) -> argparse.Argu
         help="text: the answer; json: one result object; stream-json: one event per line",
     )
     parser.add_argument("--model", help="provider/model or scripted:<file> (env: MOOT_MODEL)")
-    parser.add_argument("--max-turns", type=_positive, metavar="N", help="stop after N model turns")
+    parser.add_argument("--max-turns", type=positive, metavar="N", help="stop after N model turns")
     parser.add_argument(
         "--permission-mode",
         choices=("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"),
@@ -183,6 +168,10 @@ def _parser(named: Collection[str] = (), *, lean: bool = False) -> argparse.Argu
         metavar="RULES",
         help='deny rules, e.g. "Bash(rm:*),WebFetch"',
     )
+
+
+def _add_sitting_flags(parser: argparse.ArgumentParser) -> None:
+    """Which session goes on, with which agents and repository servers."""
     parser.add_argument(
         "--resume",
         "-r",
@@ -201,19 +190,8 @@ def _parser(named: Collection[str] = (), *, lean: bool = False) -> argparse.Argu
         help="continue the latest session of this directory",
     )
     parser.add_argument(
-        "--plain",
-        action="store_true",
-        help="the line-oriented REPL instead of the app (also where the app cannot run: "
-        "TERM=dumb, output not a terminal)",
-    )
-    parser.add_argument(
-        "--no-toolbar",
-        action="store_true",
-        help="the plain REPL without its status toolbar (setting: repl.toolbar)",
-    )
-    parser.add_argument(
         "--agents",
-        type=_names,
+        type=names,
         metavar="NAMES",
         help="the agent definitions (.moot/agents/, the config dir, moot's own) that join the "
         "session as peers, comma-separated; '' for none (setting: agents; default: all)",
@@ -226,6 +204,21 @@ def _parser(named: Collection[str] = (), *, lean: bool = False) -> argparse.Argu
         metavar="NAMES",
         help="start these MCP servers of the repository's .mcp.json or .moot/settings without "
         "asking (comma-separated; 'all' for every one)",
+    )
+
+
+def _add_look_flags(parser: argparse.ArgumentParser) -> None:
+    """How the app or the plain REPL uses the terminal."""
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="the line-oriented REPL instead of the app (also where the app cannot run: "
+        "TERM=dumb, output not a terminal)",
+    )
+    parser.add_argument(
+        "--no-toolbar",
+        action="store_true",
+        help="the plain REPL without its status toolbar (setting: repl.toolbar)",
     )
     parser.add_argument(
         "--no-alt-screen",
@@ -245,8 +238,6 @@ def _parser(named: Collection[str] = (), *, lean: bool = False) -> argparse.Argu
         help="start with mouse capture off, so the terminal selects text; f4 switches it "
         "(setting: ui.mouse)",
     )
-    _add_commands(parser, named, every=not lean)
-    return parser
 
 
 def _add_commands(parser: argparse.ArgumentParser, named: Collection[str], *, every: bool) -> None:
@@ -254,179 +245,11 @@ def _add_commands(parser: argparse.ArgumentParser, named: Collection[str], *, ev
         parser.set_defaults(command=None)  # what the subparsers would have set
         return
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, help_text, fill in _COMMAND_TABLE:
+    for name, help_text, fill in COMMAND_TABLE:
         if name in named:
             fill(sub.add_parser(name, help=help_text))
         elif every:
             sub.add_parser(name, help=help_text)
-
-
-def _fill_sessions(sessions: argparse.ArgumentParser) -> None:
-    sessions_sub = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
-    listing = sessions_sub.add_parser("list", help="this directory's sessions, newest first")
-    listing.add_argument(
-        "--all", action="store_true", help="every workspace's (this directory's first)"
-    )
-    listing.add_argument("--limit", type=_positive, default=50, metavar="N")
-    show = sessions_sub.add_parser("show", help="a session's transcript")
-    show.add_argument("session_id")
-    export = sessions_sub.add_parser("export", help="a session as Markdown, JSON or HTML")
-    export.add_argument("session_id")
-    export.add_argument("--format", choices=("md", "json", "html"), default="md")
-    delete = sessions_sub.add_parser("delete", help="remove a session and its snapshots")
-    delete.add_argument("session_id")
-    fork = sessions_sub.add_parser(
-        "fork", help="a new session sharing a session's history (up to an event with --at)"
-    )
-    fork.add_argument("session_id")
-    fork.add_argument("--at", type=_positive, metavar="SEQ", help="the last event to share")
-    prune = sessions_sub.add_parser("prune", help="delete sessions not used for a while")
-    prune.add_argument(
-        "--older-than", required=True, type=_age, metavar="AGE", help="e.g. 30d, 12h, 90m"
-    )
-
-
-def _fill_cost(cost: argparse.ArgumentParser) -> None:
-    cost.add_argument(
-        "--since", metavar="DATE", help="only usage from DATE on (YYYY-MM-DD, or an ISO time)"
-    )
-    cost.add_argument(
-        "--all-workspaces", action="store_true", help="every workspace's sessions, not only here"
-    )
-
-
-def _fill_doctor(doctor: argparse.ArgumentParser) -> None:
-    doctor.add_argument(
-        "--check", action="store_true", help="send one tiny request to each configured provider"
-    )
-    doctor.add_argument(
-        "--model", action="append", metavar="PROVIDER/MODEL", help="check this model (repeatable)"
-    )
-
-
-def _fill_sandbox(sandbox: argparse.ArgumentParser) -> None:
-    sandbox_sub = sandbox.add_subparsers(dest="action", metavar="ACTION", required=True)
-    sandbox_sub.add_parser("status", help="the sandbox MOOT_SANDBOX picks here, and why")
-    run = sandbox_sub.add_parser("run", help="run one command through it: moot sandbox run -- CMD")
-    run.add_argument(
-        "--timeout", type=float, default=120.0, metavar="SECONDS", help="kill it after this"
-    )
-    run.add_argument(
-        "argv", nargs=argparse.REMAINDER, metavar="CMD", help="one shell line, or a command"
-    )
-
-
-def _fill_nothing(parser: argparse.ArgumentParser) -> None:
-    """For a command with no options of its own (`undo`)."""
-
-
-def _fill_skills(skills: argparse.ArgumentParser) -> None:
-    skills_sub = skills.add_subparsers(dest="action", metavar="ACTION", required=True)
-    skills_sub.add_parser("list", help="every skill here, closest first, and their problems")
-    show_skill = skills_sub.add_parser("show", help="one skill's frontmatter, files and text")
-    show_skill.add_argument("name")
-    validate = skills_sub.add_parser(
-        "validate", help="check skill folders (default: every skill, command and agent here)"
-    )
-    validate.add_argument("paths", nargs="*", metavar="PATH")
-
-
-def _fill_init(init: argparse.ArgumentParser) -> None:
-    init.add_argument("note", nargs="*", help="what the AGENTS.md should also cover")
-    # SUPPRESS: `moot --model X init` keeps the X the main parser read.
-    init.add_argument("--model", default=argparse.SUPPRESS, help="provider/model")
-
-
-def _fill_login(login: argparse.ArgumentParser) -> None:
-    from moot.providers.credentials import key_providers  # only for `moot login`
-
-    login.add_argument("provider", help=f"one of: {', '.join(key_providers())}")
-    login.add_argument(
-        "--no-check",
-        action="store_true",
-        help="save the key without trying it (one tiny request to the provider's cheap model)",
-    )
-
-
-def _add_session_flags(parser: argparse.ArgumentParser) -> None:
-    """What `moot mcp serve` and `moot acp` take to shape the sessions they open."""
-    parser.add_argument("--model", help="provider/model (env: MOOT_MODEL; or the settings')")
-    parser.add_argument(
-        "--permission-mode",
-        choices=("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"),
-        help="how tool calls are settled",
-    )
-    parser.add_argument(
-        "--allowedTools", "--allowed-tools", dest="allowed_tools", action="append", default=[],
-        metavar="RULES", help="allow rules on top of the settings'",
-    )  # fmt: skip
-    parser.add_argument(
-        "--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append",
-        default=[], metavar="RULES", help="deny rules on top of the settings'",
-    )  # fmt: skip
-    parser.add_argument(
-        "--allow-project-mcp", dest="allow_project_mcp", action="append", default=[],
-        metavar="NAMES", help="repository MCP servers to start without asking ('all')",
-    )  # fmt: skip
-
-
-def _fill_mcp(mcp: argparse.ArgumentParser) -> None:
-    actions = mcp.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = actions.add_parser(
-        "add",
-        help="add a server: NAME COMMAND [ARGS...] (stdio), or NAME URL with --transport",
-        description="Add an MCP server. stdio: moot mcp add NAME -- COMMAND [ARGS...]; "
-        "remote: moot mcp add --transport http NAME URL.",
-    )
-    add.add_argument("--scope", choices=("local", "project", "user"), default="local",
-                     help="local: .moot/settings.local.json (default); project: .mcp.json; "
-                     "user: your settings")  # fmt: skip
-    add.add_argument("--transport", "-t", choices=("stdio", "http", "sse"), default="stdio")
-    add.add_argument("--env", "-e", action="append", default=[], metavar="NAME=VALUE")
-    add.add_argument("--header", "-H", action="append", default=[], metavar="'NAME: VALUE'")
-    add.add_argument("name")
-    add.add_argument("target", metavar="COMMAND_OR_URL")
-    add.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
-    actions.add_parser("list", help="every server here: origin, approval and state")
-    get = actions.add_parser("get", help="one server: its definition, state, tools and prompts")
-    get.add_argument("name")
-    remove = actions.add_parser("remove", help="remove a server from the file that defines it")
-    remove.add_argument("name")
-    remove.add_argument("--scope", choices=("local", "project", "user"))
-    approve = actions.add_parser(
-        "approve", help="let a repository's server start in this workspace (remembered)"
-    )
-    approve.add_argument("name")
-    serve = actions.add_parser(
-        "serve", help="serve moot's workspace tools over MCP on stdio, for another agent"
-    )
-    _add_session_flags(serve)
-
-
-def _fill_trust(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-y", "--yes", action="store_true", help="approve what the files ask for without asking"
-    )
-    parser.add_argument(
-        "--revoke", action="store_true", help="forget every approval of this workspace"
-    )
-
-
-_COMMAND_TABLE: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
-    ("sessions", "list, show, export, delete, fork and prune sessions", _fill_sessions),
-    ("cost", "tokens and cost per session and model (catalog prices)", _fill_cost),
-    ("doctor", "configured providers, keys and endpoints", _fill_doctor),
-    ("sandbox", "which sandbox runs shell commands; try one in it", _fill_sandbox),
-    ("undo", "take back moot's last commit here (see MOOT_AUTO_COMMIT)", _fill_nothing),
-    ("skills", "list, show and validate skills (SKILL.md folders)", _fill_skills),
-    ("init", "have the model write an AGENTS.md for this repository (headless)", _fill_init),
-    ("trust", "approve what this repository's settings, skills and commands turn on", _fill_trust),
-    ("login", "save an API key (mode 0600) for a provider", _fill_login),
-    ("mcp", "MCP servers: add, list, get, remove, approve; serve", _fill_mcp),
-    ("acp", "speak the Agent Client Protocol on stdio (for editors)", _add_session_flags),
-)
-"""Each command: its name, its line in `moot --help`, and what fills in its parser."""
-COMMANDS = frozenset(name for name, _, _ in _COMMAND_TABLE)
 
 
 def _takes_value(parser: argparse.ArgumentParser) -> frozenset[str]:
