@@ -378,7 +378,7 @@ async def test_a_prompt_to_a_session_left_mid_turn_finishes_that_turn_first(
     runs. Fails on the old code: the session refused the prompt's turn (`op_refused`), and the
     prompt waited for a `turn_finished` that never came."""
     from moot.store.sqlite import SQLiteStore
-    from test_cli_open_calls import OldLog, callee_left_open_after_its_caller_went_on
+    from old_logs import OldLog, callee_left_open_after_its_caller_went_on
 
     model = scripted(
         tmp_path / "m.json", {"text": "played"}, {"text": "Finished that."}, {"text": "And this."}

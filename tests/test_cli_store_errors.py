@@ -18,10 +18,11 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from small_disk import mounted_small_disk
 
 TIMEOUT = 30  # seconds; a bound for a hung process, never a wait
 
@@ -210,23 +211,6 @@ def test_a_file_size_limit_mid_run_loses_nothing_and_resume_finishes_the_run(
     resumed = _run(tmp_path, home, "--resume", sid, "--model", model, "--output-format", "json")
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["output"] == "x" * 400_000
-
-
-@contextmanager
-def mounted_small_disk(home: Path) -> Iterator[Path]:
-    """A real file system of 512 KiB (a tmpfs mounted for the test) at `home`, which a test
-    can grow again (`mount -o remount`): a disk that fills, and has room again. Needs root
-    (CI runs the tests as root)."""
-    if os.geteuid() != 0:
-        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-            pytest.fail("CI runs this as root: it mounts a small tmpfs")
-        pytest.skip("mounting a small tmpfs needs root")
-    home.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "moot-test", home], check=True)
-    try:
-        yield home
-    finally:
-        subprocess.run(["umount", "--lazy", home], check=True)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+from call_ends import ends_in_order
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
@@ -20,22 +21,6 @@ ASK_HELPER = {"tool_calls": [call("call_agent", agent_name="helper", message="di
 SPAWN_HELPER = {
     "tool_calls": [call("call_agent", agent_name="helper", message="dig", background=True)]
 }
-
-
-def ends_in_order(events: list[ev.Event]) -> None:
-    """Each call's end comes after the ends of the calls it made, and the run's end last."""
-    ended: dict[str, int] = {}
-    parents: dict[str, str | None] = {}
-    for index, event in enumerate(events):
-        if isinstance(event, ev.AgentCalled | ev.TurnStarted):
-            parents[event.call_id] = event.parent_call_id
-        if isinstance(event, ev.AgentReturned | ev.TurnFinished):
-            ended[event.call_id] = index
-    assert set(ended) == set(parents), "every call ended"
-    for child, parent in parents.items():
-        if parent is not None:
-            assert ended[child] < ended[parent]
-    assert isinstance(events[-1], ev.TurnFinished)
 
 
 def stop_at(kind: type[ev.Event], op: Callable[[ev.Event], ops.Op]) -> Callable[[Runtime], None]:

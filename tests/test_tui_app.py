@@ -811,7 +811,7 @@ async def test_a_disk_that_fills_during_a_turn_is_told_once_and_the_app_goes_on(
     from moot.client.local import SessionOptions, open_client
     from moot.frontend.history import PromptHistory
     from moot.tui.messages import PromptSubmitted
-    from test_cli_store_errors import mounted_small_disk
+    from small_disk import mounted_small_disk
 
     with mounted_small_disk(tmp_path / "home") as home:
         monkeypatch.setenv("MOOT_HOME", str(home))
