@@ -5,7 +5,7 @@ Secrets never reach an export. moot puts no key in the log: keys travel only in 
 headers, errors blank them, and commands run without them. A key can still come in from
 outside (a tool reads a `.env`, the person pastes one), so `render` blanks every key it is
 given wherever it shows up; the client's queries give it the keys moot knows of (the
-providers' variables, the settings' `env`, the key file). `tests/test_export.py` plants keys
+providers' variables, the settings' `env`, the key file). `tests/cli/test_export.py` plants keys
 both ways and checks.
 """
 

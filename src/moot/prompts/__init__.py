@@ -6,7 +6,7 @@
 
 A template holds `{{name}}` placeholders and nothing else that is special; `render` fills them
 and refuses a template that names one it was not given, so a typo fails a test, not a session.
-Every change to `system.md` shows up in `tests/test_system_prompt.py`'s snapshot.
+Every change to `system.md` shows up in `tests/client/test_system_prompt.py`'s snapshot.
 """
 
 from __future__ import annotations

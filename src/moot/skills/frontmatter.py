@@ -5,7 +5,7 @@ PyYAML costs ~10 ms, and moot reads the shipped skills before every first model 
 line this reader is not sure about (nesting, lists, block scalars, escapes, anything YAML would
 type as a number, a date or null) sends the whole block to `yaml.safe_load`, so the result is
 always what YAML itself says; a property test checks that the two agree wherever the fast path
-answers (`tests/test_skills_frontmatter.py`).
+answers (`tests/skills/test_skills_frontmatter.py`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 Reading them from this file costs well under a millisecond; building them means importing
 every tool's module and building its pydantic argument model (tens of milliseconds of
 start-up). The file is generated, never edited: `scripts/gen-tool-specs`
-(`moot.tools.spec_gen`) writes it, and `tests/test_builtin_specs.py` fails when it no longer
+(`moot.tools.spec_gen`) writes it, and `tests/tools/test_builtin_specs.py` fails when it no longer
 matches the tools.
 
 Each entry is `{"description", "side_effect", "parameters"}`; a description that depends on

@@ -134,7 +134,7 @@ def test_killed_mid_tool_the_command_is_not_run_again(tmp_path: Path) -> None:
 
 def kill_waiting_worker(tmp_path: Path, model: str, db: Path) -> list[ev.Event]:
     """Run `approval_worker.py` until it waits for an approval, then SIGKILL it."""
-    worker = Path(__file__).with_name("approval_worker.py")
+    worker = Path(__file__).parents[1] / "approval_worker.py"
     env = {**moot_env(tmp_path / "home"), "MOOT_SANDBOX": "none",
            "PYTHONPATH": os.pathsep.join(sys.path)}  # fmt: skip
     proc = subprocess.Popen(

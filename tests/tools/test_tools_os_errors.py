@@ -254,7 +254,7 @@ def test_the_same_as_an_unprivileged_user() -> None:
             [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
              "--bounding-set=-all", sys.executable, "-m", "pytest", "-q", "-p",
              "no:cacheprovider", f"--basetemp={scratch / 'base'}", __file__],
-            cwd=Path(__file__).parent.parent, env=env, capture_output=True, text=True,
+            cwd=Path(__file__).parents[2], env=env, capture_output=True, text=True,
             timeout=600,
         )  # fmt: skip
     finally:

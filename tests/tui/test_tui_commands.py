@@ -109,14 +109,14 @@ async def test_a_path_completes_goes_in_the_message_and_shows_as_attached() -> N
 
 
 async def test_a_path_spread_over_its_file_name_ranks_first_as_in_the_repl() -> None:
-    """`@trp`: `tests/test_repl.py` (t, r, p in its name) before `src/moot/repl/prompt.py`
+    """`@trp`: `tests/repl/test_repl.py` (t, r, p in its name) before `src/moot/repl/prompt.py`
     (spread over its directories), as the REPL ranks them: one ranking, `commands/fuzzy.py`."""
-    client = FakeClient(files=["src/moot/repl/prompt.py", "tests/test_repl.py"])
+    client = FakeClient(files=["src/moot/repl/prompt.py", "tests/repl/test_repl.py"])
     async with app_for(client).run_test(size=(120, 40)) as pilot:
         await pilot.press("@", "t", "r", "p")
         await settle(pilot)  # the file list is read off the UI thread
         await pilot.press("tab")
-        assert pilot.app.query_one(PromptInput).text == "@tests/test_repl.py "
+        assert pilot.app.query_one(PromptInput).text == "@tests/repl/test_repl.py "
 
 
 async def test_model_picks_from_the_catalog_and_the_status_line_follows() -> None:

@@ -1189,7 +1189,7 @@ async def test_long_output_keeps_head_and_tail_and_saves_all_of_it(harness: Harn
     assert len(result.stdout) < 31_000
     assert result.output_file is not None
     # Saved outside the project, in the user data dir (the session's Workspace lists it as a
-    # read root, so the read tool still reaches it: tests/test_tool_bash.py).
+    # read root, so the read tool still reaches it: tests/tools/test_tool_bash.py).
     assert not result.output_file.is_relative_to(harness.workspace)
     assert result.output_file.is_relative_to(Path(os.environ["MOOT_HOME"]))
     assert result.output_file.read_text() == full

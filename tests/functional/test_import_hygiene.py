@@ -19,7 +19,7 @@ import pytest
 
 from moot._version import __version__
 
-SOURCE = Path(__file__).parents[1] / "src" / "moot"
+SOURCE = Path(__file__).parents[2] / "src" / "moot"
 
 HEAVY = (
     "pydantic",

@@ -305,7 +305,7 @@ async def test_reads_show_the_editors_unsaved_buffer_and_commands_answer_in_the_
 async def test_the_editors_mcp_servers_join_the_session(workspace: Path, tmp_path: Path) -> None:
     from acp.schema import McpServerStdio
 
-    servers = Path(__file__).with_name("mcp_servers.py")
+    servers = Path(__file__).parents[1] / "mcp_servers.py"
     model = scripted(
         tmp_path / "m.json", call("mcp__editor__echo", text="from the editor"), {"text": "ok"}
     )

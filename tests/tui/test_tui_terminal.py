@@ -168,7 +168,7 @@ def test_a_resumed_session_prints_what_this_run_added_and_where_the_rest_is() ->
 def test_sixteen_colour_terminals_get_the_ansi_theme_of_each_shipped_theme() -> None:
     assert few_colours("standard") and few_colours("windows") and few_colours(None)
     assert not few_colours("256") and not few_colours("truecolor")
-    shipped = {p.stem for p in (Path(__file__).parents[1] / "themes").glob("*.toml")}
+    shipped = {p.stem for p in (Path(__file__).parents[2] / "themes").glob("*.toml")}
     assert set(ANSI_FALLBACK) == shipped  # every shipped theme has its 16-colour stand-in
     assert all(
         name in BUILTIN_THEMES and BUILTIN_THEMES[name].ansi for name in ANSI_FALLBACK.values()

@@ -47,7 +47,7 @@ def test_a_slash_inside_a_message_completes_no_command() -> None:
 
 
 def test_at_completes_paths_fuzzily_best_first_read_once_until_forgotten() -> None:
-    files = Files(["src/moot/repl/prompt.py", "docs/promptly.md", "tests/test_repl.py"])
+    files = Files(["src/moot/repl/prompt.py", "docs/promptly.md", "tests/repl/test_repl.py"])
     prompt = completer(files)
 
     assert [t for t, _, _ in complete(prompt, "fix @prompt")] == [
@@ -55,7 +55,7 @@ def test_at_completes_paths_fuzzily_best_first_read_once_until_forgotten() -> No
         "@docs/promptly.md",
     ]
     assert [t for t, _, _ in complete(prompt, "and @trp")] == [
-        "@tests/test_repl.py",
+        "@tests/repl/test_repl.py",
         "@src/moot/repl/prompt.py",
     ]
     assert files.reads == 1

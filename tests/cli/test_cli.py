@@ -28,7 +28,7 @@ from moot._version import __version__
 from moot.protocol import events as ev
 from moot.protocol.states import RunState, StopReason
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 THREE_TURNS = FIXTURES / "three_turns.yaml"
 ANSWER = "The repository has 3 files."
 TIMEOUT = 30  # seconds; a bound for a hung process, never a wait

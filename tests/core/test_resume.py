@@ -20,8 +20,8 @@ from moot.protocol.states import RunState
 from moot.store.sqlite import SQLiteStore
 from runtime_helpers import of
 
-WORKER = Path(__file__).with_name("crash_worker.py")
-SRC = Path(__file__).parents[1] / "src"
+WORKER = Path(__file__).parents[1] / "crash_worker.py"
+SRC = Path(__file__).parents[2] / "src"
 
 
 def wait_for(predicate, timeout: float = 20.0) -> None:

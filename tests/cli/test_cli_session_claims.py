@@ -24,7 +24,7 @@ from moot.protocol import events as ev
 from moot.protocol.states import RunState, StopReason
 
 TIMEOUT = 30  # seconds; a bound for a hung process, never a wait
-TESTS_DIR = Path(__file__).parent
+TESTS_DIR = Path(__file__).parents[1]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

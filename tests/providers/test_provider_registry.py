@@ -79,7 +79,7 @@ def test_ollama_host_is_read_as_ollama_reads_it(
 
 
 def test_the_readme_names_every_endpoint_variable_and_only_those() -> None:
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     models = readme.split("### Models", 1)[1].split("\n### ", 1)[0]
     read = {e.base_url_env for e in credentials.ENDPOINTS.values()}
     assert None not in read, "every provider can be pointed elsewhere"

@@ -20,7 +20,7 @@ from moot.store.sqlite_schema import SCHEMA_VERSION
 from moot.store.wal import BACKSTOP_PAGES, EVERY_COMMITS
 from store_builders import RunScript, S, append_all, full_run, short_run
 
-TESTS_DIR = Path(__file__).parent
+TESTS_DIR = Path(__file__).parents[1]
 
 
 def test_creates_the_file_and_its_schema(tmp_path: Path) -> None:

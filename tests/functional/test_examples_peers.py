@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).parents[1] / "examples" / "peers"
+EXAMPLES = Path(__file__).parents[2] / "examples" / "peers"
 
 EXPECTED = {
     "quick_start.py": [

@@ -646,7 +646,7 @@ def test_the_readmes_table_names_every_built_in_command_and_only_those() -> None
     """The README says its slash-command table is what the registry holds: keep it so."""
     import re
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     table = readme.split("### Slash commands", 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"^\| `/([a-z]+)`", table, flags=re.MULTILINE))
     assert listed == {c.name for c in builtin_commands().completions("")}

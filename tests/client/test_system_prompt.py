@@ -3,7 +3,7 @@ starts from, for a fixed environment, with memory, the skills section and the sh
 
 A change to `src/moot/prompts/*.md` (or to how they are put together) changes the snapshot in
 `tests/__snapshots__/test_system_prompt.ambr`; update it with
-`scripts/test tests/test_system_prompt.py --snapshot-update` and review the diff as text.
+`scripts/test tests/client/test_system_prompt.py --snapshot-update` and review the diff as text.
 """
 
 from __future__ import annotations
