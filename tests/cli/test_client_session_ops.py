@@ -369,8 +369,8 @@ async def test_models_lists_the_catalog_with_what_each_needs(
 
 
 async def test_trust_shows_what_waits_and_approves_only_what_it_showed(workspace: Path) -> None:
-    from moot.commands.builtin import builtin_commands
     from command_recorder import Recorder
+    from moot.commands.builtin import builtin_commands
 
     settings = workspace / ".moot" / "settings.json"
     settings.write_text(json.dumps({"permissions": {"allow": ["Bash(make:*)"]}}))
@@ -408,9 +408,9 @@ async def test_model_takes_a_key_it_lacks_checks_it_and_saves_it(
 ) -> None:
     """Issue 29, item 4: `/model` said `no key: set ANTHROPIC_API_KEY` with nowhere to paste
     one. Now it asks (never shown), tries the key with one tiny request, and saves it 0600."""
+    from command_recorder import Recorder
     from model_server import ModelServer, Reply
     from moot.commands.builtin import builtin_commands
-    from command_recorder import Recorder
     from wire_builders import anthropic
 
     for name in ("ANTHROPIC_API_KEY", "MOOT_MODEL"):
