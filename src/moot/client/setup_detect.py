@@ -274,7 +274,7 @@ def needs_setup(cwd: Path, model: str | None) -> bool:
 
 def demo_script() -> Path:
     """The demo's scripted model, shipped in the package (`moot/demo/script.yaml`)."""
-    return Path(__file__).with_name("demo") / "script.yaml"
+    return Path(__file__).parents[1] / "demo" / "script.yaml"  # moot/demo/, beside client/
 
 
 def demo_model() -> str:
