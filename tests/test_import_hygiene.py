@@ -429,6 +429,7 @@ def test_no_module_or_package_imports_itself_back() -> None:
 
     graph = grimp.build_graph("moot", include_external_packages=False)
     modules = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+
     # A package's __init__ importing its own modules is the package, not a cycle.
     def outside(m: str, n: str) -> bool:
         return not n.startswith(m + ".") and not m.startswith(n + ".")

@@ -32,7 +32,7 @@ from moot.client.rules import session_rules as session_rules  # `moot sandbox` i
 from moot.client.settings_watch import SettingsWatch
 from moot.core.agent import Agent
 from moot.core.limits import Limits
-from moot.core.options import AttachFiles, Refusal, RuntimeOptions
+from moot.core.options import AttachFiles, Refusal, RuntimeOptions, SessionCommands
 from moot.core.run import TurnEnd
 from moot.core.runtime import Runtime
 from moot.permissions.headless import NoAsking
@@ -56,6 +56,7 @@ from moot.tools.exit_plan_mode import exit_plan_mode_tool
 from moot.tools.redirects import PolicyRedirects
 from moot.workspace.host_git import host_git_at_start
 from moot.workspace.paths import Workspace
+from moot.workspace.snapshots import FileSnapshots
 
 if TYPE_CHECKING:
     from moot.client.briefing import Briefing
@@ -320,8 +321,10 @@ def open_session(
     agents = [agent]
     turn_ends: list[TurnEnd] = [AutoCommitter(workspace, session_id)] if auto_commit else []
     briefing: Briefing | None = None
+    commands: SessionCommands | None = None
     if guidance is not None:
         from moot.client.briefing import brief, skill_read_roots
+        from moot.client.commands import FileCommands
         from moot.skills.policy import ScopedPolicy
 
         facts = session_facts(
@@ -348,6 +351,7 @@ def open_session(
         workspace.read_roots += skill_read_roots(guidance, workspace.root)
         policy = ScopedPolicy(policy, rules_policy, grants=briefing.grants, limits=briefing.limits)
         turn_ends.append(briefing.grants.end_turn)
+        commands = FileCommands(briefing)
     mcp = _mcp(
         settings, mcp_servers_loaded, workspace.root, environ, session_id, rules, allow_project_mcp
     )
@@ -371,6 +375,9 @@ def open_session(
             # Where nobody answers approvals (`moot -p`), nobody sends messages either.
             person_replies=can_ask,
             model_titles=bool(settings.model_titles),
+            commands=commands,
+            snapshots=FileSnapshots(store, session_id, workspace.root),
+            mcp=mcp,
         ),
     )
     if resumed:
