@@ -13,8 +13,8 @@ from pathlib import Path
 
 import msgspec
 
-from moot.client.assemble import Session
 from moot.client.queries import StoreQueries
+from moot.client.session import Session
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -223,7 +223,7 @@ class LocalClient:
     async def save_key(self, provider: str, key: str) -> str:
         """See `protocol.client.SessionAdmin`: checked with the session's environment (its base
         URLs), saved where `moot login` saves."""
-        from moot.client.assemble import session_environ
+        from moot.client.environment import session_environ
         from moot.providers import credentials
         from moot.providers.probe import check_key
 
