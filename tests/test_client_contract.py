@@ -454,6 +454,30 @@ async def test_an_interrupt_of_the_persons_own_tool_call_is_answered() -> None:
     assert (ran.submission_id, ran.interrupted) == (run, True)
 
 
+async def test_an_interrupt_landing_as_the_persons_tool_call_ends_is_refused_never_silent() -> None:
+    """The person's tool call has ended (its `tool_ran` is stored) but its task is not yet
+    forgotten: the interrupt stops nothing, and says so. Fails on the old code: silence."""
+
+    @tool(side_effect=SideEffect.READ_ONLY)
+    async def quick() -> str:
+        """Answers at once."""
+        return "done"
+
+    runtime = make_runtime(agent("main", "hi"), tools=[quick])
+    watch = runtime.subscribe()
+    run = runtime.submit(ops.RunTool(tool="quick"))
+    await asyncio.sleep(0)  # the call runs to its end; its task is forgotten a step later
+    stop = runtime.submit(ops.Interrupt())
+    await runtime.tools_done()
+    runtime.submit(ops.Shutdown())
+    events = [e async for e in watch]
+
+    (ran,) = of(events, ev.ToolRan)
+    assert (ran.submission_id, ran.interrupted) == (run, False)
+    answers = [(e.kind, getattr(e, "reason", "")) for e in events if e.submission_id == stop]
+    assert answers == [("op_refused", "nothing is running to interrupt: it had ended")]
+
+
 async def test_a_switch_to_the_mode_or_model_the_session_has_is_refused_never_silent() -> None:
     """Fails on the old code: both were answered by silence (a front end waiting for the
     answer waited forever)."""

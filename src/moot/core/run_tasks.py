@@ -216,6 +216,11 @@ class RunTasks:
         if self.task is not None and self.running:
             loop = asyncio.get_running_loop()
             loop.call_soon(self._stop_work, self.task, submission, alone)
+        elif alone:  # what it was sent for (a tool call of the person's) had just ended
+            reason = "nothing is running to interrupt: it had ended"
+            self._record_session(
+                ev.OpRefused(op="interrupt", reason=reason, submission_id=submission)
+            )
 
     def _stop_work(self, task: asyncio.Task[None], submission: str, alone: bool) -> None:
         """Cancel the turn or compaction an `Interrupt` stops; what that ends answers it. One
