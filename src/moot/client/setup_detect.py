@@ -101,7 +101,7 @@ def _environ(cwd: Path | None, environ: Mapping[str, str] | None) -> dict[str, s
     base = dict(os.environ if environ is None else environ)
     if cwd is None:
         return base
-    from moot.client.assemble import session_environ  # the one rule for the settings' `env`
+    from moot.client.environment import session_environ  # the one rule for the settings' `env`
 
     try:
         return session_environ(load_settings(cwd, base), base)

@@ -1,10 +1,12 @@
 """The client surface: the one thing every front end holds (the app, the REPL, ACP, `moot -p`).
 
-A front end writes only through `Client.submit(op)`, reads events through a `Subscription` that
-may start at any `seq` (a replay from the store, then live, with no gap or duplicate at the
-seam), and reads everything else through read-only queries (`Queries`, `Client.status`). The
-values the queries answer with live here, beside the protocols, so a front end needs nothing
-below this package to use them.
+A front end changes its session only through `Client.submit(op)`, reads events through a
+`Subscription` that may start at any `seq` (a replay from the store, then live, with no gap or
+duplicate at the seam), and reads everything else through read-only queries (`Queries`,
+`Client.status`). What is no op, because it changes something besides the session's log (a
+fork creates another session; the person's key for a provider never enters a log), is the one
+admin protocol, `SessionAdmin`. The values the queries answer with live here, beside the
+protocols, so a front end needs nothing below this package to use them.
 """
 
 from __future__ import annotations
@@ -269,15 +271,6 @@ class InstructionFiles(msgspec.Struct, frozen=True):
     """Skills the index's budget left out (the model may still load them by name)."""
 
 
-class FilesRestored(msgspec.Struct, frozen=True):
-    """What `Client.restore_files` put back."""
-
-    restored: tuple[str, ...] = ()
-    """Workspace-relative paths written back or removed, sorted."""
-    failures: tuple[str, ...] = ()
-    """`path: reason` for each file that could not be put back."""
-
-
 class SessionStatus(msgspec.Struct, frozen=True):
     """A session's current state, as a status line or `/status` shows it."""
 
@@ -373,26 +366,11 @@ class ModelChoice(msgspec.Struct, frozen=True):
     note: str = ""
     """Why it is not ready (the variable to set), or other facts worth a glance."""
     needs_key: str | None = None
-    """The provider whose key it lacks (a `KeyStore` can save one), when that is why."""
+    """The provider whose key it lacks (`SessionAdmin.save_key` can save one), when that is
+    why."""
 
 
 # ---- the protocols ------------------------------------------------------------------------------
-
-
-@runtime_checkable
-class KeyStore(Protocol):
-    """Saving the person's key for a model provider, outside any session's log: a client
-    offers it when its sessions call real providers (`isinstance(client, KeyStore)`)."""
-
-    async def save_key(self, provider: str, key: str) -> str:
-        """Try `key` with one tiny request to `provider`, then save it (mode 0600) unless the
-        provider refused it; what was done, in a line that never holds the key.
-
-        Raises:
-            ValueError: The provider refused the key, or takes none, or the key is unusable
-                (nothing is saved).
-        """
-        ...
 
 
 class Queries(Protocol):
@@ -505,27 +483,35 @@ class Client(Protocol):
         entries) and the ones in use, the ready ones first."""
         ...
 
-    def fork(self, at: int | None = None) -> str:
-        """A new stored session sharing this one's history up to event `at` (all of it when
-        None; a run not finished by then is left out); its id. This session goes on as it was.
-
-        Raises:
-            KeyError: `at` is not one of this session's events.
-        """
-        ...
-
-    def restore_files(self, run_id: str) -> FilesRestored:
-        """Put the files this session's tools changed back as they were before run `run_id`
-        (the person's turn), undoing it and every later run, newest first: byte-exact from the
-        snapshots, files created since removed. Of what shell commands changed, only the files
-        their command lines write (`> F`, `tee F`, `rm F`, ...) are tracked.
-
-        Raises:
-            KeyError: no such run in this session.
-            RuntimeError: a turn is running.
-        """
-        ...
-
     async def close(self) -> None:
         """Interrupt what runs, end every subscription and release what the session holds."""
+        ...
+
+
+@runtime_checkable
+class SessionAdmin(Protocol):
+    """The one way a front end changes what is not its session's log, so no op can: a client
+    offers it when it can (`isinstance(client, SessionAdmin)`). Everything else that changes a
+    session is an op (`Client.submit`)."""
+
+    def fork(self, at: int | None = None) -> str:
+        """A new stored session sharing this one's history up to event `at` (all of it when
+        None; a run not finished by then is left out), which records `session_forked`; its id.
+        This session goes on as it was.
+
+        Raises:
+            KeyError: `at` is not one of this session's events, or falls inside a run (the
+                message names the seqs that would work).
+        """
+        ...
+
+    async def save_key(self, provider: str, key: str) -> str:
+        """Try `key` with one tiny request to `provider`, then save it (mode 0600) where `moot
+        login` saves unless the provider refused it; what was done, in a line that never holds
+        the key. The key never enters a session's log.
+
+        Raises:
+            ValueError: The provider refused the key, or takes none, or the key is unusable
+                (nothing is saved).
+        """
         ...
