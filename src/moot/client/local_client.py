@@ -27,9 +27,9 @@ from moot.protocol.client import (
     PermissionsReport,
     SandboxStatus,
     SessionStatus,
-    Subscription,
 )
 from moot.protocol.mcp import McpResourceText, McpServerStatus
+from moot.protocol.subscription import Subscription
 from moot.settings import Settings
 from moot.store.base import Store
 

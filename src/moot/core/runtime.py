@@ -47,9 +47,10 @@ from moot.core.subscribers import Subscribers
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import HasModes
-from moot.protocol.client import ContextPart, Subscription
+from moot.protocol.client import ContextPart
 from moot.protocol.messages import AttachedFile, Message
 from moot.protocol.modes import ModeName
+from moot.protocol.subscription import Subscription
 from moot.store.base import Store
 from moot.tools.base import SideEffect
 

@@ -39,10 +39,10 @@ from moot.protocol.client import (
     SandboxStatus,
     SessionStatus,
     SessionSummary,
-    Subscription,
 )
 from moot.protocol.messages import Usage
 from moot.protocol.states import RunState, StopReason
+from moot.protocol.subscription import Subscription
 
 _PAUSE_AFTER = frozenset({"approval_requested", "turn_finished"})
 

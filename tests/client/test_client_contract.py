@@ -16,9 +16,9 @@ from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalRequest, Verdict
-from moot.protocol.client import HIGH_WATER, Subscription
 from moot.protocol.messages import Usage
 from moot.protocol.states import StopReason
+from moot.protocol.subscription import HIGH_WATER, Subscription
 from moot.providers.base import Finish, ModelRequest, TextPart, ThinkingPart, UsageReport
 from moot.providers.scripted import FunctionProvider, ScriptedProvider
 from moot.store.memory import MemoryStore
