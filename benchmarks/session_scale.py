@@ -1,22 +1,34 @@
-"""Sessions at scale: resuming a 5,000-turn session to ready, and `moot sessions list` over a
-store of 1,000 sessions.
+"""Sessions at scale: a turn's cost as a session grows from 1k to 50k events, resuming a
+5,000-turn session to ready, and `moot sessions list` over a store of 1,000 sessions, some of
+50k events.
 
-The long session is made the honest way: the runtime plays 5,000 turns of a function model
-(each turn a question and its answer, a session checkpoint at each turn's end), then a fresh
-process opens it the way a front end resumes one (`open_client` with the session's id, then
-`status()`, which is what the prompt needs to show). The front ends are timed too, as whole
-processes: `moot --plain -r ID` on a pty and `moot -r ID` (the app) in tmux, from the spawn to
-the last turn of the history on screen with the session open (the REPL prints the history
-once the session is; the app's status line stops saying it opens). The 1,000 sessions each
-hold one finished run, appended through the store's rules; `moot sessions list --all` is
-timed as a whole process, interpreter start included.
+The long session is made the honest way: the runtime plays turns of a function model (each
+turn a question and its answer, seven events, a session checkpoint at each turn's end) until
+the log holds 50,000 events. Each turn is timed from `submit` to its `turn_finished` (the
+model answers at once, so this is the runtime's own cost: events built, checked, stored,
+folded and published, the request assembled, the checkpoint written); the figure at a size is
+the median of the `WINDOW` turns that end there, and the growth is the figure at 50k over the
+figure at 1k. The 50k-event session is then opened by a fresh process, which times `WINDOW`
+more turns: a resumed session's turns must cost what a live one's do.
+
+A copy of the session as it stood at 5,000 turns (SQLite's backup, so what its log still held
+in the `-wal` file is in it) is opened by a fresh process the way a front end resumes one
+(`open_client` with the session's id, then `status()`, which is what the prompt needs to show).
+The front ends are timed too, as whole processes: `moot --plain -r ID` on a pty and `moot -r
+ID` (the app) in tmux, from the spawn to the last turn of the history on screen with the
+session open (the REPL prints the history once the session is; the app's status line stops
+saying it opens). Of the 1,000 sessions, `BIG` (the most recently updated, so the list shows
+them) hold 50,000 events, the others one finished run, all appended through the store's
+rules; `moot sessions list --all` is timed as a whole process, interpreter start included.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -29,27 +41,149 @@ from timing import VENV_BIN, median, time_processes, tmux_session
 NAME = "sessions"
 RESUME_TARGET = "<= 500 ms"
 LIST_TARGET = "<= 100 ms"
+GROWTH_TARGET = 1.2
+"""A turn's cost at the largest size over its cost at the smallest, at most."""
+WINDOW = 100
+"""Turns timed at each size (their median is the figure)."""
+BIG = 3
+"""Sessions of `BIG_EVENTS` events among those `moot sessions list` reads."""
 
 
-async def build_long(db: Path, turns: int) -> str:
-    from moot.core.agent import Agent
-    from moot.core.runtime import Runtime
-    from moot.protocol import ops
-    from moot.providers.scripted import FunctionProvider
-    from moot.store.sqlite import SQLiteStore
+class LongSession:
+    """One session the runtime plays turn after turn (a function model that answers at once),
+    timing each turn."""
 
-    def model(request: object) -> str:
-        return "noted"
+    def __init__(self, db: Path, session_id: str | None = None) -> None:
+        from moot.core.agent import Agent
+        from moot.core.runtime import Runtime
+        from moot.providers.scripted import FunctionProvider
+        from moot.store.sqlite import SQLiteStore
 
-    runtime = Runtime([Agent("moot", model=FunctionProvider(model))], store=SQLiteStore(db))
-    for n in range(turns):
-        runtime.submit(ops.UserTurn(text=f"step {n}: keep going"))
-        await runtime.wait()
-    runtime.submit(ops.Shutdown())
-    return runtime.session_id
+        def model(request: object) -> str:
+            return "noted"
+
+        agent = Agent("moot", model=FunctionProvider(model))
+        self.runtime = Runtime([agent], store=SQLiteStore(db), session_id=session_id)
+        self.turns = 0
+        self.timed: list[tuple[int, float]] = []
+        """(events in the log after the turn, seconds the turn took), each turn in order."""
+
+    async def turn(self) -> int:
+        """Play one turn; the number of events the log holds after it."""
+        from moot.protocol import ops
+
+        started = time.perf_counter()
+        self.runtime.submit(ops.UserTurn(text=f"step {self.turns}: keep going"))
+        finished = await self.runtime.wait()
+        took = time.perf_counter() - started
+        if finished is None or finished.state != "completed":
+            raise RuntimeError(f"turn {self.turns} of the long session did not complete")
+        self.turns += 1
+        self.timed.append((finished.seq, took))
+        return finished.seq
+
+    def at(self, events: int) -> float:
+        """The median seconds of the `WINDOW` turns that end where the log reached `events`."""
+        upto = [took for seq, took in self.timed if seq <= events]
+        return median(upto[-WINDOW:])
+
+    def close(self) -> None:
+        from moot.protocol import ops
+
+        self.runtime.submit(ops.Shutdown())
+        self.runtime.store.close()
 
 
-def build_many(db: Path, count: int) -> None:
+def backup(source: Path, copy: Path) -> None:
+    """Copy the database at `source` whole, what its `-wal` file holds included (a copy of the
+    main file alone loses every event not yet copied into it)."""
+    src, dst = sqlite3.connect(source), sqlite3.connect(copy)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+
+
+def last_seq(db: Path, session_id: str) -> int:
+    """The seq of the session's last event in the database at `db` (its `-wal` included)."""
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        (seq,) = con.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?", (session_id,)
+        ).fetchone()
+    return int(seq)
+
+
+async def build_long(db: Path, marks: tuple[int, ...], copy_at: int, copy: Path) -> LongSession:
+    """Play turns until the log holds `marks[-1]` events, copying the database to `copy` when
+    `copy_at` turns are played."""
+    session = LongSession(db)
+    events = 0
+    while events < marks[-1]:
+        events = await session.turn()
+        if session.turns == copy_at:
+            backup(db, copy)
+    return session
+
+
+def turns_after_resume(db: Path, session_id: str) -> float:
+    """The median seconds of `WINDOW` turns played on the session by a fresh process that
+    opened it (this file as a script)."""
+    done = subprocess.run(
+        [sys.executable, __file__, "turns", str(db), session_id],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"the resumed turns failed:\n{done.stderr}")
+    return float(done.stdout.splitlines()[-1])
+
+
+def resumed_turns(db: str, session_id: str) -> None:
+    async def play() -> float:
+        session = LongSession(Path(db), session_id)
+        try:
+            for _ in range(WINDOW):
+                await session.turn()
+        finally:
+            session.close()
+        return median([took for _, took in session.timed])
+
+    print(asyncio.run(play()))
+
+
+def growth_rows(session: LongSession, marks: tuple[int, ...], resumed: float) -> list[Row]:
+    """A turn's cost at each size, and how it grew (the figure at the last over the first)."""
+    figures = [session.at(mark) for mark in marks]
+    growth = figures[-1] / figures[0]
+    after = resumed / figures[0]
+    sizes = " / ".join(f"{mark // 1000}k" for mark in marks)
+
+    def judged(ratio: float) -> str:
+        return f"{ratio:.2f}x" + ("" if ratio <= GROWTH_TARGET else ": OVER TARGET")
+
+    return [
+        Row(
+            f"a turn's runtime cost (submit to turn_finished, model answers at once), session at "
+            f"{sizes} events, median of {WINDOW} turns each",
+            " / ".join(ms(f) for f in figures),
+            "",
+        ),
+        Row(
+            f"  growth: a turn at {marks[-1] // 1000}k events / at {marks[0] // 1000}k",
+            judged(growth),
+            f"<= {GROWTH_TARGET}x",
+        ),
+        Row(
+            f"  the {marks[-1] // 1000}k-event session resumed by a fresh process: its next "
+            f"{WINDOW} turns, median ({ms(resumed)}) / a turn at {marks[0] // 1000}k",
+            judged(after),
+            f"<= {GROWTH_TARGET}x",
+        ),
+    ]
+
+
+def build_many(db: Path, count: int, big_events: int) -> None:
+    """`count` sessions of one finished run each, but the last `BIG`, of `big_events`."""
     from moot.protocol import events as ev
     from moot.protocol.messages import Usage
     from moot.protocol.states import RunState, StopReason
@@ -58,15 +192,17 @@ def build_many(db: Path, count: int) -> None:
     store = SQLiteStore(db)
     for n in range(count):
         sid = store.create_session(workspace=f"/work/project{n % 7}").id
-        run = f"run_{n}"
-        common = {"session_id": sid, "run_id": run, "call_id": run, "agent": "moot"}
-        store.append(ev.TurnStarted(prompt=f"task number {n}", **common))
-        for before, after in ((RunState.CREATED, RunState.MODEL_PENDING),
-                              (RunState.MODEL_PENDING, RunState.DECISION_RECEIVED)):  # fmt: skip
-            store.append(ev.StateChanged(from_state=before, to_state=after, **common))
-        store.append(ev.TurnFinished(state=RunState.COMPLETED, stop_reason=StopReason.COMPLETED,
-                                     output="done", turns=1, usage=Usage(), cost_usd=0.001,
-                                     duration_ms=1.0, **common))  # fmt: skip
+        runs = max(1, big_events // 4) if n >= count - BIG else 1
+        for r in range(runs):
+            run = f"run_{n}_{r}"
+            common = {"session_id": sid, "run_id": run, "call_id": run, "agent": "moot"}
+            store.append(ev.TurnStarted(prompt=f"task number {n}", **common))
+            for before, after in ((RunState.CREATED, RunState.MODEL_PENDING),
+                                  (RunState.MODEL_PENDING, RunState.DECISION_RECEIVED)):  # fmt: skip
+                store.append(ev.StateChanged(from_state=before, to_state=after, **common))
+            store.append(ev.TurnFinished(state=RunState.COMPLETED, stop_reason=StopReason.COMPLETED,
+                                         output="done", turns=1, usage=Usage(input_tokens=10),
+                                         cost_usd=0.001, duration_ms=1.0, **common))  # fmt: skip
     store.close()
 
 
@@ -109,7 +245,10 @@ def front_ends_resume(root: Path, db: Path, session_id: str, turns: int, runs: i
 
     home = root / "resume-home"
     (home / "data").mkdir(parents=True, exist_ok=True)
-    shutil.copy(db, home / "data" / "sessions.db")
+    backup(db, home / "data" / "sessions.db")
+    copied = last_seq(home / "data" / "sessions.db", session_id)
+    if copied != last_seq(db, session_id):
+        raise RuntimeError(f"the copy of the session ends at event {copied}, before its tail")
     repo = root / "resume-repo"
     repo.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
@@ -166,15 +305,20 @@ def front_ends_resume(root: Path, db: Path, session_id: str, turns: int, runs: i
 
 def run(*, quick: bool) -> list[Row]:
     turns, count, runs = (500, 200, 2) if quick else (5_000, 1_000, 5)
+    marks = (1_000, 5_000) if quick else (1_000, 10_000, 25_000, 50_000)
     with tempfile.TemporaryDirectory(prefix="moot-bench-") as tmp:
         root = Path(tmp)
+        scaled = root / "scaled.db"
         db = root / "long.db"
-        session_id = asyncio.run(build_long(db, turns))
+        session = asyncio.run(build_long(scaled, marks, turns, db))
+        session_id = session.runtime.session_id
+        session.close()
+        resumed = turns_after_resume(scaled, session_id)
         timings = [measure_resume(db, session_id, root) for _ in range(runs)]
         fronts = front_ends_resume(root, db, session_id, turns, runs)
         home = root / "home"
         (home / "data").mkdir(parents=True)
-        build_many(home / "data" / "sessions.db", count)
+        build_many(home / "data" / "sessions.db", count, marks[-1])
         old = os.environ.get("MOOT_HOME")
         os.environ["MOOT_HOME"] = str(home)
         try:
@@ -192,8 +336,11 @@ def run(*, quick: bool) -> list[Row]:
             else:
                 os.environ["MOOT_HOME"] = old
     stored = timings[0]["turns"]
+    if stored != turns:
+        raise RuntimeError(f"the copy of the {turns}-turn session holds {stored} turns")
     how = f"median of {runs} fresh processes"
     return [
+        *growth_rows(session, marks, resumed),
         Row(
             f"resume a {stored:,}-turn session: open_client + status, ready ({how})",
             ms(median([t["ready"] for t in timings])),
@@ -219,7 +366,8 @@ def run(*, quick: bool) -> list[Row]:
             RESUME_TARGET,
         ),
         Row(
-            f"`moot sessions list --all` over {count:,} sessions (whole process, {how})",
+            f"`moot sessions list --all` over {count:,} sessions, {BIG} of them of "
+            f"{marks[-1]:,} events (whole process, {how})",
             ms(median(listing.walls)),
             LIST_TARGET,
         ),
@@ -230,3 +378,5 @@ def run(*, quick: bool) -> list[Row]:
 if __name__ == "__main__":
     if sys.argv[1] == "measure":
         measure(*sys.argv[2:5])
+    elif sys.argv[1] == "turns":
+        resumed_turns(*sys.argv[2:4])
