@@ -189,6 +189,8 @@ def build_many(db: Path, count: int, big_events: int) -> None:
     from moot.protocol.states import RunState, StopReason
     from moot.store.sqlite import SQLiteStore
 
+    created, pending = RunState.CREATED, RunState.MODEL_PENDING
+    steps = ((created, pending), (pending, RunState.DECISION_RECEIVED))
     store = SQLiteStore(db)
     for n in range(count):
         sid = store.create_session(workspace=f"/work/project{n % 7}").id
@@ -197,12 +199,20 @@ def build_many(db: Path, count: int, big_events: int) -> None:
             run = f"run_{n}_{r}"
             common = {"session_id": sid, "run_id": run, "call_id": run, "agent": "moot"}
             store.append(ev.TurnStarted(prompt=f"task number {n}", **common))
-            for before, after in ((RunState.CREATED, RunState.MODEL_PENDING),
-                                  (RunState.MODEL_PENDING, RunState.DECISION_RECEIVED)):  # fmt: skip
+            for before, after in steps:
                 store.append(ev.StateChanged(from_state=before, to_state=after, **common))
-            store.append(ev.TurnFinished(state=RunState.COMPLETED, stop_reason=StopReason.COMPLETED,
-                                         output="done", turns=1, usage=Usage(input_tokens=10),
-                                         cost_usd=0.001, duration_ms=1.0, **common))  # fmt: skip
+            store.append(
+                ev.TurnFinished(
+                    state=RunState.COMPLETED,
+                    stop_reason=StopReason.COMPLETED,
+                    output="done",
+                    turns=1,
+                    usage=Usage(input_tokens=10),
+                    cost_usd=0.001,
+                    duration_ms=1.0,
+                    **common,
+                )
+            )
     store.close()
 
 
