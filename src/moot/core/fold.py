@@ -31,13 +31,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 import msgspec
 from msgspec.structs import replace
 
+from moot.core.history import History, TakenIds
 from moot.core.limits import Limits, RunTotals
 from moot.protocol import events as ev
 from moot.protocol.approval import PLAN_MODE_NOTE
@@ -112,8 +113,14 @@ class CallState(msgspec.Struct):
     """The text of the latest model turn."""
     pending: tuple[ToolCall, ...] = ()
     """Tool calls of the latest model turn, until their observations are recorded."""
-    tool_call_ids: set[str] = set()
-    """Every tool call id this call's model has used (a new turn's ids must differ)."""
+    tool_call_ids: TakenIds = msgspec.field(default_factory=TakenIds)
+    """Every tool call id the conversation holds and this call's model has used (a new
+    turn's ids must differ)."""
+    began: list[Message] | None = None
+    """The conversation of the session's history the call began with (the list itself)."""
+    kept: int = 0
+    """How many of `began`'s messages still begin `messages` unchanged: what a checkpoint
+    of the conversation this call closes need not write again (`History.replace`)."""
     results: dict[str, ToolResultMessage] = {}
     decisions: dict[str, bool] = {}
     started: set[str] = set()
@@ -151,6 +158,10 @@ class CallState(msgspec.Struct):
     live_background: set[str] = set()
     """Call ids of this call's background agents that have not returned."""
 
+    def rewrites(self, at: int) -> None:
+        """The message at `at` (and any after it) is about to change."""
+        self.kept = min(self.kept, at)
+
     @property
     def running_tools(self) -> list[ToolCall]:
         """Tool calls that started and have no result (yet, or ever: after a crash)."""
@@ -158,7 +169,10 @@ class CallState(msgspec.Struct):
 
     @property
     def closed_messages(self) -> list[Message]:
-        """The messages, with an error result for every tool call that never got one."""
+        """The messages, with an error result for every tool call that never got one (the
+        messages themselves, not a copy, when none is missing: the call has ended)."""
+        if not self.pending:
+            return self.messages
         return [*self.messages, *self.pending_results()]
 
     def pending_results(self) -> list[ToolResultMessage]:
@@ -176,9 +190,9 @@ class CallState(msgspec.Struct):
 class RunFold:
     """The state of one run (one turn of the person) and all the calls in it."""
 
-    def __init__(self, limits: Limits, history: dict[str, list[Message]]) -> None:
+    def __init__(self, limits: Limits, history: Mapping[str, list[Message]]) -> None:
         self.limits = limits
-        self.history = history
+        self.history = history if isinstance(history, History) else History(history)
         self.calls: dict[str, CallState] = {}
         self.children: dict[tuple[str, str], str] = {}
         """(caller call id, call_agent tool call id) -> the callee's call id."""
@@ -235,13 +249,15 @@ class RunFold:
         self.starting_agents = e.starting_agents
         self.totals = RunTotals()
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
-        history = self.history.get(e.agent, ())
+        call.began = self.history.get(e.agent)
+        history = call.began or ()
         text = _noted(_with_files(e.prompt, e.files), e.mode)
         prompt = UserMessage(content=text, attachments=e.attachments)
         call.messages = [*history, prompt]
+        call.kept = len(history)
         self.prompt, self.prompt_at = e.prompt, len(history)
         # Ids must stay unique across the whole conversation the model sees, earlier runs too.
-        call.tool_call_ids = {m.tool_call_id for m in history if isinstance(m, ToolResultMessage)}
+        call.tool_call_ids = self.history.taken(e.agent)
         self.calls[e.call_id] = call
 
     def _agent_called(self, e: ev.AgentCalled) -> None:
@@ -254,9 +270,13 @@ class RunFold:
             tool_call_id=e.tool_call_id,
             background=e.background,
         )
-        earlier = self.history.get(exchange(e.caller, e.agent), []) if e.with_history else []
+        if e.with_history:
+            key = exchange(e.caller, e.agent)
+            call.began = self.history.get(key)
+            call.tool_call_ids = self.history.taken(key)
+        earlier = call.began or ()
         call.messages = [*earlier, UserMessage(content=_noted(e.message, e.mode))]
-        call.tool_call_ids = {m.tool_call_id for m in earlier if isinstance(m, ToolResultMessage)}
+        call.kept = len(earlier)
         call.with_history = e.with_history
         self.calls[e.call_id] = call
         if e.parent_call_id and e.tool_call_id:
@@ -275,10 +295,14 @@ class RunFold:
                 Waiting(sender=call.agent, text=text, task_id=call.call_id, returned=True)
             )
         if call.with_history:
-            self.history[exchange(call.caller, call.agent)] = call.closed_messages
+            self._close(exchange(call.caller, call.agent), call)
         if isinstance(e, ev.TurnFinished):
             self.finished = e
-            self.history[call.agent] = call.closed_messages
+            self._close(call.agent, call)
+
+    def _close(self, key: str, call: CallState) -> None:
+        """The conversation `key` of the history is now what `call` closed with."""
+        self.history.replace(key, call.closed_messages, began=call.began, kept=call.kept)
 
     # ---- the state machine -----------------------------------------------------------------
 
@@ -332,6 +356,7 @@ class RunFold:
         from moot.core.compact import apply  # lazy: only compacted runs need it
 
         call = self.calls[e.call_id]
+        call.rewrites(0)
         call.messages = apply(call.messages, e)
         if e.call_id == self.run_id and e.replaced:
             # The prompt moved (or went into the summary: hooks no longer find it).
@@ -348,12 +373,14 @@ class RunFold:
     def _gate_decided(self, e: ev.GateDecided) -> None:
         call = self.calls[e.call_id]
         if e.action == "replace":
+            call.rewrites(len(call.messages) - 1)
             last = call.messages[-1]
             assert isinstance(last, AssistantMessage)
             call.messages[-1] = replace(last, content=e.text, tool_calls=e.tool_calls)
             call.text, call.pending = e.text, e.tool_calls
             call.tool_call_ids.update(c.id for c in e.tool_calls)
         elif e.action == "retry":
+            call.rewrites(len(call.messages) - 1)
             call.gate_retries += 1
             call.messages.pop()
             call.messages.append(UserMessage(content=e.text))
@@ -400,6 +427,7 @@ class RunFold:
         match e.hook_event:
             case "SessionStart" | "UserPromptSubmit":
                 call.prompt_hooked |= e.hook_event == "UserPromptSubmit"
+                call.rewrites(self.prompt_at)
                 if e.decision == "block" and self.prompt_at < len(call.messages):
                     del call.messages[self.prompt_at]  # a refused prompt never reaches the model
                 elif e.context and self.prompt_at < len(call.messages):
