@@ -38,7 +38,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from moot.core.history import History, TakenIds
+from moot.core.history import Beginning, History, TakenIds
 from moot.core.limits import Limits, RunTotals
 from moot.protocol import events as ev
 from moot.protocol.approval import PLAN_MODE_NOTE
@@ -116,11 +116,16 @@ class CallState(msgspec.Struct):
     tool_call_ids: TakenIds = msgspec.field(default_factory=TakenIds)
     """Every tool call id the conversation holds and this call's model has used (a new
     turn's ids must differ)."""
-    began: list[Message] | None = None
-    """The conversation of the session's history the call began with (the list itself)."""
+    version: int = 0
+    """The version of the history's conversation the call began with (`History.begin`)."""
     kept: int = 0
-    """How many of `began`'s messages still begin `messages` unchanged: what a checkpoint
-    of the conversation this call closes need not write again (`History.replace`)."""
+    """How many of that conversation's messages still begin `messages` unchanged: what a
+    checkpoint of the conversation this call closes need not write again."""
+    shared: int = 0
+    """How many of the first messages belong to the history too: `messages` is the
+    conversation's own list, which the call appends to (none: a list of its own). When the
+    call ends the list is the history's conversation, and the next run's call appends to it:
+    read what a finished call said through the history, not through its `messages`."""
     results: dict[str, ToolResultMessage] = {}
     decisions: dict[str, bool] = {}
     started: set[str] = set()
@@ -158,9 +163,20 @@ class CallState(msgspec.Struct):
     live_background: set[str] = set()
     """Call ids of this call's background agents that have not returned."""
 
+    def begin(self, beginning: Beginning, first: Message) -> None:
+        """Begin with a conversation of the history (`History.begin`), then `first`."""
+        self.messages = beginning.messages
+        self.messages.append(first)
+        self.version, self.kept = beginning.version, beginning.length
+        self.shared = beginning.length if beginning.shared else 0
+        self.tool_call_ids = beginning.taken
+
     def rewrites(self, at: int) -> None:
-        """The message at `at` (and any after it) is about to change."""
+        """The message at `at` (and any after it) is about to change: a message the history
+        holds too is changed in a copy."""
         self.kept = min(self.kept, at)
+        if at < self.shared:
+            self.messages, self.shared = list(self.messages), 0
 
     @property
     def running_tools(self) -> list[ToolCall]:
@@ -249,15 +265,11 @@ class RunFold:
         self.starting_agents = e.starting_agents
         self.totals = RunTotals()
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
-        call.began = self.history.get(e.agent)
-        history = call.began or ()
         text = _noted(_with_files(e.prompt, e.files), e.mode)
         prompt = UserMessage(content=text, attachments=e.attachments)
-        call.messages = [*history, prompt]
-        call.kept = len(history)
-        self.prompt, self.prompt_at = e.prompt, len(history)
         # Ids must stay unique across the whole conversation the model sees, earlier runs too.
-        call.tool_call_ids = self.history.taken(e.agent)
+        call.begin(self.history.begin(e.agent), prompt)
+        self.prompt, self.prompt_at = e.prompt, call.kept
         self.calls[e.call_id] = call
 
     def _agent_called(self, e: ev.AgentCalled) -> None:
@@ -270,13 +282,8 @@ class RunFold:
             tool_call_id=e.tool_call_id,
             background=e.background,
         )
-        if e.with_history:
-            key = exchange(e.caller, e.agent)
-            call.began = self.history.get(key)
-            call.tool_call_ids = self.history.taken(key)
-        earlier = call.began or ()
-        call.messages = [*earlier, UserMessage(content=_noted(e.message, e.mode))]
-        call.kept = len(earlier)
+        key = exchange(e.caller, e.agent) if e.with_history else None
+        call.begin(self.history.begin(key), UserMessage(content=_noted(e.message, e.mode)))
         call.with_history = e.with_history
         self.calls[e.call_id] = call
         if e.parent_call_id and e.tool_call_id:
@@ -302,7 +309,7 @@ class RunFold:
 
     def _close(self, key: str, call: CallState) -> None:
         """The conversation `key` of the history is now what `call` closed with."""
-        self.history.replace(key, call.closed_messages, began=call.began, kept=call.kept)
+        self.history.replace(key, call.closed_messages, version=call.version, kept=call.kept)
 
     # ---- the state machine -----------------------------------------------------------------
 
@@ -356,7 +363,7 @@ class RunFold:
         from moot.core.compact import apply  # lazy: only compacted runs need it
 
         call = self.calls[e.call_id]
-        call.rewrites(0)
+        call.kept = call.shared = 0  # a list of its own: the history's stays as it is
         call.messages = apply(call.messages, e)
         if e.call_id == self.run_id and e.replaced:
             # The prompt moved (or went into the summary: hooks no longer find it).

@@ -4,6 +4,9 @@ encodes the whole of them.
 `History` maps each agent (and each caller>callee exchange) to its conversation, as the fold
 of the log leaves it, and keeps beside it what a turn would otherwise rebuild from the whole:
 
+- the conversation's own list goes on as the messages of the call that begins with it
+  (`begin`): the call appends to it, and the history reads it only up to where it ended, so
+  no turn copies it (a second call that begins with it meanwhile gets a copy);
 - the tool call ids its results hold, each with its position: a new turn's ids must differ
   from them (`taken`), and the index grows with the conversation;
 - how much of each conversation the store's checkpoint already holds as it is now, so a
@@ -11,14 +14,14 @@ of the log leaves it, and keeps beside it what a turn would otherwise rebuild fr
 
 A conversation changes only by `replace`: a run's call ends, and what it closed with begins
 with the messages the call began with, unless the call rewrote them (`CallState.kept`: a
-compaction); or a compaction between runs rewrites it whole. Neither the index nor the count
-of saved messages is part of the fold's state: both follow from the conversations, and a
+compaction); or by `rewrite`: a compaction between runs. Neither the index nor the count of
+saved messages is part of the fold's state: both follow from the conversations, and a
 resumed session rebuilds them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import msgspec
 
@@ -51,38 +54,83 @@ class TakenIds:
         self._own.update(tool_call_ids)
 
 
-class History(dict[str, list[Message]]):
+class Beginning(msgspec.Struct, frozen=True):
+    """What a call that begins with a conversation of the history goes on from."""
+
+    messages: list[Message]
+    """The conversation, for the call to append to: the history's own list (`shared`), or a
+    copy of it."""
+    length: int
+    """How many messages the conversation holds."""
+    version: int
+    """Which version of the conversation it is (`History.replace` compares it)."""
+    shared: bool
+    """`messages` is the history's own list: its first `length` must not change."""
+    taken: TakenIds
+    """The tool call ids of the conversation's results."""
+
+
+class History(Mapping[str, list[Message]]):
     """Each agent's conversation over the finished runs, by history key (an agent's name, or
-    `exchange(caller, callee)`); change one only with `replace`."""
+    `exchange(caller, callee)`). A conversation read here is the history's own list unless a
+    running call has appended to it (then a copy of the part that is history): read it, never
+    change it; change a conversation only with `replace` or `rewrite`."""
 
     def __init__(
         self, conversations: Mapping[str, list[Message]] | None = None, *, saved: bool = False
     ) -> None:
-        """Begin with `conversations`; `saved`: the store's checkpoint holds them as they
-        are (they were just read from it)."""
-        super().__init__(conversations or {})
-        self._saved = {key: len(messages) for key, messages in self.items()} if saved else {}
+        """Begin with `conversations` (their lists themselves); `saved`: the store's
+        checkpoint holds them as they are (they were just read from it)."""
+        self._lists: dict[str, list[Message]] = dict(conversations or {})
+        self._lengths = {key: len(messages) for key, messages in self._lists.items()}
+        """How many messages of each list are the conversation (a call may have appended)."""
+        self._versions: dict[str, int] = {}
+        self._lent: set[str] = set()
+        """The conversations whose own list a running call appends to (`begin`)."""
+        self._saved = dict(self._lengths) if saved else {}
         """For each conversation, how many of its first messages the checkpoint holds."""
-        self._changed: set[str] = set() if saved else set(self)
+        self._changed: set[str] = set() if saved else set(self._lists)
         """The conversations changed since the last checkpoint."""
         self._results: dict[str, dict[str, int]] = {}
         """For each conversation indexed so far, its results' tool call ids -> positions."""
 
-    def replace(
-        self, key: str, messages: list[Message], *, began: list[Message] | None, kept: int
-    ) -> None:
+    def __getitem__(self, key: str) -> list[Message]:
+        messages, length = self._lists[key], self._lengths[key]
+        return messages if len(messages) == length else messages[:length]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lists)
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def begin(self, key: str | None) -> Beginning:
+        """A call begins with the conversation `key` (None: with none): the conversation's own
+        list, which the call appends to, unless another call already does (then a copy)."""
+        messages = self._lists.get(key) if key is not None else None
+        if key is None or messages is None:
+            return Beginning([], 0, 0, shared=False, taken=TakenIds())
+        length = self._lengths[key]
+        shared = key not in self._lent and len(messages) == length
+        if shared:
+            self._lent.add(key)
+        else:
+            messages = messages[:length]
+        version = self._versions.get(key, 0)
+        return Beginning(messages, length, version, shared=shared, taken=self._taken(key))
+
+    def replace(self, key: str, messages: list[Message], *, version: int, kept: int) -> None:
         """Make `messages` the conversation `key`.
 
         Args:
             key: The history key.
-            messages: The new conversation.
-            began: The conversation the call began with (the list itself), None if none.
-            kept: How many of `began`'s first messages begin `messages` unchanged.
+            messages: The new conversation (the list itself is kept).
+            version: The version of the conversation the call began with (`Beginning`).
+            kept: How many of that conversation's first messages begin `messages` unchanged.
         """
-        now = self.get(key)
-        if now is not began:
+        if self._versions.get(key, 0) != version:
             kept = 0  # another call replaced it meanwhile: nothing is known to be kept
-        length = len(now) if now is not None else 0
+        length = self._lengths.get(key, 0)
         index = self._results.get(key)
         if index is not None and kept == length:
             # The conversation grew at its end: index what it gained; positions before are
@@ -93,40 +141,43 @@ class History(dict[str, list[Message]]):
                     index.setdefault(message.tool_call_id, at)
         elif index is not None:
             del self._results[key]  # a new index when next asked: an old one stays whole
+        self._lists[key], self._lengths[key] = messages, len(messages)
+        self._versions[key] = self._versions.get(key, 0) + 1
+        self._lent.discard(key)
         self._saved[key] = min(self._saved.get(key, 0), kept)
         self._changed.add(key)
-        super().__setitem__(key, messages)
 
-    def taken(self, key: str) -> TakenIds:
-        """The tool call ids a call that begins with the conversation `key` may not use."""
-        messages = self.get(key)
-        if not messages:
-            return TakenIds()
-        index = self._results.get(key)
-        if index is None:
-            # Once per conversation and process (a resumed session's first turn, or after a
-            # compaction rewrote it): from then on it grows with the conversation.
-            index = self._results[key] = {}
-            for at, message in enumerate(messages):
-                if isinstance(message, ToolResultMessage):
-                    index.setdefault(message.tool_call_id, at)
-        return TakenIds(index, len(messages))
+    def rewrite(self, key: str, messages: list[Message]) -> None:
+        """Make `messages` the conversation `key`, none of it known to be kept (a compaction
+        between runs)."""
+        self.replace(key, messages, version=self._versions.get(key, 0), kept=0)
 
     def unsaved(self) -> dict[str, ListTail]:
         """What a checkpoint must write of each conversation changed since the last one: its
         messages from the first the checkpoint does not hold as they are now, as JSON."""
         tails = {}
         for key in self._changed:
-            start = self._saved.get(key, 0)
-            tails[key] = ListTail(start, [_encode(m) for m in self[key][start:]])
+            start, end = self._saved.get(key, 0), self._lengths[key]
+            tails[key] = ListTail(start, [_encode(m) for m in self._lists[key][start:end]])
         return tails
 
     def saved(self, *, kept: bool) -> None:
         """The checkpoint `unsaved` was for is stored (`kept`), or was refused: a newer one
         holds something else, so the next writes every conversation whole."""
         if kept:
-            self._saved = {key: len(messages) for key, messages in self.items()}
+            self._saved = dict(self._lengths)
             self._changed.clear()
         else:
             self._saved = {}
-            self._changed = set(self)
+            self._changed = set(self._lists)
+
+    def _taken(self, key: str) -> TakenIds:
+        index = self._results.get(key)
+        if index is None:
+            # Once per conversation and process (a resumed session's first turn, or after a
+            # compaction rewrote it): from then on it grows with the conversation.
+            index = self._results[key] = {}
+            for at, message in enumerate(self[key]):
+                if isinstance(message, ToolResultMessage):
+                    index.setdefault(message.tool_call_id, at)
+        return TakenIds(index, self._lengths[key])

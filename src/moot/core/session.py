@@ -76,9 +76,7 @@ class SessionState(msgspec.Struct):
         """Take a `history_compacted` in: the agent's conversation as the fold of it."""
         from moot.core.compact import apply  # lazy: only compacted sessions need it
 
-        earlier = self.history.get(event.agent)
-        compacted = apply(earlier or (), event)
-        self.history.replace(event.agent, compacted, began=earlier, kept=0)
+        self.history.rewrite(event.agent, apply(self.history.get(event.agent, ()), event))
 
     def finish_run(self, fold: RunFold) -> None:
         """Take a finished run in (its fold has already updated the history)."""
