@@ -173,7 +173,10 @@ class ModelStep:
         """The person's own call, with no model: first it hands the prompt to every starting
         agent (one `call_agent` each, run at once), then it answers with their tagged results."""
         run, call = self.run, self.call
-        results = [m for m in call.messages if isinstance(m, ToolResultMessage)]
+        # Its own turn's results: what came after the prompt (the conversation holds earlier
+        # turns' too), not a walk of the whole conversation.
+        this_turn = call.messages[run.fold.prompt_at :]
+        results = [m for m in this_turn if isinstance(m, ToolResultMessage)]
         calls: tuple[ToolCall, ...] = ()
         if results:
             text = "\n".join(r.content for r in results)
