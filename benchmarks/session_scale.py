@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -37,6 +38,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from report import Row, ms
 from timing import VENV_BIN, median, time_processes, tmux_session
@@ -137,76 +140,114 @@ def last_seq(db: Path, session_id: str) -> int:
     return int(seq)
 
 
-async def build_long(db: Path, marks: tuple[int, ...], copy_at: int, copy: Path) -> LongSession:
+async def build_long(
+    db: Path, marks: tuple[int, ...], copy_at: int, copy: Path
+) -> tuple[LongSession, Growth]:
     """Play turns until the log holds `marks[-1]` events (in a `warmed` store), copying the
-    database to `copy` when `copy_at` turns are played."""
-    session = LongSession(await warmed(db))
+    database to `copy` when `copy_at` turns are played; then against a session of
+    `marks[0]` events (`taking_turns`). The session is closed, and its store."""
+    store = await warmed(db)
+    session = LongSession(store)
     events = 0
     while events < marks[-1]:
         events = await session.turn()
         if session.turns == copy_at:
             backup(db, copy)
-    return session
+    growth = await taking_turns(store, session, marks[0])
+    session.close()
+    store.close()
+    return session, growth
 
 
-def turns_after_resume(db: Path, session_id: str) -> tuple[float, float]:
-    """A fresh process opens the session and plays `WINDOW` turns on it (this file as a
-    script): the median seconds of a turn, and the first turn's."""
+class Growth(msgspec.Struct, frozen=True):
+    """A turn on the large session against one on a small session, the two taking turns (so
+    whatever else loads the machine weighs on both alike)."""
+
+    large: float
+    """Median seconds of a turn on the large session."""
+    small: float
+    """Median seconds of a turn on the small one."""
+    first: float
+    """Seconds of the large session's first turn here (after a resume: what it rebuilt)."""
+
+    @property
+    def ratio(self) -> float:
+        return self.large / self.small
+
+
+async def taking_turns(store: SQLiteStore, large: LongSession, small_events: int) -> Growth:
+    """Play a new session to `small_events` events, then `WINDOW` turns of each, by turns."""
+    small = LongSession(store)
+    while await small.turn() < small_events:
+        pass
+    already = len(large.timed)
+    for _ in range(WINDOW):
+        await small.turn()
+        await large.turn()
+    small.close()
+    timed = [took for _, took in large.timed[already:]]
+    return Growth(
+        large=median(timed),
+        small=median([took for _, took in small.timed[-WINDOW:]]),
+        first=timed[0],
+    )
+
+
+def after_resume(db: Path, session_id: str, small_events: int) -> Growth:
+    """`taking_turns` in a fresh process that resumed the large session (this file as a
+    script)."""
     done = subprocess.run(
-        [sys.executable, __file__, "turns", str(db), session_id],
+        [sys.executable, __file__, "turns", str(db), session_id, str(small_events)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     if done.returncode != 0:
         raise RuntimeError(f"the resumed turns failed:\n{done.stderr}")
-    timed = json.loads(done.stdout.splitlines()[-1])
-    return timed["median"], timed["first"]
+    return msgspec.json.decode(done.stdout.splitlines()[-1], type=Growth)
 
 
-def resumed_turns(db: str, session_id: str) -> None:
-    async def play() -> list[float]:
+def resumed_turns(db: str, session_id: str, small_events: str) -> None:
+    async def play() -> Growth:
         store = await warmed(Path(db))
-        session = LongSession(store, session_id)
+        large = LongSession(store, session_id)
         try:
-            for _ in range(WINDOW):
-                await session.turn()
+            return await taking_turns(store, large, int(small_events))
         finally:
-            session.close()
+            large.close()
             store.close()
-        return [took for _, took in session.timed]
 
-    took = asyncio.run(play())
-    print(json.dumps({"median": median(took), "first": took[0]}))
+    print(msgspec.json.encode(asyncio.run(play())).decode())
 
 
 def growth_rows(
-    session: LongSession, marks: tuple[int, ...], resumed: tuple[float, float]
+    session: LongSession, marks: tuple[int, ...], live: Growth, resumed: Growth
 ) -> list[Row]:
-    """A turn's cost at each size, and how it grew (the figure at the last over the first)."""
+    """A turn's cost as the session grew, and the growth against the target."""
     figures = [session.at(mark) for mark in marks]
-    growth = figures[-1] / figures[0]
-    after = resumed[0] / figures[0]
     sizes = " / ".join(f"{mark // 1000}k" for mark in marks)
+    large, small = f"{marks[-1] // 1000}k", f"{marks[0] // 1000}k"
 
-    def judged(ratio: float) -> str:
-        return f"{ratio:.2f}x" + ("" if ratio <= GROWTH_TARGET else ": OVER TARGET")
+    def judged(growth: Growth) -> str:
+        ratio = growth.ratio
+        over = "" if ratio <= GROWTH_TARGET else ": OVER TARGET"
+        return f"{ratio:.2f}x{over} ({ms(growth.large)} / {ms(growth.small)})"
 
     return [
         Row(
-            f"a turn's runtime cost (submit to turn_finished, model answers at once), session at "
-            f"{sizes} events, median of {WINDOW} turns each",
+            f"a turn's runtime cost (submit to turn_finished, model answers at once) as the "
+            f"session grew, at {sizes} events, median of {WINDOW} turns each",
             " / ".join(ms(f) for f in figures),
-            "",
+            "(reference)",
         ),
         Row(
-            f"  growth: a turn at {marks[-1] // 1000}k events / at {marks[0] // 1000}k",
-            judged(growth),
+            f"  growth: a turn on the {large}-event session / on a {small}-event one, "
+            f"{WINDOW} turns each, taking turns",
+            judged(live),
             f"<= {GROWTH_TARGET}x",
         ),
         Row(
-            f"  the {marks[-1] // 1000}k-event session resumed by a fresh process: its next "
-            f"{WINDOW} turns, median ({ms(resumed[0])}; the first {ms(resumed[1])}) / a turn "
-            f"at {marks[0] // 1000}k",
-            judged(after),
+            f"  the same in a fresh process that resumed the {large}-event session (its first "
+            f"turn there: {ms(resumed.first)})",
+            judged(resumed),
             f"<= {GROWTH_TARGET}x",
         ),
     ]
@@ -275,6 +316,24 @@ def measure(db: str, session_id: str, workdir: str) -> None:
     print(json.dumps({"imports": imported - started, "ready": ready - imported, "turns": turns}))
 
 
+def end_lingering(pid: int, wait_s: float = 5.0) -> None:
+    """Wait for the app whose window was closed to end; kill it past `wait_s`. The app may
+    outlive its terminal (Textual's writer thread can deadlock on a pty that is gone), and
+    the next one, opening the same session, must not find it still holding the session."""
+    deadline = time.perf_counter() + wait_s
+    while time.perf_counter() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.01)
+    print(
+        f"bench: the app (pid {pid}) outlived its window by {wait_s:.0f} s: killed", file=sys.stderr
+    )
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
 def front_ends_resume(root: Path, db: Path, session_id: str, turns: int, runs: int) -> dict:
     """`moot --plain -r` and `moot -r` (tmux) over the long session: seconds to its last turn
     shown with the session open, each run a fresh process (after one warm-up)."""
@@ -320,13 +379,17 @@ def front_ends_resume(root: Path, db: Path, session_id: str, turns: int, runs: i
     if shutil.which("tmux"):
         socket = str(root / "resume-tmux.sock")
         tmux = tmux_session(socket, env)
+        tmux("set-option", "-g", "remain-on-exit", "on")  # an app that ends says why
         try:
             for n in range(runs + 1):
                 began = time.perf_counter()
                 ready = 0.0
-                tmux("new-window", "-t", "bench", "-n", f"r{n}", "-c", str(repo), " ".join(argv))
+                window = ("-t", "bench", "-n", f"r{n}", "-c", str(repo), " ".join(argv))
+                pid = int(tmux("new-window", "-P", "-F", "#{pane_pid}", *window).strip())
                 while True:
                     screen = tmux("capture-pane", "-p", "-t", f"bench:r{n}")
+                    if tmux("display-message", "-p", "-t", f"bench:r{n}", "#{pane_dead}") == "1\n":
+                        raise RuntimeError(f"the app ended before it showed the history:\n{screen}")
                     if not ready and "scripted:" in screen:  # the status line: prompt focused
                         ready = time.perf_counter() - began
                     if last in screen and "scripted:" in screen and "opening" not in screen:
@@ -338,6 +401,7 @@ def front_ends_resume(root: Path, db: Path, session_id: str, turns: int, runs: i
                     app.append(time.perf_counter() - began)
                     app_ready.append(ready)
                 tmux("kill-window", "-t", f"bench:r{n}")
+                end_lingering(pid)
         finally:
             tmux("kill-server")
     return {"plain": plain, "plain_ready": plain_ready, "app": app, "app_ready": app_ready}
@@ -350,11 +414,9 @@ def run(*, quick: bool) -> list[Row]:
         root = Path(tmp)
         scaled = root / "scaled.db"
         db = root / "long.db"
-        session = asyncio.run(build_long(scaled, marks, turns, db))
+        session, live = asyncio.run(build_long(scaled, marks, turns, db))
         session_id = session.runtime.session_id
-        session.close()
-        session.runtime.store.close()
-        resumed = turns_after_resume(scaled, session_id)
+        resumed = after_resume(scaled, session_id, marks[0])
         timings = [measure_resume(db, session_id, root) for _ in range(runs)]
         fronts = front_ends_resume(root, db, session_id, turns, runs)
         home = root / "home"
@@ -381,7 +443,7 @@ def run(*, quick: bool) -> list[Row]:
         raise RuntimeError(f"the copy of the {turns}-turn session holds {stored} turns")
     how = f"median of {runs} fresh processes"
     return [
-        *growth_rows(session, marks, resumed),
+        *growth_rows(session, marks, live, resumed),
         Row(
             f"resume a {stored:,}-turn session: open_client + status, ready ({how})",
             ms(median([t["ready"] for t in timings])),
@@ -420,4 +482,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "measure":
         measure(*sys.argv[2:5])
     elif sys.argv[1] == "turns":
-        resumed_turns(*sys.argv[2:4])
+        resumed_turns(*sys.argv[2:5])

@@ -207,8 +207,12 @@ class RunFold:
     """The state of one run (one turn of the person) and all the calls in it."""
 
     def __init__(self, limits: Limits, history: Mapping[str, list[Message]]) -> None:
+        """A run under `limits` that begins with the session's conversations: a `History`,
+        which the run changes as its calls end, or any other mapping, which it copies."""
         self.limits = limits
-        self.history = history if isinstance(history, History) else History(history)
+        if not isinstance(history, History):  # a History lends its lists to calls
+            history = History({key: list(messages) for key, messages in history.items()})
+        self.history = history
         self.calls: dict[str, CallState] = {}
         self.children: dict[tuple[str, str], str] = {}
         """(caller call id, call_agent tool call id) -> the callee's call id."""
