@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from moot.core.fold import CallState
-from moot.core.history import History, TakenIds
+from moot.core.history import History, MessagesView, TakenIds
 from moot.protocol.messages import Message, ToolResultMessage, UserMessage
 from moot.store.memory import MemoryStore
 
@@ -27,6 +27,8 @@ compact = st.tuples(st.just("compact"), picks)
 """An open call compacts its messages (a list of its own)."""
 end = st.tuples(st.just("end"), picks)
 """An open call ends: the conversation is what it closed with."""
+view = st.tuples(st.just("view"), picks)
+"""A model request takes a view of an open call's messages."""
 between = st.tuples(st.just("between"), st.sampled_from(KEYS))
 """A compaction between runs rewrites a conversation."""
 save = st.tuples(st.just("save"), st.booleans())
@@ -42,19 +44,21 @@ def ids_in(messages: list[Message]) -> set[str]:
 
 
 @settings(max_examples=600, deadline=None)
-@given(st.lists(st.one_of(begin, add, change, compact, end, between, save), max_size=30))
+@given(st.lists(st.one_of(begin, add, change, compact, end, view, between, save), max_size=30))
 def test_calls_going_on_with_the_historys_lists_leave_it_as_the_fold_says(
     steps: list[tuple],
 ) -> None:
     """Whatever calls do with the conversations they began with, the history reads what the
-    calls that ended closed with, the checkpoint reads back the same, and a call's taken ids
-    are those of the conversation it began with and its own."""
+    calls that ended closed with, the checkpoint reads back the same, a request's view of a
+    call's messages never changes, and a call's taken ids are those of the conversation it
+    began with and its own."""
     store = MemoryStore()
     sid = store.create_session().id
     history = History()
     expected: dict[str, list[Message]] = {}
     open_calls: list[tuple[str, CallState]] = []
     taken: list[tuple[TakenIds, set[str]]] = []
+    views: list[tuple[MessagesView, list[Message]]] = []
     seq = 0
     for step in steps:
         match step:
@@ -75,6 +79,9 @@ def test_calls_going_on_with_the_historys_lists_leave_it_as_the_fold_says(
                 _, call = open_calls[pick % len(open_calls)]
                 call.kept = call.shared = 0
                 call.messages = [UserMessage(content="summary"), *call.messages[-1:]]
+            case ("view", pick) if open_calls:
+                _, call = open_calls[pick % len(open_calls)]
+                views.append((call.view(), list(call.messages)))
             case ("end", pick) if open_calls:
                 key, call = open_calls.pop(pick % len(open_calls))
                 history.replace(key, call.messages, version=call.version, kept=call.kept)
@@ -97,6 +104,9 @@ def test_calls_going_on_with_the_historys_lists_leave_it_as_the_fold_says(
                     }
                     assert read == expected
         assert dict(history) == expected
+        for seen, then in views:
+            assert list(seen) == then and len(seen) == len(then)
+            assert seen == then and (not then or seen[-1] == then[-1])
     for ids, began_with in taken:
         assert {i for i in IDS if i in ids} == began_with
         ids.update(["own"])

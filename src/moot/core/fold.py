@@ -38,7 +38,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from moot.core.history import Beginning, History, TakenIds
+from moot.core.history import Beginning, History, MessagesView, TakenIds
 from moot.core.limits import Limits, RunTotals
 from moot.protocol import events as ev
 from moot.protocol.approval import PLAN_MODE_NOTE
@@ -126,6 +126,8 @@ class CallState(msgspec.Struct):
     conversation's own list, which the call appends to (none: a list of its own). When the
     call ends the list is the history's conversation, and the next run's call appends to it:
     read what a finished call said through the history, not through its `messages`."""
+    viewed: int = 0
+    """How many of the first messages a model request holds (`view`): they do not change."""
     results: dict[str, ToolResultMessage] = {}
     decisions: dict[str, bool] = {}
     started: set[str] = set()
@@ -173,10 +175,15 @@ class CallState(msgspec.Struct):
 
     def rewrites(self, at: int) -> None:
         """The message at `at` (and any after it) is about to change: a message the history
-        holds too is changed in a copy."""
+        or a model request holds too is changed in a copy."""
         self.kept = min(self.kept, at)
-        if at < self.shared:
-            self.messages, self.shared = list(self.messages), 0
+        if at < max(self.shared, self.viewed):
+            self.messages, self.shared, self.viewed = list(self.messages), 0, 0
+
+    def view(self) -> MessagesView:
+        """The messages as they are now, for a model request: a view, not a copy."""
+        self.viewed = len(self.messages)
+        return MessagesView(self.messages, self.viewed)
 
     @property
     def running_tools(self) -> list[ToolCall]:
@@ -367,7 +374,7 @@ class RunFold:
         from moot.core.compact import apply  # lazy: only compacted runs need it
 
         call = self.calls[e.call_id]
-        call.kept = call.shared = 0  # a list of its own: the history's stays as it is
+        call.kept = call.shared = call.viewed = 0  # a list of its own: others' stay as they are
         call.messages = apply(call.messages, e)
         if e.call_id == self.run_id and e.replaced:
             # The prompt moved (or went into the summary: hooks no longer find it).

@@ -21,7 +21,9 @@ resumed session rebuilds them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice
+from typing import overload
 
 import msgspec
 
@@ -52,6 +54,48 @@ class TakenIds:
     def update(self, tool_call_ids: Iterable[str]) -> None:
         """Take these ids too."""
         self._own.update(tool_call_ids)
+
+
+class MessagesView(Sequence[Message]):
+    """The first `length` messages of a call's list, read-only and never changing: what a
+    model request carries, without a copy of the conversation. The call only appends to the
+    list past them, and copies the list before it changes one of them (`CallState.rewrites`).
+    A sequence, not a tuple: `tuple(view)` makes one (msgspec encodes tuples, not views)."""
+
+    __slots__ = ("_items", "_length")
+
+    def __init__(self, items: list[Message], length: int) -> None:
+        self._items, self._length = items, length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return self._items[: self._length][index]
+        at = index + self._length if index < 0 else index
+        if not 0 <= at < self._length:
+            raise IndexError("message index out of range")
+        return self._items[at]
+
+    def __iter__(self) -> Iterator[Message]:
+        return islice(self._items, self._length)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (MessagesView, tuple, list)):
+            return NotImplemented
+        return len(other) == self._length and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MessagesView({list(self)!r})"
 
 
 class Beginning(msgspec.Struct, frozen=True):

@@ -95,11 +95,13 @@ class ModelStep:
     def _request(self, provider: Provider, info: ModelInfo | None) -> ModelRequest:
         call, run = self.call, self.run
         images = info is None or info.images
-        messages = call.messages if images else without_images(call.messages)
+        # A view of the call's messages, not a copy of the conversation (a text-only model's
+        # request is a list of its own: images left out).
+        messages = call.view() if images else without_images(call.messages)
         return ModelRequest(
             model=provider.name,
             system=self._system_prompt(),
-            messages=tuple(messages),
+            messages=messages,
             tools=run.specs_for(self.scope.agent),
             agent=self.scope.agent.name,
         )

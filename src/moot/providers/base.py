@@ -39,6 +39,9 @@ class ModelRequest(msgspec.Struct, frozen=True):
     model: str
     system: str
     messages: Sequence[Message]
+    """The conversation, read-only. The runtime hands a view of the call's own messages (no
+    copy of a long conversation per request), which never changes: iterate or index it;
+    `tuple(request.messages)` makes a value of your own (msgspec encodes that, not a view)."""
     tools: Sequence[ToolSpec] = ()
     agent: str = ""
     """The agent asking; scripted and function providers use it to pick their script."""
