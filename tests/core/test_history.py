@@ -8,9 +8,16 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moot.core.fold import CallState
+from moot.core.call_state import CallState
 from moot.core.history import History, MessagesView, TakenIds
-from moot.protocol.messages import Message, ToolResultMessage, UserMessage
+from moot.protocol.messages import (
+    Attachment,
+    Message,
+    ToolResultMessage,
+    UserMessage,
+    without_images,
+)
+from moot.providers.base import message_chars
 from moot.store.memory import MemoryStore
 
 KEYS = ("main", "main>helper")
@@ -19,8 +26,10 @@ IDS = tuple(f"t{n}" for n in range(6))
 begin = st.tuples(st.just("begin"), st.sampled_from(KEYS))
 """A call begins with a conversation (several may at once)."""
 picks = st.integers(min_value=0)
-add = st.tuples(st.just("add"), picks, st.lists(st.sampled_from(IDS), max_size=3))
-"""An open call appends a message and tool results."""
+add = st.tuples(
+    st.just("add"), picks, st.lists(st.sampled_from(IDS), max_size=3), st.integers(0, 2)
+)
+"""An open call appends a message (with images, some) and tool results."""
 change = st.tuples(st.just("change"), picks, st.integers(min_value=0))
 """An open call changes one of its messages in place (as a hook or the gate does)."""
 compact = st.tuples(st.just("compact"), picks)
@@ -39,6 +48,18 @@ def result(tool_call_id: str) -> ToolResultMessage:
     return ToolResultMessage(tool_call_id=tool_call_id, name="echo", content="1")
 
 
+def with_images(count: int) -> UserMessage:
+    image = Attachment(mime_type="image/png", data="aGk=")
+    return UserMessage(content="look" if count % 2 else "", attachments=(image,) * count)
+
+
+def weighed(messages: list[Message]) -> tuple[int, int]:
+    """What the pre-flight check counts of `messages`, walking them: as they are, and as a
+    model without images reads them."""
+    plain = without_images(messages)
+    return sum(map(message_chars, messages)), sum(map(message_chars, plain))
+
+
 def ids_in(messages: list[Message]) -> set[str]:
     return {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)}
 
@@ -50,8 +71,8 @@ def test_calls_going_on_with_the_historys_lists_leave_it_as_the_fold_says(
 ) -> None:
     """Whatever calls do with the conversations they began with, the history reads what the
     calls that ended closed with, the checkpoint reads back the same, a request's view of a
-    call's messages never changes, and a call's taken ids are those of the conversation it
-    began with and its own."""
+    call's messages never changes and weighs what a walk of them would, and a call's taken
+    ids are those of the conversation it began with and its own."""
     store = MemoryStore()
     sid = store.create_session().id
     history = History()
@@ -67,9 +88,9 @@ def test_calls_going_on_with_the_historys_lists_leave_it_as_the_fold_says(
                 call.begin(history.begin(key), UserMessage(content="go"))
                 taken.append((call.tool_call_ids, ids_in(expected.get(key, []))))
                 open_calls.append((key, call))
-            case ("add", pick, ids) if open_calls:
+            case ("add", pick, ids, images) if open_calls:
                 _, call = open_calls[pick % len(open_calls)]
-                call.messages.extend([UserMessage(content="more"), *map(result, ids)])
+                call.messages.extend([with_images(images), *map(result, ids)])
             case ("change", pick, at) if open_calls:
                 _, call = open_calls[pick % len(open_calls)]
                 at %= len(call.messages)
@@ -77,14 +98,18 @@ def test_calls_going_on_with_the_historys_lists_leave_it_as_the_fold_says(
                 call.messages[at] = UserMessage(content="changed")
             case ("compact", pick) if open_calls:
                 _, call = open_calls[pick % len(open_calls)]
-                call.kept = call.shared = 0
-                call.messages = [UserMessage(content="summary"), *call.messages[-1:]]
+                call.replaced([UserMessage(content="summary"), *call.messages[-1:]])
             case ("view", pick) if open_calls:
                 _, call = open_calls[pick % len(open_calls)]
-                views.append((call.view(), list(call.messages)))
+                full, bare = call.view(), call.view(images=False)
+                assert (full.chars, bare.chars) == weighed(call.messages)
+                assert list(bare) == without_images(call.messages)
+                views.append((full, list(call.messages)))
             case ("end", pick) if open_calls:
                 key, call = open_calls.pop(pick % len(open_calls))
-                history.replace(key, call.messages, version=call.version, kept=call.kept)
+                history.replace(
+                    key, call.messages, version=call.version, kept=call.kept, weights=call.weights
+                )
                 expected[key] = list(call.messages)
             case ("between", key) if key in history:
                 compacted = [UserMessage(content="summary"), *history[key][-1:]]
@@ -136,7 +161,7 @@ def a_call(history: History, key: str = "main", first: str = "go") -> CallState:
 
 
 def end(history: History, call: CallState, key: str = "main") -> None:
-    history.replace(key, call.messages, version=call.version, kept=call.kept)
+    history.replace(key, call.messages, version=call.version, kept=call.kept, weights=call.weights)
 
 
 def saved_and_read(history: History, store: MemoryStore, sid: str, seq: int) -> list[Message]:
@@ -155,9 +180,8 @@ def test_a_conversation_a_call_compacted_is_saved_whole_and_indexed_anew() -> No
     assert saved_and_read(history, store, sid, 1) == history["main"]
     second = a_call(history)
     assert "t1" in second.tool_call_ids
-    second.kept = second.shared = 0  # as the fold takes a compaction in
     compacted = [UserMessage(content="summary"), UserMessage(content="go"), *second.messages[2:]]
-    second.messages = compacted
+    second.replaced(compacted)  # as the fold takes a compaction in
     end(history, second)
     assert saved_and_read(history, store, sid, 2) == compacted
     assert "t1" not in a_call(history).tool_call_ids  # the summary holds no result
@@ -173,8 +197,7 @@ def test_a_call_that_ends_after_another_rewrote_the_conversation_keeps_nothing_o
     end(history, a_call(history))
     saved_and_read(history, store, sid, 1)
     first, second = a_call(history), a_call(history, first="meanwhile")
-    first.kept = first.shared = 0
-    first.messages = [UserMessage(content="summary")]
+    first.replaced([UserMessage(content="summary")])
     end(history, first)
     saved_and_read(history, store, sid, 2)
     end(history, second)

@@ -10,7 +10,9 @@ of the log leaves it, and keeps beside it what a turn would otherwise rebuild fr
 - the tool call ids its results hold, each with its position: a new turn's ids must differ
   from them (`taken`), and the index grows with the conversation;
 - how much of each conversation the store's checkpoint already holds as it is now, so a
-  checkpoint writes what a run added, not the history again (`unsaved`, `saved`).
+  checkpoint writes what a run added, not the history again (`unsaved`, `saved`);
+- what the pre-flight check counts of each conversation (`Weights`, which go with its list to
+  the call that appends to it), so no request is weighed by a walk of the conversation.
 
 A conversation changes only by `replace`: a run's call ends, and what it closed with begins
 with the messages the call began with, unless the call rewrote them (`CallState.kept`: a
@@ -27,7 +29,8 @@ from typing import overload
 
 import msgspec
 
-from moot.protocol.messages import Message, ToolResultMessage
+from moot.protocol.messages import Message, ToolResultMessage, without_image
+from moot.providers.base import WeighedMessages, message_chars
 from moot.store.base import ListTail
 
 _encode = msgspec.json.Encoder().encode
@@ -56,16 +59,60 @@ class TakenIds:
         self._own.update(tool_call_ids)
 
 
-class MessagesView(Sequence[Message]):
+class Weights:
+    """What `estimate_tokens` counts of a list of messages (`message_chars`), as sums over its
+    first messages, counted as the list grows: weighing the list again costs what it gained.
+    The sums describe the list they go with; who changes a message of it cuts them there
+    (`cut`). Each is kept twice: for the messages as they are, and as a model that takes no
+    images gets them (`without_image`)."""
+
+    __slots__ = ("_bare", "_chars")
+
+    def __init__(self) -> None:
+        self._chars = [0]
+        """`_chars[n]`: the characters of the first n messages."""
+        self._bare = [0]
+        """The same, each attachment a note in its place."""
+
+    def upto(self, messages: Sequence[Message], length: int) -> tuple[int, int]:
+        """The characters of the first `length` of `messages` (the list these weights go
+        with), and as a model without images gets them."""
+        chars, bare = self._chars, self._bare
+        for at in range(len(chars) - 1, length):  # by index: islice would walk to the start
+            message = messages[at]
+            weight = message_chars(message)
+            chars.append(chars[-1] + weight)
+            plain = without_image(message)
+            bare.append(bare[-1] + (weight if plain is message else message_chars(plain)))
+        return chars[length], bare[length]
+
+    def cut(self, at: int) -> None:
+        """The messages from `at` on change: forget their weights."""
+        del self._chars[at + 1 :], self._bare[at + 1 :]
+
+    def copy(self, upto: int) -> Weights:
+        """Weights of a copy of the list whose messages from `upto` on change."""
+        copied = Weights()
+        copied._chars, copied._bare = self._chars[: upto + 1], self._bare[: upto + 1]
+        return copied
+
+    @property
+    def counted(self) -> int:
+        """How many of the first messages are weighed."""
+        return len(self._chars) - 1
+
+
+class MessagesView(WeighedMessages):
     """The first `length` messages of a call's list, read-only and never changing: what a
     model request carries, without a copy of the conversation. The call only appends to the
     list past them, and copies the list before it changes one of them (`CallState.rewrites`).
-    A sequence, not a tuple: `tuple(view)` makes one (msgspec encodes tuples, not views)."""
+    A sequence, not a tuple: `tuple(view)` makes one (msgspec encodes tuples, not views).
+    `chars` is what `estimate_tokens` counts of them (`Weights`)."""
 
-    __slots__ = ("_items", "_length")
+    __slots__ = ("_items", "_length", "chars")
 
-    def __init__(self, items: list[Message], length: int) -> None:
-        self._items, self._length = items, length
+    def __init__(self, items: list[Message], length: int, chars: int) -> None:
+        self._items, self._length, self.chars = items, length, chars
 
     def __len__(self) -> int:
         return self._length
@@ -77,8 +124,8 @@ class MessagesView(Sequence[Message]):
     def __getitem__(self, index: slice) -> list[Message]: ...
 
     def __getitem__(self, index: int | slice) -> Message | list[Message]:
-        if isinstance(index, slice):
-            return self._items[: self._length][index]
+        if isinstance(index, slice):  # only what it picks: no copy of the rest
+            return [self._items[at] for at in range(self._length)[index]]
         at = index + self._length if index < 0 else index
         if not 0 <= at < self._length:
             raise IndexError("message index out of range")
@@ -95,7 +142,28 @@ class MessagesView(Sequence[Message]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"MessagesView({list(self)!r})"
+        return f"{type(self).__name__}({list(self)!r})"
+
+
+class ImagelessView(MessagesView):
+    """A `MessagesView` for a model that takes no images: each message with attachments is
+    read with a note in their place (`without_image`), as it is read, so nothing is copied."""
+
+    __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return [without_image(m) for m in super().__getitem__(index)]
+        return without_image(super().__getitem__(index))
+
+    def __iter__(self) -> Iterator[Message]:
+        return map(without_image, super().__iter__())
 
 
 class Beginning(msgspec.Struct, frozen=True):
@@ -112,6 +180,8 @@ class Beginning(msgspec.Struct, frozen=True):
     """`messages` is the history's own list: its first `length` must not change."""
     taken: TakenIds
     """The tool call ids of the conversation's results."""
+    weights: Weights
+    """The weights of `messages` (the history's own, with its own list)."""
 
 
 class History(Mapping[str, list[Message]]):
@@ -131,6 +201,8 @@ class History(Mapping[str, list[Message]]):
         self._versions: dict[str, int] = {}
         self._lent: set[str] = set()
         """The conversations whose own list a running call appends to (`begin`)."""
+        self._weights: dict[str, Weights] = {}
+        """The weights of each conversation's list weighed so far (they go with the list)."""
         self._saved = dict(self._lengths) if saved else {}
         """For each conversation, how many of its first messages the checkpoint holds."""
         self._changed: set[str] = set() if saved else set(self._lists)
@@ -153,17 +225,27 @@ class History(Mapping[str, list[Message]]):
         list, which the call appends to, unless another call already does (then a copy)."""
         messages = self._lists.get(key) if key is not None else None
         if key is None or messages is None:
-            return Beginning([], 0, 0, shared=False, taken=TakenIds())
+            return Beginning([], 0, 0, shared=False, taken=TakenIds(), weights=Weights())
         length = self._lengths[key]
         shared = key not in self._lent and len(messages) == length
         if shared:
             self._lent.add(key)
+            weights = self._weights.setdefault(key, Weights())
         else:
-            messages = messages[:length]
+            messages, weights = messages[:length], Weights()
         version = self._versions.get(key, 0)
-        return Beginning(messages, length, version, shared=shared, taken=self._taken(key))
+        taken = self._taken(key)
+        return Beginning(messages, length, version, shared=shared, taken=taken, weights=weights)
 
-    def replace(self, key: str, messages: list[Message], *, version: int, kept: int) -> None:
+    def replace(
+        self,
+        key: str,
+        messages: list[Message],
+        *,
+        version: int,
+        kept: int,
+        weights: Weights | None = None,
+    ) -> None:
         """Make `messages` the conversation `key`.
 
         Args:
@@ -171,6 +253,8 @@ class History(Mapping[str, list[Message]]):
             messages: The new conversation (the list itself is kept).
             version: The version of the conversation the call began with (`Beginning`).
             kept: How many of that conversation's first messages begin `messages` unchanged.
+            weights: Weights of `messages`' first messages as they are (the call's); None:
+                weighed anew when a call begins with it.
         """
         if self._versions.get(key, 0) != version:
             kept = 0  # another call replaced it meanwhile: nothing is known to be kept
@@ -186,6 +270,7 @@ class History(Mapping[str, list[Message]]):
         elif index is not None:
             del self._results[key]  # a new index when next asked: an old one stays whole
         self._lists[key], self._lengths[key] = messages, len(messages)
+        self._weights[key] = weights if weights is not None else Weights()
         self._versions[key] = self._versions.get(key, 0) + 1
         self._lent.discard(key)
         self._saved[key] = min(self._saved.get(key, 0), kept)

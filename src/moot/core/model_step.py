@@ -22,7 +22,7 @@ from moot.core.limits import LimitReached, check_before_model
 from moot.core.peers import CALL_AGENT, PERSON, system_prompt
 from moot.core.run import CallEnded
 from moot.protocol import events as ev
-from moot.protocol.messages import ToolCall, ToolResultMessage, without_images
+from moot.protocol.messages import ToolCall, ToolResultMessage
 from moot.protocol.states import StopReason
 from moot.providers.base import (
     ModelRequest,
@@ -95,13 +95,12 @@ class ModelStep:
     def _request(self, provider: Provider, info: ModelInfo | None) -> ModelRequest:
         call, run = self.call, self.run
         images = info is None or info.images
-        # A view of the call's messages, not a copy of the conversation (a text-only model's
-        # request is a list of its own: images left out).
-        messages = call.view() if images else without_images(call.messages)
         return ModelRequest(
             model=provider.name,
             system=self._system_prompt(),
-            messages=messages,
+            # A view of the call's messages, weighed as they grew: no copy of the
+            # conversation, and no walk of it to check the request against the window.
+            messages=call.view(images=images),
             tools=run.specs_for(self.scope.agent),
             agent=self.scope.agent.name,
         )

@@ -179,6 +179,14 @@ LOG_KINDS = ("model_responded", "error")
 """The event kinds `ResumesFromLog.resume` is given."""
 
 
+class WeighedMessages(Sequence[Message]):
+    """A conversation that knows what `estimate_tokens` counts of it (`chars`, the sum of
+    `message_chars` over its messages, kept as it grew): the pre-flight check of a request
+    that carries one walks none of it, however long the session."""
+
+    chars: int
+
+
 def estimate_tokens(request: ModelRequest) -> int:
     """A cheap guess at a request's input tokens (about four characters a token).
 
@@ -188,7 +196,11 @@ def estimate_tokens(request: ModelRequest) -> int:
     chars = len(request.system)
     for spec in request.tools:
         chars += len(spec.name) + len(spec.description) + len(json.dumps(spec.parameters))
-    chars += sum(message_chars(m) for m in request.messages)
+    messages = request.messages
+    if isinstance(messages, WeighedMessages):
+        chars += messages.chars
+    else:
+        chars += sum(message_chars(m) for m in messages)
     return chars // 4
 
 
