@@ -2,16 +2,17 @@
 5,000-turn session to ready, and `moot sessions list` over a store of 1,000 sessions, some of
 50k events.
 
-The long session is made the honest way: the runtime plays turns of a function model (each
-turn a question and its answer, seven events, a session checkpoint at each turn's end) until
-the log holds 50,000 events, in a store warmed by another session's turns (`warmed`). Each
-turn is timed from `submit` to its `turn_finished` (the model answers at once, so this is the
-runtime's own cost: events built, checked, stored, folded and published, the request
-assembled, the checkpoint written); the figure at a size is the median of the `WINDOW` turns
+The long session is made the honest way: the runtime plays turns of a function model that
+the catalog bounds (`bounded_model`; each turn a question and its answer, seven events, a
+session checkpoint at each turn's end) until the log holds 50,000 events, in a store warmed
+by another session's turns (`warmed`). Each turn is timed from `submit` to its
+`turn_finished` (the model answers at once, so this is the runtime's own cost: events built,
+checked, stored, folded and published, the request assembled and checked against the
+window, the checkpoint written); the figure at a size is the median of the `WINDOW` turns
 that end there, and the growth is the figure at 50k over the figure at 1k, against a target
-of `GROWTH_TARGET` (a row says OVER TARGET past it). The 50k-event session is then opened by
-a fresh process, which times `WINDOW` more turns: a resumed session's turns must cost what a
-live one's do.
+of `GROWTH_TARGET`: past it the row says FAIL and `scripts/bench` exits nonzero
+(`Row.missed`). The 50k-event session is then opened by a fresh process, which times
+`WINDOW` more turns: a resumed session's turns must cost what a live one's do.
 
 A copy of the session as it stood at 5,000 turns (SQLite's backup, so what its log still held
 in the `-wal` file is in it) is opened by a fresh process the way a front end resumes one
@@ -67,12 +68,8 @@ class LongSession:
     def __init__(self, store: SQLiteStore, session_id: str | None = None) -> None:
         from moot.core.agent import Agent
         from moot.core.runtime import Runtime
-        from moot.providers.scripted import FunctionProvider
 
-        def model(request: object) -> str:
-            return "noted"
-
-        agent = Agent("moot", model=FunctionProvider(model))
+        agent = Agent("moot", model=bounded_model())
         self.runtime = Runtime([agent], store=store, session_id=session_id)
         self.turns = 0
         self.timed: list[tuple[int, float]] = []
@@ -102,6 +99,22 @@ class LongSession:
         from moot.protocol import ops
 
         self.runtime.submit(ops.Shutdown())
+
+
+def bounded_model() -> object:
+    """A function model that answers at once and that the catalog bounds, as every model a
+    session talks to is: each request is checked against its context window and compaction
+    threshold, and it takes no images (a catalog model's default), so the request leaves
+    them out. A model with no window (a bare `FunctionProvider`) skips that check, and the
+    benchmark would never see what it costs as the conversation grows."""
+    from moot.providers.catalog import ModelInfo
+    from moot.providers.scripted import FunctionProvider
+
+    class Bounded(FunctionProvider):
+        def model_info(self) -> ModelInfo:
+            return ModelInfo(name="bench/bounded", context_window=10**9, images=False)
+
+    return Bounded(lambda request: "noted", name="bounded")
 
 
 async def warmed(db: Path) -> SQLiteStore:
@@ -227,9 +240,7 @@ def growth_rows(
     large, small = f"{marks[-1] // 1000}k", f"{marks[0] // 1000}k"
 
     def judged(growth: Growth) -> str:
-        ratio = growth.ratio
-        over = "" if ratio <= GROWTH_TARGET else ": OVER TARGET"
-        return f"{ratio:.2f}x{over} ({ms(growth.large)} / {ms(growth.small)})"
+        return f"{growth.ratio:.2f}x ({ms(growth.large)} / {ms(growth.small)})"
 
     return [
         Row(
@@ -243,12 +254,14 @@ def growth_rows(
             f"{WINDOW} turns each, taking turns",
             judged(live),
             f"<= {GROWTH_TARGET}x",
+            missed=live.ratio > GROWTH_TARGET,
         ),
         Row(
             f"  the same in a fresh process that resumed the {large}-event session (its first "
             f"turn there: {ms(resumed.first)})",
             judged(resumed),
             f"<= {GROWTH_TARGET}x",
+            missed=resumed.ratio > GROWTH_TARGET,
         ),
     ]
 
