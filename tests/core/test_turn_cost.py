@@ -64,11 +64,20 @@ def _as_tuple(request: ModelRequest) -> ModelRequest:
     return replace(request, messages=tuple(request.messages))
 
 
-async def calls_per_turn(runtime: Runtime, model: Bounded) -> list[int]:
-    """Play `TURNS` turns; the Python calls (and calls into C) each made, from its submit to
+def session(model: Bounded, store: SQLiteStore, session_id: str | None = None) -> Runtime:
+    return Runtime(
+        [Agent("main", model=model)],
+        store=store,
+        options=RuntimeOptions(tools=[echo]),
+        session_id=session_id,
+    )
+
+
+async def calls_per_turn(runtime: Runtime, turns: int = TURNS) -> list[int]:
+    """Play `turns` turns; the Python calls (and calls into C) each made, from its submit to
     its end. The model's own function is left out: it walks the request to check it."""
     counts = []
-    for n in range(TURNS):
+    for n in range(turns):
         image = Attachment(mime_type="image/png", data="aGk=")
         attachments = (image,) if n == 0 else ()
         calls = 0
@@ -99,12 +108,8 @@ async def test_a_turns_work_is_the_same_at_the_70th_turn_as_at_the_10th(
     tmp_path: Path, images: bool
 ) -> None:
     model = Bounded(images)
-    runtime = Runtime(
-        [Agent("main", model=model)],
-        store=SQLiteStore(tmp_path / "s.db"),
-        options=RuntimeOptions(tools=[echo]),
-    )
-    counts = await calls_per_turn(runtime, model)
+    runtime = session(model, SQLiteStore(tmp_path / "s.db"))
+    counts = await calls_per_turn(runtime)
     runtime.submit(ops.Shutdown())
     early, late = counts[WINDOW : 2 * WINDOW], counts[-WINDOW:]
     # The fewest of each window: a turn now and then does some bounded work of its own (the
@@ -113,3 +118,17 @@ async def test_a_turns_work_is_the_same_at_the_70th_turn_as_at_the_10th(
     # Weighed without a walk, and the same as a walk would weigh.
     assert all(told == walked for told, walked in model.weighed)
     assert len(runtime.conversation()) == 4 * TURNS
+
+
+async def test_a_resumed_sessions_turns_do_the_same_work_as_it_grows(tmp_path: Path) -> None:
+    """Loaded from its checkpoint, the conversation is weighed and indexed once, at the first
+    turn; from then on a turn's work is the same however long the session grows."""
+    model = Bounded(images=False)
+    first = session(model, SQLiteStore(tmp_path / "s.db"))
+    await calls_per_turn(first, turns=20)
+    first.submit(ops.Shutdown())
+    resumed = session(model, SQLiteStore(tmp_path / "s.db"), first.session_id)
+    counts = await calls_per_turn(resumed)
+    resumed.submit(ops.Shutdown())
+    assert min(counts[-WINDOW:]) == min(counts[WINDOW : 2 * WINDOW]), counts
+    assert all(told == walked for told, walked in model.weighed)
