@@ -16,9 +16,9 @@ of the log leaves it, and keeps beside it what a turn would otherwise rebuild fr
 
 A conversation changes only by `replace`: a run's call ends, and what it closed with begins
 with the messages the call began with, unless the call rewrote them (`CallState.kept`: a
-compaction); or by `rewrite`: a compaction between runs. Neither the index nor the count of
-saved messages is part of the fold's state: both follow from the conversations, and a
-resumed session rebuilds them.
+compaction); or by `rewrite`: a compaction between runs. Neither the index, the weights nor
+the count of saved messages is part of the fold's state: they follow from the conversations,
+and a resumed session rebuilds them (once, at its first turn).
 """
 
 from __future__ import annotations
@@ -95,11 +95,6 @@ class Weights:
         copied = Weights()
         copied._chars, copied._bare = self._chars[: upto + 1], self._bare[: upto + 1]
         return copied
-
-    @property
-    def counted(self) -> int:
-        """How many of the first messages are weighed."""
-        return len(self._chars) - 1
 
 
 class MessagesView(WeighedMessages):
