@@ -184,6 +184,7 @@ class WeighedMessages(Sequence[Message]):
     `message_chars` over its messages, kept as it grew): the pre-flight check of a request
     that carries one walks none of it, however long the session."""
 
+    __slots__ = ()
     chars: int
 
 
