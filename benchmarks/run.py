@@ -1,8 +1,10 @@
 """Run moot's benchmarks and print one table: what | measured | target.
 
-Benchmarks are not tests: nothing here fails on a slow number; the numbers are printed for
-people to read. `scripts/bench` runs this with the project's venv; `--quick` shrinks every size
-for a smoke run, `--only NAME` runs some of them.
+Benchmarks are not tests: most numbers are printed for people to read. A row whose benchmark
+judges it against its target (`Row.missed`: a ratio of two figures taken in the same rounds,
+such as a turn's growth with the session) fails the run: it is listed as FAIL under the table
+and the exit status is 1. `scripts/bench` runs this with the project's venv; `--quick`
+shrinks every size for a smoke run, `--only NAME` runs some of them.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import startup_time
 import store_append
 import tool_overhead
 import tool_schemas
-from report import Row, table
+from report import Row, failures, table
 
 BENCHMARKS = {
     m.NAME: m
@@ -112,7 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(machine())
     quick = " (--quick: sizes shrunk, for a smoke run only)" if args.quick else ""
     print(f"suite wall time: {time.perf_counter() - started:.1f} s{quick}")
-    return 0
+    missed = failures(rows)
+    for line in missed:
+        print(line)
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

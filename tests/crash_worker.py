@@ -49,7 +49,7 @@ def log_requests(workdir: Path, model):
             "agent": request.agent,
             "system": request.system,
             "tools": [t.name for t in request.tools],
-            "messages": msgspec.to_builtins(request.messages),
+            "messages": msgspec.to_builtins(tuple(request.messages)),
         }
         with (workdir / "requests.jsonl").open("a") as f:
             f.write(json.dumps(record) + "\n")

@@ -106,6 +106,25 @@ async def test_a_compacted_session_resumes_to_the_same_conversation(tmp_path: Pa
     again.submit(ops.Shutdown())
 
 
+async def test_a_compaction_in_a_later_turn_rewrites_what_the_checkpoint_holds(
+    tmp_path: Path,
+) -> None:
+    """The checkpoint saves what a turn added; a turn that compacted the conversation it
+    began with saves it anew, so the session loads as the live one had it."""
+    db = tmp_path / "s.db"
+    script = [step("first.py"), "looked", *long_script(12)]
+    runtime = open_runtime(db, ScriptedProvider(script, context_window=WINDOW))
+    await run_turn(runtime, "look at one")
+    finished, events = await run_turn(runtime, "look at everything")
+    assert of(events, ev.ContextCompacted) and finished.state is RunState.COMPLETED
+    live = runtime.conversation()
+    assert SUMMARY_HEAD in live[0].content and "look at one" not in str(live)
+    runtime.submit(ops.Shutdown())
+    again = open_runtime(db, ScriptedProvider([], context_window=WINDOW), runtime.session_id)
+    assert again.conversation() == live
+    again.submit(ops.Shutdown())
+
+
 async def test_when_summarising_fails_the_fallback_keeps_the_run_going(tmp_path: Path) -> None:
     broken = [{"error": "summariser down"}] * 40
     model = Watched(long_script(20), context_window=WINDOW, summaries=broken)

@@ -52,6 +52,26 @@ async def test_starting_agents_get_the_message_at_once_and_their_results_are_tag
     assert finished.state is RunState.COMPLETED
 
 
+async def test_a_second_turn_with_starting_agents_hands_its_own_prompt_to_them() -> None:
+    """The person's own call answers with the results of its own turn, not with those its
+    conversation holds from the turn before (it answered the second turn with the first's)."""
+
+    def peer(name: str) -> Agent:
+        def model(request: ModelRequest) -> object:
+            return f"{name} read {request.messages[-1].content}"
+
+        return Agent(name, model=FunctionProvider(model))
+
+    runtime = make_runtime([peer("researcher"), peer("writer")])
+    for prompt in ("AI trends", "the budget"):
+        outcome = await drive_turn(runtime, prompt, agents=("researcher", "writer"))
+    assert outcome.finished.output == (
+        "[researcher]researcher read the budget[/researcher]\n"
+        "[writer]writer read the budget[/writer]"
+    )
+    assert len(of(outcome.events, ev.AgentCalled)) == 2
+
+
 async def test_a_starting_agent_outside_the_pool_is_refused() -> None:
     runtime = make_runtime([agent("a", "x"), agent("b", "y")])
     events = runtime.events()

@@ -19,6 +19,7 @@ from moot.store import (
     Store,
     UnknownSessionError,
 )
+from moot.store.base import ListTail
 from store_builders import RunScript, append_all, full_run, short_run
 
 
@@ -169,6 +170,45 @@ def test_checkpoints_keep_the_latest_per_run(store: Store) -> None:
     assert store.latest_checkpoint(sid, "run_b") == (9, {"other": True})
     store.save_checkpoint(sid, "run_a", 7, {"turns": 2})
     assert store.latest_checkpoint(sid, "run_a") == (7, {"turns": 2})
+
+
+def test_a_checkpoints_lists_change_by_their_tails_and_read_back_whole(store: Store) -> None:
+    """A save writes what a list gained (cut where it changed); the list reads back whole."""
+    sid = store.create_session().id
+    assert store.checkpoint_lists(sid, "run_a") == {}
+    assert store.save_checkpoint(sid, "run_a", 5, {}, {"x": ListTail(0, [b"1", b"2", b"3"])})
+    assert store.save_checkpoint(sid, "run_a", 9, {"n": 1}, {"y": ListTail(0, [b'"a"'])})
+    assert store.checkpoint_lists(sid, "run_a") == {"x": b"[1,2,3]", "y": b'["a"]'}
+    assert store.save_checkpoint(sid, "run_a", 12, {}, {"x": ListTail(3, [b"4"])})  # grew
+    assert store.save_checkpoint(sid, "run_a", 14, {}, {"x": ListTail(1, [b"9"])})  # rewritten
+    assert store.checkpoint_lists(sid, "run_a") == {"x": b"[1,9]", "y": b'["a"]'}
+    assert store.checkpoint_lists(sid, "run_b") == {}
+
+    # An older save changes nothing, its lists neither; a tail past a list's end is refused
+    # with nothing changed.
+    assert not store.save_checkpoint(sid, "run_a", 13, {"old": 1}, {"x": ListTail(0, [])})
+    with pytest.raises(ValueError, match="fewer than 3"):
+        store.save_checkpoint(sid, "run_a", 20, {"n": 2}, {"x": ListTail(3, [b"5"])})
+    assert store.latest_checkpoint(sid, "run_a") == (14, {})
+    assert store.checkpoint_lists(sid, "run_a") == {"x": b"[1,9]", "y": b'["a"]'}
+
+
+def test_turn_totals_equal_a_recount_of_the_log(store: Store) -> None:
+    """The totals kept as events are appended are what counting the log gives."""
+    sessions = [store.create_session().id for _ in range(4)]
+    for n, sid in enumerate(sessions):
+        for _ in range(n):
+            append_all(store, full_run(sid) if n % 2 else short_run(sid))
+    append_all(store, short_run(sessions[3])[:3])  # a run still open
+    kept = store.turn_totals(sessions)
+    for sid in sessions:
+        log = store.events(sid)
+        finished = [e for e in log if e.kind == "turn_finished"]
+        turns, cost, tokens = kept[sid]
+        assert turns == sum(e.kind == "turn_started" for e in log)
+        assert tokens == sum(e.usage.input_tokens + e.usage.output_tokens for e in finished)
+        assert cost == pytest.approx(sum(e.cost_usd for e in finished))
+    assert kept[sessions[3]][0] == 4
 
 
 def test_what_is_stored_and_returned_is_what_reads_back(store: Store) -> None:

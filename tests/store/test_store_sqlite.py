@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +22,8 @@ from moot.store.wal import BACKSTOP_PAGES, EVERY_COMMITS
 from store_builders import RunScript, S, append_all, full_run, short_run
 
 TESTS_DIR = Path(__file__).parents[1]
+SCHEMA_2 = TESTS_DIR / "fixtures" / "schema2.db"
+"""A database moot wrote at schema version 2 (`fixtures/make_schema2_db.py` says what it holds)."""
 
 
 def test_creates_the_file_and_its_schema(tmp_path: Path) -> None:
@@ -76,6 +79,91 @@ def test_a_database_from_a_newer_moot_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(StoreError, match=r"newer moot.*update moot"):
         SQLiteStore(path)
+
+
+def recount(path: Path) -> dict[str, tuple[int, float, int]]:
+    """Each session's turn totals counted from its runs and their last events, as a session
+    list did before they were kept."""
+    db = sqlite3.connect(path)
+    rows = db.execute(
+        """SELECT s.id, COUNT(r.run_id),
+               COALESCE(SUM(json_extract(e.body, '$.cost_usd')), 0),
+               COALESCE(SUM(COALESCE(json_extract(e.body, '$.usage.input_tokens'), 0)
+                            + COALESCE(json_extract(e.body, '$.usage.output_tokens'), 0)), 0)
+           FROM sessions AS s LEFT JOIN runs AS r ON r.session_id = s.id
+           LEFT JOIN events AS e ON e.session_id = r.session_id AND e.seq = r.finished_seq
+           GROUP BY s.id"""
+    ).fetchall()
+    db.close()
+    return {sid: (turns, cost, tokens) for sid, turns, cost, tokens in rows}
+
+
+def test_a_database_an_older_moot_wrote_migrates_and_lists_its_totals(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    shutil.copy(SCHEMA_2, path)
+    ids = ["ses_talk", "ses_runs", "ses_empty"]
+    store = SQLiteStore(path)
+    # Two turns with usage and cost; two finished runs of (10 + 5) tokens and $0.01 and an open
+    # one; nothing.
+    expected = {"ses_talk": (2, 0.875, 369), "ses_runs": (3, 0.02, 30), "ses_empty": (0, 0.0, 0)}
+    assert store.turn_totals(ids) == pytest.approx(expected)
+    assert recount(path) == pytest.approx(expected)
+    # The totals go on as runs are appended; the file is at the new version.
+    append_all(store, [*short_run("ses_empty"), *short_run("ses_talk")[:1]])
+    append_all(store, full_run("ses_empty"))
+    assert store.turn_totals(ids) == pytest.approx(recount(path))
+    assert store.turn_totals(["ses_empty"])["ses_empty"][0] == 2
+    store.close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    db.close()
+    # Opened again, nothing is migrated twice.
+    with SQLiteStore(path) as again:
+        assert again.turn_totals(ids) == pytest.approx(recount(path))
+
+
+def test_turn_totals_cost_the_same_however_many_runs_a_session_holds(tmp_path: Path) -> None:
+    """A session list reads each session's totals, not each of its runs: SQLite runs as many
+    instructions for a session of 200 runs as for one of 2."""
+    store = SQLiteStore(tmp_path / "sessions.db")
+    few, many = store.create_session().id, store.create_session().id
+    for sid, runs in ((few, 2), (many, 200)):
+        for _ in range(runs):
+            append_all(store, short_run(sid))
+
+    def instructions(session_id: str) -> int:
+        steps = 0
+
+        def count() -> int:
+            nonlocal steps
+            steps += 1
+            return 0  # go on
+
+        store._db.set_progress_handler(count, 1)  # every SQLite VM instruction
+        try:
+            assert store.turn_totals([session_id])[session_id][0] in (2, 200)
+        finally:
+            store._db.set_progress_handler(None, 1)
+        return steps
+
+    assert instructions(many) == instructions(few)
+    store.close()
+
+
+def test_deleting_a_session_deletes_its_checkpoints_lists(tmp_path: Path) -> None:
+    from moot.store.base import ListTail
+
+    path = tmp_path / "sessions.db"
+    store = SQLiteStore(path)
+    gone, kept = store.create_session().id, store.create_session().id
+    for sid in (gone, kept):
+        store.save_checkpoint(sid, "session", 1, {}, {"main": ListTail(0, [b"1", b"2"])})
+    store.delete_session(gone)
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT session_id, COUNT(*) FROM checkpoint_items GROUP BY 1").fetchall()
+    db.close()
+    assert rows == [(kept, 2)]
+    store.close()
 
 
 def test_reopened_session_continues_with_its_seq_and_rules(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from moot.core.agent import Agent
 from moot.core.approval import Answer
-from moot.core.fold import CallState
+from moot.core.call_state import CallState
 from moot.core.run import RunContext
 from moot.protocol import events as ev
 from moot.protocol.approval import EXIT_PLAN_MODE, ApprovalRequest, RemembersApprovals, Verdict

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Container
 
 import msgspec
 
@@ -93,7 +93,7 @@ class TurnBuilder:
             blocks.append(Thinking(text="".join(pieces)))
         return tuple(blocks)
 
-    def tool_calls(self, taken: Collection[str]) -> tuple[ToolCall, ...]:
+    def tool_calls(self, taken: Container[str]) -> tuple[ToolCall, ...]:
         """The turn's tool calls, with ids made unique against `taken` and each other.
 
         Providers' ids are unique already; scripts and small local models sometimes repeat

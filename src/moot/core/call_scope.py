@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from moot.core.agent import Agent
-from moot.core.fold import CallState
+from moot.core.call_state import CallState
 from moot.core.peers import PERSON
 from moot.core.run import CallEnded, RunContext
 from moot.protocol import events as ev

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-import msgspec
 from msgspec.structs import replace
 
+from moot.core.call_state import CallState, Waiting
+from moot.core.history import History
 from moot.core.limits import Limits, RunTotals
 from moot.protocol import events as ev
 from moot.protocol.approval import PLAN_MODE_NOTE
@@ -45,13 +45,11 @@ from moot.protocol.messages import (
     AssistantMessage,
     AttachedFile,
     Message,
-    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
 from moot.protocol.states import RunState
 
-NOT_RUN = "Not run: the run ended before this tool call ({reason})."
 DENIED = "The user refused this tool call."
 HOOK_DENIED = "A PreToolUse hook refused this tool call: {reason}"
 INTERRUPTED = (
@@ -66,25 +64,6 @@ def fingerprint(value: object) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
-class Waiting(msgspec.Struct, frozen=True):
-    """A message that waits for its receiver's next step: from a peer, from the person, or a
-    background agent's return."""
-
-    sender: str
-    text: str
-    task_id: str | None = None
-    """The background agent's call id, for a return; the sender's call for a message."""
-    returned: bool = False
-    """A background agent's return (its text says so itself)."""
-
-    def for_model(self) -> str:
-        if self.returned:
-            return self.text
-        if self.task_id is not None and self.sender != "user":
-            return f"[message from {self.sender} (task {self.task_id})]\n{self.text}"
-        return f"[message from {self.sender}]\n{self.text}"
-
-
 def exchange(caller: str, callee: str) -> str:
     """The history key of what `callee` and `caller` said to each other when it was last called
     (kept beside each agent's conversation with the person, and with the session)."""
@@ -96,88 +75,15 @@ def returned_text(agent: str, task_id: str, state: str, stop_reason: str, output
     return f"[background agent {agent} (task {task_id}) {state}: {stop_reason}]\n{output}"
 
 
-class CallState(msgspec.Struct):
-    """One agent call, as far as the log tells."""
-
-    call_id: str
-    agent: str
-    caller: str
-    depth: int
-    parent_call_id: str | None = None
-    tool_call_id: str | None = None
-    """The caller's `call_agent` tool call this call answers."""
-    state: RunState = RunState.CREATED
-    messages: list[Message] = []
-    text: str = ""
-    """The text of the latest model turn."""
-    pending: tuple[ToolCall, ...] = ()
-    """Tool calls of the latest model turn, until their observations are recorded."""
-    tool_call_ids: set[str] = set()
-    """Every tool call id this call's model has used (a new turn's ids must differ)."""
-    results: dict[str, ToolResultMessage] = {}
-    decisions: dict[str, bool] = {}
-    started: set[str] = set()
-    finish_message: str | None = None
-    gate_retries: int = 0
-    errors: int = 0
-    """Consecutive all-failed tool steps (a failed model call ends the turn at once)."""
-    last_error: str = ""
-    """The message of the call's latest provider or internal error: why it failed, for its
-    caller when it ends with no output."""
-    last_tool: str | None = None
-    repeats: int = 0
-    """How many times in a row `last_tool` (a fingerprint) has started."""
-    recent_steps: deque[str] = msgspec.field(default_factory=deque)
-    stale: int = 0
-    """Steps in a row that repeated a step within the no-progress window."""
-    output: str = ""
-    stop_reason: str | None = None
-    pre_hooks: dict[str, ev.HookRan] = {}
-    """What PreToolUse hooks said about each pending tool call (a resume does not ask again)."""
-    prompt_hooked: bool = False
-    """UserPromptSubmit hooks have run for this call's prompt."""
-    stop_blocks: int = 0
-    """Times Stop hooks sent the model back to work in this call."""
-    hook_stop: str | None = None
-    """A hook refused the prompt or said `continue: false`, with this reason: the call ends."""
-    background: bool = False
-    """A background agent: its caller did not wait for it (`agent_called.background`)."""
-    with_history: bool = False
-    """It began with its earlier exchange with the same caller (`agent_called.with_history`)."""
-    inbox: list[Waiting] = []
-    """Messages and background returns not yet read (delivered at the next step)."""
-    received: list[Waiting] = []
-    """Messages and background returns already read, oldest first (`get_messages`)."""
-    live_background: set[str] = set()
-    """Call ids of this call's background agents that have not returned."""
-
-    @property
-    def running_tools(self) -> list[ToolCall]:
-        """Tool calls that started and have no result (yet, or ever: after a crash)."""
-        return [c for c in self.pending if c.id in self.started and c.id not in self.results]
-
-    @property
-    def closed_messages(self) -> list[Message]:
-        """The messages, with an error result for every tool call that never got one."""
-        return [*self.messages, *self.pending_results()]
-
-    def pending_results(self) -> list[ToolResultMessage]:
-        """A result for each pending tool call: its own, or an error saying it never ran."""
-        reason = self.stop_reason or "interrupted"
-        return [
-            self.results.get(c.id)
-            or ToolResultMessage(
-                tool_call_id=c.id, name=c.name, content=NOT_RUN.format(reason=reason), is_error=True
-            )
-            for c in self.pending
-        ]
-
-
 class RunFold:
     """The state of one run (one turn of the person) and all the calls in it."""
 
-    def __init__(self, limits: Limits, history: dict[str, list[Message]]) -> None:
+    def __init__(self, limits: Limits, history: Mapping[str, list[Message]]) -> None:
+        """A run under `limits` that begins with the session's conversations: a `History`,
+        which the run changes as its calls end, or any other mapping, which it copies."""
         self.limits = limits
+        if not isinstance(history, History):  # a History lends its lists to calls
+            history = History({key: list(messages) for key, messages in history.items()})
         self.history = history
         self.calls: dict[str, CallState] = {}
         self.children: dict[tuple[str, str], str] = {}
@@ -235,13 +141,11 @@ class RunFold:
         self.starting_agents = e.starting_agents
         self.totals = RunTotals()
         call = CallState(call_id=e.call_id, agent=e.agent, caller="user", depth=0)
-        history = self.history.get(e.agent, ())
         text = _noted(_with_files(e.prompt, e.files), e.mode)
         prompt = UserMessage(content=text, attachments=e.attachments)
-        call.messages = [*history, prompt]
-        self.prompt, self.prompt_at = e.prompt, len(history)
         # Ids must stay unique across the whole conversation the model sees, earlier runs too.
-        call.tool_call_ids = {m.tool_call_id for m in history if isinstance(m, ToolResultMessage)}
+        call.begin(self.history.begin(e.agent), prompt)
+        self.prompt, self.prompt_at = e.prompt, call.kept
         self.calls[e.call_id] = call
 
     def _agent_called(self, e: ev.AgentCalled) -> None:
@@ -254,9 +158,8 @@ class RunFold:
             tool_call_id=e.tool_call_id,
             background=e.background,
         )
-        earlier = self.history.get(exchange(e.caller, e.agent), []) if e.with_history else []
-        call.messages = [*earlier, UserMessage(content=_noted(e.message, e.mode))]
-        call.tool_call_ids = {m.tool_call_id for m in earlier if isinstance(m, ToolResultMessage)}
+        key = exchange(e.caller, e.agent) if e.with_history else None
+        call.begin(self.history.begin(key), UserMessage(content=_noted(e.message, e.mode)))
         call.with_history = e.with_history
         self.calls[e.call_id] = call
         if e.parent_call_id and e.tool_call_id:
@@ -275,10 +178,16 @@ class RunFold:
                 Waiting(sender=call.agent, text=text, task_id=call.call_id, returned=True)
             )
         if call.with_history:
-            self.history[exchange(call.caller, call.agent)] = call.closed_messages
+            self._close(exchange(call.caller, call.agent), call)
         if isinstance(e, ev.TurnFinished):
             self.finished = e
-            self.history[call.agent] = call.closed_messages
+            self._close(call.agent, call)
+
+    def _close(self, key: str, call: CallState) -> None:
+        """The conversation `key` of the history is now what `call` closed with."""
+        self.history.replace(
+            key, call.closed_messages, version=call.version, kept=call.kept, weights=call.weights
+        )
 
     # ---- the state machine -----------------------------------------------------------------
 
@@ -332,7 +241,7 @@ class RunFold:
         from moot.core.compact import apply  # lazy: only compacted runs need it
 
         call = self.calls[e.call_id]
-        call.messages = apply(call.messages, e)
+        call.replaced(apply(call.messages, e))
         if e.call_id == self.run_id and e.replaced:
             # The prompt moved (or went into the summary: hooks no longer find it).
             gone = e.replaced > self.prompt_at
@@ -348,12 +257,14 @@ class RunFold:
     def _gate_decided(self, e: ev.GateDecided) -> None:
         call = self.calls[e.call_id]
         if e.action == "replace":
+            call.rewrites(len(call.messages) - 1)
             last = call.messages[-1]
             assert isinstance(last, AssistantMessage)
             call.messages[-1] = replace(last, content=e.text, tool_calls=e.tool_calls)
             call.text, call.pending = e.text, e.tool_calls
             call.tool_call_ids.update(c.id for c in e.tool_calls)
         elif e.action == "retry":
+            call.rewrites(len(call.messages) - 1)
             call.gate_retries += 1
             call.messages.pop()
             call.messages.append(UserMessage(content=e.text))
@@ -400,6 +311,7 @@ class RunFold:
         match e.hook_event:
             case "SessionStart" | "UserPromptSubmit":
                 call.prompt_hooked |= e.hook_event == "UserPromptSubmit"
+                call.rewrites(self.prompt_at)
                 if e.decision == "block" and self.prompt_at < len(call.messages):
                     del call.messages[self.prompt_at]  # a refused prompt never reaches the model
                 elif e.context and self.prompt_at < len(call.messages):

@@ -19,7 +19,7 @@ from moot.protocol.events import HookEventName
 from moot.protocol.messages import ToolCall
 
 if TYPE_CHECKING:
-    from moot.core.fold import CallState
+    from moot.core.call_state import CallState
     from moot.core.run import RunContext
     from moot.tools.base import ToolResult
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from moot.core.approve import ApprovalStep
 from moot.core.call_scope import CallScope
-from moot.core.fold import CallState
+from moot.core.call_state import CallState
 from moot.core.limits import LimitReached
 from moot.core.model_step import ModelStep
 from moot.core.peer_calls import PeerCalls

@@ -22,7 +22,7 @@ from moot.core.limits import LimitReached, check_before_model
 from moot.core.peers import CALL_AGENT, PERSON, system_prompt
 from moot.core.run import CallEnded
 from moot.protocol import events as ev
-from moot.protocol.messages import ToolCall, ToolResultMessage, without_images
+from moot.protocol.messages import ToolCall, ToolResultMessage
 from moot.protocol.states import StopReason
 from moot.providers.base import (
     ModelRequest,
@@ -95,11 +95,12 @@ class ModelStep:
     def _request(self, provider: Provider, info: ModelInfo | None) -> ModelRequest:
         call, run = self.call, self.run
         images = info is None or info.images
-        messages = call.messages if images else without_images(call.messages)
         return ModelRequest(
             model=provider.name,
             system=self._system_prompt(),
-            messages=tuple(messages),
+            # A view of the call's messages, weighed as they grew: no copy of the
+            # conversation, and no walk of it to check the request against the window.
+            messages=call.view(images=images),
             tools=run.specs_for(self.scope.agent),
             agent=self.scope.agent.name,
         )
@@ -173,7 +174,10 @@ class ModelStep:
         """The person's own call, with no model: first it hands the prompt to every starting
         agent (one `call_agent` each, run at once), then it answers with their tagged results."""
         run, call = self.run, self.call
-        results = [m for m in call.messages if isinstance(m, ToolResultMessage)]
+        # Its own turn's results: what came after the prompt (the conversation holds earlier
+        # turns' too), not a walk of the whole conversation.
+        this_turn = call.messages[run.fold.prompt_at :]
+        results = [m for m in this_turn if isinstance(m, ToolResultMessage)]
         calls: tuple[ToolCall, ...] = ()
         if results:
             text = "\n".join(r.content for r in results)

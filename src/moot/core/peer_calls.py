@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from moot.core.call_scope import CallScope
-from moot.core.fold import CallState
+from moot.core.call_state import CallState
 from moot.core.peers import MAX_WAIT_S, PERSON, SPAWN, tagged
 from moot.core.run import RunContext
 from moot.protocol import events as ev

@@ -11,7 +11,8 @@ from msgspec.structs import replace
 
 from moot.core.agent import Agent
 from moot.core.approval import PendingApprovals
-from moot.core.fold import INTERRUPTED, CallState, RunFold
+from moot.core.call_state import CallState
+from moot.core.fold import INTERRUPTED, RunFold
 from moot.core.limits import Limits
 from moot.core.peers import (
     BUILTINS,

@@ -17,7 +17,8 @@ from typing import Any
 from msgspec.structs import replace
 
 from moot.core.agent import Agent
-from moot.core.fold import CallState, RunFold
+from moot.core.call_state import CallState
+from moot.core.fold import RunFold
 from moot.core.limits import Limits
 from moot.core.loop import CallRunner
 from moot.core.peer_calls import end_undriven

@@ -28,7 +28,7 @@ from moot.core.options import RuntimeOptions, check
 from moot.core.person_calls import PersonCalls
 from moot.core.run import RunContext
 from moot.core.run_tasks import RunTasks, turn_opening
-from moot.core.session import CHECKPOINT, load_session
+from moot.core.session import load_session
 from moot.core.session_ops import (
     command_turn,
     compact_refusal,
@@ -492,8 +492,6 @@ class Runtime:
         title request a session's first turn may make (`model_titles`)."""
         assert fold.finished is not None
         self._session.finish_run(fold)
-        self.store.save_checkpoint(
-            self.session_id, CHECKPOINT, fold.finished.seq, self._session.checkpoint()
-        )
+        self._session.save(self.store, self.session_id, fold.finished.seq)
         if self._titler is not None and not self._shut_down:
             self._titler.consider(fold.finished)

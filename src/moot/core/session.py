@@ -1,9 +1,12 @@
 """Loading a session: the conversation so far and any unfinished run.
 
 At the end of every run the runtime saves a session checkpoint (each agent's conversation with
-the person, and how many model calls each agent made), so loading reads that checkpoint and only
-the events after it. Inside an unfinished run every stored event is a consistent point: the fold
-of the run's events is exactly what the crashed process knew.
+the person, the mode and the models it switched to), so loading reads that checkpoint and only
+the events after it. The conversations are kept item by item (`History.unsaved`): a checkpoint
+writes the messages its run added, so a turn costs the same at the 50,000th event as at the
+1,000th; a checkpoint an older moot wrote (the whole history as one JSON value) still loads,
+and the next save writes it item by item. Inside an unfinished run every stored event is a
+consistent point: the fold of the run's events is exactly what the crashed process knew.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 import msgspec
 
 from moot.core.fold import RunFold
+from moot.core.history import History
 from moot.core.limits import Limits
 from moot.protocol.events import (
     SESSION_KINDS,
@@ -36,7 +40,7 @@ POOL_KINDS = ("session_resumed", "turn_started")
 
 
 class SessionState(msgspec.Struct):
-    history: dict[str, list[Message]] = {}
+    history: History = msgspec.field(default_factory=History)
     """Each agent's conversation with the person over the finished runs."""
     open_run: RunFold | None = None
     """The run a crash or a stop left unfinished, folded up to its last event."""
@@ -45,16 +49,23 @@ class SessionState(msgspec.Struct):
     models: dict[str, str] = {}
     """The model each agent last switched to (`model_changed`), by agent."""
 
-    def checkpoint(self) -> dict[str, Any]:
-        return {
-            "history": msgspec.to_builtins(self.history),
-            "mode": self.mode,
-            "models": self.models,
-        }
+    def save(self, store: Store, session_id: str, seq: int) -> None:
+        """Save the session's checkpoint as of event `seq`: the mode and models, and what the
+        conversations gained since the last save."""
+        data = {"mode": self.mode, "models": self.models}
+        kept = store.save_checkpoint(session_id, CHECKPOINT, seq, data, self.history.unsaved())
+        self.history.saved(kept=kept)
 
     @classmethod
-    def from_checkpoint(cls, data: dict[str, Any]) -> SessionState:
-        history = msgspec.convert(data["history"], dict[str, list[Message]])
+    def from_checkpoint(cls, store: Store, session_id: str, data: dict[str, Any]) -> SessionState:
+        if "history" in data:  # as an older moot saved it: the next save writes it anew
+            history = History(msgspec.convert(data["history"], dict[str, list[Message]]))
+        else:
+            lists = store.checkpoint_lists(session_id, CHECKPOINT)
+            conversations = {
+                key: msgspec.json.decode(items, type=list[Message]) for key, items in lists.items()
+            }
+            history = History(conversations, saved=True)
         return cls(
             history=history,
             mode=data.get("mode"),
@@ -65,7 +76,7 @@ class SessionState(msgspec.Struct):
         """Take a `history_compacted` in: the agent's conversation as the fold of it."""
         from moot.core.compact import apply  # lazy: only compacted sessions need it
 
-        self.history[event.agent] = apply(self.history.get(event.agent, ()), event)
+        self.history.rewrite(event.agent, apply(self.history.get(event.agent, ()), event))
 
     def finish_run(self, fold: RunFold) -> None:
         """Take a finished run in (its fold has already updated the history)."""
@@ -79,7 +90,7 @@ def load_session(store: Store, session_id: str, limits: Limits) -> SessionState:
     state = SessionState()
     if saved is not None:
         after, data = saved
-        state = SessionState.from_checkpoint(data)
+        state = SessionState.from_checkpoint(store, session_id, data)
     fold: RunFold | None = None
     for event in store.events(session_id, after_seq=after):
         if isinstance(event, ModeChanged):

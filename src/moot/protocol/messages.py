@@ -155,13 +155,14 @@ IMAGE_OMITTED = "[{count} image(s) omitted: this model does not accept images]"
 
 def without_images(messages: list[Message]) -> list[Message]:
     """The messages with every attachment replaced by a short note (for text-only models)."""
-    out: list[Message] = []
-    for message in messages:
-        attachments = getattr(message, "attachments", ())
-        if not attachments:
-            out.append(message)
-            continue
-        note = IMAGE_OMITTED.format(count=len(attachments))
-        content = f"{message.content}\n{note}" if message.content else note
-        out.append(msgspec.structs.replace(message, content=content, attachments=()))
-    return out
+    return [without_image(message) for message in messages]
+
+
+def without_image(message: Message) -> Message:
+    """The message with its attachments replaced by a short note (itself if it has none)."""
+    attachments = getattr(message, "attachments", ())
+    if not attachments:
+        return message
+    note = IMAGE_OMITTED.format(count=len(attachments))
+    content = f"{message.content}\n{note}" if message.content else note
+    return msgspec.structs.replace(message, content=content, attachments=())

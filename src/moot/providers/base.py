@@ -39,6 +39,9 @@ class ModelRequest(msgspec.Struct, frozen=True):
     model: str
     system: str
     messages: Sequence[Message]
+    """The conversation, read-only. The runtime hands a view of the call's own messages (no
+    copy of a long conversation per request), which never changes: iterate or index it;
+    `tuple(request.messages)` makes a value of your own (msgspec encodes that, not a view)."""
     tools: Sequence[ToolSpec] = ()
     agent: str = ""
     """The agent asking; scripted and function providers use it to pick their script."""
@@ -176,6 +179,15 @@ LOG_KINDS = ("model_responded", "error")
 """The event kinds `ResumesFromLog.resume` is given."""
 
 
+class WeighedMessages(Sequence[Message]):
+    """A conversation that knows what `estimate_tokens` counts of it (`chars`, the sum of
+    `message_chars` over its messages, kept as it grew): the pre-flight check of a request
+    that carries one walks none of it, however long the session."""
+
+    __slots__ = ()
+    chars: int
+
+
 def estimate_tokens(request: ModelRequest) -> int:
     """A cheap guess at a request's input tokens (about four characters a token).
 
@@ -185,7 +197,11 @@ def estimate_tokens(request: ModelRequest) -> int:
     chars = len(request.system)
     for spec in request.tools:
         chars += len(spec.name) + len(spec.description) + len(json.dumps(spec.parameters))
-    chars += sum(message_chars(m) for m in request.messages)
+    messages = request.messages
+    if isinstance(messages, WeighedMessages):
+        chars += messages.chars
+    else:
+        chars += sum(message_chars(m) for m in messages)
     return chars // 4
 
 

@@ -3,6 +3,10 @@
 The runtime writes every event through `Store.append` before any front end sees it; the store
 assigns `seq` and refuses events that break the log's rules (`moot.store.invariants`).
 
+A checkpoint may keep lists that only grow at their end (a session's conversations) item by
+item, so that saving one writes what was added since the last save, not the whole list again
+(`ListTail`).
+
 File snapshots keep what a file held before a run first changed it, so a rewind can put it
 back: the content goes into content-addressed blobs (sha256, each stored once) and a snapshot
 row names the blob, or records that the file did not exist.
@@ -10,7 +14,7 @@ row names the blob, or records that the file did not exist.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -58,6 +62,15 @@ class SessionInfo(msgspec.Struct, frozen=True):
     the first run."""
 
 
+class ListTail(msgspec.Struct, frozen=True):
+    """What a checkpoint save changes of one list it keeps item by item: the list is its items
+    before `start` as the checkpoint before it kept them, then `items`."""
+
+    start: int
+    items: Sequence[bytes]
+    """Each item as JSON."""
+
+
 class Store(Protocol):
     """Sessions, event logs and file snapshots. Implementations: `SQLiteStore`, `MemoryStore`."""
 
@@ -87,7 +100,8 @@ class Store(Protocol):
     def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float, int]]:
         """For each session, how many runs it holds, what its finished ones cost (USD) and
         the tokens they read and wrote; (0, 0.0, 0) for one without runs, or that the store
-        does not hold."""
+        does not hold. Kept as the events are appended: reading them costs the same however
+        long the sessions are."""
         ...
 
     def append(self, event: Event) -> Event:
@@ -131,19 +145,40 @@ class Store(Protocol):
         """
         ...
 
-    def save_checkpoint(self, session_id: str, run_id: str, seq: int, data: dict[str, Any]) -> None:
-        """Keep `data` (JSON-serializable) as the runtime's state of a run as of event `seq`.
+    def save_checkpoint(
+        self,
+        session_id: str,
+        run_id: str,
+        seq: int,
+        data: dict[str, Any],
+        lists: Mapping[str, ListTail] | None = None,
+    ) -> bool:
+        """Keep `data` (JSON-serializable) as the runtime's state of a run as of event `seq`,
+        and the lists it keeps item by item as `lists` changes them (a list it does not name
+        stays as it was).
 
         Only the newest checkpoint of a run is kept: a save with a lower seq than the one
         stored changes nothing, and a newer one replaces it.
 
+        Returns:
+            Whether the save was kept (False: a newer checkpoint is stored).
+
         Raises:
+            ValueError: A `ListTail` starts past the end of the list the checkpoint keeps.
             UnknownSessionError: The store holds no such session.
         """
         ...
 
     def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
         """The run's checkpoint with the highest seq, as `(seq, data)`, or None.
+
+        Raises:
+            UnknownSessionError: The store holds no such session.
+        """
+        ...
+
+    def checkpoint_lists(self, session_id: str, run_id: str) -> dict[str, bytes]:
+        """The lists the run's checkpoint keeps item by item, each as one JSON array.
 
         Raises:
             UnknownSessionError: The store holds no such session.

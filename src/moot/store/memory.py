@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,7 +15,7 @@ from msgspec.structs import replace
 from moot.protocol.events import Event, SessionRenamed, TurnFinished, TurnStarted
 from moot.protocol.ids import new_id
 from moot.protocol.titles import title_of
-from moot.store.base import SessionInfo, UnknownSessionError, as_utc
+from moot.store.base import ListTail, SessionInfo, UnknownSessionError, as_utc
 from moot.store.claims import ClaimTable, SessionClaim
 from moot.store.invariants import SessionLog, check_schema
 
@@ -31,6 +31,14 @@ class _Session(msgspec.Struct):
     last_state: str | None = None
     checkpoints: dict[str, dict[int, str]] = msgspec.field(default_factory=dict)
     """run id -> seq -> the data as JSON, so callers never share mutable state with the store."""
+    lists: dict[str, dict[str, list[bytes]]] = msgspec.field(default_factory=dict)
+    """run id -> the lists its checkpoint keeps item by item, each item as JSON."""
+    turns: int = 0
+    """Runs begun (`turn_totals`, kept as events are appended)."""
+    cost_usd: float = 0.0
+    """What the finished runs cost."""
+    tokens: int = 0
+    """The tokens the finished runs read and wrote."""
     snapshots: dict[str, dict[str, str | None]] = msgspec.field(default_factory=dict)
     """run id -> path -> digest of the content before the run changed it (None: absent)."""
 
@@ -100,10 +108,13 @@ class MemoryStore:
             if isinstance(stored, TurnStarted):
                 session.last_state = "running"
                 session.title = session.title or title_of(stored.prompt)
+                session.turns += 1
             elif isinstance(stored, SessionRenamed):
                 session.title = stored.title
             elif isinstance(stored, TurnFinished):
                 session.last_state = str(stored.state)
+                session.cost_usd += stored.cost_usd
+                session.tokens += stored.usage.input_tokens + stored.usage.output_tokens
             return stored
 
     def events(
@@ -129,31 +140,42 @@ class MemoryStore:
         return chosen if limit is None else chosen[max(len(chosen) - limit, 0) :]
 
     def turn_totals(self, session_ids: Collection[str]) -> dict[str, tuple[int, float, int]]:
-        totals: dict[str, tuple[int, float, int]] = {}
         with self._lock:
-            for session_id in session_ids:
-                session = self._sessions.get(session_id)
-                turns, cost, tokens = 0, 0.0, 0
-                for e in session.events if session else ():
-                    if isinstance(e, TurnStarted):
-                        turns += 1
-                    elif isinstance(e, TurnFinished):
-                        cost += e.cost_usd
-                        tokens += e.usage.input_tokens + e.usage.output_tokens
-                totals[session_id] = (turns, cost, tokens)
-        return totals
+            found = {sid: self._sessions.get(sid) for sid in session_ids}
+            return {
+                sid: (s.turns, s.cost_usd, s.tokens) if s else (0, 0.0, 0)
+                for sid, s in found.items()
+            }
 
     def open_run(self, session_id: str) -> str | None:
         with self._lock:
             return self._get(session_id).log.open_run_id
 
-    def save_checkpoint(self, session_id: str, run_id: str, seq: int, data: dict[str, Any]) -> None:
+    def save_checkpoint(
+        self,
+        session_id: str,
+        run_id: str,
+        seq: int,
+        data: dict[str, Any],
+        lists: Mapping[str, ListTail] | None = None,
+    ) -> bool:
         text = json.dumps(data)
         with self._lock:
-            by_seq = self._get(session_id).checkpoints.setdefault(run_id, {})
-            if all(seq >= kept for kept in by_seq):
-                by_seq.clear()  # only the newest is ever read
-                by_seq[seq] = text
+            session = self._get(session_id)
+            by_seq = session.checkpoints.setdefault(run_id, {})
+            if any(seq < kept for kept in by_seq):
+                return False
+            kept_lists = session.lists.setdefault(run_id, {})
+            for name, tail in (lists or {}).items():
+                if tail.start > len(kept_lists.get(name, ())):
+                    raise ValueError(f"the checkpoint keeps fewer than {tail.start} of {name}")
+            for name, tail in (lists or {}).items():
+                items = kept_lists.setdefault(name, [])
+                del items[tail.start :]
+                items.extend(map(bytes, tail.items))
+            by_seq.clear()  # only the newest is ever read
+            by_seq[seq] = text
+            return True
 
     def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
         with self._lock:
@@ -162,6 +184,11 @@ class MemoryStore:
                 return None
             seq = max(by_seq)
             return seq, json.loads(by_seq[seq])
+
+    def checkpoint_lists(self, session_id: str, run_id: str) -> dict[str, bytes]:
+        with self._lock:
+            kept = self._get(session_id).lists.get(run_id, {})
+            return {name: b"[" + b",".join(items) + b"]" for name, items in kept.items()}
 
     def put_blob(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()

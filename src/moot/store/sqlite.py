@@ -30,7 +30,7 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +40,7 @@ import msgspec
 from msgspec.structs import replace
 
 from moot.protocol.ids import new_id
-from moot.store.base import SessionInfo, UnknownSessionError
+from moot.store.base import ListTail, SessionInfo, UnknownSessionError
 from moot.store.claims import SessionClaim, claim_by_lock
 from moot.store.errors import StoreError, damaged, from_os, from_sqlite
 from moot.store.sqlite_rows import SELECT_INFO, insert_event, iso, session_info
@@ -152,17 +152,11 @@ class SQLiteStore:
         ids = list(session_ids)
         if not ids:
             return {}
-        # One row per run, and a primary-key lookup of each finished run's last event: no scan
-        # of the log.
-        sql = f"""
-            SELECT r.session_id, COUNT(*), COALESCE(SUM(json_extract(e.body, '$.cost_usd')), 0),
-                COALESCE(SUM(COALESCE(json_extract(e.body, '$.usage.input_tokens'), 0)
-                             + COALESCE(json_extract(e.body, '$.usage.output_tokens'), 0)), 0)
-            FROM runs AS r
-            LEFT JOIN events AS e ON e.session_id = r.session_id AND e.seq = r.finished_seq
-            WHERE r.session_id IN ({", ".join("?" * len(ids))})
-            GROUP BY r.session_id
-        """
+        # Kept on the session's row as its runs begin and end (the schema's triggers).
+        sql = (
+            "SELECT id, turns, cost_usd, tokens FROM sessions"
+            f" WHERE id IN ({', '.join('?' * len(ids))})"
+        )
         with self._guard():
             rows = self._db.execute(sql, ids).fetchall()
         totals = {session_id: (0, 0.0, 0) for session_id in ids}
@@ -239,29 +233,55 @@ class SQLiteStore:
 
     # ---- checkpoints --------------------------------------------------------------------------
 
-    def save_checkpoint(self, session_id: str, run_id: str, seq: int, data: dict[str, Any]) -> None:
+    def save_checkpoint(
+        self,
+        session_id: str,
+        run_id: str,
+        seq: int,
+        data: dict[str, Any],
+        lists: Mapping[str, ListTail] | None = None,
+    ) -> bool:
         import json  # here, as in latest_checkpoint: `moot sessions list` reads no checkpoint
 
         text = json.dumps(data)
+        key = (session_id, run_id)
         with self._guard():
             self._require(session_id)
             # Only the newest checkpoint of a run is ever read: keep just that one, so a long
             # session does not store its history once per turn.
-            with self._db:
-                self._db.execute("BEGIN IMMEDIATE")
+            with transaction(self._db):
                 newer = self._db.execute(
                     "SELECT 1 FROM checkpoints WHERE session_id = ? AND run_id = ? AND seq > ?",
-                    (session_id, run_id, seq),
+                    (*key, seq),
                 ).fetchone()
-                if newer is None:
-                    self._db.execute(
-                        "DELETE FROM checkpoints WHERE session_id = ? AND run_id = ?",
-                        (session_id, run_id),
-                    )
-                    self._db.execute(
-                        "INSERT INTO checkpoints VALUES (?, ?, ?, ?)",
-                        (session_id, run_id, seq, text),
-                    )
+                if newer is not None:
+                    return False
+                self._db.execute("DELETE FROM checkpoints WHERE session_id = ? AND run_id = ?", key)
+                self._db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", (*key, seq, text))
+                for name, tail in (lists or {}).items():
+                    self._save_tail(key, name, tail)
+            return True
+
+    def _save_tail(self, key: tuple[str, str], name: str, tail: ListTail) -> None:
+        """Cut the list `name` of the checkpoint `key` at `tail.start`, then add its items:
+        what a save costs is what the list gained (and what it lost), never its length."""
+        if tail.start:
+            before = self._db.execute(
+                "SELECT 1 FROM checkpoint_items"
+                " WHERE session_id = ? AND run_id = ? AND list = ? AND pos = ?",
+                (*key, name, tail.start - 1),
+            ).fetchone()
+            if before is None:
+                raise ValueError(f"the checkpoint keeps fewer than {tail.start} of {name}")
+        self._db.execute(
+            "DELETE FROM checkpoint_items"
+            " WHERE session_id = ? AND run_id = ? AND list = ? AND pos >= ?",
+            (*key, name, tail.start),
+        )
+        self._db.executemany(
+            "INSERT INTO checkpoint_items VALUES (?, ?, ?, ?, ?)",
+            [(*key, name, tail.start + n, item) for n, item in enumerate(tail.items)],
+        )
 
     def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
         with self._guard():
@@ -279,6 +299,19 @@ class SQLiteStore:
             return row[0], json.loads(row[1])
         except ValueError as exc:
             raise damaged(self.path, f"a checkpoint of session {session_id}: {exc}") from None
+
+    def checkpoint_lists(self, session_id: str, run_id: str) -> dict[str, bytes]:
+        with self._guard():
+            self._require(session_id)
+            rows = self._db.execute(
+                "SELECT list, item FROM checkpoint_items WHERE session_id = ? AND run_id = ?"
+                " ORDER BY list, pos",
+                (session_id, run_id),
+            ).fetchall()
+        items: dict[str, list[bytes]] = {}
+        for name, item in rows:
+            items.setdefault(name, []).append(item)
+        return {name: b"[" + b",".join(kept) + b"]" for name, kept in items.items()}
 
     # ---- file snapshots -----------------------------------------------------------------------
 
@@ -332,7 +365,7 @@ class SQLiteStore:
         with self._guard():
             self._require(session_id)
             with transaction(self._db):
-                for table in ("events", "runs", "checkpoints", "snapshots"):
+                for table in ("events", "runs", "checkpoints", "checkpoint_items", "snapshots"):
                     self._db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
                 self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
                 # Blobs are shared by hash: keep those another session's snapshots still name.

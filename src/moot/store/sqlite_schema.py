@@ -13,7 +13,7 @@ from pathlib import Path
 
 from moot.store.errors import StoreError, damaged
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Kept in `PRAGMA user_version`; `_MIGRATIONS` takes an older database up to it."""
 
 # `sessions.updated_at` and `sessions.event_count` are refreshed at run boundaries only, to keep
@@ -69,7 +69,59 @@ _SCHEMA_2 = (
         PRIMARY KEY (session_id, run_id, path)
     ) WITHOUT ROWID""",
 )
-_MIGRATIONS = {1: _SCHEMA_1, 2: _SCHEMA_2}
+# Version 3: what a long session must not make slower.
+# - Each session's turn totals (`turn_totals`: runs begun, what the finished ones cost, the
+#   tokens they read and wrote), kept by triggers on `runs` as its row is written at a run's
+#   first and last event, so a session list reads three columns rather than every run's last
+#   event; the database's own triggers, so a moot that opened the file before it was migrated
+#   keeps them too. The columns are filled from the runs already there.
+# - The lists a checkpoint keeps item by item (a session's conversations: `ListTail`), so a
+#   checkpoint writes what a run added, not the whole history again.
+_FINISHED_COST = "json_extract(e.body, '$.cost_usd')"
+_FINISHED_TOKENS = (
+    "COALESCE(json_extract(e.body, '$.usage.input_tokens'), 0)"
+    " + COALESCE(json_extract(e.body, '$.usage.output_tokens'), 0)"
+)
+_SCHEMA_3 = (
+    "ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE sessions ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0",
+    "ALTER TABLE sessions ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0",
+    f"""UPDATE sessions SET
+        turns = (SELECT COUNT(*) FROM runs AS r WHERE r.session_id = sessions.id),
+        cost_usd = (
+            SELECT COALESCE(SUM({_FINISHED_COST}), 0) FROM runs AS r
+            JOIN events AS e ON e.session_id = r.session_id AND e.seq = r.finished_seq
+            WHERE r.session_id = sessions.id),
+        tokens = (
+            SELECT COALESCE(SUM({_FINISHED_TOKENS}), 0) FROM runs AS r
+            JOIN events AS e ON e.session_id = r.session_id AND e.seq = r.finished_seq
+            WHERE r.session_id = sessions.id)""",
+    """CREATE TRIGGER run_begun AFTER INSERT ON runs BEGIN
+        UPDATE sessions SET turns = turns + 1 WHERE id = NEW.session_id;
+    END""",
+    # A run's last event is stored before its row is marked finished (`insert_event`).
+    f"""CREATE TRIGGER run_finished AFTER UPDATE OF finished_seq ON runs
+    WHEN OLD.finished_seq IS NULL AND NEW.finished_seq IS NOT NULL BEGIN
+        UPDATE sessions SET
+            cost_usd = cost_usd + COALESCE((
+                SELECT {_FINISHED_COST} FROM events AS e
+                WHERE e.session_id = NEW.session_id AND e.seq = NEW.finished_seq), 0),
+            tokens = tokens + COALESCE((
+                SELECT {_FINISHED_TOKENS} FROM events AS e
+                WHERE e.session_id = NEW.session_id AND e.seq = NEW.finished_seq), 0)
+        WHERE id = NEW.session_id;
+    END""",
+    # Items can be large (a tool's output): a rowid table, as for blobs.
+    """CREATE TABLE checkpoint_items (
+        session_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        list TEXT NOT NULL,
+        pos INTEGER NOT NULL,
+        item BLOB NOT NULL,
+        PRIMARY KEY (session_id, run_id, list, pos)
+    )""",
+)
+_MIGRATIONS = {1: _SCHEMA_1, 2: _SCHEMA_2, 3: _SCHEMA_3}
 """The statements that take a database from the version before each key to that version."""
 
 
