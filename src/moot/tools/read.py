@@ -14,9 +14,9 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import Annotated, Any, BinaryIO
 
-from pydantic import Field
+from annotated_types import Ge
 
 from moot.protocol.messages import Attachment
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
@@ -40,18 +40,22 @@ WHOLE_FILE_BYTES = 32 * 1024 * 1024
 _STREAM_CHUNK = 64 * 1024
 
 
-def read_tool(workspace: Workspace) -> FunctionTool:
-    """The `read` tool, bound to `workspace` and its ledger."""
+def read_tool(workspace: Workspace, parameters: dict[str, Any] | None = None) -> FunctionTool:
+    """The `read` tool, bound to `workspace` and its ledger.
+
+    `parameters` is its schema when known ahead (the generated spec): see `FunctionTool`.
+    """
 
     @tool(
         name="read",
         side_effect=SideEffect.READ_ONLY,
         description="Read a file as numbered lines; images come back as images.",
+        parameters=parameters,
     )
     def read(
         path: str,
-        offset: Annotated[int, Field(ge=1, description="First line (1-based)")] = 1,
-        limit: Annotated[int, Field(ge=1, description="Max lines")] = 2000,
+        offset: Annotated[int, Ge(1), "First line (1-based)"] = 1,
+        limit: Annotated[int, Ge(1), "Max lines"] = 2000,
     ) -> ToolResult:
         try:
             return read_file(workspace, path, offset, limit)
