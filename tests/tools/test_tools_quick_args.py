@@ -49,7 +49,8 @@ async def main():
     edit = await tools["edit"].invoke({{"path": "notes.txt", "old": "wrold", "new": "world"}}, ctx)
     return [read.is_error, edit.is_error]
 errors = asyncio.run(main())
-print(json.dumps([errors, sorted(m for m in sys.modules if m.split(".")[0] == "pydantic")]))
+heavy = {{"pydantic", "pydantic_core", "annotated_types"}}
+print(json.dumps([errors, sorted(m for m in sys.modules if m.split(".")[0] in heavy)]))
 """
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=True

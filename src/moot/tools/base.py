@@ -122,10 +122,10 @@ class FunctionTool:
             TypeError: The signature cannot be described (see `parameters_schema`).
             ValueError: The name is not 1-64 letters, digits, `_` or `-`, as providers require.
         """
-        # Imported here, not at load: it reads annotations, and `moot -p` loads this module but
-        # builds no tool before its first model request (see tools/lazy.py).
+        # Imported here, not at load: `moot -p` loads this module but builds no tool before its
+        # first model request (see tools/lazy.py).
         from moot.tools.quick_args import plain_arguments
-        from moot.tools.signature import context_parameters, docstring_description
+        from moot.tools.signature import docstring_description, signature_of
 
         functools.update_wrapper(self, fn)
         self.fn = fn
@@ -137,12 +137,18 @@ class FunctionTool:
         self.description = docstring_description(fn) if description is None else description
         self.side_effect = SideEffect(side_effect)
         self._arguments_model: type[BaseModel] | None = None
+        self._signature = signature_of(fn)
         if parameters is None:
+            from moot.tools.schema import context_parameters
+
             self.parameters, self._arguments_model = _schema(fn)
+            self._context_names = frozenset(context_parameters(fn))
         else:
+            # The schema leaves out exactly the `ToolContext` parameters: no annotation is
+            # resolved, so none needs pydantic (`moot.tools.schema.PYDANTIC_NAMES`).
             self.parameters = parameters
-        self._context_names = frozenset(context_parameters(fn))
-        self._signature = inspect.signature(fn)
+            given = parameters.get("properties", {})
+            self._context_names = frozenset(p for p in self._signature.parameters if p not in given)
         self._plain = plain_arguments
         # The schema settles a call alone only where every parameter can be passed by name.
         self._quick = parameters is not None and all(

@@ -14,9 +14,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO
-
-from annotated_types import Ge
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
 from moot.protocol.messages import Attachment
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
@@ -31,6 +29,9 @@ from moot.workspace.text import (
     sniff_encoding,
     split_lines,
 )
+
+if TYPE_CHECKING:  # `moot.tools.schema` resolves it when it builds the argument model
+    from pydantic import Field
 
 MAX_OUTPUT_BYTES = 256 * 1024
 MAX_LINE_CHARS = 2000
@@ -54,8 +55,8 @@ def read_tool(workspace: Workspace, parameters: dict[str, Any] | None = None) ->
     )
     def read(
         path: str,
-        offset: Annotated[int, Ge(1), "First line (1-based)"] = 1,
-        limit: Annotated[int, Ge(1), "Max lines"] = 2000,
+        offset: Annotated[int, Field(ge=1, description="First line (1-based)")] = 1,
+        limit: Annotated[int, Field(ge=1, description="Max lines")] = 2000,
     ) -> ToolResult:
         try:
             return read_file(workspace, path, offset, limit)

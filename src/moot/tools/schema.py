@@ -17,16 +17,20 @@ from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_mod
 
 from moot.tools.signature import (
     ARGS_HEADERS,
-    context_parameters,
     describe_function,
     docstring_description,
     signature_of,
     type_hints,
 )
+from moot.tools.signature import context_parameters as _context_parameters
 
 __all__ = ["JsonSchema", "context_parameters", "docstring_description", "parameters_schema"]
 
 JsonSchema = dict[str, Any]
+
+PYDANTIC_NAMES: dict[str, Any] = {"Field": Field}
+"""What a tool's annotations may name without importing it: a tool module whose schema is
+known ahead imports `Field` only for type checking, so that loading it loads no pydantic."""
 
 _ARG_ENTRY = re.compile(r"\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)")
 
@@ -59,7 +63,7 @@ def parameters_schema(fn: Callable[..., Any]) -> tuple[JsonSchema, type[BaseMode
     """
     fields: dict[str, Any] = {}
     arg_docs = _arg_descriptions(inspect.getdoc(fn) or "")
-    hints = type_hints(fn)
+    hints = type_hints(fn, PYDANTIC_NAMES)
     context_names = set(context_parameters(fn))
     params = signature_of(fn).parameters
     for param in params.values():
@@ -86,6 +90,11 @@ def parameters_schema(fn: Callable[..., Any]) -> tuple[JsonSchema, type[BaseMode
         schema["required"] = tidy["required"]
     schema["additionalProperties"] = False
     return schema, model
+
+
+def context_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """`moot.tools.signature.context_parameters`, with the names of `PYDANTIC_NAMES`."""
+    return _context_parameters(fn, PYDANTIC_NAMES)
 
 
 def _arg_descriptions(doc: str) -> dict[str, str]:

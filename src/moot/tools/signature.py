@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 from moot.tools.context import ToolContext
@@ -21,11 +21,14 @@ ARGS_HEADERS = frozenset({"Args:", "Arguments:", "Parameters:"})
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
 
-def context_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
+def context_parameters(
+    fn: Callable[..., Any], names: Mapping[str, Any] | None = None
+) -> tuple[str, ...]:
     """Name the parameters of `fn` that take the runtime's `ToolContext` rather than arguments.
 
     Args:
         fn: The function a tool wraps.
+        names: Names its annotations may use besides its module's (see `type_hints`).
 
     Returns:
         Those parameter names, in signature order.
@@ -33,15 +36,15 @@ def context_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
     Raises:
         TypeError: `fn` takes `*args` or `**kwargs`, or an annotation does not resolve.
     """
-    hints = type_hints(fn)
-    names = []
+    hints = type_hints(fn, names)
+    found = []
     for param in signature_of(fn).parameters.values():
         hint = hints.get(param.name)
         if typing.get_origin(hint) is Annotated:
             hint = typing.get_args(hint)[0]
         if hint is ToolContext:
-            names.append(param.name)
-    return tuple(names)
+            found.append(param.name)
+    return tuple(found)
 
 
 def docstring_description(fn: Callable[..., Any]) -> str:
@@ -73,10 +76,15 @@ def signature_of(fn: Callable[..., Any]) -> inspect.Signature:
     return signature
 
 
-def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """`fn`'s annotations, resolved. Raises: TypeError: one does not resolve."""
+def type_hints(fn: Callable[..., Any], names: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """`fn`'s annotations, resolved in its module, with `names` besides (`moot.tools.schema`
+    gives pydantic's `Field`, so a tool's module need not import pydantic to use it).
+
+    Raises:
+        TypeError: An annotation does not resolve.
+    """
     try:
-        return typing.get_type_hints(fn, include_extras=True)
+        return typing.get_type_hints(fn, localns=dict(names or {}), include_extras=True)
     except (NameError, TypeError) as exc:
         raise TypeError(
             f"Cannot resolve the annotations of {describe_function(fn)}: {exc}. Types used in a"
