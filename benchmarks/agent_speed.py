@@ -5,9 +5,11 @@ the same three Anthropic turns to each: read notes.txt, edit its typo, answer. T
 (benchmarks/bare_agent.py) streams, runs `read` and `edit` in-process and keeps nothing: no
 event log, no sandbox, no settings. moot runs the way a person runs it, `moot -p TASK --model
 ... --permission-mode acceptEdits` (the edit needs no question) with its default sandbox and its
-event log; `read` and `edit` are file tools, so no
-sandbox starts. The rounds alternate the two so drift in the machine hits both alike; the ratio
-of the medians is what moot's guarantees cost on a short task.
+event log; `read` and `edit` are file tools, so no sandbox starts. The rounds alternate the
+order so drift in the machine hits all alike; the ratio of the medians is what moot's
+guarantees cost on a short task. On a shared machine the wall times move with the load, so the
+CPU time (user + system) of each process is given too. httpx's default client loads the
+CA bundle even for http://, which moot skips; a third row times the bare agent skipping it too.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ def commands() -> dict[str, list[str]]:
             "acceptEdits",
         ],
         "bare": [python, str(BARE), TASK],
+        "bare, no TLS for http": [python, str(BARE), "--no-tls-for-http", TASK],
     }
 
 
@@ -70,25 +73,33 @@ def env(server: ModelServer, home: Path) -> dict[str, str]:
     }
 
 
-def one_task(server: ModelServer, work: Path, argv: list[str], home: Path) -> float:
-    """Wall seconds of one run of `argv` on a fresh typo; checks the file was fixed.
+def one_task(server: ModelServer, work: Path, argv: list[str], home: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of `argv` on a fresh typo; checks the file was fixed.
 
     Raises:
         RuntimeError: The agent failed or left the typo.
     """
     (work / "notes.txt").write_text("hello wrold\n")
     server.reply(*replies())
-    started = time.perf_counter()
-    done = subprocess.run(argv, cwd=work, env=env(server, home), capture_output=True)
-    wall = time.perf_counter() - started
-    if done.returncode != 0 or (work / "notes.txt").read_text() != "hello world\n":
-        raise RuntimeError(f"{argv[0]} failed the task: {done.stderr[-800:]!r}")
-    return wall
+    with tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            argv, cwd=work, env=env(server, home), stdout=subprocess.DEVNULL, stderr=errors
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        errors.seek(0)
+        said = errors.read()[-800:]
+    if proc.returncode != 0 or (work / "notes.txt").read_text() != "hello world\n":
+        raise RuntimeError(f"{argv[0]} failed the task: {said!r}")
+    return wall, usage.ru_utime + usage.ru_stime
 
 
-def rounds(runs: int, warmup: int = 2) -> dict[str, list[float]]:
-    """Wall seconds of each agent, `runs` alternating rounds after `warmup` discarded ones."""
-    walls: dict[str, list[float]] = {label: [] for label in commands()}
+def rounds(runs: int, warmup: int = 2) -> dict[str, list[tuple[float, float]]]:
+    """Wall and CPU seconds of each agent, `runs` alternating rounds after `warmup` discarded
+    ones."""
+    timed: dict[str, list[tuple[float, float]]] = {label: [] for label in commands()}
     with tempfile.TemporaryDirectory(prefix="moot-bench-agent-") as tmp, ModelServer() as server:
         work, home = Path(tmp) / "work", Path(tmp) / "home"
         work.mkdir()
@@ -97,36 +108,49 @@ def rounds(runs: int, warmup: int = 2) -> dict[str, list[float]]:
         subprocess.run(["git", "init", "-q", str(work)], check=True)
         for number in range(warmup + runs):
             order = list(commands().items())
-            if number % 2:
+            if number % 2:  # no command always runs just after another
                 order.reverse()
             for label, argv in order:
-                wall = one_task(server, work, argv, home)
+                times = one_task(server, work, argv, home)
                 if number >= warmup:
-                    walls[label].append(wall)
-    return walls
+                    timed[label].append(times)
+    return timed
 
 
 def run(quick: bool = False) -> list[Row]:
     runs = 5 if quick else 20
     load = os.getloadavg()[0]
-    walls = rounds(runs)
+    timed = rounds(runs)
     after = os.getloadavg()[0]
-    moot, bare = median(walls["moot"]), median(walls["bare"])
+    wall = {label: [w for w, _ in pairs] for label, pairs in timed.items()}
+    cpu = {label: median([c for _, c in pairs]) for label, pairs in timed.items()}
+    moot, bare = median(wall["moot"]), median(wall["bare"])
+    strict = median(wall["bare, no TLS for http"])
     return [
         Row(
             f"moot -p, 3-turn task (read, edit, answer): wall p50 / p90 ({runs} rounds)",
-            f"{ms(moot)} / {ms(percentile(walls['moot'], 90))}",
+            f"{ms(moot)} / {ms(percentile(wall['moot'], 90))}",
             "",
         ),
         Row(
             "  bare httpx agent, same task and server (benchmarks/bare_agent.py): p50 / p90",
-            f"{ms(bare)} / {ms(percentile(walls['bare'], 90))}",
+            f"{ms(bare)} / {ms(percentile(wall['bare'], 90))}",
             "(reference)",
         ),
         Row(
-            f"  moot -p / bare agent, medians (1-min load {load:.2f} before, {after:.2f} after)",
+            f"  moot -p / bare agent, wall medians (1-min load {load:.2f}, then {after:.2f})",
             f"{moot / bare:.2f}x",
             "<= 1.2x",
+        ),
+        Row(
+            "  same, CPU time (user + system) medians: moot -p / bare agent",
+            f"{ms(cpu['moot'])} / {ms(cpu['bare'])} = {cpu['moot'] / cpu['bare']:.2f}x",
+            "(reference)",
+        ),
+        Row(
+            "  bare agent skipping the CA bundle for http:// as moot does: wall p50; moot -p / it",
+            f"{ms(strict)}; {moot / strict:.2f}x",
+            "(reference)",
         ),
     ]
 

@@ -7,6 +7,10 @@ schemas moot sends, runs them in-process on the working directory, and calls the
 until it answers without a tool, then prints the answer. No event log, no sandbox, no settings,
 no permission checks, no retries: an honest minimal loop, so the ratio of moot's wall time to
 this one's is what moot's guarantees cost on a short task.
+
+Its client is httpx's default, which loads the CA bundle (~20 ms) even for an `http://` server;
+`--no-tls-for-http` skips that for a plain-http base URL, as moot's providers do, for the
+strictest floor.
 """
 
 from __future__ import annotations
@@ -122,14 +126,16 @@ async def stream_turn(client: httpx.AsyncClient, messages: list[dict[str, Any]])
     return [blocks[i] for i in sorted(blocks)]
 
 
-async def main(task: str) -> int:
+async def main(task: str, *, tls_for_http: bool = True) -> int:
     headers = {
         "x-api-key": os.environ.get("ANTHROPIC_API_KEY", ""),
         "anthropic-version": "2023-06-01",
     }
     base = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
     messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=600) as client:
+    verify = tls_for_http or base.startswith("https:")
+    client = httpx.AsyncClient(base_url=base, headers=headers, timeout=600, verify=verify)
+    async with client:
         while True:
             content = await stream_turn(client, messages)
             messages.append({"role": "assistant", "content": content})
@@ -152,4 +158,6 @@ async def main(task: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(" ".join(sys.argv[1:]))))
+    words = sys.argv[1:]
+    lean = words[:1] == ["--no-tls-for-http"]
+    sys.exit(asyncio.run(main(" ".join(words[lean:]), tls_for_http=not lean)))
