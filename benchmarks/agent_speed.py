@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 
 from report import Row, ms
@@ -73,14 +74,20 @@ def env(server: ModelServer, home: Path) -> dict[str, str]:
     }
 
 
-def one_task(server: ModelServer, work: Path, argv: list[str], home: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of one run of `argv` on a fresh typo; checks the file was fixed.
+Times = tuple[float, float, tuple[float, ...]]
+"""Wall and CPU seconds of one run, and its phases: start to the first request, each request
+to the next, the last request to the exit."""
+
+
+def one_task(server: ModelServer, work: Path, argv: list[str], home: Path) -> Times:
+    """The times of one run of `argv` on a fresh typo; checks the file was fixed.
 
     Raises:
         RuntimeError: The agent failed or left the typo.
     """
     (work / "notes.txt").write_text("hello wrold\n")
     server.reply(*replies())
+    seen = len(server.requests)
     with tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
         proc = subprocess.Popen(
@@ -93,13 +100,14 @@ def one_task(server: ModelServer, work: Path, argv: list[str], home: Path) -> tu
         said = errors.read()[-800:]
     if proc.returncode != 0 or (work / "notes.txt").read_text() != "hello world\n":
         raise RuntimeError(f"{argv[0]} failed the task: {said!r}")
-    return wall, usage.ru_utime + usage.ru_stime
+    marks = [started, *(r.at for r in server.requests[seen:]), started + wall]
+    phases = tuple(later - sooner for sooner, later in pairwise(marks))
+    return wall, usage.ru_utime + usage.ru_stime, phases
 
 
-def rounds(runs: int, warmup: int = 2) -> dict[str, list[tuple[float, float]]]:
-    """Wall and CPU seconds of each agent, `runs` alternating rounds after `warmup` discarded
-    ones."""
-    timed: dict[str, list[tuple[float, float]]] = {label: [] for label in commands()}
+def rounds(runs: int, warmup: int = 2) -> dict[str, list[Times]]:
+    """The times of each agent, `runs` alternating rounds after `warmup` discarded ones."""
+    timed: dict[str, list[Times]] = {label: [] for label in commands()}
     with tempfile.TemporaryDirectory(prefix="moot-bench-agent-") as tmp, ModelServer() as server:
         work, home = Path(tmp) / "work", Path(tmp) / "home"
         work.mkdir()
@@ -122,8 +130,14 @@ def run(quick: bool = False) -> list[Row]:
     load = os.getloadavg()[0]
     timed = rounds(runs)
     after = os.getloadavg()[0]
-    wall = {label: [w for w, _ in pairs] for label, pairs in timed.items()}
-    cpu = {label: median([c for _, c in pairs]) for label, pairs in timed.items()}
+    wall = {label: [t[0] for t in times] for label, times in timed.items()}
+    cpu = {label: median([t[1] for t in times]) for label, times in timed.items()}
+    phases = {
+        label: " / ".join(
+            f"{median(p) * 1000:.0f}" for p in zip(*(t[2] for t in times), strict=False)
+        )
+        for label, times in timed.items()
+    }
     moot, bare = median(wall["moot"]), median(wall["bare"])
     strict = median(wall["bare, no TLS for http"])
     return [
@@ -145,6 +159,11 @@ def run(quick: bool = False) -> list[Row]:
         Row(
             "  same, CPU time (user + system) medians: moot -p / bare agent",
             f"{ms(cpu['moot'])} / {ms(cpu['bare'])} = {cpu['moot'] / cpu['bare']:.2f}x",
+            "(reference)",
+        ),
+        Row(
+            "  where: start>request 1 / 1>2 / 2>3 / 3>exit, ms p50: moot -p; bare agent",
+            f"{phases['moot']}; {phases['bare']}",
             "(reference)",
         ),
         Row(
