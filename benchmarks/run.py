@@ -19,6 +19,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import agent_speed
 import app_speed
 import compaction
 import docker_overhead
@@ -53,6 +54,7 @@ BENCHMARKS = {
         compaction,
         session_scale,
         provider_speed,
+        agent_speed,
         tool_overhead,
         repo_map_speed,
         tool_schemas,

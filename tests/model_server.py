@@ -14,6 +14,7 @@ import json
 import socket
 import struct
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,8 @@ class Request:
     path: str
     headers: dict[str, str]
     body: bytes
+    at: float = field(default_factory=time.perf_counter)
+    """When the whole request had arrived (`time.perf_counter`), for benchmarks' timelines."""
 
     @property
     def json(self) -> Any:

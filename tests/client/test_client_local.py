@@ -211,6 +211,23 @@ async def test_a_session_left_without_a_turn_is_not_kept(
         assert [s.id for s in store.sessions()] == [used.session_id]
 
 
+async def test_closing_a_session_after_a_turn_reads_no_event_back(workspace: Path) -> None:
+    """Closing asked whether the session held a turn by reading its first `turn_started` back,
+    which built the decoder of every event kind: milliseconds at the end of every `moot -p`.
+    The session's row says it (`last_run_state`, set by the turn's first event)."""
+    from moot.protocol.events import _decoder
+    from moot.store.sqlite import SQLiteStore
+
+    _decoder.cache_clear()
+    client = open_client(options(workspace), store=SQLiteStore(workspace.parent / "s.db"))
+    await drive_turn(client, "write notes", answer=approve)
+    await client.close()
+
+    assert _decoder.cache_info().currsize == 0
+    with SQLiteStore(workspace.parent / "s.db") as store:
+        assert [s.id for s in store.sessions()] == [client.session_id]
+
+
 async def test_a_script_that_bounds_its_context_shows_how_full_it_is(workspace: Path) -> None:
     """A scripted model has no catalog entry: its status and `/context` give the window its
     script names (`context_window:`), so the status line's `ctx %` shows offline too."""

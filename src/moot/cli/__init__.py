@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if (failed := settle_session(options)) is not None:
             return failed
-    command = _command(options)
+    command = _command(options, program=program)
     if program:
         gc.freeze()
         gc.enable()
@@ -81,8 +81,9 @@ def _reader_gone() -> int:
     return EXIT_READER_GONE
 
 
-def _command(options: Namespace) -> Command:
-    """The function that runs `options.command`, its module imported."""
+def _command(options: Namespace, *, program: bool = False) -> Command:
+    """The function that runs `options.command`, its module imported; `program`: this process
+    is `moot` itself, whose heap is its own to tune."""
     if options.command == "sessions":
         from moot.cli.sessions import run_sessions
 
@@ -139,9 +140,11 @@ def _command(options: Namespace) -> Command:
         from moot.tui import run_app  # textual loads only for the app
 
         return run_app
+    from functools import partial
+
     from moot.cli.headless import run_headless
 
-    return run_headless
+    return partial(run_headless, own_heap=program)
 
 
 INIT_RULES = ["Edit(./AGENTS.md)"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -105,9 +106,18 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-def run_headless(options: Namespace, out: TextIO | None = None) -> int:
+def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: bool = False) -> int:
+    """Run `moot -p` (or finish a resumed run): one turn, its answer on `out`, then exit.
+
+    `own_heap`: this process is `moot` itself, so its collector may be tuned: it is held while
+    the session opens (most of moot's modules load then) and the heap frozen after.
+    """
     out = out or sys.stdout
     title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
+    if own_heap:
+        # As `moot.cli.main` does for the command's import: the collector would scan the
+        # growing, long-lived heap of the session's modules ~20 times while it opens.
+        gc.disable()
     try:
         client = open_client(
             SessionOptions(
@@ -133,6 +143,10 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
         return EXIT_STOPPED
     except StoreError as exc:
         return _store_failed(exc, options.resume)
+    finally:
+        if own_heap:
+            gc.freeze()
+            gc.enable()
     status = client.status()
     for notice in status.notices:  # settings keys moot ignores, a repository's own settings
         print(f"moot: {notice}", file=sys.stderr)

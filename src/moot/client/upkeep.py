@@ -50,7 +50,7 @@ class SessionUpkeep:
 
     def discard_if_empty(self, session_id: str) -> bool:
         """Delete the session if it holds no turn (opened and left without a word): True if
-        it did. Its claim is taken first and the log read under it, so a session another
+        it did. Its claim is taken first and the session read under it, so a session another
         runtime has meanwhile opened, or given a turn, is kept.
         """
         try:
@@ -58,7 +58,10 @@ class SessionUpkeep:
         except (SessionBusy, UnknownSessionError):
             return False
         try:
-            if self._store.events(session_id, kinds=("turn_started",), limit=1):
+            # A turn's first event sets the state, in the same write: no event is read back
+            # (the first decode builds the decoder of every event kind, milliseconds).
+            info = self._store.session(session_id)
+            if info is None or info.last_run_state is not None:
                 return False
             self._store.delete_session(session_id)
             return True

@@ -105,6 +105,7 @@ class FunctionTool:
         name: str | None = None,
         description: str | None = None,
         side_effect: SideEffect = SideEffect.WRITES_WORKSPACE,
+        parameters: dict[str, Any] | None = None,
     ) -> None:
         """Wrap `fn`, reading its schema from the signature and docstring now, not per call.
 
@@ -113,15 +114,18 @@ class FunctionTool:
             name: The name the model calls it by; defaults to the function's name.
             description: What it does, for the model; defaults to the docstring's first paragraph.
             side_effect: What running it can change.
+            parameters: The schema `fn`'s signature gives, when known ahead (the built-in tools'
+                generated specs): then pydantic and the argument model wait for the first call
+                whose arguments the schema alone cannot settle (`moot.tools.quick_args`).
 
         Raises:
             TypeError: The signature cannot be described (see `parameters_schema`).
             ValueError: The name is not 1-64 letters, digits, `_` or `-`, as providers require.
         """
-        # Imported here, not at load: pydantic (for the argument model) costs tens of
-        # milliseconds, and `moot -p` loads this module but builds no tool before its first
-        # model request (see tools/lazy.py).
-        from moot.tools.schema import context_parameters, docstring_description, parameters_schema
+        # Imported here, not at load: `moot -p` loads this module but builds no tool before its
+        # first model request (see tools/lazy.py).
+        from moot.tools.quick_args import plain_arguments
+        from moot.tools.signature import docstring_description, signature_of
 
         functools.update_wrapper(self, fn)
         self.fn = fn
@@ -132,9 +136,25 @@ class FunctionTool:
             )
         self.description = docstring_description(fn) if description is None else description
         self.side_effect = SideEffect(side_effect)
-        self.parameters, self._arguments_model = parameters_schema(fn)
-        self._context_names = frozenset(context_parameters(fn))
-        self._signature = inspect.signature(fn)
+        self._arguments_model: type[BaseModel] | None = None
+        self._signature = signature_of(fn)
+        if parameters is None:
+            from moot.tools.schema import context_parameters
+
+            self.parameters, self._arguments_model = _schema(fn)
+            self._context_names = frozenset(context_parameters(fn))
+        else:
+            # The schema leaves out exactly the `ToolContext` parameters: no annotation is
+            # resolved, so none needs pydantic (`moot.tools.schema.PYDANTIC_NAMES`).
+            self.parameters = parameters
+            given = parameters.get("properties", {})
+            self._context_names = frozenset(p for p in self._signature.parameters if p not in given)
+        self._plain = plain_arguments
+        # The schema settles a call alone only where every parameter can be passed by name.
+        self._quick = parameters is not None and all(
+            p.kind is not inspect.Parameter.POSITIONAL_ONLY
+            for p in self._signature.parameters.values()
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -153,18 +173,22 @@ class FunctionTool:
             The function's result; an error result naming each bad field when the arguments do
             not validate, or naming the exception when the function raises.
         """
-        from pydantic import ValidationError  # loaded when this tool's model was built
-
         if not isinstance(arguments, dict):
             kind = type(arguments).__name__
             return ToolResult.error(
                 f"Invalid arguments for {self.name}: expected an object, got {kind}"
             )
-        try:
-            validated = self._arguments_model.model_validate(arguments)
-        except ValidationError as exc:
-            return ToolResult.error(_describe_invalid(self.name, exc))
-        args, kwargs = self._call_arguments(validated, ctx)
+        if self._quick and self._plain(arguments, self.parameters):
+            args: list[Any] = []
+            kwargs = {**arguments, **dict.fromkeys(self._context_names, ctx)}
+        else:
+            from pydantic import ValidationError  # loaded with the argument model
+
+            try:
+                validated = self._model().model_validate(arguments)
+            except ValidationError as exc:
+                return ToolResult.error(_describe_invalid(self.name, exc))
+            args, kwargs = self._call_arguments(validated, ctx)
         try:
             if inspect.iscoroutinefunction(self.fn):
                 value = await self.fn(*args, **kwargs)
@@ -176,6 +200,12 @@ class FunctionTool:
         except Exception as exc:
             detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             return ToolResult.error(f"Tool {self.name} failed: {detail}")
+
+    def _model(self) -> type[BaseModel]:
+        """The argument model, built at its first use when the schema was given."""
+        if self._arguments_model is None:
+            _, self._arguments_model = _schema(self.fn)
+        return self._arguments_model
 
     def _call_arguments(
         self, validated: BaseModel, ctx: ToolContext
@@ -206,6 +236,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     side_effect: SideEffect = SideEffect.WRITES_WORKSPACE,
+    parameters: dict[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -215,6 +246,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     side_effect: SideEffect = SideEffect.WRITES_WORKSPACE,
+    parameters: dict[str, Any] | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a function into a tool, as `@tool` or `@tool(side_effect=SideEffect.READ_ONLY)`.
 
@@ -227,13 +259,20 @@ def tool(
         name: The name the model calls it by; defaults to the function's name.
         description: What it does, for the model; defaults to the docstring's first paragraph.
         side_effect: What running it can change.
+        parameters: The schema the signature gives, when known ahead (see `FunctionTool`).
 
     Returns:
         A `FunctionTool`, or a decorator that makes one when called with options only.
     """
 
     def wrap(function: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(function, name=name, description=description, side_effect=side_effect)
+        return FunctionTool(
+            function,
+            name=name,
+            description=description,
+            side_effect=side_effect,
+            parameters=parameters,
+        )
 
     return wrap if fn is None else wrap(fn)
 
@@ -283,6 +322,13 @@ def _to_result(value: Any) -> ToolResult:
 
     # fallback=str: the call already happened, so an odd value is shown rather than failed.
     return ToolResult(to_json(value, fallback=str).decode())
+
+
+def _schema(fn: Callable[..., Any]) -> tuple[dict[str, Any], type[BaseModel]]:
+    # Here, not at load: pydantic (for the argument model) costs tens of milliseconds.
+    from moot.tools.schema import parameters_schema
+
+    return parameters_schema(fn)
 
 
 def _describe_invalid(tool_name: str, exc: ValidationError) -> str:

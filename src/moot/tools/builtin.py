@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from moot.tools.base import RedirectCheck, SideEffect, Tool
 from moot.tools.builtin_specs import load_specs
@@ -85,6 +85,7 @@ def builtin_tools(
         allow_private_web=allow_private_web,
         env=env,
         redirects=redirects,
+        known={name: spec["parameters"] for name, spec in specs.items()},
     ).items():
         spec = specs[name]
         description = spec["description"]
@@ -112,12 +113,16 @@ def tool_builders(
     allow_private_web: bool = False,
     env: Mapping[str, str] | None = None,
     redirects: RedirectCheck | None = None,
+    known: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Callable[[], Tool]]:
     """How to build each built-in tool, by name, in the order the model sees them.
 
     Each builder imports the tool's module (`moot.tools.<name>`) when called. Shell commands
-    start from `env` (`os.environ` when None).
+    start from `env` (`os.environ` when None). `known` holds the tools' schemas as generated
+    (`builtin_specs.json`): the file tools given theirs run a plain call without pydantic
+    (`moot.tools.quick_args`); without it (generating the specs) every tool builds its own.
     """
+    schemas = known or {}
     unavailable = shell.describe()
 
     def changed() -> set[Path]:
@@ -131,12 +136,12 @@ def tool_builders(
         return tool
 
     made: dict[str, Builder] = {
-        "read": lambda m: m.read_tool(workspace),
+        "read": lambda m: m.read_tool(workspace, schemas.get("read")),
         "glob": lambda m: m.glob_tool(workspace),
         "grep": lambda m: m.grep_tool(workspace),
         "ls": lambda m: m.ls_tool(workspace),
-        "write": lambda m: m.write_tool(workspace),
-        "edit": lambda m: m.edit_tool(workspace),
+        "write": lambda m: m.write_tool(workspace, schemas.get("write")),
+        "edit": lambda m: m.edit_tool(workspace, schemas.get("edit")),
         "multi_edit": lambda m: m.multi_edit_tool(workspace),
         "git_status": lambda m: m.git_status_tool(workspace),
         "git_diff": lambda m: m.git_diff_tool(workspace),

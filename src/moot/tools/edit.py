@@ -9,9 +9,7 @@ at once: a refused edit changes nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
-
-from pydantic import Field
+from typing import Annotated, Any
 
 from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
 from moot.tools.write import OUTSIDE_A_RUN
@@ -30,19 +28,23 @@ class _Replacement:
         self.old, self.new, self.replace_all = old, new, replace_all
 
 
-def edit_tool(workspace: Workspace) -> FunctionTool:
-    """The `edit` tool, bound to `workspace` and its ledger."""
+def edit_tool(workspace: Workspace, parameters: dict[str, Any] | None = None) -> FunctionTool:
+    """The `edit` tool, bound to `workspace` and its ledger.
+
+    `parameters` is its schema when known ahead (the generated spec): see `FunctionTool`.
+    """
 
     @tool(
         name="edit",
         side_effect=SideEffect.WRITES_WORKSPACE,
         description="Replace exact text in a file. old must be unique unless replace_all.",
+        parameters=parameters,
     )
     def edit(
         path: str,
         old: str,
         new: str,
-        replace_all: Annotated[bool, Field(description="Replace every match")] = False,
+        replace_all: Annotated[bool, "Replace every match"] = False,
         ctx: ToolContext = OUTSIDE_A_RUN,
     ) -> ToolResult:
         edits = [_Replacement(old, new, replace_all)]

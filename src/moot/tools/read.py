@@ -14,9 +14,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, BinaryIO
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
 from moot.protocol.messages import Attachment
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
@@ -32,6 +30,9 @@ from moot.workspace.text import (
     split_lines,
 )
 
+if TYPE_CHECKING:  # `moot.tools.schema` resolves it when it builds the argument model
+    from pydantic import Field
+
 MAX_OUTPUT_BYTES = 256 * 1024
 MAX_LINE_CHARS = 2000
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -40,13 +41,17 @@ WHOLE_FILE_BYTES = 32 * 1024 * 1024
 _STREAM_CHUNK = 64 * 1024
 
 
-def read_tool(workspace: Workspace) -> FunctionTool:
-    """The `read` tool, bound to `workspace` and its ledger."""
+def read_tool(workspace: Workspace, parameters: dict[str, Any] | None = None) -> FunctionTool:
+    """The `read` tool, bound to `workspace` and its ledger.
+
+    `parameters` is its schema when known ahead (the generated spec): see `FunctionTool`.
+    """
 
     @tool(
         name="read",
         side_effect=SideEffect.READ_ONLY,
         description="Read a file as numbered lines; images come back as images.",
+        parameters=parameters,
     )
     def read(
         path: str,

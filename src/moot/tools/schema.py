@@ -15,13 +15,24 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_model
 
-from moot.tools.context import ToolContext
+from moot.tools.signature import (
+    ARGS_HEADERS,
+    describe_function,
+    docstring_description,
+    signature_of,
+    type_hints,
+)
+from moot.tools.signature import context_parameters as _context_parameters
+
+__all__ = ["JsonSchema", "context_parameters", "docstring_description", "parameters_schema"]
 
 JsonSchema = dict[str, Any]
 
-_ARGS_HEADERS = frozenset({"Args:", "Arguments:", "Parameters:"})
+PYDANTIC_NAMES: dict[str, Any] = {"Field": Field}
+"""What a tool's annotations may name without importing it: a tool module whose schema is
+known ahead imports `Field` only for type checking, so that loading it loads no pydantic."""
+
 _ARG_ENTRY = re.compile(r"\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)")
-_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
 # Keywords whose value is a map of name -> schema, a list of schemas, or one schema. Everything
 # else (`default`, `enum`, `const`, ...) is data and copied untouched, so a property or a
@@ -52,9 +63,9 @@ def parameters_schema(fn: Callable[..., Any]) -> tuple[JsonSchema, type[BaseMode
     """
     fields: dict[str, Any] = {}
     arg_docs = _arg_descriptions(inspect.getdoc(fn) or "")
-    hints = _type_hints(fn)
+    hints = type_hints(fn, PYDANTIC_NAMES)
     context_names = set(context_parameters(fn))
-    params = _signature(fn).parameters
+    params = signature_of(fn).parameters
     for param in params.values():
         if param.name in context_names:
             continue
@@ -73,7 +84,7 @@ def parameters_schema(fn: Callable[..., Any]) -> tuple[JsonSchema, type[BaseMode
         raw = model.model_json_schema()
         tidy = _tidy(raw, raw.get("$defs", {}), frozenset())
     except (PydanticUserError, TypeError) as exc:
-        raise TypeError(f"Cannot build a tool schema for {_describe(fn)}: {exc}") from exc
+        raise TypeError(f"Cannot build a tool schema for {describe_function(fn)}: {exc}") from exc
     schema: JsonSchema = {"type": "object", "properties": tidy.get("properties", {})}
     if tidy.get("required"):
         schema["required"] = tidy["required"]
@@ -82,42 +93,8 @@ def parameters_schema(fn: Callable[..., Any]) -> tuple[JsonSchema, type[BaseMode
 
 
 def context_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
-    """Name the parameters of `fn` that take the runtime's `ToolContext` rather than arguments.
-
-    Args:
-        fn: The function a tool wraps.
-
-    Returns:
-        Those parameter names, in signature order.
-
-    Raises:
-        TypeError: `fn` takes `*args` or `**kwargs`, or an annotation does not resolve.
-    """
-    hints = _type_hints(fn)
-    names = []
-    for param in _signature(fn).parameters.values():
-        hint = hints.get(param.name)
-        if typing.get_origin(hint) is Annotated:
-            hint = typing.get_args(hint)[0]
-        if hint is ToolContext:
-            names.append(param.name)
-    return tuple(names)
-
-
-def docstring_description(fn: Callable[..., Any]) -> str:
-    """The first paragraph of `fn`'s docstring, joined onto one line, as a tool description.
-
-    Args:
-        fn: The function a tool wraps.
-
-    Returns:
-        The description, or "" when there is no docstring or it opens with a section.
-    """
-    doc = inspect.getdoc(fn) or ""
-    first = _PARAGRAPH_BREAK.split(doc.strip(), maxsplit=1)[0]
-    if first.splitlines() and first.splitlines()[0].strip() in _ARGS_HEADERS:
-        return ""
-    return " ".join(line.strip() for line in first.splitlines())
+    """`moot.tools.signature.context_parameters`, with the names of `PYDANTIC_NAMES`."""
+    return _context_parameters(fn, PYDANTIC_NAMES)
 
 
 def _arg_descriptions(doc: str) -> dict[str, str]:
@@ -129,7 +106,7 @@ def _arg_descriptions(doc: str) -> dict[str, str]:
     for line in doc.splitlines():
         indent = len(line) - len(line.lstrip())
         if header_indent is None:
-            if line.strip() in _ARGS_HEADERS:
+            if line.strip() in ARGS_HEADERS:
                 header_indent = indent
             continue
         if not line.strip():
@@ -183,28 +160,6 @@ def _field_name(param_name: str, taken: Set[str]) -> str:
     return candidate
 
 
-def _signature(fn: Callable[..., Any]) -> inspect.Signature:
-    signature = inspect.signature(fn)
-    for param in signature.parameters.values():
-        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            star = "*" if param.kind is inspect.Parameter.VAR_POSITIONAL else "**"
-            raise TypeError(
-                f"{_describe(fn)} takes {star}{param.name}; a tool needs named parameters"
-                " so that its arguments can be described to a model"
-            )
-    return signature
-
-
-def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except (NameError, TypeError) as exc:
-        raise TypeError(
-            f"Cannot resolve the annotations of {_describe(fn)}: {exc}. Types used in a tool's"
-            " signature must be importable from its module, not local to a function."
-        ) from exc
-
-
 def _tidy(node: JsonSchema, defs: JsonSchema, expanding: frozenset[str]) -> JsonSchema:
     """Copy a schema without titles, with each `$ref` replaced by what it points to."""
     if "$ref" in node:
@@ -227,7 +182,3 @@ def _tidy(node: JsonSchema, defs: JsonSchema, expanding: frozenset[str]) -> Json
         else:
             tidy[key] = value
     return tidy
-
-
-def _describe(fn: Callable[..., Any]) -> str:
-    return f"tool function {getattr(fn, '__qualname__', fn)!r}"

@@ -7,6 +7,8 @@ order mark, line endings and mode; a new file is UTF-8, with missing parent dire
 
 from __future__ import annotations
 
+from typing import Any
+
 from moot.tools.base import OUTSIDE_A_RUN, FunctionTool, SideEffect, ToolContext, ToolResult, tool
 from moot.workspace.diff import unified_diff
 from moot.workspace.errors import FILE_ERRORS, describe
@@ -24,13 +26,17 @@ from moot.workspace.text import (
 __all__ = ["OUTSIDE_A_RUN", "write_file", "write_tool"]
 
 
-def write_tool(workspace: Workspace) -> FunctionTool:
-    """The `write` tool, bound to `workspace` and its ledger."""
+def write_tool(workspace: Workspace, parameters: dict[str, Any] | None = None) -> FunctionTool:
+    """The `write` tool, bound to `workspace` and its ledger.
+
+    `parameters` is its schema when known ahead (the generated spec): see `FunctionTool`.
+    """
 
     @tool(
         name="write",
         side_effect=SideEffect.WRITES_WORKSPACE,
         description="Create or overwrite a file. Read an existing file before overwriting it.",
+        parameters=parameters,
     )
     def write(path: str, content: str, ctx: ToolContext = OUTSIDE_A_RUN) -> ToolResult:
         try:
