@@ -106,6 +106,9 @@ class Session(msgspec.Struct):
     """What every request of the person's agent carries, part by part (`/context`)."""
     mcp: McpManager | None = None
     """The session's MCP servers (None: no file defines any)."""
+    settle_prompt: Callable[[], None] | None = None
+    """Puts the git status into the prompts, once, before the first op
+    (`client/late_facts.py::LateGit.settle`); None: nothing is left to put in."""
 
     async def close(self) -> None:
         """End background shells, the MCP servers and the sandbox (a Docker container)."""
