@@ -1,8 +1,9 @@
 """The facts of a session's environment, for its system prompt (`prompts/environment.md`).
 
 Gathered as the session opens, cheaply: the platform from `os.uname`, the branch from
-`.git/HEAD`. The short git status is the one thing that needs a process: `GitProbe` starts it
-in a thread as soon as the session begins opening, and nothing waits for it there. The prompt
+`.git/HEAD`. The short git status is the one thing that needs a process: `GitProbe` runs it
+in a thread once the session is assembled (started earlier, git's work slowed the set-up it
+overlapped on a busy machine), and nothing waits for it there. The prompt
 takes what it has found when the session's first op arrives (`client/late_facts.py`, waiting
 `FIRST_OP_WAIT_S` at most); until then it says the status is not read yet. The status counts
 tracked files only (`-uno`: listing untracked files walks the whole tree, 250 ms in a
@@ -92,12 +93,19 @@ class GitProbe:
         self.root = root
         self._summary: str | None = None
         self._thread = threading.Thread(target=self._run, name="moot-git-probe", daemon=True)
+
+    def start(self) -> None:
+        """Run git now, in the background.
+
+        Raises:
+            RuntimeError: No thread could be started.
+        """
         self._thread.start()
 
     def summary(self, wait: float = 0.0) -> str | None:
         """`on branch main; 2 modified ...`, `not a git repository`, or why it is unknown; None
-        while git has not answered within `wait` seconds."""
-        if wait > 0:
+        while git has not answered within `wait` seconds (or was not started)."""
+        if wait > 0 and self._thread.ident is not None:
             self._thread.join(wait)
         return self._summary
 
