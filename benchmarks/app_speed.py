@@ -3,9 +3,11 @@
 - Start: `moot --model scripted:...` in a new tmux window (the tmux server already running), from
   the spawn to the status line and the prompt drawn, each round beside a bare Textual app
   (`BARE_APP`) drawn the same way (`capture-pane` polled every ~5 ms; the
-  app focuses the prompt before it draws the status). Idle: the same process, 11 s after it is
-  ready (the cursor stops blinking after 10 s), its CPU time over 5 s from `/proc` and the bytes
-  it wrote to the terminal meanwhile (`pipe-pane`): a repaint would write some.
+  app focuses the prompt before it draws the status), in a small repository and in the
+  generated 100,000-file one (`start_speed.committed_repo`), their order swapped every round.
+  Idle: the same process, 11 s after it is ready (the cursor stops blinking after 10 s), its CPU
+  time over 5 s from `/proc` and the bytes it wrote to the terminal meanwhile (`pipe-pane`): a
+  repaint would write some.
 - Streaming: a headless app on the fake client (`moot.testing.FakeClient`) that publishes a
   10,000-token answer at 1,000 tokens a second (one token of ~4 characters a delta, in bursts
   every 10 ms). A probe task asks to wake every 5 ms; how late it wakes is the event loop's stall.
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from report import Row, ms
+from start_speed import committed_repo, ratio_row
 from timing import VENV_BIN, child_env, percentile, tmux_session
 
 NAME = "app"
@@ -360,9 +363,11 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
         bare.write_text(BARE_APP)
         bare_command = f"exec {sys.executable} {bare}"
 
-        def drawn(window: str, cmd: str, mark: str) -> float:
+        big = committed_repo()
+
+        def drawn(window: str, cmd: str, mark: str, cwd: Path = repo) -> float:
             began = time.perf_counter()
-            tmux("new-window", "-t", "bench", "-n", window, "-c", str(repo), cmd)
+            tmux("new-window", "-t", "bench", "-n", window, "-c", str(cwd), cmd)
             while True:
                 screen = tmux("capture-pane", "-p", "-t", f"bench:{window}")
                 if mark in screen:
@@ -372,6 +377,7 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
                 time.sleep(0.005)
 
         starts: list[float] = []
+        bigs: list[float] = []
         bares: list[float] = []
         idle: dict[str, float] = {}
         for n in range(runs + 1):  # the first warms the page cache and .pyc files
@@ -379,14 +385,16 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
             tmux("kill-window", "-t", f"bench:b{n}")
             if n:
                 bares.append(took)
-            took = drawn(f"w{n}", command, "scripted:")
-            if n:
-                starts.append(took)
-            if n == runs:
-                idle = _idle(tmux, f"bench:w{n}", root, idle_s)
-            tmux("kill-window", "-t", f"bench:w{n}")
+            # The big repository before the small one every other round: load weighs alike.
+            for where in ("g", "w") if n % 2 else ("w", "g"):
+                took = drawn(f"{where}{n}", command, "scripted:", big if where == "g" else repo)
+                if n:
+                    (bigs if where == "g" else starts).append(took)
+                if n == runs and where == "w":
+                    idle = _idle(tmux, f"bench:w{n}", root, idle_s)
+                tmux("kill-window", "-t", f"bench:{where}{n}")
         tmux("kill-server")
-        return {"starts": starts, "bares": bares, **idle}
+        return {"starts": starts, "bigs": bigs, "bares": bares, **idle}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -469,6 +477,22 @@ def run(*, quick: bool) -> list[Row]:
                 "  bare Textual (a focused TextArea and a Static), same rounds, p50 / p90",
                 f"{ms(percentile(bares, 50))} / {ms(percentile(bares, 90))}",
                 "(reference)",
+            )
+        )
+        rows.append(
+            ratio_row(
+                "app (tmux): session open (model shown) / the bare Textual app, same rounds",
+                starts,
+                bares,
+                "<= 1.25x",
+            )
+        )
+        rows.append(
+            ratio_row(
+                "app (tmux): session open (model shown), 100k-file repo / small repo",
+                tm["bigs"],
+                starts,
+                "<= 1.1x",
             )
         )
         rows.append(
