@@ -7,7 +7,8 @@ answers prompt_toolkit's cursor-position requests, as a real terminal does at on
 
 - Ready: from spawning the process to the prompt's mark drawn after the banner (keys typed
   from then on echo; the session opens meanwhile, and a message sent before it is open waits).
-- Open: to the line naming the session, printed once it is open.
+- Open: to the line naming the session, printed once it is open; each round beside a bare
+  prompt_toolkit prompt (`BARE_PROMPT`) started the same way, and the ratio of the two.
 - Echo: with the answer streaming (`rate: 1000` tokens/s, 4 characters a delta, so 1,000
   deltas a second, each stored and published by the in-process session), a capital letter is
   typed every 50-150 ms; the time to its echo is from the write to the letter appearing in what
