@@ -104,6 +104,9 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
     """
     cwd = options.cwd
     git = GitProbe(Path(os.path.realpath(cwd))) if options.read_files else None
+    early = git is not None and git.small()
+    if git is not None and early:  # git answers at once: it overlaps the set-up
+        _start(git)
     try:
         settings = load_settings(cwd)
         hooks = hook_config(settings, cwd)
@@ -152,7 +155,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             resumed=options.session_id is not None,
         )
         session = open_session(store, session_id, cwd, assembly)
-        if git is not None:  # only now: git's work would slow the set-up it overlapped
+        if git is not None and not early:  # only now: its work would slow the set-up
             _start(git)
     except BaseException:
         if store is not None:
