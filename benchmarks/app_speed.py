@@ -3,9 +3,12 @@
 - Start: `moot --model scripted:...` in a new tmux window (the tmux server already running), from
   the spawn to the status line and the prompt drawn, each round beside a bare Textual app
   (`BARE_APP`) drawn the same way (`capture-pane` polled every ~5 ms; the
-  app focuses the prompt before it draws the status). Idle: the same process, 11 s after it is
-  ready (the cursor stops blinking after 10 s), its CPU time over 5 s from `/proc` and the bytes
-  it wrote to the terminal meanwhile (`pipe-pane`): a repaint would write some.
+  app focuses the prompt before it draws the status); then to the session open (its id on the
+  status line), in a small repository and in the generated 100,000-file one
+  (`start_speed.committed_repo`), their order swapped every round.
+  Idle: the same process, 11 s after it is ready (the cursor stops blinking after 10 s), its CPU
+  time over 5 s from `/proc` and the bytes it wrote to the terminal meanwhile (`pipe-pane`): a
+  repaint would write some.
 - Streaming: a headless app on the fake client (`moot.testing.FakeClient`) that publishes a
   10,000-token answer at 1,000 tokens a second (one token of ~4 characters a delta, in bursts
   every 10 ms). A probe task asks to wake every 5 ms; how late it wakes is the event loop's stall.
@@ -37,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from report import Row, ms
+from start_speed import committed_repo, ratio_row
 from timing import VENV_BIN, child_env, percentile, tmux_session
 
 NAME = "app"
@@ -360,33 +364,46 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
         bare.write_text(BARE_APP)
         bare_command = f"exec {sys.executable} {bare}"
 
-        def drawn(window: str, cmd: str, mark: str) -> float:
+        big = committed_repo()
+
+        def drawn(window: str, cmd: str, *marks: str, cwd: Path = repo) -> list[float]:
+            """Seconds from the spawn to each of `marks` on screen, in turn."""
             began = time.perf_counter()
-            tmux("new-window", "-t", "bench", "-n", window, "-c", str(repo), cmd)
-            while True:
+            tmux("new-window", "-t", "bench", "-n", window, "-c", str(cwd), cmd)
+            times: list[float] = []
+            while len(times) < len(marks):
                 screen = tmux("capture-pane", "-p", "-t", f"bench:{window}")
-                if mark in screen:
-                    return time.perf_counter() - began
+                while len(times) < len(marks) and marks[len(times)] in screen:
+                    times.append(time.perf_counter() - began)
                 if time.perf_counter() - began > 30:
-                    raise TimeoutError(f"{cmd} never drew {mark!r}:\n{screen}")
+                    raise TimeoutError(f"{cmd} never drew {marks[len(times)]!r}:\n{screen}")
                 time.sleep(0.005)
+            return times
 
         starts: list[float] = []
+        opens: dict[str, list[float]] = {"small": [], "big": []}
         bares: list[float] = []
         idle: dict[str, float] = {}
         for n in range(runs + 1):  # the first warms the page cache and .pyc files
-            took = drawn(f"b{n}", bare_command, "bare: ready")
+            (took,) = drawn(f"b{n}", bare_command, "bare: ready")
             tmux("kill-window", "-t", f"bench:b{n}")
             if n:
                 bares.append(took)
-            took = drawn(f"w{n}", command, "scripted:")
-            if n:
-                starts.append(took)
-            if n == runs:
-                idle = _idle(tmux, f"bench:w{n}", root, idle_s)
-            tmux("kill-window", "-t", f"bench:w{n}")
+            # The big repository before the small one every other round: load weighs alike.
+            for where in ("big", "small") if n % 2 else ("small", "big"):
+                window = f"{where}{n}"
+                cwd = big if where == "big" else repo
+                # The prompt with the model asked for, then the session's id: it is open.
+                ready, opened = drawn(window, command, "scripted:", "ses_", cwd=cwd)
+                if n:
+                    opens[where].append(opened)
+                    if where == "small":
+                        starts.append(ready)
+                if n == runs and where == "small":
+                    idle = _idle(tmux, f"bench:{window}", root, idle_s)
+                tmux("kill-window", "-t", f"bench:{window}")
         tmux("kill-server")
-        return {"starts": starts, "bares": bares, **idle}
+        return {"starts": starts, "opens": opens, "bares": bares, **idle}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -469,6 +486,22 @@ def run(*, quick: bool) -> list[Row]:
                 "  bare Textual (a focused TextArea and a Static), same rounds, p50 / p90",
                 f"{ms(percentile(bares, 50))} / {ms(percentile(bares, 90))}",
                 "(reference)",
+            )
+        )
+        rows.append(
+            ratio_row(
+                "app (tmux): session open (its id shown) / the bare Textual app, same rounds",
+                tm["opens"]["small"],
+                bares,
+                "<= 1.25x",
+            )
+        )
+        rows.append(
+            ratio_row(
+                "app (tmux): session open (its id shown), 100k-file repo / small repo",
+                tm["opens"]["big"],
+                tm["opens"]["small"],
+                "<= 1.1x",
             )
         )
         rows.append(

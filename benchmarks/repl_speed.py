@@ -7,7 +7,8 @@ answers prompt_toolkit's cursor-position requests, as a real terminal does at on
 
 - Ready: from spawning the process to the prompt's mark drawn after the banner (keys typed
   from then on echo; the session opens meanwhile, and a message sent before it is open waits).
-- Open: to the line naming the session, printed once it is open.
+- Open: to the line naming the session, printed once it is open; each round beside a bare
+  prompt_toolkit prompt (`BARE_PROMPT`) started the same way, and the ratio of the two.
 - Echo: with the answer streaming (`rate: 1000` tokens/s, 4 characters a delta, so 1,000
   deltas a second, each stored and published by the in-process session), a capital letter is
   typed every 50-150 ms; the time to its echo is from the write to the letter appearing in what
@@ -23,11 +24,13 @@ import random
 import re
 import select
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from report import Row, ms
+from start_speed import ratio_row
 from timing import VENV_BIN, child_env, median, percentile
 
 NAME = "repl"
@@ -144,6 +147,24 @@ def _ready_once(repo: Path, script: Path, env: dict[str, str]) -> tuple[float, f
         terminal.close()
 
 
+BARE_PROMPT = """\
+from prompt_toolkit import PromptSession
+
+PromptSession().prompt("bare> ")
+"""
+"""The reference: a bare prompt_toolkit prompt, nothing else, started in the same rounds."""
+
+
+def _bare_once(repo: Path, bare: Path, env: dict[str, str]) -> float:
+    """To the bare prompt drawn, in seconds."""
+    terminal = Terminal([sys.executable, str(bare)], repo, env)
+    try:
+        return terminal.wait_for("bare>") - terminal.started
+    finally:
+        terminal.type("\x04")
+        terminal.close()
+
+
 def _echo_run(repo: Path, script: Path, env: dict[str, str], rng: random.Random) -> list[float]:
     moot = str(VENV_BIN / "moot")
     terminal = Terminal([moot, "--plain", "--model", f"scripted:{script}"], repo, env)
@@ -176,8 +197,14 @@ def run(*, quick: bool) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="moot-bench-repl-") as tmp:
         repo, script, env = _workspace(Path(tmp), answer_tokens=20_000)
         runs = 3 if quick else 12
+        bare = Path(tmp) / "bare.py"
+        bare.write_text(BARE_PROMPT)
         _ready_once(repo, script, env)  # warm-up: the page cache and .pyc files
-        times = [_ready_once(repo, script, env) for _ in range(runs)]
+        _bare_once(repo, bare, env)
+        times, bares = [], []
+        for _ in range(runs):
+            times.append(_ready_once(repo, script, env))
+            bares.append(_bare_once(repo, bare, env))
         readies, opens = [t[0] for t in times], [t[1] for t in times]
         rows.append(
             Row(
@@ -191,6 +218,14 @@ def run(*, quick: bool) -> list[Row]:
                 "`moot --plain`: process start to the session open (in a thread meanwhile), "
                 "p50 / p90",
                 f"{ms(median(opens))} / {ms(percentile(opens, 90))}",
+            )
+        )
+        rows.append(
+            ratio_row(
+                "`moot --plain`: session line shown / a bare prompt_toolkit prompt, same rounds",
+                opens,
+                bares,
+                "<= 1.25x",
             )
         )
         rng = random.Random(11)

@@ -35,6 +35,7 @@ import resume_time
 import sandbox_overhead
 import session_scale
 import skills_load
+import start_speed
 import startup_time
 import store_append
 import tool_overhead
@@ -46,6 +47,7 @@ BENCHMARKS = {
     for m in (
         startup_time,
         import_time,
+        start_speed,
         repl_speed,
         store_append,
         loop_overhead,

@@ -60,5 +60,7 @@ def test_every_placeholder_is_filled() -> None:
 
 def test_the_short_git_status() -> None:
     porcelain = b"M  staged.py\0 M changed.py\0MM both.py\0R  new.py\0old.py\0?? new.txt\0"
-    assert _counts(porcelain) == "3 staged, 2 modified, 1 untracked (`git_status` lists them)"
-    assert _counts(b"") == "the work tree is clean"
+    assert _counts(porcelain) == (
+        "3 staged, 2 modified, 1 untracked (`git_status` lists them and any untracked files)"
+    )
+    assert _counts(b"") == "no tracked file changed (`git_status` lists any untracked files)"

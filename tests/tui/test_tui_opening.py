@@ -284,3 +284,24 @@ async def test_at_completion_typed_while_the_session_opens_holds_no_thread_tools
         listed = app.query_one(PromptArea).options
         shown = [listed.get_option_at_index(i).id for i in range(listed.option_count)]
         assert shown == ["@hello.py"]
+
+
+async def test_the_status_line_shows_the_session_before_the_side_panes_mount(
+    tmp_path: Path,
+) -> None:
+    """Fails on the old code: the side panes mounted while the session opened, holding its
+    thread back (~70 ms before its id showed); now the status line shows the session, is
+    painted, and only then do the panes that waited mount (issue 31)."""
+    client = FakeClient(edit_session())
+    opener = GatedOpen(client)
+    app = app_for(opener, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "opening the session" in _status(app)
+        assert not app.query("#trace") and not app.query("#tools") and not app.query("#approval")
+
+        opener.gate.set()
+        await _session_opened(app)
+        assert client.status().session_id in _status(app)
+        assert "opening the session" not in _status(app)
+        assert app.query("#trace") and app.query("#tools") and app.query("#approval")

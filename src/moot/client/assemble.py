@@ -173,7 +173,7 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
         prompt_parts = context_parts(briefing, agents, tools, background=background)
     if mcp is not None:
         mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
-    return Session(
+    session = Session(
         runtime,
         place.workspace,
         shell.choice,
@@ -183,6 +183,11 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
         prompt_parts=prompt_parts,
         mcp=mcp,
     )
+    if shaped.briefing is not None and assembly.git_probe is not None:
+        from moot.client.late_facts import LateGit  # the status, at the first op
+
+        session.settle_prompt = LateGit(assembly.git_probe, shaped.briefing, session).settle
+    return session
 
 
 def _workspace(given: _Given, cwd: Path) -> _Place:

@@ -1,15 +1,23 @@
 """The facts of a session's environment, for its system prompt (`prompts/environment.md`).
 
 Gathered as the session opens, cheaply: the platform from `os.uname`, the branch from
-`.git/HEAD`. The short git status is the one thing that needs a process: `GitProbe` starts it
-in a thread as soon as the session begins opening, so it overlaps with the rest of the set-up,
-and runs git as moot's own git always runs on the host (`moot.workspace.host_git`: no hooks, no
-fsmonitor, no filters, no transport, no optional locks).
+`.git/HEAD`. The short git status is the one thing that needs a process: `GitProbe` runs it
+in a thread as the session begins opening in a small repository (it answers in milliseconds),
+else once the session is assembled (in a 100,000-file repository git's work slowed the set-up
+it overlapped by 15-20% on a busy machine), and nothing waits for it there. The prompt
+takes what it has found when the session's first op arrives (`client/late_facts.py`, waiting
+`FIRST_OP_WAIT_S` at most); until then it says the status is not read yet. The status counts
+tracked files only (`-uno`: listing untracked files walks the whole tree, 250 ms in a
+100,000-file repository), in one thread at the lowest priority, so that in a big repository it
+takes no CPU the session's own start needs; git runs as moot's own git always runs on the host
+(`moot.workspace.host_git`: no hooks, no fsmonitor, no filters, no transport, no optional
+locks).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -18,8 +26,15 @@ from pathlib import Path
 
 import msgspec
 
-GIT_TIMEOUT = 1.5
-"""Seconds the status may take (a huge repository); past it the prompt says it is unknown."""
+GIT_TIMEOUT = 30.0
+"""Seconds the status may take before git is stopped (nothing waits for it meanwhile)."""
+FIRST_OP_WAIT_S = 0.01
+"""Seconds the session's first op waits for a status still being read: in a repository where
+it takes longer, the model's own `git_status` call costs less than every start waiting."""
+NOT_READ = "status not read yet (`git_status` reads it)"
+EARLY_INDEX_BYTES = 1 << 20
+"""A repository whose index is smaller (about 10,000 files) has its status read as the session
+begins opening: git answers within milliseconds, overlapping the set-up at no cost to it."""
 
 
 class SessionFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,20 +95,49 @@ class GitProbe:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._summary = "unknown (git did not answer in time)"
+        self._summary: str | None = None
         self._thread = threading.Thread(target=self._run, name="moot-git-probe", daemon=True)
+
+    def start(self) -> None:
+        """Run git now, in the background.
+
+        Raises:
+            RuntimeError: No thread could be started.
+        """
         self._thread.start()
 
-    def summary(self) -> str:
-        """`branch main; 2 modified, 1 untracked`, `not a repository`, or why it is unknown."""
-        self._thread.join(GIT_TIMEOUT)
+    def small(self) -> bool:
+        """The repository's index is under `EARLY_INDEX_BYTES` (or there is none to read)."""
+        from moot.workspace.git_config import find_repository
+
+        repo = find_repository(str(self.root))
+        try:
+            return repo is None or os.stat(Path(repo.git_dir) / "index").st_size < EARLY_INDEX_BYTES
+        except OSError:
+            return True
+
+    def summary(self, wait: float = 0.0) -> str | None:
+        """`on branch main; 2 modified ...`, `not a git repository`, or why it is unknown; None
+        while git has not answered within `wait` seconds (or was not started)."""
+        if wait > 0 and self._thread.ident is not None:
+            self._thread.join(wait)
         return self._summary
+
+    def heading(self) -> str:
+        """What the prompt says before the status is read: the branch, from `.git/HEAD`."""
+        from moot.workspace.git_config import find_repository
+
+        repo = find_repository(str(self.root))
+        if repo is None:
+            return "not a git repository"
+        return f"{_branch(Path(repo.git_dir))}; {NOT_READ}"
 
     def _run(self) -> None:
         try:
-            self._summary = git_summary(self.root)
+            summary = git_summary(self.root)
         except Exception as exc:  # a probe must never break a session; the prompt says why
-            self._summary = f"unknown ({type(exc).__name__})"
+            summary = f"unknown ({type(exc).__name__})"
+        self._summary = summary
 
 
 def git_summary(root: Path) -> str:
@@ -110,9 +154,13 @@ def git_summary(root: Path) -> str:
         options = HostGit(root).call(repo).options
     except GitRefused as exc:
         return f"{branch}{where}; status unknown: {exc}"
+    # Tracked files only, on one thread, at the lowest priority (see the module docstring).
+    nice = shutil.which("nice")
     argv = [
+        *((nice, "-n", "19") if nice else ()),
         "git", "-c", "core.quotepath=off", *options, "-c", f"core.hooksPath={NO_HOOKS}",
-        "status", "--porcelain=v1", "-z", "--ignore-submodules=all", "--untracked-files=normal",
+        "-c", "core.preloadIndex=false",
+        "status", "--porcelain=v1", "-z", "--ignore-submodules=all", "--untracked-files=no",
     ]  # fmt: skip
     env = {**os.environ, **HOST_ENV, "GIT_OPTIONAL_LOCKS": "0"}
     done = subprocess.run(
@@ -154,22 +202,23 @@ def _counts(porcelain: bytes) -> str:
         if n
     ]
     if not parts:
-        return "the work tree is clean"
-    return ", ".join(parts) + " (`git_status` lists them)"
+        return "no tracked file changed (`git_status` lists any untracked files)"
+    return ", ".join(parts) + " (`git_status` lists them and any untracked files)"
 
 
 def session_facts(
     root: Path, mode: str | None, backend: str, network: bool, git: GitProbe | None
 ) -> SessionFacts:
     """The environment the session's prompt describes: the workspace, the platform and shell,
-    today, the git status (`git`, started as the session began opening, or run now), the
-    sandbox and the permission mode (None: the session has none)."""
+    today, the git status (`git`, started as the session began opening: what it has found, else
+    the branch; None: run now), the sandbox and the permission mode (None: the session has
+    none)."""
     return SessionFacts(
         cwd=str(root),
         platform=platform_name(),
         shell=shell_name(),
         date=today(),
-        git=git.summary() if git is not None else git_summary(root),
+        git=(git.summary() or git.heading()) if git is not None else git_summary(root),
         sandbox=sandbox_words(backend, network),
         mode=mode if mode is not None else "none (no permission rules)",
     )

@@ -20,6 +20,7 @@ import msgspec
 from moot.client.assemble import open_session
 from moot.client.environment import hook_config, session_environ
 from moot.client.errors import SetupError, StoreError
+from moot.client.facts import GitProbe
 from moot.client.local_client import LocalClient, discard_if_empty
 from moot.client.rules import session_rules
 from moot.client.session import Session, SessionAssembly
@@ -41,7 +42,6 @@ AGENT = "moot"
 """The name of the agent that answers the person."""
 
 if TYPE_CHECKING:
-    from moot.client.facts import GitProbe
     from moot.skills.guidance import Guidance
 
 INSTRUCTIONS = (
@@ -103,7 +103,10 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             such session; the message says what to do. Nothing was created.
     """
     cwd = options.cwd
-    git = _git_probe(cwd) if options.read_files else None  # runs while the rest is set up
+    git = GitProbe(Path(os.path.realpath(cwd))) if options.read_files else None
+    early = git is not None and git.small()
+    if git is not None and early:  # git answers at once: it overlaps the set-up
+        _start(git)
     try:
         settings = load_settings(cwd)
         hooks = hook_config(settings, cwd)
@@ -152,6 +155,8 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             resumed=options.session_id is not None,
         )
         session = open_session(store, session_id, cwd, assembly)
+        if git is not None and not early:  # only now: its work would slow the set-up
+            _start(git)
     except BaseException:
         if store is not None:
             if created is not None:  # nothing is left of a session that could not be opened
@@ -236,13 +241,9 @@ def _held_commands(session: Session, cwd: Path) -> tuple[str, ...]:
     return tuple(str(h) for h in held_commands(cwd, guidance=session.briefing.guidance))
 
 
-def _git_probe(cwd: Path) -> GitProbe | None:
-    from moot.client.facts import GitProbe
-
-    try:
-        return GitProbe(Path(os.path.realpath(cwd)))
-    except RuntimeError:  # no thread could be started: the prompt runs git itself
-        return None
+def _start(git: GitProbe) -> None:
+    with contextlib.suppress(RuntimeError):  # no thread could be started: the prompt says so
+        git.start()
 
 
 def _session_roster(

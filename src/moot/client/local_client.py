@@ -1,9 +1,10 @@
 """`LocalClient`: the client surface over a session this process runs (`open_client` in
 `client/local.py` assembles it).
 
-Every op goes to the runtime as it is: the client only starts the session's MCP servers the
-first time the session is used, and reads the session's files again once a note changed the
-memory (`memory_noted`). What is not an op (a fork, the person's key) is `SessionAdmin`.
+Every op goes to the runtime as it is: the client only puts the git status into the prompts
+before the first op (`client/late_facts.py`), starts the session's MCP servers the first time
+the session is used, and reads the session's files again once a note changed the memory
+(`memory_noted`). What is not an op (a fork, the person's key) is `SessionAdmin`.
 """
 
 from __future__ import annotations
@@ -66,6 +67,9 @@ class LocalClient:
         return self._query
 
     def submit(self, op: ops.Op) -> str:
+        settle, self._session.settle_prompt = self._session.settle_prompt, None
+        if settle is not None:  # the git status joins the prompts before the first op, bounded
+            settle()
         if isinstance(op, ops.RestartMcpServer):
             self._start_mcp()  # a restart needs the servers' host started
         submission = self._runtime.submit(op)

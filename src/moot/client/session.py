@@ -70,7 +70,8 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     tool and the defined peers join, and `RunCommand`/`NoteToMemory` are answered from them.
     None (the default): the agent is used as given, and those ops are refused."""
     git_probe: GitProbe | None = None
-    """The git status probe started as the session began opening, for the prompt; None (the
+    """The git status probe for the prompt, started once the session is assembled (its facts
+    say the branch until then; `Session.settle_prompt` puts the status in); None (the
     default): the prompt runs git itself."""
     mcp_servers: Sequence[McpServerConfig] = ()
     """MCP servers the front end brings, besides those the files define; none by default."""
@@ -106,6 +107,9 @@ class Session(msgspec.Struct):
     """What every request of the person's agent carries, part by part (`/context`)."""
     mcp: McpManager | None = None
     """The session's MCP servers (None: no file defines any)."""
+    settle_prompt: Callable[[], None] | None = None
+    """Puts the git status into the prompts, once, before the first op
+    (`client/late_facts.py::LateGit.settle`); None: nothing is left to put in."""
 
     async def close(self) -> None:
         """End background shells, the MCP servers and the sandbox (a Docker container)."""

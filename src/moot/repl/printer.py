@@ -2,7 +2,9 @@
 
 Lines collect and go out together at most `HZ` times a second: each write above a running
 prompt erases it, prints and draws it again, so one write per tick keeps a fast stream from
-redrawing the prompt per line (and keeps the keys typed meanwhile echoing at once). The same
+redrawing the prompt per line (and keeps the keys typed meanwhile echoing at once). A line
+after a quiet spell (nothing written above the prompt for a tick) goes out at once: the
+session's line, the first of an answer, never wait for the tick (~50 ms on average). The same
 tick refreshes the live area. With no prompt showing, lines are written straight away.
 """
 
@@ -27,6 +29,7 @@ class Printer:
         reprompt: While a prompt that draws nothing shows (a dumb terminal's, an approval's
             question), the line it left: lines printed then start on a line of their own and
             that line is written again after them. None while prompt_toolkit redraws its own.
+        clock: The time now, in seconds (what tells a quiet spell); the event loop's by default.
     """
 
     def __init__(
@@ -35,6 +38,7 @@ class Printer:
         *,
         on_tick: Callable[[], None] = lambda: None,
         reprompt: Callable[[], str | None] = lambda: None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self._stream = stream
         self._on_tick = on_tick
@@ -42,10 +46,29 @@ class Printer:
         self._pending: list[str] = []
         self._ticker: asyncio.Task[None] | None = None
         self._writing: asyncio.Future[None] | None = None
+        self._clock = clock
+        self._soon: asyncio.Task[None] | None = None
+        self._written_at = float("-inf")
+        """The loop's time of the last write to the terminal."""
 
     def write(self, text: str) -> None:
-        """Queue finished lines; the next tick writes them."""
+        """Queue finished lines: at once after a quiet spell, else the next tick writes them."""
         self._pending.append(text)
+        if self._ticker is None or self._writing is not None or self._soon is not None:
+            return
+        if self._now() - self._written_at >= 1 / HZ:
+            self._soon = self._ticker.get_loop().create_task(self._write_soon())
+
+    def _now(self) -> float:
+        if self._clock is not None:
+            return self._clock()
+        return self._ticker.get_loop().time() if self._ticker is not None else 0.0
+
+    async def _write_soon(self) -> None:
+        try:
+            await self.flush()
+        finally:
+            self._soon = None
 
     def start(self) -> None:
         if self._ticker is None:
@@ -57,6 +80,8 @@ class Printer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
             self._ticker = None
+        if self._soon is not None:  # a write under way ends first
+            await self._soon
         await self.flush()
 
     async def _tick(self) -> None:
@@ -77,6 +102,7 @@ class Printer:
             self._out()
             return
         self._writing = asyncio.get_running_loop().create_future()
+        self._written_at = self._now()  # above the prompt: it is erased and drawn again
         try:
             await run_in_terminal(self._out)
         finally:

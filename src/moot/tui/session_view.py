@@ -133,7 +133,8 @@ class SessionView:
 
     def open(self, mount_panes: Callable[[], Sequence[AwaitMount]]) -> None:
         """Open the session in a thread (`connect`); `mount_panes` mounts what waits for it
-        meanwhile (the side panes, the approval pane: not on the way to the first paint)."""
+        (the side panes, the approval pane: not on the way to the first paint) once the status
+        line shows the session open: mounted meanwhile, they held the opening thread back."""
         assert self._options.connect is not None
         self._opening = asyncio.create_task(asyncio.to_thread(self._options.connect))
         if self._show_history:
@@ -143,11 +144,11 @@ class SessionView:
             from moot.tui.warm import warm_up
 
             warm_up(then=self._settle_loaded)
-        mounting = mount_panes()
-        self._app.run_worker(self._await_session(mounting), group="session", exclusive=True)
+        self._app.run_worker(self._await_session(mount_panes), group="session", exclusive=True)
 
-    async def _await_session(self, mounting: Sequence[AwaitMount]) -> None:
-        """Show the session once its thread has opened it, then send what waited for it."""
+    async def _await_session(self, mount_panes: Callable[[], Sequence[AwaitMount]]) -> None:
+        """Once its thread has opened the session: its status line, painted; then the panes
+        that waited (`mount_panes`); then the session shown, and what waited for it sent."""
         from moot.client import SetupError
 
         assert self._opening is not None
@@ -161,7 +162,12 @@ class SessionView:
         finally:
             self._known.set()  # an `@` typed meanwhile goes on (with no files if none)
         self.client_or_none = client
-        for mounted in mounting:
+        status = client.status()
+        self._panes.status.from_status(status, branch=status.git_branch)
+        painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._app.call_after_refresh(_settle, painted)
+        await painted
+        for mounted in mount_panes():
             await mounted
         await self.show(lay_out=False)
         self._outbox.send_waiting()
@@ -362,3 +368,9 @@ class SessionView:
             # closing raises it again.
             with contextlib.suppress(StoreError):
                 await self.client_or_none.close()
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    """Resolve `future` (a paint it waited for came), unless it was cancelled meanwhile."""
+    if not future.done():
+        future.set_result(None)
