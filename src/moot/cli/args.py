@@ -139,9 +139,15 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--output-format",
-        choices=("text", "json", "stream-json"),
+        choices=("text", "json", "stream-json", "events"),
         default="text",
-        help="text: the answer; json: one result object; stream-json: one event per line",
+        help="text: the answer; json: one result object; stream-json: Claude Code's messages, "
+        "one per line; events: moot's own events, one per line",
+    )
+    parser.add_argument(
+        "--include-partial-messages",
+        action="store_true",
+        help="stream-json: the model's answer as it streams (stream_event lines)",
     )
     parser.add_argument("--model", help="provider/model or scripted:<file> (env: MOOT_MODEL)")
     parser.add_argument("--max-turns", type=positive, metavar="N", help="stop after N model turns")

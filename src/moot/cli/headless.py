@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -19,6 +18,7 @@ from typing import TextIO
 
 import msgspec
 
+from moot.cli.claude_stream.output import TurnOutput
 from moot.client.errors import SessionBusy, SetupError, StoreError
 from moot.client.local import LocalClient, SessionOptions, open_client
 from moot.frontend.flags import project_mcp
@@ -74,30 +74,6 @@ def exit_code(finished: ev.TurnFinished | None, refused: bool = False) -> int:
     if finished.state is RunState.CANCELLED:
         return EXIT_INTERRUPTED
     return EXIT_STOPPED
-
-
-def result_object(
-    finished: ev.TurnFinished,
-    session_id: str,
-    error: str = "",
-    denials: list[dict[str, object]] | None = None,
-) -> dict[str, object]:
-    """The `--output-format json` object. `error` says why a run that did not complete ended
-    (the provider's message, the limit hit); it is null for a completed run.
-    `permission_denials` lists the tool calls refused (`Refusals.denials`)."""
-    return {
-        "session_id": session_id,
-        "run_id": finished.run_id,
-        "state": finished.state,
-        "stop_reason": finished.stop_reason,
-        "output": finished.output,
-        "turns": finished.turns,
-        "usage": msgspec.structs.asdict(finished.usage),
-        "cost_usd": finished.cost_usd,
-        "duration_ms": round(finished.duration_ms, 1),
-        "error": None if finished.state is RunState.COMPLETED else error or None,
-        "permission_denials": denials or [],
-    }
 
 
 def _fail(message: str) -> int:
@@ -262,17 +238,15 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
         turn = msgspec.structs.replace(
             turn, text=text, attachments=(*turn.attachments, *attachments)
         )
+    output = _output(client, options, out)
     submission = client.submit(turn if turn is not None else ops.ResumeRun())
-    streaming = options.output_format == "stream-json"
     problem = ""
     finished: ev.TurnFinished | None = None
     refusals = Refusals()
     async for event in events:
         if _ends_the_run(event):
             problem = getattr(event, "detail", "") or getattr(event, "message", "")
-        if streaming:
-            out.write(ev.event_to_json(event) + "\n")
-            out.flush()
+        output.event(event)
         _tell(event)
         if refusals.take(event) is not None:
             print(refusals.said(), file=sys.stderr)
@@ -283,6 +257,7 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
             # The session would not take the turn (a command's model it cannot use): no
             # turn_finished will come.
             print(f"moot: {event.reason}; session {client.session_id}", file=sys.stderr)
+            output.refused(event.reason)
             events.close()
             return EXIT_STOPPED
     events.close()
@@ -290,11 +265,7 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
         return EXIT_STOPPED
     if finished.stop_reason is StopReason.USER_CANCELLED:
         problem = ""  # the person's interrupt is the whole reason
-    if options.output_format == "json":
-        result = result_object(finished, client.session_id, problem, refusals.denials)
-        out.write(json.dumps(result) + "\n")
-    elif options.output_format == "text" and finished.output:
-        out.write(finished.output.rstrip("\n") + "\n")
+    output.finished(finished, problem, refusals.denials)
     if finished.state is not RunState.COMPLETED:
         print(
             f"moot: run {finished.state} ({finished.stop_reason}"
@@ -309,6 +280,15 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
             file=sys.stderr,
         )
     return exit_code(finished, refused=bool(refusals.denials))
+
+
+def _output(client: LocalClient, options: Namespace, out: TextIO) -> TurnOutput:
+    """The turn's stdout, by `--output-format`; stream-json opens with the session's init."""
+    output = TurnOutput(
+        options.output_format, out, client.session_id, partial=options.include_partial_messages
+    )
+    output.opened(client.status(), client.mcp_servers())
+    return output
 
 
 def _tell(event: ev.Event) -> None:
