@@ -386,7 +386,7 @@ def test_help_mentions_the_headless_flag(moot: RunMoot) -> None:
     result = moot("--help")
 
     assert result.returncode == 0
-    for text in ("-p TASK", "--output-format", "--resume", "sessions"):
+    for text in ("-p [TASK]", "--output-format", "--resume", "sessions"):
         assert text in result.stdout
 
 

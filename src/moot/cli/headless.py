@@ -18,6 +18,13 @@ from typing import TextIO
 
 import msgspec
 
+from moot.cli.claude_stream.flags import (
+    EFFORTS,
+    FlagError,
+    session_choices,
+    tool_names,
+    unknown_tools,
+)
 from moot.cli.claude_stream.output import TurnOutput
 from moot.client.errors import SessionBusy, SetupError, StoreError
 from moot.client.local import LocalClient, SessionOptions, open_client
@@ -85,6 +92,12 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
     try:
+        choices = session_choices(options)
+    except FlagError as exc:
+        return _fail(str(exc))
+    if options.effort:  # read by the providers, as the variable of that name
+        os.environ["MOOT_REASONING_EFFORT"] = EFFORTS[options.effort]
+    try:
         client = open_client(
             SessionOptions(
                 cwd=workspace_root(Path.cwd()),
@@ -100,6 +113,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 # A resumed run finishes the turn that was interrupted; it commits nothing new.
                 auto_commit=None if options.prompt is not None else False,
                 allow_project_mcp=project_mcp(options.allow_project_mcp),
+                **choices,
             )
         )
     except SetupError as exc:
@@ -117,7 +131,7 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             f"moot: shell commands run on the host, unsandboxed ({status.sandbox.reason})",
             file=sys.stderr,
         )
-    problem = ""
+    problem = unknown_tools(choices["tools"], status.tools)
     if options.prompt is not None and status.open_run:
         problem = (
             f"session {client.session_id} has an unfinished run; finish it first with "
@@ -287,7 +301,7 @@ def _output(client: LocalClient, options: Namespace, out: TextIO) -> TurnOutput:
     output = TurnOutput(
         options.output_format, out, client.session_id, partial=options.include_partial_messages
     )
-    output.opened(client.status(), client.mcp_servers())
+    output.opened(client.status(), client.mcp_servers(), tool_names(options.tools))
     return output
 
 

@@ -306,7 +306,7 @@ def _briefing(
         turn_ends.append(AutoCommitter(workspace, given.session_id))
     guidance = assembly.guidance
     if guidance is None:
-        return _Shaped([assembly.agent], tools, policy.approval, turn_ends)
+        return _Shaped(_prompted([assembly.agent], assembly), tools, policy.approval, turn_ends)
     from moot.client.briefing import brief, skill_read_roots
     from moot.client.commands import FileCommands
     from moot.client.facts import session_facts
@@ -330,7 +330,16 @@ def _briefing(
     turn_ends.append(grants.end_turn)
     tools = [*tools, *briefing.tools]
     commands = FileCommands(briefing)
-    return _Shaped(briefing.agents, tools, approval, turn_ends, briefing, commands)
+    agents = _prompted(briefing.agents, assembly)
+    return _Shaped(agents, tools, approval, turn_ends, briefing, commands)
+
+
+def _prompted(agents: list[Agent], assembly: SessionAssembly) -> list[Agent]:
+    """The agents, the person's with the front end's own system prompt, if it names one."""
+    if assembly.system_prompt is None:
+        return agents
+    first = msgspec.structs.replace(agents[0], instructions=assembly.system_prompt)
+    return [first, *agents[1:]]
 
 
 def _model_problem(given: _Given, name: str) -> str | None:
@@ -387,6 +396,7 @@ def _runtime(
         commands=shaped.commands,
         snapshots=FileSnapshots(store, session_id, workspace.root),
         mcp=mcp,
+        extra_instructions=assembly.append_system_prompt,
     )
     return Runtime(shaped.agents, store=store, session_id=session_id, options=options)
 

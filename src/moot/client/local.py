@@ -88,6 +88,15 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     agents: Sequence[str] | None = None
     """The agent definitions that join as peers (`--agents`); the settings' `agents`, else all,
     when None."""
+    tools: Sequence[str] | None = None
+    """The only tools the person's agent is offered (`--tools`; `call_agent` to call peers);
+    all of them when None."""
+    max_cost_usd: float | None = None
+    """Stop a run that has spent this much (`--max-budget-usd`)."""
+    system_prompt: str | None = None
+    """Replaces moot's own instructions to the person's agent (`--system-prompt`)."""
+    append_system_prompt: str = ""
+    """Added to the person's agent's instructions (`--append-system-prompt`)."""
 
 
 def open_client(options: SessionOptions, *, store: Store | None = None) -> LocalClient:
@@ -121,7 +130,10 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         rules = session_rules(settings, options.allowed_tools, options.disallowed_tools)
         # The runtime gets the name, not the provider: it resolves names itself and moves a
         # scripted provider past the turns a resumed session has already played.
-        agent = Agent(AGENT, role="coding agent", instructions=INSTRUCTIONS, model=model)
+        given = None if options.tools is None else tuple(options.tools)
+        agent = Agent(
+            AGENT, role="coding agent", instructions=INSTRUCTIONS, model=model, given_tools=given
+        )
         guidance = _guidance(cwd, agent.name, rules) if options.read_files else None
         told: tuple[str, ...] = ()
         if guidance is not None:
@@ -150,6 +162,8 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             editor_buffers=options.editor_buffers,
             editor_terminal=options.editor_terminal,
             resumed=options.session_id is not None,
+            system_prompt=options.system_prompt,
+            append_system_prompt=options.append_system_prompt,
         )
         session = open_session(store, session_id, cwd, assembly)
     except BaseException:
@@ -194,6 +208,8 @@ def _session_model(options: SessionOptions, settings: Settings, store: Store | N
 def _limits(options: SessionOptions, settings: Settings) -> Limits:
     """The session's limits: the front end's turns, the settings' compaction point."""
     limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
+    if options.max_cost_usd is not None:
+        limits = msgspec.structs.replace(limits, max_cost_usd=options.max_cost_usd)
     if settings.auto_compact_at is not None:
         limits = msgspec.structs.replace(limits, compact_at=settings.auto_compact_at)
     return limits

@@ -83,6 +83,12 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     editor_terminal: EditorTerminal | None = None
     """The editor's terminal, which shell commands use when the person chooses it
     (`EditorTerminal.chosen`) instead of moot's sandbox; None (the default): the sandbox."""
+    system_prompt: str | None = None
+    """Replaces the person's agent's instructions as rendered (`--system-prompt`; "" leaves
+    only its name); None (the default) keeps moot's own."""
+    append_system_prompt: str = ""
+    """Read by the person's agent with every request, after its instructions
+    (`--append-system-prompt`); none by default."""
     resumed: bool = False
     """The session is a stored one opened again: its log records where this sitting begins
     (`session_resumed`). Off by default (a new session records none)."""

@@ -65,10 +65,15 @@ class TurnOutput:
         self.out.write(json.dumps(value) + "\n")
         self.out.flush()
 
-    def opened(self, status: SessionStatus, servers: list[McpServerStatus]) -> None:
+    def opened(
+        self,
+        status: SessionStatus,
+        servers: list[McpServerStatus],
+        tools: tuple[str, ...] | None = None,
+    ) -> None:
         """The session is open: stream-json starts with its `system`/`init` line."""
         if self.format == "stream-json":
-            self._line(init_message(status, servers))
+            self._line(init_message(status, servers, tools))
 
     def event(self, event: ev.Event) -> None:
         """One event of the turn, as it is stored."""

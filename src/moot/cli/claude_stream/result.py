@@ -115,9 +115,13 @@ class _NoUsage:
 _NO_USAGE = _NoUsage()
 
 
-def init_message(status: SessionStatus, servers: list[McpServerStatus]) -> dict[str, Any]:
-    """The `system`/`init` line: the session, where it works, its model, mode and tools."""
+def init_message(
+    status: SessionStatus, servers: list[McpServerStatus], given: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """The `system`/`init` line: the session, where it works, its model, mode and tools (only
+    those `given`, when `--tools` names them)."""
     commands = [c.name for c in status.instructions.commands]
+    tools = [t for t in status.tools if given is None or t in given]
     return {
         "type": "system",
         "subtype": "init",
@@ -125,7 +129,7 @@ def init_message(status: SessionStatus, servers: list[McpServerStatus]) -> dict[
         "cwd": status.workspace,
         "model": status.model,
         "permissionMode": status.mode or "default",
-        "tools": [*status.tools],
+        "tools": tools,
         "mcp_servers": [
             {"name": s.name, "status": MCP_STATES.get(s.state, "failed")} for s in servers
         ],
