@@ -190,6 +190,18 @@ def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
     """Claude Code's flags, as its scripts and Agent SDKs pass them (`cli/claude_stream`)."""
     add = parser.add_argument
     add("--verbose", action="store_true", help="accepted: moot's stream-json is always whole")
+    add(
+        "--input-format",
+        choices=("text", "stream-json"),
+        default="text",
+        help="stream-json: user messages and the control protocol on stdin, as the Agent SDKs "
+        "send them (with --output-format stream-json)",
+    )
+    add(
+        "--permission-prompt-tool",
+        metavar="stdio",
+        help="stdio: ask the Agent SDK's can_use_tool callback what would ask the person",
+    )
     add("--system-prompt", metavar="TEXT", help="replace moot's instructions to the agent")
     add("--system-prompt-file", metavar="FILE", help="--system-prompt, read from FILE")
     add("--append-system-prompt", default="", metavar="TEXT", help="add to the instructions")

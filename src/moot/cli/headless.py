@@ -109,7 +109,8 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
                 session_id=options.resume,
                 title=title,
                 max_turns=options.max_turns,
-                can_ask=False,
+                # Nobody answers approvals, but the Agent SDK's permission callback may.
+                can_ask=options.permission_prompt_tool == "stdio",
                 # A resumed run finishes the turn that was interrupted; it commits nothing new.
                 auto_commit=None if options.prompt is not None else False,
                 allow_project_mcp=project_mcp(options.allow_project_mcp),
@@ -137,7 +138,8 @@ def run_headless(options: Namespace, out: TextIO | None = None) -> int:
             f"session {client.session_id} has an unfinished run; finish it first with "
             f"`moot --resume {client.session_id}` (no -p)"
         )
-    if options.prompt is None and not status.open_run:
+    streamed = options.input_format == "stream-json"  # the turns come on stdin
+    if options.prompt is None and not status.open_run and not streamed:
         problem = f"session {client.session_id} has no unfinished run to resume"
     turn: ops.Op | None = None
     if options.prompt is not None and not problem:
@@ -211,6 +213,11 @@ async def _drive(
     try:
         if problem:
             return _fail(problem)
+        if options.input_format == "stream-json":
+            from moot.cli.claude_stream.session import StreamSession
+
+            stop_on_signals(client)
+            return await StreamSession(client, options, out).serve()
         return await _turn(client, options, out, turn)
     finally:
         await client.close()  # background shells and the sandbox end with the session

@@ -71,6 +71,18 @@ def refused(options: Namespace) -> str:
             f"--setting-sources {sources!r} is not supported: moot always reads the user, "
             "project and local settings"
         )
+    streamed = getattr(options, "input_format", "text") == "stream-json"
+    if streamed and (options.output_format != "stream-json" or options.prompt is not None):
+        return (
+            "--input-format stream-json takes its messages on stdin, with --output-format "
+            "stream-json and no -p task"
+        )
+    tool = getattr(options, "permission_prompt_tool", None)
+    if tool is not None and (tool != "stdio" or not streamed):
+        return (
+            f"--permission-prompt-tool {tool!r} is not supported: moot asks 'stdio' only, the "
+            "Agent SDK's can_use_tool over --input-format stream-json"
+        )
     effort = getattr(options, "effort", None)
     if effort is not None and effort not in EFFORTS:
         return f"--effort {effort!r}: one of {', '.join(EFFORTS)}"

@@ -54,7 +54,11 @@ class ClaudeMessages:
         elif isinstance(event, ev.ModelResponded):
             return [*self._stream_end(event), self._assistant(event)]
         elif isinstance(event, ev.ToolFinished):
-            return [self._tool_result(event)]
+            return [self._tool_result(event, event.content, is_error=event.is_error)]
+        elif isinstance(event, ev.ApprovalDecided) and not event.approved:
+            # A refused call never runs, so no tool_finished: its result is the refusal.
+            refusal = event.feedback or f"refused by {event.by}"
+            return [self._tool_result(event, refusal, is_error=True)]
         return []
 
     def _base(self, kind: str, event: ev.EventBase) -> Message:
@@ -88,16 +92,18 @@ class ClaudeMessages:
         }
         return message
 
-    def _tool_result(self, event: ev.ToolFinished) -> Message:
+    def _tool_result(
+        self, event: ev.ToolFinished | ev.ApprovalDecided, content: str, *, is_error: bool
+    ) -> Message:
         message = self._base("user", event)
         block = {
             "type": "tool_result",
             "tool_use_id": event.tool_call_id,
-            "content": event.content,
-            "is_error": event.is_error,
+            "content": content,
+            "is_error": is_error,
         }
         message["message"] = {"role": "user", "content": [block]}
-        message["tool_use_result"] = event.content
+        message["tool_use_result"] = content
         return message
 
     def _stream_event(self, source: ev.EventBase, body: dict[str, Any]) -> Message:

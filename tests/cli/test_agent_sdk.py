@@ -1,0 +1,139 @@
+"""The real Claude Agent SDK (`claude_agent_sdk`, Python) drives `moot` as it drives Claude
+Code: `cli_path` points at a two-line shim that runs `python -m moot.cli`, and a scripted model
+(`MOOT_MODEL`) answers, so nothing leaves the machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    SystemMessage,
+    TextBlock,
+    ToolPermissionContext,
+    ToolResultBlock,
+    UserMessage,
+    query,
+)
+
+
+def _options(tmp_path: Path, turns: Sequence[object], **more: Any) -> ClaudeAgentOptions:
+    """Options that run moot in `tmp_path` with the scripted `turns`."""
+    shim = tmp_path / "moot-cli"
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m moot.cli "$@"\n')
+    shim.chmod(0o755)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(list(turns)))
+    env = {
+        "MOOT_MODEL": f"scripted:{script}",
+        "MOOT_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    return ClaudeAgentOptions(cli_path=str(shim), cwd=str(tmp_path), env=env, **more)
+
+
+async def _collect(messages: Any) -> list[Any]:
+    return [m async for m in messages]
+
+
+async def test_a_one_shot_query(tmp_path: Path) -> None:
+    options = _options(tmp_path, [{"text": "Hello from moot."}])
+
+    messages = await _collect(query(prompt="say hello", options=options))
+
+    init, answer, result = messages
+    assert isinstance(init, SystemMessage) and init.subtype == "init"
+    assert isinstance(answer, AssistantMessage) and answer.content == [
+        TextBlock("Hello from moot.")
+    ]
+    assert isinstance(result, ResultMessage)
+    assert (result.subtype, result.is_error, result.result) == (
+        "success",
+        False,
+        "Hello from moot.",
+    )
+    assert result.session_id == init.data["session_id"]
+
+
+async def test_a_multi_turn_client_with_an_interrupt(tmp_path: Path) -> None:
+    turns = [{"text": "first"}, {"text": "never said", "delay": 60}, {"text": "third"}]
+    async with ClaudeSDKClient(_options(tmp_path, turns)) as client:
+        await client.query("one")
+        first = await _collect(client.receive_response())
+        await client.query("two")
+        await client.interrupt()
+        second = await _collect(client.receive_response())
+        await client.query("three")
+        third = await _collect(client.receive_response())
+
+    assert first[-1].result == "first" and not first[-1].is_error
+    assert second[-1].is_error and second[-1].subtype == "error_during_execution"
+    assert second[-1].stop_reason == "user_cancelled"
+    assert third[-1].result == "third" and not third[-1].is_error
+    assert first[-1].session_id == third[-1].session_id
+
+
+async def test_can_use_tool_allows_one_bash_call_and_denies_another(tmp_path: Path) -> None:
+    turns = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch allowed.txt"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch denied.txt"}}]},
+        {"text": "done"},
+    ]
+    asked: list[tuple[str, str]] = []
+
+    async def can_use_tool(
+        tool: str, arguments: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        asked.append((tool, arguments["command"]))
+        if "allowed" in arguments["command"]:
+            return PermissionResultAllow()
+        return PermissionResultDeny(message="not that file")
+
+    options = _options(tmp_path, turns, can_use_tool=can_use_tool)
+    async with ClaudeSDKClient(options) as client:
+        await client.query("make two files")
+        messages = await _collect(client.receive_response())
+
+    assert asked == [("bash", "touch allowed.txt"), ("bash", "touch denied.txt")]
+    assert (tmp_path / "allowed.txt").exists() and not (tmp_path / "denied.txt").exists()
+    results = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
+    assert [isinstance(b, ToolResultBlock) and b.is_error for b in results] == [False, True]
+    assert "not that file" in str(results[1].content)
+    end = messages[-1]
+    assert isinstance(end, ResultMessage) and end.result == "done"
+    assert [d["tool_name"] for d in end.permission_denials or []] == ["bash"]
+
+
+async def test_a_resume_goes_on_with_the_session(tmp_path: Path) -> None:
+    turns = [{"text": "first answer"}, {"text": "second answer"}]
+    first = await _collect(query(prompt="one", options=_options(tmp_path, turns)))
+    session = first[-1].session_id
+
+    options = _options(tmp_path, turns, resume=session)
+    second = await _collect(query(prompt="two", options=options))
+
+    assert second[-1].session_id == session
+    assert second[-1].result == "second answer"  # the script goes on where the log left it
+
+
+async def test_hook_callbacks_are_refused_at_initialize_not_ignored(tmp_path: Path) -> None:
+    async def hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        return {}
+
+    hooks = {"PreToolUse": [HookMatcher(matcher="bash", hooks=[hook])]}
+    options = _options(tmp_path, [{"text": "never"}], hooks=hooks)
+
+    with pytest.raises(Exception, match="hook callbacks"):
+        await _collect(query(prompt="one", options=options))
