@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
 from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
@@ -128,12 +127,33 @@ async def test_a_resume_goes_on_with_the_session(tmp_path: Path) -> None:
     assert second[-1].result == "second answer"  # the script goes on where the log left it
 
 
-async def test_hook_callbacks_are_refused_at_initialize_not_ignored(tmp_path: Path) -> None:
-    async def hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        return {}
+async def test_a_pre_tool_use_hook_callback_refuses_one_call_and_changes_another(
+    tmp_path: Path,
+) -> None:
+    turns = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch blocked.txt"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch asked.txt"}}]},
+        {"text": "done"},
+    ]
+    seen: list[dict[str, Any]] = []
 
-    hooks = {"PreToolUse": [HookMatcher(matcher="bash", hooks=[hook])]}
-    options = _options(tmp_path, [{"text": "never"}], hooks=hooks)
+    async def pre_tool_use(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append(data)
+        command = data["tool_input"]["command"]
+        if "blocked" in command:
+            decision = {"permissionDecision": "deny", "permissionDecisionReason": "no blocks"}
+        else:
+            updated = {"command": "touch changed.txt"}
+            decision = {"permissionDecision": "allow", "updatedInput": updated}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}
 
-    with pytest.raises(Exception, match="hook callbacks"):
-        await _collect(query(prompt="one", options=options))
+    hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[pre_tool_use])]}
+    messages = await _collect(query(prompt="go", options=_options(tmp_path, turns, hooks=hooks)))
+
+    assert [d["hook_event_name"] for d in seen] == ["PreToolUse", "PreToolUse"]
+    assert seen[0]["tool_name"] == "bash" and seen[0]["tool_use_id"]
+    assert not (tmp_path / "blocked.txt").exists() and not (tmp_path / "asked.txt").exists()
+    assert (tmp_path / "changed.txt").exists()
+    results = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
+    assert "no blocks" in str(results[0].content) and results[0].is_error
+    assert messages[-1].result == "done"

@@ -384,7 +384,12 @@ def _runtime(
         limits=assembly.limits,
         approval=shaped.approval,
         mode=given.mode.value,
-        hooks=hook_runner(assembly.hooks, workspace.root, can_ask=assembly.can_ask),
+        hooks=hook_runner(
+            assembly.hooks,
+            workspace.root,
+            can_ask=assembly.can_ask,
+            callbacks=assembly.hook_callbacks,
+        ),
         turn_end=turn_end(shaped.turn_ends),
         resolve=partial(_resolve, given),
         person_tools=person_tools,  # type: ignore[arg-type]  # a mapping, lazily

@@ -29,6 +29,7 @@ from moot.core.limits import Limits
 from moot.core.session import recorded_agents, recorded_model
 from moot.permissions.rules import RuleSet
 from moot.protocol.editor import EditorBuffers, EditorTerminal
+from moot.protocol.hook_callbacks import HookCallbacks
 from moot.protocol.mcp import McpServerConfig
 from moot.protocol.modes import PermissionMode
 from moot.providers.registry import UnknownModel, resolve_model
@@ -97,6 +98,8 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """Replaces moot's own instructions to the person's agent (`--system-prompt`)."""
     append_system_prompt: str = ""
     """Added to the person's agent's instructions (`--append-system-prompt`)."""
+    hook_callbacks: HookCallbacks | None = None
+    """The front end's own hooks (an Agent SDK's callbacks), besides the settings'."""
 
 
 def open_client(options: SessionOptions, *, store: Store | None = None) -> LocalClient:
@@ -164,6 +167,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             resumed=options.session_id is not None,
             system_prompt=options.system_prompt,
             append_system_prompt=options.append_system_prompt,
+            hook_callbacks=options.hook_callbacks,
         )
         session = open_session(store, session_id, cwd, assembly)
     except BaseException:

@@ -13,6 +13,7 @@ from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.permissions.rules import RuleSet
+from moot.protocol.hook_callbacks import HookCallbacks
 from moot.protocol.modes import PermissionMode
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.select import SandboxChoice
@@ -89,6 +90,9 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     append_system_prompt: str = ""
     """Read by the person's agent with every request, after its instructions
     (`--append-system-prompt`); none by default."""
+    hook_callbacks: HookCallbacks | None = None
+    """The front end's own hooks, run with the settings' (an Agent SDK's callbacks); none by
+    default."""
     resumed: bool = False
     """The session is a stored one opened again: its log records where this sitting begins
     (`session_resumed`). Off by default (a new session records none)."""

@@ -196,6 +196,12 @@ def session_choices(options: Namespace) -> dict[str, Any]:
         "append_system_prompt": options.append_system_prompt,
         "mcp_servers": servers,
     }
+    if getattr(options, "input_format", "text") == "stream-json":
+        from moot.cli.claude_stream.hooks import SdkHooks
+
+        # Registered by the SDK's `initialize`, after the session opens; the stream session
+        # finds them on the options.
+        choices["hook_callbacks"] = options.sdk_hooks = SdkHooks()
     return choices
 
 

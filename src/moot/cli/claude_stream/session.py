@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from moot.cli.claude_stream.control import ControlChannel, ControlError, Line, dumps
 from moot.cli.claude_stream.control import failure as control_failure
 from moot.cli.claude_stream.control import success as control_success
+from moot.cli.claude_stream.hooks import SdkHooks
 from moot.cli.claude_stream.output import TurnOutput
 from moot.cli.claude_stream.result import MCP_STATES
 from moot.client.local import LocalClient
@@ -54,6 +55,8 @@ class StreamSession:
         self.out = out
         self.asks = options.permission_prompt_tool == "stdio"
         self.channel = ControlChannel(self.write)
+        self.hooks: SdkHooks = options.sdk_hooks
+        self.hooks.channel = self.channel
         self.waiting: deque[str] = deque()
         self.submission = ""
         """The running turn's submission id ("" while none runs)."""
@@ -214,8 +217,7 @@ class StreamSession:
 
     def _initialize(self, request: Line) -> dict[str, Any]:
         """The SDK's first request: refused when it brings what moot cannot honour."""
-        if request.get("hooks"):
-            raise ControlError("moot does not take hook callbacks over the control protocol yet")
+        self.hooks.register(request.get("hooks") or {})
         if request.get("agents"):
             raise ControlError("moot's agents are its agent definitions (.moot/agents/)")
         status = self.client.status()
