@@ -157,3 +157,41 @@ async def test_a_pre_tool_use_hook_callback_refuses_one_call_and_changes_another
     results = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
     assert "no blocks" in str(results[0].content) and results[0].is_error
     assert messages[-1].result == "done"
+
+
+async def test_a_json_schema_answer_is_retried_until_it_fits_and_given_structured(
+    tmp_path: Path,
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"files": {"type": "integer"}},
+        "required": ["files"],
+    }
+    turns = [
+        {"text": "There are 3 files."},
+        {"text": '```json\n{"files": "three"}\n```'},
+        {"tool_calls": [{"name": "finish", "arguments": {"message": '{"files": 3}'}}]},
+    ]
+    output_format = {"type": "json_schema", "schema": schema}
+    options = _options(tmp_path, turns, output_format=output_format)
+
+    messages = await _collect(query(prompt="count the files", options=options))
+
+    end = messages[-1]
+    assert isinstance(end, ResultMessage)
+    assert (end.subtype, end.is_error, end.num_turns) == ("success", False, 3)
+    assert end.structured_output == {"files": 3}
+
+
+async def test_an_answer_that_never_fits_the_schema_is_its_own_error(tmp_path: Path) -> None:
+    schema = {"type": "object", "required": ["files"]}
+    turns = [{"text": "three"}, {"text": "3"}, {"text": "[3]"}, {"text": "never asked"}]
+    output_format = {"type": "json_schema", "schema": schema}
+    options = _options(tmp_path, turns, output_format=output_format)
+
+    messages = await _collect(query(prompt="count the files", options=options))
+
+    end = messages[-1]
+    assert isinstance(end, ResultMessage)
+    assert (end.subtype, end.is_error) == ("error_max_structured_output_retries", True)
+    assert end.structured_output is None

@@ -119,6 +119,8 @@ def test_mcp_config_servers_join_the_session(tmp_path: Path) -> None:
         (["--max-thinking-tokens=1024"], "--max-thinking-tokens"),
         (["--effort=extreme"], "--effort"),
         (["--tools=Bash,Teleport"], "Teleport"),
+        (["--json-schema", "{"], "--json-schema"),
+        (["--json-schema", '{"type": 12}'], "not a JSON Schema"),
         (["--mcp-config", '{"mcpServers": {"x": {"type": "ws", "url": "ws://x"}}}'], "ws"),
         (["--mcp-config", '{"mcpServers": {"x": {"type": "sdk", "name": "x"}}}'], "stream-json"),
     ],

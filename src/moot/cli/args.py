@@ -214,6 +214,12 @@ def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
         metavar="FILE|JSON",
         help='MCP servers, {"mcpServers": {...}} (repeatable)',
     )
+    add(
+        "--json-schema",
+        metavar="SCHEMA",
+        help="the answer is JSON fitting SCHEMA (retried until it does; json/stream-json give "
+        "it as structured_output)",
+    )
     add("--fallback-model", metavar="MODEL", help="the model to fall back to when --model fails")
     add("--effort", metavar="LEVEL", help="the model's reasoning effort: low, medium, high")
     add("--setting-sources", metavar="SOURCES", help="accepted when it names user,project,local")

@@ -306,7 +306,11 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
 def _output(client: LocalClient, options: Namespace, out: TextIO) -> TurnOutput:
     """The turn's stdout, by `--output-format`; stream-json opens with the session's init."""
     output = TurnOutput(
-        options.output_format, out, client.session_id, partial=options.include_partial_messages
+        options.output_format,
+        out,
+        client.session_id,
+        partial=options.include_partial_messages,
+        schema=options.json_schema is not None,
     )
     output.opened(client.status(), client.mcp_servers(), tool_names(options.tools))
     return output

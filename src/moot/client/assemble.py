@@ -402,6 +402,7 @@ def _runtime(
         snapshots=FileSnapshots(store, session_id, workspace.root),
         mcp=mcp,
         extra_instructions=assembly.append_system_prompt,
+        gate=assembly.gate,
     )
     return Runtime(shaped.agents, store=store, session_id=session_id, options=options)
 

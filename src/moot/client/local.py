@@ -13,7 +13,7 @@ import contextlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -43,6 +43,7 @@ AGENT = "moot"
 
 if TYPE_CHECKING:
     from moot.client.facts import GitProbe
+    from moot.core.gate import TurnGate
     from moot.skills.guidance import Guidance
 
 INSTRUCTIONS = (
@@ -100,6 +101,8 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """Added to the person's agent's instructions (`--append-system-prompt`)."""
     hook_callbacks: HookCallbacks | None = None
     """The front end's own hooks (an Agent SDK's callbacks), besides the settings'."""
+    answer_schema: dict[str, Any] | None = None
+    """The JSON Schema the person's agent's answers must fit (`--json-schema`)."""
 
 
 def open_client(options: SessionOptions, *, store: Store | None = None) -> LocalClient:
@@ -166,8 +169,9 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             editor_terminal=options.editor_terminal,
             resumed=options.session_id is not None,
             system_prompt=options.system_prompt,
-            append_system_prompt=options.append_system_prompt,
+            append_system_prompt=_appended(options),
             hook_callbacks=options.hook_callbacks,
+            gate=_gate(options),
         )
         session = open_session(store, session_id, cwd, assembly)
     except BaseException:
@@ -179,6 +183,24 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         raise
     notices = (*_notices(settings, cwd), *_held_commands(session, cwd), *told)
     return LocalClient(session, store, settings, notices)
+
+
+def _appended(options: SessionOptions) -> str:
+    """What the person's agent reads after its instructions: the front end's, the schema."""
+    if options.answer_schema is None:
+        return options.append_system_prompt
+    from moot.client.answer_schema import schema_instructions
+
+    schema = schema_instructions(options.answer_schema)
+    return f"{options.append_system_prompt}\n\n{schema}".strip()
+
+
+def _gate(options: SessionOptions) -> TurnGate | None:
+    if options.answer_schema is None:
+        return None
+    from moot.client.answer_schema import schema_gate
+
+    return schema_gate(options.answer_schema, AGENT)
 
 
 def _session_model(options: SessionOptions, settings: Settings, store: Store | None) -> str:

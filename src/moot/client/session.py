@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from moot.client.briefing import Briefing
     from moot.client.facts import GitProbe
     from moot.client.session_rules import SessionRules
+    from moot.core.gate import TurnGate
     from moot.hooks import HookConfig
     from moot.mcp.manager import McpManager
     from moot.protocol.client import PromptPart
@@ -90,6 +91,8 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     append_system_prompt: str = ""
     """Read by the person's agent with every request, after its instructions
     (`--append-system-prompt`); none by default."""
+    gate: TurnGate | None = None
+    """The turn gate of every run (`--json-schema`'s); none by default."""
     hook_callbacks: HookCallbacks | None = None
     """The front end's own hooks, run with the settings' (an Agent SDK's callbacks); none by
     default."""

@@ -189,7 +189,14 @@ def session_choices(options: Namespace) -> dict[str, Any]:
             f"--mcp-config: in-process SDK servers ({names}) need --input-format "
             "stream-json, whose control protocol serves them"
         )
+    schema = None
+    if options.json_schema is not None:
+        try:
+            schema = json.loads(options.json_schema)
+        except ValueError as exc:
+            raise FlagError(f"--json-schema: not JSON ({exc})") from None
     choices: dict[str, Any] = {
+        "answer_schema": schema,
         "tools": tool_names(options.tools),
         "max_cost_usd": options.max_budget_usd,
         "system_prompt": system_prompt(options),

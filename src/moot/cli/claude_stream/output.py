@@ -18,6 +18,7 @@ from moot.cli.claude_stream.result import init_message, refused_result, result_o
 from moot.protocol import events as ev
 from moot.protocol.client import SessionStatus
 from moot.protocol.mcp import McpServerStatus
+from moot.protocol.states import RunState, StopReason
 
 FORMATS = ("text", "json", "stream-json", "events")
 
@@ -50,16 +51,22 @@ class TurnOutput:
         partial: `--include-partial-messages`: stream the model's deltas (stream-json).
     """
 
-    def __init__(self, format: str, out: TextIO, session_id: str, *, partial: bool = False):
+    def __init__(
+        self,
+        format: str,
+        out: TextIO,
+        session_id: str,
+        *,
+        partial: bool = False,
+        schema: bool = False,
+    ):
         self.format = format
+        self.schema = schema
+        """`--json-schema` was given: the answer is `structured_output`."""
         self.out = out
         self.session_id = session_id
         self.messages = ClaudeMessages(session_id, partial=partial)
         self.model_time = ModelTime()
-        self.structured: object = None
-        """The answer parsed against `--json-schema`, once it fits."""
-        self.subtype = ""
-        """A result subtype that overrides the stop reason's (a schema never met)."""
 
     def _line(self, value: Any) -> None:
         self.out.write(json.dumps(value) + "\n")
@@ -94,16 +101,30 @@ class TurnOutput:
                 self.out.write(finished.output.rstrip("\n") + "\n")
             return
         if self.format in ("json", "stream-json"):
+            structured, subtype = self._structured(finished)
             result = result_object(
                 finished,
                 self.session_id,
                 problem,
                 denials,
                 api_ms=self.model_time.ms,
-                structured=self.structured,
-                subtype=self.subtype,
+                structured=structured,
+                subtype=subtype,
             )
             self._line(result)
+
+    def _structured(self, finished: ev.TurnFinished) -> tuple[object, str]:
+        """Under `--json-schema`: the answer's JSON, or the subtype of one that never fit."""
+        if not self.schema:
+            return None, ""
+        if finished.stop_reason is StopReason.GATE_STOPPED:
+            return None, "error_max_structured_output_retries"
+        if finished.state is not RunState.COMPLETED:
+            return None, ""
+        try:
+            return json.loads(finished.output), ""  # the gate kept it as plain JSON
+        except ValueError:  # a run resumed from before the schema was given
+            return None, ""
 
     def refused(self, reason: str) -> None:
         """The session would not take the turn: an error result, so a reader is answered."""

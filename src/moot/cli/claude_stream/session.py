@@ -74,7 +74,9 @@ class StreamSession:
 
     def _output(self) -> TurnOutput:
         partial = bool(self.options.include_partial_messages)
-        return TurnOutput("stream-json", self.out, self.client.session_id, partial=partial)
+        schema = self.options.json_schema is not None
+        session = self.client.session_id
+        return TurnOutput("stream-json", self.out, session, partial=partial, schema=schema)
 
     async def serve(self) -> int:
         """Take stdin's messages and the session's events until both are done."""
