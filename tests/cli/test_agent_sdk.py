@@ -127,6 +127,19 @@ async def test_a_resume_goes_on_with_the_session(tmp_path: Path) -> None:
     assert second[-1].result == "second answer"  # the script goes on where the log left it
 
 
+async def test_a_forked_resume_leaves_the_original_as_it_was(tmp_path: Path) -> None:
+    turns = [{"text": "first answer"}, {"text": "second answer"}]
+    first = await _collect(query(prompt="one", options=_options(tmp_path, turns)))
+    session = first[-1].session_id
+
+    options = _options(tmp_path, turns, resume=session, fork_session=True)
+    forked = await _collect(query(prompt="two", options=options))
+    again = await _collect(query(prompt="two", options=_options(tmp_path, turns, resume=session)))
+
+    assert forked[-1].session_id != session and forked[-1].result == "second answer"
+    assert again[-1].session_id == session and again[-1].result == "second answer"
+
+
 async def test_a_pre_tool_use_hook_callback_refuses_one_call_and_changes_another(
     tmp_path: Path,
 ) -> None:

@@ -108,6 +108,22 @@ def test_mcp_config_servers_join_the_session(tmp_path: Path) -> None:
     assert [s["name"] for s in init["mcp_servers"]] == ["echo"]
 
 
+def test_strict_mcp_config_leaves_out_the_repositorys_servers(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": {"command": "true"}}}))
+    config = json.dumps({"mcpServers": {"echo": {"command": "true"}}})
+    common = ("-p", "how many?", "--model", f"scripted:{THREE_TURNS}", "--mcp-config", config)
+
+    loose = _moot(tmp_path, *common, "--output-format", "stream-json")
+    strict = _moot(tmp_path, *common, "--strict-mcp-config", "--output-format", "stream-json")
+
+    def servers(result: subprocess.CompletedProcess[str]) -> list[str]:
+        assert result.returncode == 0, result.stderr
+        return sorted(s["name"] for s in json.loads(result.stdout.splitlines()[0])["mcp_servers"])
+
+    assert servers(loose) == ["echo", "repo"]
+    assert servers(strict) == ["echo"]
+
+
 @pytest.mark.parametrize(
     ("flags", "named"),
     [
@@ -120,6 +136,7 @@ def test_mcp_config_servers_join_the_session(tmp_path: Path) -> None:
         (["--effort=extreme"], "--effort"),
         (["--tools=Bash,Teleport"], "Teleport"),
         (["--json-schema", "{"], "--json-schema"),
+        (["--fork-session"], "--fork-session needs --resume"),
         (["--json-schema", '{"type": 12}'], "not a JSON Schema"),
         (["--mcp-config", '{"mcpServers": {"x": {"type": "ws", "url": "ws://x"}}}'], "ws"),
         (["--mcp-config", '{"mcpServers": {"x": {"type": "sdk", "name": "x"}}}'], "stream-json"),

@@ -220,6 +220,8 @@ def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
         help="the answer is JSON fitting SCHEMA (retried until it does; json/stream-json give "
         "it as structured_output)",
     )
+    add("--strict-mcp-config", action="store_true", help="only --mcp-config's MCP servers")
+    add("--fork-session", action="store_true", help="with --resume: go on in a fork of it")
     add("--fallback-model", metavar="MODEL", help="the model to fall back to when --model fails")
     add("--effort", metavar="LEVEL", help="the model's reasoning effort: low, medium, high")
     add("--setting-sources", metavar="SOURCES", help="accepted when it names user,project,local")

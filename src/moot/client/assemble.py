@@ -201,6 +201,10 @@ def _workspace(given: _Given, cwd: Path) -> _Place:
     from moot.mcp.session import server_scripts, session_servers  # msgspec only, not the SDK
 
     servers = session_servers(root, given.environ, assembly.mcp_servers)
+    if assembly.strict_mcp and servers is not None:  # the front end's servers, and no file's
+        given_names = {s.name for s in assembly.mcp_servers}
+        kept = {n: s for n, s in servers.servers.items() if n in given_names}
+        servers = msgspec.structs.replace(servers, servers=kept, problems=[]) if kept else None
     mcp_scripts = server_scripts(servers, root) if servers is not None else ()
     scripts = (*hook_scripts(assembly.hooks, root), *mcp_scripts)
     git = workspace.host_git = host_git_at_start(

@@ -101,6 +101,8 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """Added to the person's agent's instructions (`--append-system-prompt`)."""
     hook_callbacks: HookCallbacks | None = None
     """The front end's own hooks (an Agent SDK's callbacks), besides the settings'."""
+    strict_mcp: bool = False
+    """Only `mcp_servers`, none from the files (`--strict-mcp-config`)."""
     answer_schema: dict[str, Any] | None = None
     """The JSON Schema the person's agent's answers must fit (`--json-schema`)."""
 
@@ -172,6 +174,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             append_system_prompt=_appended(options),
             hook_callbacks=options.hook_callbacks,
             gate=_gate(options),
+            strict_mcp=options.strict_mcp,
         )
         session = open_session(store, session_id, cwd, assembly)
     except BaseException:

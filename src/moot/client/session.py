@@ -76,6 +76,8 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     default): the prompt runs git itself."""
     mcp_servers: Sequence[McpServerConfig] = ()
     """MCP servers the front end brings, besides those the files define; none by default."""
+    strict_mcp: bool = False
+    """Only the front end's MCP servers: none the files define (`--strict-mcp-config`)."""
     allow_project_mcp: Sequence[str] = ()
     """Repository MCP servers that may start without the person's approval this time (`*`:
     all of them); none by default."""

@@ -195,8 +195,11 @@ def session_choices(options: Namespace) -> dict[str, Any]:
             schema = json.loads(options.json_schema)
         except ValueError as exc:
             raise FlagError(f"--json-schema: not JSON ({exc})") from None
+    if options.fork_session:
+        options.resume = forked(options.resume)
     choices: dict[str, Any] = {
         "answer_schema": schema,
+        "strict_mcp": options.strict_mcp_config,
         "tools": tool_names(options.tools),
         "max_cost_usd": options.max_budget_usd,
         "system_prompt": system_prompt(options),
@@ -219,3 +222,26 @@ def unknown_tools(given: tuple[str, ...] | None, offered: tuple[str, ...]) -> st
     if not unknown:
         return ""
     return f"--tools: moot has no tool {', '.join(unknown)} (there are: {', '.join(sorted(there))})"
+
+
+def forked(session_id: str | None) -> str:
+    """`--fork-session`: a fork of the session `--resume` names, to go on in.
+
+    Raises:
+        FlagError: No session named, or no such session.
+    """
+    if not session_id:
+        raise FlagError("--fork-session needs --resume SESSION (or -c): the session to fork")
+    from moot.client.errors import StoreError
+    from moot.client.stored import open_upkeep
+
+    try:
+        upkeep = open_upkeep()
+    except StoreError as exc:
+        raise FlagError(f"--fork-session: {exc}") from None
+    try:
+        return upkeep.fork(session_id)
+    except (KeyError, StoreError) as exc:
+        raise FlagError(f"--fork-session: {exc.args[0] if exc.args else exc}") from None
+    finally:
+        upkeep.close()
