@@ -24,7 +24,9 @@ from claude_agent_sdk import (
     ToolPermissionContext,
     ToolResultBlock,
     UserMessage,
+    create_sdk_mcp_server,
     query,
+    tool,
 )
 
 
@@ -208,3 +210,30 @@ async def test_an_answer_that_never_fits_the_schema_is_its_own_error(tmp_path: P
     assert isinstance(end, ResultMessage)
     assert (end.subtype, end.is_error) == ("error_max_structured_output_retries", True)
     assert end.structured_output is None
+
+
+async def test_the_model_calls_an_in_process_sdk_tool(tmp_path: Path) -> None:
+    added: list[tuple[int, int]] = []
+
+    @tool("add", "Add two integers", {"a": int, "b": int})
+    async def add(arguments: dict[str, Any]) -> dict[str, Any]:
+        added.append((arguments["a"], arguments["b"]))
+        return {"content": [{"type": "text", "text": str(arguments["a"] + arguments["b"])}]}
+
+    calc = create_sdk_mcp_server("calc", tools=[add])
+    turns = [
+        {"tool_calls": [{"name": "mcp__calc__add", "arguments": {"a": 2, "b": 3}}]},
+        {"text": "The sum is 5."},
+    ]
+    options = _options(
+        tmp_path, turns, mcp_servers={"calc": calc}, allowed_tools=["mcp__calc__add"]
+    )
+
+    messages = await _collect(query(prompt="what is 2 + 3?", options=options))
+
+    assert added == [(2, 3)]
+    results = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
+    assert [(b.content, b.is_error) for b in results] == [("5", False)]
+    assert messages[-1].result == "The sum is 5."
+    assert {"name": "calc", "status": "connected"} in messages[0].data["mcp_servers"]
+    assert "mcp__calc__add" in messages[0].data["tools"]

@@ -173,6 +173,10 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
         prompt_parts = context_parts(briefing, agents, tools, background=background)
     if mcp is not None:
         mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
+    if assembly.client_tools is not None:
+        from moot.client.client_tools import attach_client_tools
+
+        attach_client_tools(assembly.client_tools, runtime.tools)
     return Session(
         runtime,
         place.workspace,

@@ -28,6 +28,7 @@ from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.session import recorded_agents, recorded_model
 from moot.permissions.rules import RuleSet
+from moot.protocol.client_tools import ClientTools
 from moot.protocol.editor import EditorBuffers, EditorTerminal
 from moot.protocol.hook_callbacks import HookCallbacks
 from moot.protocol.mcp import McpServerConfig
@@ -101,6 +102,8 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """Added to the person's agent's instructions (`--append-system-prompt`)."""
     hook_callbacks: HookCallbacks | None = None
     """The front end's own hooks (an Agent SDK's callbacks), besides the settings'."""
+    client_tools: ClientTools | None = None
+    """Tools the front end runs itself (an Agent SDK's in-process MCP servers)."""
     strict_mcp: bool = False
     """Only `mcp_servers`, none from the files (`--strict-mcp-config`)."""
     answer_schema: dict[str, Any] | None = None
@@ -175,6 +178,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             hook_callbacks=options.hook_callbacks,
             gate=_gate(options),
             strict_mcp=options.strict_mcp,
+            client_tools=options.client_tools,
         )
         session = open_session(store, session_id, cwd, assembly)
     except BaseException:

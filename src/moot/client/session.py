@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from moot.hooks import HookConfig
     from moot.mcp.manager import McpManager
     from moot.protocol.client import PromptPart
+    from moot.protocol.client_tools import ClientTools
     from moot.protocol.editor import EditorBuffers, EditorTerminal
     from moot.protocol.mcp import McpServerConfig
     from moot.skills.guidance import Guidance
@@ -93,6 +94,8 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     append_system_prompt: str = ""
     """Read by the person's agent with every request, after its instructions
     (`--append-system-prompt`); none by default."""
+    client_tools: ClientTools | None = None
+    """Tools the front end runs itself (an Agent SDK's in-process servers); none by default."""
     gate: TurnGate | None = None
     """The turn gate of every run (`--json-schema`'s); none by default."""
     hook_callbacks: HookCallbacks | None = None

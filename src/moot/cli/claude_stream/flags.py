@@ -212,6 +212,9 @@ def session_choices(options: Namespace) -> dict[str, Any]:
         # Registered by the SDK's `initialize`, after the session opens; the stream session
         # finds them on the options.
         choices["hook_callbacks"] = options.sdk_hooks = SdkHooks()
+        from moot.cli.claude_stream.sdk_tools import SdkTools
+
+        choices["client_tools"] = options.sdk_tools = SdkTools(list(in_process))
     return choices
 
 

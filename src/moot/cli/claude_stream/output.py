@@ -77,10 +77,11 @@ class TurnOutput:
         status: SessionStatus,
         servers: list[McpServerStatus],
         tools: tuple[str, ...] | None = None,
+        sdk_servers: dict[str, str] | None = None,
     ) -> None:
         """The session is open: stream-json starts with its `system`/`init` line."""
         if self.format == "stream-json":
-            self._line(init_message(status, servers, tools))
+            self._line(init_message(status, servers, tools, sdk_servers))
 
     def event(self, event: ev.Event) -> None:
         """One event of the turn, as it is stored."""

@@ -116,7 +116,10 @@ _NO_USAGE = _NoUsage()
 
 
 def init_message(
-    status: SessionStatus, servers: list[McpServerStatus], given: tuple[str, ...] | None = None
+    status: SessionStatus,
+    servers: list[McpServerStatus],
+    given: tuple[str, ...] | None = None,
+    sdk_servers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The `system`/`init` line: the session, where it works, its model, mode and tools (only
     those `given`, when `--tools` names them)."""
@@ -131,7 +134,8 @@ def init_message(
         "permissionMode": status.mode or "default",
         "tools": tools,
         "mcp_servers": [
-            {"name": s.name, "status": MCP_STATES.get(s.state, "failed")} for s in servers
+            *({"name": s.name, "status": MCP_STATES.get(s.state, "failed")} for s in servers),
+            *({"name": n, "status": state} for n, state in (sdk_servers or {}).items()),
         ],
         "slash_commands": [*commands, *(s for s in status.skills if s not in commands)],
         "agents": [a.name for a in status.agents],

@@ -23,6 +23,7 @@ from moot.cli.claude_stream.control import success as control_success
 from moot.cli.claude_stream.hooks import SdkHooks
 from moot.cli.claude_stream.output import TurnOutput
 from moot.cli.claude_stream.result import MCP_STATES
+from moot.cli.claude_stream.sdk_tools import SdkTools
 from moot.client.local import LocalClient
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -57,6 +58,8 @@ class StreamSession:
         self.channel = ControlChannel(self.write)
         self.hooks: SdkHooks = options.sdk_hooks
         self.hooks.channel = self.channel
+        self.tools: SdkTools = options.sdk_tools
+        self.tools.channel = self.channel
         self.waiting: deque[str] = deque()
         self.submission = ""
         """The running turn's submission id ("" while none runs)."""
@@ -123,7 +126,8 @@ class StreamSession:
             return
         self.output = self._output()
         self.problem, self.denials = "", []
-        self.output.opened(self.client.status(), self.client.mcp_servers())
+        sdk = {n: "failed" if n in self.tools.problems else "connected" for n in self.tools.servers}
+        self.output.opened(self.client.status(), self.client.mcp_servers(), sdk_servers=sdk)
         self.submission = self.client.submit(ops.UserTurn(text=self.waiting.popleft()))
 
     def _event(self, event: ev.Event) -> None:
@@ -190,6 +194,8 @@ class StreamSession:
         request_id = str(message.get("request_id"))
         request = message.get("request") or {}
         try:
+            if request.get("subtype") == "initialize" and self.tools.servers:
+                await self.tools.connect()  # the SDK serves these while it waits for us
             response = self._control(request)
         except ControlError as exc:
             self.write(control_failure(request_id, str(exc)))
