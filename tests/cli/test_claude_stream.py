@@ -28,6 +28,7 @@ from moot.protocol import events as ev
 
 TIMEOUT = 30
 MODEL = ("--model", "scripted:s.yaml")
+STREAMED = ("--input-format", "stream-json", "--output-format", "stream-json")
 
 READ_THEN_ANSWER = """
 turns:
@@ -130,3 +131,43 @@ def test_events_are_moots_own_stored_events(tmp_path: Path) -> None:
     events = [ev.event_from_json(line) for line in result.stdout.splitlines()]
     assert isinstance(events[0], ev.TurnStarted) and isinstance(events[-1], ev.TurnFinished)
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
+
+
+def _piped(tmp_path: Path, lines: list[dict[str, object]]) -> list[dict[str, object]]:
+    (tmp_path / "s.yaml").write_text("turns: [{text: one}, {text: two}]")
+    env = {**os.environ, "MOOT_HOME": str(tmp_path / "home"), "MOOT_MODEL": "scripted:s.yaml"}
+    result = subprocess.run(
+        [sys.executable, "-m", "moot.cli", *STREAMED],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=TIMEOUT,
+    )
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def _user(text: str) -> dict[str, object]:
+    return {"type": "user", "message": {"role": "user", "content": text}}
+
+
+def test_a_script_pipes_two_turns_and_reads_two_results(tmp_path: Path) -> None:
+    out = _piped(tmp_path, [_user("first"), _user("second")])
+
+    results = [m for m in out if m["type"] == "result"]
+    assert [r["result"] for r in results] == ["one", "two"]
+    assert results[0]["session_id"] == results[1]["session_id"]
+
+
+def test_initialize_fields_moot_cannot_honour_are_refused_by_name(tmp_path: Path) -> None:
+    request = {"subtype": "initialize", "toolAliases": {"Bash": "Shell"}, "systemPrompt": ["x"]}
+    initialize = {"type": "control_request", "request_id": "r1", "request": request}
+
+    out = _piped(tmp_path, [initialize])
+
+    (answer,) = [m for m in out if m["type"] == "control_response"]
+    assert answer["response"]["subtype"] == "error"
+    assert answer["response"]["request_id"] == "r1"
+    assert "toolAliases" in answer["response"]["error"]

@@ -177,6 +177,10 @@ def session_choices(options: Namespace) -> dict[str, Any]:
     """
     if problem := refused(options):
         raise FlagError(problem)
+    if getattr(options, "input_format", "text") == "stream-json":
+        from moot.cli.claude_stream.opening import first_line, take_initialize
+
+        take_initialize(options, first_line())
     if options.fallback_model:
         if not options.model:
             raise FlagError("--fallback-model needs --model (or MOOT_MODEL) to fall back from")
@@ -209,12 +213,14 @@ def session_choices(options: Namespace) -> dict[str, Any]:
     if getattr(options, "input_format", "text") == "stream-json":
         from moot.cli.claude_stream.hooks import SdkHooks
 
-        # Registered by the SDK's `initialize`, after the session opens; the stream session
-        # finds them on the options.
+        # The hooks are registered by the SDK's `initialize`, the Python SDK's tools listed
+        # while it waits; the stream session finds both on the options.
         choices["hook_callbacks"] = options.sdk_hooks = SdkHooks()
         from moot.cli.claude_stream.sdk_tools import SdkTools
 
-        choices["client_tools"] = options.sdk_tools = SdkTools(list(in_process))
+        sdk_names = [*in_process, *getattr(options, "sdk_servers", ())]
+        manifests = getattr(options, "sdk_manifests", {})
+        choices["client_tools"] = options.sdk_tools = SdkTools(sdk_names, manifests)
     return choices
 
 

@@ -23,8 +23,10 @@ class SdkTools:
         servers: The servers' names, from `--mcp-config`.
     """
 
-    def __init__(self, servers: list[str]) -> None:
-        self.servers = servers
+    def __init__(self, servers: list[str], manifests: dict[str, Any] | None = None) -> None:
+        self.servers = list(dict.fromkeys(servers))
+        self.manifests = manifests or {}
+        """Servers whose tools the SDK listed in `initialize` (the TypeScript SDK's)."""
         self.channel: ControlChannel | None = None
         self._publish: Callable[[list[ClientTool]], None] | None = None
         self._tools: dict[str, tuple[str, str]] = {}
@@ -68,6 +70,10 @@ class SdkTools:
         why in `problems`)."""
         listed: list[ClientTool] = []
         for server in self.servers:
+            if server in self.manifests:
+                listing = (self.manifests[server] or {}).get("toolsListResult") or {}
+                listed += self._listed(server, listing)
+                continue
             hello = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}}
             hello["clientInfo"] = {"name": "moot", "version": __version__}
             try:
@@ -77,20 +83,26 @@ class SdkTools:
             except ControlError as exc:
                 self.problems[server] = str(exc)
                 continue
-            for tool in result.get("tools") or ():
-                name = f"mcp__{server}__{tool['name']}"
-                self._tools[name] = (server, tool["name"])
-                hints = tool.get("annotations") or {}
-                listed.append(
-                    ClientTool(
-                        name=name,
-                        description=tool.get("description") or "",
-                        input_schema=tool.get("inputSchema") or {"type": "object"},
-                        read_only=bool(hints.get("readOnlyHint")),
-                    )
-                )
+            listed += self._listed(server, result)
         if self._publish is not None:
             self._publish(listed)
+
+    def _listed(self, server: str, result: dict[str, Any]) -> list[ClientTool]:
+        """The tools of a `tools/list` result, named as moot names MCP tools."""
+        listed = []
+        for tool in result.get("tools") or ():
+            name = f"mcp__{server}__{tool['name']}"
+            self._tools[name] = (server, tool["name"])
+            hints = tool.get("annotations") or {}
+            listed.append(
+                ClientTool(
+                    name=name,
+                    description=tool.get("description") or "",
+                    input_schema=tool.get("inputSchema") or {"type": "object"},
+                    read_only=bool(hints.get("readOnlyHint")),
+                )
+            )
+        return listed
 
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         server, tool = self._tools[name]

@@ -21,6 +21,7 @@ from moot.cli.claude_stream.control import ControlChannel, ControlError, Line, d
 from moot.cli.claude_stream.control import failure as control_failure
 from moot.cli.claude_stream.control import success as control_success
 from moot.cli.claude_stream.hooks import SdkHooks
+from moot.cli.claude_stream.opening import unhonoured
 from moot.cli.claude_stream.output import TurnOutput
 from moot.cli.claude_stream.result import MCP_STATES
 from moot.cli.claude_stream.sdk_tools import SdkTools
@@ -67,6 +68,8 @@ class StreamSession:
         self.problem = ""
         self.denials: list[dict[str, object]] = []
         self.asked: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.initializing = False
+        """The SDK's `initialize` is being answered: no turn starts before it is."""
         self.ended = False
         """stdin closed: no more turns will come."""
         self.tasks: set[asyncio.Task[None]] = set()
@@ -85,6 +88,8 @@ class StreamSession:
         """Take stdin's messages and the session's events until both are done."""
         inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         events = self.client.subscribe()
+        if self.options.first_line is not None:  # read before the session opened
+            await inbox.put(("line", self.options.first_line))
         reader = asyncio.create_task(_read_stdin(inbox))
         pump = asyncio.create_task(_pump(events, inbox))
         try:
@@ -114,6 +119,8 @@ class StreamSession:
             self.waiting.append(user_text(message))
             self._next()
         elif kind == "control_request":
+            if (message.get("request") or {}).get("subtype") == "initialize":
+                self.initializing = True  # turns wait for its hooks and tools
             self._spawn(self._answer(message))
         elif kind == "control_response":
             self.channel.answered(message.get("response") or {})
@@ -121,8 +128,8 @@ class StreamSession:
             print(f"moot: stdin: a message of type {kind!r} is not one moot takes", file=sys.stderr)
 
     def _next(self) -> None:
-        """Start the next waiting turn, if none runs."""
-        if self.submission or not self.waiting:
+        """Start the next waiting turn, if none runs (and `initialize` is done)."""
+        if self.submission or not self.waiting or self.initializing:
             return
         self.output = self._output()
         self.problem, self.denials = "", []
@@ -193,13 +200,18 @@ class StreamSession:
         """Answer one of the SDK's control requests."""
         request_id = str(message.get("request_id"))
         request = message.get("request") or {}
+        initialize = request.get("subtype") == "initialize"
         try:
-            if request.get("subtype") == "initialize" and self.tools.servers:
+            if initialize and self.tools.servers:
                 await self.tools.connect()  # the SDK serves these while it waits for us
             response = self._control(request)
         except ControlError as exc:
             self.write(control_failure(request_id, str(exc)))
             return
+        finally:
+            if initialize:
+                self.initializing = False
+                self._next()
         self.write(control_success(request_id, response))
 
     def _control(self, request: Line) -> dict[str, Any]:
@@ -224,10 +236,13 @@ class StreamSession:
         raise ControlError(f"moot does not support the control request {subtype!r}")
 
     def _initialize(self, request: Line) -> dict[str, Any]:
-        """The SDK's first request: refused when it brings what moot cannot honour."""
-        self.hooks.register(request.get("hooks") or {})
+        """The SDK's first request (what it chooses about the session was read before the
+        session opened, `opening.py`): refused when it brings what moot cannot honour."""
         if request.get("agents"):
             raise ControlError("moot's agents are its agent definitions (.moot/agents/)")
+        if unknown := unhonoured(request):
+            raise ControlError(f"moot does not support initialize's {', '.join(unknown)}")
+        self.hooks.register(request.get("hooks") or {})
         status = self.client.status()
         commands = [
             {"name": c.name, "description": c.description, "argumentHint": c.argument_hint}
