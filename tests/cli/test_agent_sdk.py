@@ -117,6 +117,62 @@ async def test_can_use_tool_allows_one_bash_call_and_denies_another(tmp_path: Pa
     assert [d["tool_name"] for d in end.permission_denials or []] == ["bash"]
 
 
+async def test_an_allow_that_keeps_the_suggested_rule_is_not_asked_again(tmp_path: Path) -> None:
+    command = {"name": "bash", "arguments": {"command": "touch kept.txt"}}
+    turns = [{"tool_calls": [command]}, {"tool_calls": [command]}, {"text": "done"}]
+    asked: list[list[Any]] = []
+
+    async def can_use_tool(
+        tool: str, arguments: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        asked.append(context.suggestions)
+        return PermissionResultAllow(updated_permissions=context.suggestions)
+
+    async with ClaudeSDKClient(_options(tmp_path, turns, can_use_tool=can_use_tool)) as client:
+        await client.query("twice")
+        messages = await _collect(client.receive_response())
+
+    assert len(asked) == 1 and asked[0]  # the second call is allowed by the rule kept
+    assert messages[-1].result == "done"
+
+
+async def test_a_deny_that_interrupts_ends_the_turn(tmp_path: Path) -> None:
+    turns = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch no.txt"}}]},
+        {"text": "never"},
+    ]
+
+    async def can_use_tool(
+        tool: str, arguments: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultDeny:
+        return PermissionResultDeny(message="stop here", interrupt=True)
+
+    async with ClaudeSDKClient(_options(tmp_path, turns, can_use_tool=can_use_tool)) as client:
+        await client.query("go")
+        messages = await _collect(client.receive_response())
+
+    end = messages[-1]
+    assert end.is_error and end.stop_reason == "user_cancelled"
+    assert not (tmp_path / "no.txt").exists()
+
+
+async def test_the_permission_mode_and_the_model_change_between_turns(tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"text": "from the other model"}]))
+    turns = [{"tool_calls": [{"name": "write", "arguments": {"path": "a.txt", "content": "x"}}]},
+             {"text": "written"}]  # fmt: skip
+    async with ClaudeSDKClient(_options(tmp_path, turns)) as client:
+        await client.set_permission_mode("acceptEdits")
+        await client.query("write it")
+        first = await _collect(client.receive_response())
+        await client.set_model(f"scripted:{other}")
+        await client.query("again")
+        second = await _collect(client.receive_response())
+
+    assert (tmp_path / "a.txt").read_text() == "x" and first[-1].result == "written"
+    assert second[-1].result == "from the other model"
+
+
 async def test_a_resume_goes_on_with_the_session(tmp_path: Path) -> None:
     turns = [{"text": "first answer"}, {"text": "second answer"}]
     first = await _collect(query(prompt="one", options=_options(tmp_path, turns)))

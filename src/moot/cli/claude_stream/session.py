@@ -23,6 +23,7 @@ from moot.cli.claude_stream.control import success as control_success
 from moot.cli.claude_stream.hooks import SdkHooks
 from moot.cli.claude_stream.opening import unhonoured
 from moot.cli.claude_stream.output import TurnOutput
+from moot.cli.claude_stream.permissions import kept_rule, suggestions
 from moot.cli.claude_stream.result import MCP_STATES
 from moot.cli.claude_stream.sdk_tools import SdkTools
 from moot.client.local import LocalClient
@@ -174,7 +175,7 @@ class StreamSession:
             "tool_name": event.tool,
             "input": event.arguments,
             "tool_use_id": event.tool_call_id,
-            "permission_suggestions": [],
+            "permission_suggestions": suggestions(event.suggested_rules),
             "decision_reason": event.reason or None,
         }
         call, tool_call = event.call_id, event.tool_call_id
@@ -189,12 +190,17 @@ class StreamSession:
                 feedback = "the permission callback changed the input, which moot cannot do"
                 self.client.submit(ops.Deny(tool_call, call_id=call, feedback=feedback))
                 return
-            self.client.submit(ops.Approve(tool_call, call_id=call))
+            scope, rule, left = kept_rule(answer.get("updatedPermissions") or [])
+            if left:  # told, never dropped in silence
+                print(f"moot: permission updates not applied: {', '.join(left)}", file=sys.stderr)
+            self.client.submit(ops.Approve(tool_call, call_id=call, scope=scope, rule=rule))
             return
         feedback = str(answer.get("message") or "the permission callback refused it")
-        self.client.submit(ops.Deny(tool_call, call_id=call, feedback=feedback))
         if answer.get("interrupt"):
+            # The interrupt first: it ends the run where it waits, before the model could
+            # take the refusal and go on.
             self.client.submit(ops.Interrupt())
+        self.client.submit(ops.Deny(tool_call, call_id=call, feedback=feedback))
 
     async def _answer(self, message: Line) -> None:
         """Answer one of the SDK's control requests."""
