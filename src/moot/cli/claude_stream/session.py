@@ -232,8 +232,9 @@ class StreamSession:
             self.client.submit(ops.SetMode(mode=request["mode"]))
             return {}
         if subtype == "set_model":
-            if request.get("model"):
-                self.client.submit(ops.SetModel(model=request["model"]))
+            if not request.get("model"):
+                raise ControlError("set_model needs a model: moot has no default to go back to")
+            self.client.submit(ops.SetModel(model=request["model"]))
             return {}
         if subtype == "mcp_status":
             servers = self.client.mcp_servers()
