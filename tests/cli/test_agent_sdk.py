@@ -185,6 +185,18 @@ async def test_a_resume_goes_on_with_the_session(tmp_path: Path) -> None:
     assert second[-1].result == "second answer"  # the script goes on where the log left it
 
 
+async def test_a_session_id_the_sdk_chooses_names_the_session(tmp_path: Path) -> None:
+    chosen = "0b9f7e2a-5e8f-4e8b-9c1e-3c2f8d7a6b5c"
+    turns = [{"text": "first answer"}, {"text": "second answer"}]
+    first = await _collect(
+        query(prompt="one", options=_options(tmp_path, turns, session_id=chosen))
+    )
+    again = await _collect(query(prompt="two", options=_options(tmp_path, turns, resume=chosen)))
+
+    assert first[-1].session_id == again[-1].session_id == chosen
+    assert again[-1].result == "second answer"
+
+
 async def test_a_forked_resume_leaves_the_original_as_it_was(tmp_path: Path) -> None:
     turns = [{"text": "first answer"}, {"text": "second answer"}]
     first = await _collect(query(prompt="one", options=_options(tmp_path, turns)))

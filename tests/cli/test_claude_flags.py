@@ -130,7 +130,7 @@ def test_strict_mcp_config_leaves_out_the_repositorys_servers(tmp_path: Path) ->
         (["--fallback-model=nowhere/model"], "nowhere"),
         (["--add-dir=/tmp"], "--add-dir"),
         (["--settings", "{}"], "--settings"),
-        (["--session-id=0b9f7e2a-5e8f-4e8b-9c1e-3c2f8d7a6b5c"], "--session-id"),
+        (["--session-id=not-a-uuid"], "--session-id"),
         (["--setting-sources=user"], "--setting-sources"),
         (["--max-thinking-tokens=1024"], "--max-thinking-tokens"),
         (["--effort=extreme"], "--effort"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Collection, Sequence
 from typing import Any, NoReturn
@@ -220,6 +221,7 @@ def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
         help="the answer is JSON fitting SCHEMA (retried until it does; json/stream-json give "
         "it as structured_output)",
     )
+    add("--session-id", metavar="ID", help="the id of the new session (a UUID)")
     add("--strict-mcp-config", action="store_true", help="only --mcp-config's MCP servers")
     add("--fork-session", action="store_true", help="with --resume: go on in a fork of it")
     add("--fallback-model", metavar="MODEL", help="the model to fall back to when --model fails")
@@ -232,7 +234,6 @@ def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
 _REFUSED_FLAGS = (
     ("--settings", "store"),
     ("--add-dir", "append"),
-    ("--session-id", "store"),
     ("--betas", "store"),
     ("--task-budget", "store"),
     ("--resume-session-at", "store"),
@@ -368,7 +369,11 @@ def _split_task(argv: Sequence[str], takes_value: frozenset[str]) -> tuple[list[
 
 
 def _is_session(word: str) -> bool:
-    return word == "" or word.startswith("ses_")
+    """A session's id: moot's own (`ses_...`), or a UUID one was given (`--session-id`)."""
+    return word == "" or word.startswith("ses_") or _UUID.fullmatch(word) is not None
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:

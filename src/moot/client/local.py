@@ -102,6 +102,8 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """Added to the person's agent's instructions (`--append-system-prompt`)."""
     hook_callbacks: HookCallbacks | None = None
     """The front end's own hooks (an Agent SDK's callbacks), besides the settings'."""
+    new_session_id: str | None = None
+    """The id a new session takes (`--session-id`); a fresh `ses_...` when None."""
     client_tools: ClientTools | None = None
     """Tools the front end runs itself (an Agent SDK's in-process MCP servers)."""
     strict_mcp: bool = False
@@ -152,7 +154,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         limits = _limits(options, settings)
         session_id = options.session_id
         if session_id is None:
-            session_id = created = store.create_session(title=options.title, workspace=str(cwd)).id
+            session_id = created = _created(store, options, cwd)
         mode = options.permission_mode
         assembly = SessionAssembly(
             settings=settings,
@@ -190,6 +192,23 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         raise
     notices = (*_notices(settings, cwd), *_held_commands(session, cwd), *told)
     return LocalClient(session, store, settings, notices)
+
+
+def _created(store: Store, options: SessionOptions, cwd: Path) -> str:
+    """A new session's id, the front end's own if it names one.
+
+    Raises:
+        SetupError: A session with that id exists already.
+    """
+    try:
+        info = store.create_session(
+            title=options.title, workspace=str(cwd), session_id=options.new_session_id
+        )
+    except ValueError:
+        raise SetupError(
+            f"session {options.new_session_id} exists; go on with it with --resume"
+        ) from None
+    return info.id
 
 
 def _appended(options: SessionOptions) -> str:

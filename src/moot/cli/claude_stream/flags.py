@@ -13,7 +13,6 @@ from moot.protocol.mcp import McpServerConfig
 REFUSED: dict[str, tuple[str, str]] = {
     "settings": ("--settings", "moot reads its settings from files (.moot/settings.json)"),
     "add_dir": ("--add-dir", "moot works in one workspace, the repository it starts in"),
-    "session_id": ("--session-id", "moot names its sessions itself; --resume takes one"),
     "betas": ("--betas", "moot's providers choose their own API features"),
     "task_budget": ("--task-budget", "use --max-budget-usd or --max-turns"),
     "resume_session_at": ("--resume-session-at", "fork at an event: moot sessions fork --at"),
@@ -202,6 +201,7 @@ def session_choices(options: Namespace) -> dict[str, Any]:
     if options.fork_session:
         options.resume = forked(options.resume)
     choices: dict[str, Any] = {
+        "new_session_id": session_id(options),
         "answer_schema": schema,
         "strict_mcp": options.strict_mcp_config,
         "tools": tool_names(options.tools),
@@ -254,3 +254,24 @@ def forked(session_id: str | None) -> str:
         raise FlagError(f"--fork-session: {exc.args[0] if exc.args else exc}") from None
     finally:
         upkeep.close()
+
+
+def session_id(options: Namespace) -> str | None:
+    """`--session-id`: the id a new session takes, a UUID (as Claude Code's) or a `ses_` id.
+
+    Raises:
+        FlagError: Not such an id, or given with --resume or --continue.
+    """
+    wanted = options.session_id
+    if wanted is None:
+        return None
+    if options.resume is not None or options.continue_:
+        raise FlagError("--session-id names a new session; --resume goes on with one")
+    if not wanted.startswith("ses_"):
+        import uuid
+
+        try:
+            uuid.UUID(wanted)
+        except ValueError:
+            raise FlagError(f"--session-id {wanted!r}: a UUID or a ses_ id") from None
+    return str(wanted)
