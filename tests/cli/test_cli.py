@@ -93,7 +93,8 @@ def assert_usage_error(result: subprocess.CompletedProcess[str], *fragments: str
 
 @dataclass(frozen=True)
 class FinishedSession:
-    """The three-turn task run once with stream-json, shared by the read-only tests below."""
+    """The three-turn task run once with `--output-format events`, shared by the read-only
+    tests below."""
 
     home: Path
     stdout: str
@@ -120,7 +121,7 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> FinishedSession:
             "--model",
             f"scripted:{THREE_TURNS}",
             "--output-format",
-            "stream-json",
+            "events",
         ),
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -148,19 +149,17 @@ def test_json_prints_one_result_object(moot: RunMoot) -> None:
 
     assert result.returncode == 0, result.stderr
     body = json.loads(result.stdout)
-    assert set(body) == {
-        "session_id",
-        "run_id",
-        "state",
-        "stop_reason",
-        "output",
-        "turns",
-        "usage",
-        "permission_denials",
-        "cost_usd",
-        "duration_ms",
-        "error",
-    }
+    moots_own = {"run_id", "state", "stop_reason", "output", "turns", "cost_usd", "error"}
+    claude_codes = {"type", "subtype", "is_error", "num_turns", "duration_ms", "duration_api_ms"}
+    claude_codes |= {"total_cost_usd", "usage", "result", "session_id", "structured_output"}
+    claude_codes |= {"permission_denials", "errors", "uuid"}
+    assert set(body) == moots_own | claude_codes
+    assert (body["type"], body["subtype"], body["is_error"]) == ("result", "success", False)
+    assert (body["result"], body["num_turns"]) == (ANSWER, 3)
+    assert body["total_cost_usd"] == pytest.approx(0.003)
+    assert body["usage"]["cache_read_input_tokens"] == 0
+    assert 0 <= body["duration_api_ms"] <= body["duration_ms"]
+    assert body["structured_output"] is None
     assert body["session_id"].startswith("ses_")
     assert body["run_id"].startswith("run_")
     assert (body["state"], body["stop_reason"]) == ("completed", "completed")
@@ -174,7 +173,7 @@ def test_json_prints_one_result_object(moot: RunMoot) -> None:
     assert body["error"] is None
 
 
-def test_stream_json_is_the_session_log_one_event_per_line(finished: FinishedSession) -> None:
+def test_events_is_the_session_log_one_event_per_line(finished: FinishedSession) -> None:
     events = parse_stream(finished.stdout)
 
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
@@ -387,7 +386,7 @@ def test_help_mentions_the_headless_flag(moot: RunMoot) -> None:
     result = moot("--help")
 
     assert result.returncode == 0
-    for text in ("-p TASK", "--output-format", "--resume", "sessions"):
+    for text in ("-p [TASK]", "--output-format", "--resume", "sessions"):
         assert text in result.stdout
 
 
@@ -395,7 +394,7 @@ def test_dash_reads_the_task_from_stdin(moot: RunMoot, tmp_path: Path) -> None:
     task = "fix the failing test\nin tests/test_x.py\n"
 
     result = moot(
-        "-p", "-", "--model", script(tmp_path, ["ok"]), "--output-format", "stream-json", stdin=task
+        "-p", "-", "--model", script(tmp_path, ["ok"]), "--output-format", "events", stdin=task
     )
 
     assert result.returncode == 0, result.stderr
@@ -409,7 +408,7 @@ def test_dash_reads_the_task_from_stdin(moot: RunMoot, tmp_path: Path) -> None:
 
 def test_resume_with_a_task_adds_a_turn_to_the_same_session(moot: RunMoot, tmp_path: Path) -> None:
     model = script(tmp_path, ["first answer", "second answer"])
-    first = moot("-p", "first task", "--model", model, "--output-format", "stream-json")
+    first = moot("-p", "first task", "--model", model, "--output-format", "events")
     first_events = parse_stream(first.stdout)
     session_id = first_events[0].session_id
 
@@ -421,7 +420,7 @@ def test_resume_with_a_task_adds_a_turn_to_the_same_session(moot: RunMoot, tmp_p
         "--resume",
         session_id,
         "--output-format",
-        "stream-json",
+        "events",
     )
 
     assert second.returncode == 0, second.stderr
@@ -478,7 +477,7 @@ class LineReader:
 def slow_run(
     tmp_path: Path, *, delay: float
 ) -> AbstractContextManager[tuple[subprocess.Popen[str], LineReader]]:
-    """A headless stream-json run whose one model turn waits `delay` seconds first."""
+    """A headless `events` run whose one model turn waits `delay` seconds first."""
     return streaming_run(tmp_path, [{"text": "slow answer", "delay": delay}], name="slow.json")
 
 
@@ -486,10 +485,10 @@ def slow_run(
 def streaming_run(
     tmp_path: Path, turns: list[object], *, name: str
 ) -> Iterator[tuple[subprocess.Popen[str], LineReader]]:
-    """A headless stream-json run of the scripted `turns`; killed when the block ends."""
+    """A headless `events` run of the scripted `turns`; killed when the block ends."""
     model = script(tmp_path, turns, name=name)
     process = subprocess.Popen(
-        moot_command("-p", "go", "--model", model, "--output-format", "stream-json"),
+        moot_command("-p", "go", "--model", model, "--output-format", "events"),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -535,7 +534,7 @@ def test_a_killed_run_is_finished_by_resume(moot: RunMoot, tmp_path: Path) -> No
     assert log["events"][-1]["kind"] != "turn_finished", "the kill came after the run ended"
 
     refused = moot("-p", "another task", "--model", model, "--resume", session_id)
-    resumed = moot("--resume", session_id, "--model", model, "--output-format", "stream-json")
+    resumed = moot("--resume", session_id, "--model", model, "--output-format", "events")
 
     assert_usage_error(refused, "unfinished run", f"moot --resume {session_id}")
     assert resumed.returncode == 0, resumed.stderr
@@ -553,10 +552,10 @@ def test_a_killed_run_is_finished_by_resume(moot: RunMoot, tmp_path: Path) -> No
 def test_a_reader_that_goes_away_ends_the_run_without_a_traceback(
     moot: RunMoot, tmp_path: Path
 ) -> None:
-    """`moot -p ... --output-format stream-json | head -1`: exit 1 and a one-line message."""
+    """`moot -p ... --output-format events | head -1`: exit 1 and a one-line message."""
     model = script(tmp_path, [{"text": "late", "delay": 1}])
     with subprocess.Popen(
-        moot_command("-p", "go", "--model", model, "--output-format", "stream-json"),
+        moot_command("-p", "go", "--model", model, "--output-format", "events"),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -690,7 +689,7 @@ def test_moot_in_a_subdirectory_works_in_the_whole_repository(tmp_path: Path) ->
         [{"tool_calls": [{"name": "read", "arguments": {"path": "top.txt"}}]}, {"text": "ok"}],
     )
     done = subprocess.run(
-        moot_command("-p", "read it", "--model", model, "--output-format", "stream-json"),
+        moot_command("-p", "read it", "--model", model, "--output-format", "events"),
         cwd=repo / "src/deep",
         env={**moot_env(tmp_path / "home"), "MOOT_SANDBOX": "none"},
         capture_output=True,
@@ -720,7 +719,7 @@ def test_headless_an_agent_never_waits_for_a_message_from_the_person(
     wait = {"tool_calls": [{"name": "get_messages", "arguments": {"wait_seconds": 300}}]}
     model = script(tmp_path, [wait, "went on"])
 
-    result = moot("-p", "wait for me", "--model", model, "--output-format", "stream-json")
+    result = moot("-p", "wait for me", "--model", model, "--output-format", "events")
 
     assert result.returncode == 0, result.stderr
     events = parse_stream(result.stdout)

@@ -45,7 +45,7 @@ def run_moot(work: Path, script: str, *flags: str, backend: str) -> list[ev.Even
     env = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"} | {"MOOT_SANDBOX": backend}
     done = subprocess.run(
         [sys.executable, "-m", "moot.cli", "-p", "go", "--model", f"scripted:{script_file}",
-         "--output-format", "stream-json", *flags],
+         "--output-format", "events", *flags],
         cwd=work, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr

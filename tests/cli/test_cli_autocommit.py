@@ -115,7 +115,7 @@ def turn(tmp_path: Path, repo: Path) -> subprocess.CompletedProcess[str]:
     return moot(tmp_path, repo, "-p", "fix the typo", "--model", f"scripted:{tmp_path / 's.yaml'}",
                 "--permission-mode", "acceptEdits",
                 "--allowedTools", "Bash(echo:*),Bash(tee:*),Bash(chmod:*)",
-                "--output-format", "stream-json")  # fmt: skip
+                "--output-format", "events")  # fmt: skip
 
 
 def needs_bubblewrap() -> None:

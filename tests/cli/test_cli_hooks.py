@@ -34,7 +34,7 @@ def moot(
     env = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"} | (extra_env or {})
     return subprocess.run(
         [sys.executable, "-m", "moot.cli", "-p", "write the notes", "--model",
-         f"scripted:{tmp_path / 's.yaml'}", "--output-format", "stream-json", *flags],
+         f"scripted:{tmp_path / 's.yaml'}", "--output-format", "events", *flags],
         cwd=work, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 

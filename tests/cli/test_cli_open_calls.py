@@ -49,7 +49,7 @@ def log_of(tmp_path: Path, session_id: str) -> list[ev.Event]:
 def test_a_reader_gone_as_a_peer_call_is_made_ends_it_first_and_the_session_goes_on(
     tmp_path: Path,
 ) -> None:
-    """`moot -p ... --output-format stream-json | head -5` at the moment between the answer
+    """`moot -p ... --output-format events | head -5` at the moment between the answer
     that calls a peer and the start of that call: the reader is gone before moot writes its
     first line, which it writes once the run's first step has reached the peer call (nothing
     in between hands the event loop back). Fails on the old code: the callee, cancelled before
@@ -63,7 +63,7 @@ def test_a_reader_gone_as_a_peer_call_is_made_ends_it_first_and_the_session_goes
     try:
         done = run_moot(
             tmp_path,
-            *("-p", "hi", "--model", model, "--output-format", "stream-json"),
+            *("-p", "hi", "--model", model, "--output-format", "events"),
             stdout=write,
             stderr=subprocess.PIPE,
             capture_output=False,
@@ -164,7 +164,7 @@ def test_a_signal_while_a_peer_call_runs_ends_it_then_the_run(
     waits = {"text": "never", "delay": 60}  # the callee's model, until the signal
     model = scripted(tmp_path, [{"tool_calls": [ask]}, waits])
     process = subprocess.Popen(
-        moot_command("-p", "hi", "--model", model, "--output-format", "stream-json"),
+        moot_command("-p", "hi", "--model", model, "--output-format", "events"),
         cwd=tmp_path / "work",
         env=moot_env(tmp_path / "home"),
         text=True,

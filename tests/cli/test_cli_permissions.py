@@ -17,7 +17,7 @@ def run(tmp_path: Path, script: str, *flags: str) -> tuple[int, list[ev.Event]]:
     env = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"}
     done = subprocess.run(
         [sys.executable, "-m", "moot.cli", "-p", "go", "--model", f"scripted:{tmp_path / 's.yaml'}",
-         "--output-format", "stream-json", *flags],
+         "--output-format", "events", *flags],
         cwd=tmp_path / "work", env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     events = [ev.event_from_json(line) for line in done.stdout.splitlines()]

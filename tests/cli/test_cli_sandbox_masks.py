@@ -47,7 +47,7 @@ def test_a_denied_file_never_reaches_the_model_through_the_shell(
 
     done = subprocess.run(
         [sys.executable, "-m", "moot.cli", "-p", "go", "--model", f"scripted:{tmp_path / 's.yaml'}",
-         "--output-format", "stream-json", "--allowedTools", allowed],
+         "--output-format", "events", "--allowedTools", allowed],
         cwd=work, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
@@ -96,7 +96,7 @@ def test_a_hard_link_to_a_denied_file_never_reaches_the_model(tmp_path: Path, ba
 
     done = subprocess.run(
         [sys.executable, "-m", "moot.cli", "-p", "go", "--model", f"scripted:{tmp_path / 's.yaml'}",
-         "--output-format", "stream-json", "--allowedTools", "Bash(cat:*),Bash(grep:*),Bash(ln:*)"],
+         "--output-format", "events", "--allowedTools", "Bash(cat:*),Bash(grep:*),Bash(ln:*)"],
         cwd=work, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 

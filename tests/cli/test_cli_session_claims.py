@@ -89,7 +89,7 @@ def test_a_live_session_refuses_a_second_moot_at_once_and_kill_9_frees_it(
     slow = _script(tmp_path, "slow.json", [{"text": "slow answer", "delay": 60}])
     quick = _script(tmp_path, "quick.json", ["done"])
     moot = (sys.executable, "-m", "moot.cli")
-    with _live(tmp_path, *moot, "-p", "go", "--model", slow, "--output-format", "stream-json") as (
+    with _live(tmp_path, *moot, "-p", "go", "--model", slow, "--output-format", "events") as (
         first,
         lines,
     ):
@@ -119,7 +119,7 @@ def test_a_live_session_refuses_a_second_moot_at_once_and_kill_9_frees_it(
         first.send_signal(signal.SIGKILL)
         first.wait(TIMEOUT)
 
-    finished = _moot(tmp_path, "--resume", sid, "--model", quick, "--output-format", "stream-json")
+    finished = _moot(tmp_path, "--resume", sid, "--model", quick, "--output-format", "events")
 
     assert finished.returncode == 0, finished.stderr
     events = [ev.event_from_json(line) for line in finished.stdout.splitlines()]
@@ -134,7 +134,7 @@ def test_two_new_sessions_run_at_once_in_one_store(tmp_path: Path) -> None:
     slow = _script(tmp_path, "slow.json", [{"text": "first", "delay": 60}])
     quick = _script(tmp_path, "quick.json", ["second"])
     moot = (sys.executable, "-m", "moot.cli")
-    with _live(tmp_path, *moot, "-p", "go", "--model", slow, "--output-format", "stream-json") as (
+    with _live(tmp_path, *moot, "-p", "go", "--model", slow, "--output-format", "events") as (
         _,
         lines,
     ):

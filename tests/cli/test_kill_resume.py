@@ -63,7 +63,7 @@ def kill_when(
 def finish(tmp_path: Path, session_id: str, model: str) -> subprocess.CompletedProcess[str]:
     env = {**moot_env(tmp_path / "home"), "MOOT_SANDBOX": "none"}
     return subprocess.run(
-        moot_command("--resume", session_id, "--model", model, "--output-format", "stream-json",
+        moot_command("--resume", session_id, "--model", model, "--output-format", "events",
                      "--permission-mode", "bypassPermissions"),
         cwd=tmp_path / "work", env=env, text=True, capture_output=True, timeout=TIMEOUT,
         stdin=subprocess.DEVNULL,
@@ -97,7 +97,7 @@ def script(tmp_path: Path, turns: list[object]) -> str:
 def test_killed_mid_stream_the_answer_is_asked_again_and_nothing_is_lost(tmp_path: Path) -> None:
     # Slow enough (50 characters a second) that the kill lands inside the stream.
     model = script(tmp_path, [{"text": "x" * 100, "chunk_size": 4, "rate": 12.5}])
-    proc = start(tmp_path, "-p", "say it", "--model", model, "--output-format", "stream-json")
+    proc = start(tmp_path, "-p", "say it", "--model", model, "--output-format", "events")
     printed = kill_when(proc, lambda e: isinstance(e, ev.TextDelta))
     session_id = printed[0].session_id
 
@@ -115,7 +115,7 @@ def test_killed_mid_tool_the_command_is_not_run_again(tmp_path: Path) -> None:
     command = "echo ran >> ran.txt && exec sleep 20"
     model = script(tmp_path, [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
                               "done"])  # fmt: skip
-    proc = start(tmp_path, "-p", "run it", "--model", model, "--output-format", "stream-json",
+    proc = start(tmp_path, "-p", "run it", "--model", model, "--output-format", "events",
                  "--permission-mode", "bypassPermissions")  # fmt: skip
     ran = tmp_path / "work" / "ran.txt"
     printed = kill_when(proc, lambda e: isinstance(e, ev.ToolStarted), ran.exists)

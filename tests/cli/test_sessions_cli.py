@@ -31,7 +31,7 @@ def session_of(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def run(moot: RunMoot, model: str, task: str, *more: str) -> str:
-    return session_of(moot("-p", task, "--model", model, "--output-format", "stream-json", *more))
+    return session_of(moot("-p", task, "--model", model, "--output-format", "events", *more))
 
 
 def test_continue_headless_goes_on_with_the_latest_session_of_this_directory(
@@ -151,7 +151,7 @@ def test_list_shows_this_directorys_sessions_and_all_shows_every_one(
     elsewhere = tmp_path / "other"
     elsewhere.mkdir()
     other = session_of(subprocess.run(
-        moot_command("-p", "there", "--model", model, "--output-format", "stream-json"),
+        moot_command("-p", "there", "--model", model, "--output-format", "events"),
         cwd=elsewhere, capture_output=True, text=True, timeout=30,
         env=moot_env(tmp_path / "home"),
     ))  # fmt: skip

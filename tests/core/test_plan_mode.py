@@ -196,7 +196,7 @@ turns:
     env = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"}
     done = subprocess.run(
         [sys.executable, "-m", "moot.cli", "-p", "go", "--model", f"scripted:{tmp_path / 's.yaml'}",
-         "--output-format", "stream-json", "--permission-mode", "plan"],
+         "--output-format", "events", "--permission-mode", "plan"],
         cwd=work, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr

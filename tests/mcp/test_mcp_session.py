@@ -193,7 +193,7 @@ def headless(workspace: Path, tmp_path: Path, prompt: str, *flags: str) -> list[
     env = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"}
     done = subprocess.run(
         [sys.executable, "-m", "moot.cli", "-p", prompt, "--model", model,
-         "--output-format", "stream-json", *flags],
+         "--output-format", "events", *flags],
         cwd=workspace, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

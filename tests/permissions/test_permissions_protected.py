@@ -119,7 +119,7 @@ def test_a_headless_run_in_bypass_mode_refuses_to_write_a_hook_script(root: Path
     env["MOOT_HOME"] = str(root / "home")
     done = subprocess.run(
         [sys.executable, "-m", "moot.cli", "-p", "go", "--model", f"scripted:{root / 's.yaml'}",
-         "--output-format", "stream-json", "--permission-mode", "bypassPermissions"],
+         "--output-format", "events", "--permission-mode", "bypassPermissions"],
         cwd=work, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr

@@ -128,7 +128,8 @@ def _command(options: Namespace, *, program: bool = False) -> Command:
         from moot.acp import run_acp
 
         return run_acp
-    if options.prompt is None and (options.resume is None or sys.stdout.isatty()):
+    streamed = options.input_format == "stream-json"  # an Agent SDK drives it: headless
+    if options.prompt is None and not streamed and (options.resume is None or sys.stdout.isatty()):
         import os
 
         from moot.repl.look import app_unfit

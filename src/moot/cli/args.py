@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Collection, Sequence
 from typing import Any, NoReturn
@@ -42,6 +43,9 @@ examples:
 
 PICK = "\0pick"
 """`--resume` given without a session: pick one."""
+
+PRINT = "\0print"
+"""`-p` given as a flag: the task is the positional one, or stdin."""
 
 
 def _usage_error(message: str) -> NoReturn:
@@ -125,6 +129,7 @@ def _parser(named: Collection[str] = (), *, lean: bool = False) -> argparse.Argu
         allow_abbrev=False,
     )
     _add_run_flags(parser)
+    _add_claude_flags(parser)
     _add_sitting_flags(parser)
     _add_look_flags(parser)
     _add_commands(parser, named, every=not lean)
@@ -135,13 +140,25 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     """What a run is: the task, the output, the model, turns, mode and rules."""
     parser.add_argument("--version", action="version", version=f"moot {__version__}")
     parser.add_argument(
-        "-p", "--print", dest="prompt", metavar="TASK", help="run TASK headless ('-': read stdin)"
+        "-p",
+        "--print",
+        dest="prompt",
+        metavar="TASK",
+        nargs="?",
+        const=PRINT,
+        help="run TASK headless ('-' or none: read stdin); the task may also follow the options",
     )
     parser.add_argument(
         "--output-format",
-        choices=("text", "json", "stream-json"),
+        choices=("text", "json", "stream-json", "events"),
         default="text",
-        help="text: the answer; json: one result object; stream-json: one event per line",
+        help="text: the answer; json: one result object; stream-json: Claude Code's messages, "
+        "one per line; events: moot's own events, one per line",
+    )
+    parser.add_argument(
+        "--include-partial-messages",
+        action="store_true",
+        help="stream-json: the model's answer as it streams (stream_event lines)",
     )
     parser.add_argument("--model", help="provider/model or scripted:<file> (env: MOOT_MODEL)")
     parser.add_argument("--max-turns", type=positive, metavar="N", help="stop after N model turns")
@@ -168,6 +185,67 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
         metavar="RULES",
         help='deny rules, e.g. "Bash(rm:*),WebFetch"',
     )
+
+
+def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
+    """Claude Code's flags, as its scripts and Agent SDKs pass them (`cli/claude_stream`)."""
+    add = parser.add_argument
+    add("--verbose", action="store_true", help="accepted: moot's stream-json is always whole")
+    add(
+        "--input-format",
+        choices=("text", "stream-json"),
+        default="text",
+        help="stream-json: user messages and the control protocol on stdin, as the Agent SDKs "
+        "send them (with --output-format stream-json)",
+    )
+    add(
+        "--permission-prompt-tool",
+        metavar="stdio",
+        help="stdio: ask the Agent SDK's can_use_tool callback what would ask the person",
+    )
+    add("--system-prompt", metavar="TEXT", help="replace moot's instructions to the agent")
+    add("--system-prompt-file", metavar="FILE", help="--system-prompt, read from FILE")
+    add("--append-system-prompt", default="", metavar="TEXT", help="add to the instructions")
+    add("--tools", metavar="NAMES", help="the only tools offered ('default': all; '': none)")
+    add("--max-budget-usd", type=float, metavar="USD", help="stop a run that has spent USD")
+    add(
+        "--mcp-config",
+        action="append",
+        default=[],
+        metavar="FILE|JSON",
+        help='MCP servers, {"mcpServers": {...}} (repeatable)',
+    )
+    add(
+        "--json-schema",
+        metavar="SCHEMA",
+        help="the answer is JSON fitting SCHEMA (retried until it does; json/stream-json give "
+        "it as structured_output)",
+    )
+    add("--session-id", metavar="ID", help="the id of the new session (a UUID)")
+    add("--strict-mcp-config", action="store_true", help="only --mcp-config's MCP servers")
+    add("--fork-session", action="store_true", help="with --resume: go on in a fork of it")
+    add("--fallback-model", metavar="MODEL", help="the model to fall back to when --model fails")
+    add("--effort", metavar="LEVEL", help="the model's reasoning effort: low, medium, high")
+    add("--setting-sources", metavar="SOURCES", help="accepted when it names user,project,local")
+    for flag, kind in _REFUSED_FLAGS:
+        add(flag, action=kind, help=argparse.SUPPRESS)
+
+
+_REFUSED_FLAGS = (
+    ("--settings", "store"),
+    ("--add-dir", "append"),
+    ("--betas", "store"),
+    ("--task-budget", "store"),
+    ("--resume-session-at", "store"),
+    ("--resume-drops-turn", "store"),
+    ("--session-mirror", "store_true"),
+    ("--plugin-dir", "append"),
+    ("--thinking", "store"),
+    ("--max-thinking-tokens", "store"),
+    ("--thinking-display", "store"),
+    ("--include-hook-events", "store_true"),
+)
+"""Flags moot parses only to refuse them by name (`claude_stream/flags.py` says why)."""
 
 
 def _add_sitting_flags(parser: argparse.ArgumentParser) -> None:
@@ -269,6 +347,13 @@ def _split_task(argv: Sequence[str], takes_value: frozenset[str]) -> tuple[list[
         arg = args[index]
         if arg == "--":
             break
+        if arg in ("-p", "--print"):
+            # Its task is optional too: an option after it is not its task.
+            following = args[index + 1] if index + 1 < len(args) else None
+            index += 2 if following is not None and not following.startswith("-") else 1
+            if following == "-":
+                index += 1
+            continue
         if arg in ("-r", "--resume"):
             # Its session is optional: what follows is the session only when it is one.
             following = args[index + 1] if index + 1 < len(args) else None
@@ -284,7 +369,11 @@ def _split_task(argv: Sequence[str], takes_value: frozenset[str]) -> tuple[list[
 
 
 def _is_session(word: str) -> bool:
-    return word == "" or word.startswith("ses_")
+    """A session's id: moot's own (`ses_...`), or a UUID one was given (`--session-id`)."""
+    return word == "" or word.startswith("ses_") or _UUID.fullmatch(word) is not None
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -300,6 +389,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     if options.command == "init":
         options.model = options.model or os.environ.get("MOOT_MODEL")
     if options.command is None:
+        if options.prompt == PRINT:  # `moot -p [options] "task"`, or the task on stdin
+            options.prompt, options.task = options.task or "-", None
         if options.prompt == "-":
             options.prompt = sys.stdin.read()
         if options.prompt is not None and not options.prompt.strip():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import json
 import os
 import signal
 import sys
@@ -20,6 +19,14 @@ from typing import TextIO
 
 import msgspec
 
+from moot.cli.claude_stream.flags import (
+    EFFORTS,
+    FlagError,
+    session_choices,
+    tool_names,
+    unknown_tools,
+)
+from moot.cli.claude_stream.output import TurnOutput
 from moot.client.errors import SessionBusy, SetupError, StoreError
 from moot.client.local import LocalClient, SessionOptions, open_client
 from moot.frontend.flags import project_mcp
@@ -77,30 +84,6 @@ def exit_code(finished: ev.TurnFinished | None, refused: bool = False) -> int:
     return EXIT_STOPPED
 
 
-def result_object(
-    finished: ev.TurnFinished,
-    session_id: str,
-    error: str = "",
-    denials: list[dict[str, object]] | None = None,
-) -> dict[str, object]:
-    """The `--output-format json` object. `error` says why a run that did not complete ended
-    (the provider's message, the limit hit); it is null for a completed run.
-    `permission_denials` lists the tool calls refused (`Refusals.denials`)."""
-    return {
-        "session_id": session_id,
-        "run_id": finished.run_id,
-        "state": finished.state,
-        "stop_reason": finished.stop_reason,
-        "output": finished.output,
-        "turns": finished.turns,
-        "usage": msgspec.structs.asdict(finished.usage),
-        "cost_usd": finished.cost_usd,
-        "duration_ms": round(finished.duration_ms, 1),
-        "error": None if finished.state is RunState.COMPLETED else error or None,
-        "permission_denials": denials or [],
-    }
-
-
 def _fail(message: str) -> int:
     print(f"moot: {message}", file=sys.stderr)
     return EXIT_USAGE
@@ -114,6 +97,12 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
     """
     out = out or sys.stdout
     title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
+    try:
+        choices = session_choices(options)
+    except FlagError as exc:
+        return _fail(str(exc))
+    if options.effort:  # read by the providers, as the variable of that name
+        os.environ["MOOT_REASONING_EFFORT"] = EFFORTS[options.effort]
     if own_heap:
         # As `moot.cli.main` does for the command's import: the collector would scan the
         # growing, long-lived heap of the session's modules ~20 times while it opens.
@@ -130,10 +119,12 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
                 session_id=options.resume,
                 title=title,
                 max_turns=options.max_turns,
-                can_ask=False,
+                # Nobody answers approvals, but the Agent SDK's permission callback may.
+                can_ask=options.permission_prompt_tool == "stdio",
                 # A resumed run finishes the turn that was interrupted; it commits nothing new.
                 auto_commit=None if options.prompt is not None else False,
                 allow_project_mcp=project_mcp(options.allow_project_mcp),
+                **choices,
             )
         )
     except SetupError as exc:
@@ -155,13 +146,14 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
             f"moot: shell commands run on the host, unsandboxed ({status.sandbox.reason})",
             file=sys.stderr,
         )
-    problem = ""
+    problem = unknown_tools(choices["tools"], status.tools)
     if options.prompt is not None and status.open_run:
         problem = (
             f"session {client.session_id} has an unfinished run; finish it first with "
             f"`moot --resume {client.session_id}` (no -p)"
         )
-    if options.prompt is None and not status.open_run:
+    streamed = options.input_format == "stream-json"  # the turns come on stdin
+    if options.prompt is None and not status.open_run and not streamed:
         problem = f"session {client.session_id} has no unfinished run to resume"
     turn: ops.Op | None = None
     if options.prompt is not None and not problem:
@@ -235,6 +227,11 @@ async def _drive(
     try:
         if problem:
             return _fail(problem)
+        if options.input_format == "stream-json":
+            from moot.cli.claude_stream.session import StreamSession
+
+            stop_on_signals(client)
+            return await StreamSession(client, options, out).serve()
         return await _turn(client, options, out, turn)
     finally:
         await client.close()  # background shells and the sandbox end with the session
@@ -276,17 +273,15 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
         turn = msgspec.structs.replace(
             turn, text=text, attachments=(*turn.attachments, *attachments)
         )
+    output = _output(client, options, out)
     submission = client.submit(turn if turn is not None else ops.ResumeRun())
-    streaming = options.output_format == "stream-json"
     problem = ""
     finished: ev.TurnFinished | None = None
     refusals = Refusals()
     async for event in events:
         if _ends_the_run(event):
             problem = getattr(event, "detail", "") or getattr(event, "message", "")
-        if streaming:
-            out.write(ev.event_to_json(event) + "\n")
-            out.flush()
+        output.event(event)
         _tell(event)
         if refusals.take(event) is not None:
             print(refusals.said(), file=sys.stderr)
@@ -297,6 +292,7 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
             # The session would not take the turn (a command's model it cannot use): no
             # turn_finished will come.
             print(f"moot: {event.reason}; session {client.session_id}", file=sys.stderr)
+            output.refused(event.reason)
             events.close()
             return EXIT_STOPPED
     events.close()
@@ -304,11 +300,7 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
         return EXIT_STOPPED
     if finished.stop_reason is StopReason.USER_CANCELLED:
         problem = ""  # the person's interrupt is the whole reason
-    if options.output_format == "json":
-        result = result_object(finished, client.session_id, problem, refusals.denials)
-        out.write(json.dumps(result) + "\n")
-    elif options.output_format == "text" and finished.output:
-        out.write(finished.output.rstrip("\n") + "\n")
+    output.finished(finished, problem, refusals.denials)
     if finished.state is not RunState.COMPLETED:
         print(
             f"moot: run {finished.state} ({finished.stop_reason}"
@@ -323,6 +315,19 @@ async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.
             file=sys.stderr,
         )
     return exit_code(finished, refused=bool(refusals.denials))
+
+
+def _output(client: LocalClient, options: Namespace, out: TextIO) -> TurnOutput:
+    """The turn's stdout, by `--output-format`; stream-json opens with the session's init."""
+    output = TurnOutput(
+        options.output_format,
+        out,
+        client.session_id,
+        partial=options.include_partial_messages,
+        schema=options.json_schema is not None,
+    )
+    output.opened(client.status(), client.mcp_servers(), tool_names(options.tools))
+    return output
 
 
 def _tell(event: ev.Event) -> None:

@@ -173,6 +173,10 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
         prompt_parts = context_parts(briefing, agents, tools, background=background)
     if mcp is not None:
         mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
+    if assembly.client_tools is not None:
+        from moot.client.client_tools import attach_client_tools
+
+        attach_client_tools(assembly.client_tools, runtime.tools)
     session = Session(
         runtime,
         place.workspace,
@@ -206,6 +210,10 @@ def _workspace(given: _Given, cwd: Path) -> _Place:
     from moot.mcp.session import server_scripts, session_servers  # msgspec only, not the SDK
 
     servers = session_servers(root, given.environ, assembly.mcp_servers)
+    if assembly.strict_mcp and servers is not None:  # the front end's servers, and no file's
+        given_names = {s.name for s in assembly.mcp_servers}
+        kept = {n: s for n, s in servers.servers.items() if n in given_names}
+        servers = msgspec.structs.replace(servers, servers=kept, problems=[]) if kept else None
     mcp_scripts = server_scripts(servers, root) if servers is not None else ()
     scripts = (*hook_scripts(assembly.hooks, root), *mcp_scripts)
     git = workspace.host_git = host_git_at_start(
@@ -311,7 +319,7 @@ def _briefing(
         turn_ends.append(AutoCommitter(workspace, given.session_id))
     guidance = assembly.guidance
     if guidance is None:
-        return _Shaped([assembly.agent], tools, policy.approval, turn_ends)
+        return _Shaped(_prompted([assembly.agent], assembly), tools, policy.approval, turn_ends)
     from moot.client.briefing import brief, skill_read_roots
     from moot.client.commands import FileCommands
     from moot.client.facts import session_facts
@@ -335,7 +343,16 @@ def _briefing(
     turn_ends.append(grants.end_turn)
     tools = [*tools, *briefing.tools]
     commands = FileCommands(briefing)
-    return _Shaped(briefing.agents, tools, approval, turn_ends, briefing, commands)
+    agents = _prompted(briefing.agents, assembly)
+    return _Shaped(agents, tools, approval, turn_ends, briefing, commands)
+
+
+def _prompted(agents: list[Agent], assembly: SessionAssembly) -> list[Agent]:
+    """The agents, the person's with the front end's own system prompt, if it names one."""
+    if assembly.system_prompt is None:
+        return agents
+    first = msgspec.structs.replace(agents[0], instructions=assembly.system_prompt)
+    return [first, *agents[1:]]
 
 
 def _model_problem(given: _Given, name: str) -> str | None:
@@ -380,7 +397,12 @@ def _runtime(
         limits=assembly.limits,
         approval=shaped.approval,
         mode=given.mode.value,
-        hooks=hook_runner(assembly.hooks, workspace.root, can_ask=assembly.can_ask),
+        hooks=hook_runner(
+            assembly.hooks,
+            workspace.root,
+            can_ask=assembly.can_ask,
+            callbacks=assembly.hook_callbacks,
+        ),
         turn_end=turn_end(shaped.turn_ends),
         resolve=partial(_resolve, given),
         person_tools=person_tools,  # type: ignore[arg-type]  # a mapping, lazily
@@ -392,6 +414,8 @@ def _runtime(
         commands=shaped.commands,
         snapshots=FileSnapshots(store, session_id, workspace.root),
         mcp=mcp,
+        extra_instructions=assembly.append_system_prompt,
+        gate=assembly.gate,
     )
     return Runtime(shaped.agents, store=store, session_id=session_id, options=options)
 

@@ -20,6 +20,7 @@ from moot.settings import Settings
 
 if TYPE_CHECKING:
     from moot.hooks import HookConfig, Hooks
+    from moot.protocol.hook_callbacks import HookCallbacks
     from moot.workspace.absent import AbsentPaths
 
 
@@ -49,14 +50,22 @@ def hook_config(settings: Settings, cwd: Path) -> HookConfig | None:
     return hooks_from_settings(settings.hooks, cwd)
 
 
-def hook_runner(config: HookConfig | None, root: Path, *, can_ask: bool) -> Hooks | None:
-    """The session's hook runner (`can_ask`: someone answers a hook's `ask`); None (no cost,
-    no hook events) when no command is set."""
-    if not config:
+def hook_runner(
+    config: HookConfig | None,
+    root: Path,
+    *,
+    can_ask: bool,
+    callbacks: HookCallbacks | None = None,
+) -> Hooks | None:
+    """The session's hook runner (`can_ask`: someone answers a hook's `ask`; `callbacks`: the
+    front end's own hooks); None (no cost, no hook events) when no command is set and the front
+    end brings no callbacks."""
+    if not config and callbacks is None:
         return None
+    from moot.hooks import HookConfig as Config
     from moot.hooks import Hooks  # lazy, as in hook_config
 
-    return Hooks(config, root, can_ask=can_ask)
+    return Hooks(config or Config(events={}), root, can_ask=can_ask, callbacks=callbacks)
 
 
 def hook_scripts(hooks: HookConfig | None, root: Path) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ import contextlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -29,7 +29,9 @@ from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.session import recorded_agents, recorded_model
 from moot.permissions.rules import RuleSet
+from moot.protocol.client_tools import ClientTools
 from moot.protocol.editor import EditorBuffers, EditorTerminal
+from moot.protocol.hook_callbacks import HookCallbacks
 from moot.protocol.mcp import McpServerConfig
 from moot.protocol.modes import PermissionMode
 from moot.providers.registry import UnknownModel, resolve_model
@@ -42,6 +44,7 @@ AGENT = "moot"
 """The name of the agent that answers the person."""
 
 if TYPE_CHECKING:
+    from moot.core.gate import TurnGate
     from moot.skills.guidance import Guidance
 
 INSTRUCTIONS = (
@@ -88,6 +91,25 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     agents: Sequence[str] | None = None
     """The agent definitions that join as peers (`--agents`); the settings' `agents`, else all,
     when None."""
+    tools: Sequence[str] | None = None
+    """The only tools the person's agent is offered (`--tools`; `call_agent` to call peers);
+    all of them when None."""
+    max_cost_usd: float | None = None
+    """Stop a run that has spent this much (`--max-budget-usd`)."""
+    system_prompt: str | None = None
+    """Replaces moot's own instructions to the person's agent (`--system-prompt`)."""
+    append_system_prompt: str = ""
+    """Added to the person's agent's instructions (`--append-system-prompt`)."""
+    hook_callbacks: HookCallbacks | None = None
+    """The front end's own hooks (an Agent SDK's callbacks), besides the settings'."""
+    new_session_id: str | None = None
+    """The id a new session takes (`--session-id`); a fresh `ses_...` when None."""
+    client_tools: ClientTools | None = None
+    """Tools the front end runs itself (an Agent SDK's in-process MCP servers)."""
+    strict_mcp: bool = False
+    """Only `mcp_servers`, none from the files (`--strict-mcp-config`)."""
+    answer_schema: dict[str, Any] | None = None
+    """The JSON Schema the person's agent's answers must fit (`--json-schema`)."""
 
 
 def open_client(options: SessionOptions, *, store: Store | None = None) -> LocalClient:
@@ -124,7 +146,10 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         rules = session_rules(settings, options.allowed_tools, options.disallowed_tools)
         # The runtime gets the name, not the provider: it resolves names itself and moves a
         # scripted provider past the turns a resumed session has already played.
-        agent = Agent(AGENT, role="coding agent", instructions=INSTRUCTIONS, model=model)
+        given = None if options.tools is None else tuple(options.tools)
+        agent = Agent(
+            AGENT, role="coding agent", instructions=INSTRUCTIONS, model=model, given_tools=given
+        )
         guidance = _guidance(cwd, agent.name, rules) if options.read_files else None
         told: tuple[str, ...] = ()
         if guidance is not None:
@@ -132,7 +157,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         limits = _limits(options, settings)
         session_id = options.session_id
         if session_id is None:
-            session_id = created = store.create_session(title=options.title, workspace=str(cwd)).id
+            session_id = created = _created(store, options, cwd)
         mode = options.permission_mode
         assembly = SessionAssembly(
             settings=settings,
@@ -153,6 +178,12 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             editor_buffers=options.editor_buffers,
             editor_terminal=options.editor_terminal,
             resumed=options.session_id is not None,
+            system_prompt=options.system_prompt,
+            append_system_prompt=_appended(options),
+            hook_callbacks=options.hook_callbacks,
+            gate=_gate(options),
+            strict_mcp=options.strict_mcp,
+            client_tools=options.client_tools,
         )
         session = open_session(store, session_id, cwd, assembly)
         if git is not None and not early:  # only now: its work would slow the set-up
@@ -166,6 +197,41 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         raise
     notices = (*_notices(settings, cwd), *_held_commands(session, cwd), *told)
     return LocalClient(session, store, settings, notices)
+
+
+def _created(store: Store, options: SessionOptions, cwd: Path) -> str:
+    """A new session's id, the front end's own if it names one.
+
+    Raises:
+        SetupError: A session with that id exists already.
+    """
+    try:
+        info = store.create_session(
+            title=options.title, workspace=str(cwd), session_id=options.new_session_id
+        )
+    except ValueError:
+        raise SetupError(
+            f"session {options.new_session_id} exists; go on with it with --resume"
+        ) from None
+    return info.id
+
+
+def _appended(options: SessionOptions) -> str:
+    """What the person's agent reads after its instructions: the front end's, the schema."""
+    if options.answer_schema is None:
+        return options.append_system_prompt
+    from moot.client.answer_schema import schema_instructions
+
+    schema = schema_instructions(options.answer_schema)
+    return f"{options.append_system_prompt}\n\n{schema}".strip()
+
+
+def _gate(options: SessionOptions) -> TurnGate | None:
+    if options.answer_schema is None:
+        return None
+    from moot.client.answer_schema import schema_gate
+
+    return schema_gate(options.answer_schema, AGENT)
 
 
 def _session_model(options: SessionOptions, settings: Settings, store: Store | None) -> str:
@@ -199,6 +265,8 @@ def _session_model(options: SessionOptions, settings: Settings, store: Store | N
 def _limits(options: SessionOptions, settings: Settings) -> Limits:
     """The session's limits: the front end's turns, the settings' compaction point."""
     limits = Limits(max_turns=options.max_turns) if options.max_turns else Limits()
+    if options.max_cost_usd is not None:
+        limits = msgspec.structs.replace(limits, max_cost_usd=options.max_cost_usd)
     if settings.auto_compact_at is not None:
         limits = msgspec.structs.replace(limits, compact_at=settings.auto_compact_at)
     return limits

@@ -13,6 +13,7 @@ from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.runtime import Runtime
 from moot.permissions.rules import RuleSet
+from moot.protocol.hook_callbacks import HookCallbacks
 from moot.protocol.modes import PermissionMode
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.select import SandboxChoice
@@ -23,9 +24,11 @@ if TYPE_CHECKING:
     from moot.client.briefing import Briefing
     from moot.client.facts import GitProbe
     from moot.client.session_rules import SessionRules
+    from moot.core.gate import TurnGate
     from moot.hooks import HookConfig
     from moot.mcp.manager import McpManager
     from moot.protocol.client import PromptPart
+    from moot.protocol.client_tools import ClientTools
     from moot.protocol.editor import EditorBuffers, EditorTerminal
     from moot.protocol.mcp import McpServerConfig
     from moot.skills.guidance import Guidance
@@ -75,6 +78,8 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     default): the prompt runs git itself."""
     mcp_servers: Sequence[McpServerConfig] = ()
     """MCP servers the front end brings, besides those the files define; none by default."""
+    strict_mcp: bool = False
+    """Only the front end's MCP servers: none the files define (`--strict-mcp-config`)."""
     allow_project_mcp: Sequence[str] = ()
     """Repository MCP servers that may start without the person's approval this time (`*`:
     all of them); none by default."""
@@ -84,6 +89,19 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     editor_terminal: EditorTerminal | None = None
     """The editor's terminal, which shell commands use when the person chooses it
     (`EditorTerminal.chosen`) instead of moot's sandbox; None (the default): the sandbox."""
+    system_prompt: str | None = None
+    """Replaces the person's agent's instructions as rendered (`--system-prompt`; "" leaves
+    only its name); None (the default) keeps moot's own."""
+    append_system_prompt: str = ""
+    """Read by the person's agent with every request, after its instructions
+    (`--append-system-prompt`); none by default."""
+    client_tools: ClientTools | None = None
+    """Tools the front end runs itself (an Agent SDK's in-process servers); none by default."""
+    gate: TurnGate | None = None
+    """The turn gate of every run (`--json-schema`'s); none by default."""
+    hook_callbacks: HookCallbacks | None = None
+    """The front end's own hooks, run with the settings' (an Agent SDK's callbacks); none by
+    default."""
     resumed: bool = False
     """The session is a stored one opened again: its log records where this sitting begins
     (`session_resumed`). Off by default (a new session records none)."""

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from moot.core.agent import Agent
+from moot.core.event_stream import EventStream
 from moot.core.gate import TurnGate
 from moot.core.limits import Limits
 from moot.core.options import RuntimeOptions
@@ -185,19 +186,26 @@ def _turn(
 
 
 @_takes_run_options
-async def stream(
+def stream(
     message: str,
     agents: Agent | Sequence[Agent] | None = None,
     *,
     options: RunOptions | None = None,
     **keywords: Any,
-) -> AsyncIterator[ev.Event]:
+) -> EventStream[ev.Event]:
     """Run one turn and yield its events as they are stored (messages and background returns
     included); the last is `turn_finished`. Takes `async_run`'s options (`RunOptions`).
 
-    Closing the iterator early interrupts the run.
+    `async for` it in a coroutine, or `for` it in plain code (the run then goes on in a thread
+    with its own event loop). Leaving the loop early interrupts the run.
     """
     chosen = _options(options, keywords)
+    return EventStream(lambda: _events(message, agents, chosen))
+
+
+async def _events(
+    message: str, agents: Agent | Sequence[Agent] | None, chosen: RunOptions
+) -> AsyncIterator[ev.Event]:
     pool, starting = _pool(agents, chosen.starting_agents, chosen.run_agents)
     runtime = _runtime(pool, chosen, peer_messages=chosen.on_message is not None)
     _listen(runtime, chosen.on_message)

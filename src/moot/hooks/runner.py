@@ -20,6 +20,7 @@ from moot.hooks.config import CommandHook, HookConfig
 from moot.hooks.outcome import CommandRun, HookOutcome, combine
 from moot.hooks.scripts import fingerprint
 from moot.protocol.events import HookEventName
+from moot.protocol.hook_callbacks import HookCallbacks
 
 REAP = 2.0
 """Seconds to wait for a killed command's pipes to close (a daemon that left its group may
@@ -34,6 +35,8 @@ class Hooks:
         project: The workspace: the commands' working directory and `MOOT_PROJECT_DIR`.
         can_ask: False for runs nobody watches; a PreToolUse hook's `ask` is then a refusal.
         environ: The environment the commands start from (the process's when None).
+        callbacks: The front end's own hooks (an Agent SDK's callbacks), run after the
+            commands and read as they are.
     """
 
     def __init__(
@@ -43,8 +46,10 @@ class Hooks:
         *,
         can_ask: bool = True,
         environ: Mapping[str, str] | None = None,
+        callbacks: HookCallbacks | None = None,
     ) -> None:
         self.config = config
+        self.callbacks = callbacks
         self.project = project
         self.can_ask = can_ask
         self._base = os.path.realpath(project)
@@ -55,8 +60,10 @@ class Hooks:
         self.env = {**base, "MOOT_PROJECT_DIR": str(project), "CLAUDE_PROJECT_DIR": str(project)}
 
     def wants(self, event: HookEventName, subject: str | None = None) -> bool:
-        """Whether any command would run for `event` (and `subject`)."""
-        return bool(self.config.commands(event, subject))
+        """Whether any command or callback would run for `event` (and `subject`)."""
+        return bool(self.config.commands(event, subject)) or bool(
+            self.callbacks and self.callbacks.matching(event, subject)
+        )
 
     async def run(
         self,
@@ -74,12 +81,28 @@ class Hooks:
             subject: What matchers are matched against (a tool name, a source).
         """
         commands = self.config.commands(event, subject)
-        if not commands:
+        called = self.callbacks.matching(event, subject) if self.callbacks else []
+        if not commands and not called:
             return None
         data = {**payload, "cwd": str(self.project), "hook_event_name": event}
         stdin = (json.dumps(data, default=str) + "\n").encode()  # a line, for `read` in sh
-        runs = await asyncio.gather(*(self._run_one(c, stdin) for c in commands))
+        runs = await asyncio.gather(
+            *(self._run_one(c, stdin) for c in commands),
+            *(self._call_one(c, data) for c in called),
+        )
         return combine(event, list(runs))
+
+    async def _call_one(self, callback_id: str, data: Mapping[str, Any]) -> CommandRun:
+        """One of the front end's callbacks, as if it were a command that printed its JSON."""
+        assert self.callbacks is not None
+        name = f"callback {callback_id}"
+        started = time.perf_counter()
+        try:
+            said = await self.callbacks.call(callback_id, data)
+        except Exception as exc:  # the callback's own failure: a non-blocking hook error
+            return CommandRun(name, None, (time.perf_counter() - started) * 1000, stderr=str(exc))
+        took = (time.perf_counter() - started) * 1000
+        return CommandRun(name, 0, took, stdout=json.dumps(said, default=str))
 
     async def run_pre_compact(
         self,

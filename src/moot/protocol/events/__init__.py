@@ -200,7 +200,7 @@ _BINARY = (bytes, bytearray, memoryview)
 
 
 def event_from_json(data: str | bytes) -> Event:
-    """Parse one event from its JSON form (the log and `stream-json` use this form).
+    """Parse one event from its JSON form (the log and `--output-format events` use this form).
 
     Raises:
         msgspec.ValidationError: the JSON is not an event (names the field at fault).

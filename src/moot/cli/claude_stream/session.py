@@ -1,0 +1,293 @@
+"""`--input-format stream-json`: a session driven over stdin and stdout as Claude Code's
+headless mode is, by the Agent SDKs (`ClaudeSDKClient`, `query`) and scripts.
+
+stdin carries `user` messages, one turn each, taken in order (one waits while a turn runs), and
+the SDK's `control_request`s and `control_response`s; stdout carries each turn's `system`/`init`
+line, its messages and its `result`, and moot's own control requests (`can_use_tool`, with
+`--permission-prompt-tool stdio`). moot ends when stdin closes and the turns it brought are done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from argparse import Namespace
+from collections import deque
+from typing import Any, TextIO
+
+from moot.cli.claude_stream.control import ControlChannel, ControlError, Line, dumps
+from moot.cli.claude_stream.control import failure as control_failure
+from moot.cli.claude_stream.control import success as control_success
+from moot.cli.claude_stream.hooks import SdkHooks
+from moot.cli.claude_stream.opening import unhonoured
+from moot.cli.claude_stream.output import TurnOutput
+from moot.cli.claude_stream.permissions import kept_rule, suggestions
+from moot.cli.claude_stream.result import MCP_STATES
+from moot.cli.claude_stream.sdk_tools import SdkTools
+from moot.client.local import LocalClient
+from moot.protocol import events as ev
+from moot.protocol import ops
+from moot.protocol.states import StopReason
+
+LINE_LIMIT = 1 << 26
+"""The longest stdin line read (a message with large attachments)."""
+
+
+def user_text(message: Line) -> str:
+    """The text of a `user` message: a string, or its `text` blocks joined."""
+    content = (message.get("message") or {}).get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+class StreamSession:
+    """One session served over the pipes.
+
+    Args:
+        client: The open session.
+        options: The command line (`--include-partial-messages`, `--permission-prompt-tool`).
+        out: stdout.
+    """
+
+    def __init__(self, client: LocalClient, options: Namespace, out: TextIO) -> None:
+        self.client = client
+        self.options = options
+        self.out = out
+        self.asks = options.permission_prompt_tool == "stdio"
+        self.channel = ControlChannel(self.write)
+        self.hooks: SdkHooks = options.sdk_hooks
+        self.hooks.channel = self.channel
+        self.tools: SdkTools = options.sdk_tools
+        self.tools.channel = self.channel
+        self.waiting: deque[str] = deque()
+        self.submission = ""
+        """The running turn's submission id ("" while none runs)."""
+        self.output = self._output()
+        self.problem = ""
+        self.denials: list[dict[str, object]] = []
+        self.asked: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.initializing = False
+        """The SDK's `initialize` is being answered: no turn starts before it is."""
+        self.ended = False
+        """stdin closed: no more turns will come."""
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def write(self, line: Line) -> None:
+        self.out.write(dumps(line))
+        self.out.flush()
+
+    def _output(self) -> TurnOutput:
+        partial = bool(self.options.include_partial_messages)
+        schema = self.options.json_schema is not None
+        session = self.client.session_id
+        return TurnOutput("stream-json", self.out, session, partial=partial, schema=schema)
+
+    async def serve(self) -> int:
+        """Take stdin's messages and the session's events until both are done."""
+        inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        events = self.client.subscribe()
+        if self.options.first_line is not None:  # read before the session opened
+            await inbox.put(("line", self.options.first_line))
+        reader = asyncio.create_task(_read_stdin(inbox))
+        pump = asyncio.create_task(_pump(events, inbox))
+        try:
+            while not (self.ended and not self.submission and not self.waiting):
+                kind, item = await inbox.get()
+                if kind == "line":
+                    self._line(item)
+                elif kind == "eof":
+                    self.ended = True
+                    self.channel.close()
+                else:
+                    self._event(item)
+        finally:
+            events.close()
+            for task in (reader, pump, *self.tasks):
+                task.cancel()
+        return 0
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def _line(self, message: Line) -> None:
+        kind = message.get("type")
+        if kind == "user":
+            self.waiting.append(user_text(message))
+            self._next()
+        elif kind == "control_request":
+            if (message.get("request") or {}).get("subtype") == "initialize":
+                self.initializing = True  # turns wait for its hooks and tools
+            self._spawn(self._answer(message))
+        elif kind == "control_response":
+            self.channel.answered(message.get("response") or {})
+        elif kind != "control_cancel_request":
+            print(f"moot: stdin: a message of type {kind!r} is not one moot takes", file=sys.stderr)
+
+    def _next(self) -> None:
+        """Start the next waiting turn, if none runs (and `initialize` is done)."""
+        if self.submission or not self.waiting or self.initializing:
+            return
+        self.output = self._output()
+        self.problem, self.denials = "", []
+        sdk = {n: "failed" if n in self.tools.problems else "connected" for n in self.tools.servers}
+        self.output.opened(self.client.status(), self.client.mcp_servers(), sdk_servers=sdk)
+        self.submission = self.client.submit(ops.UserTurn(text=self.waiting.popleft()))
+
+    def _event(self, event: ev.Event) -> None:
+        self.output.event(event)
+        self._note(event)
+        if isinstance(event, ev.ApprovalRequested) and self.asks:
+            self._spawn(self._approval(event))
+        elif isinstance(event, ev.OpRefused) and event.submission_id == self.submission:
+            self.output.refused(event.reason)
+            self.submission = ""
+            self._next()
+        elif isinstance(event, ev.TurnFinished) and self.submission:
+            problem = "" if event.stop_reason is StopReason.USER_CANCELLED else self.problem
+            self.output.finished(event, problem, self.denials)
+            self.submission = ""
+            self._next()
+
+    def _note(self, event: ev.Event) -> None:
+        """What the result tells: why the run ended, the calls refused."""
+        if isinstance(event, ev.LimitHit):
+            self.problem = event.detail
+        elif isinstance(event, ev.Error) and event.parent_call_id is None:
+            if event.source in ("provider", "internal"):
+                self.problem = event.message
+        elif isinstance(event, ev.ModelResponded):
+            for call in event.tool_calls:
+                self.asked[call.id] = (call.name, dict(call.arguments))
+        elif isinstance(event, ev.ApprovalDecided) and not event.approved:
+            tool, arguments = self.asked.get(event.tool_call_id, ("", {}))
+            denial = {"tool_name": tool, "tool_use_id": event.tool_call_id}
+            self.denials.append(denial | {"tool_input": arguments, "reason": event.feedback})
+
+    async def _approval(self, event: ev.ApprovalRequested) -> None:
+        """Ask the SDK's `can_use_tool` callback, and answer the session with what it says."""
+        request: dict[str, Any] = {
+            "subtype": "can_use_tool",
+            "tool_name": event.tool,
+            "input": event.arguments,
+            "tool_use_id": event.tool_call_id,
+            "permission_suggestions": suggestions(event.suggested_rules),
+            "decision_reason": event.reason or None,
+        }
+        call, tool_call = event.call_id, event.tool_call_id
+        try:
+            answer = await self.channel.ask(request)
+        except ControlError as exc:
+            self.client.submit(ops.Deny(tool_call, call_id=call, feedback=f"not allowed: {exc}"))
+            return
+        if answer.get("behavior") == "allow":
+            updated = answer.get("updatedInput")
+            if updated is not None and updated != event.arguments:
+                feedback = "the permission callback changed the input, which moot cannot do"
+                self.client.submit(ops.Deny(tool_call, call_id=call, feedback=feedback))
+                return
+            scope, rule, left = kept_rule(answer.get("updatedPermissions") or [])
+            if left:  # told, never dropped in silence
+                print(f"moot: permission updates not applied: {', '.join(left)}", file=sys.stderr)
+            self.client.submit(ops.Approve(tool_call, call_id=call, scope=scope, rule=rule))
+            return
+        feedback = str(answer.get("message") or "the permission callback refused it")
+        if answer.get("interrupt"):
+            # The interrupt first: it ends the run where it waits, before the model could
+            # take the refusal and go on.
+            self.client.submit(ops.Interrupt())
+        self.client.submit(ops.Deny(tool_call, call_id=call, feedback=feedback))
+
+    async def _answer(self, message: Line) -> None:
+        """Answer one of the SDK's control requests."""
+        request_id = str(message.get("request_id"))
+        request = message.get("request") or {}
+        initialize = request.get("subtype") == "initialize"
+        try:
+            if initialize and self.tools.servers:
+                await self.tools.connect()  # the SDK serves these while it waits for us
+            response = self._control(request)
+        except ControlError as exc:
+            self.write(control_failure(request_id, str(exc)))
+            return
+        finally:
+            if initialize:
+                self.initializing = False
+                self._next()
+        self.write(control_success(request_id, response))
+
+    def _control(self, request: Line) -> dict[str, Any]:
+        subtype = request.get("subtype")
+        if subtype == "initialize":
+            return self._initialize(request)
+        if subtype == "interrupt":
+            if self.submission:
+                self.client.submit(ops.Interrupt())
+            return {}
+        if subtype == "set_permission_mode":
+            self.client.submit(ops.SetMode(mode=request["mode"]))
+            return {}
+        if subtype == "set_model":
+            if not request.get("model"):
+                raise ControlError("set_model needs a model: moot has no default to go back to")
+            self.client.submit(ops.SetModel(model=request["model"]))
+            return {}
+        if subtype == "mcp_status":
+            servers = self.client.mcp_servers()
+            return {"mcpServers": [{"name": s.name, "status": MCP_STATES.get(s.state, "failed")}
+                                   for s in servers]}  # fmt: skip
+        raise ControlError(f"moot does not support the control request {subtype!r}")
+
+    def _initialize(self, request: Line) -> dict[str, Any]:
+        """The SDK's first request (what it chooses about the session was read before the
+        session opened, `opening.py`): refused when it brings what moot cannot honour."""
+        if request.get("agents"):
+            raise ControlError("moot's agents are its agent definitions (.moot/agents/)")
+        if unknown := unhonoured(request):
+            raise ControlError(f"moot does not support initialize's {', '.join(unknown)}")
+        self.hooks.register(request.get("hooks") or {})
+        status = self.client.status()
+        commands = [
+            {"name": c.name, "description": c.description, "argumentHint": c.argument_hint}
+            for c in status.instructions.commands
+        ]
+        return {
+            "commands": commands,
+            "output_style": "default",
+            "available_output_styles": ["default"],
+            "models": [],
+            "account": {},
+            "pid": os.getpid(),
+        }
+
+
+async def _read_stdin(inbox: asyncio.Queue[tuple[str, Any]]) -> None:
+    """stdin's JSON lines into `inbox`, then `eof`."""
+    import json
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+    )
+    try:
+        while line := await reader.readline():
+            if not line.strip():
+                continue
+            try:
+                await inbox.put(("line", json.loads(line)))
+            except ValueError:
+                print(f"moot: stdin: not a JSON line: {line[:80]!r}", file=sys.stderr)
+    finally:
+        transport.close()
+        await inbox.put(("eof", None))
+
+
+async def _pump(events: Any, inbox: asyncio.Queue[tuple[str, Any]]) -> None:
+    with contextlib.suppress(asyncio.CancelledError):
+        async for event in events:
+            await inbox.put(("event", event))

@@ -1,0 +1,76 @@
+// The TypeScript Claude Agent SDK drives moot: run by tests/cli/test_agent_sdk_ts.py with
+// NODE_PATH naming a node_modules that holds @anthropic-ai/claude-agent-sdk.
+// argv: <shim> <workspace> <scenario>; prints one JSON line per SDK message.
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const [shim, cwd, scenario] = process.argv.slice(2);
+const require = createRequire(path.join(process.env.NODE_PATH, "noop.js"));
+const sdkPath = require.resolve("@anthropic-ai/claude-agent-sdk");
+const { query, tool, createSdkMcpServer } = await import(sdkPath);
+const { z } = await import(require.resolve("zod"));
+
+const base = { pathToClaudeCodeExecutable: shim, cwd, env: { ...process.env } };
+const asked = [];
+const options = {
+  oneshot: base,
+  tools: {
+    ...base,
+    canUseTool: async (tool, input) => {
+      asked.push([tool, input.command]);
+      return input.command.includes("allowed")
+        ? { behavior: "allow", updatedInput: input }
+        : { behavior: "deny", message: "not that file" };
+    },
+  },
+  resume: { ...base, resume: process.env.RESUME },
+  hook: {
+    ...base,
+    hooks: {
+      PreToolUse: [
+        {
+          matcher: "Bash",
+          hooks: [
+            async (input) => {
+              asked.push([input.hook_event_name, input.tool_input.command]);
+              return {
+                hookSpecificOutput: {
+                  hookEventName: "PreToolUse",
+                  permissionDecision: "deny",
+                  permissionDecisionReason: "no shell today",
+                },
+              };
+            },
+          ],
+        },
+      ],
+    },
+  },
+  schema: {
+    ...base,
+    outputFormat: {
+      type: "json_schema",
+      schema: { type: "object", properties: { files: { type: "integer" } }, required: ["files"] },
+    },
+  },
+  mcp: {
+    ...base,
+    allowedTools: ["mcp__calc__add"],
+    mcpServers: {
+      calc: createSdkMcpServer({
+        name: "calc",
+        tools: [
+          tool("add", "Add two integers", { a: z.number(), b: z.number() }, async ({ a, b }) => {
+            asked.push(["add", a, b]);
+            return { content: [{ type: "text", text: String(a + b) }] };
+          }),
+        ],
+      }),
+    },
+  },
+}[scenario];
+
+for await (const message of query({ prompt: "go", options })) {
+  console.log(JSON.stringify(message));
+}
+console.log(JSON.stringify({ type: "asked", asked }));
