@@ -3,7 +3,7 @@ through `pathToClaudeCodeExecutable`, a two-line shim, with a scripted model.
 
 The SDK is not a Python dependency: set `MOOT_TS_AGENT_SDK` to a `node_modules` directory that
 holds it (`npm install @anthropic-ai/claude-agent-sdk --omit=optional` installs it without
-Claude Code's own binary); without it these tests are skipped."""
+Claude Code's own binary; `.ci/run` does); without it these tests are skipped, and fail in CI."""
 
 from __future__ import annotations
 
@@ -18,9 +18,19 @@ from typing import Any
 import pytest
 
 SDK = os.environ.get("MOOT_TS_AGENT_SDK", "")
-pytestmark = pytest.mark.skipif(
-    not SDK or shutil.which("node") is None, reason="MOOT_TS_AGENT_SDK and node are not set up"
-)
+
+
+@pytest.fixture(autouse=True)
+def _the_sdk_is_set_up() -> None:
+    """CI sets the SDK up (`.ci/run`), so there its absence fails; elsewhere it skips."""
+    if SDK and shutil.which("node") is not None:
+        return
+    missing = "MOOT_TS_AGENT_SDK (a node_modules holding the SDK) and node are not set up"
+    if os.environ.get("CI"):
+        pytest.fail(missing)
+    pytest.skip(missing)
+
+
 DRIVE = Path(__file__).with_name("ts_sdk") / "drive.mjs"
 
 
