@@ -45,6 +45,7 @@ AGENT = "moot"
 
 if TYPE_CHECKING:
     from moot.core.gate import TurnGate
+    from moot.hooks import HookConfig
     from moot.skills.guidance import Guidance
 
 INSTRUCTIONS = (
@@ -158,33 +159,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         session_id = options.session_id
         if session_id is None:
             session_id = created = _created(store, options, cwd)
-        mode = options.permission_mode
-        assembly = SessionAssembly(
-            settings=settings,
-            agent=agent,
-            rules=rules,
-            mode=PermissionMode(mode) if mode else None,
-            model=options.model,
-            hooks=hooks,
-            limits=limits,
-            can_ask=options.can_ask,
-            auto_commit=_auto_commit(options, settings),
-            allowed_tools=options.allowed_tools,
-            disallowed_tools=options.disallowed_tools,
-            guidance=guidance,
-            git_probe=git,
-            mcp_servers=options.mcp_servers,
-            allow_project_mcp=options.allow_project_mcp,
-            editor_buffers=options.editor_buffers,
-            editor_terminal=options.editor_terminal,
-            resumed=options.session_id is not None,
-            system_prompt=options.system_prompt,
-            append_system_prompt=_appended(options),
-            hook_callbacks=options.hook_callbacks,
-            gate=_gate(options),
-            strict_mcp=options.strict_mcp,
-            client_tools=options.client_tools,
-        )
+        assembly = _assembly(options, settings, agent, rules, hooks, limits, guidance, git)
         session = open_session(store, session_id, cwd, assembly)
         if git is not None and not early:  # only now: its work would slow the set-up
             _start(git)
@@ -197,6 +172,46 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         raise
     notices = (*_notices(settings, cwd), *_held_commands(session, cwd), *told)
     return LocalClient(session, store, settings, notices)
+
+
+def _assembly(
+    options: SessionOptions,
+    settings: Settings,
+    agent: Agent,
+    rules: RuleSet,
+    hooks: HookConfig | None,
+    limits: Limits,
+    guidance: Guidance | None,
+    git: GitProbe | None,
+) -> SessionAssembly:
+    """What `open_session` builds the session from: the front end's choices and the settings'."""
+    mode = options.permission_mode
+    return SessionAssembly(
+        settings=settings,
+        agent=agent,
+        rules=rules,
+        mode=PermissionMode(mode) if mode else None,
+        model=options.model,
+        hooks=hooks,
+        limits=limits,
+        can_ask=options.can_ask,
+        auto_commit=_auto_commit(options, settings),
+        allowed_tools=options.allowed_tools,
+        disallowed_tools=options.disallowed_tools,
+        guidance=guidance,
+        git_probe=git,
+        mcp_servers=options.mcp_servers,
+        allow_project_mcp=options.allow_project_mcp,
+        editor_buffers=options.editor_buffers,
+        editor_terminal=options.editor_terminal,
+        resumed=options.session_id is not None,
+        system_prompt=options.system_prompt,
+        append_system_prompt=_appended(options),
+        hook_callbacks=options.hook_callbacks,
+        gate=_gate(options),
+        strict_mcp=options.strict_mcp,
+        client_tools=options.client_tools,
+    )
 
 
 def _created(store: Store, options: SessionOptions, cwd: Path) -> str:
