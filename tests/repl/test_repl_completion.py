@@ -7,6 +7,7 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
 from moot.commands.builtin import builtin_commands
+from moot.protocol.client import WorkspaceFiles
 from moot.repl.completion import MAX_PATHS, PromptCompleter
 
 
@@ -15,9 +16,9 @@ class Files:
         self.paths = paths
         self.reads = 0
 
-    def __call__(self) -> list[str]:
+    def __call__(self) -> WorkspaceFiles:
         self.reads += 1
-        return self.paths
+        return WorkspaceFiles(tuple(self.paths))
 
 
 def complete(completer: PromptCompleter, text: str) -> list[tuple[str, str, str]]:
@@ -68,3 +69,18 @@ def test_path_completions_are_capped() -> None:
     paths = [f"pkg/module_{i}.py" for i in range(500)]
 
     assert len(complete(completer(Files(paths)), "@mod")) == MAX_PATHS
+
+
+def test_every_file_is_offered_and_a_listing_under_way_or_cut_short_says_so() -> None:
+    """Only the first 20,000 files were offered (issue 31); while another key's completion
+    lists them, the list says so, and what the listing left out is said under it."""
+    paths = [f"pkg{group:02}/m{number:03}.py" for group in range(21) for number in range(1000)]
+    cut = WorkspaceFiles((*paths, "zz/last_one.py"), ("stopped at the time limit",))
+    prompt = PromptCompleter(builtin_commands(), lambda: None, lambda: cut)  # type: ignore[arg-type,return-value]
+
+    with prompt._lock:  # another thread is listing
+        assert complete(prompt, "@last") == [("@last", "listing the workspace's files…", "")]
+    assert complete(prompt, "@last_one") == [
+        ("@zz/last_one.py", "zz/last_one.py", ""),
+        ("@last_one", "[stopped at the time limit]", ""),
+    ]

@@ -119,6 +119,25 @@ async def test_a_path_spread_over_its_file_name_ranks_first_as_in_the_repl() -> 
         assert pilot.app.query_one(PromptInput).text == "@tests/repl/test_repl.py "
 
 
+async def test_every_file_is_offered_and_files_made_since_are_offered_at_the_next_at() -> None:
+    """The app listed the workspace once, and only its first 20,000 files (issue 31): a file
+    past them, or one a turn made, was never offered."""
+    paths = [f"pkg{group:02}/m{number:03}.py" for group in range(21) for number in range(1000)]
+    client = FakeClient(files=[*paths, "zz/last_one.py"])
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await pilot.press("@", *"last_one")
+        await settle(pilot)  # the file list is read off the UI thread
+        await pilot.press("tab")
+        prompt = pilot.app.query_one(PromptInput)
+        assert prompt.text == "@zz/last_one.py "
+
+        client._files.append("zz/made_by_a_turn.py")
+        await pilot.press("@", *"made_by")
+        await settle(pilot)
+        await pilot.press("tab")
+        assert prompt.text == "@zz/last_one.py @zz/made_by_a_turn.py "
+
+
 async def test_model_picks_from_the_catalog_and_the_status_line_follows() -> None:
     client = FakeClient(models=MODELS)
     async with app_for(client).run_test(size=(120, 40)) as pilot:

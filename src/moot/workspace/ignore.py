@@ -137,6 +137,9 @@ class GlobPattern:
             tuple(alternatives) if all("/" not in alt for alt in alternatives) else None
         )
         """The alternatives when none has a `/`: they match file names alone (ripgrep types)."""
+        self.suffixes: tuple[str, ...] | None = _literal_suffixes(alternatives)
+        """What every matching path ends with, one per alternative (`.py` of `src/**/*.py`),
+        or None when some alternative ends in a wildcard: a quick test before the match."""
         self._names: list[re.Pattern[str]] = []
         self._paths: list[re.Pattern[str]] = []
         for alt in alternatives:
@@ -156,6 +159,24 @@ class GlobPattern:
         """Whether `rel` or a directory above it matches (an excluded directory's contents)."""
         parts = rel.split("/")
         return any(self.matches("/".join(parts[:end])) for end in range(1, len(parts) + 1))
+
+
+def _literal_suffixes(alternatives: list[str]) -> tuple[str, ...] | None:
+    """The literal end of each alternative's last component (after its last wildcard), or None
+    when one has none; an escape (`\\`) gives None too rather than be read wrongly."""
+    found: list[str] = []
+    for alt in alternatives:
+        if alt.endswith("/"):  # `dir/` matches whatever is inside
+            return None
+        last = alt.rsplit("/", 1)[-1]
+        if "\\" in last:
+            return None
+        cut = max(last.rfind(char) for char in "*?[]")
+        tail = last[cut + 1 :]
+        if not tail:
+            return None
+        found.append(tail)
+    return tuple(found)
 
 
 def expand_braces(pattern: str) -> list[str]:

@@ -50,8 +50,7 @@ from moot.workspace.search import (
 )
 from moot.workspace.walk import MAX_DEPTH, deadline_after, out_of_time, too_deep
 
-_FIXED_ARGS = (
-    "--json",
+WALK_ARGS = (
     "--no-config",
     "--hidden",
     "--no-require-git",
@@ -59,9 +58,15 @@ _FIXED_ARGS = (
     "--no-ignore-dot",
     "--no-ignore-exclude",
     "--no-ignore-global",
+    "--glob=!.git",
+)
+"""What makes ripgrep skip what a walk skips (`moot.workspace.walk`); the file index's
+`rg --files` is told the same (`moot.workspace.file_index`)."""
+_FIXED_ARGS = (
+    "--json",
+    *WALK_ARGS,
     "--crlf",
     "--no-mmap",  # with memory maps ripgrep checks only a file's head for NUL bytes
-    "--glob=!.git",
 )
 _TYPE = "moot"
 _FILE_ERROR = re.compile(r".*: .*\(os error \d+\)")
@@ -181,8 +186,7 @@ class _DeepFiles:
 
     def __init__(self, rg: str, ignoring: list[str], root: Path, start: str) -> None:
         deep = "*/" * MAX_DEPTH + "**"  # matched against the path from the root, as listed
-        listing = [arg for arg in _FIXED_ARGS if arg != "--json"]
-        args = [rg, *listing, *ignoring, "--files", f"--glob={deep}", "--", start]
+        args = [rg, *WALK_ARGS, *ignoring, "--files", f"--glob={deep}", "--", start]
         self.process = subprocess.Popen(
             args, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
