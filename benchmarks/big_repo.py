@@ -230,11 +230,11 @@ def _ecma(kind: str) -> Callable[[int, random.Random, int], str]:
             lines += [
                 "",
                 f"export const Panel{number} = (props: Options{number}) => (",
-                "  <div className=\"panel\">{props.name}</div>",
+                '  <div className="panel">{props.name}</div>',
                 ");",
             ]
         for target in uses:
-            lines += ["", f"export const use{number}_{target} = () => make{target}(\"x\");"]
+            lines += ["", f'export const use{number}_{target} = () => make{target}("x");']
         return "\n".join(lines) + "\n"
 
     return make
