@@ -12,6 +12,7 @@ import pytest
 from moot.client.local import SessionOptions, open_client
 from moot.commands.builtin import builtin_commands
 from moot.protocol import events as ev
+from moot.protocol import ops
 from moot.store.sqlite import SQLiteStore
 from moot.testing import drive_turn
 
@@ -170,3 +171,69 @@ async def test_rewind_restores_the_files_a_command_line_wrote(
 
 def of_kind(events: Sequence[ev.Event], kind: type) -> list[ev.Event]:
     return [e for e in events if isinstance(e, kind)]
+
+
+async def answers_to(client, *submitted: str) -> dict[str, ev.Event]:  # type: ignore[no-untyped-def]
+    """The first event answering each submission (taken from a replay of the whole log)."""
+    found: dict[str, ev.Event] = {}
+    watch = client.subscribe(after_seq=0)
+    async for event in watch:
+        if event.submission_id in submitted and event.submission_id not in found:
+            found[event.submission_id] = event
+        if len(found) == len(submitted):
+            break
+    watch.close()
+    return found
+
+
+async def test_restoring_files_is_an_op_answered_by_an_event(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Fails on the old code: no op restored files; the client did it outside the contract,
+    and raised across it (`KeyError`, `RuntimeError`) where the session could not."""
+    client = await two_turns(workspace, tmp_path / "s.db")
+    first = client.query.events(client.session_id, kinds=("turn_started",))[0].run_id
+    unknown = client.submit(ops.RestoreFiles(run_id="run_nope"))
+    restore = client.submit(ops.RestoreFiles(run_id=first))
+    answers = await answers_to(client, unknown, restore)
+    await client.close()
+
+    refused, restored = answers[unknown], answers[restore]
+    assert isinstance(refused, ev.OpRefused) and refused.op == "restore_files"
+    assert refused.reason == f"no turn 'run_nope' in session {client.session_id}"
+    assert isinstance(restored, ev.FilesRestored)
+    assert (restored.before_run, restored.failures) == (first, ())
+    assert restored.restored == ("greet.py", "made/deeper/new.txt")
+    assert (workspace / "greet.py").read_bytes() == ORIGINAL
+    assert not (workspace / "made").exists()
+
+
+HANG_SCRIPT = """
+turns:
+  - tool_calls:
+      - {name: bash, arguments: {command: "sleep 120"}}
+  - text: "done"
+"""
+
+
+async def test_files_are_not_restored_while_a_turn_runs(workspace: Path, tmp_path: Path) -> None:
+    """Fails on the old code: no op restored files (the client raised `RuntimeError`)."""
+    (tmp_path / "hang.yaml").write_text(HANG_SCRIPT)
+    model = f"scripted:{tmp_path / 'hang.yaml'}"
+    options = SessionOptions(cwd=workspace, model=model, permission_mode="bypassPermissions")
+    client = open_client(options, store=SQLiteStore(tmp_path / "s.db"))
+    watch = client.subscribe()
+    client.submit(ops.UserTurn(text="wait"))
+    busy, refused = "", None
+    async for event in watch:
+        if isinstance(event, ev.ToolStarted):
+            busy = client.submit(ops.RestoreFiles(run_id=event.run_id))
+        if isinstance(event, ev.OpRefused) and event.submission_id == busy:
+            refused = event
+            client.submit(ops.Interrupt())
+        if isinstance(event, ev.TurnFinished):
+            break
+    watch.close()
+    await client.close()
+    assert refused is not None
+    assert refused.reason == "a turn is running: interrupt it first"

@@ -26,6 +26,7 @@ from mcp_helpers import (
 )
 from moot.client.local import SessionOptions, open_client
 from moot.protocol import events as ev
+from moot.protocol import ops
 from moot.testing import drive_turn
 from moot.testing.drive import approve
 
@@ -236,7 +237,9 @@ async def test_a_repository_server_never_starts_without_the_persons_approval(
     assert waiting.state == "needs_approval" and waiting.tools == ()
     assert not started.exists()  # nothing ran
 
-    assert "approved proj" in first.approve_mcp_server("proj")
+    approved = first.submit(ops.ApproveMcpServer(name="proj"))
+    (answer,) = [e for e in first.query.events(first.session_id) if e.submission_id == approved]
+    assert isinstance(answer, ev.McpServerApproved) and "approved proj" in answer.note
     assert (await wait_for(first, "proj")).state == "ready"
     await first.close()
     assert started.read_text().startswith("started good")
@@ -253,6 +256,47 @@ async def test_a_repository_server_never_starts_without_the_persons_approval(
     third = open_client(SessionOptions(cwd=workspace, model=model))
     assert {s.name: s.state for s in third.mcp_servers()} == {"proj": "needs_approval"}
     await third.close()
+
+
+async def test_approving_and_restarting_a_server_are_ops_answered_by_events(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Fails on the old code: there were no such ops; the client changed the servers outside
+    the contract, and raised `KeyError` across it for a server the session lacks."""
+    project_servers(workspace, {"proj": server("good")})
+    client = open_client(SessionOptions(cwd=workspace, model=script(tmp_path / "s.json")))
+    client.subscribe().close()  # the session is used: its servers may start
+    unknown = client.submit(ops.ApproveMcpServer(name="nope"))
+    early = client.submit(ops.RestartMcpServer(name="proj"))
+    approve_it = client.submit(ops.ApproveMcpServer(name="proj"))
+    again = client.submit(ops.ApproveMcpServer(name="proj"))
+    assert (await wait_for(client, "proj")).state == "ready"
+    restart = client.submit(ops.RestartMcpServer(name="proj"))
+    assert (await wait_for(client, "proj")).state == "ready"
+    answers = {e.submission_id: e for e in client.query.events(client.session_id)}
+    await client.close()
+
+    def refusal(submission: str) -> str:
+        event = answers[submission]
+        assert isinstance(event, ev.OpRefused), event
+        return event.reason
+
+    assert refusal(unknown) == "no MCP server 'nope' in this session"
+    assert "has not been approved to run" in refusal(early)
+    assert refusal(again).startswith("proj needs no approval")
+    approved, restarted = answers[approve_it], answers[restart]
+    assert isinstance(approved, ev.McpServerApproved) and approved.server == "proj"
+    assert isinstance(restarted, ev.McpServerRestarted) and restarted.note == "restarting proj"
+
+
+async def test_a_session_without_mcp_servers_refuses_their_ops(tmp_path: Path) -> None:
+    """Fails on the old code: there were no such ops (the client raised `KeyError`)."""
+    client = open_client(SessionOptions(cwd=tmp_path, model=script(tmp_path / "s.json")))
+    restart = client.submit(ops.RestartMcpServer(name="any"))
+    (refused,) = client.query.events(client.session_id)
+    await client.close()
+    assert isinstance(refused, ev.OpRefused) and refused.submission_id == restart
+    assert refused.reason == "this session has no MCP servers"
 
 
 async def test_cached_tools_are_offered_before_the_server_is_up_and_the_call_waits_for_it(

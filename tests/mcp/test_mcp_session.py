@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from mcp_helpers import call, project_servers, script, server, user_servers, wait_for
-from moot.client.assemble import open_session, session_rules
+from moot.client.assemble import open_session
 from moot.client.local import SessionOptions, open_client
+from moot.client.rules import session_rules
+from moot.client.session import SessionAssembly
 from moot.commands.builtin import builtin_commands
 from moot.commands.mentions import expand_mentions
 from moot.core.agent import Agent
@@ -61,14 +63,12 @@ async def test_many_tools_go_out_as_names_and_load_on_demand(
     store = MemoryStore()
     session_id = store.create_session(title="t", workspace=str(workspace)).id
     settings = load_settings(workspace)
-    session = open_session(
-        store,
-        session_id,
-        workspace,
+    assembly = SessionAssembly(
         settings=settings,
         agent=Agent("moot", model=FunctionProvider(model)),
         rules=session_rules(settings, allow=["mcp__many"]),
     )
+    session = open_session(store, session_id, workspace, assembly)
     assert session.mcp is not None
     session.mcp.start()
     for name in ("good", "many"):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from moot.client.assemble import inode_check
 from moot.client.prompt_files import PromptFiles
+from moot.client.rules import inode_check
 from moot.permissions.links import DeniedInodes
 from moot.permissions.masks import mask_source, sandbox_masks
 from moot.permissions.rules import RuleSet, read_denied

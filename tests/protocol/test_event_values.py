@@ -114,3 +114,21 @@ def test_bytes_where_text_belongs_are_refused_not_stored_as_base64() -> None:
     with pytest.raises(ValueError, match="bytes in `text`"):
         ev.checked_json(ev.TextDelta(text=b"hello"))  # type: ignore[arg-type]
     assert ops.checked(ops.UserTurn(text=Markup("hi"))).text == "hi"
+
+
+def test_the_session_events_that_answer_ops_read_back_from_the_log(tmp_path: Path) -> None:
+    """What answers an `Interrupt` of the person's tools, a `RestoreFiles` and the MCP ops is
+    stored as it reads back (lists where tuples belong become the tuples)."""
+    from msgspec.structs import replace
+
+    store = SQLiteStore(tmp_path / "s.db")
+    session = store.create_session(title="t", workspace=str(tmp_path)).id
+    answers = [
+        ev.RunToolsInterrupted(tools=["bash"], submissions=["sub_1"], submission_id="sub_2"),  # type: ignore[arg-type]
+        ev.FilesRestored(before_run="run_1", restored=["a.py", "ü/b"], failures=["c: gone"]),  # type: ignore[arg-type]
+        ev.McpServerApproved(server="repo", note="approved repo (node x)"),
+        ev.McpServerRestarted(server="repo", note="restarting repo"),
+    ]
+    stored = [store.append(replace(event, session_id=session)) for event in answers]
+    assert SQLiteStore(tmp_path / "s.db").events(session) == stored
+    assert stored[0].tools == ("bash",) and stored[1].restored == ("a.py", "ü/b")  # type: ignore[union-attr]

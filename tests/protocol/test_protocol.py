@@ -97,6 +97,18 @@ EXAMPLES: list[ev.Event] = [
         submission_id="sub_3",
     ),
     ev.MemoryNoted(session_id="s1", seq=6, path="/w/AGENTS.md", note="use tabs"),
+    ev.RunToolsInterrupted(
+        session_id="s1", seq=7, tools=("bash", "grep"), submissions=("sub_2", "sub_3")
+    ),
+    ev.FilesRestored(
+        session_id="s1",
+        seq=8,
+        before_run="run_1",
+        restored=("a.py", "ünï/b.txt"),
+        failures=("c.bin: permission denied",),
+    ),
+    ev.McpServerApproved(session_id="s1", seq=9, server="repo", note="approved repo (node x)"),
+    ev.McpServerRestarted(session_id="s1", seq=10, server="repo", note="restarting repo"),
     ev.SessionRenamed(session_id="s1", seq=7, title="fix the parser", previous="fix it"),
     ev.SessionRenamed(
         session_id="s1",
@@ -222,6 +234,9 @@ OPS = [
     ops.RunCommand(name="code-review", arguments="src/app.py"),
     ops.NoteToMemory(text="use tabs"),
     ops.Compact(focus="the parser", agent="main"),
+    ops.RestoreFiles(run_id="run_1"),
+    ops.ApproveMcpServer(name="repo"),
+    ops.RestartMcpServer(name="repo"),
 ]
 
 

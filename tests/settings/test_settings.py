@@ -209,7 +209,7 @@ def test_moots_own_variables_that_act_before_the_settings_are_refused_in_env(
 def test_session_variables_may_come_from_env_and_an_empty_shell_value_does_not_hide_them(
     tmp_path: Path,
 ) -> None:
-    from moot.client.assemble import session_environ
+    from moot.client.environment import session_environ
 
     write(tmp_path / ".moot" / "settings.json", {"env": {"MOOT_READ_TIMEOUT": "5", "A": "file"}})
     approve_held(tmp_path)  # the person's approval: the files are theirs

@@ -389,6 +389,26 @@ async def test_a_memory_note_is_written_and_reaches_the_next_request(
     assert "- use tabs\n- never commit on main" in system
 
 
+async def test_after_shutdown_a_note_or_a_command_changes_nothing(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    """Fails on the old code: the client answered `NoteToMemory` itself, before the runtime,
+    so a note after `Shutdown` still wrote AGENTS.md and stored `memory_noted` after the
+    session had let its claim go."""
+    (tmp_path / "AGENTS.md").write_text("# Rules\n")
+    client = open_session(tmp_path)
+    try:
+        client.submit(ops.Shutdown())
+        client.submit(ops.NoteToMemory(text="written after the end"))
+        client.submit(ops.RunCommand(name="code-review"))
+        stored = client.query.events(client.session_id)
+    finally:
+        await client.close()
+    assert (tmp_path / "AGENTS.md").read_text() == "# Rules\n"
+    assert stored == []
+    assert server.requests == []
+
+
 async def test_the_status_lists_files_problems_and_the_context_parts(
     server: ModelServer, tmp_path: Path
 ) -> None:

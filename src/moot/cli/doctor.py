@@ -25,7 +25,7 @@ EXIT_USAGE = 2
 
 
 def run_doctor(options: Namespace) -> int:
-    from moot.client.assemble import session_environ
+    from moot.client.environment import session_environ
     from moot.settings import SettingsError, load_settings
 
     try:

@@ -2,8 +2,8 @@
 file (mode 0600), never echoing it.
 
 `credentials.save_given_key` is the one way a key gets saved: `moot login`, the app's first-run
-screen (through `moot.client.setup_detect`) and `/model` taking a key (`KeyStore`) all call it,
-so a key lands exactly where and how `moot login` puts it.
+screen (through `moot.client.setup_detect`) and `/model` taking a key (`SessionAdmin.save_key`)
+all call it, so a key lands exactly where and how `moot login` puts it.
 """
 
 from __future__ import annotations

@@ -48,15 +48,15 @@ def run_sandbox_cli(
     Returns:
         The exit code (see the module docstring).
     """
-    from moot.client.assemble import (
-        SetupError,
+    from moot.client.environment import (
         hook_config,
         hook_scripts,
         sandbox_policy,
         sandbox_setting,
         session_environ,
-        session_rules,
     )
+    from moot.client.errors import SetupError
+    from moot.client.rules import session_rules
     from moot.sandbox.select import SETTING_VARIABLE, choose_sandbox
     from moot.settings import SettingsError, load_settings
 

@@ -1,380 +1,402 @@
 """Setting up a session for a front end: from settings and a few choices to a ready `Runtime`.
 
-Every front end (headless runs today; the TUI, ACP and MCP servers later) needs the same
-assembly, in this order, because each step depends on the last:
+Every front end (`open_client` for the app, the REPL, ACP and `moot -p`; `moot mcp serve`)
+needs the same assembly. A front end describes the session in one value, `SessionAssembly`
+(`client/session.py`, with `Session`, what comes of it); `open_session` assembles it in named
+steps, in this order, because each depends on the last:
 
-1. The permission rules: settings plus the front end's own (`--allowedTools`), and the mode.
-2. The workspace, hiding what `Read(...)` deny rules cover from every walk.
-3. The sandbox, masking the denied paths, with the scripts hooks run protected (hooks run on
-   the host, so nothing inside may change them), and so are the repository's hooks directory
-   and config files in the workspace (moot's git runs on the host too; `host_git_at_start`).
-4. The approval policy (`RulesPolicy`; wrapped in `NoAsking` where nobody answers).
-5. The tools, less those a bare deny rule removes.
-6. The hooks and the `Runtime`, in the mode the session last switched to unless one is named.
+1. `_workspace`: the workspace, hiding what `Read(...)` deny rules cover from every walk, and
+   what runs on the host (hook and MCP server scripts, moot's own git), which is protected.
+2. `_sandbox`: the sandbox, masking the denied paths, with those host scripts, the
+   repository's hooks directory and its config files protected (`host_git_at_start`).
+3. `_policy`: the approval policy (`RulesPolicy`, following the settings files; `NoAsking`
+   where nobody answers), and the session's rules as `/permissions` changes them.
+4. `_tools`: the built-in tools (`client/session_tools.py`), less those a bare deny rule
+   removes.
+5. `_briefing`: what the session's files make of it (the prompts, skills, peers, commands),
+   then the MCP servers' tools (`_mcp`).
+6. `_runtime`: the hooks, the person's tools and the `Runtime`, with the seams its ops reach
+   through (the files' commands and memory, the file snapshots, the MCP servers).
+7. `_sitting`: a resumed session records where the sitting begins, then the mode and model
+   the front end names (each an op).
 
-`open_session` does all of it; `Session.close` ends what outlives a turn (background shells,
-the sandbox's container).
+`Session.close` ends what outlives a turn (background shells, MCP servers, the sandbox's
+container).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
+from moot.client.environment import (
+    hook_runner,
+    hook_scripts,
+    sandbox_policy,
+    sandbox_setting,
+    session_environ,
+)
 from moot.client.errors import SetupError
-from moot.client.rules import inode_check, masks_for
-from moot.client.rules import session_rules as session_rules  # `moot sandbox` imports it here
+from moot.client.rules import inode_check
+from moot.client.session import Session, SessionAssembly
+from moot.client.session_tools import model_tools, person_tools_of
 from moot.client.settings_watch import SettingsWatch
+from moot.client.turn_end import AutoCommitter, turn_end
 from moot.core.agent import Agent
-from moot.core.limits import Limits
-from moot.core.options import AttachFiles, Refusal, RuntimeOptions
+from moot.core.options import AttachFiles, Refusal, RuntimeOptions, SessionCommands
 from moot.core.run import TurnEnd
 from moot.core.runtime import Runtime
 from moot.permissions.headless import NoAsking
 from moot.permissions.policy import RulesPolicy
-from moot.permissions.rules import RuleSet, read_denied, tool_hidden
+from moot.permissions.rules import read_denied, tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalPolicy
 from moot.protocol.messages import AttachedFile
 from moot.protocol.modes import PermissionMode
-from moot.providers.base import UnknownModel
+from moot.providers.base import Provider, UnknownModel
 from moot.providers.registry import resolve_model
 from moot.sandbox.background import BackgroundShells
-from moot.sandbox.base import DEFAULT_PROTECTED, SandboxPolicy
-from moot.sandbox.select import SETTING_VARIABLE, SandboxChoice, choose_sandbox
+from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.select import SandboxChoice, choose_sandbox
 from moot.settings import Settings, settings_files
 from moot.store.base import Store
 from moot.tools.base import Tool
-from moot.tools.builtin import builtin_tools, outputs_dir, session_workspace
-from moot.tools.exit_plan_mode import exit_plan_mode_tool
-from moot.tools.redirects import PolicyRedirects
-from moot.workspace.host_git import host_git_at_start
+from moot.tools.builtin import outputs_dir, session_workspace
+from moot.workspace.host_git import HostGit, host_git_at_start
 from moot.workspace.paths import Workspace
+from moot.workspace.snapshots import FileSnapshots
 
 if TYPE_CHECKING:
     from moot.client.briefing import Briefing
-    from moot.client.facts import GitProbe, SessionFacts
     from moot.client.session_rules import SessionRules
-    from moot.hooks import HookConfig, Hooks
     from moot.mcp.config import LoadedServers
     from moot.mcp.manager import McpManager
     from moot.protocol.client import PromptPart
-    from moot.protocol.editor import EditorBuffers, EditorTerminal
-    from moot.protocol.mcp import McpServerConfig
-    from moot.skills.guidance import Guidance
-    from moot.workspace.absent import AbsentPaths
 
 
-class Session(msgspec.Struct):
-    """A session ready to take turns, and what must end with it."""
+class _Given(msgspec.Struct, frozen=True):
+    """What every step reads: the session, what it is assembled from, and what follows at once
+    from that (its environment, the mode it starts in)."""
 
-    runtime: Runtime
+    store: Store
+    session_id: str
+    assembly: SessionAssembly
+    environ: Mapping[str, str]
+    """The session's environment (`session_environ`)."""
+    mode: PermissionMode
+    """The mode the session starts in, unless it switched to another before."""
+
+    @property
+    def settings(self) -> Settings:
+        return self.assembly.settings
+
+
+class _Place(msgspec.Struct, frozen=True):
+    """Step 1: the workspace, and what of it runs on the host."""
+
     workspace: Workspace
-    shell: SandboxChoice
-    """The sandbox shell commands run in (or why there is none)."""
+    host_scripts: tuple[str, ...]
+    """Workspace files hook commands and the repository's MCP servers run (on the host)."""
+    git: HostGit
+    """What moot's git (on the host) may trust of the repository."""
+    servers: LoadedServers | None
+    """The MCP servers the files and the front end define (None: none)."""
+
+
+class _Shell(msgspec.Struct, frozen=True):
+    """Step 2: where shell commands run, and what they may touch."""
+
+    policy: SandboxPolicy
+    choice: SandboxChoice
     shells: BackgroundShells
-    rules: Callable[[], SessionRules] | None = None
-    """Its permission rules (where each comes from, and the person's changes), made when
-    asked: `moot -p` never needs them."""
+
+
+class _Policy(msgspec.Struct, frozen=True):
+    """Step 3: who settles tool calls."""
+
+    rules: RulesPolicy
+    """The permission rules' policy (the session's rules and mode)."""
+    approval: ApprovalPolicy
+    """What settles each call: `rules`, or `NoAsking` around it where nobody answers."""
+    of_session: Callable[[], SessionRules]
+    """The session's rules as `/permissions` shows and changes them."""
+
+
+class _Shaped(msgspec.Struct, frozen=True):
+    """Step 5: the agents, tools and policy as the session's files shape them."""
+
+    agents: list[Agent]
+    tools: list[Tool]
+    approval: ApprovalPolicy
+    turn_ends: list[TurnEnd]
     briefing: Briefing | None = None
-    """What the session's files (skills, commands, agents, memory) made of it; None: none
-    were read."""
-    prompt_parts: tuple[PromptPart, ...] = ()
-    """What every request of the person's agent carries, part by part (`/context`)."""
-    mcp: McpManager | None = None
-    """The session's MCP servers (None: no file defines any)."""
-
-    async def close(self) -> None:
-        """End background shells, the MCP servers and the sandbox (a Docker container)."""
-        if self.mcp is not None:
-            await self.mcp.close()
-        await self.shells.close()
-        if self.shell.sandbox is not None:
-            await self.shell.sandbox.close()
+    commands: SessionCommands | None = None
 
 
-def hook_config(settings: Settings, cwd: Path) -> HookConfig | None:
-    """The settings' hooks, checked; None when none are set.
-
-    Raises:
-        HookConfigError: A settings file's `hooks` do not fit (a `SettingsError`).
-    """
-    if not settings.hooks:
-        return None
-    from moot.hooks import hooks_from_settings  # lazy: no hooks set, moot.hooks is never imported
-
-    return hooks_from_settings(settings.hooks, cwd)
-
-
-def sandbox_setting(settings: Settings, environ: Mapping[str, str] | None = None) -> str:
-    """Which sandbox to use: `MOOT_SANDBOX`, else the settings' `sandbox`, else auto."""
-    env = os.environ if environ is None else environ
-    return env.get(SETTING_VARIABLE) or settings.sandbox or "auto"
-
-
-def hook_scripts(hooks: HookConfig | None, root: Path) -> tuple[str, ...]:
-    """The workspace files hook commands name: hooks run on the host, so these are protected
-    like `.moot/` (see `moot.hooks.scripts`)."""
-    return hooks.scripts(root) if hooks else ()
-
-
-def sandbox_policy(
-    root: Path,
-    rules: RuleSet,
-    scripts: Sequence[str] = (),
-    *,
-    output_dir: Path | None = None,
-    absent: AbsentPaths | None = None,
-    env_names: Iterable[str] = (),
-) -> SandboxPolicy:
-    """What shell commands may touch: the workspace, less what deny rules mask, with the
-    hooks' `scripts` protected besides `.git` and `.moot`, and `absent` kept from being made;
-    and the variables they get besides the usual ones: `env_names`, those the settings' `env`
-    names."""
-    return SandboxPolicy(
-        root,
-        output_dir=output_dir,
-        masks=masks_for(rules, root),  # what shell commands cannot see or edit
-        protected=(*DEFAULT_PROTECTED, *scripts),
-        absent=absent,
-        env_names=tuple(env_names),
-    )
-
-
-def session_environ(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment a session works with: the settings' `env` under the process's own, so
-    a variable set in the shell wins over one in a settings file (an empty one does not: moot
-    reads empty as unset). Model keys and base URLs are read from it, and shell commands get
-    what of it the sandbox passes (`moot.sandbox.env.scrub_env`: named variables, no secret).
-    """
-    merged = dict(os.environ if environ is None else environ)
-    for name, value in settings.env.items():
-        if not merged.get(name):
-            merged[name] = value
-    return merged
-
-
-def open_session(
-    store: Store,
-    session_id: str,
-    cwd: Path,
-    *,
-    settings: Settings,
-    agent: Agent,
-    rules: RuleSet,
-    mode: PermissionMode | None = None,
-    hooks: HookConfig | None = None,
-    limits: Limits | None = None,
-    can_ask: bool = True,
-    auto_commit: bool = False,
-    model: str | None = None,
-    allowed_tools: Sequence[str] = (),
-    disallowed_tools: Sequence[str] = (),
-    guidance: Guidance | None = None,
-    git_probe: GitProbe | None = None,
-    mcp_servers: Sequence[McpServerConfig] = (),
-    allow_project_mcp: Sequence[str] = (),
-    editor_buffers: EditorBuffers | None = None,
-    editor_terminal: EditorTerminal | None = None,
-    resumed: bool = False,
-) -> Session:
-    """Assemble a session's runtime (see the module docstring for the steps).
+def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAssembly) -> Session:
+    """Assemble a session's runtime, step by step (see the module docstring).
 
     Args:
         store: Where the session's log lives; `session_id` must exist in it.
+        session_id: The session to assemble (a new one, or a stored one: `assembly.resumed`).
         cwd: The workspace directory.
-        settings: The merged settings (sandbox, default mode).
-        agent: The agent that answers the person.
-        rules: The permission rules in force (`session_rules`).
-        mode: The permission mode named by the front end (`--permission-mode`); None keeps
-            the mode the session last switched to, or the settings' default.
-        hooks: The settings' hooks (`hook_config`), None for none.
-        limits: Bounds for each run.
-        can_ask: False where nobody answers approvals: what would ask is refused instead.
-        auto_commit: Commit the files each turn changed as it ends (`moot undo` takes it back).
-        model: The model named by the front end (`--model`); None keeps the model the session
-            last switched to (`model_changed`), else the agent's.
-        allowed_tools: The front end's own allow rules (already in `rules`), so that
-            `/permissions` can say where each rule comes from.
-        disallowed_tools: The front end's own deny rules, likewise.
-        guidance: The skills, commands, agent definitions and memory read for the session
-            (`moot.skills.guidance.load_guidance`): the prompts are rendered around them, the
-            skill tool and the defined peers join. None: the agent is used as given.
-        git_probe: The git status probe started as the session began opening, for the prompt.
-        mcp_servers: MCP servers the front end brings, besides those the files define.
-        allow_project_mcp: Repository MCP servers that may start without the person's
-            approval this time (`*`: all of them).
-        editor_buffers: The editor's text of files, for `read` (a front end in an editor).
-        editor_terminal: The editor's terminal, which shell commands use when the person
-            chooses it (`EditorTerminal.chosen`) instead of moot's sandbox.
-        resumed: The session is a stored one opened again: its log records where this
-            sitting begins (`session_resumed`).
+        assembly: What the session is made of.
 
     Raises:
         SetupError: The sandbox setting is not one moot knows.
     """
-    start_mode = PermissionMode(mode or settings.permissions.default_mode or PermissionMode.DEFAULT)
-    environ = session_environ(settings)
+    settings = assembly.settings
+    default = settings.permissions.default_mode or PermissionMode.DEFAULT
+    mode = PermissionMode(assembly.mode or default)
+    given = _Given(store, session_id, assembly, session_environ(settings), mode)
+    place = _workspace(given, cwd)
+    shell = _sandbox(given, place)
+    policy = _policy(given, place, shell)
+    shaped = _briefing(given, place, shell, policy, _tools(given, place, shell, policy))
+    mcp = _mcp(given, place)
+    if mcp is not None:  # the cached lists: the servers start in the background later
+        shaped = msgspec.structs.replace(shaped, tools=[*shaped.tools, *mcp.tools()])
+    runtime = _runtime(given, place, shell, policy, shaped, mcp)
+    _sitting(runtime, assembly)
+    prompt_parts: tuple[PromptPart, ...] = ()
+    if shaped.briefing is not None:
+        from moot.client.briefing import context_parts
+
+        background = bool(settings.allow_background_agents)
+        briefing, agents, tools = shaped.briefing, shaped.agents, shaped.tools
+        prompt_parts = context_parts(briefing, agents, tools, background=background)
+    if mcp is not None:
+        mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
+    return Session(
+        runtime,
+        place.workspace,
+        shell.choice,
+        shell.shells,
+        rules=policy.of_session,
+        briefing=shaped.briefing,
+        prompt_parts=prompt_parts,
+        mcp=mcp,
+    )
+
+
+def _workspace(given: _Given, cwd: Path) -> _Place:
+    """Step 1: the workspace, hiding what `Read(...)` deny rules cover; what runs on the host
+    (hook commands' and the repository's MCP servers' scripts, moot's git) is found here, and
+    a file the git config names that does not exist yet is kept from coming into being."""
+    assembly, session_id = given.assembly, given.session_id
+    settings, rules = assembly.settings, assembly.rules
     workspace = session_workspace(
-        store, session_id, cwd, snapshot_max_bytes=settings.snapshot_max_bytes
+        given.store, session_id, cwd, snapshot_max_bytes=settings.snapshot_max_bytes
     )
-    workspace.hidden = read_denied(rules, workspace.root)
-    if editor_buffers is not None:
-        workspace.editor_text = editor_buffers.read_text
-    mcp_servers_loaded = _mcp_servers(workspace.root, environ, mcp_servers)
-    # Hook scripts and the repository scripts MCP servers run both run on the host: protected.
-    scripts = (
-        *hook_scripts(hooks, workspace.root),
-        *_mcp_scripts(mcp_servers_loaded, workspace.root),
-    )
+    root = workspace.root
+    workspace.hidden = read_denied(rules, root)
+    if assembly.editor_buffers is not None:
+        workspace.editor_text = assembly.editor_buffers.read_text
+    from moot.mcp.session import server_scripts, session_servers  # msgspec only, not the SDK
+
+    servers = session_servers(root, given.environ, assembly.mcp_servers)
+    mcp_scripts = server_scripts(servers, root) if servers is not None else ()
+    scripts = (*hook_scripts(assembly.hooks, root), *mcp_scripts)
     git = workspace.host_git = host_git_at_start(
-        workspace.root, allow_hooks=bool(settings.allow_git_hooks), also_protected=scripts
+        root, allow_hooks=bool(settings.allow_git_hooks), also_protected=scripts
     )
     if git.absent:  # the git config names hooks or config files that do not exist yet
         from moot.workspace.absent import AbsentPaths
 
         quarantine = outputs_dir(session_id) / "quarantine"
-        workspace.absent = AbsentPaths(workspace.root, git.absent, quarantine)
-    policy_for_shell = sandbox_policy(
+        workspace.absent = AbsentPaths(root, git.absent, quarantine)
+    return _Place(workspace, scripts, git, servers)
+
+
+def _sandbox(given: _Given, place: _Place) -> _Shell:
+    """Step 2: the sandbox shell commands run in, masking what deny rules cover, with what
+    runs on the host protected; the editor's terminal when the person may choose it.
+
+    Raises:
+        SetupError: The sandbox setting is not one moot knows.
+    """
+    assembly, session_id, workspace = given.assembly, given.session_id, place.workspace
+    settings, rules = assembly.settings, assembly.rules
+    policy = sandbox_policy(
         workspace.root,
         rules,
-        (*scripts, *git.protected()),
+        (*place.host_scripts, *place.git.protected()),
         output_dir=outputs_dir(session_id),
         absent=workspace.absent,
         env_names=settings.env,
     )
-    workspace.hidden_inodes = inode_check(rules, workspace.root, policy_for_shell.masks)
+    workspace.hidden_inodes = inode_check(rules, workspace.root, policy.masks)
     try:
-        shell = choose_sandbox(
-            sandbox_setting(settings, environ),
-            policy_for_shell,
-            bypass=start_mode is PermissionMode.BYPASS_PERMISSIONS,
+        choice = choose_sandbox(
+            sandbox_setting(settings, given.environ),
+            policy,
+            bypass=given.mode is PermissionMode.BYPASS_PERMISSIONS,
             session_id=session_id,
         )
     except ValueError as exc:
         raise SetupError(f"MOOT_SANDBOX: {exc}") from None
-    if editor_terminal is not None:
-        from msgspec.structs import replace
-
+    if assembly.editor_terminal is not None:
         from moot.client.editor_shell import ChoosableShell
 
-        chosen = ChoosableShell(shell.sandbox, editor_terminal, policy_for_shell.env_names)
-        shell = replace(shell, sandbox=chosen)
+        chosen = ChoosableShell(choice.sandbox, assembly.editor_terminal, policy.env_names)
+        choice = msgspec.structs.replace(choice, sandbox=chosen)
+    return _Shell(policy, choice, BackgroundShells())
+
+
+def _policy(given: _Given, place: _Place, shell: _Shell) -> _Policy:
+    """Step 3: the permission rules' policy, in the starting mode, following the settings
+    files as they change; where nobody answers, what would ask is refused (`NoAsking`)."""
+    assembly, workspace = given.assembly, place.workspace
     watch = SettingsWatch(settings_files(workspace.root))
 
     def refresh() -> None:
         if watch.changed():
             with contextlib.suppress(ValueError):  # settings that no longer load: the old rules
-                rules_of_session().reload()
+                of_session().reload()
 
-    rules_policy = RulesPolicy(
-        rules,
+    rules = RulesPolicy(
+        assembly.rules,
         workspace.root,
-        mode=start_mode,
-        shell=shell.backend,
-        protected=(*scripts, *git.protected_files()),
+        mode=given.mode,
+        shell=shell.choice.backend,
+        protected=(*place.host_scripts, *place.git.protected_files()),
         refresh=refresh,
     )
-    policy: ApprovalPolicy = rules_policy if can_ask else NoAsking(rules_policy, workspace.root)
-    shells = BackgroundShells()
-    tools = [
-        t
-        for t in [
-            *builtin_tools(
-                store,
-                session_id,
-                workspace,
-                shell,
-                shells,
-                env=environ,
-                redirects=PolicyRedirects(policy),  # a redirect is settled as its first URL
-            ),
-            exit_plan_mode_tool(),
-        ]
-        if not tool_hidden(t.name, rules)
-    ]
 
-    def rules_of_session() -> SessionRules:
+    def of_session() -> SessionRules:
         from moot.client.session_rules import SessionRules  # `/permissions` only
 
-        return SessionRules(rules_policy, workspace, session_id, allowed_tools, disallowed_tools)
+        allowed, denied = assembly.allowed_tools, assembly.disallowed_tools
+        return SessionRules(rules, workspace, given.session_id, allowed, denied)
 
+    approval = rules if assembly.can_ask else NoAsking(rules, workspace.root)
+    return _Policy(rules, approval, of_session)
+
+
+def _tools(given: _Given, place: _Place, shell: _Shell, policy: _Policy) -> list[Tool]:
+    """Step 4: the built-in tools over the session's parts, less those a bare deny rule
+    removes; a web redirect is settled by the policy as its first URL was."""
+    return model_tools(
+        given.store,
+        given.session_id,
+        place.workspace,
+        shell.choice,
+        shell.shells,
+        environ=given.environ,
+        policy=policy.approval,
+        rules=given.assembly.rules,
+    )
+
+
+def _briefing(
+    given: _Given, place: _Place, shell: _Shell, policy: _Policy, tools: list[Tool]
+) -> _Shaped:
+    """Step 5: what the session's files make of it (`client/briefing.py`): the prompts
+    rendered around them, the skill tool, the peers they define, the policy that narrows those
+    peers and widens active skills, and the commands and memory its ops answer from."""
+    assembly, workspace = given.assembly, place.workspace
+    turn_ends: list[TurnEnd] = []
+    if assembly.auto_commit:
+        turn_ends.append(AutoCommitter(workspace, given.session_id))
+    guidance = assembly.guidance
+    if guidance is None:
+        return _Shaped([assembly.agent], tools, policy.approval, turn_ends)
+    from moot.client.briefing import brief, skill_read_roots
+    from moot.client.commands import FileCommands
+    from moot.client.facts import session_facts
+    from moot.skills.policy import ScopedPolicy
+
+    network = shell.policy.network
+    mode = given.mode.value
+    facts = session_facts(workspace.root, mode, shell.choice.backend, network, assembly.git_probe)
+    rules = assembly.rules
+    briefing = brief(
+        guidance,
+        assembly.agent,
+        facts,
+        tools,
+        check_model=partial(_model_problem, given),
+        hidden=lambda name: tool_hidden(name, rules),
+    )
+    workspace.read_roots += skill_read_roots(guidance, workspace.root)
+    grants, limits = briefing.grants, briefing.limits
+    approval = ScopedPolicy(policy.approval, policy.rules, grants=grants, limits=limits)
+    turn_ends.append(grants.end_turn)
+    tools = [*tools, *briefing.tools]
+    commands = FileCommands(briefing)
+    return _Shaped(briefing.agents, tools, approval, turn_ends, briefing, commands)
+
+
+def _model_problem(given: _Given, name: str) -> str | None:
+    """What is wrong with a peer's model name (None: it resolves)."""
+    try:
+        _resolve(given, name)
+    except UnknownModel as exc:
+        return str(exc)
+    return None
+
+
+def _resolve(given: _Given, name: str) -> Provider:
+    """A model name as a provider, in the session's environment and with its models."""
+    return resolve_model(name, given.environ, models=given.settings.models)
+
+
+def _runtime(
+    given: _Given,
+    place: _Place,
+    shell: _Shell,
+    policy: _Policy,
+    shaped: _Shaped,
+    mcp: McpManager | None,
+) -> Runtime:
+    """Step 6: the `Runtime`, with the seams its ops reach through: the person's tools, the
+    commands and memory of the files, the file snapshots, the MCP servers."""
+    assembly, settings, environ = given.assembly, given.settings, given.environ
+    store, session_id, workspace = given.store, given.session_id, place.workspace
     setting = sandbox_setting(settings, environ)
 
-    def build_person_tools() -> Mapping[str, Tool]:
-        from moot.client.person_tools import person_tools  # the first `RunTool` of one of them
+    def sandbox_source() -> str:
         from moot.sandbox.status import setting_source
 
-        source = lambda: setting_source(setting, bool(settings.sandbox), environ)  # noqa: E731
-        tools: Mapping[str, Tool] = person_tools(  # type: ignore[assignment]  # `parameters` is a property there
-            workspace, shell, policy_for_shell, source, shells, rules_of_session, environ
-        )
-        return tools
+        return setting_source(setting, bool(settings.sandbox), environ)
 
-    agents = [agent]
-    turn_ends: list[TurnEnd] = [AutoCommitter(workspace, session_id)] if auto_commit else []
-    briefing: Briefing | None = None
-    if guidance is not None:
-        from moot.client.briefing import brief, skill_read_roots
-        from moot.skills.policy import ScopedPolicy
-
-        facts = session_facts(
-            workspace.root, start_mode, shell.backend, policy_for_shell.network, git_probe
-        )
-
-        def check_model(name: str) -> str | None:
-            try:
-                resolve_model(name, environ, models=settings.models)
-            except UnknownModel as exc:
-                return str(exc)
-            return None
-
-        briefing = brief(
-            guidance,
-            agent,
-            facts,
-            tools,
-            check_model=check_model,
-            hidden=lambda name: tool_hidden(name, rules),
-        )
-        agents = briefing.agents
-        tools += briefing.tools
-        workspace.read_roots += skill_read_roots(guidance, workspace.root)
-        policy = ScopedPolicy(policy, rules_policy, grants=briefing.grants, limits=briefing.limits)
-        turn_ends.append(briefing.grants.end_turn)
-    mcp = _mcp(
-        settings, mcp_servers_loaded, workspace.root, environ, session_id, rules, allow_project_mcp
+    choice, shells, rules = shell.choice, shell.shells, policy.of_session
+    person_tools = person_tools_of(
+        workspace, choice, shell.policy, sandbox_source, shells, rules, environ
     )
-    if mcp is not None:
-        tools += mcp.tools()  # the cached lists: the servers start in the background later
-    runtime = Runtime(
-        agents,
-        store=store,
-        session_id=session_id,
-        options=RuntimeOptions(
-            tools=tools,
-            limits=limits,
-            approval=policy,
-            mode=start_mode.value,
-            hooks=_hooks(hooks, workspace.root, can_ask=can_ask),
-            turn_end=_turn_end(turn_ends),
-            resolve=lambda name: resolve_model(name, environ, models=settings.models),
-            person_tools=LazyTools(PERSON_TOOLS, build_person_tools),  # type: ignore[arg-type]
-            attach=_attach(workspace),
-            allow_background_agents=bool(settings.allow_background_agents),
-            # Where nobody answers approvals (`moot -p`), nobody sends messages either.
-            person_replies=can_ask,
-            model_titles=bool(settings.model_titles),
-        ),
+    options = RuntimeOptions(
+        tools=shaped.tools,
+        limits=assembly.limits,
+        approval=shaped.approval,
+        mode=given.mode.value,
+        hooks=hook_runner(assembly.hooks, workspace.root, can_ask=assembly.can_ask),
+        turn_end=turn_end(shaped.turn_ends),
+        resolve=partial(_resolve, given),
+        person_tools=person_tools,  # type: ignore[arg-type]  # a mapping, lazily
+        attach=_attach(workspace),
+        allow_background_agents=bool(settings.allow_background_agents),
+        # Where nobody answers approvals (`moot -p`), nobody sends messages either.
+        person_replies=assembly.can_ask,
+        model_titles=bool(settings.model_titles),
+        commands=shaped.commands,
+        snapshots=FileSnapshots(store, session_id, workspace.root),
+        mcp=mcp,
     )
-    if resumed:
-        # Where this sitting begins and what it runs with, before the switches its flags make.
+    return Runtime(shaped.agents, store=store, session_id=session_id, options=options)
+
+
+def _sitting(runtime: Runtime, assembly: SessionAssembly) -> None:
+    """Step 7: a resumed session records where this sitting begins and what it runs with,
+    then the switches the front end's choices make, each an op like any other."""
+    mode, model = assembly.mode, assembly.model
+    if assembly.resumed:
+        # Before the switches its flags make.
         entry = runtime.entry.model
         runtime.record_session(
             ev.SessionResumed(
@@ -390,57 +412,6 @@ def open_session(
     if model is not None and runtime.entry.model != model:
         # The model too, the same way (`model_changed`).
         runtime.submit(ops.SetModel(model=model))
-    prompt_parts: tuple[PromptPart, ...] = ()
-    if briefing is not None:
-        from moot.client.briefing import context_parts
-
-        background = bool(settings.allow_background_agents)
-        prompt_parts = context_parts(briefing, agents, tools, background=background)
-    if mcp is not None:
-        mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
-    return Session(
-        runtime,
-        workspace,
-        shell,
-        shells,
-        rules=rules_of_session,
-        briefing=briefing,
-        prompt_parts=prompt_parts,
-        mcp=mcp,
-    )
-
-
-PERSON_TOOLS = ("undo", "doctor", "sandbox", "outline", "jobs", "permission_rule", "trust_settings")
-"""The tools only the person runs (`moot.client.person_tools`), named here so that listing them
-loads nothing."""
-
-
-class LazyTools:
-    """Tools known by name, built all at once when the first is looked up (a read-only
-    mapping; not a `Mapping` subclass, whose ABC machinery costs start-up time)."""
-
-    def __init__(self, names: Sequence[str], build: Callable[[], Mapping[str, Tool]]) -> None:
-        self._names, self._build = tuple(names), build
-        self._tools: Mapping[str, Tool] | None = None
-
-    def __getitem__(self, name: str) -> Tool:
-        if name not in self._names:
-            raise KeyError(name)
-        if self._tools is None:
-            self._tools = self._build()
-        return self._tools[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names)
-
-    def __len__(self) -> int:
-        return len(self._names)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._names
-
-    def get(self, name: str, default: Tool | None = None) -> Tool | None:
-        return self[name] if name in self._names else default
 
 
 def _attach(workspace: Workspace) -> AttachFiles:
@@ -454,116 +425,19 @@ def _attach(workspace: Workspace) -> AttachFiles:
     return attach
 
 
-def session_facts(
-    root: Path, mode: PermissionMode | None, backend: str, network: bool, git: GitProbe | None
-) -> SessionFacts:
-    """The environment the session's prompt describes."""
-    from moot.client.facts import (
-        SessionFacts,
-        git_summary,
-        platform_name,
-        sandbox_words,
-        shell_name,
-        today,
-    )
-
-    return SessionFacts(
-        cwd=str(root),
-        platform=platform_name(),
-        shell=shell_name(),
-        date=today(),
-        git=git.summary() if git is not None else git_summary(root),
-        sandbox=sandbox_words(backend, network),
-        mode=mode.value if mode is not None else "none (no permission rules)",
-    )
-
-
-def _turn_end(ends: list[TurnEnd]) -> TurnEnd | None:
-    """One `TurnEnd` that runs each of `ends` in order (None for none)."""
-    if not ends:
-        return None
-    if len(ends) == 1:
-        return ends[0]
-
-    def each(prompt: str) -> list[ev.Event]:
-        return [event for end in ends for event in end(prompt)]
-
-    return each
-
-
-def _mcp_servers(
-    root: Path, environ: Mapping[str, str], extra: Sequence[McpServerConfig]
-) -> LoadedServers | None:
-    """The MCP servers the files and the front end define (None: none)."""
-    from moot.mcp.session import session_servers  # msgspec only; the SDK never loads in moot
-
-    return session_servers(root, environ, extra)
-
-
-def _mcp_scripts(loaded: LoadedServers | None, root: Path) -> tuple[str, ...]:
-    if loaded is None:
-        return ()
-    from moot.mcp.session import server_scripts
-
-    return server_scripts(loaded, root)
-
-
-def _mcp(
-    settings: Settings,
-    loaded: LoadedServers | None,
-    root: Path,
-    environ: Mapping[str, str],
-    session_id: str,
-    rules: RuleSet,
-    allowed: Sequence[str],
-) -> McpManager | None:
+def _mcp(given: _Given, place: _Place) -> McpManager | None:
     """The session's MCP servers, or None when nothing defines one."""
-    if loaded is None:
+    if place.servers is None:
         return None
     from moot.mcp.session import session_mcp
 
+    rules = given.assembly.rules
     return session_mcp(
-        loaded,
-        root,
-        environ,
-        outputs_dir=outputs_dir(session_id),
+        place.servers,
+        place.workspace.root,
+        given.environ,
+        outputs_dir=outputs_dir(given.session_id),
         hidden=lambda name: tool_hidden(name, rules),
-        allowed=allowed,
-        tool_search=settings.mcp_tool_search,
+        allowed=given.assembly.allow_project_mcp,
+        tool_search=given.settings.mcp_tool_search,
     )
-
-
-class AutoCommitter:
-    """The session's `TurnEnd` under auto-commit: the files a turn changed become moot's own
-    commit as it ends (`moot undo` takes it back), recorded as `auto_committed`."""
-
-    def __init__(self, workspace: Workspace, session_id: str) -> None:
-        self.workspace = workspace
-        self.session_id = session_id
-
-    def __call__(self, prompt: str) -> list[ev.Event]:
-        # Lazy: gitpython loads only for sessions that commit.
-        from moot.workspace.agent_commits import AutoCommit
-        from moot.workspace.git import GIT_ERRORS
-
-        changed = AutoCommit(self.workspace, self.session_id, lambda: set(self.workspace.changed))
-        try:
-            made = changed.commit_turn(prompt)
-        except GIT_ERRORS as exc:
-            return [ev.Error(source="session", message=f"auto-commit skipped: {exc}")]
-        if made is None:
-            return []
-        return [
-            ev.AutoCommitted(
-                sha=made.sha, subject=made.subject, files=tuple(made.files), note=made.note
-            )
-        ]
-
-
-def _hooks(config: HookConfig | None, root: Path, *, can_ask: bool) -> Hooks | None:
-    """The session's hook runner; None (no cost, no hook events) when no command is set."""
-    if not config:
-        return None
-    from moot.hooks import Hooks  # lazy, as in hook_config
-
-    return Hooks(config, root, can_ask=can_ask)

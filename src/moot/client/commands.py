@@ -1,19 +1,23 @@
-"""The ops a session with files answers itself: `RunCommand` and `NoteToMemory`; and what it
-tells front ends about its files (`SessionStatus.instructions`).
+"""`FileCommands`: what a session's files answer for the runtime (`SessionCommands`): the
+commands of `RunCommand` and the memory of `NoteToMemory`; and what the session tells front
+ends about its files (`SessionStatus.instructions`).
 
-`RunCommand` becomes a `UserTurn` whose prompt is the expansion (`Guidance.expand`); what the
-skill or command pre-approves is granted once the turn has started, for the agent it runs in,
-until the turn ends. `NoteToMemory` writes the note, records `memory_noted`, and renders the
-agents' instructions again around the new memory.
+`RunCommand` becomes a turn whose prompt is the expansion (`Guidance.expand`); what the skill
+or command pre-approves (a repository's only once the person approved that file,
+`file_approved`) is granted once the runtime has started the turn, for the agent it runs in,
+until the turn ends. `NoteToMemory` writes the note and renders the agents' instructions again
+around the new memory. The runtime checks and records both as it does every op.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from msgspec.structs import replace
 
 from moot.client.briefing import Briefing, renewed
-from moot.core.runtime import Runtime
-from moot.protocol import events as ev
+from moot.core.agent import Agent
+from moot.core.options import CommandTurn, MemoryNote
 from moot.protocol import ops
 from moot.protocol.client import (
     AgentFileInfo,
@@ -26,52 +30,41 @@ from moot.protocol.client import (
 from moot.settings.review import file_approved
 
 
-def run_command(runtime: Runtime, briefing: Briefing, op: ops.RunCommand) -> str:
-    """Start the turn `/name arguments` makes; its submission id. One the session cannot take
-    now (a turn runs, its model cannot be used) is answered by `op_refused`, as a turn is."""
-    guidance = briefing.guidance
-    root = guidance.places.cwd
-    expansion = guidance.expand(op.name, op.arguments, lambda path: file_approved(root, path))
-    if expansion is None:
-        names = ", ".join(f"/{entry.name}" for entry in briefing.guidance.invocable())
-        return _refuse(runtime, op, f"no command /{op.name} in this session (there are: {names})")
-    turn = ops.UserTurn(text=expansion.prompt, agent=op.agent, model=expansion.model or None)
-    if why := runtime.turn_refusal(turn):
-        # Refused here, before anything is granted: a grant waits for a turn that would not come.
-        if expansion.model and why == runtime.unusable_model(expansion.model):
-            why = f"/{op.name} names model {expansion.model!r}: {why}"
-        return _refuse(runtime, op, why)
-    submission = runtime.submit(turn)
-    if expansion.allowed_tools:
-        agent = op.agent or runtime.entry.name
-        briefing.grants.grant(agent, expansion.by, expansion.allowed_tools)
-    return submission
+class FileCommands:
+    """The `SessionCommands` of a session that read its files (`briefing`)."""
 
+    def __init__(self, briefing: Briefing) -> None:
+        self.briefing = briefing
 
-def note_to_memory(runtime: Runtime, briefing: Briefing, op: ops.NoteToMemory) -> str:
-    """Add the note to the workspace's memory file; the submission id of `memory_noted`."""
-    from moot.skills.memory import NoteRefused, add_note, load_memory
+    def expand(self, op: ops.RunCommand) -> CommandTurn | str:
+        guidance = self.briefing.guidance
+        root = guidance.places.cwd
+        expansion = guidance.expand(op.name, op.arguments, lambda path: file_approved(root, path))
+        if expansion is None:
+            names = ", ".join(f"/{entry.name}" for entry in guidance.invocable())
+            return f"no command /{op.name} in this session (there are: {names})"
+        return CommandTurn(
+            prompt=expansion.prompt,
+            model=expansion.model,
+            allowed_tools=expansion.allowed_tools,
+            by=expansion.by,
+        )
 
-    guidance = briefing.guidance
-    try:
-        path = add_note(guidance.places.cwd, op.text)
-    except NoteRefused as exc:
-        return _refuse(runtime, op, str(exc))
-    submission = runtime.new_submission()
-    runtime.record_session(
-        ev.MemoryNoted(path=str(path), note=" ".join(op.text.split()), submission_id=submission)
-    )
-    memory = load_memory(guidance.places)
-    briefing.guidance = replace(guidance, memory=memory)
-    for agent in renewed(briefing, memory.text, list(runtime.agents.values())):
-        runtime.update_agent(agent)
-    return submission
+    def grant(self, agent: str, turn: CommandTurn) -> None:
+        self.briefing.grants.grant(agent, turn.by, turn.allowed_tools)
 
+    def note(self, text: str, agents: Sequence[Agent]) -> MemoryNote | str:
+        from moot.skills.memory import NoteRefused, add_note, load_memory
 
-def _refuse(runtime: Runtime, op: ops.Op, reason: str) -> str:
-    submission = runtime.new_submission()
-    runtime.record_session(ev.OpRefused(op=op.kind, reason=reason, submission_id=submission))
-    return submission
+        guidance = self.briefing.guidance
+        try:
+            path = add_note(guidance.places.cwd, text)
+        except NoteRefused as exc:
+            return str(exc)
+        memory = load_memory(guidance.places)
+        self.briefing.guidance = replace(guidance, memory=memory)
+        fresh = renewed(self.briefing, memory.text, agents)
+        return MemoryNote(path=str(path), note=" ".join(text.split()), agents=tuple(fresh))
 
 
 def instruction_files(briefing: Briefing) -> InstructionFiles:

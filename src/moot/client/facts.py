@@ -156,3 +156,20 @@ def _counts(porcelain: bytes) -> str:
     if not parts:
         return "the work tree is clean"
     return ", ".join(parts) + " (`git_status` lists them)"
+
+
+def session_facts(
+    root: Path, mode: str | None, backend: str, network: bool, git: GitProbe | None
+) -> SessionFacts:
+    """The environment the session's prompt describes: the workspace, the platform and shell,
+    today, the git status (`git`, started as the session began opening, or run now), the
+    sandbox and the permission mode (None: the session has none)."""
+    return SessionFacts(
+        cwd=str(root),
+        platform=platform_name(),
+        shell=shell_name(),
+        date=today(),
+        git=git.summary() if git is not None else git_summary(root),
+        sandbox=sandbox_words(backend, network),
+        mode=mode if mode is not None else "none (no permission rules)",
+    )

@@ -17,15 +17,12 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from moot.client.assemble import (
-    Session,
-    hook_config,
-    open_session,
-    session_environ,
-)
+from moot.client.assemble import open_session
+from moot.client.environment import hook_config, session_environ
 from moot.client.errors import SetupError, StoreError
 from moot.client.local_client import LocalClient, discard_if_empty
 from moot.client.rules import session_rules
+from moot.client.session import Session, SessionAssembly
 from moot.client.stored import open_queries, open_upkeep
 from moot.core.agent import Agent
 from moot.core.limits import Limits
@@ -134,19 +131,16 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         if session_id is None:
             session_id = created = store.create_session(title=options.title, workspace=str(cwd)).id
         mode = options.permission_mode
-        session = open_session(
-            store,
-            session_id,
-            cwd,
+        assembly = SessionAssembly(
             settings=settings,
             agent=agent,
             rules=rules,
             mode=PermissionMode(mode) if mode else None,
+            model=options.model,
             hooks=hooks,
             limits=limits,
             can_ask=options.can_ask,
             auto_commit=_auto_commit(options, settings),
-            model=options.model,
             allowed_tools=options.allowed_tools,
             disallowed_tools=options.disallowed_tools,
             guidance=guidance,
@@ -157,6 +151,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             editor_terminal=options.editor_terminal,
             resumed=options.session_id is not None,
         )
+        session = open_session(store, session_id, cwd, assembly)
     except BaseException:
         if store is not None:
             if created is not None:  # nothing is left of a session that could not be opened

@@ -1,5 +1,10 @@
 """`LocalClient`: the client surface over a session this process runs (`open_client` in
-`client/local.py` assembles it)."""
+`client/local.py` assembles it).
+
+Every op goes to the runtime as it is: the client only starts the session's MCP servers the
+first time the session is used, and reads the session's files again once a note changed the
+memory (`memory_noted`). What is not an op (a fork, the person's key) is `SessionAdmin`.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,8 @@ from pathlib import Path
 
 import msgspec
 
-from moot.client.assemble import Session
 from moot.client.queries import StoreQueries
+from moot.client.session import Session
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -17,16 +22,15 @@ from moot.protocol.client import (
     AgentStatus,
     ContextPart,
     ContextReport,
-    FilesRestored,
     InstructionFiles,
     ModelChoice,
     PermissionsReport,
     SandboxStatus,
     SessionStatus,
-    Subscription,
     WorkspaceFiles,
 )
 from moot.protocol.mcp import McpResourceText, McpServerStatus
+from moot.protocol.subscription import Subscription
 from moot.settings import Settings
 from moot.store.base import Store
 
@@ -52,6 +56,7 @@ class LocalClient:
         self._query = StoreQueries(store, models=settings.models, settings_env=settings.env)
         self._closed = False
         self._files: InstructionFiles | None = None
+        self._runtime.listeners.append(self._heard)
 
     @property
     def session_id(self) -> str:
@@ -62,20 +67,15 @@ class LocalClient:
         return self._query
 
     def submit(self, op: ops.Op) -> str:
-        briefing = self._session.briefing
-        if briefing is not None and isinstance(op, ops.RunCommand | ops.NoteToMemory):
-            from moot.client.commands import note_to_memory, run_command
-
-            op = ops.checked(op)
-            if isinstance(op, ops.RunCommand):
-                submission = run_command(self._runtime, briefing, op)
-                self._start_mcp()
-                return submission
-            self._files = None  # the memory is read again
-            return note_to_memory(self._runtime, briefing, op)
+        if isinstance(op, ops.RestartMcpServer):
+            self._start_mcp()  # a restart needs the servers' host started
         submission = self._runtime.submit(op)
         self._start_mcp()  # after the op: a turn's first step goes before any server's start
         return submission
+
+    def _heard(self, event: ev.Event) -> None:
+        if isinstance(event, ev.MemoryNoted):
+            self._files = None  # the memory is read again
 
     def subscribe(self, after_seq: int | None = None) -> Subscription:
         self._start_mcp()
@@ -91,17 +91,6 @@ class LocalClient:
 
     def mcp_servers(self) -> list[McpServerStatus]:
         return self._session.mcp.statuses() if self._session.mcp is not None else []
-
-    def approve_mcp_server(self, name: str) -> str:
-        if self._session.mcp is None:
-            raise KeyError(name)
-        return self._session.mcp.approve(name)
-
-    def restart_mcp_server(self, name: str) -> str:
-        if self._session.mcp is None:
-            raise KeyError(name)
-        self._start_mcp()
-        return self._session.mcp.restart(name)
 
     async def mcp_prompt(self, server: str, prompt: str, arguments: dict[str, str]) -> str:
         if self._session.mcp is None:
@@ -214,42 +203,23 @@ class LocalClient:
             return PermissionsReport(mode=self._runtime.mode, rules=(), local_file="")
         return rules().report(self._runtime.mode)
 
-    def restore_files(self, run_id: str) -> FilesRestored:
-        from moot.workspace.snapshots import FileSnapshots, RestoreError
-
-        if self.status().running:
-            raise RuntimeError("a turn is running: interrupt it first")
-        runs = [e.run_id for e in self._store.events(self.session_id, kinds=("turn_started",))]
-        if run_id not in runs:
-            raise KeyError(f"no turn {run_id!r} in session {self.session_id}")
-        snapshots = FileSnapshots(self._store, self.session_id, self.status().workspace)
-        restored: set[str] = set()
-        failures: list[str] = []
-        # Newest first: a file several runs changed ends as the earliest run found it.
-        for run in reversed(runs[runs.index(run_id) :]):
-            try:
-                paths = snapshots.restore(run)
-            except RestoreError as exc:
-                paths = exc.restored
-                failures += [f"{f.path}: {f.reason}" for f in exc.failures]
-            restored.update(p.relative_to(snapshots.root).as_posix() for p in paths)
-        return FilesRestored(restored=tuple(sorted(restored)), failures=tuple(failures))
-
-    def fork(self, at: int | None = None) -> str:
-        from moot.client.upkeep import SessionUpkeep
-
-        return SessionUpkeep(self._store).fork(self.session_id, at)
-
     def models(self) -> list[ModelChoice]:
         from moot.client.models import model_choices
 
         in_use = [a.model for a in self._runtime.agents.values() if isinstance(a.model, str)]
         return model_choices(self._settings, in_use)
 
+    # ---- `moot.protocol.client.SessionAdmin` -------------------------------------------------
+
+    def fork(self, at: int | None = None) -> str:
+        from moot.client.upkeep import SessionUpkeep
+
+        return SessionUpkeep(self._store).fork(self.session_id, at)
+
     async def save_key(self, provider: str, key: str) -> str:
-        """See `protocol.client.KeyStore`: checked with the session's environment (its base
+        """See `protocol.client.SessionAdmin`: checked with the session's environment (its base
         URLs), saved where `moot login` saves."""
-        from moot.client.assemble import session_environ
+        from moot.client.environment import session_environ
         from moot.providers import credentials
         from moot.providers.probe import check_key
 

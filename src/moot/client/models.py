@@ -15,7 +15,7 @@ from moot.settings import Settings
 
 def model_choices(settings: Settings, in_use: Iterable[str] = ()) -> list[ModelChoice]:
     """The catalog's models and `in_use`, ready ones first, then by name."""
-    from moot.client.assemble import session_environ
+    from moot.client.environment import session_environ
     from moot.providers import credentials
     from moot.providers.catalog import known_models
     from moot.providers.registry import UnknownModel

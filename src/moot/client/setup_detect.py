@@ -101,7 +101,7 @@ def _environ(cwd: Path | None, environ: Mapping[str, str] | None) -> dict[str, s
     base = dict(os.environ if environ is None else environ)
     if cwd is None:
         return base
-    from moot.client.assemble import session_environ  # the one rule for the settings' `env`
+    from moot.client.environment import session_environ  # the one rule for the settings' `env`
 
     try:
         return session_environ(load_settings(cwd, base), base)
@@ -274,7 +274,7 @@ def needs_setup(cwd: Path, model: str | None) -> bool:
 
 def demo_script() -> Path:
     """The demo's scripted model, shipped in the package (`moot/demo/script.yaml`)."""
-    return Path(__file__).with_name("demo") / "script.yaml"
+    return Path(__file__).parents[1] / "demo" / "script.yaml"  # moot/demo/, beside client/
 
 
 def demo_model() -> str:

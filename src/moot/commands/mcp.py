@@ -3,8 +3,9 @@
 `/mcp` shows each server: its state, where it is defined, its tools (and what they cost each
 model request), prompts and resources, and its last error; `/mcp NAME` lists one server's tools;
 `/mcp approve NAME` lets a repository's server start (remembered for the workspace);
-`/mcp restart NAME` restarts one. A prompt command fetches the prompt with its arguments
-(`key=value`, or words in the prompt's order) and sends it as the person's message.
+`/mcp restart NAME` restarts one (each an op: `ApproveMcpServer`, `RestartMcpServer`). A
+prompt command fetches the prompt with its arguments (`key=value`, or words in the prompt's
+order) and sends it as the person's message.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from moot.commands.answers import answer
 from moot.commands.registry import Command, CommandContext, CommandError, Registry
+from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.mcp import McpControl, McpPromptInfo, McpServerStatus
 
@@ -56,15 +59,14 @@ def add_mcp_commands(registry: Registry) -> None:
         control = _control(context)
         verb, _, name = args.partition(" ")
         name = name.strip()
-        try:
-            if verb == "approve" and name:
-                context.say(control.approve_mcp_server(name))
-                return
-            if verb == "restart" and name:
-                context.say(control.restart_mcp_server(name))
-                return
-        except KeyError:
-            raise CommandError(f"no MCP server {name!r}") from None
+        if verb in ("approve", "restart") and name:
+            op: ops.Op = ops.ApproveMcpServer(name=name)
+            if verb == "restart":
+                op = ops.RestartMcpServer(name=name)
+            done = await answer(context.client, op, ("mcp_server_approved", "mcp_server_restarted"))
+            assert isinstance(done, ev.McpServerApproved | ev.McpServerRestarted)
+            context.say(done.note)
+            return
         servers = control.mcp_servers()
         if verb:
             chosen = [s for s in servers if s.name == verb]

@@ -12,7 +12,7 @@ from moot.commands.show import show_result
 from moot.frontend.table import wrapped
 from moot.protocol import events as ev
 from moot.protocol import ops
-from moot.protocol.client import ContextReport, KeyStore, PermissionsReport
+from moot.protocol.client import ContextReport, PermissionsReport, SessionAdmin
 
 RULE_KINDS = ("allow", "ask", "deny")
 
@@ -28,7 +28,7 @@ async def _has_key(context: CommandContext, model: str) -> bool:
     saved 0600 where `moot login` saves it); False when they did not."""
     client = context.client
     choice = next((m for m in client.models() if m.name == model), None)
-    if choice is None or choice.needs_key is None or not isinstance(client, KeyStore):
+    if choice is None or choice.needs_key is None or not isinstance(client, SessionAdmin):
         return True  # `SetModel` says what is wrong, if anything is
     provider = choice.needs_key
     try:

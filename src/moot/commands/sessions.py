@@ -1,13 +1,16 @@
 """Commands about stored sessions: `/resume` (a picker of this workspace's sessions), `/fork`
 (a new session sharing this one's history) and `/rewind` (back to before one of the person's
 turns: the files, the conversation, or both). A session is never rewritten: going on with an
-earlier conversation is going on in a fork of it, so this one stays in the store as it was."""
+earlier conversation is going on in a fork of it (`SessionAdmin.fork`), so this one stays in
+the store as it was; the files come back by an op (`RestoreFiles`)."""
 
 from __future__ import annotations
 
+from moot.commands.answers import answer
 from moot.commands.registry import Command, CommandContext, CommandError, Registry
 from moot.protocol import events as ev
-from moot.protocol.client import SessionSummary
+from moot.protocol import ops
+from moot.protocol.client import SessionAdmin, SessionSummary
 from moot.protocol.titles import title_of
 
 PICKER_SIZE = 50
@@ -24,6 +27,18 @@ REWIND_WAYS = [
     ("conversation", "conversation only (files stay as they are)"),
     ("code", "code only (the conversation goes on)"),
 ]
+
+
+def _admin(context: CommandContext) -> SessionAdmin:
+    """The client's `SessionAdmin`, which forks.
+
+    Raises:
+        CommandError: This client cannot fork its session.
+    """
+    client = context.client
+    if not isinstance(client, SessionAdmin):
+        raise CommandError("this session cannot be forked here")
+    return client
 
 
 def _clock(event: ev.Event) -> str:
@@ -74,7 +89,7 @@ async def _fork(context: CommandContext, args: str) -> None:
     if context.client.status().running:
         raise CommandError("a turn is running: fork once it ends")
     try:
-        new = context.client.fork(at)
+        new = _admin(context).fork(at)
     except KeyError as exc:
         raise CommandError(str(exc.args[0])) from None
     context.say(f"forked {context.client.session_id} as {new}")
@@ -109,11 +124,10 @@ async def _rewind(context: CommandContext, args: str) -> None:
     if how is None:
         return
     turn = next(e for e in turns if e.run_id == chosen)
+    admin = _admin(context) if how in ("both", "conversation") else None
     if how in ("both", "code"):
-        try:
-            report = client.restore_files(chosen)
-        except (KeyError, RuntimeError) as exc:
-            raise CommandError(str(exc.args[0])) from None
+        report = await answer(client, ops.RestoreFiles(run_id=chosen), ("files_restored",))
+        assert isinstance(report, ev.FilesRestored)
         listed = ", ".join(report.restored) or "none (no tool changed a file since)"
         context.say(f"files restored: {listed}")
         if report.failures:
@@ -123,8 +137,8 @@ async def _rewind(context: CommandContext, args: str) -> None:
             " (`>`, `tee`, `-o`, `rm`, ...) are not tracked: check them yourself",
             warning=True,
         )
-    if how in ("both", "conversation"):
-        fork = client.fork(turn.seq - 1)
+    if admin is not None:
+        fork = admin.fork(turn.seq - 1)
         context.say(
             f"conversation rewound to before {title_of(turn.prompt)!r}: going on in "
             f"{fork} ({client.session_id} stays in the store as it was)"

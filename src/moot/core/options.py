@@ -5,6 +5,13 @@
 The settings every run reads (the gate, the hooks, the turn end and how the agents work
 together) are `RunSettings` (`core/run.py`), which `RuntimeOptions` extends, so a run reads the
 runtime's options as they are. Each field says its default.
+
+The ops that reach beyond the log answer through seams a session layer fills in: the commands
+and memory its files hold (`SessionCommands`: `RunCommand`, `NoteToMemory`), the snapshots of
+its files (`Snapshots`: `RestoreFiles`) and its MCP servers (`McpServers`:
+`ApproveMcpServer`, `RestartMcpServer`). The runtime answers each op itself, with the same
+checks as any other (its schema, one submission counter, nothing after `Shutdown`); a session
+without the seam refuses the op.
 """
 
 from __future__ import annotations
@@ -12,9 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
+import msgspec
+
 from moot.core.agent import Agent
 from moot.core.limits import Limits
 from moot.core.run import RunSettings
+from moot.protocol import ops
 from moot.protocol.approval import ApprovalPolicy
 from moot.protocol.messages import AttachedFile
 from moot.protocol.modes import ModeName
@@ -31,6 +41,82 @@ class AttachFiles(Protocol):
     caps); `refused` says which a deny rule keeps from being read."""
 
     def __call__(self, prompt: str, refused: Refusal) -> Sequence[AttachedFile]: ...
+
+
+class CommandTurn(msgspec.Struct, frozen=True):
+    """What `/name arguments` (`RunCommand`) becomes: the prompt of the turn it starts, and
+    what it pre-approves for that turn."""
+
+    prompt: str
+    model: str = ""
+    """The model the turn answers with (a command's `model`); empty: the agent's own."""
+    allowed_tools: tuple[str, ...] = ()
+    """Permission rules that run without asking until the turn ends (`SessionCommands.grant`)."""
+    by: str = ""
+    """What grants them, for the person (`skill code-review`, `command /review`)."""
+
+
+class MemoryNote(msgspec.Struct, frozen=True):
+    """A note written to the project's memory (`NoteToMemory`)."""
+
+    path: str
+    """The memory file written."""
+    note: str
+    """The note as written (one line)."""
+    agents: tuple[Agent, ...]
+    """The session's agents with their instructions rendered again around the new memory."""
+
+
+class SessionCommands(Protocol):
+    """The commands and memory a session's files hold (`RunCommand`, `NoteToMemory`)."""
+
+    def expand(self, op: ops.RunCommand) -> CommandTurn | str:
+        """The turn `/name arguments` makes, or why there is none (the session has no such
+        command; the message lists those there are)."""
+        ...
+
+    def grant(self, agent: str, turn: CommandTurn) -> None:
+        """Let `agent` run what `turn` pre-approves without asking, until the turn ends (once
+        the turn is accepted)."""
+        ...
+
+    def note(self, text: str, agents: Sequence[Agent]) -> MemoryNote | str:
+        """Add `text` to the project's memory; the note, with `agents` renewed around the new
+        memory; or why nothing was written."""
+        ...
+
+
+class Snapshots(Protocol):
+    """The snapshots a session's tools took of the files they changed (`RestoreFiles`;
+    `moot.workspace.snapshots.FileSnapshots`)."""
+
+    def restore_runs(self, runs: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Put back the files each of `runs` changed, in the order given (newest first, so a
+        file several runs changed ends as the earliest found it): the workspace-relative paths
+        written back or removed, and `path: reason` for each that could not be."""
+        ...
+
+
+class McpServers(Protocol):
+    """A session's MCP servers, as the ops that change them reach them."""
+
+    def approve(self, name: str) -> str:
+        """Approve a repository's server here (remembered) and start it; what was done.
+
+        Raises:
+            KeyError: No such server.
+            ValueError: It needs no approval (the message says why).
+        """
+        ...
+
+    def restart(self, name: str) -> str:
+        """Restart a server now; what was done.
+
+        Raises:
+            KeyError: No such server.
+            ValueError: It may not start (not approved, turned off, defined wrong).
+        """
+        ...
 
 
 class RuntimeOptions(RunSettings, frozen=True, kw_only=True):
@@ -65,6 +151,15 @@ class RuntimeOptions(RunSettings, frozen=True, kw_only=True):
     """After the session's first turn, ask its first agent's model once for a title
     (`moot.core.titling`), recorded as `session_renamed`; off (the default): no model call
     names a session."""
+    commands: SessionCommands | None = None
+    """The commands and memory the session's files hold (`RunCommand`, `NoteToMemory`); None
+    (the default): the session reads none, and refuses both."""
+    snapshots: Snapshots | None = None
+    """The snapshots of the files the session's tools changed (`RestoreFiles`); None (the
+    default): the session keeps none, and refuses to restore."""
+    mcp: McpServers | None = None
+    """The session's MCP servers (`ApproveMcpServer`, `RestartMcpServer`); None (the
+    default): it has none, and refuses both."""
 
 
 def check(agents: Sequence[Agent], options: RuntimeOptions) -> None:

@@ -52,8 +52,8 @@ class PersonCalls:
         self.approval = approval
         self.mode = mode
         self.record_session = record_session
-        self.running: set[asyncio.Task[None]] = set()
-        """The calls under way."""
+        self.running: dict[asyncio.Task[None], tuple[str, str]] = {}
+        """The calls under way: each one's tool and the submission id of its `RunTool`."""
         self._ran: set[str] = set()
         """Submissions whose `tool_ran` is recorded while their task is still ending."""
 
@@ -93,10 +93,10 @@ class PersonCalls:
         task = asyncio.get_running_loop().create_task(
             self._run(tool, arguments, submission, started), name=f"moot-tool-{name}"
         )
-        self.running.add(task)
+        self.running[task] = (name, submission)
 
         def ended(task: asyncio.Task[None]) -> None:
-            self.running.discard(task)
+            self.running.pop(task, None)
             if task.cancelled() and submission not in self._ran:
                 # Cancelled before it began: it never reached its own `tool_ran`.
                 self._answer(name, arguments, submission, started, None)
@@ -104,10 +104,24 @@ class PersonCalls:
 
         task.add_done_callback(ended)
 
-    def cancel(self) -> None:
-        """Interrupt every call under way (each still answers with its `tool_ran`)."""
-        for task in self.running:
-            task.cancel()
+    def cancel(self) -> list[tuple[str, str]]:
+        """Interrupt every call under way (each still answers its `RunTool` with its
+        `tool_ran`); the tool and the `RunTool`'s submission id of each call stopped."""
+        return [self.running[task] for task in list(self.running) if task.cancel()]
+
+    def interrupt(self, submission: str) -> bool:
+        """Interrupt every call under way for the `Interrupt` `submission`, which
+        `run_tools_interrupted` answers (each call still answers its `RunTool` with its
+        `tool_ran`); whether any was stopped."""
+        stopped = self.cancel()
+        if stopped:
+            tools, submissions = zip(*stopped, strict=True)
+            self.record_session(
+                ev.RunToolsInterrupted(
+                    tools=tools, submissions=submissions, submission_id=submission
+                )
+            )
+        return bool(stopped)
 
     async def done(self) -> None:
         """Wait until every call under way has ended (and recorded its `tool_ran`)."""

@@ -122,6 +122,9 @@ class RunContext(msgspec.Struct):
     """The session's gate, hooks, turn end and peer settings, as every run reads them."""
     submission_id: str = ""
     """The op the run's events answer: the turn's, until an `Interrupt` ends it."""
+    cancelled_by: dict[str, str] = {}
+    """The `CancelAgent` that cancelled a peer call, by the call's id: what the call and its
+    subtree record from then on (their ends) answers it, not the turn."""
     session_start: str | None = None
     """Run SessionStart hooks when the root call starts, with this source: startup or resume."""
     tasks: dict[str, asyncio.Task[object]] = {}
@@ -163,7 +166,7 @@ class RunContext(msgspec.Struct):
             event,
             session_id=self.session_id,
             run_id=run_id,
-            submission_id=event.submission_id or self.submission_id,
+            submission_id=event.submission_id or self.answering(event.call_id),
         )
         if self.failure is not None:
             raise self.failure
@@ -179,6 +182,17 @@ class RunContext(msgspec.Struct):
         elif isinstance(event, ev.AgentReturned) and event.parent_call_id:
             self.wake(event.parent_call_id)
         return event
+
+    def answering(self, call_id: str) -> str:
+        """The op an event of call `call_id` answers: the `CancelAgent` that cancelled the
+        call or a call above it, else the run's (`submission_id`)."""
+        calls = self.fold.calls
+        while self.cancelled_by and call_id:
+            if (cancel := self.cancelled_by.get(call_id)) is not None:
+                return cancel
+            call = calls.get(call_id)
+            call_id = (call.parent_call_id or "") if call is not None else ""
+        return self.submission_id
 
     def wake(self, call_id: str) -> None:
         waiting = self.wakeups.get(call_id)

@@ -216,6 +216,11 @@ class RunTasks:
         if self.task is not None and self.running:
             loop = asyncio.get_running_loop()
             loop.call_soon(self._stop_work, self.task, submission, alone)
+        elif alone:  # what it was sent for (a tool call of the person's) had just ended
+            reason = "nothing is running to interrupt: it had ended"
+            self._record_session(
+                ev.OpRefused(op="interrupt", reason=reason, submission_id=submission)
+            )
 
     def _stop_work(self, task: asyncio.Task[None], submission: str, alone: bool) -> None:
         """Cancel the turn or compaction an `Interrupt` stops; what that ends answers it. One
@@ -268,10 +273,11 @@ class RunTasks:
 
     def cancel_agent(self, task_id: str, submission: str) -> None:
         """Cancel a running peer call (background or not): its drive records its subtree's end,
-        then its own; its caller reads that it was cancelled and goes on."""
+        then its own, each answering the `CancelAgent`; its caller reads that it was cancelled
+        and goes on."""
         run = self.run
         task = run.tasks.get(task_id) if run is not None else None
-        if task is None or task.done():
+        if run is None or task is None or task.done():
             self._record_session(
                 ev.OpRefused(
                     op="cancel_agent",
@@ -282,10 +288,14 @@ class RunTasks:
             return
         # After the callee's first step, never before: a task cancelled before it began never
         # runs its drive, which records the end of the call and its subtree.
-        asyncio.get_running_loop().call_soon(self._cancel_callee, task, task_id, submission)
+        loop = asyncio.get_running_loop()
+        loop.call_soon(self._cancel_callee, run, task, task_id, submission)
 
-    def _cancel_callee(self, task: asyncio.Task[object], task_id: str, submission: str) -> None:
+    def _cancel_callee(
+        self, run: RunContext, task: asyncio.Task[object], task_id: str, submission: str
+    ) -> None:
         if not task.done():
+            run.cancelled_by[task_id] = submission  # what the call's end records answers it
             task.cancel()
         elif not self._closed():  # it ended in its first step: nothing was left to cancel
             reason = f"peer call {task_id!r} had ended before it could be cancelled"

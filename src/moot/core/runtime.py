@@ -5,14 +5,17 @@ runtime owns the session's state (its conversations, permission mode and models)
 every op with events carrying the op's submission id. What it is made with is
 `core/options.py::RuntimeOptions`; the work it runs in a task (turns, resumes, compactions) and
 the ops that reach into it are `core/run_tasks.py`; the answers to the ops that change the
-session outside a run are `core/session_ops.py`; the person's own tool calls,
-`core/person_calls.py`.
+session outside a run (and the turn a `RunCommand` starts) are `core/session_ops.py`; the
+person's own tool calls, `core/person_calls.py`. What reaches beyond the log (the commands and
+memory of the session's files, its file snapshots, its MCP servers) it reaches through the
+seams of its options (`RuntimeOptions.commands`, `.snapshots`, `.mcp`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from functools import partial
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -26,16 +29,28 @@ from moot.core.person_calls import PersonCalls
 from moot.core.run import RunContext
 from moot.core.run_tasks import RunTasks, turn_opening
 from moot.core.session import CHECKPOINT, load_session
-from moot.core.session_ops import compact_refusal, rename, set_mode, set_model, turn_refusal
+from moot.core.session_ops import (
+    command_turn,
+    compact_refusal,
+    mcp_server_op,
+    note_to_memory,
+    op_refused,
+    rename,
+    restore_files,
+    set_mode,
+    set_model,
+    turn_refusal,
+    unusable_model,
+)
 from moot.core.session_providers import SessionProviders
 from moot.core.subscribers import Subscribers
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import HasModes
-from moot.protocol.client import ContextPart, Subscription
+from moot.protocol.client import ContextPart
 from moot.protocol.messages import AttachedFile, Message
 from moot.protocol.modes import ModeName
-from moot.providers.registry import UnknownModel
+from moot.protocol.subscription import Subscription
 from moot.store.base import Store
 from moot.tools.base import SideEffect
 
@@ -103,6 +118,7 @@ class Runtime:
         earlier = self._session.history or self._session.open_run
         self._session_start: str | None = "resume" if earlier else "startup"
         self._provider_for = SessionProviders(store, session_id, self.agents, options.resolve)
+        self._unusable_model = partial(unusable_model, options.resolve)
         self._pending = PendingApprovals()
         self._subscribers = Subscribers()
         self.listeners = self._subscribers.listeners
@@ -174,11 +190,12 @@ class Runtime:
             ValueError: the op does not fit its schema (`UserTurn(text=5)`); nothing happens.
         """
         op = ops.checked(op)
-        submission = self.new_submission()
+        self._submissions += 1
+        submission = f"sub_{self._submissions}"
         if self._shut_down and not isinstance(op, ops.Shutdown):
             return submission
         if why := self.refusal(op):
-            self.record_session(ev.OpRefused(op=op.kind, reason=why, submission_id=submission))
+            self.record_session(op_refused(op, why, submission))
             return submission
         self._take(op, submission)
         return submission
@@ -191,9 +208,13 @@ class Runtime:
             case ops.ResumeRun():
                 assert self._session.open_run is not None  # `refusal` said so
                 self._runs.start(self._runs.resume(self._session.open_run, submission))
+            case ops.RunCommand():
+                self._command(op, submission)
             case ops.Interrupt():
-                self._runs.interrupt(submission, alone=not self._person.running)
-                self._person.cancel()
+                # The person's tool calls stop at once (`run_tools_interrupted` answers for
+                # them); the turn or compaction after its first step (its end answers).
+                stopped = self._person.interrupt(submission)
+                self._runs.interrupt(submission, alone=not stopped)
             case ops.Approve(tool_call_id=tool_call, call_id=call, scope=scope, rule=rule):
                 answer = Answer(
                     approved=True, scope=scope, rule=rule, mode=op.mode, submission_id=submission
@@ -202,14 +223,35 @@ class Runtime:
             case ops.Deny(tool_call_id=tool_call, call_id=call, feedback=feedback):
                 answer = Answer(approved=False, feedback=feedback, submission_id=submission)
                 self._approval_answer(op, call, tool_call, answer)
+            case ops.RunTool(tool=name, arguments=arguments):
+                self._person.start(name, arguments, submission)
+            case ops.Compact():
+                self._compact(op, submission)
+            case ops.SendMessage(to=to, text=text):
+                self._runs.message(to, text, submission)
+            case ops.CancelAgent(task_id=task_id):
+                self._runs.cancel_agent(task_id, submission)
+            case ops.NoteToMemory():
+                self._note(op, submission)
+            case ops.Shutdown():
+                self._shut_down = True
+                self._runs.cancel()
+                self._release_when_idle()
+                self._person.cancel()
+                self._subscribers.end()
+            case _:
+                self.record_session(self._session_answer(op, submission))
+
+    def _session_answer(self, op: ops.Op, submission: str) -> ev.Event:
+        """The one event that answers an op changing the session outside its runs."""
+        match op:
             case ops.SetMode(mode=mode):
-                self._answer(
-                    set_mode(self._session, mode, has_modes=self._has_modes, submission=submission)
+                return set_mode(
+                    self._session, mode, has_modes=self._has_modes, submission=submission
                 )
             case ops.SetModel(model=model, agent=name):
-                agent = self.agents.get(name) if name else self.entry
-                switch = set_model(
-                    agent,
+                return set_model(
+                    self.agents.get(name) if name else self.entry,
                     model,
                     agents=self.agents,
                     name=name,
@@ -217,30 +259,23 @@ class Runtime:
                     resolve=self.options.resolve,
                     submission=submission,
                 )
-                self._answer(switch)
-            case ops.RunTool(tool=name, arguments=arguments):
-                self._person.start(name, arguments, submission)
             case ops.Rename(title=title):
                 info = self.store.session(self.session_id)
                 previous = info.title if info is not None else ""
-                self._answer(rename(title, previous=previous, submission=submission))
-            case ops.Compact(focus=focus, agent=name):
-                self._compact(focus, name, submission)
-            case ops.RunCommand() | ops.NoteToMemory():
-                # Commands from files and memory belong to the session layer
-                # (`moot.client.local`), which answers these before they reach a runtime.
-                reason = "this session reads no skills, commands or memory from files"
-                self._answer(ev.OpRefused(op=op.kind, reason=reason, submission_id=submission))
-            case ops.SendMessage(to=to, text=text):
-                self._runs.message(to, text, submission)
-            case ops.CancelAgent(task_id=task_id):
-                self._runs.cancel_agent(task_id, submission)
-            case ops.Shutdown():
-                self._shut_down = True
-                self._runs.cancel()
-                self._release_when_idle()
-                self._person.cancel()
-                self._subscribers.end()
+                return rename(title, previous=previous, submission=submission)
+            case ops.RestoreFiles():
+                started = self.store.events(self.session_id, kinds=("turn_started",))
+                return restore_files(
+                    op,
+                    self.options.snapshots,
+                    runs=[e.run_id for e in started],
+                    running=self.running,
+                    session_id=self.session_id,
+                    submission=submission,
+                )
+            case ops.ApproveMcpServer() | ops.RestartMcpServer():
+                return mcp_server_op(op, self.options.mcp, submission)
+        raise AssertionError(f"no answer for {op.kind}")  # every op kind is matched above
 
     def refusal(self, op: ops.Op) -> str:
         """Why the session cannot take `op` now ("" when it can, or when only carrying it out
@@ -248,7 +283,7 @@ class Runtime:
         nothing running. `submit` answers such an op with `op_refused` carrying this."""
         match op:
             case ops.UserTurn():
-                return self.turn_refusal(op)
+                return self._turn_refusal(op)
             case ops.ResumeRun():
                 if busy := self._runs.busy():
                     return busy
@@ -258,78 +293,76 @@ class Runtime:
                 return "nothing is running to interrupt"
         return ""
 
-    def turn_refusal(self, op: ops.UserTurn) -> str:
-        """Why `op` cannot start a turn now ("" when it can): one runs (busy comes first, as
-        for any turn), its model cannot be used, it names an agent the session lacks, or the
-        log holds a turn a crash left open."""
+    def _turn_refusal(self, op: ops.UserTurn) -> str:
+        """Why `op` cannot start a turn now ("" when it can): see `session_ops.turn_refusal`."""
         return turn_refusal(
             op,
             busy=self._runs.busy(),
             session=self._session,
             agents=self.agents,
             entry=self.entry,
-            unusable_model=self.unusable_model,
+            unusable_model=self._unusable_model,
         )
 
-    def unusable_model(self, model: str) -> str:
-        """Why `model` cannot answer a turn ("" when it can): a bad name, a missing key."""
-        try:
-            self.options.resolve(model)
-        except UnknownModel as exc:
-            return str(exc)
-        return ""
+    def _command(self, op: ops.RunCommand, submission: str) -> None:
+        """`RunCommand`: the turn its expansion makes, then what it pre-approves for it."""
+        commands = self.options.commands
+        started = command_turn(
+            op, commands, turn_refusal=self._turn_refusal, unusable_model=self._unusable_model
+        )
+        if isinstance(started, str):
+            # Refused before anything is granted: a grant waits for a turn that would not come.
+            self.record_session(op_refused(op, started, submission))
+            return
+        turn, expansion = started
+        self._runs.start(self._turn(turn, submission))
+        if expansion.allowed_tools and commands is not None:
+            commands.grant(op.agent or self.entry.name, expansion)
 
-    def new_submission(self) -> str:
-        """A fresh submission id: `submit` takes one per op, and so does the session layer for
-        an op it answers itself (`RunCommand`, `NoteToMemory`)."""
-        self._submissions += 1
-        return f"sub_{self._submissions}"
-
-    def _answer(self, event: ev.Event | None) -> None:
-        """Record the event that answers an op (None: the op changes nothing, as a switch to
-        the mode the session is in)."""
-        if event is not None:
-            self.record_session(event)
+    def _note(self, op: ops.NoteToMemory, submission: str) -> None:
+        """`NoteToMemory`: `memory_noted`; the agents read the new memory from their next model
+        request on."""
+        noted, renewed = note_to_memory(op, self.options.commands, self.agents.values(), submission)
+        self.record_session(noted)
+        for agent in renewed:
+            self.agents[agent.name] = agent
+            if self.entry.name == agent.name:
+                self.entry = agent
 
     def _approval_answer(
         self, op: ops.Approve | ops.Deny, call: str, tool_call: str, answer: Answer
     ) -> None:
         why = self._pending.answer(call, tool_call, answer)
         if why:
-            self.record_session(
-                ev.OpRefused(op=op.kind, reason=why, submission_id=answer.submission_id)
-            )
+            self.record_session(op_refused(op, why, answer.submission_id))
 
-    def _compact(self, focus: str, name: str | None, submission: str) -> None:
+    def _compact(self, op: ops.Compact, submission: str) -> None:
         """Compact an agent's conversation between turns, in the session's task."""
         from moot.core.compact import compact_history  # lazy: most sessions never compact
 
-        agent = self.agents.get(name) if name else self.entry
+        agent = self.agents.get(op.agent) if op.agent else self.entry
+        running = self.running
         why = compact_refusal(
-            self._session, agent, agents=self.agents, name=name, running=self.running
+            self._session, agent, agents=self.agents, name=op.agent, running=running
         )
-        if why:
-            self.record_session(ev.OpRefused(op="compact", reason=why, submission_id=submission))
+        if why or agent is None:
+            self.record_session(op_refused(op, why, submission))
             return
-        assert agent is not None
-        hooks = self.options.hooks
-
-        async def pre_compact() -> object:
-            assert hooks is not None
-            base = {"session_id": self.session_id, "permission_mode": self.mode or "default"}
-            return await hooks.run_pre_compact(base, trigger="manual", custom_instructions=focus)
-
-        def answer() -> Coroutine[Any, Any, ev.Event]:
-            return compact_history(
-                agent.name,
-                self._session.history.get(agent.name, []),
-                provider=lambda: self._provider_for(agent),
-                focus=focus,
-                compact_at=self.limits.compact_at,
-                pre_compact=pre_compact if hooks is not None else None,
-                submission=submission,
-            )
-
+        hooks, focus = self.options.hooks, op.focus
+        base = {"session_id": self.session_id, "permission_mode": self.mode or "default"}
+        pre_compact = None
+        if hooks is not None:
+            pre_compact = partial(hooks.run_pre_compact, base, custom_instructions=focus)
+        answer = partial(
+            compact_history,
+            agent.name,
+            self._session.history.get(agent.name, []),
+            provider=partial(self._provider_for, agent),
+            focus=focus,
+            compact_at=self.limits.compact_at,
+            pre_compact=pre_compact,
+            submission=submission,
+        )
         self._runs.start_compaction(answer, submission)
 
     def _release_when_idle(self, _: object = None) -> None:
@@ -361,31 +394,9 @@ class Runtime:
 
     # ---- what the session is and holds ------------------------------------------------------
 
-    def person_refusal(self, tool: str, side_effect: SideEffect, arguments: dict[str, Any]) -> str:
-        """Why a deny rule forbids the person this call ("" when none does).
-
-        The person's calls pass the one decision in `bypassPermissions` mode: they typed the
-        call, so no question is asked (they would be the one asked), but a deny rule holds for
-        them as for any model, and with it the files it hides.
-        """
-        return self._person.refusal(tool, side_effect, arguments)
-
     async def tools_done(self) -> None:
         """Wait until the person's tool calls have ended (after `Shutdown`, their `tool_ran`)."""
         await self._person.done()
-
-    def update_agent(self, agent: Agent) -> None:
-        """Replace the session's agent of that name (new instructions after a memory note): its
-        calls use it from their next model request on.
-
-        Raises:
-            KeyError: The session has no agent of that name.
-        """
-        if agent.name not in self.agents:
-            raise KeyError(f"no agent {agent.name!r}")
-        self.agents[agent.name] = agent
-        if self.entry.name == agent.name:
-            self.entry = agent
 
     def provider_window(self, agent: str | None = None) -> int | None:
         """The context window the agent's provider itself reports (a script's
@@ -452,7 +463,7 @@ class Runtime:
         if self.options.attach is not None and "@" in op.text:
             files = self.options.attach(
                 op.text,
-                lambda path: self.person_refusal("read", SideEffect.READ_ONLY, {"path": path}),
+                lambda path: self._person.refusal("read", SideEffect.READ_ONLY, {"path": path}),
             )
         agents, entry = self.agents, self.entry
         return turn_opening(op, agents, entry, files=files, limits=self.limits, mode=self.mode)

@@ -1,5 +1,6 @@
 """The answers to the ops that change a session outside its runs (`SetMode`, `SetModel`,
-`Rename`), and whether a turn or a `Compact` may start.
+`Rename`, `RestoreFiles`, `ApproveMcpServer`, `RestartMcpServer`), the turn a `RunCommand`
+starts, and whether a turn or a `Compact` may start.
 
 Each is a function of the session as it is now that returns the event answering the op (the
 change, or `op_refused` saying why not) without recording it: `Runtime.submit` records it
@@ -8,9 +9,10 @@ change, or `op_refused` saying why not) without recording it: `Runtime.submit` r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from moot.core.agent import Agent
+from moot.core.options import CommandTurn, McpServers, SessionCommands, Snapshots
 from moot.core.session import SessionState
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -48,11 +50,25 @@ def turn_refusal(
     return ""
 
 
+def op_refused(op: ops.Op, reason: str, submission: str) -> ev.OpRefused:
+    """The `op_refused` that answers `op`, saying why."""
+    return ev.OpRefused(op=op.kind, reason=reason, submission_id=submission)
+
+
+def unusable_model(resolve: Callable[[str], Provider], model: str) -> str:
+    """Why `model` cannot answer a turn ("" when it can): a bad name, a missing key."""
+    try:
+        resolve(model)
+    except UnknownModel as exc:
+        return str(exc)
+    return ""
+
+
 def set_mode(
     session: SessionState, mode: ModeName, *, has_modes: bool, submission: str
-) -> ev.Event | None:
-    """`SetMode`: `mode_changed`, refused in a session without modes; None when the session is
-    in that mode already (nothing changes, and nothing answers)."""
+) -> ev.Event:
+    """`SetMode`: `mode_changed`; refused in a session without modes, or in that mode already
+    (nothing would change)."""
     previous = session.mode
     if not has_modes or previous is None:
         return ev.OpRefused(
@@ -61,7 +77,8 @@ def set_mode(
             submission_id=submission,
         )
     if mode == previous:
-        return None
+        reason = f"the session is in {mode} mode already"
+        return ev.OpRefused(op="set_mode", reason=reason, submission_id=submission)
     return ev.ModeChanged(mode=mode, previous=previous, submission_id=submission)
 
 
@@ -74,10 +91,10 @@ def set_model(
     running: bool,
     resolve: Callable[[str], Provider],
     submission: str,
-) -> ev.Event | None:
-    """`SetModel`: `model_changed` for `agent` (None: the op named no agent of the session),
-    refused while a turn runs or for a model that cannot be used; None when the agent has
-    that model already."""
+) -> ev.Event:
+    """`SetModel`: `model_changed` for `agent` (None: the op named no agent of the session);
+    refused while a turn runs, for a model that cannot be used, or one the agent has already
+    (nothing would change)."""
 
     def refused(reason: str) -> ev.Event:
         return ev.OpRefused(op="set_model", reason=reason, submission_id=submission)
@@ -89,7 +106,7 @@ def set_model(
         return refused("a turn is running: switch the model when it has ended (or interrupt it)")
     previous = agent.model if isinstance(agent.model, str) else agent.model.name
     if model == previous:
-        return None
+        return refused(f"{agent.name} answers with {model} already")
     try:
         # Resolved only to check it (a bad name, a missing key); the turn that needs the
         # provider makes it, so that a scripted one is moved past turns already played.
@@ -128,3 +145,91 @@ def compact_refusal(
     if not session.history.get(agent.name):
         return "nothing to compact yet"
     return ""
+
+
+def command_turn(
+    op: ops.RunCommand,
+    commands: SessionCommands | None,
+    *,
+    turn_refusal: Callable[[ops.UserTurn], str],
+    unusable_model: Callable[[str], str],
+) -> tuple[ops.UserTurn, CommandTurn] | str:
+    """`RunCommand`: the turn it starts and what it expands to; or why it cannot start: the
+    session reads no commands or has no such one, or the turn cannot start now (as a
+    `UserTurn`: busy, a model that cannot be used, which the reason names as the command's).
+    """
+    if commands is None:
+        return "this session reads no skills, commands or memory from files"
+    expansion = commands.expand(op)
+    if isinstance(expansion, str):
+        return expansion
+    turn = ops.UserTurn(text=expansion.prompt, agent=op.agent, model=expansion.model or None)
+    if why := turn_refusal(turn):
+        if expansion.model and why == unusable_model(expansion.model):
+            why = f"/{op.name} names model {expansion.model!r}: {why}"
+        return why
+    return turn, expansion
+
+
+def note_to_memory(
+    op: ops.NoteToMemory,
+    commands: SessionCommands | None,
+    agents: Iterable[Agent],
+    submission: str,
+) -> tuple[ev.Event, Sequence[Agent]]:
+    """`NoteToMemory`: `memory_noted`, and `agents` with their instructions rendered again
+    around the new memory; or `op_refused` (the session reads no memory from files, or the
+    note could not be written) and no agent."""
+    if commands is None:
+        reason = "this session reads no skills, commands or memory from files"
+        return op_refused(op, reason, submission), ()
+    noted = commands.note(op.text, list(agents))
+    if isinstance(noted, str):
+        return op_refused(op, noted, submission), ()
+    event = ev.MemoryNoted(path=noted.path, note=noted.note, submission_id=submission)
+    return event, noted.agents
+
+
+def restore_files(
+    op: ops.RestoreFiles,
+    snapshots: Snapshots | None,
+    *,
+    runs: Sequence[str],
+    running: bool,
+    session_id: str,
+    submission: str,
+) -> ev.Event:
+    """`RestoreFiles`: `files_restored`, undoing run `op.run_id` and every later one of `runs`
+    (the session's runs in order), newest first; refused while a turn runs, for a run the
+    session lacks, or where no snapshots are kept."""
+    if snapshots is None:
+        return op_refused(op, "this session keeps no snapshots of its files", submission)
+    if running:
+        return op_refused(op, "a turn is running: interrupt it first", submission)
+    if op.run_id not in runs:
+        return op_refused(op, f"no turn {op.run_id!r} in session {session_id}", submission)
+    undone = list(reversed(runs[list(runs).index(op.run_id) :]))
+    restored, failures = snapshots.restore_runs(undone)
+    return ev.FilesRestored(
+        before_run=op.run_id, restored=restored, failures=failures, submission_id=submission
+    )
+
+
+def mcp_server_op(
+    op: ops.ApproveMcpServer | ops.RestartMcpServer, servers: McpServers | None, submission: str
+) -> ev.Event:
+    """`ApproveMcpServer`, `RestartMcpServer`: `mcp_server_approved` or `mcp_server_restarted`;
+    refused for a server the session lacks or one the op cannot apply to (the reason says
+    why), or where the session has no MCP servers."""
+    if servers is None:
+        return op_refused(op, "this session has no MCP servers", submission)
+    try:
+        if isinstance(op, ops.ApproveMcpServer):
+            note = servers.approve(op.name)
+            return ev.McpServerApproved(server=op.name, note=note, submission_id=submission)
+        note = servers.restart(op.name)
+        return ev.McpServerRestarted(server=op.name, note=note, submission_id=submission)
+    except KeyError:
+        return op_refused(op, f"no MCP server {op.name!r} in this session", submission)
+    except ValueError as exc:
+        return op_refused(op, str(exc), submission)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from moot.protocol import events as ev
-from moot.protocol.client import Subscription
+from moot.protocol.subscription import Subscription
 
 
 class Subscribers:

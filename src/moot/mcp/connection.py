@@ -101,6 +101,17 @@ class Connection:
         self._set("starting", error="")
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp:{self.name}")
 
+    @property
+    def live(self) -> bool:
+        """Connected or connecting: its task runs."""
+        return self._task is not None and not self._task.done()
+
+    async def restart(self) -> None:
+        """Disconnect, then connect again (the person's `/mcp restart` of a live server)."""
+        await self.close()
+        self.restarts += 1
+        self.start()
+
     async def close(self) -> None:
         """Disconnect; the SDK ends a stdio server's process (stdin closed, then signals)."""
         self._stop.set()

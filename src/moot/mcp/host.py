@@ -44,6 +44,10 @@ class Host:
         match request:
             case wire.StartServer(server=config):
                 connection = self.connections.get(config.name)
+                if connection is not None and connection.config == config and connection.live:
+                    # Asked to start while it runs: moot restarts it (`RestartMcpServer`).
+                    self._spawn(connection.restart())
+                    return
                 if connection is None or connection.config != config:
                     if connection is not None:
                         self._spawn(connection.close())

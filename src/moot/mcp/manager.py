@@ -345,14 +345,16 @@ class McpManager:
     # ---- the person's controls ---------------------------------------------------------------
 
     def approve(self, name: str) -> str:
-        """Approve a repository's server here (remembered) and start it.
+        """Approve a repository's server here (remembered) and start it; what was done
+        (`moot.core.options.McpServers`, for `ApproveMcpServer`).
 
         Raises:
             KeyError: No such server.
+            ValueError: It needs no approval (the message says what it is).
         """
         server = self._servers[name]
         if server.state != "needs_approval":
-            return f"{name} needs no approval (it is {server.state})"
+            raise ValueError(f"{name} needs no approval (it is {server.state})")
         from moot.mcp.files import ConfigFileError
 
         try:
@@ -377,14 +379,16 @@ class McpManager:
         return f"approved {name} ({server.config.shown()}){kept}"
 
     def restart(self, name: str) -> str:
-        """Restart a server now.
+        """Restart a server now; what was done (for `RestartMcpServer`).
 
         Raises:
             KeyError: No such server.
+            ValueError: It may not start: not approved, turned off, defined wrong (the message
+                says which).
         """
         server = self._servers[name]
         if refused := self._refusal(server):
-            return refused
+            raise ValueError(refused)
         if self.host.running:
             self._start_server(server)
         elif self._started:

@@ -19,17 +19,19 @@ from typing import TYPE_CHECKING
 from moot.paths import workspace_root
 
 if TYPE_CHECKING:
-    from moot.client.assemble import Session
     from moot.client.local import SessionOptions
+    from moot.client.session import Session
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def run_serve(options: Namespace) -> int:
     """Serve until the client closes stdin."""
-    from moot.client.assemble import open_session, session_rules
+    from moot.client.assemble import open_session
     from moot.client.errors import SetupError
     from moot.client.local import SessionOptions
+    from moot.client.rules import session_rules
+    from moot.client.session import SessionAssembly
     from moot.core.agent import Agent
     from moot.frontend.flags import project_mcp, rule_list
     from moot.protocol.modes import PermissionMode
@@ -44,16 +46,14 @@ def run_serve(options: Namespace) -> int:
         store = MemoryStore()
         session_id = store.create_session(title="moot mcp serve", workspace=str(cwd)).id
         mode = options.permission_mode
-        session = open_session(
-            store,
-            session_id,
-            cwd,
+        assembly = SessionAssembly(
             settings=settings,
             # The tools' session has no model of its own: only `moot_task` runs an agent.
             agent=Agent("mcp-client", model=options.model or "none"),
             rules=rules,
             mode=PermissionMode(mode) if mode else None,
         )
+        session = open_session(store, session_id, cwd, assembly)
     except (SetupError, SettingsError) as exc:
         print(f"moot: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from moot.client.assemble import Session
+from moot.client.session import Session
 from moot.protocol.approval import ApprovalRequest, RemembersApprovals, SideEffect, Verdict
 from moot.tools.base import Tool, ToolContext, ToolResult
 

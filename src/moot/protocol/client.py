@@ -1,129 +1,27 @@
 """The client surface: the one thing every front end holds (the app, the REPL, ACP, `moot -p`).
 
-A front end writes only through `Client.submit(op)`, reads events through a `Subscription` that
-may start at any `seq` (a replay from the store, then live, with no gap or duplicate at the
-seam), and reads everything else through read-only queries (`Queries`, `Client.status`). The
-values the queries answer with live here, beside the protocols, so a front end needs nothing
-below this package to use them.
+A front end changes its session only through `Client.submit(op)`, reads events through a
+`Subscription` that may start at any `seq` (a replay from the store, then live, with no gap or
+duplicate at the seam), and reads everything else through read-only queries (`Queries`,
+`Client.status`). What is no op, because it changes something besides the session's log (a
+fork creates another session; the person's key for a provider never enters a log), is the one
+admin protocol, `SessionAdmin`. The values the queries answer with live here, beside the
+protocols, so a front end needs nothing below this package to use them.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import msgspec
-from msgspec.structs import replace
 
 if TYPE_CHECKING:
-    import asyncio
-
     # Annotations only: `moot sessions list` reads this module and needs no event class.
     from moot.protocol.events import Event
     from moot.protocol.ops import Op
-
-HIGH_WATER = 256
-"""Queued live events past which a subscriber counts as behind: its consecutive text and
-thinking deltas are then merged, so a slow front end cannot make the queue grow with a stream."""
-
-
-class Subscription:
-    """One subscriber's events, in `seq` order: a replay, then live ones until the stream ends.
-
-    The runtime never waits on a subscriber: `put` returns at once. While more than
-    `high_water` live events wait, a text or thinking delta that follows one of the same kind
-    in the same agent call is merged into it (the text joined, the later `seq` and time kept);
-    no other event is ever dropped, merged or reordered.
-    """
-
-    def __init__(
-        self,
-        replay: Iterable[Event] = (),
-        *,
-        high_water: int = HIGH_WATER,
-        on_close: Callable[[Subscription], None] | None = None,
-    ) -> None:
-        self._replay: deque[Event] = deque(replay)
-        self._live: deque[Event] = deque()
-        self._seen = self._replay[-1].seq if self._replay else 0
-        self._high_water = high_water
-        self._on_close = on_close
-        self._ended = False
-        self._wakeup: asyncio.Event | None = None
-        self.merged = 0
-        """How many deltas were merged into earlier ones because this subscriber fell behind."""
-
-    @property
-    def pending(self) -> int:
-        """Events waiting to be taken (replayed and live)."""
-        return len(self._replay) + len(self._live)
-
-    def put(self, event: Event) -> None:
-        """Queue a live event; never blocks. Events at or before the replay's end are skipped:
-        the replay already holds them."""
-        if self._ended or (event.seq and event.seq <= self._seen):
-            return
-        live = self._live
-        if len(live) >= self._high_water and live and _mergeable(live[-1], event):
-            last = live[-1]
-            live[-1] = replace(last, text=last.text + event.text, seq=event.seq, ts=event.ts)  # type: ignore[union-attr]
-            self.merged += 1
-        else:
-            live.append(event)
-        self._wake()
-
-    def end(self) -> None:
-        """No more events will come; iteration ends once the queued ones are taken."""
-        self._ended = True
-        self._wake()
-
-    def close(self) -> None:
-        """Stop receiving: queued events are dropped and the runtime forgets this subscriber."""
-        self._replay.clear()
-        self._live.clear()
-        self.end()
-        if self._on_close is not None:
-            self._on_close(self)
-            self._on_close = None
-
-    def _wake(self) -> None:
-        if self._wakeup is not None:
-            self._wakeup.set()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> Event:
-        while True:
-            if self._replay:
-                return self._replay.popleft()
-            if self._live:
-                event = self._live.popleft()
-                self._seen = max(self._seen, event.seq)
-                return event
-            if self._ended:
-                raise StopAsyncIteration
-            if self._wakeup is None:
-                import asyncio  # here: `moot sessions list` reads the contract, runs no loop
-
-                self._wakeup = asyncio.Event()
-            self._wakeup.clear()
-            await self._wakeup.wait()
-
-
-_MERGEABLE_KINDS = frozenset({"text_delta", "thinking_delta"})
-
-
-def _mergeable(last: Event, event: Event) -> bool:
-    return (
-        type(event) is type(last)
-        and event.kind in _MERGEABLE_KINDS
-        and last.call_id == event.call_id
-        and last.submission_id == event.submission_id
-    )
-
+    from moot.protocol.subscription import Subscription
 
 # ---- what the queries answer ------------------------------------------------------------------
 
@@ -269,15 +167,6 @@ class InstructionFiles(msgspec.Struct, frozen=True):
     """Skills the index's budget left out (the model may still load them by name)."""
 
 
-class FilesRestored(msgspec.Struct, frozen=True):
-    """What `Client.restore_files` put back."""
-
-    restored: tuple[str, ...] = ()
-    """Workspace-relative paths written back or removed, sorted."""
-    failures: tuple[str, ...] = ()
-    """`path: reason` for each file that could not be put back."""
-
-
 class WorkspaceFiles(msgspec.Struct, frozen=True):
     """The workspace's files for `@path` completion (`Client.files`)."""
 
@@ -384,26 +273,11 @@ class ModelChoice(msgspec.Struct, frozen=True):
     note: str = ""
     """Why it is not ready (the variable to set), or other facts worth a glance."""
     needs_key: str | None = None
-    """The provider whose key it lacks (a `KeyStore` can save one), when that is why."""
+    """The provider whose key it lacks (`SessionAdmin.save_key` can save one), when that is
+    why."""
 
 
 # ---- the protocols ------------------------------------------------------------------------------
-
-
-@runtime_checkable
-class KeyStore(Protocol):
-    """Saving the person's key for a model provider, outside any session's log: a client
-    offers it when its sessions call real providers (`isinstance(client, KeyStore)`)."""
-
-    async def save_key(self, provider: str, key: str) -> str:
-        """Try `key` with one tiny request to `provider`, then save it (mode 0600) unless the
-        provider refused it; what was done, in a line that never holds the key.
-
-        Raises:
-            ValueError: The provider refused the key, or takes none, or the key is unusable
-                (nothing is saved).
-        """
-        ...
 
 
 class Queries(Protocol):
@@ -517,27 +391,35 @@ class Client(Protocol):
         entries) and the ones in use, the ready ones first."""
         ...
 
-    def fork(self, at: int | None = None) -> str:
-        """A new stored session sharing this one's history up to event `at` (all of it when
-        None; a run not finished by then is left out); its id. This session goes on as it was.
-
-        Raises:
-            KeyError: `at` is not one of this session's events.
-        """
-        ...
-
-    def restore_files(self, run_id: str) -> FilesRestored:
-        """Put the files this session's tools changed back as they were before run `run_id`
-        (the person's turn), undoing it and every later run, newest first: byte-exact from the
-        snapshots, files created since removed. Of what shell commands changed, only the files
-        their command lines write (`> F`, `tee F`, `rm F`, ...) are tracked.
-
-        Raises:
-            KeyError: no such run in this session.
-            RuntimeError: a turn is running.
-        """
-        ...
-
     async def close(self) -> None:
         """Interrupt what runs, end every subscription and release what the session holds."""
+        ...
+
+
+@runtime_checkable
+class SessionAdmin(Protocol):
+    """The one way a front end changes what is not its session's log, so no op can: a client
+    offers it when it can (`isinstance(client, SessionAdmin)`). Everything else that changes a
+    session is an op (`Client.submit`)."""
+
+    def fork(self, at: int | None = None) -> str:
+        """A new stored session sharing this one's history up to event `at` (all of it when
+        None; a run not finished by then is left out), which records `session_forked`; its id.
+        This session goes on as it was.
+
+        Raises:
+            KeyError: `at` is not one of this session's events, or falls inside a run (the
+                message names the seqs that would work).
+        """
+        ...
+
+    async def save_key(self, provider: str, key: str) -> str:
+        """Try `key` with one tiny request to `provider`, then save it (mode 0600) where `moot
+        login` saves unless the provider refused it; what was done, in a line that never holds
+        the key. The key never enters a session's log.
+
+        Raises:
+            ValueError: The provider refused the key, or takes none, or the key is unusable
+                (nothing is saved).
+        """
         ...

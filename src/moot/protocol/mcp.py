@@ -2,8 +2,9 @@
 
 A session connects to the MCP servers its settings and `.mcp.json` name (and any a front end
 brings, such as an editor over ACP). Front ends never talk to a server: they read each server's
-`McpServerStatus` and ask the session through `McpControl`, which a client implements when its
-session has MCP servers at all (`isinstance(client, McpControl)`).
+`McpServerStatus` and a server's prompts and resources through `McpControl`, which a client
+implements when its sessions may have MCP servers (`isinstance(client, McpControl)`); they
+change them by ops (`ApproveMcpServer`, `RestartMcpServer`), as they change anything else.
 """
 
 from __future__ import annotations
@@ -130,29 +131,10 @@ class McpResourceText(msgspec.Struct, frozen=True):
 
 @runtime_checkable
 class McpControl(Protocol):
-    """What a front end may ask of a session's MCP servers."""
+    """What a front end may read of a session's MCP servers (the ops change them)."""
 
     def mcp_servers(self) -> list[McpServerStatus]:
         """Every server of the session and its state, in name order."""
-        ...
-
-    def approve_mcp_server(self, name: str) -> str:
-        """Approve a repository's server for this workspace (remembered) and start it.
-
-        Returns:
-            What happened, for the person.
-
-        Raises:
-            KeyError: No such server.
-        """
-        ...
-
-    def restart_mcp_server(self, name: str) -> str:
-        """Restart a server now (a failed one is otherwise restarted at its next use).
-
-        Raises:
-            KeyError: No such server.
-        """
         ...
 
     async def mcp_prompt(self, server: str, prompt: str, arguments: dict[str, str]) -> str:

@@ -49,11 +49,12 @@ class ResumeRun(_Op, tag="resume_run", frozen=True):
 
 
 class Interrupt(_Op, tag="interrupt", frozen=True):
-    """Cancel the running turn.
+    """Cancel the running turn (or compaction) and the tools the person runs.
 
     Answered by `tool_finished(interrupted=True)` for running tools, `agent_returned` for open
-    peer calls and `turn_finished` with state cancelled / stop reason user_cancelled; a tool
-    the person runs (`RunTool`) ends with a `tool_ran` that says it was interrupted.
+    peer calls and `turn_finished` with state cancelled / stop reason user_cancelled; by
+    `run_tools_interrupted` naming the person's tool calls (`RunTool`) it stopped, each of
+    which still ends with its own `tool_ran` (interrupted); by `op_refused` when nothing runs.
     """
 
 
@@ -91,8 +92,8 @@ class Deny(_Op, tag="deny", frozen=True):
 class SetMode(_Op, tag="set_mode", frozen=True):
     """Switch the session's permission mode; the next tool call is decided under it.
 
-    Answered by `mode_changed` (nothing when the session is in that mode already, `op_refused`
-    when it has no modes); later tool calls are decided under the new mode.
+    Answered by `mode_changed`, or by `op_refused` when the session is in that mode already or
+    has no modes; later tool calls are decided under the new mode.
     """
 
     mode: ModeName
@@ -101,10 +102,10 @@ class SetMode(_Op, tag="set_mode", frozen=True):
 class SetModel(_Op, tag="set_model", frozen=True):
     """Switch an agent's model, from its next turn on (a turn that runs keeps its model).
 
-    Answered by `model_changed` (nothing when the agent has that model already), or by
-    `op_refused` when the model cannot be used (the reason says why and what would: an unknown
-    provider lists the known ones, a missing key names its variable), there is no such agent,
-    or a turn is running. The model belongs to the session: a resumed session keeps the last
+    Answered by `model_changed`, or by `op_refused` when the agent has that model already, the
+    model cannot be used (the reason says why and what would: an unknown provider lists the
+    known ones, a missing key names its variable), there is no such agent, or a turn is
+    running. The model belongs to the session: a resumed session keeps the last
     one it switched to unless the front end names another.
     """
 
@@ -137,8 +138,9 @@ class RunCommand(_Op, tag="run_command", frozen=True):
     The session expands it into a prompt (the skill's instructions, the command's text with
     `$ARGUMENTS` and `@file`s filled in) and runs it as a `UserTurn` would. Answered by
     `turn_started` (whose prompt is the expansion), the run's events, then `turn_finished`; or
-    by `op_refused` when the session has no such command. What the skill or command lists in
-    `allowed-tools` runs without asking until that turn ends.
+    by `op_refused` when the session has no such command (or reads none from files), or cannot
+    start the turn now (as a `UserTurn`: busy, a model that cannot be used). What the skill or
+    command lists in `allowed-tools` runs without asking until that turn ends.
     """
 
     name: str
@@ -189,10 +191,48 @@ class SendMessage(_Op, tag="send_message", frozen=True):
 class CancelAgent(_Op, tag="cancel_agent", frozen=True):
     """Cancel one running peer call (a background agent or a callee its caller waits for) and
     everything it started (its subtree); its caller reads that it was cancelled and the rest of
-    the run goes on (the person's own turn: `Interrupt`). Answered by its `agent_returned`
-    (cancelled), or by `op_refused`."""
+    the run goes on (the person's own turn: `Interrupt`). Answered by the ends of the subtree
+    it cancels, innermost first, each carrying its submission id: `tool_finished(interrupted=
+    True)` for a running tool, `agent_returned` (cancelled) for each call; or by `op_refused`
+    (no such peer call runs, or it ended before the cancel landed)."""
 
     task_id: str
+
+
+class RestoreFiles(_Op, tag="restore_files", frozen=True):
+    """Put the files this session's tools changed back as they were before run `run_id` (the
+    person's turn), undoing it and every later run, newest first: byte-exact from the
+    snapshots, files created since removed. Of what shell commands changed, only the files
+    their command lines write (`> F`, `tee F`, `rm F`, ...) are tracked. The conversation is
+    untouched (`/rewind` goes on in a fork for that: `SessionAdmin.fork`).
+
+    Answered by `files_restored` (what was put back, and what could not be), or by
+    `op_refused` (a turn is running, no such run, the session keeps no snapshots).
+    """
+
+    run_id: str
+
+
+class ApproveMcpServer(_Op, tag="approve_mcp_server", frozen=True):
+    """Approve a repository's MCP server for this workspace (remembered) and start it
+    (`/mcp approve NAME`).
+
+    Answered by `mcp_server_approved`, or by `op_refused` (no such server, it needs no
+    approval, the session has no MCP servers).
+    """
+
+    name: str
+
+
+class RestartMcpServer(_Op, tag="restart_mcp_server", frozen=True):
+    """Restart one of the session's MCP servers now (a failed one is otherwise restarted at its
+    next use; `/mcp restart NAME`).
+
+    Answered by `mcp_server_restarted`, or by `op_refused` (no such server, one that may not
+    start: not approved, turned off, defined wrong; the session has no MCP servers).
+    """
+
+    name: str
 
 
 class Shutdown(_Op, tag="shutdown", frozen=True):
@@ -215,6 +255,9 @@ Op = (
     | Compact
     | SendMessage
     | CancelAgent
+    | RestoreFiles
+    | ApproveMcpServer
+    | RestartMcpServer
 )
 OpT = TypeVar("OpT", bound=_Op)
 

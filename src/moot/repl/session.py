@@ -24,7 +24,8 @@ from moot.frontend.display import HISTORY_KINDS
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.activity import WAITING_FOR_MODEL, TurnProgress
-from moot.protocol.client import Client, SessionStatus, Subscription
+from moot.protocol.client import Client, SessionStatus
+from moot.protocol.subscription import Subscription
 from moot.repl.approvals import Approvals
 from moot.repl.completion import PromptCompleter
 from moot.repl.status import StatusFacts

@@ -147,7 +147,7 @@ class SandboxPolicy(msgspec.Struct, frozen=True):
     command's result (`CommandResult.swept`). The host backend ignores it."""
     env_names: tuple[str, ...] = ()
     """Variables commands get besides `moot.sandbox.env.PASSED`: those the settings' `env`
-    names (`client.assemble.sandbox_policy`). One that looks secret is dropped all the same
+    names (`client.environment.sandbox_policy`). One that looks secret is dropped all the same
     (`env.scrub_env`)."""
 
 

@@ -11,7 +11,7 @@ always misses one (`CI_JOB_JWT`, `SESSION_COOKIE`, `SENTRY_DSN`).
 A named variable is still dropped when its *name* looks secret (a word such as `KEY`,
 `TOKEN`, `SECRET`, `PASSWORD`, `COOKIE`; a family such as `AWS_*`) or its *value* does (a known
 key format, a URL carrying credentials, a webhook): a settings file may name `GITHUB_TOKEN`,
-and the process's own value would win over the file's (`client.assemble.session_environ`),
+and the process's own value would win over the file's (`client.environment.session_environ`),
 so naming a variable must not be a way to read the person's. There is no way to pass a
 secret to a command through the environment; a command that needs one reads a file the
 person put in the workspace.

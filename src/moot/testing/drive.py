@@ -9,8 +9,8 @@ import msgspec
 
 from moot.protocol import events as ev
 from moot.protocol import ops
-from moot.protocol.client import Subscription
 from moot.protocol.messages import Attachment
+from moot.protocol.subscription import Subscription
 
 Answer = Callable[[ev.ApprovalRequested], ops.Op | None]
 React = Callable[[ev.Event], ops.Op | None]

@@ -6,11 +6,14 @@ default) the fake answers ops as a session would, from its script: a `UserTurn` 
 `approval_requested` or `turn_finished`, unless a turn is open (then, as a session does, it is
 answered by `op_refused`); an `Interrupt` while a turn is open ends it cancelled, and without one
 is answered by `op_refused`;
-`SetMode` plays a `mode_changed`; `SetModel` a `model_changed` (or an `op_refused` for a model
-not in `models`, when given); `RunTool` a `tool_ran` with the tool's canned result from
-`tool_results` (or an `op_refused` for a tool without one); `NoteToMemory` a `memory_noted`.
+`SetMode` plays a `mode_changed`; `SetModel` a `model_changed` (each an `op_refused` when
+nothing would change, and `SetModel` for a model not in `models`, when given); `RunTool` a
+`tool_ran` with the tool's canned result from `tool_results` (or an `op_refused` for a tool
+without one); `NoteToMemory` a `memory_noted`; `RestoreFiles` a `files_restored` (nothing is
+put back); the MCP ops an `op_refused` (the fake has no MCP servers).
 Without `autoplay`, the test plays events itself with `play` or `emit`. Every op is kept in
-`ops`, so a test can assert exactly what the front end sent.
+`ops`, so a test can assert exactly what the front end sent. It is a `SessionAdmin` too:
+`fork` and `save_key` are recorded (`forks`, `keys`), and change nothing.
 """
 
 from __future__ import annotations
@@ -31,17 +34,16 @@ from moot.protocol.client import (
     ContextPart,
     ContextReport,
     CostLine,
-    FilesRestored,
     ModelChoice,
     PermissionsReport,
     SandboxStatus,
     SessionStatus,
     SessionSummary,
-    Subscription,
     WorkspaceFiles,
 )
 from moot.protocol.messages import Usage
 from moot.protocol.states import RunState, StopReason
+from moot.protocol.subscription import Subscription
 
 _PAUSE_AFTER = frozenset({"approval_requested", "turn_finished"})
 
@@ -101,9 +103,11 @@ class FakeClient:
         self.ops: list[ops.Op] = []
         """Every op submitted, in order."""
         self.restores: list[str] = []
-        """What `restore_files` was asked, in order."""
+        """The runs `RestoreFiles` named, in order."""
         self.forks: list[int | None] = []
         """What `fork` was asked, in order."""
+        self.keys: list[str] = []
+        """The providers `save_key` was given a key for, in order (the keys are not kept)."""
         self.autoplay = autoplay
         self.closed = False
         self._status = status or SessionStatus(
@@ -203,15 +207,17 @@ class FakeClient:
     def models(self) -> list[ModelChoice]:
         return list(self._models)
 
-    def restore_files(self, run_id: str) -> FilesRestored:
-        """Records the run (`restores`); puts nothing back."""
-        self.restores.append(run_id)
-        return FilesRestored(restored=("greet.py",))
+    # ---- `SessionAdmin` ------------------------------------------------------------------------
 
     def fork(self, at: int | None = None) -> str:
         """Records the fork (`forks`); the id of a session this fake does not hold."""
         self.forks.append(at)
         return f"{self._session_id}_fork{len(self.forks)}"
+
+    async def save_key(self, provider: str, key: str) -> str:
+        """Records the provider (`keys`); saves nothing."""
+        self.keys.append(provider)
+        return f"saved the {provider} key (a fake: nothing was written)"
 
     async def close(self) -> None:
         self.closed = True
@@ -269,10 +275,14 @@ class FakeClient:
                 self.emit(ev.MemoryNoted(path=f"{self._status.workspace}/AGENTS.md", note=text))
             case ops.Interrupt() if self._open_run is not None:
                 self._cancel(self._open_run)
-            case ops.SetMode(mode=mode) if mode != self.status().mode:
+            case ops.SetMode(mode=mode) if mode == self.status().mode:
+                self.emit(ev.OpRefused(op=op.kind, reason=f"the session is in {mode} mode already"))
+            case ops.SetMode(mode=mode):
                 previous = self.status().mode or "default"
                 self.emit(ev.ModeChanged(mode=mode, previous=previous))  # type: ignore[arg-type]
-            case ops.SetModel(model=model) if model != self.status().model:
+            case ops.SetModel(model=model) if model == self.status().model:
+                self.emit(ev.OpRefused(op=op.kind, reason=f"moot answers with {model} already"))
+            case ops.SetModel(model=model):
                 names = [m.name for m in self._models]
                 if names and model not in names:
                     reason = f"unknown model {model!r}; models: {', '.join(names)}"
@@ -284,6 +294,11 @@ class FakeClient:
                 self._run_tool(tool, arguments)
             case ops.Rename(title=title):
                 self.emit(ev.SessionRenamed(title=title))
+            case ops.RestoreFiles(run_id=run_id):
+                self.restores.append(run_id)
+                self.emit(ev.FilesRestored(before_run=run_id, restored=("greet.py",)))
+            case ops.ApproveMcpServer() | ops.RestartMcpServer():
+                self.emit(ev.OpRefused(op=op.kind, reason="this session has no MCP servers"))
             case ops.SendMessage(to=to, text=text):
                 self._message(to, text)
             case ops.Shutdown():

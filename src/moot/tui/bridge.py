@@ -15,7 +15,8 @@ from collections.abc import Callable
 from textual.message import Message
 
 from moot.protocol import events as ev
-from moot.protocol.client import Client, Subscription
+from moot.protocol.client import Client
+from moot.protocol.subscription import Subscription
 from moot.tui.messages import SessionEvent, Streamed
 
 FLUSH_HZ = 30

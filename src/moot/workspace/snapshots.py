@@ -20,6 +20,7 @@ import errno
 import os
 import stat
 import threading
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -199,6 +200,26 @@ class FileSnapshots:
         if failures:
             raise RestoreError(restored, failures)
         return restored
+
+    def restore_runs(self, runs: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Put back what each of `runs` changed, in the order given (newest first, so that a
+        file several runs changed ends as the earliest of them found it); a failure leaves the
+        other files restored (`moot.core.options.Snapshots`, for `RestoreFiles`).
+
+        Returns:
+            The workspace-relative paths written back or removed, sorted; and `path: reason`
+            for each file that could not be put back.
+        """
+        restored: set[str] = set()
+        failures: list[str] = []
+        for run in runs:
+            try:
+                paths = self.restore(run)
+            except RestoreError as exc:
+                paths = exc.restored
+                failures += [f"{f.path}: {f.reason}" for f in exc.failures]
+            restored.update(p.relative_to(self.root).as_posix() for p in paths)
+        return tuple(sorted(restored)), tuple(failures)
 
     def _relative(self, path: Path) -> str:
         if not path.is_absolute() or not path.is_relative_to(self.root) or path == self.root:

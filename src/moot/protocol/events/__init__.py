@@ -45,10 +45,14 @@ from moot.protocol.events.model import (
 )
 from moot.protocol.events.peers import MessagesDelivered, MessageSent, WaitingForMessage
 from moot.protocol.events.session import (
+    FilesRestored,
+    McpServerApproved,
+    McpServerRestarted,
     MemoryNoted,
     ModeChanged,
     ModelChanged,
     OpRefused,
+    RunToolsInterrupted,
     SessionForked,
     SessionRenamed,
     SessionResumed,
@@ -79,12 +83,15 @@ __all__ = [
     "Event",
     "EventBase",
     "EventT",
+    "FilesRestored",
     "GateDecided",
     "HistoryCompacted",
     "HookCommandRun",
     "HookEventName",
     "HookRan",
     "LimitHit",
+    "McpServerApproved",
+    "McpServerRestarted",
     "MemoryNoted",
     "MessageSent",
     "MessagesDelivered",
@@ -93,6 +100,7 @@ __all__ = [
     "ModelResponded",
     "OpRefused",
     "RunResumed",
+    "RunToolsInterrupted",
     "SessionForked",
     "SessionRenamed",
     "SessionResumed",
@@ -148,6 +156,10 @@ Event = (
     | MessageSent
     | MessagesDelivered
     | WaitingForMessage
+    | RunToolsInterrupted
+    | FilesRestored
+    | McpServerApproved
+    | McpServerRestarted
 )
 """Any event; tagged by `kind` in JSON."""
 
@@ -167,6 +179,10 @@ SESSION_KINDS = frozenset(
         "op_refused",
         "memory_noted",
         "history_compacted",
+        "run_tools_interrupted",
+        "files_restored",
+        "mcp_server_approved",
+        "mcp_server_restarted",
     }
 )
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""

@@ -106,3 +106,43 @@ class MemoryNoted(EventBase, tag="memory_noted", frozen=True):
     path: str
     """The memory file written."""
     note: str
+
+
+class RunToolsInterrupted(EventBase, tag="run_tools_interrupted", frozen=True):
+    """An `Interrupt` stopped tool calls the person runs (`RunTool`): its answer, since each of
+    those calls still ends with its own `tool_ran` (interrupted), which answers the `RunTool`.
+    A session event."""
+
+    tools: tuple[str, ...]
+    """The tools stopped, in the order they were started."""
+    submissions: tuple[str, ...]
+    """The submission ids of the `RunTool`s stopped, in the same order."""
+
+
+class FilesRestored(EventBase, tag="files_restored", frozen=True):
+    """The files the session's tools changed were put back as they were before run
+    `before_run` (`RestoreFiles`, `/rewind`). A session event (it names the run in a field of
+    its own): the conversation is untouched."""
+
+    before_run: str
+    """The run undone, with every later one."""
+    restored: tuple[str, ...] = ()
+    """Workspace-relative paths written back or removed, sorted."""
+    failures: tuple[str, ...] = ()
+    """`path: reason` for each file that could not be put back."""
+
+
+class McpServerApproved(EventBase, tag="mcp_server_approved", frozen=True):
+    """The person approved a repository's MCP server (`ApproveMcpServer`); it starts. A
+    session event."""
+
+    server: str
+    note: str
+    """What was done, for the person (the command line approved, whether it is remembered)."""
+
+
+class McpServerRestarted(EventBase, tag="mcp_server_restarted", frozen=True):
+    """One of the session's MCP servers is restarting (`RestartMcpServer`). A session event."""
+
+    server: str
+    note: str

@@ -223,3 +223,24 @@ async def test_a_script_that_bounds_its_context_shows_how_full_it_is(workspace: 
     plain = open_client(options(workspace))
     assert plain.status().context_window is None  # a script without one is unbounded
     await plain.close()
+
+
+async def test_a_client_changes_its_session_only_through_ops_or_the_one_admin_protocol(
+    workspace: Path,
+) -> None:
+    """Everything that changes a session is an op; what is not one (a fork creates another
+    session, the person's key never enters a log) is `SessionAdmin`, the one admin protocol.
+    Fails on the old code: `Client` had `fork` and `restore_files`, and `save_key` was a
+    protocol of its own."""
+    from moot.protocol import client as surface
+
+    assert not [n for n in ("fork", "restore_files", "save_key") if hasattr(surface.Client, n)]
+    assert not hasattr(surface, "KeyStore")
+    client = open_client(options(workspace))
+    await drive_turn(client, "write notes", answer=approve)
+    assert isinstance(client, surface.SessionAdmin)
+    fork = client.fork()
+    (forked,) = [e for e in client.query.events(fork) if isinstance(e, ev.SessionForked)]
+    await client.close()
+    assert forked.source == client.session_id
+    assert isinstance(FakeClient(), surface.SessionAdmin)

@@ -16,11 +16,11 @@ from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalRequest, Verdict
-from moot.protocol.client import HIGH_WATER, Subscription
 from moot.protocol.messages import Usage
 from moot.protocol.states import StopReason
+from moot.protocol.subscription import HIGH_WATER, Subscription
 from moot.providers.base import Finish, ModelRequest, TextPart, ThinkingPart, UsageReport
-from moot.providers.scripted import ScriptedProvider
+from moot.providers.scripted import FunctionProvider, ScriptedProvider
 from moot.store.memory import MemoryStore
 from moot.store.sqlite import SQLiteStore
 from moot.testing import drive_turn
@@ -375,6 +375,124 @@ async def test_an_interrupt_during_a_compaction_ends_it_and_is_answered() -> Non
         ("compact", "interrupted: nothing was compacted", stop),
     ]
     assert runtime.store.events(runtime.session_id, kinds=("history_compacted",)) == []
+
+
+# ---- every op is answered by events carrying its submission id ------------------------------
+
+
+async def test_a_cancel_agent_is_answered_by_the_end_of_the_subtree_it_cancels() -> None:
+    """Fails on the old code: the cancelled subtree's ends carried the turn's submission id,
+    so nothing answered the `CancelAgent` (a front end waiting for its answer waited forever)."""
+    started = asyncio.Event()
+
+    @tool(side_effect=SideEffect.RUNS_COMMANDS)
+    async def long_job() -> str:
+        """Runs until cancelled."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    def main_model(request: ModelRequest) -> object:
+        if len(request.messages) > 1:
+            return "main goes on"
+        return {"tool_calls": [call("call_agent", agent_name="worker", message="work")]}
+
+    runtime = make_runtime(
+        [
+            Agent("main", model=FunctionProvider(main_model)),
+            agent("worker", {"tool_calls": [call("call_agent", agent_name="helper", message="x")]}),
+            agent("helper", {"tool_calls": [call("long_job")]}),
+        ],
+        tools=[long_job],
+    )
+    turn = runtime.submit(ops.UserTurn(text="go"))
+    await started.wait()
+    called = {
+        e.agent: e.call_id for e in of(runtime.store.events(runtime.session_id), ev.AgentCalled)
+    }
+    cancel = runtime.submit(ops.CancelAgent(task_id=called["worker"]))
+    finished = await runtime.wait()
+    runtime.submit(ops.Shutdown())
+
+    assert finished is not None and finished.output == "main goes on"
+    answers = [e for e in runtime.store.events(runtime.session_id) if e.submission_id == cancel]
+    assert [(e.kind, e.agent) for e in answers] == [
+        ("tool_finished", "helper"),
+        ("agent_returned", "helper"),
+        ("tool_finished", "worker"),
+        ("agent_returned", "worker"),
+    ]
+    assert all(e.stop_reason is StopReason.USER_CANCELLED for e in of(answers, ev.AgentReturned))
+    assert finished.submission_id == turn  # the caller's own events still answer the turn
+
+
+async def test_an_interrupt_of_the_persons_own_tool_call_is_answered() -> None:
+    """Fails on the old code: the person's `tool_ran` answered their `RunTool`, and nothing
+    carried the `Interrupt`'s submission id."""
+    started = asyncio.Event()
+
+    @tool(side_effect=SideEffect.RUNS_COMMANDS)
+    async def long_job() -> str:
+        """Runs until cancelled."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    runtime = make_runtime(agent("main", "hi"), tools=[long_job])
+    watch = runtime.subscribe()
+    run = runtime.submit(ops.RunTool(tool="long_job"))
+    await started.wait()
+    stop = runtime.submit(ops.Interrupt())
+    await runtime.tools_done()
+    runtime.submit(ops.Shutdown())
+    events = [e async for e in watch]
+
+    (interrupted,) = [e for e in events if e.submission_id == stop]
+    assert isinstance(interrupted, ev.RunToolsInterrupted)
+    assert (interrupted.tools, interrupted.submissions) == (("long_job",), (run,))
+    (ran,) = of(events, ev.ToolRan)
+    assert (ran.submission_id, ran.interrupted) == (run, True)
+
+
+async def test_an_interrupt_landing_as_the_persons_tool_call_ends_is_refused_never_silent() -> None:
+    """The person's tool call has ended (its `tool_ran` is stored) but its task is not yet
+    forgotten: the interrupt stops nothing, and says so. Fails on the old code: silence."""
+
+    @tool(side_effect=SideEffect.READ_ONLY)
+    async def quick() -> str:
+        """Answers at once."""
+        return "done"
+
+    runtime = make_runtime(agent("main", "hi"), tools=[quick])
+    watch = runtime.subscribe()
+    run = runtime.submit(ops.RunTool(tool="quick"))
+    await asyncio.sleep(0)  # the call runs to its end; its task is forgotten a step later
+    stop = runtime.submit(ops.Interrupt())
+    await runtime.tools_done()
+    runtime.submit(ops.Shutdown())
+    events = [e async for e in watch]
+
+    (ran,) = of(events, ev.ToolRan)
+    assert (ran.submission_id, ran.interrupted) == (run, False)
+    answers = [(e.kind, getattr(e, "reason", "")) for e in events if e.submission_id == stop]
+    assert answers == [("op_refused", "nothing is running to interrupt: it had ended")]
+
+
+async def test_a_switch_to_the_mode_or_model_the_session_has_is_refused_never_silent() -> None:
+    """Fails on the old code: both were answered by silence (a front end waiting for the
+    answer waited forever)."""
+    runtime = make_runtime(agent("main", "hi"), approval=AskForWrites())
+    watch = runtime.subscribe()
+    mode = runtime.submit(ops.SetMode(mode="default"))
+    model = runtime.submit(ops.SetModel(model="scripted"))
+    runtime.submit(ops.Shutdown())
+    refused = {
+        e.submission_id: (e.op, e.reason) for e in of([e async for e in watch], ev.OpRefused)
+    }
+    assert refused == {
+        mode: ("set_mode", "the session is in default mode already"),
+        model: ("set_model", "main answers with scripted already"),
+    }
 
 
 # ---- state per session, never per process -----------------------------------------------------

@@ -1,0 +1,116 @@
+"""A session assembled for a front end: what it is made of (`SessionAssembly`, the one options
+value `client/assemble.py::open_session` takes) and what it is once made (`Session`: its
+runtime, and what must end with it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from moot.core.agent import Agent
+from moot.core.limits import Limits
+from moot.core.runtime import Runtime
+from moot.permissions.rules import RuleSet
+from moot.protocol.modes import PermissionMode
+from moot.sandbox.background import BackgroundShells
+from moot.sandbox.select import SandboxChoice
+from moot.settings import Settings
+from moot.workspace.paths import Workspace
+
+if TYPE_CHECKING:
+    from moot.client.briefing import Briefing
+    from moot.client.facts import GitProbe
+    from moot.client.session_rules import SessionRules
+    from moot.hooks import HookConfig
+    from moot.mcp.manager import McpManager
+    from moot.protocol.client import PromptPart
+    from moot.protocol.editor import EditorBuffers, EditorTerminal
+    from moot.protocol.mcp import McpServerConfig
+    from moot.skills.guidance import Guidance
+
+
+class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
+    """What a session is assembled from, besides its store, its id and its directory: what the
+    front end chose and what was read for it. `settings`, `agent` and `rules` are required;
+    every other field says its default."""
+
+    settings: Settings
+    """The merged settings (sandbox, default mode, `env`, models, hooks' trust). Required."""
+    agent: Agent
+    """The agent that answers the person. Required."""
+    rules: RuleSet
+    """The permission rules in force (`client.rules.session_rules`: the settings' and the
+    front end's own). Required."""
+    mode: PermissionMode | None = None
+    """The permission mode the front end names (`--permission-mode`); None (the default) keeps
+    the mode the session last switched to, or the settings' default."""
+    model: str | None = None
+    """The model the front end names (`--model`); None (the default) keeps the model the
+    session last switched to (`model_changed`), else the agent's."""
+    hooks: HookConfig | None = None
+    """The settings' hooks (`client.environment.hook_config`); None (the default): none."""
+    limits: Limits | None = None
+    """Bounds for each run; None (the default): `Limits()`."""
+    can_ask: bool = True
+    """Someone answers approvals (the default); False (`moot -p`): what would ask is refused,
+    and no agent waits for a message from the person."""
+    auto_commit: bool = False
+    """Commit the files each turn changed as it ends (`moot undo` takes it back); off by
+    default."""
+    allowed_tools: Sequence[str] = ()
+    """The front end's own allow rules (already in `rules`), so that `/permissions` can say
+    where each rule comes from; none by default."""
+    disallowed_tools: Sequence[str] = ()
+    """The front end's own deny rules, likewise; none by default."""
+    guidance: Guidance | None = None
+    """The skills, commands, agent definitions and memory read for the session
+    (`moot.skills.guidance.load_guidance`): the prompts are rendered around them, the skill
+    tool and the defined peers join, and `RunCommand`/`NoteToMemory` are answered from them.
+    None (the default): the agent is used as given, and those ops are refused."""
+    git_probe: GitProbe | None = None
+    """The git status probe started as the session began opening, for the prompt; None (the
+    default): the prompt runs git itself."""
+    mcp_servers: Sequence[McpServerConfig] = ()
+    """MCP servers the front end brings, besides those the files define; none by default."""
+    allow_project_mcp: Sequence[str] = ()
+    """Repository MCP servers that may start without the person's approval this time (`*`:
+    all of them); none by default."""
+    editor_buffers: EditorBuffers | None = None
+    """The editor's text of files, for `read` (a front end in an editor); None (the default):
+    the disk."""
+    editor_terminal: EditorTerminal | None = None
+    """The editor's terminal, which shell commands use when the person chooses it
+    (`EditorTerminal.chosen`) instead of moot's sandbox; None (the default): the sandbox."""
+    resumed: bool = False
+    """The session is a stored one opened again: its log records where this sitting begins
+    (`session_resumed`). Off by default (a new session records none)."""
+
+
+class Session(msgspec.Struct):
+    """A session ready to take turns, and what must end with it."""
+
+    runtime: Runtime
+    workspace: Workspace
+    shell: SandboxChoice
+    """The sandbox shell commands run in (or why there is none)."""
+    shells: BackgroundShells
+    rules: Callable[[], SessionRules] | None = None
+    """Its permission rules (where each comes from, and the person's changes), made when
+    asked: `moot -p` never needs them."""
+    briefing: Briefing | None = None
+    """What the session's files (skills, commands, agents, memory) made of it; None: none
+    were read."""
+    prompt_parts: tuple[PromptPart, ...] = ()
+    """What every request of the person's agent carries, part by part (`/context`)."""
+    mcp: McpManager | None = None
+    """The session's MCP servers (None: no file defines any)."""
+
+    async def close(self) -> None:
+        """End background shells, the MCP servers and the sandbox (a Docker container)."""
+        if self.mcp is not None:
+            await self.mcp.close()
+        await self.shells.close()
+        if self.shell.sandbox is not None:
+            await self.shell.sandbox.close()

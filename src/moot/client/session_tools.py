@@ -1,0 +1,106 @@
+"""A session's tools: the built-in ones every front end gives it, less those a bare deny rule
+takes away (`model_tools`), and the ones only the person runs (`person_tools_of`: named at once,
+built at the first look-up, so a session that never runs one pays nothing)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from moot.permissions.rules import RuleSet, tool_hidden
+from moot.protocol.approval import ApprovalPolicy
+from moot.sandbox.background import BackgroundShells
+from moot.sandbox.select import SandboxChoice
+from moot.store.base import Store
+from moot.tools.base import Tool
+from moot.tools.builtin import builtin_tools
+from moot.tools.exit_plan_mode import exit_plan_mode_tool
+from moot.tools.redirects import PolicyRedirects
+from moot.workspace.paths import Workspace
+
+if TYPE_CHECKING:
+    from moot.client.session_rules import SessionRules
+    from moot.sandbox.base import SandboxPolicy
+
+PERSON_TOOLS = ("undo", "doctor", "sandbox", "outline", "jobs", "permission_rule", "trust_settings")
+"""The tools only the person runs (`moot.client.person_tools`), named here so that listing them
+loads nothing."""
+
+
+def model_tools(
+    store: Store,
+    session_id: str,
+    workspace: Workspace,
+    shell: SandboxChoice,
+    shells: BackgroundShells,
+    *,
+    environ: Mapping[str, str],
+    policy: ApprovalPolicy,
+    rules: RuleSet,
+) -> list[Tool]:
+    """The built-in tools and plan mode's `exit_plan_mode`, less those `rules` hide; a web
+    redirect is settled by `policy` as its first URL was."""
+    tools = [
+        *builtin_tools(
+            store,
+            session_id,
+            workspace,
+            shell,
+            shells,
+            env=environ,
+            redirects=PolicyRedirects(policy),
+        ),
+        exit_plan_mode_tool(),
+    ]
+    return [t for t in tools if not tool_hidden(t.name, rules)]
+
+
+def person_tools_of(
+    workspace: Workspace,
+    shell: SandboxChoice,
+    shell_policy: SandboxPolicy,
+    sandbox_source: Callable[[], str],
+    shells: BackgroundShells,
+    rules: Callable[[], SessionRules],
+    environ: Mapping[str, str],
+) -> LazyTools:
+    """The person's tools (`PERSON_TOOLS`) over the session's parts, built at the first
+    look-up of one."""
+
+    def build() -> Mapping[str, Tool]:
+        from moot.client.person_tools import person_tools  # the first `RunTool` of one of them
+
+        tools: Mapping[str, Tool] = person_tools(  # type: ignore[assignment]  # `parameters` is a property there
+            workspace, shell, shell_policy, sandbox_source, shells, rules, environ
+        )
+        return tools
+
+    return LazyTools(PERSON_TOOLS, build)
+
+
+class LazyTools:
+    """Tools known by name, built all at once when the first is looked up (a read-only
+    mapping; not a `Mapping` subclass, whose ABC machinery costs start-up time)."""
+
+    def __init__(self, names: Sequence[str], build: Callable[[], Mapping[str, Tool]]) -> None:
+        self._names, self._build = tuple(names), build
+        self._tools: Mapping[str, Tool] | None = None
+
+    def __getitem__(self, name: str) -> Tool:
+        if name not in self._names:
+            raise KeyError(name)
+        if self._tools is None:
+            self._tools = self._build()
+        return self._tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def get(self, name: str, default: Tool | None = None) -> Tool | None:
+        return self[name] if name in self._names else default
