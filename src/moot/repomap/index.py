@@ -41,7 +41,8 @@ from moot.repomap.parallel import ParserPool
 from moot.repomap.parse import Parsed, decode_tags, digest_of, parse_file, parse_source, read_source
 from moot.repomap.rank import RankFacts, collector_paused, facts_of
 from moot.repomap.tags import FileTags
-from moot.workspace.file_index import FileIndex, FileListing
+from moot.workspace.file_index import FileIndex
+from moot.workspace.file_listing import FileListing
 from moot.workspace.ignore import Hidden, HiddenInodes
 
 PARSE_SECONDS = 2.5

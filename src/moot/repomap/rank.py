@@ -161,7 +161,9 @@ def _rank(
         named = units[family(fact.language)]
         names = fact.referenced
         # Only the names some file defines, picked in C: most references are not (`self`).
-        for name, count in compress(zip(names, fact.counts), map(named.__contains__, names)):
+        for name, count in compress(
+            zip(names, fact.counts, strict=True), map(named.__contains__, names)
+        ):
             owners, unit = named[name]  # one list per (family, name): see `_definition_ranks`
             weight = unit * (_ROOTS[count] if count < len(_ROOTS) else math.sqrt(count))
             for target in owners:
@@ -266,7 +268,7 @@ def pagerank(
     totals = [sum(out.values()) for out in edges]
     linked = [
         (node, out, DAMPING / total)
-        for node, (out, total) in enumerate(zip(edges, totals))
+        for node, (out, total) in enumerate(zip(edges, totals, strict=True))
         if total > 0
     ]
     dangling = [node for node, total in enumerate(totals) if total <= 0]

@@ -33,27 +33,18 @@ from __future__ import annotations
 import bisect
 import os
 import stat
-import subprocess
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
+from moot.workspace.file_listing import FileListing, make_listing
 from moot.workspace.ignore import GITIGNORE, GitIgnore, Hidden
 from moot.workspace.no_follow import PathRefused, open_dir_chain
-from moot.workspace.ripgrep import WALK_ARGS
-from moot.workspace.walk import (
-    MAX_DEPTH,
-    SKIPPED_NAMES,
-    deadline_after,
-    out_of_time,
-    path_order,
-    too_deep,
-    walk,
-)
+from moot.workspace.ripgrep import list_files
+from moot.workspace.walk import MAX_DEPTH, SKIPPED_NAMES, deadline_after, out_of_time, walk
 
 RACY_NS = 2_000_000_000
 """A directory modified this close to (or after) the start of the look that listed it is
@@ -67,30 +58,6 @@ _CLOCK_EVERY = 256
 """Directories between two looks at the clock."""
 _Signature = tuple[int, int, int, int]
 """A `.gitignore`'s `st_mtime_ns`, `st_ctime_ns`, size and inode: what its change changes."""
-
-
-class FileListing(msgspec.Struct, frozen=True):
-    """The workspace's files at one look; never changes (the next look makes another)."""
-
-    files: tuple[str, ...]
-    """Every file, relative to the root and `/`-joined, sorted (by code point: a directory's
-    files and subdirectories sit together, though `a-b` comes before `a/b`)."""
-    directories: frozenset[str]
-    """The directories the index entered ("" for the root): a glob from one of them reads the
-    index; from any other (ignored, too deep) it walks."""
-    notes: tuple[str, ...] = ()
-    """What the listing left out and why; empty when it lists every file."""
-    version: int = 0
-    """Differs between two listings of one index whenever their files may differ."""
-
-    def under(self, directory: str) -> Sequence[str]:
-        """The files below `directory` ("" or "." for all), sorted."""
-        if directory in ("", "."):
-            return self.files
-        low = directory + "/"
-        high = directory + "0"  # `0` follows `/`: every path that starts with `low` sorts first
-        start = bisect.bisect_left(self.files, low)
-        return self.files[start : bisect.bisect_left(self.files, high, start)]
 
 
 class _Directory(msgspec.Struct):
@@ -170,29 +137,12 @@ class FileIndex:
     def _ripgrep(self, deadline: float) -> list[str] | None:
         """The files `rg --files` lists, or None when it cannot run."""
         assert self._rg is not None
-        args = [self._rg, "--files", "--null", *WALK_ARGS, f"--max-depth={MAX_DEPTH}"]
-        try:
-            process = subprocess.Popen(
-                args, cwd=self.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )  # fmt: skip
-        except OSError:
+        listed = list_files(self._rg, self.root, deadline)
+        if listed is None:
             return None
-        assert process.stdout is not None
-        timer = threading.Timer(max(0.0, deadline - time.monotonic()), process.kill)
-        timer.start()
-        try:
-            output = process.stdout.read()
-        finally:
-            timer.cancel()
-            process.stdout.close()
-            code = process.wait()
-        if time.monotonic() >= deadline:
+        if listed[1]:
             self._stop(out_of_time())
-        elif code not in (0, 1, 2):  # 2: some directory could not be read, the rest is listed
-            return None
-        names = os.fsdecode(output).split("\0")
-        return names[:-1]  # after the last NUL: nothing, or a name cut off at the deadline
+        return listed[0]
 
     def _from_paths(self, listed: list[str]) -> None:
         by_directory: defaultdict[str, set[str]] = defaultdict(set)
@@ -484,44 +434,11 @@ class FileIndex:
             and self._listing_hidden is hidden
         ):
             return cached
-        shut = self._hidden_directories(hidden)
-        if shut:
-            assert hidden is not None
-            files = tuple(
-                rel
-                for rel in self._sorted
-                if rel.rpartition("/")[0] not in shut and not hidden(rel, False)
-            )
-        elif hidden is not None:
-            files = tuple(rel for rel in self._sorted if not hidden(rel, False))
-        else:
-            files = tuple(self._sorted)
-        notes: list[str] = []
-        deep = [d for d in self._too_deep if not _below_any(d, shut, hidden)]
-        if deep:
-            notes.append(too_deep(min(deep, key=path_order)))
-        if self._stopped:
-            notes.append(self._stopped)
-        directories = frozenset(d for d in self._dirs if d not in shut)
-        self._listing = FileListing(files, directories, tuple(notes), self._changes)
+        self._listing = make_listing(
+            self._sorted, self._dirs, self._too_deep, self._stopped, self._changes, hidden
+        )
         self._listing_hidden = hidden
         return self._listing
-
-    def _hidden_directories(self, hidden: Hidden | None) -> set[str]:
-        """The directories held that are hidden, themselves or by one above them."""
-        shut: set[str] = set()
-        if hidden is None:
-            return shut
-        for rel in sorted(self._dirs):  # parents first
-            if rel and (rel.rpartition("/")[0] in shut or hidden(rel, True)):
-                shut.add(rel)
-        return shut
-
-
-def _below_any(rel: str, shut: set[str], hidden: Hidden | None) -> bool:
-    """Whether the directory `rel` (whose parent the index holds) is hidden, itself or by a
-    directory above it."""
-    return hidden is not None and (rel.rpartition("/")[0] in shut or hidden(rel, True))
 
 
 def _signature(info: os.stat_result) -> _Signature:

@@ -26,7 +26,8 @@ from moot.workspace.protected import is_protected
 
 if TYPE_CHECKING:
     from moot.workspace.absent import AbsentPaths
-    from moot.workspace.file_index import FileIndex, FileListing
+    from moot.workspace.file_index import FileIndex
+    from moot.workspace.file_listing import FileListing
     from moot.workspace.host_git import HostGit
 
 

@@ -289,3 +289,35 @@ def rewrite_rule(line: str, base: str) -> str:
     else:
         rewritten = f"/{base}/**/{body}"
     return ("!" if negate else "") + rewritten
+
+
+def list_files(rg: str, root: Path, deadline: float) -> tuple[list[str], bool] | None:
+    """Every file `rg --files` lists below `root`, as a walk would list them (`WALK_ARGS`,
+    `MAX_DEPTH`), relative and `/`-joined, in ripgrep's order.
+
+    Returns:
+        The files and whether ripgrep was stopped at `deadline` (then the list is cut short);
+        None when ripgrep could not run or failed.
+    """
+    args = [rg, "--files", "--null", *WALK_ARGS, f"--max-depth={MAX_DEPTH}"]
+    try:
+        process = subprocess.Popen(
+            args, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+    except OSError:
+        return None
+    assert process.stdout is not None
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), process.kill)
+    timer.start()
+    try:
+        output = process.stdout.read()
+    finally:
+        timer.cancel()
+        process.stdout.close()
+        code = process.wait()
+    stopped = time.monotonic() >= deadline
+    if not stopped and code not in (0, 1, 2):  # 2: a directory could not be read, the rest is
+        return None
+    names = os.fsdecode(output).split("\0")
+    return names[:-1], stopped  # after the last NUL: nothing, or a name cut off at the deadline
