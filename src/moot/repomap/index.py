@@ -8,8 +8,8 @@ in the map's languages, minus what is never worth mapping: anything below a hidd
 
 `RepoIndex` keeps a workspace's files for its session, and each look stats every source
 file: one whose stat is what it was is not read; one the cache has a row for with that stat
-takes its tags from the cache; one whose content the cache knows (a `git checkout`, a copy) is
-read and hashed, not parsed; the rest are parsed, by parser processes when there are many
+takes its tags from the cache; one whose content the cache knows (a `git checkout`, a `touch`,
+or, when a look finds few new files, a copy) is read and hashed, not parsed; the rest are parsed, by parser processes when there are many
 (`moot.repomap.parallel`). A look parses for at most `PARSE_SECONDS`, the focused files
 first, then the shallowest, the newest first, and says how many are left; a session's index
 goes on parsing those in the background, so a later look maps the whole repository. Binary and
@@ -28,31 +28,35 @@ import stat
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-import msgspec
-
 from moot.repomap.cache import CachedFile, TagCache, TagsKey, cache_path
 from moot.repomap.focus import resolve_focus
-from moot.repomap.languages import Grammars, LanguageSpec, language_for
+from moot.repomap.languages import Grammars, LanguageSpec
 from moot.repomap.parallel import ParserPool
-from moot.repomap.parse import Parsed, decode_tags, digest_of, parse_file, parse_source, read_source
+from moot.repomap.parse import (
+    Parsed,
+    decode_tags,
+    digest_of,
+    parse_file,
+    parse_source,
+    read_source,
+)
 from moot.repomap.rank import RankFacts, collector_paused, facts_of
+from moot.repomap.sources import LazyTags, SourceIndex, left_out_notes, mapped_sources
 from moot.repomap.tags import FileTags
 from moot.workspace.file_index import FileIndex
 from moot.workspace.file_listing import FileListing
 from moot.workspace.ignore import Hidden, HiddenInodes
 
-PARSE_SECONDS = 2.5
+PARSE_SECONDS = 2.0
 """How long one look parses at most; the rest is parsed in the background (a session's
 index) or by the next look. Parsing runs at ~0.5 ms a file on a core: ~10,000 files fit."""
 IN_PROCESS_UP_TO = 150
 """Files to parse: this many or fewer are parsed here, more by parser processes (each takes
 ~0.2 s to start)."""
-PRUNED_DIRECTORIES = frozenset({"node_modules", "__pycache__", "site-packages"})
-"""Directories never mapped (nor any whose name starts with a dot), ignored or not."""
 FLUSH_SECONDS = 1.0
 """The background parse writes what it parsed to the cache at most this often."""
 _DECODED = 4_096
@@ -69,46 +73,6 @@ class _Known(NamedTuple):
     digest: bytes
     facts: RankFacts | None
     """None: left out (binary, too large)."""
-
-
-class SourceIndex(msgspec.Struct, frozen=True):
-    """The source files of a workspace and what they define, at one look."""
-
-    facts: dict[str, RankFacts]
-    """Workspace-relative path (`/`-separated) to what ranking reads of it, for every file
-    that is mapped."""
-    files: Mapping[str, FileTags]
-    """The same files' full tags, read from the cache as they are asked for."""
-    parsed: tuple[str, ...]
-    """Files parsed by this look, because the cache had no current row for them."""
-    notes: tuple[str, ...] = ()
-    """What was left out and why (a grammar not installed, files not parsed yet)."""
-    version: int = 0
-    """Differs between two looks of one index whenever `facts` may differ."""
-    pending: int = 0
-    """Source files not parsed yet (the look's time ran out)."""
-
-
-def mapped_sources(files: Sequence[str]) -> list[tuple[str, LanguageSpec]]:
-    """The files the map reads, with their language (see the module docstring)."""
-    pruned: dict[str, bool] = {}
-    found: list[tuple[str, LanguageSpec]] = []
-    for rel in files:
-        directory, _, name = rel.rpartition("/")
-        spec = language_for(name)
-        if spec is None:
-            continue
-        if directory:
-            skip = pruned.get(directory)
-            if skip is None:
-                parts = directory.split("/")
-                skip = pruned[directory] = any(
-                    part.startswith(".") or part in PRUNED_DIRECTORIES for part in parts
-                )
-            if skip:
-                continue
-        found.append((rel, spec))
-    return found
 
 
 class RepoIndex:
@@ -212,7 +176,9 @@ class RepoIndex:
             version = self._version
             if left and self._background and not self._closed:
                 self._continue(left)
-        return SourceIndex(facts, _Tags(self, facts), tuple(parsed), notes, version, len(left))
+        return SourceIndex(
+            facts, LazyTags(self.tags, facts), tuple(parsed), notes, version, len(left)
+        )
 
     def tags(self, rel: str) -> FileTags | None:
         """The full tags of a mapped file, read from the cache (None when it has none)."""
@@ -286,6 +252,9 @@ class RepoIndex:
                     todo.append((rel, spec, info.st_mtime_ns))
         finally:
             os.close(root_fd)
+        if len(todo) <= IN_PROCESS_UP_TO:  # a few new files: maybe copies of known content
+            changed += [(rel, spec) for rel, spec, _ in todo]
+            todo = []
         with self._cache_lock:
             blobs = self._cache_of().tags({(r.digest, r.language) for r, _ in from_cache.values()})
         for rel, (row, spec) in from_cache.items():
@@ -451,12 +420,21 @@ class RepoIndex:
             thread.join()
             self._continuing = None
 
+    def _left_out(self, current: set[str]) -> list[str]:
+        """Notes on the files read but not mapped: past the size limit, or binary."""
+        return left_out_notes(
+            (rel, known.size)
+            for rel, known in self._known.items()
+            if known.facts is None and rel in current
+        )
+
     def _notes(self, listing: FileListing, current: set[str], left: int) -> tuple[str, ...]:
         problems: dict[str, int] = {}
         for rel, problem in self._problems.items():
             if rel in current:
                 problems[problem] = problems.get(problem, 0) + 1
         notes = [f"{count} file(s) left out: {why}" for why, count in problems.items()]
+        notes += self._left_out(current)
         notes += listing.notes
         if left:
             later = (
@@ -469,28 +447,6 @@ class RepoIndex:
                 f" for {PARSE_SECONDS:g} s); {later}"
             )
         return tuple(notes)
-
-
-class _Tags(Mapping[str, FileTags]):
-    """The full tags of a look's files, read from the index's cache as they are asked for."""
-
-    def __init__(self, index: RepoIndex, facts: Mapping[str, RankFacts]) -> None:
-        self._index = index
-        self._facts = facts
-
-    def __getitem__(self, rel: str) -> FileTags:
-        if rel not in self._facts:
-            raise KeyError(rel)
-        tags = self._index.tags(rel)
-        if tags is None:  # gone from the cache meanwhile: what ranking knew, no declarations
-            return FileTags(self._facts[rel].language)
-        return tags
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._facts)
-
-    def __len__(self) -> int:
-        return len(self._facts)
 
 
 def _priority(item: tuple[str, LanguageSpec, int], first: set[str]) -> tuple[bool, int, int]:

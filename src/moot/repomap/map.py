@@ -8,9 +8,10 @@ from pathlib import Path
 import msgspec
 
 from moot.repomap.focus import resolve_focus
-from moot.repomap.index import RepoIndex, SourceIndex
+from moot.repomap.index import RepoIndex
 from moot.repomap.rank import rank_files
 from moot.repomap.render import render_map
+from moot.repomap.sources import SourceIndex
 from moot.workspace.ignore import Hidden, HiddenInodes
 
 _KEPT_MAPS = 8

@@ -47,6 +47,7 @@ class _Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "moot.repomap.parse_worker", str(root)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+            bufsize=0,  # unbuffered: the pool waits with `select`, which sees no buffer
         )  # fmt: skip
         self.batches: deque[list[tuple[str, str]]] = deque()
 

@@ -112,15 +112,33 @@ _HEADER = 4
 
 def read_message(stream: BinaryIO) -> bytes | None:
     """One message between this process and a parser process (a 4-byte little-endian length,
-    then that many bytes of msgpack); None at the end of the stream."""
-    header = stream.read(_HEADER)
-    if len(header) < _HEADER:
+    then that many bytes of msgpack); None at the end of the stream.
+
+    `stream` may be unbuffered (the pool reads its processes' pipes so, since it waits on them
+    with `select`, and a buffer could hold an answer `select` does not see): short reads are
+    read on.
+    """
+    header = _read_exactly(stream, _HEADER)
+    if header is None:
         return None
-    size = int.from_bytes(header, "little")
-    body = stream.read(size)
-    return body if len(body) == size else None
+    return _read_exactly(stream, int.from_bytes(header, "little"))
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def write_message(stream: BinaryIO, body: bytes) -> None:
-    stream.write(len(body).to_bytes(_HEADER, "little") + body)
+    view = memoryview(len(body).to_bytes(_HEADER, "little") + body)
+    while view:
+        written = stream.write(view)
+        view = view[written or 0 :] if written is not None else view[len(view) :]
     stream.flush()
