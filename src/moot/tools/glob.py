@@ -79,10 +79,7 @@ def _from_listing(
     the index keeps names, not times); files gone since the listing are left out."""
     if matcher.suffixes is not None:  # `str.endswith` in C first: most paths fail there
         files = [rel for rel in files if rel.endswith(matcher.suffixes)]
-    if base != ".":
-        files = [rel for rel in files if matcher.matches(rel[len(base) + 1 :])]
-    else:
-        files = [rel for rel in files if matcher.matches(rel)]
+    files = matcher.select(files, 0 if base == "." else len(base) + 1)
     found: list[tuple[int, str]] = []
     root_fd = os.open(workspace.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:

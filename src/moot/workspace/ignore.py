@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -140,6 +140,7 @@ class GlobPattern:
         self.suffixes: tuple[str, ...] | None = _literal_suffixes(alternatives)
         """What every matching path ends with, one per alternative (`.py` of `src/**/*.py`),
         or None when some alternative ends in a wildcard: a quick test before the match."""
+        self._whole: re.Pattern[str] | None = None
         self._names: list[re.Pattern[str]] = []
         self._paths: list[re.Pattern[str]] = []
         for alt in alternatives:
@@ -149,6 +150,18 @@ class GlobPattern:
                 self._paths.append(re.compile(_translate(alt.removeprefix("/")) + r"\Z", re.S))
             else:
                 self._names.append(re.compile(_translate(alt) + r"\Z", re.S))
+
+    def select(self, paths: Iterable[str], offset: int = 0) -> list[str]:
+        """The paths that match, each read from `offset` (the length of the directory searched
+        and its `/`): what `matches` keeps, tested by one expression, in C."""
+        if self._whole is None:
+            whole = [f"(?:.*/)?(?=[^/]*\\Z){p.pattern}" for p in self._names]  # the name alone
+            whole += [p.pattern for p in self._paths]
+            self._whole = re.compile("|".join(f"(?:{w})" for w in whole), re.S)
+        match = self._whole.match
+        if offset:
+            return [rel for rel in paths if match(rel, offset)]
+        return list(filter(match, paths))
 
     def matches(self, rel: str) -> bool:
         """Whether the path `rel` (components joined by `/`) matches."""
