@@ -3,6 +3,8 @@ arguments, and `@paths` (fuzzy, capped, read once and again after `forget_paths`
 
 from __future__ import annotations
 
+import threading
+
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
@@ -73,14 +75,27 @@ def test_path_completions_are_capped() -> None:
 
 def test_every_file_is_offered_and_a_listing_under_way_or_cut_short_says_so() -> None:
     """Only the first 20,000 files were offered (issue 31); while another key's completion
-    lists them, the list says so, and what the listing left out is said under it."""
-    paths = [f"pkg{group:02}/m{number:03}.py" for group in range(21) for number in range(1000)]
-    cut = WorkspaceFiles((*paths, "zz/last_one.py"), ("stopped at the time limit",))
-    prompt = PromptCompleter(builtin_commands(), lambda: None, lambda: cut)  # type: ignore[arg-type,return-value]
+    lists them (a big repository's index still building), the list says so, and what the
+    listing left out is said under it."""
+    paths = [f"pkg{group:02}/m{number:03}.py" for group in range(26) for number in range(1000)]
+    cut = WorkspaceFiles((*paths, "deep/a/b/c/d/pkg99/last_one.py"), ("stopped at the time limit",))
+    listing, release = threading.Event(), threading.Event()
 
-    with prompt._lock:  # another thread is listing
-        assert complete(prompt, "@last") == [("@last", "listing the workspace's files…", "")]
-    assert complete(prompt, "@last_one") == [
-        ("@zz/last_one.py", "zz/last_one.py", ""),
-        ("@last_one", "[stopped at the time limit]", ""),
+    def slow_files() -> WorkspaceFiles:
+        listing.set()
+        release.wait(30)
+        return cut
+
+    prompt = PromptCompleter(builtin_commands(), lambda: None, slow_files)  # type: ignore[arg-type,return-value]
+    first = threading.Thread(target=complete, args=(prompt, "@pkg99"))
+    first.start()
+    try:
+        assert listing.wait(30)
+        assert complete(prompt, "@pkg99") == [("@pkg99", "listing the workspace's files…", "")]
+    finally:
+        release.set()
+        first.join(30)
+    assert complete(prompt, "@pkg99last") == [
+        ("@deep/a/b/c/d/pkg99/last_one.py", "deep/a/b/c/d/pkg99/last_one.py", ""),
+        ("@pkg99last", "[stopped at the time limit]", ""),
     ]
