@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import app_speed
+import big_repo_speed
 import compaction
 import docker_overhead
 import grep_speed
@@ -56,6 +57,7 @@ BENCHMARKS = {
         tool_schemas,
         skills_load,
         grep_speed,
+        big_repo_speed,
         sandbox_overhead,
         docker_overhead,
         mcp_speed,
