@@ -149,7 +149,7 @@ class TagCache:
                     " WHERE files.digest = tags.digest AND files.language = tags.language)"
                 )
 
-    def _read(self, query: str, parameters: tuple[object, ...]) -> list[tuple]:  # type: ignore[type-arg]
+    def _read(self, query: str, parameters: tuple[object, ...]) -> list[tuple]:
         try:
             return self._connection.execute(query, parameters).fetchall()
         except sqlite3.OperationalError:  # busy for too long: build without it this time

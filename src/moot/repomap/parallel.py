@@ -23,7 +23,6 @@ from pathlib import Path
 
 import msgspec
 
-import moot
 from moot.repomap.parse import Parsed, read_message, write_message
 
 BATCH = 32
@@ -41,7 +40,7 @@ def usable_cores() -> int:
 
 class _Worker:
     def __init__(self, root: Path) -> None:
-        source = str(Path(moot.__file__).resolve().parent.parent)  # this moot, not another
+        source = str(Path(__file__).resolve().parents[2])  # this moot's, not another
         path = os.environ.get("PYTHONPATH")
         env = {**os.environ, "PYTHONPATH": source + (os.pathsep + path if path else "")}
         self.process = subprocess.Popen(

@@ -8,7 +8,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 import msgspec
 
@@ -110,7 +110,7 @@ def decode_tags(blob: bytes) -> FileTags:
 _HEADER = 4
 
 
-def read_message(stream: BinaryIO) -> bytes | None:
+def read_message(stream: IO[bytes]) -> bytes | None:
     """One message between this process and a parser process (a 4-byte little-endian length,
     then that many bytes of msgpack); None at the end of the stream.
 
@@ -124,7 +124,7 @@ def read_message(stream: BinaryIO) -> bytes | None:
     return _read_exactly(stream, int.from_bytes(header, "little"))
 
 
-def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
     chunks: list[bytes] = []
     left = size
     while left:
@@ -136,7 +136,7 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def write_message(stream: BinaryIO, body: bytes) -> None:
+def write_message(stream: IO[bytes], body: bytes) -> None:
     view = memoryview(len(body).to_bytes(_HEADER, "little") + body)
     while view:
         written = stream.write(view)

@@ -140,8 +140,8 @@ class SessionView:
         listed = client.files()
         known = self._paths
         if known is None or known.paths != listed.paths or known.notes != listed.notes:
-            self._paths = PathIndex(listed.paths, listed.notes)
-        return self._paths
+            known = self._paths = PathIndex(listed.paths, listed.notes)
+        return known
 
     # ---- opening -------------------------------------------------------------------------------
 
