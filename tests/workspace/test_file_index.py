@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,56 @@ def test_glob_sees_a_file_made_after_its_first_look(tmp_path: Path) -> None:
     assert glob(pattern="**/*.py").content == "src/a.py\nsrc/new/b.py"
     assert glob(pattern="*.py", path="src/new").content == "src/new/b.py"
     assert ws.file_index().builds == 1
+
+
+def rg_lists(root: Path) -> tuple[str, ...]:
+    """What ripgrep itself lists with its own ignore files read (.gitignore, .ignore,
+    .rgignore, .git/info/exclude), hidden files included."""
+    rg = shutil.which("rg")
+    assert rg is not None
+    out = subprocess.run(
+        [rg, "--files", "--no-config", "--hidden", "--no-require-git", "--glob=!.git"],
+        cwd=root, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return tuple(sorted(out.splitlines()))
+
+
+def test_dot_ignore_rgignore_and_git_exclude_are_honoured_as_ripgrep_honours_them(
+    tmp_path: Path, rg: str | None
+) -> None:
+    write(
+        tmp_path, "keep.py", "a/x.tmp", "a/x.py", "a/b/local.cfg", "notes/draft.md",
+        "notes/final.md", "gen/out.py", "gen/keep_me.py", ".env.example", ".hidden/h.py",
+        "sub/deep/x.tmp",
+    )  # fmt: skip
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("*.cfg\n")
+    (tmp_path / ".gitignore").write_text("gen/*\n!gen/keep_me.py\n")
+    (tmp_path / ".ignore").write_text("*.tmp\ndraft.md\n")
+    (tmp_path / "sub" / ".gitignore").write_text("!x.tmp\n")  # .ignore decides first
+    (tmp_path / "notes" / ".rgignore").write_text("!draft.md\nfinal.md\n")
+
+    listed = FileIndex(tmp_path, rg).listing().files
+
+    assert listed == rg_lists(tmp_path) == walked(tmp_path)
+    for hidden in ("a/x.tmp", "a/b/local.cfg", "notes/final.md", "gen/out.py", "sub/deep/x.tmp"):
+        assert hidden not in listed
+    for shown in ("notes/draft.md", "gen/keep_me.py", ".env.example", ".hidden/h.py"):
+        assert shown in listed
+
+
+def test_an_ignore_file_or_the_excludes_changed_rebuild_the_index(
+    tmp_path: Path, rg: str | None
+) -> None:
+    write(tmp_path, "a/one.py", "a/two.log", "b/three.cfg")
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    index = FileIndex(tmp_path, rg)
+    assert len(index.listing().files) == 3
+
+    (tmp_path / "a" / ".ignore").write_text("*.log\n")
+    assert index.listing().files == ("a/.ignore", "a/one.py", "b/three.cfg")
+    (tmp_path / ".git" / "info" / "exclude").write_text("*.cfg\n")
+    assert index.listing().files == ("a/.ignore", "a/one.py") == rg_lists(tmp_path)
+    (tmp_path / "a" / ".ignore").write_text("one.py\n")
+    assert index.listing().files == ("a/.ignore", "a/two.log") == rg_lists(tmp_path)
+    assert index.builds == 4

@@ -8,12 +8,13 @@ in the map's languages, minus what is never worth mapping: anything below a hidd
 
 `RepoIndex` keeps a workspace's files for its session, and each look stats every source
 file: one whose stat is what it was is not read; one the cache has a row for with that stat
-takes its tags from the cache; one whose content the cache knows (a `git checkout`, a `touch`,
-or, when a look finds few new files, a copy) is read and hashed, not parsed; the rest are parsed, by parser processes when there are many
-(`moot.repomap.parallel`). A look parses for at most `PARSE_SECONDS`, the focused files
-first, then the shallowest, the newest first, and says how many are left; a session's index
-goes on parsing those in the background, so a later look maps the whole repository. Binary and
-very large files are remembered as such, so a warm look reads no file at all.
+takes its tags from the cache; one whose content the cache knows (a `git checkout`, a
+`touch`, or, when a look finds few new files, a copy) is read and hashed, not parsed; the rest
+are parsed, by parser processes when there are many (`moot.repomap.parallel`). A look parses
+for at most `PARSE_SECONDS`, the focused files first, then the shallowest, the newest first,
+and says how many are left; a session's index goes on parsing those in the background, so a
+later look maps the whole repository. Binary and very large files are remembered as such (a
+warm look reads no file at all), and each look says how many it left out and names a few.
 
 What a session holds of each file is what ranking reads (`RankFacts`: names, interned); the
 full tags (declarations, lines) stay in the cache and are read for the few files a map shows or

@@ -41,7 +41,7 @@ from pathlib import Path
 import msgspec
 
 from moot.workspace.file_listing import FileListing, make_listing
-from moot.workspace.ignore import GITIGNORE, GitIgnore, Hidden
+from moot.workspace.ignore import EXCLUDE, IGNORE_FILES, GitIgnore, Hidden
 from moot.workspace.no_follow import PathRefused, open_dir_chain
 from moot.workspace.ripgrep import list_files
 from moot.workspace.walk import MAX_DEPTH, SKIPPED_NAMES, deadline_after, out_of_time, walk
@@ -56,8 +56,10 @@ each one."""
 _ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _CLOCK_EVERY = 256
 """Directories between two looks at the clock."""
-_Signature = tuple[int, int, int, int]
-"""A `.gitignore`'s `st_mtime_ns`, `st_ctime_ns`, size and inode: what its change changes."""
+_FileSignature = tuple[int, int, int, int]
+"""An ignore file's `st_mtime_ns`, `st_ctime_ns`, size and inode: what its change changes."""
+_Signature = tuple[_FileSignature | None, ...]
+"""A directory's ignore files (`IGNORE_FILES`, in order; None for one it has not)."""
 
 
 class _Directory(msgspec.Struct):
@@ -87,7 +89,9 @@ class FileIndex:
         self._dirs: dict[str, _Directory] = {}
         self._racy: set[str] = set()
         self._ignore_files: dict[str, _Signature] = {}
-        """Directory to the status of its `.gitignore` when the index was built."""
+        """Directory to the status of its ignore files when the index was built."""
+        self._exclude: _FileSignature | None = None
+        """The status of `.git/info/exclude` when the index was built."""
         self._too_deep: set[str] = set()
         """Directories found `MAX_DEPTH` levels deep, not entered."""
         self._stopped = ""
@@ -120,6 +124,7 @@ class FileIndex:
         started = time.time_ns()
         deadline = deadline_after()
         self._dirs, self._racy, self._ignore_files = {}, set(), {}
+        self._exclude = _file_signature(str(self.root / EXCLUDE), None)
         self._too_deep, self._stopped, self._stale = set(), "", False
         self._ignore = GitIgnore(self.root)
         listed = self._ripgrep(deadline) if self._rg is not None else None
@@ -212,13 +217,9 @@ class FileIndex:
             os.close(root_fd)
 
     def _note_ignore_file(self, rel: str, root_fd: int) -> None:
-        name = f"{rel}/{GITIGNORE}" if rel else GITIGNORE
-        try:
-            info = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
-        except OSError:
-            return
-        if stat.S_ISREG(info.st_mode):
-            self._ignore_files[rel] = _signature(info)
+        found = _ignore_signature(rel, root_fd)
+        if found is not None:
+            self._ignore_files[rel] = found
 
     def _adopt(self, rel: str, entry: _Directory, deadline: float, started: int) -> None:
         """Enter the subdirectories of `rel` that ripgrep listed no file in, unless ignored."""
@@ -272,7 +273,7 @@ class FileIndex:
             else:
                 self._stale = True  # the root itself: start again
             return
-        if (ignore_file is not None) != (rel in self._ignore_files):
+        if ignore_file != self._ignore_files.get(rel):
             self._stale = True
             return
         entry = self._dirs[rel]
@@ -345,7 +346,7 @@ class FileIndex:
             items = list(scan)
         files: set[str] = set()
         subdirs: set[str] = set()
-        ignore_file: _Signature | None = None
+        ignore_files: dict[str, _FileSignature] = {}
         ignored = self._ignore.ignored
         for item in items:
             name = item.name
@@ -358,9 +359,9 @@ class FileIndex:
                 continue
             child = (*parts, name)
             if is_file:
-                if name == GITIGNORE:
+                if name in IGNORE_FILES:
                     try:
-                        ignore_file = _signature(item.stat(follow_symlinks=False))
+                        ignore_files[name] = _signature(item.stat(follow_symlinks=False))
                     except OSError:
                         continue
                 if not ignored(child, False):
@@ -370,7 +371,8 @@ class FileIndex:
                     self._too_deep.add("/".join(child))
                 else:
                     subdirs.add(name)
-        return mtime, files, subdirs, ignore_file
+        found = tuple(ignore_files.get(name) for name in IGNORE_FILES) if ignore_files else None
+        return mtime, files, subdirs, found
 
     def _drop(self, rel: str, removed: list[str]) -> None:
         """Forget the directory `rel` and everything below it; their files go to `removed`."""
@@ -407,17 +409,13 @@ class FileIndex:
     def _ignore_files_changed(self) -> bool:
         root_fd = os.open(self.root, _ROOT_FLAGS)
         try:
-            for rel, seen in self._ignore_files.items():
-                name = f"{rel}/{GITIGNORE}" if rel else GITIGNORE
-                try:
-                    info = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
-                except OSError:
-                    return True
-                if _signature(info) != seen:
-                    return True
+            if _file_signature(EXCLUDE, root_fd) != self._exclude:
+                return True
+            return any(
+                _ignore_signature(rel, root_fd) != seen for rel, seen in self._ignore_files.items()
+            )
         finally:
             os.close(root_fd)
-        return False
 
     def _stop(self, why: str) -> None:
         """The build stopped early: say so in every listing until the next look builds again."""
@@ -441,6 +439,23 @@ class FileIndex:
         return self._listing
 
 
-def _signature(info: os.stat_result) -> _Signature:
+def _signature(info: os.stat_result) -> _FileSignature:
     """What changes when a file is changed or replaced."""
     return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+
+
+def _file_signature(rel: str, root_fd: int | None) -> _FileSignature | None:
+    """The signature of the regular file `rel` (below the root `root_fd` opens; None: the
+    current directory is the root), None when there is none."""
+    try:
+        info = os.stat(rel, dir_fd=root_fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return _signature(info) if stat.S_ISREG(info.st_mode) else None
+
+
+def _ignore_signature(rel: str, root_fd: int) -> _Signature | None:
+    """The signatures of the ignore files of the directory `rel`; None when it has none."""
+    prefix = f"{rel}/" if rel else ""
+    found = tuple(_file_signature(prefix + name, root_fd) for name in IGNORE_FILES)
+    return found if any(found) else None
