@@ -15,6 +15,7 @@ from moot.repomap.index import IN_PROCESS_UP_TO
 from moot.repomap.languages import Grammars, language_for
 from moot.repomap.parallel import ParserPool
 from moot.repomap.parse import MAX_FILE_BYTES, parse_file
+from moot.tools.glob import glob_tool
 from moot.tools.repo_map import map_workspace
 from moot.workspace.paths import Workspace
 
@@ -123,3 +124,19 @@ def test_a_pool_whose_answers_arrive_together_reads_every_one(tmp_path: Path) ->
         assert sum(answers) == len(todo)
     finally:
         pool.close()
+
+
+def test_glob_completion_and_the_map_share_the_workspaces_one_file_index(tmp_path: Path) -> None:
+    modules(tmp_path, 3)
+    ws = Workspace(tmp_path)
+    try:
+        assert glob_tool(ws)(pattern="**/*.py").content.count(".py") == 3
+        assert len(ws.file_listing().files) == 3  # what `Client.files` answers
+        first = map_workspace(ws, (), 1024).content
+        modules(tmp_path, 5)  # two more files, seen by the next look of each
+        assert glob_tool(ws)(pattern="**/*.py").content.count(".py") == 5
+        assert "pkg00/mod0004.py" in map_workspace(ws, (), 1024).content
+        assert first != ""
+        assert ws.file_index().builds == 1
+    finally:
+        ws.close()
