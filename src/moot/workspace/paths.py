@@ -12,10 +12,12 @@ never leaves half a file (`moot.workspace.no_follow`).
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from moot.workspace.ignore import GitIgnore, Hidden, HiddenInodes
 from moot.workspace.ledger import ReadLedger
@@ -24,7 +26,18 @@ from moot.workspace.protected import is_protected
 
 if TYPE_CHECKING:
     from moot.workspace.absent import AbsentPaths
+    from moot.workspace.file_index import FileIndex
+    from moot.workspace.file_listing import FileListing
     from moot.workspace.host_git import HostGit
+
+
+class Closable(Protocol):
+    """What a workspace keeps for upper layers and ends with itself (`Workspace.keep`)."""
+
+    def close(self) -> None: ...
+
+
+_Kept = TypeVar("_Kept", bound=Closable)
 
 
 class SnapshotSink(Protocol):
@@ -92,6 +105,9 @@ class Workspace:
         editor lends it (`moot.protocol.editor.EditorBuffers`); None: read the disk."""
         """What moot's git may run on the host here, taken when the session began (set by the
         session, `moot.workspace.host_git.host_git_at_start`); None trusts nothing."""
+        self._file_index: FileIndex | None = None
+        self._kept: dict[str, Closable] = {}
+        self._making = threading.RLock()  # what `keep` makes may ask for the file index
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -151,6 +167,37 @@ class Workspace:
                 "read-denied", path, "it is another name (a hard link) of a file a Read deny"
                 " rule covers"
             )  # fmt: skip
+
+    def file_index(self) -> FileIndex:
+        """The workspace's one file index, made at the first call (see
+        `moot.workspace.file_index`): glob, `@path` completion and the repository map share it."""
+        with self._making:
+            if self._file_index is None:
+                from moot.workspace.file_index import FileIndex  # at the first listing only
+
+                self._file_index = FileIndex(self.root, shutil.which("rg"))
+            return self._file_index
+
+    def keep(self, name: str, make: Callable[[], _Kept]) -> _Kept:
+        """What an upper layer derives from the workspace's files and keeps for the session
+        (the repository map's parsed files), made by `make` at the first call; `close` ends
+        it."""
+        with self._making:
+            if name not in self._kept:
+                self._kept[name] = make()
+            return self._kept[name]  # type: ignore[return-value]  # one name, one type
+
+    def close(self) -> None:
+        """End what `keep` holds (the session ends); the workspace can still be used."""
+        with self._making:
+            kept, self._kept = list(self._kept.values()), {}
+        for thing in kept:
+            thing.close()
+
+    def file_listing(self) -> FileListing:
+        """Every file no ignore rule and no `Read(...)` deny rule hides, fresh (see
+        `file_index`)."""
+        return self.file_index().listing(self.hidden)
 
     def ignore(self) -> GitIgnore:
         """A fresh ignore set for one walk: `.gitignore` rules and the hidden paths."""
