@@ -129,9 +129,10 @@ def test_strict_mcp_config_leaves_out_the_repositorys_servers(tmp_path: Path) ->
     [
         (["--fallback-model=nowhere/model"], "nowhere"),
         (["--add-dir=/tmp"], "--add-dir"),
-        (["--settings", "{}"], "--settings"),
+        (["--settings", "missing.json"], "--settings"),
+        (["--settings", '{"model": 3}'], "--settings"),
         (["--session-id=not-a-uuid"], "--session-id"),
-        (["--setting-sources=user"], "--setting-sources"),
+        (["--setting-sources=user,policy"], "policy"),
         (["--max-thinking-tokens=1024"], "--max-thinking-tokens"),
         (["--effort=extreme"], "--effort"),
         (["--tools=Bash,Teleport"], "Teleport"),

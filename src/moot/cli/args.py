@@ -226,13 +226,21 @@ def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
     add("--fork-session", action="store_true", help="with --resume: go on in a fork of it")
     add("--fallback-model", metavar="MODEL", help="the model to fall back to when --model fails")
     add("--effort", metavar="LEVEL", help="the model's reasoning effort: low, medium, high")
-    add("--setting-sources", metavar="SOURCES", help="accepted when it names user,project,local")
+    add(
+        "--setting-sources",
+        metavar="SOURCES",
+        help="the settings files read, of user,project,local (default: all)",
+    )
+    add(
+        "--settings",
+        metavar="FILE|JSON",
+        help="settings over the files' (JSON, or a file), checked as the files are",
+    )
     for flag, kind in _REFUSED_FLAGS:
         add(flag, action=kind, help=argparse.SUPPRESS)
 
 
 _REFUSED_FLAGS = (
-    ("--settings", "store"),
     ("--add-dir", "append"),
     ("--betas", "store"),
     ("--task-budget", "store"),

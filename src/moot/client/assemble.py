@@ -286,7 +286,8 @@ def _policy(given: _Given, place: _Place, shell: _Shell) -> _Policy:
         from moot.client.session_rules import SessionRules  # `/permissions` only
 
         allowed, denied = assembly.allowed_tools, assembly.disallowed_tools
-        return SessionRules(rules, workspace, given.session_id, allowed, denied)
+        layers = assembly.settings_layers
+        return SessionRules(rules, workspace, given.session_id, allowed, denied, layers)
 
     approval = rules if assembly.can_ask else NoAsking(rules, workspace.root)
     return _Policy(rules, approval, of_session)

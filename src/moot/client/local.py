@@ -36,6 +36,7 @@ from moot.protocol.mcp import McpServerConfig
 from moot.protocol.modes import PermissionMode
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import LoadedSettings, Settings, SettingsError, load_settings
+from moot.settings.load import chosen_layers
 from moot.store.base import Store
 
 __all__ = ["LocalClient", "SessionOptions", "open_client", "open_queries", "open_upkeep"]
@@ -110,6 +111,10 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """Only `mcp_servers`, none from the files (`--strict-mcp-config`)."""
     answer_schema: dict[str, Any] | None = None
     """The JSON Schema the person's agent's answers must fit (`--json-schema`)."""
+    settings: str | None = None
+    """One more settings layer over the files, JSON or a file's path (`--settings`)."""
+    setting_sources: Sequence[str] | None = None
+    """The settings files read: `user`, `project`, `local`; all when None."""
 
 
 def open_client(options: SessionOptions, *, store: Store | None = None) -> LocalClient:
@@ -130,7 +135,8 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
     if git is not None and early:  # git answers at once: it overlaps the set-up
         _start(git)
     try:
-        settings = load_settings(cwd)
+        layers = chosen_layers(options.setting_sources, options.settings, Path.cwd())
+        settings = load_settings(cwd, chosen=layers)
         hooks = hook_config(settings, cwd)
     except SettingsError as exc:  # HookConfigError included
         raise SetupError(str(exc)) from None
@@ -184,6 +190,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             gate=_gate(options),
             strict_mcp=options.strict_mcp,
             client_tools=options.client_tools,
+            settings_layers=layers,
         )
         session = open_session(store, session_id, cwd, assembly)
         if git is not None and not early:  # only now: its work would slow the set-up
