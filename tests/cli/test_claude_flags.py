@@ -128,7 +128,8 @@ def test_strict_mcp_config_leaves_out_the_repositorys_servers(tmp_path: Path) ->
     ("flags", "named"),
     [
         (["--fallback-model=nowhere/model"], "nowhere"),
-        (["--add-dir=/tmp"], "--add-dir"),
+        (["--add-dir=missing"], "--add-dir missing: not a directory"),
+        (["--add-dir=/"], "--add-dir /: it holds the home directory"),
         (["--settings", "missing.json"], "--settings"),
         (["--settings", '{"model": 3}'], "--settings"),
         (["--session-id=not-a-uuid"], "--session-id"),

@@ -236,12 +236,18 @@ def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
         metavar="FILE|JSON",
         help="settings over the files' (JSON, or a file), checked as the files are",
     )
+    add(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another directory the file tools and sandboxed commands may write (repeatable)",
+    )
     for flag, kind in _REFUSED_FLAGS:
         add(flag, action=kind, help=argparse.SUPPRESS)
 
 
 _REFUSED_FLAGS = (
-    ("--add-dir", "append"),
     ("--betas", "store"),
     ("--task-budget", "store"),
     ("--resume-session-at", "store"),

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from moot.client.added_dirs import added_dirs
 from moot.client.environment import (
     hook_runner,
     hook_scripts,
@@ -201,7 +202,11 @@ def _workspace(given: _Given, cwd: Path) -> _Place:
     assembly, session_id = given.assembly, given.session_id
     settings, rules = assembly.settings, assembly.rules
     workspace = session_workspace(
-        given.store, session_id, cwd, snapshot_max_bytes=settings.snapshot_max_bytes
+        given.store,
+        session_id,
+        cwd,
+        snapshot_max_bytes=settings.snapshot_max_bytes,
+        added_roots=added_dirs(assembly.added_dirs, Path.cwd()),
     )
     root = workspace.root
     workspace.hidden = read_denied(rules, root)
@@ -244,6 +249,7 @@ def _sandbox(given: _Given, place: _Place) -> _Shell:
         absent=workspace.absent,
         env_names=settings.env,
     )
+    policy = msgspec.structs.replace(policy, added=workspace.added_roots)
     workspace.hidden_inodes = inode_check(rules, workspace.root, policy.masks)
     try:
         choice = choose_sandbox(
@@ -254,6 +260,8 @@ def _sandbox(given: _Given, place: _Place) -> _Shell:
         )
     except ValueError as exc:
         raise SetupError(f"MOOT_SANDBOX: {exc}") from None
+    if policy.added and choice.backend == "docker":
+        raise SetupError("--add-dir: the docker sandbox mounts the workspace only")
     if assembly.editor_terminal is not None:
         from moot.client.editor_shell import ChoosableShell
 

@@ -36,6 +36,7 @@ from moot.protocol.mcp import McpServerConfig
 from moot.protocol.modes import PermissionMode
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import LoadedSettings, Settings, SettingsError, load_settings
+from moot.settings.layers import SettingsLayers
 from moot.settings.load import chosen_layers
 from moot.store.base import Store
 
@@ -115,6 +116,8 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """One more settings layer over the files, JSON or a file's path (`--settings`)."""
     setting_sources: Sequence[str] | None = None
     """The settings files read: `user`, `project`, `local`; all when None."""
+    add_dirs: Sequence[str] = ()
+    """Directories besides the workspace the file tools read and write (`--add-dir`)."""
 
 
 def open_client(options: SessionOptions, *, store: Store | None = None) -> LocalClient:
@@ -135,8 +138,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
     if git is not None and early:  # git answers at once: it overlaps the set-up
         _start(git)
     try:
-        layers = chosen_layers(options.setting_sources, options.settings, Path.cwd())
-        settings = load_settings(cwd, chosen=layers)
+        settings, layers = _settings(options)
         hooks = hook_config(settings, cwd)
     except SettingsError as exc:  # HookConfigError included
         raise SetupError(str(exc)) from None
@@ -191,6 +193,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
             strict_mcp=options.strict_mcp,
             client_tools=options.client_tools,
             settings_layers=layers,
+            added_dirs=tuple(options.add_dirs),
         )
         session = open_session(store, session_id, cwd, assembly)
         if git is not None and not early:  # only now: its work would slow the set-up
@@ -204,6 +207,17 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         raise
     notices = (*_notices(settings, cwd), *_held_commands(session, cwd), *told)
     return LocalClient(session, store, settings, notices)
+
+
+def _settings(options: SessionOptions) -> tuple[LoadedSettings, SettingsLayers]:
+    """The settings of the workspace, from the layers the front end chose (`--settings`,
+    `--setting-sources`; a relative `--settings` path is the process's own directory's).
+
+    Raises:
+        SettingsError: They cannot be read, or do not fit the schema.
+    """
+    layers = chosen_layers(options.setting_sources, options.settings, Path.cwd())
+    return load_settings(options.cwd, chosen=layers), layers
 
 
 def _created(store: Store, options: SessionOptions, cwd: Path) -> str:

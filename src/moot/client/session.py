@@ -101,6 +101,9 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     settings_layers: SettingsLayers = ALL
     """The settings layers `settings` was merged from, to read again when the files change
     (`--setting-sources`, `--settings`); all the files by default."""
+    added_dirs: tuple[str, ...] = ()
+    """Directories besides the workspace the file tools read and write, and commands in the
+    sandbox (`--add-dir`; relative to the process's directory); none by default."""
     gate: TurnGate | None = None
     """The turn gate of every run (`--json-schema`'s); none by default."""
     hook_callbacks: HookCallbacks | None = None

@@ -11,7 +11,6 @@ from typing import Any
 from moot.protocol.mcp import McpServerConfig
 
 REFUSED: dict[str, tuple[str, str]] = {
-    "add_dir": ("--add-dir", "moot works in one workspace, the repository it starts in"),
     "betas": ("--betas", "moot's providers choose their own API features"),
     "task_budget": ("--task-budget", "use --max-budget-usd or --max-turns"),
     "resume_session_at": ("--resume-session-at", "fork at an event: moot sessions fork --at"),
@@ -207,6 +206,7 @@ def session_choices(options: Namespace) -> dict[str, Any]:
         "append_system_prompt": options.append_system_prompt,
         "mcp_servers": servers,
         "settings": options.settings,
+        "add_dirs": tuple(options.add_dir),
         "setting_sources": None if sources is None else _names(sources),
     }
     if getattr(options, "input_format", "text") == "stream-json":
