@@ -66,6 +66,22 @@ def test_a_one_shot_query_from_typescript(tmp_path: Path) -> None:
     assert (end["type"], end["subtype"], end["result"]) == ("result", "success", "Hello from moot.")
 
 
+def test_a_multi_turn_session_from_typescript_with_an_interrupt(tmp_path: Path) -> None:
+    turns = [{"text": "first"}, {"text": "never said", "delay": 60}, {"text": "third"}]
+    messages = _drive(tmp_path, "multiturn", turns)
+
+    results = [m for m in messages if m["type"] == "result"]
+    assert [(r["subtype"], r["is_error"]) for r in results] == [
+        ("success", False),
+        ("error_during_execution", True),
+        ("success", False),
+    ]
+    assert (results[0]["result"], results[2]["result"]) == ("first", "third")
+    assert results[1]["stop_reason"] == "user_cancelled"
+    assert len({r["session_id"] for r in results}) == 1
+    assert [a[0] for a in messages[-1]["asked"]] == ["interrupt"]
+
+
 def test_can_use_tool_from_typescript_allows_one_bash_call_and_denies_another(
     tmp_path: Path,
 ) -> None:
