@@ -17,6 +17,7 @@ from argparse import Namespace
 from collections import deque
 from typing import Any, TextIO
 
+from moot.cli.claude_stream.context_usage import context_usage
 from moot.cli.claude_stream.control import ControlChannel, ControlError, Line, dumps
 from moot.cli.claude_stream.control import failure as control_failure
 from moot.cli.claude_stream.control import success as control_success
@@ -74,6 +75,8 @@ class StreamSession:
         self.ended = False
         """stdin closed: no more turns will come."""
         self.tasks: set[asyncio.Task[None]] = set()
+        self.answers: dict[str, asyncio.Future[ev.Event]] = {}
+        """The ops a control request waits on, by submission id, till the session answers."""
 
     def write(self, line: Line) -> None:
         self.out.write(dumps(line))
@@ -139,6 +142,10 @@ class StreamSession:
         self.submission = self.client.submit(ops.UserTurn(text=self.waiting.popleft()))
 
     def _event(self, event: ev.Event) -> None:
+        if isinstance(event, (ev.OpRefused, ev.McpServerRestarted)):
+            waiting = self.answers.pop(event.submission_id, None)
+            if waiting is not None and not waiting.done():
+                waiting.set_result(event)
         self.output.event(event)
         self._note(event)
         if isinstance(event, ev.ApprovalRequested) and self.asks:
@@ -210,7 +217,10 @@ class StreamSession:
         try:
             if initialize and self.tools.servers:
                 await self.tools.connect()  # the SDK serves these while it waits for us
-            response = self._control(request)
+            if request.get("subtype") == "mcp_reconnect":
+                response = await self._restart(str(request.get("serverName") or ""))
+            else:
+                response = self._control(request)
         except ControlError as exc:
             self.write(control_failure(request_id, str(exc)))
             return
@@ -236,11 +246,28 @@ class StreamSession:
                 raise ControlError("set_model needs a model: moot has no default to go back to")
             self.client.submit(ops.SetModel(model=request["model"]))
             return {}
+        if subtype == "get_context_usage":
+            return context_usage(self.client)
         if subtype == "mcp_status":
             servers = self.client.mcp_servers()
             return {"mcpServers": [{"name": s.name, "status": MCP_STATES.get(s.state, "failed")}
                                    for s in servers]}  # fmt: skip
         raise ControlError(f"moot does not support the control request {subtype!r}")
+
+    async def _restart(self, name: str) -> dict[str, Any]:
+        """`mcp_reconnect`: restart one of the session's MCP servers (`RestartMcpServer`).
+
+        Raises:
+            ControlError: The session refused it (no such server, one that may not start).
+        """
+        if name in self.tools.servers:
+            raise ControlError(f"{name!r} is the SDK's own server: the SDK connects it")
+        answer: asyncio.Future[ev.Event] = asyncio.get_running_loop().create_future()
+        self.answers[self.client.submit(ops.RestartMcpServer(name=name))] = answer
+        event = await answer
+        if isinstance(event, ev.OpRefused):
+            raise ControlError(event.reason)
+        return {}
 
     def _initialize(self, request: Line) -> dict[str, Any]:
         """The SDK's first request (what it chooses about the session was read before the

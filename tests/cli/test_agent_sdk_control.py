@@ -1,0 +1,65 @@
+"""Control requests of the real Claude Agent SDK (Python) that moot answers from its own
+capabilities: `get_context_usage` (moot's context report) and `mcp_reconnect` (a restart of
+one of the session's MCP servers)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from claude_agent_sdk import ClaudeSDKClient
+
+from agent_sdk_options import collect, sdk_options
+
+MCP_SERVERS = Path(__file__).parents[1] / "mcp_servers.py"
+
+
+async def test_the_context_usage_is_moots_context_report(tmp_path: Path) -> None:
+    options = sdk_options(tmp_path, [{"text": "first"}])
+    async with ClaudeSDKClient(options) as client:
+        await client.query("one")
+        await collect(client.receive_response())
+        usage = await client.get_context_usage()
+
+    names = [c["name"] for c in usage["categories"]]
+    assert "system prompt" in names and "messages" in names
+    assert usage["totalTokens"] == sum(c["tokens"] for c in usage["categories"]) > 0
+    assert usage["model"].startswith("scripted:")
+    assert usage["isAutoCompactEnabled"] is True
+
+
+async def test_an_mcp_server_is_reconnected_and_an_unknown_one_refused(tmp_path: Path) -> None:
+    log = tmp_path / "mcp.log"
+    server = {
+        "command": sys.executable,
+        "args": [str(MCP_SERVERS), "good"],
+        "env": {"MOOT_TEST_MCP_LOG": str(log)},
+    }
+    options = sdk_options(tmp_path, [{"text": "first"}], mcp_servers={"tools": server})
+    async with ClaudeSDKClient(options) as client:
+        await client.query("one")
+        await collect(client.receive_response())
+        await _wait_for(lambda: _starts(log) == 1)
+        await client.reconnect_mcp_server("tools")
+        await _wait_for(lambda: _starts(log) == 2)
+        with pytest.raises(Exception, match="nowhere"):
+            await client.reconnect_mcp_server("nowhere")
+
+    assert _starts(log) == 2
+
+
+def _starts(log: Path) -> int:
+    text = log.read_text() if log.exists() else ""
+    return sum(line.startswith("started good") for line in text.splitlines())
+
+
+async def _wait_for(done: Callable[[], bool], seconds: float = 20) -> None:
+    """Bounded polling of the MCP server, another process."""
+    end = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < end, "timed out"
+        await asyncio.sleep(0.05)
