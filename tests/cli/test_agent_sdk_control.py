@@ -1,6 +1,6 @@
-"""Control requests of the real Claude Agent SDK (Python) that moot answers from its own
-capabilities: `get_context_usage` (moot's context report) and `mcp_reconnect` (a restart of
-one of the session's MCP servers)."""
+"""What the real Claude Agent SDK (Python) asks of moot beyond a turn: control requests moot
+answers from its own capabilities (`get_context_usage`: moot's context report; `mcp_reconnect`:
+a restart of one of the session's MCP servers), and the usage on its messages."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from claude_agent_sdk import ClaudeSDKClient
+from claude_agent_sdk import AssistantMessage, ClaudeSDKClient, ResultMessage, query
 
 from agent_sdk_options import collect, sdk_options
 
@@ -63,3 +63,30 @@ async def _wait_for(done: Callable[[], bool], seconds: float = 20) -> None:
     while not done():
         assert time.monotonic() < end, "timed out"
         await asyncio.sleep(0.05)
+
+
+async def test_assistant_messages_carry_usage_and_the_result_model_usage(tmp_path: Path) -> None:
+    usage = {"input_tokens": 120, "output_tokens": 7, "cache_read_tokens": 100}
+    turns = [
+        {"tool_calls": [{"name": "ls", "arguments": {}}], "usage": usage, "cost_usd": 0.25},
+        {"text": "done", "usage": {"input_tokens": 150, "output_tokens": 3}, "cost_usd": 0.5},
+    ]
+
+    messages = await collect(query(prompt="look", options=sdk_options(tmp_path, turns)))
+
+    said = [m.usage for m in messages if isinstance(m, AssistantMessage)]
+    assert said == [
+        {"input_tokens": 120, "output_tokens": 7, "cache_read_input_tokens": 100,
+         "cache_creation_input_tokens": 0},
+        {"input_tokens": 150, "output_tokens": 3, "cache_read_input_tokens": 0,
+         "cache_creation_input_tokens": 0},
+    ]  # fmt: skip
+    end = messages[-1]
+    assert isinstance(end, ResultMessage) and end.total_cost_usd == 0.75
+    (model,) = end.model_usage.values()
+    assert (model["inputTokens"], model["outputTokens"], model["cacheReadInputTokens"]) == (
+        270,
+        10,
+        100,
+    )
+    assert model["costUSD"] == 0.75

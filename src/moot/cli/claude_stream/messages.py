@@ -17,6 +17,27 @@ from moot.protocol import events as ev
 Message = dict[str, Any]
 
 
+class ModelUsage:
+    """The tokens and cost of a turn's model calls by model (the result's `modelUsage`), its
+    peers' included, as moot's `usage` events recorded them."""
+
+    def __init__(self) -> None:
+        self.models: dict[str, dict[str, Any]] = {}
+
+    def take(self, event: ev.Event) -> None:
+        if not isinstance(event, ev.UsageRecorded):
+            return
+        zero = {"inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0}
+        zero |= {"cacheCreationInputTokens": 0, "webSearchRequests": 0, "costUSD": 0.0}
+        model = self.models.setdefault(event.model, zero)
+        usage = event.usage
+        model["inputTokens"] += usage.input_tokens
+        model["outputTokens"] += usage.output_tokens
+        model["cacheReadInputTokens"] += usage.cache_read_tokens
+        model["cacheCreationInputTokens"] += usage.cache_write_tokens
+        model["costUSD"] += event.cost_usd
+
+
 def claude_usage(usage: Any) -> dict[str, int]:
     """Claude's usage keys for a moot `Usage`, moot's own kept beside them."""
     return {
@@ -44,15 +65,29 @@ class ClaudeMessages:
         """A call whose answer is streaming -> the kind of its open block (`text`, `thinking`)."""
         self._blocks: dict[str, int] = {}
         """A streaming call -> the index of its open content block."""
+        self._held: dict[str, Message] = {}
+        """A call's `assistant` message, held for its `usage`, the event after it."""
 
     def take(self, event: ev.Event) -> list[Message]:
         """The messages `event` makes (most make none)."""
+        held = self._held.pop(event.call_id, None)
+        if isinstance(event, ev.TurnFinished):  # the turn's last: nothing more will come
+            return [*([held] if held else []), *self._held.values(), *self._take(event)]
+        if held is None:
+            return self._take(event)
+        if isinstance(event, ev.UsageRecorded):
+            held["message"]["usage"] = claude_usage(event.usage)
+            return [held]
+        return [held, *self._take(event)]
+
+    def _take(self, event: ev.Event) -> list[Message]:
         if isinstance(event, ev.AgentCalled) and event.tool_call_id:
             self._parents[event.call_id] = event.tool_call_id
         elif isinstance(event, ev.TextDelta | ev.ThinkingDelta):
             return self._delta(event) if self.partial else []
         elif isinstance(event, ev.ModelResponded):
-            return [*self._stream_end(event), self._assistant(event)]
+            self._held[event.call_id] = self._assistant(event)
+            return self._stream_end(event)
         elif isinstance(event, ev.ToolFinished):
             return [self._tool_result(event, event.content, is_error=event.is_error)]
         elif isinstance(event, ev.ApprovalDecided) and not event.approved:
