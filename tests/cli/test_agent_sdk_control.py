@@ -9,9 +9,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from claude_agent_sdk import AssistantMessage, ClaudeSDKClient, ResultMessage, query
+from claude_agent_sdk import AssistantMessage, ClaudeSDKClient, ResultMessage, UserMessage, query
 
 from agent_sdk_options import collect, sdk_options
 
@@ -90,3 +91,32 @@ async def test_assistant_messages_carry_usage_and_the_result_model_usage(tmp_pat
         100,
     )
     assert model["costUSD"] == 0.75
+
+
+async def test_rewind_files_puts_back_what_the_turns_since_a_user_message_changed(
+    tmp_path: Path,
+) -> None:
+    def write(path: str, content: str) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "write", "arguments": {"path": path, "content": content}}]}
+
+    turns = [write("a.txt", "one"), {"text": "first"}, write("a.txt", "two"),
+             write("b.txt", "new"), {"text": "second"}]  # fmt: skip
+    options = sdk_options(
+        tmp_path,
+        turns,
+        permission_mode="acceptEdits",
+        enable_file_checkpointing=True,
+        extra_args={"replay-user-messages": None},
+    )
+    async with ClaudeSDKClient(options) as client:
+        await client.query("one")
+        await collect(client.receive_response())
+        await client.query("two")
+        second = await collect(client.receive_response())
+        assert (tmp_path / "a.txt").read_text() == "two" and (tmp_path / "b.txt").exists()
+        (echo,) = [m for m in second if isinstance(m, UserMessage) and m.content == "two"]
+        await client.rewind_files(echo.uuid)
+        with pytest.raises(Exception, match="no user message"):
+            await client.rewind_files("0b9f7e2a-5e8f-4e8b-9c1e-3c2f8d7a6b5c")
+
+    assert (tmp_path / "a.txt").read_text() == "one" and not (tmp_path / "b.txt").exists()

@@ -192,6 +192,12 @@ def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--verbose", action="store_true", help="accepted: moot's stream-json is always whole")
     add(
+        "--replay-user-messages",
+        action="store_true",
+        help="--input-format stream-json: each user message back on stdout as its turn starts, "
+        "with the uuid rewind_files takes",
+    )
+    add(
         "--input-format",
         choices=("text", "stream-json"),
         default="text",

@@ -71,6 +71,8 @@ def refused(options: Namespace) -> str:
             "--input-format stream-json takes its messages on stdin, with --output-format "
             "stream-json and no -p task"
         )
+    if getattr(options, "replay_user_messages", False) and not streamed:
+        return "--replay-user-messages echoes --input-format stream-json's messages"
     tool = getattr(options, "permission_prompt_tool", None)
     if tool is not None and (tool != "stdio" or not streamed):
         return (

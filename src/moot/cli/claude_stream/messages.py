@@ -27,7 +27,7 @@ class ModelUsage:
     def take(self, event: ev.Event) -> None:
         if not isinstance(event, ev.UsageRecorded):
             return
-        zero = {"inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0}
+        zero: dict[str, Any] = {"inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0}
         zero |= {"cacheCreationInputTokens": 0, "webSearchRequests": 0, "costUSD": 0.0}
         model = self.models.setdefault(event.model, zero)
         usage = event.usage

@@ -25,6 +25,7 @@ from moot.cli.claude_stream.hooks import SdkHooks
 from moot.cli.claude_stream.opening import unhonoured
 from moot.cli.claude_stream.output import TurnOutput
 from moot.cli.claude_stream.permissions import kept_rule, suggestions
+from moot.cli.claude_stream.replay import UserTurns
 from moot.cli.claude_stream.result import MCP_STATES
 from moot.cli.claude_stream.sdk_tools import SdkTools
 from moot.client.local import LocalClient
@@ -63,7 +64,7 @@ class StreamSession:
         self.hooks.channel = self.channel
         self.tools: SdkTools = options.sdk_tools
         self.tools.channel = self.channel
-        self.waiting: deque[str] = deque()
+        self.waiting: deque[Line] = deque()
         self.submission = ""
         """The running turn's submission id ("" while none runs)."""
         self.output = self._output()
@@ -75,6 +76,7 @@ class StreamSession:
         self.ended = False
         """stdin closed: no more turns will come."""
         self.tasks: set[asyncio.Task[None]] = set()
+        self.turns = UserTurns(self.client.session_id, options.replay_user_messages)
         self.answers: dict[str, asyncio.Future[ev.Event]] = {}
         """The ops a control request waits on, by submission id, till the session answers."""
 
@@ -120,7 +122,7 @@ class StreamSession:
     def _line(self, message: Line) -> None:
         kind = message.get("type")
         if kind == "user":
-            self.waiting.append(user_text(message))
+            self.waiting.append(message)
             self._next()
         elif kind == "control_request":
             if (message.get("request") or {}).get("subtype") == "initialize":
@@ -139,10 +141,14 @@ class StreamSession:
         self.problem, self.denials = "", []
         sdk = {n: "failed" if n in self.tools.problems else "connected" for n in self.tools.servers}
         self.output.opened(self.client.status(), self.client.mcp_servers(), sdk_servers=sdk)
-        self.submission = self.client.submit(ops.UserTurn(text=self.waiting.popleft()))
+        message = self.waiting.popleft()
+        self.submission = self.client.submit(ops.UserTurn(text=user_text(message)))
+        if replay := self.turns.started(message, self.submission):
+            self.write(replay)
 
     def _event(self, event: ev.Event) -> None:
-        if isinstance(event, (ev.OpRefused, ev.McpServerRestarted)):
+        self.turns.take(event)
+        if isinstance(event, (ev.OpRefused, ev.McpServerRestarted, ev.FilesRestored)):
             waiting = self.answers.pop(event.submission_id, None)
             if waiting is not None and not waiting.done():
                 waiting.set_result(event)
@@ -219,6 +225,9 @@ class StreamSession:
                 await self.tools.connect()  # the SDK serves these while it waits for us
             if request.get("subtype") == "mcp_reconnect":
                 response = await self._restart(str(request.get("serverName") or ""))
+            elif request.get("subtype") == "rewind_files":
+                run = self.turns.run_of(str(request.get("user_message_id") or ""))
+                response = await self._done(ops.RestoreFiles(run_id=run))
             else:
                 response = self._control(request)
         except ControlError as exc:
@@ -262,11 +271,22 @@ class StreamSession:
         """
         if name in self.tools.servers:
             raise ControlError(f"{name!r} is the SDK's own server: the SDK connects it")
+        return await self._done(ops.RestartMcpServer(name=name))
+
+    async def _done(self, op: ops.Op) -> dict[str, Any]:
+        """Submit `op` and wait for the session's answer.
+
+        Raises:
+            ControlError: The session refused it (`op_refused`), or files could not be put
+                back (`files_restored` with failures).
+        """
         answer: asyncio.Future[ev.Event] = asyncio.get_running_loop().create_future()
-        self.answers[self.client.submit(ops.RestartMcpServer(name=name))] = answer
+        self.answers[self.client.submit(op)] = answer
         event = await answer
         if isinstance(event, ev.OpRefused):
             raise ControlError(event.reason)
+        if isinstance(event, ev.FilesRestored) and event.failures:
+            raise ControlError(f"not put back: {'; '.join(event.failures)}")
         return {}
 
     def _initialize(self, request: Line) -> dict[str, Any]:
