@@ -5,6 +5,7 @@ a restart of one of the session's MCP servers), and the usage on its messages.""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -12,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import AssistantMessage, ClaudeSDKClient, ResultMessage, UserMessage, query
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeSDKClient,
+    ResultMessage,
+    TaskNotificationMessage,
+    TaskStartedMessage,
+    UserMessage,
+    query,
+)
 
 from agent_sdk_options import collect, sdk_options
 
@@ -120,3 +129,36 @@ async def test_rewind_files_puts_back_what_the_turns_since_a_user_message_change
             await client.rewind_files("0b9f7e2a-5e8f-4e8b-9c1e-3c2f8d7a6b5c")
 
     assert (tmp_path / "a.txt").read_text() == "one" and not (tmp_path / "b.txt").exists()
+
+
+async def test_a_peer_call_is_a_task_that_stop_task_cancels(tmp_path: Path) -> None:
+    agents = tmp_path / ".moot" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "helper.md").write_text(
+        "---\nname: helper\ndescription: Thinks.\nmodel: inherit\n---\nThink.\n"
+    )
+    call = {"name": "call_agent", "arguments": {"agent_name": "helper", "message": "think long"}}
+    options = sdk_options(tmp_path, [])
+    (tmp_path / "script.json").write_text(
+        json.dumps(
+            {
+                "agents": {
+                    "moot": [{"tool_calls": [call]}, {"text": "stopped it"}],
+                    "helper": [{"text": "never said", "delay": 60}],
+                }
+            }
+        )
+    )
+    async with ClaudeSDKClient(options) as client:
+        await client.query("start a helper")
+        messages: list[Any] = []
+        async for message in client.receive_response():
+            messages.append(message)
+            if isinstance(message, TaskStartedMessage):
+                await client.stop_task(message.task_id)
+
+    (started,) = [m for m in messages if isinstance(m, TaskStartedMessage)]
+    (ended,) = [m for m in messages if isinstance(m, TaskNotificationMessage)]
+    assert started.description == "think long" and ended.task_id == started.task_id
+    assert ended.status == "stopped"
+    assert messages[-1].result == "stopped it"

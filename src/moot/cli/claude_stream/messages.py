@@ -13,8 +13,12 @@ import uuid
 from typing import Any
 
 from moot.protocol import events as ev
+from moot.protocol.states import RunState
 
 Message = dict[str, Any]
+
+TASK_STATES = {RunState.COMPLETED: "completed", RunState.CANCELLED: "stopped"}
+"""A peer call's end as a task's `status`; any other end is `failed`."""
 
 
 class ModelUsage:
@@ -81,9 +85,14 @@ class ClaudeMessages:
         return [held, *self._take(event)]
 
     def _take(self, event: ev.Event) -> list[Message]:
-        if isinstance(event, ev.AgentCalled) and event.tool_call_id:
-            self._parents[event.call_id] = event.tool_call_id
-        elif isinstance(event, ev.TextDelta | ev.ThinkingDelta):
+        if isinstance(event, ev.AgentCalled):
+            if event.tool_call_id:
+                self._parents[event.call_id] = event.tool_call_id
+            return [self._task(event, "task_started", description=event.message[:200])]
+        if isinstance(event, ev.AgentReturned):
+            status = TASK_STATES.get(event.state, "failed")
+            return [self._task(event, "task_notification", status=status, summary=event.output)]
+        if isinstance(event, ev.TextDelta | ev.ThinkingDelta):
             return self._delta(event) if self.partial else []
         elif isinstance(event, ev.ModelResponded):
             self._held[event.call_id] = self._assistant(event)
@@ -95,6 +104,17 @@ class ClaudeMessages:
             refusal = event.feedback or f"refused by {event.by}"
             return [self._tool_result(event, refusal, is_error=True)]
         return []
+
+    def _task(self, event: ev.AgentCalled | ev.AgentReturned, subtype: str, **more: str) -> Message:
+        """A peer call as Claude Code's task (`task_started`, `task_notification`): its id is
+        the call's, which `stop_task` takes."""
+        message = {"type": "system", "subtype": subtype, "task_id": event.call_id}
+        message |= {"uuid": str(uuid.uuid4()), "session_id": self.session_id, **more}
+        if subtype == "task_started":
+            message["task_type"] = "local_agent"
+        else:
+            message["output_file"] = ""
+        return message | {"tool_use_id": self._parents.get(event.call_id)}
 
     def _base(self, kind: str, event: ev.EventBase) -> Message:
         return {

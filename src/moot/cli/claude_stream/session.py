@@ -15,6 +15,7 @@ import os
 import sys
 from argparse import Namespace
 from collections import deque
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from moot.cli.claude_stream.context_usage import context_usage
@@ -77,8 +78,9 @@ class StreamSession:
         """stdin closed: no more turns will come."""
         self.tasks: set[asyncio.Task[None]] = set()
         self.turns = UserTurns(self.client.session_id, options.replay_user_messages)
-        self.answers: dict[str, asyncio.Future[ev.Event]] = {}
-        """The ops a control request waits on, by submission id, till the session answers."""
+        self.answers: dict[str, tuple[asyncio.Future[ev.Event], Callable[[ev.Event], bool]]] = {}
+        """The ops a control request waits on, by submission id, with the test of the event
+        that answers each."""
 
     def write(self, line: Line) -> None:
         self.out.write(dumps(line))
@@ -148,9 +150,10 @@ class StreamSession:
 
     def _event(self, event: ev.Event) -> None:
         self.turns.take(event)
-        if isinstance(event, (ev.OpRefused, ev.McpServerRestarted, ev.FilesRestored)):
-            waiting = self.answers.pop(event.submission_id, None)
-            if waiting is not None and not waiting.done():
+        waiting, answers = self.answers.get(event.submission_id, (None, _never))
+        if waiting is not None and answers(event):
+            del self.answers[event.submission_id]
+            if not waiting.done():
                 waiting.set_result(event)
         self.output.event(event)
         self._note(event)
@@ -225,6 +228,9 @@ class StreamSession:
                 await self.tools.connect()  # the SDK serves these while it waits for us
             if request.get("subtype") == "mcp_reconnect":
                 response = await self._restart(str(request.get("serverName") or ""))
+            elif request.get("subtype") == "stop_task":
+                task = str(request.get("task_id") or "")
+                response = await self._done(ops.CancelAgent(task_id=task), _ends(task))
             elif request.get("subtype") == "rewind_files":
                 run = self.turns.run_of(str(request.get("user_message_id") or ""))
                 response = await self._done(ops.RestoreFiles(run_id=run))
@@ -273,15 +279,18 @@ class StreamSession:
             raise ControlError(f"{name!r} is the SDK's own server: the SDK connects it")
         return await self._done(ops.RestartMcpServer(name=name))
 
-    async def _done(self, op: ops.Op) -> dict[str, Any]:
-        """Submit `op` and wait for the session's answer.
+    async def _done(
+        self, op: ops.Op, answers: Callable[[ev.Event], bool] | None = None
+    ) -> dict[str, Any]:
+        """Submit `op` and wait for the session's answer (`answers` tells it; by default
+        `op_refused`, `mcp_server_restarted` or `files_restored`).
 
         Raises:
             ControlError: The session refused it (`op_refused`), or files could not be put
                 back (`files_restored` with failures).
         """
         answer: asyncio.Future[ev.Event] = asyncio.get_running_loop().create_future()
-        self.answers[self.client.submit(op)] = answer
+        self.answers[self.client.submit(op)] = (answer, answers or _answered)
         event = await answer
         if isinstance(event, ev.OpRefused):
             raise ControlError(event.reason)
@@ -310,6 +319,21 @@ class StreamSession:
             "account": {},
             "pid": os.getpid(),
         }
+
+
+def _answered(event: ev.Event) -> bool:
+    return isinstance(event, (ev.OpRefused, ev.McpServerRestarted, ev.FilesRestored))
+
+
+def _never(event: ev.Event) -> bool:
+    return False
+
+
+def _ends(task: str) -> Callable[[ev.Event], bool]:
+    """What answers a `CancelAgent` of `task`: its refusal, or the task's own end."""
+    return lambda e: (
+        isinstance(e, ev.OpRefused) or (isinstance(e, ev.AgentReturned) and e.call_id == task)
+    )
 
 
 async def _read_stdin(inbox: asyncio.Queue[tuple[str, Any]]) -> None:
