@@ -97,6 +97,24 @@ def test_can_use_tool_from_typescript_allows_one_bash_call_and_denies_another(
     assert messages[-2]["result"] == "done"
 
 
+def test_added_directories_and_settings_from_typescript(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (tmp_path / ".moot").mkdir()  # the project's deny, left out by settingSources
+    (tmp_path / ".moot" / "settings.json").write_text('{"permissions": {"deny": ["write"]}}')
+    write = {"path": f"{other}/new.txt", "content": "x"}
+    turns = [
+        {"tool_calls": [{"name": "write", "arguments": write}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},
+        {"text": "done"},
+    ]
+    messages = _drive(tmp_path, "dirs", turns, OTHER=str(other))
+
+    assert (other / "new.txt").read_text() == "x"
+    assert messages[-1]["asked"] == [["write", f"{other}/new.txt"]]  # echo: the settings allow
+    assert messages[-2]["result"] == "done"
+
+
 def test_a_resume_from_typescript(tmp_path: Path) -> None:
     turns = [{"text": "first answer"}, {"text": "second answer"}]
     first = _drive(tmp_path, "oneshot", turns)

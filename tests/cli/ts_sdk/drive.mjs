@@ -24,6 +24,16 @@ const options = {
     },
   },
   resume: { ...base, resume: process.env.RESUME },
+  dirs: {
+    ...base,
+    additionalDirectories: [process.env.OTHER],
+    settingSources: ["user"],
+    settings: JSON.stringify({ permissions: { allow: ["Bash(echo hi:*)"] } }),
+    canUseTool: async (tool, input) => {
+      asked.push([tool, input.path ?? input.command]);
+      return { behavior: "allow", updatedInput: input };
+    },
+  },
   hook: {
     ...base,
     hooks: {
