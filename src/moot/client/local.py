@@ -36,6 +36,8 @@ from moot.protocol.mcp import McpServerConfig
 from moot.protocol.modes import PermissionMode
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import LoadedSettings, Settings, SettingsError, load_settings
+from moot.settings.layers import SettingsLayers
+from moot.settings.load import chosen_layers
 from moot.store.base import Store
 
 __all__ = ["LocalClient", "SessionOptions", "open_client", "open_queries", "open_upkeep"]
@@ -111,6 +113,12 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """Only `mcp_servers`, none from the files (`--strict-mcp-config`)."""
     answer_schema: dict[str, Any] | None = None
     """The JSON Schema the person's agent's answers must fit (`--json-schema`)."""
+    settings: str | None = None
+    """One more settings layer over the files, JSON or a file's path (`--settings`)."""
+    setting_sources: Sequence[str] | None = None
+    """The settings files read: `user`, `project`, `local`; all when None."""
+    add_dirs: Sequence[str] = ()
+    """Directories besides the workspace the file tools read and write (`--add-dir`)."""
 
 
 def open_client(options: SessionOptions, *, store: Store | None = None) -> LocalClient:
@@ -131,7 +139,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
     if git is not None and early:  # git answers at once: it overlaps the set-up
         _start(git)
     try:
-        settings = load_settings(cwd)
+        settings, layers = _settings(options)
         hooks = hook_config(settings, cwd)
     except SettingsError as exc:  # HookConfigError included
         raise SetupError(str(exc)) from None
@@ -159,7 +167,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         session_id = options.session_id
         if session_id is None:
             session_id = created = _created(store, options, cwd)
-        assembly = _assembly(options, settings, agent, rules, hooks, limits, guidance, git)
+        assembly = _assembly(options, settings, layers, agent, rules, hooks, limits, guidance, git)
         session = open_session(store, session_id, cwd, assembly)
         if git is not None and not early:  # only now: its work would slow the set-up
             _start(git)
@@ -177,6 +185,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
 def _assembly(
     options: SessionOptions,
     settings: Settings,
+    layers: SettingsLayers,
     agent: Agent,
     rules: RuleSet,
     hooks: HookConfig | None,
@@ -211,7 +220,20 @@ def _assembly(
         gate=_gate(options),
         strict_mcp=options.strict_mcp,
         client_tools=options.client_tools,
+        settings_layers=layers,
+        added_dirs=tuple(options.add_dirs),
     )
+
+
+def _settings(options: SessionOptions) -> tuple[LoadedSettings, SettingsLayers]:
+    """The settings of the workspace, from the layers the front end chose (`--settings`,
+    `--setting-sources`; a relative `--settings` path is the process's own directory's).
+
+    Raises:
+        SettingsError: They cannot be read, or do not fit the schema.
+    """
+    layers = chosen_layers(options.setting_sources, options.settings, Path.cwd())
+    return load_settings(options.cwd, chosen=layers), layers
 
 
 def _created(store: Store, options: SessionOptions, cwd: Path) -> str:

@@ -141,6 +141,7 @@ class LocalClient:
             instructions=self._instructions(),
             prompt_parts=self._session.prompt_parts,
             failure=runtime.failure,
+            added_dirs=tuple(map(str, self._session.workspace.added_roots)),
         )
 
     def _instructions(self) -> InstructionFiles:

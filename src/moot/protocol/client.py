@@ -211,6 +211,9 @@ class SessionStatus(msgspec.Struct, frozen=True):
     """Skills, custom commands, agent definitions and memory, as read when the session opened."""
     prompt_parts: tuple[PromptPart, ...] = ()
     """What every model request of the person's agent carries, part by part (`/context`)."""
+    added_dirs: tuple[str, ...] = ()
+    """Directories besides the workspace the file tools read and write (`--add-dir`), real
+    paths: roots an MCP client may be told of."""
     failure: str = ""
     """Why the last run stopped without recording its end (the sessions database could not
     be written: a full disk), which also ended every subscription; "" when none did. What was
