@@ -202,14 +202,14 @@ class StreamSession:
             return
         if answer.get("behavior") == "allow":
             updated = answer.get("updatedInput")
-            if updated is not None and updated != event.arguments:
-                feedback = "the permission callback changed the input, which moot cannot do"
-                self.client.submit(ops.Deny(tool_call, call_id=call, feedback=feedback))
-                return
+            if not isinstance(updated, dict) or updated == event.arguments:
+                updated = None  # the SDK sends the input back unchanged by default
             scope, rule, left = kept_rule(answer.get("updatedPermissions") or [])
             if left:  # told, never dropped in silence
                 print(f"moot: permission updates not applied: {', '.join(left)}", file=sys.stderr)
-            self.client.submit(ops.Approve(tool_call, call_id=call, scope=scope, rule=rule))
+            self.client.submit(
+                ops.Approve(tool_call, call_id=call, scope=scope, rule=rule, updated_input=updated)
+            )
             return
         feedback = str(answer.get("message") or "the permission callback refused it")
         if answer.get("interrupt"):
