@@ -3,6 +3,7 @@ containment, and nothing beyond them."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,25 @@ def test_the_added_root_itself_and_a_sibling_are_refused(tmp_path: Path) -> None
         workspace.resolve_write(str(other))
     with pytest.raises(PathRefused):
         workspace.resolve_write(str(tmp_path / "other-too" / "x.txt"))
+
+
+@pytest.mark.parametrize("tool", ["ls", "glob", "grep"])
+def test_the_tools_that_walk_a_tree_refuse_an_added_root_and_say_how_to_reach_it(
+    tmp_path: Path, tool: str
+) -> None:
+    from moot.tools.base import ToolContext
+    from moot.tools.glob import glob_tool
+    from moot.tools.grep import grep_tool
+    from moot.tools.ls import ls_tool
+
+    workspace, other = _workspace(tmp_path)
+    (other / "a.txt").write_text("hi")
+    make = {"ls": ls_tool, "glob": glob_tool, "grep": grep_tool}[tool]
+    arguments = {"ls": {}, "glob": {"pattern": "*.txt"}, "grep": {"pattern": "hi"}}[tool]
+
+    ctx = ToolContext("s", "r", "c", "main", "t")
+    result = asyncio.run(make(workspace).invoke({**arguments, "path": str(other)}, ctx))
+
+    assert result.is_error
+    assert "search the workspace only" in str(result.content)
+    assert "not in the subpath" not in str(result.content)

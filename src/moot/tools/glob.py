@@ -46,7 +46,7 @@ def find_files(workspace: Workspace, pattern: str, path: str = ".") -> ToolResul
     purpose, a read root) is walked.
     """
     matcher = GlobPattern(pattern)
-    start = workspace.resolve_read(path)
+    start = workspace.resolve_search(path)
     if not os.path.isdir(start):
         raise NotADirectoryError(path)
     base = workspace.relative(start)

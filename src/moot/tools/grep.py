@@ -49,7 +49,7 @@ def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool
         ignore_case: bool = False,
     ) -> ToolResult:
         try:
-            start = workspace.resolve_read(path)
+            start = workspace.resolve_search(path)
             workspace.refuse_hidden(start, path)
             # A missing path is an error, not "no matches". A FIFO or a device is refused:
             # ripgrep would wait on one forever, or read one without end.

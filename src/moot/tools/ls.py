@@ -37,7 +37,7 @@ def ls_tool(workspace: Workspace) -> FunctionTool:
 
 def list_tree(workspace: Workspace, path: str = ".", depth: int = 2) -> ToolResult:
     """What `ls` answers; raises the `FILE_ERRORS` it meets."""
-    start = workspace.resolve_read(path)
+    start = workspace.resolve_search(path)
     if not os.path.isdir(start):
         raise NotADirectoryError(path)
     lines = [f"{workspace.relative(start)}/"]

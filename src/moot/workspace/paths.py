@@ -245,6 +245,23 @@ class Workspace:
             )
         return Path(real)
 
+    def resolve_search(self, path: str) -> Path:
+        """`resolve_read` for the tools that walk a tree (`ls`, `glob`, `grep`): they walk the
+        workspace only, so a directory added beside it is refused with a way to reach it.
+
+        Raises:
+            PathRefused: As `resolve_read`, or the path lies in an added or read-only root.
+        """
+        real = self.resolve_read(path)
+        if not self.contains(real):
+            raise PathRefused(
+                "outside-workspace",
+                path,
+                "ls, glob and grep search the workspace only: read an added directory's files "
+                "by path, or list or search it with bash",
+            )
+        return real
+
     def writable(self, real: str | os.PathLike[str]) -> bool:
         """Whether a real, absolute path lies in the root or an added root (string test)."""
         return self.contains(real) or self._added_root(os.fspath(real)) is not None
