@@ -149,6 +149,11 @@ def main() -> None:
     if kind == "dies":
         print("dies: cannot open the database /nonexistent/db", file=sys.stderr, flush=True)
         sys.exit(1)
+    if kind == "stuck":  # hangs at start, saying why on stderr
+        print("stuck: waiting for the licence server at 10.9.8.7", file=sys.stderr, flush=True)
+        import threading
+
+        threading.Event().wait()
     if kind == "http":
         port = int(sys.argv[sys.argv.index("--port") + 1])
         build("good").run(transport="streamable-http", host="127.0.0.1", port=port)

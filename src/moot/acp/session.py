@@ -24,6 +24,7 @@ from moot.frontend.display import HISTORY_KINDS
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client
+from moot.protocol.mcp import McpControl
 from moot.protocol.messages import Attachment
 
 MODES = ("default", "acceptEdits", "plan")
@@ -50,7 +51,14 @@ class AcpSession:
         terminal: The editor's terminal (`moot.acp.editor.EditorShell`), when it offers one.
     """
 
-    def __init__(self, conn: Any, client: Client, root: str, terminal: Any = None) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        client: Client,
+        root: str,
+        terminal: Any = None,
+        late: list[str] | None = None,
+    ) -> None:
         from acp.schema import SessionNotification, ToolCallUpdate  # loaded with the agent
 
         self._notification = SessionNotification
@@ -76,6 +84,8 @@ class AcpSession:
         """Set when the pump has forwarded everything published so far."""
         self.terminal = terminal
         self._shell_call: str | None = None
+        self._late = late if late is not None else []
+        """What the session had to say of MCP servers not up before its first request."""
         """The running `bash` call's ACP id (its terminal is shown in it)."""
         if terminal is not None:
             terminal.session_id = self.id
@@ -185,6 +195,8 @@ class AcpSession:
             return await self._command(text)
         text, found = await expand_mentions(self.client, text)
         finished = await self._answer(ops.UserTurn(text=text, attachments=(*attachments, *found)))
+        while self._late:
+            await self.send(_message(f"\nmoot: {self._late.pop(0)}\n"))
         await self.advertise()  # servers that came up meanwhile bring prompts
         return await self._ended(finished)
 
@@ -203,6 +215,8 @@ class AcpSession:
 
     async def _command(self, line: str) -> str:
         self._said.clear()
+        if line.lstrip().startswith("/mcp__") and isinstance(self.client, McpControl):
+            await self.client.mcp_ready()  # a server's prompt, on a fresh machine too
         context = EditorCommandContext(self.client, self.registry, self._said.append)
         await self.registry.run(context, line)
         for said in self._said:

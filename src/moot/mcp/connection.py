@@ -338,8 +338,11 @@ class Connection:
         return text.splitlines()[-1] if text else ""
 
     def _describe_start_failure(self, exc: BaseException) -> str:
-        if isinstance(exc, TimeoutError):
-            why = f"did not start within {self.config.startup_timeout_s:g} s"
+        if _first(exc, TimeoutError) is not None:  # the SDK's task groups wrap it in groups
+            why = (
+                f"did not finish starting (the MCP handshake and listing what it offers) within "
+                f"{self.config.startup_timeout_s:g} s (its startupTimeout, or MCP_TIMEOUT)"
+            )
         else:
             why = _plain(exc)
         tail = self._stderr_tail()
@@ -386,6 +389,17 @@ def _prompt_info(server: str, prompt: Any) -> McpPromptInfo:
         description=prompt.description or "",
         arguments=arguments,
     )
+
+
+def _first(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """`exc` if it is a `kind`, else the first `kind` in its groups, however deep."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _first(inner, kind)) is not None:
+                return found
+    return None
 
 
 def _plain(exc: BaseException) -> str:

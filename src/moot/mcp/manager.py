@@ -30,6 +30,7 @@ from moot.mcp.cache import Offered, ToolCache
 from moot.mcp.config import LoadedServers
 from moot.mcp.host_process import HostProcess
 from moot.mcp.names import qualified
+from moot.mcp.readiness import late, log_size, stderr_tail
 from moot.mcp.tools import McpTool, ToolSearch, plan_deferral
 from moot.protocol.mcp import (
     McpPromptInfo,
@@ -59,6 +60,8 @@ class _Server:
         self.auth_url = ""
         self.restarts = 0
         self.pid: int | None = None
+        self.log_from = 0
+        """Where this session's part of the server's stderr log begins."""
         self.ready = asyncio.Event()
         """Set once a start ends, ready or failed (an `asyncio.Event` binds its loop lazily)."""
 
@@ -206,6 +209,8 @@ class McpManager:
         if self._started or self.host.closed:
             return
         self._started = True
+        for server in self._servers.values():  # what a server says from now on is this session's
+            server.log_from = log_size(self._log(server))
         if any(s.state == "starting" for s in self._servers.values()):
             # From the loop's next round: a turn submitted with this start runs first, up to
             # its first wait (its model request on the wire), before the host is forked.
@@ -249,7 +254,7 @@ class McpManager:
                 offered = Offered(server.tools, server.prompts, server.resources)
                 self.cache.write(server.config, offered)
                 self._rebuild_tools()
-        if update.state in ("ready", "failed"):
+        if update.state in ("ready", "failed", "auth_required"):
             server.ready.set()
 
     def _host_failed(self, why: str) -> None:
@@ -434,6 +439,32 @@ class McpManager:
                 f"starts only once you approve it (`/mcp approve {config.name}`)"
             )
         return told
+
+    async def until_ready(self, timeout: float) -> list[str]:
+        """Start the servers and wait, `timeout` seconds at most, for those starting; what the
+        person should be told of those not ready then (each named, with why or the tail of
+        its stderr)."""
+        self.start()
+        waits = [
+            asyncio.ensure_future(s.ready.wait())
+            for s in self._servers.values()
+            if s.state == "starting"
+        ]
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=timeout)
+            for wait in pending:
+                wait.cancel()
+        return [
+            late(server.config, server.state, server.error, timeout, self._tail(server))
+            for server in self._servers.values()
+            if server.state in ("starting", "failed", "auth_required")
+        ]
+
+    def _log(self, server: _Server) -> Path:
+        return Path(self.host.setup.log_dir) / f"{server.config.name}.log"
+
+    def _tail(self, server: _Server) -> str:
+        return stderr_tail(self._log(server), server.log_from)
 
     async def wait_ready(self, name: str, timeout: float) -> None:
         """Wait until a server is ready or failed (for a resource mention in a first prompt)."""
