@@ -17,6 +17,9 @@ import pytest
 VERSIONS = {"server-everything": "2026.8.31", "server-filesystem": "2026.8.31"}
 """The versions `.ci/run` installs (the README quotes them)."""
 
+INSPECTOR_VERSION = "2.12.0"
+"""`@modelcontextprotocol/inspector`, whose CLI (`--cli`) drives `moot mcp serve`."""
+
 NPM = os.environ.get("MOOT_MCP_NPM", "")
 
 
@@ -30,6 +33,18 @@ def require() -> Path:
         "MOOT_MCP_NPM (a node_modules holding @modelcontextprotocol/server-everything and "
         "server-filesystem) and node are not set up"
     )
+    if os.environ.get("CI"):
+        pytest.fail(missing)
+    pytest.skip(missing)
+
+
+def inspector() -> Path:
+    """The MCP Inspector's launcher (`MOOT_MCP_NPM`'s `.bin/mcp-inspector`); skips (fails in
+    CI) when it is absent."""
+    launcher = Path(NPM) / ".bin" / "mcp-inspector" if NPM else None
+    if launcher is not None and launcher.exists() and shutil.which("node") is not None:
+        return launcher
+    missing = "MOOT_MCP_NPM (a node_modules holding @modelcontextprotocol/inspector) is not set up"
     if os.environ.get("CI"):
         pytest.fail(missing)
     pytest.skip(missing)
