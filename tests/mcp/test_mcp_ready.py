@@ -130,3 +130,29 @@ def test_the_reference_servers_tools_and_prompts_are_there_in_the_first_headless
     events, _ = headless(workspace, model, "/mcp__everything__simple-prompt")
     (turn,) = [e for e in events if isinstance(e, ev.TurnStarted)]
     assert turn.prompt == "This is a simple prompt without arguments."
+
+
+def test_the_servers_are_told_the_workspace_as_their_root(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    """server-filesystem given no directory works in the client's roots; server-everything
+    offers `get-roots-list` only to a client that has roots."""
+    modules = require()
+    (workspace / "notes.txt").write_text("rooted\n")
+    servers = {"fs": filesystem(modules), "everything": everything(modules)}
+    user_servers(private_moot_home, servers)
+    notes = str(workspace / "notes.txt")
+    model = script(
+        tmp_path / "m.json",
+        {"tool_calls": [
+            {"name": "mcp__fs__read_text_file", "arguments": {"path": notes}},
+            {"name": "mcp__everything__get-roots-list", "arguments": {}},
+        ]},
+        {"text": "done"},
+    )  # fmt: skip
+
+    events, _ = headless(workspace, model, "go", "--allowedTools", "mcp__fs,mcp__everything")
+
+    read, roots = results(events)
+    assert read == "rooted\n"
+    assert workspace.as_uri() in roots

@@ -160,9 +160,18 @@ class Connection:
             transport,
             client_info=Implementation(name="moot", version=__version__),
             message_handler=self._on_message,
+            list_roots_callback=self._roots,
         )
         await stack.enter_async_context(client)
         return client
+
+    async def _roots(self, context: Any) -> Any:
+        """`roots/list`: the session's directories, the workspace first."""
+        from mcp_types import ListRootsResult, Root
+
+        places = self.setup.roots or (self.setup.workspace,)
+        roots = [Root.model_validate({"uri": Path(p).as_uri(), "name": p}) for p in places]
+        return ListRootsResult(roots=roots)
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         config = self.config

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,7 @@ class McpManager:
         cache_dir: Where tool lists are cached; the user cache dir when None.
         auth_file: Where OAuth tokens are kept; `<config dir>/mcp-auth.json` when None.
         max_output_chars: What the model sees of a result, at most.
+        roots: Directories the session works in besides the workspace (the servers' roots).
     """
 
     def __init__(
@@ -97,6 +98,7 @@ class McpManager:
         cache_dir: Path | None = None,
         auth_file: Path | None = None,
         max_output_chars: int = 30_000,
+        roots: Sequence[Path] = (),
     ) -> None:
         from moot import paths
 
@@ -123,6 +125,7 @@ class McpManager:
             log_dir=str((data_dir or paths.data_dir()) / "logs" / "mcp"),
             auth_file=str(auth_file or paths.config_dir() / "mcp-auth.json"),
             max_output_chars=max_output_chars,
+            roots=tuple(str(p) for p in (workspace, *roots)),
         )
         self.host = HostProcess(
             setup,

@@ -35,6 +35,9 @@ class Setup(_Message, tag="setup", frozen=True):
     auth_file: str
     """Where OAuth tokens of remote servers are kept (0600)."""
     max_output_chars: int
+    roots: tuple[str, ...] = ()
+    """The directories the session works in (the workspace first, then any it was given), as
+    the servers are told them (`roots/list`)."""
 
 
 class StartServer(_Message, tag="start", frozen=True):
