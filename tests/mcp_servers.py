@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 
 PNG_1X1 = base64.b64encode(
     bytes.fromhex(
@@ -76,6 +77,13 @@ def build(kind: str) -> MCPServer:
     def list_files() -> str:
         """The files in the server's working directory."""
         return "\n".join(sorted(p.name for p in Path.cwd().iterdir()))
+
+    @server.tool()
+    async def steps(count: int, ctx: Context) -> str:
+        """Count to `count`, reporting progress at each step."""
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count, f"step {step}")
+        return "counted"
 
     @server.prompt()
     def review(topic: str) -> str:

@@ -156,3 +156,18 @@ def test_the_servers_are_told_the_workspace_as_their_root(
     read, roots = results(events)
     assert read == "rooted\n"
     assert workspace.as_uri() in roots
+
+
+def test_a_servers_progress_shows_on_the_tools_block(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    user_servers(private_moot_home, {"good": server("good")})
+    model = script(tmp_path / "m.json", call("mcp__good__steps", count=3), {"text": "done"})
+
+    events, _ = headless(workspace, model, "count")
+
+    (started,) = [e for e in events if isinstance(e, ev.ToolStarted)]
+    shown = [e for e in events if isinstance(e, ev.ToolOutput)]
+    assert [e.text for e in shown] == ["[1/3] step 1\n", "[2/3] step 2\n", "[3/3] step 3\n"]
+    assert {e.tool_call_id for e in shown} == {started.tool_call_id}
+    assert results(events) == ["counted"]

@@ -76,10 +76,16 @@ class Host:
         connection = self._connection(request.id, request.server)
         if connection is None:
             return
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            line = progress_line(progress, total, message)
+            self.send(wire.Progress(id=request.id, text=line))
+
+        def call(client: Any) -> Any:
+            return client.call_tool(request.tool, request.arguments, progress_callback=on_progress)
+
         try:
-            result = await connection.call(
-                request.tool, lambda c: c.call_tool(request.tool, request.arguments)
-            )
+            result = await connection.call(request.tool, call)
         except ServerUnavailable as exc:
             self.send(wire.Failure(id=request.id, message=str(exc)))
             return
@@ -204,6 +210,12 @@ def _log_to(path: Path) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
+
+
+def progress_line(done: float, total: float | None, message: str | None) -> str:
+    """One progress notification as a line: `[3/10] message` (or `[3]` without a total)."""
+    count = f"{done:g}/{total:g}" if total else f"{done:g}"
+    return f"[{count}] {message}\n" if message else f"[{count}]\n"
 
 
 def main() -> None:

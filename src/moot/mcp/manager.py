@@ -284,14 +284,19 @@ class McpManager:
 
     # ---- asking the host ---------------------------------------------------------------------
 
-    async def _ask(self, server: _Server, make: Callable[[int], wire.Request]) -> wire.Report:
+    async def _ask(
+        self,
+        server: _Server,
+        make: Callable[[int], wire.Request],
+        progress: Callable[[str], None] | None = None,
+    ) -> wire.Report:
         """Send a request about `server` and wait for its answer (bounded)."""
         refused = self._refusal(server)
         if refused:
             return wire.Failure(id=0, message=refused)
         config = server.config
         return await self.host.ask(
-            make, config.timeout_s + config.startup_timeout_s + ANSWER_SLACK_S
+            make, config.timeout_s + config.startup_timeout_s + ANSWER_SLACK_S, progress
         )
 
     def _refusal(self, server: _Server) -> str:
@@ -307,11 +312,14 @@ class McpManager:
             return f"MCP server {name} cannot start: {server.config.problem}"
         return ""
 
-    async def _call(self, tool: McpTool, arguments: dict[str, Any]) -> ToolResult:
+    async def _call(
+        self, tool: McpTool, arguments: dict[str, Any], progress: Callable[[str], None]
+    ) -> ToolResult:
         server = self._servers[tool.server]
         answer = await self._ask(
             server,
             lambda i: wire.CallTool(id=i, server=tool.server, tool=tool.tool, arguments=arguments),
+            progress,  # shown on the tool's block as it runs
         )
         if isinstance(answer, wire.ToolAnswer):
             images = tuple(Attachment(mime_type=m, data=d) for m, d in answer.images)

@@ -128,7 +128,15 @@ class Failure(_Message, tag="failure", frozen=True):
     message: str
 
 
-Report = ServerUpdate | ToolAnswer | PromptAnswer | ResourceAnswer | Failure
+class Progress(_Message, tag="progress", frozen=True):
+    """A server's progress on a tool call still running (`notifications/progress`), as the
+    line the tool's block shows."""
+
+    id: int
+    text: str
+
+
+Report = ServerUpdate | ToolAnswer | PromptAnswer | ResourceAnswer | Failure | Progress
 
 _encoder = msgspec.json.Encoder()
 _requests = msgspec.json.Decoder(Request)
