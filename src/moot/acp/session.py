@@ -84,6 +84,8 @@ class AcpSession:
         """Set when the pump has forwarded everything published so far."""
         self.terminal = terminal
         self._shell_call: str | None = None
+        self._advertised: list[Any] | None = None
+        """The commands the editor was last told (`advertise`)."""
         self._late = late if late is not None else []
         """What the session had to say of MCP servers not up before its first request."""
         """The running `bash` call's ACP id (its terminal is shown in it)."""
@@ -159,12 +161,31 @@ class AcpSession:
             )
 
     async def advertise(self) -> None:
-        """Tell the editor the slash commands (moot's, and the MCP servers' prompts)."""
+        """Tell the editor the slash commands (moot's, and the MCP servers' prompts) when they
+        are not what it was last told."""
         context = EditorCommandContext(self.client, self.registry, self._said.append)
         commands = available(self.registry, context)
+        if commands == self._advertised:
+            return
+        self._advertised = commands
         await self.send(
             {"sessionUpdate": "available_commands_update", "availableCommands": commands}
         )
+
+    async def _end_pending(self, finished: ev.TurnFinished) -> None:
+        """A turn ended (a cancel, a limit) with tool calls the editor was shown and never
+        told the end of: each gets its final update."""
+        why = "cancelled" if finished.stop_reason == "user_cancelled" else str(finished.stop_reason)
+        for key in list(self._arguments):
+            del self._arguments[key]
+            await self.send(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": key,
+                    "status": "failed",
+                    "content": [updates.text_content(f"not run: the turn ended ({why})")],
+                }
+            )
 
     async def replay(self) -> None:
         """Send the stored conversation, for `session/load`: what the person said, what moot
@@ -335,6 +356,8 @@ class AcpSession:
                         "content": [updates.text_content(refused)],
                     }
                 )
+            case ev.TurnFinished() if live and top:
+                await self._end_pending(event)
             case ev.ModeChanged() if live:
                 await self.send(
                     {"sessionUpdate": "current_mode_update", "currentModeId": event.mode}
