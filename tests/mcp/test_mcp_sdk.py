@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcp_helpers import call, server
+from mcp_reference import everything, require
 from moot import Agent, FunctionProvider, async_run, run
 from moot.protocol import events as ev
 from moot.providers.base import ModelRequest
@@ -66,3 +67,33 @@ def test_a_definition_that_cannot_start_is_refused_before_the_run(
 ) -> None:
     with pytest.raises(ValueError, match="cannot start: broken: unknown type"):
         run("hi", Agent("main", model="scripted:x"), mcp_servers={"broken": {"args": ["x"]}})
+
+
+async def test_a_servers_question_goes_to_the_programs_on_elicit(private_moot_home: Path) -> None:
+    """server-everything offers its elicitation tool only to a client that can answer."""
+    modules = require()
+    asked: list[tuple[str, str]] = []
+    offered: list[list[str]] = []
+    trigger = "mcp__everything__trigger-elicitation-request"
+
+    async def on_elicit(server: str, message: str, schema: dict[str, object]) -> object:
+        asked.append((server, message))
+        return "accept", {"name": "Ada Lovelace"}
+
+    def model(request: ModelRequest) -> object:
+        offered.append([t.name for t in request.tools])
+        if trigger in offered[0] and len(offered) == 1:
+            return call(trigger)
+        return {"text": "done"}
+
+    servers = {"everything": everything(modules)}
+    agent = Agent("main", model=FunctionProvider(model))
+    result = await async_run("ask me", agent, mcp_servers=servers, on_elicit=on_elicit)
+    answering, offered = offered, []
+    await async_run("ask me", Agent("main", model=FunctionProvider(model)), mcp_servers=servers)
+
+    (finished,) = [e for e in result.events if isinstance(e, ev.ToolFinished)]
+    assert "User provided the requested information" in finished.content
+    assert "Ada Lovelace" in finished.content
+    assert asked and asked[0][0] == "everything"
+    assert trigger in answering[0] and trigger not in offered[0]

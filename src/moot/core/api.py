@@ -51,6 +51,9 @@ class RunResult(msgspec.Struct, frozen=True):
     turns: int
 
 
+Elicit = Callable[[str, str, dict[str, Any]], Any]
+"""Answers an MCP server's question (`RunOptions.on_elicit`)."""
+
 OnMessage = Callable[[ev.MessageSent, Callable[[str], None]], object]
 """Called with each message an agent sends the person (`send_message(task_id="user")`) and a
 `send(text)` that answers the agent that sent it (read at its next step)."""
@@ -105,6 +108,10 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True):
     "args": [...]}}`): their tools join `tools` as `mcp__<name>__<tool>`; the first model
     request waits for them (`MCP_TIMEOUT`, 30 s at most), and they stop with the run. None by
     default."""
+    on_elicit: Elicit | None = None
+    """Answers the MCP servers' questions (elicitation): `(server, message, schema)` ->
+    `("accept", {...})`, `("decline", None)` or `("cancel", None)`, sync or async. None (the
+    default): the servers are not told they may ask."""
 
 
 Entry = TypeVar("Entry", bound=Callable[..., Any])
@@ -206,7 +213,15 @@ def _mcp(options: RunOptions) -> McpManager | None:
         return None
     from moot.mcp.sdk import sdk_servers  # the manager only: the SDK runs in its host process
 
-    return sdk_servers(options.mcp_servers)
+    elicit = options.on_elicit
+    if elicit is None:
+        return sdk_servers(options.mcp_servers)
+
+    async def answer(server: str, message: str, schema: dict[str, Any]) -> Any:
+        said = elicit(server, message, schema)
+        return await said if inspect.isawaitable(said) else said
+
+    return sdk_servers(options.mcp_servers, answer)
 
 
 def _ready(servers: McpManager) -> Callable[[], Awaitable[None]]:
@@ -320,7 +335,8 @@ async def async_run(
         **keywords: Any field of `RunOptions`, by name: `tools`, `limits`, `store`,
             `session_id`, `approval`, `gate`, `attachments`, `starting_agents`, `run_agents`,
             `allow_background_agents`, `disabled_tools`, `extra_instructions`,
-            `extra_instructions_scope`, `pass_history`, `on_message`, `mcp_servers`.
+            `extra_instructions_scope`, `pass_history`, `on_message`, `mcp_servers`,
+            `on_elicit`.
 
     Raises:
         TypeError: A keyword names no option.

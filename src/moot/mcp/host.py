@@ -39,6 +39,20 @@ class Host:
         self.connections: dict[str, Connection] = {}
         self.outputs = outputs_dir(setup.workspace, setup.outputs_dir)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._asks: dict[int, asyncio.Future[wire.ElicitAnswer]] = {}
+        self._next_ask = 0
+
+    async def ask(self, server: str, message: str, schema: dict[str, Any]) -> wire.ElicitAnswer:
+        """Put a server's question to moot (`wire.Elicit`) and wait for the person's answer."""
+        self._next_ask += 1
+        ask_id = self._next_ask
+        future: asyncio.Future[wire.ElicitAnswer] = asyncio.get_running_loop().create_future()
+        self._asks[ask_id] = future
+        try:
+            self.send(wire.Elicit(ask_id=ask_id, server=server, message=message, schema=schema))
+            return await future
+        finally:
+            self._asks.pop(ask_id, None)
 
     def handle(self, request: wire.Request) -> None:
         match request:
@@ -51,7 +65,7 @@ class Host:
                 if connection is None or connection.config != config:
                     if connection is not None:
                         self._spawn(connection.close())
-                    connection = Connection(config, self.setup, self.send)
+                    connection = Connection(config, self.setup, self.send, self.ask)
                     self.connections[config.name] = connection
                 connection.start()
             case wire.CallTool():
@@ -60,6 +74,9 @@ class Host:
                 self._spawn(self._get_prompt(request))
             case wire.ReadResource():
                 self._spawn(self._read_resource(request))
+            case wire.ElicitAnswer(ask_id=ask_id):
+                if (future := self._asks.get(ask_id)) is not None and not future.done():
+                    future.set_result(request)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)

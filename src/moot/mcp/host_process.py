@@ -40,6 +40,7 @@ class HostProcess:
         on_report: Told every server update.
         on_start: Called once a (new) host runs, to send it the servers to start.
         on_exit: Told why the host ended (unless moot ended it).
+        on_elicit: Given each server's question (answered with `wire.ElicitAnswer`).
     """
 
     def __init__(
@@ -50,10 +51,12 @@ class HostProcess:
         on_report: Callable[[wire.ServerUpdate], None],
         on_start: Callable[[], None],
         on_exit: Callable[[str], None],
+        on_elicit: Callable[[wire.Elicit], None] = lambda question: None,
     ) -> None:
         self.setup = setup
         self.environ = environ
         self._on_report, self._on_start, self._on_exit = on_report, on_start, on_exit
+        self._on_elicit = on_elicit
         self._proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
         self._spawning: asyncio.Task[bool] | None = None
@@ -158,6 +161,8 @@ class HostProcess:
                     continue
                 if isinstance(report, wire.ServerUpdate):
                     self._on_report(report)
+                elif isinstance(report, wire.Elicit):
+                    self._on_elicit(report)
                 elif isinstance(report, wire.Progress):
                     if (shown := self._progress.get(report.id)) is not None:
                         shown(report.text)

@@ -30,6 +30,7 @@ from moot.mcp.cache import Offered, ToolCache
 from moot.mcp.config import LoadedServers
 from moot.mcp.host_process import HostProcess
 from moot.mcp.names import qualified
+from moot.mcp.questions import Elicitor, Questions
 from moot.mcp.readiness import late, log_size, stderr_tail
 from moot.mcp.tools import McpTool, ToolSearch, plan_deferral
 from moot.protocol.mcp import (
@@ -82,6 +83,8 @@ class McpManager:
         auth_file: Where OAuth tokens are kept; `<config dir>/mcp-auth.json` when None.
         max_output_chars: What the model sees of a result, at most.
         roots: Directories the session works in besides the workspace (the servers' roots).
+        elicit: Answers servers' questions (`elicitation/create`); None: nobody can, and the
+            servers are not told they may ask.
     """
 
     def __init__(
@@ -99,6 +102,7 @@ class McpManager:
         auth_file: Path | None = None,
         max_output_chars: int = 30_000,
         roots: Sequence[Path] = (),
+        elicit: Elicitor | None = None,
     ) -> None:
         from moot import paths
 
@@ -126,14 +130,18 @@ class McpManager:
             auth_file=str(auth_file or paths.config_dir() / "mcp-auth.json"),
             max_output_chars=max_output_chars,
             roots=tuple(str(p) for p in (workspace, *roots)),
+            elicitation=elicit is not None,
         )
+        self.questions = Questions(elicit)
         self.host = HostProcess(
             setup,
             self.environ,
             on_report=self._update,
             on_start=self._start_servers,
             on_exit=self._host_failed,
+            on_elicit=self.questions.asked,
         )
+        self.questions.send = self.host.send
         self._rebuild_tools()
 
     def _initial(self, config: McpServerConfig, loaded: LoadedServers) -> _Server:
@@ -456,11 +464,8 @@ class McpManager:
         person should be told of those not ready then (each named, with why or the tail of
         its stderr)."""
         self.start()
-        waits = [
-            asyncio.ensure_future(s.ready.wait())
-            for s in self._servers.values()
-            if s.state == "starting"
-        ]
+        starting = [s for s in self._servers.values() if s.state == "starting"]
+        waits = [asyncio.ensure_future(s.ready.wait()) for s in starting]
         if waits:
             _, pending = await asyncio.wait(waits, timeout=timeout)
             for wait in pending:

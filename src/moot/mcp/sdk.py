@@ -3,7 +3,9 @@
 They are defined as in `.mcp.json` (`{"name": {"command": ..., "args": [...]}}` or
 `{"name": {"type": "http", "url": ...}}`), come from the program itself (so they start without
 an approval, as an editor's do), and live as long as the run: the first model request waits
-for them (bounded as a headless run's is), and they stop when the run ends.
+for them (bounded as a headless run's is), and they stop when the run ends. A server's
+question (elicitation) goes to the program's `on_elicit`; without one, the servers are not
+told they may ask, as in a headless run.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from moot.mcp.manager import McpManager
+    from moot.mcp.questions import Elicitor
 
 
-def sdk_servers(definitions: Mapping[str, Any], cwd: Path | None = None) -> McpManager:
-    """A manager of the servers `definitions` names (not started yet).
+def sdk_servers(
+    definitions: Mapping[str, Any], elicit: Elicitor | None = None, cwd: Path | None = None
+) -> McpManager:
+    """A manager of the servers `definitions` names (not started yet); `elicit` answers their
+    questions (None: they are not told they may ask).
 
     Raises:
         ValueError: A definition cannot be used (the message says which and why).
@@ -43,4 +49,5 @@ def sdk_servers(definitions: Mapping[str, Any], cwd: Path | None = None) -> McpM
         workspace=root,
         outputs_dir=outputs,
         environ=environ,
+        elicit=elicit,
     )
