@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 import agent_speed
 import app_speed
+import big_repo_speed
 import compaction
 import docker_overhead
 import grep_speed
@@ -62,6 +63,7 @@ BENCHMARKS = {
         tool_schemas,
         skills_load,
         grep_speed,
+        big_repo_speed,
         sandbox_overhead,
         docker_overhead,
         mcp_speed,

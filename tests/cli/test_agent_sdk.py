@@ -117,6 +117,32 @@ async def test_can_use_tool_allows_one_bash_call_and_denies_another(tmp_path: Pa
     assert [d["tool_name"] for d in end.permission_denials or []] == ["bash"]
 
 
+async def test_can_use_tool_changes_the_input_and_a_deny_rule_still_holds(tmp_path: Path) -> None:
+    turns = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch asked.txt"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch again.txt"}}]},
+        {"text": "done"},
+    ]
+    changes = iter(["touch changed.txt", "rm -f keep.txt"])
+
+    async def can_use_tool(
+        tool: str, arguments: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        return PermissionResultAllow(updated_input={"command": next(changes)})
+
+    (tmp_path / "keep.txt").write_text("kept")
+    options = _options(tmp_path, turns, can_use_tool=can_use_tool, disallowed_tools=["Bash(rm:*)"])
+    async with ClaudeSDKClient(options) as client:
+        await client.query("make files")
+        messages = await _collect(client.receive_response())
+
+    assert (tmp_path / "changed.txt").exists() and not (tmp_path / "asked.txt").exists()
+    assert (tmp_path / "keep.txt").exists()  # the changed input a rule denies never ran
+    results = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
+    assert [isinstance(b, ToolResultBlock) and b.is_error for b in results] == [False, True]
+    assert "changed input is refused" in str(results[1].content)
+
+
 async def test_an_allow_that_keeps_the_suggested_rule_is_not_asked_again(tmp_path: Path) -> None:
     command = {"name": "bash", "arguments": {"command": "touch kept.txt"}}
     turns = [{"tool_calls": [command]}, {"tool_calls": [command]}, {"text": "done"}]

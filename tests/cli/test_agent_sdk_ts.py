@@ -66,6 +66,22 @@ def test_a_one_shot_query_from_typescript(tmp_path: Path) -> None:
     assert (end["type"], end["subtype"], end["result"]) == ("result", "success", "Hello from moot.")
 
 
+def test_a_multi_turn_session_from_typescript_with_an_interrupt(tmp_path: Path) -> None:
+    turns = [{"text": "first"}, {"text": "never said", "delay": 60}, {"text": "third"}]
+    messages = _drive(tmp_path, "multiturn", turns)
+
+    results = [m for m in messages if m["type"] == "result"]
+    assert [(r["subtype"], r["is_error"]) for r in results] == [
+        ("success", False),
+        ("error_during_execution", True),
+        ("success", False),
+    ]
+    assert (results[0]["result"], results[2]["result"]) == ("first", "third")
+    assert results[1]["stop_reason"] == "user_cancelled"
+    assert len({r["session_id"] for r in results}) == 1
+    assert [a[0] for a in messages[-1]["asked"]] == ["interrupt"]
+
+
 def test_can_use_tool_from_typescript_allows_one_bash_call_and_denies_another(
     tmp_path: Path,
 ) -> None:
@@ -78,6 +94,24 @@ def test_can_use_tool_from_typescript_allows_one_bash_call_and_denies_another(
 
     assert messages[-1]["asked"] == [["bash", "touch allowed.txt"], ["bash", "touch denied.txt"]]
     assert (tmp_path / "allowed.txt").exists() and not (tmp_path / "denied.txt").exists()
+    assert messages[-2]["result"] == "done"
+
+
+def test_added_directories_and_settings_from_typescript(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (tmp_path / ".moot").mkdir()  # the project's deny, left out by settingSources
+    (tmp_path / ".moot" / "settings.json").write_text('{"permissions": {"deny": ["write"]}}')
+    write = {"path": f"{other}/new.txt", "content": "x"}
+    turns = [
+        {"tool_calls": [{"name": "write", "arguments": write}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},
+        {"text": "done"},
+    ]
+    messages = _drive(tmp_path, "dirs", turns, OTHER=str(other))
+
+    assert (other / "new.txt").read_text() == "x"
+    assert messages[-1]["asked"] == [["write", f"{other}/new.txt"]]  # echo: the settings allow
     assert messages[-2]["result"] == "done"
 
 

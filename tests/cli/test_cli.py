@@ -152,7 +152,7 @@ def test_json_prints_one_result_object(moot: RunMoot) -> None:
     moots_own = {"run_id", "state", "stop_reason", "output", "turns", "cost_usd", "error"}
     claude_codes = {"type", "subtype", "is_error", "num_turns", "duration_ms", "duration_api_ms"}
     claude_codes |= {"total_cost_usd", "usage", "result", "session_id", "structured_output"}
-    claude_codes |= {"permission_denials", "errors", "uuid"}
+    claude_codes |= {"permission_denials", "errors", "uuid", "modelUsage"}
     assert set(body) == moots_own | claude_codes
     assert (body["type"], body["subtype"], body["is_error"]) == ("result", "success", False)
     assert (body["result"], body["num_turns"]) == (ANSWER, 3)

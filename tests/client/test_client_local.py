@@ -261,3 +261,14 @@ async def test_a_client_changes_its_session_only_through_ops_or_the_one_admin_pr
     await client.close()
     assert forked.source == client.session_id
     assert isinstance(FakeClient(), surface.SessionAdmin)
+
+
+async def test_the_added_directories_are_on_the_status(workspace: Path) -> None:
+    other = workspace.parent / "other"
+    other.mkdir()
+    (workspace.parent / "link").symlink_to(other)
+
+    client = open_client(options(workspace, add_dirs=[str(workspace.parent / "link")]))
+
+    assert client.status().added_dirs == (str(other),)  # the real path: an MCP client's root
+    await client.close()

@@ -135,3 +135,44 @@ async def test_a_policy_denial_needs_no_person() -> None:
     assert of(events, ev.ApprovalDecided)[0].by == "policy"
     transitions = [(e.from_state, e.to_state) for e in of(events, ev.StateChanged)]
     assert (RunState.APPROVAL_PENDING, RunState.OBSERVATION_RECORDED) in transitions
+
+
+async def test_an_approval_that_changes_the_input_runs_the_changed_call() -> None:
+    main = agent("main", {"tool_calls": [call("touch", path="a.txt")]}, "done")
+    runtime = make_runtime(main, tools=[touch], approval=AskForWrites())
+
+    def approve(event: ev.Event) -> ops.Op | None:
+        if isinstance(event, ev.ApprovalRequested):
+            return ops.Approve(tool_call_id=event.tool_call_id, updated_input={"path": "b.txt"})
+        return None
+
+    await drive_turn(runtime, react=approve)
+    events = runtime.store.events(runtime.session_id)
+    decided = of(events, ev.ApprovalDecided)[0]
+    assert (decided.approved, decided.updated_input) == (True, {"path": "b.txt"})
+    assert of(events, ev.ToolStarted)[0].arguments == {"path": "b.txt"}
+    assert of(events, ev.ToolFinished)[0].content == "created b.txt"
+
+
+async def test_a_changed_input_the_policy_denies_stays_refused() -> None:
+    class AskButNeverSecrets(AskForWrites):
+        def decide(self, request: ApprovalRequest) -> Verdict:
+            if request.arguments.get("path") == "secret.txt":
+                return Verdict("deny", reason="secret.txt is denied")
+            return super().decide(request)
+
+    main = agent("main", {"tool_calls": [call("touch", path="a.txt")]}, "ok")
+    runtime = make_runtime(main, tools=[touch], approval=AskButNeverSecrets())
+
+    def approve(event: ev.Event) -> ops.Op | None:
+        if isinstance(event, ev.ApprovalRequested):
+            changed = {"path": "secret.txt"}
+            return ops.Approve(tool_call_id=event.tool_call_id, updated_input=changed)
+        return None
+
+    await drive_turn(runtime, react=approve)
+    events = runtime.store.events(runtime.session_id)
+    assert not of(events, ev.ToolStarted)
+    decided = of(events, ev.ApprovalDecided)[0]
+    assert (decided.approved, decided.by) == (False, "policy")
+    assert "changed input is refused: secret.txt is denied" in decided.feedback

@@ -135,8 +135,8 @@ def test_the_reference_servers_tools_and_prompts_are_there_in_the_first_headless
 def test_the_servers_are_told_the_workspace_as_their_root(
     workspace: Path, tmp_path: Path, private_moot_home: Path
 ) -> None:
-    """server-filesystem given no directory works in the client's roots; server-everything
-    offers `get-roots-list` only to a client that has roots."""
+    """server-filesystem given no directory works in the client's roots (the workspace, then
+    each --add-dir); server-everything offers `get-roots-list` only to a client that has roots."""
     modules = require()
     (workspace / "notes.txt").write_text("rooted\n")
     servers = {"fs": filesystem(modules), "everything": everything(modules)}
@@ -151,11 +151,14 @@ def test_the_servers_are_told_the_workspace_as_their_root(
         {"text": "done"},
     )  # fmt: skip
 
-    events, _ = headless(workspace, model, "go", "--allowedTools", "mcp__fs,mcp__everything")
+    other = tmp_path / "other"
+    other.mkdir()
+    allow = ("--allowedTools", "mcp__fs,mcp__everything")
+    events, _ = headless(workspace, model, "go", *allow, "--add-dir", str(other))
 
     read, roots = results(events)
     assert read == "rooted\n"
-    assert workspace.as_uri() in roots
+    assert workspace.as_uri() in roots and other.as_uri() in roots  # and the --add-dir
 
 
 def test_a_servers_progress_shows_on_the_tools_block(

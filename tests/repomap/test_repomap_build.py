@@ -255,7 +255,10 @@ def test_a_missing_grammar_leaves_its_files_out_with_a_note(
     monkeypatch.undo()
 
     assert "svc/main.go" not in result.ranked
-    assert result.notes == ("2 file(s) left out: tree-sitter-go is not installed",)
+    assert result.notes == (
+        "2 file(s) left out: tree-sitter-go is not installed",
+        "1 binary file(s) left out: pkg/blob.py",
+    )
     assert "svc/main.go" in build_repo_map(repo).ranked  # not cached as left out
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from moot.tools.glob import MAX_FILES, glob_tool
 from moot.workspace import Workspace
+from moot.workspace.ignore import GlobPattern
+from moot.workspace.walk import below, walk_files
 
 
 @pytest.fixture
@@ -61,3 +63,49 @@ def test_many_matches_are_capped_with_a_note(tmp_path: Path) -> None:
     lines = glob_tool(Workspace(tmp_path))(pattern="*.txt").content.splitlines()
     assert len(lines) == MAX_FILES + 1
     assert lines[-1] == f"[the {MAX_FILES} newest of {MAX_FILES + 10}; narrow the pattern or path]"
+
+
+PATTERNS = [
+    "*.py", "src/*.md", "**/*.{py,md}", "**/*.py", "m*.py", "*", "**", "src/**", "docs/",
+    "file?.txt", "[!a]*.md", "a\\*.md", "**/test_*.py", "src/**/*.py", "/top.txt", "a**b",
+]  # fmt: skip
+
+
+def walked(ws: Workspace, pattern: str, path: str) -> str:
+    """What glob answered before the file index: a walk, matched, newest first."""
+    matcher = GlobPattern(pattern)
+    start = ws.resolve_read(path)
+    base = ws.relative(start)
+    found = [
+        (entry.mtime_ns, entry.rel)
+        for entry in walk_files(ws.root, start, ws.ignore())
+        if matcher.matches(below(base, entry.rel))
+    ]
+    found.sort(key=lambda item: (-item[0], item[1]))
+    return "\n".join(rel for _, rel in found) or f"No files match {pattern!r}."
+
+
+@pytest.mark.parametrize("ripgrep", [True, False], ids=["ripgrep", "no-ripgrep"])
+def test_the_file_index_answers_every_pattern_as_the_walk_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ripgrep: bool
+) -> None:
+    if not ripgrep:
+        monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # the index builds with the walk
+    tree = [
+        "top.txt", "a*.md", "b.md", "ab", "a/xb", "src/x.py", "src/readme.md", "src/deep/m1.py",
+        "src/deep/tests/test_a.py", "docs/a/b.md", "file1.txt", "file10.txt", ".hidden/h.py",
+        "build/skip.py", "src/build/also.py", "lib/src/mod.py", "a-b/c.py", "a.b/c.py",
+    ]  # fmt: skip
+    for number, rel in enumerate(tree):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+        os.utime(path, (1000 + number % 5, 1000 + number % 5))  # ties: ordered by path
+    (tmp_path / ".gitignore").write_text("build/\n")
+    ws = Workspace(tmp_path)
+    glob = glob_tool(ws)
+
+    for pattern in PATTERNS:
+        for path in (".", "src", "a"):
+            assert glob(pattern=pattern, path=path).content == walked(ws, pattern, path), pattern
+    assert (ws.file_index()._rg is None) is not ripgrep

@@ -260,3 +260,31 @@ def test_every_combination_of_output_and_filters_agrees(rich: Workspace) -> None
     ):
         args = {"pattern": "foo", "output": output, "glob": glob, "context": context}
         assert rg(**args).content == py(**args).content, args
+
+
+def test_ignore_files_and_the_excludes_hide_the_same_files_from_both_backends(
+    tmp_path: Path, backend: str
+) -> None:
+    make(
+        tmp_path,
+        {
+            "keep.py": "needle\n",
+            "a/x.tmp": "needle\n",
+            "a/b/local.cfg": "needle\n",
+            "notes/draft.md": "needle\n",
+            "notes/final.md": "needle\n",
+            "sub/deep/y.tmp": "needle\n",
+            ".gitignore": "*.cfg\n",
+            ".ignore": "*.tmp\ndraft.md\n",
+            "notes/.rgignore": "!draft.md\nfinal.md\n",
+            "sub/deep/.ignore": "!y.tmp\n",
+            ".git/info/exclude": "keep.py\n",
+        },
+    )
+    grep = make_grep(Workspace(tmp_path), backend)
+
+    found = grep(pattern="needle", output="files").content.splitlines()
+    inside = grep(pattern="needle", path="sub", output="files").content.splitlines()
+
+    assert found == ["notes/draft.md", "sub/deep/y.tmp"]
+    assert inside == ["sub/deep/y.tmp"]

@@ -4,12 +4,14 @@ front end's own parts of `/search`, `/copy` and `/inspect`."""
 
 from __future__ import annotations
 
+import threading
+
 from msgspec.structs import replace
 
 from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol import ops
-from moot.protocol.client import ModelChoice
+from moot.protocol.client import ModelChoice, WorkspaceFiles
 from moot.protocol.messages import AttachedFile
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
@@ -19,7 +21,7 @@ from moot.tui.screens.picker import PickerScreen
 from moot.tui.search import MATCH
 from moot.tui.widgets.blocks import NoticeBlock, UserBlock
 from moot.tui.widgets.chat import ChatPane
-from moot.tui.widgets.prompt import PromptInput
+from moot.tui.widgets.prompt import LISTING, PromptArea, PromptInput
 from moot.tui.widgets.status_line import StatusLine
 from tui_scripts import Run
 
@@ -119,6 +121,25 @@ async def test_a_path_spread_over_its_file_name_ranks_first_as_in_the_repl() -> 
         assert pilot.app.query_one(PromptInput).text == "@tests/repl/test_repl.py "
 
 
+async def test_every_file_is_offered_and_files_made_since_are_offered_at_the_next_at() -> None:
+    """The app listed the workspace once, and only its first 20,000 files (issue 31): a file
+    past them, or one a turn made, was never offered."""
+    paths = [f"pkg{group:02}/m{number:03}.py" for group in range(21) for number in range(1000)]
+    client = FakeClient(files=[*paths, "zz/last_one.py"])
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await pilot.press("@", *"last_one")
+        await settle(pilot)  # the file list is read off the UI thread
+        await pilot.press("tab")
+        prompt = pilot.app.query_one(PromptInput)
+        assert prompt.text == "@zz/last_one.py "
+
+        client._files.append("zz/made_by_a_turn.py")
+        await pilot.press("@", *"made_by")
+        await settle(pilot)
+        await pilot.press("tab")
+        assert prompt.text == "@zz/last_one.py @zz/made_by_a_turn.py "
+
+
 async def test_model_picks_from_the_catalog_and_the_status_line_follows() -> None:
     client = FakeClient(models=MODELS)
     async with app_for(client).run_test(size=(120, 40)) as pilot:
@@ -148,3 +169,41 @@ async def test_search_copy_and_inspect_use_the_apps_own_parts() -> None:
         assert app.clipboard == "no eggs"
         await type_and_send(pilot, "/inspect")
         assert isinstance(app.screen, InspectorScreen)
+
+
+class SlowFiles(FakeClient):
+    """A client whose file listing waits until the test lets it finish (a big repository's
+    index still building)."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.listing = threading.Event()
+        self.release = threading.Event()
+
+    def files(self) -> WorkspaceFiles:
+        self.listing.set()
+        self.release.wait(30)
+        return super().files()
+
+
+async def test_the_list_says_the_files_are_being_listed_until_they_are() -> None:
+    client = SlowFiles(files=["deep/a/b/c/pkg99/target.py"])
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await pilot.press("@", *"pkg99")
+        for _ in range(200):  # bounded: the listing thread starts
+            if client.listing.is_set():
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
+        prompt = pilot.app.query_one(PromptArea)
+        shown = [
+            str(prompt.options.get_option_at_index(i).prompt)
+            for i in range(prompt.options.option_count)
+        ]
+        assert shown == [f"[dim]{LISTING}[/dim]"]
+        assert "listing" in LISTING
+
+        client.release.set()
+        await settle(pilot)
+        await pilot.press("tab")
+        assert pilot.app.query_one(PromptInput).text == "@deep/a/b/c/pkg99/target.py "

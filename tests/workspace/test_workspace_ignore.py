@@ -142,6 +142,18 @@ def test_walk_order_is_path_order_and_depth_is_bounded(tmp_path: Path) -> None:
 )
 def test_glob_patterns(pattern: str, path: str, expected: bool) -> None:
     assert GlobPattern(pattern).matches(path) is expected
+    # What glob reads the file index with: one expression over many paths, the same answer.
+    assert GlobPattern(pattern).select([path]) == ([path] if expected else [])
+    assert GlobPattern(pattern).select([f"base/{path}"], len("base/")) == (
+        [f"base/{path}"] if expected else []
+    )
+
+
+@pytest.mark.parametrize("pattern", ["a**b", "**a", "*/b", "a*", "[!x]**", "x/**/y", "{a,*/c}"])
+def test_select_keeps_what_matches_keeps(pattern: str) -> None:
+    paths = ["a/xb", "ab", "xa/b", "a/b/c", "b", "x/y", "x/z/y", "c/a", "q/c", "a"]
+    glob = GlobPattern(pattern)
+    assert glob.select(paths) == [rel for rel in paths if glob.matches(rel)]
 
 
 def test_glob_excludes_cover_what_is_inside_a_matched_directory() -> None:

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 import moot.tools.grep as grep_module
-from moot.repomap.cache import TagCache
-from moot.repomap.index import index_sources
+from moot.repomap import index_workspace
 from moot.tools.base import ToolContext
 from moot.tools.glob import glob_tool
 from moot.tools.grep import grep_tool
@@ -206,6 +205,5 @@ async def test_grep_finds_the_same_in_a_deep_tree_with_ripgrep_and_without(
 
 def test_the_repo_map_file_list_is_bounded(tmp_path: Path) -> None:
     deep(tmp_path, MAX_DEPTH + 2)
-    with TagCache(None) as cache:
-        index = index_sources(tmp_path, cache)
+    index = index_workspace(tmp_path)
     assert any("levels deep were not entered" in note for note in index.notes)

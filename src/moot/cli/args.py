@@ -192,6 +192,12 @@ def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--verbose", action="store_true", help="accepted: moot's stream-json is always whole")
     add(
+        "--replay-user-messages",
+        action="store_true",
+        help="--input-format stream-json: each user message back on stdout as its turn starts, "
+        "with the uuid rewind_files takes",
+    )
+    add(
         "--input-format",
         choices=("text", "stream-json"),
         default="text",
@@ -226,14 +232,28 @@ def _add_claude_flags(parser: argparse.ArgumentParser) -> None:
     add("--fork-session", action="store_true", help="with --resume: go on in a fork of it")
     add("--fallback-model", metavar="MODEL", help="the model to fall back to when --model fails")
     add("--effort", metavar="LEVEL", help="the model's reasoning effort: low, medium, high")
-    add("--setting-sources", metavar="SOURCES", help="accepted when it names user,project,local")
+    add(
+        "--setting-sources",
+        metavar="SOURCES",
+        help="the settings files read, of user,project,local (default: all)",
+    )
+    add(
+        "--settings",
+        metavar="FILE|JSON",
+        help="settings over the files' (JSON, or a file), checked as the files are",
+    )
+    add(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another directory the file tools and sandboxed commands may write (repeatable)",
+    )
     for flag, kind in _REFUSED_FLAGS:
         add(flag, action=kind, help=argparse.SUPPRESS)
 
 
 _REFUSED_FLAGS = (
-    ("--settings", "store"),
-    ("--add-dir", "append"),
     ("--betas", "store"),
     ("--task-budget", "store"),
     ("--resume-session-at", "store"),

@@ -15,7 +15,7 @@ import signal
 import sys
 from argparse import Namespace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import msgspec
 
@@ -139,6 +139,27 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
         if own_heap:
             gc.freeze()
             gc.enable()
+    turn, problem = _what_to_run(client, options, choices)
+    try:
+        return asyncio.run(_drive(client, options, out, problem, turn))
+    except StoreError as exc:
+        # The run stopped where the store failed; what was stored stays, and a resume goes on
+        # from there once the database can be written again.
+        return _store_failed(exc, client.session_id, resume=not problem)
+    except BrokenPipeError:
+        # The reader went away (`moot -p ... | head -1`). asyncio.run has cancelled a run
+        # still going, so its log ends with turn_finished. Point stdout at devnull so the
+        # interpreter's last flush does not raise again (the advice in Python's `signal` docs).
+        if out is sys.stdout:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"moot: output closed early; session {client.session_id}", file=sys.stderr)
+        return EXIT_STOPPED
+
+
+def _what_to_run(
+    client: LocalClient, options: Namespace, choices: dict[str, Any]
+) -> tuple[ops.Op | None, str]:
+    """The run's first op, or why there is none; the session's notices go to stderr."""
     status = client.status()
     for notice in status.notices:  # settings keys moot ignores, a repository's own settings
         print(f"moot: {notice}", file=sys.stderr)
@@ -159,20 +180,7 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
     turn: ops.Op | None = None
     if options.prompt is not None and not problem:
         turn, problem = first_op(options.prompt, status)
-    try:
-        return asyncio.run(_drive(client, options, out, problem, turn))
-    except StoreError as exc:
-        # The run stopped where the store failed; what was stored stays, and a resume goes on
-        # from there once the database can be written again.
-        return _store_failed(exc, client.session_id, resume=not problem)
-    except BrokenPipeError:
-        # The reader went away (`moot -p ... | head -1`). asyncio.run has cancelled a run
-        # still going, so its log ends with turn_finished. Point stdout at devnull so the
-        # interpreter's last flush does not raise again (the advice in Python's `signal` docs).
-        if out is sys.stdout:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        print(f"moot: output closed early; session {client.session_id}", file=sys.stderr)
-        return EXIT_STOPPED
+    return turn, problem
 
 
 def _store_failed(exc: Exception, session_id: str | None, *, resume: bool = False) -> int:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from moot.client.added_dirs import added_dirs
 from moot.client.environment import (
     hook_runner,
     hook_scripts,
@@ -204,7 +205,11 @@ def _workspace(given: _Given, cwd: Path) -> _Place:
     assembly, session_id = given.assembly, given.session_id
     settings, rules = assembly.settings, assembly.rules
     workspace = session_workspace(
-        given.store, session_id, cwd, snapshot_max_bytes=settings.snapshot_max_bytes
+        given.store,
+        session_id,
+        cwd,
+        snapshot_max_bytes=settings.snapshot_max_bytes,
+        added_roots=added_dirs(assembly.added_dirs, Path.cwd()),
     )
     root = workspace.root
     workspace.hidden = read_denied(rules, root)
@@ -247,6 +252,7 @@ def _sandbox(given: _Given, place: _Place) -> _Shell:
         absent=workspace.absent,
         env_names=settings.env,
     )
+    policy = msgspec.structs.replace(policy, added=workspace.added_roots)
     workspace.hidden_inodes = inode_check(rules, workspace.root, policy.masks)
     try:
         choice = choose_sandbox(
@@ -257,6 +263,8 @@ def _sandbox(given: _Given, place: _Place) -> _Shell:
         )
     except ValueError as exc:
         raise SetupError(f"MOOT_SANDBOX: {exc}") from None
+    if policy.added and choice.backend == "docker":
+        raise SetupError("--add-dir: the docker sandbox mounts the workspace only")
     if assembly.editor_terminal is not None:
         from moot.client.editor_shell import ChoosableShell
 
@@ -289,7 +297,8 @@ def _policy(given: _Given, place: _Place, shell: _Shell) -> _Policy:
         from moot.client.session_rules import SessionRules  # `/permissions` only
 
         allowed, denied = assembly.allowed_tools, assembly.disallowed_tools
-        return SessionRules(rules, workspace, given.session_id, allowed, denied)
+        layers = assembly.settings_layers
+        return SessionRules(rules, workspace, given.session_id, allowed, denied, layers)
 
     approval = rules if assembly.can_ask else NoAsking(rules, workspace.root)
     return _Policy(rules, approval, of_session)
@@ -474,4 +483,5 @@ def _mcp(given: _Given, place: _Place) -> McpManager | None:
         hidden=lambda name: tool_hidden(name, rules),
         allowed=given.assembly.allow_project_mcp,
         tool_search=given.settings.mcp_tool_search,
+        roots=place.workspace.added_roots,  # the servers' roots: the workspace, then these
     )

@@ -36,6 +36,8 @@ from moot.protocol.mcp import McpServerConfig
 from moot.protocol.modes import PermissionMode
 from moot.providers.registry import UnknownModel, resolve_model
 from moot.settings import LoadedSettings, Settings, SettingsError, load_settings
+from moot.settings.layers import SettingsLayers
+from moot.settings.load import chosen_layers
 from moot.store.base import Store
 
 __all__ = ["LocalClient", "SessionOptions", "open_client", "open_queries", "open_upkeep"]
@@ -45,6 +47,7 @@ AGENT = "moot"
 
 if TYPE_CHECKING:
     from moot.core.gate import TurnGate
+    from moot.hooks import HookConfig
     from moot.skills.guidance import Guidance
 
 INSTRUCTIONS = (
@@ -112,6 +115,12 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """Only `mcp_servers`, none from the files (`--strict-mcp-config`)."""
     answer_schema: dict[str, Any] | None = None
     """The JSON Schema the person's agent's answers must fit (`--json-schema`)."""
+    settings: str | None = None
+    """One more settings layer over the files, JSON or a file's path (`--settings`)."""
+    setting_sources: Sequence[str] | None = None
+    """The settings files read: `user`, `project`, `local`; all when None."""
+    add_dirs: Sequence[str] = ()
+    """Directories besides the workspace the file tools read and write (`--add-dir`)."""
 
 
 def open_client(options: SessionOptions, *, store: Store | None = None) -> LocalClient:
@@ -132,7 +141,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
     if git is not None and early:  # git answers at once: it overlaps the set-up
         _start(git)
     try:
-        settings = load_settings(cwd)
+        settings, layers = _settings(options)
         hooks = hook_config(settings, cwd)
     except SettingsError as exc:  # HookConfigError included
         raise SetupError(str(exc)) from None
@@ -160,34 +169,7 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         session_id = options.session_id
         if session_id is None:
             session_id = created = _created(store, options, cwd)
-        mode = options.permission_mode
-        assembly = SessionAssembly(
-            settings=settings,
-            agent=agent,
-            rules=rules,
-            mode=PermissionMode(mode) if mode else None,
-            model=options.model,
-            hooks=hooks,
-            limits=limits,
-            can_ask=options.can_ask,
-            auto_commit=_auto_commit(options, settings),
-            allowed_tools=options.allowed_tools,
-            disallowed_tools=options.disallowed_tools,
-            guidance=guidance,
-            git_probe=git,
-            mcp_servers=options.mcp_servers,
-            allow_project_mcp=options.allow_project_mcp,
-            mcp_late=options.mcp_late,
-            editor_buffers=options.editor_buffers,
-            editor_terminal=options.editor_terminal,
-            resumed=options.session_id is not None,
-            system_prompt=options.system_prompt,
-            append_system_prompt=_appended(options),
-            hook_callbacks=options.hook_callbacks,
-            gate=_gate(options),
-            strict_mcp=options.strict_mcp,
-            client_tools=options.client_tools,
-        )
+        assembly = _assembly(options, settings, layers, agent, rules, hooks, limits, guidance, git)
         session = open_session(store, session_id, cwd, assembly)
         if git is not None and not early:  # only now: its work would slow the set-up
             _start(git)
@@ -200,6 +182,61 @@ def open_client(options: SessionOptions, *, store: Store | None = None) -> Local
         raise
     notices = (*_notices(settings, cwd), *_held_commands(session, cwd), *told)
     return LocalClient(session, store, settings, notices)
+
+
+def _assembly(
+    options: SessionOptions,
+    settings: Settings,
+    layers: SettingsLayers,
+    agent: Agent,
+    rules: RuleSet,
+    hooks: HookConfig | None,
+    limits: Limits,
+    guidance: Guidance | None,
+    git: GitProbe | None,
+) -> SessionAssembly:
+    """What `open_session` builds the session from: the front end's choices and the settings'."""
+    mode = options.permission_mode
+    return SessionAssembly(
+        settings=settings,
+        agent=agent,
+        rules=rules,
+        mode=PermissionMode(mode) if mode else None,
+        model=options.model,
+        hooks=hooks,
+        limits=limits,
+        can_ask=options.can_ask,
+        auto_commit=_auto_commit(options, settings),
+        allowed_tools=options.allowed_tools,
+        disallowed_tools=options.disallowed_tools,
+        guidance=guidance,
+        git_probe=git,
+        mcp_servers=options.mcp_servers,
+        allow_project_mcp=options.allow_project_mcp,
+        mcp_late=options.mcp_late,
+        editor_buffers=options.editor_buffers,
+        editor_terminal=options.editor_terminal,
+        resumed=options.session_id is not None,
+        system_prompt=options.system_prompt,
+        append_system_prompt=_appended(options),
+        hook_callbacks=options.hook_callbacks,
+        gate=_gate(options),
+        strict_mcp=options.strict_mcp,
+        client_tools=options.client_tools,
+        settings_layers=layers,
+        added_dirs=tuple(options.add_dirs),
+    )
+
+
+def _settings(options: SessionOptions) -> tuple[LoadedSettings, SettingsLayers]:
+    """The settings of the workspace, from the layers the front end chose (`--settings`,
+    `--setting-sources`; a relative `--settings` path is the process's own directory's).
+
+    Raises:
+        SettingsError: They cannot be read, or do not fit the schema.
+    """
+    layers = chosen_layers(options.setting_sources, options.settings, Path.cwd())
+    return load_settings(options.cwd, chosen=layers), layers
 
 
 def _created(store: Store, options: SessionOptions, cwd: Path) -> str:

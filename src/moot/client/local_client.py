@@ -28,6 +28,7 @@ from moot.protocol.client import (
     PermissionsReport,
     SandboxStatus,
     SessionStatus,
+    WorkspaceFiles,
 )
 from moot.protocol.mcp import McpResourceText, McpServerStatus
 from moot.protocol.subscription import Subscription
@@ -112,14 +113,9 @@ class LocalClient:
         await self._session.mcp.wait_ready(server, 30)
         return await self._session.mcp.resource(server, uri)
 
-    def files(self, limit: int = 20_000) -> list[str]:
-        from itertools import islice
-
-        from moot.workspace.walk import walk_files  # loads at the first `@` only
-
-        workspace = self._session.workspace
-        found = walk_files(workspace.root, workspace.root, workspace.ignore())
-        return ["/".join(entry.parts) for entry in islice(found, limit)]
+    def files(self) -> WorkspaceFiles:
+        listing = self._session.workspace.file_listing()  # the index glob and the map share
+        return WorkspaceFiles(listing.files, listing.notes)
 
     def status(self) -> SessionStatus:
         runtime, shell = self._runtime, self._session.shell
@@ -149,6 +145,7 @@ class LocalClient:
             instructions=self._instructions(),
             prompt_parts=self._session.prompt_parts,
             failure=runtime.failure,
+            added_dirs=tuple(map(str, self._session.workspace.added_roots)),
         )
 
     def _instructions(self) -> InstructionFiles:
@@ -274,6 +271,7 @@ class LocalClient:
                 await self._runtime.title_written(TITLE_WAIT_S)  # `moot -p` ends after a turn
                 await self._runtime.tools_done()
                 await self._session.close()  # background shells, the sandbox's container
+                self._session.workspace.close()  # the repository map's background parse
             discard_if_empty(self._store, self.session_id)  # the runtime let its claim go
         finally:
             self._store.close()

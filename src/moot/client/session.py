@@ -18,6 +18,7 @@ from moot.protocol.modes import PermissionMode
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.select import SandboxChoice
 from moot.settings import Settings
+from moot.settings.layers import ALL, SettingsLayers
 from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
@@ -102,6 +103,12 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     (`--append-system-prompt`); none by default."""
     client_tools: ClientTools | None = None
     """Tools the front end runs itself (an Agent SDK's in-process servers); none by default."""
+    settings_layers: SettingsLayers = ALL
+    """The settings layers `settings` was merged from, to read again when the files change
+    (`--setting-sources`, `--settings`); all the files by default."""
+    added_dirs: tuple[str, ...] = ()
+    """Directories besides the workspace the file tools read and write, and commands in the
+    sandbox (`--add-dir`; relative to the process's directory); none by default."""
     gate: TurnGate | None = None
     """The turn gate of every run (`--json-schema`'s); none by default."""
     hook_callbacks: HookCallbacks | None = None

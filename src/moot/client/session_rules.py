@@ -30,6 +30,7 @@ from moot.settings import (
     rule_sources,
     save_local_rule,
 )
+from moot.settings.layers import ALL, SettingsLayers
 from moot.workspace.paths import Workspace
 
 COMMAND_LINE = "command line"
@@ -45,6 +46,7 @@ class SessionRules:
         session_id: The session (its approvals "for this session").
         allow: Allow rules the front end added (`--allowedTools`).
         deny: Deny rules the front end added (`--disallowedTools`).
+        layers: The settings layers the session reads (`--setting-sources`, `--settings`).
     """
 
     def __init__(
@@ -54,11 +56,13 @@ class SessionRules:
         session_id: str,
         allow: Sequence[str] = (),
         deny: Sequence[str] = (),
+        layers: SettingsLayers = ALL,
     ) -> None:
         self.policy = policy
         self.workspace = workspace
         self.session_id = session_id
         self.allow, self.deny = tuple(allow), tuple(deny)
+        self.layers = layers
 
     @property
     def root(self) -> Path:
@@ -69,7 +73,9 @@ class SessionRules:
         named in place of its rules)."""
         entries: list[RuleEntry] = []
         try:
-            entries += [RuleEntry(k, r, str(p)) for k, r, p in rule_sources(self.root)]
+            entries += [
+                RuleEntry(k, r, str(p)) for k, r, p in rule_sources(self.root, chosen=self.layers)
+            ]
         except SettingsError as exc:
             entries.append(RuleEntry("deny", "(unreadable)", str(exc)))
         entries += [RuleEntry("allow", r, COMMAND_LINE) for r in self.allow]
@@ -110,7 +116,9 @@ class SessionRules:
         """
         # The one way a session's rules are made, and what they hide (`client/rules.py`).
         try:
-            rules = session_rules(load_settings(self.root), self.allow, self.deny)
+            rules = session_rules(
+                load_settings(self.root, chosen=self.layers), self.allow, self.deny
+            )
         except (SettingsError, SetupError) as exc:
             raise ValueError(f"the settings no longer load: {exc}") from None
         self.policy.replace_rules(rules)

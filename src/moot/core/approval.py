@@ -9,10 +9,11 @@ and modes plug in here as a policy (`moot.permissions.policy.RulesPolicy`); with
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
+from moot.protocol import ops
 from moot.protocol.approval import ApprovalRequest, Verdict
 from moot.protocol.modes import ModeName
 
@@ -34,6 +35,20 @@ class Answer(msgspec.Struct, frozen=True):
     """For session/always: the allow rule to keep (the request's first suggestion if None)."""
     mode: ModeName | None = None
     """Also switch the session to this permission mode (an approved plan leaves plan mode)."""
+    updated_input: dict[str, Any] | None = None
+    """Run the call with these arguments instead (decided again by the policy first)."""
+
+    @classmethod
+    def approving(cls, op: ops.Approve, submission_id: str) -> Answer:
+        """The answer an `Approve` op gives."""
+        return cls(
+            approved=True,
+            scope=op.scope,
+            rule=op.rule,
+            mode=op.mode,
+            submission_id=submission_id,
+            updated_input=op.updated_input,
+        )
 
 
 ApprovalKey = tuple[str, str]

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
+from msgspec.structs import replace
+
 from moot.core.agent import Agent
 from moot.core.approval import Answer
 from moot.core.call_state import CallState
@@ -82,6 +84,8 @@ class ApprovalStep:
             )
         elif verdict.decision == "ask":
             answer = await self._ask_person(tc, verdict)
+            if self._changed_input_refused(request, answer):
+                return
             kept = self._keep(answer, verdict.suggestions)
             self._record(
                 ev.ApprovalDecided(
@@ -92,6 +96,7 @@ class ApprovalStep:
                     scope=answer.scope if kept else "once",
                     rule=kept,
                     submission_id=answer.submission_id,
+                    updated_input=answer.updated_input if answer.approved else None,
                 ),
             )
             self._switch_mode(tc, answer)
@@ -101,6 +106,29 @@ class ApprovalStep:
                     tool_call_id=tc.id, approved=True, by="hook", feedback=verdict.reason
                 ),
             )
+
+    def _changed_input_refused(self, request: ApprovalRequest, answer: Answer) -> bool:
+        """Whether an approval that changes the call's arguments was refused (and recorded so).
+
+        The person (an Agent SDK's callback) approved arguments the policy never saw: it
+        decides again on them, so a deny rule holds whatever the answer wrote.
+        """
+        if not answer.approved or answer.updated_input is None:
+            return False
+        changed = replace(request, arguments=answer.updated_input)
+        verdict = self.run.approval.decide(changed)
+        if verdict.decision != "deny":
+            return False
+        self._record(
+            ev.ApprovalDecided(
+                tool_call_id=request.tool_call_id,
+                approved=False,
+                by="policy",
+                feedback=f"the changed input is refused: {verdict.reason}",
+                submission_id=answer.submission_id,
+            ),
+        )
+        return True
 
     async def _pre_tool_hook(self, tc: ToolCall) -> tuple[ToolCall, ev.HookRan | None]:
         """PreToolUse hooks for `tc`, once per call (a resume reuses what they said).

@@ -291,6 +291,13 @@ class RunFold:
     def _approval_decided(self, e: ev.ApprovalDecided) -> None:
         call = self.calls[e.call_id]
         call.decisions[e.tool_call_id] = e.approved
+        if e.approved and e.updated_input is not None:  # a resume runs the same arguments
+            call.pending = tuple(
+                replace(c, arguments=e.updated_input, arguments_error=None, raw_arguments=None)
+                if c.id == e.tool_call_id
+                else c
+                for c in call.pending
+            )
         if not e.approved:
             name = next((c.name for c in call.pending if c.id == e.tool_call_id), "")
             text = DENIED + (f" Their feedback: {e.feedback}" if e.feedback else "")

@@ -215,11 +215,8 @@ class Runtime:
                 # them); the turn or compaction after its first step (its end answers).
                 stopped = self._person.interrupt(submission)
                 self._runs.interrupt(submission, alone=not stopped)
-            case ops.Approve(tool_call_id=tool_call, call_id=call, scope=scope, rule=rule):
-                answer = Answer(
-                    approved=True, scope=scope, rule=rule, mode=op.mode, submission_id=submission
-                )
-                self._approval_answer(op, call, tool_call, answer)
+            case ops.Approve(tool_call_id=tool_call, call_id=call):
+                self._approval_answer(op, call, tool_call, Answer.approving(op, submission))
             case ops.Deny(tool_call_id=tool_call, call_id=call, feedback=feedback):
                 answer = Answer(approved=False, feedback=feedback, submission_id=submission)
                 self._approval_answer(op, call, tool_call, answer)

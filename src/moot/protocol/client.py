@@ -167,6 +167,17 @@ class InstructionFiles(msgspec.Struct, frozen=True):
     """Skills the index's budget left out (the model may still load them by name)."""
 
 
+class WorkspaceFiles(msgspec.Struct, frozen=True):
+    """The workspace's files for `@path` completion (`Client.files`)."""
+
+    paths: tuple[str, ...] = ()
+    """Every file no ignore rule and no `Read(...)` deny rule hides, relative to the workspace
+    and `/`-joined, sorted."""
+    notes: tuple[str, ...] = ()
+    """What the listing left out and why (a directory too deep to enter, the time limit);
+    empty when `paths` is every file."""
+
+
 class SessionStatus(msgspec.Struct, frozen=True):
     """A session's current state, as a status line or `/status` shows it."""
 
@@ -200,6 +211,9 @@ class SessionStatus(msgspec.Struct, frozen=True):
     """Skills, custom commands, agent definitions and memory, as read when the session opened."""
     prompt_parts: tuple[PromptPart, ...] = ()
     """What every model request of the person's agent carries, part by part (`/context`)."""
+    added_dirs: tuple[str, ...] = ()
+    """Directories besides the workspace the file tools read and write (`--add-dir`), real
+    paths: roots an MCP client may be told of."""
     failure: str = ""
     """Why the last run stopped without recording its end (the sessions database could not
     be written: a full disk), which also ended every subscription; "" when none did. What was
@@ -360,9 +374,10 @@ class Client(Protocol):
         """The session's mode, model, agents, tools, sandbox and run state now."""
         ...
 
-    def files(self, limit: int = 20_000) -> list[str]:
-        """The workspace's files, relative, gitignore-aware and without what deny rules hide,
-        at most `limit` of them (for `@path` completion). Blocking: call it off the UI thread."""
+    def files(self) -> WorkspaceFiles:
+        """Every file of the workspace, gitignore-aware and without what deny rules hide (for
+        `@path` completion). Blocking: the first call lists the workspace (about 0.5 s for
+        100,000 files), later ones only what changed since (~15 ms); call it off the UI thread."""
         ...
 
     def context(self, agent: str | None = None) -> ContextReport:

@@ -75,6 +75,10 @@ class Approve(_Op, tag="approve", frozen=True):
     scope: Literal["once", "session", "always"] = "once"
     rule: str | None = None
     mode: ModeName | None = None
+    updated_input: dict[str, Any] | None = None
+    """Run the call with these arguments instead of the model's (an Agent SDK's permission
+    callback may change them). The policy decides again on them: what a rule denies stays
+    refused."""
 
 
 class Deny(_Op, tag="deny", frozen=True):

@@ -49,7 +49,7 @@ from moot.commands.registry import Registry, is_command
 from moot.commands.shell import is_shell, run_shell
 from moot.protocol import ops
 from moot.protocol.activity import TurnProgress
-from moot.protocol.client import Client
+from moot.protocol.client import Client, WorkspaceFiles
 from moot.repl.approvals import Approvals
 from moot.repl.completion import PromptCompleter
 from moot.repl.context import ReplCommands, terminal_width
@@ -401,7 +401,7 @@ class Repl:
             + paint(" · /help lists commands and keys; ctrl+d quits", "dim")
         )
 
-    def _files(self) -> list[str]:
+    def _files(self) -> WorkspaceFiles:
         client = self.session.client_or_none
         if client is None:
             raise RuntimeError("the session is still opening")  # not kept: asked again later

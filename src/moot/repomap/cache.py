@@ -1,9 +1,12 @@
 """The repository map's cache of parsed files: one SQLite database per workspace.
 
-A row holds one file's tags, keyed by its path and the `(mtime_ns, size, language)` it had
-when it was parsed; a file whose stat still agrees is not read again. The database lives in
-the user cache directory (`moot.paths.cache_dir()/repomap/`), so it survives restarts and never
-adds files to the workspace. It can be deleted at any time: it is rebuilt on the next map.
+Two tables. `files` holds, per path, the `(mtime_ns, size, language)` the file had when it
+was read and a digest of its content (BLAKE2b, 16 bytes); `tags` holds the tags of each
+content, keyed by that digest and the language. A file whose stat still agrees is not read
+again; one whose stat changed but whose content did not (a `git checkout`, a `touch`, a copy
+of another file) is read and hashed but not parsed. The database lives in the user cache
+directory (`moot.paths.cache_dir()/repomap/`), so it survives restarts and never adds files
+to the workspace. It can be deleted at any time: it is rebuilt on the next map.
 """
 
 from __future__ import annotations
@@ -13,34 +16,51 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 from moot.paths import cache_dir
 
-SCHEMA_VERSION = 1
-"""Bump when the tags a parse yields change (queries, extraction, the JSON layout): a cache
+SCHEMA_VERSION = 2
+"""Bump when the tags a parse yields change (queries, extraction, the encoding): a cache
 written with another version is emptied on open."""
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    language TEXT NOT NULL,
-    tags TEXT NOT NULL
-) WITHOUT ROWID
-"""
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS files (
+        path TEXT PRIMARY KEY,
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        language TEXT NOT NULL,
+        digest BLOB NOT NULL
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS tags (
+        digest BLOB NOT NULL,
+        language TEXT NOT NULL,
+        tags BLOB,
+        PRIMARY KEY (digest, language)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX IF NOT EXISTS files_content ON files (digest, language)",
+)
+_ALL_TAGS_FROM = 2_000
+"""Fetching more contents' tags than this reads the whole table once rather than row by row."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class CachedFile(NamedTuple):
-    """A row of the cache: what the file was when parsed, and its tags as JSON."""
+    """A row of `files`: what the file was when read, and which content it held."""
 
     mtime_ns: int
     size: int
     language: str
-    tags: str
+    digest: bytes
+
+
+TagsKey = tuple[bytes, str]
+"""A content's digest and its language: what its tags are stored under."""
 
 
 def cache_path(root: Path) -> Path:
@@ -51,16 +71,21 @@ def cache_path(root: Path) -> Path:
 
 
 class TagCache:
-    """An open cache database; use as a context manager, one per build of the map."""
+    """An open cache database; use as a context manager."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, threads: bool = False) -> None:
         """Open (or create) the database at `path`; None keeps the cache in memory only.
 
         A database that cannot be created or read (a read-only cache directory, a corrupt
         file) is replaced by an in-memory one: the map is still built, just not cached.
+
+        Args:
+            path: The database file.
+            threads: Let other threads use the connection (the caller serialises them).
         """
         self._path = path
-        self._connection = _open(path)
+        self._threads = threads
+        self._connection = _open(path, threads)
 
     def __enter__(self) -> TagCache:
         return self
@@ -73,44 +98,80 @@ class TagCache:
 
     def load(self) -> dict[str, CachedFile]:
         """Every cached file, by path; none when the database cannot be read."""
-        query = "SELECT path, mtime_ns, size, language, tags FROM files"
-        try:
-            return {path: CachedFile(*rest) for path, *rest in self._connection.execute(query)}
-        except sqlite3.OperationalError:  # busy for too long: build without it this time
-            return {}
-        except sqlite3.DatabaseError:  # damaged: start a new one
-            self._connection.close()
-            if self._path is not None:
-                _remove(self._path)
-            self._connection = _open(self._path)
-            return {}
+        query = "SELECT path, mtime_ns, size, language, digest FROM files"
+        rows = self._read(query, ())
+        return {path: CachedFile(*rest) for path, *rest in rows}
 
-    def update(self, stored: Iterable[tuple[str, CachedFile]], forgotten: Iterable[str]) -> None:
-        """Store new rows and drop the rows of files that are gone, in one transaction.
+    def tags(self, keys: Collection[TagsKey]) -> dict[TagsKey, bytes | None]:
+        """The stored tags of these contents (None: left out, binary or too large); a content
+        without a row is missing from the answer."""
+        if len(keys) > _ALL_TAGS_FROM:
+            rows = self._read("SELECT digest, language, tags FROM tags", ())
+            return {
+                (digest, language): tags
+                for digest, language, tags in rows
+                if (digest, language) in keys
+            }
+        found: dict[TagsKey, bytes | None] = {}
+        for digest, language in keys:
+            rows = self._read(
+                "SELECT tags FROM tags WHERE digest = ? AND language = ?", (digest, language)
+            )
+            if rows:
+                found[(digest, language)] = rows[0][0]
+        return found
+
+    def update(
+        self,
+        stored: Iterable[tuple[str, CachedFile]],
+        contents: Iterable[tuple[TagsKey, bytes | None]],
+        forgotten: Iterable[str] = (),
+    ) -> None:
+        """Store files' rows and contents' tags, and drop the rows of files that are gone (and
+        the tags no file holds any more), in one transaction.
 
         A database that is busy or read-only is left as it is: caching is best effort.
         """
         rows = [(path, *row) for path, row in stored]
+        tags = [(digest, language, blob) for (digest, language), blob in contents]
         gone = [(path,) for path in forgotten]
-        if not rows and not gone:
+        if not rows and not tags and not gone:
             return
         with contextlib.suppress(sqlite3.Error), self._connection:
             self._connection.executemany(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", rows
             )
-            self._connection.executemany("DELETE FROM files WHERE path = ?", gone)
+            self._connection.executemany("INSERT OR REPLACE INTO tags VALUES (?, ?, ?)", tags)
+            if gone:
+                self._connection.executemany("DELETE FROM files WHERE path = ?", gone)
+                self._connection.execute(
+                    "DELETE FROM tags WHERE NOT EXISTS (SELECT 1 FROM files"
+                    " WHERE files.digest = tags.digest AND files.language = tags.language)"
+                )
+
+    def _read(self, query: str, parameters: tuple[object, ...]) -> list[tuple]:
+        try:
+            return self._connection.execute(query, parameters).fetchall()
+        except sqlite3.OperationalError:  # busy for too long: build without it this time
+            return []
+        except sqlite3.DatabaseError:  # damaged: start a new one
+            self._connection.close()
+            if self._path is not None:
+                _remove(self._path)
+            self._connection = _open(self._path, self._threads)
+            return []
 
 
-def _open(path: Path | None) -> sqlite3.Connection:
+def _open(path: Path | None, threads: bool) -> sqlite3.Connection:
     if path is not None:
         for _ in range(2):
             try:
-                return _connect(str(path))
+                return _connect(str(path), threads)
             except (OSError, sqlite3.OperationalError):  # unwritable, locked for too long
                 break
             except sqlite3.DatabaseError:  # not a database, or corrupt: start again
                 _remove(path)
-    return _connect(":memory:")
+    return _connect(":memory:", threads)
 
 
 def _remove(path: Path) -> None:
@@ -119,19 +180,23 @@ def _remove(path: Path) -> None:
             Path(f"{path}{suffix}").unlink()
 
 
-def _connect(target: str) -> sqlite3.Connection:
+def _connect(target: str, threads: bool) -> sqlite3.Connection:
     if target != ":memory:":
         Path(target).parent.mkdir(parents=True, exist_ok=True)
     # timeout: two maps of one workspace may be built at once (read-only tools run together).
-    connection = sqlite3.connect(target, timeout=5.0, isolation_level=None)
+    connection = sqlite3.connect(
+        target, timeout=5.0, isolation_level=None, check_same_thread=not threads
+    )
     try:
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         (version,) = connection.execute("PRAGMA user_version").fetchone()
         if version != SCHEMA_VERSION:
             connection.execute("DROP TABLE IF EXISTS files")
+            connection.execute("DROP TABLE IF EXISTS tags")
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        connection.execute(_SCHEMA)
+        for table in _SCHEMA:
+            connection.execute(table)
     except BaseException:
         connection.close()
         raise

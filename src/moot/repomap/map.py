@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
-from moot.repomap.cache import TagCache, cache_path
-from moot.repomap.index import SourceIndex, index_sources
-from moot.repomap.languages import language_for
+from moot.repomap.focus import resolve_focus
+from moot.repomap.index import RepoIndex
 from moot.repomap.rank import rank_files
 from moot.repomap.render import render_map
+from moot.repomap.sources import SourceIndex
 from moot.workspace.ignore import Hidden, HiddenInodes
 
-_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_KEPT_MAPS = 8
+"""Rendered maps a session's index keeps (by focus and budget) for a look that changed nothing."""
 
 
 class RepoMap(msgspec.Struct, frozen=True):
@@ -32,7 +31,7 @@ class RepoMap(msgspec.Struct, frozen=True):
     parsed: tuple[str, ...]
     """Files this build parsed; the rest came from the cache."""
     notes: tuple[str, ...] = ()
-    """Files left out and why (a grammar that is not installed)."""
+    """What was left out and why (a grammar that is not installed, files not parsed yet)."""
 
 
 def index_workspace(
@@ -41,7 +40,8 @@ def index_workspace(
     hidden: Hidden | None = None,
     inodes: HiddenInodes | None = None,
 ) -> SourceIndex:
-    """The tags of every source file below `root`, from the cache where files are unchanged.
+    """The tags of every source file below `root`, from the cache where files are unchanged:
+    one look of a `RepoIndex` made for it (what is not parsed in its time is left to the next).
 
     Args:
         root: The workspace root, free of symlinks.
@@ -49,8 +49,9 @@ def index_workspace(
         hidden: Paths no walk may show (`Read(...)` deny rules): neither indexed nor mapped.
         inodes: What those rules hide under another name (a hard link): likewise.
     """
-    with TagCache(cache_path(root) if cache_file is None else cache_file) as cache:
-        return index_sources(root, cache, hidden, inodes)
+    with RepoIndex(root, cache_file=cache_file, background=False) as index:
+        found = index.index(hidden, inodes)
+        return msgspec.structs.replace(found, files=dict(found.files))  # read before it closes
 
 
 def build_repo_map(
@@ -73,44 +74,37 @@ def build_repo_map(
         hidden: Paths no walk may show (`Read(...)` deny rules): never mapped.
         inodes: What those rules hide under another name (a hard link): never mapped.
     """
-    index = index_workspace(root, cache_file, hidden, inodes)
-    focus_files, focus_names = resolve_focus(root, index.files, focus)
-    ranking = rank_files(index.files, focus_files, focus_names)
-    text, shown = render_map(index.files, ranking, tokens)
-    return RepoMap(text, tuple(ranking.files), shown, index.parsed, index.notes)
+    with RepoIndex(root, cache_file=cache_file, background=False) as index:
+        return map_repository(index, focus=focus, tokens=tokens, hidden=hidden, inodes=inodes)
 
 
-def resolve_focus(
-    root: Path, paths: Collection[str], focus: Sequence[str]
-) -> tuple[set[str], set[str]]:
-    """The mapped files and the identifiers that the focus strings name.
+def map_repository(
+    index: RepoIndex,
+    *,
+    focus: Sequence[str] = (),
+    tokens: int = 1024,
+    hidden: Hidden | None = None,
+    inodes: HiddenInodes | None = None,
+) -> RepoMap:
+    """`build_repo_map` over an index kept for a session: a look that changed nothing since
+    the same map was asked for answers with that map again, without ranking."""
+    found = index.index(hidden, inodes, focus=focus)
+    key = ("map", found.version, tuple(focus), tokens, found.notes)
+    kept = index.results.get(key)
+    if isinstance(kept, RepoMap):
+        return msgspec.structs.replace(kept, parsed=found.parsed)
+    focus_files, focus_names = resolve_focus(index.root, found.facts, focus)
+    ranking = rank_files(found.facts, focus_files, focus_names, start=_last_ranks(index))
+    text, shown = render_map(found.files, ranking, tokens)
+    index.results["ranks"] = ranking.files
+    result = RepoMap(text, tuple(ranking.files), shown, found.parsed, found.notes)
+    if len(index.results) >= _KEPT_MAPS:
+        index.results = {"ranks": ranking.files}
+    index.results[key] = result
+    return result
 
-    A string names a file when it is the file's path (relative, `./`-prefixed or absolute),
-    the end of its path (`app/cli.py`), its file name or its stem (`cli`). Unless it is a
-    path or a source file's name, it also names identifiers: itself, or the parts of a dotted
-    (`Config.load`) or `::` path.
 
-    Returns:
-        The focused paths, and the focused identifiers.
-    """
-    files: set[str] = set()
-    names: set[str] = set()
-    for item in focus:
-        text = item.strip().replace(os.sep, "/")
-        if os.path.isabs(text):
-            text = os.path.relpath(text, root).replace(os.sep, "/")
-        text = text.removeprefix("./")
-        if not text:
-            continue
-        if text in paths:
-            files.add(text)
-        elif "/" in text:
-            files.update(path for path in paths if path.endswith("/" + text))
-        else:
-            for path in paths:
-                name = path.rpartition("/")[2]
-                if name == text or name.partition(".")[0] == text:
-                    files.add(path)
-        if "/" not in text and language_for(text) is None:  # `core.py` names no identifier `py`
-            names.update(part for part in re.split(r"\.|::", text) if _IDENTIFIER.fullmatch(part))
-    return files, names
+def _last_ranks(index: RepoIndex) -> dict[str, float] | None:
+    """The ranks of the index's last map: ranking starts there and needs fewer rounds."""
+    ranks = index.results.get("ranks")
+    return ranks if isinstance(ranks, dict) else None

@@ -18,6 +18,7 @@ characters / 4.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator, Mapping
 
 from moot.repomap.rank import Ranking
@@ -49,7 +50,7 @@ def render_map(files: Mapping[str, FileTags], ranking: Ranking, tokens: int) -> 
     """
     # Every item adds at least one character, so more than this many can never fit.
     items: list[_Item] = []
-    for item in _ranked_items(files, ranking):
+    for item in _ranked_items(files, ranking, tokens * CHARS_PER_TOKEN):
         items.append(item)
         if len(items) >= tokens * CHARS_PER_TOKEN:
             break
@@ -67,9 +68,12 @@ def render_map(files: Mapping[str, FileTags], ranking: Ranking, tokens: int) -> 
     return best if fits else ("", 0)
 
 
-def _ranked_items(files: Mapping[str, FileTags], ranking: Ranking) -> Iterator[_Item]:
+def _ranked_items(files: Mapping[str, FileTags], ranking: Ranking, most: int) -> Iterator[_Item]:
+    """The items in the order they are shown; `most` are ever read (each referenced
+    definition gives one at least, so the `most` best of them are enough to sort)."""
     file_rank = ranking.files
-    referenced = sorted(
+    referenced = heapq.nsmallest(
+        most,
         ranking.definitions.items(),
         key=lambda entry: (-entry[1], -file_rank[entry[0][0]], entry[0]),
     )

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from moot.repomap.rank import RankFacts
 from moot.repomap.tags import FileTags
 
 
@@ -21,21 +22,28 @@ class Symbol(msgspec.Struct, frozen=True):
     """The declaration on one line, without its indentation."""
 
 
-def find_symbols(files: Mapping[str, FileTags], name: str) -> list[Symbol]:
+def find_symbols(
+    files: Mapping[str, FileTags], name: str, facts: Mapping[str, RankFacts] | None = None
+) -> list[Symbol]:
     """The definitions of `name`, by path and line.
 
     Args:
         files: The index's tags by path.
         name: An identifier, or a qualified one (`Config.load`, `config::load`): then only
             definitions of the last part that sit in a definition of the part before it.
+        facts: The same files' names (`SourceIndex.facts`): only files that define the name
+            are read from `files`.
     """
     parts = [part for part in re.split(r"\.|::", name.strip()) if part]
     if not parts:
         return []
     *outer, wanted = parts
     found: list[Symbol] = []
-    for path, tags in files.items():
-        definitions = tags.definitions
+    paths = (
+        files if facts is None else [path for path, fact in facts.items() if wanted in fact.defined]
+    )
+    for path in paths:
+        definitions = files[path].definitions
         for definition in definitions:
             if definition.name != wanted:
                 continue
@@ -49,15 +57,19 @@ def find_symbols(files: Mapping[str, FileTags], name: str) -> list[Symbol]:
     return found
 
 
-def similar_names(files: Mapping[str, FileTags], name: str, limit: int = 10) -> list[str]:
+def similar_names(
+    files: Mapping[str, FileTags | RankFacts], name: str, limit: int = 10
+) -> list[str]:
     """Defined names that equal `name` but for case, or contain it; shortest first."""
     wanted = re.split(r"\.|::", name.strip())[-1].casefold()
     if not wanted:
         return []
     matches = {
-        definition.name
+        defined
         for tags in files.values()
-        for definition in tags.definitions
-        if wanted in definition.name.casefold()
+        for defined in (
+            tags.defined if isinstance(tags, RankFacts) else (d.name for d in tags.definitions)
+        )
+        if wanted in defined.casefold()
     }
     return sorted(matches, key=lambda found: (len(found), found))[:limit]

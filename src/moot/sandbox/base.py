@@ -145,6 +145,10 @@ class SandboxPolicy(msgspec.Struct, frozen=True):
     config names): no mount can keep a command from making one, so the backends sweep away
     what appears there before and after each command and as they close, and say so in the
     command's result (`CommandResult.swept`). The host backend ignores it."""
+    added: tuple[Path, ...] = ()
+    """More directories commands may write, real paths (`--add-dir`), each with its own
+    `.git` and `.moot` read-only; bubblewrap binds them at their own paths. The session
+    refuses them with Docker, which mounts the workspace only."""
     env_names: tuple[str, ...] = ()
     """Variables commands get besides `moot.sandbox.env.PASSED`: those the settings' `env`
     names (`client.environment.sandbox_policy`). One that looks secret is dropped all the same

@@ -240,6 +240,7 @@ class BubblewrapSandbox(ProcessSandbox):
                 gitconfig=ready.gitconfig,
                 home_size=HOME_TMPFS_SIZE if tmpfs_size_supported(self.bwrap) else None,
                 seccomp_fd=seccomp_fd,
+                added=self.policy.added,
             )
         except BaseException:
             Launch([], fds).close()

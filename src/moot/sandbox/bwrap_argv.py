@@ -13,6 +13,7 @@ from pathlib import Path
 
 from moot.sandbox.base import SandboxMasks, rename_guards
 from moot.sandbox.home import HiddenHome, covered
+from moot.workspace.protected import DEFAULT_PROTECTED
 
 NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 DROP_ALL = ("--cap-drop", "ALL")
@@ -47,6 +48,7 @@ def bwrap_args(
     gitconfig: tuple[str, str] | None = None,
     home_size: int | None = None,
     seccomp_fd: int | None = None,
+    added: Sequence[Path] = (),
 ) -> list[str]:
     """The `bwrap` arguments before `--` for one command (see the module docstring).
 
@@ -61,6 +63,8 @@ def bwrap_args(
     could open; None binds them by path instead (a bwrap without `--bind-fd`).
     `isolation` is one of `ISOLATIONS` (`isolation_args` says which works here).
     `seccomp_fd` is a descriptor bwrap reads the set-id filter from (`seccomp`), if any.
+    `added` are more directories bound writable (`--add-dir`), with their own `.git` and
+    `.moot` read-only, before the workspace: its binds and masks win where they meet.
     """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for proc_path in PROC_READ_ONLY:
@@ -86,17 +90,12 @@ def bwrap_args(
             args += ["--remount-ro", str(path)]
         elif os.path.isfile(path) and not os.path.islink(path):
             args += ["--ro-bind", "/dev/null", str(path)]
-    args += ["--bind", str(tmp), "/tmp", "--bind", str(workspace), str(workspace)]
+    args += ["--bind", str(tmp), "/tmp"]
+    for root in added:
+        args += ["--bind", str(root), str(root), *protected_args(root, DEFAULT_PROTECTED)]
+    args += ["--bind", str(workspace), str(workspace)]
     args += guard_args(workspace, rename_guards(masks, protected), guard_fds)
-    for rel in protected:
-        path = workspace / rel
-        try:
-            mode = os.lstat(path).st_mode
-        except OSError:
-            continue  # missing: nothing to protect (see the module docstring)
-        # A symlink is left alone: binding would follow it, perhaps over the workspace itself.
-        if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
-            args += ["--ro-bind", str(path), str(path)]
+    args += protected_args(workspace, protected)
     if masks:
         assert empty_file is not None, "hidden files are bound from an empty file"
         args += mask_args(workspace, masks, empty_file, hidden)
@@ -104,6 +103,21 @@ def bwrap_args(
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    return args
+
+
+def protected_args(root: Path, protected: Sequence[str]) -> list[str]:
+    """`protected` paths below `root` bound read-only onto themselves, where they exist."""
+    args: list[str] = []
+    for rel in protected:
+        path = root / rel
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue  # missing: nothing to protect (see the module docstring)
+        # A symlink is left alone: binding would follow it, perhaps over the workspace itself.
+        if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+            args += ["--ro-bind", str(path), str(path)]
     return args
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from moot.settings import review
 from moot.settings.check import unknown_keys, validate
+from moot.settings.layers import ALL, SOURCES, SettingsLayers
 from moot.settings.review import HeldSettings
 from moot.settings.schema import (
     MAX_FILE_BYTES,
@@ -125,16 +126,31 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
 _ORIGIN_KEYS = ("model", "sandbox", "autoCommit")
 
 
-def load_settings(project: Path, environ: Mapping[str, str] | None = None) -> LoadedSettings:
+def _chosen_raws(files: list[Path], chosen: SettingsLayers) -> list[bytes | None]:
+    """The files' bytes, None for a file that is absent or not among `chosen.sources`."""
+    return [
+        read_bytes(path) if name in chosen.sources else None
+        for name, path in zip(SOURCES, files, strict=True)
+    ]
+
+
+def load_settings(
+    project: Path, environ: Mapping[str, str] | None = None, chosen: SettingsLayers = ALL
+) -> LoadedSettings:
     """The merged settings for a project directory, with what loading them found out: keys
     moot ignores (`warnings`), which file each value came from, and the project files whose
     grants are held until the person approves them (`held`, see `moot.settings.review`).
+
+    Args:
+        project: The project directory.
+        environ: The environment (for the user's config directory); `os.environ` when None.
+        chosen: The files read, and `--settings`' layer over them (`moot.settings.layers`).
 
     Raises:
         SettingsError: a file is unreadable, not JSON, or does not fit the schema.
     """
     files = settings_files(project, environ)
-    raws = [read_bytes(path) for path in files]
+    raws = _chosen_raws(files, chosen)
     layers = [
         {} if raw is None else parse(path, raw) for path, raw in zip(files, raws, strict=True)
     ]
@@ -146,14 +162,20 @@ def load_settings(project: Path, environ: Mapping[str, str] | None = None) -> Lo
         if raw := raws[index]:
             layers[index], holding = _review(project, files[index], raw, layers[index], environ)
             held += holding
-    merged = merge(layers)
+    named: list[tuple[str, dict[str, Any]]] = [
+        (str(p), lay) for p, lay in zip(files, layers, strict=True)
+    ]
+    if chosen.given is not None:  # the caller's own: checked when read, never held
+        named.append((chosen.given_name, chosen.given))
+        warnings += unknown_keys(chosen.given, chosen.given_name)
+    merged = merge([layer for _, layer in named])
     origins: dict[str, str] = {}
-    for path, layer in zip(files, layers, strict=True):
+    for path, layer in named:
         for key in _ORIGIN_KEYS:
             if key in layer:
-                origins[key] = str(path)
+                origins[key] = path
         if isinstance(layer.get("permissions"), dict) and "defaultMode" in layer["permissions"]:
-            origins["permissions.defaultMode"] = str(path)
+            origins["permissions.defaultMode"] = path
     fields = {name: getattr(merged, name) for name in merged.__struct_fields__}
     return LoadedSettings(**fields, warnings=tuple(warnings), origins=origins, held=tuple(held))
 
@@ -178,22 +200,60 @@ def local_settings_file(project: Path) -> Path:
 
 
 def rule_sources(
-    project: Path, environ: Mapping[str, str] | None = None
+    project: Path, environ: Mapping[str, str] | None = None, chosen: SettingsLayers = ALL
 ) -> list[tuple[RuleKind, str, Path]]:
     """Every permission rule in force with the file it comes from, in order of rising
     precedence (a rule in two files is listed twice); a project file's allow rules only once
-    the person approved it (`moot.settings.review`).
+    the person approved it (`moot.settings.review`); `--settings`' rules last.
 
     Raises:
         SettingsError: a file is unreadable, not JSON, or does not fit the schema.
     """
     found: list[tuple[RuleKind, str, Path]] = []
-    for index, path in enumerate(settings_files(project, environ)):
-        raw = read_bytes(path)
+    files = settings_files(project, environ)
+    layers: list[tuple[Path, dict[str, Any]]] = []
+    for index, (path, raw) in enumerate(zip(files, _chosen_raws(files, chosen), strict=True)):
         data = {} if raw is None else parse(path, raw)
         if index and raw:
             data, _held = _review(project, path, raw, data, environ)
+        layers.append((path, data))
+    if chosen.given is not None:
+        layers.append((Path(chosen.given_name), chosen.given))
+    for path, data in layers:
         permissions = data.get("permissions") or {}
         for kind in ("allow", "ask", "deny"):
             found += [(kind, rule, path) for rule in permissions.get(kind, ())]
     return found
+
+
+def chosen_layers(sources: Iterable[str] | None, given: str | None, cwd: Path) -> SettingsLayers:
+    """The layers `--setting-sources` and `--settings` choose.
+
+    Args:
+        sources: The files to read by name (`user`, `project`, `local`); None: all of them.
+        given: `--settings`: JSON text (it starts with `{`) or a settings file's path,
+            relative to `cwd`; None: no such layer.
+        cwd: Where a relative path is read from.
+
+    Raises:
+        SettingsError: A source of no such name; a file that cannot be read, or settings
+            that are no JSON object or do not fit the schema (the message names them).
+    """
+    chosen = frozenset(SOURCES if sources is None else sources)
+    if unknown := sorted(chosen - set(SOURCES)):
+        raise SettingsError(
+            f"--setting-sources: no source {', '.join(unknown)} (there are: {', '.join(SOURCES)})"
+        )
+    if given is None:
+        return SettingsLayers(sources=chosen)
+    if given.lstrip().startswith("{"):
+        return SettingsLayers(
+            sources=chosen, given=parse(Path("--settings"), given.encode("utf-8"))
+        )
+    path = cwd / given
+    raw = read_bytes(path)
+    if raw is None:
+        raise SettingsError(f"--settings: no file {path}")
+    if raw.startswith(b"\xef\xbb\xbf"):  # as Claude Code reads it: with or without a BOM
+        raw = raw[3:]
+    return SettingsLayers(sources=chosen, given=parse(path, raw), given_name=str(path))

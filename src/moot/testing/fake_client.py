@@ -39,6 +39,7 @@ from moot.protocol.client import (
     SandboxStatus,
     SessionStatus,
     SessionSummary,
+    WorkspaceFiles,
 )
 from moot.protocol.messages import Usage
 from moot.protocol.states import RunState, StopReason
@@ -182,8 +183,8 @@ class FakeClient:
             person_tools=self._status.person_tools or person,
         )
 
-    def files(self, limit: int = 20_000) -> list[str]:
-        return self._files[:limit]
+    def files(self) -> WorkspaceFiles:
+        return WorkspaceFiles(tuple(self._files))
 
     def context(self, agent: str | None = None) -> ContextReport:
         if self._context is not None:

@@ -11,7 +11,7 @@ argument model built at its first call, so the first model request waits for nei
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -40,19 +40,26 @@ def outputs_dir(session_id: str) -> Path:
 
 
 def session_workspace(
-    store: Store, session_id: str, root: Path, *, snapshot_max_bytes: int | None = None
+    store: Store,
+    session_id: str,
+    root: Path,
+    *,
+    snapshot_max_bytes: int | None = None,
+    added_roots: Sequence[Path] = (),
 ) -> Workspace:
     """The workspace of a session.
 
     Files a tool changes are snapshotted before their first change in each run, so a rewind
     can restore them, up to `snapshot_max_bytes` (the `snapshotMaxBytes` setting; 10 MiB when
-    None); the session's saved command outputs may be read (never written).
+    None); the session's saved command outputs may be read (never written), the
+    `added_roots` (`--add-dir`) read and written.
     """
     cap = DEFAULT_MAX_BYTES if snapshot_max_bytes is None else snapshot_max_bytes
     return Workspace(
         root,
         snapshots=FileSnapshots(store, session_id, root, max_bytes=cap),
         read_roots=(outputs_dir(session_id),),
+        added_roots=added_roots,
     )
 
 

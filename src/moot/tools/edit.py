@@ -71,7 +71,7 @@ def edit_file(
         target = workspace.resolve_write(path)
         workspace.refuse_hidden(target, path)
         rel = workspace.relative(target)
-        data, info = read_file_bytes(workspace.root, target)
+        data, info = read_file_bytes(workspace.root_of(target), target)
         workspace.refuse_linked(info, path)
         if looks_binary(data[:SNIFF_BYTES]):
             return ToolResult.error(f"{rel} is a binary file; edit changes text files only")

@@ -1,12 +1,16 @@
 """The `glob` tool: files whose path matches a pattern, newest first.
 
 Patterns read like .gitignore lines (see `moot.workspace.ignore`): `*.py` matches at any
-depth, `src/**/*.ts` from the directory searched. Ignored files and `.git` are skipped.
+depth, `src/**/*.ts` from the directory searched. Ignored files and `.git` are skipped. The
+files come from the workspace's file index, so a glob in a 100,000-file repository reads no
+directory that has not changed since the last look.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Sequence
 
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
 from moot.workspace.errors import FILE_ERRORS, describe
@@ -35,17 +39,30 @@ def glob_tool(workspace: Workspace) -> FunctionTool:
 
 
 def find_files(workspace: Workspace, pattern: str, path: str = ".") -> ToolResult:
-    """What `glob` answers; raises the `FILE_ERRORS` it meets."""
+    """What `glob` answers; raises the `FILE_ERRORS` it meets.
+
+    A directory the workspace's file index entered is answered from the index (kept fresh by
+    it, see `moot.workspace.file_index`); any other (an ignored directory asked for on
+    purpose, a read root) is walked.
+    """
     matcher = GlobPattern(pattern)
     start = workspace.resolve_read(path)
     if not os.path.isdir(start):
         raise NotADirectoryError(path)
     base = workspace.relative(start)
-    files = walk_files(workspace.root, start, workspace.ignore())
-    found = [
-        (entry.mtime_ns, entry.rel) for entry in files if matcher.matches(below(base, entry.rel))
-    ]
-    stopped = f"\n[{files.stopped}]" if files.stopped else ""
+    listing = workspace.file_listing() if workspace.contains(start) else None
+    if listing is not None and (base == "." or base in listing.directories):
+        found = _from_listing(workspace, matcher, base, listing.under(base))
+        notes = listing.notes
+    else:
+        files = walk_files(workspace.root, start, workspace.ignore())
+        found = [
+            (entry.mtime_ns, entry.rel)
+            for entry in files
+            if matcher.matches(below(base, entry.rel))
+        ]
+        notes = (files.stopped,) if files.stopped else ()
+    stopped = "".join(f"\n[{note}]" for note in notes)
     if not found:
         return ToolResult(f"No files match {pattern!r}.{stopped}")
     found.sort(key=lambda item: (-item[0], item[1]))
@@ -53,3 +70,26 @@ def find_files(workspace: Workspace, pattern: str, path: str = ".") -> ToolResul
     if len(found) > MAX_FILES:
         shown.append(f"[the {MAX_FILES} newest of {len(found)}; narrow the pattern or path]")
     return ToolResult("\n".join(shown) + stopped)
+
+
+def _from_listing(
+    workspace: Workspace, matcher: GlobPattern, base: str, files: Sequence[str]
+) -> list[tuple[int, str]]:
+    """The listed files below `base` that match, with their modification times (read now:
+    the index keeps names, not times); files gone since the listing are left out."""
+    if matcher.suffixes is not None:  # `str.endswith` in C first: most paths fail there
+        files = [rel for rel in files if rel.endswith(matcher.suffixes)]
+    files = matcher.select(files, 0 if base == "." else len(base) + 1)
+    found: list[tuple[int, str]] = []
+    root_fd = os.open(workspace.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for rel in files:
+            try:
+                info = os.stat(rel, dir_fd=root_fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):  # not a symlink swapped in since it was listed
+                found.append((info.st_mtime_ns, rel))
+    finally:
+        os.close(root_fd)
+    return found

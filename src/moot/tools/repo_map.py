@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from moot.repomap import build_repo_map
+from moot.repomap import RepoIndex, map_repository
 from moot.repomap.render import estimate_tokens
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
 from moot.workspace.paths import Workspace
@@ -47,10 +47,18 @@ def repo_map_tool(workspace: Workspace) -> FunctionTool:
     return repo_map
 
 
+def session_index(workspace: Workspace) -> RepoIndex:
+    """The workspace's repository index, made at the first map or lookup and kept for the
+    session: `repo_map` and `symbols` share it, and it parses in the background."""
+    return workspace.keep(
+        "repomap", lambda: RepoIndex(workspace.root, files=workspace.file_index())
+    )
+
+
 def map_workspace(workspace: Workspace, focus: Sequence[str], tokens: int) -> ToolResult:
     """What `repo_map` answers: the map, whose estimated tokens stay within `tokens`."""
-    result = build_repo_map(
-        workspace.root,
+    result = map_repository(
+        session_index(workspace),
         focus=focus,
         tokens=tokens - _FOOTER_TOKENS,
         hidden=workspace.hidden,

@@ -60,7 +60,7 @@ def write_file(workspace: Workspace, path: str, content: str, *, run_id: str = "
     workspace.refuse_hidden(target, path)  # before the existence check: no oracle on it
     rel = workspace.relative(target)
     try:
-        existing, info = read_file_bytes(workspace.root, target)
+        existing, info = read_file_bytes(workspace.root_of(target), target)
     except FileNotFoundError:
         existing = None
     else:  # what it holds shapes the write (encoding, line ends) and shows in its diff

@@ -25,6 +25,7 @@ from textual.css.query import NoMatches
 from moot.commands.files import use_session_commands
 from moot.commands.registry import Registry
 from moot.frontend.display import HISTORY_KINDS
+from moot.frontend.fuzzy import PathIndex
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client
@@ -91,6 +92,8 @@ class SessionView:
         if client is not None:
             self._known.set()
         self._listing: ThreadPoolExecutor | None = None
+        self._paths: PathIndex | None = None
+        """The last files listed for `@` completion (kept: sorting 100,000 takes ~0.1 s)."""
         """The one thread that lists the workspace's files for `@` completion (made at the
         first `@`): listing never takes a thread of the loop's executor, which runs tools."""
         self._switched = False
@@ -119,15 +122,26 @@ class SessionView:
         assert self._options.workspace is not None, "an app that opens its session knows it"
         return self._options.workspace
 
-    async def files(self) -> Sequence[str]:
-        """The workspace's files for `@` completion: the session's, once one is shown."""
+    async def files(self) -> PathIndex:
+        """The workspace's files for `@` completion, ready to rank: the session's, once one is
+        shown. Listed and sorted in a thread of their own (the first time ~0.6 s for 100,000
+        files, then ~20 ms while none came or went)."""
         await self._known.wait()
         client = self.client_or_none
         if client is None:
-            return []
+            return PathIndex(())
         if self._listing is None:
             self._listing = ThreadPoolExecutor(1, thread_name_prefix="moot-listing")
-        return await asyncio.get_running_loop().run_in_executor(self._listing, client.files)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._listing, self._path_index, client)
+
+    def _path_index(self, client: Client) -> PathIndex:
+        """In the listing thread: the files, sorted for ranking again only when they changed."""
+        listed = client.files()
+        known = self._paths
+        if known is None or known.paths != listed.paths or known.notes != listed.notes:
+            known = self._paths = PathIndex(listed.paths, listed.notes)
+        return known
 
     # ---- opening -------------------------------------------------------------------------------
 

@@ -12,10 +12,12 @@ never leaves half a file (`moot.workspace.no_follow`).
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from moot.workspace.ignore import GitIgnore, Hidden, HiddenInodes
 from moot.workspace.ledger import ReadLedger
@@ -24,7 +26,18 @@ from moot.workspace.protected import is_protected
 
 if TYPE_CHECKING:
     from moot.workspace.absent import AbsentPaths
+    from moot.workspace.file_index import FileIndex
+    from moot.workspace.file_listing import FileListing
     from moot.workspace.host_git import HostGit
+
+
+class Closable(Protocol):
+    """What a workspace keeps for upper layers and ends with itself (`Workspace.keep`)."""
+
+    def close(self) -> None: ...
+
+
+_Kept = TypeVar("_Kept", bound=Closable)
 
 
 class SnapshotSink(Protocol):
@@ -49,6 +62,7 @@ class Workspace:
         *,
         snapshots: SnapshotSink | None = None,
         read_roots: Sequence[str | os.PathLike[str]] = (),
+        added_roots: Sequence[str | os.PathLike[str]] = (),
     ) -> None:
         """Resolve `root` once; every later check compares against this real path.
 
@@ -58,6 +72,9 @@ class Workspace:
                 restore it; None keeps no snapshots.
             read_roots: Directories outside the workspace that may be read (never written),
                 given as absolute paths: the session's saved command outputs, say.
+            added_roots: More directories the file tools read and write as they do the
+                workspace, each with the same containment (`--add-dir`): given as absolute
+                paths, existing directories.
 
         Raises:
             NotADirectoryError: `root` is not an existing directory.
@@ -75,6 +92,10 @@ class Workspace:
         """Where the content of a file about to change in a run is kept, if anywhere."""
         self._prefix = real if real.endswith(os.sep) else real + os.sep
         self.read_roots = tuple(Path(os.path.realpath(r)) for r in read_roots)
+        self.added_roots = tuple(Path(os.path.realpath(r)) for r in added_roots)
+        """Directories besides the root that the file tools may read and write (`--add-dir`),
+        real paths; a path in one is checked against it as a workspace path is against the
+        root (symlinks, protected paths), and may lead only into the root or another one."""
         self.hidden: Hidden | None = None
         """Paths no walk may show (set from `Read(...)` deny rules by the session)."""
         self.hidden_inodes: Callable[[], HiddenInodes] | None = None
@@ -92,6 +113,9 @@ class Workspace:
         editor lends it (`moot.protocol.editor.EditorBuffers`); None: read the disk."""
         """What moot's git may run on the host here, taken when the session began (set by the
         session, `moot.workspace.host_git.host_git_at_start`); None trusts nothing."""
+        self._file_index: FileIndex | None = None
+        self._kept: dict[str, Closable] = {}
+        self._making = threading.RLock()  # what `keep` makes may ask for the file index
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -152,13 +176,44 @@ class Workspace:
                 " rule covers"
             )  # fmt: skip
 
+    def file_index(self) -> FileIndex:
+        """The workspace's one file index, made at the first call (see
+        `moot.workspace.file_index`): glob, `@path` completion and the repository map share it."""
+        with self._making:
+            if self._file_index is None:
+                from moot.workspace.file_index import FileIndex  # at the first listing only
+
+                self._file_index = FileIndex(self.root, shutil.which("rg"))
+            return self._file_index
+
+    def keep(self, name: str, make: Callable[[], _Kept]) -> _Kept:
+        """What an upper layer derives from the workspace's files and keeps for the session
+        (the repository map's parsed files), made by `make` at the first call; `close` ends
+        it."""
+        with self._making:
+            if name not in self._kept:
+                self._kept[name] = make()
+            return self._kept[name]  # type: ignore[return-value]  # one name, one type
+
+    def close(self) -> None:
+        """End what `keep` holds (the session ends); the workspace can still be used."""
+        with self._making:
+            kept, self._kept = list(self._kept.values()), {}
+        for thing in kept:
+            thing.close()
+
+    def file_listing(self) -> FileListing:
+        """Every file no ignore rule and no `Read(...)` deny rule hides, fresh (see
+        `file_index`)."""
+        return self.file_index().listing(self.hidden)
+
     def ignore(self) -> GitIgnore:
         """A fresh ignore set for one walk: `.gitignore` rules and the hidden paths."""
         return GitIgnore(self.root, self.hidden)
 
     def root_of(self, path: Path) -> Path:
         """The workspace root, or the read root, that `path` (from `resolve_read`) lies in."""
-        for root in (self.root, *self.read_roots):
+        for root in (self.root, *self.added_roots, *self.read_roots):
             if path.is_relative_to(root):
                 return root
         raise PathRefused("outside-workspace", str(path), "not inside the workspace")
@@ -184,11 +239,23 @@ class Workspace:
                 return extra
         self._lexical(path)
         real = os.path.realpath(os.path.join(self.root, path))
-        if not self.contains(real):
+        if not self.writable(real):
             raise PathRefused(
                 "outside-workspace", path, f"a symlink leads outside the workspace, to {real}"
             )
         return Path(real)
+
+    def writable(self, real: str | os.PathLike[str]) -> bool:
+        """Whether a real, absolute path lies in the root or an added root (string test)."""
+        return self.contains(real) or self._added_root(os.fspath(real)) is not None
+
+    def _added_root(self, normal: str) -> Path | None:
+        """The added root a normalized absolute path is in (or is), else None."""
+        for root in self.added_roots:
+            text = str(root)
+            if normal == text or normal.startswith(text.rstrip(os.sep) + os.sep):
+                return root
+        return None
 
     def _in_read_root(self, path: str) -> Path | None:
         """`path` when it lies inside a read root (after symlinks), else None."""
@@ -215,12 +282,14 @@ class Workspace:
                 protected path, or a symlink at the target or any existing ancestor.
         """
         lexical = self._lexical(path)
-        parts = lexical.relative_to(self.root).parts
+        root = self.root if self.contains(lexical) else self._added_root(str(lexical))
+        assert root is not None, "_lexical refuses what lies in no root"
+        parts = lexical.relative_to(root).parts
         if not parts:
             raise PathRefused("workspace-root", path, "the workspace root is a directory")
         if not allow_protected and is_protected(parts):
             raise PathRefused("protected", path, "writing here needs explicit approval")
-        current = self.root
+        current = root
         for index, part in enumerate(parts):
             current = current / part
             try:
@@ -251,18 +320,21 @@ class Workspace:
             PathRefused, OSError: As `atomic_write`, or from the sink; nothing is written then.
         """
         note = ""
-        if self.snapshots is not None and run_id:
+        if not self.contains(target):  # an added root: the snapshots keep the workspace's
+            note = f"{target} is outside the workspace: a rewind will not restore it"
+        elif self.snapshots is not None and run_id:
             note = self.snapshots.before_change(run_id, target) or ""
         if self.absent:
             self.absent.release(target)  # approved (a protected path): it may exist now
-        writer = atomic_write(self.root, target, data)
+        writer = atomic_write(self.root_of(target), target, data)
         writer.snapshot_note = note
         self.changed.add(target)
         return writer
 
     def open_for_write(self, path: str, *, allow_protected: bool = False) -> AtomicWriter:
         """Check `path` for writing and open it for an atomic replace (see `AtomicWriter`)."""
-        return AtomicWriter(self.root, self.resolve_write(path, allow_protected=allow_protected))
+        target = self.resolve_write(path, allow_protected=allow_protected)
+        return AtomicWriter(self.root_of(target), target)
 
     def _lexical(self, path: str) -> Path:
         if not isinstance(path, str):
@@ -272,6 +344,6 @@ class Workspace:
         if not path.strip():
             raise PathRefused("empty", path, "give a file or directory path")
         normal = os.path.normpath(os.path.join(self.root, path))
-        if not self.contains(normal):
+        if not self.contains(normal) and self._added_root(normal) is None:
             raise PathRefused("outside-workspace", path, f"the workspace is {self.root}")
         return Path(normal)

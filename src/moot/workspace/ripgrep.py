@@ -1,11 +1,13 @@
 """The ripgrep backend of `grep`: the same `FileHits` as `search_python`, only faster.
 
 ripgrep is told to behave like the Python walk: hidden files searched, `.git` skipped,
-`.gitignore` honoured whether or not this is a git repository, and no other ignore source
-(`.ignore`, `.git/info/exclude`, global excludes, config files). It would also read
-`.gitignore` files above the directory searched, all the way up past the workspace root; so
-it is told not to, and the workspace's own ones above the search directory are handed to it
-as one `--ignore-file`, rewritten relative to the root (ripgrep's working directory).
+ignore files (`.gitignore`, `.ignore`, `.rgignore`, `.git/info/exclude`) honoured whether or
+not this is a git repository, and no global excludes or config files. It would also read
+ignore files above the directory searched, all the way up past the workspace root; so it is
+told not to, and the workspace's own ones above the search directory are handed to it as one
+`--ignore-file`, rewritten relative to the root (ripgrep's working directory). Rules handed so
+rank below the ignore files ripgrep finds itself: a search started below the root where an
+ancestor's `.ignore` and a nearer `.gitignore` disagree may differ from the walk.
 
 Its `--json` output is parsed rather than its text, so file names and lines with colons
 cannot be misread; files ripgrep stops at as binary are dropped whole. Globs ripgrep can apply
@@ -39,7 +41,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import IO, Any
 
-from moot.workspace.ignore import GITIGNORE
+from moot.workspace.ignore import EXCLUDE, IGNORE_FILES, read_lines
 from moot.workspace.search import (
     MAX_FILES,
     FileHits,
@@ -50,18 +52,21 @@ from moot.workspace.search import (
 )
 from moot.workspace.walk import MAX_DEPTH, deadline_after, out_of_time, too_deep
 
-_FIXED_ARGS = (
-    "--json",
+WALK_ARGS = (
     "--no-config",
     "--hidden",
     "--no-require-git",
     "--no-ignore-parent",
-    "--no-ignore-dot",
-    "--no-ignore-exclude",
     "--no-ignore-global",
+    "--glob=!.git",
+)
+"""What makes ripgrep skip what a walk skips (`moot.workspace.walk`); the file index's
+`rg --files` is told the same (`moot.workspace.file_index`)."""
+_FIXED_ARGS = (
+    "--json",
+    *WALK_ARGS,
     "--crlf",
     "--no-mmap",  # with memory maps ripgrep checks only a file's head for NUL bytes
-    "--glob=!.git",
 )
 _TYPE = "moot"
 _FILE_ERROR = re.compile(r".*: .*\(os error \d+\)")
@@ -181,8 +186,7 @@ class _DeepFiles:
 
     def __init__(self, rg: str, ignoring: list[str], root: Path, start: str) -> None:
         deep = "*/" * MAX_DEPTH + "**"  # matched against the path from the root, as listed
-        listing = [arg for arg in _FIXED_ARGS if arg != "--json"]
-        args = [rg, *listing, *ignoring, "--files", f"--glob={deep}", "--", start]
+        args = [rg, *WALK_ARGS, *ignoring, "--files", f"--glob={deep}", "--", start]
         self.process = subprocess.Popen(
             args, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -247,10 +251,12 @@ def _relative(path: str) -> str:
 
 
 def _ancestor_rules(root: Path, start: Path) -> list[str]:
-    """The `.gitignore` rules of `start`'s ancestors up to the root, relative to the root.
+    """The ignore rules of `start`'s ancestors up to the root (`IGNORE_FILES` and the root's
+    `.git/info/exclude`), relative to the root.
 
-    ripgrep reads the `.gitignore` of `start` and of everything below it itself. Rules of
-    deeper files come later, so they win, as they would in place.
+    ripgrep reads the ignore files of `start` and of everything below it itself. Rules of
+    deeper files come later, so they win, as they would in place; so do a directory's
+    `.ignore` rules over its `.gitignore` rules.
     """
     if not start.is_dir():
         return []  # a file named explicitly is searched whatever the rules say
@@ -258,15 +264,11 @@ def _ancestor_rules(root: Path, start: Path) -> list[str]:
     rules: list[str] = []
     for depth in range(len(parts)):
         directory = parts[:depth]
-        path = root.joinpath(*directory, GITIGNORE)
-        if path.is_symlink():
-            continue  # as GitIgnore: a symlinked .gitignore is not read
-        try:
-            lines = path.read_text("utf-8", "replace")
-        except OSError:
-            continue
         base = "/".join(directory)
-        rules += [rewrite_rule(line, base) for line in lines.splitlines()]
+        names = IGNORE_FILES if directory else (EXCLUDE, *IGNORE_FILES)
+        for name in names:
+            lines = read_lines(root, directory, name)  # as GitIgnore: symlinks are not read
+            rules += [rewrite_rule(line, base) for line in lines]
     return [rule for rule in rules if rule]
 
 
@@ -285,3 +287,35 @@ def rewrite_rule(line: str, base: str) -> str:
     else:
         rewritten = f"/{base}/**/{body}"
     return ("!" if negate else "") + rewritten
+
+
+def list_files(rg: str, root: Path, deadline: float) -> tuple[list[str], bool] | None:
+    """Every file `rg --files` lists below `root`, as a walk would list them (`WALK_ARGS`,
+    `MAX_DEPTH`), relative and `/`-joined, in ripgrep's order.
+
+    Returns:
+        The files and whether ripgrep was stopped at `deadline` (then the list is cut short);
+        None when ripgrep could not run or failed.
+    """
+    args = [rg, "--files", "--null", *WALK_ARGS, f"--max-depth={MAX_DEPTH}"]
+    try:
+        process = subprocess.Popen(
+            args, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+    except OSError:
+        return None
+    assert process.stdout is not None
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), process.kill)
+    timer.start()
+    try:
+        output = process.stdout.read()
+    finally:
+        timer.cancel()
+        process.stdout.close()
+        code = process.wait()
+    stopped = time.monotonic() >= deadline
+    if not stopped and code not in (0, 1, 2):  # 2: a directory could not be read, the rest is
+        return None
+    names = os.fsdecode(output).split("\0")
+    return names[:-1], stopped  # after the last NUL: nothing, or a name cut off at the deadline

@@ -1,4 +1,5 @@
-"""Walking the workspace as the search tools see it: .gitignore honoured, `.git` skipped.
+"""Walking the workspace as the search tools see it: ignore files honoured (see
+`moot.workspace.ignore`), `.git` skipped.
 
 Entries come in path order: each directory's entries sorted by name, a directory's contents
 right after it, which is the order of sorting paths by their components (and ripgrep's
@@ -118,7 +119,7 @@ class Walk:
         deadline: float | None = None,
     ) -> None:
         """Args:
-        root: The workspace root; `.gitignore` files from here down apply.
+        root: The workspace root; ignore files from here down apply.
         start: A directory inside `root`, free of symlinks; it is not itself checked against
             ignore rules (the caller asked for it).
         ignore: The rules, one instance per walk.

@@ -24,6 +24,16 @@ const options = {
     },
   },
   resume: { ...base, resume: process.env.RESUME },
+  dirs: {
+    ...base,
+    additionalDirectories: [process.env.OTHER],
+    settingSources: ["user"],
+    settings: JSON.stringify({ permissions: { allow: ["Bash(echo hi:*)"] } }),
+    canUseTool: async (tool, input) => {
+      asked.push([tool, input.path ?? input.command]);
+      return { behavior: "allow", updatedInput: input };
+    },
+  },
   hook: {
     ...base,
     hooks: {
@@ -70,7 +80,30 @@ const options = {
   },
 }[scenario];
 
-for await (const message of query({ prompt: "go", options })) {
-  console.log(JSON.stringify(message));
+// "multiturn": a streaming-input session of three turns, each sent once the one before has its
+// result; the second is interrupted as soon as it starts (its init line).
+async function* turns(next) {
+  for (const text of ["one", "two", "three"]) {
+    yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null };
+    await new Promise((resolve) => next.push(resolve));
+  }
+}
+
+if (scenario === "multiturn") {
+  const next = [];
+  const session = query({ prompt: turns(next), options: base });
+  let results = 0;
+  for await (const message of session) {
+    console.log(JSON.stringify(message));
+    if (message.type === "system" && message.subtype === "init" && results === 1) {
+      asked.push(["interrupt", await session.interrupt()]);
+    }
+    if (message.type === "result" && ++results === 3) break;
+    if (message.type === "result") next.shift()();
+  }
+} else {
+  for await (const message of query({ prompt: "go", options })) {
+    console.log(JSON.stringify(message));
+  }
 }
 console.log(JSON.stringify({ type: "asked", asked }));

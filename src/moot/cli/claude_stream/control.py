@@ -4,8 +4,8 @@ Both sides send `control_request` lines (`{"type": "control_request", "request_i
 {"subtype", ...}}`) and answer the other's with `control_response` (`{"type":
 "control_response", "response": {"subtype": "success" | "error", "request_id", "response" |
 "error"}}`), as the Agent SDKs' `_internal/query.py` reads and writes them. The SDK asks moot
-(`initialize`, `interrupt`, `set_permission_mode`, `set_model`, `mcp_status`); moot asks the SDK
-(`can_use_tool`).
+(`initialize`, `interrupt`, `set_permission_mode`, `set_model`, `mcp_status`, `mcp_reconnect`,
+`get_context_usage`); moot asks the SDK (`can_use_tool`).
 """
 
 from __future__ import annotations

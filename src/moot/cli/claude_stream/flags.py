@@ -11,8 +11,6 @@ from typing import Any
 from moot.protocol.mcp import McpServerConfig
 
 REFUSED: dict[str, tuple[str, str]] = {
-    "settings": ("--settings", "moot reads its settings from files (.moot/settings.json)"),
-    "add_dir": ("--add-dir", "moot works in one workspace, the repository it starts in"),
     "betas": ("--betas", "moot's providers choose their own API features"),
     "task_budget": ("--task-budget", "use --max-budget-usd or --max-turns"),
     "resume_session_at": ("--resume-session-at", "fork at an event: moot sessions fork --at"),
@@ -27,7 +25,7 @@ REFUSED: dict[str, tuple[str, str]] = {
 """Flags moot reads only to refuse: the option's name, and what to do instead."""
 
 SETTING_SOURCES = frozenset({"user", "project", "local"})
-"""What moot always reads; `--setting-sources` may name all of them, nothing less."""
+"""The settings files `--setting-sources` may name (moot's user, project and local files)."""
 
 EFFORTS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
 """Claude Code's `--effort` levels as moot's `MOOT_REASONING_EFFORT`."""
@@ -65,17 +63,16 @@ def refused(options: Namespace) -> str:
         if value not in (None, False, []):
             return f"{flag} is not supported: {instead}"
     sources = getattr(options, "setting_sources", None)
-    if sources is not None and not set(_names(sources)) >= SETTING_SOURCES:
-        return (
-            f"--setting-sources {sources!r} is not supported: moot always reads the user, "
-            "project and local settings"
-        )
+    if sources is not None and (unknown := set(_names(sources)) - SETTING_SOURCES):
+        return f"--setting-sources: no source {', '.join(sorted(unknown))} (user, project, local)"
     streamed = getattr(options, "input_format", "text") == "stream-json"
     if streamed and (options.output_format != "stream-json" or options.prompt is not None):
         return (
             "--input-format stream-json takes its messages on stdin, with --output-format "
             "stream-json and no -p task"
         )
+    if getattr(options, "replay_user_messages", False) and not streamed:
+        return "--replay-user-messages echoes --input-format stream-json's messages"
     tool = getattr(options, "permission_prompt_tool", None)
     if tool is not None and (tool != "stdio" or not streamed):
         return (
@@ -200,6 +197,7 @@ def session_choices(options: Namespace) -> dict[str, Any]:
             raise FlagError(f"--json-schema: not JSON ({exc})") from None
     if options.fork_session:
         options.resume = forked(options.resume)
+    sources = getattr(options, "setting_sources", None)
     choices: dict[str, Any] = {
         "new_session_id": session_id(options),
         "answer_schema": schema,
@@ -209,6 +207,9 @@ def session_choices(options: Namespace) -> dict[str, Any]:
         "system_prompt": system_prompt(options),
         "append_system_prompt": options.append_system_prompt,
         "mcp_servers": servers,
+        "settings": options.settings,
+        "add_dirs": tuple(options.add_dir),
+        "setting_sources": None if sources is None else _names(sources),
     }
     if getattr(options, "input_format", "text") == "stream-json":
         from moot.cli.claude_stream.hooks import SdkHooks

@@ -13,8 +13,33 @@ import uuid
 from typing import Any
 
 from moot.protocol import events as ev
+from moot.protocol.states import RunState
 
 Message = dict[str, Any]
+
+TASK_STATES = {RunState.COMPLETED: "completed", RunState.CANCELLED: "stopped"}
+"""A peer call's end as a task's `status`; any other end is `failed`."""
+
+
+class ModelUsage:
+    """The tokens and cost of a turn's model calls by model (the result's `modelUsage`), its
+    peers' included, as moot's `usage` events recorded them."""
+
+    def __init__(self) -> None:
+        self.models: dict[str, dict[str, Any]] = {}
+
+    def take(self, event: ev.Event) -> None:
+        if not isinstance(event, ev.UsageRecorded):
+            return
+        zero: dict[str, Any] = {"inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0}
+        zero |= {"cacheCreationInputTokens": 0, "webSearchRequests": 0, "costUSD": 0.0}
+        model = self.models.setdefault(event.model, zero)
+        usage = event.usage
+        model["inputTokens"] += usage.input_tokens
+        model["outputTokens"] += usage.output_tokens
+        model["cacheReadInputTokens"] += usage.cache_read_tokens
+        model["cacheCreationInputTokens"] += usage.cache_write_tokens
+        model["costUSD"] += event.cost_usd
 
 
 def claude_usage(usage: Any) -> dict[str, int]:
@@ -44,15 +69,34 @@ class ClaudeMessages:
         """A call whose answer is streaming -> the kind of its open block (`text`, `thinking`)."""
         self._blocks: dict[str, int] = {}
         """A streaming call -> the index of its open content block."""
+        self._held: dict[str, Message] = {}
+        """A call's `assistant` message, held for its `usage`, the event after it."""
 
     def take(self, event: ev.Event) -> list[Message]:
         """The messages `event` makes (most make none)."""
-        if isinstance(event, ev.AgentCalled) and event.tool_call_id:
-            self._parents[event.call_id] = event.tool_call_id
-        elif isinstance(event, ev.TextDelta | ev.ThinkingDelta):
+        held = self._held.pop(event.call_id, None)
+        if isinstance(event, ev.TurnFinished):  # the turn's last: nothing more will come
+            return [*([held] if held else []), *self._held.values(), *self._take(event)]
+        if held is None:
+            return self._take(event)
+        if isinstance(event, ev.UsageRecorded):
+            held["message"]["usage"] = claude_usage(event.usage)
+            return [held]
+        return [held, *self._take(event)]
+
+    def _take(self, event: ev.Event) -> list[Message]:
+        if isinstance(event, ev.AgentCalled):
+            if event.tool_call_id:
+                self._parents[event.call_id] = event.tool_call_id
+            return [self._task(event, "task_started", description=event.message[:200])]
+        if isinstance(event, ev.AgentReturned):
+            status = TASK_STATES.get(event.state, "failed")
+            return [self._task(event, "task_notification", status=status, summary=event.output)]
+        if isinstance(event, ev.TextDelta | ev.ThinkingDelta):
             return self._delta(event) if self.partial else []
         elif isinstance(event, ev.ModelResponded):
-            return [*self._stream_end(event), self._assistant(event)]
+            self._held[event.call_id] = self._assistant(event)
+            return self._stream_end(event)
         elif isinstance(event, ev.ToolFinished):
             return [self._tool_result(event, event.content, is_error=event.is_error)]
         elif isinstance(event, ev.ApprovalDecided) and not event.approved:
@@ -60,6 +104,17 @@ class ClaudeMessages:
             refusal = event.feedback or f"refused by {event.by}"
             return [self._tool_result(event, refusal, is_error=True)]
         return []
+
+    def _task(self, event: ev.AgentCalled | ev.AgentReturned, subtype: str, **more: str) -> Message:
+        """A peer call as Claude Code's task (`task_started`, `task_notification`): its id is
+        the call's, which `stop_task` takes."""
+        message = {"type": "system", "subtype": subtype, "task_id": event.call_id}
+        message |= {"uuid": str(uuid.uuid4()), "session_id": self.session_id, **more}
+        if subtype == "task_started":
+            message["task_type"] = "local_agent"
+        else:
+            message["output_file"] = ""
+        return message | {"tool_use_id": self._parents.get(event.call_id)}
 
     def _base(self, kind: str, event: ev.EventBase) -> Message:
         return {

@@ -13,7 +13,7 @@ import json
 from datetime import datetime
 from typing import Any, TextIO
 
-from moot.cli.claude_stream.messages import ClaudeMessages
+from moot.cli.claude_stream.messages import ClaudeMessages, ModelUsage
 from moot.cli.claude_stream.result import init_message, refused_result, result_object
 from moot.protocol import events as ev
 from moot.protocol.client import SessionStatus
@@ -67,6 +67,7 @@ class TurnOutput:
         self.session_id = session_id
         self.messages = ClaudeMessages(session_id, partial=partial)
         self.model_time = ModelTime()
+        self.model_usage = ModelUsage()
 
     def _line(self, value: Any) -> None:
         self.out.write(json.dumps(value) + "\n")
@@ -86,6 +87,7 @@ class TurnOutput:
     def event(self, event: ev.Event) -> None:
         """One event of the turn, as it is stored."""
         self.model_time.take(event)
+        self.model_usage.take(event)
         if self.format == "events":
             self.out.write(ev.event_to_json(event) + "\n")
             self.out.flush()
@@ -112,7 +114,7 @@ class TurnOutput:
                 structured=structured,
                 subtype=subtype,
             )
-            self._line(result)
+            self._line(result | {"modelUsage": self.model_usage.models})
 
     def _structured(self, finished: ev.TurnFinished) -> tuple[object, str]:
         """Under `--json-schema`: the answer's JSON, or the subtype of one that never fit."""

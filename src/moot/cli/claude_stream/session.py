@@ -15,8 +15,10 @@ import os
 import sys
 from argparse import Namespace
 from collections import deque
+from collections.abc import Callable
 from typing import Any, TextIO
 
+from moot.cli.claude_stream.context_usage import context_usage
 from moot.cli.claude_stream.control import ControlChannel, ControlError, Line, dumps
 from moot.cli.claude_stream.control import failure as control_failure
 from moot.cli.claude_stream.control import success as control_success
@@ -24,6 +26,7 @@ from moot.cli.claude_stream.hooks import SdkHooks
 from moot.cli.claude_stream.opening import unhonoured
 from moot.cli.claude_stream.output import TurnOutput
 from moot.cli.claude_stream.permissions import kept_rule, suggestions
+from moot.cli.claude_stream.replay import UserTurns
 from moot.cli.claude_stream.result import MCP_STATES
 from moot.cli.claude_stream.sdk_tools import SdkTools
 from moot.client.local import LocalClient
@@ -62,7 +65,7 @@ class StreamSession:
         self.hooks.channel = self.channel
         self.tools: SdkTools = options.sdk_tools
         self.tools.channel = self.channel
-        self.waiting: deque[str] = deque()
+        self.waiting: deque[Line] = deque()
         self.submission = ""
         """The running turn's submission id ("" while none runs)."""
         self.output = self._output()
@@ -74,6 +77,10 @@ class StreamSession:
         self.ended = False
         """stdin closed: no more turns will come."""
         self.tasks: set[asyncio.Task[None]] = set()
+        self.turns = UserTurns(self.client.session_id, options.replay_user_messages)
+        self.answers: dict[str, tuple[asyncio.Future[ev.Event], Callable[[ev.Event], bool]]] = {}
+        """The ops a control request waits on, by submission id, with the test of the event
+        that answers each."""
 
     def write(self, line: Line) -> None:
         self.out.write(dumps(line))
@@ -117,7 +124,7 @@ class StreamSession:
     def _line(self, message: Line) -> None:
         kind = message.get("type")
         if kind == "user":
-            self.waiting.append(user_text(message))
+            self.waiting.append(message)
             self._next()
         elif kind == "control_request":
             if (message.get("request") or {}).get("subtype") == "initialize":
@@ -136,9 +143,18 @@ class StreamSession:
         self.problem, self.denials = "", []
         sdk = {n: "failed" if n in self.tools.problems else "connected" for n in self.tools.servers}
         self.output.opened(self.client.status(), self.client.mcp_servers(), sdk_servers=sdk)
-        self.submission = self.client.submit(ops.UserTurn(text=self.waiting.popleft()))
+        message = self.waiting.popleft()
+        self.submission = self.client.submit(ops.UserTurn(text=user_text(message)))
+        if replay := self.turns.started(message, self.submission):
+            self.write(replay)
 
     def _event(self, event: ev.Event) -> None:
+        self.turns.take(event)
+        waiting, answers = self.answers.get(event.submission_id, (None, _never))
+        if waiting is not None and answers(event):
+            del self.answers[event.submission_id]
+            if not waiting.done():
+                waiting.set_result(event)
         self.output.event(event)
         self._note(event)
         if isinstance(event, ev.ApprovalRequested) and self.asks:
@@ -186,14 +202,14 @@ class StreamSession:
             return
         if answer.get("behavior") == "allow":
             updated = answer.get("updatedInput")
-            if updated is not None and updated != event.arguments:
-                feedback = "the permission callback changed the input, which moot cannot do"
-                self.client.submit(ops.Deny(tool_call, call_id=call, feedback=feedback))
-                return
+            if not isinstance(updated, dict) or updated == event.arguments:
+                updated = None  # the SDK sends the input back unchanged by default
             scope, rule, left = kept_rule(answer.get("updatedPermissions") or [])
             if left:  # told, never dropped in silence
                 print(f"moot: permission updates not applied: {', '.join(left)}", file=sys.stderr)
-            self.client.submit(ops.Approve(tool_call, call_id=call, scope=scope, rule=rule))
+            self.client.submit(
+                ops.Approve(tool_call, call_id=call, scope=scope, rule=rule, updated_input=updated)
+            )
             return
         feedback = str(answer.get("message") or "the permission callback refused it")
         if answer.get("interrupt"):
@@ -210,7 +226,16 @@ class StreamSession:
         try:
             if initialize and self.tools.servers:
                 await self.tools.connect()  # the SDK serves these while it waits for us
-            response = self._control(request)
+            if request.get("subtype") == "mcp_reconnect":
+                response = await self._restart(str(request.get("serverName") or ""))
+            elif request.get("subtype") == "stop_task":
+                task = str(request.get("task_id") or "")
+                response = await self._done(ops.CancelAgent(task_id=task), _ends(task))
+            elif request.get("subtype") == "rewind_files":
+                run = self.turns.run_of(str(request.get("user_message_id") or ""))
+                response = await self._done(ops.RestoreFiles(run_id=run))
+            else:
+                response = self._control(request)
         except ControlError as exc:
             self.write(control_failure(request_id, str(exc)))
             return
@@ -236,11 +261,42 @@ class StreamSession:
                 raise ControlError("set_model needs a model: moot has no default to go back to")
             self.client.submit(ops.SetModel(model=request["model"]))
             return {}
+        if subtype == "get_context_usage":
+            return context_usage(self.client)
         if subtype == "mcp_status":
             servers = self.client.mcp_servers()
             return {"mcpServers": [{"name": s.name, "status": MCP_STATES.get(s.state, "failed")}
                                    for s in servers]}  # fmt: skip
         raise ControlError(f"moot does not support the control request {subtype!r}")
+
+    async def _restart(self, name: str) -> dict[str, Any]:
+        """`mcp_reconnect`: restart one of the session's MCP servers (`RestartMcpServer`).
+
+        Raises:
+            ControlError: The session refused it (no such server, one that may not start).
+        """
+        if name in self.tools.servers:
+            raise ControlError(f"{name!r} is the SDK's own server: the SDK connects it")
+        return await self._done(ops.RestartMcpServer(name=name))
+
+    async def _done(
+        self, op: ops.Op, answers: Callable[[ev.Event], bool] | None = None
+    ) -> dict[str, Any]:
+        """Submit `op` and wait for the session's answer (`answers` tells it; by default
+        `op_refused`, `mcp_server_restarted` or `files_restored`).
+
+        Raises:
+            ControlError: The session refused it (`op_refused`), or files could not be put
+                back (`files_restored` with failures).
+        """
+        answer: asyncio.Future[ev.Event] = asyncio.get_running_loop().create_future()
+        self.answers[self.client.submit(op)] = (answer, answers or _answered)
+        event = await answer
+        if isinstance(event, ev.OpRefused):
+            raise ControlError(event.reason)
+        if isinstance(event, ev.FilesRestored) and event.failures:
+            raise ControlError(f"not put back: {'; '.join(event.failures)}")
+        return {}
 
     def _initialize(self, request: Line) -> dict[str, Any]:
         """The SDK's first request (what it chooses about the session was read before the
@@ -263,6 +319,21 @@ class StreamSession:
             "account": {},
             "pid": os.getpid(),
         }
+
+
+def _answered(event: ev.Event) -> bool:
+    return isinstance(event, (ev.OpRefused, ev.McpServerRestarted, ev.FilesRestored))
+
+
+def _never(event: ev.Event) -> bool:
+    return False
+
+
+def _ends(task: str) -> Callable[[ev.Event], bool]:
+    """What answers a `CancelAgent` of `task`: its refusal, or the task's own end."""
+    return lambda e: (
+        isinstance(e, ev.OpRefused) or (isinstance(e, ev.AgentReturned) and e.call_id == task)
+    )
 
 
 async def _read_stdin(inbox: asyncio.Queue[tuple[str, Any]]) -> None:

@@ -34,6 +34,8 @@ class ApprovalDecided(EventBase, tag="approval_decided", frozen=True):
     scope: Literal["once", "session", "always"] = "once"
     rule: str | None = None
     """The allow rule kept by a "session" or "always" approval."""
+    updated_input: dict[str, Any] | None = None
+    """The arguments the call runs with, when the approval changed the model's."""
 
 
 class ToolStarted(EventBase, tag="tool_started", frozen=True):

@@ -9,8 +9,9 @@ each key arrives; the keys below are the table's as shipped.
   that `ctrl+o` on it opens into its text, to read or edit before sending.
 - Up on the first line and down on the last walk the history (per workspace, shared with the
   REPL); `ctrl+r` lists earlier messages that contain what is typed.
-- `/` completes commands (with their descriptions), `@` paths (fuzzy, from the workspace's
-  files, found off the UI thread); Tab or Enter takes the highlighted completion.
+- `/` completes commands (with their descriptions), `@` paths (fuzzy, over every file of the
+  workspace, listed off the UI thread and again each time an `@` word begins, so files a turn
+  made are offered); Tab or Enter takes the highlighted completion.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from textual.timer import Timer
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
-from moot.frontend.fuzzy import fuzzy_rank
+from moot.frontend.fuzzy import PathIndex
 from moot.frontend.history import PromptHistory
 from moot.tui.keys import action_of
 from moot.tui.messages import PromptSubmitted
@@ -48,11 +49,11 @@ COMPLETION_ACTIONS = frozenset(("take", "take_or_send", "next", "previous", "clo
 
 CommandCompletions = Callable[[str], Sequence[tuple[str, str]]]
 """What is typed after `/` -> (completion, description) pairs."""
-PathSource = Callable[[], Awaitable[Sequence[str]]]
-"""The workspace's files (gitignore-aware, capped), awaited on the UI loop: the source waits for
-the session and lists in a thread of its own, never one the session's tools share."""
+PathSource = Callable[[], Awaitable[PathIndex]]
+"""The workspace's files (gitignore-aware, every one), awaited on the UI loop: the source waits
+for the session and lists in a thread of its own, never one the session's tools share."""
 LISTING = "listing the workspace's files…"
-"""What the completion list shows while the files are being listed."""
+"""What the completion list shows while the files are being listed the first time."""
 
 
 HISTORY_SEARCH_LIMIT = 200
@@ -235,9 +236,9 @@ class PromptArea(Vertical):
         self.options = OptionList()
         self._commands = commands
         self._paths_source = paths
-        self._paths: list[str] | None = None
+        self._paths: PathIndex | None = None
         self._listing = False
-        """The files are being listed (once: keys typed meanwhile start nothing more)."""
+        """The files are being listed (once at a time: keys typed meanwhile start nothing)."""
         self._picked = False
         """The person moved through the list with the arrows: Enter takes what they picked."""
         self._token: tuple[int, int, str] | None = None
@@ -267,20 +268,23 @@ class PromptArea(Vertical):
 
     def _refresh_completions(self) -> None:
         row, start, token = self._current_token()
-        self._token = (row, start, token)
+        before, self._token = self._token, (row, start, token)
         options: list[Option] = []
         if row == 0 and start == 0 and token.startswith("/"):
             for name, description in self._commands(token[1:])[:MAX_COMPLETIONS]:
                 options.append(Option(f"/{name}  [dim]{description}[/dim]", id=f"/{name}"))
         elif token.startswith("@"):
+            begun = before is None or before[:2] != (row, start) or not before[2].startswith("@")
+            if (self._paths is None or begun) and not self._listing and self._paths_source:
+                self._listing = True  # list again: a turn may have made or removed files
+                self._load_paths()
             if self._paths is None:
-                if not self._listing and self._paths_source is not None:
-                    self._listing = True
-                    self._load_paths()
                 options.append(Option(f"[dim]{LISTING}[/dim]", id="", disabled=True))
             else:
-                for path in fuzzy_rank(token[1:], self._paths, MAX_COMPLETIONS):
+                for path in self._paths.rank(token[1:], MAX_COMPLETIONS):
                     options.append(Option(path, id=f"@{path}"))
+                for note in self._paths.notes:  # what the listing left out: never silently
+                    options.append(Option(f"[dim]{note}[/dim]", id="", disabled=True))
         self._show(options)
 
     def _show(self, options: list[Option]) -> None:
@@ -294,13 +298,16 @@ class PromptArea(Vertical):
     @work(group="paths", exclusive=True)
     async def _load_paths(self) -> None:
         """Read the workspace's files (the source lists them off the UI thread), then show the
-        matches. An async worker: while the session opens it waits without holding a thread."""
+        matches if they changed. An async worker: while the session opens it waits without
+        holding a thread."""
         assert self._paths_source is not None
         try:
-            self._paths = list(await self._paths_source())
+            listed = await self._paths_source()
         finally:
             self._listing = False
-        self._refresh_completions()
+        if listed is not self._paths:
+            self._paths = listed
+            self._refresh_completions()
 
     def _completion_key(self, action: str | None) -> bool:
         """Do one of the completion list's actions (`COMPLETION_ACTIONS`) while it shows."""

@@ -1,0 +1,105 @@
+"""What a look of the repository index answers (`moot.repomap.index`): which files are
+source files, their facts and tags, and the notes on what was left out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+
+import msgspec
+
+from moot.repomap.languages import LanguageSpec, language_for
+from moot.repomap.parse import MAX_FILE_BYTES
+from moot.repomap.rank import RankFacts
+from moot.repomap.tags import FileTags
+
+PRUNED_DIRECTORIES = frozenset({"node_modules", "__pycache__", "site-packages"})
+"""Directories never mapped (nor any whose name starts with a dot), ignored or not."""
+
+
+class SourceIndex(msgspec.Struct, frozen=True):
+    """The source files of a workspace and what they define, at one look."""
+
+    facts: dict[str, RankFacts]
+    """Workspace-relative path (`/`-separated) to what ranking reads of it, for every file
+    that is mapped."""
+    files: Mapping[str, FileTags]
+    """The same files' full tags, read from the cache as they are asked for."""
+    parsed: tuple[str, ...]
+    """Files parsed by this look, because the cache had no current row for them."""
+    notes: tuple[str, ...] = ()
+    """What was left out and why (a grammar not installed, files not parsed yet)."""
+    version: int = 0
+    """Differs between two looks of one index whenever `facts` may differ."""
+    pending: int = 0
+    """Source files not parsed yet (the look's time ran out)."""
+
+
+def mapped_sources(files: Sequence[str]) -> list[tuple[str, LanguageSpec]]:
+    """The files the map reads, with their language: those in the map's languages, minus
+    anything below a hidden directory or one of `PRUNED_DIRECTORIES`."""
+    pruned: dict[str, bool] = {}
+    found: list[tuple[str, LanguageSpec]] = []
+    for rel in files:
+        directory, _, name = rel.rpartition("/")
+        spec = language_for(name)
+        if spec is None:
+            continue
+        if directory:
+            skip = pruned.get(directory)
+            if skip is None:
+                parts = directory.split("/")
+                skip = pruned[directory] = any(
+                    part.startswith(".") or part in PRUNED_DIRECTORIES for part in parts
+                )
+            if skip:
+                continue
+        found.append((rel, spec))
+    return found
+
+
+def left_out_notes(unmapped: Iterable[tuple[str, int]]) -> list[str]:
+    """Notes on the files read but not mapped (`(path, size)`): past the size limit, or
+    binary; how many, and a few by name."""
+    large: list[str] = []
+    binary: list[str] = []
+    for rel, size in unmapped:
+        (large if size > MAX_FILE_BYTES else binary).append(rel)
+    notes: list[str] = []
+    if large:
+        notes.append(
+            f"{len(large):,} file(s) past the {MAX_FILE_BYTES // 1024} KB size limit left"
+            f" out: {_some(large)}"
+        )
+    if binary:
+        notes.append(f"{len(binary):,} binary file(s) left out: {_some(binary)}")
+    return notes
+
+
+def _some(paths: list[str], shown: int = 3) -> str:
+    """A few of `paths` by name, and how many more."""
+    named = ", ".join(sorted(paths)[:shown])
+    return named + (f" and {len(paths) - shown:,} more" if len(paths) > shown else "")
+
+
+class LazyTags(Mapping[str, FileTags]):
+    """The full tags of a look's files, read from the index's cache as they are asked for."""
+
+    def __init__(
+        self, read: Callable[[str], FileTags | None], facts: Mapping[str, RankFacts]
+    ) -> None:
+        self._read = read
+        self._facts = facts
+
+    def __getitem__(self, rel: str) -> FileTags:
+        if rel not in self._facts:
+            raise KeyError(rel)
+        tags = self._read(rel)
+        if tags is None:  # gone from the cache meanwhile: what ranking knew, no declarations
+            return FileTags(self._facts[rel].language)
+        return tags
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._facts)
+
+    def __len__(self) -> int:
+        return len(self._facts)
