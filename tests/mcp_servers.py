@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 
 PNG_1X1 = base64.b64encode(
     bytes.fromhex(
@@ -76,6 +77,13 @@ def build(kind: str) -> MCPServer:
     def list_files() -> str:
         """The files in the server's working directory."""
         return "\n".join(sorted(p.name for p in Path.cwd().iterdir()))
+
+    @server.tool()
+    async def steps(count: int, ctx: Context) -> str:
+        """Count to `count`, reporting progress at each step."""
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count, f"step {step}")
+        return "counted"
 
     @server.prompt()
     def review(topic: str) -> str:
@@ -149,6 +157,11 @@ def main() -> None:
     if kind == "dies":
         print("dies: cannot open the database /nonexistent/db", file=sys.stderr, flush=True)
         sys.exit(1)
+    if kind == "stuck":  # hangs at start, saying why on stderr
+        print("stuck: waiting for the licence server at 10.9.8.7", file=sys.stderr, flush=True)
+        import threading
+
+        threading.Event().wait()
     if kind == "http":
         port = int(sys.argv[sys.argv.index("--port") + 1])
         build("good").run(transport="streamable-http", host="127.0.0.1", port=port)

@@ -404,3 +404,74 @@ async def test_a_prompt_to_a_session_left_mid_turn_finishes_that_turn_first(
         ("turn_started", "and now?"),
         ("turn_finished", ""),
     ]
+
+
+async def test_the_first_prompt_waits_for_the_editors_mcp_servers(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    """A fresh machine (no cached tool lists): the first prompt's request carries the
+    server's tools, and a server's prompt works as a first prompt."""
+    from acp.schema import McpServerStdio
+
+    servers = Path(__file__).parents[1] / "mcp_servers.py"
+    model = scripted(
+        tmp_path / "m.json",
+        call("mcp__editor__echo", text="from the editor"),
+        {"text": "ok"},
+    )
+    editor = Editor()
+    async with agent(workspace, editor, model, "--allowedTools", "mcp__editor") as conn:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        stdio = McpServerStdio(
+            name="editor", command=sys.executable, args=[str(servers), "good"], env=[]
+        )
+        first = await conn.new_session(cwd=str(workspace), mcp_servers=[stdio])
+        await conn.prompt(session_id=first.session_id, prompt=[text_block("say it back")])
+        (echo,) = [u for u in editor.of("tool_call_update") if u.status == "completed"]
+        assert echo.content[-1].content.text == "from the editor"
+
+        editor.updates.clear()  # a new session plays the script from its start
+        second = await conn.new_session(cwd=str(workspace), mcp_servers=[stdio])
+        ended = await conn.prompt(
+            session_id=second.session_id, prompt=[text_block("/mcp__editor__review owls")]
+        )
+    assert ended.stop_reason == "end_turn"
+    assert editor.said() == "ok"  # a turn ran (an unknown command would say so instead)
+
+
+async def test_a_cancel_ends_every_pending_tool_call_and_commands_are_sent_when_they_change(
+    workspace: Path, tmp_path: Path
+) -> None:
+    model = scripted(
+        tmp_path / "m.json",
+        {"text": "hi"},
+        {"tool_calls": [
+            {"name": "edit", "arguments": {"path": "notes.txt", "old": "world", "new": "a"}},
+            {"name": "write", "arguments": {"path": "other.txt", "content": "b"}},
+        ]},
+        {"text": "not reached", "delay": 30},
+    )  # fmt: skip
+    editor = Editor()
+    async with agent(workspace, editor, model) as conn:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("hello")])
+        editor.hold = asyncio.Event()  # the first question stays open: the person cancels
+        editor.asking.clear()
+        prompt = asyncio.create_task(
+            conn.prompt(session_id=new.session_id, prompt=[text_block("edit")])
+        )
+        await asyncio.wait_for(editor.asking.wait(), 30)
+        await conn.cancel(session_id=new.session_id)
+        editor.choose = lambda options: None
+        editor.hold.set()
+        cancelled = await asyncio.wait_for(prompt, 30)
+
+    assert cancelled.stop_reason == "cancelled"
+    announced = {u.tool_call_id for u in editor.of("tool_call")}
+    final = {
+        u.tool_call_id for u in editor.of("tool_call_update") if u.status in ("completed", "failed")
+    }
+    assert len(announced) == 2 and announced <= final
+    # The commands did not change between the prompts: announced once, when the session opened.
+    assert len(editor.of("available_commands_update")) == 1

@@ -247,7 +247,9 @@ def test_a_headless_run_with_mcp_servers_never_imports_the_sdks_in_moot(
         name: {"command": sys.executable, "args": ["-c", "import time; time.sleep(30)"]}
         for name in ("one", "two", "three")
     }
-    (home / "config" / "settings.json").write_text(json.dumps({"mcpServers": servers}))
+    # They never answer: the run waits a second for them before its request, then goes on.
+    settings = {"mcpServers": servers, "mcpStartupWait": 1}
+    (home / "config" / "settings.json").write_text(json.dumps(settings))
     script = tmp_path / "turns.yaml"
     script.write_text("- text: done\n")
     code = (

@@ -143,7 +143,7 @@ def test_tool_names_fit_what_providers_accept() -> None:
 def tool(server: str, index: int, size: int) -> McpTool:
     definition = ToolDef(f"t{index}", "d" * size, {"type": "object", "properties": {}})
 
-    async def invoke(tool: McpTool, arguments: dict[str, object]) -> object:
+    async def invoke(tool: McpTool, arguments: dict[str, object], progress: object) -> object:
         return None
 
     return McpTool(qualified(server, f"t{index}"), server, definition, invoke)

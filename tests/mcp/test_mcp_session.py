@@ -146,7 +146,7 @@ async def test_mcp_shows_each_server_and_a_prompt_is_a_command(
 
     await commands.run(context, "/mcp")
     listing = context.said[-1]
-    assert "**good** ready" in listing and "5 tools" in listing
+    assert "**good** ready" in listing and "6 tools" in listing
     assert "/mcp__good__review" in listing and "@good:notes://today" in listing
     assert "**repo** needs your approval" in listing and "/mcp approve repo" in listing
     await commands.run(context, "/mcp good")
@@ -248,7 +248,7 @@ def test_moot_mcp_add_list_get_remove_and_approve(
 
     listed = moot("list")
     assert listed.returncode == 0, listed.stderr
-    assert "good: " in listed.stdout and "ready: 5 tools, 1 prompts, 1 resources" in listed.stdout
+    assert "good: " in listed.stdout and "ready: 6 tools, 1 prompts, 1 resources" in listed.stdout
     assert "repo: " in listed.stdout and "moot mcp approve repo" in listed.stdout
 
     got = moot("get", "good")

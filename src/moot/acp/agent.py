@@ -76,6 +76,7 @@ class MootAgent:
 
         files = EditorFiles(self.conn, asyncio.get_running_loop()) if self.reads_files else None
         terminal = EditorShell(self.conn) if self.has_terminal else None
+        late: list[str] = []  # MCP servers not up before the first request, said in the chat
         options = msgspec.structs.replace(
             self.defaults,
             cwd=Path(cwd),
@@ -83,6 +84,7 @@ class MootAgent:
             mcp_servers=(*self.defaults.mcp_servers, *editor_servers(mcp_servers or [])),
             editor_buffers=files,
             editor_terminal=terminal,
+            mcp_late=late.append,
         )
         try:
             client = open_client(options)
@@ -90,7 +92,7 @@ class MootAgent:
             raise RequestError.invalid_params({"message": str(exc)}) from None
         if files is not None:
             files.session_id = client.session_id
-        session = AcpSession(self.conn, client, str(Path(cwd).resolve()), terminal)
+        session = AcpSession(self.conn, client, str(Path(cwd).resolve()), terminal, late)
         self.sessions[session.id] = session
         return session
 

@@ -24,6 +24,7 @@ from moot.frontend.display import HISTORY_KINDS
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client
+from moot.protocol.mcp import McpControl
 from moot.protocol.messages import Attachment
 
 MODES = ("default", "acceptEdits", "plan")
@@ -50,7 +51,14 @@ class AcpSession:
         terminal: The editor's terminal (`moot.acp.editor.EditorShell`), when it offers one.
     """
 
-    def __init__(self, conn: Any, client: Client, root: str, terminal: Any = None) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        client: Client,
+        root: str,
+        terminal: Any = None,
+        late: list[str] | None = None,
+    ) -> None:
         from acp.schema import SessionNotification, ToolCallUpdate  # loaded with the agent
 
         self._notification = SessionNotification
@@ -76,6 +84,10 @@ class AcpSession:
         """Set when the pump has forwarded everything published so far."""
         self.terminal = terminal
         self._shell_call: str | None = None
+        self._advertised: list[Any] | None = None
+        """The commands the editor was last told (`advertise`)."""
+        self._late = late if late is not None else []
+        """What the session had to say of MCP servers not up before its first request."""
         """The running `bash` call's ACP id (its terminal is shown in it)."""
         if terminal is not None:
             terminal.session_id = self.id
@@ -149,12 +161,31 @@ class AcpSession:
             )
 
     async def advertise(self) -> None:
-        """Tell the editor the slash commands (moot's, and the MCP servers' prompts)."""
+        """Tell the editor the slash commands (moot's, and the MCP servers' prompts) when they
+        are not what it was last told."""
         context = EditorCommandContext(self.client, self.registry, self._said.append)
         commands = available(self.registry, context)
+        if commands == self._advertised:
+            return
+        self._advertised = commands
         await self.send(
             {"sessionUpdate": "available_commands_update", "availableCommands": commands}
         )
+
+    async def _end_pending(self, finished: ev.TurnFinished) -> None:
+        """A turn ended (a cancel, a limit) with tool calls the editor was shown and never
+        told the end of: each gets its final update."""
+        why = "cancelled" if finished.stop_reason == "user_cancelled" else str(finished.stop_reason)
+        for key in list(self._arguments):
+            del self._arguments[key]
+            await self.send(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": key,
+                    "status": "failed",
+                    "content": [updates.text_content(f"not run: the turn ended ({why})")],
+                }
+            )
 
     async def replay(self) -> None:
         """Send the stored conversation, for `session/load`: what the person said, what moot
@@ -185,6 +216,8 @@ class AcpSession:
             return await self._command(text)
         text, found = await expand_mentions(self.client, text)
         finished = await self._answer(ops.UserTurn(text=text, attachments=(*attachments, *found)))
+        while self._late:
+            await self.send(_message(f"\nmoot: {self._late.pop(0)}\n"))
         await self.advertise()  # servers that came up meanwhile bring prompts
         return await self._ended(finished)
 
@@ -203,6 +236,8 @@ class AcpSession:
 
     async def _command(self, line: str) -> str:
         self._said.clear()
+        if line.lstrip().startswith("/mcp__") and isinstance(self.client, McpControl):
+            await self.client.mcp_ready()  # a server's prompt, on a fresh machine too
         context = EditorCommandContext(self.client, self.registry, self._said.append)
         await self.registry.run(context, line)
         for said in self._said:
@@ -321,6 +356,8 @@ class AcpSession:
                         "content": [updates.text_content(refused)],
                     }
                 )
+            case ev.TurnFinished() if live and top:
+                await self._end_pending(event)
             case ev.ModeChanged() if live:
                 await self.send(
                     {"sessionUpdate": "current_mode_update", "currentModeId": event.mode}

@@ -124,6 +124,7 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
                 # A resumed run finishes the turn that was interrupted; it commits nothing new.
                 auto_commit=None if options.prompt is not None else False,
                 allow_project_mcp=project_mcp(options.allow_project_mcp),
+                mcp_late=_late_server,  # a short run waits for its servers' tools
                 **choices,
             )
         )
@@ -220,6 +221,8 @@ def first_op(prompt: str, status: SessionStatus) -> tuple[ops.Op | None, str]:
         return ops.UserTurn(text=prompt), ""
     name, _, arguments = prompt.strip()[1:].partition(" ")
     names = [c.name for c in status.instructions.commands]
+    if name.startswith("mcp__"):  # an MCP server's prompt: read once the servers are up
+        return ops.UserTurn(text=prompt.strip()), ""
     if name in names:
         return ops.RunCommand(name=name, arguments=arguments.strip()), ""
     listed = ", ".join(f"/{n}" for n in names) or "none"
@@ -274,6 +277,13 @@ def stop_on_signals(client: LocalClient) -> None:
 async def _turn(client: LocalClient, options: Namespace, out: TextIO, turn: ops.Op | None) -> int:
     stop_on_signals(client)
     events = client.subscribe()
+    if isinstance(turn, ops.UserTurn) and turn.text.startswith("/mcp__"):
+        from moot.cli.mcp_prompts import prompt_turn
+
+        turn, problem = await prompt_turn(client, turn.text)
+        if turn is None:
+            events.close()
+            return _fail(problem)
     if isinstance(turn, ops.UserTurn) and "@" in turn.text:
         from moot.commands.mentions import expand_mentions  # an MCP resource, @server:uri
 
@@ -336,6 +346,10 @@ def _output(client: LocalClient, options: Namespace, out: TextIO) -> TurnOutput:
     )
     output.opened(client.status(), client.mcp_servers(), tool_names(options.tools))
     return output
+
+
+def _late_server(said: str) -> None:
+    print(f"moot: {said}", file=sys.stderr)
 
 
 def _tell(event: ev.Event) -> None:

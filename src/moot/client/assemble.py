@@ -43,6 +43,7 @@ from moot.client.environment import (
     session_environ,
 )
 from moot.client.errors import SetupError
+from moot.client.mcp_ready import ServersReady, servers_ready
 from moot.client.rules import inode_check
 from moot.client.session import Session, SessionAssembly
 from moot.client.session_tools import model_tools, person_tools_of
@@ -163,7 +164,8 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
     mcp = _mcp(given, place)
     if mcp is not None:  # the cached lists: the servers start in the background later
         shaped = msgspec.structs.replace(shaped, tools=[*shaped.tools, *mcp.tools()])
-    runtime = _runtime(given, place, shell, policy, shaped, mcp)
+    ready = servers_ready(mcp, assembly.mcp_late, settings.mcp_startup_wait, given.environ)
+    runtime = _runtime(given, place, shell, policy, shaped, mcp, ready)
     _sitting(runtime, assembly)
     prompt_parts: tuple[PromptPart, ...] = ()
     if shaped.briefing is not None:
@@ -187,6 +189,7 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
         briefing=shaped.briefing,
         prompt_parts=prompt_parts,
         mcp=mcp,
+        mcp_ready=ready,
     )
     if shaped.briefing is not None and assembly.git_probe is not None:
         from moot.client.late_facts import LateGit  # the status, at the first op
@@ -385,6 +388,7 @@ def _runtime(
     policy: _Policy,
     shaped: _Shaped,
     mcp: McpManager | None,
+    ready: ServersReady | None = None,
 ) -> Runtime:
     """Step 6: the `Runtime`, with the seams its ops reach through: the person's tools, the
     commands and memory of the files, the file snapshots, the MCP servers."""
@@ -425,6 +429,7 @@ def _runtime(
         mcp=mcp,
         extra_instructions=assembly.append_system_prompt,
         gate=assembly.gate,
+        before_request=ready,
     )
     return Runtime(shaped.agents, store=store, session_id=session_id, options=options)
 
@@ -478,4 +483,5 @@ def _mcp(given: _Given, place: _Place) -> McpManager | None:
         hidden=lambda name: tool_hidden(name, rules),
         allowed=given.assembly.allow_project_mcp,
         tool_search=given.settings.mcp_tool_search,
+        roots=place.workspace.added_roots,  # the servers' roots: the workspace, then these
     )

@@ -87,6 +87,8 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     """MCP servers the front end brings (an editor's, over ACP), besides the files' own."""
     allow_project_mcp: Sequence[str] = ()
     """Repository MCP servers that may start without the person's approval (`*`: all)."""
+    mcp_late: Callable[[str], None] | None = None
+    """Wait for the MCP servers before the first request, telling this what was late."""
     editor_buffers: EditorBuffers | None = None
     """The editor's text of files (unsaved changes included), for `read`; None: the disk."""
     editor_terminal: EditorTerminal | None = None
@@ -211,6 +213,7 @@ def _assembly(
         git_probe=git,
         mcp_servers=options.mcp_servers,
         allow_project_mcp=options.allow_project_mcp,
+        mcp_late=options.mcp_late,
         editor_buffers=options.editor_buffers,
         editor_terminal=options.editor_terminal,
         resumed=options.session_id is not None,

@@ -102,6 +102,10 @@ class LocalClient:
         self._start_mcp()
         return await self._session.mcp.prompt(server, prompt, arguments)
 
+    async def mcp_ready(self) -> None:
+        if self._session.mcp_ready is not None:
+            await self._session.mcp_ready()
+
     async def mcp_resource(self, server: str, uri: str) -> McpResourceText:
         if self._session.mcp is None:
             raise LookupError("this session has no MCP servers")

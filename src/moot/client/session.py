@@ -24,6 +24,7 @@ from moot.workspace.paths import Workspace
 if TYPE_CHECKING:
     from moot.client.briefing import Briefing
     from moot.client.facts import GitProbe
+    from moot.client.mcp_ready import ServersReady
     from moot.client.session_rules import SessionRules
     from moot.core.gate import TurnGate
     from moot.hooks import HookConfig
@@ -84,6 +85,10 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     allow_project_mcp: Sequence[str] = ()
     """Repository MCP servers that may start without the person's approval this time (`*`:
     all of them); none by default."""
+    mcp_late: Callable[[str], None] | None = None
+    """Wait for the MCP servers before the first model request (`moot -p`, an editor, the
+    SDK; `client/mcp_ready.py`) and tell this about each not ready in time. None (the
+    default): nothing waits (the app and the REPL start with the cached tools)."""
     editor_buffers: EditorBuffers | None = None
     """The editor's text of files, for `read` (a front end in an editor); None (the default):
     the disk."""
@@ -132,6 +137,8 @@ class Session(msgspec.Struct):
     """What every request of the person's agent carries, part by part (`/context`)."""
     mcp: McpManager | None = None
     """The session's MCP servers (None: no file defines any)."""
+    mcp_ready: ServersReady | None = None
+    """Waits for them once (`SessionAssembly.mcp_late`); None: nothing waits."""
     settle_prompt: Callable[[], None] | None = None
     """Puts the git status into the prompts, once, before the first op
     (`client/late_facts.py::LateGit.settle`); None: nothing is left to put in."""

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import warnings
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -28,6 +29,9 @@ from moot.protocol.messages import Attachment, Message, Usage
 from moot.protocol.states import RunState, StopReason
 from moot.store.base import Store
 from moot.tools.base import Tool
+
+if TYPE_CHECKING:
+    from moot.mcp.manager import McpManager
 
 
 class RunResult(msgspec.Struct, frozen=True):
@@ -46,6 +50,9 @@ class RunResult(msgspec.Struct, frozen=True):
     cost_usd: float
     turns: int
 
+
+Elicit = Callable[[str, str, dict[str, Any]], Any]
+"""Answers an MCP server's question (`RunOptions.on_elicit`)."""
 
 OnMessage = Callable[[ev.MessageSent, Callable[[str], None]], object]
 """Called with each message an agent sends the person (`send_message(task_id="user")`) and a
@@ -96,6 +103,15 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True):
     on_message: OnMessage | None = None
     """Called with each message an agent sends the person, and a `send(text)` that answers
     it; offers the agents `send_message` and `get_messages`. None by default."""
+    mcp_servers: Mapping[str, Any] | None = None
+    """MCP servers the agents use, defined as in `.mcp.json` (`{"fs": {"command": "npx",
+    "args": [...]}}`): their tools join `tools` as `mcp__<name>__<tool>`; the first model
+    request waits for them (`MCP_TIMEOUT`, 30 s at most), and they stop with the run. None by
+    default."""
+    on_elicit: Elicit | None = None
+    """Answers the MCP servers' questions (elicitation): `(server, message, schema)` ->
+    `("accept", {...})`, `("decline", None)` or `("cancel", None)`, sync or async. None (the
+    default): the servers are not told they may ask."""
 
 
 Entry = TypeVar("Entry", bound=Callable[..., Any])
@@ -155,15 +171,18 @@ def _pool(
 
 
 def _runtime(pool: Sequence[Agent], options: RunOptions, *, peer_messages: bool) -> Runtime:
-    """The runtime of one run of the Python API: `options` as the runtime takes them."""
+    """The runtime of one run of the Python API: `options` as the runtime takes them (its MCP
+    servers as `RuntimeOptions.mcp`, which `_stop_servers` stops)."""
     from moot.store.memory import MemoryStore
 
-    return Runtime(
+    servers = _mcp(options)
+    tools = [*options.tools, *servers.tools()] if servers is not None else options.tools
+    runtime = Runtime(
         pool,
         store=options.store or MemoryStore(),
         session_id=options.session_id,
         options=RuntimeOptions(
-            tools=options.tools,
+            tools=tools,
             limits=options.limits,
             approval=options.approval,
             gate=options.gate,
@@ -173,8 +192,52 @@ def _runtime(pool: Sequence[Agent], options: RunOptions, *, peer_messages: bool)
             extra_scope=options.extra_instructions_scope,
             pass_history=options.pass_history,
             peer_messages=peer_messages,
+            before_request=_ready(servers) if servers is not None else None,
+            mcp=servers,
         ),
     )
+    if servers is not None:
+        servers.attach(runtime.tools)  # a server's live tools as it comes up
+    return runtime
+
+
+async def _stop_servers(runtime: Runtime) -> None:
+    """Stop the run's MCP servers (`RunOptions.mcp_servers`), once it has ended."""
+    close = getattr(runtime.options.mcp, "close", None)
+    if close is not None:
+        await close()
+
+
+def _mcp(options: RunOptions) -> McpManager | None:
+    if not options.mcp_servers:
+        return None
+    from moot.mcp.sdk import sdk_servers  # the manager only: the SDK runs in its host process
+
+    elicit = options.on_elicit
+    if elicit is None:
+        return sdk_servers(options.mcp_servers)
+
+    async def answer(server: str, message: str, schema: dict[str, Any]) -> Any:
+        said = elicit(server, message, schema)
+        return await said if inspect.isawaitable(said) else said
+
+    return sdk_servers(options.mcp_servers, answer)
+
+
+def _ready(servers: McpManager) -> Callable[[], Awaitable[None]]:
+    """Waits once for the servers before the first request; a late one is warned about."""
+    from moot.mcp.readiness import wait_seconds
+
+    waited: list[bool] = []
+
+    async def ready() -> None:
+        if waited:
+            return
+        waited.append(True)
+        for late in await servers.until_ready(wait_seconds(None, os.environ)):
+            warnings.warn(late, UserWarning, stacklevel=2)
+
+    return ready
 
 
 def _turn(
@@ -220,6 +283,7 @@ async def _events(
     finally:
         runtime.submit(ops.Shutdown())
         await runtime.wait()
+        await _stop_servers(runtime)
 
 
 def _check_taken(event: ev.Event, submission: str) -> None:
@@ -271,7 +335,8 @@ async def async_run(
         **keywords: Any field of `RunOptions`, by name: `tools`, `limits`, `store`,
             `session_id`, `approval`, `gate`, `attachments`, `starting_agents`, `run_agents`,
             `allow_background_agents`, `disabled_tools`, `extra_instructions`,
-            `extra_instructions_scope`, `pass_history`, `on_message`.
+            `extra_instructions_scope`, `pass_history`, `on_message`, `mcp_servers`,
+            `on_elicit`.
 
     Raises:
         TypeError: A keyword names no option.
@@ -298,6 +363,7 @@ async def _finish(
         finished = await runtime.wait()
     finally:
         runtime.submit(ops.Shutdown())  # frees the session's claim, even when the run raised
+        await _stop_servers(runtime)
     assert finished is not None, "a run always ends with turn_finished"
     return RunResult(
         output=finished.output,

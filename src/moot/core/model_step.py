@@ -66,6 +66,8 @@ class ModelStep:
             self._person_decides()
             return
         check_before_model(run.limits, run.fold.totals, errors=call.errors, stale=call.stale)
+        if run.settings.before_request is not None:
+            await run.settings.before_request()  # the MCP servers' tools, on a first request
         self.deliver()
         scope.agent = run.agents[call.agent]  # the session may have renewed its instructions
         if call.depth == 0 and run.fold.turn_model:

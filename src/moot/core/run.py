@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
@@ -92,6 +92,10 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
     extra_scope: str = "entry"
     """Which calls read `extra_instructions`: `entry` (the default), the run's first call (the
     agents the person addressed); `all`, every call."""
+    before_request: Callable[[], Awaitable[None]] | None = None
+    """Awaited before every model request: what the request must not go without (a headless
+    run's or an editor's MCP servers coming up, once: `client/mcp_ready.py`). None (the
+    default): nothing waits."""
 
 
 class CallEnded(Exception):

@@ -222,6 +222,15 @@ def _transport(raw: dict[str, Any]) -> Transport | None:
     return _TRANSPORTS.get(kind) if isinstance(kind, str) else None
 
 
+def _startup_default(environ: Mapping[str, str]) -> float:
+    """`MCP_TIMEOUT` (milliseconds, as Claude Code reads it), else 30 s."""
+    try:
+        given = float(environ.get("MCP_TIMEOUT", "") or 0) / 1000
+    except ValueError:
+        given = 0
+    return given if given > 0 else DEFAULT_STARTUP_TIMEOUT_S
+
+
 def _fields(
     name: str, raw: object, environ: Mapping[str, str], project: Path | None
 ) -> dict[str, Any]:
@@ -237,7 +246,7 @@ def _fields(
     fields: dict[str, Any] = {
         "transport": transport,
         "timeout_s": _seconds(raw, "timeout", DEFAULT_TIMEOUT_S),
-        "startup_timeout_s": _seconds(raw, "startupTimeout", DEFAULT_STARTUP_TIMEOUT_S),
+        "startup_timeout_s": _seconds(raw, "startupTimeout", _startup_default(environ)),
     }
     if transport == "stdio":
         command = raw.get("command")

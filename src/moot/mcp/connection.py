@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,8 +64,10 @@ class Connection:
         config: McpServerConfig,
         setup: wire.Setup,
         report: Callable[[wire.ServerUpdate], None],
+        ask: Callable[[str, str, dict[str, Any]], Awaitable[wire.ElicitAnswer]] | None = None,
     ) -> None:
         self.config = config
+        self._ask = ask
         self.setup = setup
         self._report = report
         self.state: ServerState = "starting"
@@ -160,9 +162,30 @@ class Connection:
             transport,
             client_info=Implementation(name="moot", version=__version__),
             message_handler=self._on_message,
+            list_roots_callback=self._roots,
+            elicitation_callback=self._elicit if self.setup.elicitation and self._ask else None,
         )
         await stack.enter_async_context(client)
         return client
+
+    async def _roots(self, context: Any) -> Any:
+        """`roots/list`: the session's directories, the workspace first."""
+        from mcp_types import ListRootsResult, Root
+
+        places = self.setup.roots or (self.setup.workspace,)
+        roots = [Root.model_validate({"uri": Path(p).as_uri(), "name": p}) for p in places]
+        return ListRootsResult(roots=roots)
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        """`elicitation/create`: the server's question, put to the person through moot."""
+        from mcp_types import ElicitResult
+
+        schema = getattr(params, "requested_schema", None)
+        if self._ask is None or schema is None:  # a URL elicitation: moot opens no browser
+            return ElicitResult(action="decline")
+        answer = await self._ask(self.name, params.message, dict(schema))
+        content = answer.content if answer.action == "accept" else None
+        return ElicitResult(action=answer.action, content=content)  # type: ignore[arg-type]
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         config = self.config
@@ -338,8 +361,11 @@ class Connection:
         return text.splitlines()[-1] if text else ""
 
     def _describe_start_failure(self, exc: BaseException) -> str:
-        if isinstance(exc, TimeoutError):
-            why = f"did not start within {self.config.startup_timeout_s:g} s"
+        if _first(exc, TimeoutError) is not None:  # the SDK's task groups wrap it in groups
+            why = (
+                f"did not finish starting (the MCP handshake and listing what it offers) within "
+                f"{self.config.startup_timeout_s:g} s (its startupTimeout, or MCP_TIMEOUT)"
+            )
         else:
             why = _plain(exc)
         tail = self._stderr_tail()
@@ -386,6 +412,17 @@ def _prompt_info(server: str, prompt: Any) -> McpPromptInfo:
         description=prompt.description or "",
         arguments=arguments,
     )
+
+
+def _first(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """`exc` if it is a `kind`, else the first `kind` in its groups, however deep."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _first(inner, kind)) is not None:
+                return found
+    return None
 
 
 def _plain(exc: BaseException) -> str:

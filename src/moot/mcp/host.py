@@ -39,6 +39,20 @@ class Host:
         self.connections: dict[str, Connection] = {}
         self.outputs = outputs_dir(setup.workspace, setup.outputs_dir)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._asks: dict[int, asyncio.Future[wire.ElicitAnswer]] = {}
+        self._next_ask = 0
+
+    async def ask(self, server: str, message: str, schema: dict[str, Any]) -> wire.ElicitAnswer:
+        """Put a server's question to moot (`wire.Elicit`) and wait for the person's answer."""
+        self._next_ask += 1
+        ask_id = self._next_ask
+        future: asyncio.Future[wire.ElicitAnswer] = asyncio.get_running_loop().create_future()
+        self._asks[ask_id] = future
+        try:
+            self.send(wire.Elicit(ask_id=ask_id, server=server, message=message, schema=schema))
+            return await future
+        finally:
+            self._asks.pop(ask_id, None)
 
     def handle(self, request: wire.Request) -> None:
         match request:
@@ -51,7 +65,7 @@ class Host:
                 if connection is None or connection.config != config:
                     if connection is not None:
                         self._spawn(connection.close())
-                    connection = Connection(config, self.setup, self.send)
+                    connection = Connection(config, self.setup, self.send, self.ask)
                     self.connections[config.name] = connection
                 connection.start()
             case wire.CallTool():
@@ -60,6 +74,9 @@ class Host:
                 self._spawn(self._get_prompt(request))
             case wire.ReadResource():
                 self._spawn(self._read_resource(request))
+            case wire.ElicitAnswer(ask_id=ask_id):
+                if (future := self._asks.get(ask_id)) is not None and not future.done():
+                    future.set_result(request)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -76,10 +93,16 @@ class Host:
         connection = self._connection(request.id, request.server)
         if connection is None:
             return
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            line = progress_line(progress, total, message)
+            self.send(wire.Progress(id=request.id, text=line))
+
+        def call(client: Any) -> Any:
+            return client.call_tool(request.tool, request.arguments, progress_callback=on_progress)
+
         try:
-            result = await connection.call(
-                request.tool, lambda c: c.call_tool(request.tool, request.arguments)
-            )
+            result = await connection.call(request.tool, call)
         except ServerUnavailable as exc:
             self.send(wire.Failure(id=request.id, message=str(exc)))
             return
@@ -204,6 +227,12 @@ def _log_to(path: Path) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
+
+
+def progress_line(done: float, total: float | None, message: str | None) -> str:
+    """One progress notification as a line: `[3/10] message` (or `[3]` without a total)."""
+    count = f"{done:g}/{total:g}" if total else f"{done:g}"
+    return f"[{count}] {message}\n" if message else f"[{count}]\n"
 
 
 def main() -> None:

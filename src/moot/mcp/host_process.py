@@ -40,6 +40,7 @@ class HostProcess:
         on_report: Told every server update.
         on_start: Called once a (new) host runs, to send it the servers to start.
         on_exit: Told why the host ended (unless moot ended it).
+        on_elicit: Given each server's question (answered with `wire.ElicitAnswer`).
     """
 
     def __init__(
@@ -50,13 +51,16 @@ class HostProcess:
         on_report: Callable[[wire.ServerUpdate], None],
         on_start: Callable[[], None],
         on_exit: Callable[[str], None],
+        on_elicit: Callable[[wire.Elicit], None] = lambda question: None,
     ) -> None:
         self.setup = setup
         self.environ = environ
         self._on_report, self._on_start, self._on_exit = on_report, on_start, on_exit
+        self._on_elicit = on_elicit
         self._proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
         self._spawning: asyncio.Task[bool] | None = None
+        self._progress: dict[int, Callable[[str], None]] = {}
         self._pending: dict[int, asyncio.Future[wire.Report]] = {}
         self._next_id = 0
         self._failures = 0
@@ -117,9 +121,14 @@ class HostProcess:
             return False
         return True
 
-    async def ask(self, make: Callable[[int], wire.Request], limit: float) -> wire.Report:
+    async def ask(
+        self,
+        make: Callable[[int], wire.Request],
+        limit: float,
+        progress: Callable[[str], None] | None = None,
+    ) -> wire.Report:
         """Send a question and wait for its answer (at most `limit` seconds); a `Failure`
-        when the host cannot be reached."""
+        when the host cannot be reached. `progress` is given the server's progress lines."""
         if not self.running:
             if self.closed:
                 return wire.Failure(id=0, message="the session is closing")
@@ -129,6 +138,8 @@ class HostProcess:
         request_id = self._next_id
         future: asyncio.Future[wire.Report] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
+        if progress is not None:
+            self._progress[request_id] = progress
         if not self.send(make(request_id)):
             self._pending.pop(request_id, None)
             return wire.Failure(id=0, message="the MCP host is not running")
@@ -138,6 +149,7 @@ class HostProcess:
             return wire.Failure(id=0, message=f"no answer from the MCP host in {limit:g} s")
         finally:
             self._pending.pop(request_id, None)
+            self._progress.pop(request_id, None)
 
     async def _read(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stdout is not None
@@ -149,6 +161,11 @@ class HostProcess:
                     continue
                 if isinstance(report, wire.ServerUpdate):
                     self._on_report(report)
+                elif isinstance(report, wire.Elicit):
+                    self._on_elicit(report)
+                elif isinstance(report, wire.Progress):
+                    if (shown := self._progress.get(report.id)) is not None:
+                        shown(report.text)
                 elif (future := self._pending.pop(report.id, None)) and not future.done():
                     future.set_result(report)
         except (ValueError, OSError):

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ from moot.mcp.cache import Offered, ToolCache
 from moot.mcp.config import LoadedServers
 from moot.mcp.host_process import HostProcess
 from moot.mcp.names import qualified
+from moot.mcp.questions import Elicitor, Questions
+from moot.mcp.readiness import late, log_size, stderr_tail
 from moot.mcp.tools import McpTool, ToolSearch, plan_deferral
 from moot.protocol.mcp import (
     McpPromptInfo,
@@ -59,6 +61,8 @@ class _Server:
         self.auth_url = ""
         self.restarts = 0
         self.pid: int | None = None
+        self.log_from = 0
+        """Where this session's part of the server's stderr log begins."""
         self.ready = asyncio.Event()
         """Set once a start ends, ready or failed (an `asyncio.Event` binds its loop lazily)."""
 
@@ -78,6 +82,9 @@ class McpManager:
         cache_dir: Where tool lists are cached; the user cache dir when None.
         auth_file: Where OAuth tokens are kept; `<config dir>/mcp-auth.json` when None.
         max_output_chars: What the model sees of a result, at most.
+        roots: Directories the session works in besides the workspace (the servers' roots).
+        elicit: Answers servers' questions (`elicitation/create`); None: nobody can, and the
+            servers are not told they may ask.
     """
 
     def __init__(
@@ -94,6 +101,8 @@ class McpManager:
         cache_dir: Path | None = None,
         auth_file: Path | None = None,
         max_output_chars: int = 30_000,
+        roots: Sequence[Path] = (),
+        elicit: Elicitor | None = None,
     ) -> None:
         from moot import paths
 
@@ -120,14 +129,19 @@ class McpManager:
             log_dir=str((data_dir or paths.data_dir()) / "logs" / "mcp"),
             auth_file=str(auth_file or paths.config_dir() / "mcp-auth.json"),
             max_output_chars=max_output_chars,
+            roots=tuple(str(p) for p in (workspace, *roots)),
+            elicitation=elicit is not None,
         )
+        self.questions = Questions(elicit)
         self.host = HostProcess(
             setup,
             self.environ,
             on_report=self._update,
             on_start=self._start_servers,
             on_exit=self._host_failed,
+            on_elicit=self.questions.asked,
         )
+        self.questions.send = self.host.send
         self._rebuild_tools()
 
     def _initial(self, config: McpServerConfig, loaded: LoadedServers) -> _Server:
@@ -206,6 +220,8 @@ class McpManager:
         if self._started or self.host.closed:
             return
         self._started = True
+        for server in self._servers.values():  # what a server says from now on is this session's
+            server.log_from = log_size(self._log(server))
         if any(s.state == "starting" for s in self._servers.values()):
             # From the loop's next round: a turn submitted with this start runs first, up to
             # its first wait (its model request on the wire), before the host is forked.
@@ -249,7 +265,7 @@ class McpManager:
                 offered = Offered(server.tools, server.prompts, server.resources)
                 self.cache.write(server.config, offered)
                 self._rebuild_tools()
-        if update.state in ("ready", "failed"):
+        if update.state in ("ready", "failed", "auth_required"):
             server.ready.set()
 
     def _host_failed(self, why: str) -> None:
@@ -276,14 +292,19 @@ class McpManager:
 
     # ---- asking the host ---------------------------------------------------------------------
 
-    async def _ask(self, server: _Server, make: Callable[[int], wire.Request]) -> wire.Report:
+    async def _ask(
+        self,
+        server: _Server,
+        make: Callable[[int], wire.Request],
+        progress: Callable[[str], None] | None = None,
+    ) -> wire.Report:
         """Send a request about `server` and wait for its answer (bounded)."""
         refused = self._refusal(server)
         if refused:
             return wire.Failure(id=0, message=refused)
         config = server.config
         return await self.host.ask(
-            make, config.timeout_s + config.startup_timeout_s + ANSWER_SLACK_S
+            make, config.timeout_s + config.startup_timeout_s + ANSWER_SLACK_S, progress
         )
 
     def _refusal(self, server: _Server) -> str:
@@ -299,11 +320,14 @@ class McpManager:
             return f"MCP server {name} cannot start: {server.config.problem}"
         return ""
 
-    async def _call(self, tool: McpTool, arguments: dict[str, Any]) -> ToolResult:
+    async def _call(
+        self, tool: McpTool, arguments: dict[str, Any], progress: Callable[[str], None]
+    ) -> ToolResult:
         server = self._servers[tool.server]
         answer = await self._ask(
             server,
             lambda i: wire.CallTool(id=i, server=tool.server, tool=tool.tool, arguments=arguments),
+            progress,  # shown on the tool's block as it runs
         )
         if isinstance(answer, wire.ToolAnswer):
             images = tuple(Attachment(mime_type=m, data=d) for m, d in answer.images)
@@ -434,6 +458,29 @@ class McpManager:
                 f"starts only once you approve it (`/mcp approve {config.name}`)"
             )
         return told
+
+    async def until_ready(self, timeout: float) -> list[str]:
+        """Start the servers and wait, `timeout` seconds at most, for those starting; what the
+        person should be told of those not ready then (each named, with why or the tail of
+        its stderr)."""
+        self.start()
+        starting = [s for s in self._servers.values() if s.state == "starting"]
+        waits = [asyncio.ensure_future(s.ready.wait()) for s in starting]
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=timeout)
+            for wait in pending:
+                wait.cancel()
+        return [
+            late(server.config, server.state, server.error, timeout, self._tail(server))
+            for server in self._servers.values()
+            if server.state in ("starting", "failed", "auth_required")
+        ]
+
+    def _log(self, server: _Server) -> Path:
+        return Path(self.host.setup.log_dir) / f"{server.config.name}.log"
+
+    def _tail(self, server: _Server) -> str:
+        return stderr_tail(self._log(server), server.log_from)
 
     async def wait_ready(self, name: str, timeout: float) -> None:
         """Wait until a server is ready or failed (for a resource mention in a first prompt)."""

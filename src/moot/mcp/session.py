@@ -56,6 +56,7 @@ def session_mcp(
     hidden: Callable[[str], bool],
     allowed: Collection[str] = (),
     tool_search: str | None = None,
+    roots: Sequence[Path] = (),
 ) -> McpManager | None:
     """The session's MCP manager; None when nothing defines a server.
 
@@ -68,6 +69,7 @@ def session_mcp(
         allowed: Repository servers allowed to start without an approval this time
             (`--allow-project-mcp`; `*` for all).
         tool_search: The settings' `mcpToolSearch` (`auto` when None).
+        roots: Directories besides the workspace the session works in (`--add-dir`).
     """
     if loaded is None:
         return None  # no server: the manager, tools and approvals never load
@@ -82,6 +84,7 @@ def session_mcp(
         environ=dict(environ),
         tool_search=tool_search or "auto",
         hidden=hidden,
+        roots=roots,
     )
 
 

@@ -32,7 +32,8 @@ are deferred (`mcpToolSearch: "auto"`); the built-in tools' take about 4,700."""
 ONE_LINE = 120
 MAX_RESULTS = 10
 
-Invoke = Callable[["McpTool", dict[str, Any]], Any]
+Invoke = Callable[["McpTool", dict[str, Any], Callable[[str], None]], Any]
+"""Calls the tool: (the tool, its arguments, where its progress lines go)."""
 
 
 def one_line(text: str) -> str:
@@ -63,7 +64,7 @@ class McpTool:
         return len(self.name) + len(self.description) + len(json.dumps(self.parameters))
 
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        result: ToolResult = await self._invoke(self, arguments)
+        result: ToolResult = await self._invoke(self, arguments, ctx.emit)
         return result
 
 

@@ -35,6 +35,12 @@ class Setup(_Message, tag="setup", frozen=True):
     auth_file: str
     """Where OAuth tokens of remote servers are kept (0600)."""
     max_output_chars: int
+    elicitation: bool = False
+    """Someone answers servers' questions (`elicitation/create`, `Elicit`): the capability is
+    advertised only then."""
+    roots: tuple[str, ...] = ()
+    """The directories the session works in (the workspace first, then any it was given), as
+    the servers are told them (`roots/list`)."""
 
 
 class StartServer(_Message, tag="start", frozen=True):
@@ -68,7 +74,15 @@ class Stop(_Message, tag="stop", frozen=True):
     """Close every connection (each server's process ends) and exit."""
 
 
-Request = Setup | StartServer | CallTool | GetPrompt | ReadResource | Stop
+class ElicitAnswer(_Message, tag="elicit_answer", frozen=True):
+    """The answer to a server's question (`Elicit`): accept (with `content`), decline, cancel."""
+
+    ask_id: int
+    action: str
+    content: dict[str, Any] | None = None
+
+
+Request = Setup | StartServer | CallTool | GetPrompt | ReadResource | Stop | ElicitAnswer
 
 
 # ---- host -> moot ---------------------------------------------------------------------------
@@ -125,7 +139,25 @@ class Failure(_Message, tag="failure", frozen=True):
     message: str
 
 
-Report = ServerUpdate | ToolAnswer | PromptAnswer | ResourceAnswer | Failure
+class Progress(_Message, tag="progress", frozen=True):
+    """A server's progress on a tool call still running (`notifications/progress`), as the
+    line the tool's block shows."""
+
+    id: int
+    text: str
+
+
+class Elicit(_Message, tag="elicit", frozen=True):
+    """A server asks the person something (`elicitation/create`, form mode): answered by
+    `ElicitAnswer` with the same `ask_id`."""
+
+    ask_id: int
+    server: str
+    message: str
+    schema: dict[str, Any]
+
+
+Report = ServerUpdate | ToolAnswer | PromptAnswer | ResourceAnswer | Failure | Progress | Elicit
 
 _encoder = msgspec.json.Encoder()
 _requests = msgspec.json.Decoder(Request)

@@ -29,13 +29,15 @@ def run_serve(options: Namespace) -> int:
     """Serve until the client closes stdin."""
     from moot.client.assemble import open_session
     from moot.client.errors import SetupError
-    from moot.client.local import SessionOptions
+    from moot.client.local import SessionOptions, read_denied_paths
     from moot.client.rules import session_rules
     from moot.client.session import SessionAssembly
     from moot.core.agent import Agent
     from moot.frontend.flags import project_mcp, rule_list
+    from moot.paths import config_dir
     from moot.protocol.modes import PermissionMode
     from moot.settings import SettingsError, load_settings
+    from moot.skills.guidance import load_guidance
     from moot.store.memory import MemoryStore
 
     cwd = workspace_root(Path.cwd())
@@ -46,12 +48,16 @@ def run_serve(options: Namespace) -> int:
         store = MemoryStore()
         session_id = store.create_session(title="moot mcp serve", workspace=str(cwd)).id
         mode = options.permission_mode
+        # The skills and custom commands, served as prompts (`moot.mcp_server.offers`).
+        denied_reads = read_denied_paths(rules, cwd)
+        guidance = load_guidance(cwd, config_dir(), agent_names={"mcp-client"}, denied=denied_reads)
         assembly = SessionAssembly(
             settings=settings,
             # The tools' session has no model of its own: only `moot_task` runs an agent.
             agent=Agent("mcp-client", model=options.model or "none"),
             rules=rules,
             mode=PermissionMode(mode) if mode else None,
+            guidance=guidance,
         )
         session = open_session(store, session_id, cwd, assembly)
     except (SetupError, SettingsError) as exc:

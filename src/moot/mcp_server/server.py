@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from moot._version import __version__
-from moot.mcp_server.task import TASK_SCHEMA, TASK_TOOL, run_task
+from moot.mcp_server.offers import Offers, tool_annotations
+from moot.mcp_server.task import TASK_OUTPUT_SCHEMA, TASK_SCHEMA, TASK_TOOL, run_task
 from moot.mcp_server.tools import Answer, WorkspaceTools, refusal
 from moot.protocol.approval import Verdict
 from moot.tools.base import ToolResult
@@ -68,14 +69,59 @@ def build_server(tools: WorkspaceTools, task_options: Callable[[], SessionOption
     from mcp.server import Server
 
     calls = ServedCalls(tools, task_options)
+    offered = Served(Offers(tools.session, tools))
     return Server(
         "moot",
         version=__version__,
         instructions=f"moot's workspace tools for {tools.session.workspace.root}, under "
-        "moot's permissions and sandbox; `moot_task` runs moot's own agent on a task.",
+        "moot's permissions and sandbox; `moot_task` runs moot's own agent on a task. The "
+        "workspace's skills and custom commands are prompts; its files are resources.",
         on_list_tools=calls.list_tools,
         on_call_tool=calls.call_tool,
+        on_list_prompts=offered.list_prompts,
+        on_get_prompt=offered.get_prompt,
+        on_list_resources=offered.list_resources,
+        on_list_resource_templates=offered.list_resource_templates,
+        on_read_resource=offered.read_resource,
     )
+
+
+class Served:
+    """The SDK's handlers for the prompts and resources (`moot.mcp_server.offers`)."""
+
+    def __init__(self, offers: Offers) -> None:
+        self.offers = offers
+
+    async def list_prompts(self, ctx: Any, params: Any) -> Any:
+        from mcp_types import ListPromptsResult
+
+        return ListPromptsResult(prompts=self.offers.prompts())
+
+    async def get_prompt(self, ctx: Any, params: Any) -> Any:
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import INVALID_PARAMS
+
+        try:
+            return self.offers.prompt(params.name, dict(params.arguments or {}))
+        except LookupError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+
+    async def list_resources(self, ctx: Any, params: Any) -> Any:
+        return self.offers.resources(getattr(params, "cursor", None))
+
+    async def list_resource_templates(self, ctx: Any, params: Any) -> Any:
+        from mcp_types import ListResourceTemplatesResult
+
+        return ListResourceTemplatesResult(resource_templates=[])
+
+    async def read_resource(self, ctx: Any, params: Any) -> Any:
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import INVALID_PARAMS
+
+        try:
+            return self.offers.read(str(params.uri))
+        except LookupError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
 
 
 class ServedCalls:
@@ -88,7 +134,12 @@ class ServedCalls:
         self.tools = tools
         self.task_options = task_options
         self.listed = [
-            Tool(name=name, description=tool.description, input_schema=tool.parameters)
+            Tool(
+                name=name,
+                description=tool.description,
+                input_schema=tool.parameters,
+                annotations=tool_annotations(name),
+            )
             for name, tool in tools.tools.items()
         ]
         self.listed.append(
@@ -98,6 +149,8 @@ class ServedCalls:
                 "works on it with its own tools, under its permissions and sandbox, and returns "
                 "its answer. Pass `session_id` from an earlier answer to continue that session.",
                 input_schema=TASK_SCHEMA,
+                output_schema=TASK_OUTPUT_SCHEMA,
+                annotations=tool_annotations(TASK_TOOL),
             )
         )
 
@@ -148,7 +201,8 @@ class ServedCalls:
                 )
                 return read_answer(answer)
 
-        return _result(await run_task(self.task_options(), arguments, ask))
+        outcome = await run_task(self.task_options(), arguments, ask)
+        return _result(outcome, structured=dict(outcome.display) or None)
 
     async def _answer(
         self,
@@ -184,14 +238,14 @@ class ServedCalls:
         )
 
 
-def _result(outcome: ToolResult) -> CallToolResult:
+def _result(outcome: ToolResult, structured: dict[str, Any] | None = None) -> CallToolResult:
     from mcp_types import CallToolResult, ImageContent, TextContent
 
     content: list[Any] = [TextContent(type="text", text=outcome.content)]
     content += [
         ImageContent(type="image", data=a.data, mime_type=a.mime_type) for a in outcome.attachments
     ]
-    return CallToolResult(content=content, is_error=outcome.is_error)
+    return CallToolResult(content=content, is_error=outcome.is_error, structured_content=structured)
 
 
 def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:

@@ -91,4 +91,23 @@ async def run_task(
         return ToolResult.error(f"moot session {client.session_id} ended without an answer")
     ending = f"[moot session {client.session_id}: {finished.state}, {finished.stop_reason}]"
     text = f"{finished.output}\n\n{ending}" if finished.output else ending
-    return ToolResult(text, is_error=finished.state != "completed")
+    structured = {
+        "answer": finished.output,
+        "session_id": client.session_id,
+        "state": str(finished.state),
+        "stop_reason": str(finished.stop_reason),
+    }
+    return ToolResult(text, is_error=finished.state != "completed", display=structured)
+
+
+TASK_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string", "description": "moot's answer"},
+        "session_id": {"type": "string", "description": "pass it to continue the session"},
+        "state": {"type": "string", "description": "how the run ended: completed, failed, ..."},
+        "stop_reason": {"type": "string"},
+    },
+    "required": ["answer", "session_id", "state", "stop_reason"],
+}
+"""`moot_task`'s structured result (`outputSchema`)."""

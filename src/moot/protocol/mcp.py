@@ -145,6 +145,11 @@ class McpControl(Protocol):
         """
         ...
 
+    async def mcp_ready(self) -> None:
+        """Wait for the servers of a session that waits for them before its first request
+        (`moot -p`, an editor: bounded, once, telling what was late); at once otherwise."""
+        ...
+
     async def mcp_resource(self, server: str, uri: str) -> McpResourceText:
         """Read one of a server's resources (waits for the server to start).
 

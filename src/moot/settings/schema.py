@@ -150,6 +150,9 @@ class Settings(msgspec.Struct, kw_only=True):
     )
     """Send MCP tools' full schemas (`never` defer), only names and one line each with a
     search tool that loads them (`always`), or the first while they fit a budget (`auto`)."""
+    mcp_startup_wait: float | None = msgspec.field(default=None, name="mcpStartupWait")
+    """Seconds a headless run or an editor's session waits for its MCP servers before its
+    first model request; None: `MCP_TIMEOUT` (milliseconds), else 30."""
 
 
 class LoadedSettings(Settings, kw_only=True):

@@ -1,0 +1,176 @@
+"""A run that cannot be watched (`moot -p`) waits for its MCP servers before its first model
+request: on a fresh machine (no cached tool lists) its first run sees their tools and prompts;
+a server not up in time is named with what it wrote to stderr, and the run goes on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mcp_helpers import call, script, server, user_servers
+from mcp_reference import everything, filesystem, require
+from moot.protocol import events as ev
+
+pytestmark = pytest.mark.timeout(240)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    return root
+
+
+def headless(
+    workspace: Path, model: str, prompt: str, *flags: str, **env: str
+) -> tuple[list[ev.Event], str]:
+    environ = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "moot.cli", "-p", prompt, "--model", model,
+         "--output-format", "events", "--allowedTools", "mcp__good", *flags],
+        cwd=workspace, env={**environ, **env}, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return [ev.event_from_json(line) for line in done.stdout.splitlines()], done.stderr
+
+
+def results(events: list[ev.Event]) -> list[str]:
+    return [e.content for e in events if isinstance(e, ev.ToolFinished)]
+
+
+def test_the_first_headless_run_on_a_fresh_home_sees_the_servers_tools(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    user_servers(private_moot_home, {"good": server("good")})
+    model = script(
+        tmp_path / "m.json", call("mcp__good__echo", text="owls at dusk"), {"text": "done"}
+    )
+
+    events, _ = headless(workspace, model, "say it back")
+
+    assert results(events) == ["owls at dusk"]
+
+
+def test_a_server_that_hangs_at_start_is_named_with_its_stderr_and_the_run_goes_on(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    stuck = server("stuck", startupTimeout=2)
+    user_servers(private_moot_home, {"stuck": stuck, "good": server("good")})
+    model = script(tmp_path / "m.json", call("mcp__good__add", a=2, b=3), {"text": "done"})
+
+    events, stderr = headless(workspace, model, "add")
+
+    assert results(events) == ["5"]  # the server that came up is there
+    assert "MCP server stuck failed to start: did not finish starting" in stderr, stderr
+    assert "within 2 s" in stderr and "TimeoutError" not in stderr
+    assert "stuck: waiting for the licence server at 10.9.8.7" in stderr
+
+
+@pytest.mark.parametrize("bound", ["setting", "MCP_TIMEOUT"])
+def test_the_wait_is_bounded_and_a_server_still_starting_is_named_with_its_stderr(
+    workspace: Path, tmp_path: Path, private_moot_home: Path, bound: str
+) -> None:
+    if bound == "setting":
+        user_servers(private_moot_home, {"stuck": server("stuck")}, mcpStartupWait=8)
+        env = {}
+    else:
+        user_servers(private_moot_home, {"stuck": server("stuck")})
+        env = {"MCP_TIMEOUT": "8000"}
+    model = script(tmp_path / "m.json", {"text": "answered anyway"})
+
+    began = time.monotonic()
+    events, stderr = headless(workspace, model, "hello", **env)
+
+    assert [e.text for e in events if isinstance(e, ev.TextDelta)] == ["answered anyway"]
+    assert time.monotonic() - began < 25  # not the default 30 s
+    assert "MCP server stuck" in stderr and "8 s" in stderr, stderr
+    assert "stuck: waiting for the licence server at 10.9.8.7" in stderr
+
+
+def test_an_mcp_prompt_is_a_headless_runs_message(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    user_servers(private_moot_home, {"good": server("good")})
+    model = script(tmp_path / "m.json", {"text": "reviewed"})
+
+    events, _ = headless(workspace, model, "/mcp__good__review the parser")
+
+    (turn,) = [e for e in events if isinstance(e, ev.TurnStarted)]
+    assert turn.prompt == "Please review the parser carefully."
+
+
+def test_the_reference_servers_tools_and_prompts_are_there_in_the_first_headless_run(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    modules = require()
+    (workspace / "notes.txt").write_text("the owl flies at dusk\n")
+    servers = {"fs": filesystem(modules, workspace), "everything": everything(modules)}
+    user_servers(private_moot_home, servers)
+    notes = str(workspace / "notes.txt")
+    model = script(
+        tmp_path / "m.json",
+        {"tool_calls": [
+            {"name": "mcp__fs__read_text_file", "arguments": {"path": notes}},
+            {"name": "mcp__everything__echo", "arguments": {"message": "hello"}},
+        ]},
+        {"text": "done"},
+    )  # fmt: skip
+    allow = ("--allowedTools", "mcp__fs,mcp__everything")
+
+    events, _ = headless(workspace, model, "read it", *allow)
+    assert results(events) == ["the owl flies at dusk\n", "Echo: hello"]
+
+    model = script(tmp_path / "p.json", {"text": "ok"})
+    events, _ = headless(workspace, model, "/mcp__everything__simple-prompt")
+    (turn,) = [e for e in events if isinstance(e, ev.TurnStarted)]
+    assert turn.prompt == "This is a simple prompt without arguments."
+
+
+def test_the_servers_are_told_the_workspace_as_their_root(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    """server-filesystem given no directory works in the client's roots (the workspace, then
+    each --add-dir); server-everything offers `get-roots-list` only to a client that has roots."""
+    modules = require()
+    (workspace / "notes.txt").write_text("rooted\n")
+    servers = {"fs": filesystem(modules), "everything": everything(modules)}
+    user_servers(private_moot_home, servers)
+    notes = str(workspace / "notes.txt")
+    model = script(
+        tmp_path / "m.json",
+        {"tool_calls": [
+            {"name": "mcp__fs__read_text_file", "arguments": {"path": notes}},
+            {"name": "mcp__everything__get-roots-list", "arguments": {}},
+        ]},
+        {"text": "done"},
+    )  # fmt: skip
+
+    other = tmp_path / "other"
+    other.mkdir()
+    allow = ("--allowedTools", "mcp__fs,mcp__everything")
+    events, _ = headless(workspace, model, "go", *allow, "--add-dir", str(other))
+
+    read, roots = results(events)
+    assert read == "rooted\n"
+    assert workspace.as_uri() in roots and other.as_uri() in roots  # and the --add-dir
+
+
+def test_a_servers_progress_shows_on_the_tools_block(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    user_servers(private_moot_home, {"good": server("good")})
+    model = script(tmp_path / "m.json", call("mcp__good__steps", count=3), {"text": "done"})
+
+    events, _ = headless(workspace, model, "count")
+
+    (started,) = [e for e in events if isinstance(e, ev.ToolStarted)]
+    shown = [e for e in events if isinstance(e, ev.ToolOutput)]
+    assert [e.text for e in shown] == ["[1/3] step 1\n", "[2/3] step 2\n", "[3/3] step 3\n"]
+    assert {e.tool_call_id for e in shown} == {started.tool_call_id}
+    assert results(events) == ["counted"]
