@@ -19,10 +19,15 @@ warm look reads no file at all), and each look says how many it left out and nam
 What a session holds of each file is what ranking reads (`RankFacts`: names, interned); the
 full tags (declarations, lines) stay in the cache and are read for the few files a map shows or
 a lookup finds (`SourceIndex.files`), so 60,000 source files take tens of MB, not hundreds.
+The facts of files taken from the cache are decoded only when first asked for (`LazyFacts`):
+a new session over unchanged files answers its first map from the map an earlier session
+saved (`moot.repomap.map`), by a key naming every file's path and content (`content_key`),
+and decodes none.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -46,15 +51,20 @@ from moot.repomap.parse import (
     read_source,
 )
 from moot.repomap.rank import RankFacts, collector_paused, facts_of
-from moot.repomap.sources import LazyTags, SourceIndex, left_out_notes, mapped_sources
+from moot.repomap.sources import (
+    PARSE_SECONDS,
+    PENDING,
+    LazyFacts,
+    LazyTags,
+    SourceIndex,
+    look_notes,
+    mapped_sources,
+)
 from moot.repomap.tags import FileTags
 from moot.workspace.file_index import FileIndex
 from moot.workspace.file_listing import FileListing
 from moot.workspace.ignore import Hidden, HiddenInodes
 
-PARSE_SECONDS = 2.0
-"""How long one look parses at most; the rest is parsed in the background (a session's
-index) or by the next look. Parsing runs at ~0.5 ms a file on a core: ~10,000 files fit."""
 IN_PROCESS_UP_TO = 150
 """Files to parse: this many or fewer are parsed here, more by parser processes (each takes
 ~0.2 s to start)."""
@@ -172,7 +182,10 @@ class RepoIndex:
             self._forget(current, complete=not listing.notes)
             with self._cache_lock:
                 self._flush()
-            facts = {rel: known.facts for rel, known in self._known.items() if known.facts}
+            facts = LazyFacts(
+                {rel: known.facts for rel, known in self._known.items() if known.facts},
+                self._settle,
+            )
             notes = self._notes(listing, current, len(left))
             version = self._version
             if left and self._background and not self._closed:
@@ -180,6 +193,26 @@ class RepoIndex:
         return SourceIndex(
             facts, LazyTags(self.tags, facts), tuple(parsed), notes, version, len(left)
         )
+
+    def content_key(self, found: SourceIndex) -> bytes:
+        """A digest of what a map of `found` is made from: every mapped file's path, language
+        and content, and the notes (equal keys, equal maps)."""
+        parts: list[bytes] = []
+        for rel in sorted(found.facts):
+            known = self._known[rel]
+            parts += (rel.encode(), b"\0", known.language.encode(), b"\0", known.digest)
+        parts += (note.encode() + b"\0" for note in found.notes)
+        return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
+
+    def saved_map(self, key: bytes) -> bytes | None:
+        """A map an earlier session saved under `key` (`save_map`), if the cache has it."""
+        with self._cache_lock:
+            return self._cache_of().saved_map(key)
+
+    def save_map(self, key: bytes, blob: bytes) -> None:
+        """Keep a map in the cache for later sessions over the same files."""
+        with self._cache_lock:
+            self._cache_of().save_map(key, blob)
 
     def tags(self, rel: str) -> FileTags | None:
         """The full tags of a mapped file, read from the cache (None when it has none)."""
@@ -257,10 +290,13 @@ class RepoIndex:
             changed += [(rel, spec) for rel, spec, _ in todo]
             todo = []
         with self._cache_lock:
-            blobs = self._cache_of().tags({(r.digest, r.language) for r, _ in from_cache.values()})
+            held = self._cache_of().held({(r.digest, r.language) for r, _ in from_cache.values()})
         for rel, (row, spec) in from_cache.items():
             key = (row.digest, row.language)
-            if key not in blobs or not self._take(rel, row, blobs[key]):
+            if key in held:  # its facts are decoded when first asked for (`_settle`)
+                self._known[rel] = _Known(*row, PENDING if held[key] else None)
+                self._version += 1
+            else:
                 todo.append((rel, spec, row.mtime_ns))
         todo += self._rehash(changed, deadline, parsed)
         return current, todo
@@ -279,6 +315,30 @@ class RepoIndex:
         self._known[rel] = _Known(*row, facts)
         self._version += 1
         return True
+
+    def _settle(self) -> dict[str, RankFacts]:
+        """Decode the facts of the files taken from the cache undecoded (`PENDING`); one whose
+        tags cannot be read any more defines nothing in this look and is parsed at the next.
+
+        Returns:
+            The facts decoded, by path.
+        """
+        assert self._rows is not None
+        decoded: dict[str, RankFacts] = {}
+        with self._cache_lock, collector_paused():
+            pending = [(rel, k) for rel, k in list(self._known.items()) if k.facts is PENDING]
+            blobs = self._cache_of().tags({(k.digest, k.language) for _, k in pending})
+            for rel, known in pending:
+                try:
+                    facts = facts_of(decode_tags(blobs[(known.digest, known.language)]))
+                except (KeyError, ValueError):  # the next look parses it
+                    decoded[rel] = RankFacts(known.language, (), (), (), ())
+                    self._known.pop(rel, None)
+                    self._rows.pop(rel, None)
+                    continue
+                decoded[rel] = facts
+                self._known[rel] = known._replace(facts=facts)
+        return decoded
 
     def _rehash(
         self, changed: list[tuple[str, LanguageSpec]], deadline: float, parsed: list[str]
@@ -421,33 +481,14 @@ class RepoIndex:
             thread.join()
             self._continuing = None
 
-    def _left_out(self, current: set[str]) -> list[str]:
-        """Notes on the files read but not mapped: past the size limit, or binary."""
-        return left_out_notes(
-            (rel, known.size)
-            for rel, known in self._known.items()
-            if known.facts is None and rel in current
-        )
-
     def _notes(self, listing: FileListing, current: set[str], left: int) -> tuple[str, ...]:
-        problems: dict[str, int] = {}
-        for rel, problem in self._problems.items():
-            if rel in current:
-                problems[problem] = problems.get(problem, 0) + 1
-        notes = [f"{count} file(s) left out: {why}" for why, count in problems.items()]
-        notes += self._left_out(current)
-        notes += listing.notes
-        if left:
-            later = (
-                "they are being parsed in the background: map again for the rest"
-                if self._background
-                else "map again to parse more"
-            )
-            notes.append(
-                f"{left:,} of {len(current):,} source files are not parsed yet (a look parses"
-                f" for {PARSE_SECONDS:g} s); {later}"
-            )
-        return tuple(notes)
+        unmapped = ((r, k.size) for r, k in self._known.items() if k.facts is None and r in current)
+        return look_notes(
+            [problem for rel, problem in self._problems.items() if rel in current],
+            unmapped,
+            listing.notes,
+            (left, len(current), self._background),
+        )
 
 
 def _priority(item: tuple[str, LanguageSpec, int], first: set[str]) -> tuple[bool, int, int]:
