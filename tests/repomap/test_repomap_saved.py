@@ -94,3 +94,21 @@ def test_a_cached_file_whose_tags_are_gone_is_dropped_then_parsed_again(
         unreadable = dict(found.facts)  # what this look knows of them: no names
         assert len(unreadable) == 40 and not any(facts.defined for facts in unreadable.values())
         assert map_repository(again).ranked == fresh(root, tmp_path)[1]  # parsed again
+
+
+def test_a_look_that_finds_nothing_changed_answers_the_last_again_and_an_edit_is_seen(
+    root: Path, tmp_path: Path
+) -> None:
+    with RepoIndex(root, cache_file=tmp_path / "cache.sqlite3") as index:
+        first = index.index()
+        again = index.index()
+        assert again.facts is first.facts and again.version == first.version
+        assert again.parsed == ()
+        edited = root / "pkg0" / "mod01.py"  # written in place: its directory's time stays
+        directory_time = (root / "pkg0").stat().st_mtime_ns
+        edited.write_text(edited.read_text() + "\n\ndef added_name():\n    pass\n")
+        assert (root / "pkg0").stat().st_mtime_ns == directory_time
+        after = index.index()
+        assert after.facts is not first.facts
+        assert "added_name" in after.facts["pkg0/mod01.py"].defined
+        assert after.parsed == ("pkg0/mod01.py",)

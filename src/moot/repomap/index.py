@@ -27,7 +27,6 @@ and decodes none.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -37,6 +36,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
+
+import msgspec
 
 from moot.repomap.cache import CachedFile, TagCache, TagsKey, cache_path
 from moot.repomap.focus import resolve_focus
@@ -57,8 +58,10 @@ from moot.repomap.sources import (
     LazyFacts,
     LazyTags,
     SourceIndex,
+    content_key,
     look_notes,
     mapped_sources,
+    parse_order,
 )
 from moot.repomap.tags import FileTags
 from moot.workspace.file_index import FileIndex
@@ -121,6 +124,9 @@ class RepoIndex:
         self._problems: dict[str, str] = {}
         """Files not parsed for a reason to tell (a grammar missing), by path."""
         self._version = 0
+        self._last: tuple[tuple[int, tuple[str, ...], set[str]], SourceIndex] | None = None
+        """The last look's answer, and what it was made of: a look that finds the same files
+        and changes nothing answers it again."""
         self._sources: tuple[FileListing, list[tuple[str, LanguageSpec]]] | None = None
         self._decoded: OrderedDict[bytes, FileTags] = OrderedDict()
         self._grammars = Grammars()
@@ -177,8 +183,11 @@ class RepoIndex:
             parsed: list[str] = []
             current, todo = self._look(listing, inodes, deadline, parsed)
             first = resolve_focus(self.root, current, focus)[0] if focus else set()
-            todo.sort(key=lambda item: _priority(item, first))
+            todo.sort(key=lambda item: parse_order(item, first))
             left = self._parse(todo, deadline, parsed)
+            same = (self._version, listing.notes, current)
+            if not left and self._last is not None and self._last[0] == same:
+                return msgspec.structs.replace(self._last[1], parsed=tuple(parsed))
             self._forget(current, complete=not listing.notes)
             with self._cache_lock:
                 self._flush()
@@ -188,31 +197,26 @@ class RepoIndex:
             )
             notes = self._notes(listing, current, len(left))
             version = self._version
+            found = SourceIndex(
+                facts, LazyTags(self.tags, facts), tuple(parsed), notes, version, len(left)
+            )
+            self._last = ((self._version, listing.notes, current), found)
             if left and self._background and not self._closed:
                 self._continue(left)
-        return SourceIndex(
-            facts, LazyTags(self.tags, facts), tuple(parsed), notes, version, len(left)
-        )
+        return found
 
     def content_key(self, found: SourceIndex) -> bytes:
-        """A digest of what a map of `found` is made from: every mapped file's path, language
-        and content, and the notes (equal keys, equal maps)."""
-        parts: list[bytes] = []
-        for rel in sorted(found.facts):
-            known = self._known[rel]
-            parts += (rel.encode(), b"\0", known.language.encode(), b"\0", known.digest)
-        parts += (note.encode() + b"\0" for note in found.notes)
-        return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
+        """A digest of every mapped file's path, language and content, and the notes: what a
+        map of `found` is made from (`moot.repomap.sources.content_key`)."""
+        return content_key(found, self._known)
 
-    def saved_map(self, key: bytes) -> bytes | None:
-        """A map an earlier session saved under `key` (`save_map`), if the cache has it."""
+    def saved_map(self, key: bytes, blob: bytes | None = None) -> bytes | None:
+        """The map an earlier session saved under `key`, if the cache has it; given `blob`,
+        save that there for later sessions over the same files."""
         with self._cache_lock:
-            return self._cache_of().saved_map(key)
-
-    def save_map(self, key: bytes, blob: bytes) -> None:
-        """Keep a map in the cache for later sessions over the same files."""
-        with self._cache_lock:
-            self._cache_of().save_map(key, blob)
+            if blob is not None:
+                self._cache_of().save_map(key, blob)
+            return blob if blob is not None else self._cache_of().saved_map(key)
 
     def tags(self, rel: str) -> FileTags | None:
         """The full tags of a mapped file, read from the cache (None when it has none)."""
@@ -262,21 +266,25 @@ class RepoIndex:
         if len(sources) - len(self._rows) > IN_PROCESS_UP_TO:
             self._pool_of().start()  # the processes start while the files are looked at
         root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        look, is_file, known_of, add = os.stat, stat.S_ISREG, self._known.get, current.add
         try:
-            for rel, spec in sources:
+            for rel, spec in sources:  # the hot loop of a warm look: 60,000 files
                 try:
-                    info = os.stat(rel, dir_fd=root_fd, follow_symlinks=False)
+                    info = look(rel, dir_fd=root_fd, follow_symlinks=False)
                 except OSError:
                     continue
-                if not stat.S_ISREG(info.st_mode):
+                if not is_file(info.st_mode) or (inodes is not None and inodes.covers(info)):
                     continue
-                if inodes is not None and inodes.covers(info):
+                add(rel)
+                known = known_of(rel)
+                if (
+                    known is not None
+                    and known.mtime_ns == info.st_mtime_ns
+                    and known.size == info.st_size
+                    and known.language == spec.name
+                ):
                     continue
-                current.add(rel)
                 seen = (info.st_mtime_ns, info.st_size, spec.name)
-                known = self._known.get(rel)
-                if known is not None and known[:3] == seen:
-                    continue
                 row = self._rows.get(rel)
                 if row is not None and row[:3] == seen:
                     from_cache[rel] = (row, spec)
@@ -489,9 +497,3 @@ class RepoIndex:
             listing.notes,
             (left, len(current), self._background),
         )
-
-
-def _priority(item: tuple[str, LanguageSpec, int], first: set[str]) -> tuple[bool, int, int]:
-    """Focused files first, then the shallowest, the newest first."""
-    rel, _, mtime_ns = item
-    return (rel not in first, rel.count("/"), -mtime_ns)

@@ -108,7 +108,7 @@ def map_repository(
         index.results["ranks"] = ranking.files
         result = RepoMap(text, tuple(ranking.files), shown, found.parsed, found.notes)
         if saved_key is not None and not found.pending:
-            index.save_map(saved_key, msgspec.msgpack.encode((text, result.ranked, shown)))
+            index.saved_map(saved_key, msgspec.msgpack.encode((text, result.ranked, shown)))
     if len(index.results) >= _KEPT_MAPS:
         index.results = {"ranks": index.results.get("ranks")}
     index.results[key] = result

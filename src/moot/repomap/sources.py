@@ -3,7 +3,9 @@ source files, their facts and tags, and the notes on what was left out."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Protocol
 
 import msgspec
 
@@ -67,6 +69,22 @@ class SourceIndex(msgspec.Struct, frozen=True):
     """Differs between two looks of one index whenever `facts` may differ."""
     pending: int = 0
     """Source files not parsed yet (the look's time ran out)."""
+
+
+class _Content(Protocol):
+    language: str
+    digest: bytes
+
+
+def content_key(found: SourceIndex, contents: Mapping[str, _Content]) -> bytes:
+    """A digest of what a map of `found` is made from: every mapped file's path, language and
+    content (`contents`: by path), and the notes. Equal keys, equal maps."""
+    parts: list[bytes] = []
+    for rel in sorted(found.facts):
+        content = contents[rel]
+        parts += (rel.encode(), b"\0", content.language.encode(), b"\0", content.digest)
+    parts += (note.encode() + b"\0" for note in found.notes)
+    return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
 
 
 def mapped_sources(files: Sequence[str]) -> list[tuple[str, LanguageSpec]]:
@@ -173,3 +191,9 @@ class LazyTags(Mapping[str, FileTags]):
 
     def __len__(self) -> int:
         return len(self._facts)
+
+
+def parse_order(item: tuple[str, LanguageSpec, int], first: set[str]) -> tuple[bool, int, int]:
+    """Focused files first, then the shallowest, the newest first."""
+    rel, _, mtime_ns = item
+    return (rel not in first, rel.count("/"), -mtime_ns)
