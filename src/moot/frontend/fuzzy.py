@@ -89,6 +89,8 @@ class PathIndex:
         if "\0" in low or not all(char in self._full.text for char in set(low)):
             self._every = (low, [])
             return []
+        names: list[int] | None
+        paths: list[int] | None
         if self._every is not None and low.startswith(self._every[0]):
             names = paths = self._every[1]  # every match of what was typed before
         else:

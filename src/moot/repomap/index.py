@@ -337,9 +337,10 @@ class RepoIndex:
             pending = [(rel, k) for rel, k in list(self._known.items()) if k.facts is PENDING]
             blobs = self._cache_of().tags({(k.digest, k.language) for _, k in pending})
             for rel, known in pending:
+                blob = blobs.get((known.digest, known.language))
                 try:
-                    facts = facts_of(decode_tags(blobs[(known.digest, known.language)]))
-                except (KeyError, ValueError):  # the next look parses it
+                    facts = facts_of(decode_tags(blob if blob is not None else b""))
+                except ValueError:  # gone from the cache, or damaged: the next look parses it
                     decoded[rel] = RankFacts(known.language, (), (), (), ())
                     self._known.pop(rel, None)
                     self._rows.pop(rel, None)

@@ -72,8 +72,10 @@ class SourceIndex(msgspec.Struct, frozen=True):
 
 
 class _Content(Protocol):
-    language: str
-    digest: bytes
+    @property
+    def language(self) -> str: ...
+    @property
+    def digest(self) -> bytes: ...
 
 
 def content_key(found: SourceIndex, contents: Mapping[str, _Content]) -> bytes:
