@@ -112,3 +112,21 @@ def test_a_look_that_finds_nothing_changed_answers_the_last_again_and_an_edit_is
         assert after.facts is not first.facts
         assert "added_name" in after.facts["pkg0/mod01.py"].defined
         assert after.parsed == ("pkg0/mod01.py",)
+
+
+def test_a_look_whose_files_stat_as_before_still_parses_what_the_last_left(
+    root: Path, tmp_path: Path
+) -> None:
+    with RepoIndex(root, cache_file=tmp_path / "cache.sqlite3", background=False) as index:
+        first = index.index(seconds=0)  # out of time at once: every file left to parse
+        assert first.pending == 40 and not first.facts
+        again = index.index(seconds=3600)  # no file changed: the files left are parsed now
+        assert again.pending == 0 and len(again.parsed) == 40
+        assert index.index().facts is again.facts  # then nothing: the last look answers
+        edited = root / "pkg1" / "mod12.py"
+        edited.write_text(edited.read_text().replace("helper_12", "helper_xy"))
+        after = index.index()
+        assert (
+            after.parsed == ("pkg1/mod12.py",)
+            and "helper_xy" in after.facts[after.parsed[0]].defined
+        )

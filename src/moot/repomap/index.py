@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 import msgspec
 
+from moot.repomap import sources as source_files
 from moot.repomap.cache import CachedFile, TagCache, TagsKey, cache_path
 from moot.repomap.focus import resolve_focus
 from moot.repomap.languages import Grammars, LanguageSpec
@@ -52,17 +53,7 @@ from moot.repomap.parse import (
     read_source,
 )
 from moot.repomap.rank import RankFacts, collector_paused, facts_of
-from moot.repomap.sources import (
-    PARSE_SECONDS,
-    PENDING,
-    LazyFacts,
-    LazyTags,
-    SourceIndex,
-    content_key,
-    look_notes,
-    mapped_sources,
-    parse_order,
-)
+from moot.repomap.sources import PARSE_SECONDS, PENDING, LazyFacts, LazyTags, SourceIndex
 from moot.repomap.tags import FileTags
 from moot.workspace.file_index import FileIndex
 from moot.workspace.file_listing import FileListing
@@ -124,9 +115,10 @@ class RepoIndex:
         self._problems: dict[str, str] = {}
         """Files not parsed for a reason to tell (a grammar missing), by path."""
         self._version = 0
+        self._stamp: tuple[list[tuple[str, LanguageSpec]], int, set[str]] | None = None
+        """The last look's sources, stats' digest and files, when it left nothing to parse."""
         self._last: tuple[tuple[int, tuple[str, ...], set[str]], SourceIndex] | None = None
-        """The last look's answer, and what it was made of: a look that finds the same files
-        and changes nothing answers it again."""
+        """The last look's answer and what it was made of (a look changing nothing reuses it)."""
         self._sources: tuple[FileListing, list[tuple[str, LanguageSpec]]] | None = None
         self._decoded: OrderedDict[bytes, FileTags] = OrderedDict()
         self._grammars = Grammars()
@@ -183,7 +175,7 @@ class RepoIndex:
             parsed: list[str] = []
             current, todo = self._look(listing, inodes, deadline, parsed)
             first = resolve_focus(self.root, current, focus)[0] if focus else set()
-            todo.sort(key=lambda item: parse_order(item, first))
+            todo.sort(key=lambda item: source_files.parse_order(item, first))
             left = self._parse(todo, deadline, parsed)
             same = (self._version, listing.notes, current)
             if not left and self._last is not None and self._last[0] == same:
@@ -201,6 +193,8 @@ class RepoIndex:
                 facts, LazyTags(self.tags, facts), tuple(parsed), notes, version, len(left)
             )
             self._last = ((self._version, listing.notes, current), found)
+            if left or self._problems:  # the next look stats file by file, parses what is left
+                self._stamp = None
             if left and self._background and not self._closed:
                 self._continue(left)
         return found
@@ -208,7 +202,7 @@ class RepoIndex:
     def content_key(self, found: SourceIndex) -> bytes:
         """A digest of every mapped file's path, language and content, and the notes: what a
         map of `found` is made from (`moot.repomap.sources.content_key`)."""
-        return content_key(found, self._known)
+        return source_files.content_key(found, self._known)
 
     def saved_map(self, key: bytes, blob: bytes | None = None) -> bytes | None:
         """The map an earlier session saved under `key`, if the cache has it; given `blob`,
@@ -266,13 +260,17 @@ class RepoIndex:
         if len(sources) - len(self._rows) > IN_PROCESS_UP_TO:
             self._pool_of().start()  # the processes start while the files are looked at
         root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        look, is_file, known_of, add = os.stat, stat.S_ISREG, self._known.get, current.add
+        is_file, known_of, add = stat.S_ISREG, self._known.get, current.add
         try:
-            for rel, spec in sources:  # the hot loop of a warm look: 60,000 files
-                try:
-                    info = look(rel, dir_fd=root_fd, follow_symlinks=False)
-                except OSError:
-                    continue
+            stats = source_files.stat_all(root_fd, sources)
+            stamp = source_files.stamp_of(stats) if stats is not None and inodes is None else None
+            last, self._stamp = self._stamp, None
+            if stamp is not None and last is not None and last[:2] == (sources, stamp):
+                self._stamp = last
+                return last[2], []  # every file stats as at the last look, which left none
+            if stamp is not None:
+                self._stamp = (sources, stamp, current)
+            for (rel, spec), info in source_files.stat_each(root_fd, sources, stats):
                 if not is_file(info.st_mode) or (inodes is not None and inodes.covers(info)):
                     continue
                 add(rel)
@@ -311,7 +309,7 @@ class RepoIndex:
 
     def _sources_of(self, listing: FileListing) -> list[tuple[str, LanguageSpec]]:
         if self._sources is None or self._sources[0] is not listing:
-            self._sources = (listing, mapped_sources(listing.files))
+            self._sources = (listing, source_files.mapped_sources(listing.files))
         return self._sources[1]
 
     def _take(self, rel: str, row: CachedFile, blob: bytes | None) -> bool:
@@ -344,6 +342,7 @@ class RepoIndex:
                     decoded[rel] = RankFacts(known.language, (), (), (), ())
                     self._known.pop(rel, None)
                     self._rows.pop(rel, None)
+                    self._stamp, self._version = None, self._version + 1
                     continue
                 decoded[rel] = facts
                 self._known[rel] = known._replace(facts=facts)
@@ -492,7 +491,7 @@ class RepoIndex:
 
     def _notes(self, listing: FileListing, current: set[str], left: int) -> tuple[str, ...]:
         unmapped = ((r, k.size) for r, k in self._known.items() if k.facts is None and r in current)
-        return look_notes(
+        return source_files.look_notes(
             [problem for rel, problem in self._problems.items() if rel in current],
             unmapped,
             listing.notes,

@@ -4,8 +4,9 @@ source files, their facts and tags, and the notes on what was left out."""
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -14,6 +15,7 @@ from moot.repomap.parse import MAX_FILE_BYTES
 from moot.repomap.rank import RankFacts
 from moot.repomap.tags import FileTags
 
+_Source = TypeVar("_Source", bound=tuple[str, Any])
 PARSE_SECONDS = 2.0
 """How long one look parses at most; the rest is parsed in the background (a session's
 index) or by the next look. Parsing runs at ~0.5 ms a file on a core: ~10,000 files fit."""
@@ -145,6 +147,48 @@ def look_notes(
             f" for {PARSE_SECONDS:g} s); {later}"
         )
     return tuple(notes)
+
+
+def stat_all(root_fd: int, sources: Sequence[tuple[str, Any]]) -> list[os.stat_result] | None:
+    """Every source file's `lstat` (None: one could not be statted; stat them one by one)."""
+    look = os.stat
+    try:
+        return [look(rel, dir_fd=root_fd, follow_symlinks=False) for rel, _ in sources]
+    except OSError:
+        return None
+
+
+def stamp_of(stats: list[os.stat_result]) -> int:
+    """A digest of what a change to a file changes in its stat: its type, inode, device,
+    modification and change times, and size."""
+    return hash(
+        tuple(
+            [
+                (s.st_mode, s.st_ino, s.st_dev, s.st_mtime_ns, s.st_ctime_ns, s.st_size)
+                for s in stats
+            ]
+        )
+    )
+
+
+def stat_each(
+    root_fd: int, sources: Sequence[_Source], stats: list[os.stat_result] | None
+) -> Iterable[tuple[_Source, os.stat_result]]:
+    """Each source file with its stat (`stats`, or statted here when None), those that
+    cannot be statted left out."""
+    if stats is not None:
+        return zip(sources, stats, strict=True)
+    return _stat_one_by_one(root_fd, sources)
+
+
+def _stat_one_by_one(
+    root_fd: int, sources: Sequence[_Source]
+) -> Iterator[tuple[_Source, os.stat_result]]:
+    for source in sources:
+        try:
+            yield source, os.stat(source[0], dir_fd=root_fd, follow_symlinks=False)
+        except OSError:
+            continue
 
 
 def left_out_notes(unmapped: Iterable[tuple[str, int]]) -> list[str]:
