@@ -1,10 +1,13 @@
 """The repository map's cache of parsed files: one SQLite database per workspace.
 
-Two tables. `files` holds, per path, the `(mtime_ns, size, language)` the file had when it
+Three tables. `files` holds, per path, the `(mtime_ns, size, language)` the file had when it
 was read and a digest of its content (BLAKE2b, 16 bytes); `tags` holds the tags of each
 content, keyed by that digest and the language. A file whose stat still agrees is not read
 again; one whose stat changed but whose content did not (a `git checkout`, a `touch`, a copy
-of another file) is read and hashed but not parsed. The database lives in the user cache
+of another file) is read and hashed but not parsed. `maps` holds the last few rendered maps,
+by a key naming every mapped file's path and content (`RepoIndex.content_key`): a new session
+over files that did not change answers its first map from there, without decoding 60,000
+files' tags or ranking them again. The database lives in the user cache
 directory (`moot.paths.cache_dir()/repomap/`), so it survives restarts and never adds files
 to the workspace. It can be deleted at any time: it is rebuilt on the next map.
 """
@@ -16,9 +19,10 @@ import hashlib
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from moot.paths import cache_dir
 
@@ -44,7 +48,16 @@ _SCHEMA = (
     ) WITHOUT ROWID
     """,
     "CREATE INDEX IF NOT EXISTS files_content ON files (digest, language)",
+    """
+    CREATE TABLE IF NOT EXISTS maps (
+        key BLOB PRIMARY KEY,
+        made REAL NOT NULL,
+        map BLOB NOT NULL
+    ) WITHOUT ROWID
+    """,
 )
+_KEPT_MAPS = 4
+"""Maps kept (the most recently made): a session's first, unfocused, map and its budgets."""
 _ALL_TAGS_FROM = 2_000
 """Fetching more contents' tags than this reads the whole table once rather than row by row."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -105,17 +118,21 @@ class TagCache:
     def tags(self, keys: Collection[TagsKey]) -> dict[TagsKey, bytes | None]:
         """The stored tags of these contents (None: left out, binary or too large); a content
         without a row is missing from the answer."""
+        return self._select("tags", keys)
+
+    def held(self, keys: Collection[TagsKey]) -> dict[TagsKey, bool]:
+        """Whether the cache holds tags for these contents (False: left out, binary or too
+        large), without reading them; a content without a row is missing from the answer."""
+        return {key: bool(held) for key, held in self._select("tags IS NOT NULL", keys).items()}
+
+    def _select(self, column: str, keys: Collection[TagsKey]) -> dict[TagsKey, Any]:
         if len(keys) > _ALL_TAGS_FROM:
-            rows = self._read("SELECT digest, language, tags FROM tags", ())
-            return {
-                (digest, language): tags
-                for digest, language, tags in rows
-                if (digest, language) in keys
-            }
-        found: dict[TagsKey, bytes | None] = {}
+            rows = self._read(f"SELECT digest, language, {column} FROM tags", ())
+            return {(d, language): value for d, language, value in rows if (d, language) in keys}
+        found: dict[TagsKey, Any] = {}
         for digest, language in keys:
             rows = self._read(
-                "SELECT tags FROM tags WHERE digest = ? AND language = ?", (digest, language)
+                f"SELECT {column} FROM tags WHERE digest = ? AND language = ?", (digest, language)
             )
             if rows:
                 found[(digest, language)] = rows[0][0]
@@ -148,6 +165,23 @@ class TagCache:
                     "DELETE FROM tags WHERE NOT EXISTS (SELECT 1 FROM files"
                     " WHERE files.digest = tags.digest AND files.language = tags.language)"
                 )
+
+    def saved_map(self, key: bytes) -> bytes | None:
+        """The map stored under `key` (`save_map`), if any."""
+        rows = self._read("SELECT map FROM maps WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def save_map(self, key: bytes, blob: bytes) -> None:
+        """Store a map under `key`, keeping only the few made last (best effort)."""
+        with contextlib.suppress(sqlite3.Error), self._connection:
+            self._connection.execute(
+                "INSERT OR REPLACE INTO maps VALUES (?, ?, ?)", (key, time.time(), blob)
+            )
+            self._connection.execute(
+                "DELETE FROM maps WHERE key NOT IN"
+                " (SELECT key FROM maps ORDER BY made DESC LIMIT ?)",
+                (_KEPT_MAPS,),
+            )
 
     def _read(self, query: str, parameters: tuple[object, ...]) -> list[tuple]:
         try:

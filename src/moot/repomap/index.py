@@ -19,6 +19,10 @@ warm look reads no file at all), and each look says how many it left out and nam
 What a session holds of each file is what ranking reads (`RankFacts`: names, interned); the
 full tags (declarations, lines) stay in the cache and are read for the few files a map shows or
 a lookup finds (`SourceIndex.files`), so 60,000 source files take tens of MB, not hundreds.
+The facts of files taken from the cache are decoded only when first asked for (`LazyFacts`):
+a new session over unchanged files answers its first map from the map an earlier session
+saved (`moot.repomap.map`), by a key naming every file's path and content (`content_key`),
+and decodes none.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+import msgspec
+
+from moot.repomap import sources as source_files
 from moot.repomap.cache import CachedFile, TagCache, TagsKey, cache_path
 from moot.repomap.focus import resolve_focus
 from moot.repomap.languages import Grammars, LanguageSpec
@@ -46,15 +53,12 @@ from moot.repomap.parse import (
     read_source,
 )
 from moot.repomap.rank import RankFacts, collector_paused, facts_of
-from moot.repomap.sources import LazyTags, SourceIndex, left_out_notes, mapped_sources
+from moot.repomap.sources import PARSE_SECONDS, PENDING, LazyFacts, LazyTags, SourceIndex
 from moot.repomap.tags import FileTags
 from moot.workspace.file_index import FileIndex
 from moot.workspace.file_listing import FileListing
 from moot.workspace.ignore import Hidden, HiddenInodes
 
-PARSE_SECONDS = 2.0
-"""How long one look parses at most; the rest is parsed in the background (a session's
-index) or by the next look. Parsing runs at ~0.5 ms a file on a core: ~10,000 files fit."""
 IN_PROCESS_UP_TO = 150
 """Files to parse: this many or fewer are parsed here, more by parser processes (each takes
 ~0.2 s to start)."""
@@ -111,6 +115,10 @@ class RepoIndex:
         self._problems: dict[str, str] = {}
         """Files not parsed for a reason to tell (a grammar missing), by path."""
         self._version = 0
+        self._stamp: tuple[list[tuple[str, LanguageSpec]], int, set[str]] | None = None
+        """The last look's sources, stats' digest and files, when it left nothing to parse."""
+        self._last: tuple[tuple[int, tuple[str, ...], set[str]], SourceIndex] | None = None
+        """The last look's answer and what it was made of (a look changing nothing reuses it)."""
         self._sources: tuple[FileListing, list[tuple[str, LanguageSpec]]] | None = None
         self._decoded: OrderedDict[bytes, FileTags] = OrderedDict()
         self._grammars = Grammars()
@@ -167,19 +175,42 @@ class RepoIndex:
             parsed: list[str] = []
             current, todo = self._look(listing, inodes, deadline, parsed)
             first = resolve_focus(self.root, current, focus)[0] if focus else set()
-            todo.sort(key=lambda item: _priority(item, first))
+            todo.sort(key=lambda item: source_files.parse_order(item, first))
             left = self._parse(todo, deadline, parsed)
+            same = (self._version, listing.notes, current)
+            if not left and self._last is not None and self._last[0] == same:
+                return msgspec.structs.replace(self._last[1], parsed=tuple(parsed))
             self._forget(current, complete=not listing.notes)
             with self._cache_lock:
                 self._flush()
-            facts = {rel: known.facts for rel, known in self._known.items() if known.facts}
+            facts = LazyFacts(
+                {rel: known.facts for rel, known in self._known.items() if known.facts},
+                self._settle,
+            )
             notes = self._notes(listing, current, len(left))
             version = self._version
+            found = SourceIndex(
+                facts, LazyTags(self.tags, facts), tuple(parsed), notes, version, len(left)
+            )
+            self._last = ((self._version, listing.notes, current), found)
+            if left or self._problems:  # the next look stats file by file, parses what is left
+                self._stamp = None
             if left and self._background and not self._closed:
                 self._continue(left)
-        return SourceIndex(
-            facts, LazyTags(self.tags, facts), tuple(parsed), notes, version, len(left)
-        )
+        return found
+
+    def content_key(self, found: SourceIndex) -> bytes:
+        """A digest of every mapped file's path, language and content, and the notes: what a
+        map of `found` is made from (`moot.repomap.sources.content_key`)."""
+        return source_files.content_key(found, self._known)
+
+    def saved_map(self, key: bytes, blob: bytes | None = None) -> bytes | None:
+        """The map an earlier session saved under `key`, if the cache has it; given `blob`,
+        save that there for later sessions over the same files."""
+        with self._cache_lock:
+            if blob is not None:
+                self._cache_of().save_map(key, blob)
+            return blob if blob is not None else self._cache_of().saved_map(key)
 
     def tags(self, rel: str) -> FileTags | None:
         """The full tags of a mapped file, read from the cache (None when it has none)."""
@@ -229,21 +260,29 @@ class RepoIndex:
         if len(sources) - len(self._rows) > IN_PROCESS_UP_TO:
             self._pool_of().start()  # the processes start while the files are looked at
         root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        is_file, known_of, add = stat.S_ISREG, self._known.get, current.add
         try:
-            for rel, spec in sources:
-                try:
-                    info = os.stat(rel, dir_fd=root_fd, follow_symlinks=False)
-                except OSError:
+            stats = source_files.stat_all(root_fd, sources)
+            stamp = source_files.stamp_of(stats) if stats is not None and inodes is None else None
+            last, self._stamp = self._stamp, None
+            if stamp is not None and last is not None and last[:2] == (sources, stamp):
+                self._stamp = last
+                return last[2], []  # every file stats as at the last look, which left none
+            if stamp is not None:
+                self._stamp = (sources, stamp, current)
+            for (rel, spec), info in source_files.stat_each(root_fd, sources, stats):
+                if not is_file(info.st_mode) or (inodes is not None and inodes.covers(info)):
                     continue
-                if not stat.S_ISREG(info.st_mode):
+                add(rel)
+                known = known_of(rel)
+                if (
+                    known is not None
+                    and known.mtime_ns == info.st_mtime_ns
+                    and known.size == info.st_size
+                    and known.language == spec.name
+                ):
                     continue
-                if inodes is not None and inodes.covers(info):
-                    continue
-                current.add(rel)
                 seen = (info.st_mtime_ns, info.st_size, spec.name)
-                known = self._known.get(rel)
-                if known is not None and known[:3] == seen:
-                    continue
                 row = self._rows.get(rel)
                 if row is not None and row[:3] == seen:
                     from_cache[rel] = (row, spec)
@@ -257,17 +296,20 @@ class RepoIndex:
             changed += [(rel, spec) for rel, spec, _ in todo]
             todo = []
         with self._cache_lock:
-            blobs = self._cache_of().tags({(r.digest, r.language) for r, _ in from_cache.values()})
+            held = self._cache_of().held({(r.digest, r.language) for r, _ in from_cache.values()})
         for rel, (row, spec) in from_cache.items():
             key = (row.digest, row.language)
-            if key not in blobs or not self._take(rel, row, blobs[key]):
+            if key in held:  # its facts are decoded when first asked for (`_settle`)
+                self._known[rel] = _Known(*row, PENDING if held[key] else None)
+                self._version += 1
+            else:
                 todo.append((rel, spec, row.mtime_ns))
         todo += self._rehash(changed, deadline, parsed)
         return current, todo
 
     def _sources_of(self, listing: FileListing) -> list[tuple[str, LanguageSpec]]:
         if self._sources is None or self._sources[0] is not listing:
-            self._sources = (listing, mapped_sources(listing.files))
+            self._sources = (listing, source_files.mapped_sources(listing.files))
         return self._sources[1]
 
     def _take(self, rel: str, row: CachedFile, blob: bytes | None) -> bool:
@@ -279,6 +321,32 @@ class RepoIndex:
         self._known[rel] = _Known(*row, facts)
         self._version += 1
         return True
+
+    def _settle(self) -> dict[str, RankFacts]:
+        """Decode the facts of the files taken from the cache undecoded (`PENDING`); one whose
+        tags cannot be read any more defines nothing in this look and is parsed at the next.
+
+        Returns:
+            The facts decoded, by path.
+        """
+        assert self._rows is not None
+        decoded: dict[str, RankFacts] = {}
+        with self._cache_lock, collector_paused():
+            pending = [(rel, k) for rel, k in list(self._known.items()) if k.facts is PENDING]
+            blobs = self._cache_of().tags({(k.digest, k.language) for _, k in pending})
+            for rel, known in pending:
+                blob = blobs.get((known.digest, known.language))
+                try:
+                    facts = facts_of(decode_tags(blob if blob is not None else b""))
+                except ValueError:  # gone from the cache, or damaged: the next look parses it
+                    decoded[rel] = RankFacts(known.language, (), (), (), ())
+                    self._known.pop(rel, None)
+                    self._rows.pop(rel, None)
+                    self._stamp, self._version = None, self._version + 1
+                    continue
+                decoded[rel] = facts
+                self._known[rel] = known._replace(facts=facts)
+        return decoded
 
     def _rehash(
         self, changed: list[tuple[str, LanguageSpec]], deadline: float, parsed: list[str]
@@ -421,36 +489,11 @@ class RepoIndex:
             thread.join()
             self._continuing = None
 
-    def _left_out(self, current: set[str]) -> list[str]:
-        """Notes on the files read but not mapped: past the size limit, or binary."""
-        return left_out_notes(
-            (rel, known.size)
-            for rel, known in self._known.items()
-            if known.facts is None and rel in current
-        )
-
     def _notes(self, listing: FileListing, current: set[str], left: int) -> tuple[str, ...]:
-        problems: dict[str, int] = {}
-        for rel, problem in self._problems.items():
-            if rel in current:
-                problems[problem] = problems.get(problem, 0) + 1
-        notes = [f"{count} file(s) left out: {why}" for why, count in problems.items()]
-        notes += self._left_out(current)
-        notes += listing.notes
-        if left:
-            later = (
-                "they are being parsed in the background: map again for the rest"
-                if self._background
-                else "map again to parse more"
-            )
-            notes.append(
-                f"{left:,} of {len(current):,} source files are not parsed yet (a look parses"
-                f" for {PARSE_SECONDS:g} s); {later}"
-            )
-        return tuple(notes)
-
-
-def _priority(item: tuple[str, LanguageSpec, int], first: set[str]) -> tuple[bool, int, int]:
-    """Focused files first, then the shallowest, the newest first."""
-    rel, _, mtime_ns = item
-    return (rel not in first, rel.count("/"), -mtime_ns)
+        unmapped = ((r, k.size) for r, k in self._known.items() if k.facts is None and r in current)
+        return source_files.look_notes(
+            [problem for rel, problem in self._problems.items() if rel in current],
+            unmapped,
+            listing.notes,
+            (left, len(current), self._background),
+        )

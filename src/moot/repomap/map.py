@@ -7,6 +7,7 @@ from pathlib import Path
 
 import msgspec
 
+from moot._version import __version__
 from moot.repomap.focus import resolve_focus
 from moot.repomap.index import RepoIndex
 from moot.repomap.rank import rank_files
@@ -14,6 +15,10 @@ from moot.repomap.render import render_map
 from moot.repomap.sources import SourceIndex
 from moot.workspace.ignore import Hidden, HiddenInodes
 
+RANKING_VERSION = 1
+"""Bump when ranking or rendering changes what a map of the same files shows: maps saved by
+an earlier version are then not used."""
+_SAVED = msgspec.msgpack.Decoder(tuple[str, tuple[str, ...], int])
 _KEPT_MAPS = 8
 """Rendered maps a session's index keeps (by focus and budget) for a look that changed nothing."""
 
@@ -51,7 +56,8 @@ def index_workspace(
     """
     with RepoIndex(root, cache_file=cache_file, background=False) as index:
         found = index.index(hidden, inodes)
-        return msgspec.structs.replace(found, files=dict(found.files))  # read before it closes
+        # read before it closes
+        return msgspec.structs.replace(found, facts=dict(found.facts), files=dict(found.files))
 
 
 def build_repo_map(
@@ -93,15 +99,43 @@ def map_repository(
     kept = index.results.get(key)
     if isinstance(kept, RepoMap):
         return msgspec.structs.replace(kept, parsed=found.parsed)
-    focus_files, focus_names = resolve_focus(index.root, found.facts, focus)
-    ranking = rank_files(found.facts, focus_files, focus_names, start=_last_ranks(index))
-    text, shown = render_map(found.files, ranking, tokens)
-    index.results["ranks"] = ranking.files
-    result = RepoMap(text, tuple(ranking.files), shown, found.parsed, found.notes)
+    saved_key = _saved_key(index, found, tokens) if not focus else None
+    result = _saved(index, saved_key, found)
+    if result is None:
+        focus_files, focus_names = resolve_focus(index.root, found.facts, focus)
+        ranking = rank_files(found.facts, focus_files, focus_names, start=_last_ranks(index))
+        text, shown = render_map(found.files, ranking, tokens)
+        index.results["ranks"] = ranking.files
+        result = RepoMap(text, tuple(ranking.files), shown, found.parsed, found.notes)
+        if saved_key is not None and not found.pending:
+            index.saved_map(saved_key, msgspec.msgpack.encode((text, result.ranked, shown)))
     if len(index.results) >= _KEPT_MAPS:
-        index.results = {"ranks": ranking.files}
+        index.results = {"ranks": index.results.get("ranks")}
     index.results[key] = result
     return result
+
+
+def _saved_key(index: RepoIndex, found: SourceIndex, tokens: int) -> bytes:
+    """What an unfocused map of `found` is saved under: its files' content, the budget and
+    the code that ranks and renders."""
+    return b"%s:%d:%d:%s" % (
+        index.content_key(found),
+        tokens,
+        RANKING_VERSION,
+        __version__.encode(),
+    )
+
+
+def _saved(index: RepoIndex, key: bytes | None, found: SourceIndex) -> RepoMap | None:
+    """The map an earlier session saved under `key`, made of the same files (None: none)."""
+    blob = index.saved_map(key) if key is not None else None
+    if blob is None:
+        return None
+    try:
+        text, ranked, shown = _SAVED.decode(blob)
+    except msgspec.DecodeError:
+        return None
+    return RepoMap(text, ranked, shown, found.parsed, found.notes)
 
 
 def _last_ranks(index: RepoIndex) -> dict[str, float] | None:
