@@ -143,10 +143,6 @@ def _command(options: Namespace, *, program: bool = False) -> Command:
         return run_app
     from functools import partial
 
-    if program:
-        from moot.cli.warm import warm_the_first_request
-
-        warm_the_first_request(options.model)  # while the session's modules load and it opens
     from moot.cli.headless import run_headless
 
     return partial(run_headless, own_heap=program)
