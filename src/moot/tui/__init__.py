@@ -77,20 +77,11 @@ def run_app(options: Namespace) -> int:
     else:
         connect = sessions.resumed
 
-    ui, held = _settings_at_start(cwd)
-    opening = None
-    if connect is not None and not held:
-        from moot.frontend.opening import EarlyOpening
-
-        # The session opens from here, in a thread, while Textual loads: its waits on the disk
-        # and on subprocesses overlap the imports. The app still takes it only once its prompt
-        # is painted. Settings that wait for approval are asked about first, in the app.
-        opening = connect = EarlyOpening(connect)
-
     from moot.tui.app import MootApp  # textual loads here
     from moot.tui.options import AppOptions
     from moot.tui.scrollback import scrollback_format
 
+    ui, held = _settings_at_start(cwd)
     inline = bool(getattr(options, "no_alt_screen", False)) or not ui.alt_screen
     how = scrollback_format(ui.scrollback, inline=inline, flag=getattr(options, "scrollback", None))
     app = MootApp(
@@ -110,11 +101,7 @@ def run_app(options: Namespace) -> int:
         ),
     )
     # Inline, the last frame stays on screen at exit unless the conversation is printed instead.
-    try:
-        code = app.run(inline=inline, inline_no_clear=inline and how == "off")
-    finally:
-        if opening is not None:
-            opening.leave(_close)  # the app ended before it took its session
+    code = app.run(inline=inline, inline_no_clear=inline and how == "off")
     if app.view.error:  # the session could not be opened (a missing key, an unknown session)
         print(f"moot: {app.view.error}", file=sys.stderr)
         return EXIT_USAGE
@@ -179,12 +166,6 @@ class _Sessions:
         if not where.is_dir():
             raise SetupError(f"its workspace {where} is not there any more")
         return open_client(self._options_for(stored, where=where))
-
-
-def _close(client: Client) -> None:
-    import asyncio
-
-    asyncio.run(client.close())
 
 
 def _after_the_app(visits: Sequence[Visit], how: Format) -> None:
