@@ -50,13 +50,6 @@ def run_repl(options: Namespace) -> int:
         return EXIT_USAGE
     if settings.held:
         _ask_trust(cwd, settings.held)
-    from moot.frontend.opening import EarlyOpening
-
-    connect = _Connect(options, cwd)
-    # The session opens from here, in a thread, while prompt_toolkit loads: its waits on the
-    # disk and on subprocesses overlap the imports (the repository's settings were asked
-    # about above, before it reads them).
-    opening = EarlyOpening(lambda: connect(session_id))
     look = choose_look(
         os.environ,
         sys.stdout,
@@ -65,8 +58,9 @@ def run_repl(options: Namespace) -> int:
     )
     from moot.repl.repl import Repl  # prompt_toolkit loads here
 
+    connect = _Connect(options, cwd)
     repl = Repl(
-        opening,  # taken in a thread, while the prompt shows
+        lambda: connect(session_id),  # in a thread, while the prompt shows
         look=look,
         out=sys.stdout,
         task=options.task,
@@ -80,8 +74,6 @@ def run_repl(options: Namespace) -> int:
         code = _run(repl, look)
     except KeyboardInterrupt:  # a ctrl+c outside any prompt: the session is closed already
         return 130
-    finally:
-        opening.leave(_close)  # the REPL ended before it took its session
     if repl.error:
         print(f"moot: {repl.error}", file=sys.stderr)
     return code
@@ -114,12 +106,6 @@ class _Connect:
                 max_turns=options.max_turns,
             )
         )
-
-
-def _close(client: Client) -> None:
-    import asyncio
-
-    asyncio.run(client.close())
 
 
 def _run(repl: Repl, look: Look) -> int:
