@@ -5,7 +5,9 @@
   (`BARE_APP`) drawn the same way (`capture-pane` polled every ~5 ms; the
   app focuses the prompt before it draws the status); then to the session open (its id on the
   status line), in a small repository and in the generated 100,000-file one
-  (`start_speed.committed_repo`), their order swapped every round.
+  (`start_speed.committed_repo`), their order swapped every round; and the CPU time each
+  process had used when its last mark showed (`timing.cpu_seconds`), which the load moves
+  much less than the wall times.
   Idle: the same process, 11 s after it is ready (the cursor stops blinking after 10 s), its CPU
   time over 5 s from `/proc` and the bytes it wrote to the terminal meanwhile (`pipe-pane`): a
   repaint would write some.
@@ -41,7 +43,7 @@ from typing import Any
 
 from report import Row, ms
 from start_speed import committed_repo, ratio_row
-from timing import VENV_BIN, child_env, percentile, tmux_session
+from timing import VENV_BIN, child_env, cpu_seconds, percentile, tmux_session
 
 NAME = "app"
 WORDS = ("alpha ", "beta ", "gamma ", "delta ", "tokens ", "stream ", "here ", "quick ") * 7 + (
@@ -367,9 +369,11 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
         big = committed_repo()
 
         def drawn(window: str, cmd: str, *marks: str, cwd: Path = repo) -> list[float]:
-            """Seconds from the spawn to each of `marks` on screen, in turn."""
+            """Seconds from the spawn to each of `marks` on screen, in turn; then the CPU
+            seconds the process had used when the last one showed."""
             began = time.perf_counter()
             tmux("new-window", "-t", "bench", "-n", window, "-c", str(cwd), cmd)
+            pid = int(tmux("display-message", "-p", "-t", f"bench:{window}", "#{pane_pid}"))
             times: list[float] = []
             while len(times) < len(marks):
                 screen = tmux("capture-pane", "-p", "-t", f"bench:{window}")
@@ -378,32 +382,35 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
                 if time.perf_counter() - began > 30:
                     raise TimeoutError(f"{cmd} never drew {marks[len(times)]!r}:\n{screen}")
                 time.sleep(0.005)
-            return times
+            return [*times, cpu_seconds(pid)]
 
         starts: list[float] = []
         opens: dict[str, list[float]] = {"small": [], "big": []}
         bares: list[float] = []
+        cpus: dict[str, list[float]] = {"app": [], "bare": []}
         idle: dict[str, float] = {}
         for n in range(runs + 1):  # the first warms the page cache and .pyc files
-            (took,) = drawn(f"b{n}", bare_command, "bare: ready")
+            took, bare_cpu = drawn(f"b{n}", bare_command, "bare: ready")
             tmux("kill-window", "-t", f"bench:b{n}")
             if n:
                 bares.append(took)
+                cpus["bare"].append(bare_cpu)
             # The big repository before the small one every other round: load weighs alike.
             for where in ("big", "small") if n % 2 else ("small", "big"):
                 window = f"{where}{n}"
                 cwd = big if where == "big" else repo
                 # The prompt with the model asked for, then the session's id: it is open.
-                ready, opened = drawn(window, command, "scripted:", "ses_", cwd=cwd)
+                ready, opened, cpu = drawn(window, command, "scripted:", "ses_", cwd=cwd)
                 if n:
                     opens[where].append(opened)
                     if where == "small":
                         starts.append(ready)
+                        cpus["app"].append(cpu)
                 if n == runs and where == "small":
                     idle = _idle(tmux, f"bench:{window}", root, idle_s)
                 tmux("kill-window", "-t", f"bench:{window}")
         tmux("kill-server")
-        return {"starts": starts, "opens": opens, "bares": bares, **idle}
+        return {"starts": starts, "opens": opens, "bares": bares, "cpus": cpus, **idle}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -494,6 +501,14 @@ def run(*, quick: bool) -> list[Row]:
                 tm["opens"]["small"],
                 bares,
                 "<= 1.25x",
+            )
+        )
+        app_cpu, bare_cpu = (percentile(tm["cpus"][k], 50) for k in ("app", "bare"))
+        rows.append(
+            Row(
+                "  same, CPU time by then (user + system): the app / the bare Textual app",
+                f"{ms(app_cpu)} / {ms(bare_cpu)} = {app_cpu / bare_cpu:.2f}x",
+                "(reference)",
             )
         )
         rows.append(

@@ -8,7 +8,9 @@ answers prompt_toolkit's cursor-position requests, as a real terminal does at on
 - Ready: from spawning the process to the prompt's mark drawn after the banner (keys typed
   from then on echo; the session opens meanwhile, and a message sent before it is open waits).
 - Open: to the line naming the session, printed once it is open; each round beside a bare
-  prompt_toolkit prompt (`BARE_PROMPT`) started the same way, and the ratio of the two.
+  prompt_toolkit prompt (`BARE_PROMPT`) started the same way, and the ratio of the two. The
+  CPU time each process had used by then (`timing.cpu_seconds`) is given too: on a shared
+  machine the wall times move with the load, the CPU time much less.
 - Echo: with the answer streaming (`rate: 1000` tokens/s, 4 characters a delta, so 1,000
   deltas a second, each stored and published by the in-process session), a capital letter is
   typed every 50-150 ms; the time to its echo is from the write to the letter appearing in what
@@ -31,7 +33,7 @@ from pathlib import Path
 
 from report import Row, ms
 from start_speed import ratio_row
-from timing import VENV_BIN, child_env, median, percentile
+from timing import VENV_BIN, child_env, cpu_seconds, median, percentile
 
 NAME = "repl"
 TARGET_READY = "<= 250 ms"
@@ -90,6 +92,10 @@ class Terminal:
                 raise RuntimeError(f"moot exited with {self.process.returncode}: {shown[-500:]!r}")
             self.read(0.05)
 
+    def cpu_seconds(self) -> float:
+        """The CPU time the process has used so far (`timing.cpu_seconds`)."""
+        return cpu_seconds(self.process.pid)
+
     def type(self, text: str) -> None:
         os.write(self.master, text.encode())
 
@@ -133,15 +139,16 @@ def _workspace(root: Path, answer_tokens: int) -> tuple[Path, Path, dict[str, st
     return repo, script, env
 
 
-def _ready_once(repo: Path, script: Path, env: dict[str, str]) -> tuple[float, float]:
-    """(to the ready prompt, to the session open) in seconds."""
+def _ready_once(repo: Path, script: Path, env: dict[str, str]) -> tuple[float, float, float]:
+    """(to the ready prompt, to the session open, the CPU time used by then) in seconds."""
     moot = str(VENV_BIN / "moot")
     terminal = Terminal([moot, "--plain", "--model", f"scripted:{script}"], repo, env)
     try:
         terminal.wait_for(READY_MARK)
         mark = terminal.received.rfind(READY_MARK.encode())
         ready = terminal.wait_for(">", since=mark) - terminal.started
-        return ready, terminal.wait_for("session ses_") - terminal.started
+        opened = terminal.wait_for("session ses_") - terminal.started
+        return ready, opened, terminal.cpu_seconds()
     finally:
         terminal.type("\x04")
         terminal.close()
@@ -155,11 +162,11 @@ PromptSession().prompt("bare> ")
 """The reference: a bare prompt_toolkit prompt, nothing else, started in the same rounds."""
 
 
-def _bare_once(repo: Path, bare: Path, env: dict[str, str]) -> float:
-    """To the bare prompt drawn, in seconds."""
+def _bare_once(repo: Path, bare: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(to the bare prompt drawn, the CPU time used by then) in seconds."""
     terminal = Terminal([sys.executable, str(bare)], repo, env)
     try:
-        return terminal.wait_for("bare>") - terminal.started
+        return terminal.wait_for("bare>") - terminal.started, terminal.cpu_seconds()
     finally:
         terminal.type("\x04")
         terminal.close()
@@ -201,11 +208,12 @@ def run(*, quick: bool) -> list[Row]:
         bare.write_text(BARE_PROMPT)
         _ready_once(repo, script, env)  # warm-up: the page cache and .pyc files
         _bare_once(repo, bare, env)
-        times, bares = [], []
+        times, bare_times = [], []
         for _ in range(runs):
             times.append(_ready_once(repo, script, env))
-            bares.append(_bare_once(repo, bare, env))
-        readies, opens = [t[0] for t in times], [t[1] for t in times]
+            bare_times.append(_bare_once(repo, bare, env))
+        readies, opens, cpus = [t[0] for t in times], [t[1] for t in times], [t[2] for t in times]
+        bares, bare_cpus = [b[0] for b in bare_times], [b[1] for b in bare_times]
         rows.append(
             Row(
                 f"`moot --plain`: process start to a ready prompt, p50 / p90 over {runs} runs",
@@ -226,6 +234,14 @@ def run(*, quick: bool) -> list[Row]:
                 opens,
                 bares,
                 "<= 1.25x",
+            )
+        )
+        rows.append(
+            Row(
+                "  same, CPU time by then (user + system): `moot --plain` / the bare prompt",
+                f"{ms(median(cpus))} / {ms(median(bare_cpus))} = "
+                f"{median(cpus) / median(bare_cpus):.2f}x",
+                "(reference)",
             )
         )
         rng = random.Random(11)

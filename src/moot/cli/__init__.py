@@ -135,9 +135,11 @@ def _command(options: Namespace, *, program: bool = False) -> Command:
         from moot.repl.look import app_unfit
 
         if options.plain or app_unfit(os.environ, sys.stdin, sys.stdout):
+            from functools import partial
+
             from moot.repl import run_repl  # prompt_toolkit loads only for the REPL
 
-            return run_repl
+            return partial(run_repl, own_heap=program)
         from moot.tui import run_app  # textual loads only for the app
 
         return run_app

@@ -77,6 +77,10 @@ def run_app(options: Namespace) -> int:
     else:
         connect = sessions.resumed
 
+    from moot.tui import heap
+
+    if connect is not None:  # held until the session is open (`SessionView._await_session`)
+        heap.hold()
     from moot.tui.app import MootApp  # textual loads here
     from moot.tui.options import AppOptions
     from moot.tui.scrollback import scrollback_format
@@ -101,7 +105,10 @@ def run_app(options: Namespace) -> int:
         ),
     )
     # Inline, the last frame stays on screen at exit unless the conversation is printed instead.
-    code = app.run(inline=inline, inline_no_clear=inline and how == "off")
+    try:
+        code = app.run(inline=inline, inline_no_clear=inline and how == "off")
+    finally:
+        heap.let_go()  # the app ended before its session opened
     if app.view.error:  # the session could not be opened (a missing key, an unknown session)
         print(f"moot: {app.view.error}", file=sys.stderr)
         return EXIT_USAGE

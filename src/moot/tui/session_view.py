@@ -175,6 +175,8 @@ class SessionView:
             return
         finally:
             self._known.set()  # an `@` typed meanwhile goes on (with no files if none)
+            if self._options.own_heap:
+                heap.let_go()  # held since `run_app` began
         self.client_or_none = client
         status = client.status()
         self._panes.status.from_status(status, branch=status.git_branch)

@@ -1,0 +1,80 @@
+"""`moot --plain` as its own process holds CPython's collector off while it starts (prompt_toolkit
+and the session's modules load meanwhile) and lets it go once the session is open, its heap
+frozen, as `moot -p` does (issue 31: the collector's scans of the growing heap cost ~10-20 ms
+of CPU before the session line). Through a pseudo-terminal, as a person runs it; a hook only
+notes the collector's state when prompt_toolkit is first asked for, and at the exit.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+
+WATCHER = """\
+import atexit, gc, sys
+
+notes_file = sys.argv.pop(1)
+notes = {}
+
+
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "prompt_toolkit" and "loading" not in notes:
+            notes["loading"] = gc.isenabled()
+        return None
+
+
+def write():
+    notes["at_exit"] = gc.isenabled()
+    notes["frozen"] = gc.get_freeze_count()
+    with open(notes_file, "w") as out:
+        out.write(repr(notes))
+
+
+atexit.register(write)
+sys.meta_path.insert(0, Watch())
+from moot.cli import main
+
+sys.exit(main())
+"""
+
+
+def test_the_collector_is_held_while_the_repl_starts_and_let_go_once_the_session_opens(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    script = tmp_path / "script.yaml"
+    script.write_text('turns:\n  - text: "hello"\n')
+    watcher, notes = tmp_path / "watch.py", tmp_path / "notes"
+    watcher.write_text(WATCHER)
+    keep = ("PATH", "MOOT_HOME", "GIT_CONFIG_GLOBAL", "PYTHONPATH")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env |= {"HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "TERM": "xterm-256color"}
+    env["PROMPT_TOOLKIT_NO_CPR"] = "1"  # pexpect never answers a cursor-position request
+    child = pexpect.spawn(
+        sys.executable,
+        [str(watcher), str(notes), "--plain", f"--model=scripted:{script}"],
+        cwd=str(repo),
+        env=env,
+        dimensions=(40, 120),
+        encoding="utf-8",
+        codec_errors="replace",
+        timeout=30,
+    )
+    try:
+        child.expect_exact("session ses_")
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    seen = ast.literal_eval(notes.read_text())  # the dict the watcher wrote
+    assert seen["loading"] is False  # held while prompt_toolkit loaded
+    assert seen["at_exit"] is True  # let go once the session opened
+    assert seen["frozen"] > 0
