@@ -128,7 +128,9 @@ def test_the_mcp_inspector_cli_reads_annotations_prompts_and_resources(workspace
     launcher = inspector()
 
     def ask(method: str, *more: str) -> Any:
-        env = {"MOOT_SANDBOX": "none", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+        env = {"MOOT_SANDBOX": "none"}
+        if os.environ.get("PYTHONPATH"):  # the inspector refuses an empty value
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         server = [sys.executable, "-m", "moot.cli", "mcp", "serve"]
         flags = [f for k, v in env.items() for f in ("-e", f"{k}={v}")]
         done = subprocess.run(
