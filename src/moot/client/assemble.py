@@ -290,6 +290,7 @@ def _policy(given: _Given, place: _Place, shell: _Shell) -> _Policy:
         mode=given.mode,
         shell=shell.choice.backend,
         protected=(*place.host_scripts, *place.git.protected_files()),
+        added_roots=workspace.added_roots,
         refresh=refresh,
     )
 
