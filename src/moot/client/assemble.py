@@ -44,7 +44,7 @@ from moot.client.environment import (
 )
 from moot.client.errors import SetupError
 from moot.client.mcp_ready import ServersReady, servers_ready
-from moot.client.rules import inode_check
+from moot.client.rules import hide_read_denied, inode_check
 from moot.client.session import Session, SessionAssembly
 from moot.client.session_tools import model_tools, person_tools_of
 from moot.client.settings_watch import SettingsWatch
@@ -55,7 +55,7 @@ from moot.core.run import TurnEnd
 from moot.core.runtime import Runtime
 from moot.permissions.headless import NoAsking
 from moot.permissions.policy import RulesPolicy
-from moot.permissions.rules import read_denied, tool_hidden
+from moot.permissions.rules import tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalPolicy
@@ -212,7 +212,7 @@ def _workspace(given: _Given, cwd: Path) -> _Place:
         added_roots=added_dirs(assembly.added_dirs, Path.cwd()),
     )
     root = workspace.root
-    workspace.hidden = read_denied(rules, root)
+    hide_read_denied(workspace, rules)
     if assembly.editor_buffers is not None:
         workspace.editor_text = assembly.editor_buffers.read_text
     from moot.mcp.session import server_scripts, session_servers  # msgspec only, not the SDK

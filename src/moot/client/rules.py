@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moot.client.errors import SetupError
-from moot.permissions.rules import RuleSet
+from moot.permissions.rules import RuleSet, read_denied
 from moot.settings import Settings
 
 if TYPE_CHECKING:
     from moot.sandbox.base import MaskSource
     from moot.workspace.ignore import HiddenInodes
+    from moot.workspace.paths import Workspace
 
 
 def session_rules(
@@ -37,6 +38,17 @@ def session_rules(
         )
     except ValueError as exc:
         raise SetupError(f"permission rules: {exc}") from None
+
+
+def hide_read_denied(workspace: Workspace, rules: RuleSet) -> None:
+    """Hide from walks (`ls`, `glob`, `grep`) what `Read(...)` deny rules cover, in the
+    workspace and in each added directory."""
+    workspace.hidden = read_denied(rules, workspace.root)
+    workspace.added_hidden = {
+        root: hidden
+        for root in workspace.added_roots
+        if (hidden := read_denied(rules, root, workspace.root)) is not None
+    }
 
 
 def masks_for(rules: RuleSet, root: Path) -> MaskSource | None:
