@@ -251,8 +251,8 @@ def _sandbox(given: _Given, place: _Place) -> _Shell:
         output_dir=outputs_dir(session_id),
         absent=workspace.absent,
         env_names=settings.env,
+        added=workspace.added_roots,
     )
-    policy = msgspec.structs.replace(policy, added=workspace.added_roots)
     workspace.hidden_inodes = inode_check(rules, workspace.root, policy.masks)
     try:
         choice = choose_sandbox(

@@ -51,13 +51,19 @@ def hide_read_denied(workspace: Workspace, rules: RuleSet) -> None:
     }
 
 
-def masks_for(rules: RuleSet, root: Path) -> MaskSource | None:
-    """`mask_source(rules, root)`, whose module loads only when a deny rule names a path."""
+def masks_for(rules: RuleSet, root: Path, added: Sequence[Path] = ()) -> MaskSource | None:
+    """`mask_source(rules, root)`, whose module loads only when a deny rule names a path, with
+    the masks in the `added` directories (`--add-dir`) joined to it."""
     if not any(rule.path is not None for rule in rules.deny):
         return None
     from moot.permissions.masks import mask_source  # its walk is only needed with such rules
 
-    return mask_source(rules, root)
+    source = mask_source(rules, root)
+    if added:
+        from moot.permissions.added_masks import with_added_roots
+
+        source = with_added_roots(source, rules, root, added)
+    return source
 
 
 def inode_check(

@@ -87,6 +87,7 @@ import msgspec
 
 from moot.sandbox import bwrap_cache
 from moot.sandbox.base import (
+    DEFAULT_PROTECTED,
     BackgroundProcess,
     CommandResult,
     OutputCallback,
@@ -94,6 +95,7 @@ from moot.sandbox.base import (
     SandboxPolicy,
     make_empty_file,
     make_missing_dirs,
+    masks_below,
     rename_guards,
     sweep_absent,
 )
@@ -258,8 +260,16 @@ class BubblewrapSandbox(ProcessSandbox):
         masks = with_private(self.policy.masks() if self.policy.masks else None, placed)
         guards = rename_guards(masks, self.policy.protected)
         fds = None
-        if guards and bind_fd_supported(self.bwrap):
-            fds = open_guards(self.workspace, guards)
+        if bind_fd_supported(self.bwrap):
+            fds = open_guards(self.workspace, guards) if guards else {}
+            try:
+                for root in self.policy.added:  # keyed by absolute path (`bwrap_args`)
+                    if below := rename_guards(masks_below(masks, root), DEFAULT_PROTECTED):
+                        opened = open_guards(root, below)
+                        fds.update({f"{root}/{rel}": fd for rel, fd in opened.items()})
+            except BaseException:
+                Launch([], tuple(fds.values())).close()
+                raise
         reveal = os.path.realpath(self.outputs.directory)
         homes = tuple(hidden_homes(home_dirs(), self.workspace))
         gitconfig = None
