@@ -27,7 +27,10 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>` (the com
   file that appeared since is covered too): a hidden file is an empty read-only file (bound
   from a private directory of this sandbox), a hidden directory an empty read-only tmpfs, and
   a path rules keep from edits is bound read-only onto itself. These come after the
-  workspace and its protected paths, parents before what lies below them.
+  workspace and its protected paths, parents before what lies below them. In a directory
+  added beside the workspace (`--add-dir`, `policy.added`) they are absolute paths
+  (`moot.permissions.added_masks`), masked where they lie, `/tmp` included, with that
+  directory's own rename guards (below) bound right after it.
 - Every directory between the workspace root and a masked or protected path is bound onto
   itself, writable, right after the workspace (`base.rename_guards`): a mount point cannot be
   renamed, so `mv conf conf.old && mkdir conf` cannot leave a mask behind. Each is bound from
