@@ -119,3 +119,16 @@ def test_the_sessions_policy_carries_the_added_directories(tmp_path: Path) -> No
     verdict = policy.decide(_call("edit", path=str(other / "src" / "a.py"), old="a", new="b"))
 
     assert verdict.decision == "allow", verdict.reason
+
+
+def test_a_script_hooks_run_in_an_added_directory_stays_a_firm_ask(tmp_path: Path) -> None:
+    root, other = _roots(tmp_path)
+    script = str(other / "tools" / "lint.sh")
+    edit = _call("write", path=script, content="x")
+    command = _call("bash", command=f"echo x >> {script}")
+    rules = RuleSet(allow=["Bash(echo:*)"])
+
+    for mode in (ACCEPT, PermissionMode.BYPASS_PERMISSIONS):
+        for call in (edit, command):
+            verdict = decide(call, mode, rules, root, protected=(script,), added_roots=(other,))
+            assert (verdict.decision, verdict.firm) == ("ask", True), (mode, verdict.reason)

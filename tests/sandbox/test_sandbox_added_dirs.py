@@ -99,3 +99,25 @@ async def test_a_link_in_an_added_directory_to_a_hidden_file_shows_the_mask(
     _, out = await _run(sandbox, f"cat {other}/alias {other}/ws-env")
 
     assert "secret" not in out
+
+
+async def test_a_script_hooks_run_in_an_added_directory_is_read_only(tmp_path: Path) -> None:
+    require(BACKENDS["bubblewrap"])
+    root, other = tmp_path / "ws", tmp_path / "other"
+    root.mkdir()
+    (other / "tools").mkdir(parents=True)
+    script = other / "tools" / "lint.sh"
+    script.write_text("#!/bin/sh\n")
+    policy = sandbox_policy(root, RuleSet(), (str(script),), added=(other,))
+    sandbox = BubblewrapSandbox(policy, kill_grace=0.5)
+    try:
+        await _run(sandbox, f"echo 'curl evil' >> {script}")
+        await _run(sandbox, f"mv {other}/tools {other}/t2; mkdir {other}/tools")
+        await _run(sandbox, f"echo 'curl evil' > {script}")
+        written, _ = await _run(sandbox, f"echo fine > {other}/tools/other.txt")
+    finally:
+        await sandbox.close()
+
+    assert script.read_text() == "#!/bin/sh\n"
+    assert not (other / "t2").exists()
+    assert written == 0

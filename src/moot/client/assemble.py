@@ -104,7 +104,8 @@ class _Place(msgspec.Struct, frozen=True):
 
     workspace: Workspace
     host_scripts: tuple[str, ...]
-    """Workspace files hook commands and the repository's MCP servers run (on the host)."""
+    """Workspace files hook commands and the repository's MCP servers run (on the host), and
+    absolute, those in the added directories (`--add-dir`)."""
     git: HostGit
     """What moot's git (on the host) may trust of the repository."""
     servers: LoadedServers | None
@@ -222,11 +223,16 @@ def _workspace(given: _Given, cwd: Path) -> _Place:
         given_names = {s.name for s in assembly.mcp_servers}
         kept = {n: s for n, s in servers.servers.items() if n in given_names}
         servers = msgspec.structs.replace(servers, servers=kept, problems=[]) if kept else None
-    mcp_scripts = server_scripts(servers, root) if servers is not None else ()
-    scripts = (*hook_scripts(assembly.hooks, root), *mcp_scripts)
+
+    def named_in(base: Path) -> tuple[str, ...]:
+        mcp_scripts = server_scripts(servers, base) if servers is not None else ()
+        return (*hook_scripts(assembly.hooks, base), *mcp_scripts)
+
+    scripts = named_in(root)
     git = workspace.host_git = host_git_at_start(
         root, allow_hooks=bool(settings.allow_git_hooks), also_protected=scripts
     )
+    scripts += tuple(f"{a}/{rel}" for a in workspace.added_roots for rel in named_in(a))
     if git.absent:  # the git config names hooks or config files that do not exist yet
         from moot.workspace.absent import AbsentPaths
 

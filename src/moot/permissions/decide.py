@@ -126,7 +126,7 @@ def decide(
             patterns hang from it.
         protected: Workspace-relative paths protected besides `.git` internals and `.moot/`
             (the scripts hooks run, which run outside the sandbox; a hooks directory, with
-            what lies below it).
+            what lies below it); absolute ones for those in an added directory.
         added_roots: The added directories (`--add-dir`): edits there run in acceptEdits as
             in the workspace, and their `.git` internals and `.moot/` are protected too.
 
@@ -339,6 +339,8 @@ def _protected_target(call: Call, extra: Collection[str]) -> str | None:
             # workspace's are (a directory holding the workspace is judged from each root).
             if any(is_protected(inside(form, added) or ("",)) for added in call.added):
                 return form
+            if any(form == p or inside(form, p) for p in extra if p.startswith("/")):
+                return form  # a script hooks run, in an added directory
     return None
 
 

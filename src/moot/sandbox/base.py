@@ -101,6 +101,13 @@ def masks_below(masks: SandboxMasks | None, root: Path) -> SandboxMasks:
     return SandboxMasks(below(masks.hidden_files), below(masks.hidden_dirs), below(masks.read_only))
 
 
+def protected_in(protected: Iterable[str], root: Path) -> tuple[str, ...]:
+    """What an added directory (`--add-dir`) keeps read-only, relative to it: its own `.git`
+    and `.moot`, and the absolute paths of `protected` below it (scripts hooks run)."""
+    prefix = str(root).rstrip("/") + "/"
+    return (*DEFAULT_PROTECTED, *(p[len(prefix) :] for p in protected if p.startswith(prefix)))
+
+
 async def sweep_absent(policy: SandboxPolicy) -> tuple[str, ...]:
     """Sweep `policy.absent` (off the event loop); what was moved away, one line each."""
     if not policy.absent:

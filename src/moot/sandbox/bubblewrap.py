@@ -90,7 +90,6 @@ import msgspec
 
 from moot.sandbox import bwrap_cache
 from moot.sandbox.base import (
-    DEFAULT_PROTECTED,
     BackgroundProcess,
     CommandResult,
     OutputCallback,
@@ -99,6 +98,7 @@ from moot.sandbox.base import (
     make_empty_file,
     make_missing_dirs,
     masks_below,
+    protected_in,
     rename_guards,
     sweep_absent,
 )
@@ -267,7 +267,8 @@ class BubblewrapSandbox(ProcessSandbox):
             fds = open_guards(self.workspace, guards) if guards else {}
             try:
                 for root in self.policy.added:  # keyed by absolute path (`bwrap_args`)
-                    if below := rename_guards(masks_below(masks, root), DEFAULT_PROTECTED):
+                    own = protected_in(self.policy.protected, root)
+                    if below := rename_guards(masks_below(masks, root), own):
                         opened = open_guards(root, below)
                         fds.update({f"{root}/{rel}": fd for rel, fd in opened.items()})
             except BaseException:

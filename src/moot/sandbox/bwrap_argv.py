@@ -11,9 +11,8 @@ import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from moot.sandbox.base import SandboxMasks, masks_below, rename_guards
+from moot.sandbox.base import SandboxMasks, masks_below, protected_in, rename_guards
 from moot.sandbox.home import HiddenHome, covered
-from moot.workspace.protected import DEFAULT_PROTECTED
 
 NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 DROP_ALL = ("--cap-drop", "ALL")
@@ -64,8 +63,9 @@ def bwrap_args(
     `isolation` is one of `ISOLATIONS` (`isolation_args` says which works here).
     `seccomp_fd` is a descriptor bwrap reads the set-id filter from (`seccomp`), if any.
     `added` are more directories bound writable (`--add-dir`), with their own `.git` and
-    `.moot` read-only and their rename guards (`guard_fds` keys them by absolute path), before
-    the workspace: its binds and masks win where they meet. Masks in them are absolute paths.
+    `.moot` and the absolute paths of `protected` in them read-only, and their rename guards
+    (`guard_fds` keys them by absolute path), before the workspace: its binds and masks win
+    where they meet. Masks in them are absolute paths.
     """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for proc_path in PROC_READ_ONLY:
@@ -94,9 +94,10 @@ def bwrap_args(
     args += ["--bind", str(tmp), "/tmp"]
     for root in added:
         args += ["--bind", str(root), str(root)]
-        guards = rename_guards(masks_below(masks, root), DEFAULT_PROTECTED)
+        own = protected_in(protected, root)
+        guards = rename_guards(masks_below(masks, root), own)
         args += guard_args(root, guards, None if guard_fds is None else _below(guard_fds, root))
-        args += protected_args(root, DEFAULT_PROTECTED)
+        args += protected_args(root, own)
     args += ["--bind", str(workspace), str(workspace)]
     args += guard_args(workspace, rename_guards(masks, protected), guard_fds)
     args += protected_args(workspace, protected)
