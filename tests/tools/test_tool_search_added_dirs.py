@@ -152,3 +152,21 @@ def test_an_added_directory_holding_the_workspace_is_walked(tmp_path: Path) -> N
     _, globbed = _run(glob_tool(workspace), pattern="*.py", path=top)
 
     assert globbed.splitlines() == [f"{top}/up.py"]  # the workspace's rules hide src/ there too
+
+
+def test_another_name_of_a_hidden_file_in_an_added_directory_is_skipped(
+    tmp_path: Path, backend: str
+) -> None:
+    from moot.client.rules import inode_check
+
+    rules = RuleSet(deny=["Read(secret.py)"])
+    workspace, other = _place(tmp_path, deny=("Read(secret.py)",))
+    os.link(other / "secret.py", other / "lib" / "alias.py")
+    workspace.hidden_inodes = inode_check(rules, workspace.root, added=(other,))
+    grep = grep_tool(workspace, use_ripgrep=backend == "ripgrep")
+
+    _, found = _run(grep, pattern="needle", path=str(other))
+    error, named = _run(grep, pattern="needle", path=str(other / "lib" / "alias.py"))
+
+    assert "secret" not in found and f"{other}/lib/a.py" in found
+    assert error and "Read deny rule" in named, named

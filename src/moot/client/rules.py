@@ -67,11 +67,12 @@ def masks_for(rules: RuleSet, root: Path, added: Sequence[Path] = ()) -> MaskSou
 
 
 def inode_check(
-    rules: RuleSet, root: Path, masks: MaskSource | None = None
+    rules: RuleSet, root: Path, masks: MaskSource | None = None, added: Sequence[Path] = ()
 ) -> Callable[[], HiddenInodes] | None:
     """The workspace's `hidden_inodes`: the file tools refuse another name (a hard link) of a
-    file a `Read(...)` deny rule hides. `masks`, the sandbox's source, is shared when given."""
-    masks = masks if masks is not None else masks_for(rules, root)
+    file a `Read(...)` deny rule hides, in the workspace or an `added` directory. `masks`, the
+    sandbox's source, is shared when given."""
+    masks = masks if masks is not None else masks_for(rules, root, added)
     if masks is None:
         return None
     from moot.permissions.links import denied_inodes  # only with deny rules that name paths

@@ -123,7 +123,8 @@ class SessionRules:
             raise ValueError(f"the settings no longer load: {exc}") from None
         self.policy.replace_rules(rules)
         hide_read_denied(self.workspace, rules)
-        self.workspace.hidden_inodes = inode_check(rules, self.root)
+        added = self.workspace.added_roots
+        self.workspace.hidden_inodes = inode_check(rules, self.root, added=added)
 
     def _not_removable(self, kind: RuleKind, rule: str) -> str:
         sources = [e.source for e in self.report(None).rules if e.kind == kind and e.rule == rule]
