@@ -4,6 +4,7 @@ the workspace's containment (real `moot` processes, the real bubblewrap sandbox)
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -137,3 +138,77 @@ def _env() -> dict[str, str]:
     import os
 
     return {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"}
+
+
+async def _bash_only(tool: str, arguments: dict[str, Any], context: ToolPermissionContext) -> Any:
+    from claude_agent_sdk import PermissionResultDeny
+
+    if tool == "bash":
+        return PermissionResultAllow()
+    return PermissionResultDeny(message=f"{tool} was asked for")
+
+
+async def test_accept_edits_search_and_deny_masks_reach_an_added_directory(
+    tmp_path: Path,
+) -> None:
+    work, other = _setup(tmp_path)
+    (other / "src").mkdir()
+    (other / "src" / "a.py").write_text("needle = 1\n")
+    (other / "secret.txt").write_text("hush-hush\n")
+    turns = [
+        {"tool_calls": [{"name": "write", "arguments": _content(f"{other}/src/b.py")}]},
+        {"tool_calls": [{"name": "grep", "arguments": {"pattern": "needle", "path": str(other)}}]},
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.py", "path": str(other)}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"grep -r hush {other}; true"}}]},
+        {"text": "done"},
+    ]  # fmt: skip
+    options = sdk_options(
+        work,
+        turns,
+        can_use_tool=_bash_only,  # an edit that asked would be refused
+        permission_mode="acceptEdits",
+        disallowed_tools=[f"Read(/{other}/secret.txt)"],
+        add_dirs=[str(other)],
+    )
+    async with ClaudeSDKClient(options) as client:
+        await client.query("work there")
+        messages = await collect(client.receive_response())
+
+    wrote, grepped, globbed, shell = _results(messages)
+    assert not wrote[0] and (other / "src" / "b.py").read_text() == "x", wrote
+    assert grepped == (False, f"{other}/src/a.py:1:needle = 1"), grepped
+    assert not globbed[0] and f"{other}/src/a.py" in globbed[1], globbed
+    assert not shell[0] and "hush" not in shell[1], shell
+
+
+async def test_a_script_a_hook_runs_in_an_added_directory_stays_protected(tmp_path: Path) -> None:
+    work, other = _setup(tmp_path)
+    script = other / "tools" / "check.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    hooks = {
+        "PreToolUse": [{"matcher": "bash", "hooks": [{"type": "command", "command": str(script)}]}]
+    }
+    turns = [
+        {"tool_calls": [{"name": "read", "arguments": {"path": str(script)}}]},
+        {"tool_calls": [{"name": "write", "arguments": _content(str(script))}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"echo evil >> {script}"}}]},
+        {"text": "done"},
+    ]  # fmt: skip
+    options = sdk_options(
+        work,
+        turns,
+        can_use_tool=_bash_only,  # the write asks (firm): refused; the command is allowed
+        permission_mode="acceptEdits",
+        settings=json.dumps({"hooks": hooks}),
+        add_dirs=[str(other)],
+    )
+    async with ClaudeSDKClient(options) as client:
+        await client.query("work there")
+        messages = await collect(client.receive_response())
+
+    _, wrote, shell = _results(messages)
+    assert wrote == (True, "write was asked for"), wrote
+    assert shell[0], shell
+    assert script.read_text() == "#!/bin/sh\nexit 0\n"  # read-only in the sandbox too

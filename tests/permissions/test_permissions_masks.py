@@ -395,7 +395,7 @@ def test_the_compiled_matcher_agrees_with_the_rules_own(ws: Path, pattern: str) 
     rule = RuleSet(deny=[f"Read({pattern})"]).deny[0]
     assert rule.path is not None
     base = os.path.realpath(ws)
-    matcher = _Matcher(rule, base)
+    matcher = _Matcher(rule, base, base)
 
     for rel, is_dir in _everything(base):
         expected = rule.path.matches(f"{base}/{rel}", base, is_dir=is_dir)

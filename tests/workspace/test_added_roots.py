@@ -66,7 +66,7 @@ def test_the_added_root_itself_and_a_sibling_are_refused(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("tool", ["ls", "glob", "grep"])
-def test_the_tools_that_walk_a_tree_refuse_an_added_root_and_say_how_to_reach_it(
+def test_the_tools_that_walk_a_tree_refuse_a_read_root_and_say_how_to_reach_it(
     tmp_path: Path, tool: str
 ) -> None:
     from moot.tools.base import ToolContext
@@ -74,14 +74,17 @@ def test_the_tools_that_walk_a_tree_refuse_an_added_root_and_say_how_to_reach_it
     from moot.tools.grep import grep_tool
     from moot.tools.ls import ls_tool
 
-    workspace, other = _workspace(tmp_path)
-    (other / "a.txt").write_text("hi")
+    root, saved = tmp_path / "root", tmp_path / "saved"
+    root.mkdir()
+    saved.mkdir()
+    (saved / "a.txt").write_text("hi")
+    workspace = Workspace(root, read_roots=(saved,))
     make = {"ls": ls_tool, "glob": glob_tool, "grep": grep_tool}[tool]
     arguments = {"ls": {}, "glob": {"pattern": "*.txt"}, "grep": {"pattern": "hi"}}[tool]
 
     ctx = ToolContext("s", "r", "c", "main", "t")
-    result = asyncio.run(make(workspace).invoke({**arguments, "path": str(other)}, ctx))
+    result = asyncio.run(make(workspace).invoke({**arguments, "path": str(saved)}, ctx))
 
     assert result.is_error
-    assert "search the workspace only" in str(result.content)
+    assert "read its files by path" in str(result.content)
     assert "not in the subpath" not in str(result.content)

@@ -44,7 +44,7 @@ from moot.client.environment import (
 )
 from moot.client.errors import SetupError
 from moot.client.mcp_ready import ServersReady, servers_ready
-from moot.client.rules import inode_check
+from moot.client.rules import hide_read_denied, inode_check
 from moot.client.session import Session, SessionAssembly
 from moot.client.session_tools import model_tools, person_tools_of
 from moot.client.settings_watch import SettingsWatch
@@ -55,7 +55,7 @@ from moot.core.run import TurnEnd
 from moot.core.runtime import Runtime
 from moot.permissions.headless import NoAsking
 from moot.permissions.policy import RulesPolicy
-from moot.permissions.rules import read_denied, tool_hidden
+from moot.permissions.rules import tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalPolicy
@@ -104,7 +104,8 @@ class _Place(msgspec.Struct, frozen=True):
 
     workspace: Workspace
     host_scripts: tuple[str, ...]
-    """Workspace files hook commands and the repository's MCP servers run (on the host)."""
+    """Workspace files hook commands and the repository's MCP servers run (on the host), and
+    absolute, those in the added directories (`--add-dir`)."""
     git: HostGit
     """What moot's git (on the host) may trust of the repository."""
     servers: LoadedServers | None
@@ -212,7 +213,7 @@ def _workspace(given: _Given, cwd: Path) -> _Place:
         added_roots=added_dirs(assembly.added_dirs, Path.cwd()),
     )
     root = workspace.root
-    workspace.hidden = read_denied(rules, root)
+    hide_read_denied(workspace, rules)
     if assembly.editor_buffers is not None:
         workspace.editor_text = assembly.editor_buffers.read_text
     from moot.mcp.session import server_scripts, session_servers  # msgspec only, not the SDK
@@ -222,11 +223,16 @@ def _workspace(given: _Given, cwd: Path) -> _Place:
         given_names = {s.name for s in assembly.mcp_servers}
         kept = {n: s for n, s in servers.servers.items() if n in given_names}
         servers = msgspec.structs.replace(servers, servers=kept, problems=[]) if kept else None
-    mcp_scripts = server_scripts(servers, root) if servers is not None else ()
-    scripts = (*hook_scripts(assembly.hooks, root), *mcp_scripts)
+
+    def named_in(base: Path) -> tuple[str, ...]:
+        mcp_scripts = server_scripts(servers, base) if servers is not None else ()
+        return (*hook_scripts(assembly.hooks, base), *mcp_scripts)
+
+    scripts = named_in(root)
     git = workspace.host_git = host_git_at_start(
         root, allow_hooks=bool(settings.allow_git_hooks), also_protected=scripts
     )
+    scripts += tuple(f"{a}/{rel}" for a in workspace.added_roots for rel in named_in(a))
     if git.absent:  # the git config names hooks or config files that do not exist yet
         from moot.workspace.absent import AbsentPaths
 
@@ -251,8 +257,8 @@ def _sandbox(given: _Given, place: _Place) -> _Shell:
         output_dir=outputs_dir(session_id),
         absent=workspace.absent,
         env_names=settings.env,
+        added=workspace.added_roots,
     )
-    policy = msgspec.structs.replace(policy, added=workspace.added_roots)
     workspace.hidden_inodes = inode_check(rules, workspace.root, policy.masks)
     try:
         choice = choose_sandbox(
@@ -290,6 +296,7 @@ def _policy(given: _Given, place: _Place, shell: _Shell) -> _Policy:
         mode=given.mode,
         shell=shell.choice.backend,
         protected=(*place.host_scripts, *place.git.protected_files()),
+        added_roots=workspace.added_roots,
         refresh=refresh,
     )
 

@@ -88,15 +88,17 @@ def sandbox_policy(
     output_dir: Path | None = None,
     absent: AbsentPaths | None = None,
     env_names: Iterable[str] = (),
+    added: Sequence[Path] = (),
 ) -> SandboxPolicy:
-    """What shell commands may touch: the workspace, less what deny rules mask, with the
-    hooks' `scripts` protected besides `.git` and `.moot`, and `absent` kept from being made;
-    and the variables they get besides the usual ones: `env_names`, those the settings' `env`
-    names."""
+    """What shell commands may touch: the workspace and the `added` directories
+    (`--add-dir`), less what deny rules mask in them, with the hooks' `scripts` protected
+    besides `.git` and `.moot`, and `absent` kept from being made; and the variables they get
+    besides the usual ones: `env_names`, those the settings' `env` names."""
     return SandboxPolicy(
         root,
         output_dir=output_dir,
-        masks=masks_for(rules, root),  # what shell commands cannot see or edit
+        masks=masks_for(rules, root, added),  # what shell commands cannot see or edit
+        added=tuple(added),
         protected=(*DEFAULT_PROTECTED, *scripts),
         absent=absent,
         env_names=tuple(env_names),

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moot.client.errors import SetupError
-from moot.permissions.rules import RuleSet
+from moot.permissions.rules import RuleSet, read_denied
 from moot.settings import Settings
 
 if TYPE_CHECKING:
     from moot.sandbox.base import MaskSource
     from moot.workspace.ignore import HiddenInodes
+    from moot.workspace.paths import Workspace
 
 
 def session_rules(
@@ -39,21 +40,39 @@ def session_rules(
         raise SetupError(f"permission rules: {exc}") from None
 
 
-def masks_for(rules: RuleSet, root: Path) -> MaskSource | None:
-    """`mask_source(rules, root)`, whose module loads only when a deny rule names a path."""
+def hide_read_denied(workspace: Workspace, rules: RuleSet) -> None:
+    """Hide from walks (`ls`, `glob`, `grep`) what `Read(...)` deny rules cover, in the
+    workspace and in each added directory."""
+    workspace.hidden = read_denied(rules, workspace.root)
+    workspace.added_hidden = {
+        root: hidden
+        for root in workspace.added_roots
+        if (hidden := read_denied(rules, root, workspace.root)) is not None
+    }
+
+
+def masks_for(rules: RuleSet, root: Path, added: Sequence[Path] = ()) -> MaskSource | None:
+    """`mask_source(rules, root)`, whose module loads only when a deny rule names a path, with
+    the masks in the `added` directories (`--add-dir`) joined to it."""
     if not any(rule.path is not None for rule in rules.deny):
         return None
     from moot.permissions.masks import mask_source  # its walk is only needed with such rules
 
-    return mask_source(rules, root)
+    source = mask_source(rules, root)
+    if added:
+        from moot.permissions.added_masks import with_added_roots
+
+        source = with_added_roots(source, rules, root, added)
+    return source
 
 
 def inode_check(
-    rules: RuleSet, root: Path, masks: MaskSource | None = None
+    rules: RuleSet, root: Path, masks: MaskSource | None = None, added: Sequence[Path] = ()
 ) -> Callable[[], HiddenInodes] | None:
     """The workspace's `hidden_inodes`: the file tools refuse another name (a hard link) of a
-    file a `Read(...)` deny rule hides. `masks`, the sandbox's source, is shared when given."""
-    masks = masks if masks is not None else masks_for(rules, root)
+    file a `Read(...)` deny rule hides, in the workspace or an `added` directory. `masks`, the
+    sandbox's source, is shared when given."""
+    masks = masks if masks is not None else masks_for(rules, root, added)
     if masks is None:
         return None
     from moot.permissions.links import denied_inodes  # only with deny rules that name paths

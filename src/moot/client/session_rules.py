@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Literal
 
 from moot.client.errors import SetupError
-from moot.client.rules import inode_check, session_rules
+from moot.client.rules import hide_read_denied, inode_check, session_rules
 from moot.permissions.policy import RulesPolicy
-from moot.permissions.rules import parse_rule, read_denied
+from moot.permissions.rules import parse_rule
 from moot.protocol.client import PermissionsReport, RuleEntry
 from moot.settings import (
     RuleKind,
@@ -122,8 +122,9 @@ class SessionRules:
         except (SettingsError, SetupError) as exc:
             raise ValueError(f"the settings no longer load: {exc}") from None
         self.policy.replace_rules(rules)
-        self.workspace.hidden = read_denied(rules, self.root)
-        self.workspace.hidden_inodes = inode_check(rules, self.root)
+        hide_read_denied(self.workspace, rules)
+        added = self.workspace.added_roots
+        self.workspace.hidden_inodes = inode_check(rules, self.root, added=added)
 
     def _not_removable(self, kind: RuleKind, rule: str) -> str:
         sources = [e.source for e in self.report(None).rules if e.kind == kind and e.rule == rule]

@@ -79,7 +79,15 @@ from moot.permissions.rule_match import (
 from moot.permissions.rules import RuleSet, tool_hidden
 from moot.permissions.set_id import asks_for_set_id
 from moot.permissions.suggest import suggest
-from moot.permissions.targets import FILE_EDIT_TOOLS, Call, Command, Target, describe, inside
+from moot.permissions.targets import (
+    FILE_EDIT_TOOLS,
+    Call,
+    Command,
+    Target,
+    describe,
+    in_a_root,
+    inside,
+)
 from moot.protocol.approval import EXIT_PLAN_MODE, ApprovalRequest, SideEffect, Verdict
 from moot.protocol.modes import PermissionMode
 from moot.workspace.protected import is_protected  # the one owner of what "protected" means
@@ -106,6 +114,7 @@ def decide(
     workspace_root: Path,
     *,
     protected: Collection[str] = (),
+    added_roots: Collection[Path] = (),
 ) -> Verdict:
     """Settle one tool call (see the module docstring for the order of the steps).
 
@@ -117,14 +126,16 @@ def decide(
             patterns hang from it.
         protected: Workspace-relative paths protected besides `.git` internals and `.moot/`
             (the scripts hooks run, which run outside the sandbox; a hooks directory, with
-            what lies below it).
+            what lies below it); absolute ones for those in an added directory.
+        added_roots: The added directories (`--add-dir`): edits there run in acceptEdits as
+            in the workspace, and their `.git` internals and `.moot/` are protected too.
 
     Returns:
         The verdict; its `reason` names the rule or mode that decided, and for `ask` its
         `preview` holds what the person should look at.
     """
     try:
-        described = describe(call, workspace_root)
+        described = describe(call, workspace_root, added_roots)
     except OSError as exc:  # the call's paths cannot be looked at; nothing can be checked
         return Verdict("deny", f"{call.tool}: cannot check what the call touches ({exc})")
     return _decide(described, PermissionMode(mode), rules, protected)
@@ -176,7 +187,8 @@ def _decide(
     if allowed := allowing(rules.allow, call, mode):
         return Verdict("allow", "allowed by " + ", ".join(allowed))
     if mode == PermissionMode.ACCEPT_EDITS and _edit_inside_workspace(call):
-        return Verdict("allow", "allowed by permission mode acceptEdits (an edit in the workspace)")
+        where = "the workspace" + (" or an added directory" if call.added else "")
+        return Verdict("allow", f"allowed by permission mode acceptEdits (an edit in {where})")
     return _ask(call, mode, _needs_approval(call, mode, rules), _allow_hint(call, rules))
 
 
@@ -188,6 +200,7 @@ def ways_to_run(
     *,
     suggestions: Collection[str] = (),
     protected: Collection[str] = (),
+    added_roots: Collection[Path] = (),
 ) -> tuple[tuple[str, ...], tuple[PermissionMode, ...]]:
     """What would let a call that asks run without asking, for a refusal where nobody can
     answer to name (and nothing else): each way is checked by deciding the call again with it,
@@ -201,6 +214,7 @@ def ways_to_run(
         workspace_root: The workspace.
         suggestions: Allow rules that could cover it (`suggested_rules`).
         protected: As for `decide`.
+        added_roots: As for `decide`.
 
     Returns:
         The suggestions, when together they let it run (else none), and the other modes in
@@ -208,7 +222,9 @@ def ways_to_run(
     """
 
     def runs(in_mode: PermissionMode, with_rules: RuleSet) -> bool:
-        verdict = decide(call, in_mode, with_rules, workspace_root, protected=protected)
+        verdict = decide(
+            call, in_mode, with_rules, workspace_root, protected=protected, added_roots=added_roots
+        )
         return verdict.decision == "allow"
 
     allowing = tuple(suggestions)
@@ -319,13 +335,20 @@ def _protected_target(call: Call, extra: Collection[str]) -> str | None:
             named = any("/".join(parts[:depth]) in extra for depth in range(1, len(parts) + 1))
             if parts and (is_protected(parts) or named):
                 return "/".join(parts)
+            # An added directory's `.git` and `.moot/` are its own git's and moot's, as the
+            # workspace's are (a directory holding the workspace is judged from each root).
+            if any(is_protected(inside(form, added) or ("",)) for added in call.added):
+                return form
+            if any(form == p or inside(form, p) for p in extra if p.startswith("/")):
+                return form  # a script hooks run, in an added directory
     return None
 
 
 def _edit_inside_workspace(call: Call) -> bool:
+    """A file tool's edit below the workspace or an added directory, in every form."""
     if call.tool not in FILE_EDIT_TOOLS or not call.targets:
         return False
-    return all(inside(form, call.root) for target in call.targets for form in target.forms)
+    return all(in_a_root(form, call) for target in call.targets for form in target.forms)
 
 
 def _written_forms(call: Call) -> list[str]:
@@ -346,9 +369,9 @@ def _needs_approval(call: Call, mode: PermissionMode, rules: RuleSet) -> str:
             f" name, or sets variables that change what runs: {'; '.join(unnamed)})"
         )
     writes = writes_left(call, rules.allow, mode)
-    if outside := _listed([(c, t) for c, t in writes if not inside(t.forms[0], call.root)], call):
+    if outside := _listed([(c, t) for c, t in writes if not in_a_root(t.forms[0], call)], call):
         reason += f" (it writes outside the workspace: {outside})"
-    if within := _listed([(c, t) for c, t in writes if inside(t.forms[0], call.root)], call):
+    if within := _listed([(c, t) for c, t in writes if in_a_root(t.forms[0], call)], call):
         reason += (
             f" (it writes {within}; a write through the command line is an edit of that file,"
             " allowed by an Edit rule or in permission mode acceptEdits)"

@@ -108,17 +108,26 @@ class CachedMaskSource:
     worker threads, which may overlap."""
 
     def __init__(
-        self, rules: RuleSet, root: Path, *, clock: Callable[[], int] = time.time_ns
+        self,
+        rules: RuleSet,
+        root: Path,
+        *,
+        clock: Callable[[], int] = time.time_ns,
+        workspace_root: Path | None = None,
     ) -> None:
         """A source that remembers nothing yet.
 
         Args:
             rules: The rules in force; read again at each call.
-            root: The workspace root.
+            root: The directory walked: the workspace root, or an added root (`--add-dir`),
+                whose masks are then relative to it.
             clock: The time now in ns since the epoch, as file timestamps count it.
+            workspace_root: The workspace root relative rules hang from, when `root` is not
+                it.
         """
         self.rules = rules
         self.root = root
+        self.workspace_root = workspace_root
         self._clock = clock
         self._lock = threading.Lock()
         self._tracked = TrackedCache(clock)
@@ -128,7 +137,7 @@ class CachedMaskSource:
     def __call__(self) -> SandboxMasks:
         """The masks in force now (what `sandbox_masks` returns)."""
         with self._lock:
-            found = _found(self.rules, self.root)
+            found = _found(self.rules, self.root, self.workspace_root)
             if found is None:
                 return SandboxMasks()
             key = (found.base, *(m.key for m in found.hiders), "|", *(m.key for m in found.lockers))
@@ -141,29 +150,35 @@ class CachedMaskSource:
             return found.with_git(self._tracked)
 
 
-def _found(rules: RuleSet, root: Path) -> _Found | None:
-    """A walk for the deny rules that name paths; None when none does."""
+def _found(rules: RuleSet, root: Path, workspace_root: Path | None = None) -> _Found | None:
+    """A walk of `root` for the deny rules that name paths, relative ones hanging from
+    `workspace_root` (None: from `root`); None when no rule names a path."""
     hide = [r for r in rules.deny if r.path is not None and r.covers("read")]
     lock = [r for r in rules.deny if r.path is not None and (r.covers("edit") or r.covers("write"))]
     if not hide and not lock:
         return None
     base = os.path.realpath(root)
-    return _Found(base, [_Matcher(r, base) for r in hide], [_Matcher(r, base) for r in lock])
+    at = base if workspace_root is None else os.path.realpath(workspace_root)
+    hiders = [_Matcher(r, base, at) for r in hide]
+    return _Found(base, hiders, [_Matcher(r, base, at) for r in lock])
 
 
 class _Matcher:
-    """One rule's `PathPattern.matches`, for workspace-relative paths, set up once."""
+    """One rule's `PathPattern.matches`, for paths relative to the walked root, set up once."""
 
-    def __init__(self, rule: Rule, base: str) -> None:
+    def __init__(self, rule: Rule, base: str, workspace: str) -> None:
         assert rule.path is not None
         self.rule = rule
         self.base = base
+        self.workspace = workspace
+        """The workspace root (real path) relative anchors hang from; `base` unless an added
+        root is walked."""
         self._regex = rule.path.regex
         self.prefixes: list[str] = []
         """For each anchor the root lies in: the root's path below it ("" or "a/b/")."""
         self.exact = False
-        """An anchor lies inside the workspace (a home directory below it): no short cuts."""
-        anchors = _anchors(rule.path.anchor, base)
+        """An anchor lies inside the walked root (a home directory below it): no short cuts."""
+        anchors = _anchors(rule.path.anchor, workspace)
         self.key = (rule, *sorted(anchors))
         """What its answers depend on besides the path asked about (its anchors' real paths)."""
         for anchor in anchors:
@@ -180,7 +195,7 @@ class _Matcher:
         """Whether the workspace path `rel` is covered (`PathPattern.matches`)."""
         if self.exact:
             assert self.rule.path is not None
-            return self.rule.path.matches(f"{self.base}/{rel}", self.base, is_dir=is_dir)
+            return self.rule.path.matches(f"{self.base}/{rel}", self.workspace, is_dir=is_dir)
         if self.floating:  # matches at any depth, so below the root whenever in it
             return self._match(self._from_slash + rel, is_dir)
         return any(self._match(prefix + rel, is_dir) for prefix in self.prefixes)

@@ -32,6 +32,7 @@ class RulesPolicy:
         mode: PermissionMode = PermissionMode.DEFAULT,
         shell: str = "",
         protected: Collection[str] = (),
+        added_roots: Collection[Path] = (),
         refresh: Callable[[], None] | None = None,
     ) -> None:
         """Args:
@@ -42,10 +43,12 @@ class RulesPolicy:
             the preview of a command that asks.
         protected: Workspace-relative files whose writes always ask, besides `.git`
             internals and `.moot/`: the scripts hooks run (`HookConfig.scripts`).
+        added_roots: The added directories (`--add-dir`), edited as the workspace is.
         refresh: Called before each decision: replaces the rules when the settings files
             changed (`client.session_rules.SettingsWatch`).
         """
         self.protected = frozenset(protected)
+        self.added_roots = tuple(added_roots)
         self.workspace_root = workspace_root
         self.shell = shell
         self._rules = rules
@@ -109,7 +112,8 @@ class RulesPolicy:
         session = request.session_id
         rules = self.rules(session)
         mode = PermissionMode(request.mode) if request.mode else self._default_mode
-        verdict = decide(request, mode, rules, self.workspace_root, protected=self.protected)
+        root, protected, added = self.workspace_root, self.protected, self.added_roots
+        verdict = decide(request, mode, rules, root, protected=protected, added_roots=added)
         if verdict.decision != "ask":
             return verdict
         suggestions = tuple(suggested_rules(request, self.workspace_root, rules))
@@ -119,7 +123,8 @@ class RulesPolicy:
             rules,
             self.workspace_root,
             suggestions=suggestions,
-            protected=self.protected,
+            protected=protected,
+            added_roots=added,
         )
         preview = verdict.preview
         if request.tool == "bash":  # the person sees where it would run, not just what

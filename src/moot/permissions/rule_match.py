@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from moot.permissions.rules import Rule, RuleSet
 from moot.permissions.shell import matches_prefix
-from moot.permissions.targets import Call, Command, Target, inside
+from moot.permissions.targets import Call, Command, Target, in_a_root, inside
 from moot.protocol.modes import PermissionMode
 
 SHELL_FILE_RULES = frozenset({"Read", "Edit", "Write"})
@@ -105,9 +105,9 @@ def _edit_allowed(
     target: Target, call: Call, allow: Iterable[Rule], mode: PermissionMode
 ) -> str | None:
     """What lets a shell command line write `target`, as an edit of it would be allowed: an
-    `Edit(...)` or `Write(...)` allow rule, or acceptEdits mode; never outside the workspace,
-    where the edit tools write nothing. None when nothing does."""
-    if not all(inside(form, call.root) for form in target.forms):
+    `Edit(...)` or `Write(...)` allow rule, or acceptEdits mode; never outside the workspace
+    and the added directories, where the edit tools write nothing. None when nothing does."""
+    if not all(in_a_root(form, call) for form in target.forms):
         return None
     for rule in allow:
         if rule.tool not in ("Edit", "Write"):

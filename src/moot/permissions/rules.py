@@ -403,21 +403,30 @@ def _union(first: tuple[Rule, ...], second: tuple[Rule, ...]) -> tuple[Rule, ...
     return first + tuple(rule for rule in second if rule not in first)
 
 
-def read_denied(rules: RuleSet, root: Path) -> Callable[[str, bool], bool] | None:
+def read_denied(
+    rules: RuleSet, root: Path, workspace_root: Path | None = None
+) -> Callable[[str, bool], bool] | None:
     """A predicate for the paths `Read(...)` deny rules cover, for walks to hide them.
 
-    Given a workspace-relative path (`/`-joined) and whether it is a directory. None when no
+    Given a path relative to `root` (`/`-joined) and whether it is a directory. None when no
     deny rule speaks about reading files, so walks pay nothing.
+
+    Args:
+        rules: The rules in force.
+        root: The directory walked: the workspace root, or an added root (`--add-dir`).
+        workspace_root: The workspace root, which relative rules hang from, when `root` is
+            not it.
     """
     denied = [r for r in rules.deny if r.path is not None and r.covers("read")]
     if not denied:
         return None
     base = str(root)
+    anchor = base if workspace_root is None else str(workspace_root)
 
     def hidden(rel: str, is_dir: bool) -> bool:
-        path = f"{base}/{rel}" if rel else base
+        path = f"{base}/{rel}" if rel and rel != "." else base
         return any(
-            rule.path is not None and rule.path.matches(path, base, is_dir=is_dir)
+            rule.path is not None and rule.path.matches(path, anchor, is_dir=is_dir)
             for rule in denied
         )
 

@@ -92,6 +92,8 @@ class Call(msgspec.Struct, frozen=True):
     """For bash: the sub-commands; None when the command cannot be parsed (or is not bash)."""
     host: str | None
     """For web_fetch: the URL's host."""
+    added: tuple[str, ...] = ()
+    """The added directories' real paths (`--add-dir`): edited as the workspace is."""
 
     @property
     def tool(self) -> str:
@@ -102,8 +104,9 @@ class Call(msgspec.Struct, frozen=True):
         return self.tool == "bash" and self.commands is None
 
 
-def describe(call: ApprovalRequest, workspace_root: Path) -> Call:
+def describe(call: ApprovalRequest, workspace_root: Path, added_roots: Iterable[Path] = ()) -> Call:
     root = os.path.realpath(workspace_root)
+    added = tuple(os.path.realpath(r) for r in added_roots)
     args = call.arguments if isinstance(call.arguments, dict) else {}
     targets = commands = host = None
     if call.tool in FILE_EDIT_TOOLS or call.tool in _PATH_READERS:
@@ -116,7 +119,7 @@ def describe(call: ApprovalRequest, workspace_root: Path) -> Call:
         commands = None if split is None else _commands(split, root)
     elif call.tool == "web_fetch":
         host = _host(args.get("url"))
-    return Call(call, root, targets, commands, host)
+    return Call(call, root, targets, commands, host, added)
 
 
 def _search_paths(tool: str, args: dict[str, object]) -> list[object]:
@@ -263,6 +266,11 @@ def _host(url: object) -> str | None:
         return urlsplit(url.strip()).hostname or None
     except ValueError:
         return None
+
+
+def in_a_root(path: str, call: Call) -> bool:
+    """Whether `path` lies below the workspace or an added directory (`--add-dir`)."""
+    return any(inside(path, root) for root in (call.root, *call.added))
 
 
 def inside(path: str, root: str) -> tuple[str, ...]:

@@ -88,6 +88,26 @@ def rename_guards(masks: SandboxMasks | None, protected: Iterable[str]) -> list[
     return sorted(g for g in guards if not any(g == t or g.startswith(t + "/") for t in targets))
 
 
+def masks_below(masks: SandboxMasks | None, root: Path) -> SandboxMasks:
+    """The absolute paths of `masks` below `root` (an added directory, `--add-dir`), relative
+    to it: what its `rename_guards` are worked out from."""
+    prefix = str(root).rstrip("/") + "/"
+
+    def below(paths: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(p[len(prefix) :] for p in paths if p.startswith(prefix))
+
+    if not masks:
+        return SandboxMasks()
+    return SandboxMasks(below(masks.hidden_files), below(masks.hidden_dirs), below(masks.read_only))
+
+
+def protected_in(protected: Iterable[str], root: Path) -> tuple[str, ...]:
+    """What an added directory (`--add-dir`) keeps read-only, relative to it: its own `.git`
+    and `.moot`, and the absolute paths of `protected` below it (scripts hooks run)."""
+    prefix = str(root).rstrip("/") + "/"
+    return (*DEFAULT_PROTECTED, *(p[len(prefix) :] for p in protected if p.startswith(prefix)))
+
+
 async def sweep_absent(policy: SandboxPolicy) -> tuple[str, ...]:
     """Sweep `policy.absent` (off the event loop); what was moved away, one line each."""
     if not policy.absent:

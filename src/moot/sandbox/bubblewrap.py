@@ -27,7 +27,10 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>` (the com
   file that appeared since is covered too): a hidden file is an empty read-only file (bound
   from a private directory of this sandbox), a hidden directory an empty read-only tmpfs, and
   a path rules keep from edits is bound read-only onto itself. These come after the
-  workspace and its protected paths, parents before what lies below them.
+  workspace and its protected paths, parents before what lies below them. In a directory
+  added beside the workspace (`--add-dir`, `policy.added`) they are absolute paths
+  (`moot.permissions.added_masks`), masked where they lie, `/tmp` included, with that
+  directory's own rename guards (below) bound right after it.
 - Every directory between the workspace root and a masked or protected path is bound onto
   itself, writable, right after the workspace (`base.rename_guards`): a mount point cannot be
   renamed, so `mv conf conf.old && mkdir conf` cannot leave a mask behind. Each is bound from
@@ -94,6 +97,8 @@ from moot.sandbox.base import (
     SandboxPolicy,
     make_empty_file,
     make_missing_dirs,
+    masks_below,
+    protected_in,
     rename_guards,
     sweep_absent,
 )
@@ -258,8 +263,17 @@ class BubblewrapSandbox(ProcessSandbox):
         masks = with_private(self.policy.masks() if self.policy.masks else None, placed)
         guards = rename_guards(masks, self.policy.protected)
         fds = None
-        if guards and bind_fd_supported(self.bwrap):
-            fds = open_guards(self.workspace, guards)
+        if bind_fd_supported(self.bwrap):
+            fds = open_guards(self.workspace, guards) if guards else {}
+            try:
+                for root in self.policy.added:  # keyed by absolute path (`bwrap_args`)
+                    own = protected_in(self.policy.protected, root)
+                    if below := rename_guards(masks_below(masks, root), own):
+                        opened = open_guards(root, below)
+                        fds.update({f"{root}/{rel}": fd for rel, fd in opened.items()})
+            except BaseException:
+                Launch([], tuple(fds.values())).close()
+                raise
         reveal = os.path.realpath(self.outputs.directory)
         homes = tuple(hidden_homes(home_dirs(), self.workspace))
         gitconfig = None

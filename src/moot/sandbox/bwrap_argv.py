@@ -11,9 +11,8 @@ import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from moot.sandbox.base import SandboxMasks, rename_guards
+from moot.sandbox.base import SandboxMasks, masks_below, protected_in, rename_guards
 from moot.sandbox.home import HiddenHome, covered
-from moot.workspace.protected import DEFAULT_PROTECTED
 
 NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 DROP_ALL = ("--cap-drop", "ALL")
@@ -64,7 +63,9 @@ def bwrap_args(
     `isolation` is one of `ISOLATIONS` (`isolation_args` says which works here).
     `seccomp_fd` is a descriptor bwrap reads the set-id filter from (`seccomp`), if any.
     `added` are more directories bound writable (`--add-dir`), with their own `.git` and
-    `.moot` read-only, before the workspace: its binds and masks win where they meet.
+    `.moot` and the absolute paths of `protected` in them read-only, and their rename guards
+    (`guard_fds` keys them by absolute path), before the workspace: its binds and masks win
+    where they meet. Masks in them are absolute paths.
     """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for proc_path in PROC_READ_ONLY:
@@ -92,13 +93,17 @@ def bwrap_args(
             args += ["--ro-bind", "/dev/null", str(path)]
     args += ["--bind", str(tmp), "/tmp"]
     for root in added:
-        args += ["--bind", str(root), str(root), *protected_args(root, DEFAULT_PROTECTED)]
+        args += ["--bind", str(root), str(root)]
+        own = protected_in(protected, root)
+        guards = rename_guards(masks_below(masks, root), own)
+        args += guard_args(root, guards, None if guard_fds is None else _below(guard_fds, root))
+        args += protected_args(root, own)
     args += ["--bind", str(workspace), str(workspace)]
     args += guard_args(workspace, rename_guards(masks, protected), guard_fds)
     args += protected_args(workspace, protected)
     if masks:
         assert empty_file is not None, "hidden files are bound from an empty file"
-        args += mask_args(workspace, masks, empty_file, hidden)
+        args += mask_args(workspace, masks, empty_file, hidden, added)
     args += [*NAMESPACES, *(() if network else ("--unshare-net",)), *isolation]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
@@ -178,6 +183,12 @@ def open_guards(workspace: Path, guards: list[str]) -> dict[str, int]:
     return fds
 
 
+def _below(fds: Mapping[str, int], root: Path) -> dict[str, int]:
+    """The descriptors of `fds` (keyed by absolute path) below `root`, keyed relative to it."""
+    prefix = str(root).rstrip("/") + "/"
+    return {key[len(prefix) :]: fd for key, fd in fds.items() if key.startswith(prefix)}
+
+
 def _lstat_mode(path: str) -> int:
     try:
         return os.lstat(path).st_mode
@@ -186,16 +197,22 @@ def _lstat_mode(path: str) -> int:
 
 
 def mask_args(
-    workspace: Path, masks: SandboxMasks, empty_file: Path, hidden: list[Path]
+    workspace: Path,
+    masks: SandboxMasks,
+    empty_file: Path,
+    hidden: list[Path],
+    added: Sequence[Path] = (),
 ) -> list[str]:
-    """The mounts that mask what deny rules cover; parents before what lies below them."""
+    """The mounts that mask what deny rules cover; parents before what lies below them. An
+    absolute path is masked where the sandbox shows the host's file: in an added directory
+    (bound at its own path, even in `/tmp`), or elsewhere but the sandbox's own places."""
     kinds = [(rel, "read_only") for rel in masks.read_only]
     kinds += [(rel, "file") for rel in masks.hidden_files]
     kinds += [(rel, "dir") for rel in masks.hidden_dirs]
     args: list[str] = []
     for rel, kind in sorted(kinds):
         path = workspace / rel  # an absolute path (a link's target outside) stays as it is
-        if not path.is_relative_to(workspace):
+        if not path.is_relative_to(workspace) and not any(path.is_relative_to(a) for a in added):
             elsewhere = [Path(p) for p in _NOT_THE_HOSTS] + hidden
             if any(path.is_relative_to(place) for place in elsewhere):
                 continue

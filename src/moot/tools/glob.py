@@ -3,7 +3,8 @@
 Patterns read like .gitignore lines (see `moot.workspace.ignore`): `*.py` matches at any
 depth, `src/**/*.ts` from the directory searched. Ignored files and `.git` are skipped. The
 files come from the workspace's file index, so a glob in a 100,000-file repository reads no
-directory that has not changed since the last look.
+directory that has not changed since the last look. A directory added beside the workspace
+(`--add-dir`) is walked with its own ignore files, and its files are shown by absolute path.
 """
 
 from __future__ import annotations
@@ -43,21 +44,21 @@ def find_files(workspace: Workspace, pattern: str, path: str = ".") -> ToolResul
 
     A directory the workspace's file index entered is answered from the index (kept fresh by
     it, see `moot.workspace.file_index`); any other (an ignored directory asked for on
-    purpose, a read root) is walked.
+    purpose, an added root) is walked.
     """
     matcher = GlobPattern(pattern)
-    start = workspace.resolve_search(path)
+    root, start = workspace.resolve_search(path)
     if not os.path.isdir(start):
         raise NotADirectoryError(path)
-    base = workspace.relative(start)
-    listing = workspace.file_listing() if workspace.contains(start) else None
+    base = start.relative_to(root).as_posix()
+    listing = workspace.file_listing() if root == workspace.root else None
     if listing is not None and (base == "." or base in listing.directories):
         found = _from_listing(workspace, matcher, base, listing.under(base))
         notes = listing.notes
     else:
-        files = walk_files(workspace.root, start, workspace.ignore())
+        files = walk_files(root, start, workspace.ignore(root))
         found = [
-            (entry.mtime_ns, entry.rel)
+            (entry.mtime_ns, workspace.shown(root, entry.rel))
             for entry in files
             if matcher.matches(below(base, entry.rel))
         ]

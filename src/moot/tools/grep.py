@@ -1,7 +1,9 @@
 """The `grep` tool: search file contents with a regular expression.
 
 ripgrep runs the search when it is on PATH; otherwise a pure-Python search gives the same
-output (see `moot.workspace.search`). Ignored files, binary files and `.git` are skipped.
+output (see `moot.workspace.search`). Ignored files, binary files and `.git` are skipped. A
+directory added beside the workspace (`--add-dir`) is searched with its own ignore files, and
+its files are shown by absolute path.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool
         ignore_case: bool = False,
     ) -> ToolResult:
         try:
-            start = workspace.resolve_search(path)
+            root, start = workspace.resolve_search(path)
             workspace.refuse_hidden(start, path)
             # A missing path is an error, not "no matches". A FIFO or a device is refused:
             # ripgrep would wait on one forever, or read one without end.
@@ -61,13 +63,13 @@ def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool
             workspace.refuse_linked(info, path, inodes)
             request = SearchRequest(
                 pattern=pattern,
-                root=workspace.root,
+                root=root,
                 start=start,
                 include=GlobPattern(glob) if glob else None,
                 exclude=GlobPattern(exclude) if exclude else None,
                 context=context if output == "content" else 0,
                 ignore_case=ignore_case,
-                hidden=workspace.hidden,
+                hidden=workspace.hidden_in(root),
                 inodes=inodes,
                 deadline=deadline_after(),
             )
@@ -78,7 +80,8 @@ def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool
             else:
                 hits = search_python(request, notes)
             with contextlib.closing(hits):
-                text = format_hits(hits, output, context=request.context)
+                shown = ((workspace.shown(root, rel), found) for rel, found in hits)
+                text = format_hits(shown, output, context=request.context)
             return ToolResult(text + "".join(f"\n[{note}]" for note in notes))
         except FILE_ERRORS as exc:
             return ToolResult.error(describe(exc, path))

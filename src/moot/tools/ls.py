@@ -37,11 +37,11 @@ def ls_tool(workspace: Workspace) -> FunctionTool:
 
 def list_tree(workspace: Workspace, path: str = ".", depth: int = 2) -> ToolResult:
     """What `ls` answers; raises the `FILE_ERRORS` it meets."""
-    start = workspace.resolve_search(path)
+    root, start = workspace.resolve_search(path)
     if not os.path.isdir(start):
         raise NotADirectoryError(path)
-    lines = [f"{workspace.relative(start)}/"]
-    entries = walk(workspace.root, start, workspace.ignore(), max_depth=depth)
+    lines = [f"{workspace.relative(start)}/"]  # an added root's directories: absolute
+    entries = walk(root, start, workspace.ignore(root), max_depth=depth)
     for entry in entries:
         if len(lines) > MAX_ENTRIES:
             lines.append(f"[capped at {MAX_ENTRIES} entries; list a subdirectory or less depth]")

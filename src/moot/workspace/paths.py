@@ -98,6 +98,8 @@ class Workspace:
         root (symlinks, protected paths), and may lead only into the root or another one."""
         self.hidden: Hidden | None = None
         """Paths no walk may show (set from `Read(...)` deny rules by the session)."""
+        self.added_hidden: dict[Path, Hidden] = {}
+        """As `hidden`, for each added root with paths relative to it (set with `hidden`)."""
         self.hidden_inodes: Callable[[], HiddenInodes] | None = None
         """Makes, for one call, the check of what those rules hide under another name (a
         hard link); set by the session. None: the rules hide no path."""
@@ -146,9 +148,11 @@ class Workspace:
         Raises:
             PathRefused: Rule "read-denied".
         """
-        if self.hidden is None or not self.contains(target):
+        root = self.root if self.contains(target) else self._added_root(str(target))
+        hidden = self.hidden_in(root) if root is not None else None
+        if hidden is None or root is None:
             return  # a read root (saved command output) is not the rules' to hide
-        if self.hidden(self.relative(target), False):
+        if hidden(target.relative_to(root).as_posix(), False):
             raise PathRefused("read-denied", path, "a Read deny rule covers it")
 
     def inode_check(self) -> HiddenInodes | None:
@@ -207,9 +211,16 @@ class Workspace:
         `file_index`)."""
         return self.file_index().listing(self.hidden)
 
-    def ignore(self) -> GitIgnore:
-        """A fresh ignore set for one walk: `.gitignore` rules and the hidden paths."""
-        return GitIgnore(self.root, self.hidden)
+    def ignore(self, root: Path | None = None) -> GitIgnore:
+        """A fresh ignore set for one walk of the workspace, or of an added root: that root's
+        `.gitignore` rules and the hidden paths."""
+        root = self.root if root is None else root
+        return GitIgnore(root, self.hidden_in(root))
+
+    def hidden_in(self, root: Path) -> Hidden | None:
+        """What `Read(...)` deny rules hide below the workspace root or an added root, as
+        paths relative to that root."""
+        return self.hidden if root == self.root else self.added_hidden.get(root)
 
     def root_of(self, path: Path) -> Path:
         """The workspace root, or the read root, that `path` (from `resolve_read`) lies in."""
@@ -245,22 +256,31 @@ class Workspace:
             )
         return Path(real)
 
-    def resolve_search(self, path: str) -> Path:
-        """`resolve_read` for the tools that walk a tree (`ls`, `glob`, `grep`): they walk the
-        workspace only, so a directory added beside it is refused with a way to reach it.
+    def resolve_search(self, path: str) -> tuple[Path, Path]:
+        """`resolve_read` for the tools that walk a tree (`ls`, `glob`, `grep`): the root to
+        walk from (the workspace root, or the added root the path lies in) and the real path.
 
         Raises:
-            PathRefused: As `resolve_read`, or the path lies in an added or read-only root.
+            PathRefused: As `resolve_read`, or the path lies in a read-only root (saved
+                command output, read by path).
         """
         real = self.resolve_read(path)
-        if not self.contains(real):
+        if self.contains(real):
+            return self.root, real
+        added = self._added_root(str(real))
+        if added is None:
             raise PathRefused(
                 "outside-workspace",
                 path,
-                "ls, glob and grep search the workspace only: read an added directory's files "
-                "by path, or list or search it with bash",
+                "ls, glob and grep search the workspace and the added directories; this is "
+                "read-only saved output: read its files by path",
             )
-        return real
+        return added, real
+
+    def shown(self, root: Path, rel: str) -> str:
+        """A walk's path below `root` as the model sees it: workspace-relative in the
+        workspace, absolute in an added root."""
+        return rel if root == self.root else f"{root}/{rel}"
 
     def writable(self, real: str | os.PathLike[str]) -> bool:
         """Whether a real, absolute path lies in the root or an added root (string test)."""
