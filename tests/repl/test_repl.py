@@ -7,6 +7,7 @@ import contextlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,6 +198,12 @@ async def test_ctrl_c_in_a_running_turn_interrupts_it_and_shift_tab_cycles_the_m
 TAB, DOWN = "\t", "\x1b[B"
 
 
+def _listed(buffer: Any, text: str) -> bool:
+    """Whether the prompt's completion list offers `text`."""
+    state = buffer.complete_state
+    return state is not None and any(c.text == text for c in state.completions)
+
+
 @pytest.mark.parametrize("pick", [TAB, DOWN], ids=["tab", "down"])
 async def test_a_completion_taken_then_one_enter_runs_the_command(pick: str) -> None:
     """As in the app: Tab takes the highlighted completion and closes the list, and Enter on a
@@ -206,7 +213,9 @@ async def test_a_completion_taken_then_one_enter_runs_the_command(pick: str) -> 
         await repl.prompt_ready()
         buffer = repl.repl._prompt.default_buffer  # type: ignore[union-attr]
         repl.type("/stat")
-        await repl.until(lambda: buffer.complete_state is not None, "the completion list")
+        # The list is made as completions come in (a thread's): a key before the first is
+        # not a key on the list.
+        await repl.until(lambda: _listed(buffer, "/status"), "the completion list")
         repl.type(pick)
         await repl.until(lambda: buffer.text == "/status", "/status taken")
         if pick == TAB:
@@ -221,7 +230,7 @@ async def test_tab_then_enter_sends_a_message_with_the_path_taken() -> None:
         await repl.prompt_ready()
         buffer = repl.repl._prompt.default_buffer  # type: ignore[union-attr]
         repl.type("read @gre")
-        await repl.until(lambda: buffer.complete_state is not None, "the completion list")
+        await repl.until(lambda: _listed(buffer, "@greeting.py"), "the completion list")
         repl.type(TAB)
         await repl.until(lambda: buffer.complete_state is None, "the list closed")
         repl.type(ENTER)

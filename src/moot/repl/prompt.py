@@ -67,9 +67,15 @@ def prompt_bindings(
         # As in the app: Tab takes the highlighted completion (else the first) and closes the
         # list, so the Enter after it sends. prompt_toolkit's Tab only highlighted the next
         # one and left the list open, and that Enter only closed it.
-        state = event.current_buffer.complete_state
+        # `apply_completion` would insert firing the text event, which starts completing the
+        # new text at once: the list opened again, by a thread, after Tab had closed it.
+        buffer = event.current_buffer
+        state = buffer.complete_state
         assert state is not None  # has_completions
-        event.current_buffer.apply_completion(state.current_completion or state.completions[0])
+        taken = state.current_completion or state.completions[0]
+        buffer.complete_state = None
+        buffer.delete_before_cursor(-taken.start_position)
+        buffer.insert_text(taken.text, fire_event=False)
 
     @bindings.add("escape", "enter", filter=in_prompt)
     @bindings.add("c-j", filter=in_prompt)
