@@ -144,6 +144,9 @@ async def _tool_calls(calls: int, root: Path) -> list[Row]:
     from moot.mcp.approvals import Approvals
     from moot.mcp.config import load_servers
     from moot.mcp.manager import McpManager
+    from moot.tools.base import ToolContext
+
+    context = ToolContext("ses_bench", "run_bench", "call_bench", "bench", "tool_bench")
 
     home = _home(root, 1)
     os.environ["MOOT_HOME"] = str(home)
@@ -156,7 +159,7 @@ async def _tool_calls(calls: int, root: Path) -> list[Row]:
         through_moot = []
         for i in range(calls + 20):
             started = time.perf_counter()
-            result = await echo.invoke({"text": f"x{i}"}, None)  # type: ignore[arg-type]
+            result = await echo.invoke({"text": f"x{i}"}, context)
             if i >= 20:
                 through_moot.append(time.perf_counter() - started)
             assert result.content == f"x{i}", result.content

@@ -16,6 +16,7 @@ import platform
 import sqlite3
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -111,7 +112,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.only or BENCHMARKS:
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
         began = time.perf_counter()
-        rows += BENCHMARKS[name].run(quick=args.quick)
+        try:
+            rows += BENCHMARKS[name].run(quick=args.quick)
+        except Exception as exc:  # one broken benchmark must not lose the others' rows
+            traceback.print_exc()
+            rows.append(
+                Row(
+                    f"{name}: the benchmark failed",
+                    f"{type(exc).__name__}: {exc}"[:120],
+                    missed=True,
+                )
+            )
         # Free what one benchmark built so the collector does not walk it during the next.
         gc.collect()
         print(f"bench: {name} took {time.perf_counter() - began:.1f} s", file=sys.stderr)
