@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import signal
 import sys
@@ -31,6 +30,7 @@ from moot.client.errors import SessionBusy, SetupError, StoreError
 from moot.client.local import LocalClient, SessionOptions, open_client
 from moot.frontend.flags import project_mcp
 from moot.frontend.flags import rule_list as _rule_list
+from moot.frontend.heap import HeldCollector
 from moot.paths import workspace_root
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -103,10 +103,9 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
         return _fail(str(exc))
     if options.effort:  # read by the providers, as the variable of that name
         os.environ["MOOT_REASONING_EFFORT"] = EFFORTS[options.effort]
-    if own_heap:
-        # As `moot.cli.main` does for the command's import: the collector would scan the
-        # growing, long-lived heap of the session's modules ~20 times while it opens.
-        gc.disable()
+    # As `moot.cli.main` does for the command's import: the collector would scan the growing,
+    # long-lived heap of the session's modules ~20 times while it opens.
+    collector = HeldCollector(held=own_heap)
     try:
         client = open_client(
             SessionOptions(
@@ -136,9 +135,7 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
     except StoreError as exc:
         return _store_failed(exc, options.resume)
     finally:
-        if own_heap:
-            gc.freeze()
-            gc.enable()
+        collector.let_go()
     turn, problem = _what_to_run(client, options, choices)
     try:
         return asyncio.run(_drive(client, options, out, problem, turn))

@@ -8,7 +8,6 @@ prompt_toolkit loads inside the function, so `moot -p` and `moot.cli` never pay 
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 from argparse import Namespace
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moot.frontend.flags import rule_list
+from moot.frontend.heap import HeldCollector
 from moot.paths import workspace_root
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def run_repl(options: Namespace, *, own_heap: bool = False) -> int:
 
     `own_heap`: this process is `moot` itself, so its collector may be tuned: it is held from
     here until the session is open (prompt_toolkit, then the session's modules load meanwhile)
-    and the heap frozen then, as `moot -p` does (`_HeldCollector`).
+    and the heap frozen then, as `moot -p` does (`moot.frontend.heap.HeldCollector`).
     """
     if not sys.stdin.isatty():
         print(
@@ -41,7 +41,7 @@ def run_repl(options: Namespace, *, own_heap: bool = False) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    collector = _HeldCollector(held=own_heap)
+    collector = HeldCollector(held=own_heap)
     cwd = workspace_root(Path.cwd())  # the git root, as the app
     # `moot -c` and `moot -r` without an id were settled into `options.resume` by `moot.cli`.
     session_id = options.resume or None
@@ -88,33 +88,10 @@ def run_repl(options: Namespace, *, own_heap: bool = False) -> int:
     return code
 
 
-class _HeldCollector:
-    """CPython's collector, held off while the REPL starts in moot's own process (`held`).
-
-    Start-up builds a large, long-lived heap (prompt_toolkit, then the session's modules and
-    objects); the collector scanned it again and again while it grew: ~20 ms of CPU before the
-    session line (open 239 -> 204 ms, CPU 216 -> 193 ms, medians of 12 alternating runs). Once
-    the session is open, what is loaded is frozen (kept for the process's life anyway, so later
-    collections skip it) and the collector runs again.
-    """
-
-    def __init__(self, *, held: bool) -> None:
-        self._held = held
-        if held:
-            gc.disable()
-
-    def let_go(self) -> None:
-        """Freeze the heap and collect again (once; later calls do nothing)."""
-        if self._held:
-            self._held = False
-            gc.freeze()
-            gc.enable()
-
-
 class _Connect:
     """Opens this command line's session in `cwd`: a new one, or one by id."""
 
-    def __init__(self, options: Namespace, cwd: Path, collector: _HeldCollector) -> None:
+    def __init__(self, options: Namespace, cwd: Path, collector: HeldCollector) -> None:
         self._options = options
         self._cwd = cwd
         self._collector = collector
