@@ -44,9 +44,10 @@ async def test_an_app_that_owns_its_heap_freezes_it_and_releases_it_for_another_
 
         monkeypatch.setattr(heap, "release", release)
         await app.view.switch_client(FakeClient(), show_history=False)
-        # The first session's heap was let go (the answer's modules, frozen once the warm-up
-        # thread has loaded them, may have joined it meanwhile).
-        assert len(released) == 1 and released[0] >= frozen_first
+        # The first session's heap was let go while still frozen (the answer's modules, frozen
+        # once the warm-up thread loaded them, may have joined it meanwhile; a frozen object
+        # whose last reference went is gone from it, so the count is no floor).
+        assert len(released) == 1 and released[0] > frozen_first // 2
         assert gc.get_freeze_count() > 0  # and the next one's frozen once it shows
 
 

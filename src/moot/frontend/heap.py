@@ -1,4 +1,5 @@
-"""CPython's collector held off while a front end starts, in moot's own process.
+"""CPython's collector held off while a front end (the app, the REPL, `moot -p`) starts, in
+moot's own process.
 
 Start-up builds a large, long-lived heap (the toolkit, then the session's modules and objects);
 the collector scanned it again and again while it grew (~20 ms of CPU before `moot --plain`'s

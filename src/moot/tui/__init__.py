@@ -77,10 +77,10 @@ def run_app(options: Namespace) -> int:
     else:
         connect = sessions.resumed
 
-    from moot.tui import heap
+    from moot.frontend.heap import HeldCollector
 
-    if connect is not None:  # held until the session is open (`SessionView._await_session`)
-        heap.hold()
+    # Held until the session is open (`SessionView._await_session`).
+    collector = HeldCollector(held=connect is not None)
     from moot.tui.app import MootApp  # textual loads here
     from moot.tui.options import AppOptions
     from moot.tui.scrollback import scrollback_format
@@ -101,6 +101,7 @@ def run_app(options: Namespace) -> int:
             open_session=sessions.stored,
             mouse=ui.mouse and not getattr(options, "no_mouse", False),
             own_heap=True,
+            collector=collector,
             held=held,  # asked about before `connect` opens the session
         ),
     )
@@ -108,7 +109,7 @@ def run_app(options: Namespace) -> int:
     try:
         code = app.run(inline=inline, inline_no_clear=inline and how == "off")
     finally:
-        heap.let_go()  # the app ended before its session opened
+        collector.let_go()  # the app ended before its session opened
     if app.view.error:  # the session could not be opened (a missing key, an unknown session)
         print(f"moot: {app.view.error}", file=sys.stderr)
         return EXIT_USAGE

@@ -40,21 +40,6 @@ HELD = 1_000_000
 """The oldest generation's threshold while typing holds its collections off."""
 
 
-def hold() -> None:
-    """Hold the collector off while the app starts (Textual, then the session's modules and
-    objects load: it scanned the growing heap again and again, ~10-20 ms of CPU before the
-    session shows); `let_go` ends it once the session is open."""
-    gc.disable()
-
-
-def let_go() -> None:
-    """The session is open (or could not be): freeze what start-up loaded (kept for the app's
-    life anyway) and collect again. Does nothing unless `hold` held the collector."""
-    if not gc.isenabled():
-        gc.freeze()
-        gc.enable()
-
-
 def settle(*, collect: bool = False) -> None:
     """Freeze what the heap holds now, first collecting it when `collect` (after a switch)."""
     if collect:

@@ -13,6 +13,7 @@ from moot.protocol.client import Client
 
 if TYPE_CHECKING:
     from moot.commands.registry import Registry
+    from moot.frontend.heap import HeldCollector
     from moot.frontend.history import PromptHistory
     from moot.settings.review import HeldSettings
     from moot.tui.screens.setup import FirstRun
@@ -57,6 +58,9 @@ class AppOptions(msgspec.Struct, frozen=True, kw_only=True):
     (`tui/heap.py`), and SIGTERM and SIGHUP (the terminal went away) end the app as quitting
     does, so a running turn records its end and its open calls'. Tests, which run many apps in
     one process, leave it off."""
+    collector: HeldCollector | None = None
+    """Held off while the app starts (`moot.frontend.heap`), let go once the session is open
+    or could not be; None in tests, which run many apps in one process."""
     held: Sequence[HeldSettings] = ()
     """The workspace's settings files whose grants wait for the person's approval: asked about
     (`tui/trust.py`) before `connect` opens the session."""

@@ -175,8 +175,8 @@ class SessionView:
             return
         finally:
             self._known.set()  # an `@` typed meanwhile goes on (with no files if none)
-            if self._options.own_heap:
-                heap.let_go()  # held since `run_app` began
+            if self._options.collector is not None:
+                self._options.collector.let_go()  # held since `run_app` began
         self.client_or_none = client
         status = client.status()
         self._panes.status.from_status(status, branch=status.git_branch)
