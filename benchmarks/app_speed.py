@@ -223,9 +223,15 @@ class FrameWatch:
         return painted
 
 
-async def part_session(messages: int, live_turns: int, tokens: int) -> dict[str, Any]:
-    import resource
+def _peak_rss_kib_now() -> int:
+    """This process's own peak resident set size (`VmHWM`), in KiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise RuntimeError("/proc/self/status has no VmHWM")
 
+
+async def part_session(messages: int, live_turns: int, tokens: int) -> dict[str, Any]:
     from moot.testing import FakeClient
     from moot.tui.widgets.blocks import UserBlock
 
@@ -258,7 +264,10 @@ async def part_session(messages: int, live_turns: int, tokens: int) -> dict[str,
             await pilot.pause()
         mounted = len(chat.children)
         streamed = await _stream(app, client, tokens, keys=False)
-    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # The high-water mark of this address space, not `ru_maxrss`: Linux carries the peak of
+    # the address space before `exec` into that, and this part's process starts as a copy of
+    # the benchmark runner (hundreds of MiB late in a whole run: `timing.peak_rss_kib`).
+    rss_kib = _peak_rss_kib_now()
     return {
         "shown": shown,
         "settled": settled,
