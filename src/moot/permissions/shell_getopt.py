@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import msgspec
 
+from moot.permissions.shell_types import names
+
 
 class Options(msgspec.Struct, frozen=True):
     """One program's options, as its `getopt_long` call declares them."""
@@ -117,3 +119,21 @@ def _long_name(spec: Options, name: str) -> str:
     if len(matches) != 1:
         raise UnknownOption(f"--{name}")
     return matches[0]
+
+
+SORT = Options(
+    flags="bcCdfghiMmnRrsuVz",
+    with_arg="kostST",
+    long_flags=names(
+        "debug dictionary-order general-numeric-sort human-numeric-sort ignore-case"
+        " ignore-leading-blanks ignore-nonprinting merge month-sort numeric-sort random-sort"
+        " reverse stable unique version-sort zero-terminated"
+    ),
+    long_with_arg=names(
+        "batch-size buffer-size compress-program field-separator files0-from key output"
+        " parallel random-source sort temporary-directory"
+    ),
+    long_optional=names("check"),
+)
+"""GNU sort's options: one table for what `sort` writes (`-o`) and what it runs
+(`--compress-program`)."""

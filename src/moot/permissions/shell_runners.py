@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from moot.permissions.shell_getopt import SORT, UnknownOption, getopt
 from moot.permissions.shell_getopt import Options as GetoptOptions
-from moot.permissions.shell_getopt import UnknownOption, getopt
 from moot.permissions.shell_sed import read_sed
 from moot.permissions.shell_types import Unparseable, Word, names
 from moot.permissions.shell_wrappers import (
@@ -190,26 +190,10 @@ def _option_values(args: Sequence[Word], short: str, long: str) -> list[Word]:
     return found
 
 
-_SORT = GetoptOptions(
-    flags="bcCdfghiMmnRrsuVz",
-    with_arg="kostST",
-    long_flags=names(
-        "debug dictionary-order general-numeric-sort human-numeric-sort ignore-case"
-        " ignore-leading-blanks ignore-nonprinting merge month-sort numeric-sort random-sort"
-        " reverse stable unique version-sort zero-terminated"
-    ),
-    long_with_arg=names(
-        "batch-size buffer-size compress-program field-separator files0-from key output"
-        " parallel random-source sort temporary-directory"
-    ),
-    long_optional=names("check"),
-)
-
-
 def _sort(args: Sequence[Word]) -> Runs:
     """`sort --compress-program=PROG` runs PROG (with `-d` to decompress)."""
     try:
-        parsed = getopt(_SORT, [word.value for word in args])
+        parsed = getopt(SORT, [word.value for word in args])
     except UnknownOption:
         raise Unparseable from None
     programs = parsed.values("--compress-program")

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from moot.permissions.shell_getopt import Options, Parsed, UnknownOption, getopt
+from moot.permissions.shell_getopt import SORT, Options, Parsed, UnknownOption, getopt
 from moot.permissions.shell_sed import read_sed
 from moot.permissions.shell_types import Unparseable, Word, names
 
@@ -196,20 +196,6 @@ def _dd(args: Sequence[Word]) -> Writes:
 
 # ---- output options -------------------------------------------------------------------------
 
-_SORT = Options(
-    flags="bcCdfghiMmnRrsuVz",
-    with_arg="kostST",
-    long_flags=names(
-        "debug dictionary-order general-numeric-sort human-numeric-sort ignore-case"
-        " ignore-leading-blanks ignore-nonprinting merge month-sort numeric-sort random-sort"
-        " reverse stable unique version-sort zero-terminated"
-    ),
-    long_with_arg=names(
-        "batch-size buffer-size compress-program field-separator files0-from key output"
-        " parallel random-source sort temporary-directory"
-    ),
-    long_optional=names("check"),
-)
 _UNIQ = Options(
     flags="cdiuz",
     with_arg="fsw",
@@ -221,7 +207,7 @@ _UNIQ = Options(
 
 
 def _sort(args: Sequence[Word]) -> Writes:
-    return Writes(tuple(_gnu(_SORT, args).values("-o", "--output")))
+    return Writes(tuple(_gnu(SORT, args).values("-o", "--output")))
 
 
 def _uniq(args: Sequence[Word]) -> Writes:
