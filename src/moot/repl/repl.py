@@ -238,7 +238,7 @@ class Repl:
 
     async def _handle(self, text: str) -> None:
         session = self.session
-        if not text.strip() and not session.offered or not await session.opened():
+        if (not text.strip() and not session.offered) or not await session.opened():
             return  # an empty line sends only what a command offered (/test's failures)
         if is_command(text):
             await self.registry.run(self.commands, text.strip())
