@@ -164,3 +164,54 @@ def test_a_repositorys_verify_command_never_runs_before_the_person_approves_it(
     assert (work / "pwned-by-the-repository").exists(), done.stderr
     [result] = results(events)
     assert "$ touch pwned-by-the-repository" in result.content
+
+
+def test_cargo_tests_are_read_from_cargos_own_output(tmp_path: Path) -> None:
+    need("cargo")
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "Cargo.toml").write_text(
+        '[package]\nname = "sums"\nversion = "0.1.0"\nedition = "2021"\n'
+    )
+    (work / "src" / "lib.rs").write_text(
+        "pub fn add(a: i32, b: i32) -> i32 { a + b }\n\n#[cfg(test)]\nmod tests {\n"
+        "    use super::*;\n    #[test]\n    fn adds() { assert_eq!(add(1, 2), 3); }\n"
+        '    #[test]\n    fn breaks() {\n        assert_eq!(add(2, 2), 5, "two and two");\n'
+        "    }\n}\n"
+    )
+    done, events = moot(tmp_path, work, [{"name": "test", "arguments": {}}],
+                        "--allowedTools", "Bash(cargo:*)")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [result] = results(events)
+    assert "1 passed, 1 failed" in result.content, result.content
+    assert "FAILED tests::breaks at src/lib.rs:10" in result.content
+    assert "two and two" in result.content
+    assert "rerun: cargo test tests::breaks -- --exact" in result.content
+
+
+def test_vitest_results_are_read_from_its_json_report(tmp_path: Path) -> None:
+    modules = os.environ.get("MOOT_VERIFY_NPM", "")
+    if not (Path(modules) / ".bin" / "vitest").is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail("MOOT_VERIFY_NPM (a node_modules holding vitest) is not set up (.ci/run)")
+        pytest.skip("MOOT_VERIFY_NPM (a node_modules holding vitest) is not set up")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "node_modules").symlink_to(modules)
+    (work / "package.json").write_text(
+        '{"name": "v", "type": "module", "scripts": {"test": "vitest run"}}'
+    )
+    (work / "sum.test.js").write_text(
+        'import { test, expect } from "vitest";\n\n'
+        'test("adds", () => {\n  expect(1 + 1).toBe(2);\n});\n\n'
+        'test("breaks", () => {\n  expect(1 + 1).toBe(3);\n});\n'
+    )
+    done, events = moot(tmp_path, work, [{"name": "test", "arguments": {}}],
+                        "--allowedTools", "Bash(node_modules/.bin/vitest:*)")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [result] = results(events)
+    assert "1 passed, 1 failed" in result.content, result.content
+    assert "FAILED breaks at sum.test.js:8" in result.content
+    assert "expected 2 to be 3" in result.content
+    assert "node_modules/vitest" not in result.content  # library frames left out
+    assert "rerun: node_modules/.bin/vitest run sum.test.js -t breaks" in result.content

@@ -178,8 +178,15 @@ def _last_in(detail: str, path: str, root: Path) -> tuple[str, int]:
     return path, lines[-1]
 
 
+_LIBRARY_FRAME = re.compile(r"^\s+at .*(?:node_modules/|node:|<anonymous>)")
+"""A JavaScript stack frame of a library or of node itself: noise in a failure's message."""
+
+
 def _trimmed(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.strip().splitlines() if line.strip())
+    lines = text.strip().splitlines()
+    return "\n".join(
+        line.rstrip() for line in lines if line.strip() and not _LIBRARY_FRAME.match(line)
+    )
 
 
 def _with_rerun(test: FailedTest, rerun: Rerun) -> FailedTest:
@@ -276,6 +283,9 @@ _CARGO_OUTPUT = re.compile(
 )
 
 
+_PANICKED = re.compile(r"panicked at (?P<path>[^\s:]+):(?P<line>\d+)")
+
+
 def cargo_text(text: str, root: Path, rerun: Rerun) -> TestsRead | None:
     """`cargo test`'s text: `test x ... FAILED` lines, then each failure's stdout."""
     summaries = _CARGO_SUMMARY.findall(text)
@@ -289,7 +299,13 @@ def cargo_text(text: str, root: Path, rerun: Rerun) -> TestsRead | None:
     for m in _CARGO_RESULT.finditer(text):
         if m["result"] == "FAILED":
             message = messages.get(m["name"], "")
-            path, line = _where(message, "", root)
+            panicked = _PANICKED.search(message)  # where it failed, before any backtrace
+            path, line = (
+                (relative(panicked["path"], root), int(panicked["line"]))
+                if panicked
+                else _where(message, "", root)
+            )
+            message = message.split("\nstack backtrace:", 1)[0]
             case = FailedTest(m["name"], "failed", _trimmed(message), path, line)
             failures.append(_with_rerun(case, rerun))
     return counts, failures

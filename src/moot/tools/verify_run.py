@@ -158,8 +158,7 @@ def _wrapped(runner: Runner, line: str, report: str | None) -> str:
 
 def read_report(runner: Runner, line: str, result: CommandResult, root: Path) -> Report:
     """What a run of `runner` said, read; its raw output with a note when moot cannot read it."""
-    output = _full_output(result)
-    console, _, report = output.rpartition(f"\n{MARK}\n") if MARK in output else (output, "", "")
+    console, report = _output(result)
     read = _parsed(runner, report or console, root)
     if read is None and runner.format == "sniff":
         read = _sniffed(runner, console, root)
@@ -199,13 +198,25 @@ def _replace(report: Report, **changes: Any) -> Report:
     return msgspec.structs.replace(report, **changes)
 
 
-def _full_output(result: CommandResult) -> str:
+def _output(result: CommandResult) -> tuple[str, str]:
+    """What the runner printed, and the report printed after `MARK` ("" when none).
+
+    The report is printed once the runner has ended, so in a long output's file (stdout and
+    stderr as they came) all after the mark is the report; otherwise it is in stdout alone.
+    """
+    mark = f"\n{MARK}\n"
     if result.output_file is not None:
         try:
-            return Path(result.output_file).read_text(encoding="utf-8", errors="replace")
+            text = Path(result.output_file).read_text(encoding="utf-8", errors="replace")
         except OSError:
             pass
-    return result.stdout + ("\n" + result.stderr if result.stderr else "")
+        else:
+            console, found, report = text.rpartition(mark)
+            return (console, report) if found else (text, "")
+    console, found, report = result.stdout.rpartition(mark)
+    if not found:
+        console, report = result.stdout, ""
+    return console + ("\n" + result.stderr if result.stderr else ""), report
 
 
 Parsed = list[Any] | tuple[Counts, list[Any]] | None
