@@ -194,3 +194,29 @@ def test_a_project_with_nothing_to_run_is_decided_as_a_call_that_only_reads(
     tool = make(HostSandbox(SandboxPolicy(tmp_path)), Workspace(tmp_path), env={"PATH": ""})
     name, side_effect, _ = tool.decided_as({})
     assert (name, side_effect.value) == (kind, "read_only")
+
+
+async def test_a_path_that_reads_as_an_option_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "Makefile").write_text("test:\n\ttrue\n")
+    sandbox = HostSandbox(SandboxPolicy(tmp_path))
+    tool = run_tests_tool(sandbox, Workspace(tmp_path), env=dict(os.environ))
+    from moot.tools.base import decided_as
+
+    # decided as itself (a call that runs commands: it asks), never as a command line
+    assert decided_as(tool, "test", {"path": "--fix"})[:2] == ("test", tool.side_effect)
+    result = await tool.invoke({"path": "--fix"}, OUTSIDE_A_RUN)
+    await sandbox.close()
+    assert result.is_error and "would be read as an option" in result.content
+
+
+def test_agents_md_names_the_command_when_no_file_says_one(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text(
+        "# Working here\n\nRun `scripts/test` before every commit; `scripts/lint --fix` tidies.\n"
+        "Never run `rm -rf build` by hand.\n"
+    )
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "test").write_text("#!/bin/sh\n")
+    env = programs(tmp_path)
+    [runner] = find_runners(tmp_path, "test", env=env)
+    assert (runner.name, runner.line("tests/a")) == ("AGENTS.md", "scripts/test tests/a")
+    assert find_runners(tmp_path, "lint", env=env) == []  # scripts/lint is not there

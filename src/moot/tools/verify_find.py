@@ -13,8 +13,9 @@ What decides, first match wins:
   (`Cargo.toml`), else a `Makefile`'s `lint` target; ruff and eslint both run in a mixed repo;
 - test: pytest (`[tool.pytest...]`, `pytest.ini`, `conftest.py`, `test_*.py` files), vitest,
   jest or `node --test` (`package.json`: the `test` script, else the dependencies), `go test`
-  (`go.mod`), `cargo test` (`Cargo.toml`), else a `Makefile`'s `test` target, else an
-  `npm test` script.
+  (`go.mod`), `cargo test` (`Cargo.toml`), else a command AGENTS.md quotes for it
+  (`scripts/test`), else a `Makefile`'s `test` target, else an `npm test` script; lint
+  likewise falls back to AGENTS.md, then the `Makefile`.
 
 Programs are looked for in the workspace first (`.venv/bin`, `node_modules/.bin`), then on
 `PATH`, then beside moot's own Python; a command line names a program on `PATH` by its bare
@@ -189,7 +190,7 @@ class _Project:
             found.append(Runner("go vet", "lint", "go", "line_findings"))
         if not found and self.has("Cargo.toml") and self.program("cargo"):
             found.append(Runner("cargo clippy", "lint", "cargo", "line_findings"))
-        return found or self.make_target("lint", "line_findings")
+        return found or self.from_agents_md("lint") or self.make_target("lint", "line_findings")
 
     def test_runners(self) -> list[Runner]:
         found = self.python_tests() + self.node_tests()
@@ -198,7 +199,7 @@ class _Project:
         if not found and self.has("Cargo.toml") and self.program("cargo"):
             found.append(Runner("cargo test", "test", "cargo", "cargo_text"))
         if not found:
-            found = self.make_target("test", "sniff")
+            found = self.from_agents_md("test") or self.make_target("test", "sniff")
         if not found and self.package["scripts"].get("test") and self.program("npm"):
             found.append(Runner("npm test", "test", "npm", "sniff", base="npm test --"))
         return found
@@ -233,6 +234,24 @@ class _Project:
             return [Runner("node --test", "test", "node", "junit")]
         return []
 
+    def from_agents_md(self, kind: Kind) -> list[Runner]:
+        """The first command AGENTS.md quotes (in backticks) for `kind`: one that starts with a
+        known tool or a script of the workspace and names the kind (`scripts/test`, `tox -e
+        lint`, `npm run lint`)."""
+        try:
+            text = (self.root / "AGENTS.md").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        words = _KIND_WORDS[kind]
+        for quoted in re.findall(r"`([^`\n]{2,200})`", text):
+            first = quoted.split()[0]
+            if not words.search(quoted) or first.startswith("-"):
+                continue
+            local = "/" in first and (self.root / first.removeprefix("./")).is_file()
+            if local or (first in _AGENTS_PROGRAMS and self.program(first)):
+                return [Runner("AGENTS.md", kind, first, "sniff", base=quoted)]
+        return []
+
     def make_target(self, target: str, fmt: str) -> list[Runner]:
         try:
             text = (self.root / "Makefile").read_text(encoding="utf-8", errors="replace")
@@ -243,7 +262,24 @@ class _Project:
         return [Runner(f"make {target}", target, "make", fmt, base=f"make {target}")]  # type: ignore[arg-type]
 
 
-for _configured in ("verify.lint", "verify.test", "make lint", "make test", "npm test"):
+_KIND_WORDS = {
+    "lint": re.compile(r"\b(?:lint|ruff|eslint|flake8|clippy|vet|mypy)\b"),
+    "test": re.compile(r"\b(?:test|tests|pytest|jest|vitest)\b"),
+}
+_AGENTS_PROGRAMS = frozenset(
+    {"pytest", "tox", "nox", "npm", "pnpm", "yarn", "make", "just", "go", "cargo", "ruff"}
+    | {"uv", "hatch", "poetry", "eslint", "mypy", "bun", "deno"}
+)
+"""Programs a command quoted in AGENTS.md may start with (else a script in the workspace)."""
+
+for _configured in (
+    "verify.lint",
+    "verify.test",
+    "make lint",
+    "make test",
+    "npm test",
+    "AGENTS.md",
+):
     _LINES[_configured] = _configured_line
 
 

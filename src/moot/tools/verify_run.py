@@ -81,6 +81,8 @@ class Verifier:
     def lines(self, arguments: Mapping[str, Any]) -> list[tuple[Runner, str]]:
         """Each runner with the command line it runs for these arguments."""
         path, name_filter = arguments.get("path"), arguments.get("filter")
+        if isinstance(path, str) and path.startswith("-"):
+            raise ValueError(f"path {path!r} would be read as an option: name a file or directory")
         return [(r, r.line(path, name_filter)) for r in self.runners()]
 
     def command_line(self, arguments: Mapping[str, Any]) -> str:
@@ -96,12 +98,15 @@ class Verifier:
         return line.replace(REPORT, f"/tmp/moot-{self.kind}-{digest}.report")
 
     def refusal(self, arguments: Mapping[str, Any]) -> str:
-        """Why a call may not run now: its command line is not the one it was decided as."""
+        """Why a call may not run now: its command line is not the one it was decided as.
+
+        Raises:
+            ValueError: The arguments cannot make a command line (a path that reads as an
+                option).
+        """
         decided = self._decided.pop(_key(arguments), None)
-        if decided is None:
-            return ""
         now = "; ".join(self._filled(line) for _, line in self.lines(arguments))
-        if now == decided:
+        if decided is None or now == decided:
             return ""
         return (
             f"The {self.kind} command changed since the call was approved (it was `{decided}`,"

@@ -58,7 +58,11 @@ async def run_checks(
     kind = verifier.kind
     if verifier.sandbox is None:
         return ToolResult.error(f"{kind} runs commands, which are refused: no sandbox.")
-    if refusal := verifier.refusal(arguments):
+    try:
+        refusal = verifier.refusal(arguments)
+    except ValueError as exc:  # a path that reads as an option
+        return ToolResult.error(str(exc))
+    if refusal:
         return ToolResult.error(refusal)
     if not verifier.runners():
         return ToolResult.error(NOTHING_FOUND.format(kind=kind))
