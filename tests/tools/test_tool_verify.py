@@ -220,3 +220,12 @@ def test_agents_md_names_the_command_when_no_file_says_one(tmp_path: Path) -> No
     [runner] = find_runners(tmp_path, "test", env=env)
     assert (runner.name, runner.line("tests/a")) == ("AGENTS.md", "scripts/test tests/a")
     assert find_runners(tmp_path, "lint", env=env) == []  # scripts/lint is not there
+
+
+def test_a_bare_bash_deny_takes_lint_and_test_away_with_bash() -> None:
+    from moot.permissions.rules import RuleSet, tool_hidden
+
+    denied = RuleSet(deny=["Bash"])
+    assert all(tool_hidden(name, denied) for name in ("bash", "lint", "test"))
+    assert not tool_hidden("test", RuleSet(deny=["Bash(rm:*)"]))
+    assert tool_hidden("test", RuleSet(deny=["test"]))
