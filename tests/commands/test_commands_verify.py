@@ -10,7 +10,7 @@ import pytest
 from command_recorder import Recorder
 from moot.commands.builtin import builtin_commands
 from moot.commands.registry import CommandError
-from moot.commands.verify import SEND_HINT, arguments
+from moot.commands.verify import arguments
 from moot.protocol import ops
 from moot.testing import FakeClient
 
@@ -54,7 +54,6 @@ async def test_test_runs_the_tool_as_the_person_shows_it_and_offers_the_failures
                                                               "filter": None})]  # fmt: skip
     assert "1 passed, 1 failed" in "\n".join(text for text, _ in context.said)
     assert context.offered == [(FAILURES, "output of /test")]
-    assert context.said[-1] == (SEND_HINT, False)
 
 
 async def test_a_clean_run_offers_nothing() -> None:

@@ -675,7 +675,7 @@ async def test_test_offers_its_failures_and_enter_alone_sends_them_to_the_model(
     async with running_repl(FakeClient([], tool_results={"test": canned})) as repl:
         await repl.prompt_ready()
         repl.type("/test" + ENTER)
-        await repl.printed("press Enter to send the failures to the model")
+        await repl.printed("[output of /test] goes with your next message (Enter alone sends it")
         assert "pytest: exit 1; 0 passed, 1 failed" in repl.text
         repl.type(ENTER)
         await repl.until(lambda: repl.ops(ops.UserTurn), "the failures sent")

@@ -9,8 +9,6 @@ from moot.commands.answers import run_tool
 from moot.commands.registry import Command, CommandContext, CommandError, Registry
 from moot.commands.show import show_result, words
 
-SEND_HINT = "press Enter to send the failures to the model (or type what to add first)"
-
 
 def register(registry: Registry) -> None:
     """Add `/lint` and `/test` to `registry`."""
@@ -47,8 +45,7 @@ async def run_checks(context: CommandContext, kind: str, args: str) -> None:
     show_result(context, result)
     failures = result.display.get("failures")
     if isinstance(failures, str) and failures:
-        context.offer(failures, f"output of /{kind}")
-        context.say(SEND_HINT)
+        context.offer(failures, f"output of /{kind}")  # the front end says how it goes
     elif not result.is_error:
         context.say(f"/{kind}: all clear")
 
