@@ -215,3 +215,30 @@ def test_vitest_results_are_read_from_its_json_report(tmp_path: Path) -> None:
     assert "expected 2 to be 3" in result.content
     assert "node_modules/vitest" not in result.content  # library frames left out
     assert "rerun: node_modules/.bin/vitest run sum.test.js -t breaks" in result.content
+
+
+async def test_the_persons_test_runs_in_the_sessions_sandbox_and_a_deny_rule_holds_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.client.local import SessionOptions, open_client
+    from moot.commands.answers import run_tool
+    from moot.commands.registry import CommandError
+
+    need("make")
+    work = tmp_path / "work"
+    (work / ".moot").mkdir(parents=True)
+    (work / "Makefile").write_text("test:\n\t@echo 'all good'\n")
+    (tmp_path / "s.json").write_text(json.dumps({"turns": [{"text": "hi"}]}))
+    monkeypatch.setenv("MOOT_SANDBOX", "bubblewrap")
+    model = f"scripted:{tmp_path / 's.json'}"
+    client = open_client(SessionOptions(cwd=work, model=model))  # type: ignore[arg-type]
+    ran = await run_tool(client, "test", {"path": None, "filter": None})
+    assert "$ make test" in ran.content and "all good" in ran.content
+    await client.close()
+    (work / ".moot" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Bash(make:*)"]}})
+    )
+    client = open_client(SessionOptions(cwd=work, model=model))  # type: ignore[arg-type]
+    with pytest.raises(CommandError, match=r"denied by Bash\(make:\*\)"):
+        await run_tool(client, "test", {"path": None, "filter": None})
+    await client.close()
