@@ -189,15 +189,21 @@ def test_cargo_tests_are_read_from_cargos_own_output(tmp_path: Path) -> None:
     assert "rerun: cargo test tests::breaks -- --exact" in result.content
 
 
-def test_vitest_results_are_read_from_its_json_report(tmp_path: Path) -> None:
+def node_modules(work: Path, program: str) -> None:
+    """Link the node_modules `.ci/run` installed (`MOOT_VERIFY_NPM`) into `work`."""
     modules = os.environ.get("MOOT_VERIFY_NPM", "")
-    if not (Path(modules) / ".bin" / "vitest").is_file():
+    if not (Path(modules) / ".bin" / program).is_file():
+        why = f"MOOT_VERIFY_NPM (a node_modules holding {program}) is not set up (.ci/run)"
         if os.environ.get("CI") == "true":
-            pytest.fail("MOOT_VERIFY_NPM (a node_modules holding vitest) is not set up (.ci/run)")
-        pytest.skip("MOOT_VERIFY_NPM (a node_modules holding vitest) is not set up")
-    work = tmp_path / "work"
+            pytest.fail(why)
+        pytest.skip(why)
     work.mkdir()
     (work / "node_modules").symlink_to(modules)
+
+
+def test_vitest_results_are_read_from_its_json_report(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    node_modules(work, "vitest")
     (work / "package.json").write_text(
         '{"name": "v", "type": "module", "scripts": {"test": "vitest run"}}'
     )
@@ -242,3 +248,22 @@ async def test_the_persons_test_runs_in_the_sessions_sandbox_and_a_deny_rule_hol
     with pytest.raises(CommandError, match=r"denied by Bash\(make:\*\)"):
         await run_tool(client, "test", {"path": None, "filter": None})
     await client.close()
+
+
+def test_eslint_findings_are_read_from_its_json_report(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    node_modules(work, "eslint")
+    (work / "package.json").write_text('{"name": "e", "type": "module"}')
+    (work / "eslint.config.js").write_text(
+        'export default [{ rules: { "no-unused-vars": "error", eqeqeq: "warn" } }];\n'
+    )
+    (work / "same.js").write_text(
+        "const unused = 1;\nexport function same(a, b) {\n  return a == b;\n}\n"
+    )
+    done, events = moot(tmp_path, work, [{"name": "lint", "arguments": {}}],
+                        "--allowedTools", "Bash(node_modules/.bin/eslint:*)")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [result] = results(events)
+    assert "eslint: exit 1; 2 findings" in result.content, result.content
+    assert "same.js:1:7: no-unused-vars 'unused' is assigned a value" in result.content
+    assert "same.js:3:12: eqeqeq Expected '===' and instead saw '=='. [warning]" in result.content
