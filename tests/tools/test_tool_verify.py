@@ -229,3 +229,18 @@ def test_a_bare_bash_deny_takes_lint_and_test_away_with_bash() -> None:
     assert all(tool_hidden(name, denied) for name in ("bash", "lint", "test"))
     assert not tool_hidden("test", RuleSet(deny=["Bash(rm:*)"]))
     assert tool_hidden("test", RuleSet(deny=["test"]))
+
+
+async def test_a_runner_that_cannot_start_says_it_wrote_no_report(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    venv = tmp_path / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "pytest").write_text("#!/bin/sh\necho 'pytest: broken install' >&2\nexit 4\n")
+    (venv / "pytest").chmod(0o755)
+    sandbox = HostSandbox(SandboxPolicy(tmp_path))
+    tool = run_tests_tool(sandbox, Workspace(tmp_path), env=dict(os.environ))
+    result = await tool.invoke({}, OUTSIDE_A_RUN)
+    await sandbox.close()
+    assert "pytest: exit 4" in result.content
+    assert "pytest: broken install" in result.content
+    assert "ended without writing its report" in result.content

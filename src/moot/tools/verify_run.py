@@ -170,6 +170,8 @@ def read_report(runner: Runner, line: str, result: CommandResult, root: Path) ->
     base = Report(runner.name, line, result.exit_code)
     if read is None:
         note = _NOTE_RAW.format(kind=runner.kind)
+        if not report.strip() and _reports_apart(runner):
+            note = "it ended without writing its report (is it installed?); its output is below"
         if result.timed_out:
             note = "it was killed at the timeout. " + note
         return _replace(base, raw=capped(console), note=note)
@@ -190,6 +192,11 @@ def read_report(runner: Runner, line: str, result: CommandResult, root: Path) ->
             note="it failed before or besides running the tests",
         )
     return _replace(base, counts=counts, failures=tuple(failures), note=note)
+
+
+def _reports_apart(runner: Runner) -> bool:
+    """Whether the runner's report comes after `MARK` (a file, or its stdout kept apart)."""
+    return runner.writes_report or runner.name in _STDOUT_REPORTS
 
 
 def _raw_if_silent(findings: list[Any], result: CommandResult, console: str) -> str | None:
