@@ -667,3 +667,18 @@ async def test_a_message_the_session_refuses_comes_back_and_nothing_waits_for_it
         await repl.until(
             lambda: repl.repl._prompt.default_buffer.text == "hello there", "the message back"
         )
+
+
+async def test_test_offers_its_failures_and_enter_alone_sends_them_to_the_model() -> None:
+    failures = "The project's test run failed. Please fix it:\n\nFAILED tests/test_x.py::test_a"
+    canned = {"content": "pytest: exit 1; 0 passed, 1 failed", "display": {"failures": failures}}
+    async with running_repl(FakeClient([], tool_results={"test": canned})) as repl:
+        await repl.prompt_ready()
+        repl.type("/test" + ENTER)
+        await repl.printed("[output of /test] goes with your next message (Enter alone sends it")
+        assert "pytest: exit 1; 0 passed, 1 failed" in repl.text
+        repl.type(ENTER)
+        await repl.until(lambda: repl.ops(ops.UserTurn), "the failures sent")
+
+        [sent] = repl.ops(ops.UserTurn)
+        assert sent.text.startswith(failures)

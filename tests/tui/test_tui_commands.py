@@ -207,3 +207,19 @@ async def test_the_list_says_the_files_are_being_listed_until_they_are() -> None
         await settle(pilot)
         await pilot.press("tab")
         assert pilot.app.query_one(PromptInput).text == "@deep/a/b/c/pkg99/target.py "
+
+
+async def test_test_puts_its_failures_in_the_prompt_and_enter_sends_them() -> None:
+    failures = "The project's test run failed. Please fix it:\n\nFAILED tests/test_x.py::test_a"
+    canned = {"content": "pytest: exit 1; 0 passed, 1 failed", "display": {"failures": failures}}
+    client = FakeClient(answered("x", "y"), tool_results={"test": canned}, autoplay=True)
+    async with app_for(client).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "/test")
+        assert client.ops == [ops.RunTool(tool="test", arguments={"path": None, "filter": None})]
+        assert "pytest: exit 1; 0 passed, 1 failed" in said(pilot.app)
+        assert pilot.app.query_one(PromptInput).text == "[output of /test #1]\n"
+        await pilot.press("enter")
+        await settle(pilot)
+        sent = client.ops[-1]
+        assert isinstance(sent, ops.UserTurn)
+        assert sent.text.startswith(failures)

@@ -323,6 +323,7 @@ def _tools(given: _Given, place: _Place, shell: _Shell, policy: _Policy) -> list
         environ=given.environ,
         policy=policy.approval,
         rules=given.assembly.rules,
+        verify=msgspec.structs.asdict(given.assembly.settings.verify),  # held until approved
     )
 
 

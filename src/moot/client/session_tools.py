@@ -37,9 +37,11 @@ def model_tools(
     environ: Mapping[str, str],
     policy: ApprovalPolicy,
     rules: RuleSet,
+    verify: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Tool]:
     """The built-in tools and plan mode's `exit_plan_mode`, less those `rules` hide; a web
-    redirect is settled by `policy` as its first URL was."""
+    redirect is settled by `policy` as its first URL was; `lint` and `test` run the `verify`
+    settings' commands when they name some."""
     tools = [
         *builtin_tools(
             store,
@@ -49,6 +51,7 @@ def model_tools(
             shells,
             env=environ,
             redirects=PolicyRedirects(policy),
+            verify=verify,
         ),
         exit_plan_mode_tool(),
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moot.commands import cost, panes, session, sessions, transcript, workspace
+from moot.commands import cost, panes, session, sessions, transcript, verify, workspace
 from moot.commands.files import add_file_commands
 from moot.commands.registry import Command, CommandContext, CommandError, Registry
 from moot.protocol import ops
@@ -43,6 +43,7 @@ def builtin_commands() -> Registry:
     session.register(registry)
     sessions.register(registry)
     workspace.register(registry)
+    verify.register(registry)  # /lint, /test
     transcript.register(registry)
     panes.register(registry)  # /panes: the app's side panes (the REPL says it has none)
 

@@ -21,7 +21,7 @@ from moot.core.run import RunContext
 from moot.protocol import events as ev
 from moot.protocol.approval import EXIT_PLAN_MODE, ApprovalRequest, RemembersApprovals, Verdict
 from moot.protocol.messages import ToolCall
-from moot.tools.base import SideEffect
+from moot.tools.base import decided_as
 
 if TYPE_CHECKING:
     from moot.core.hook_points import CallHooks
@@ -60,14 +60,15 @@ class ApprovalStep:
         if tc.id in call.decisions:
             return  # a PreToolUse hook refused it
         tool = run.tools_for(self.agent).get(tc.name)
+        name, side_effect, arguments = decided_as(tool, tc.name, tc.arguments)
         request = ApprovalRequest(
             session_id=run.session_id,
             agent=call.agent,
             call_id=call.call_id,
             tool_call_id=tc.id,
-            tool=tc.name,
-            side_effect=tool.side_effect if tool else SideEffect.READ_ONLY,
-            arguments=tc.arguments,
+            tool=name,
+            side_effect=side_effect,
+            arguments=arguments,
             mode=run.mode(),
         )
         verdict = run.approval.decide(request)
@@ -84,7 +85,7 @@ class ApprovalStep:
             )
         elif verdict.decision == "ask":
             answer = await self._ask_person(tc, verdict)
-            if self._changed_input_refused(request, answer):
+            if self._changed_input_refused(tc, request, answer):
                 return
             kept = self._keep(answer, verdict.suggestions)
             self._record(
@@ -107,7 +108,9 @@ class ApprovalStep:
                 ),
             )
 
-    def _changed_input_refused(self, request: ApprovalRequest, answer: Answer) -> bool:
+    def _changed_input_refused(
+        self, tc: ToolCall, request: ApprovalRequest, answer: Answer
+    ) -> bool:
         """Whether an approval that changes the call's arguments was refused (and recorded so).
 
         The person (an Agent SDK's callback) approved arguments the policy never saw: it
@@ -115,7 +118,9 @@ class ApprovalStep:
         """
         if not answer.approved or answer.updated_input is None:
             return False
-        changed = replace(request, arguments=answer.updated_input)
+        tool = self.run.tools_for(self.agent).get(tc.name)
+        name, side_effect, arguments = decided_as(tool, tc.name, answer.updated_input)
+        changed = replace(request, tool=name, side_effect=side_effect, arguments=arguments)
         verdict = self.run.approval.decide(changed)
         if verdict.decision != "deny":
             return False

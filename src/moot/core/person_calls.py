@@ -19,7 +19,7 @@ from moot.protocol import events as ev
 from moot.protocol.approval import ApprovalPolicy, ApprovalRequest
 from moot.protocol.ids import new_id
 from moot.protocol.modes import ModeName
-from moot.tools.base import SideEffect, Tool, ToolContext, ToolResult, as_text
+from moot.tools.base import SideEffect, Tool, ToolContext, ToolResult, as_text, decided_as
 
 PERSON_MODE: ModeName = "bypassPermissions"
 """The mode a person's own tool call is decided in: only deny rules speak (see `RunTool`)."""
@@ -82,7 +82,7 @@ class PersonCalls:
             every = ", ".join(sorted([*self.tools, *self.person_tools]))
             reason = f"no tool {name!r} in this session; tools: {every}"
         else:
-            reason = self.refusal(name, tool.side_effect, arguments)
+            reason = self.refusal(*decided_as(tool, name, arguments))
         if reason:
             self.record_session(
                 ev.OpRefused(op="run_tool", reason=reason, submission_id=submission)

@@ -39,6 +39,8 @@ BEHAVIOUR: dict[str, tuple[str, bool, bool, bool, bool]] = {
     "multi_edit": ("Edit a file in several places", False, True, False, False),
     "write": ("Write a file", False, True, True, False),
     "bash": ("Run a shell command (sandboxed)", False, True, False, True),
+    "lint": ("Run the project's linters (sandboxed)", False, False, True, False),
+    "test": ("Run the project's tests (sandboxed)", False, False, True, False),
     "kill_shell": ("Stop a background shell", False, True, True, False),
     "git_commit": ("Git commit", False, False, False, False),
     "git_branch": ("Git branch", False, False, False, False),

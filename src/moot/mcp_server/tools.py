@@ -16,7 +16,7 @@ from typing import Any
 
 from moot.client.session import Session
 from moot.protocol.approval import ApprovalRequest, RemembersApprovals, SideEffect, Verdict
-from moot.tools.base import Tool, ToolContext, ToolResult
+from moot.tools.base import Tool, ToolContext, ToolResult, decided_as
 
 SERVED = (
     "read",
@@ -68,14 +68,15 @@ class WorkspaceTools:
         """How the session's policy settles a call now."""
         tool = self.tools[name]
         runtime = self.session.runtime
+        decided, side_effect, decided_arguments = decided_as(tool, name, arguments)
         request = ApprovalRequest(
             session_id=runtime.session_id,
             agent="mcp-client",
             call_id="mcp",
             tool_call_id=f"mcp_{secrets.token_hex(6)}",
-            tool=name,
-            side_effect=tool.side_effect,
-            arguments=arguments,
+            tool=decided,
+            side_effect=side_effect,
+            arguments=decided_arguments,
             mode=runtime.mode,
         )
         return runtime.approval.decide(request), request

@@ -66,6 +66,9 @@ _COVERS: dict[str, frozenset[str]] = {
     "Bash": frozenset({"bash"}),
     "WebFetch": frozenset({"web_fetch"}),
 }
+COMMAND_TOOLS = frozenset({"lint", "test"})
+"""Tools whose calls are decided as the `bash` command they run (`moot.tools.verify_tool`): a
+bare `Bash` deny takes them away with `bash`."""
 READ_TO_CHANGE = frozenset({"edit", "multi_edit", "write"})
 """Tools that read a file to change it: a `Read` deny or ask rule restricts them too (their
 errors, or whether they succeed, would show what the file holds or that it exists). Not an
@@ -381,7 +384,10 @@ def tool_hidden(tool_name: str, rules: RuleSet) -> bool:
     """
     if tool_name == "finish":  # it ends a peer call (`moot.permissions.decide`, step 1)
         return False
-    return any(rule.specifier is None and rule.restricts(tool_name) for rule in rules.deny)
+    names = (tool_name, "bash") if tool_name in COMMAND_TOOLS else (tool_name,)
+    return any(
+        rule.specifier is None and rule.restricts(name) for rule in rules.deny for name in names
+    )
 
 
 def _parse_all(kind: RuleKind, rules: Iterable[str | Rule]) -> tuple[Rule, ...]:

@@ -174,7 +174,9 @@ class ReplCommands:
 
     def offer(self, text: str, label: str) -> None:
         self._session.offered.append(text)
-        self._transcript.say(f"[{label}] goes with your next message (/new or ctrl+c drops it)")
+        self._transcript.say(
+            f"[{label}] goes with your next message (Enter alone sends it; /new or ctrl+c drops it)"
+        )
 
     def search(self, text: str) -> int:
         if not text:

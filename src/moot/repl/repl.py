@@ -238,8 +238,8 @@ class Repl:
 
     async def _handle(self, text: str) -> None:
         session = self.session
-        if not text.strip() or not await session.opened():
-            return
+        if (not text.strip() and not session.offered) or not await session.opened():
+            return  # an empty line sends only what a command offered (/test's failures)
         if is_command(text):
             await self.registry.run(self.commands, text.strip())
         elif is_shell(text):  # `!command`: the person's own, through the session's sandbox

@@ -22,6 +22,7 @@ from moot.settings.schema import (
     SettingsError,
     SettingsWarning,
     TerminalOptions,
+    VerifySettings,
 )
 
 _UNCHECKED_KEYS = frozenset({"$schema"})
@@ -38,6 +39,7 @@ _KEYS: dict[str, type[msgspec.Struct]] = {
     "models.*": CatalogEntry,
     "ui": TerminalOptions,
     "repl": ReplSettings,
+    "verify": VerifySettings,
 }
 """The objects that refuse unknown keys by key path (`*`: any key of a dictionary), to list the
 keys they take."""

@@ -87,7 +87,7 @@ def read(path: Path) -> dict[str, Any]:
 def merge(layers: list[dict[str, Any]]) -> Settings:
     """Later layers win; permission rule lists add up (without duplicates), and so do the
     hooks of each event: a project's `PreToolUse` hooks run besides the user's, not instead.
-    `env` merges by variable, `ui` and `repl` by key, `models` by model and then by field.
+    `env` merges by variable, `ui`, `repl` and `verify` by key, `models` by model and then by field.
 
     Raises:
         SettingsError: the merged settings do not fit the schema (named as `settings`).
@@ -109,7 +109,7 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
                         hooks[event] = [*before, *(g for g in groups if g not in before)]
                     else:
                         hooks[event] = groups  # a malformed value: the hook parser names it
-            elif key in ("env", "ui", "repl") and isinstance(value, dict):
+            elif key in ("env", "ui", "repl", "verify") and isinstance(value, dict):
                 merged[key] = {**merged.get(key, {}), **value}
             elif key == "models" and isinstance(value, dict):
                 models = merged.setdefault("models", {})

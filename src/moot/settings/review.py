@@ -4,8 +4,10 @@ A repository ships `.moot/settings.json`, and it can ship `.moot/settings.local.
 the name says personal, but nothing stops a commit of it, and a build script can write it. Either
 file can ask for what runs code on the host or lets the model do more without asking: hooks,
 `"sandbox": "none"`, allow rules, a default mode of `acceptEdits` or `bypassPermissions`,
-`autoCommit` and `allowGitHooks` (git on the host, hooks included), and `env` (it reaches model
-requests and commands: a base URL, a proxy or a key sends the conversation elsewhere); and what
+`verify` (the commands the `lint` and `test` tools run: the model runs them believing them the
+project's checks), `autoCommit` and `allowGitHooks` (git on the host, hooks included), and
+`env` (it reaches model requests and commands: a base URL, a proxy or a key sends the
+conversation elsewhere); and what
 weakens a safeguard: `models` (a price of 0 defeats `--max-cost`) and `snapshotMaxBytes` (0
 keeps nothing for a rewind). Those are its *grants*. A project file's grants are held, left out
 of the merged settings, until the person approves that file's exact content in this workspace
@@ -131,6 +133,9 @@ def _found_grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
         commands = _hook_commands(hooks)
         listed = ", ".join(commands) if commands else "some"
         found.append(("hooks", f"hooks run on the host: {listed}"))
+    verify = data.get("verify")
+    if isinstance(verify, Mapping) and (lines := _verify_lines(verify)):
+        found.append(("verify", f"lint and test commands: {', '.join(lines)}"))
     if data.get("autoCommit") is True:
         found.append(("autoCommit", '"autoCommit" (moot commits to your repository with git)'))
     if data.get("allowGitHooks") is True:
@@ -161,6 +166,19 @@ def _found_grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
         if name not in SESSION_VARIABLES:
             found.append((f"env.{name}", f"env {name}={value} ({_env_reach(name)})"))
     return found
+
+
+def _verify_lines(verify: Mapping[str, Any]) -> list[str]:
+    """The command lines of a `verify` setting (what the `lint` and `test` tools would run)."""
+    lines: list[str] = []
+    for kind in ("lint", "test"):
+        value = verify.get(kind)
+        lines += (
+            [f"{kind}: {line}" for line in value if isinstance(line, str)]
+            if isinstance(value, list)
+            else []
+        )
+    return lines
 
 
 def _env_reach(name: str) -> str:

@@ -80,6 +80,17 @@ class ReplSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     turn runs (as with `TERM=dumb` or `NO_COLOR`)."""
 
 
+class VerifySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The commands the `lint` and `test` tools run instead of what they find in the project's
+    files (`moot.tools.verify_find`). A repository's own are held until the person approves
+    its settings file (`moot.settings.review`): they run commands."""
+
+    lint: list[str] = msgspec.field(default_factory=list)
+    """Lint command lines, run in turn (`["ruff check --output-format json ."]`)."""
+    test: list[str] = msgspec.field(default_factory=list)
+    """Test command lines, run in turn (`["pytest -x"]`)."""
+
+
 class Settings(msgspec.Struct, kw_only=True):
     """Everything a settings file may hold; another top-level key is ignored with a
     `SettingsWarning` (see the module docstring)."""
@@ -121,6 +132,9 @@ class Settings(msgspec.Struct, kw_only=True):
     shell commands see them (secrets scrubbed); the process's own environment wins."""
     hooks: dict[str, Any] = msgspec.field(default_factory=dict)
     """Commands run on session events (PreToolUse, PostToolUse, ...)."""
+    verify: VerifySettings = msgspec.field(default_factory=VerifySettings)
+    """The lint and test commands (`verify.lint`, `verify.test`), when the project's files do
+    not say them; merged by key."""
     ui: TerminalOptions = msgspec.field(default_factory=TerminalOptions)
     """How the app uses the terminal: `altScreen`, `mouse`, `scrollback`; merged by key."""
     models: dict[str, CatalogEntry] = msgspec.field(default_factory=dict)

@@ -74,6 +74,27 @@ class Tool(Protocol):
         ...
 
 
+def decided_as(
+    tool: Tool | None, name: str, arguments: dict[str, Any]
+) -> tuple[str, SideEffect, dict[str, Any]]:
+    """The call as the permission seam decides it: (tool name, side effect, arguments).
+
+    Mostly the call itself; a tool that runs commands it works out (`lint`, `test`:
+    `moot.tools.verify_tool`) says which `bash` call it amounts to by a `decided_as` method, so
+    the rules about commands hold for it as for `bash`. A tool that cannot say (its project
+    files unreadable) is decided as itself.
+    """
+    side_effect = tool.side_effect if tool is not None else SideEffect.READ_ONLY
+    form = getattr(tool, "decided_as", None)
+    if form is None:
+        return name, side_effect, arguments
+    try:
+        found: tuple[str, SideEffect, dict[str, Any]] = form(arguments)
+    except Exception:  # a tool's fault must not skip the decision
+        return name, side_effect, arguments
+    return found
+
+
 class HopVerdict(msgspec.Struct, frozen=True):
     """How a session's rules settle a `web_fetch` of one redirect target."""
 

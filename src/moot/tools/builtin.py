@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from moot.tools.base import RedirectCheck, SideEffect, Tool
 from moot.tools.builtin_specs import load_specs
-from moot.tools.lazy import LazyTool
+from moot.tools.lazy import LazyCommandTool, LazyTool
 from moot.workspace.paths import Workspace
 from moot.workspace.snapshots import DEFAULT_MAX_BYTES, FileSnapshots
 
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 Builder = Callable[[ModuleType], Tool]
 """Makes one tool from its module (`moot.tools.<name>`)."""
+COMMAND_TOOLS = frozenset({"lint", "test"})
+"""Tools decided as the `bash` command they run (`moot.tools.verify_tool`)."""
 
 
 def outputs_dir(session_id: str) -> Path:
@@ -73,12 +75,15 @@ def builtin_tools(
     allow_private_web: bool = False,
     env: Mapping[str, str] | None = None,
     redirects: RedirectCheck | None = None,
+    verify: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Tool]:
-    """Files, search, git, the shell, the repo map, the task list and web fetch of a session.
+    """Files, search, git, the shell, lint and tests, the repo map, the task list and web
+    fetch of a session.
 
     Shell commands run in `shell.sandbox`; with none, `bash` refuses and says how to enable
     one. The task list continues from the session's log. `web_fetch` puts a redirect to
     another host to `redirects` (the session's approval policy) as its first URL was.
+    `verify` holds the `verify.lint` and `verify.test` command lines (approved settings).
     """
     specs = load_specs()
     variant = bash_variant(shell.sandbox)
@@ -93,13 +98,15 @@ def builtin_tools(
         env=env,
         redirects=redirects,
         known={name: spec["parameters"] for name, spec in specs.items()},
+        verify=verify,
     ).items():
         spec = specs[name]
         description = spec["description"]
         if isinstance(description, dict):
             description = description[variant]
         side_effect = SideEffect(spec["side_effect"])
-        tools.append(LazyTool(name, description, spec["parameters"], side_effect, build))
+        lazy = LazyCommandTool if name in COMMAND_TOOLS else LazyTool
+        tools.append(lazy(name, description, spec["parameters"], side_effect, build))
     return tools
 
 
@@ -121,6 +128,7 @@ def tool_builders(
     env: Mapping[str, str] | None = None,
     redirects: RedirectCheck | None = None,
     known: Mapping[str, dict[str, Any]] | None = None,
+    verify: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Callable[[], Tool]]:
     """How to build each built-in tool, by name, in the order the model sees them.
 
@@ -131,6 +139,7 @@ def tool_builders(
     """
     schemas = known or {}
     unavailable = shell.describe()
+    configured = verify or {}
 
     def changed() -> set[Path]:
         return set(workspace.changed)
@@ -161,6 +170,12 @@ def tool_builders(
             shell.sandbox, workspace, shells, unavailable=unavailable, env=env
         ),
         "kill_shell": lambda m: m.kill_shell_tool(shells),
+        "lint": lambda m: m.lint_tool(
+            shell.sandbox, workspace, configured=configured.get("lint", ()), env=env
+        ),
+        "test": lambda m: m.run_tests_tool(
+            shell.sandbox, workspace, configured=configured.get("test", ()), env=env
+        ),
         "repo_map": lambda m: m.repo_map_tool(workspace),
         "symbols": lambda m: m.symbols_tool(workspace),
         "todo": todo,

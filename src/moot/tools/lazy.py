@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from moot.tools.base import SideEffect, Tool, ToolContext, ToolResult
+from moot.tools.base import SideEffect, Tool, ToolContext, ToolResult, decided_as
 
 
 class LazyTool:
@@ -60,3 +60,12 @@ class LazyTool:
             detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             return ToolResult.error(f"Tool {self.name} failed: {detail}")
         return await tool.invoke(arguments, ctx)
+
+
+class LazyCommandTool(LazyTool):
+    """A `LazyTool` whose calls are decided as the command they run (`lint`, `test`): asking
+    builds the tool, which works the command out (`moot.tools.base.decided_as`)."""
+
+    def decided_as(self, arguments: dict[str, Any]) -> tuple[str, SideEffect, dict[str, Any]]:
+        """The call as the permission seam decides it (the built tool's answer)."""
+        return decided_as(self.tool, self.name, arguments)

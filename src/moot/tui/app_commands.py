@@ -174,7 +174,9 @@ class AppCommands:
 
     def offer(self, text: str, label: str) -> None:
         self._app.query_one(PromptArea).add_chip(text, label)
-        self._app.notify("it goes with your next message; delete the chip to leave it out")
+        self._app.notify(
+            "it goes with your next message (Enter sends it now); delete the chip to leave it out"
+        )
 
     def ask_for_arguments(self, name: str) -> None:
         """Put `/name ` in the prompt for the person to type its arguments (a palette entry
