@@ -15,6 +15,7 @@ import yaml
 
 from lsp_servers import path_with, python_server_dir, typescript_server_dir
 from moot.client.local import SessionOptions, open_client
+from moot.commands.answers import run_tool
 from moot.lsp.session import COLD_WAIT
 from moot.protocol import events as ev
 from moot.sandbox.process import descendants
@@ -207,3 +208,53 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return "\nState:\tZ" not in status
+
+
+async def test_the_diagnostics_tool_lists_a_files_errors_and_the_changed_files(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model's `diagnostics` and the person's `/diagnostics` (the same tool, `RunTool`)."""
+    monkeypatch.setenv("PATH", path_with(python_server_dir()))
+    monkeypatch.setenv("MOOT_SANDBOX", "bubblewrap")
+    (project / "pkg" / "util.py").write_text("import nosuch\n\n" + UTIL)
+    turns = [
+        edit("pkg/main.py", "return helper()", "return helper() + missing"),
+        {"tool_calls": [{"name": "diagnostics", "arguments": {}}]},
+    ]
+    client = open_client(
+        SessionOptions(cwd=project, model=script(project, turns), permission_mode="acceptEdits")
+    )
+    try:
+        _, listed = (await drive_turn(client, "go")).of(ev.ToolFinished)
+        by_person = await run_tool(client, "diagnostics", {"path": "pkg/util.py"})
+    finally:
+        await client.close()
+
+    assert 'pkg/main.py:5:23: error: "missing" is not defined' in listed.content, listed.content
+    assert "pkg/util.py" not in listed.content  # not changed by this session
+    assert 'pkg/util.py:1:8: error: Import "nosuch" could not be resolved' in by_person.content
+    assert not by_person.is_error
+
+
+async def test_a_server_the_repository_ships_on_path_is_never_run(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile repository's own `basedpyright-langserver` (in its `.venv/bin`, or found
+    through a relative PATH entry) is passed over for the one outside the workspace."""
+    marker = tmp_path / "ran"
+    for where in (project / ".venv" / "bin", project / "node_modules" / ".bin"):
+        where.mkdir(parents=True)
+        fake = where / "basedpyright-langserver"
+        fake.write_text(f"#!/bin/sh\ntouch {marker}\nexec sleep 600\n")
+        fake.chmod(0o755)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv(
+        "PATH",
+        path_with(Path("node_modules/.bin"), project / ".venv" / "bin", python_server_dir()),
+    )
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+
+    (result,) = await results(project, [edit("pkg/main.py", "pkg.util", "pkg.utils")])
+
+    assert not marker.exists()
+    assert 'Import "pkg.utils" could not be resolved' in result.content, result.content
