@@ -17,6 +17,8 @@ ERROR = 1
 WARNING = 2
 MAX_SHOWN = 10
 """New errors written into an edit's result at most; the `diagnostics` tool lists them all."""
+MAX_MESSAGE = 300
+"""Characters of one diagnostic's message shown at most."""
 _SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
 
@@ -40,6 +42,8 @@ class Diagnostic(msgspec.Struct, frozen=True):
         code = f" [{self.code}]" if self.code else ""
         kind = _SEVERITY.get(self.severity, "error")
         message = " ".join(self.message.split())
+        if len(message) > MAX_MESSAGE:  # pyright's import cycles name every file in them
+            message = message[: MAX_MESSAGE - 1] + "…"
         return f"{rel}:{self.line + 1}:{self.column + 1}: {kind}: {message}{code}"
 
 

@@ -82,11 +82,9 @@ class LanguageServer:
         try:
             await server._initialize(None if in_namespace else os.getpid())
         except ServerGone:
-            with contextlib.suppress(TimeoutError):  # its last words say why
-                await asyncio.wait_for(asyncio.shield(server._stderr), 1.0)
-                await asyncio.wait_for(process.wait(), 1.0)
+            why = await server.ended()
             await server.kill()
-            raise ServerGone(server.why_stopped()) from None
+            raise ServerGone(why) from None
         except BaseException:
             await server.kill()
             raise
@@ -118,6 +116,13 @@ class LanguageServer:
     @property
     def alive(self) -> bool:
         return not self.connection.closed.is_set() and self.process.returncode is None
+
+    async def ended(self) -> str:
+        """`why_stopped`, once its exit and its last words are in (a second at most)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._stderr), 1.0)
+            await asyncio.wait_for(self.process.wait(), 1.0)
+        return self.why_stopped()
 
     def why_stopped(self) -> str:
         """A line on how it ended: its exit code and the end of its stderr."""
@@ -173,6 +178,8 @@ class LanguageServer:
                     found += body if isinstance(body, list) else []
         except TimeoutError:
             return None
+        except ServerGone:
+            raise ServerGone(await self.ended()) from None
         document.diagnostics = parse_tsserver(found, text)
         return document.diagnostics
 
@@ -189,7 +196,7 @@ class LanguageServer:
             published.cancel()
         if document.diagnostics is None:
             if self.connection.closed.is_set():
-                raise ServerGone(self.why_stopped())
+                raise ServerGone(await self.ended())
             return None
         if self.versioned:  # it names the text it checked: this is its answer for it
             return document.diagnostics

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from moot.sandbox.base import Sandbox
     from moot.settings.schema import LanguageServerSetting
 
-COLD_WAIT = 10.0
-"""Seconds an edit waits for its diagnostics when the server must start first."""
+COLD_WAIT = 20.0
+"""Seconds an edit waits for its diagnostics when the server must start first: tsserver takes
+2-4 s to load a project on an idle machine, and four times that on a busy one."""
 WARM_WAIT = 4.0
 """Seconds an edit waits for its diagnostics from a running server."""
 MAX_FILE_CHARS = 2_000_000
@@ -124,6 +125,7 @@ class LanguageServers:
             if before is not None:
                 after = await server.sync(baseline.path, text, _left(deadline))
         except ServerGone as exc:
+            self._failed[name] = str(exc)
             return f"[diagnostics: {exc}; none for {name} files this session]"
         except TimeoutError:  # before OSError, of which it is one
             after = None
