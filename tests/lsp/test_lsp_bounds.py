@@ -75,3 +75,28 @@ async def test_a_server_that_dies_mid_session_is_named_with_its_last_words(
     assert "stopped (exit code 5): fake server: out of memory" in first, first
     assert "none for python files this session" in second
     assert (tmp_path / "a.py").read_text() == "x = 3\n"
+
+
+@pytest.mark.parametrize("configured", [False, True])
+async def test_pyright_checks_as_pyright_does_unless_the_project_says_otherwise(
+    tmp_path: Path, sandbox: BubblewrapSandbox, configured: bool
+) -> None:
+    """basedpyright's own default reports import cycles and much else no project asked for;
+    moot asks for pyright's `standard`, and a project's configuration wins over that."""
+    from lsp_servers import path_with, python_server_dir
+
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "__init__.py").write_text("")
+    (tmp_path / "p" / "a.py").write_text("from p.b import g\n\n\ndef f() -> int:\n    return 1\n")
+    (tmp_path / "p" / "b.py").write_text("from p.a import f\n\n\ndef g() -> int:\n    return f()\n")
+    if configured:
+        (tmp_path / "pyrightconfig.json").write_text('{"reportImportCycles": "error"}')
+    environ = {"PATH": path_with(python_server_dir())}
+    found = LanguageServers(tmp_path, {}, environ, sandbox)
+    try:
+        lines = await found.diagnostics([(tmp_path / "p" / "a.py", "p/a.py")])
+    finally:
+        await found.close()
+
+    cycles = [line for line in lines if "Cycle detected in import chain" in line]
+    assert bool(cycles) == configured, lines

@@ -258,3 +258,27 @@ async def test_a_server_the_repository_ships_on_path_is_never_run(
 
     assert not marker.exists()
     assert 'Import "pkg.utils" could not be resolved' in result.content, result.content
+
+
+async def test_write_and_multi_edit_report_the_errors_they_bring_too(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", path_with(python_server_dir()))
+    monkeypatch.setenv("MOOT_SANDBOX", "bubblewrap")
+    made = "from pkg.util import helper, nothing\n"
+    edits = [{"old": "helper\n", "new": "helper, absent\n"}, {"old": "run", "new": "go"}]
+    turns = [
+        {"tool_calls": [{"name": "write", "arguments": {"path": "pkg/new.py", "content": made}}]},
+        {
+            "tool_calls": [
+                {"name": "multi_edit", "arguments": {"path": "pkg/main.py", "edits": edits}}
+            ]
+        },
+    ]
+
+    written, edited = await results(project, turns)
+
+    assert written.content.startswith("Created pkg/new.py"), written.content
+    assert '"nothing" is unknown import symbol' in written.content
+    assert "1 new error in pkg/new.py" in written.content
+    assert '"absent" is unknown import symbol' in edited.content, edited.content

@@ -27,6 +27,7 @@ SETTLE = 0.3
 """Seconds without a new publication after which a server that does not say which version it
 checked is taken to have said all it will of a file (at least; see `_published`)."""
 SETTLE_MAX = 1.0
+ANALYSIS_SECTIONS = ("python", "basedpyright")
 
 Spawn = Callable[[ServerSpec, Path], Awaitable[asyncio.subprocess.Process]]
 """Starts a server's process with stdin and stdout piped (see `session.spawner`)."""
@@ -228,7 +229,7 @@ class LanguageServer:
     def _asked(self, method: str, params: Any) -> Any:
         if method == "workspace/configuration":
             items = params.get("items", []) if isinstance(params, dict) else []
-            return [None for _ in items]
+            return [self._setting(item) for item in items]
         if method == "workspace/workspaceFolders":
             return [{"uri": self.root.as_uri(), "name": self.root.name}]
         if method in ("client/registerCapability", "client/unregisterCapability"):
@@ -236,6 +237,16 @@ class LanguageServer:
         if method in ("window/workDoneProgress/create", "window/showMessageRequest"):
             return None
         raise LookupError(method)
+
+    def _setting(self, item: Any) -> Any:
+        """What moot answers for a configuration section: pyright's checks as pyright itself
+        sets them (`standard`: basedpyright's own default adds checks, import cycles among
+        them, that a project without its configuration never asked for); a project's
+        `pyrightconfig.json` or `[tool.pyright]` wins over it. Nothing for the rest."""
+        section = item.get("section") if isinstance(item, dict) else None
+        if self.spec.language == "python" and section in ANALYSIS_SECTIONS:
+            return {"analysis": {"typeCheckingMode": "standard"}}
+        return None
 
     async def _keep_stderr(self) -> None:
         stream = self.process.stderr

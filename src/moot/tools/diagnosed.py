@@ -38,7 +38,10 @@ class Diagnosed:
         if found is None or result.is_error:
             return result
         baseline, rel = found
-        note = await self.servers.after_edit(baseline, rel)
+        try:
+            note = await self.servers.after_edit(baseline, rel)
+        except Exception as exc:  # the edit is done whatever the server did
+            note = f"[diagnostics failed: {type(exc).__name__}: {exc}]"
         if not note:
             return result
         return ToolResult(
