@@ -240,13 +240,16 @@ async def test_a_server_the_repository_ships_on_path_is_never_run(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A hostile repository's own `basedpyright-langserver` (in its `.venv/bin`, or found
-    through a relative PATH entry) is passed over for the one outside the workspace."""
+    through a relative PATH entry) is passed over for the one outside the workspace, and the
+    server does not find the repository's `python` either (on the host, where nothing
+    contains it)."""
     marker = tmp_path / "ran"
     for where in (project / ".venv" / "bin", project / "node_modules" / ".bin"):
         where.mkdir(parents=True)
-        fake = where / "basedpyright-langserver"
-        fake.write_text(f"#!/bin/sh\ntouch {marker}\nexec sleep 600\n")
-        fake.chmod(0o755)
+        for name in ("basedpyright-langserver", "python", "python3"):  # what pyright runs too
+            fake = where / name
+            fake.write_text(f"#!/bin/sh\necho $0 >> {marker}\nexec sleep 600\n")
+            fake.chmod(0o755)
     monkeypatch.chdir(project)
     monkeypatch.setenv(
         "PATH",
@@ -256,7 +259,7 @@ async def test_a_server_the_repository_ships_on_path_is_never_run(
 
     (result,) = await results(project, [edit("pkg/main.py", "pkg.util", "pkg.utils")])
 
-    assert not marker.exists()
+    assert not marker.exists(), marker.read_text()
     assert 'Import "pkg.utils" could not be resolved' in result.content, result.content
 
 

@@ -27,7 +27,6 @@ SETTLE = 0.3
 """Seconds without a new publication after which a server that does not say which version it
 checked is taken to have said all it will of a file (at least; see `_published`)."""
 SETTLE_MAX = 1.0
-ANALYSIS_SECTIONS = ("python", "basedpyright")
 
 Spawn = Callable[[ServerSpec, Path], Awaitable[asyncio.subprocess.Process]]
 """Starts a server's process with stdin and stdout piped (see `session.spawner`)."""
@@ -239,14 +238,8 @@ class LanguageServer:
         raise LookupError(method)
 
     def _setting(self, item: Any) -> Any:
-        """What moot answers for a configuration section: pyright's checks as pyright itself
-        sets them (`standard`: basedpyright's own default adds checks, import cycles among
-        them, that a project without its configuration never asked for); a project's
-        `pyrightconfig.json` or `[tool.pyright]` wins over it. Nothing for the rest."""
         section = item.get("section") if isinstance(item, dict) else None
-        if self.spec.language == "python" and section in ANALYSIS_SECTIONS:
-            return {"analysis": {"typeCheckingMode": "standard"}}
-        return None
+        return self.spec.configuration.get(section) if isinstance(section, str) else None
 
     async def _keep_stderr(self) -> None:
         stream = self.process.stderr

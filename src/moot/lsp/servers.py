@@ -5,9 +5,11 @@ entry, `node_modules/.bin`, a `.venv` in the repository): a hostile repository m
 moot to run a program it ships. The only other source is the `lsp.<language>` setting
 (`command`, `args`, `off`), which a repository's own settings file can set only once the
 person approves it (`moot.settings.review`). What each default server is told keeps it off
-the repository's code too where it would run some (TypeScript's own `tsserver`, not the
-repository's; rust-analyzer without build scripts or proc macros); the sandbox contains the
-rest.
+the repository's code too where it would run some (pyright asks a Python outside the
+workspace for its search paths, not the repository's `.venv/bin/python`; TypeScript's own
+`tsserver`, not the repository's; rust-analyzer without build scripts or proc macros; Go
+never downloads a toolchain a `go.mod` names), and a server's own PATH leaves the workspace
+out as well (`session._server_env`); the sandbox contains the rest.
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ class ServerSpec(msgspec.Struct, frozen=True):
     """`initializationOptions` of its `initialize` request."""
     env: dict[str, str] = msgspec.field(default_factory=dict)
     """Variables set for it besides the sandbox's."""
+    configuration: dict[str, Any] = msgspec.field(default_factory=dict)
+    """What it is told when it asks for a configuration section (`workspace/configuration`),
+    by section; nothing for the others."""
 
     @property
     def label(self) -> str:
@@ -179,7 +184,21 @@ def _shaped(language: str, argv: Sequence[str], search: str) -> ServerSpec | Una
         return ServerSpec(language, argv, options)
     if language == "go":  # a go.mod's `toolchain` line must not download and run a Go
         return ServerSpec(language, argv, env={"GOTOOLCHAIN": "local"})
+    if language == "python":
+        return ServerSpec(language, argv, configuration=_pyright_configuration(search))
     return ServerSpec(language, argv)
+
+
+def _pyright_configuration(search: str) -> dict[str, Any]:
+    """pyright's checks as pyright itself sets them (`standard`: basedpyright's own default
+    adds checks, import cycles among them, that a project without its configuration never
+    asked for), and a Python outside the workspace to ask for its search paths: without one,
+    basedpyright runs the workspace's own `.venv/bin/python`. A project's `pyrightconfig.json`
+    or `[tool.pyright]` wins over both."""
+    analysis = {"analysis": {"typeCheckingMode": "standard"}}
+    python = shutil.which("python3", path=search) or shutil.which("python", path=search)
+    given = {"pythonPath": python} if python else {}
+    return {"python": {**given, **analysis}, "basedpyright": analysis}
 
 
 def _tsserver(server: str, search: str) -> str | None:

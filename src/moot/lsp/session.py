@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 from moot.lsp.report import Diagnostic, new_errors, render_new
 from moot.lsp.rpc import ServerGone
 from moot.lsp.server import LanguageServer, Spawn
-from moot.lsp.servers import BY_SUFFIX, Language, ServerSpec, Unavailable, find_server
+from moot.lsp.servers import (
+    BY_SUFFIX,
+    Language,
+    ServerSpec,
+    Unavailable,
+    find_server,
+    outside_path,
+)
 
 if TYPE_CHECKING:
     from moot.sandbox.base import Sandbox
@@ -139,13 +146,13 @@ class LanguageServers:
 
     async def diagnostics(self, paths: Iterable[tuple[Path, str]]) -> list[str]:
         """Every error and warning of each (path, shown name) servers could check, one
-        line each, with a line per file they could not."""
+        line each, with a line per file they could not; all within `cold_wait` seconds."""
         lines: list[str] = []
+        deadline = time.monotonic() + self.cold_wait
         for path, rel in paths:
             language = self.language_of(path)
             if language is None:
                 continue
-            deadline = time.monotonic() + self.cold_wait
             try:
                 text = path.read_bytes().decode("utf-8", "replace")
                 server = await self._server(language.name, deadline)
@@ -156,7 +163,8 @@ class LanguageServers:
                 lines.append(f"{rel}: no diagnostics ({exc})")
                 continue
             if found is None:
-                lines.append(f"{rel}: {self._label(language.name)} did not answer in time")
+                waited = f"{self.cold_wait:g} s"
+                lines.append(f"{rel}: {self._label(language.name)} gave no answer within {waited}")
                 continue
             lines += [d.render(rel) for d in found if d.severity <= 2]
         return lines
@@ -250,7 +258,7 @@ def spawner(sandbox: Sandbox | None, environ: Mapping[str, str]) -> tuple[Spawn,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=root,
-                env={**command_env(environ), **spec.env},
+                env=_server_env(command_env(environ), spec, root),
                 start_new_session=True,
                 pass_fds=launched.fds,
             )
@@ -258,3 +266,12 @@ def spawner(sandbox: Sandbox | None, environ: Mapping[str, str]) -> tuple[Spawn,
             launched.close()
 
     return spawn, name == "bubblewrap"
+
+
+def _server_env(base: Mapping[str, str], spec: ServerSpec, root: Path) -> dict[str, str]:
+    """The sandbox's variables and the spec's, with PATH outside the workspace: what a server
+    runs itself (pyright's `python`, gopls's `go`) is never a program the repository ships."""
+    env = {**base, **spec.env}
+    if "PATH" in env:
+        env["PATH"] = outside_path(env["PATH"], root)
+    return env
