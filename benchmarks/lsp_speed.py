@@ -32,7 +32,7 @@ from moot.tools.diagnosed import Diagnosed
 from moot.tools.edit import edit_tool
 from moot.workspace import Workspace
 from report import Row, ms, table
-from timing import median, percentile
+from timing import median
 
 NAME = "lsp"
 PACKAGES, MODULES = 20, 100
@@ -105,7 +105,7 @@ async def _with_server(root: Path, edits: int) -> tuple[float, list[float], str]
     return cold, warm, getattr(sandbox, "name", "?")
 
 
-async def _without_server(root: Path, edits: int) -> tuple[list[float], list[float]]:
+async def _without_server(root: Path, edits: int) -> tuple[list[float], list[float], list[float]]:
     workspace = Workspace(root)
     plain = edit_tool(workspace)
     servers = LanguageServers(root, {}, {"PATH": ""}, _sandbox(root))  # type: ignore[arg-type]
@@ -118,7 +118,12 @@ async def _without_server(root: Path, edits: int) -> tuple[list[float], list[flo
             assert "\n[" not in said, said
             kept.append(took)
             await _edit(tool, "pkg1/mod7.py", edited, "x + 7\n")
-    return timings
+    own = []  # the wrapper's own work before the edit: a suffix and a cached look-up
+    for _ in range(edits):
+        started = time.perf_counter()
+        assert wrapped._baseline({"path": "pkg1/mod7.py"}) is None
+        own.append(time.perf_counter() - started)
+    return timings[0], timings[1], own
 
 
 def run(*, quick: bool) -> list[Row]:
@@ -127,7 +132,7 @@ def run(*, quick: bool) -> list[Row]:
         root = Path(os.path.realpath(scratch))
         _repository(root)
         cold, warm, backend = asyncio.run(_with_server(root, 4 if quick else 10))
-        plain, wrapped = asyncio.run(_without_server(root, 30 if quick else 200))
+        plain, wrapped, own = asyncio.run(_without_server(root, 30 if quick else 200))
     files = PACKAGES * MODULES
     added = median(wrapped[5:]) - median(plain[5:])
     return [
@@ -140,7 +145,8 @@ def run(*, quick: bool) -> list[Row]:
         Row(
             "edit of a .py file, no server available (invoke)",
             f"p50 {ms(median(wrapped[5:]))} vs {ms(median(plain[5:]))} without servers "
-            f"(+{ms(max(0.0, added))}), p95 {ms(percentile(wrapped[5:], 95))}",
+            f"({'+' if added >= 0 else '-'}{ms(abs(added))}; the check itself "
+            f"p50 {ms(median(own))})",
             "<= +5 ms",
         ),
     ]
