@@ -110,3 +110,17 @@ def test_an_error_that_only_moved_is_not_the_edits() -> None:
         "[srv: 1 new error in a.py after this change]\na.py:4:1: error: Type mismatch"
     )
     assert render_new("a.py", "srv", []) == "[srv: no new errors in a.py]"
+
+
+def test_a_misspelt_language_in_settings_is_named() -> None:
+    from moot.lsp.session import LanguageServers
+
+    setting = LanguageServerSetting(off=True)
+    found = LanguageServers(Path("/nowhere"), {"pyhton": setting}, {"PATH": ""}, None)
+
+    assert found.language_of(Path("a.py")) is None  # no sandbox: nothing runs
+    assert found.unavailable() == [
+        "python: language servers run in bubblewrap or on the host, and this session's "
+        "sandbox is none",
+        "lsp.pyhton in settings: no such language (c, go, python, rust, typescript)",
+    ]

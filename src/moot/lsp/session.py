@@ -22,6 +22,7 @@ from moot.lsp.rpc import ServerGone
 from moot.lsp.server import LanguageServer, Spawn
 from moot.lsp.servers import (
     BY_SUFFIX,
+    LANGUAGES,
     Language,
     ServerSpec,
     Unavailable,
@@ -174,7 +175,13 @@ class LanguageServers:
         found = [
             f"{s.language}: {s.reason}" for s in self._specs.values() if isinstance(s, Unavailable)
         ]
-        return found + [f"{name}: {why}" for name, why in self._failed.items()]
+        known = {language.name for language in LANGUAGES}
+        unknown = [
+            f"lsp.{name} in settings: no such language ({', '.join(sorted(known))})"
+            for name in self._settings
+            if name not in known
+        ]
+        return found + [f"{name}: {why}" for name, why in self._failed.items()] + unknown
 
     def open_paths(self) -> list[Path]:
         """Every file a running server holds."""
