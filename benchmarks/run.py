@@ -28,6 +28,7 @@ import docker_overhead
 import grep_speed
 import import_time
 import loop_overhead
+import lsp_speed
 import mcp_speed
 import peers_speed
 import provider_speed
@@ -60,6 +61,7 @@ BENCHMARKS = {
         provider_speed,
         agent_speed,
         tool_overhead,
+        lsp_speed,
         repo_map_speed,
         tool_schemas,
         skills_load,

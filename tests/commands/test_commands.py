@@ -80,7 +80,7 @@ def every_tool(arguments: dict[str, Any]) -> str:
 
 TOOLS = [
     "grep", "glob", "git_log", "git_branch", "git_commit", "repo_map", "symbols", "outline",
-    "jobs", "kill_shell", "undo", "doctor", "sandbox", "permission_rule", "bash",
+    "jobs", "kill_shell", "undo", "doctor", "sandbox", "permission_rule", "bash", "diagnostics",
 ]  # fmt: skip
 
 
@@ -116,6 +116,8 @@ def registry() -> Registry:
         ("/symbols src/greet.py", "outline", {"path": "src/greet.py"}),
         ("/symbols Door.open", "symbols", {"name": "Door.open"}),
         ("/jobs", "jobs", {}),
+        ("/diagnostics", "diagnostics", {}),
+        ("/diagnostics src/greet.py", "diagnostics", {"path": "src/greet.py"}),
         ("/cancel bg_1", "kill_shell", {"shell_id": "bg_1"}),
         ("/undo", "undo", {}),
         ("/doctor", "doctor", {}),

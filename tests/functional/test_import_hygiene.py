@@ -211,6 +211,9 @@ ONLY_WHEN_NEEDED = {
     "moot.mcp.tools",
     "moot.mcp_server",  # `moot mcp serve`
     "moot.acp",  # `moot acp`
+    "moot.lsp",  # language servers: the first edit of a file of a language with one
+    "moot.lsp.session",
+    "moot.tools.diagnosed",
 }
 
 

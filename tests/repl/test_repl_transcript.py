@@ -282,3 +282,20 @@ def test_a_refused_call_has_its_line_with_who_refused_it_and_why() -> None:
     assert plain.lines[-1] == "tool edit greeting.py: refused by you: use a template"
     styled = Screen(plain=False).play([*events[:upto], refused])
     assert styled.lines[-1] == "✗ edit greeting.py  refused by you: use a template"
+
+
+def test_the_errors_a_language_server_found_after_an_edit_are_printed_under_it() -> None:
+    note = "[pyright: 1 new error in greeting.py after this change]\ngreeting.py:2:5: error: bad"
+    run = Run().start("edit it")
+    run.tool(
+        "e1",
+        "edit",
+        {"path": "greeting.py"},
+        f"Edited.\n{note}",
+        display={"diff": DIFF, "diagnostics": note},
+    )
+    screen = Screen().play(run.finish("ok").events)
+
+    at = screen.lines.index("  [pyright: 1 new error in greeting.py after this change]")
+    assert screen.lines[at + 1] == "  greeting.py:2:5: error: bad"
+    assert screen.lines[at - 1] == "  " + DIFF.rstrip("\n").split("\n")[-1]  # under the diff

@@ -380,6 +380,26 @@ async def test_a_tool_call_expands_into_a_log_and_a_long_diff_shows_all_on_a_cli
         assert edit.expanded and edit.query(DiffView)  # the click did not fold the block
 
 
+async def test_an_edit_shows_the_errors_a_language_server_found_under_its_diff() -> None:
+    from textual.widgets import Static
+
+    from moot.tui.widgets.diff_view import DiffView
+    from tui_scripts import DIFF, Run
+
+    note = "[pyright: 1 new error in greeting.py after this change]\ngreeting.py:2:5: error: bad"
+    run = Run().start("edit it")
+    display = {"diff": DIFF, "diagnostics": note}
+    run.tool("e1", "edit", {"path": "greeting.py"}, f"Edited.\n{note}", display=display)
+    run.finish("done")
+    client = FakeClient(run.events)
+    async with app_for(client).run_test(size=(120, 50)) as pilot:
+        await type_and_send(pilot, "go")
+        (edit,) = pilot.app.query(ToolBlock).results()
+        assert edit.query(DiffView)
+        (shown,) = edit.query(".diagnostics").results(Static)
+        assert "greeting.py:2:5: error: bad" in str(shown.render())
+
+
 def _is_key(node: ast.expr) -> bool:
     """`key` or `<something>.key`: what a key handler compares with a key's name."""
     return getattr(node, "id", None) == "key" or getattr(node, "attr", None) == "key"

@@ -29,6 +29,7 @@ KINDS: dict[str, str] = {
     "bash": "execute",
     "kill_shell": "execute",
     "shell_output": "read",
+    "diagnostics": "read",
     "git_commit": "execute",
     "git_branch": "execute",
     "web_fetch": "fetch",

@@ -46,7 +46,7 @@ from moot.client.errors import SetupError
 from moot.client.mcp_ready import ServersReady, servers_ready
 from moot.client.rules import hide_read_denied, inode_check
 from moot.client.session import Session, SessionAssembly
-from moot.client.session_tools import model_tools, person_tools_of
+from moot.client.session_tools import ServersOnDemand, model_tools, person_tools_of
 from moot.client.settings_watch import SettingsWatch
 from moot.client.turn_end import AutoCommitter, turn_end
 from moot.core.agent import Agent
@@ -118,6 +118,8 @@ class _Shell(msgspec.Struct, frozen=True):
     policy: SandboxPolicy
     choice: SandboxChoice
     shells: BackgroundShells
+    servers: ServersOnDemand
+    """The language servers edits ask, started in `choice`'s sandbox as first needed."""
 
 
 class _Policy(msgspec.Struct, frozen=True):
@@ -191,6 +193,7 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
         prompt_parts=prompt_parts,
         mcp=mcp,
         mcp_ready=ready,
+        servers=shell.servers,
     )
     if shaped.briefing is not None and assembly.git_probe is not None:
         from moot.client.late_facts import LateGit  # the status, at the first op
@@ -276,7 +279,8 @@ def _sandbox(given: _Given, place: _Place) -> _Shell:
 
         chosen = ChoosableShell(choice.sandbox, assembly.editor_terminal, policy.env_names)
         choice = msgspec.structs.replace(choice, sandbox=chosen)
-    return _Shell(policy, choice, BackgroundShells())
+    servers = ServersOnDemand(workspace.root, settings.lsp, given.environ, choice.sandbox)
+    return _Shell(policy, choice, BackgroundShells(), servers)
 
 
 def _policy(given: _Given, place: _Place, shell: _Shell) -> _Policy:
@@ -324,6 +328,7 @@ def _tools(given: _Given, place: _Place, shell: _Shell, policy: _Policy) -> list
         policy=policy.approval,
         rules=given.assembly.rules,
         verify=msgspec.structs.asdict(given.assembly.settings.verify),  # held until approved
+        servers=shell.servers,
     )
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from moot.client.facts import GitProbe
     from moot.client.mcp_ready import ServersReady
     from moot.client.session_rules import SessionRules
+    from moot.client.session_tools import ServersOnDemand
     from moot.core.gate import TurnGate
     from moot.hooks import HookConfig
     from moot.mcp.manager import McpManager
@@ -139,14 +140,19 @@ class Session(msgspec.Struct):
     """The session's MCP servers (None: no file defines any)."""
     mcp_ready: ServersReady | None = None
     """Waits for them once (`SessionAssembly.mcp_late`); None: nothing waits."""
+    servers: ServersOnDemand | None = None
+    """Its language servers, stopped with it (None: a session made without them)."""
     settle_prompt: Callable[[], None] | None = None
     """Puts the git status into the prompts, once, before the first op
     (`client/late_facts.py::LateGit.settle`); None: nothing is left to put in."""
 
     async def close(self) -> None:
-        """End background shells, the MCP servers and the sandbox (a Docker container)."""
+        """End background shells, the MCP and language servers and the sandbox (a Docker
+        container)."""
         if self.mcp is not None:
             await self.mcp.close()
+        if self.servers is not None:
+            await self.servers.close()
         await self.shells.close()
         if self.shell.sandbox is not None:
             await self.shell.sandbox.close()

@@ -5,6 +5,7 @@ built at the first look-up, so a session that never runs one pays nothing)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moot.permissions.rules import RuleSet, tool_hidden
@@ -20,7 +21,9 @@ from moot.workspace.paths import Workspace
 
 if TYPE_CHECKING:
     from moot.client.session_rules import SessionRules
-    from moot.sandbox.base import SandboxPolicy
+    from moot.lsp.session import LanguageServers
+    from moot.sandbox.base import Sandbox, SandboxPolicy
+    from moot.settings.schema import LanguageServerSetting
 
 PERSON_TOOLS = ("undo", "doctor", "sandbox", "outline", "jobs", "permission_rule", "trust_settings")
 """The tools only the person runs (`moot.client.person_tools`), named here so that listing them
@@ -38,10 +41,12 @@ def model_tools(
     policy: ApprovalPolicy,
     rules: RuleSet,
     verify: Mapping[str, Sequence[str]] | None = None,
+    servers: ServersOnDemand | None = None,
 ) -> list[Tool]:
     """The built-in tools and plan mode's `exit_plan_mode`, less those `rules` hide; a web
     redirect is settled by `policy` as its first URL was; `lint` and `test` run the `verify`
-    settings' commands when they name some."""
+    settings' commands when they name some; edits report what `servers` (the session's
+    language servers) find."""
     tools = [
         *builtin_tools(
             store,
@@ -52,6 +57,7 @@ def model_tools(
             env=environ,
             redirects=PolicyRedirects(policy),
             verify=verify,
+            servers=servers,
         ),
         exit_plan_mode_tool(),
     ]
@@ -107,3 +113,41 @@ class LazyTools:
 
     def get(self, name: str, default: Tool | None = None) -> Tool | None:
         return self[name] if name in self._names else default
+
+
+class ServersOnDemand:
+    """The session's language servers (`moot.lsp.session.LanguageServers`), made at the first
+    call: a session that edits no file imports none of `moot.lsp`.
+
+    Args:
+        root: The workspace.
+        settings: The `lsp` setting.
+        environ: The session's environment.
+        sandbox: Where servers run (`moot.lsp.session.spawner`).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        settings: Mapping[str, LanguageServerSetting],
+        environ: Mapping[str, str],
+        sandbox: Sandbox | None,
+    ) -> None:
+        self._given = (root, settings, environ, sandbox)
+        self._closed = False
+        self.made: LanguageServers | None = None
+
+    def __call__(self) -> LanguageServers:
+        if self.made is None:
+            if self._closed:
+                raise RuntimeError("the session has ended; no more language servers")
+            from moot.lsp.session import LanguageServers
+
+            self.made = LanguageServers(*self._given)
+        return self.made
+
+    async def close(self) -> None:
+        """Stop the servers that were started; none can start after."""
+        self._closed = True
+        if self.made is not None:
+            await self.made.close()

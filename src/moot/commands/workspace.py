@@ -109,6 +109,11 @@ async def _cancel(context: CommandContext, args: str) -> None:
     show_result(context, await run_tool(context.client, "kill_shell", {"shell_id": args}))
 
 
+async def _diagnostics(context: CommandContext, args: str) -> None:
+    arguments = {"path": args} if args else {}
+    show_result(context, await run_tool(context.client, "diagnostics", arguments))
+
+
 COMMANDS = (
     Command("diff", "Uncommitted changes (staged and not)", _diff, arguments="[path]"),
     Command(
@@ -127,6 +132,12 @@ COMMANDS = (
         "branch", "List branches, switch to one, or make one (-c)", _branch, arguments="[-c] [name]"
     ),
     Command("commit", "Commit the files this session changed", _commit, arguments="MESSAGE"),
+    Command(
+        "diagnostics",
+        "Errors and warnings from language servers: a file, or the files changed",
+        _diagnostics,
+        arguments="[path]",
+    ),
     Command("jobs", "The background shells and whether they still run", _jobs),
     Command("cancel", "Stop a background shell", _cancel, arguments="ID"),
 )

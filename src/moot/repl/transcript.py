@@ -284,12 +284,16 @@ class Transcript:
 
     def _tool_body(self, event: ev.ToolFinished, depth: int, *, previewed: bool) -> None:
         """What a finished tool shows under its line: a diff (unless its approval showed it),
-        the task list."""
+        the task list, the new errors a language server found after an edit."""
         diff = event.display.get("diff")
         if isinstance(diff, str) and diff.strip() and not previewed:
             self.emit(self.diff(strip_escapes(diff)), depth + 1)
         if event.tool == "todo" and not event.is_error:
             self.emit(strip_escapes(event.content.strip("\n")), depth + 1)
+        found = event.display.get("diagnostics")
+        if isinstance(found, str) and found.strip():  # what a language server said of an edit
+            lines = strip_escapes(found.strip("\n"))
+            self.emit(lines if self.plain else self.paint(lines, "yellow"), depth + 1)
 
     def diff(self, diff: str) -> str:
         """A diff coloured, its first `DIFF_LINES` lines and a count of the rest."""

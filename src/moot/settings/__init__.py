@@ -5,7 +5,8 @@ git-ignored), `.moot/settings.json` (committed), `<config dir>/settings.json`, d
 shape follows the one widely used coding agents share (`permissions.allow/ask/deny`,
 `permissions.defaultMode`, `hooks`, `env`, `model`), so rules people already have carry over.
 Permission rule lists add up across the files, and so do hooks (by event), `env` (by variable)
-and `models` (by model, then field); every other value is overridden by a higher one.
+and `models` and `lsp` (by model or language, then field); every other value is overridden by
+a higher one.
 
 The schema is checked with msgspec, not pydantic: `moot -p` reads settings before anything
 else, and pydantic alone costs several times what msgspec does to import.

@@ -87,7 +87,8 @@ def read(path: Path) -> dict[str, Any]:
 def merge(layers: list[dict[str, Any]]) -> Settings:
     """Later layers win; permission rule lists add up (without duplicates), and so do the
     hooks of each event: a project's `PreToolUse` hooks run besides the user's, not instead.
-    `env` merges by variable, `ui`, `repl` and `verify` by key, `models` by model and then by field.
+    `env` merges by variable, `ui`, `repl` and `verify` by key, `models` by model and `lsp` by
+    language, then by field.
 
     Raises:
         SettingsError: the merged settings do not fit the schema (named as `settings`).
@@ -111,8 +112,8 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
                         hooks[event] = groups  # a malformed value: the hook parser names it
             elif key in ("env", "ui", "repl", "verify") and isinstance(value, dict):
                 merged[key] = {**merged.get(key, {}), **value}
-            elif key == "models" and isinstance(value, dict):
-                models = merged.setdefault("models", {})
+            elif key in ("models", "lsp") and isinstance(value, dict):
+                models = merged.setdefault(key, {})
                 for name, entry in value.items():
                     before = models.get(name)
                     both = isinstance(before, dict) and isinstance(entry, dict)

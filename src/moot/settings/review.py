@@ -5,9 +5,9 @@ the name says personal, but nothing stops a commit of it, and a build script can
 file can ask for what runs code on the host or lets the model do more without asking: hooks,
 `"sandbox": "none"`, allow rules, a default mode of `acceptEdits` or `bypassPermissions`,
 `verify` (the commands the `lint` and `test` tools run: the model runs them believing them the
-project's checks), `autoCommit` and `allowGitHooks` (git on the host, hooks included), and
-`env` (it reaches model requests and commands: a base URL, a proxy or a key sends the
-conversation elsewhere); and what
+project's checks), `autoCommit` and `allowGitHooks` (git on the host, hooks included), a
+language server's `command` or `args` (`lsp`: a program to run), and `env` (it reaches model
+requests and commands: a base URL, a proxy or a key sends the conversation elsewhere); and what
 weakens a safeguard: `models` (a price of 0 defeats `--max-cost`) and `snapshotMaxBytes` (0
 keeps nothing for a rewind). Those are its *grants*. A project file's grants are held, left out
 of the merged settings, until the person approves that file's exact content in this workspace
@@ -161,6 +161,12 @@ def _found_grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
                 "rewind cannot restore them)",
             )
         )
+    servers = data.get("lsp")
+    for name, entry in servers.items() if isinstance(servers, Mapping) else ():
+        if isinstance(entry, Mapping) and ("command" in entry or "args" in entry):
+            argv = [str(entry.get("command") or "(its default server)")]
+            argv += [str(a) for a in entry.get("args") or ()]
+            found.append(("lsp", f"the {name} language server runs as: {' '.join(argv)}"))
     env = data.get("env")
     for name, value in env.items() if isinstance(env, Mapping) else ():
         if name not in SESSION_VARIABLES:

@@ -91,6 +91,18 @@ class VerifySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Test command lines, run in turn (`["pytest -x"]`)."""
 
 
+class LanguageServerSetting(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
+    """One language's server (`lsp.<language>`: python, typescript, go, rust, c)."""
+
+    command: str | None = None
+    """The server's program: a name looked up on PATH (never inside the workspace) or a path;
+    unset: the first default server found (`moot.lsp.servers.LANGUAGES`)."""
+    args: list[str] | None = None
+    """Its arguments; unset: the default server's (`--stdio` where it needs it)."""
+    off: bool = False
+    """No server for this language: edits report no diagnostics."""
+
+
 class Settings(msgspec.Struct, kw_only=True):
     """Everything a settings file may hold; another top-level key is ignored with a
     `SettingsWarning` (see the module docstring)."""
@@ -164,6 +176,10 @@ class Settings(msgspec.Struct, kw_only=True):
     )
     """Send MCP tools' full schemas (`never` defer), only names and one line each with a
     search tool that loads them (`always`), or the first while they fit a budget (`auto`)."""
+    lsp: dict[str, LanguageServerSetting] = msgspec.field(default_factory=dict)
+    """Language servers by language (`command`, `args`, `off`): after an edit, the new errors
+    they report are added to its result. Merged by language, then by field; a project file's
+    `command` or `args` wait for the person's approval."""
     mcp_startup_wait: float | None = msgspec.field(default=None, name="mcpStartupWait")
     """Seconds a headless run or an editor's session waits for its MCP servers before its
     first model request; None: `MCP_TIMEOUT` (milliseconds), else 30."""

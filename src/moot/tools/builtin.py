@@ -23,6 +23,7 @@ from moot.workspace.paths import Workspace
 from moot.workspace.snapshots import DEFAULT_MAX_BYTES, FileSnapshots
 
 if TYPE_CHECKING:
+    from moot.lsp.session import LanguageServers
     from moot.sandbox.background import BackgroundShells
     from moot.sandbox.base import Sandbox
     from moot.sandbox.select import SandboxChoice
@@ -76,6 +77,7 @@ def builtin_tools(
     env: Mapping[str, str] | None = None,
     redirects: RedirectCheck | None = None,
     verify: Mapping[str, Sequence[str]] | None = None,
+    servers: Callable[[], LanguageServers] | None = None,
 ) -> list[Tool]:
     """Files, search, git, the shell, lint and tests, the repo map, the task list and web
     fetch of a session.
@@ -99,6 +101,7 @@ def builtin_tools(
         redirects=redirects,
         known={name: spec["parameters"] for name, spec in specs.items()},
         verify=verify,
+        servers=servers,
     ).items():
         spec = specs[name]
         description = spec["description"]
@@ -129,6 +132,7 @@ def tool_builders(
     redirects: RedirectCheck | None = None,
     known: Mapping[str, dict[str, Any]] | None = None,
     verify: Mapping[str, Sequence[str]] | None = None,
+    servers: Callable[[], LanguageServers] | None = None,
 ) -> dict[str, Callable[[], Tool]]:
     """How to build each built-in tool, by name, in the order the model sees them.
 
@@ -136,6 +140,9 @@ def tool_builders(
     start from `env` (`os.environ` when None). `known` holds the tools' schemas as generated
     (`builtin_specs.json`): the file tools given theirs run a plain call without pydantic
     (`moot.tools.quick_args`); without it (generating the specs) every tool builds its own.
+    With `servers` (gives the session's language servers, made at its first call), `write`,
+    `edit` and `multi_edit` end their results with the errors a change brought
+    (`moot.tools.diagnosed`).
     """
     schemas = known or {}
     unavailable = shell.describe()
@@ -151,14 +158,22 @@ def tool_builders(
         tool: Tool = m.todo_tool(todos)
         return tool
 
+    def diagnosed(tool: Tool) -> Tool:
+        if servers is None:
+            return tool
+        from moot.tools.diagnosed import Diagnosed
+
+        return Diagnosed(tool, workspace, servers())
+
     made: dict[str, Builder] = {
         "read": lambda m: m.read_tool(workspace, schemas.get("read")),
         "glob": lambda m: m.glob_tool(workspace),
         "grep": lambda m: m.grep_tool(workspace),
         "ls": lambda m: m.ls_tool(workspace),
-        "write": lambda m: m.write_tool(workspace, schemas.get("write")),
-        "edit": lambda m: m.edit_tool(workspace, schemas.get("edit")),
-        "multi_edit": lambda m: m.multi_edit_tool(workspace),
+        "write": lambda m: diagnosed(m.write_tool(workspace, schemas.get("write"))),
+        "edit": lambda m: diagnosed(m.edit_tool(workspace, schemas.get("edit"))),
+        "multi_edit": lambda m: diagnosed(m.multi_edit_tool(workspace)),
+        "diagnostics": lambda m: m.diagnostics_tool(workspace, servers() if servers else None),
         "git_status": lambda m: m.git_status_tool(workspace),
         "git_diff": lambda m: m.git_diff_tool(workspace),
         "git_log": lambda m: m.git_log_tool(workspace),

@@ -38,6 +38,7 @@ class ToolBlock(Vertical):
     ToolBlock.-error > .line { color: $error; }
     ToolBlock:focus > .line { background: $boost; }
     ToolBlock > Log { height: auto; max-height: 20; border-left: tall $panel; }
+    ToolBlock > .diagnostics { height: auto; color: $warning; border-left: tall $panel; }
     """
     can_focus = True
     BINDINGS = bindings_for("tool")  # type: ignore[assignment]
@@ -113,6 +114,11 @@ class ToolBlock(Vertical):
     def has_body(self) -> bool:
         return bool(self.output or self.content.count("\n") or self.diff())
 
+    def diagnostics(self) -> str:
+        """What a language server found after an edit (`moot.tools.diagnosed`)."""
+        value = self.display_data.get("diagnostics")
+        return value if isinstance(value, str) else ""
+
     def diff(self) -> str:
         value = self.display_data.get("diff")
         return value if isinstance(value, str) else ""
@@ -145,6 +151,8 @@ class ToolBlock(Vertical):
         if self.expanded:
             if self.diff():
                 self.mount(DiffView(self.diff()))
+                if self.diagnostics():  # under the diff it is about
+                    self.mount(Static(Text(self.diagnostics()), classes="diagnostics"))
             else:
                 log = Log(max_lines=MAX_LOG_LINES, auto_scroll=False)
                 self.mount(log)
