@@ -149,6 +149,15 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
         help="run TASK headless ('-' or none: read stdin); the task may also follow the options",
     )
     parser.add_argument(
+        "-i",
+        "--image",
+        dest="images",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="attach an image (png, jpeg, gif, webp) or a PDF to the -p task; repeatable",
+    )
+    parser.add_argument(
         "--output-format",
         choices=("text", "json", "stream-json", "events"),
         default="text",

@@ -375,3 +375,21 @@ class Chips:
             if match.end() == cursor and int(match.group(2)) in self.held:
                 return match.start(), match.end()
         return None
+
+
+def for_prompt(
+    prompt: str, files: Iterable[str], root: Path, cwd: Path
+) -> tuple[str, tuple[Attachment, ...]]:
+    """A headless task's message and attachments: its `@path` images and PDFs as chips (a
+    path in the workspace `root`, as every `@path`), then the files given with it (`-i FILE`,
+    from `cwd`), in that order.
+
+    Raises:
+        NotAttachable: one of them cannot be attached (and nothing is sent).
+    """
+    chips = Chips()
+    text = chips.mentions(prompt, root)
+    for name in files:
+        path = Path(name[7:] if name.startswith("file://") else name).expanduser()
+        chips.add_file(cwd / path, name, text)
+    return text, tuple(a.attachment for _, a in sorted(chips.held.items()))
