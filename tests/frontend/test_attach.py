@@ -124,7 +124,7 @@ def test_at_mentions_of_images_become_chips_and_the_rest_stays_text(tmp_path: Pa
     ]
     # A word still being typed is left alone; one a space follows is taken.
     assert chips.mentions("look @shot.png", tmp_path, finished_only=True) == "look @shot.png"
-    assert chips.mentions("@shot.png ", tmp_path, finished_only=True).startswith("[image 3:")
+    assert chips.mentions("@shot.png ", tmp_path, finished_only=True).startswith("[image 1:")
 
 
 def test_a_mention_that_cannot_be_attached_changes_nothing(tmp_path: Path) -> None:
@@ -169,7 +169,9 @@ def test_a_pasted_text_that_is_not_only_image_paths_is_text(tmp_path: Path) -> N
 
 def test_a_placeholder_reads_an_attachment_made_elsewhere() -> None:
     made = attach.Attachment(mime_type="image/png", data=base64.b64encode(png(8, 9)).decode())
-    assert attach.placeholder(made, 2) == "[image 2: pasted 8x9]"
+    assert attach.placeholder(made, 2) == f"[image 2: pasted 8x9, {len(png(8, 9))} B]"
+    garbled = attach.Attachment(mime_type="image/png", data="%%%", name="x.png")
+    assert attach.placeholders([made, garbled])[1] == "[image 2: x.png 0 B]"
 
 
 # ---- the clipboard, on a real X server -------------------------------------------------------

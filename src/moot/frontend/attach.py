@@ -181,8 +181,17 @@ def from_attachment(attachment: Attachment) -> Attached:
 
 
 def placeholder(attachment: Attachment, number: int) -> str:
-    """The one line the chat shows for a message's attachment."""
-    return from_attachment(attachment).chip(number)
+    """The one line the chat shows for a message's attachment: `[image 1: shot.png
+    1280x720, 14.2 KB]`."""
+    attached = from_attachment(attachment)
+    name = re.sub(r"[\[\]\n]", " ", attachment.name or "pasted")
+    about = ", ".join(part for part in (attached.detail, human_size(attached.size)) if part)
+    return f"[{attached.kind} {number}: {name} {about}]"
+
+
+def placeholders(attachments: Iterable[Attachment]) -> list[str]:
+    """`placeholder` of each of a message's attachments, numbered from 1 as its chips are."""
+    return [placeholder(a, n) for n, a in enumerate(attachments, 1)]
 
 
 def _kind_name(mime: str | None) -> str:
@@ -330,8 +339,9 @@ class Chips:
         self.held: dict[int, Attached] = {}
 
     def add(self, attached: Attached, text: str = "") -> str:
-        """Hold `attached`; its chip (numbered after every chip held or in `text`)."""
-        number = next_number([*self.held, *numbers(text)])
+        """Hold `attached`; its chip, numbered after the chips of the message `text` (each
+        message counts from 1: a number held for an earlier message is taken over)."""
+        number = next_number(numbers(text))
         self.held[number] = attached
         return attached.chip(number)
 
@@ -389,7 +399,8 @@ def for_prompt(
     """
     chips = Chips()
     text = chips.mentions(prompt, root)
+    found = list(chips.attachments(text))
     for name in files:
         path = Path(name[7:] if name.startswith("file://") else name).expanduser()
-        chips.add_file(cwd / path, name, text)
-    return text, tuple(a.attachment for _, a in sorted(chips.held.items()))
+        found.append(from_file(cwd / path, name).attachment)
+    return text, tuple(found)

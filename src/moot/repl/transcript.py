@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from moot.frontend.attach import placeholders
 from moot.frontend.display import key_argument, one_line, result_summary
 from moot.frontend.notices import notice, refused_by, turn_spent, turn_stopped
 from moot.protocol import events as ev
@@ -167,6 +168,8 @@ class Transcript:
                 self._speaker, self._speaker_depth = event.call_id, 0
                 if event.submission_id not in self.own_submissions:
                     self.emit(self.paint(f"> {strip_escapes(event.prompt)}", "bold"))
+                for line in placeholders(event.attachments):
+                    self.emit(self.paint(f"  {strip_escapes(line)}", "dim"))
             case ev.AgentCalled():
                 self._calls[event.call_id] = _Call(event.agent, event.depth)
                 message = one_line(strip_escapes(event.message), 100)
