@@ -221,9 +221,9 @@ def image_size(data: bytes, mime: str) -> tuple[int, int] | None:
     """(width, height) from an image's header; None when the header is not there."""
     try:
         if mime == "image/png" and data[12:16] == b"IHDR":
-            return struct.unpack(">II", data[16:24])  # type: ignore[return-value]
+            return struct.unpack(">II", data[16:24])
         if mime == "image/gif" and len(data) >= 10:
-            return struct.unpack("<HH", data[6:10])  # type: ignore[return-value]
+            return struct.unpack("<HH", data[6:10])
         if mime == "image/webp":
             return _webp_size(data)
         if mime == "image/jpeg":

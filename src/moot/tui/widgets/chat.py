@@ -111,8 +111,8 @@ class ChatPane(VerticalScroll):
             case ev.TurnStarted():
                 self._depth[event.call_id] = 0
                 files = [(f.path, f.note, bool(f.text)) for f in event.files]
-                shown = placeholders(event.attachments)
-                await self._add(UserBlock(event.prompt, seq=seq, files=files, attachments=shown))
+                lines = placeholders(event.attachments)
+                await self._add(UserBlock(event.prompt, seq=seq, files=files, attachments=lines))
             case ev.AgentCalled():
                 self._depth[event.call_id] = event.depth
                 await self._add(

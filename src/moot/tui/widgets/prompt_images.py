@@ -61,15 +61,14 @@ class PromptImages:
             return
         if changed == text:
             return
-        document = area.document
-        cursor = document.get_index_from_location(area.cursor_location)
+        cursor = _index(area, area.cursor_location)
         self._converting = True
         try:
             area.load_text(changed)
         finally:
             self._converting = False
         at = max(0, min(len(changed), cursor + len(changed) - len(text)))
-        area.move_cursor(area.document.get_location_from_index(at))
+        area.move_cursor(_location(area, at))
 
     def paste(self, text: str) -> bool:
         """A pasted path of images or PDFs becomes their chips; False: it is text."""
@@ -86,11 +85,11 @@ class PromptImages:
     def remove_chip(self) -> bool:
         """Backspace right after a chip: the chip goes whole; False: no chip is there."""
         area = self._area
-        cursor = area.document.get_index_from_location(area.cursor_location)
+        cursor = _index(area, area.cursor_location)
         span = self.chips.chip_before(area.text, cursor)
         if span is None:
             return False
-        start = area.document.get_location_from_index(span[0])
+        start = _location(area, span[0])
         area.delete(start, area.cursor_location)
         return True
 
@@ -123,3 +122,15 @@ class PromptImages:
             self._warn(str(exc))
             return
         self._insert(self.chips.add(attached, self._area.text))
+
+
+def _index(area: TextArea, location: tuple[int, int]) -> int:
+    """A location's offset in the text (TextArea's document is a `Document`)."""
+    row, column = location
+    lines = area.text.split("\n")
+    return sum(len(line) + 1 for line in lines[:row]) + column
+
+
+def _location(area: TextArea, index: int) -> tuple[int, int]:
+    before = area.text[:index]
+    return before.count("\n"), len(before) - (before.rfind("\n") + 1)
