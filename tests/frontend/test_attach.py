@@ -205,3 +205,37 @@ def test_no_clipboard_tool_names_what_to_install(tmp_path: Path) -> None:
     env = {"PATH": str(tmp_path), "WAYLAND_DISPLAY": "wayland-0"}
     with pytest.raises(clipboard.NoClipboardTool, match=r"wl-clipboard \(wl-paste\)"):
         clipboard.read_image(env)
+
+
+# ---- thumbnails ----------------------------------------------------------------------------
+
+
+def test_the_graphics_protocol_is_read_from_the_terminals_variables() -> None:
+    from moot.frontend.thumbnails import graphics_protocol
+
+    assert graphics_protocol({"TERM": "xterm-kitty"}) == "kitty"
+    assert graphics_protocol({"TERM": "xterm-256color", "KITTY_WINDOW_ID": "1"}) == "kitty"
+    assert graphics_protocol({"TERM_PROGRAM": "iTerm.app"}) == "iterm2"
+    assert graphics_protocol({"TERM_PROGRAM": "WezTerm"}) == "iterm2"
+    assert graphics_protocol({"TERM": "foot"}) == "sixel"
+    assert graphics_protocol({"TERM": "xterm-256color"}) is None
+
+
+def test_a_thumbnail_is_the_protocols_escape_sized_from_the_header() -> None:
+    from moot.frontend.thumbnails import COLUMNS, thumbnail
+
+    data = base64.b64encode(png(200, 100)).decode()
+    shot = attach.Attachment(mime_type="image/png", data=data)
+    kitty = thumbnail(shot, "kitty")
+    assert kitty == f"\x1b_Ga=T,f=100,c={COLUMNS},r=6,q=2,m=0;{data}\x1b\\\n"
+    iterm = thumbnail(shot, "iterm2")
+    assert iterm is not None and iterm.startswith("\x1b]1337;File=inline=1;") and data in iterm
+    photo = attach.Attachment(mime_type="image/jpeg", data=base64.b64encode(jpeg()).decode())
+    assert thumbnail(photo, "kitty") is None  # kitty takes PNG as it is, nothing else
+    spec = attach.Attachment(mime_type="application/pdf", data=base64.b64encode(pdf()).decode())
+    assert thumbnail(spec, "iterm2") is None
+    assert thumbnail(shot, "sixel") is None
+    large = base64.b64encode(png(300, 300)[:16] + png(300, 300)[16:] + b"\0" * 6000).decode()
+    pieces = thumbnail(attach.Attachment(mime_type="image/png", data=large), "kitty")
+    assert pieces is not None and pieces.count("\x1b_G") == 3  # 8 KB of base64: 3 pieces
+    assert pieces.rstrip("\n").endswith("m=0;" + large[8192:] + "\x1b\\")

@@ -154,3 +154,29 @@ async def test_ctrl_v_without_a_clipboard_tool_says_what_to_install(
         repl.type(CTRL_V)
         await repl.printed("pasting an image needs xclip: install it")
     assert os.environ["DISPLAY"] == ":99"
+
+
+async def test_with_thumbnails_on_a_kitty_terminal_gets_the_image_under_its_line(
+    tmp_path: Path,
+) -> None:
+    from moot.settings import load_settings
+
+    assert load_settings(tmp_path).ui.image_thumbnails is False  # off unless asked for
+    (tmp_path / ".moot").mkdir()
+    (tmp_path / ".moot" / "settings.json").write_text('{"ui": {"imageThumbnails": true}}')
+    assert load_settings(tmp_path).ui.image_thumbnails is True
+    run = Run()
+    data = base64.b64encode(png(64, 32)).decode()
+    shot = Attachment(mime_type="image/png", data=data, name="shot.png")
+    started = ev.TurnStarted(**run._ids(), prompt="what is this?", attachments=(shot,))
+    script = run.add(started).text("A chart.").finish("A chart.").events
+    async with running_repl(_client(tmp_path, script)) as repl:
+        repl.repl.transcript.thumbnails = "kitty"  # what `run_repl` sets from the setting
+        await repl.prompt_ready()
+        repl.type("what is this?" + ENTER)
+        await repl.printed("A chart.")
+    line = f"[image 1: shot.png 64x32, {len(png(64, 32))} B]"
+    assert (
+        f"{line}\n\x1b_Ga=T,f=100,c=24,r=6,q=2,m=0;{data}\x1b\\\n"
+        in repl.out.getvalue().replace("\x1b[2m", "").replace("\x1b[0m", "")
+    )
