@@ -82,9 +82,10 @@ async def test_an_image_that_is_not_what_its_name_says_sends_nothing(tmp_path: P
     (tmp_path / "fake.png").write_text("text")
     async with running_repl(_client(tmp_path)) as repl:
         await repl.prompt_ready()
-        repl.type("see @fake.png" + ENTER)
-        await repl.printed("fake.png is named as a PNG image but is not")
+        repl.type("see @fake.png and more" + ENTER)
         await repl.printed("nothing was sent")
+        # Said once as it was typed (not at each key after it), once when it was sent.
+        assert repl.text.count("fake.png is named as a PNG image but is not") == 2
         assert repl.ops(ops.UserTurn) == []
 
 

@@ -42,6 +42,7 @@ class PromptAttachments:
         self._root = root
         self._say = say
         self._converting = False
+        self._warned: set[str] = set()
 
     # ---- sending --------------------------------------------------------------------------
 
@@ -72,7 +73,9 @@ class PromptAttachments:
         try:
             changed = self.chips.mentions(text, self._root(), finished_only=True)
         except NotAttachable as exc:
-            self._say(str(exc))
+            if str(exc) not in self._warned:  # once, not at every key after it
+                self._warned.add(str(exc))
+                self._say(str(exc))
             return
         if changed != text:
             self._converting = True

@@ -34,6 +34,7 @@ class PromptImages:
         self.root = root
         self._area = area
         self._converting = False
+        self._warned: set[str] = set()
 
     def _warn(self, text: str) -> None:
         self._area.notify(text, severity="warning", timeout=8)
@@ -57,7 +58,9 @@ class PromptImages:
         try:
             changed = self.chips.mentions(text, self.root(), finished_only=True)
         except NotAttachable as exc:
-            self._warn(str(exc))
+            if str(exc) not in self._warned:  # once, not at every key after it
+                self._warned.add(str(exc))
+                self._warn(str(exc))
             return
         if changed == text:
             return
