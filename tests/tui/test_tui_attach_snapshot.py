@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import base64
 
-from images import pdf, png
 from textual.pilot import Pilot
-from tui_scripts import Run
 
+from images import pdf, png
 from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol.messages import Attachment
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.options import AppOptions
+from tui_scripts import Run
 
 
 def _b64(data: bytes) -> str:
