@@ -77,6 +77,8 @@ def test_an_image_that_is_not_what_its_name_says_is_refused_before_any_session(
 
 def test_an_image_flag_without_a_task_is_a_usage_error(moot: RunMoot, tmp_path: Path) -> None:
     (tmp_path / "shot.png").write_bytes(png())
-    result = moot("--resume", "ses_x", "-i", "shot.png", env={"TERM": "dumb"})
-    assert result.returncode == 2, result.stderr
-    assert "-i/--image goes with a -p task" in result.stderr
+    for args in (["-i", "shot.png"], ["--resume", "ses_x", "-i", "shot.png"]):
+        result = moot(*args)
+        assert result.returncode == 2, result.stderr
+        assert "-i/--image goes with a -p task" in result.stderr
+        assert "paste an image (ctrl+v) or name it as @path" in result.stderr

@@ -168,11 +168,7 @@ def _attachments(options: Namespace) -> tuple[str, tuple[Attachment, ...]] | Non
         NotAttachable: one cannot be attached.
     """
     images = getattr(options, "images", [])
-    if options.prompt is None:
-        if images:
-            raise ValueError("-i/--image goes with a -p task")
-        return None
-    if not images and "@" not in options.prompt:
+    if options.prompt is None or (not images and "@" not in options.prompt):
         return None
     from moot.frontend.attach import for_prompt
 
