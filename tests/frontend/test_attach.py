@@ -230,12 +230,52 @@ def test_a_thumbnail_is_the_protocols_escape_sized_from_the_header() -> None:
     assert kitty == f"\x1b_Ga=T,f=100,c={COLUMNS},r=6,q=2,m=0;{data}\x1b\\\n"
     iterm = thumbnail(shot, "iterm2")
     assert iterm is not None and iterm.startswith("\x1b]1337;File=inline=1;") and data in iterm
-    photo = attach.Attachment(mime_type="image/jpeg", data=base64.b64encode(jpeg()).decode())
-    assert thumbnail(photo, "kitty") is None  # kitty takes PNG as it is, nothing else
+    cut = attach.Attachment(mime_type="image/jpeg", data=base64.b64encode(jpeg()).decode())
+    assert thumbnail(cut, "kitty") is None  # kitty takes PNG: a JPEG that cannot be decoded
     spec = attach.Attachment(mime_type="application/pdf", data=base64.b64encode(pdf()).decode())
     assert thumbnail(spec, "iterm2") is None
-    assert thumbnail(shot, "sixel") is None
     large = base64.b64encode(png(300, 300)[:16] + png(300, 300)[16:] + b"\0" * 6000).decode()
     pieces = thumbnail(attach.Attachment(mime_type="image/png", data=large), "kitty")
     assert pieces is not None and pieces.count("\x1b_G") == 3  # 8 KB of base64: 3 pieces
     assert pieces.rstrip("\n").endswith("m=0;" + large[8192:] + "\x1b\\")
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _pillow() -> None:
+    try:
+        import PIL  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("Pillow is not installed (sixel and kitty thumbnails of a JPEG need it)")
+        pytest.skip("Pillow is not installed")
+
+
+def test_sixel_and_a_jpeg_on_kitty_are_drawn_from_the_decoded_image() -> None:
+    _pillow()
+    import io
+
+    from PIL import Image
+
+    from moot.frontend.thumbnails import thumbnail
+
+    picture = Image.new("RGB", (60, 12), (255, 0, 0))
+    picture.paste((0, 0, 255), (30, 0, 60, 12))  # red, then blue
+    out = io.BytesIO()
+    picture.save(out, format="JPEG")
+    photo = attach.Attachment(
+        mime_type="image/jpeg", data=base64.b64encode(out.getvalue()).decode()
+    )
+    kitty = thumbnail(photo, "kitty")
+    assert kitty is not None and kitty.startswith("\x1b_Ga=T,f=100,")
+    payload = kitty.split(";", 1)[1].split("\x1b", 1)[0]
+    assert base64.b64decode(payload).startswith(b"\x89PNG")  # sent as a PNG
+    out = io.BytesIO()
+    picture.save(out, format="PNG")
+    sixel = thumbnail(attach.Attachment(mime_type="image/png", data=_b64(out.getvalue())), "sixel")
+    assert sixel is not None and sixel.startswith('\x1bPq"1;1;60;12')
+    assert sixel.endswith("\x1b\\\n")
+    assert sixel.count("-") == 2  # 12 pixel rows: two bands of six
+    assert "!30~" in sixel  # half the width in one colour, a run written once
