@@ -59,8 +59,12 @@ def thumbnail(attachment: Attachment, protocol: str | None) -> str | None:
         )
     if protocol == "sixel":
         return _sixel(attachment)
-    if attachment.mime_type != "image/png" and (data := _as_png(attachment)) is None:
-        return None
+    png = data if attachment.mime_type == "image/png" else _as_png(attachment)
+    return None if png is None else _kitty(png, rows)
+
+
+def _kitty(data: str, rows: int) -> str:
+    """A PNG (base64) in kitty's graphics protocol, in pieces of at most `_CHUNK`."""
     pieces = [data[i : i + _CHUNK] for i in range(0, len(data), _CHUNK)] or [""]
     out = []
     for index, piece in enumerate(pieces):
