@@ -101,21 +101,25 @@ def put_on_clipboard(env: dict[str, str], data: bytes, target: str) -> subproces
         ["xclip", "-quiet", "-selection", "clipboard", "-t", target, "-i"],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         env=env,
     )
     assert owner.stdin is not None
     owner.stdin.write(data)
     owner.stdin.close()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 20
+    offered = b""
     while time.monotonic() < deadline:
-        got = subprocess.run(
+        if owner.poll() is not None:  # it lost the selection or could not take it
+            assert owner.stderr is not None
+            raise AssertionError(f"xclip ended ({owner.returncode}): {owner.stderr.read()!r}")
+        offered = subprocess.run(
             ["xclip", "-selection", "clipboard", "-t", "TARGETS", "-o"],
             capture_output=True,
             env=env,
-            timeout=5,
-        )
-        if target.encode() in got.stdout:
+            timeout=10,
+        ).stdout
+        if target.encode() in offered.split():
             return owner
     owner.terminate()
-    raise AssertionError(f"the clipboard never offered {target}")
+    raise AssertionError(f"the clipboard never offered {target}; it offered {offered!r}")
