@@ -169,7 +169,7 @@ def test_a_pasted_text_that_is_not_only_image_paths_is_text(tmp_path: Path) -> N
 
 def test_a_placeholder_reads_an_attachment_made_elsewhere() -> None:
     made = attach.Attachment(mime_type="image/png", data=base64.b64encode(png(8, 9)).decode())
-    assert attach.placeholder(made, 2) == f"[image 2: pasted 8x9, {len(png(8, 9))} B]"
+    assert attach.placeholder(made, 2) == f"[image 2: (no name) 8x9, {len(png(8, 9))} B]"
     garbled = attach.Attachment(mime_type="image/png", data="%%%", name="x.png")
     assert attach.placeholders([made, garbled])[1] == "[image 2: x.png 0 B]"
 

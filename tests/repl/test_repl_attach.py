@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from images import png, put_on_clipboard, x_clipboard
+from images import pdf, png, put_on_clipboard, x_clipboard
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import Attachment
@@ -118,7 +118,7 @@ async def test_ctrl_v_pastes_the_clipboards_image_as_a_chip(
                 repl.type("this: " + CTRL_V)
                 buffer = repl.repl._prompt.default_buffer  # type: ignore[union-attr]
                 await repl.until(lambda: "[image 1:" in buffer.text, "the chip")
-                assert buffer.text == "this: [image 1: pasted 20x10] "
+                assert buffer.text == "this: [image 1: pasted.png 20x10] "
                 repl.type(ENTER)
                 await repl.until(lambda: repl.ops(ops.UserTurn), "the turn")
         finally:
@@ -181,3 +181,14 @@ async def test_with_thumbnails_on_a_kitty_terminal_gets_the_image_under_its_line
         f"{line}\n\x1b_Ga=T,f=100,c=24,r=6,q=2,m=0;{data}\x1b\\\n"
         in repl.out.getvalue().replace("\x1b[2m", "").replace("\x1b[0m", "")
     )
+
+
+async def test_a_resumed_session_shows_a_line_for_each_attachment(tmp_path: Path) -> None:
+    run = Run()
+    spec = Attachment(mime_type="application/pdf", data=base64.b64encode(pdf(3)).decode())
+    started = ev.TurnStarted(**run._ids(), prompt="summarise", attachments=(spec,))
+    client = _client(tmp_path, run.add(started).text("Short.").finish("Short.").events)
+    client.play()
+    async with running_repl(client, show_history=True) as repl:
+        await repl.printed("model turns")
+        assert f"> summarise\n  [pdf 1: (no name) 3 pages, {len(pdf(3))} B]" in repl.text

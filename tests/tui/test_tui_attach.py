@@ -136,7 +136,7 @@ async def test_ctrl_v_pastes_the_clipboards_image_as_a_chip(
             async with app.run_test(size=(120, 30)) as pilot:
                 await pilot.press(*"this:", "ctrl+v")
                 await until(pilot, lambda: "[image" in app.prompt.text, "the chip")
-                assert app.prompt.text == "this: [image 1: pasted 20x10] "
+                assert app.prompt.text == "this: [image 1: pasted.png 20x10] "
                 await pilot.press("enter")
                 await pilot.pause()
         finally:

@@ -46,12 +46,12 @@ def test_an_at_path_image_and_a_pasted_one_go_with_the_message(
             terminal.wait_for(lambda s: "[image 1: shot.png 1280x720]" in s, "the @path chip")
             terminal.keys("-l", "and ")
             terminal.keys("C-v")
-            terminal.wait_for(lambda s: "[image 2: pasted 20x10]" in s, "the pasted chip")
+            terminal.wait_for(lambda s: "[image 2: pasted.png 20x10]" in s, "the pasted chip")
             terminal.keys("Enter")
             terminal.wait_for(lambda s: "Two screenshots seen." in s, "the answer")
             screen = terminal.screen()
             assert f"[image 1: shot.png 1280x720, {human_size(len(png(1280, 720)))}]" in screen
-            assert "[image 2: pasted 20x10, " in screen
+            assert "[image 2: pasted.png 20x10, " in screen
             assert _quit(terminal, exit_file) == "0"
         finally:
             owner.terminate()
@@ -69,5 +69,5 @@ def test_an_at_path_image_and_a_pasted_one_go_with_the_message(
     (started,) = [e for e in events if e["kind"] == "turn_started"]
     assert [(a["name"], base64.b64decode(a["data"])) for a in started["attachments"]] == [
         ("shot.png", png(1280, 720)),
-        (None, png(20, 10)),
+        ("pasted.png", png(20, 10)),
     ]

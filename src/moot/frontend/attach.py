@@ -72,7 +72,7 @@ class Attached(msgspec.Struct, frozen=True):
 
     def chip(self, number: int) -> str:
         """`[image 1: shot.png 1280x720]`."""
-        name = re.sub(r"[\[\]\n]", " ", self.attachment.name or "pasted")
+        name = re.sub(r"[\[\]\n]", " ", self.attachment.name or "(no name)")
         return f"[{self.kind} {number}: {name} {self.detail or human_size(self.size)}]"
 
 
@@ -184,7 +184,7 @@ def placeholder(attachment: Attachment, number: int) -> str:
     """The one line the chat shows for a message's attachment: `[image 1: shot.png
     1280x720, 14.2 KB]`."""
     attached = from_attachment(attachment)
-    name = re.sub(r"[\[\]\n]", " ", attachment.name or "pasted")
+    name = re.sub(r"[\[\]\n]", " ", attachment.name or "(no name)")
     about = ", ".join(part for part in (attached.detail, human_size(attached.size)) if part)
     return f"[{attached.kind} {number}: {name} {about}]"
 
@@ -192,6 +192,17 @@ def placeholder(attachment: Attachment, number: int) -> str:
 def placeholders(attachments: Iterable[Attachment]) -> list[str]:
     """`placeholder` of each of a message's attachments, numbered from 1 as its chips are."""
     return [placeholder(a, n) for n, a in enumerate(attachments, 1)]
+
+
+def pasted(data: bytes) -> Attached:
+    """The clipboard's image, named `pasted.png` (or its own format's suffix).
+
+    Raises:
+        NotAttachable: as `from_bytes` says.
+    """
+    mime = sniff(data[:1024]) or "image/png"
+    suffix = next((s for s, m in SUFFIXES.items() if m == mime), ".png")
+    return from_bytes(data, f"pasted{suffix}")
 
 
 def _kind_name(mime: str | None) -> str:

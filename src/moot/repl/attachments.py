@@ -22,7 +22,7 @@ from prompt_toolkit.filters import Condition, has_focus
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 
-from moot.frontend.attach import Chips, NotAttachable, from_bytes, pasted_paths
+from moot.frontend.attach import Chips, NotAttachable, pasted, pasted_paths
 from moot.protocol.messages import Attachment
 
 Say = Callable[[str], None]
@@ -145,7 +145,7 @@ class PromptAttachments:
                 self._say("the clipboard holds no image and no text")
             return
         try:
-            attached = from_bytes(image, None)
+            attached = pasted(image)
         except NotAttachable as exc:
             self._say(str(exc))
             return

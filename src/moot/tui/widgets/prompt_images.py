@@ -17,7 +17,7 @@ from pathlib import Path
 
 from textual.widgets import TextArea
 
-from moot.frontend.attach import Chips, NotAttachable, from_bytes, pasted_paths
+from moot.frontend.attach import Chips, NotAttachable, pasted, pasted_paths
 from moot.protocol.messages import Attachment
 
 
@@ -120,7 +120,7 @@ class PromptImages:
                 self._area.insert(text)
             return
         try:
-            attached = from_bytes(image, None)
+            attached = pasted(image)
         except NotAttachable as exc:
             self._warn(str(exc))
             return
