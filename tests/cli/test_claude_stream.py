@@ -161,6 +161,41 @@ def test_a_script_pipes_two_turns_and_reads_two_results(tmp_path: Path) -> None:
     assert results[0]["session_id"] == results[1]["session_id"]
 
 
+def test_a_user_messages_image_and_document_blocks_go_with_the_turn(tmp_path: Path) -> None:
+    import base64
+
+    from images import pdf, png
+
+    shot, spec = base64.b64encode(png()).decode(), base64.b64encode(pdf()).decode()
+    content = [
+        {"type": "text", "text": "compare"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": shot}},
+        {
+            "type": "document",
+            "title": "spec.pdf",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": spec},
+        },
+    ]
+    out = _piped(tmp_path, [{"type": "user", "message": {"role": "user", "content": content}}])
+    (result,) = [m for m in out if m["type"] == "result"]
+    export = ["sessions", "export", str(result["session_id"]), "--format", "json"]
+    exported = subprocess.run(
+        [sys.executable, "-m", "moot.cli", *export],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MOOT_HOME": str(tmp_path / "home")},
+        timeout=TIMEOUT,
+        check=True,
+    )
+    events = json.loads(exported.stdout)["events"]
+    (started,) = [e for e in events if e["kind"] == "turn_started"]
+    assert started["prompt"] == "compare"
+    assert [(a["mime_type"], a["name"], a["data"]) for a in started["attachments"]] == [
+        ("image/png", None, shot),
+        ("application/pdf", "spec.pdf", spec),
+    ]
+
+
 def test_initialize_fields_moot_cannot_honour_are_refused_by_name(tmp_path: Path) -> None:
     request = {"subtype": "initialize", "toolAliases": {"Bash": "Shell"}, "systemPrompt": ["x"]}
     initialize = {"type": "control_request", "request_id": "r1", "request": request}

@@ -410,7 +410,8 @@ def _message(text: str, who: str = "agent_message_chunk") -> dict[str, Any]:
 
 def prompt_text(blocks: list[Any]) -> tuple[str, tuple[Attachment, ...]]:
     """A prompt's content blocks as moot's message: text as it is, a file the person attached
-    (embedded) after it, a linked file named by its path, images as attachments."""
+    (embedded) after it, a linked file named by its path, images and embedded PDFs (blob
+    resources) as attachments, named by their URI's file name."""
     parts: list[str] = []
     attached: list[str] = []
     images: list[Attachment] = []
@@ -419,18 +420,34 @@ def prompt_text(blocks: list[Any]) -> tuple[str, tuple[Attachment, ...]]:
         if kind == "text":
             parts.append(block.text)
         elif kind == "image":
-            images.append(Attachment(mime_type=block.mime_type, data=block.data))
+            images.append(_attachment(block.mime_type, block.data, getattr(block, "uri", None)))
         elif kind == "resource_link":
             parts.append(_path_of(block.uri))
         elif kind == "resource":
             resource = block.resource
             body = getattr(resource, "text", None)
+            blob = getattr(resource, "blob", None)
             if isinstance(body, str):
                 attached.append(f'<file path="{_path_of(resource.uri)}">\n{body}\n</file>')
+            elif isinstance(blob, str) and _attachable(resource.mime_type):
+                images.append(_attachment(resource.mime_type or "", blob, resource.uri))
+            elif isinstance(blob, str):
+                kind_of = resource.mime_type or "of an unknown type"
+                attached.append(f"[{_path_of(resource.uri)}: a binary file ({kind_of}), not sent]")
     text = " ".join(p for p in parts if p).strip()
     if attached:
         text += "\n\n" + "\n\n".join(attached)
     return text, tuple(images)
+
+
+def _attachable(mime: str | None) -> bool:
+    return mime is not None and (mime.startswith("image/") or mime == "application/pdf")
+
+
+def _attachment(mime: str, data: str, uri: str | None) -> Attachment:
+    """An editor's image or document; named by its file name, which the chat shows."""
+    name = _path_of(uri).rsplit("/", 1)[-1] or None if uri else None
+    return Attachment(mime_type=mime, data=data, name=name)
 
 
 def _path_of(uri: str) -> str:

@@ -149,6 +149,15 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
         help="run TASK headless ('-' or none: read stdin); the task may also follow the options",
     )
     parser.add_argument(
+        "-i",
+        "--image",
+        dest="images",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="attach an image (png, jpeg, gif, webp) or a PDF to the -p task; repeatable",
+    )
+    parser.add_argument(
         "--output-format",
         choices=("text", "json", "stream-json", "events"),
         default="text",
@@ -415,6 +424,11 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
             options.prompt = sys.stdin.read()
         if options.prompt is not None and not options.prompt.strip():
             _usage_error("the task given to -p is empty")
+        if options.prompt is None and getattr(options, "images", None):
+            _usage_error(
+                "-i/--image goes with a -p task; in the app and the REPL paste an image "
+                "(ctrl+v) or name it as @path"
+            )
         # The model may also come from settings files; headless.py settles it after reading them.
         options.model = options.model or os.environ.get("MOOT_MODEL")
     if options.command in ("acp", "mcp") and hasattr(options, "model"):

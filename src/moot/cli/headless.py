@@ -35,6 +35,7 @@ from moot.paths import workspace_root
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import SessionStatus
+from moot.protocol.messages import Attachment
 from moot.protocol.states import RunState, StopReason
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_REFUSED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -105,6 +106,10 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
         os.environ["MOOT_REASONING_EFFORT"] = EFFORTS[options.effort]
     # As `moot.cli.main` does for the command's import: the collector would scan the growing,
     # long-lived heap of the session's modules ~20 times while it opens.
+    try:
+        attachments = _attachments(options)
+    except ValueError as exc:  # `NotAttachable`: said before any session opens
+        return _fail(str(exc))
     collector = HeldCollector(held=own_heap)
     try:
         client = open_client(
@@ -137,6 +142,8 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
     finally:
         collector.let_go()
     turn, problem = _what_to_run(client, options, choices)
+    if isinstance(turn, ops.UserTurn) and attachments is not None:
+        turn = msgspec.structs.replace(turn, text=attachments[0], attachments=attachments[1])
     try:
         return asyncio.run(_drive(client, options, out, problem, turn))
     except StoreError as exc:
@@ -151,6 +158,22 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print(f"moot: output closed early; session {client.session_id}", file=sys.stderr)
         return EXIT_STOPPED
+
+
+def _attachments(options: Namespace) -> tuple[str, tuple[Attachment, ...]] | None:
+    """The `-p` task's message and its images and PDFs (`-i FILE`, `@path`); None when it
+    has none.
+
+    Raises:
+        NotAttachable: one cannot be attached.
+    """
+    images = getattr(options, "images", [])
+    if options.prompt is None or (not images and "@" not in options.prompt):
+        return None
+    from moot.frontend.attach import for_prompt
+
+    text, found = for_prompt(options.prompt, images, workspace_root(Path.cwd()), Path.cwd())
+    return (text, found) if found else None
 
 
 def _what_to_run(

@@ -77,6 +77,10 @@ def run_repl(options: Namespace, *, own_heap: bool = False) -> int:
         # The app's file for this workspace (it names the workspace by its real path).
         history_path=history_file(Path(os.path.realpath(cwd))),
     )
+    if settings.ui.image_thumbnails and not look.plain:
+        from moot.frontend.thumbnails import graphics_protocol
+
+        repl.transcript.thumbnails = graphics_protocol(os.environ)
     try:
         code = _run(repl, look)
     except KeyboardInterrupt:  # a ctrl+c outside any prompt: the session is closed already

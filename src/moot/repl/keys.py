@@ -17,6 +17,8 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+r", "Search earlier messages"),
     Key("tab", "Complete a /command or an @path (take the highlighted one)"),
     Key("shift+tab", "Mode: default, acceptEdits, plan"),
+    Key("ctrl+v", "Paste the clipboard's image as a chip (its text when it holds no image)"),
+    Key("backspace", "Right after an [image n: ...] or [pdf n: ...] chip: remove it whole"),
     Key("ctrl+c", "Stop the running turn; clear the line; twice at an empty prompt: quit"),
     Key("ctrl+d", "Quit (at an empty prompt)"),
     Key(

@@ -23,7 +23,7 @@ from prompt_toolkit.enums import DEFAULT_BUFFER
 from prompt_toolkit.filters import has_completions, has_focus
 from prompt_toolkit.formatted_text import AnyFormattedText
 from prompt_toolkit.history import ThreadedHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase, KeyPressEvent
 from prompt_toolkit.output import ColorDepth
 
 from moot.repl.history import SharedHistory
@@ -105,7 +105,7 @@ def build_session(
     look: Look,
     *,
     message: Callable[[], AnyFormattedText],
-    bindings: KeyBindings,
+    bindings: KeyBindingsBase,
     completer: Completer,
     toolbar: Callable[[], AnyFormattedText],
     history_path: Path | None,

@@ -41,16 +41,19 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.completion import WordCompleter
 from prompt_toolkit.formatted_text import ANSI, AnyFormattedText
-from prompt_toolkit.key_binding import KeyPressEvent
+from prompt_toolkit.key_binding import KeyPressEvent, merge_key_bindings
 
 from moot.commands.builtin import builtin_commands, next_mode
 from moot.commands.files import memory_note
 from moot.commands.registry import Registry, is_command
 from moot.commands.shell import is_shell, run_shell
+from moot.paths import workspace_root
 from moot.protocol import ops
 from moot.protocol.activity import TurnProgress
 from moot.protocol.client import Client, WorkspaceFiles
+from moot.protocol.messages import Attachment
 from moot.repl.approvals import Approvals
+from moot.repl.attachments import PromptAttachments
 from moot.repl.completion import PromptCompleter
 from moot.repl.context import ReplCommands, terminal_width
 from moot.repl.look import Look
@@ -113,6 +116,10 @@ class Repl:
         )
         self._completer = PromptCompleter(self.registry, lambda: self.commands, self._files)
         self._prompt: PromptSession[str] | None = None
+        self.attached = PromptAttachments(
+            self._workspace, lambda text: self.transcript.say(text, warning=True)
+        )
+        """The images and PDFs of the message being typed (its chips)."""
         self.approvals = Approvals(self.transcript, self._printer, line=self.ask_line, clock=clock)
         self.session = ReplSession(
             self,
@@ -172,16 +179,22 @@ class Repl:
         self._prompt = build_session(
             self.look,
             message=self._message,
-            bindings=prompt_bindings(
-                accept=self._accept,
-                ctrl_c=self._ctrl_c,
-                shift_tab=lambda event: self.cycle_mode(),
-                ctrl_d=lambda event: self.quit_now(),
+            bindings=merge_key_bindings(
+                [
+                    prompt_bindings(
+                        accept=self._accept,
+                        ctrl_c=self._ctrl_c,
+                        shift_tab=lambda event: self.cycle_mode(),
+                        ctrl_d=lambda event: self.quit_now(),
+                    ),
+                    self.attached.bindings(),
+                ]
             ),
             completer=self._completer,
             toolbar=self._toolbar_line,
             history_path=self._history_path,
         )
+        self.attached.watch(self._prompt.default_buffer)
         self._printer.start()
         self._banner()
         self.session.start_opening()
@@ -251,8 +264,10 @@ class Repl:
                 "a turn is running: wait for it, or press ctrl+c to stop it", warning=True
             )
             self._draft = text
+        elif (outgoing := self.attached.outgoing(text)) is None:
+            self._draft = text  # an image named that cannot be attached: nothing goes
         else:
-            await session.send(text, typed=True)
+            await session.send(outgoing[0], typed=True, attachments=outgoing[1])
 
     async def _wait_for_turn(self) -> None:
         """The plain look between a message and its turn's end: ctrl+c is a signal here."""
@@ -275,10 +290,11 @@ class Repl:
         assert self._wake is not None
         self._wake.set()
 
-    def preempt(self, given_back: str = "") -> None:
+    def preempt(self, given_back: str = "", attachments: tuple[Attachment, ...] = ()) -> None:
         """Make way for an approval, or for a message the session gave back: the prompt ends,
-        what was typed is kept (after `given_back`)."""
+        what was typed is kept (after `given_back`, whose chips hold `attachments` again)."""
         assert self._wake is not None and self._prompt is not None
+        self.attached.given_back(given_back, attachments)
         self._wake.set()
         app = get_app_or_none()
         reading = self._reading and app is not None and app.is_running and not app.is_done
@@ -291,7 +307,8 @@ class Repl:
             app.erase_when_done = True
             app.exit(exception=_Preempted())
 
-    def keep_draft(self, text: str) -> None:
+    def keep_draft(self, text: str, attachments: tuple[Attachment, ...] = ()) -> None:
+        self.attached.given_back(text, attachments)
         self._draft = text
 
     def quit_now(self) -> None:
@@ -400,6 +417,12 @@ class Repl:
             paint(f"moot plain REPL{why}", "bold")
             + paint(" · /help lists commands and keys; ctrl+d quits", "dim")
         )
+
+    def _workspace(self) -> Path:
+        """Where `@path` names files: the session's workspace (where moot started until it
+        is open)."""
+        client = self.session.client_or_none
+        return Path(client.status().workspace) if client is not None else workspace_root(Path.cwd())
 
     def _files(self) -> WorkspaceFiles:
         client = self.session.client_or_none

@@ -25,6 +25,7 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.activity import WAITING_FOR_MODEL, TurnProgress
 from moot.protocol.client import Client, SessionStatus
+from moot.protocol.messages import Attachment
 from moot.protocol.subscription import Subscription
 from moot.repl.approvals import Approvals
 from moot.repl.completion import PromptCompleter
@@ -47,12 +48,12 @@ class PromptShell(Protocol):
         """Something the prompt waits for happened (a turn ended, the session failed)."""
         ...
 
-    def preempt(self, given_back: str = "") -> None:
+    def preempt(self, given_back: str = "", attachments: tuple[Attachment, ...] = ()) -> None:
         """Make way for an approval, or for a message the session gave back (`given_back`,
-        put before what was typed)."""
+        put before what was typed, its chips holding `attachments` again)."""
         ...
 
-    def keep_draft(self, text: str) -> None:
+    def keep_draft(self, text: str, attachments: tuple[Attachment, ...] = ()) -> None:
         """Put `text` in the prompt for the next read (a message that was not sent)."""
         ...
 
@@ -113,6 +114,8 @@ class ReplSession:
         self.offered: list[str] = []
         """What `!command` offered for the next message (`ReplCommands.offer`)."""
         self._sent: dict[str, str] = {}
+        self._sent_attachments: dict[str, tuple[Attachment, ...]] = {}
+        """The images and PDFs of `_sent` messages: a message given back keeps them."""
         """Turns submitted and not yet answered (`turn_started` or `op_refused`), by submission
         id: the message to give back should the session refuse it ("" for a resume)."""
         self._opening: asyncio.Task[None] | None = None
@@ -223,6 +226,7 @@ class ReplSession:
         with contextlib.suppress(StoreError):  # a run the store stopped: told by `_pump`
             await old.close()
         self._sent.clear()  # submission ids are the session's own
+        self._sent_attachments.clear()
         self._approvals.clear()
         self._transcript.new_session()
         self.offered.clear()  # the old session's shell output is not for the new one
@@ -260,24 +264,32 @@ class ReplSession:
 
     # ---- sending -----------------------------------------------------------------------------
 
-    async def send(self, text: str, *, typed: bool) -> None:
+    async def send(
+        self, text: str, *, typed: bool, attachments: tuple[Attachment, ...] = ()
+    ) -> None:
         """Send a message; one `typed` at the prompt is on screen already, another is echoed.
-        Its `@server:uri` mentions bring their MCP resources along."""
+        Its `@server:uri` mentions bring their MCP resources along, `attachments` (its chips'
+        images and PDFs) go with it."""
         if self.offered:  # what `!command` offered goes with this message
             text = "\n\n".join([*self.offered, text])
             self.offered.clear()
         self.turn_running = True  # no second message while a resource is read
         message, found = await expand_mentions(self.client, text)
-        submission = self.submit(ops.UserTurn(text=message, attachments=found), text=text)
+        turn = ops.UserTurn(text=message, attachments=(*attachments, *found))
+        submission = self.submit(turn, text=text, attachments=attachments)
         if submission is None:
             self.turn_running = False
             return
         self._sent[submission] = text
+        if attachments:
+            self._sent_attachments[submission] = attachments
         if typed:
             self._transcript.own_submissions.add(submission)
         self.turn_running = True
 
-    def submit(self, op: ops.Op, *, text: str = "") -> str | None:
+    def submit(
+        self, op: ops.Op, *, text: str = "", attachments: tuple[Attachment, ...] = ()
+    ) -> str | None:
         """Submit `op`; its submission id. A sessions database that cannot be written (a full
         disk) takes no op: that is told here, a message (`text`) goes back into the prompt,
         and None is returned."""
@@ -290,16 +302,17 @@ class ReplSession:
                 raise
             self._transcript.say(str(exc), warning=True)
             if text:
-                self._shell.keep_draft(text)
+                self._shell.keep_draft(text, attachments)
             return None
 
     def _refused(self, event: ev.OpRefused) -> None:
         """A turn the session refused (one runs already, a crash left one open): the REPL
         waits for none, and a message goes back into the prompt."""
         text = self._sent.pop(event.submission_id)
+        attachments = self._sent_attachments.pop(event.submission_id, ())
         self.turn_running = self.client.status().running
         if text or not self.turn_running:
-            self._shell.preempt(given_back=text)
+            self._shell.preempt(given_back=text, attachments=attachments)
 
     # ---- events ------------------------------------------------------------------------------
 

@@ -19,8 +19,10 @@ from typing import Any
 
 import msgspec
 
+from moot.frontend.attach import placeholders
 from moot.frontend.display import key_argument, one_line, result_summary
 from moot.frontend.notices import notice, refused_by, turn_spent, turn_stopped
+from moot.frontend.thumbnails import thumbnail
 from moot.protocol import events as ev
 from moot.protocol.states import RunState
 from moot.repl.paint import Paint, strip_escapes
@@ -80,6 +82,9 @@ class Transcript:
         self.plain = plain
         self._width = width
         self._clock = clock
+        self.thumbnails: str | None = None
+        """The graphics protocol a message's images are drawn with (`ui.imageThumbnails`);
+        None: a line each, no picture."""
         self.own_submissions: set[str] = set()
         """Submissions of turns typed at this prompt, in this session: their text is on screen
         already."""
@@ -167,6 +172,12 @@ class Transcript:
                 self._speaker, self._speaker_depth = event.call_id, 0
                 if event.submission_id not in self.own_submissions:
                     self.emit(self.paint(f"> {strip_escapes(event.prompt)}", "bold"))
+                for line, attachment in zip(
+                    placeholders(event.attachments), event.attachments, strict=True
+                ):
+                    self.emit(self.paint(f"  {strip_escapes(line)}", "dim"))
+                    if self.thumbnails and (drawn := thumbnail(attachment, self.thumbnails)):
+                        self._write(drawn)
             case ev.AgentCalled():
                 self._calls[event.call_id] = _Call(event.agent, event.depth)
                 message = one_line(strip_escapes(event.message), 100)

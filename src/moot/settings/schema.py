@@ -67,6 +67,10 @@ class TerminalOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     `f4` switches it either way)."""
     scrollback: ScrollbackFormat = "auto"
     """Print the conversation to the scrollback on exit (`--scrollback`)."""
+    image_thumbnails: bool = msgspec.field(default=False, name="imageThumbnails")
+    """Draw a thumbnail of each image a message attached, under its line in the chat, on a
+    terminal with a graphics protocol (kitty, iTerm2, sixel: from `TERM`/`TERM_PROGRAM`); the
+    plain REPL only for now (the app shows the line alone)."""
 
 
 class ReplSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -180,6 +180,7 @@ class MootApp(App[int]):
                     history,
                     commands=self.commands.completions,
                     paths=self.view.files,
+                    root=self.view.workspace,
                     id="prompt-area",
                 )
             with Vertical(id="side"):
@@ -313,7 +314,7 @@ class MootApp(App[int]):
 
     @on(PromptSubmitted)
     async def _submitted(self, message: PromptSubmitted) -> None:
-        self.outbox.send(message.text)
+        self.outbox.send(message.text, message.attachments)
 
     @on(Answered)
     def _answered(self, message: Answered) -> None:

@@ -61,6 +61,18 @@ KEYS: tuple[Key, ...] = (
     Key("down", "history_forward", "Later message (on the last line)", where="prompt"),
     Key("ctrl+r", "history_search", "Search earlier messages", where="prompt"),
     Key("ctrl+o", "open_chip", "Open the paste chip at the cursor into its text", where="prompt"),
+    Key(
+        "ctrl+v",
+        "paste_image",
+        "Paste the clipboard's image as a chip (its text when it holds no image)",
+        where="prompt",
+    ),
+    Key(
+        "backspace",
+        "remove_chip",
+        "Right after an [image n: ...] or [pdf n: ...] chip: remove it whole",
+        where="prompt",
+    ),
     Key("tab", "take", "Take the highlighted completion", where="completion"),
     Key("enter", "take_or_send", "Take it (a /command typed whole is sent)", where="completion"),
     Key("down", "next", "Next completion", where="completion"),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from moot.protocol import events as ev
+from moot.protocol.messages import Attachment
 
 
 @dataclass
@@ -30,9 +31,10 @@ class Streamed(Message):
 
 @dataclass
 class PromptSubmitted(Message):
-    """The person sent what they typed (pasted blocks expanded)."""
+    """The person sent what they typed (pasted blocks expanded), with its chips' images."""
 
     text: str
+    attachments: tuple[Attachment, ...] = ()
 
 
 @dataclass

@@ -25,7 +25,11 @@ from moot.commands.shell import is_shell, run_shell
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client
+from moot.protocol.messages import Attachment
 from moot.tui.pane_lookup import PaneLookup
+
+Attached = tuple[Attachment, ...]
+"""A message's images and PDFs, in the order of its chips."""
 
 
 class Outbox:
@@ -64,27 +68,30 @@ class Outbox:
         """Another session is opening (`/new`, `/resume`): what is sent meanwhile waits for it."""
         self.turn_running = False
         """A turn runs in the session shown: a message now goes back into the prompt."""
-        self._waiting: list[str] = []
+        self._waiting: list[tuple[str, Attached]] = []
         """What was sent before the session was open, in order."""
         self._commands = 0
         """Commands the person sent that still run; what is sent meanwhile waits for them."""
-        self._after_commands: list[str] = []
+        self._after_commands: list[tuple[str, Attached]] = []
         self._sent: dict[str, str] = {}
+        self._sent_attachments: dict[str, Attached] = {}
+        """The images and PDFs of `_sent` messages: a message given back keeps them."""
         """The person's messages sent and not yet answered (`turn_started` or `op_refused`), by
         submission id: one the session refuses goes back into the prompt."""
 
     # ---- sending -------------------------------------------------------------------------------
 
-    def send(self, text: str) -> None:
-        """Send what the person typed: a message, a command, a `!command` or a `# note`."""
+    def send(self, text: str, attachments: Attached = ()) -> None:
+        """Send what the person typed: a message (with the images and PDFs of its chips,
+        `attachments`), a command, a `!command` or a `# note`."""
         client = self._client()
         if client is None or self.switching:
-            self._wait_for_session(text)
+            self._wait_for_session(text, attachments)
             return
         if self._commands:
             # A command still runs (`/new` opening the next session, `/model` switching): what
             # is sent after it goes after it, in order, and to the session it leaves.
-            self._after_commands.append(text)
+            self._after_commands.append((text, attachments))
             self._app.notify("a command is still running: this goes once it is done")
             return
         # What the person sends shows where they look: the view follows again (a command
@@ -102,13 +109,23 @@ class Outbox:
             self.run_command(self._registry().run(self._context(), line))
         elif self.turn_running:
             self._app.notify("a turn is running: wait for it, or press Esc to interrupt it")
-            self.give_back(text)
+            self.give_back(text, attachments)
         elif MENTION.search(text):  # `@server:uri`: its MCP resource is read first
-            self._app.run_worker(self._send_with_resources(client, text), group="command")
-        elif (submission := self.submit(ops.UserTurn(text=text), text=text)) is not None:
-            self._sent[submission] = text
+            work = self._send_with_resources(client, text, attachments)
+            self._app.run_worker(work, group="command")
+        else:
+            self._send_turn(ops.UserTurn(text=text, attachments=attachments), text, attachments)
 
-    def submit(self, op: ops.Op, *, text: str = "") -> str | None:
+    def _send_turn(self, turn: ops.UserTurn, typed: str, attached: Attached) -> None:
+        """Submit a turn; `attached`: the person's own attachments (a message given back
+        keeps them; an MCP resource's images are read again)."""
+        submission = self.submit(turn, text=typed, attachments=attached)
+        if submission is not None:
+            self._sent[submission] = typed
+            if attached:
+                self._sent_attachments[submission] = attached
+
+    def submit(self, op: ops.Op, *, text: str = "", attachments: Attached = ()) -> str | None:
         """Submit `op` to the session shown; its submission id. A sessions database that
         cannot be written (a full disk) takes no op: that is told here, a message (`text`)
         goes back into the prompt, and None is returned."""
@@ -123,13 +140,15 @@ class Outbox:
                 raise
             self._app.notify(str(exc), severity="error", timeout=30)
             if text:
-                self.give_back(text)
+                self.give_back(text, attachments)
             return None
 
-    def give_back(self, text: str) -> None:
+    def give_back(self, text: str, attachments: Attached = ()) -> None:
         """Put a message that was not sent back into the prompt, before what is typed there
-        now, with the cursor at the end (typing goes on after it)."""
+        now, with the cursor at the end (typing goes on after it); its chips hold their
+        `attachments` again."""
         prompt = self._panes.prompt
+        prompt.images.chips.restore(text, attachments)
         typed = prompt.text
         prompt.load_text(f"{text}\n{typed}" if typed.strip() else text)
         prompt.move_cursor(prompt.document.end)
@@ -145,38 +164,37 @@ class Outbox:
                 self._commands -= 1
                 if not self._commands:
                     after, self._after_commands = self._after_commands, []
-                    for text in after:
-                        self.send(text)
+                    for text, attachments in after:
+                        self.send(text, attachments)
 
         self._app.run_worker(command(), group="command")
 
-    async def _send_with_resources(self, client: Client, typed: str) -> None:
+    async def _send_with_resources(self, client: Client, typed: str, attached: Attached) -> None:
         text, found = await expand_mentions(client, typed)
-        submission = self.submit(ops.UserTurn(text=text, attachments=found), text=typed)
-        if submission is not None:
-            self._sent[submission] = typed
+        self._send_turn(ops.UserTurn(text=text, attachments=(*attached, *found)), typed, attached)
 
     # ---- waiting for the session -----------------------------------------------------------
 
-    def _wait_for_session(self, text: str) -> None:
+    def _wait_for_session(self, text: str, attachments: Attached) -> None:
         """Keep what is sent while the session opens; it goes, in order, once it is open. One
         message to the model at most (the session runs one turn at a time), as while a turn
         runs."""
-        if starts_a_turn(text) and (self.task or any(starts_a_turn(t) for t in self._waiting)):
+        if starts_a_turn(text) and (self.task or any(starts_a_turn(t) for t, _ in self._waiting)):
             self._app.notify("a message already waits for the session to open: send this after it")
             prompt = self._panes.prompt
+            prompt.images.chips.restore(text, attachments)
             prompt.load_text(text)
             prompt.move_cursor(prompt.document.end)
             return
-        self._waiting.append(text)
+        self._waiting.append((text, attachments))
         self._panes.status.opening(self._model, waiting=len(self._waiting))
         self._app.notify("the session is still opening: this goes as soon as it is open")
 
     def send_waiting(self) -> None:
         """Send, in order, what was sent while the session opened."""
         waiting, self._waiting = self._waiting, []
-        for text in waiting:
-            self.send(text)
+        for text, attachments in waiting:
+            self.send(text, attachments)
 
     def send_task(self) -> None:
         """Send the first message (the command line's task), once."""
@@ -195,7 +213,8 @@ class Outbox:
                 self.turn_running = True
                 self._sent.pop(event.submission_id, None)
             case ev.OpRefused() if event.submission_id in self._sent:
-                self.give_back(self._sent.pop(event.submission_id))
+                attachments = self._sent_attachments.pop(event.submission_id, ())
+                self.give_back(self._sent.pop(event.submission_id), attachments)
             case ev.TurnFinished():
                 self.turn_running = False
 
@@ -203,6 +222,7 @@ class Outbox:
         """Another session is shown: no turn of it runs yet, and submission ids are its own."""
         self.turn_running = False
         self._sent.clear()
+        self._sent_attachments.clear()
         self.task = task
 
 

@@ -32,6 +32,7 @@ from moot.cli.claude_stream.sdk_tools import SdkTools
 from moot.client.local import LocalClient
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.messages import Attachment
 from moot.protocol.states import StopReason
 
 LINE_LIMIT = 1 << 26
@@ -44,6 +45,22 @@ def user_text(message: Line) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def user_attachments(message: Line) -> tuple[Attachment, ...]:
+    """The images and PDFs of a `user` message: its `image` and `document` blocks with base64
+    sources, as the Anthropic API spells them (the Agent SDKs send those)."""
+    content = (message.get("message") or {}).get("content", "")
+    if isinstance(content, str):
+        return ()
+    found = []
+    for block in content:
+        source = block.get("source") or {}
+        if block.get("type") in ("image", "document") and source.get("type") == "base64":
+            mime, data = source.get("media_type"), source.get("data")
+            if isinstance(mime, str) and isinstance(data, str):
+                found.append(Attachment(mime_type=mime, data=data, name=block.get("title")))
+    return tuple(found)
 
 
 class StreamSession:
@@ -144,7 +161,8 @@ class StreamSession:
         sdk = {n: "failed" if n in self.tools.problems else "connected" for n in self.tools.servers}
         self.output.opened(self.client.status(), self.client.mcp_servers(), sdk_servers=sdk)
         message = self.waiting.popleft()
-        self.submission = self.client.submit(ops.UserTurn(text=user_text(message)))
+        turn = ops.UserTurn(text=user_text(message), attachments=user_attachments(message))
+        self.submission = self.client.submit(turn)
         if replay := self.turns.started(message, self.submission):
             self.write(replay)
 

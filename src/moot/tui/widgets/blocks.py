@@ -54,8 +54,10 @@ class UserBlock(Block):
         agent: str = "",
         seq: int = 0,
         files: Sequence[tuple[str, str, bool]] = (),
+        attachments: Sequence[str] = (),
     ) -> None:
-        """`files`: what the message attached (`@path`): path, note, and whether it was."""
+        """`files`: what the message attached (`@path`): path, note, and whether it was;
+        `attachments`: a line for each of its images and PDFs (`attach.placeholders`)."""
         label = Text()
         if agent:
             label.append(f"to {agent}: ", style="dim")
@@ -64,6 +66,9 @@ class UserBlock(Block):
             label.append("\n")
             label.append(f"@{path}", style="bold" if attached else "dim strike")
             label.append(f"  {note or 'attached'}", style="dim")
+        for line in attachments:
+            label.append("\n")
+            label.append(line, style="dim")
         super().__init__(label, seq=seq)
 
 

@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from moot.frontend.attach import placeholders
 from moot.frontend.display import HISTORY_KINDS
 from moot.frontend.notices import notice, turn_spent, turn_stopped
 from moot.protocol import events as ev
@@ -110,7 +111,8 @@ class ChatPane(VerticalScroll):
             case ev.TurnStarted():
                 self._depth[event.call_id] = 0
                 files = [(f.path, f.note, bool(f.text)) for f in event.files]
-                await self._add(UserBlock(event.prompt, seq=seq, files=files))
+                lines = placeholders(event.attachments)
+                await self._add(UserBlock(event.prompt, seq=seq, files=files, attachments=lines))
             case ev.AgentCalled():
                 self._depth[event.call_id] = event.depth
                 await self._add(

@@ -9,6 +9,9 @@ each key arrives; the keys below are the table's as shipped.
   that `ctrl+o` on it opens into its text, to read or edit before sending.
 - Up on the first line and down on the last walk the history (per workspace, shared with the
   REPL); `ctrl+r` lists earlier messages that contain what is typed.
+- Images and PDFs become chips (`[image 1: shot.png 1280x720]`): an `@path` of one, a
+  pasted path, `ctrl+v` (the clipboard's image); backspace after a chip removes it
+  (`moot.tui.widgets.prompt_images`).
 - `/` completes commands (with their descriptions), `@` paths (fuzzy, over every file of the
   workspace, listed off the UI thread and again each time an `@` word begins, so files a turn
   made are offered); Tab or Enter takes the highlighted completion.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 
 from textual import events, on, work
 from textual.containers import Vertical
@@ -30,6 +34,7 @@ from moot.frontend.fuzzy import PathIndex
 from moot.frontend.history import PromptHistory
 from moot.tui.keys import action_of
 from moot.tui.messages import PromptSubmitted
+from moot.tui.widgets.prompt_images import PromptImages
 
 BIG_PASTE_LINES = 12
 BIG_PASTE_CHARS = 1500
@@ -41,7 +46,16 @@ _CHIP = re.compile(r"\[(?:pasted \d+ lines|output of [^\[\]\n]*?) #(\d+)\]")
 """A chip in the prompt: a paste, or output offered for the message (`!command`)."""
 
 PROMPT_ACTIONS = frozenset(
-    ("submit", "newline", "history_back", "history_forward", "history_search", "open_chip")
+    (
+        "submit",
+        "newline",
+        "history_back",
+        "history_forward",
+        "history_search",
+        "open_chip",
+        "paste_image",
+        "remove_chip",
+    )
 )
 """What the key table's `prompt` keys may do (`PromptInput._act`)."""
 COMPLETION_ACTIONS = frozenset(("take", "take_or_send", "next", "previous", "close"))
@@ -77,10 +91,14 @@ class PromptInput(TextArea):
     class Typed(Message):
         """The person typed a key here (approvals wait until they pause)."""
 
-    def __init__(self, history: PromptHistory, **kw: object) -> None:
+    def __init__(
+        self, history: PromptHistory, root: Callable[[], Path] = Path.cwd, **kw: object
+    ) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, **kw)  # type: ignore[arg-type]
         self.prompt_history = history
         self.pastes: dict[int, str] = {}
+        self.images = PromptImages(self, root)
+        """The images and PDFs of the message (its `[image n: ...]` chips)."""
         self.completing: Callable[[str | None], bool] | None = None
         """Set by the prompt area: does a `completion` action of the key table while the
         completions show (True: done)."""
@@ -143,6 +161,10 @@ class PromptInput(TextArea):
                 self.move_cursor(self.document.end)
         elif action == "open_chip":
             self.open_chip()
+        elif action == "paste_image":
+            self.run_worker(self.images.paste_clipboard(), group="clipboard")
+        elif action == "remove_chip":
+            return self.images.remove_chip()
         else:
             return False
         return True
@@ -167,6 +189,10 @@ class PromptInput(TextArea):
         # Terminals (and tmux) paste line ends as CR; a message's lines end in LF.
         text = event.text.replace("\r\n", "\n").replace("\r", "\n")
         event.text = text
+        if self.images.paste(text):  # a dragged image's path: its chip
+            event.stop()
+            event.prevent_default()
+            return
         lines = len(text.splitlines())  # a last line's end starts no line of its own
         if lines >= BIG_PASTE_LINES or len(text) >= BIG_PASTE_CHARS:
             event.stop()
@@ -205,12 +231,13 @@ class PromptInput(TextArea):
 
     def send(self) -> None:
         text = self.expanded()
-        if not text.strip():
+        if not text.strip() or (outgoing := self.images.outgoing(text)) is None:
             return
+        text, attachments = outgoing
         self.prompt_history.add(text)
         self.load_text("")
         self.pastes.clear()
-        self.post_message(PromptSubmitted(text))
+        self.post_message(PromptSubmitted(text, attachments))
 
 
 class PromptArea(Vertical):
@@ -228,10 +255,11 @@ class PromptArea(Vertical):
         *,
         commands: CommandCompletions,
         paths: PathSource | None = None,
+        root: Callable[[], Path] = Path.cwd,
         **kw: object,
     ) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
-        self.input = PromptInput(history, id="prompt")
+        self.input = PromptInput(history, root, id="prompt")
         self.input.completing = self._completion_key
         self.options = OptionList()
         self._commands = commands
@@ -255,6 +283,7 @@ class PromptArea(Vertical):
 
     @on(TextArea.Changed)
     def _changed(self, event: TextArea.Changed) -> None:
+        self.input.images.typed()
         self._refresh_completions()
 
     def _current_token(self) -> tuple[int, int, str]:

@@ -1,0 +1,417 @@
+"""Images and PDFs the person attaches to a message, as every front end takes them.
+
+A file named as `@shot.png`, pasted or dragged in as its path, given to `moot -p` as
+`-i FILE`, or an image pasted from the clipboard becomes one `Attachment` (base64) and a chip
+in the message, `[image 1: shot.png 1280x720]` or `[pdf 1: spec.pdf 12 pages]`, which names
+it where the person put it. What cannot be attached (missing, unreadable, empty, too large,
+not the image its name says) raises `NotAttachable` with one sentence for the person, and the
+message is not sent.
+
+The kind of a file is its bytes' (magic numbers), never its name's; a name that claims a kind
+its bytes are not is refused, so a mislabelled file never reaches a provider. Dimensions come
+from the image's header (no decoder is loaded); a PDF's pages are counted from its objects.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import shlex
+import struct
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import msgspec
+
+from moot.protocol.messages import Attachment
+
+MAX_BYTES = 32 * 1024 * 1024
+"""Larger files are not attached (a provider takes no more in one request: PDFs 32 MB)."""
+
+IMAGE_TYPES = {
+    "image/png": "PNG",
+    "image/jpeg": "JPEG",
+    "image/gif": "GIF",
+    "image/webp": "WebP",
+}
+PDF = "application/pdf"
+SUFFIXES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".pdf": PDF,
+}
+"""The names that say a file is one of the kinds attached (and not text for `@path`)."""
+
+CHIP = re.compile(r"\[(image|pdf) (\d+): [^\[\]\n]*\]")
+"""A chip in a message: its kind and number."""
+_MENTION = re.compile(r"(?<![\w@/])@(\"[^\"\n]+\"|[^\s`'\"<>()\[\]{}]+)")
+_TRAILING = ".,;:!?"
+
+
+class NotAttachable(ValueError):
+    """What the person named cannot be attached; the message says why, in one sentence."""
+
+
+class Attached(msgspec.Struct, frozen=True):
+    """An attachment with what its chip says about it."""
+
+    attachment: Attachment
+    size: int
+    """Bytes of the file."""
+    detail: str = ""
+    """`1280x720`, `12 pages`: read from the file's header; empty when it says nothing."""
+
+    @property
+    def kind(self) -> str:
+        return "pdf" if self.attachment.mime_type == PDF else "image"
+
+    def chip(self, number: int) -> str:
+        """`[image 1: shot.png 1280x720]`."""
+        name = re.sub(r"[\[\]\n]", " ", self.attachment.name or "(no name)")
+        return f"[{self.kind} {number}: {name} {self.detail or human_size(self.size)}]"
+
+
+def human_size(size: int) -> str:
+    """`812 B`, `14.2 KB`, `3.1 MB`."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def sniff(head: bytes) -> str | None:
+    """The media type of an image or PDF from its first bytes; None for anything else."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head[:1024].lstrip().startswith(b"%PDF-"):
+        return PDF
+    return None
+
+
+def claims(name: str) -> str | None:
+    """The kind a file's name says it is (`shot.png`: `image/png`); None for other names."""
+    return SUFFIXES.get(Path(name).suffix.lower())
+
+
+def from_bytes(data: bytes, name: str | None, *, claimed: str | None = None) -> Attached:
+    """An attachment of `data` (an image or a PDF).
+
+    Raises:
+        NotAttachable: empty, too large, not an image or a PDF, or not the kind `claimed`.
+    """
+    shown = name or "the clipboard's image"
+    if not data:
+        raise NotAttachable(f"{shown} is empty")
+    if len(data) > MAX_BYTES:
+        raise NotAttachable(
+            f"{shown} is {human_size(len(data))}; attachments over"
+            f" {human_size(MAX_BYTES)} are not sent"
+        )
+    mime = sniff(data[:1024])
+    if mime is None:
+        said = f"is named as a {_kind_name(claimed)} but is" if claimed else "is"
+        raise NotAttachable(f"{shown} {said} not a PNG, JPEG, GIF or WebP image or a PDF")
+    if claimed is not None and claimed != mime:
+        raise NotAttachable(
+            f"{shown} is named as a {_kind_name(claimed)} but its bytes are a {_kind_name(mime)}"
+        )
+    if mime == PDF:
+        detail = _pdf_detail(data, shown)
+    else:
+        dims = image_size(data, mime)
+        if dims is None:
+            raise NotAttachable(f"{shown} is a corrupt {_kind_name(mime)} (its header is cut)")
+        detail = f"{dims[0]}x{dims[1]}"
+    attachment = Attachment(mime_type=mime, data=base64.b64encode(data).decode(), name=name)
+    return Attached(attachment, len(data), detail)
+
+
+def from_file(path: Path, name: str | None = None) -> Attached:
+    """An attachment of the image or PDF at `path`, named `name` (else the file's name).
+
+    Raises:
+        NotAttachable: missing, a directory, unreadable, or as `from_bytes` says.
+    """
+    shown = name or path.name
+    try:
+        size = path.stat().st_size
+        if path.is_dir():
+            raise NotAttachable(f"{shown} is a directory; name an image or a PDF in it")
+        if size > MAX_BYTES:  # never read a 200 MB file only to refuse it
+            raise NotAttachable(
+                f"{shown} is {human_size(size)}; attachments over"
+                f" {human_size(MAX_BYTES)} are not sent"
+            )
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise NotAttachable(f"{shown}: no such file") from None
+    except PermissionError:
+        raise NotAttachable(f"{shown} cannot be read: permission denied") from None
+    except OSError as exc:
+        raise NotAttachable(f"{shown} cannot be read: {exc.strerror or exc}") from None
+    return from_bytes(data, shown, claimed=claims(path.name))
+
+
+def from_attachment(attachment: Attachment) -> Attached:
+    """What a chip or a placeholder says of an attachment someone else made (an editor's, the
+    log's); never raises: what cannot be read says only its size."""
+    try:
+        data = base64.b64decode(attachment.data, validate=False)
+    except (binascii.Error, ValueError):
+        return Attached(attachment, 0)
+    detail = ""
+    if attachment.mime_type == PDF:
+        pages = pdf_pages(data)
+        detail = f"{pages} page{'s' if pages != 1 else ''}" if pages else ""
+    elif (dims := image_size(data, attachment.mime_type)) is not None:
+        detail = f"{dims[0]}x{dims[1]}"
+    return Attached(attachment, len(data), detail)
+
+
+def placeholder(attachment: Attachment, number: int) -> str:
+    """The one line the chat shows for a message's attachment: `[image 1: shot.png
+    1280x720, 14.2 KB]`."""
+    attached = from_attachment(attachment)
+    name = re.sub(r"[\[\]\n]", " ", attachment.name or "(no name)")
+    about = ", ".join(part for part in (attached.detail, human_size(attached.size)) if part)
+    return f"[{attached.kind} {number}: {name} {about}]"
+
+
+def placeholders(attachments: Iterable[Attachment]) -> list[str]:
+    """`placeholder` of each of a message's attachments, numbered from 1 as its chips are."""
+    return [placeholder(a, n) for n, a in enumerate(attachments, 1)]
+
+
+def pasted(data: bytes) -> Attached:
+    """The clipboard's image, named `pasted.png` (or its own format's suffix).
+
+    Raises:
+        NotAttachable: as `from_bytes` says.
+    """
+    mime = sniff(data[:1024]) or "image/png"
+    suffix = next((s for s, m in SUFFIXES.items() if m == mime), ".png")
+    return from_bytes(data, f"pasted{suffix}")
+
+
+def _kind_name(mime: str | None) -> str:
+    if mime == PDF:
+        return "PDF"
+    return f"{IMAGE_TYPES.get(mime or '', mime or 'other')} image"
+
+
+def _pdf_detail(data: bytes, shown: str) -> str:
+    if not data.rstrip().endswith(b"%%EOF") and b"%%EOF" not in data[-2048:]:
+        raise NotAttachable(f"{shown} is a corrupt PDF (it ends before its trailer)")
+    if re.search(rb"/Encrypt\s", data[-65536:]) or re.search(rb"trailer[^%]*?/Encrypt", data):
+        raise NotAttachable(f"{shown} is a password-protected PDF; save a copy without one")
+    pages = pdf_pages(data)
+    return f"{pages} page{'s' if pages != 1 else ''}" if pages else ""
+
+
+def pdf_pages(data: bytes) -> int:
+    """Pages of a PDF: its page objects counted (0 when they are in compressed streams)."""
+    return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data))
+
+
+# ---- image headers ------------------------------------------------------------------------
+
+
+def image_size(data: bytes, mime: str) -> tuple[int, int] | None:
+    """(width, height) from an image's header; None when the header is not there."""
+    try:
+        if mime == "image/png" and data[12:16] == b"IHDR":
+            return struct.unpack(">II", data[16:24])
+        if mime == "image/gif" and len(data) >= 10:
+            return struct.unpack("<HH", data[6:10])
+        if mime == "image/webp":
+            return _webp_size(data)
+        if mime == "image/jpeg":
+            return _jpeg_size(data)
+    except struct.error:
+        return None
+    return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    chunk = data[12:16]
+    if chunk == b"VP8 " and data[23:26] == b"\x9d\x01\x2a":
+        width, height = struct.unpack("<HH", data[26:30])
+        return width & 0x3FFF, height & 0x3FFF
+    if chunk == b"VP8L" and data[20:21] == b"\x2f":
+        b = data[21:25]
+        width = 1 + (b[0] | (b[1] & 0x3F) << 8)
+        height = 1 + (b[1] >> 6 | b[2] << 2 | (b[3] & 0x0F) << 10)
+        return width, height
+    if chunk == b"VP8X":
+        b = data[24:30]
+        return 1 + int.from_bytes(b[0:3], "little"), 1 + int.from_bytes(b[3:6], "little")
+    return None
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    at = 2
+    while at + 4 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:  # padding
+            at += 1
+            continue
+        if 0xD0 <= marker <= 0xD9 or marker == 0x01:  # no length of their own
+            at += 2
+            continue
+        (length,) = struct.unpack(">H", data[at + 2 : at + 4])
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", data[at + 5 : at + 9])
+            return width, height
+        at += 2 + length
+    return None
+
+
+# ---- what the person typed or pasted --------------------------------------------------------
+
+
+def pasted_paths(text: str, cwd: Path) -> list[Path] | None:
+    """The files a paste names when it is nothing but paths of images or PDFs (a terminal
+    pastes a dragged file as its path: quoted, backslash-escaped or as a `file://` URI);
+    None when it is anything else, which is pasted as text."""
+    text = text.strip()
+    whole = cwd / Path(text).expanduser()
+    if claims(text) and "\n" not in text and whole.is_file():  # one path, spaces unescaped
+        return [whole]
+    if not text or len(text) > 8192 or "\n" in text.strip("\n"):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if not lines or len(lines) > 20:
+            return None
+        words = lines
+    else:
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            return None
+    found: list[Path] = []
+    for word in words:
+        if word.startswith("file://"):
+            word = unquote(urlsplit(word).path)
+        path = (cwd / Path(word).expanduser()) if word else None
+        if path is None or claims(word) is None or not path.is_file():
+            return None
+        found.append(path)
+    return found or None
+
+
+def mentioned_files(text: str, cwd: Path, *, finished_only: bool = False) -> list[tuple[str, Path]]:
+    """The `@path` words of `text` that name images or PDFs (by their names) that exist, as
+    (word as typed, path); `finished_only` keeps the ones a space or a line end follows (a word
+    still being typed is left alone)."""
+    found: list[tuple[str, Path]] = []
+    for match in _MENTION.finditer(text):
+        raw = match.group(0)
+        if finished_only and (match.end() >= len(text) or not text[match.end()].isspace()):
+            continue
+        word = match.group(1).strip('"').rstrip(_TRAILING)
+        if claims(word) is None:
+            continue
+        path = cwd / Path(word).expanduser()
+        if path.is_file():
+            found.append((raw[: 1 + len(word) + (2 if raw[1:2] == '"' else 0)], path))
+    return found
+
+
+def numbers(text: str) -> list[int]:
+    """The chip numbers in `text`, in order."""
+    return [int(m.group(2)) for m in CHIP.finditer(text)]
+
+
+def next_number(taken: Iterable[int]) -> int:
+    return max(taken, default=0) + 1
+
+
+class Chips:
+    """The attachments of the message being typed, by the number their chip shows.
+
+    A chip is text in the message: deleting it leaves its attachment out, and what is sent
+    carries the attachments whose chips are still there, in the order they appear.
+    """
+
+    def __init__(self) -> None:
+        self.held: dict[int, Attached] = {}
+
+    def add(self, attached: Attached, text: str = "") -> str:
+        """Hold `attached`; its chip, numbered after the chips of the message `text` (each
+        message counts from 1: a number held for an earlier message is taken over)."""
+        number = next_number(numbers(text))
+        self.held[number] = attached
+        return attached.chip(number)
+
+    def add_file(self, path: Path, name: str | None = None, text: str = "") -> str:
+        """`add` of a file. Raises `NotAttachable`."""
+        return self.add(from_file(path, name), text)
+
+    def mentions(self, text: str, cwd: Path, *, finished_only: bool = False) -> str:
+        """`text` with each `@path` of an image or PDF replaced by its chip.
+
+        Raises:
+            NotAttachable: one of them cannot be attached (nothing is replaced then).
+        """
+        found = mentioned_files(text, cwd, finished_only=finished_only)
+        if not found:
+            return text
+        attached = [from_file(path, word[1:].strip('"')) for word, path in found]
+        for (word, _), one in zip(found, attached, strict=True):
+            text = text.replace(word, self.add(one, text), 1)
+        return text
+
+    def attachments(self, text: str) -> tuple[Attachment, ...]:
+        """What goes with `text`: the attachments of its chips, in order, each once."""
+        seen: list[int] = []
+        for number in numbers(text):
+            if number in self.held and number not in seen:
+                seen.append(number)
+        return tuple(self.held[n].attachment for n in seen)
+
+    def restore(self, text: str, attachments: Iterable[Attachment]) -> None:
+        """Hold `attachments` again under the chips of `text` (a message given back)."""
+        for number, attachment in zip(dict.fromkeys(numbers(text)), attachments, strict=False):
+            self.held[number] = from_attachment(attachment)
+
+    def clear(self) -> None:
+        self.held.clear()
+
+    def chip_before(self, text: str, cursor: int) -> tuple[int, int] | None:
+        """The (start, end) of the chip that ends at `cursor`, so one backspace removes it."""
+        for match in CHIP.finditer(text):
+            if match.end() == cursor and int(match.group(2)) in self.held:
+                return match.start(), match.end()
+        return None
+
+
+def for_prompt(
+    prompt: str, files: Iterable[str], root: Path, cwd: Path
+) -> tuple[str, tuple[Attachment, ...]]:
+    """A headless task's message and attachments: its `@path` images and PDFs as chips (a
+    path in the workspace `root`, as every `@path`), then the files given with it (`-i FILE`,
+    from `cwd`), in that order.
+
+    Raises:
+        NotAttachable: one of them cannot be attached (and nothing is sent).
+    """
+    chips = Chips()
+    text = chips.mentions(prompt, root)
+    found = list(chips.attachments(text))
+    for name in files:
+        path = Path(name[7:] if name.startswith("file://") else name).expanduser()
+        found.append(from_file(cwd / path, name).attachment)
+    return text, tuple(found)

@@ -1,0 +1,139 @@
+"""Images and PDFs in the app's prompt: chips in the message, as in the REPL.
+
+- `@shot.png ` (an image or PDF of the workspace, a space after it) becomes the chip
+  `[image 1: shot.png 1280x720]`; one still at the end of the message when it is sent too.
+- A pasted (or dragged) path of an image or PDF becomes its chip; other pastes are text.
+- `ctrl+v` pastes the clipboard's image as a chip (`moot.frontend.clipboard`); when the
+  clipboard holds text, its text.
+- Backspace right after a chip removes it whole; a chip deleted any other way leaves its
+  attachment out too: what is sent carries the attachments of the chips still in the message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.widgets import TextArea
+
+from moot.frontend.attach import Chips, NotAttachable, pasted, pasted_paths
+from moot.protocol.messages import Attachment
+
+
+class PromptImages:
+    """The chips of the message being typed in `area`.
+
+    Args:
+        area: The prompt's text area.
+        root: The workspace `@path` names files in.
+    """
+
+    def __init__(self, area: TextArea, root: Callable[[], Path]) -> None:
+        self.chips = Chips()
+        self.root = root
+        self._area = area
+        self._converting = False
+        self._warned: set[str] = set()
+
+    def _warn(self, text: str) -> None:
+        self._area.notify(text, severity="warning", timeout=8)
+
+    def outgoing(self, text: str) -> tuple[str, tuple[Attachment, ...]] | None:
+        """The message to send and its attachments; None (and why, told) when an `@path`
+        image in it cannot be attached, so nothing is sent."""
+        try:
+            text = self.chips.mentions(text, self.root())
+        except NotAttachable as exc:
+            self._warn(f"{exc}; nothing was sent")
+            return None
+        return text, self.chips.attachments(text)
+
+    def typed(self) -> None:
+        """The text changed: each finished `@path` of an image or PDF becomes its chip."""
+        area = self._area
+        text = area.text
+        if self._converting or "@" not in text:
+            return
+        try:
+            changed = self.chips.mentions(text, self.root(), finished_only=True)
+        except NotAttachable as exc:
+            if str(exc) not in self._warned:  # once, not at every key after it
+                self._warned.add(str(exc))
+                self._warn(str(exc))
+            return
+        if changed == text:
+            return
+        cursor = _index(area, area.cursor_location)
+        self._converting = True
+        try:
+            area.load_text(changed)
+        finally:
+            self._converting = False
+        at = max(0, min(len(changed), cursor + len(changed) - len(text)))
+        area.move_cursor(_location(area, at))
+
+    def paste(self, text: str) -> bool:
+        """A pasted path of images or PDFs becomes their chips; False: it is text."""
+        paths = pasted_paths(text, Path.cwd())
+        if not paths:
+            return False
+        for path in paths:
+            try:
+                self._insert(self.chips.add_file(path, path.name, self._area.text))
+            except NotAttachable as exc:
+                self._warn(str(exc))
+        return True
+
+    def remove_chip(self) -> bool:
+        """Backspace right after a chip: the chip goes whole; False: no chip is there."""
+        area = self._area
+        cursor = _index(area, area.cursor_location)
+        span = self.chips.chip_before(area.text, cursor)
+        if span is None:
+            return False
+        start = _location(area, span[0])
+        area.delete(start, area.cursor_location)
+        return True
+
+    def _insert(self, chip: str) -> None:
+        area = self._area
+        row, column = area.cursor_location
+        before = area.document.get_line(row)[:column]
+        area.insert(("" if not before or before[-1].isspace() else " ") + chip + " ")
+
+    async def paste_clipboard(self) -> None:
+        """ctrl+v: the clipboard's image as a chip, else its text, else why not."""
+        from moot.frontend import clipboard  # the subprocesses only when asked
+
+        try:
+            image = await asyncio.to_thread(clipboard.read_image)
+        except clipboard.NoClipboardTool as exc:
+            self._warn(str(exc))
+            return
+        if image is None:
+            text = await asyncio.to_thread(clipboard.read_text)
+            text = (text or "").replace("\r\n", "\n").replace("\r", "\n")
+            if not text:
+                self._warn("the clipboard holds no image and no text")
+            elif not self.paste(text):  # a copied file's path becomes its chip
+                self._area.insert(text)
+            return
+        try:
+            attached = pasted(image)
+        except NotAttachable as exc:
+            self._warn(str(exc))
+            return
+        self._insert(self.chips.add(attached, self._area.text))
+
+
+def _index(area: TextArea, location: tuple[int, int]) -> int:
+    """A location's offset in the text (TextArea's document is a `Document`)."""
+    row, column = location
+    lines = area.text.split("\n")
+    return sum(len(line) + 1 for line in lines[:row]) + column
+
+
+def _location(area: TextArea, index: int) -> tuple[int, int]:
+    before = area.text[:index]
+    return before.count("\n"), len(before) - (before.rfind("\n") + 1)

@@ -1,0 +1,84 @@
+"""`moot -p` with images and PDFs: `-i/--image FILE` (repeatable) and `@path` in the task
+attach them to the turn; what cannot be attached is one message, and no session is kept."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from images import pdf, png
+from moot.protocol import events as ev
+from test_cli import TIMEOUT, RunMoot, moot_command, moot_env, parse_stream, script
+
+
+@pytest.fixture
+def moot(tmp_path: Path) -> RunMoot:
+    """`moot ARGS` in `tmp_path`, as `test_cli.moot`."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            moot_command(*args),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**moot_env(tmp_path / "home"), **(env or {})},
+            timeout=TIMEOUT,
+        )
+
+    return run
+
+
+def test_images_and_pdfs_from_flags_and_mentions_go_with_the_turn(
+    moot: RunMoot, tmp_path: Path
+) -> None:
+    (tmp_path / "shot.png").write_bytes(png(1280, 720))
+    (tmp_path / "spec.pdf").write_bytes(pdf(3))
+    (tmp_path / "more.png").write_bytes(png(2, 2))
+    model = script(tmp_path, ["seen"])
+    result = moot(
+        "-p", "what is wrong in @shot.png?", "-i", "spec.pdf", "--image", "more.png",
+        "--model", model, "--output-format", "events",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    started = parse_stream(result.stdout)[0]
+    assert isinstance(started, ev.TurnStarted)
+    assert started.prompt == "what is wrong in [image 1: shot.png 1280x720]?"
+    assert [(a.mime_type, a.name) for a in started.attachments] == [
+        ("image/png", "shot.png"),
+        ("application/pdf", "spec.pdf"),
+        ("image/png", "more.png"),
+    ]
+    assert base64.b64decode(started.attachments[1].data) == pdf(3)
+    assert not started.files  # the image is no text file the model is told it could not read
+
+
+def test_an_image_that_is_not_what_its_name_says_is_refused_before_any_session(
+    moot: RunMoot, tmp_path: Path
+) -> None:
+    (tmp_path / "shot.png").write_text("this is text")
+    model = script(tmp_path, ["never"])
+    cases = {
+        ("-p", "see @shot.png"): "shot.png is named as a PNG image but is not",
+        ("-p", "see", "-i", "shot.png"): "shot.png is named as a PNG image but is not",
+        ("-p", "see", "-i", "gone.png"): "gone.png: no such file",
+    }
+    for args, said in cases.items():
+        result = moot(*args, "--model", model)
+        assert result.returncode == 2, result.stderr
+        assert result.stdout == ""
+        assert result.stderr.splitlines() == [result.stderr.strip()]  # one line
+        assert said in result.stderr
+    assert "ses_" not in moot("sessions", "list").stdout
+
+
+def test_an_image_flag_without_a_task_is_a_usage_error(moot: RunMoot, tmp_path: Path) -> None:
+    (tmp_path / "shot.png").write_bytes(png())
+    for args in (["-i", "shot.png"], ["--resume", "ses_x", "-i", "shot.png"]):
+        result = moot(*args)
+        assert result.returncode == 2, result.stderr
+        assert "-i/--image goes with a -p task" in result.stderr
+        assert "paste an image (ctrl+v) or name it as @path" in result.stderr

@@ -1,0 +1,281 @@
+"""Images and PDFs attached to a message (`moot.frontend.attach`) and the clipboard's image
+(`moot.frontend.clipboard`, against a real X server)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import struct
+from pathlib import Path
+
+import pytest
+
+from images import gif, jpeg, pdf, png, put_on_clipboard, x_clipboard
+from moot.frontend import attach, clipboard
+from moot.frontend.attach import Chips, NotAttachable
+
+
+def test_a_png_becomes_an_attachment_with_its_size_in_the_chip(tmp_path: Path) -> None:
+    (tmp_path / "shot.png").write_bytes(png(1280, 720))
+    got = attach.from_file(tmp_path / "shot.png")
+    assert got.attachment.mime_type == "image/png"
+    assert base64.b64decode(got.attachment.data) == png(1280, 720)
+    assert got.attachment.name == "shot.png"
+    assert got.chip(1) == "[image 1: shot.png 1280x720]"
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "mime", "detail"),
+    [
+        ("a.jpg", jpeg(640, 480), "image/jpeg", "640x480"),
+        ("a.gif", gif(5, 7), "image/gif", "5x7"),
+        ("spec.pdf", pdf(12), "application/pdf", "12 pages"),
+        (
+            "a.webp",
+            b"RIFF\x00\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x00\x00\x00\x00"
+            + (99).to_bytes(3, "little")
+            + (49).to_bytes(3, "little"),
+            "image/webp",
+            "100x50",
+        ),
+        (
+            "lossless.webp",
+            b"RIFF\x00\x00\x00\x00WEBPVP8L\x00\x00\x00\x00\x2f"
+            + struct.pack("<I", (31) | (15 << 14)),
+            "image/webp",
+            "32x16",
+        ),
+    ],
+)
+def test_each_kind_is_known_by_its_bytes_and_says_its_size(
+    tmp_path: Path, name: str, data: bytes, mime: str, detail: str
+) -> None:
+    (tmp_path / name).write_bytes(data)
+    got = attach.from_file(tmp_path / name)
+    assert (got.attachment.mime_type, got.detail) == (mime, detail)
+
+
+@pytest.mark.parametrize(
+    ("setup", "said"),
+    [
+        (lambda p: None, "no such file"),
+        (lambda p: p.write_bytes(b""), "is empty"),
+        (lambda p: p.write_bytes(b"hello, not an image"), "named as a PNG image but is not"),
+        (lambda p: p.write_bytes(jpeg()), "named as a PNG image but its bytes are a JPEG image"),
+        (lambda p: p.write_bytes(png()[:14]), "corrupt PNG"),
+        (lambda p: p.mkdir(), "is a directory"),
+    ],
+)
+def test_what_cannot_be_attached_says_why_in_one_sentence(
+    tmp_path: Path, setup: object, said: str
+) -> None:
+    target = tmp_path / "shot.png"
+    setup(target)  # type: ignore[operator]
+    with pytest.raises(NotAttachable, match=said):
+        attach.from_file(target)
+
+
+def test_an_unreadable_file_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        # root reads any file: a directory's entry that is not readable is another way in
+        target = tmp_path / "loop.png"
+        target.symlink_to(target)
+        with pytest.raises(NotAttachable, match="cannot be read"):
+            attach.from_file(target)
+        return
+    target = tmp_path / "shot.png"
+    target.write_bytes(png())
+    target.chmod(0)
+    with pytest.raises(NotAttachable, match="permission denied"):
+        attach.from_file(target)
+
+
+def test_a_huge_file_is_refused_without_being_read(tmp_path: Path) -> None:
+    target = tmp_path / "huge.png"
+    with target.open("wb") as file:
+        file.write(png())
+        file.truncate(200 * 1024 * 1024)  # sparse: 200 MB on paper
+    with pytest.raises(NotAttachable, match=r"200\.0 MB; attachments over 32\.0 MB"):
+        attach.from_file(target)
+
+
+def test_a_pdf_with_a_password_or_cut_short_is_refused(tmp_path: Path) -> None:
+    locked = pdf().replace(b"trailer <<", b"trailer << /Encrypt 9 0 R")
+    (tmp_path / "locked.pdf").write_bytes(locked)
+    with pytest.raises(NotAttachable, match="password-protected"):
+        attach.from_file(tmp_path / "locked.pdf")
+    (tmp_path / "cut.pdf").write_bytes(pdf()[:40])
+    with pytest.raises(NotAttachable, match="corrupt PDF"):
+        attach.from_file(tmp_path / "cut.pdf")
+
+
+def test_at_mentions_of_images_become_chips_and_the_rest_stays_text(tmp_path: Path) -> None:
+    (tmp_path / "shot.png").write_bytes(png(4, 4))
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "spec.pdf").write_bytes(pdf(1))
+    (tmp_path / "notes.md").write_text("text")
+    chips = Chips()
+    text = chips.mentions("see @shot.png and @docs/spec.pdf, then @notes.md", tmp_path)
+    assert text == "see [image 1: shot.png 4x4] and [pdf 2: docs/spec.pdf 1 page], then @notes.md"
+    assert [a.mime_type for a in chips.attachments(text)] == ["image/png", "application/pdf"]
+    # A chip deleted from the message leaves its attachment out.
+    assert [a.name for a in chips.attachments(text.replace("[image 1: shot.png 4x4]", ""))] == [
+        "docs/spec.pdf"
+    ]
+    # A word still being typed is left alone; one a space follows is taken.
+    assert chips.mentions("look @shot.png", tmp_path, finished_only=True) == "look @shot.png"
+    assert chips.mentions("@shot.png ", tmp_path, finished_only=True).startswith("[image 1:")
+
+
+def test_a_mention_that_cannot_be_attached_changes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "fake.png").write_text("not a png")
+    chips = Chips()
+    with pytest.raises(NotAttachable, match=r"fake\.png is named as a PNG image but is not"):
+        chips.mentions("see @fake.png", tmp_path)
+    assert chips.held == {}
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "{path}",
+        "'{path}'",
+        '"{path}"',
+        "file://{path}",
+        "{escaped}",
+    ],
+)
+def test_a_pasted_path_of_an_image_is_found_however_the_terminal_quotes_it(
+    tmp_path: Path, pasted: str
+) -> None:
+    folder = tmp_path / "my shots"
+    folder.mkdir()
+    (folder / "a b.png").write_bytes(png())
+    path = folder / "a b.png"
+    escaped = str(path).replace(" ", "\\ ")
+    text = pasted.format(
+        path=str(path).replace(" ", "%20") if "file" in pasted else path, escaped=escaped
+    )
+    assert attach.pasted_paths(text, tmp_path) == [path]
+
+
+def test_a_pasted_text_that_is_not_only_image_paths_is_text(tmp_path: Path) -> None:
+    (tmp_path / "a.png").write_bytes(png())
+    (tmp_path / "a.py").write_text("x")
+    assert attach.pasted_paths("a.py", tmp_path) is None
+    assert attach.pasted_paths("look at a.png", tmp_path) is None
+    assert attach.pasted_paths("gone.png", tmp_path) is None
+
+
+def test_a_placeholder_reads_an_attachment_made_elsewhere() -> None:
+    made = attach.Attachment(mime_type="image/png", data=base64.b64encode(png(8, 9)).decode())
+    assert attach.placeholder(made, 2) == f"[image 2: (no name) 8x9, {len(png(8, 9))} B]"
+    garbled = attach.Attachment(mime_type="image/png", data="%%%", name="x.png")
+    assert attach.placeholders([made, garbled])[1] == "[image 2: x.png 0 B]"
+
+
+# ---- the clipboard, on a real X server -------------------------------------------------------
+
+
+def test_the_clipboards_png_is_read_from_a_real_x_server(tmp_path: Path) -> None:
+    with x_clipboard(tmp_path) as env:
+        owner = put_on_clipboard(env, png(20, 10), "image/png")
+        try:
+            assert clipboard.read_image(env) == png(20, 10)
+        finally:
+            owner.terminate()
+            owner.wait(timeout=10)
+
+
+def test_a_clipboard_holding_text_gives_no_image_but_its_text(tmp_path: Path) -> None:
+    with x_clipboard(tmp_path) as env:
+        owner = put_on_clipboard(env, b"hello", "UTF8_STRING")
+        try:
+            assert clipboard.read_image(env) is None
+            assert clipboard.read_text(env) == "hello"
+        finally:
+            owner.terminate()
+            owner.wait(timeout=10)
+
+
+def test_no_clipboard_tool_names_what_to_install(tmp_path: Path) -> None:
+    env = {"PATH": str(tmp_path), "DISPLAY": ":99"}
+    with pytest.raises(clipboard.NoClipboardTool, match="needs xclip"):
+        clipboard.read_image(env)
+    env = {"PATH": str(tmp_path), "WAYLAND_DISPLAY": "wayland-0"}
+    with pytest.raises(clipboard.NoClipboardTool, match=r"wl-clipboard \(wl-paste\)"):
+        clipboard.read_image(env)
+
+
+# ---- thumbnails ----------------------------------------------------------------------------
+
+
+def test_the_graphics_protocol_is_read_from_the_terminals_variables() -> None:
+    from moot.frontend.thumbnails import graphics_protocol
+
+    assert graphics_protocol({"TERM": "xterm-kitty"}) == "kitty"
+    assert graphics_protocol({"TERM": "xterm-256color", "KITTY_WINDOW_ID": "1"}) == "kitty"
+    assert graphics_protocol({"TERM_PROGRAM": "iTerm.app"}) == "iterm2"
+    assert graphics_protocol({"TERM_PROGRAM": "WezTerm"}) == "iterm2"
+    assert graphics_protocol({"TERM": "foot"}) == "sixel"
+    assert graphics_protocol({"TERM": "xterm-256color"}) is None
+
+
+def test_a_thumbnail_is_the_protocols_escape_sized_from_the_header() -> None:
+    from moot.frontend.thumbnails import COLUMNS, thumbnail
+
+    data = base64.b64encode(png(200, 100)).decode()
+    shot = attach.Attachment(mime_type="image/png", data=data)
+    kitty = thumbnail(shot, "kitty")
+    assert kitty == f"\x1b_Ga=T,f=100,c={COLUMNS},r=6,q=2,m=0;{data}\x1b\\\n"
+    iterm = thumbnail(shot, "iterm2")
+    assert iterm is not None and iterm.startswith("\x1b]1337;File=inline=1;") and data in iterm
+    cut = attach.Attachment(mime_type="image/jpeg", data=base64.b64encode(jpeg()).decode())
+    assert thumbnail(cut, "kitty") is None  # kitty takes PNG: a JPEG that cannot be decoded
+    spec = attach.Attachment(mime_type="application/pdf", data=base64.b64encode(pdf()).decode())
+    assert thumbnail(spec, "iterm2") is None
+    large = base64.b64encode(png(300, 300)[:16] + png(300, 300)[16:] + b"\0" * 6000).decode()
+    pieces = thumbnail(attach.Attachment(mime_type="image/png", data=large), "kitty")
+    assert pieces is not None and pieces.count("\x1b_G") == 3  # 8 KB of base64: 3 pieces
+    assert pieces.rstrip("\n").endswith("m=0;" + large[8192:] + "\x1b\\")
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _pillow() -> None:
+    try:
+        import PIL  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("Pillow is not installed (sixel and kitty thumbnails of a JPEG need it)")
+        pytest.skip("Pillow is not installed")
+
+
+def test_sixel_and_a_jpeg_on_kitty_are_drawn_from_the_decoded_image() -> None:
+    _pillow()
+    import io
+
+    from PIL import Image
+
+    from moot.frontend.thumbnails import thumbnail
+
+    picture = Image.new("RGB", (60, 12), (255, 0, 0))
+    picture.paste((0, 0, 255), (30, 0, 60, 12))  # red, then blue
+    out = io.BytesIO()
+    picture.save(out, format="JPEG")
+    photo = attach.Attachment(
+        mime_type="image/jpeg", data=base64.b64encode(out.getvalue()).decode()
+    )
+    kitty = thumbnail(photo, "kitty")
+    assert kitty is not None and kitty.startswith("\x1b_Ga=T,f=100,")
+    payload = kitty.split(";", 1)[1].split("\x1b", 1)[0]
+    assert base64.b64decode(payload).startswith(b"\x89PNG")  # sent as a PNG
+    out = io.BytesIO()
+    picture.save(out, format="PNG")
+    sixel = thumbnail(attach.Attachment(mime_type="image/png", data=_b64(out.getvalue())), "sixel")
+    assert sixel is not None and sixel.startswith('\x1bPq"1;1;60;12')
+    assert sixel.endswith("\x1b\\\n")
+    assert sixel.count("-") == 2  # 12 pixel rows: two bands of six
+    assert "!30~" in sixel  # half the width in one colour, a run written once

@@ -1,0 +1,125 @@
+"""Real image and PDF files for the attachment tests, and a real X server whose clipboard
+holds one (Xvfb and xclip: the tests fail, not skip, under CI=true when they are absent)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+
+def png(width: int = 3, height: int = 2) -> bytes:
+    """A valid RGB PNG of `width` x `height` (grey)."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    rows = b"".join(b"\x00" + b"\x80\x80\x80" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def jpeg(width: int = 640, height: int = 480) -> bytes:
+    """A JPEG's header up to its frame (what the size is read from), then an end marker."""
+    app0 = b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
+    sof = b"\xff\xc0" + struct.pack(">HBHHB", 11, 8, height, width, 1) + b"\x01\x11\x00"
+    return b"\xff\xd8" + app0 + sof + b"\xff\xd9"
+
+
+def gif(width: int = 5, height: int = 7) -> bytes:
+    return b"GIF89a" + struct.pack("<HH", width, height) + b"\x00\x00\x00" + b";"
+
+
+def pdf(pages: int = 2) -> bytes:
+    """A small PDF of `pages` empty pages."""
+    kids = " ".join(f"{3 + i} 0 R" for i in range(pages))
+    objects = [
+        b"1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj",
+        f"2 0 obj << /Type /Pages /Kids [{kids}] /Count {pages} >> endobj".encode(),
+        *(
+            f"{3 + i} 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >> endobj".encode()
+            for i in range(pages)
+        ),
+    ]
+    return b"%PDF-1.4\n" + b"\n".join(objects) + b"\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+
+
+def _missing(what: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is not installed (.ci/run installs it)")
+    pytest.skip(f"{what} is not installed")
+
+
+@contextmanager
+def x_clipboard(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A fresh Xvfb display; yields the environment that points at it (`DISPLAY`)."""
+    xvfb, xclip = shutil.which("Xvfb"), shutil.which("xclip")
+    if xvfb is None:
+        _missing("Xvfb (apt: xvfb)")
+    if xclip is None:
+        _missing("xclip (apt: xclip)")
+    assert xvfb is not None
+    # -displayfd: the server writes the display number it took, so no number is guessed.
+    read, write = os.pipe()
+    server = subprocess.Popen(
+        [xvfb, "-displayfd", str(write), "-nolisten", "tcp", "-screen", "0", "320x240x24"],
+        pass_fds=(write,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write)
+    try:
+        with os.fdopen(read) as numbers:
+            number = numbers.readline().strip()
+        assert number, "Xvfb did not start"
+        env = {**os.environ, "DISPLAY": f":{number}"}
+        env.pop("WAYLAND_DISPLAY", None)
+        yield env
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def put_on_clipboard(env: dict[str, str], data: bytes, target: str) -> subprocess.Popen[bytes]:
+    """Own the display's clipboard with `data` as `target` (xclip stays to serve it); waits,
+    polling, until the clipboard offers it. The caller terminates the process."""
+    owner = subprocess.Popen(
+        ["xclip", "-quiet", "-selection", "clipboard", "-t", target, "-i"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert owner.stdin is not None
+    owner.stdin.write(data)
+    owner.stdin.close()
+    deadline = time.monotonic() + 20
+    offered = b""
+    while time.monotonic() < deadline:
+        if owner.poll() is not None:  # it lost the selection or could not take it
+            assert owner.stderr is not None
+            raise AssertionError(f"xclip ended ({owner.returncode}): {owner.stderr.read()!r}")
+        offered = subprocess.run(
+            ["xclip", "-selection", "clipboard", "-t", "TARGETS", "-o"],
+            capture_output=True,
+            env=env,
+            timeout=10,
+        ).stdout
+        if target.encode() in offered.split():
+            return owner
+    owner.terminate()
+    raise AssertionError(f"the clipboard never offered {target}; it offered {offered!r}")
