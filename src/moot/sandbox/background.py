@@ -35,10 +35,11 @@ class LocalBackgroundProcess:
         kill_grace: float = KILL_GRACE,
         wrapper: bool = False,
         pass_fds: Sequence[int] = (),
+        preexec: Callable[[], None] | None = None,
         on_end: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         """Start it now (from the event loop's thread); `wrapper` and `pass_fds` as for
-        `GroupProcess`; `on_end` is awaited once it has ended, before its exit code shows
+        `GroupProcess`, and `preexec`; `on_end` is awaited once it has ended, before its exit code shows
         (the sandbox's sweep of set-id bits, `set_id.SetIdSweep`).
 
         Raises:
@@ -50,7 +51,13 @@ class LocalBackgroundProcess:
         self._unread = HeadTail(limit)
         self._capture = OutputCapture(files, name=shell_id, limit=limit, on_output=self._keep)
         self._process = GroupProcess(
-            argv, cwd=cwd, env=env, capture=self._capture, wrapper=wrapper, pass_fds=pass_fds
+            argv,
+            cwd=cwd,
+            env=env,
+            capture=self._capture,
+            wrapper=wrapper,
+            pass_fds=pass_fds,
+            preexec=preexec,
         )
         self._exit_code: int | None = None
         self._on_end = on_end

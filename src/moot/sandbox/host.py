@@ -19,7 +19,7 @@ import contextlib
 import functools
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -38,9 +38,13 @@ class Launch(msgspec.Struct, frozen=True):
 
     argv: list[str]
     fds: tuple[int, ...] = ()
+    owned: tuple[int, ...] = ()
+    """Descriptors the command does not inherit (close-on-exec) but `preexec` uses."""
+    preexec: Callable[[], None] | None = None
+    """Run in the child between fork and exec (Landlock's `landlock_child.Entry`)."""
 
     def close(self) -> None:
-        for fd in self.fds:
+        for fd in (*self.fds, *self.owned):
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -115,6 +119,7 @@ class ProcessSandbox:
                     capture=capture,
                     wrapper=self.wrapper,
                     pass_fds=launch.fds,
+                    preexec=launch.preexec,
                 )
             finally:
                 launch.close()
@@ -147,6 +152,7 @@ class ProcessSandbox:
                 kill_grace=self.kill_grace,
                 wrapper=self.wrapper,
                 pass_fds=launch.fds,
+                preexec=launch.preexec,
                 on_end=None if sweep is None else functools.partial(sweep.end, token),
             )
         except BaseException:

@@ -24,7 +24,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -51,6 +51,7 @@ class GroupProcess:
         capture: OutputCapture,
         wrapper: bool = False,
         pass_fds: Sequence[int] = (),
+        preexec: Callable[[], None] | None = None,
     ) -> None:
         """Start `argv` now (call from the event loop's thread).
 
@@ -63,6 +64,8 @@ class GroupProcess:
                 processes below it, never to it (see `terminate`).
             pass_fds: Open file descriptors it inherits (`bwrap --bind-fd` names them); the
                 caller closes its own copies.
+            preexec: Run in the child before exec (Landlock's `landlock_child.Entry`, which
+                says why that is safe there).
 
         Raises:
             OSError: It could not be started (no such program, no such directory).
@@ -78,6 +81,7 @@ class GroupProcess:
             stderr=subprocess.PIPE,
             start_new_session=True,
             pass_fds=tuple(pass_fds),
+            preexec_fn=preexec,  # noqa: PLW1509 (landlock_child says why it is safe)
         )
         self.pid = self._proc.pid
         self._wrapper = wrapper

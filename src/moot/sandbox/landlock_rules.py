@@ -1,0 +1,158 @@
+"""Landlock rules from what a policy grants and what it takes away again below.
+
+Landlock only allows: a rule gives rights to a file or a directory and everything beneath it,
+and what a path may do is the union of the rules on it and on every directory above it. There
+is no rule that takes a right away. The policy has both: read `/` but not the home directory,
+write the workspace but not its `.git`. So `plan` works the rules out from two maps:
+
+- `grants`: a path and the rights given there (and beneath): `/` read, the workspace write;
+- `caps`: a path and the most it may keep of what lies above it (0: hidden; `READ_DIR`: only
+  its names show; `READ`: read-only); a grant deeper down gives rights back (the workspace
+  inside a hidden home, the session's outputs inside moot's hidden data directory).
+
+Each path then has the rights it is *meant* to have. A directory gets a rule for what holds
+everywhere beneath it (the intersection down to every capped path below): it is *split* when
+that is less than it is meant to have, and each of its entries gets the rest in a rule of its
+own, those on the way to a capped path recursively. What a split directory loses for itself
+is the price: entries cannot be made in it, removed from it or renamed in it (the workspace
+root, holding `.git` and `.moot`, is one), and a file made in it by a command has its rights
+only from the next command on (rules are worked out again before each). Where it lies on the
+way to a path whose very names are hidden (moot's data, a home directory), it cannot even be
+listed (`/` itself).
+
+Rules attach to inodes: a file's rule reaches every hard link of it, so a file is never given
+more than a capped file with the same inode keeps. Symbolic links get no rule (what they lead
+to has its own).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+
+import msgspec
+
+from moot.sandbox import landlock_abi as ll
+
+DIR_ONLY = ~ll.FILE_RIGHTS & ((1 << 16) - 1)
+"""Rights that mean nothing for a file: a file never limits a directory above it in them."""
+
+
+class Rule(msgspec.Struct, frozen=True):
+    path: str
+    rights: int
+
+
+class _Node:
+    __slots__ = ("children", "directory", "grant", "cap", "meant", "floor")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
+        self.directory = True
+        self.grant = 0
+        self.cap: int | None = None
+        self.meant = 0
+        self.floor = 0
+
+
+def plan(grants: Mapping[str, int], caps: Mapping[str, int]) -> list[Rule]:
+    """The rules that give each path what `grants` and `caps` mean (see the module
+    docstring). Paths are absolute and real; those that do not exist are left out. A blocking
+    call: it lists every split directory."""
+    root = _Node()
+    inode_caps: dict[tuple[int, int], int] = {}
+    for path, rights in grants.items():
+        if (node := _insert(root, path)) is not None:
+            node.grant |= rights
+    for path, rights in caps.items():
+        if (node := _insert(root, path)) is not None:
+            node.cap = rights if node.cap is None else node.cap & rights
+            if not node.directory:
+                info = os.stat(path)
+                key = (info.st_dev, info.st_ino)
+                inode_caps[key] = inode_caps.get(key, rights) & rights
+    _mean(root, 0)
+    _floor(root)
+    rules: list[Rule] = []
+    _emit(root, "/", 0, rules, inode_caps)
+    return rules
+
+
+def _insert(root: _Node, path: str) -> _Node | None:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        return None
+    node = root
+    for part in [p for p in path.split("/") if p]:
+        node = node.children.setdefault(part, _Node())
+    node.directory = stat.S_ISDIR(mode)
+    return node
+
+
+def _mean(node: _Node, above: int) -> None:
+    """What each node is meant to have: what lies above, capped here, with the grant here."""
+    meant = above if node.cap is None else above & node.cap
+    node.meant = meant | node.grant
+    for child in node.children.values():
+        _mean(child, node.meant)
+
+
+def _floor(node: _Node) -> int:
+    """What holds everywhere beneath `node` (itself included), kept in `node.floor`."""
+    floor = node.meant | (0 if node.directory else DIR_ONLY)
+    for child in node.children.values():
+        floor &= _floor(child)
+    node.floor = floor
+    return floor
+
+
+def _emit(
+    node: _Node, path: str, inherited: int, rules: list[Rule], inode_caps: dict[tuple[int, int], int]
+) -> None:
+    rights = node.floor & ~inherited
+    if not node.directory:
+        rights &= ll.FILE_RIGHTS & _inode_cap(path, inode_caps)
+        if rights:
+            rules.append(Rule(path, rights))
+        return
+    if rights:
+        rules.append(Rule(path, rights))
+    held = inherited | rights
+    rest = node.meant & ~held
+    if rest:
+        for entry in _entries(path):
+            if entry.name in node.children:
+                continue
+            try:
+                if entry.is_symlink():
+                    continue
+                directory = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            give = rest if directory else rest & ll.FILE_RIGHTS & _inode_cap(entry.path, inode_caps)
+            if give:
+                rules.append(Rule(entry.path, give))
+    for name, child in node.children.items():
+        _emit(child, os.path.join(path, name), held, rules, inode_caps)
+
+
+def _entries(path: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(path) as entries:
+            return list(entries)
+    except OSError:
+        return []
+
+
+def _inode_cap(path: str, inode_caps: dict[tuple[int, int], int]) -> int:
+    if not inode_caps:
+        return -1
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return 0
+    return inode_caps.get((info.st_dev, info.st_ino), -1)
