@@ -184,7 +184,7 @@ class CommandResult(msgspec.Struct, frozen=True):
     stderr: str
     duration_ms: float
     backend: str
-    """Which sandbox ran it: "bubblewrap", "docker" or "host"."""
+    """Which sandbox ran it: "bubblewrap", "landlock", "docker" or "host"."""
     truncated: bool = False
     """Output was longer than the cap: head and tail kept, the middle elided with a marker."""
     timed_out: bool = False
@@ -218,7 +218,7 @@ class BackgroundProcess(Protocol):
 @runtime_checkable
 class Sandbox(Protocol):
     name: str
-    """"bubblewrap", "docker" or "host"."""
+    """"bubblewrap", "landlock", "docker" or "host"."""
 
     async def run(
         self,

@@ -20,6 +20,10 @@ only from the next command on (rules are worked out again before each). Where it
 way to a path whose very names are hidden (moot's data, a home directory), it cannot even be
 listed (`/` itself).
 
+No directory on the way to a capped path may remove or rename what lies on that way, so no
+command carries a mask off under another name (bubblewrap's `base.rename_guards`); a directory
+holding a capped file changes none of its entries.
+
 Rules attach to inodes: a file's rule reaches every hard link of it, so a file is never given
 more than a capped file with the same inode keeps. Symbolic links get no rule (what they lead
 to has its own).
@@ -34,10 +38,6 @@ from collections.abc import Mapping
 import msgspec
 
 from moot.sandbox import landlock_abi as ll
-
-DIR_ONLY = ~ll.FILE_RIGHTS & ((1 << 16) - 1)
-"""Rights that mean nothing for a file: a file never limits a directory above it in them."""
-
 
 class Rule(msgspec.Struct, frozen=True):
     path: str
@@ -102,12 +102,17 @@ def _mean(node: _Node, above: int) -> None:
 
 
 def _floor(node: _Node) -> int:
-    """What holds everywhere beneath `node` (itself included), kept in `node.floor`."""
-    floor = node.meant | (0 if node.directory else DIR_ONLY)
+    """What the directory above `node` may hold for it: what holds everywhere beneath it
+    (kept in `node.floor`), but no right to remove or rename it (so a mask cannot be carried
+    off under another name), and for a file no right over its directory's entries at all."""
+    if not node.directory:
+        node.floor = node.meant
+        return node.meant | ll.READ_DIR
+    floor = node.meant
     for child in node.children.values():
         floor &= _floor(child)
     node.floor = floor
-    return floor
+    return floor & ~ll.REMOVE_DIR
 
 
 def _emit(
