@@ -90,6 +90,8 @@ INPUT_HINT = (
 )
 
 READ_ONLY_FS = re.compile(r"read-only file system", re.IGNORECASE)
+DENIED = re.compile(r"permission denied", re.IGNORECASE)
+"""How Landlock refuses a write (or a read of a denied path); meant as a rule only there."""
 NO_NETWORK = re.compile(
     r"network is unreachable|temporary failure in name resolution|could not resolve host"
     r"|name or service not known|no address associated with hostname"
@@ -216,7 +218,8 @@ class OutputWatch:
         self.tail = ""
         """The last 2,000 characters."""
         self.rules: set[str] = set()
-        """"read_only" and/or "network": what the output said it ran into, anywhere in it."""
+        """"read_only", "denied" and/or "network": what the output said it ran into, anywhere
+        in it."""
 
     def __call__(self, text: str) -> None:
         if self._emit is not None:
@@ -224,6 +227,8 @@ class OutputWatch:
         window = self.tail[-100:] + text  # a message split across two pieces still matches
         if READ_ONLY_FS.search(window):
             self.rules.add("read_only")
+        if DENIED.search(window):
+            self.rules.add("denied")
         if NO_NETWORK.search(window):
             self.rules.add("network")
         self.tail = (self.tail + text)[-_TAIL_CHARS:]
@@ -286,6 +291,15 @@ def sandbox_violation(rules: set[str], backend: str, workspace: Workspace) -> st
     """
     if backend == "host":
         return None
+    if backend == "landlock" and "denied" in rules:
+        return (
+            "the Landlock sandbox refused it (Permission denied): commands write only inside"
+            f" the workspace ({workspace.root}) and $TMPDIR, never .git or .moot; the workspace"
+            " root, and any directory holding a protected or denied path, takes no new file and"
+            " loses none (its files can be rewritten in place: make new files in a"
+            " subdirectory); denied files cannot be read; there is no network. For more, ask the"
+            " user."
+        )
     if "read_only" in rules:
         return (
             f"the file system is read-only here except the workspace ({workspace.root}) and"
