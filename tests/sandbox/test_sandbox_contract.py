@@ -426,7 +426,9 @@ async def test_renaming_the_directory_above_an_edit_mask_cannot_leave_it_behind(
     if harness.backend.fixed_guards:  # its files are written in place only
         assert write.exit_code != 0 and harness.backend.refusal in write.stderr
     else:
-        assert (write.exit_code, write.stdout) == (0, "done\n"), "a guarded directory stays writable"
+        assert (write.exit_code, write.stdout) == (0, "done\n"), (
+            "a guarded directory stays writable"
+        )
 
 
 async def test_a_hidden_file_stays_hidden_when_the_directories_above_it_are_renamed(

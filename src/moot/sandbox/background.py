@@ -39,7 +39,8 @@ class LocalBackgroundProcess:
         on_end: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         """Start it now (from the event loop's thread); `wrapper` and `pass_fds` as for
-        `GroupProcess`, and `preexec`; `on_end` is awaited once it has ended, before its exit code shows
+        `GroupProcess`,
+        and `preexec`; `on_end` is awaited once it has ended, before its exit code shows
         (the sandbox's sweep of set-id bits, `set_id.SetIdSweep`).
 
         Raises:

@@ -38,13 +38,11 @@ class Launch(msgspec.Struct, frozen=True):
 
     argv: list[str]
     fds: tuple[int, ...] = ()
-    owned: tuple[int, ...] = ()
-    """Descriptors the command does not inherit (close-on-exec) but `preexec` uses."""
     preexec: Callable[[], None] | None = None
     """Run in the child between fork and exec (Landlock's `landlock_child.Entry`)."""
 
     def close(self) -> None:
-        for fd in (*self.fds, *self.owned):
+        for fd in self.fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
 

@@ -58,7 +58,7 @@ from moot.sandbox.base import (
     sweep_absent,
 )
 from moot.sandbox.env import scrub_env
-from moot.sandbox.home import git_config, hidden_homes, home_dirs
+from moot.sandbox.home import HiddenHome, git_config, hidden_homes, home_dirs
 from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.landlock_child import Entry
 from moot.sandbox.landlock_policy import grants_and_caps
@@ -138,6 +138,9 @@ class LandlockSandbox(ProcessSandbox):
         self.connect_ports = tuple(connect_ports)
         self.program = set_id_filter(sockets="any" if policy.network else "tcp")
         self._tmp: Path | None = None
+        self._ruleset: tuple[tuple[Rule, ...], int] | None = None
+        """The last ruleset made and its rules: the next command whose rules are the same
+        enters it too (adding 200 rules costs more than all the rest of a start)."""
         self._own: Path | None = None
         """A private directory holding the commands' git config; made on first use."""
 
@@ -150,26 +153,40 @@ class LandlockSandbox(ProcessSandbox):
 
     async def launch(self, command: str, cwd: Path) -> Launch:
         # The masks walk the workspace and the rules list directories: off the event loop.
-        preparing = asyncio.ensure_future(asyncio.to_thread(self._ruleset))
+        preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
         try:
-            ruleset = await asyncio.shield(preparing)
+            rules, made = await asyncio.shield(preparing)
         except asyncio.CancelledError:
             preparing.add_done_callback(_close_ruleset)
             raise
-        return Launch(["bash", "-c", command], owned=(ruleset,), preexec=Entry(ruleset, self.program))
+        # On the event loop's thread, where the command then starts at once: the ruleset
+        # replaced here is in no other command's start.
+        if made is not None:
+            if self._ruleset is not None:
+                os.close(self._ruleset[1])
+            self._ruleset = (rules, made)
+        assert self._ruleset is not None
+        ruleset = self._ruleset[1]
+        return Launch(["bash", "-c", command], preexec=Entry(ruleset, self.program))
 
     def rules(self) -> list[Rule]:
         """The Landlock rules of a command starting now (a blocking call)."""
         make_missing_dirs(self.policy, self.workspace)
+        homes = hidden_homes(home_dirs(), self.workspace)
         more = [*self.private, *system_secrets()]
-        placed = place(private_paths(Path.home(), more), self.workspace)
+        # The credential files in the home need looking for only where it is not hidden whole.
+        if _covered(os.path.realpath(Path.home()), homes):
+            found = [os.path.realpath(p) for p in more if os.path.exists(p)]
+        else:
+            found = private_paths(Path.home(), more)
+        placed = place([p for p in found if p != "/"], self.workspace)
         masks = with_private(self.policy.masks() if self.policy.masks else None, placed)
         grants, caps = grants_and_caps(
             workspace=self.workspace,
             protected=self.policy.protected,
             masks=masks,
             outside=placed.outside,
-            homes=hidden_homes(home_dirs(), self.workspace),
+            homes=homes,
             reveal=os.path.realpath(self.outputs.directory),
             tmp=self.tmp,
             readable=[str(self._own_dir())],
@@ -178,9 +195,17 @@ class LandlockSandbox(ProcessSandbox):
         )
         return plan(grants, caps)
 
-    def _ruleset(self) -> int:
-        """A Landlock ruleset holding `rules` (and the network's), as a descriptor."""
-        rules = self.rules()
+    def _prepare(self) -> tuple[tuple[Rule, ...], int | None]:
+        """The rules of a command starting now, and a ruleset made of them: None when the last
+        one made holds the same rules (a blocking call)."""
+        rules = tuple(self.rules())
+        last = self._ruleset
+        if last is not None and last[0] == rules:
+            return rules, None
+        return rules, self.make_ruleset(rules)
+
+    def make_ruleset(self, rules: Sequence[Rule]) -> int:
+        """A Landlock ruleset holding `rules` and the network's, as a descriptor."""
         net = 0 if self.policy.network else ll.NET_BIND_TCP | ll.NET_CONNECT_TCP
         scoped = ll.SCOPE_ABSTRACT_UNIX_SOCKET | ll.SCOPE_SIGNAL if self.abi >= 6 else 0
         handled = ll.fs_rights(self.abi)
@@ -253,9 +278,16 @@ class LandlockSandbox(ProcessSandbox):
             if directory is not None:
                 await asyncio.to_thread(shutil.rmtree, directory, ignore_errors=True)
         self._tmp = self._own = None
+        if self._ruleset is not None:
+            os.close(self._ruleset[1])
+            self._ruleset = None
 
 
-def _close_ruleset(done: asyncio.Future[int]) -> None:
+def _covered(path: str, homes: Sequence[HiddenHome]) -> bool:
+    return any(path == home.path or path.startswith(home.path + "/") for home in homes)
+
+
+def _close_ruleset(done: asyncio.Future[tuple[tuple[Rule, ...], int | None]]) -> None:
     """Close the ruleset of a launch that was cancelled while it was made."""
-    if not done.cancelled() and done.exception() is None:
-        os.close(done.result())
+    if not done.cancelled() and done.exception() is None and done.result()[1] is not None:
+        os.close(done.result()[1])  # type: ignore[arg-type]

@@ -5,13 +5,13 @@ paths get these rights, and these keep at most so much":
 
 | what | bubblewrap | here |
 | --- | --- | --- |
-| the file system | `/` bound read-only | `/` granted read (execute, read files, list) |
-| the workspace, `--add-dir`s | bound writable | granted write (no device nodes, no sockets) |
+| the file system | `/` bound read-only | `/` granted read (execute, read, list) |
+| the workspace, `--add-dir`s | bound writable | granted write (no device nodes, sockets) |
 | `.git`, `.moot`, `Edit(...)` denials | bound read-only | capped to read |
-| `Read(...)` denials in the workspace | an empty file, an empty tmpfs | capped to listing: unreadable, their names show |
-| moot's directories, the homes, `/tmp`, `/run`, host secrets | tmpfs or `/dev/null` over them | capped to nothing, names included |
-| the toolchains in a home (`home.PASSES`), the session's outputs | bound read-only | granted read |
-| `/tmp` of the sandbox | a private directory bound at `/tmp` | a private directory granted write, `TMPDIR` |
+| `Read(...)` denials in the workspace | an empty file or tmpfs | capped to listing: names show |
+| moot's files, the homes, `/tmp`, `/run`, secrets | a tmpfs, `/dev/null` | capped to nothing |
+| a home's toolchains (`home.PASSES`), the session's outputs | bound read-only | granted read |
+| the sandbox's temporary files | a private directory at `/tmp` | a private `TMPDIR` |
 | `/dev` | a minimal one | capped to nothing; `/dev/null` and its kind granted |
 """
 
@@ -101,7 +101,7 @@ def grants_and_caps(
         for rel in masks.read_only:
             cap(str(workspace / rel), ll.READ)
         for rel in (*masks.hidden_files, *masks.hidden_dirs):
-            path = workspace / rel  # an absolute path (outside) stays as it is
-            inside = any(path.is_relative_to(root) for root in roots)
-            cap(str(path), ll.READ_DIR if inside else 0)
+            hidden = workspace / rel  # an absolute path (outside) stays as it is
+            inside = any(hidden.is_relative_to(root) for root in roots)
+            cap(str(hidden), ll.READ_DIR if inside else 0)
     return grants, caps

@@ -39,13 +39,19 @@ import msgspec
 
 from moot.sandbox import landlock_abi as ll
 
+
 class Rule(msgspec.Struct, frozen=True):
+    """Allow `rights` beneath `path`, which was the inode `inode` when planned: two plans with
+    the same rules make the same ruleset (a file replaced since by another of the same name,
+    as editors save, is another rule)."""
+
     path: str
     rights: int
+    inode: int = 0
 
 
 class _Node:
-    __slots__ = ("children", "directory", "grant", "cap", "meant", "floor")
+    __slots__ = ("cap", "children", "directory", "floor", "grant", "inode", "meant")
 
     def __init__(self) -> None:
         self.children: dict[str, _Node] = {}
@@ -54,6 +60,7 @@ class _Node:
         self.cap: int | None = None
         self.meant = 0
         self.floor = 0
+        self.inode = 0
 
 
 def plan(grants: Mapping[str, int], caps: Mapping[str, int]) -> list[Rule]:
@@ -81,15 +88,16 @@ def plan(grants: Mapping[str, int], caps: Mapping[str, int]) -> list[Rule]:
 
 def _insert(root: _Node, path: str) -> _Node | None:
     try:
-        mode = os.lstat(path).st_mode
+        info = os.lstat(path)
     except OSError:
         return None
-    if stat.S_ISLNK(mode):
+    if stat.S_ISLNK(info.st_mode):
         return None
     node = root
     for part in [p for p in path.split("/") if p]:
         node = node.children.setdefault(part, _Node())
-    node.directory = stat.S_ISDIR(mode)
+    node.directory = stat.S_ISDIR(info.st_mode)
+    node.inode = info.st_ino
     return node
 
 
@@ -116,16 +124,20 @@ def _floor(node: _Node) -> int:
 
 
 def _emit(
-    node: _Node, path: str, inherited: int, rules: list[Rule], inode_caps: dict[tuple[int, int], int]
+    node: _Node,
+    path: str,
+    inherited: int,
+    rules: list[Rule],
+    inode_caps: dict[tuple[int, int], int],
 ) -> None:
     rights = node.floor & ~inherited
     if not node.directory:
         rights &= ll.FILE_RIGHTS & _inode_cap(path, inode_caps)
         if rights:
-            rules.append(Rule(path, rights))
+            rules.append(Rule(path, rights, node.inode))
         return
     if rights:
-        rules.append(Rule(path, rights))
+        rules.append(Rule(path, rights, node.inode or _inode(path)))
     held = inherited | rights
     rest = node.meant & ~held
     if rest:
@@ -140,9 +152,16 @@ def _emit(
                 continue
             give = rest if directory else rest & ll.FILE_RIGHTS & _inode_cap(entry.path, inode_caps)
             if give:
-                rules.append(Rule(entry.path, give))
+                rules.append(Rule(entry.path, give, entry.inode()))
     for name, child in node.children.items():
         _emit(child, os.path.join(path, name), held, rules, inode_caps)
+
+
+def _inode(path: str) -> int:
+    try:
+        return os.lstat(path).st_ino
+    except OSError:
+        return 0
 
 
 def _entries(path: str) -> list[os.DirEntry[str]]:

@@ -81,7 +81,7 @@ class GroupProcess:
             stderr=subprocess.PIPE,
             start_new_session=True,
             pass_fds=tuple(pass_fds),
-            preexec_fn=preexec,  # noqa: PLW1509 (landlock_child says why it is safe)
+            preexec_fn=preexec,
         )
         self.pid = self._proc.pid
         self._wrapper = wrapper

@@ -2,15 +2,16 @@
 
 | setting | picks |
 | --- | --- |
-| `auto` (default) | bubblewrap if it works, else Landlock if the kernel has it, else Docker if an engine answers, else nothing |
+| `auto` (default) | bubblewrap if it works, else Landlock, else Docker if an engine answers |
 | `bubblewrap`, `landlock`, `docker` | that backend if it works, else nothing |
 | `none` | the host, on purpose |
 
-"Nothing" means shell commands are refused with a message saying how to get a sandbox or how
-to opt into the host. Running on the host is never a fallback for a sandbox that does not
-work, with one exception the person chose: in bypass mode (`bypassPermissions`), `auto` with
-no working sandbox runs on the host, and the choice says so. An explicit `bubblewrap`,
-`landlock` or `docker` never falls back, not even then.
+`auto` with none of them working gets nothing. "Nothing" means shell commands are refused
+with a message saying how to get a sandbox or how to opt into the host. Running on the host
+is never a fallback for a sandbox that does not work, with one exception the person chose:
+in bypass mode (`bypassPermissions`), `auto` with no working sandbox runs on the host, and
+the choice says so. An explicit `bubblewrap`, `landlock` or `docker` never falls back, not
+even then.
 
 Bubblewrap comes first: its mounts and namespaces hold more of the policy than Landlock's
 rules can (`moot.sandbox.landlock` says what differs), and Landlock next, where containers

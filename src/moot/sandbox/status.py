@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from moot.sandbox.base import SandboxPolicy
 from moot.sandbox.select import SandboxChoice
 
-
 LANDLOCK_NOTE = (
     "landlock: unlike bubblewrap, the workspace root (and any directory holding a protected or"
     " denied path) takes no new files, its files are rewritten in place; denied files cannot"
