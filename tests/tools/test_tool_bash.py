@@ -121,6 +121,9 @@ def test_the_description_says_where_commands_run(ws: Workspace) -> None:
 
     assert "only the workspace and /tmp are writable" in told(ScriptedSandbox(result()))
     assert "on the host, uncontained" in told(ScriptedSandbox(result(), name="host"))
+    landlock = told(ScriptedSandbox(result(), name="landlock"))
+    assert "$TMPDIR are writable (not /tmp)" in landlock
+    assert "workspace root takes no new file" in landlock
     assert "refused" in told(None)
 
 

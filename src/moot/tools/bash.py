@@ -62,6 +62,13 @@ SANDBOXED = (
     "read-only, and there is no network unless the user allowed it. The home directory holds "
     "only toolchains, and what a command writes there does not last."
 )
+LANDLOCKED = (
+    "It runs in a Landlock sandbox: only the workspace and $TMPDIR are writable (not /tmp),"
+    " .git and .moot are read-only, and there is no network unless the user allowed it. The"
+    " workspace root takes no new file or directory (make them in a subdirectory; files"
+    " already there can be rewritten in place). The home directory holds only toolchains,"
+    " read-only."
+)
 ON_HOST = "It runs on the host, uncontained: the user chose no sandbox."
 UNAVAILABLE = "No sandbox works here, so commands are refused for now."
 
@@ -70,7 +77,8 @@ def description(sandbox: Sandbox | None) -> str:
     """What the model is told about `bash`, including where its commands run."""
     if sandbox is None:
         return DESCRIPTION.format(where=UNAVAILABLE)
-    return DESCRIPTION.format(where=ON_HOST if sandbox.name == "host" else SANDBOXED)
+    where = {"host": ON_HOST, "landlock": LANDLOCKED}.get(sandbox.name, SANDBOXED)
+    return DESCRIPTION.format(where=where)
 
 
 WAITS_FOR_INPUT = re.compile(
