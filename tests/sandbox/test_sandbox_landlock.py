@@ -124,17 +124,20 @@ def listener() -> Iterator[socket.socket]:
 async def test_connect_ports_let_commands_reach_only_those_ports(
     tmp_path: Path, listener: socket.socket
 ) -> None:
-    """The network proxy's interface: the network off, one TCP port open to connect to."""
+    """The network proxy's interface: the network off, one TCP port open to connect to. On
+    every address: Landlock's rules name no address (127.0.0.2, where nothing listens,
+    refuses the connection itself: Landlock let it through)."""
     require(BACKENDS["landlock"])
     other = socket.socket()
     other.bind(("127.0.0.1", 0))
     other.listen(1)
     port, closed = listener.getsockname()[1], other.getsockname()[1]
-    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path), connect_ports=[port])
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path, connect_ports=(port,)))
     try:
         result = await sandbox.run(
             f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo open; exec 4<>/dev/tcp/127.0.0.1/{closed}"
-            " && echo other; getent hosts example.com || echo unresolved",
+            " && echo other; getent hosts example.com || echo unresolved;"
+            f" exec 5<>/dev/tcp/127.0.0.2/{port}",
             cwd=tmp_path,
             env=os.environ,
             timeout=20,
@@ -145,6 +148,7 @@ async def test_connect_ports_let_commands_reach_only_those_ports(
 
     assert result.stdout == "open\nunresolved\n", result
     assert "Permission denied" in result.stderr
+    assert "Connection refused" in result.stderr, "the port is open on every address"
 
 
 async def test_with_the_network_allowed_tcp_connects_but_unix_sockets_stay_refused(

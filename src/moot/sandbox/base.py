@@ -144,6 +144,10 @@ class SandboxPolicy(msgspec.Struct, frozen=True):
     """Writable, mounted at the same path inside the sandbox."""
     network: bool = False
     """False: no network at all (the default)."""
+    connect_ports: tuple[int, ...] = ()
+    """With `network` off, TCP ports commands may still connect to: a local proxy's, the only
+    way out. Landlock's rules name a port, not an address: under Landlock the port is open on
+    every address (`moot.sandbox.landlock`). Only the Landlock backend reads it so far."""
     protected: tuple[str, ...] = DEFAULT_PROTECTED
     """Workspace-relative paths that stay read-only inside the sandbox."""
     made_when_missing: tuple[str, ...] = (".moot",)

@@ -12,11 +12,11 @@ read the file system but moot's own directories, the home directories (their too
 excepted), the host's `/tmp` and `/run` and its secrets, and what `Read(...)` rules deny;
 write the workspace, the `--add-dir`s and a private temporary directory (`TMPDIR`) and
 nothing else; `.git`, `.moot` and what `Edit(...)` rules deny read-only; no TCP unless
-`policy.network` (Landlock's network rules; `connect_ports` opens chosen ports, for the
-network proxy), no UDP, raw or Unix sockets (seccomp: Landlock does not see `connect` on a
-Unix socket, and the Docker socket is root on the host); no signal to and no trace of a
-process outside the sandbox (Landlock's scopes); no set-id bits (the seccomp filter
-`bubblewrap` loads too); no capability, even for root.
+`policy.network` (Landlock's network rules; `policy.connect_ports` opens chosen ports, on
+any address, for the network proxy), no UDP, raw or Unix sockets (seccomp: Landlock does not
+see `connect` on a Unix socket, and the Docker socket is root on the host); no signal to and
+no trace of a process outside the sandbox (Landlock's scopes); no set-id bits (the seccomp
+filter `bubblewrap` loads too); no capability, even for root.
 
 Where it differs from bubblewrap (the kernel offers no more; `README` says so too):
 
@@ -108,7 +108,6 @@ class LandlockSandbox(ProcessSandbox):
         max_output_chars: int = MAX_OUTPUT_CHARS,
         keys_file: Path | None = None,
         private: Sequence[Path] | None = None,
-        connect_ports: Sequence[int] = (),
         required_abi: int = REQUIRED_ABI,
     ) -> None:
         """Args:
@@ -118,9 +117,6 @@ class LandlockSandbox(ProcessSandbox):
         keys_file: moot's saved API keys, hidden from commands; the default key file when
             None.
         private: moot's directories, hidden from commands (`private.moot_dirs` when None).
-        connect_ports: With the network off, the TCP ports commands may still connect to
-            (any address: Landlock's rules name ports only), such as a local proxy's; an
-            empty tuple: none. Ignored when `policy.network` allows everything.
         required_abi: The oldest ABI accepted (`REQUIRED_ABI`; tests ask for more).
 
         Raises:
@@ -135,7 +131,6 @@ class LandlockSandbox(ProcessSandbox):
 
         self.keys_file = keys_file if keys_file is not None else key_file()
         self.private = [*(moot_dirs() if private is None else private), self.keys_file]
-        self.connect_ports = tuple(connect_ports)
         self.program = set_id_filter(sockets="any" if policy.network else "tcp")
         self._tmp: Path | None = None
         self._ruleset: tuple[tuple[Rule, ...], int] | None = None
@@ -223,7 +218,7 @@ class LandlockSandbox(ProcessSandbox):
                 finally:
                     os.close(fd)
             if net:
-                for port in self.connect_ports:
+                for port in self.policy.connect_ports:
                     ll.add_port_rule(ruleset, port, ll.NET_CONNECT_TCP)
         except BaseException:
             os.close(ruleset)
