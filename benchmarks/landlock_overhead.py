@@ -4,12 +4,15 @@ Both run through `Sandbox.run` as the `bash` tool calls it: `bash -c true` in a 
 workspace, output captured, environment scrubbed, the process group killed at the end, taking
 turns, medians of 50 runs after a few warm-up runs. The difference is what the Landlock
 backend does per command: working out its rules (the private paths, the homes, the split
-directories listed), reusing the last ruleset when they are the same, and the child's
-`preexec_fn` (capabilities, `no_new_privs`, the ruleset, the seccomp filter), which makes
-Python fork instead of vfork. The rows below split that: the rules alone, a fresh ruleset
-(what a command pays when its rules changed), and `/bin/true` through `subprocess` with and
-without a `preexec_fn` that does nothing (the fork's share). A second Landlock sandbox runs in
-a workspace of 2,000 files under deny rules, as `sandbox_overhead` does for bubblewrap.
+directories listed), reusing the last ruleset when they are the same, and the start through
+the sandbox's zygote (a request over a socket, its fork, the child's entry into the sandbox:
+capabilities, `no_new_privs`, the ruleset, the seccomp filter; the end reported back). The
+rows below split that: the rules alone, a fresh ruleset (what a command pays when its rules
+changed), and what moot would pay to fork itself instead (`/bin/true` through `subprocess`
+with a `preexec_fn` that does nothing, against without). A second Landlock sandbox runs in a
+workspace of 2,000 files under deny rules, as `sandbox_overhead` does for bubblewrap. The
+machine's load weighs on this figure more than on bubblewrap's: a start is three processes'
+turns (moot, the zygote, the command), each waiting for a CPU.
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ def run(*, quick: bool) -> list[Row]:
         ),
         Row(f"  its rules worked out ({count} rules)", ms(rules)),
         Row("  a fresh ruleset of them (when they changed)", ms(ruleset)),
-        Row("  `/bin/true` via subprocess, fork for preexec_fn - vfork", ms(forked - plain)),
+        Row("  (moot forking itself instead: preexec_fn fork - vfork)", ms(forked - plain)),
     ]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from moot.sandbox.base import BackgroundProcess
 from moot.sandbox.output import MAX_OUTPUT_CHARS, HeadTail, OutputCapture, OutputDir
-from moot.sandbox.process import KILL_GRACE, GroupProcess
+from moot.sandbox.process import KILL_GRACE, GroupProcess, Spawn
 
 
 class LocalBackgroundProcess:
@@ -35,12 +35,12 @@ class LocalBackgroundProcess:
         kill_grace: float = KILL_GRACE,
         wrapper: bool = False,
         pass_fds: Sequence[int] = (),
-        preexec: Callable[[], None] | None = None,
+        spawn: Spawn | None = None,
         on_end: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         """Start it now (from the event loop's thread); `wrapper` and `pass_fds` as for
         `GroupProcess`,
-        and `preexec`; `on_end` is awaited once it has ended, before its exit code shows
+        and `spawn`; `on_end` is awaited once it has ended, before its exit code shows
         (the sandbox's sweep of set-id bits, `set_id.SetIdSweep`).
 
         Raises:
@@ -58,7 +58,7 @@ class LocalBackgroundProcess:
             capture=self._capture,
             wrapper=wrapper,
             pass_fds=pass_fds,
-            preexec=preexec,
+            spawn=spawn,
         )
         self._exit_code: int | None = None
         self._on_end = on_end

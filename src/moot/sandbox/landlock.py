@@ -3,9 +3,11 @@
 Containers and CI runners (devcontainers, Codespaces, Kubernetes pods, GitHub Actions'
 container jobs) refuse user namespaces under their default seccomp profile, so bubblewrap
 fails there. Landlock needs none: an unprivileged process restricts itself, and its children,
-to what a ruleset allows. Each command runs as `bash -c <command>`, forked by moot; the child,
-before `exec`, drops every capability, sets `no_new_privs`, enters a Landlock ruleset worked
-out for this command and loads a seccomp filter (`landlock_child`).
+to what a ruleset allows. Each command runs as `bash -c <command>`, forked by a small helper
+process of this sandbox's (`landlock_zygote`: forking moot itself would be slow and unsafe with
+its threads); the child, before `exec`, drops every capability, sets `no_new_privs`, enters a
+Landlock ruleset moot worked out for this command and loads a seccomp filter
+(`landlock_child`).
 
 What it enforces (the same policy as bubblewrap's, `landlock_policy` maps one to the other):
 read the file system but moot's own directories, the home directories (their toolchains
@@ -60,9 +62,9 @@ from moot.sandbox.base import (
 from moot.sandbox.env import scrub_env
 from moot.sandbox.home import HiddenHome, git_config, hidden_homes, home_dirs
 from moot.sandbox.host import Launch, ProcessSandbox
-from moot.sandbox.landlock_child import Entry
 from moot.sandbox.landlock_policy import grants_and_caps
 from moot.sandbox.landlock_rules import Rule, plan
+from moot.sandbox.landlock_spawn import Zygote, ZygoteCommand
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import moot_dirs, place, private_paths, system_secrets, with_private
 from moot.sandbox.process import KILL_GRACE
@@ -136,6 +138,8 @@ class LandlockSandbox(ProcessSandbox):
         self._ruleset: tuple[tuple[Rule, ...], int] | None = None
         """The last ruleset made and its rules: the next command whose rules are the same
         enters it too (adding 200 rules costs more than all the rest of a start)."""
+        self._zygote = Zygote()
+        """Starts the commands (`landlock_zygote` says why not moot itself)."""
         self._own: Path | None = None
         """A private directory holding the commands' git config; made on first use."""
 
@@ -162,7 +166,12 @@ class LandlockSandbox(ProcessSandbox):
             self._ruleset = (rules, made)
         assert self._ruleset is not None
         ruleset = self._ruleset[1]
-        return Launch(["bash", "-c", command], preexec=Entry(ruleset, self.program))
+        zygote, program = self._zygote, self.program or b""
+
+        def spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> ZygoteCommand:
+            return zygote.spawn(argv, cwd, env, ruleset, program)
+
+        return Launch(["bash", "-c", command], spawn=spawn)
 
     def rules(self) -> list[Rule]:
         """The Landlock rules of a command starting now (a blocking call)."""
@@ -268,6 +277,7 @@ class LandlockSandbox(ProcessSandbox):
     async def close(self) -> None:
         """Kill background commands, sweep, and remove the private directories."""
         await super().close()
+        self._zygote.stop()
         await sweep_absent(self.policy)
         for directory in (self._tmp, self._own):
             if directory is not None:

@@ -1,10 +1,9 @@
 """The kernel's Landlock interface (`<linux/landlock.h>`), through ctypes.
 
 Why ctypes and not a binding from PyPI: the three system calls and their two structs are all
-moot needs, the bindings on PyPI are young, and none applies the rules the way moot must (in
-the forked child, between `fork` and `exec`, calling nothing that could take a lock; see
-`landlock_child`). Everything that allocates or opens files (the ruleset, its rules) happens
-in the parent; the child only makes the system calls that turn it on.
+moot needs, the bindings on PyPI are young, and none hands a ruleset made in one process to
+another that enters it between `fork` and `exec` (`landlock_zygote`, `landlock_child`). moot
+makes the ruleset and its rules; the zygote's child only turns it on.
 
 The numbers are the generic ones (444-446 on every architecture Linux gives them). The ABI
 version says what the kernel can restrict:

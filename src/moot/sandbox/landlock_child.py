@@ -6,14 +6,10 @@ them all: Landlock confines paths, not privileges), `no_new_privs` (no set-uid p
 any back, and the kernel demands it for the next two), the Landlock ruleset the parent built,
 and the seccomp filter (set-id bits and socket families, `seccomp`).
 
-Why `preexec_fn`, which Python's documentation calls unsafe in a threaded program: between
-`fork` and `exec` the child has one thread, and a lock another thread held at the fork stays
-held forever. So `Entry` does nothing there that takes one: the ruleset and its rules, the
-filter's buffer and every ctypes function are made in the parent, and the child makes five
-kinds of system calls through them (no import, no file opened, no `malloc` lock: glibc's
-`fork` resets its allocator). A helper program (`python -m ...` that applies the rules and
-execs) would be the other safe way, at 15-25 ms of interpreter start per command: more than
-the whole budget of this backend (`benchmarks/sandbox_landlock.py`).
+It runs in the Landlock zygote's child (`landlock_zygote`), a process of one thread, so
+nothing here needs to beware of locks another thread held at the fork; everything that can be
+made beforehand (the filter's buffer, the ctypes structures) is, so the child only makes the
+system calls.
 """
 
 from __future__ import annotations
@@ -62,7 +58,7 @@ def _last_cap() -> int:
 
 
 class Entry:
-    """The `preexec_fn` of one command: everything it needs made beforehand."""
+    """The entry into the sandbox of one command: everything it needs made beforehand."""
 
     def __init__(self, ruleset: int, program: bytes | None) -> None:
         """Args:
