@@ -233,3 +233,42 @@ def _target(fd: str) -> str:
         return os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return ""
+
+
+async def test_a_command_that_cannot_start_says_so_and_ends_with_127(tmp_path: Path) -> None:
+    require(BACKENDS["landlock"])
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
+    try:
+        result = await sandbox.run("true", cwd=tmp_path / "gone", env=os.environ, timeout=20)
+    finally:
+        await sandbox.close()
+
+    assert result.exit_code == 127
+    assert "moot: the command could not start" in result.stderr, result
+
+
+async def test_when_the_zygote_dies_its_commands_end_and_the_next_one_gets_another(
+    tmp_path: Path,
+) -> None:
+    """The zygote reaps the commands: gone, it can say no more of them, so moot kills them
+    and ends them as killed; the next command starts a new zygote."""
+    require(BACKENDS["landlock"])
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
+    try:
+        first = await sandbox.run("true", cwd=tmp_path, env=os.environ, timeout=20)
+        zygote = sandbox._zygote._process
+        assert zygote is not None
+        running = asyncio.ensure_future(
+            sandbox.run("sleep 30", cwd=tmp_path, env=os.environ, timeout=60)
+        )
+        while not sandbox._zygote._running:  # noqa: ASYNC110 (another process's progress)
+            await asyncio.sleep(0.01)
+        zygote.kill()
+        ended = await asyncio.wait_for(running, 20)
+        after = await sandbox.run("echo again", cwd=tmp_path, env=os.environ, timeout=20)
+    finally:
+        await sandbox.close()
+
+    assert first.exit_code == 0
+    assert ended.exit_code == -9 and not ended.timed_out
+    assert after.stdout == "again\n" and sandbox._zygote._process is None
