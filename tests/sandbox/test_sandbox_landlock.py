@@ -9,6 +9,7 @@ import ctypes
 import os
 import socket
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -272,3 +273,26 @@ async def test_when_the_zygote_dies_its_commands_end_and_the_next_one_gets_anoth
     assert first.exit_code == 0
     assert ended.exit_code == -9 and not ended.timed_out
     assert after.stdout == "again\n" and sandbox._zygote._process is None
+
+
+def test_the_planner_keeps_its_rules_until_something_it_looked_at_changes(tree: Path) -> None:
+    """Kept while the grants, the caps and every path looked at are as they were; a file
+    made in a split directory (the workspace root) is seen once its listing may be trusted."""
+    from moot.sandbox.landlock_rules import RACY_NS, Planner
+
+    ws = str(tree)
+    grants, caps = {ws: ll.WRITE}, {f"{ws}/.git": ll.READ}
+    old = time.time_ns() - 2 * RACY_NS
+    os.utime(tree, ns=(old, old))  # still for long enough: its listing is kept
+    planner = Planner()
+
+    first = planner.plan(grants, caps)
+    again = planner.plan(grants, caps)
+    (tree / "new.txt").write_text("x\n")
+    after_a_change = planner.plan(grants, caps)
+    other_caps = planner.plan(grants, {**caps, f"{ws}/top.txt": ll.READ})
+
+    assert again is first
+    assert f"{ws}/new.txt" in _rights(after_a_change) and f"{ws}/new.txt" not in _rights(first)
+    assert f"{ws}/top.txt" in _rights(first), "written in place"
+    assert f"{ws}/top.txt" not in _rights(other_caps), "read-only now: as its directory"

@@ -63,7 +63,7 @@ from moot.sandbox.env import scrub_env
 from moot.sandbox.home import HiddenHome, git_config, hidden_homes, home_dirs
 from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.landlock_policy import grants_and_caps
-from moot.sandbox.landlock_rules import Rule, plan
+from moot.sandbox.landlock_rules import Planner, Rule
 from moot.sandbox.landlock_spawn import Zygote, ZygoteCommand
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import moot_dirs, place, private_paths, system_secrets, with_private
@@ -138,6 +138,7 @@ class LandlockSandbox(ProcessSandbox):
         self._ruleset: tuple[tuple[Rule, ...], int] | None = None
         """The last ruleset made and its rules: the next command whose rules are the same
         enters it too (adding 200 rules costs more than all the rest of a start)."""
+        self._planner = Planner()
         self._zygote = Zygote()
         """Starts the commands (`landlock_zygote` says why not moot itself)."""
         self._own: Path | None = None
@@ -197,7 +198,7 @@ class LandlockSandbox(ProcessSandbox):
             added=self.policy.added,
             network=self.policy.network,
         )
-        return plan(grants, caps)
+        return self._planner.plan(grants, caps)
 
     def _prepare(self) -> tuple[tuple[Rule, ...], int | None]:
         """The rules of a command starting now, and a ruleset made of them: None when the last

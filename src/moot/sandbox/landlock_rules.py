@@ -63,10 +63,66 @@ class _Node:
         self.inode = 0
 
 
-def plan(grants: Mapping[str, int], caps: Mapping[str, int]) -> list[Rule]:
+Signature = tuple[int, int, int] | None
+"""A path's inode, mode and modification time (None: there is none)."""
+RACY_NS = 1_000_000_000
+"""A directory changed this recently when listed may change again within the same tick of
+the file system's clock, unseen: its listing is not kept (`Planner`)."""
+
+
+def signature(path: str, listed: bool = False) -> Signature:
+    """What of `path` its rules depend on: its inode and mode, and for a directory that was
+    listed its modification time too (0 otherwise: a capped `.git` changes all the time)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_mode, info.st_mtime_ns if listed else 0)
+
+
+class Planner:
+    """`plan`, its rules kept while nothing it looked at changed: the same grants and caps,
+    and each path it looked at (those of the grants and caps, every directory it listed) with
+    the same inode, mode and modification time (a directory's changes when an entry is made,
+    removed or renamed in it). Working the rules out is most of what a command's start costs
+    in moot; checking them is a few dozen `lstat`."""
+
+    def __init__(self) -> None:
+        self._last: tuple[dict[str, int], dict[str, int], list[Rule], dict[str, Signature]]
+        self._last = ({}, {}, [], {})
+
+    def plan(self, grants: Mapping[str, int], caps: Mapping[str, int]) -> list[Rule]:
+        """`plan(grants, caps)`, or the rules it gave last time when nothing changed."""
+        last_grants, last_caps, rules, seen = self._last
+        same = seen and last_grants == grants and last_caps == caps
+        if same and all(
+            signature(path, bool(kept and kept[2])) == kept for path, kept in seen.items()
+        ):
+            return rules
+        looked: dict[str, Signature] = {}
+        rules = plan(grants, caps, looked)
+        now = _now_ns()
+        racy = any(kept and now - kept[2] < RACY_NS for kept in looked.values())
+        self._last = (dict(grants), dict(caps), rules, {} if racy else looked)
+        return rules
+
+
+def _now_ns() -> int:
+    import time
+
+    return time.time_ns()
+
+
+def plan(
+    grants: Mapping[str, int], caps: Mapping[str, int], looked: dict[str, Signature] | None = None
+) -> list[Rule]:
     """The rules that give each path what `grants` and `caps` mean (see the module
     docstring). Paths are absolute and real; those that do not exist are left out. A blocking
-    call: it lists every split directory."""
+    call: it lists every split directory. `looked` gets the signature of each path it looked
+    at (`Planner`)."""
+    looked = {} if looked is None else looked
+    for path in (*grants, *caps):
+        looked[path] = signature(path)
     root = _Node()
     inode_caps: dict[tuple[int, int], int] = {}
     for path, rights in grants.items():
@@ -82,7 +138,7 @@ def plan(grants: Mapping[str, int], caps: Mapping[str, int]) -> list[Rule]:
     _mean(root, 0)
     _floor(root)
     rules: list[Rule] = []
-    _emit(root, "/", 0, rules, inode_caps)
+    _emit(root, "/", 0, rules, inode_caps, looked)
     return rules
 
 
@@ -129,6 +185,7 @@ def _emit(
     inherited: int,
     rules: list[Rule],
     inode_caps: dict[tuple[int, int], int],
+    looked: dict[str, Signature],
 ) -> None:
     rights = node.floor & ~inherited
     if not node.directory:
@@ -141,6 +198,7 @@ def _emit(
     held = inherited | rights
     rest = node.meant & ~held
     if rest:
+        looked[path] = signature(path, listed=True)  # before the listing: a change shows
         for entry in _entries(path):
             if entry.name in node.children:
                 continue
@@ -154,7 +212,7 @@ def _emit(
             if give:
                 rules.append(Rule(entry.path, give, entry.inode()))
     for name, child in node.children.items():
-        _emit(child, os.path.join(path, name), held, rules, inode_caps)
+        _emit(child, os.path.join(path, name), held, rules, inode_caps, looked)
 
 
 def _inode(path: str) -> int:
