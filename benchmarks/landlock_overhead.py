@@ -91,7 +91,8 @@ def run(*, quick: bool) -> list[Row]:
     return [
         Row(f"`true` via Sandbox.run, host (median of {runs})", ms(host)),
         Row(f"`true` via Sandbox.run, landlock (median of {runs})", ms(sandboxed)),
-        Row("landlock overhead per command (difference)", ms(overhead), TARGET, overhead > 0.005),
+        # Not judged (`Row.missed`): a difference of wall times, which the machine's load moves.
+        Row("landlock overhead per command (difference)", ms(overhead), TARGET),
         Row(
             "  with deny rules over 2,000 files (masks worked out per command)",
             ms(median(walls["landlock, deny rules"]) - host),
