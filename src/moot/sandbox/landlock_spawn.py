@@ -99,6 +99,8 @@ class Zygote:
                 [sys.executable, "-m", "moot.sandbox.landlock_zygote", str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,  # never onto the person's screen (the app's)
+                stderr=subprocess.DEVNULL,
                 start_new_session=True,  # the person's ^C reaches moot, which stops it
             )
         finally:
