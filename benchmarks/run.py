@@ -27,6 +27,7 @@ import compaction
 import docker_overhead
 import grep_speed
 import import_time
+import landlock_overhead
 import loop_overhead
 import lsp_speed
 import mcp_speed
@@ -68,6 +69,7 @@ BENCHMARKS = {
         grep_speed,
         big_repo_speed,
         sandbox_overhead,
+        landlock_overhead,
         docker_overhead,
         mcp_speed,
         app_speed,

@@ -36,6 +36,7 @@ from moot.sandbox.base import CommandResult, OutputCallback, Sandbox, SandboxMas
 from moot.sandbox.bubblewrap import BubblewrapSandbox
 from moot.sandbox.bwrap_probe import bwrap_unavailable
 from moot.sandbox.host import HostSandbox
+from moot.sandbox.landlock import LandlockSandbox, landlock_unavailable
 
 KILL_GRACE = 0.5
 """Seconds from SIGTERM to SIGKILL in the tests: short, so that kill tests stay quick."""
@@ -55,6 +56,20 @@ class Backend:
     """What CI does so that it can; quoted when a CI run finds it missing."""
     contained: bool = True
     """False for the host: the containment tests do not apply."""
+    refusal: str = "Read-only file system"
+    """What a refused write says (Landlock: "Permission denied")."""
+    unreachable: str = "Network is unreachable"
+    """What a connection to an outside address says (Landlock: "Permission denied")."""
+    masks_read_empty: bool = True
+    """A `Read(...)`-denied file reads as empty and a denied directory lists nothing. False
+    (Landlock): reading either is refused, and the names in a denied directory show."""
+    fixed_guards: bool = False
+    """A directory above a masked or protected path (the workspace root, which holds `.git`
+    and `.moot`, among them) takes no new entries and loses none (Landlock: rules cannot take
+    rights away below where they give them). Tests make new files in `Harness.scratch`."""
+    namespaces: bool = True
+    """The host's processes and sockets are out of sight. False (Landlock): processes show
+    but cannot be signalled or read; Unix sockets cannot be made, so none is reached."""
 
 
 BACKENDS: dict[str, Backend] = {}
@@ -75,6 +90,19 @@ register(
         make=lambda policy: BubblewrapSandbox(policy, kill_grace=KILL_GRACE),
         unavailable=_bwrap_unavailable,
         install="apt-get install bubblewrap (and allow user namespaces)",
+    )
+)
+register(
+    Backend(
+        "landlock",
+        make=lambda policy: LandlockSandbox(policy, kill_grace=KILL_GRACE),
+        unavailable=landlock_unavailable,
+        install="a Linux kernel with Landlock ABI 6 or later (6.12+), Landlock enabled",
+        refusal="Permission denied",
+        unreachable="Permission denied",
+        masks_read_empty=False,
+        fixed_guards=True,
+        namespaces=False,
     )
 )
 register(
@@ -144,6 +172,17 @@ class Harness:
     denied: DenyRules = field(default_factory=DenyRules)
     """What the sandbox masks; from the next command on when changed."""
 
+    @property
+    def rel(self) -> str:
+        """Where, relative to the workspace, commands make new files: "" (the root), or
+        "scratch/" where the root takes no new entries (`Backend.fixed_guards`)."""
+        return "scratch/" if self.backend.fixed_guards else ""
+
+    @property
+    def scratch(self) -> Path:
+        """`rel` as a directory on the host."""
+        return self.workspace / self.rel
+
     def deny(self, *rules: str) -> None:
         """Make these the deny rules in force (`Read(./.env)`, `Edit(locked/**)`)."""
         self.denied.rules = RuleSet(deny=rules)
@@ -191,6 +230,8 @@ async def harness(
     (workspace / ".git" / "config").write_text("[core]\n")
     (workspace / ".moot").mkdir()
     (workspace / ".moot" / "settings.json").write_text("{}\n")
+    if backend.fixed_guards:
+        (workspace / "scratch").mkdir()
     outside = tmp_path / "outside"
     outside.mkdir()
     denied = DenyRules()

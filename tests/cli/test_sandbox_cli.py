@@ -5,6 +5,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,7 +31,10 @@ def cli(argv: list[str], tmp_path: Path, setting: str | None) -> tuple[int, str,
 def no_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
+    from moot.sandbox import landlock
+
     monkeypatch.setattr(bwrap_probe, "bwrap_unavailable", lambda: "bwrap is not installed")
+    monkeypatch.setattr(landlock, "landlock_unavailable", lambda: "landlock: no Landlock here")
     monkeypatch.setitem(sys.modules, "moot.sandbox.docker", None)
 
 
@@ -104,3 +110,32 @@ def test_the_settings_deny_rules_are_masked_as_in_a_session(tmp_path: Path) -> N
     assert "settings: bubblewrap" in out and "hidden by deny rules: .env" in out
     code, out, _ = cli(["sandbox", "run", "--", "cat .env; echo done"], tmp_path, None)
     assert code == 0 and "sk-secret" not in out and out.endswith("done\n")
+
+
+def test_without_bwrap_on_the_path_auto_runs_commands_under_landlock(tmp_path: Path) -> None:
+    """The real `moot` with a PATH that has no `bwrap` (as in a container): `auto` takes
+    Landlock, `status` says why not bubblewrap, and a command runs contained."""
+    require(BACKENDS["landlock"])
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "sh", "cat", "touch", "mkdir", "env", "git", "ls"):
+        if found := shutil.which(tool):
+            (bin_dir / tool).symlink_to(found)
+    workspace = tmp_path / "ws"
+    (workspace / "sub").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "MOOT_SANDBOX"}
+    env |= {"PATH": str(bin_dir), "MOOT_HOME": str(tmp_path / "moot-home")}
+
+    def moot(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "moot.cli", "sandbox", *args]
+        return subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True)
+
+    status = moot("status")
+    run = moot("run", "--", "echo in > sub/x && cat sub/x; touch /var/tmp/moot-cli-x; touch y")
+
+    assert status.returncode == 0, status.stderr
+    assert "sandbox: landlock: bubblewrap is not installed (no `bwrap` on PATH);" in status.stdout
+    assert "Landlock ABI" in status.stdout and "the first that works" in status.stdout
+    assert "new files" in status.stdout, "what Landlock holds differently is said"
+    assert run.stdout.startswith("in\n") and "Permission denied" in run.stdout, run
+    assert not os.path.exists("/var/tmp/moot-cli-x") and not (workspace / "y").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 from pathlib import Path
@@ -21,6 +22,13 @@ def policy(tmp_path: Path) -> SandboxPolicy:
 @pytest.fixture
 def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bwrap_probe, "bwrap_unavailable", lambda: "bwrap is not installed")
+
+
+@pytest.fixture
+def no_landlock(monkeypatch: pytest.MonkeyPatch) -> None:
+    from moot.sandbox import landlock
+
+    monkeypatch.setattr(landlock, "landlock_unavailable", lambda: "landlock: no Landlock here")
 
 
 @pytest.fixture
@@ -61,7 +69,7 @@ def test_auto_prefers_bubblewrap(policy: SandboxPolicy, monkeypatch: pytest.Monk
     assert "works here" in choice.describe()
 
 
-@pytest.mark.usefixtures("no_bwrap")
+@pytest.mark.usefixtures("no_bwrap", "no_landlock")
 def test_auto_takes_docker_when_bubblewrap_does_not_work(
     policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -74,7 +82,7 @@ def test_auto_takes_docker_when_bubblewrap_does_not_work(
     assert choice.sandbox.session_id == "ses_1"
 
 
-@pytest.mark.usefixtures("no_bwrap", "no_docker")
+@pytest.mark.usefixtures("no_bwrap", "no_landlock", "no_docker")
 def test_auto_with_nothing_that_works_refuses_and_says_how_to_fix_it(
     policy: SandboxPolicy,
 ) -> None:
@@ -84,11 +92,12 @@ def test_auto_with_nothing_that_works_refuses_and_says_how_to_fix_it(
     text = choice.describe()
     assert "bwrap is not installed" in text
     assert "Docker backend is not part of this build" in text
+    assert "landlock: no Landlock here" in text
     assert HOW_TO_ENABLE in text
     assert select_sandbox("auto", policy) is None
 
 
-@pytest.mark.usefixtures("no_bwrap")
+@pytest.mark.usefixtures("no_bwrap", "no_landlock")
 def test_a_docker_engine_that_does_not_answer_is_named(
     policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -100,7 +109,7 @@ def test_a_docker_engine_that_does_not_answer_is_named(
     assert "docker: Cannot connect to the Docker daemon" in choice.reason
 
 
-@pytest.mark.usefixtures("no_bwrap", "no_docker")
+@pytest.mark.usefixtures("no_bwrap", "no_landlock", "no_docker")
 def test_bypass_lets_auto_use_the_host_and_says_so(policy: SandboxPolicy) -> None:
     choice = choose_sandbox("auto", policy, bypass=True)
 
@@ -108,8 +117,8 @@ def test_bypass_lets_auto_use_the_host_and_says_so(policy: SandboxPolicy) -> Non
     assert "bypass" in choice.describe() and "bwrap is not installed" in choice.describe()
 
 
-@pytest.mark.usefixtures("no_bwrap", "no_docker")
-@pytest.mark.parametrize("setting", ["bubblewrap", "docker"])
+@pytest.mark.usefixtures("no_bwrap", "no_landlock", "no_docker")
+@pytest.mark.parametrize("setting", ["bubblewrap", "landlock", "docker"])
 def test_an_explicit_backend_never_falls_back(policy: SandboxPolicy, setting: str) -> None:
     assert select_sandbox(setting, policy) is None
     assert select_sandbox(setting, policy, bypass=True) is None
@@ -137,3 +146,47 @@ def test_selecting_imports_no_docker_when_bubblewrap_works(
     choose_sandbox("auto", policy)
 
     assert "moot.sandbox.docker" not in sys.modules
+
+
+@pytest.mark.usefixtures("no_bwrap")
+def test_auto_takes_landlock_before_docker_and_says_why_not_bubblewrap(
+    policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This kernel has Landlock (CI's must): `auto` takes it when bubblewrap does not work,
+    before a Docker engine that answers, and says why bubblewrap was passed over."""
+    from moot.sandbox.landlock import LandlockSandbox, landlock_unavailable
+
+    if (why_not := landlock_unavailable()) is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{why_not}; CI runs on a kernel with Landlock ABI 6")
+        pytest.skip(why_not)
+    fake_docker(monkeypatch, None)
+
+    choice = choose_sandbox("auto", policy)
+
+    assert choice.backend == "landlock" and isinstance(choice.sandbox, LandlockSandbox)
+    assert choice.reason.startswith("bubblewrap: bwrap is not installed; Landlock ABI ")
+    assert "(setting auto: the first that works)" in choice.reason
+    explicit = choose_sandbox("landlock", policy)
+    assert explicit.backend == "landlock" and "as set" in explicit.reason
+
+
+def test_landlock_below_the_abi_the_policy_needs_is_refused_and_named(
+    policy: SandboxPolicy,
+) -> None:
+    """A kernel whose Landlock lacks what the policy needs is refused, naming both ABIs."""
+    from moot.sandbox import landlock_abi
+    from moot.sandbox.landlock import LandlockSandbox, landlock_unavailable
+
+    abi = landlock_abi.abi_version()
+    if abi == 0:
+        pytest.skip("no Landlock here")
+    why_not = landlock_unavailable(required=abi + 1)
+
+    assert why_not == (
+        f"landlock: the kernel offers Landlock ABI {abi}; moot needs ABI {abi + 1} (Linux 6.12"
+        " or later), whose signal scope keeps commands from killing processes outside the"
+        " sandbox"
+    )
+    with pytest.raises(RuntimeError, match=f"offers Landlock ABI {abi}; moot needs"):
+        LandlockSandbox(policy, required_abi=abi + 1)

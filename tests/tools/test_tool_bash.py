@@ -121,6 +121,9 @@ def test_the_description_says_where_commands_run(ws: Workspace) -> None:
 
     assert "only the workspace and /tmp are writable" in told(ScriptedSandbox(result()))
     assert "on the host, uncontained" in told(ScriptedSandbox(result(), name="host"))
+    landlock = told(ScriptedSandbox(result(), name="landlock"))
+    assert "$TMPDIR are writable (not /tmp)" in landlock
+    assert "workspace root takes no new file" in landlock
     assert "refused" in told(None)
 
 
@@ -427,3 +430,24 @@ async def test_a_timeout_in_bubblewrap_leaves_nothing_behind(
 
     assert answer.display["timed_out"] is True
     assert await gone(child) == []
+
+
+async def test_a_write_landlock_refuses_is_explained_to_the_model(
+    ws: Workspace, shells: BackgroundShells
+) -> None:
+    """Landlock refuses with "Permission denied" where bubblewrap says "Read-only file
+    system"; the model is told what Landlock allows, its fixed workspace root included."""
+    require(BACKENDS["landlock"])
+    from moot.sandbox.base import SandboxPolicy
+    from moot.sandbox.landlock import LandlockSandbox
+
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=ws.root))
+    try:
+        answer, _ = await call(sandbox, ws, shells, command="touch made-at-root")
+    finally:
+        await sandbox.close()
+
+    assert answer.is_error
+    violation = answer.display["sandbox_violation"]
+    assert "Landlock" in violation and "make new files in a subdirectory" in violation
+    assert not (ws.root / "made-at-root").exists()

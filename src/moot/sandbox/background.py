@@ -17,7 +17,7 @@ from pathlib import Path
 
 from moot.sandbox.base import BackgroundProcess
 from moot.sandbox.output import MAX_OUTPUT_CHARS, HeadTail, OutputCapture, OutputDir
-from moot.sandbox.process import KILL_GRACE, GroupProcess
+from moot.sandbox.process import KILL_GRACE, GroupProcess, Spawn
 
 
 class LocalBackgroundProcess:
@@ -35,10 +35,12 @@ class LocalBackgroundProcess:
         kill_grace: float = KILL_GRACE,
         wrapper: bool = False,
         pass_fds: Sequence[int] = (),
+        spawn: Spawn | None = None,
         on_end: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         """Start it now (from the event loop's thread); `wrapper` and `pass_fds` as for
-        `GroupProcess`; `on_end` is awaited once it has ended, before its exit code shows
+        `GroupProcess`,
+        and `spawn`; `on_end` is awaited once it has ended, before its exit code shows
         (the sandbox's sweep of set-id bits, `set_id.SetIdSweep`).
 
         Raises:
@@ -50,7 +52,13 @@ class LocalBackgroundProcess:
         self._unread = HeadTail(limit)
         self._capture = OutputCapture(files, name=shell_id, limit=limit, on_output=self._keep)
         self._process = GroupProcess(
-            argv, cwd=cwd, env=env, capture=self._capture, wrapper=wrapper, pass_fds=pass_fds
+            argv,
+            cwd=cwd,
+            env=env,
+            capture=self._capture,
+            wrapper=wrapper,
+            pass_fds=pass_fds,
+            spawn=spawn,
         )
         self._exit_code: int | None = None
         self._on_end = on_end

@@ -144,6 +144,10 @@ class SandboxPolicy(msgspec.Struct, frozen=True):
     """Writable, mounted at the same path inside the sandbox."""
     network: bool = False
     """False: no network at all (the default)."""
+    connect_ports: tuple[int, ...] = ()
+    """With `network` off, TCP ports commands may still connect to: a local proxy's, the only
+    way out. Landlock's rules name a port, not an address: under Landlock the port is open on
+    every address (`moot.sandbox.landlock`). Only the Landlock backend reads it so far."""
     protected: tuple[str, ...] = DEFAULT_PROTECTED
     """Workspace-relative paths that stay read-only inside the sandbox."""
     made_when_missing: tuple[str, ...] = (".moot",)
@@ -184,7 +188,7 @@ class CommandResult(msgspec.Struct, frozen=True):
     stderr: str
     duration_ms: float
     backend: str
-    """Which sandbox ran it: "bubblewrap", "docker" or "host"."""
+    """Which sandbox ran it: "bubblewrap", "landlock", "docker" or "host"."""
     truncated: bool = False
     """Output was longer than the cap: head and tail kept, the middle elided with a marker."""
     timed_out: bool = False
@@ -218,7 +222,7 @@ class BackgroundProcess(Protocol):
 @runtime_checkable
 class Sandbox(Protocol):
     name: str
-    """"bubblewrap", "docker" or "host"."""
+    """"bubblewrap", "landlock", "docker" or "host"."""
 
     async def run(
         self,

@@ -28,7 +28,7 @@ from moot.sandbox.background import LocalBackgroundProcess
 from moot.sandbox.base import BackgroundProcess, CommandResult, OutputCallback, SandboxPolicy
 from moot.sandbox.env import scrub_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
-from moot.sandbox.process import KILL_GRACE, GroupProcess, wait_for_end
+from moot.sandbox.process import KILL_GRACE, GroupProcess, Spawn, wait_for_end
 from moot.sandbox.set_id import SetIdSweep, with_cleared
 
 
@@ -38,6 +38,8 @@ class Launch(msgspec.Struct, frozen=True):
 
     argv: list[str]
     fds: tuple[int, ...] = ()
+    spawn: Spawn | None = None
+    """Starts the command instead of `subprocess.Popen` (Landlock's zygote)."""
 
     def close(self) -> None:
         for fd in self.fds:
@@ -115,6 +117,7 @@ class ProcessSandbox:
                     capture=capture,
                     wrapper=self.wrapper,
                     pass_fds=launch.fds,
+                    spawn=launch.spawn,
                 )
             finally:
                 launch.close()
@@ -147,6 +150,7 @@ class ProcessSandbox:
                 kill_grace=self.kill_grace,
                 wrapper=self.wrapper,
                 pass_fds=launch.fds,
+                spawn=launch.spawn,
                 on_end=None if sweep is None else functools.partial(sweep.end, token),
             )
         except BaseException:

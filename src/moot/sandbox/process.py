@@ -24,9 +24,9 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from moot.sandbox.output import OutputCapture, Stream
 
@@ -37,6 +37,25 @@ DRAIN = 1.0
 group may hold them open; its later output is lost)."""
 _CHUNK = 64 * 1024
 _MAX_LEVELS = 16
+
+
+class Spawned(Protocol):
+    """A command another process started for this one (`GroupProcess`'s `spawn`)."""
+
+    pid: int
+    stdout: IO[bytes]
+    stderr: IO[bytes]
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def watch(self, on_exit: Callable[[int], None]) -> None:
+        """Call `on_exit` with its exit status once it has ended (on the event loop)."""
+        ...
+
+
+Spawn = Callable[[list[str], Path, dict[str, str]], Spawned]
+"""Starts a command: its argv, where, its whole environment."""
 
 
 class GroupProcess:
@@ -51,6 +70,7 @@ class GroupProcess:
         capture: OutputCapture,
         wrapper: bool = False,
         pass_fds: Sequence[int] = (),
+        spawn: Spawn | None = None,
     ) -> None:
         """Start `argv` now (call from the event loop's thread).
 
@@ -63,21 +83,28 @@ class GroupProcess:
                 processes below it, never to it (see `terminate`).
             pass_fds: Open file descriptors it inherits (`bwrap --bind-fd` names them); the
                 caller closes its own copies.
+            spawn: Starts it instead of `subprocess.Popen`, in a new session, stdin on
+                /dev/null, stdout and stderr piped (Landlock's zygote); what it returns has
+                `pid`, `stdout`, `stderr`, `returncode` and `watch(on_exit)`.
 
         Raises:
             OSError: It could not be started (no such program, no such directory).
         """
         self._loop = asyncio.get_running_loop()
         self._capture = capture
-        self._proc = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            pass_fds=tuple(pass_fds),
+        self._proc: subprocess.Popen[bytes] | Spawned = (
+            spawn(list(argv), cwd, dict(env))
+            if spawn is not None
+            else subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=tuple(pass_fds),
+            )
         )
         self.pid = self._proc.pid
         self._wrapper = wrapper
@@ -179,21 +206,25 @@ class GroupProcess:
             self._eof.set()
 
     def _watch_exit(self) -> None:
+        proc = self._proc
+        if not isinstance(proc, subprocess.Popen):
+            proc.watch(self._set_exit)
+            return
         try:
             pidfd = os.pidfd_open(self.pid)
         except (AttributeError, OSError):  # not Linux 5.3+: a thread blocks in waitpid
-            threading.Thread(target=self._wait_in_thread, daemon=True).start()
+            threading.Thread(target=self._wait_in_thread, args=(proc,), daemon=True).start()
             return
 
         def on_exit() -> None:
             self._loop.remove_reader(pidfd)
             os.close(pidfd)
-            self._set_exit(self._proc.wait())
+            self._set_exit(proc.wait())
 
         self._loop.add_reader(pidfd, on_exit)
 
-    def _wait_in_thread(self) -> None:
-        code = self._proc.wait()
+    def _wait_in_thread(self, proc: subprocess.Popen[bytes]) -> None:
+        code = proc.wait()
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
             self._loop.call_soon_threadsafe(self._set_exit, code)
 

@@ -35,6 +35,7 @@ _JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 _JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 _JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
 _RET = 0x06  # BPF_RET | BPF_K
+_AND = 0x54  # BPF_ALU | BPF_AND | BPF_K
 _ALLOW = 0x7FFF0000  # SECCOMP_RET_ALLOW
 _ERRNO = 0x00050000  # SECCOMP_RET_ERRNO | errno
 SET_ID_BITS = 0o6000
@@ -78,6 +79,13 @@ _AUDIT = {
     "loongarch64": 0xC0000102,
 }
 _TABLES = {"x86_64": _X86_64, "i386": _I386, "arm": _ARM}
+_SOCKET = {"x86_64": 41, "i386": 359, "arm": 281}
+"""`socket(2)` on each architecture (asm-generic's, 198, for the others)."""
+_SOCKETCALL = {"i386": 102}
+"""i386's multiplexed socket call, whose arguments a filter cannot read: ENOSYS (C libraries
+call `socket` itself since Linux 4.3)."""
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = 1, 2, 10, 16
+_SOCK_STREAM, _IPPROTO_TCP = 1, 6
 _MACHINES = {
     "x86_64": ("x86_64", "i386"),
     "amd64": ("x86_64", "i386"),
@@ -90,15 +98,23 @@ _MACHINES = {
 one it may run besides): the filter covers each."""
 
 
-def set_id_filter(machine: str | None = None) -> bytes | None:
+def set_id_filter(machine: str | None = None, sockets: str | None = None) -> bytes | None:
     """The filter program for this machine (`platform.machine()`), as `bwrap --seccomp`
-    reads it; None where this module does not know the machine's system calls."""
+    reads it; None where this module does not know the machine's system calls.
+
+    `sockets` adds rules on `socket(2)` for a backend without a network namespace (Landlock):
+    "tcp" (no network) refuses Unix sockets (the host's, by path: Landlock does not see
+    `connect`), and every internet socket but TCP (which Landlock's rules then confine), and
+    every other family but netlink (which reads the interfaces and changes nothing without a
+    capability); "any" (network allowed) refuses only Unix sockets. A pair of connected Unix
+    sockets (`socketpair`) is always allowed: it reaches nothing outside.
+    """
     arches = _MACHINES.get((machine or platform.machine()).lower())
-    return None if arches is None else _program(arches)
+    return None if arches is None else _program(arches, sockets)
 
 
 @functools.cache
-def _program(arches: tuple[str, ...]) -> bytes:
+def _program(arches: tuple[str, ...], sockets: str | None = None) -> bytes:
     code: list[tuple[int, int, int | str, int | str]] = []  # (op, k, jt, jf); labels as str
     code.append((_LD_ABS, 4, 0, 0))
     for arch in arches:
@@ -112,7 +128,13 @@ def _program(arches: tuple[str, ...]) -> bytes:
             code.append((_JGE, _X32, "enosys", 0))
         for number, rule in _TABLES.get(arch, _GENERIC).items():
             code.append((_JEQ, number, _target(rule), 0))
+        if sockets is not None:
+            code.append((_JEQ, _SOCKET.get(arch, 198), "socket", 0))
+            if arch in _SOCKETCALL:
+                code.append((_JEQ, _SOCKETCALL[arch], "enosys", 0))
         code.append((_RET, _ALLOW, 0, 0))
+    if sockets is not None:
+        code += _socket_rules(sockets, labels, len(code))
     for flags, mode in ((1, 2), (2, 3)):  # before the mode checks: jumps go forward only
         labels[f"open:{flags}:{mode}"] = len(code)
         code.append((_LD_ABS, 16 + 8 * flags, 0, 0))
@@ -121,12 +143,46 @@ def _program(arches: tuple[str, ...]) -> bytes:
         labels[f"mode:{arg}"] = len(code)
         code.append((_LD_ABS, 16 + 8 * arg, 0, 0))
         code.append((_JSET, SET_ID_BITS, "eperm", "allow"))
-    for name, value in (("eperm", _ERRNO | errno.EPERM), ("enosys", _ERRNO | errno.ENOSYS)):
+    errors = [("eperm", errno.EPERM), ("enosys", errno.ENOSYS)]
+    if sockets is not None:
+        errors += [("eacces", errno.EACCES), ("eafnosupport", errno.EAFNOSUPPORT)]
+    for name, number in errors:
+        value = _ERRNO | number
         labels[name] = len(code)
         code.append((_RET, value, 0, 0))
     labels["allow"] = len(code)
     code.append((_RET, _ALLOW, 0, 0))
     return b"".join(_encode(code, labels))
+
+
+def _socket_rules(
+    sockets: str, labels: dict[str, int], base: int
+) -> list[tuple[int, int, int | str, int | str]]:
+    """The checks of `socket(domain, type, protocol)` (see `set_id_filter`), placed at
+    `base`; their labels ("socket", "socket:tcp") go into `labels`."""
+    labels["socket"] = base
+    code: list[tuple[int, int, int | str, int | str]] = [
+        (_LD_ABS, 16, 0, 0),
+        (_JEQ, _AF_UNIX, "eacces", 0),
+    ]
+    if sockets == "any":
+        code.append((_JEQ, 0, "allow", "allow"))
+        return code
+    code += [
+        (_JEQ, _AF_NETLINK, "allow", 0),
+        (_JEQ, _AF_INET, "socket:tcp", 0),
+        (_JEQ, _AF_INET6, "socket:tcp", "eafnosupport"),
+    ]
+    labels["socket:tcp"] = base + len(code)
+    code += [
+        (_LD_ABS, 16 + 8, 0, 0),
+        (_AND, 0xF, 0, 0),  # the type without SOCK_NONBLOCK and SOCK_CLOEXEC
+        (_JEQ, _SOCK_STREAM, 0, "eacces"),
+        (_LD_ABS, 16 + 16, 0, 0),
+        (_JEQ, 0, "allow", 0),
+        (_JEQ, _IPPROTO_TCP, "allow", "eacces"),
+    ]
+    return code
 
 
 def _target(rule: _Rule) -> str:

@@ -2,15 +2,22 @@
 
 | setting | picks |
 | --- | --- |
-| `auto` (default) | bubblewrap if it works, else Docker if an engine answers, else nothing |
-| `bubblewrap`, `docker` | that backend if it works, else nothing |
+| `auto` (default) | bubblewrap if it works, else Landlock, else Docker if an engine answers |
+| `bubblewrap`, `landlock`, `docker` | that backend if it works, else nothing |
 | `none` | the host, on purpose |
 
-"Nothing" means shell commands are refused with a message saying how to get a sandbox or how
-to opt into the host. Running on the host is never a fallback for a sandbox that does not
-work, with one exception the person chose: in bypass mode (`bypassPermissions`), `auto` with
-no working sandbox runs on the host, and the choice says so. An explicit `bubblewrap` or
-`docker` never falls back, not even then.
+`auto` with none of them working gets nothing. "Nothing" means shell commands are refused
+with a message saying how to get a sandbox or how to opt into the host. Running on the host
+is never a fallback for a sandbox that does not work, with one exception the person chose:
+in bypass mode (`bypassPermissions`), `auto` with no working sandbox runs on the host, and
+the choice says so. An explicit `bubblewrap`, `landlock` or `docker` never falls back, not
+even then.
+
+Bubblewrap comes first: its mounts and namespaces hold more of the policy than Landlock's
+rules can (`moot.sandbox.landlock` says what differs), and Landlock next, where containers
+and CI runners refuse the namespaces bubblewrap needs; Docker last, being the slowest to
+start and the one that shows only the workspace. What `auto` chose says why each backend
+before it was passed over.
 
 Docker lives in `moot.sandbox.docker`, imported only when it is wanted (docker-py is heavy);
 it provides `docker_unavailable() -> str | None` and `DockerSandbox(policy, session_id=...)`.
@@ -26,13 +33,16 @@ import msgspec
 
 from moot.sandbox.base import Sandbox, SandboxPolicy
 
-SandboxSetting = Literal["auto", "bubblewrap", "docker", "none"]
+SandboxSetting = Literal["auto", "bubblewrap", "landlock", "docker", "none"]
 SETTINGS: tuple[str, ...] = get_args(SandboxSetting)
 SETTING_VARIABLE = "MOOT_SANDBOX"
+AUTO_ORDER = ("bubblewrap", "landlock", "docker")
+"""What `auto` tries, in this order (see the module docstring)."""
 
 HOW_TO_ENABLE = (
     "To run shell commands, enable a sandbox: install bubblewrap (e.g. `apt-get install "
-    "bubblewrap`) or start a Docker engine. Or run them on the host, uncontained, on purpose: "
+    "bubblewrap`), run on a Linux kernel with Landlock (6.12 or later), or start a Docker "
+    "engine. Or run them on the host, uncontained, on purpose: "
     'set `"sandbox": "none"` in settings or MOOT_SANDBOX=none.'
 )
 
@@ -47,7 +57,7 @@ class SandboxChoice(msgspec.Struct, frozen=True):
 
     @property
     def backend(self) -> str:
-        """ "bubblewrap", "docker", "host" or "none"."""
+        """ "bubblewrap", "landlock", "docker", "host" or "none"."""
         return self.sandbox.name if self.sandbox is not None else "none"
 
     def describe(self) -> str:
@@ -69,26 +79,28 @@ def choose_sandbox(
     """Pick and build the sandbox for `setting` (see the module docstring).
 
     Args:
-        setting: "auto", "bubblewrap", "docker" or "none".
+        setting: "auto", "bubblewrap", "landlock", "docker" or "none".
         policy: What commands may touch; handed to the backend.
         bypass: The permission mode is bypassPermissions: `auto` may then use the host.
         session_id: Labels the session's Docker container (so a later start can remove it
             after a crash); a fresh id when None.
 
     Raises:
-        ValueError: `setting` is none of the four.
+        ValueError: `setting` is none of `SETTINGS`.
     """
     if setting not in SETTINGS:
         raise ValueError(f"unknown sandbox setting {setting!r}; use one of {', '.join(SETTINGS)}")
     if setting == "none":
         return SandboxChoice(setting, _host(policy), 'the setting is "none": chosen on purpose')
     tried: list[str] = []
-    for backend in ("bubblewrap", "docker") if setting == "auto" else (setting,):
+    for backend in AUTO_ORDER if setting == "auto" else (setting,):
         why_not = _unavailable(backend)
         if why_not is None:
             sandbox = _build(backend, policy, session_id)
             how = "the first that works" if setting == "auto" else "as set"
-            return SandboxChoice(setting, sandbox, f"{_works(backend)} (setting {setting}: {how})")
+            passed = "".join(f"{why}; " for why in tried)
+            reason = f"{passed}{_works(backend)} (setting {setting}: {how})"
+            return SandboxChoice(setting, sandbox, reason)
         tried.append(why_not if why_not.startswith(backend) else f"{backend}: {why_not}")
     reason = "; ".join(tried)
     if bypass and setting == "auto":
@@ -113,6 +125,10 @@ def _unavailable(backend: str) -> str | None:
         from moot.sandbox.bwrap_probe import bwrap_unavailable
 
         return bwrap_unavailable()
+    if backend == "landlock":
+        from moot.sandbox import landlock
+
+        return landlock.landlock_unavailable()
     try:
         docker = _docker_module()
     except ModuleNotFoundError as exc:
@@ -133,6 +149,10 @@ def _works(backend: str) -> str:
         from moot.sandbox.bwrap_probe import bwrap_version
 
         return f"{bwrap_version() or 'bwrap'} works here"
+    if backend == "landlock":
+        from moot.sandbox.landlock import landlock_works
+
+        return landlock_works()
     return "a Docker engine answers"
 
 
@@ -141,6 +161,10 @@ def _build(backend: str, policy: SandboxPolicy, session_id: str | None) -> Sandb
         from moot.sandbox.bubblewrap import BubblewrapSandbox
 
         return BubblewrapSandbox(policy)
+    if backend == "landlock":
+        from moot.sandbox.landlock import LandlockSandbox
+
+        return LandlockSandbox(policy)
     sandbox: Sandbox = _docker_module().DockerSandbox(policy, session_id=session_id)
     return sandbox
 

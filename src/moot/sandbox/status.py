@@ -7,6 +7,12 @@ from collections.abc import Mapping
 from moot.sandbox.base import SandboxPolicy
 from moot.sandbox.select import SandboxChoice
 
+LANDLOCK_NOTE = (
+    "landlock: unlike bubblewrap, the workspace root (and any directory holding a protected or"
+    " denied path) takes no new files, its files are rewritten in place; denied files cannot"
+    " be read rather than reading empty; the host's processes show, out of reach"
+)
+
 
 def status_lines(choice: SandboxChoice, policy: SandboxPolicy) -> list[str]:
     """What `moot sandbox status` says after the setting: the backend and why, the workspace,
@@ -21,6 +27,8 @@ def status_lines(choice: SandboxChoice, policy: SandboxPolicy) -> list[str]:
             if masks.read_only:
                 lines.append(f"read-only by deny rules: {', '.join(masks.read_only)}")
         lines.append(f"network: {'allowed' if policy.network else 'off'}")
+    if choice.backend == "landlock":
+        lines.append(LANDLOCK_NOTE)
     return lines
 
 

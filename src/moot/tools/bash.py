@@ -62,6 +62,13 @@ SANDBOXED = (
     "read-only, and there is no network unless the user allowed it. The home directory holds "
     "only toolchains, and what a command writes there does not last."
 )
+LANDLOCKED = (
+    "It runs in a Landlock sandbox: only the workspace and $TMPDIR are writable (not /tmp),"
+    " .git and .moot are read-only, and there is no network unless the user allowed it. The"
+    " workspace root takes no new file or directory (make them in a subdirectory; files"
+    " already there can be rewritten in place). The home directory holds only toolchains,"
+    " read-only."
+)
 ON_HOST = "It runs on the host, uncontained: the user chose no sandbox."
 UNAVAILABLE = "No sandbox works here, so commands are refused for now."
 
@@ -70,7 +77,8 @@ def description(sandbox: Sandbox | None) -> str:
     """What the model is told about `bash`, including where its commands run."""
     if sandbox is None:
         return DESCRIPTION.format(where=UNAVAILABLE)
-    return DESCRIPTION.format(where=ON_HOST if sandbox.name == "host" else SANDBOXED)
+    where = {"host": ON_HOST, "landlock": LANDLOCKED}.get(sandbox.name, SANDBOXED)
+    return DESCRIPTION.format(where=where)
 
 
 WAITS_FOR_INPUT = re.compile(
@@ -90,6 +98,8 @@ INPUT_HINT = (
 )
 
 READ_ONLY_FS = re.compile(r"read-only file system", re.IGNORECASE)
+DENIED = re.compile(r"permission denied", re.IGNORECASE)
+"""How Landlock refuses a write (or a read of a denied path); meant as a rule only there."""
 NO_NETWORK = re.compile(
     r"network is unreachable|temporary failure in name resolution|could not resolve host"
     r"|name or service not known|no address associated with hostname"
@@ -216,7 +226,8 @@ class OutputWatch:
         self.tail = ""
         """The last 2,000 characters."""
         self.rules: set[str] = set()
-        """"read_only" and/or "network": what the output said it ran into, anywhere in it."""
+        """"read_only", "denied" and/or "network": what the output said it ran into, anywhere
+        in it."""
 
     def __call__(self, text: str) -> None:
         if self._emit is not None:
@@ -224,6 +235,8 @@ class OutputWatch:
         window = self.tail[-100:] + text  # a message split across two pieces still matches
         if READ_ONLY_FS.search(window):
             self.rules.add("read_only")
+        if DENIED.search(window):
+            self.rules.add("denied")
         if NO_NETWORK.search(window):
             self.rules.add("network")
         self.tail = (self.tail + text)[-_TAIL_CHARS:]
@@ -286,6 +299,15 @@ def sandbox_violation(rules: set[str], backend: str, workspace: Workspace) -> st
     """
     if backend == "host":
         return None
+    if backend == "landlock" and "denied" in rules:
+        return (
+            "the Landlock sandbox refused it (Permission denied): commands write only inside"
+            f" the workspace ({workspace.root}) and $TMPDIR, never .git or .moot; the workspace"
+            " root, and any directory holding a protected or denied path, takes no new file and"
+            " loses none (its files can be rewritten in place: make new files in a"
+            " subdirectory); denied files cannot be read; there is no network. For more, ask the"
+            " user."
+        )
     if "read_only" in rules:
         return (
             f"the file system is read-only here except the workspace ({workspace.root}) and"

@@ -1,0 +1,116 @@
+"""A small process that starts the Landlock backend's commands: it forks, and the child enters
+the sandbox (`landlock_child.Entry`) and execs.
+
+Why not fork moot itself (`subprocess`'s `preexec_fn`): moot has threads, and a lock another
+thread held at the fork stays held in the child; and forking a process of moot's size, then
+running Python in the child, costs 5-10 ms a command, more than this backend may add
+(`benchmarks/landlock_overhead.py`). The zygote has one thread and a small heap: forking it is
+safe and cheap. It starts once per sandbox (`Zygote.start`), a child of moot's, and ends with
+the sandbox or with moot (its end of the socket closes).
+
+The protocol, one message per `SOCK_SEQPACKET` datagram, JSON:
+
+- moot asks `{"argv", "cwd", "env", "filter"}` with four descriptors (stdin, stdout, stderr,
+  the Landlock ruleset) and the seccomp program's bytes (hex) in `filter`;
+- the zygote answers `{"pid"}` as soon as it has forked: a command that could not start (no
+  such directory or program, or the sandbox refused) says so on its stderr and ends with
+  127, as a shell says of a program it cannot run;
+- and later, for each command that ended, `{"ended", "status"}` (as `os.waitstatus_to_exitcode`).
+
+The command leads a session of its own, so moot kills its process group as it kills any
+command's (`process.GroupProcess`); it is the zygote's child, and the zygote reaps it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+
+_MAX = 1 << 20
+
+
+def serve(fd: int) -> None:
+    """Serve requests on the socket `fd` until moot closes it (the zygote's main)."""
+    channel = socket.socket(fileno=fd)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    os.set_blocking(wake_read, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the person's ^C is moot's to handle
+    while True:
+        ready, _, _ = select.select([channel.fileno(), wake_read], [], [])
+        if wake_read in ready:
+            while True:
+                try:
+                    if not os.read(wake_read, 512):
+                        break
+                except BlockingIOError:
+                    break
+            _reap(channel)
+        if channel.fileno() in ready:
+            message, fds, _, _ = socket.recv_fds(channel, _MAX, 4)
+            if not message:
+                return  # moot is gone
+            try:
+                answer = _start(json.loads(message), fds)
+            except OSError as error:  # no fork to be had (out of processes, of memory)
+                answer = {"error": str(error)}
+            finally:
+                for received in fds:
+                    os.close(received)
+            channel.send(json.dumps(answer).encode())
+
+
+def _reap(channel: socket.socket) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        ended = {"ended": pid, "status": os.waitstatus_to_exitcode(status)}
+        channel.send(json.dumps(ended).encode())
+
+
+def _start(request: dict[str, object], fds: list[int]) -> dict[str, object]:
+    from moot.sandbox.landlock_child import Entry  # imported once, at the first command
+
+    stdin, stdout, stderr, ruleset = fds
+    program = bytes.fromhex(str(request["filter"])) or None
+    entry = Entry(ruleset, program)
+    argv = [str(arg) for arg in request["argv"]]  # type: ignore[attr-defined]
+    env = {str(k): str(v) for k, v in request["env"].items()}  # type: ignore[attr-defined]
+    cwd = str(request["cwd"])
+    pid = os.fork()
+    if pid == 0:  # the child: nothing here may return
+        try:
+            os.setsid()
+            for target, source in enumerate((stdin, stdout, stderr)):
+                os.dup2(source, target)
+            os.chdir(cwd)
+            entry()
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            for name in os.listdir("/proc/self/fd"):  # the command inherits its streams only
+                if int(name) > 2:
+                    with contextlib.suppress(OSError):
+                        os.close(int(name))
+            os.execvpe(argv[0], argv, env)  # found on the command's own PATH
+        except BaseException as error:
+            # Said on the command's stderr, as its exit code 127 says it did not run.
+            with contextlib.suppress(BaseException):
+                os.write(2, f"moot: the command could not start: {error}\n".encode())
+            os._exit(127)
+    return {"pid": pid}
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))
