@@ -13,6 +13,7 @@ from pathlib import Path
 
 from moot.sandbox.base import SandboxMasks, masks_below, protected_in, rename_guards
 from moot.sandbox.home import HiddenHome, covered
+from moot.sandbox.net_relay import SOCKET_INSIDE
 
 NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 DROP_ALL = ("--cap-drop", "ALL")
@@ -48,6 +49,7 @@ def bwrap_args(
     home_size: int | None = None,
     seccomp_fd: int | None = None,
     added: Sequence[Path] = (),
+    proxy_socket: Path | None = None,
 ) -> list[str]:
     """The `bwrap` arguments before `--` for one command (see the module docstring).
 
@@ -66,11 +68,16 @@ def bwrap_args(
     `.moot` and the absolute paths of `protected` in them read-only, and their rename guards
     (`guard_fds` keys them by absolute path), before the workspace: its binds and masks win
     where they meet. Masks in them are absolute paths.
+    `proxy_socket` is the session's network proxy (`net_proxy`), bound at
+    `net_relay.SOCKET_INSIDE` for the relay the command runs behind; the network stays
+    unshared.
     """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for proc_path in PROC_READ_ONLY:
         args += ["--ro-bind-try", proc_path, proc_path]
     args += ["--tmpfs", "/run"]
+    if proxy_socket is not None:  # a read-only bind still lets the relay connect()
+        args += ["--ro-bind", str(proxy_socket), SOCKET_INSIDE]
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
         args += ["--tmpfs", "/var/run"]
     if network:  # name resolution may go through systemd-resolved's stub, under /run
@@ -202,6 +209,7 @@ def mask_args(
     empty_file: Path,
     hidden: list[Path],
     added: Sequence[Path] = (),
+    proxy_socket: Path | None = None,
 ) -> list[str]:
     """The mounts that mask what deny rules cover; parents before what lies below them. An
     absolute path is masked where the sandbox shows the host's file: in an added directory
