@@ -31,7 +31,9 @@ server = socket.socket()
 server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 server.bind(("127.0.0.1", port))
 server.listen(128)
-if argv and os.fork():
+if not argv:
+    print("ready", flush=True)
+elif os.fork():
     server.close()
     try:
         os.execvp(argv[0], argv)
