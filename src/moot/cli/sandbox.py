@@ -58,7 +58,7 @@ def run_sandbox_cli(
     from moot.client.errors import SetupError
     from moot.client.rules import session_rules
     from moot.sandbox.select import SETTING_VARIABLE, choose_sandbox
-    from moot.settings import SettingsError, load_settings
+    from moot.settings import SettingsError, load_settings, sandbox_backend
 
     out, err = out or sys.stdout, err or sys.stderr
     env = os.environ if environ is None else environ
@@ -81,7 +81,7 @@ def run_sandbox_cli(
     if options.action == "status":
         from moot.sandbox.status import setting_source, status_lines
 
-        print(f"setting: {setting_source(setting, bool(settings.sandbox), env)}", file=out)
+        print(f"setting: {setting_source(setting, bool(sandbox_backend(settings)), env)}", file=out)
         print("\n".join(status_lines(choice, policy)), file=out)
         return 0 if choice.sandbox is not None else 1
     command = _command_line(options.argv)

@@ -342,9 +342,11 @@ class BubblewrapSandbox(ProcessSandbox):
         return await super().start(command, cwd=cwd, env=env)
 
     async def close(self) -> None:
-        """Kill background commands, sweep away what they made that no command may make, and
-        remove the private `/tmp` and the empty file."""
+        """Kill background commands, sweep away what they made that no command may make, stop
+        the network proxy, and remove the private `/tmp` and the empty file."""
         await super().close()
+        if self.policy.proxy is not None:
+            await self.policy.proxy.close()
         await sweep_absent(self.policy)
         if self._tmp is not None:
             await asyncio.to_thread(shutil.rmtree, self._tmp, ignore_errors=True)

@@ -301,6 +301,8 @@ class DockerSandbox:
             await asyncio.to_thread(self._remove, container)
         if engine is not None:
             engine.close()
+        if self.policy.proxy is not None:
+            await self.policy.proxy.close()
         if self._empty is not None:
             await asyncio.to_thread(shutil.rmtree, self._empty.parent, ignore_errors=True)
             self._empty = None

@@ -71,7 +71,8 @@ def start_relay(engine: DockerClient, sandbox: Container, socket: Path, python: 
     try:
         relay = engine.containers.create(**relay_spec(sandbox, socket, python))
     except docker.errors.APIError as error:
-        raise RelayError(f"could not create the network relay: {docker_image.first_line(error)}")
+        reason = docker_image.first_line(error)
+        raise RelayError(f"could not create the network relay: {reason}") from error
     try:
         relay.start()
         said = b""

@@ -185,7 +185,7 @@ class NetworkProxy:
             self._asking[name] = waiting
             try:
                 grant = await self.ask(host, port)
-            except Exception as error:  # noqa: BLE001 - the question failed: refuse
+            except Exception as error:
                 grant = "deny"
                 reason = f"the question failed ({error})"
             finally:
@@ -247,9 +247,14 @@ class NetworkProxy:
             kept = [h for h in headers if h.partition(":")[0].strip().lower() not in _DROPPED]
             request = [f"{method} {slash}{path} {version}", *kept, "Connection: close"]
             sent = ("\r\n".join(request) + "\r\n\r\n").encode("latin-1")
-        await self._pipe(reader, writer, up_reader, up_writer, ConnectionRecord(
-            host, port, True, how, reason, bytes_up=len(sent)
-        ), sent)
+        await self._pipe(
+            reader,
+            writer,
+            up_reader,
+            up_writer,
+            ConnectionRecord(host, port, True, how, reason, bytes_up=len(sent)),
+            sent,
+        )
 
     # ---- SOCKS5 -----------------------------------------------------------------------------
 
@@ -337,8 +342,10 @@ async def _answer(writer: asyncio.StreamWriter, status: int, why: str) -> None:
     body = (why + "\n").encode()
     writer.write(
         f"HTTP/1.1 {status} {words[status]}\r\nContent-Type: text/plain\r\n"
-        f"Content-Length: {len(body)}\r\nX-Moot-Refused: {why}\r\nConnection: close\r\n\r\n"
-        .encode("latin-1", "replace") + body
+        f"Content-Length: {len(body)}\r\nX-Moot-Refused: {why}\r\nConnection: close\r\n\r\n".encode(
+            "latin-1", "replace"
+        )
+        + body
     )
     with contextlib.suppress(ConnectionError):
         await writer.drain()
