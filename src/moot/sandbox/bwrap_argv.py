@@ -68,21 +68,14 @@ def bwrap_args(
     `.moot` and the absolute paths of `protected` in them read-only, and their rename guards
     (`guard_fds` keys them by absolute path), before the workspace: its binds and masks win
     where they meet. Masks in them are absolute paths.
-    `proxy_socket` is the session's network proxy (`net_proxy`), bound at
-    `net_relay.SOCKET_INSIDE` for the relay the command runs behind; the network stays
-    unshared.
+    `proxy_socket` (the network proxy's, `net_proxy`) is bound at `net_relay.SOCKET_INSIDE`.
     """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for proc_path in PROC_READ_ONLY:
         args += ["--ro-bind-try", proc_path, proc_path]
-    args += ["--tmpfs", "/run"]
-    if proxy_socket is not None:  # a read-only bind still lets the relay connect()
-        args += ["--ro-bind", str(proxy_socket), SOCKET_INSIDE]
+    args += ["--tmpfs", "/run", *_run_binds(network, proxy_socket)]
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
         args += ["--tmpfs", "/var/run"]
-    if network:  # name resolution may go through systemd-resolved's stub, under /run
-        for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
-            args += ["--ro-bind-try", resolver, resolver]
     args += home_args(homes, gitconfig, home_size)
     if reveal is not None and covered(str(reveal), homes):
         args += ["--ro-bind-try", str(reveal), str(reveal)]
@@ -115,6 +108,19 @@ def bwrap_args(
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    return args
+
+
+def _run_binds(network: bool, proxy_socket: Path | None) -> list[str]:
+    """What is bound into the sandbox's own `/run`: with the network, the resolvers' stubs
+    (name resolution may go through systemd-resolved's, under `/run`); with a proxy, its
+    socket (a read-only bind still lets the relay `connect()`)."""
+    args: list[str] = []
+    if network:
+        for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
+            args += ["--ro-bind-try", resolver, resolver]
+    if proxy_socket is not None:
+        args += ["--ro-bind", str(proxy_socket), SOCKET_INSIDE]
     return args
 
 
