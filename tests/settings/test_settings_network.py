@@ -45,7 +45,7 @@ def test_a_repositorys_allowlist_is_held_and_its_denials_apply() -> None:
 
 def test_a_misspelt_network_key_is_named_with_the_keys_it_takes() -> None:
     with pytest.raises(
-        SettingsError, match="sandbox.network.allowed: not a known key .*allowedDomains"
+        SettingsError, match=r"sandbox\.network\.allowed: not a known key .*allowedDomains"
     ):
         validate({"sandbox": {"network": {"allowed": []}}}, "f")
     with pytest.raises(SettingsError, match="expected one of auto, bubblewrap, docker, none"):
