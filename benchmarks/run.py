@@ -31,6 +31,7 @@ import loop_overhead
 import mcp_speed
 import peers_speed
 import provider_speed
+import proxy_overhead
 import repl_speed
 import repo_map_speed
 import resume_time
@@ -67,6 +68,7 @@ BENCHMARKS = {
         big_repo_speed,
         sandbox_overhead,
         docker_overhead,
+        proxy_overhead,
         mcp_speed,
         app_speed,
     )
