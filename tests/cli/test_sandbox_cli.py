@@ -104,3 +104,26 @@ def test_the_settings_deny_rules_are_masked_as_in_a_session(tmp_path: Path) -> N
     assert "settings: bubblewrap" in out and "hidden by deny rules: .env" in out
     code, out, _ = cli(["sandbox", "run", "--", "cat .env; echo done"], tmp_path, None)
     assert code == 0 and "sk-secret" not in out and out.endswith("done\n")
+
+
+def test_status_and_run_follow_the_network_settings(tmp_path: Path) -> None:
+    require(BACKENDS["bubblewrap"])
+    (tmp_path / ".moot").mkdir()
+    # A repository's file: its denial applies at once, its allowlist waits for approval.
+    network = {"allowedDomains": ["example.com"], "deniedDomains": ["denied.test"]}
+    (tmp_path / ".moot" / "settings.json").write_text(json.dumps({"sandbox": {"network": network}}))
+
+    code, out, _ = cli(["sandbox", "status"], tmp_path, "bubblewrap")
+    assert code == 0
+    assert (
+        "network: only through moot's proxy; allowed: none; denied: denied.test; "
+        "other hosts refused" in out
+    )
+    code, out, _ = cli(
+        ["sandbox", "run", "--", "curl -sS http://denied.test/"], tmp_path, "bubblewrap"
+    )
+    assert "denied.test is denied by sandbox.network.deniedDomains" in out
+    code, out, _ = cli(
+        ["sandbox", "run", "--", "curl -sS http://example.com/"], tmp_path, "bubblewrap"
+    )
+    assert "example.com:80: it is not in sandbox.network.allowedDomains" in out

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+import msgspec
+
 if TYPE_CHECKING:
     from moot.sandbox.base import Sandbox
 
@@ -58,7 +60,7 @@ def run_sandbox_cli(
     from moot.client.errors import SetupError
     from moot.client.rules import session_rules
     from moot.sandbox.select import SETTING_VARIABLE, choose_sandbox
-    from moot.settings import SettingsError, load_settings, sandbox_backend
+    from moot.settings import SettingsError, load_settings, network_settings, sandbox_backend
 
     out, err = out or sys.stdout, err or sys.stderr
     env = os.environ if environ is None else environ
@@ -73,6 +75,12 @@ def run_sandbox_cli(
     setting = sandbox_setting(settings, env)
     env = session_environ(settings, env)  # commands start from a session's environment
     policy = sandbox_policy(root, rules, scripts, env_names=settings.env)
+    if (network := network_settings(settings)) is not None:  # nobody is asked here
+        from moot.sandbox.net_proxy import NetworkProxy
+        from moot.sandbox.net_rules import NetworkRules
+
+        lists = NetworkRules(tuple(network.allowed_domains), tuple(network.denied_domains))
+        policy = msgspec.structs.replace(policy, proxy=NetworkProxy(lists))
     try:
         choice = choose_sandbox(setting, policy)
     except ValueError as exc:

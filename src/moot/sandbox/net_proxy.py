@@ -176,7 +176,8 @@ class NetworkProxy:
         if self.ask is None:
             raise Refused(
                 f"moot's sandbox refused {host}:{port}: it is not in sandbox.network."
-                "allowedDomains and nobody can be asked here; add it there to allow it"
+                "allowedDomains and nobody can be asked here (moot -p, or a front end that "
+                "does not ask about hosts); add it there to allow it"
             )
         name = normal(host)
         waiting = self._asking.get(name)
