@@ -117,7 +117,7 @@ async def _rounds(workspace: Path, port: int, rounds: int) -> dict[str, list[flo
     from moot.sandbox.bubblewrap import BubblewrapSandbox
 
     proxy = NetworkProxy(NetworkRules(allowed=(HOST,)), hosts={HOST: ADDRESS})
-    address = await proxy.start()
+    address = await proxy.start(tcp=True)
     direct = BubblewrapSandbox(SandboxPolicy(workspace, network=True))
     proxied = BubblewrapSandbox(SandboxPolicy(workspace, proxy=proxy))
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(Path.home())}

@@ -9,7 +9,7 @@ import pytest
 
 from moot.sandbox.net_proxy import ConnectionRecord, Grant, NetworkProxy
 from moot.sandbox.net_rules import NetworkRules
-from net_servers import HOSTS, servers
+from net_servers import HOSTS, servers, serving
 
 RULES = NetworkRules(allowed=("*.allowed.test", "allowed.test"), denied=("denied.test",))
 
@@ -80,7 +80,7 @@ async def test_an_allowed_host_gets_through_by_http_connect_and_socks5(
     port: int, records: list[ConnectionRecord]
 ) -> None:
     proxy = NetworkProxy(RULES, record=records.append, hosts=HOSTS)
-    address = await proxy.start()
+    address = await proxy.start(tcp=True)
     try:
         assert f"hello allowed.test:{port} /x".encode() in await get(
             address.port, "allowed.test", port
@@ -105,7 +105,7 @@ async def test_a_denied_host_is_refused_with_a_message_saying_why(
     port: int, records: list[ConnectionRecord]
 ) -> None:
     proxy = NetworkProxy(RULES, record=records.append, hosts=HOSTS)
-    address = await proxy.start()
+    address = await proxy.start(tcp=True)
     try:
         answer = await get(address.port, "denied.test", port)
         assert answer.startswith(b"HTTP/1.1 403 Forbidden")
@@ -121,7 +121,7 @@ async def test_a_denied_host_is_refused_with_a_message_saying_why(
 
 async def test_where_nobody_answers_a_host_on_neither_list_is_refused(port: int) -> None:
     proxy = NetworkProxy(RULES, ask=None, hosts=HOSTS)
-    address = await proxy.start()
+    address = await proxy.start(tcp=True)
     try:
         answer = await get(address.port, "asked.test", port)
     finally:
@@ -143,7 +143,7 @@ async def test_a_host_on_neither_list_is_asked_about_once_for_its_waiting_connec
         return grant
 
     proxy = NetworkProxy(RULES, ask=ask, hosts=HOSTS)
-    address = await proxy.start()
+    address = await proxy.start(tcp=True)
     try:
         both = asyncio.gather(
             get(address.port, "asked.test", port, "/1"), tunnel(address.port, "asked.test", port)
@@ -169,10 +169,39 @@ async def test_a_host_that_does_not_answer_is_a_bad_gateway_not_a_hang(
     with servers() as port:
         pass  # gone: nothing listens there now
     proxy = NetworkProxy(RULES, record=records.append, hosts=HOSTS)
-    address = await proxy.start()
+    address = await proxy.start(tcp=True)
     try:
         answer = await get(address.port, "allowed.test", port)
     finally:
         await proxy.close()
     assert answer.startswith(b"HTTP/1.1 502") and b"cannot reach allowed.test" in answer
     assert records[0].allowed and "cannot reach" in records[0].reason
+
+
+async def test_a_wildcard_never_leads_to_this_machines_own_addresses() -> None:
+    with serving("127.0.0.1") as port:
+        anything = NetworkProxy(NetworkRules(allowed=("*",)))
+        by_name = NetworkProxy(NetworkRules(allowed=("localhost", "127.0.0.1")))
+        try:
+            tcp = (await anything.start(tcp=True)).port
+            for host in ("localhost", "127.0.0.1", "169.254.169.254"):
+                answer = await get(tcp, host, port)
+                assert answer.startswith(b"HTTP/1.1 403"), answer
+                assert b"this machine's own or its link's" in answer
+            assert (await socks(tcp, "localhost", port))[0] == 2
+            tcp = (await by_name.start(tcp=True)).port
+            assert b"hello localhost" in await get(tcp, "localhost", port)
+            assert b"hello 127.0.0.1" in await get(tcp, "127.0.0.1", port)
+        finally:
+            await anything.close()
+            await by_name.close()
+
+
+async def test_the_tcp_port_listens_only_when_asked() -> None:
+    proxy = NetworkProxy(RULES)
+    try:
+        assert (await proxy.start()).port == 0
+        port = (await proxy.start(tcp=True)).port
+        assert port and (await proxy.start()).port == port
+    finally:
+        await proxy.close()

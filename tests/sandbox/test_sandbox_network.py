@@ -118,7 +118,7 @@ async def test_a_denied_host_is_refused_with_a_message_saying_why(
 
 
 async def test_nothing_gets_out_but_through_the_proxy(proxied: Proxied, port: int) -> None:
-    address = await proxied.proxy.start()
+    address = await proxied.proxy.start(tcp=True)
     # The servers' own addresses, and the proxy's TCP port on the host's loopback: the
     # sandbox's loopback is its own, so none of them is there.
     for via in (f"127.0.0.2/{port}", f"127.0.0.1/{address.port}", "1.1.1.1/80"):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import os
 import shutil
 import socket
@@ -34,7 +35,7 @@ from typing import Literal
 
 import msgspec
 
-from moot.sandbox.net_rules import NetworkRules, normal
+from moot.sandbox.net_rules import NetworkRules, named, normal
 
 Grant = Literal["once", "session", "always", "deny"]
 """A person's answer to a host on neither list: "always" is kept in the settings by whoever
@@ -68,8 +69,8 @@ class ProxyAddress(msgspec.Struct, frozen=True):
 
     socket: Path
     """A Unix socket (its directory is private): bind it into the sandbox for a relay."""
-    port: int
-    """A TCP port on 127.0.0.1 of the host."""
+    port: int = 0
+    """A TCP port on 127.0.0.1 of the host; 0: none (`NetworkProxy.start(tcp=True)`)."""
 
 
 class Refused(Exception):
@@ -113,8 +114,15 @@ class NetworkProxy:
         """Where it listens; None before `start`."""
         return self._address
 
-    async def start(self) -> ProxyAddress:
-        """Listen (the first call only) and say where."""
+    async def start(self, *, tcp: bool = False) -> ProxyAddress:
+        """Listen (on the first call) and say where.
+
+        Args:
+            tcp: Listen on a loopback TCP port too (once), for a backend that shares the
+                host's network and lets its commands reach that port only (Landlock,
+                Seatbelt). Off unless asked: any local user can reach a loopback port, and
+                would then use the allowlist and make the person be asked.
+        """
         async with self._starting:
             if self._address is None:
                 directory = Path(tempfile.mkdtemp(prefix="moot-net-"))  # 0700: this user's
@@ -123,10 +131,13 @@ class NetworkProxy:
                 # Whoever the sandbox maps this user to may connect; the directory keeps
                 # everyone else out.
                 os.chmod(path, 0o666)
-                tcp = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-                port = tcp.sockets[0].getsockname()[1]
-                self._servers, self._directory = [unix, tcp], directory
-                self._address = ProxyAddress(path, port)
+                self._servers, self._directory = [unix], directory
+                self._address = ProxyAddress(path)
+            if tcp and not self._address.port:
+                server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+                self._servers.append(server)
+                port = server.sockets[0].getsockname()[1]
+                self._address = msgspec.structs.replace(self._address, port=port)
             return self._address
 
     async def close(self) -> None:
@@ -203,9 +214,34 @@ class NetworkProxy:
     async def _open_upstream(
         self, host: str, port: int
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        address = self.hosts.get(normal(host), host)
+        """Resolve `host`, check where it leads, and connect to what was checked (so a name
+        cannot resolve one way for the check and another for the connection).
+
+        Raises:
+            Refused: It leads to this machine or its link (`LOCAL`), allowed by a wildcard only.
+            ConnectionRefusedError: It cannot be resolved or reached.
+        """
+        addresses = [self.hosts[normal(host)]] if normal(host) in self.hosts else []
         try:
-            return await asyncio.open_connection(address, port, limit=_CHUNK)
+            if not addresses:
+                found = await asyncio.get_running_loop().getaddrinfo(
+                    host, port, type=socket.SOCK_STREAM
+                )
+                addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+                local = [a for a in addresses if _local(a)]
+                if local and not named(host, self.rules, self.granted):
+                    raise Refused(
+                        f"moot's sandbox refused {host}:{port}: it resolves to {local[0]}, "
+                        "this machine's own or its link's (cloud metadata); only a host "
+                        "listed by its own name in sandbox.network.allowedDomains may"
+                    )
+            failure: OSError | None = None
+            for address in addresses:
+                try:
+                    return await asyncio.open_connection(address, port, limit=_CHUNK)
+                except OSError as error:
+                    failure = error
+            raise failure or OSError("no address")
         except OSError as error:
             raise ConnectionRefusedError(f"cannot reach {host}:{port}: {error}") from None
 
@@ -236,6 +272,9 @@ class NetworkProxy:
             return await _answer(writer, 403, str(refused))
         try:
             up_reader, up_writer = await self._open_upstream(host, port)
+        except Refused as refused:
+            self._report(ConnectionRecord(host, port, False, how, str(refused)))
+            return await _answer(writer, 403, str(refused))
         except ConnectionRefusedError as error:
             self._report(ConnectionRecord(host, port, True, how, f"{reason}; {error}"))
             return await _answer(writer, 502, str(error))
@@ -288,6 +327,10 @@ class NetworkProxy:
             return
         try:
             up_reader, up_writer = await self._open_upstream(host, port)
+        except Refused as refused:
+            self._report(ConnectionRecord(host, port, False, "socks5", str(refused)))
+            writer.write(_socks_reply(2))
+            return
         except ConnectionRefusedError as error:
             self._report(ConnectionRecord(host, port, True, "socks5", f"{reason}; {error}"))
             writer.write(_socks_reply(5))
@@ -350,6 +393,23 @@ async def _answer(writer: asyncio.StreamWriter, status: int, why: str) -> None:
     )
     with contextlib.suppress(ConnectionError):
         await writer.drain()
+
+
+def _local(address: str) -> bool:
+    """Whether `address` is this machine's or its link's: loopback, unspecified, link-local
+    (169.254.169.254 is the clouds' metadata service) or multicast (`LOCAL`)."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return True  # not an address: keep out
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_unspecified or ip.is_link_local or ip.is_multicast
+
+
+LOCAL = "loopback, unspecified, link-local and multicast addresses"
+"""Where a host allowed only by a wildcard (`*`, `*.corp.example`) may not lead: a command
+must not reach the host's own services, nor the cloud's metadata, through a name."""
 
 
 def _host_port(authority: str, default: int) -> tuple[str, int]:

@@ -44,6 +44,13 @@ class NetworkRules(msgspec.Struct, frozen=True):
         return "ask", f"{host} is on neither sandbox.network list"
 
 
+def named(host: str, rules: NetworkRules, granted: Iterable[str] = ()) -> bool:
+    """Whether `host` is allowed by its own name (not by a wildcard): only such a host may
+    lead to this machine's own addresses (`net_proxy.LOCAL`)."""
+    name = normal(host)
+    return any(normal(p) == name for p in (*rules.allowed, *granted))
+
+
 def normal(host: str) -> str:
     """`host` as the rules compare it: lower case, no trailing dot, no IPv6 brackets."""
     return host.strip().strip("[]").rstrip(".").lower()
