@@ -43,15 +43,14 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def session(
     workspace: Path, port: int, hosts: list[str], settings: object = None, **fields: object
 ) -> SessionOptions:
-    """A session whose one turn fetches each of `hosts` with curl, in one bash call each."""
+    """A session whose turns each fetch the `hosts` with curl, in one bash call each."""
     calls = [
         {"name": "bash", "arguments": {"command": f"curl -sS http://{host}:{port}/{host}"}}
         for host in hosts
     ]
+    turns = [{"tool_calls": [c]} for c in calls] + [{"text": "ok"}]
     script = workspace.parent / "script.yaml"
-    script.write_text(
-        json.dumps({"turns": [{"tool_calls": [c]} for c in calls] + [{"text": "ok"}]})
-    )
+    script.write_text(json.dumps({"turns": turns * int(str(fields.pop("turns", 1)))}))
     layer = None if settings is None else json.dumps({"sandbox": {"network": settings}})
     return SessionOptions(
         cwd=workspace,
@@ -209,3 +208,23 @@ async def test_an_answer_no_question_waits_for_is_refused(workspace: Path, port:
     finally:
         await with_network.close()
         await without.close()
+
+
+async def test_the_lists_follow_the_settings_files_during_the_session(
+    workspace: Path, port: int
+) -> None:
+    client = open_client(
+        session(workspace, port, ["allowed.test"], NETWORK, can_ask=False, turns=2)
+    )
+    try:
+        first = await drive_turn(client, "fetch")
+        # A denial the person adds by hand applies from the next connection on.
+        local = workspace / ".moot" / "settings.local.json"
+        local.parent.mkdir(exist_ok=True)
+        denied = {"sandbox": {"network": {"deniedDomains": ["allowed.test"]}}}
+        local.write_text(json.dumps(denied))
+        second = await drive_turn(client, "fetch again")
+    finally:
+        await client.close()
+    assert f"hello allowed.test:{port}" in outputs(first.events)[0]
+    assert "allowed.test is denied by sandbox.network.deniedDomains" in outputs(second.events)[0]

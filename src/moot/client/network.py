@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from moot.client.settings_watch import SettingsWatch
 from moot.protocol import events as ev
 from moot.sandbox.net_proxy import ConnectionRecord, Grant, NetworkProxy
 from moot.sandbox.net_rules import NetworkRules
@@ -25,9 +26,12 @@ from moot.settings import (
     NetworkSettings,
     Settings,
     SettingsError,
+    load_settings,
     network_settings,
     save_allowed_domain,
+    settings_files,
 )
+from moot.settings.layers import SettingsLayers
 
 if TYPE_CHECKING:
     from moot.client.session import SessionAssembly
@@ -42,7 +46,14 @@ def session_network(
     if wanted is None:
         return None
     asks = assembly.can_ask and assembly.asks_about_network
-    return SessionNetwork(wanted, workspace, asks=asks, hosts=assembly.network_hosts)
+    network = SessionNetwork(wanted, workspace, asks=asks, hosts=assembly.network_hosts)
+    network.follow(assembly.settings_layers)
+    return network
+
+
+def rules_of(settings: NetworkSettings) -> NetworkRules:
+    """The proxy's lists from the `sandbox.network` settings."""
+    return NetworkRules(tuple(settings.allowed_domains), tuple(settings.denied_domains))
 
 
 class SessionNetwork:
@@ -64,12 +75,28 @@ class SessionNetwork:
         hosts: Mapping[str, str] | None = None,
     ) -> None:
         self.workspace = workspace
-        rules = NetworkRules(tuple(settings.allowed_domains), tuple(settings.denied_domains))
         self.proxy = NetworkProxy(
-            rules, ask=self.ask if asks else None, record=self._connected, hosts=hosts
+            rules_of(settings), ask=self.ask if asks else None, record=self._connected, hosts=hosts
         )
         self._record: Callable[[ev.Event], object] | None = None
         self._waiting: dict[str, tuple[str, asyncio.Future[Grant]]] = {}
+
+    def follow(self, layers: SettingsLayers) -> None:
+        """Read the lists again whenever the settings files change (an "always" answer, an
+        edit), as the permission rules do; settings that no longer load keep the old lists,
+        and lists that are gone leave none (every host is then asked about or refused)."""
+        watch = SettingsWatch(settings_files(self.workspace))
+
+        def refresh() -> None:
+            if not watch.changed():
+                return
+            try:
+                settings = load_settings(self.workspace, chosen=layers)
+            except SettingsError:
+                return
+            self.proxy.rules = rules_of(network_settings(settings) or NetworkSettings())
+
+        self.proxy.refresh = refresh
 
     def attach(self, record: Callable[[ev.Event], object]) -> None:
         """Record events through `record` (the runtime's `record_session`) from now on."""

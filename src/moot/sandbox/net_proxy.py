@@ -87,6 +87,7 @@ class NetworkProxy:
         ask: Asker | None = None,
         record: Callable[[ConnectionRecord], None] | None = None,
         hosts: Mapping[str, str] | None = None,
+        refresh: Callable[[], None] | None = None,
     ) -> None:
         """Args:
         rules: The lists; replace `rules` when the settings change.
@@ -95,8 +96,10 @@ class NetworkProxy:
         record: Told of every connection once it ends.
         hosts: Names resolved to these addresses instead of by the system (tests name their
             servers on 127.0.0.x so).
+        refresh: Called before each decision: may replace `rules` (the settings changed).
         """
         self.rules = rules
+        self.refresh = refresh
         self.ask = ask
         self.record = record
         self.hosts = {normal(name): address for name, address in (hosts or {}).items()}
@@ -179,6 +182,8 @@ class NetworkProxy:
         Raises:
             Refused: It may not; the message says why and how to allow it.
         """
+        if self.refresh is not None:
+            self.refresh()
         verdict, reason = self.rules.verdict(host, self.granted)
         if verdict == "allow":
             return reason
