@@ -153,3 +153,26 @@ async def test_without_a_proxy_there_is_no_network_and_no_relay(tmp_path: Path) 
     finally:
         await sandbox.close()
     assert "[]" in result.stdout and "REFUSED" in result.stdout
+
+
+async def test_the_docker_relay_goes_with_its_container(tmp_path: Path, port: int) -> None:
+    require(DOCKER)
+    from moot.sandbox.docker import DockerSandbox
+
+    proxy = NetworkProxy(RULES, hosts=HOSTS)
+    sandbox = DockerSandbox(SandboxPolicy(tmp_path, proxy=proxy), session_id="test-net-relay")
+    try:
+        result = await sandbox.run(raw_get("allowed.test", port), cwd=tmp_path, env=ENV, timeout=30)
+        assert "hello allowed.test" in result.stdout
+        container = sandbox.container
+        assert container is not None
+        relay = container.client.containers.get(f"{container.name}-net")
+        assert relay.labels == container.labels  # an orphan is removed with its sandbox's
+        assert relay.attrs["HostConfig"]["NetworkMode"] == f"container:{container.id}"
+        assert container.attrs["HostConfig"]["NetworkMode"] == "none"
+    finally:
+        await sandbox.close()
+    import docker.errors
+
+    with pytest.raises(docker.errors.NotFound):
+        relay.reload()
