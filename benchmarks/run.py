@@ -33,6 +33,7 @@ import lsp_speed
 import mcp_speed
 import peers_speed
 import provider_speed
+import proxy_overhead
 import repl_speed
 import repo_map_speed
 import resume_time
@@ -71,6 +72,7 @@ BENCHMARKS = {
         sandbox_overhead,
         landlock_overhead,
         docker_overhead,
+        proxy_overhead,
         mcp_speed,
         app_speed,
     )

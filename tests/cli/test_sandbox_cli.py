@@ -139,3 +139,26 @@ def test_without_bwrap_on_the_path_auto_runs_commands_under_landlock(tmp_path: P
     assert "new files" in status.stdout, "what Landlock holds differently is said"
     assert run.stdout.startswith("in\n") and "Permission denied" in run.stdout, run
     assert not os.path.exists("/var/tmp/moot-cli-x") and not (workspace / "y").exists()
+
+
+def test_status_and_run_follow_the_network_settings(tmp_path: Path) -> None:
+    require(BACKENDS["bubblewrap"])
+    (tmp_path / ".moot").mkdir()
+    # A repository's file: its denial applies at once, its allowlist waits for approval.
+    network = {"allowedDomains": ["example.com"], "deniedDomains": ["denied.test"]}
+    (tmp_path / ".moot" / "settings.json").write_text(json.dumps({"sandbox": {"network": network}}))
+
+    code, out, _ = cli(["sandbox", "status"], tmp_path, "bubblewrap")
+    assert code == 0
+    assert (
+        "network: only through moot's proxy; allowed: none; denied: denied.test; "
+        "other hosts refused" in out
+    )
+    code, out, _ = cli(
+        ["sandbox", "run", "--", "curl -sS http://denied.test/"], tmp_path, "bubblewrap"
+    )
+    assert "denied.test is denied by sandbox.network.deniedDomains" in out
+    code, out, _ = cli(
+        ["sandbox", "run", "--", "curl -sS http://example.com/"], tmp_path, "bubblewrap"
+    )
+    assert "example.com:80: it is not in sandbox.network.allowedDomains" in out

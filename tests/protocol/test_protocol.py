@@ -109,6 +109,30 @@ EXAMPLES: list[ev.Event] = [
     ),
     ev.McpServerApproved(session_id="s1", seq=9, server="repo", note="approved repo (node x)"),
     ev.McpServerRestarted(session_id="s1", seq=10, server="repo", note="restarting repo"),
+    ev.NetworkConnection(
+        session_id="s1",
+        seq=11,
+        host="pypi.org",
+        port=443,
+        allowed=True,
+        how="connect",
+        reason="allowed by sandbox.network.allowedDomains (pypi.org)",
+        bytes_up=517,
+        bytes_down=40960,
+    ),
+    ev.NetworkAccessRequested(
+        session_id="s1", seq=12, request_id="net_1", host="example.com", port=443
+    ),
+    ev.NetworkAccessDecided(
+        session_id="s1",
+        seq=13,
+        request_id="net_1",
+        host="example.com",
+        approved=True,
+        scope="always",
+        note="added example.com to .moot/settings.local.json",
+        submission_id="sub_9",
+    ),
     ev.SessionRenamed(session_id="s1", seq=7, title="fix the parser", previous="fix it"),
     ev.SessionRenamed(
         session_id="s1",
@@ -237,6 +261,7 @@ OPS = [
     ops.RestoreFiles(run_id="run_1"),
     ops.ApproveMcpServer(name="repo"),
     ops.RestartMcpServer(name="repo"),
+    ops.AnswerNetworkAccess(request_id="net_1", approved=True, scope="session"),
 ]
 
 

@@ -682,3 +682,30 @@ async def test_test_offers_its_failures_and_enter_alone_sends_them_to_the_model(
 
         [sent] = repl.ops(ops.UserTurn)
         assert sent.text.startswith(failures)
+
+
+@pytest.mark.parametrize(
+    ("key", "approved", "scope"),
+    [("y", True, "once"), ("s", True, "session"), ("n", False, "once")],
+)
+async def test_a_network_question_is_asked_as_an_approval(
+    key: str, approved: bool, scope: str
+) -> None:
+    """A sandboxed command's connection to a host on neither `sandbox.network` list: the REPL
+    asks it as it asks an approval (after a pause in typing), and answers with the op."""
+    run = Run().start("install the deps")
+    asked = ev.NetworkAccessRequested(request_id="net_1", host="pypi.org", port=443)
+    client = FakeClient([*run.events, asked], autoplay=False)
+    async with running_repl(client) as repl:
+        await repl.prompt_ready()
+        client.play(until="network_access_requested")
+        await repl.printed("a sandboxed command asks to reach pypi.org:443")
+        await repl.printed("always: saves pypi.org in .moot/settings.local.json")
+        await repl.printed("answer [y/s/a/n]: ")
+        await repl.until(lambda: repl.repl.approvals.asking, "the question asked")
+        repl.clock.advance(GRACE_S + 0.1)
+        repl.type(key)
+        await repl.until(lambda: repl.ops(ops.AnswerNetworkAccess), "the answer")
+    [answer] = repl.ops(ops.AnswerNetworkAccess)
+    assert (answer.request_id, answer.approved, answer.scope) == ("net_1", approved, scope)
+    assert repl.ops(ops.Approve) == repl.ops(ops.Deny) == []

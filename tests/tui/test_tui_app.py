@@ -891,3 +891,28 @@ async def test_an_approvals_choices_wrap_whole_each_key_beside_its_words(width: 
         ):
             assert any(choice in line for line in lines), lines  # whole, on one line
         assert all(len(line) <= choices.size.width for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("key", "approved", "scope"),
+    [("y", True, "once"), ("s", True, "session"), ("n", False, "once")],
+)
+async def test_a_network_question_shows_in_the_approval_pane_and_answers_with_its_op(
+    key: str, approved: bool, scope: str
+) -> None:
+    clock = Clock()
+    asked = ev.NetworkAccessRequested(request_id="net_1", host="pypi.org", port=443)
+    client = FakeClient([*Run().start("install the deps").events, asked])
+    async with app_for(client, clock).run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "install the deps")
+        pane = await shown(pilot)
+        title = str(pane.query_one(".title").render())
+        assert "a sandboxed command asks to reach pypi.org:443" in title
+        assert "saves pypi.org in .moot/settings.local.json" in str(pane._choices(pane.current))
+        clock.now += GRACE_S + 0.01
+        pane.focus()
+        await pilot.press(key)
+        await pilot.pause()
+        assert client.ops[1:] == [
+            ops.AnswerNetworkAccess(request_id="net_1", approved=approved, scope=scope)
+        ]

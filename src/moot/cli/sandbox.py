@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+import msgspec
+
 if TYPE_CHECKING:
     from moot.sandbox.base import Sandbox
 
@@ -59,7 +61,7 @@ def run_sandbox_cli(
     from moot.client.errors import SetupError
     from moot.client.rules import session_rules
     from moot.sandbox.select import SETTING_VARIABLE, choose_sandbox
-    from moot.settings import SettingsError, load_settings
+    from moot.settings import SettingsError, load_settings, network_settings, sandbox_backend
 
     out, err = out or sys.stdout, err or sys.stderr
     env = os.environ if environ is None else environ
@@ -74,6 +76,12 @@ def run_sandbox_cli(
     setting = sandbox_setting(settings, env)
     env = session_environ(settings, env)  # commands start from a session's environment
     policy = sandbox_policy(root, rules, scripts, env_names=settings.env)
+    if (network := network_settings(settings)) is not None:  # nobody is asked here
+        from moot.sandbox.net_proxy import NetworkProxy
+        from moot.sandbox.net_rules import NetworkRules
+
+        lists = NetworkRules(tuple(network.allowed_domains), tuple(network.denied_domains))
+        policy = msgspec.structs.replace(policy, proxy=NetworkProxy(lists))
     try:
         choice = choose_sandbox(setting, policy)
     except ValueError as exc:
@@ -82,7 +90,7 @@ def run_sandbox_cli(
     if options.action == "status":
         from moot.sandbox.status import setting_source, status_lines
 
-        print(f"setting: {setting_source(setting, bool(settings.sandbox), env)}", file=out)
+        print(f"setting: {setting_source(setting, bool(sandbox_backend(settings)), env)}", file=out)
         print("\n".join(status_lines(choice, policy)), file=out)
         return 0 if choice.sandbox is not None else 1
     command = _command_line(options.argv)

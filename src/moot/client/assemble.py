@@ -8,7 +8,8 @@ steps, in this order, because each depends on the last:
 1. `_workspace`: the workspace, hiding what `Read(...)` deny rules cover from every walk, and
    what runs on the host (hook and MCP server scripts, moot's own git), which is protected.
 2. `_sandbox`: the sandbox, masking the denied paths, with those host scripts, the
-   repository's hooks directory and its config files protected (`host_git_at_start`).
+   repository's hooks directory and its config files protected (`host_git_at_start`), and
+   the network proxy the settings ask for (`client/network.py`).
 3. `_policy`: the approval policy (`RulesPolicy`, following the settings files; `NoAsking`
    where nobody answers), and the session's rules as `/permissions` changes them.
 4. `_tools`: the built-in tools (`client/session_tools.py`), less those a bare deny rule
@@ -16,7 +17,8 @@ steps, in this order, because each depends on the last:
 5. `_briefing`: what the session's files make of it (the prompts, skills, peers, commands),
    then the MCP servers' tools (`_mcp`).
 6. `_runtime`: the hooks, the person's tools and the `Runtime`, with the seams its ops reach
-   through (the files' commands and memory, the file snapshots, the MCP servers).
+   through (the files' commands and memory, the file snapshots, the MCP servers, the
+   network questions).
 7. `_sitting`: a resumed session records where the sitting begins, then the mode and model
    the front end names (each an op).
 
@@ -40,10 +42,12 @@ from moot.client.environment import (
     hook_scripts,
     sandbox_policy,
     sandbox_setting,
+    sandbox_source,
     session_environ,
 )
 from moot.client.errors import SetupError
 from moot.client.mcp_ready import ServersReady, servers_ready
+from moot.client.network import SessionNetwork, session_network
 from moot.client.rules import hide_read_denied, inode_check
 from moot.client.session import Session, SessionAssembly
 from moot.client.session_tools import ServersOnDemand, model_tools, person_tools_of
@@ -120,6 +124,7 @@ class _Shell(msgspec.Struct, frozen=True):
     shells: BackgroundShells
     servers: ServersOnDemand
     """The language servers edits ask, started in `choice`'s sandbox as first needed."""
+    network: SessionNetwork | None = None  # the proxy (`sandbox.network`); None: no network
 
 
 class _Policy(msgspec.Struct, frozen=True):
@@ -263,6 +268,8 @@ def _sandbox(given: _Given, place: _Place) -> _Shell:
         added=workspace.added_roots,
     )
     workspace.hidden_inodes = inode_check(rules, workspace.root, policy.masks)
+    if network := session_network(settings, workspace.root, assembly):
+        policy = msgspec.structs.replace(policy, proxy=network.proxy)
     try:
         choice = choose_sandbox(
             sandbox_setting(settings, given.environ),
@@ -280,7 +287,7 @@ def _sandbox(given: _Given, place: _Place) -> _Shell:
         chosen = ChoosableShell(choice.sandbox, assembly.editor_terminal, policy.env_names)
         choice = msgspec.structs.replace(choice, sandbox=chosen)
     servers = ServersOnDemand(workspace.root, settings.lsp, given.environ, choice.sandbox)
-    return _Shell(policy, choice, BackgroundShells(), servers)
+    return _Shell(policy, choice, BackgroundShells(), servers, network)
 
 
 def _policy(given: _Given, place: _Place, shell: _Shell) -> _Policy:
@@ -407,17 +414,9 @@ def _runtime(
     commands and memory of the files, the file snapshots, the MCP servers."""
     assembly, settings, environ = given.assembly, given.settings, given.environ
     store, session_id, workspace = given.store, given.session_id, place.workspace
-    setting = sandbox_setting(settings, environ)
-
-    def sandbox_source() -> str:
-        from moot.sandbox.status import setting_source
-
-        return setting_source(setting, bool(settings.sandbox), environ)
-
     choice, shells, rules = shell.choice, shell.shells, policy.of_session
-    person_tools = person_tools_of(
-        workspace, choice, shell.policy, sandbox_source, shells, rules, environ
-    )
+    source = sandbox_source(settings, environ)
+    person_tools = person_tools_of(workspace, choice, shell.policy, source, shells, rules, environ)
     options = RuntimeOptions(
         tools=shaped.tools,
         limits=assembly.limits,
@@ -443,8 +442,12 @@ def _runtime(
         extra_instructions=assembly.append_system_prompt,
         gate=assembly.gate,
         before_request=ready,
+        network=shell.network,
     )
-    return Runtime(shaped.agents, store=store, session_id=session_id, options=options)
+    runtime = Runtime(shaped.agents, store=store, session_id=session_id, options=options)
+    if shell.network is not None:
+        shell.network.attach(runtime.record_session)
+    return runtime
 
 
 def _sitting(runtime: Runtime, assembly: SessionAssembly) -> None:

@@ -8,7 +8,7 @@ function here (`client/assemble.py::open_session` uses them all).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +16,7 @@ from moot.client.rules import masks_for
 from moot.permissions.rules import RuleSet
 from moot.sandbox.base import DEFAULT_PROTECTED, SandboxPolicy
 from moot.sandbox.select import SETTING_VARIABLE
-from moot.settings import Settings
+from moot.settings import Settings, sandbox_backend
 
 if TYPE_CHECKING:
     from moot.hooks import HookConfig, Hooks
@@ -77,7 +77,20 @@ def hook_scripts(hooks: HookConfig | None, root: Path) -> tuple[str, ...]:
 def sandbox_setting(settings: Settings, environ: Mapping[str, str] | None = None) -> str:
     """Which sandbox to use: `MOOT_SANDBOX`, else the settings' `sandbox`, else auto."""
     env = os.environ if environ is None else environ
-    return env.get(SETTING_VARIABLE) or settings.sandbox or "auto"
+    return env.get(SETTING_VARIABLE) or sandbox_backend(settings) or "auto"
+
+
+def sandbox_source(settings: Settings, environ: Mapping[str, str]) -> Callable[[], str]:
+    """Says where the sandbox setting comes from (`moot.sandbox.status.setting_source`),
+    worked out when asked (`moot sandbox`, `/sandbox`)."""
+    setting = sandbox_setting(settings, environ)
+
+    def source() -> str:
+        from moot.sandbox.status import setting_source
+
+        return setting_source(setting, bool(sandbox_backend(settings)), environ)
+
+    return source
 
 
 def sandbox_policy(

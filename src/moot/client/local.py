@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +78,11 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     max_turns: int | None = None
     can_ask: bool = True
     """False where nobody answers approvals (`moot -p`): what would ask is refused."""
+    asks_about_network: bool = False
+    """The front end shows `network_access_requested` and answers it (`AnswerNetworkAccess`);
+    False: a host on neither `sandbox.network` list is refused."""
+    network_hosts: Mapping[str, str] | None = None
+    """Host names the network proxy resolves to these addresses (tests); None: the system's."""
     auto_commit: bool | None = None
     """Commit what each turn changed as it ends; None: `MOOT_AUTO_COMMIT`, else the settings."""
     read_files: bool = True
@@ -206,6 +211,8 @@ def _assembly(
         hooks=hooks,
         limits=limits,
         can_ask=options.can_ask,
+        asks_about_network=options.asks_about_network,
+        network_hosts=options.network_hosts,
         auto_commit=_auto_commit(options, settings),
         allowed_tools=options.allowed_tools,
         disallowed_tools=options.disallowed_tools,

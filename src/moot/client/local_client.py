@@ -32,7 +32,7 @@ from moot.protocol.client import (
 )
 from moot.protocol.mcp import McpResourceText, McpServerStatus
 from moot.protocol.subscription import Subscription
-from moot.settings import Settings
+from moot.settings import Settings, sandbox_backend
 from moot.store.base import Store
 
 TITLE_WAIT_S = 10.0
@@ -161,7 +161,8 @@ class LocalClient:
         repository's own) names that file rather than saying "on purpose"."""
         shell, settings = self._session.shell, self._settings
         origin = getattr(settings, "origins", {}).get("sandbox")
-        chosen_in_a_file = settings.sandbox == "none" and not os.environ.get("MOOT_SANDBOX")
+        chosen = sandbox_backend(settings)
+        chosen_in_a_file = chosen == "none" and not os.environ.get("MOOT_SANDBOX")
         if shell.backend == "host" and chosen_in_a_file and origin:
             return f'"sandbox": "none" in {origin}'
         return shell.reason

@@ -4,7 +4,7 @@ runtime, and what must end with it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -62,6 +62,13 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     can_ask: bool = True
     """Someone answers approvals (the default); False (`moot -p`): what would ask is refused,
     and no agent waits for a message from the person."""
+    asks_about_network: bool = False
+    """The front end shows `network_access_requested` and answers it (`AnswerNetworkAccess`);
+    False (the default): a host on neither `sandbox.network` list is refused, as where nobody
+    answers (`can_ask` false)."""
+    network_hosts: Mapping[str, str] | None = None
+    """Host names the session's network proxy resolves to these addresses instead of asking
+    the system (tests name their servers on 127.0.0.x so); None (the default): the system's."""
     auto_commit: bool = False
     """Commit the files each turn changed as it ends (`moot undo` takes it back); off by
     default."""

@@ -8,8 +8,9 @@ runtime's options as they are. Each field says its default.
 
 The ops that reach beyond the log answer through seams a session layer fills in: the commands
 and memory its files hold (`SessionCommands`: `RunCommand`, `NoteToMemory`), the snapshots of
-its files (`Snapshots`: `RestoreFiles`) and its MCP servers (`McpServers`:
-`ApproveMcpServer`, `RestartMcpServer`). The runtime answers each op itself, with the same
+its files (`Snapshots`: `RestoreFiles`), its MCP servers (`McpServers`:
+`ApproveMcpServer`, `RestartMcpServer`) and its network questions (`NetworkQuestions`:
+`AnswerNetworkAccess`). The runtime answers each op itself, with the same
 checks as any other (its schema, one submission counter, nothing after `Shutdown`); a session
 without the seam refuses the op.
 """
@@ -119,6 +120,19 @@ class McpServers(Protocol):
         ...
 
 
+class NetworkQuestions(Protocol):
+    """The session's questions about hosts its sandboxed commands connect to
+    (`network_access_requested`), as `AnswerNetworkAccess` reaches them."""
+
+    def answer(self, request_id: str, approved: bool, scope: str) -> tuple[str, str]:
+        """Let the waiting connection go on or refuse it; (its host, what was kept).
+
+        Raises:
+            KeyError: No such question waits.
+        """
+        ...
+
+
 class RuntimeOptions(RunSettings, frozen=True, kw_only=True):
     """How a session's runtime works: its tools, limits and policies, and (from
     `RunSettings`) its gate, hooks, turn end and peers. Every field has a default, so
@@ -160,6 +174,9 @@ class RuntimeOptions(RunSettings, frozen=True, kw_only=True):
     mcp: McpServers | None = None
     """The session's MCP servers (`ApproveMcpServer`, `RestartMcpServer`); None (the
     default): it has none, and refuses both."""
+    network: NetworkQuestions | None = None
+    """The questions about hosts sandboxed commands connect to (`AnswerNetworkAccess`); None
+    (the default): nobody is asked, and the op is refused."""
 
 
 def check(agents: Sequence[Agent], options: RuntimeOptions) -> None:

@@ -33,6 +33,7 @@ from moot.core.session_ops import (
     command_turn,
     compact_refusal,
     mcp_server_op,
+    network_answer,
     note_to_memory,
     op_refused,
     rename,
@@ -272,6 +273,8 @@ class Runtime:
                 )
             case ops.ApproveMcpServer() | ops.RestartMcpServer():
                 return mcp_server_op(op, self.options.mcp, submission)
+            case ops.AnswerNetworkAccess():
+                return network_answer(op, self.options.network, submission)
         raise AssertionError(f"no answer for {op.kind}")  # every op kind is matched above
 
     def refusal(self, op: ops.Op) -> str:

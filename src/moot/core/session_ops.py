@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from moot.core.agent import Agent
-from moot.core.options import CommandTurn, McpServers, SessionCommands, Snapshots
+from moot.core.options import (
+    CommandTurn,
+    McpServers,
+    NetworkQuestions,
+    SessionCommands,
+    Snapshots,
+)
 from moot.core.session import SessionState
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -233,3 +239,23 @@ def mcp_server_op(
         return op_refused(op, f"no MCP server {op.name!r} in this session", submission)
     except ValueError as exc:
         return op_refused(op, str(exc), submission)
+
+
+def network_answer(
+    op: ops.AnswerNetworkAccess, questions: NetworkQuestions | None, submission: str
+) -> ev.Event:
+    """`AnswerNetworkAccess`: `network_access_decided`; refused when no such question waits."""
+    if questions is None:
+        return op_refused(op, "this session asks nothing about the network", submission)
+    try:
+        host, note = questions.answer(op.request_id, op.approved, op.scope)
+    except KeyError:
+        return op_refused(op, f"no network question {op.request_id!r} waits", submission)
+    return ev.NetworkAccessDecided(
+        request_id=op.request_id,
+        host=host,
+        approved=op.approved,
+        scope=op.scope,
+        note=note,
+        submission_id=submission,
+    )

@@ -239,6 +239,19 @@ class RestartMcpServer(_Op, tag="restart_mcp_server", frozen=True):
     name: str
 
 
+class AnswerNetworkAccess(_Op, tag="answer_network_access", frozen=True):
+    """Answer a `network_access_requested`: a sandboxed command's connection to a host on
+    neither `sandbox.network` list. "session" lets the host through for the rest of the
+    session, "always" also writes it into `.moot/settings.local.json`.
+
+    Answered by `network_access_decided`, or by `op_refused` (no such question waits).
+    """
+
+    request_id: str
+    approved: bool
+    scope: Literal["once", "session", "always"] = "once"
+
+
 class Shutdown(_Op, tag="shutdown", frozen=True):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
@@ -262,6 +275,7 @@ Op = (
     | RestoreFiles
     | ApproveMcpServer
     | RestartMcpServer
+    | AnswerNetworkAccess
 )
 OpT = TypeVar("OpT", bound=_Op)
 

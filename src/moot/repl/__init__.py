@@ -124,6 +124,7 @@ class _Connect:
                 session_id=resume,
                 title=task.strip().splitlines()[0][:80] if task.strip() else "",
                 max_turns=options.max_turns,
+                asks_about_network=True,  # `network_access_requested` is asked as approvals are
             )
         )
 

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 
 from prompt_toolkit.input import Input
 
+from moot.frontend.network import NETWORK
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.repl.paint import strip_escapes
@@ -111,7 +112,8 @@ class Approvals:
             self.waiting.pop(0)
             return INTERRUPT
         self._printer.write(f"{key}\n")
-        feedback = await self._line("why not? (Enter: no reason) ") if key == "n" else ""
+        why = key == "n" and request.tool != NETWORK  # a host refused needs no reason
+        feedback = await self._line("why not? (Enter: no reason) ") if why else ""
         op = answer_op(request, key, feedback)
         if op is None or not self.waiting or self.waiting[0] is not request:
             return None  # settled while the reason was typed

@@ -28,6 +28,7 @@ from prompt_toolkit.layout import Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import DummyOutput
 
+from moot.frontend.network import NETWORK, network_answer
 from moot.protocol import events as ev
 from moot.protocol import ops
 
@@ -59,6 +60,13 @@ def choices_for(request: ev.ApprovalRequested) -> list[Choice]:
             Choice("n", "revise: say what to change"),
         ]
     rule = request.suggested_rules[0] if request.suggested_rules else ""
+    if request.tool == NETWORK:
+        return [
+            Choice("y", "yes, once"),
+            Choice("s", f"yes, {rule} for this session"),
+            Choice("a", f"always: saves {rule} in .moot/settings.local.json"),
+            Choice("n", "no"),
+        ]
     choices = [Choice("y", "yes, once")]
     if rule:
         choices += [
@@ -71,6 +79,8 @@ def choices_for(request: ev.ApprovalRequested) -> list[Choice]:
 def answer_op(request: ev.ApprovalRequested, key: str, feedback: str = "") -> ops.Op | None:
     """The op that answers `request` as `key` says (`n` with `feedback`); None for a key that
     is not one of its choices."""
+    if request.tool == NETWORK:
+        return network_answer(request, key)
     plan = request.tool == EXIT_PLAN_MODE
     tool_call, call = request.tool_call_id, request.call_id
     rule = request.suggested_rules[0] if request.suggested_rules else None

@@ -21,6 +21,7 @@ from moot.commands.files import use_session_commands
 from moot.commands.mentions import expand_mentions
 from moot.commands.registry import CommandError, Registry
 from moot.frontend.display import HISTORY_KINDS
+from moot.frontend.network import as_approval
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.activity import WAITING_FOR_MODEL, TurnProgress
@@ -358,6 +359,11 @@ class ReplSession:
                 self._shell.preempt()
             case ev.ApprovalDecided():
                 self._approvals.settled(event.call_id, event.tool_call_id)
+            case ev.NetworkAccessRequested():  # asked as an approval (`frontend.network`)
+                self._approvals.add(as_approval(event))
+                self._shell.preempt()
+            case ev.NetworkAccessDecided():
+                self._approvals.settled("", event.request_id)
             case ev.ModelChanged():  # the new model's name and context window, for the toolbar
                 status = self.client.status()
                 self.facts.model, self.facts.context_window = status.model, status.context_window

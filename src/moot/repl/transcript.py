@@ -21,6 +21,7 @@ import msgspec
 
 from moot.frontend.attach import placeholders
 from moot.frontend.display import key_argument, one_line, result_summary
+from moot.frontend.network import NETWORK
 from moot.frontend.notices import notice, refused_by, turn_spent, turn_stopped
 from moot.frontend.thumbnails import thumbnail
 from moot.protocol import events as ev
@@ -334,6 +335,8 @@ class Transcript:
         self._speaker = ""
         plan = request.tool == EXIT_PLAN_MODE
         what = "approval of a plan" if plan else f"to run {request.tool}"
+        if request.tool == NETWORK:
+            what = f"to reach {request.preview}"
         more = f" (1 of {waiting} waiting)" if waiting > 1 else ""
         asks = strip_escapes(f"{request.agent} asks {what}{more}")
         self.emit(self.paint(asks, "bold", "yellow"), depth)

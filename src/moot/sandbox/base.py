@@ -11,12 +11,15 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import msgspec
 
 from moot.workspace.absent import AbsentPaths
 from moot.workspace.protected import DEFAULT_PROTECTED
+
+if TYPE_CHECKING:
+    from moot.sandbox.net_proxy import NetworkProxy
 
 OutputCallback = Callable[[str], None]
 
@@ -143,7 +146,12 @@ class SandboxPolicy(msgspec.Struct, frozen=True):
     workspace: Path
     """Writable, mounted at the same path inside the sandbox."""
     network: bool = False
-    """False: no network at all (the default)."""
+    """True: the host's whole network (no backend but the host's is given it by the session
+    today). False: none, or only through `proxy`."""
+    proxy: NetworkProxy | None = None
+    """The session's network proxy (`net_proxy`): commands reach the network only through
+    it, which lets through what `sandbox.network` allows (and what the person approves).
+    None (with `network` false): no network at all. Started at the first command."""
     connect_ports: tuple[int, ...] = ()
     """With `network` off, TCP ports commands may still connect to: a local proxy's, the only
     way out. Landlock's rules name a port, not an address: under Landlock the port is open on

@@ -59,7 +59,10 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>` (the com
   `nosuid` inside the sandbox does not reach. So a seccomp filter refuses set-user-ID and
   set-group-ID bits as a command asks for them (`seccomp`, passed with `--seccomp`); where
   it has no filter for the machine, the bits are cleared after each command (`set_id`).
-- No network (`--unshare-net`: only a loopback of its own) unless `policy.network`.
+- No network (`--unshare-net`: only a loopback of its own) unless `policy.network`. With a
+  proxy (`policy.proxy`, the `sandbox.network` allowlist) the network stays unshared: its
+  Unix socket is bound in and the command runs behind a relay on the sandbox's own loopback
+  (`net_relay`), which the proxy variables name, so the proxy is the only way out.
 - The environment holds only the variables `env.scrub_env` passes (named ones, none that
   looks secret); `TMPDIR=/tmp`.
 
@@ -118,6 +121,7 @@ from moot.sandbox.home import (
     home_dirs,
 )
 from moot.sandbox.host import Launch, ProcessSandbox
+from moot.sandbox.net_relay import proxy_env, relay_argv, relay_python
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import (
     moot_dirs,
@@ -197,6 +201,8 @@ class BubblewrapSandbox(ProcessSandbox):
         self._git_file: str | None = None
         """The commands' git config on the host; "" when there is none; None: not made yet."""
         self._home_lock = threading.Lock()
+        self.relay_python = relay_python()
+        """The Python the network relay runs with (`net_relay`), when there is a proxy."""
 
     @property
     def tmp(self) -> Path:
@@ -222,6 +228,7 @@ class BubblewrapSandbox(ProcessSandbox):
             # The thread runs on regardless: close the descriptors it opens once it is done.
             preparing.add_done_callback(_close_prepared)
             raise
+        proxy = await self.policy.proxy.start() if self.policy.proxy is not None else None
         fds = tuple((ready.guard_fds or {}).values())
         seccomp_fd = None
         try:
@@ -246,11 +253,15 @@ class BubblewrapSandbox(ProcessSandbox):
                 home_size=HOME_TMPFS_SIZE if tmpfs_size_supported(self.bwrap) else None,
                 seccomp_fd=seccomp_fd,
                 added=self.policy.added,
+                proxy_socket=proxy.socket if proxy is not None else None,
             )
         except BaseException:
             Launch([], fds).close()
             raise
-        return Launch([*args, "--", "bash", "-c", command], fds)
+        argv = ["bash", "-c", command]
+        if proxy is not None:
+            argv = relay_argv(self.relay_python, argv)
+        return Launch([*args, "--", *argv], fds)
 
     def _prepare(self) -> _Prepared:
         """Make the missing protected directories, then work out the masks in force (moot's
@@ -296,7 +307,8 @@ class BubblewrapSandbox(ProcessSandbox):
             return Path(self._git_file) if self._git_file else None
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
-        return scrub_env(env, named=self.policy.env_names, extra={"TMPDIR": "/tmp"})
+        extra = {"TMPDIR": "/tmp", **(proxy_env() if self.policy.proxy is not None else {})}
+        return scrub_env(env, named=self.policy.env_names, extra=extra)
 
     async def run(
         self,
@@ -330,9 +342,11 @@ class BubblewrapSandbox(ProcessSandbox):
         return await super().start(command, cwd=cwd, env=env)
 
     async def close(self) -> None:
-        """Kill background commands, sweep away what they made that no command may make, and
-        remove the private `/tmp` and the empty file."""
+        """Kill background commands, sweep away what they made that no command may make, stop
+        the network proxy, and remove the private `/tmp` and the empty file."""
         await super().close()
+        if self.policy.proxy is not None:
+            await self.policy.proxy.close()
         await sweep_absent(self.policy)
         if self._tmp is not None:
             await asyncio.to_thread(shutil.rmtree, self._tmp, ignore_errors=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from moot.sandbox.base import SandboxMasks, masks_below, protected_in, rename_guards
 from moot.sandbox.home import HiddenHome, covered
+from moot.sandbox.net_relay import SOCKET_INSIDE
 
 NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 DROP_ALL = ("--cap-drop", "ALL")
@@ -48,6 +49,7 @@ def bwrap_args(
     home_size: int | None = None,
     seccomp_fd: int | None = None,
     added: Sequence[Path] = (),
+    proxy_socket: Path | None = None,
 ) -> list[str]:
     """The `bwrap` arguments before `--` for one command (see the module docstring).
 
@@ -66,16 +68,14 @@ def bwrap_args(
     `.moot` and the absolute paths of `protected` in them read-only, and their rename guards
     (`guard_fds` keys them by absolute path), before the workspace: its binds and masks win
     where they meet. Masks in them are absolute paths.
+    `proxy_socket` (the network proxy's, `net_proxy`) is bound at `net_relay.SOCKET_INSIDE`.
     """
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for proc_path in PROC_READ_ONLY:
         args += ["--ro-bind-try", proc_path, proc_path]
-    args += ["--tmpfs", "/run"]
+    args += ["--tmpfs", "/run", *_run_binds(network, proxy_socket)]
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
         args += ["--tmpfs", "/var/run"]
-    if network:  # name resolution may go through systemd-resolved's stub, under /run
-        for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
-            args += ["--ro-bind-try", resolver, resolver]
     args += home_args(homes, gitconfig, home_size)
     if reveal is not None and covered(str(reveal), homes):
         args += ["--ro-bind-try", str(reveal), str(reveal)]
@@ -108,6 +108,19 @@ def bwrap_args(
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    return args
+
+
+def _run_binds(network: bool, proxy_socket: Path | None) -> list[str]:
+    """What is bound into the sandbox's own `/run`: with the network, the resolvers' stubs
+    (name resolution may go through systemd-resolved's, under `/run`); with a proxy, its
+    socket (a read-only bind still lets the relay `connect()`)."""
+    args: list[str] = []
+    if network:
+        for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
+            args += ["--ro-bind-try", resolver, resolver]
+    if proxy_socket is not None:
+        args += ["--ro-bind", str(proxy_socket), SOCKET_INSIDE]
     return args
 
 
@@ -202,6 +215,7 @@ def mask_args(
     empty_file: Path,
     hidden: list[Path],
     added: Sequence[Path] = (),
+    proxy_socket: Path | None = None,
 ) -> list[str]:
     """The mounts that mask what deny rules cover; parents before what lies below them. An
     absolute path is masked where the sandbox shows the host's file: in an added directory

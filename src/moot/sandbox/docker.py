@@ -5,7 +5,9 @@ one): root file system read-only, a tmpfs `/tmp`, the workspace bind-mounted rea
 same path with its protected paths (`.git`, `.moot`) mounted read-only on top (`.moot` is made
 on the host first when it is missing: `policy.made_when_missing`), the session's own outputs
 directory read-only (nothing else of moot's: where its directories lie inside the workspace
-they are hidden, `private`), no network unless the policy allows it, memory, CPU and PID
+they are hidden, `private`), no network unless the policy allows it (with a proxy, the
+`sandbox.network` allowlist, still none: a relay container in its network namespace is the
+way to the proxy, `net_docker`), memory, CPU and PID
 limits, every capability dropped, no new privileges, and an init as PID 1 so orphans are
 reaped. A new container per command would cost about a second; an exec costs tens of
 milliseconds.
@@ -88,6 +90,8 @@ from moot.sandbox.docker_exec import (
 )
 from moot.sandbox.docker_image import DockerSettings
 from moot.sandbox.docker_masks import ContainerMasks, MaskId, mask_ids
+from moot.sandbox.net_docker import RelayError, start_relay
+from moot.sandbox.net_relay import proxy_env, relay_python
 from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
 from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
@@ -177,6 +181,11 @@ class DockerSandbox:
         """What the container's mounts mask (see the module docstring)."""
         self._empty: Path | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._proxy_socket: Path | None = None
+        """The session's network proxy (`policy.proxy`), once started: a relay container
+        joins each sandbox container to it (`net_docker`)."""
+        self._relays: dict[str, Container] = {}
+        """Each sandbox container's relay, by the sandbox container's id."""
 
     @staticmethod
     def available(image: str = docker_image.DEFAULT_IMAGE) -> Availability:
@@ -289,9 +298,11 @@ class DockerSandbox:
         self._forget_container()
         self._engine = None
         if container is not None:
-            await asyncio.to_thread(docker_image.remove, container)
+            await asyncio.to_thread(self._remove, container)
         if engine is not None:
             engine.close()
+        if self.policy.proxy is not None:
+            await self.policy.proxy.close()
         if self._empty is not None:
             await asyncio.to_thread(shutil.rmtree, self._empty.parent, ignore_errors=True)
             self._empty = None
@@ -302,6 +313,9 @@ class DockerSandbox:
         workdir = str(self._inside(cwd))
         tag = uuid.uuid4().hex[:16]
         environment = container_env(env, tag, self.policy.env_names)
+        if self.policy.proxy is not None:
+            self._proxy_socket = (await self.policy.proxy.start()).socket
+            environment.update(proxy_env())
         running = ContainerExec(tag, asyncio.get_running_loop(), feed)
         masks = await asyncio.to_thread(self._masks_now)
         for attempt in (1, 2):
@@ -317,7 +331,7 @@ class DockerSandbox:
                     raise
                 # The container was removed or stopped under us: start a new one, once.
                 self._forget_container()
-                await asyncio.to_thread(docker_image.remove, container)
+                await asyncio.to_thread(self._remove, container)
         raise AssertionError("unreachable")
 
     async def _kill(self, running: ContainerExec) -> None:
@@ -347,7 +361,7 @@ class DockerSandbox:
                 self._refuse_while_busy(masks)
                 old = self._container
                 self._forget_container()
-                await asyncio.to_thread(docker_image.remove, old)
+                await asyncio.to_thread(self._remove, old)
             if self._container is None:
                 self._container = await asyncio.to_thread(self._start_container, masks.masks)
                 self._masked = masks.ids
@@ -433,10 +447,25 @@ class DockerSandbox:
                 reason = docker_image.first_line(error)
                 raise DockerSandboxError(f"could not start the container: {reason}") from error
             raise
+        if self._proxy_socket is not None:
+            try:
+                self._relays[container.id] = start_relay(
+                    self._engine, container, self._proxy_socket, relay_python()
+                )
+            except BaseException as error:
+                docker_image.remove(container)
+                if isinstance(error, RelayError):
+                    raise DockerSandboxError(str(error)) from error
+                raise
         # Should the session end without close() (the interpreter exits, say), the container
         # goes with it; only a crash leaves it to the next session's cleanup_orphans().
-        self._finalizer = weakref.finalize(self, docker_image.remove, container)
+        both = [self._relays.get(container.id), container]
+        self._finalizer = weakref.finalize(self, _remove_all, both)
         return container
+
+    def _remove(self, container: Container) -> None:
+        """Remove a sandbox container and its relay, if it has one (a blocking call)."""
+        _remove_all([self._relays.pop(container.id, None), container])
 
     def _outputs_to_show(self) -> Path | None:
         """The session's outputs directory, made now, to mount read-only: a command may `grep`
@@ -450,3 +479,10 @@ class DockerSandbox:
         except OSError:
             return None
         return directory
+
+
+def _remove_all(containers: list[Container | None]) -> None:
+    """Remove each container (a relay before the sandbox container whose network it joins)."""
+    for container in containers:
+        if container is not None:
+            docker_image.remove(container)

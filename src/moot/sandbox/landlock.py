@@ -65,6 +65,7 @@ from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.landlock_policy import grants_and_caps
 from moot.sandbox.landlock_rules import Planner, Rule
 from moot.sandbox.landlock_spawn import Zygote, ZygoteCommand
+from moot.sandbox.net_relay import proxy_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import moot_dirs, place, private_paths, system_secrets, with_private
 from moot.sandbox.process import KILL_GRACE
@@ -143,6 +144,9 @@ class LandlockSandbox(ProcessSandbox):
         """Starts the commands (`landlock_zygote` says why not moot itself)."""
         self._own: Path | None = None
         """A private directory holding the commands' git config; made on first use."""
+        self._proxy_port: int | None = None
+        """The session's proxy's loopback port (`policy.proxy`), once it listens: the one
+        port commands may connect to besides `policy.connect_ports`."""
 
     @property
     def tmp(self) -> Path:
@@ -152,6 +156,10 @@ class LandlockSandbox(ProcessSandbox):
         return self._tmp
 
     async def launch(self, command: str, cwd: Path) -> Launch:
+        if self.policy.proxy is not None and self._proxy_port is None:
+            # Landlock shares the host's network: the proxy listens on a loopback port too,
+            # the only one its rules open (`net_proxy.NetworkProxy.start`).
+            self._proxy_port = (await self.policy.proxy.start(tcp=True)).port
         # The masks walk the workspace and the rules list directories: off the event loop.
         preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
         try:
@@ -228,12 +236,17 @@ class LandlockSandbox(ProcessSandbox):
                 finally:
                     os.close(fd)
             if net:
-                for port in self.policy.connect_ports:
+                for port in self._open_ports():
                     ll.add_port_rule(ruleset, port, ll.NET_CONNECT_TCP)
         except BaseException:
             os.close(ruleset)
             raise
         return ruleset
+
+    def _open_ports(self) -> tuple[int, ...]:
+        """The TCP ports commands may connect to with the network off."""
+        proxy = (self._proxy_port,) if self._proxy_port else ()
+        return (*self.policy.connect_ports, *proxy)
 
     def _own_dir(self) -> Path:
         """A private directory of this sandbox, read-only to commands, holding their global
@@ -247,6 +260,8 @@ class LandlockSandbox(ProcessSandbox):
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
         extra = {"TMPDIR": str(self.tmp), "GIT_CONFIG_GLOBAL": str(self._own_dir() / "gitconfig")}
+        if self._proxy_port:
+            extra |= proxy_env(port=self._proxy_port)
         return scrub_env(env, named=self.policy.env_names, extra=extra)
 
     async def run(
@@ -279,6 +294,8 @@ class LandlockSandbox(ProcessSandbox):
         """Kill background commands, sweep, and remove the private directories."""
         await super().close()
         self._zygote.stop()
+        if self.policy.proxy is not None:
+            await self.policy.proxy.close()
         await sweep_absent(self.policy)
         for directory in (self._tmp, self._own):
             if directory is not None:

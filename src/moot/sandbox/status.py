@@ -26,10 +26,21 @@ def status_lines(choice: SandboxChoice, policy: SandboxPolicy) -> list[str]:
             lines.append(f"hidden by deny rules: {', '.join(hidden) or 'nothing yet'}")
             if masks.read_only:
                 lines.append(f"read-only by deny rules: {', '.join(masks.read_only)}")
-        lines.append(f"network: {'allowed' if policy.network else 'off'}")
+        lines.append(f"network: {network_line(policy)}")
     if choice.backend == "landlock":
         lines.append(LANDLOCK_NOTE)
     return lines
+
+
+def network_line(policy: SandboxPolicy) -> str:
+    """What commands may reach: nothing, everything, or what the proxy lets through."""
+    if policy.proxy is None:
+        return "allowed" if policy.network else "off"
+    rules = policy.proxy.rules
+    allowed = ", ".join(rules.allowed) or "none"
+    denied = f"; denied: {', '.join(rules.denied)}" if rules.denied else ""
+    other = "asked about" if policy.proxy.ask is not None else "refused"
+    return f"only through moot's proxy; allowed: {allowed}{denied}; other hosts {other}"
 
 
 def setting_source(setting: str, in_settings: bool, env: Mapping[str, str]) -> str:

@@ -14,9 +14,11 @@ from moot.protocol.modes import ModeName
 from moot.providers.catalog import CatalogEntry
 from moot.settings.review import SESSION_VARIABLES
 from moot.settings.schema import (
+    NetworkSettings,
     Permissions,
     ReplSettings,
     SandboxName,
+    SandboxSettings,
     ScrollbackFormat,
     Settings,
     SettingsError,
@@ -30,6 +32,7 @@ _UNCHECKED_KEYS = frozenset({"$schema"})
 
 _CHOICES: dict[str, Any] = {
     "sandbox": SandboxName,
+    "sandbox.backend": SandboxName,
     "permissions.defaultMode": ModeName,
     "ui.scrollback": ScrollbackFormat,
 }
@@ -40,6 +43,8 @@ _KEYS: dict[str, type[msgspec.Struct]] = {
     "ui": TerminalOptions,
     "repl": ReplSettings,
     "verify": VerifySettings,
+    "sandbox": SandboxSettings,
+    "sandbox.network": NetworkSettings,
 }
 """The objects that refuse unknown keys by key path (`*`: any key of a dictionary), to list the
 keys they take."""

@@ -112,6 +112,8 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
                         hooks[event] = groups  # a malformed value: the hook parser names it
             elif key in ("env", "ui", "repl", "verify") and isinstance(value, dict):
                 merged[key] = {**merged.get(key, {}), **value}
+            elif key == "sandbox" and isinstance(value, dict | str):
+                merged[key] = _sandbox_merged(merged.get(key), value)
             elif key in ("models", "lsp") and isinstance(value, dict):
                 models = merged.setdefault(key, {})
                 for name, entry in value.items():
@@ -122,6 +124,28 @@ def merge(layers: list[dict[str, Any]]) -> Settings:
                 merged[key] = value
     merged["permissions"] = {**rules, "defaultMode": mode}
     return validate(merged, "settings")
+
+
+def _sandbox_merged(before: object, value: dict[str, Any] | str) -> object:
+    """The `sandbox` key over the one before it: the backend of the later file wins, the
+    network lists add up; a string stays a string until an object joins it."""
+    if isinstance(value, str) and not isinstance(before, dict):
+        return value
+    old = before if isinstance(before, dict) else {"backend": before} if before else {}
+    new = value if isinstance(value, dict) else {"backend": value}
+    merged = {**old, **{k: v for k, v in new.items() if k != "network"}}
+    networks = [n for n in (old.get("network"), new.get("network")) if isinstance(n, dict)]
+    if networks:
+        lists: dict[str, list[Any]] = {}
+        for network in networks:
+            for name, listed in network.items():
+                into = lists.setdefault(name, [])
+                if isinstance(listed, list):
+                    into += [item for item in listed if item not in into]
+                else:
+                    lists[name] = listed  # a malformed value: the schema check names it
+        merged["network"] = lists
+    return merged
 
 
 _ORIGIN_KEYS = ("model", "sandbox", "autoCommit")

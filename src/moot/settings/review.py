@@ -6,13 +6,16 @@ file can ask for what runs code on the host or lets the model do more without as
 `"sandbox": "none"`, allow rules, a default mode of `acceptEdits` or `bypassPermissions`,
 `verify` (the commands the `lint` and `test` tools run: the model runs them believing them the
 project's checks), `autoCommit` and `allowGitHooks` (git on the host, hooks included), a
-language server's `command` or `args` (`lsp`: a program to run), and `env` (it reaches model
+language server's `command` or `args` (`lsp`: a program to run), the hosts shell commands
+may reach (`sandbox.network.allowedDomains`), and `env` (it reaches model
 requests and commands: a base URL, a proxy or a key sends the conversation elsewhere); and what
 weakens a safeguard: `models` (a price of 0 defeats `--max-cost`) and `snapshotMaxBytes` (0
 keeps nothing for a rewind). Those are its *grants*. A project file's grants are held, left out
 of the merged settings, until the person approves that file's exact content in this workspace
 (`/trust` in a session, `moot trust` in a shell); any change to the file holds them again.
-What only restricts (deny and ask rules, plan mode, a sandbox backend, the model, the look)
+What only restricts (deny and ask rules, plan mode, a sandbox backend, denied hosts
+(`sandbox.network.deniedDomains`: a `network` object with no allowlist turns on the proxy,
+which asks about every host), the model, the look)
 takes effect at once. The user's own settings (`<config dir>/settings.json`) are never held.
 
 Approvals live in `<data dir>/settings-approvals.json` (0600, in a 0700 directory): workspace ->
@@ -85,6 +88,15 @@ def held_out(data: Mapping[str, Any]) -> dict[str, Any]:
             permissions = dict(kept["permissions"])
             permissions.pop(key.partition(".")[2], None)
             kept["permissions"] = permissions
+        elif key.startswith("sandbox."):
+            sandbox = dict(kept["sandbox"])
+            if key == "sandbox.backend":
+                sandbox.pop("backend", None)
+            else:  # the allowlist: the rest of `network` (its denials) applies at once
+                sandbox["network"] = {
+                    k: v for k, v in sandbox["network"].items() if k != "allowedDomains"
+                }
+            kept["sandbox"] = sandbox
         elif key.startswith("env."):
             env = dict(kept["env"])
             env.pop(key.partition(".")[2], None)
@@ -116,8 +128,26 @@ def _grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _found_grants(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    if data.get("sandbox") == "none":
+    sandbox = data.get("sandbox")
+    if sandbox == "none":
         found.append(("sandbox", '"sandbox": "none" (shell commands run on the host, unsandboxed)'))
+    elif isinstance(sandbox, Mapping):
+        if sandbox.get("backend") == "none":
+            found.append(
+                (
+                    "sandbox.backend",
+                    '"backend": "none" (shell commands run on the host, unsandboxed)',
+                )
+            )
+        network = sandbox.get("network")
+        allowed = network.get("allowedDomains") if isinstance(network, Mapping) else None
+        if isinstance(allowed, list) and (hosts := [h for h in allowed if isinstance(h, str)]):
+            found.append(
+                (
+                    "sandbox.network.allowedDomains",
+                    f"network access for shell commands to {', '.join(hosts)}",
+                )
+            )
     permissions = data.get("permissions")
     permissions = permissions if isinstance(permissions, Mapping) else {}
     mode = permissions.get("defaultMode")

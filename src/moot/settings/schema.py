@@ -107,6 +107,39 @@ class LanguageServerSetting(msgspec.Struct, kw_only=True, forbid_unknown_fields=
     """No server for this language: edits report no diagnostics."""
 
 
+class NetworkSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What a sandboxed command may reach through the session's proxy (`sandbox.network`);
+    set at all, commands get the network through the proxy only (`moot.sandbox.net_proxy`)."""
+
+    allowed_domains: list[str] = msgspec.field(default_factory=list, name="allowedDomains")
+    """Hosts reached without asking: `pypi.org`, or `*.pypi.org` for every host below it.
+    They add up across the files; a repository's are held until the person approves them."""
+    denied_domains: list[str] = msgspec.field(default_factory=list, name="deniedDomains")
+    """Hosts always refused, whatever is allowed or answered; they add up across the files."""
+
+
+class SandboxSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The `sandbox` key as an object."""
+
+    backend: SandboxName | None = None
+    """What the `sandbox` key as a string says: `auto`, `bubblewrap`, `docker` or `none`."""
+    network: NetworkSettings | None = None
+    """Unset: commands have no network. Set (even `{}`): through the proxy, by these lists,
+    and a host on neither is asked about (refused where nobody answers)."""
+
+
+def sandbox_backend(settings: Settings) -> SandboxName | None:
+    """The sandbox the settings name, the `sandbox` key a string or an object."""
+    chosen = settings.sandbox
+    return chosen.backend if isinstance(chosen, SandboxSettings) else chosen
+
+
+def network_settings(settings: Settings) -> NetworkSettings | None:
+    """The `sandbox.network` settings; None: commands have no network."""
+    chosen = settings.sandbox
+    return chosen.network if isinstance(chosen, SandboxSettings) else None
+
+
 class Settings(msgspec.Struct, kw_only=True):
     """Everything a settings file may hold; another top-level key is ignored with a
     `SettingsWarning` (see the module docstring)."""
@@ -115,8 +148,9 @@ class Settings(msgspec.Struct, kw_only=True):
     """The model to use, `provider/model`."""
     permissions: Permissions = msgspec.field(default_factory=Permissions)
     """Permission rules and the starting mode; the rule lists add up across the files."""
-    sandbox: SandboxName | None = None
-    """Where shell commands run; `none` runs them on the host, deliberately."""
+    sandbox: SandboxName | SandboxSettings | None = None
+    """Where shell commands run (`none` runs them on the host, deliberately); or an object
+    with that as `backend` and the network commands may reach (`network`)."""
     auto_commit: bool | None = msgspec.field(default=None, name="autoCommit")
     """Commit the files a turn changed at its end (`moot undo` takes it back)."""
     allow_git_hooks: bool | None = msgspec.field(default=None, name="allowGitHooks")

@@ -92,6 +92,37 @@ def save_local_rule(project: Path, kind: RuleKind, rule: str) -> Path:
     return path
 
 
+def save_allowed_domain(project: Path, host: str) -> Path:
+    """Add `host` to `.moot/settings.local.json`'s `sandbox.network.allowedDomains` (an
+    "always" answer to a network question), as `save_local_rule` adds a rule; a `sandbox`
+    that is a string there becomes the object's `backend`.
+
+    Raises:
+        SettingsError: The file cannot be read, or `.moot` is a symlink.
+    """
+    path = local_settings_file(project)
+    directory = path.parent
+    if directory.is_symlink():
+        raise SettingsError(f"{directory} is a symlink; moot does not write settings through it")
+    before = read_bytes(path)
+    data = {} if before is None else parse(path, before)
+    sandbox = data.get("sandbox")
+    sandbox = (
+        dict(sandbox) if isinstance(sandbox, dict) else {"backend": sandbox} if sandbox else {}
+    )
+    network = dict(sandbox.get("network") or {})
+    allowed = list(network.get("allowedDomains") or [])
+    if host not in allowed:
+        allowed.append(host)
+    network["allowedDomains"] = allowed
+    sandbox["network"] = network
+    data["sandbox"] = sandbox
+    directory.mkdir(parents=True, exist_ok=True)
+    _write(project, path, data, before)
+    keep_out_of_git(project, "/.moot/settings.local.json")
+    return path
+
+
 def keep_out_of_git(project: Path, pattern: str) -> bool:
     """Name `pattern` in the repository's `.git/info/exclude`: git then ignores a personal
     file without a file of moot's own that `git status` would show (a `.moot/.gitignore` was

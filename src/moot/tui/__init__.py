@@ -143,6 +143,7 @@ class _Sessions:
             allowed_tools=rule_list(options.allowed_tools),
             disallowed_tools=rule_list(options.disallowed_tools),
             agents=options.agents,
+            asks_about_network=True,  # `network_access_requested` is asked as approvals are
         )
 
     def new(self, model: str | None = None) -> Client:

@@ -26,6 +26,7 @@ from moot.commands.files import use_session_commands
 from moot.commands.registry import Registry
 from moot.frontend.display import HISTORY_KINDS
 from moot.frontend.fuzzy import PathIndex
+from moot.frontend.network import as_approval
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import Client
@@ -354,6 +355,10 @@ class SessionView:
                 panes.approvals.add(event)
             case ev.ApprovalDecided():
                 panes.approvals.settled(event.call_id, event.tool_call_id)
+            case ev.NetworkAccessRequested():  # asked as an approval (`frontend.network`)
+                panes.approvals.add(as_approval(event))
+            case ev.NetworkAccessDecided():
+                panes.approvals.settled("", event.request_id)
             case ev.ModelChanged():  # the model's context window comes with its status
                 status = self.client.status()
                 panes.status.from_status(status, branch=status.git_branch)

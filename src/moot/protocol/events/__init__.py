@@ -51,6 +51,9 @@ from moot.protocol.events.session import (
     MemoryNoted,
     ModeChanged,
     ModelChanged,
+    NetworkAccessDecided,
+    NetworkAccessRequested,
+    NetworkConnection,
     OpRefused,
     RunToolsInterrupted,
     SessionForked,
@@ -98,6 +101,9 @@ __all__ = [
     "ModeChanged",
     "ModelChanged",
     "ModelResponded",
+    "NetworkAccessDecided",
+    "NetworkAccessRequested",
+    "NetworkConnection",
     "OpRefused",
     "RunResumed",
     "RunToolsInterrupted",
@@ -160,6 +166,9 @@ Event = (
     | FilesRestored
     | McpServerApproved
     | McpServerRestarted
+    | NetworkConnection
+    | NetworkAccessRequested
+    | NetworkAccessDecided
 )
 """Any event; tagged by `kind` in JSON."""
 
@@ -183,6 +192,9 @@ SESSION_KINDS = frozenset(
         "files_restored",
         "mcp_server_approved",
         "mcp_server_restarted",
+        "network_connection",
+        "network_access_requested",
+        "network_access_decided",
     }
 )
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""

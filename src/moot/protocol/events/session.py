@@ -146,3 +146,43 @@ class McpServerRestarted(EventBase, tag="mcp_server_restarted", frozen=True):
 
     server: str
     note: str
+
+
+class NetworkConnection(EventBase, tag="network_connection", frozen=True):
+    """A sandboxed command's connection through the session's network proxy (the
+    `sandbox.network` allowlist), recorded as it ends; a refused one at once. A session event:
+    a background command connects outside any run."""
+
+    host: str
+    """The host the command named (a name, or an address as it wrote it)."""
+    port: int
+    allowed: bool
+    how: Literal["connect", "http", "socks5"]
+    """HTTP `CONNECT` (a tunnel: TLS and the rest), a plain `http://` request, or SOCKS5."""
+    reason: str = ""
+    """Which list, or whose answer, let it through or refused it; why it failed."""
+    bytes_up: int = 0
+    """Sent from the command to the host."""
+    bytes_down: int = 0
+
+
+class NetworkAccessRequested(EventBase, tag="network_access_requested", frozen=True):
+    """A sandboxed command connects to a host on neither `sandbox.network` list: the
+    connection waits for `AnswerNetworkAccess` with this `request_id`. A session event."""
+
+    request_id: str
+    host: str
+    port: int
+
+
+class NetworkAccessDecided(EventBase, tag="network_access_decided", frozen=True):
+    """The person answered a `network_access_requested` (`AnswerNetworkAccess`): "session" lets
+    the host through for the rest of the session, "always" writes it into
+    `.moot/settings.local.json`'s `sandbox.network.allowedDomains`. A session event."""
+
+    request_id: str
+    host: str
+    approved: bool
+    scope: Literal["once", "session", "always"] = "once"
+    note: str = ""
+    """What an "always" wrote, or why it could not."""

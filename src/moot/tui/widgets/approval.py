@@ -27,6 +27,7 @@ from textual import events
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
+from moot.frontend.network import NETWORK, network_answer
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.tui.keys import action_of, key_of
@@ -159,11 +160,21 @@ class ApprovalPane(Vertical):
         if request is None:
             return
         more = f"  (1 of {len(self.queue)})" if len(self.queue) > 1 else ""
-        what = "plan" if request.tool == EXIT_PLAN_MODE else request.tool
-        self.query_one(".title", Static).update(f"{request.agent} asks to run {what}{more}")
+        what = "run plan" if request.tool == EXIT_PLAN_MODE else f"run {request.tool}"
+        if request.tool == NETWORK:
+            what = f"reach {request.preview}"
+        self.query_one(".title", Static).update(f"{request.agent} asks to {what}{more}")
 
     def _choices(self, request: ev.ApprovalRequested) -> Choices:
-        if request.tool == EXIT_PLAN_MODE:
+        host = request.suggested_rules[0] if request.suggested_rules else ""
+        if request.tool == NETWORK:
+            pairs = [
+                ("approve_once", "yes, once"),
+                ("approve_session", f"yes, {host} for this session"),
+                ("approve_always", f"always: saves {host} in .moot/settings.local.json"),
+                ("deny", "no"),
+            ]
+        elif request.tool == EXIT_PLAN_MODE:
             pairs = [
                 ("approve_once", "approve, ask before each edit"),
                 ("approve_always", "approve, accept edits"),
@@ -270,6 +281,9 @@ class ApprovalPane(Vertical):
         request = self.current
         if request is None:
             return
+        if request.tool == NETWORK:  # a host needs no reason to be refused
+            self.post_message(Answered(network_answer(request, _NETWORK_KEYS[action])))
+            return
         plan = request.tool == EXIT_PLAN_MODE
         tool_call, call = request.tool_call_id, request.call_id
         rule = request.suggested_rules[0] if request.suggested_rules else None
@@ -299,6 +313,10 @@ class ApprovalPane(Vertical):
         self.remove_class("-feedback")
         op = ops.Deny(tool_call_id=request.tool_call_id, call_id=request.call_id, feedback=feedback)
         self.post_message(Answered(op))
+
+
+_NETWORK_KEYS = {"approve_once": "y", "approve_session": "s", "approve_always": "a", "deny": "n"}
+"""Each answer as the key `frontend.network.network_answer` reads."""
 
 
 class Choices:
