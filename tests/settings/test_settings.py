@@ -92,7 +92,8 @@ def test_bad_files_name_themselves(tmp_path: Path, content: str, words: str) -> 
         ),
         (
             '{"sandbox": "chroot"}',
-            "sandbox: Invalid enum value 'chroot'; expected one of auto, bubblewrap, docker, none",
+            "sandbox: Invalid enum value 'chroot'; expected one of auto, bubblewrap, seatbelt,"
+            " docker, none",
         ),
         ('{"autoCommit": "maybe"}', "autoCommit: Expected `bool | null`, got `str`"),
         ('{"auto_commit": true}', "auto_commit: did you mean autoCommit?"),

@@ -1,8 +1,8 @@
 """`moot sandbox status | run -- <command>`: which sandbox runs shell commands, and a try of one.
 
-The setting comes from `MOOT_SANDBOX` (auto, bubblewrap, docker or none), else the settings'
-`sandbox`, else auto. The workspace is the current directory, contained as a session's shell
-commands are: what the settings' deny rules cover is masked, and the scripts hooks run are
+The setting comes from `MOOT_SANDBOX` (auto, bubblewrap, seatbelt, docker or none), else the
+settings' `sandbox`, else auto. The workspace is the current directory, contained as a
+session's shell commands are: what the settings' deny rules cover is masked, and the scripts hooks run are
 read-only, so `moot sandbox run -- cat .env` shows what the model's commands would see.
 
 `run` prints what the command prints as it arrives, stdout and stderr together on stdout (as

@@ -2,8 +2,8 @@
 
 | setting | picks |
 | --- | --- |
-| `auto` (default) | bubblewrap if it works, else Docker if an engine answers, else nothing |
-| `bubblewrap`, `docker` | that backend if it works, else nothing |
+| `auto` (default) | bubblewrap (macOS: Seatbelt) if it works, else Docker, else nothing |
+| `bubblewrap`, `seatbelt`, `docker` | that backend if it works, else nothing |
 | `none` | the host, on purpose |
 
 "Nothing" means shell commands are refused with a message saying how to get a sandbox or how
@@ -19,6 +19,7 @@ it provides `docker_unavailable() -> str | None` and `DockerSandbox(policy, sess
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
 from typing import Literal, get_args
 
@@ -26,7 +27,7 @@ import msgspec
 
 from moot.sandbox.base import Sandbox, SandboxPolicy
 
-SandboxSetting = Literal["auto", "bubblewrap", "docker", "none"]
+SandboxSetting = Literal["auto", "bubblewrap", "seatbelt", "docker", "none"]
 SETTINGS: tuple[str, ...] = get_args(SandboxSetting)
 SETTING_VARIABLE = "MOOT_SANDBOX"
 
@@ -83,7 +84,7 @@ def choose_sandbox(
     if setting == "none":
         return SandboxChoice(setting, _host(policy), 'the setting is "none": chosen on purpose')
     tried: list[str] = []
-    for backend in ("bubblewrap", "docker") if setting == "auto" else (setting,):
+    for backend in auto_order() if setting == "auto" else (setting,):
         why_not = _unavailable(backend)
         if why_not is None:
             sandbox = _build(backend, policy, session_id)
@@ -108,7 +109,19 @@ def select_sandbox(
     return choose_sandbox(setting, policy, bypass=bypass, session_id=session_id).sandbox
 
 
+def auto_order(platform: str = sys.platform) -> tuple[str, ...]:
+    """The backends `auto` tries, first to last: on macOS Seatbelt, then Docker (Docker
+    Desktop); elsewhere bubblewrap, then Docker."""
+    if platform == "darwin":
+        return ("seatbelt", "docker")
+    return ("bubblewrap", "docker")
+
+
 def _unavailable(backend: str) -> str | None:
+    if backend == "seatbelt":
+        from moot.sandbox.seatbelt import seatbelt_unavailable
+
+        return seatbelt_unavailable()
     if backend == "bubblewrap":
         from moot.sandbox.bwrap_probe import bwrap_unavailable
 
@@ -129,6 +142,8 @@ def _unavailable(backend: str) -> str | None:
 
 
 def _works(backend: str) -> str:
+    if backend == "seatbelt":
+        return "sandbox-exec (Seatbelt) is here"
     if backend == "bubblewrap":
         from moot.sandbox.bwrap_probe import bwrap_version
 
@@ -137,6 +152,10 @@ def _works(backend: str) -> str:
 
 
 def _build(backend: str, policy: SandboxPolicy, session_id: str | None) -> Sandbox:
+    if backend == "seatbelt":
+        from moot.sandbox.seatbelt import SeatbeltSandbox
+
+        return SeatbeltSandbox(policy)
     if backend == "bubblewrap":
         from moot.sandbox.bubblewrap import BubblewrapSandbox
 

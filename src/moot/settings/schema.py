@@ -11,7 +11,7 @@ from moot.protocol.modes import ModeName
 from moot.providers.catalog import CatalogEntry
 from moot.settings.review import HeldSettings
 
-SandboxName = Literal["auto", "bubblewrap", "docker", "none"]
+SandboxName = Literal["auto", "bubblewrap", "seatbelt", "docker", "none"]
 """The `sandbox` values (`moot.sandbox.select` reads them)."""
 
 

@@ -1,0 +1,229 @@
+"""SeatbeltSandbox: shell commands under macOS's `sandbox-exec` with a profile made per command.
+
+NOT RUN ON macOS BY MOOT'S TESTS: moot's test machines are Linux. The profile is written
+against the documented SBPL language and the profiles open-source agents publish, and
+`tests/sandbox/test_sandbox_seatbelt.py` checks the profile's text against the policy rule
+by rule; nothing has checked that Seatbelt enforces it as read.
+
+Each command gets a profile worked out from the policy as it stands then (`rules_for`: the
+masks change during a session), rendered by `seatbelt_profile`: read everything but the home
+directories (their toolchains excepted), moot's own directories, credentials and what
+`Read(...)` rules mask; write the workspace, each `--add-dir` and the session's temporary
+directory (`TMPDIR`) but `.git`, `.moot`, what `Edit(...)` rules keep and the paths no command
+may make; the network off, or only the session's proxy on localhost, or all of it.
+
+Where it differs from bubblewrap and Docker, which show a different file system:
+
+- a hidden file or directory cannot be read at all (`Operation not permitted`), rather than
+  reading as empty; nor can the home directory be listed;
+- `/tmp` is the host's, readable, not writable: commands write temporary files in `TMPDIR`,
+  a private directory of the session, removed as the sandbox closes;
+- processes of the host are not hidden (no PID namespace): `ps` lists them, and signals reach
+  only the sandbox's own (`(target same-sandbox)`);
+- a path no command may make (`policy.absent`) cannot be made at all, and is swept as well;
+- set-id bits: Seatbelt has no filter for them, so they are cleared as each command ends
+  (`set_id.SetIdSweep`), as with Docker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+from moot.sandbox import seatbelt_profile
+from moot.sandbox.base import (
+    BackgroundProcess,
+    CommandResult,
+    OutputCallback,
+    SandboxMasks,
+    SandboxPolicy,
+    make_missing_dirs,
+    sweep_absent,
+)
+from moot.sandbox.env import scrub_env
+from moot.sandbox.home import PASSES, home_dirs
+from moot.sandbox.host import Launch, ProcessSandbox
+from moot.sandbox.output import MAX_OUTPUT_CHARS
+from moot.sandbox.private import moot_dirs, place, private_paths
+from moot.sandbox.process import KILL_GRACE
+from moot.sandbox.seatbelt_profile import SANDBOX_EXEC, NetworkMode, SeatbeltRules
+from moot.sandbox.set_id import SetIdSweep
+
+
+def seatbelt_unavailable(platform: str = sys.platform) -> str | None:
+    """Why Seatbelt cannot run here (naming it), or None when it can."""
+    if platform != "darwin":
+        return "seatbelt: only on macOS"
+    if not os.access(SANDBOX_EXEC, os.X_OK):
+        return f"seatbelt: {SANDBOX_EXEC} is missing"
+    return None
+
+
+def rules_for(
+    policy: SandboxPolicy,
+    *,
+    workspace: Path,
+    tmp: Path,
+    masks: SandboxMasks,
+    homes: list[str],
+    private: list[str],
+    outputs: Path | None,
+    proxy_port: int | None = None,
+) -> SeatbeltRules:
+    """What the profile allows for `policy` now (pure: the caller reads the disk).
+
+    Args:
+        policy: The session's policy (workspace, protected paths, added directories,
+            paths no command may make, network).
+        workspace: The workspace's real path.
+        tmp: The session's temporary directory (real path).
+        masks: What deny rules mask now, relative to the workspace (or absolute outside it).
+        homes: The home directories' real paths (`home.home_dirs`).
+        private: moot's directories and the credential files (`private.private_paths`).
+        outputs: The session's outputs directory, readable again inside moot's directories.
+        proxy_port: The session's proxy on localhost: the only way out when the policy
+            allows no network.
+    """
+    root = str(workspace)
+
+    def absolute(rel: str) -> str:
+        return rel if rel.startswith("/") else os.path.join(root, rel)
+
+    added = [str(path) for path in policy.added]
+    read_only = [os.path.join(root, rel) for rel in policy.protected]
+    read_only += [os.path.join(str(path), rel) for path in policy.added for rel in policy.protected]
+    read_only += [absolute(rel) for rel in masks.read_only]
+    if policy.absent:
+        read_only += [os.path.join(root, rel) for rel in policy.absent.paths]
+    placed = place(private, workspace)
+    hidden = [absolute(rel) for rel in (*masks.hidden_files, *masks.hidden_dirs)]
+    hidden += [*placed.outside, *(os.path.join(root, rel) for rel in (*placed.files, *placed.dirs))]
+    writable_roots = [root, *added]
+    # A home that is the workspace or lies inside it stays whole (`private` covers it).
+    hidden_homes = [h for h in homes if h != root and not _below(h, root)]
+    passes = [os.path.join(home, rel) for home in hidden_homes for rel in PASSES]
+    network: NetworkMode = "all" if policy.network else ("proxy" if proxy_port else "off")
+    return SeatbeltRules(
+        writable=(*writable_roots, str(tmp)),
+        read_only=tuple(dict.fromkeys(read_only)),
+        hidden=tuple(dict.fromkeys(hidden)),
+        hidden_homes=tuple(hidden_homes),
+        passes=tuple(p for p in passes if os.path.lexists(p)),
+        revealed=(str(outputs),) if outputs is not None else (),
+        network=network,
+        proxy_port=proxy_port if network == "proxy" else None,
+    )
+
+
+def command_env(
+    env: Mapping[str, str], named: tuple[str, ...], tmp: Path, proxy_port: int | None
+) -> dict[str, str]:
+    """What a command gets: `scrub_env`'s variables, `TMPDIR` the session's temporary
+    directory and, with a proxy, the proxy variables naming it (most tools honour them)."""
+    extra = {"TMPDIR": str(tmp)}
+    if proxy_port:
+        url = f"http://127.0.0.1:{proxy_port}"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+            extra[name] = url
+        extra["ALL_PROXY"] = extra["all_proxy"] = f"socks5h://127.0.0.1:{proxy_port}"
+    return scrub_env(env, named=named, extra=extra)
+
+
+class SeatbeltSandbox(ProcessSandbox):
+    """Commands under `sandbox-exec` (macOS); see the module docstring."""
+
+    name = "seatbelt"
+
+    def __init__(
+        self,
+        policy: SandboxPolicy,
+        *,
+        proxy_port: int | None = None,
+        kill_grace: float = KILL_GRACE,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+    ) -> None:
+        """Args:
+        policy: What commands may touch.
+        proxy_port: The session's network proxy on localhost; None: no network unless the
+            policy allows all of it.
+        kill_grace: Seconds between SIGTERM and SIGKILL when a command is killed.
+        max_output_chars: What a result shows of a command's output at most.
+        """
+        super().__init__(policy, kill_grace=kill_grace, max_output_chars=max_output_chars)
+        self.proxy_port = proxy_port
+        self.set_id_sweep = SetIdSweep(self.workspace)
+        self._tmp: Path | None = None
+
+    @property
+    def tmp(self) -> Path:
+        """The session's temporary directory (real path: `/var/folders` is `/private/var`)."""
+        if self._tmp is None:
+            self._tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="moot-seatbelt-tmp-")))
+        return self._tmp
+
+    def rules(self) -> SeatbeltRules:
+        """The rules for the next command (a blocking call: it reads the disk)."""
+        make_missing_dirs(self.policy, self.workspace)
+        masks = self.policy.masks() if self.policy.masks is not None else SandboxMasks()
+        private = private_paths(Path.home(), moot_dirs())
+        return rules_for(
+            self.policy,
+            workspace=self.workspace,
+            tmp=self.tmp,
+            masks=masks,
+            homes=home_dirs(),
+            private=private,
+            outputs=Path(os.path.realpath(self.outputs.directory)),
+            proxy_port=self.proxy_port,
+        )
+
+    async def launch(self, command: str, cwd: Path) -> Launch:
+        rules = await asyncio.to_thread(self.rules)
+        profile = seatbelt_profile.render(rules)
+        return Launch(seatbelt_profile.argv(profile, ["/bin/bash", "-c", command]))
+
+    def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        return command_env(env, self.policy.env_names, self.tmp, self.proxy_port)
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        on_output: OutputCallback | None = None,
+    ) -> CommandResult:
+        """As `ProcessSandbox.run`, with the paths no command may make swept around it."""
+        before = await sweep_absent(self.policy)
+        try:
+            result = await super().run(
+                command, cwd=cwd, env=env, timeout=timeout, on_output=on_output
+            )
+        finally:
+            after = await asyncio.shield(sweep_absent(self.policy))
+        swept = (*before, *after)
+        return msgspec.structs.replace(result, swept=swept) if swept else result
+
+    async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
+        await sweep_absent(self.policy)
+        return await super().start(command, cwd=cwd, env=env)
+
+    async def close(self) -> None:
+        """Kill background commands, sweep, remove the temporary directory."""
+        await super().close()
+        await sweep_absent(self.policy)
+        if self._tmp is not None:
+            await asyncio.to_thread(shutil.rmtree, self._tmp, ignore_errors=True)
+            self._tmp = None
+
+
+def _below(path: str, directory: str) -> bool:
+    return path.startswith(directory.rstrip("/") + "/")
