@@ -2,8 +2,9 @@
 
 The setting comes from `MOOT_SANDBOX` (auto, bubblewrap, seatbelt, docker or none), else the
 settings' `sandbox`, else auto. The workspace is the current directory, contained as a
-session's shell commands are: what the settings' deny rules cover is masked, and the scripts hooks run are
-read-only, so `moot sandbox run -- cat .env` shows what the model's commands would see.
+session's shell commands are: what the settings' deny rules cover is masked, and the scripts
+hooks run are read-only, so `moot sandbox run -- cat .env` shows what the model's commands
+would see.
 
 `run` prints what the command prints as it arrives, stdout and stderr together on stdout (as
 `2>&1` would), and its own notes on stderr.
