@@ -46,7 +46,8 @@ class Backend:
     """A sandbox backend the contract runs against."""
 
     name: str
-    """What `Sandbox.name` and `CommandResult.backend` say."""
+    """What the contract's tests are parametrised by; what the sandbox calls itself unless
+    `reports` says otherwise."""
     make: Callable[[SandboxPolicy], Sandbox]
     """A new sandbox for a policy; the fixture closes it."""
     unavailable: Callable[[], str | None]
@@ -55,6 +56,13 @@ class Backend:
     """What CI does so that it can; quoted when a CI run finds it missing."""
     contained: bool = True
     """False for the host: the containment tests do not apply."""
+    reports: str = ""
+    """What `Sandbox.name` and `CommandResult.backend` say, when not `name` (Docker reached
+    over TLS is still "docker")."""
+
+    @property
+    def sandbox_name(self) -> str:
+        return self.reports or self.name
 
 
 BACKENDS: dict[str, Backend] = {}

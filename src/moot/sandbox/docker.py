@@ -88,6 +88,7 @@ from moot.sandbox.docker_exec import (
 )
 from moot.sandbox.docker_image import DockerSettings
 from moot.sandbox.docker_masks import ContainerMasks, MaskId, mask_ids
+from moot.sandbox.docker_remote import RemoteSyncError, VolumeSync
 from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
 from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
@@ -142,6 +143,7 @@ class DockerSandbox:
         kill_grace: float = KILL_GRACE,
         max_output_chars: int = MAX_OUTPUT_CHARS,
         outputs: OutputDir | None = None,
+        engine_env: Mapping[str, str] | None = None,
     ) -> None:
         """Nothing starts here: the container starts with the first command.
 
@@ -154,6 +156,8 @@ class DockerSandbox:
             max_output_chars: What a result shows of a command's output at most.
             outputs: Where full outputs of long commands are saved; by default
                 `policy.output_dir`, else under the user data dir's `outputs/`.
+            engine_env: The variables naming the engine (`DOCKER_HOST`, `DOCKER_TLS_VERIFY`,
+                `DOCKER_CERT_PATH`); by default the process's.
         """
         self.policy = policy
         self.session_id = session_id or f"pid{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -177,6 +181,10 @@ class DockerSandbox:
         """What the container's mounts mask (see the module docstring)."""
         self._empty: Path | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self.engine_env = engine_env
+        self.remote = docker_image.engine_is_remote(engine_env)
+        """The engine may not share this disk: the workspace is synced (`docker_remote`)."""
+        self._sync = VolumeSync(self.workspace, policy.protected, self.settings.image)
 
     @staticmethod
     def available(image: str = docker_image.DEFAULT_IMAGE) -> Availability:
@@ -246,7 +254,10 @@ class DockerSandbox:
             await asyncio.shield(self._sweep.end(token))  # a killed command may have set bits
             raise
         finally:
+            notes = await asyncio.shield(self._pull())
             after = await asyncio.shield(sweep_absent(self.policy))
+        for note in notes:
+            capture.feed("stderr", f"{note}\n".encode())
         cleared = await self._sweep.end(token)
         if running.lost is not None:
             capture.close()
@@ -269,7 +280,7 @@ class DockerSandbox:
             kill=self._kill,
             files=self.outputs,
             limit=self.max_output_chars,
-            on_end=functools.partial(self._sweep.end, token),
+            on_end=functools.partial(self._ended, token),
         )
         try:
             running = await self._exec(command, cwd=cwd, env=env, feed=process.feed)
@@ -290,6 +301,7 @@ class DockerSandbox:
         self._engine = None
         if container is not None:
             await asyncio.to_thread(docker_image.remove, container)
+        await asyncio.to_thread(self._sync.close)
         if engine is not None:
             engine.close()
         if self._empty is not None:
@@ -304,6 +316,13 @@ class DockerSandbox:
         environment = container_env(env, tag, self.policy.env_names)
         running = ContainerExec(tag, asyncio.get_running_loop(), feed)
         masks = await asyncio.to_thread(self._masks_now)
+        if self.remote:
+            labels = docker_image.labels(self.session_id)
+            engine = await asyncio.to_thread(self._engine_now)
+            try:
+                await asyncio.to_thread(self._sync.push, engine, masks.masks, labels)
+            except RemoteSyncError as error:
+                raise DockerSandboxError(str(error)) from error
         for attempt in (1, 2):
             container = await self._ensure_container(masks)
             argv = docker_image.wrap(tag, self._shell, command)
@@ -397,26 +416,21 @@ class DockerSandbox:
         return resolved
 
     def _start_container(self, masks: SandboxMasks) -> Container:
-        try:
-            if self._engine is None:
-                self._engine = docker_image.client()
-        except ImportError as error:
-            raise DockerSandboxError(
-                "the docker Python package is not installed (pip install docker)"
-            ) from error
-        except Exception as error:
-            reason = docker_image.first_line(error)
-            raise DockerSandboxError(f"no Docker engine answers ({reason})") from error
-        import docker.errors  # loaded by docker_image.client() above
+        engine = self._engine_now()
+        import docker.errors  # loaded by docker_image.client()
 
-        docker_image.remove_orphans(self._engine)
         empty = self.empty_file if masks else None
         spec = docker_image.container_spec(
             self.policy, self.session_id, self.settings, masks, empty, self._outputs_to_show()
         )
+        if (volume := self._sync.volume) is not None:  # binds from the volume, on its disk
+            spec = docker_image.container_spec(
+                self.policy, self.session_id, self.settings, masks, volume.empty_file, None,
+                volume.source,
+            )  # fmt: skip
         try:
             # create + start, not containers.run: run would try to pull a missing image.
-            container = self._engine.containers.create(**spec)
+            container = engine.containers.create(**spec)
         except docker.errors.ImageNotFound as error:
             raise DockerSandboxError(
                 f"the Docker image {self.settings.image} is missing; {docker_image.BUILD_HINT}"
@@ -437,6 +451,34 @@ class DockerSandbox:
         # goes with it; only a crash leaves it to the next session's cleanup_orphans().
         self._finalizer = weakref.finalize(self, docker_image.remove, container)
         return container
+
+    def _engine_now(self) -> DockerClient:
+        """The engine's client, made on first use (orphans of crashed sessions removed)."""
+        if self._engine is not None:
+            return self._engine
+        try:
+            self._engine = docker_image.client(self.engine_env)
+        except ImportError as error:
+            raise DockerSandboxError(
+                "the docker Python package is not installed (pip install docker)"
+            ) from error
+        except Exception as error:
+            reason = docker_image.first_line(error)
+            raise DockerSandboxError(f"no Docker engine answers ({reason})") from error
+        docker_image.remove_orphans(self._engine)
+        return self._engine
+
+    async def _pull(self) -> list[str]:
+        """Copy back what the command changed in the session's volume (remote engines)."""
+        return await asyncio.to_thread(self._sync.pull) if self.remote else []
+
+    async def _ended(self, token: int) -> None:
+        """A background command ended: copy back what it changed (then sweep what it made
+        where no command may make anything: it has just landed here), clear set-id bits."""
+        if self.remote:
+            await self._pull()
+            await sweep_absent(self.policy)
+        await self._sweep.end(token)
 
     def _outputs_to_show(self) -> Path | None:
         """The session's outputs directory, made now, to mount read-only: a command may `grep`
