@@ -71,10 +71,12 @@ def running_engine() -> Iterator[None]:
         _ENGINE["error"] = reason if reason.startswith("docker") else f"docker: {reason}"
         yield
         return
+    _BRIDGES.append(_bridges())
     try:
         _ENGINE["engine"] = tls_engine.start(DEFAULT_IMAGE)
     except (RuntimeError, subprocess.CalledProcessError) as error:
         _ENGINE["error"] = f"docker over TLS: {error}"
+    _BRIDGES.append(_bridges())
     try:
         yield
     finally:
@@ -82,6 +84,23 @@ def running_engine() -> Iterator[None]:
         _ENGINE.pop("error", None)
         if isinstance(engine, tls_engine.TlsEngine):
             engine.stop()
+
+
+_BRIDGES: list[set[str]] = []
+"""The machine's bridge interfaces before the second engine started, and after."""
+
+
+def _bridges() -> set[str]:
+    return {p.name for p in Path("/sys/class/net").iterdir() if (p / "bridge").is_dir()}
+
+
+def test_the_second_engine_leaves_the_main_engines_bridge_alone() -> None:
+    """A dockerd started with `--bridge=none` deleted `docker0` as it started: the main
+    engine's containers with a network could not start until it was restarted."""
+    require(REMOTE)
+    before, after = _BRIDGES
+    assert before <= after
+    assert len(after - before) == 1 and next(iter(after - before)).startswith("moottls")
 
 
 on_remote = pytest.mark.parametrize("harness", ["docker-tls"], indirect=True)

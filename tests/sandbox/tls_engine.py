@@ -1,7 +1,12 @@
 """A second Docker engine for the tests, reached over TCP with TLS on a loopback port, as a
-remote engine would be: its own data root, exec root and pid file, no bridge, no iptables,
-certificates made for the occasion (a CA, the server's for 127.0.0.1, the client's), and
-the sandbox image loaded from the main engine (`docker save | docker load`).
+remote engine would be: its own data root, exec root and pid file, a bridge of its own, no
+iptables rules and no forwarding, certificates made for the occasion (a CA, the server's for
+127.0.0.1, the client's), and the sandbox image loaded from the main engine
+(`docker save | docker load`).
+
+Not `--bridge=none`: a dockerd told so deletes the interface `docker0` as it starts
+(`removeDefaultBridgeInterface`), the main engine's, which breaks its bridge networks until
+it restarts. So the engine gets a bridge made for it (`moottls<hex>`), deleted as it stops.
 
 Its disk is this machine's, but moot cannot know that (`docker_image.engine_is_remote`): the
 Docker backend syncs the workspace into a volume as with any engine over TCP.
@@ -16,6 +21,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +35,7 @@ class TlsEngine:
 
     root: Path
     process: subprocess.Popen[bytes]
+    bridge: str
     env: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -45,12 +52,13 @@ class TlsEngine:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(10)
+        subprocess.run(["ip", "link", "delete", self.bridge], capture_output=True, check=False)
         shutil.rmtree(self.root, ignore_errors=True)
 
 
 def unavailable() -> str | None:
     """Why a second engine cannot be started here (naming it), or None."""
-    for tool in ("dockerd", "docker", "openssl"):
+    for tool in ("dockerd", "docker", "openssl", "ip"):
         if shutil.which(tool) is None:
             return f"docker over TLS: {tool} is not installed"
     if os.geteuid() != 0:
@@ -103,17 +111,24 @@ def start(image: str) -> TlsEngine:
     make_certificates(certs)
     (root / "daemon.json").write_text("{}\n")
     port = _free_port()
+    bridge = f"moottls{uuid.uuid4().hex[:6]}"
+    subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], check=True, capture_output=True)
     argv = [
         "dockerd", "--config-file", str(root / "daemon.json"),
         "--data-root", str(root / "data"), "--exec-root", str(root / "x"),
         "--pidfile", str(root / "dockerd.pid"), "-H", f"tcp://127.0.0.1:{port}",
         "--tlsverify", "--tlscacert", str(certs / "ca.pem"),
         "--tlscert", str(certs / "server.pem"), "--tlskey", str(certs / "server-key.pem"),
-        "--bridge=none", "--iptables=false", "--ip6tables=false",
+        f"--bridge={bridge}", "--iptables=false", "--ip6tables=false", "--ip-forward=false",
+        "--ip-masq=false",
     ]  # fmt: skip
-    with (root / "dockerd.log").open("wb") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
-    engine = TlsEngine(root, process)
+    try:
+        with (root / "dockerd.log").open("wb") as log:
+            process = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
+    except OSError:
+        subprocess.run(["ip", "link", "delete", bridge], capture_output=True, check=False)
+        raise
+    engine = TlsEngine(root, process, bridge)
     engine.env = {
         "DOCKER_HOST": f"tcp://127.0.0.1:{port}",
         "DOCKER_TLS_VERIFY": "1",
