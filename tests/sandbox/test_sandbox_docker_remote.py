@@ -337,3 +337,46 @@ async def test_what_a_background_command_made_where_no_command_may_make_is_swept
     assert process.exit_code == 0
     assert result.stdout == "gone\n", "nor left in the volume"
     assert [p.read_text() for p in quarantine.rglob("pre-commit")] == ["touch /tmp/x\n"]
+
+
+@on_remote
+async def test_a_file_rewritten_with_its_size_and_an_old_time_still_comes_back(
+    harness: Harness,
+) -> None:
+    """The pull fetches what the volume's listing shows changed: by the status change time,
+    which no command can set back (`touch -d` sets the modification time only)."""
+    ws = harness.workspace
+    (ws / "same.txt").write_text("abc\n")
+    assert (await harness.run("cat same.txt")).stdout == "abc\n"
+    old = (ws / "same.txt").stat().st_mtime_ns
+
+    result = await harness.run("printf 'xyz\\n' > same.txt && touch -d '2001-01-01' same.txt")
+
+    assert result.exit_code == 0, result.stderr
+    assert (ws / "same.txt").read_text() == "xyz\n"
+    assert (ws / "same.txt").stat().st_mtime_ns != old
+
+
+@on_remote
+async def test_a_name_holding_a_newline_comes_back(harness: Harness) -> None:
+    """The listing is by lines: such a name makes the pull read the whole workspace."""
+    result = await harness.run("printf 'x\\n' > \"$(printf 'a\\nb')\"")
+
+    assert result.exit_code == 0, result.stderr
+    assert (harness.workspace / "a\nb").read_text() == "x\n"
+
+
+@on_remote
+async def test_what_the_helper_cannot_read_is_kept_here(harness: Harness) -> None:
+    """A file a command made unreadable cannot be copied back; nothing is deleted here while
+    the volume cannot be read whole (what is missing might be there)."""
+    ws = harness.workspace
+    (ws / "locked.txt").write_text("kept\n")
+    (ws / "other.txt").write_text("other\n")
+    assert (await harness.run("true")).exit_code == 0
+
+    result = await harness.run("chmod 000 locked.txt && rm other.txt")
+
+    assert result.exit_code == 0, result.stderr
+    assert (ws / "locked.txt").read_text() == "kept\n"
+    assert (ws / "other.txt").exists(), "deletions wait until the volume reads whole"

@@ -47,6 +47,11 @@ the command's whole tree gets SIGTERM, then SIGKILL after a grace period; and wh
 leaves running in its session when it ends is killed too. `docker_image` says how the tree is
 found inside the container.
 
+On an engine that may not share this machine's disk (a `DOCKER_HOST` other than a Unix
+socket: ssh, or TCP with TLS), the workspace lives in a volume of the session's, copied in
+before each command and back after it, and the mounts above are made from it: commands see
+what they would locally (`docker_remote`), but for the session's saved outputs.
+
 Containers carry labels naming the session and the host process that owns them; `close()`
 removes the container, and `cleanup_orphans()` (run before each new container starts) removes
 those whose owning process is gone, so a crashed session leaves nothing running for long.

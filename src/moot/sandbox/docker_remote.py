@@ -14,9 +14,15 @@ directories on its host, a remote Docker Desktop say, cannot serve this.)
 Before each command, what changed on this machine since the last sync is copied in
 (`push`): files whose size, time or mode changed, new directories, and deletions. After each
 command (and as a background command ends) what changed in the volume is copied back
-(`pull`): the helper writes a tar of the workspace but its top-level protected directories
-(they are read-only in the container), and each file, link and directory that differs from
-what the last sync left is written here; what the command deleted is deleted here.
+(`pull`): the helper lists the workspace with each path's status (`stat`: change time,
+modification time, size, mode, type; the top-level protected directories left out, being
+read-only in the container), and fetches as a tar only what changed since the last listing:
+by change time, which no command can set back, and everything changed in the second that
+listing was made (`stat` shows whole seconds). What differs from what the last sync left is
+written here; what the listing no longer holds is deleted here. A name holding a newline
+(the listing is by lines) makes that pull fetch the whole workspace; so does a listing
+after a pull that could not copy everything. While the helper cannot read a file (a command
+made it unreadable) nothing is deleted here: what its tar misses might still be there.
 
 What never leaves this machine: a path a `Read(...)` deny rule hides, moot's own directories
 in the workspace (`private`), and what lies below them. A hidden path that was copied before
@@ -28,10 +34,12 @@ changed in the volume too keeps this machine's copy; the command's result says s
 (`SyncReport.conflicts`), and the next push gives the volume this machine's copy.
 
 Sizes: one sync moves at most `SYNC_MAX_BYTES` (the first push copies the whole workspace,
-`.git` included; later ones only what changed; each pull reads the workspace but `.git`
-and `.moot` as a tar, kept in memory up to `SPOOL_BYTES`, then on disk). Past the bound the
-command is refused, saying so. Set-id bits are never copied, either way; files land with the
-user's ids. The helper needs `sh`, `find`, `xargs`, `tar` and `rm` (busybox will do).
+`.git` included, and the first pull fetches it back to compare; later ones only what
+changed; a tar is kept in memory up to `SPOOL_BYTES`, then on disk). Past the bound the
+command is refused, saying so. Each command costs a walk of the workspace here (`lstat`
+of every path) and a listing there, a few round trips to the engine (some 250 ms over TLS
+on loopback). Set-id bits are never copied, either way; files land with the user's ids.
+The helper needs `sh`, `find`, `xargs`, `stat`, `tar`, `head` and `rm` (busybox will do).
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ import contextlib
 import hashlib
 import os
 import posixpath
+import re
 import stat
 import tarfile
 import tempfile
@@ -75,6 +84,24 @@ if TYPE_CHECKING:
 
 LABEL_VOLUME = "moot.volume"
 """On the helper container: the volume it serves."""
+LIST_SCRIPT = (
+    'cd /vol/ws || exit 1; nl="$(printf \'\\nx\')"; nl="${{nl%x}}";'
+    ' if [ -n "$(find . -name "*$nl*" | head -c 1)" ]; then echo FULL; exit 0; fi; date +%s;'
+    ' find . -mindepth 1 {prune} -exec stat -c "%Z %Y %s %a %F|%n" {{}} +'
+)
+"""Lists the volume's workspace (but the top-level protected directories), a line a path:
+ctime, mtime, size, mode, type, `./name`; first the helper's clock, or FULL when a name
+holds a newline."""
+_STAT_LINE = re.compile(r"(\d+) (\d+) (\d+) ([0-7]+) ([a-z ]+)\|\./(.+)")
+
+
+class Listing(msgspec.Struct, frozen=True):
+    """The volume's workspace as `LIST_SCRIPT` saw it."""
+
+    time: int
+    """The helper's clock then, in seconds."""
+    stats: dict[str, tuple[str, ...]]
+    """Each path's (ctime, mtime, size, mode, type)."""
 
 
 class SyncReport(msgspec.Struct):
@@ -104,6 +131,8 @@ class RemoteWorkspace:
         self.mountpoint = ""
         self.helper: Container | None = None
         self.manifest: dict[str, Entry] = {}
+        self._listed: Listing | None = None
+        """The volume's workspace as the last pull listed it."""
         self._lock = threading.Lock()
 
     def open(self, image: str) -> None:
@@ -178,15 +207,17 @@ class RemoteWorkspace:
                 engine failed.
         """
         errors: list[bytes] = []
-        with self._lock, self._volume_tar(top_skipped, errors) as tar:
+        with self._lock:
+            listing = self._listing(top_skipped, errors)
+            last, self._listed = self._listed, None  # until this pull has copied it all
             report = SyncReport()
-            seen: set[str] = set()
-            for member in tar:
-                rel = member_path(member.name)
-                if rel is None or skip(rel):
-                    continue
-                seen.add(rel)
-                self._pull_member(tar, member, rel, report)
+            seen = {r for r in (listing.stats if listing else ()) if not skip(r)}
+            wanted = [r for r in _changed(last, listing) if not skip(r)] if listing else None
+            if wanted is None or wanted:
+                self._fetch(wanted, top_skipped, skip, report, errors, seen)
+            # Only a listing whose every change was copied is the next pull's baseline; else
+            # (a fetch that failed part-way, or raised) the next pull fetches everything.
+            self._listed = None if errors else listing
             if errors:
                 # The helper could not read everything (a file made unreadable): what is
                 # missing from its tar may still be there, so nothing is deleted here.
@@ -196,6 +227,64 @@ class RemoteWorkspace:
                 if rel not in seen and top not in top_skipped and not skip(rel):
                     self._pull_deletion(rel, report)
             return report
+
+    def _fetch(
+        self,
+        wanted: list[str] | None,
+        top_skipped: tuple[str, ...],
+        skip: Skip,
+        report: SyncReport,
+        errors: list[bytes],
+        seen: set[str],
+    ) -> None:
+        """Copy here the `wanted` paths of the volume, or (None) the whole workspace there
+        but `top_skipped`; what the tar held joins `seen`."""
+        if wanted is None:
+            script = f"cd /vol/ws && find . -mindepth 1 -maxdepth 1 {_prune(top_skipped)} -print0"
+            script += " | xargs -0 -r tar -cf -"
+        else:
+            self._put_list(wanted)
+            script = "cd /vol/ws && xargs -0 -r tar -c --no-recursion -f - </vol/pull-list"
+        with self._volume_tar(script, errors) as tar:
+            for member in tar:
+                rel = member_path(member.name)
+                if rel is None or skip(rel):
+                    continue
+                seen.add(rel)
+                self._pull_member(tar, member, rel, report)
+
+    def _listing(self, top_skipped: tuple[str, ...], errors: list[bytes]) -> Listing | None:
+        """Each path of the volume's workspace with its status (`stat` in the helper), and
+        the helper's clock; None when a name holds a newline (the listing is by lines):
+        the pull then reads the whole workspace."""
+        assert self.helper is not None, "open() first"
+        script = LIST_SCRIPT.format(prune=_prune(top_skipped))
+        code, (out, err) = self.helper.exec_run(["sh", "-c", script], demux=True)
+        if err:
+            errors.append(err)
+        lines = (out or b"").decode("utf-8", "surrogateescape").split("\n")
+        if code != 0 or not lines[0].isdigit():
+            return None  # "FULL", or the helper failed: read everything
+        stats: dict[str, tuple[str, ...]] = {}
+        for line in lines[1:]:
+            match = _STAT_LINE.fullmatch(line)
+            if match is None:
+                if line:
+                    return None
+                continue
+            *status, rel = match.groups()
+            if rel in stats:
+                return None
+            stats[rel] = tuple(status)
+        return Listing(int(lines[0]), stats)
+
+    def _put_list(self, rels: list[str]) -> None:
+        """The paths to fetch, NUL-separated, at `/vol/pull-list` (out of the commands' sight:
+        they see only `/vol/ws` and `/vol/empty`)."""
+        names = b"".join(f"./{rel}".encode("utf-8", "surrogateescape") + b"\0" for rel in rels)
+        tar = SyncTar()
+        tar.add_file("pull-list", names, 0o600)
+        self._put(tar)
 
     def close(self) -> None:
         """Remove the helper and the volume (blocking); gone already is fine."""
@@ -230,14 +319,9 @@ class RemoteWorkspace:
                 del self.manifest[key]
 
     @contextlib.contextmanager
-    def _volume_tar(
-        self, top_skipped: tuple[str, ...], errors: list[bytes]
-    ) -> Iterator[tarfile.TarFile]:
+    def _volume_tar(self, script: str, errors: list[bytes]) -> Iterator[tarfile.TarFile]:
+        """The tar `script` writes in the helper, bounded by `SYNC_MAX_BYTES`."""
         assert self.helper is not None, "open() first"
-        prune = " ".join(f"! -name {_sh_quote(name)}" for name in top_skipped)
-        script = (
-            f"cd /vol/ws && find . -mindepth 1 -maxdepth 1 {prune} -print0 | xargs -0 -r tar -cf -"
-        )
         api = self.helper.client.api
         exec_id = api.exec_create(self.helper.id, ["sh", "-c", script], stdout=True, stderr=True)
         with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
@@ -318,6 +402,24 @@ class RemoteWorkspace:
             report.conflicts.append(rel)  # a directory that still holds what was not synced
             return
         report.deleted.append(rel)
+
+
+def _changed(last: Listing | None, listing: Listing) -> list[str]:
+    """What changed in the volume since the `last` listing: its status differs, or it
+    changed in the second that listing was made (`stat` shows whole seconds)."""
+    return [
+        rel
+        for rel, status in listing.stats.items()
+        if last is None or last.stats.get(rel) != status or int(status[0]) >= last.time
+    ]
+
+
+def _prune(top_skipped: tuple[str, ...]) -> str:
+    """`find` arguments that leave out these top-level names and what lies below them."""
+    if not top_skipped:
+        return ""
+    paths = " -o ".join(f"-path {_sh_quote('./' + name)}" for name in top_skipped)
+    return f"\\( {paths} \\) -prune -o"
 
 
 def _sh_quote(text: str) -> str:
