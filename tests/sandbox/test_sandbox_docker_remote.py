@@ -26,6 +26,7 @@ import tls_engine
 from moot.sandbox.base import Sandbox, SandboxPolicy
 from moot.sandbox.docker import DockerSandbox
 from moot.sandbox.docker_image import DEFAULT_IMAGE, client, engine_is_remote, unavailable_reason
+from moot.sandbox.select import choose_sandbox
 from moot.workspace.absent import AbsentPaths
 from sandbox_contract import KILL_GRACE, Backend, Harness, on_host, register, require, until
 
@@ -380,3 +381,18 @@ async def test_what_the_helper_cannot_read_is_kept_here(harness: Harness) -> Non
     assert result.exit_code == 0, result.stderr
     assert (ws / "locked.txt").read_text() == "kept\n"
     assert (ws / "other.txt").exists(), "deletions wait until the volume reads whole"
+
+
+async def test_the_status_says_the_engine_is_remote_and_the_workspace_synced(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    require(REMOTE)
+    for name, value in _engine().env.items():
+        monkeypatch.setenv(name, value)
+
+    choice = choose_sandbox("docker", SandboxPolicy(workspace=tmp_path))
+
+    assert isinstance(choice.sandbox, DockerSandbox) and choice.sandbox.remote
+    assert "a remote Docker engine answers (DOCKER_HOST=tcp://127.0.0.1:" in choice.describe()
+    assert "copied into a volume there, and back after each command" in choice.describe()
+    await choice.sandbox.close()

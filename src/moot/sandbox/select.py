@@ -19,6 +19,7 @@ it provides `docker_unavailable() -> str | None` and `DockerSandbox(policy, sess
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from types import ModuleType
 from typing import Literal, get_args
@@ -148,6 +149,13 @@ def _works(backend: str) -> str:
         from moot.sandbox.bwrap_probe import bwrap_version
 
         return f"{bwrap_version() or 'bwrap'} works here"
+    from moot.sandbox.docker_image import engine_is_remote
+
+    if engine_is_remote():
+        return (
+            f"a remote Docker engine answers (DOCKER_HOST={os.environ.get('DOCKER_HOST')}):"
+            " the workspace is copied into a volume there, and back after each command"
+        )
     return "a Docker engine answers"
 
 
