@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from moot.client.facts import sandbox_words
 from moot.permissions.masks import sandbox_masks
 from moot.permissions.rules import RuleSet
 from moot.sandbox.base import SandboxMasks, SandboxPolicy
@@ -500,3 +501,10 @@ def test_seatbelt_runs_only_on_macos() -> None:
     assert seatbelt_unavailable("linux") == "seatbelt: only on macOS"
     assert auto_order("darwin")[0] == "seatbelt"
     assert "seatbelt" not in auto_order("linux")
+
+
+def test_the_model_is_told_to_write_temporary_files_in_tmpdir() -> None:
+    """Seatbelt shows the host's /tmp read-only: a model told "a temporary directory" tries
+    /tmp and fails."""
+    assert "$TMPDIR (not /tmp) are writable" in sandbox_words("seatbelt", False)
+    assert "a temporary directory are writable" in sandbox_words("bubblewrap", False)
