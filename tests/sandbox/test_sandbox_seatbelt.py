@@ -508,3 +508,47 @@ def test_the_model_is_told_to_write_temporary_files_in_tmpdir() -> None:
     /tmp and fails."""
     assert "$TMPDIR (not /tmp) are writable" in sandbox_words("seatbelt", False)
     assert "a temporary directory are writable" in sandbox_words("bubblewrap", False)
+
+
+async def test_commands_get_a_git_config_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person's global config is in the hidden home (and may hold tokens): commands get
+    the identity and nothing else, in a file they can read and not write."""
+    home = tmp_path / "home"
+    home.mkdir()
+    _write(
+        home / ".gitconfig",
+        '[user]\n\tname = Ada\n[http]\n\textraHeader = "Authorization: Bearer tok-1"\n',
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    ws = (tmp_path / "ws").resolve()
+    ws.mkdir()
+    sandbox = SeatbeltSandbox(SandboxPolicy(workspace=ws))
+    try:
+        args = (await sandbox.launch("git config --global user.name", ws)).argv
+        own = Path(sandbox.command_env(os.environ)["GIT_CONFIG_GLOBAL"])
+        text = _read(own)
+    finally:
+        await sandbox.close()
+
+    assert "Ada" in text and "tok-1" not in text
+    pairs = args[3 : args.index("--")]
+    params = tuple((k, v) for k, v in (p.split("=", 1) for p in pairs[1::2]))
+    decide = Decide(Profile(args[2], params))
+    assert decide.allows("file-read-data", str(own))
+    assert not decide.allows("file-write-data", str(own))
+    assert not decide.allows("file-read-data", f"{home.resolve()}/.gitconfig")
+    assert _read(own.parent / "gone") == "", "removed as the sandbox closed"
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
+def _read(path: Path) -> str:
+    """A file's text; "" when neither it nor its directory exists any more."""
+    if not path.parent.exists():
+        return ""
+    return path.read_text() if path.exists() else "(no such file, but its directory is there)"

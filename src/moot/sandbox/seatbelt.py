@@ -32,6 +32,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -48,7 +49,7 @@ from moot.sandbox.base import (
     sweep_absent,
 )
 from moot.sandbox.env import scrub_env
-from moot.sandbox.home import PASSES, home_dirs
+from moot.sandbox.home import PASSES, git_config, home_dirs
 from moot.sandbox.host import Launch, ProcessSandbox
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import moot_dirs, place, private_paths
@@ -160,6 +161,8 @@ class SeatbeltSandbox(ProcessSandbox):
         self.proxy_port = proxy_port
         self.set_id_sweep = SetIdSweep(self.workspace)
         self._tmp: Path | None = None
+        self._git: Path | None = None
+        self._git_lock = threading.Lock()
 
     @property
     def tmp(self) -> Path:
@@ -168,8 +171,20 @@ class SeatbeltSandbox(ProcessSandbox):
             self._tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="moot-seatbelt-tmp-")))
         return self._tmp
 
+    def git_config(self) -> Path | None:
+        """The commands' global git config (`home.git_config`: the person's identity and
+        safe directories, no token), written once, readable and not writable by commands;
+        None when it would be empty. A blocking call."""
+        with self._git_lock:
+            if self._git is None:
+                directory = Path(os.path.realpath(tempfile.mkdtemp(prefix="moot-seatbelt-git-")))
+                (directory / "gitconfig").write_text(git_config())
+                self._git = directory / "gitconfig"
+            return self._git if self._git.stat().st_size else None
+
     def rules(self) -> SeatbeltRules:
         """The rules for the next command (a blocking call: it reads the disk)."""
+        self.git_config()
         make_missing_dirs(self.policy, self.workspace)
         masks = self.policy.masks() if self.policy.masks is not None else SandboxMasks()
         private = private_paths(Path.home(), moot_dirs())
@@ -190,7 +205,12 @@ class SeatbeltSandbox(ProcessSandbox):
         return Launch(seatbelt_profile.argv(profile, ["/bin/bash", "-c", command]))
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
-        return command_env(env, self.policy.env_names, self.tmp, self.proxy_port)
+        """`command_env`'s, and git's global config the commands' own (the person's is
+        hidden with the home directory)."""
+        clean = command_env(env, self.policy.env_names, self.tmp, self.proxy_port)
+        if self._git is not None and self._git.stat().st_size:
+            clean["GIT_CONFIG_GLOBAL"] = str(self._git)
+        return clean
 
     async def run(
         self,
@@ -220,9 +240,10 @@ class SeatbeltSandbox(ProcessSandbox):
         """Kill background commands, sweep, remove the temporary directory."""
         await super().close()
         await sweep_absent(self.policy)
-        if self._tmp is not None:
-            await asyncio.to_thread(shutil.rmtree, self._tmp, ignore_errors=True)
-            self._tmp = None
+        for made in (self._tmp, self._git.parent if self._git else None):
+            if made is not None:
+                await asyncio.to_thread(shutil.rmtree, made, ignore_errors=True)
+        self._tmp = self._git = None
 
 
 def _below(path: str, directory: str) -> bool:

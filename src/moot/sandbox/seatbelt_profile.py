@@ -50,6 +50,7 @@ DEVICES_WRITABLE = ("/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper")
 
 MACH_SERVICES = (
     "com.apple.system.opendirectoryd.libinfo",  # getpwuid, getgrgid: `id`, `ls -l`
+    "com.apple.system.opendirectoryd.membership",  # group membership: `id -G`
     "com.apple.system.logger",
     "com.apple.system.notification_center",
     "com.apple.system.DirectoryService.libinfo_v1",
