@@ -169,6 +169,21 @@ def test_an_engine_is_remote_unless_it_is_a_local_socket(host: str | None, remot
     env = {} if host is None else {"DOCKER_HOST": host}
 
     assert engine_is_remote(env) is remote
+    assert engine_is_remote({**env, "MOOT_DOCKER_REMOTE": "1"}), "a forwarded socket"
+    assert not engine_is_remote({**env, "MOOT_DOCKER_REMOTE": "0"}), "TCP on this machine"
+    assert engine_is_remote({**env, "MOOT_DOCKER_REMOTE": "maybe"}) is remote
+
+
+def test_an_ssh_engine_without_paramiko_says_what_to_do() -> None:
+    """docker-py speaks ssh:// only with paramiko, even through the ssh program."""
+    import importlib.util
+
+    if importlib.util.find_spec("paramiko") is not None:
+        pytest.skip("paramiko is installed here: ssh:// engines are reached through it")
+    reason = unavailable_reason(DEFAULT_IMAGE, {"DOCKER_HOST": "ssh://nobody@127.0.0.1:1"})
+
+    assert reason is not None and "pip install 'docker[ssh]'" in reason
+    assert "MOOT_DOCKER_REMOTE=1" in reason
 
 
 def test_the_engines_ca_is_trusted_whatever_requests_is_told(

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from docker.models.containers import Container
 
 DEFAULT_IMAGE = "moot-sandbox:latest"
+REMOTE_VARIABLE = "MOOT_DOCKER_REMOTE"
+"""Says whether the engine shares this machine's disk, when DOCKER_HOST cannot tell."""
 MINIMUM_API = "1.24"
 """The oldest Docker API docker-py speaks: only to ask the engine which one it speaks."""
 BUILD_HINT = "build it with scripts/sandbox-image"
@@ -136,8 +138,14 @@ def engine_is_remote(environ: Mapping[str, str] | None = None) -> bool:
     """Whether the engine the environment names may not share this machine's disk: any
     `DOCKER_HOST` but a Unix socket (`unix://`, or none: the local socket) or a Windows
     named pipe. An engine reached over TCP on this very machine counts as remote: moot
-    cannot tell that its disk is this one, and syncing is correct either way."""
+    cannot tell that its disk is this one, and syncing is correct either way. A remote
+    engine's socket forwarded here (`ssh -L /tmp/d.sock:/var/run/docker.sock host`) looks
+    local: `MOOT_DOCKER_REMOTE=1` says it is not (and `=0` that a TCP engine shares this
+    disk)."""
     env = os.environ if environ is None else environ
+    said = env.get(REMOTE_VARIABLE, "").strip().lower()
+    if said in ("1", "true", "yes", "0", "false", "no"):
+        return said in ("1", "true", "yes")
     host = env.get("DOCKER_HOST", "").strip()
     return bool(host) and not host.startswith(("unix://", "npipe://"))
 
@@ -151,6 +159,12 @@ def unavailable_reason(
     except ImportError:
         return "the docker Python package is not installed (pip install docker)"
     except Exception as error:
+        if "paramiko" in str(error):
+            return (
+                "an engine over ssh:// needs paramiko (pip install 'docker[ssh]'); or forward"
+                " its socket (ssh -NL /tmp/docker.sock:/var/run/docker.sock HOST) and set"
+                " DOCKER_HOST=unix:///tmp/docker.sock with MOOT_DOCKER_REMOTE=1"
+            )
         return f"no Docker engine answers ({first_line(error)}); is dockerd running?"
     import docker.errors  # loaded by client()
 
