@@ -64,6 +64,29 @@ REMOTE = Backend(
 register(REMOTE)
 
 
+def _synced_unavailable() -> str | None:
+    reason = unavailable_reason(DEFAULT_IMAGE)
+    return None if reason is None else f"docker: {reason}"
+
+
+def _make_synced(policy: SandboxPolicy) -> Sandbox:
+    session = f"test-{uuid.uuid4().hex[:12]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCKER_")}
+    env["MOOT_DOCKER_REMOTE"] = "1"
+    return DockerSandbox(policy, session_id=session, kill_grace=KILL_GRACE, engine_env=env)
+
+
+register(
+    Backend(
+        "docker-synced",
+        make=_make_synced,
+        unavailable=_synced_unavailable,
+        install="apt-get install docker.io, start dockerd, then scripts/sandbox-image",
+        reports="docker",
+    )
+)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def running_engine() -> Iterator[None]:
     """The second engine, for every test here; stopped after the last."""
@@ -105,6 +128,11 @@ def test_the_second_engine_leaves_the_main_engines_bridge_alone() -> None:
 
 
 on_remote = pytest.mark.parametrize("harness", ["docker-tls"], indirect=True)
+"""The contract's tests: on the engine over TLS."""
+synced = pytest.mark.parametrize("harness", ["docker-tls", "docker-synced"], indirect=True)
+"""The sync's own tests: over TLS, and through the main engine's socket told that it is
+remote (`MOOT_DOCKER_REMOTE=1`, as for a socket forwarded over ssh): docker-py's own stream
+reading, not `TlsFrames`."""
 
 harness = sandbox_contract.harness
 tcp_server = contract.tcp_server
@@ -206,11 +234,11 @@ def _volume_files(harness: Harness) -> dict[str, bytes]:
     """What the session's volume holds, read through the engine (a container of its own)."""
     import docker
 
-    engine = client(_engine().env)
+    sandbox = harness.sandbox
+    assert isinstance(sandbox, DockerSandbox)
+    engine = client(sandbox.engine_env)
     try:
         volumes = engine.volumes.list(filters={"label": "moot.session"})
-        sandbox = harness.sandbox
-        assert isinstance(sandbox, DockerSandbox)
         ours = [v for v in volumes if v.attrs["Labels"]["moot.session"] == sandbox.session_id]
         assert len(ours) == 1, "one volume per session"
         script = 'cd /v/ws && find . -type f | while read -r f; do echo "== $f"; cat "$f"; done'
@@ -230,7 +258,7 @@ def _volume_files(harness: Harness) -> dict[str, bytes]:
     return files
 
 
-@on_remote
+@synced
 async def test_a_denied_file_never_reaches_the_engine(harness: Harness) -> None:
     (harness.workspace / ".env").write_text("SECRET=remote-leak-1\n")
     (harness.workspace / "keys").mkdir()
@@ -248,7 +276,7 @@ async def test_a_denied_file_never_reaches_the_engine(harness: Harness) -> None:
     assert not any(name.startswith("keys/") for name in files)
 
 
-@on_remote
+@synced
 async def test_a_file_denied_after_it_was_copied_is_deleted_from_the_volume(
     harness: Harness,
 ) -> None:
@@ -262,7 +290,7 @@ async def test_a_file_denied_after_it_was_copied_is_deleted_from_the_volume(
     assert _volume_files(harness).get("later.txt", b"") == b"", "at most the mount point"
 
 
-@on_remote
+@synced
 async def test_changes_go_both_ways_between_commands(harness: Harness) -> None:
     ws = harness.workspace
     (ws / "a.txt").write_text("one\n")
@@ -283,7 +311,7 @@ async def test_changes_go_both_ways_between_commands(harness: Harness) -> None:
     assert (ws / "new.txt").stat().st_mode & 0o7000 == 0, "no set-id bit comes back"
 
 
-@on_remote
+@synced
 async def test_a_file_changed_here_while_a_command_ran_keeps_this_copy(harness: Harness) -> None:
     ws = harness.workspace
     (ws / "shared.txt").write_text("start\n")
@@ -306,12 +334,12 @@ async def test_a_file_changed_here_while_a_command_ran_keeps_this_copy(harness: 
     assert after.stdout == "host\n", "the sandbox gets this machine's copy next"
 
 
-@on_remote
+@synced
 async def test_closing_removes_the_volume_and_its_helper(harness: Harness) -> None:
     sandbox = harness.sandbox
     assert isinstance(sandbox, DockerSandbox)
     await harness.run("true")
-    engine = client(_engine().env)
+    engine = client(sandbox.engine_env)
     try:
         label = {"label": f"moot.session={sandbox.session_id}"}
         assert engine.volumes.list(filters=label)
@@ -325,7 +353,7 @@ async def test_closing_removes_the_volume_and_its_helper(harness: Harness) -> No
         engine.close()
 
 
-@on_remote
+@synced
 async def test_what_a_background_command_made_where_no_command_may_make_is_swept_as_it_ends(
     harness: Harness, tmp_path: Path
 ) -> None:
@@ -355,7 +383,7 @@ async def test_what_a_background_command_made_where_no_command_may_make_is_swept
     assert [p.read_text() for p in quarantine.rglob("pre-commit")] == ["touch /tmp/x\n"]
 
 
-@on_remote
+@synced
 async def test_a_file_rewritten_with_its_size_and_an_old_time_still_comes_back(
     harness: Harness,
 ) -> None:
@@ -373,7 +401,7 @@ async def test_a_file_rewritten_with_its_size_and_an_old_time_still_comes_back(
     assert (ws / "same.txt").stat().st_mtime_ns != old
 
 
-@on_remote
+@synced
 async def test_a_name_holding_a_newline_comes_back(harness: Harness) -> None:
     """The listing is by lines: such a name makes the pull read the whole workspace."""
     result = await harness.run("printf 'x\\n' > \"$(printf 'a\\nb')\"")
@@ -382,7 +410,7 @@ async def test_a_name_holding_a_newline_comes_back(harness: Harness) -> None:
     assert (harness.workspace / "a\nb").read_text() == "x\n"
 
 
-@on_remote
+@synced
 async def test_what_the_helper_cannot_read_is_kept_here(harness: Harness) -> None:
     """A file a command made unreadable cannot be copied back; nothing is deleted here while
     the volume cannot be read whole (what is missing might be there)."""
