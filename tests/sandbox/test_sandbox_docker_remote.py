@@ -26,6 +26,7 @@ import tls_engine
 from moot.sandbox.base import Sandbox, SandboxPolicy
 from moot.sandbox.docker import DockerSandbox
 from moot.sandbox.docker_image import DEFAULT_IMAGE, client, engine_is_remote, unavailable_reason
+from moot.sandbox.docker_image import labels as labels_of
 from moot.sandbox.select import choose_sandbox
 from moot.workspace.absent import AbsentPaths
 from sandbox_contract import KILL_GRACE, Backend, Harness, on_host, register, require, until
@@ -439,3 +440,27 @@ async def test_the_status_says_the_engine_is_remote_and_the_workspace_synced(
     assert "a remote Docker engine answers (DOCKER_HOST=tcp://127.0.0.1:" in choice.describe()
     assert "copied into a volume there, and back after each command" in choice.describe()
     await choice.sandbox.close()
+
+
+def test_a_crashed_sessions_volume_is_removed_with_its_containers() -> None:
+    require(REMOTE)
+    from moot.sandbox.docker_image import remove_orphans
+
+    engine = client(_engine().env)
+    try:
+        labels = labels_of(f"test-{uuid.uuid4().hex[:8]}")
+        labels["moot.pid"] = "999999999"  # no such process
+        volume = engine.volumes.create(f"moot-ws-orphan-{uuid.uuid4().hex[:8]}", labels=labels)
+        alive = engine.volumes.create(
+            f"moot-ws-alive-{uuid.uuid4().hex[:8]}", labels=labels_of("test-alive")
+        )
+        try:
+            removed = remove_orphans(engine)
+
+            assert volume.name in removed
+            names = [v.name for v in engine.volumes.list(filters={"label": "moot.session"})]
+            assert volume.name not in names and alive.name in names
+        finally:
+            alive.remove(force=True)
+    finally:
+        engine.close()
