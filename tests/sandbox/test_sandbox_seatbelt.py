@@ -191,9 +191,20 @@ def test_git_and_moot_are_read_only(ws: Path, target: str) -> None:
     assert decide.allows("file-read-data", f"{ws}/{target}")
 
 
+def test_a_missing_git_may_be_made_as_with_the_other_backends(tmp_path: Path) -> None:
+    """`git init` in a new project; an existing `.git` stays read-only."""
+    ws = (tmp_path / "ws").resolve()
+    ws.mkdir()
+
+    decide = Decide(render(_rules(ws)))
+
+    assert decide.allows("file-write-create", f"{ws}/.git/config")
+
+
 def test_an_added_directory_is_writable_but_its_own_git(ws: Path, tmp_path: Path) -> None:
     added = (tmp_path / "lib").resolve()
     (added / ".git").mkdir(parents=True)
+    (added / ".moot").mkdir()
     policy = SandboxPolicy(workspace=ws, added=(added,))
 
     decide = Decide(render(_rules(ws, policy=policy)))

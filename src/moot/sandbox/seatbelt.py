@@ -78,7 +78,7 @@ def rules_for(
     outputs: Path | None,
     proxy_port: int | None = None,
 ) -> SeatbeltRules:
-    """What the profile allows for `policy` now (pure: the caller reads the disk).
+    """What the profile allows for `policy` now (reading only which protected paths exist).
 
     Args:
         policy: The session's policy (workspace, protected paths, added directories,
@@ -98,8 +98,10 @@ def rules_for(
         return rel if rel.startswith("/") else os.path.join(root, rel)
 
     added = [str(path) for path in policy.added]
-    read_only = [os.path.join(root, rel) for rel in policy.protected]
-    read_only += [os.path.join(str(path), rel) for path in policy.added for rel in policy.protected]
+    # Protected paths that exist, as the other backends mount them: a missing `.git` may be
+    # made (`git init`); a missing `.moot` was made before (`policy.made_when_missing`).
+    protected = [os.path.join(r, rel) for r in (root, *added) for rel in policy.protected]
+    read_only = [path for path in protected if os.path.lexists(path)]
     read_only += [absolute(rel) for rel in masks.read_only]
     if policy.absent:
         read_only += [os.path.join(root, rel) for rel in policy.absent.paths]
