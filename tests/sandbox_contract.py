@@ -47,7 +47,8 @@ class Backend:
     """A sandbox backend the contract runs against."""
 
     name: str
-    """What `Sandbox.name` and `CommandResult.backend` say."""
+    """What the contract's tests are parametrised by; what the sandbox calls itself unless
+    `reports` says otherwise."""
     make: Callable[[SandboxPolicy], Sandbox]
     """A new sandbox for a policy; the fixture closes it."""
     unavailable: Callable[[], str | None]
@@ -70,6 +71,13 @@ class Backend:
     namespaces: bool = True
     """The host's processes and sockets are out of sight. False (Landlock): processes show
     but cannot be signalled or read; Unix sockets cannot be made, so none is reached."""
+    reports: str = ""
+    """What `Sandbox.name` and `CommandResult.backend` say, when not `name` (Docker reached
+    over TLS is still "docker")."""
+
+    @property
+    def sandbox_name(self) -> str:
+        return self.reports or self.name
 
 
 BACKENDS: dict[str, Backend] = {}

@@ -47,7 +47,7 @@ async def test_exit_code_stdout_and_stderr_come_back_apart(harness: Harness) -> 
     result = await harness.run("echo out; echo err >&2; exit 7")
 
     assert (result.exit_code, result.stdout, result.stderr) == (7, "out\n", "err\n")
-    assert result.backend == harness.backend.name
+    assert result.backend == harness.backend.sandbox_name
     assert not result.timed_out and not result.truncated and result.output_file is None
     assert result.duration_ms > 0
 

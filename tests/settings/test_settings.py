@@ -93,6 +93,7 @@ def test_bad_files_name_themselves(tmp_path: Path, content: str, words: str) -> 
         (
             '{"sandbox": "chroot"}',
             "sandbox: Invalid enum value 'chroot'; expected one of auto, bubblewrap, landlock,"
+            " seatbelt,"
             " docker, none",
         ),
         ('{"autoCommit": "maybe"}', "autoCommit: Expected `bool | null`, got `str`"),

@@ -48,5 +48,7 @@ def test_a_misspelt_network_key_is_named_with_the_keys_it_takes() -> None:
         SettingsError, match=r"sandbox\.network\.allowed: not a known key .*allowedDomains"
     ):
         validate({"sandbox": {"network": {"allowed": []}}}, "f")
-    with pytest.raises(SettingsError, match="expected one of auto, bubblewrap, landlock, docker, none"):
+    with pytest.raises(
+        SettingsError, match="expected one of auto, bubblewrap, landlock, seatbelt, docker, none"
+    ):
         validate({"sandbox": {"backend": "nope"}}, "f")

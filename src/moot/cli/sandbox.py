@@ -1,6 +1,7 @@
 """`moot sandbox status | run -- <command>`: which sandbox runs shell commands, and a try of one.
 
-The setting comes from `MOOT_SANDBOX` (auto, bubblewrap, landlock, docker or none), else the
+The setting comes from `MOOT_SANDBOX` (auto, bubblewrap, landlock, seatbelt, docker or
+none), else the
 settings' `sandbox`, else auto. The workspace is the current directory, contained as a
 session's shell commands are: what the settings' deny rules cover is masked, and the scripts
 hooks run are read-only, so `moot sandbox run -- cat .env` shows what the model's commands

@@ -29,7 +29,7 @@ container).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,11 +50,11 @@ from moot.client.mcp_ready import ServersReady, servers_ready
 from moot.client.network import SessionNetwork, session_network
 from moot.client.rules import hide_read_denied, inode_check
 from moot.client.session import Session, SessionAssembly
-from moot.client.session_tools import ServersOnDemand, model_tools, person_tools_of
+from moot.client.session_tools import ServersOnDemand, model_tools, person_tools_of, prompt_attach
 from moot.client.settings_watch import SettingsWatch
 from moot.client.turn_end import AutoCommitter, turn_end
 from moot.core.agent import Agent
-from moot.core.options import AttachFiles, Refusal, RuntimeOptions, SessionCommands
+from moot.core.options import RuntimeOptions, SessionCommands
 from moot.core.run import TurnEnd
 from moot.core.runtime import Runtime
 from moot.permissions.headless import NoAsking
@@ -63,7 +63,6 @@ from moot.permissions.rules import tool_hidden
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import ApprovalPolicy
-from moot.protocol.messages import AttachedFile
 from moot.protocol.modes import PermissionMode
 from moot.providers.base import Provider, UnknownModel
 from moot.providers.registry import resolve_model
@@ -431,7 +430,7 @@ def _runtime(
         turn_end=turn_end(shaped.turn_ends),
         resolve=partial(_resolve, given),
         person_tools=person_tools,  # type: ignore[arg-type]  # a mapping, lazily
-        attach=_attach(workspace),
+        attach=prompt_attach(workspace),
         allow_background_agents=bool(settings.allow_background_agents),
         # Where nobody answers approvals (`moot -p`), nobody sends messages either.
         person_replies=assembly.can_ask,
@@ -471,17 +470,6 @@ def _sitting(runtime: Runtime, assembly: SessionAssembly) -> None:
     if model is not None and runtime.entry.model != model:
         # The model too, the same way (`model_changed`).
         runtime.submit(ops.SetModel(model=model))
-
-
-def _attach(workspace: Workspace) -> AttachFiles:
-    """Reads the `@path` files of a prompt (`moot.client.prompt_files`, loaded at the first `@`)."""
-
-    def attach(prompt: str, refused: Refusal) -> Sequence[AttachedFile]:
-        from moot.client.prompt_files import PromptFiles
-
-        return PromptFiles(workspace)(prompt, refused)
-
-    return attach
 
 
 def _mcp(given: _Given, place: _Place) -> McpManager | None:

@@ -76,8 +76,10 @@ def sandbox_words(backend: str, network: bool) -> str:
         if network
         else "there is no network (`web_fetch` reaches public pages)"
     )
+    # Seatbelt shows the host's own /tmp, read-only: temporary files go to $TMPDIR.
+    tmp = "$TMPDIR (not /tmp)" if backend == "seatbelt" else "a temporary directory"
     return (
-        f"in a {backend} sandbox: the workspace and a temporary directory are writable, the "
+        f"in a {backend} sandbox: the workspace and {tmp} are writable, the "
         f"rest is read-only, and {net}"
     )
 

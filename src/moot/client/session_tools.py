@@ -8,8 +8,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from moot.core.options import AttachFiles, Refusal
 from moot.permissions.rules import RuleSet, tool_hidden
 from moot.protocol.approval import ApprovalPolicy
+from moot.protocol.messages import AttachedFile
 from moot.sandbox.background import BackgroundShells
 from moot.sandbox.select import SandboxChoice
 from moot.store.base import Store
@@ -151,3 +153,14 @@ class ServersOnDemand:
         self._closed = True
         if self.made is not None:
             await self.made.close()
+
+
+def prompt_attach(workspace: Workspace) -> AttachFiles:
+    """Reads the `@path` files of a prompt (`moot.client.prompt_files`, loaded at the first `@`)."""
+
+    def attach(prompt: str, refused: Refusal) -> Sequence[AttachedFile]:
+        from moot.client.prompt_files import PromptFiles
+
+        return PromptFiles(workspace)(prompt, refused)
+
+    return attach

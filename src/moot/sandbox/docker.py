@@ -49,6 +49,11 @@ the command's whole tree gets SIGTERM, then SIGKILL after a grace period; and wh
 leaves running in its session when it ends is killed too. `docker_image` says how the tree is
 found inside the container.
 
+On an engine that may not share this machine's disk (a `DOCKER_HOST` other than a Unix
+socket: ssh, or TCP with TLS), the workspace lives in a volume of the session's, copied in
+before each command and back after it, and the mounts above are made from it: commands see
+what they would locally (`docker_remote`), but for the session's saved outputs.
+
 Containers carry labels naming the session and the host process that owns them; `close()`
 removes the container, and `cleanup_orphans()` (run before each new container starts) removes
 those whose owning process is gone, so a crashed session leaves nothing running for long.
@@ -71,7 +76,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from moot.paths import make_private_dir
-from moot.sandbox import docker_image
+from moot.sandbox import docker_container, docker_image
 from moot.sandbox.base import (
     CommandResult,
     OutputCallback,
@@ -80,6 +85,7 @@ from moot.sandbox.base import (
     make_missing_dirs,
     sweep_absent,
 )
+from moot.sandbox.docker_container import DockerSandboxError
 from moot.sandbox.docker_exec import (
     ContainerExec,
     DockerBackground,
@@ -90,8 +96,8 @@ from moot.sandbox.docker_exec import (
 )
 from moot.sandbox.docker_image import DockerSettings
 from moot.sandbox.docker_masks import ContainerMasks, MaskId, mask_ids
-from moot.sandbox.net_docker import RelayError, start_relay
-from moot.sandbox.net_relay import proxy_env, relay_python
+from moot.sandbox.docker_remote import RemoteSyncError, VolumeSync
+from moot.sandbox.net_relay import proxy_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
 from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
@@ -111,10 +117,6 @@ def docker_unavailable(image: str = docker_image.DEFAULT_IMAGE) -> str | None:
     """Why the Docker sandbox cannot run here (naming Docker), or None when it can."""
     reason = docker_image.unavailable_reason(image)
     return None if reason is None else f"docker: {reason}"
-
-
-class DockerSandboxError(RuntimeError):
-    """The engine, the image or the container is missing; the message says what to do."""
 
 
 class MasksOutdated(DockerSandboxError):
@@ -146,6 +148,7 @@ class DockerSandbox:
         kill_grace: float = KILL_GRACE,
         max_output_chars: int = MAX_OUTPUT_CHARS,
         outputs: OutputDir | None = None,
+        engine_env: Mapping[str, str] | None = None,
     ) -> None:
         """Nothing starts here: the container starts with the first command.
 
@@ -158,6 +161,8 @@ class DockerSandbox:
             max_output_chars: What a result shows of a command's output at most.
             outputs: Where full outputs of long commands are saved; by default
                 `policy.output_dir`, else under the user data dir's `outputs/`.
+            engine_env: The variables naming the engine (`DOCKER_HOST`, `DOCKER_TLS_VERIFY`,
+                `DOCKER_CERT_PATH`); by default the process's.
         """
         self.policy = policy
         self.session_id = session_id or f"pid{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -186,6 +191,10 @@ class DockerSandbox:
         joins each sandbox container to it (`net_docker`)."""
         self._relays: dict[str, Container] = {}
         """Each sandbox container's relay, by the sandbox container's id."""
+        self.engine_env = engine_env
+        self.remote = docker_image.engine_is_remote(engine_env)
+        """The engine may not share this disk: the workspace is synced (`docker_remote`)."""
+        self._sync = VolumeSync(self.workspace, policy.protected, self.settings.image)
 
     @staticmethod
     def available(image: str = docker_image.DEFAULT_IMAGE) -> Availability:
@@ -255,7 +264,10 @@ class DockerSandbox:
             await asyncio.shield(self._sweep.end(token))  # a killed command may have set bits
             raise
         finally:
+            notes = await asyncio.shield(self._pull())
             after = await asyncio.shield(sweep_absent(self.policy))
+        for note in notes:
+            capture.feed("stderr", f"{note}\n".encode())
         cleared = await self._sweep.end(token)
         if running.lost is not None:
             capture.close()
@@ -278,7 +290,7 @@ class DockerSandbox:
             kill=self._kill,
             files=self.outputs,
             limit=self.max_output_chars,
-            on_end=functools.partial(self._sweep.end, token),
+            on_end=functools.partial(self._ended, token),
         )
         try:
             running = await self._exec(command, cwd=cwd, env=env, feed=process.feed)
@@ -299,6 +311,7 @@ class DockerSandbox:
         self._engine = None
         if container is not None:
             await asyncio.to_thread(self._remove, container)
+        await asyncio.to_thread(self._sync.close)
         if engine is not None:
             engine.close()
         if self.policy.proxy is not None:
@@ -318,6 +331,13 @@ class DockerSandbox:
             environment.update(proxy_env())
         running = ContainerExec(tag, asyncio.get_running_loop(), feed)
         masks = await asyncio.to_thread(self._masks_now)
+        if self.remote:
+            labels = docker_image.labels(self.session_id)
+            engine = await asyncio.to_thread(self._engine_now)
+            try:
+                await asyncio.to_thread(self._sync.push, engine, masks.masks, labels)
+            except RemoteSyncError as error:
+                raise DockerSandboxError(str(error)) from error
         for attempt in (1, 2):
             container = await self._ensure_container(masks)
             argv = docker_image.wrap(tag, self._shell, command)
@@ -411,61 +431,47 @@ class DockerSandbox:
         return resolved
 
     def _start_container(self, masks: SandboxMasks) -> Container:
-        try:
-            if self._engine is None:
-                self._engine = docker_image.client()
-        except ImportError as error:
-            raise DockerSandboxError(
-                "the docker Python package is not installed (pip install docker)"
-            ) from error
-        except Exception as error:
-            reason = docker_image.first_line(error)
-            raise DockerSandboxError(f"no Docker engine answers ({reason})") from error
-        import docker.errors  # loaded by docker_image.client() above
-
-        docker_image.remove_orphans(self._engine)
+        engine = self._engine_now()
         empty = self.empty_file if masks else None
         spec = docker_image.container_spec(
             self.policy, self.session_id, self.settings, masks, empty, self._outputs_to_show()
         )
-        try:
-            # create + start, not containers.run: run would try to pull a missing image.
-            container = self._engine.containers.create(**spec)
-        except docker.errors.ImageNotFound as error:
-            raise DockerSandboxError(
-                f"the Docker image {self.settings.image} is missing; {docker_image.BUILD_HINT}"
-            ) from error
-        except docker.errors.APIError as error:
-            reason = docker_image.first_line(error)
-            raise DockerSandboxError(f"could not create the container: {reason}") from error
-        try:
-            container.start()
-            self._shell = docker_image.shell_of(container, self.settings.image)
-        except BaseException as error:
-            docker_image.remove(container)
-            if isinstance(error, docker.errors.APIError):
-                reason = docker_image.first_line(error)
-                raise DockerSandboxError(f"could not start the container: {reason}") from error
-            raise
+        if (volume := self._sync.volume) is not None:  # binds from the volume, on its disk
+            spec = docker_image.container_spec(
+                self.policy, self.session_id, self.settings, masks, volume.empty_file, None,
+                volume.source,
+            )  # fmt: skip
+        container, self._shell = docker_container.started(engine, spec, self.settings.image)
         if self._proxy_socket is not None:
-            try:
-                self._relays[container.id] = start_relay(
-                    self._engine, container, self._proxy_socket, relay_python()
-                )
-            except BaseException as error:
-                docker_image.remove(container)
-                if isinstance(error, RelayError):
-                    raise DockerSandboxError(str(error)) from error
-                raise
+            relay = docker_container.relayed(engine, container, self._proxy_socket)
+            self._relays[container.id] = relay
         # Should the session end without close() (the interpreter exits, say), the container
         # goes with it; only a crash leaves it to the next session's cleanup_orphans().
         both = [self._relays.get(container.id), container]
-        self._finalizer = weakref.finalize(self, _remove_all, both)
+        self._finalizer = weakref.finalize(self, docker_container.remove_all, both)
         return container
 
     def _remove(self, container: Container) -> None:
         """Remove a sandbox container and its relay, if it has one (a blocking call)."""
-        _remove_all([self._relays.pop(container.id, None), container])
+        docker_container.remove_all([self._relays.pop(container.id, None), container])
+
+    def _engine_now(self) -> DockerClient:
+        """The engine's client, made on first use (orphans of crashed sessions removed)."""
+        if self._engine is None:
+            self._engine = docker_container.engine(self.engine_env)
+        return self._engine
+
+    async def _pull(self) -> list[str]:
+        """Copy back what the command changed in the session's volume (remote engines)."""
+        return await asyncio.to_thread(self._sync.pull) if self.remote else []
+
+    async def _ended(self, token: int) -> None:
+        """A background command ended: copy back what it changed (then sweep what it made
+        where no command may make anything: it has just landed here), clear set-id bits."""
+        if self.remote:
+            await self._pull()
+            await sweep_absent(self.policy)
+        await self._sweep.end(token)
 
     def _outputs_to_show(self) -> Path | None:
         """The session's outputs directory, made now, to mount read-only: a command may `grep`
@@ -479,10 +485,3 @@ class DockerSandbox:
         except OSError:
             return None
         return directory
-
-
-def _remove_all(containers: list[Container | None]) -> None:
-    """Remove each container (a relay before the sandbox container whose network it joins)."""
-    for container in containers:
-        if container is not None:
-            docker_image.remove(container)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from moot.sandbox import docker_image
@@ -119,7 +120,10 @@ class ContainerExec:
         exec_id = api.exec_create(
             container.id, argv, stdout=True, stderr=True, stdin=False, environment=env, workdir=cwd
         )["Id"]
-        self._stream = api.exec_start(exec_id, stream=True, demux=True)
+        if str(api.base_url).startswith("https://"):
+            self._stream = TlsFrames(api.exec_start(exec_id, socket=True))
+        else:
+            self._stream = api.exec_start(exec_id, stream=True, demux=True)
         # A thread of its own, not the default executor: a background command may hold it
         # for hours, and the executor has only a few workers.
         pump = threading.Thread(
@@ -156,6 +160,49 @@ class ContainerExec:
         self._feed("stderr", b"", final=True)
         if not self.done.done():
             self.done.set_result(code)
+
+
+class TlsFrames:
+    """An exec's output over TLS, as `(stdout, stderr)` pairs as each frame arrives.
+
+    docker-py polls the socket before each read, and a TLS socket may hold decrypted bytes
+    that no poll reports: output then waits for the next packet, perhaps the command's end
+    (a remote engine's `echo ready; sleep 60` showed nothing for a minute). A blocking
+    `recv` returns what the TLS layer holds first.
+    """
+
+    HEADER = 8
+    """A frame's header: the stream (1 stdout, 2 stderr), three zero bytes, the length."""
+
+    def __init__(self, sock: Any) -> None:
+        self._sock = sock
+        sock.settimeout(None)  # a command may print nothing for hours
+
+    def __iter__(self) -> Iterator[tuple[bytes | None, bytes | None]]:
+        pending = bytearray()
+        while chunk := self._recv():
+            pending += chunk
+            while len(pending) >= self.HEADER:
+                length = int.from_bytes(pending[4:8], "big")
+                if len(pending) < self.HEADER + length:
+                    break
+                data = bytes(pending[self.HEADER : self.HEADER + length])
+                yield (None, data) if pending[0] == 2 else (data, None)
+                del pending[: self.HEADER + length]
+
+    def _recv(self) -> bytes:
+        try:
+            data: bytes = self._sock.recv(65536)
+        except OSError:
+            return b""  # closed: by `close`, or the engine went away
+        return data
+
+    def close(self) -> None:
+        """Stop reading, from any thread: the read under way returns nothing."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self._sock.close()
 
 
 def container_env(env: Mapping[str, str], tag: str, named: tuple[str, ...]) -> dict[str, str]:

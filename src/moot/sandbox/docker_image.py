@@ -10,10 +10,12 @@ environment follows the command into any session it makes with `setsid`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
 import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -26,6 +28,10 @@ if TYPE_CHECKING:
     from docker.models.containers import Container
 
 DEFAULT_IMAGE = "moot-sandbox:latest"
+REMOTE_VARIABLE = "MOOT_DOCKER_REMOTE"
+"""Says whether the engine shares this machine's disk, when DOCKER_HOST cannot tell."""
+MINIMUM_API = "1.24"
+"""The oldest Docker API docker-py speaks: only to ask the engine which one it speaks."""
 BUILD_HINT = "build it with scripts/sandbox-image"
 MARKER = "MOOT_EXEC"
 """Environment variable naming the command a process belongs to (`MOOT_EXEC=<tag>`)."""
@@ -94,8 +100,9 @@ def kill_argv(tag: str, signal: Literal["TERM", "KILL"]) -> list[str]:
     return ["/bin/sh", "-c", KILL_SCRIPT, "moot-kill", tag, signal]
 
 
-def client() -> DockerClient:
-    """A client for the engine the environment names (DOCKER_HOST, else the local socket).
+def client(environ: Mapping[str, str] | None = None) -> DockerClient:
+    """A client for the engine the environment names (DOCKER_HOST, else the local socket;
+    DOCKER_TLS_VERIFY and DOCKER_CERT_PATH), `environ` or the process's.
 
     Raises:
         ImportError: The docker package is not installed.
@@ -104,8 +111,21 @@ def client() -> DockerClient:
     # docker-py (with requests) takes ~100 ms to import; only Docker sessions pay for it.
     import docker
 
-    # Each background command holds one connection for as long as it runs.
-    engine = docker.from_env(max_pool_size=32)
+    options = docker.utils.kwargs_from_env(environment=environ)
+    # Through ssh://, the ssh program (the person's ~/.ssh/config and agent), not paramiko.
+    ssh = str(options.get("base_url") or "").startswith("ssh://")
+    # Each background command holds one connection for as long as it runs. The API version
+    # is asked for by a first client of the oldest version, which sends nothing as it is made:
+    # requests would otherwise verify the engine's certificate against REQUESTS_CA_BUNDLE or
+    # CURL_CA_BUNDLE when either is set, not against DOCKER_CERT_PATH's CA (`trust_env`).
+    engine = docker.DockerClient(version=MINIMUM_API, use_ssh_client=ssh, **options)
+    try:
+        engine.api.trust_env = False
+        version = str(engine.version(api_version=False)["ApiVersion"])
+    finally:
+        engine.close()
+    engine = docker.DockerClient(version=version, use_ssh_client=ssh, max_pool_size=32, **options)
+    engine.api.trust_env = False
     try:
         engine.ping()
     except Exception:
@@ -114,13 +134,37 @@ def client() -> DockerClient:
     return engine
 
 
-def unavailable_reason(image: str = DEFAULT_IMAGE) -> str | None:
+def engine_is_remote(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the engine the environment names may not share this machine's disk: any
+    `DOCKER_HOST` but a Unix socket (`unix://`, or none: the local socket) or a Windows
+    named pipe. An engine reached over TCP on this very machine counts as remote: moot
+    cannot tell that its disk is this one, and syncing is correct either way. A remote
+    engine's socket forwarded here (`ssh -L /tmp/d.sock:/var/run/docker.sock host`) looks
+    local: `MOOT_DOCKER_REMOTE=1` says it is not (and `=0` that a TCP engine shares this
+    disk)."""
+    env = os.environ if environ is None else environ
+    said = env.get(REMOTE_VARIABLE, "").strip().lower()
+    if said in ("1", "true", "yes", "0", "false", "no"):
+        return said in ("1", "true", "yes")
+    host = env.get("DOCKER_HOST", "").strip()
+    return bool(host) and not host.startswith(("unix://", "npipe://"))
+
+
+def unavailable_reason(
+    image: str = DEFAULT_IMAGE, environ: Mapping[str, str] | None = None
+) -> str | None:
     """Why the Docker sandbox cannot run here, or None when an engine answers and has `image`."""
     try:
-        engine = client()
+        engine = client(environ)
     except ImportError:
         return "the docker Python package is not installed (pip install docker)"
     except Exception as error:
+        if "paramiko" in str(error):
+            return (
+                "an engine over ssh:// needs paramiko (pip install 'docker[ssh]'); or forward"
+                " its socket (ssh -NL /tmp/docker.sock:/var/run/docker.sock HOST) and set"
+                " DOCKER_HOST=unix:///tmp/docker.sock with MOOT_DOCKER_REMOTE=1"
+            )
         return f"no Docker engine answers ({first_line(error)}); is dockerd running?"
     import docker.errors  # loaded by client()
 
@@ -142,8 +186,13 @@ def container_spec(
     masks: SandboxMasks | None = None,
     empty_file: Path | None = None,
     outputs: Path | None = None,
+    source: Callable[[Path], str] = str,
 ) -> dict[str, Any]:
     """Keyword arguments for `containers.create`: limits, mounts, labels; see DockerSandbox.
+
+    `source` says where a workspace path lies on the engine's disk: the same path for a
+    local engine; in the session's volume for a remote one (`docker_remote`), where
+    `empty_file` is the engine's path too.
 
     `outputs`, a directory outside the workspace, is mounted read-only at its own path.
     `masks` (what deny rules cover now) needs `empty_file`, an empty read-only file on the
@@ -155,32 +204,26 @@ def container_spec(
 
     ws = policy.workspace.resolve()
     masks = masks or SandboxMasks()
-    mounts = [Mount(target=str(ws), source=str(ws), type="bind", read_only=False)]
+    mounts = [Mount(target=str(ws), source=source(ws), type="bind", read_only=False)]
     protected = protected_paths(ws, policy.protected)
     # Made while no command runs in the session's container: none can swap these for links.
     for path in guard_paths(ws, masks, protected):
-        mounts.append(Mount(target=str(path), source=str(path), type="bind", read_only=False))
+        mounts.append(Mount(target=str(path), source=source(path), type="bind", read_only=False))
     masked = {str(ws / rel) for rel in (masks.hidden_files + masks.hidden_dirs + masks.read_only)}
     for path in protected:
         if str(path) not in masked:  # a mask of its own covers it (two mounts there: an error)
-            mounts.append(Mount(target=str(path), source=str(path), type="bind", read_only=True))
+            mounts.append(Mount(target=str(path), source=source(path), type="bind", read_only=True))
     if masks:
         assert empty_file is not None, "hidden files are bound from an empty file"
-        mounts += mask_mounts(ws, masks, empty_file)
+        mounts += mask_mounts(ws, masks, empty_file, source)
     if outputs is not None:
         mounts.append(Mount(target=str(outputs), source=str(outputs), type="bind", read_only=True))
     cpus = min(settings.cpus, float(os.cpu_count() or 1))
-    pid = os.getpid()
     return {
         "image": settings.image,
         "command": ["sleep", "infinity"],
         "name": f"moot-{_slug(session_id)}-{uuid.uuid4().hex[:8]}",
-        "labels": {
-            LABEL_SESSION: session_id,
-            LABEL_PID: str(pid),
-            LABEL_PID_START: _start_time(pid),
-            LABEL_HOST: socket.gethostname(),
-        },
+        "labels": labels(session_id),
         "init": True,
         "network_mode": "bridge" if policy.network else "none",
         "mem_limit": settings.memory,
@@ -199,7 +242,20 @@ def container_spec(
     }
 
 
-def mask_mounts(workspace: Path, masks: SandboxMasks, empty_file: Path) -> list[Any]:
+def labels(session_id: str) -> dict[str, str]:
+    """What marks a session's container (and volume) as this process's on this host."""
+    pid = os.getpid()
+    return {
+        LABEL_SESSION: session_id,
+        LABEL_PID: str(pid),
+        LABEL_PID_START: _start_time(pid),
+        LABEL_HOST: socket.gethostname(),
+    }
+
+
+def mask_mounts(
+    workspace: Path, masks: SandboxMasks, empty_file: Path, source: Callable[[Path], str] = str
+) -> list[Any]:
     """Mounts over what deny rules cover: an empty read-only file over a hidden file, an empty
     read-only tmpfs over a hidden directory, a read-only bind of a read-only path onto itself.
     The engine mounts parents first. Absolute paths (a denied link's target outside the
@@ -211,7 +267,10 @@ def mask_mounts(workspace: Path, masks: SandboxMasks, empty_file: Path) -> list[
 
     empty = str(empty_file)
     return [
-        *(Mount(target=p, source=p, type="bind", read_only=True) for p in inside(masks.read_only)),
+        *(
+            Mount(target=p, source=source(Path(p)), type="bind", read_only=True)
+            for p in inside(masks.read_only)
+        ),
         *(
             Mount(target=p, source=empty, type="bind", read_only=True)
             for p in inside(masks.hidden_files)
@@ -258,7 +317,10 @@ def shell_of(container: Container, image: str) -> str:
 
 
 def remove_orphans(engine: DockerClient) -> list[str]:
-    """Remove moot containers whose owning process on this host is gone; return their names."""
+    """Remove moot containers (and volumes) whose owning process on this host is gone; return
+    their names."""
+    import docker.errors  # loaded: an engine answered
+
     removed = []
     host = socket.gethostname()
     # Listing inspects each container: one that another session removes meanwhile is skipped.
@@ -271,6 +333,16 @@ def remove_orphans(engine: DockerClient) -> list[str]:
             continue
         remove(container)
         removed.append(container.name)
+    # A remote engine's session keeps its workspace in a volume (`docker_remote`).
+    for volume in engine.volumes.list(filters={"label": LABEL_SESSION}):
+        labels = volume.attrs.get("Labels") or {}
+        if labels.get(LABEL_HOST, host) != host:
+            continue
+        if owner_alive(labels.get(LABEL_PID, ""), labels.get(LABEL_PID_START, "")):
+            continue
+        with contextlib.suppress(docker.errors.APIError):  # in use, or gone meanwhile
+            volume.remove(force=True)
+            removed.append(volume.name)
     return removed
 
 

@@ -2,8 +2,8 @@
 
 | setting | picks |
 | --- | --- |
-| `auto` (default) | bubblewrap if it works, else Landlock, else Docker if an engine answers |
-| `bubblewrap`, `landlock`, `docker` | that backend if it works, else nothing |
+| `auto` (default) | bubblewrap, else Landlock, else Docker (macOS: Seatbelt, else Docker) |
+| `bubblewrap`, `landlock`, `seatbelt`, `docker` | that backend if it works, else nothing |
 | `none` | the host, on purpose |
 
 `auto` with none of them working gets nothing. "Nothing" means shell commands are refused
@@ -26,6 +26,8 @@ it provides `docker_unavailable() -> str | None` and `DockerSandbox(policy, sess
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from types import ModuleType
 from typing import Literal, get_args
 
@@ -33,11 +35,9 @@ import msgspec
 
 from moot.sandbox.base import Sandbox, SandboxPolicy
 
-SandboxSetting = Literal["auto", "bubblewrap", "landlock", "docker", "none"]
+SandboxSetting = Literal["auto", "bubblewrap", "landlock", "seatbelt", "docker", "none"]
 SETTINGS: tuple[str, ...] = get_args(SandboxSetting)
 SETTING_VARIABLE = "MOOT_SANDBOX"
-AUTO_ORDER = ("bubblewrap", "landlock", "docker")
-"""What `auto` tries, in this order (see the module docstring)."""
 
 HOW_TO_ENABLE = (
     "To run shell commands, enable a sandbox: install bubblewrap (e.g. `apt-get install "
@@ -93,7 +93,7 @@ def choose_sandbox(
     if setting == "none":
         return SandboxChoice(setting, _host(policy), 'the setting is "none": chosen on purpose')
     tried: list[str] = []
-    for backend in AUTO_ORDER if setting == "auto" else (setting,):
+    for backend in auto_order() if setting == "auto" else (setting,):
         why_not = _unavailable(backend)
         if why_not is None:
             sandbox = _build(backend, policy, session_id)
@@ -120,7 +120,19 @@ def select_sandbox(
     return choose_sandbox(setting, policy, bypass=bypass, session_id=session_id).sandbox
 
 
+def auto_order(platform: str = sys.platform) -> tuple[str, ...]:
+    """The backends `auto` tries, first to last: on macOS Seatbelt, then Docker (Docker
+    Desktop); elsewhere bubblewrap, then Landlock, then Docker."""
+    if platform == "darwin":
+        return ("seatbelt", "docker")
+    return ("bubblewrap", "landlock", "docker")
+
+
 def _unavailable(backend: str) -> str | None:
+    if backend == "seatbelt":
+        from moot.sandbox.seatbelt import seatbelt_unavailable
+
+        return seatbelt_unavailable()
     if backend == "bubblewrap":
         from moot.sandbox.bwrap_probe import bwrap_unavailable
 
@@ -145,6 +157,8 @@ def _unavailable(backend: str) -> str | None:
 
 
 def _works(backend: str) -> str:
+    if backend == "seatbelt":
+        return "sandbox-exec (Seatbelt) is here"
     if backend == "bubblewrap":
         from moot.sandbox.bwrap_probe import bwrap_version
 
@@ -153,10 +167,21 @@ def _works(backend: str) -> str:
         from moot.sandbox.landlock import landlock_works
 
         return landlock_works()
+    from moot.sandbox.docker_image import engine_is_remote
+
+    if engine_is_remote():
+        return (
+            f"a remote Docker engine answers (DOCKER_HOST={os.environ.get('DOCKER_HOST')}):"
+            " the workspace is copied into a volume there, and back after each command"
+        )
     return "a Docker engine answers"
 
 
 def _build(backend: str, policy: SandboxPolicy, session_id: str | None) -> Sandbox:
+    if backend == "seatbelt":
+        from moot.sandbox.seatbelt import SeatbeltSandbox
+
+        return SeatbeltSandbox(policy)
     if backend == "bubblewrap":
         from moot.sandbox.bubblewrap import BubblewrapSandbox
 

@@ -11,7 +11,7 @@ from moot.protocol.modes import ModeName
 from moot.providers.catalog import CatalogEntry
 from moot.settings.review import HeldSettings
 
-SandboxName = Literal["auto", "bubblewrap", "landlock", "docker", "none"]
+SandboxName = Literal["auto", "bubblewrap", "landlock", "seatbelt", "docker", "none"]
 """The `sandbox` values (`moot.sandbox.select` reads them)."""
 
 
