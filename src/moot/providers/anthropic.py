@@ -298,7 +298,13 @@ def _text(text: str) -> list[dict[str, Any]]:
 
 
 def _image(attachment: Attachment) -> dict[str, Any]:
+    """An image block, or a PDF's `document` block (both base64 sources)."""
     source = {"type": "base64", "media_type": attachment.mime_type, "data": attachment.data}
+    if attachment.is_document:
+        block: dict[str, Any] = {"type": "document", "source": source}
+        if attachment.name:
+            block["title"] = attachment.name
+        return block
     return {"type": "image", "source": source}
 
 

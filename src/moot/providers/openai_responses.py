@@ -257,10 +257,11 @@ def _unpack_reasoning(signature: str | None) -> dict[str, Any] | None:
 
 
 def _image(attachment: Attachment) -> dict[str, Any]:
-    return {
-        "type": "input_image",
-        "image_url": f"data:{attachment.mime_type};base64,{attachment.data}",
-    }
+    """An `input_image`, or a PDF's `input_file` (both data URLs)."""
+    url = f"data:{attachment.mime_type};base64,{attachment.data}"
+    if attachment.is_document:
+        return {"type": "input_file", "filename": attachment.label, "file_data": url}
+    return {"type": "input_image", "image_url": url}
 
 
 def _input_items(messages: Sequence[Message]) -> list[dict[str, Any]]:
