@@ -30,6 +30,7 @@ PDF = Attachment(
     mime_type="application/pdf", data="JVBERi0xLjQK", name="spec.pdf", text="The spec says 42."
 )
 SHOT = "iVBORw0KGgo="
+PDF_URL = f"data:application/pdf;base64,{PDF.data}"
 MESSAGES = (
     UserMessage(content="What do these say?", attachments=(PNG, PDF)),
     AssistantMessage(tool_calls=(ToolCall(id="call_1", name="read", arguments={"path": "a.png"}),)),
