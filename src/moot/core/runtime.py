@@ -44,6 +44,7 @@ from moot.core.session_ops import (
 )
 from moot.core.session_providers import SessionProviders
 from moot.core.subscribers import Subscribers
+from moot.core.vision import Vision
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import HasModes
@@ -119,6 +120,7 @@ class Runtime:
         self._session_start: str | None = "resume" if earlier else "startup"
         self._provider_for = SessionProviders(store, session_id, self.agents, options.resolve)
         self._unusable_model = partial(unusable_model, options.resolve)
+        self._vision = Vision(self._provider_for, options.resolve)
         self._pending = PendingApprovals()
         self._subscribers = Subscribers()
         self.listeners = self._subscribers.listeners
@@ -299,7 +301,7 @@ class Runtime:
             agents=self.agents,
             entry=self.entry,
             unusable_model=self._unusable_model,
-        )
+        ) or self._vision.refusal(op, self.agents, self.entry)
 
     def _command(self, op: ops.RunCommand, submission: str) -> None:
         """`RunCommand`: the turn its expansion makes, then what it pre-approves for it."""

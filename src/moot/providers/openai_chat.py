@@ -42,6 +42,7 @@ from moot.providers.base import (
 )
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
+from moot.providers.images import LIMITS, fit
 from moot.providers.presets import PRESETS, Preset
 
 _VERSION_SEGMENT = re.compile(r"v\d+")
@@ -215,6 +216,7 @@ def _tool_images(results: Sequence[ToolResultMessage]) -> dict[str, Any]:
 
 
 def _attachment(attachment: Attachment) -> dict[str, Any]:
+    attachment = fit(attachment, LIMITS["openai"])
     url = f"data:{attachment.mime_type};base64,{attachment.data}"
     if attachment.is_image:
         return {"type": "image_url", "image_url": {"url": url}}

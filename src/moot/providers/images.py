@@ -1,0 +1,232 @@
+"""Images for model requests: their size (read from the header, no decoding), what they cost
+in tokens, and fitting one in a wire API's limits, downscaled and re-encoded with Pillow
+(imported only when an image is too large: most never are, since attaching one already fits
+it in `ATTACH_LIMITS`).
+
+A request may carry the same image every turn: what fitting made of it is kept by the base64
+text itself (`_fitted`), so a turn costs a dictionary lookup per image, not a decode.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import struct
+from typing import NamedTuple
+
+import msgspec
+
+from moot.protocol.messages import Attachment
+
+
+class ImageLimits(NamedTuple):
+    """What one wire API takes of an image."""
+
+    max_edge: int
+    """Pixels on the longest side."""
+    max_bytes: int
+    """Bytes of the encoded image (before base64)."""
+
+
+MB = 1024 * 1024
+LIMITS = {
+    # Messages API: 8000 px a side, 5 MB an image.
+    "anthropic": ImageLimits(8000, 5 * MB),
+    # Chat Completions and Responses: 20 MB an image; past 2048 px the model sees no more.
+    "openai": ImageLimits(4096, 20 * MB),
+    # Inline data: the whole request at most 20 MB.
+    "gemini": ImageLimits(3072, 7 * MB),
+}
+ATTACH_LIMITS = ImageLimits(2000, 3 * MB + MB // 2)
+"""What attaching fits an image in (a path, a paste, a tool's image): no API reads more detail
+than 2000 px (Anthropic scales past 1568, OpenAI past 2048), and below every API's bytes."""
+TOKENS_PER_PIXEL = 1 / 750
+"""Anthropic's published estimate; OpenAI's tiles and Gemini's come out close."""
+MODEL_EDGE = 1568
+"""Longest side a model reads at full detail; larger images cost as if scaled to it."""
+
+
+class ImageError(ValueError):
+    """An image that cannot be read (corrupt, or not the type it claims)."""
+
+
+def image_size(raw: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG, GIF, JPEG or WebP header; None when `raw` is none of them."""
+    if len(raw) < 24:
+        return None
+    if raw[:8] == b"\x89PNG\r\n\x1a\n" and raw[12:16] == b"IHDR":
+        return struct.unpack(">II", raw[16:24])  # type: ignore[return-value]
+    if raw[:6] in (b"GIF87a", b"GIF89a"):
+        return struct.unpack("<HH", raw[6:10])  # type: ignore[return-value]
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return _webp_size(raw)
+    if raw[:2] == b"\xff\xd8":
+        return _jpeg_size(raw)
+    return None
+
+
+def _webp_size(raw: bytes) -> tuple[int, int] | None:
+    kind = raw[12:16]
+    if kind == b"VP8X" and len(raw) >= 30:
+        w = int.from_bytes(raw[24:27], "little") + 1
+        return w, int.from_bytes(raw[27:30], "little") + 1
+    if kind == b"VP8 " and len(raw) >= 30:
+        w, h = struct.unpack("<HH", raw[26:30])
+        return w & 0x3FFF, h & 0x3FFF
+    if kind == b"VP8L" and len(raw) >= 25:
+        bits = int.from_bytes(raw[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    return None
+
+
+def _jpeg_size(raw: bytes) -> tuple[int, int] | None:
+    at = 2
+    while at + 9 < len(raw):
+        if raw[at] != 0xFF:
+            return None
+        marker = raw[at + 1]
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            at += 2
+            continue
+        (length,) = struct.unpack(">H", raw[at + 2 : at + 4])
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            h, w = struct.unpack(">HH", raw[at + 5 : at + 9])
+            return w, h
+        at += 2 + length
+    return None
+
+
+def image_tokens(width: int, height: int) -> int:
+    """Tokens a model reads for an image this size (scaled to `MODEL_EDGE` first)."""
+    scale = min(1.0, MODEL_EDGE / max(width, height, 1))
+    return max(1, round(width * scale * height * scale * TOKENS_PER_PIXEL))
+
+
+def attachment_tokens(attachment: Attachment) -> int:
+    """An estimate of the tokens `attachment` costs a request."""
+    if attachment.is_document:
+        if attachment.text is not None:
+            return max(1500, len(attachment.text) // 4)
+        return max(1500, len(attachment.data) * 3 // 4 // 20)
+    size = (attachment.width, attachment.height)
+    if size[0] is None or size[1] is None:
+        found = image_size(_head(attachment.data))
+        if found is None:
+            return 1000  # unknown: a screenshot's worth
+        size = found
+    return image_tokens(*size)  # type: ignore[arg-type]
+
+
+def _head(data: str) -> bytes:
+    """The start of base64 `data`, decoded (a JPEG's size may sit past EXIF: all of it)."""
+    head = data[:64]
+    try:
+        raw = base64.b64decode(head[: len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return b""
+    if raw[:2] == b"\xff\xd8":
+        try:
+            return base64.b64decode(data)
+        except (binascii.Error, ValueError):
+            return raw
+    return raw
+
+
+_fitted: dict[tuple[str, ImageLimits], Attachment] = {}
+_FITTED_MAX = 256
+
+
+def fit(attachment: Attachment, limits: ImageLimits) -> Attachment:
+    """`attachment` as a request under `limits` carries it: itself when it fits (or is no
+    image), else downscaled and re-encoded. An image that cannot be read goes as it is (the
+    API says what it thinks of it)."""
+    if not attachment.is_image:
+        return attachment
+    key = (attachment.data, limits)
+    done = _fitted.get(key)
+    if done is not None:
+        return done
+    size = (attachment.width, attachment.height)
+    if size[0] is None or size[1] is None:
+        size = image_size(_head(attachment.data)) or (0, 0)
+    fits = max(size) <= limits.max_edge and len(attachment.data) * 3 // 4 <= limits.max_bytes
+    if fits:
+        return attachment
+    try:
+        raw, mime, width, height = shrink(
+            base64.b64decode(attachment.data), attachment.mime_type, limits
+        )
+    except (ImageError, binascii.Error, ValueError):
+        return attachment
+    done = msgspec.structs.replace(
+        attachment,
+        data=base64.b64encode(raw).decode(),
+        mime_type=mime,
+        width=width,
+        height=height,
+    )
+    if len(_fitted) >= _FITTED_MAX:
+        _fitted.pop(next(iter(_fitted)))
+    _fitted[key] = done
+    return done
+
+
+def shrink(raw: bytes, mime: str, limits: ImageLimits) -> tuple[bytes, str, int, int]:
+    """`raw` (an image of type `mime`) within `limits`: (bytes, type, width, height); the very
+    bytes when they fit already.
+
+    Raises:
+        ImageError: Pillow cannot read it as an image.
+    """
+    size = image_size(raw)
+    if size is not None and max(size) <= limits.max_edge and len(raw) <= limits.max_bytes:
+        return raw, mime, *size
+    from PIL import Image, UnidentifiedImageError  # lazily: ~30 ms, and rarely needed
+
+    try:
+        image = Image.open(io.BytesIO(raw))
+        edge = limits.max_edge
+        if image.format == "JPEG":
+            image.draft("RGB", (edge, edge))  # decode at a fraction of the size: much faster
+        image.load()
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise ImageError(f"not a readable image: {exc}") from None
+    # Screenshots stay PNG while PNG fits; past that (or for photos) JPEG, then smaller, by
+    # the square root of how far over the bytes are: one or two encodes, not a ladder.
+    edge = min(edge, max(image.size))
+    scale = edge / max(image.size)
+    # A PNG's bytes shrink about as its pixels do: one already too large at this size would
+    # only be encoded to be thrown away.
+    lossless = image.format in ("PNG", "GIF") and len(raw) * scale * scale < limits.max_bytes
+    while True:
+        image.thumbnail((edge, edge), Image.Resampling.LANCZOS)
+        data, out_mime = _encode(image, lossless=lossless)
+        if len(data) <= limits.max_bytes or edge <= 256:
+            return data, out_mime, image.width, image.height
+        if lossless and not _transparent(image):
+            lossless = False
+            continue
+        edge = int(edge * max(0.5, min(0.9, (limits.max_bytes / len(data)) ** 0.5)))
+
+
+def _transparent(image: object) -> bool:
+    from PIL import Image
+
+    assert isinstance(image, Image.Image)
+    return image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info
+
+
+def _encode(image: object, *, lossless: bool) -> tuple[bytes, str]:
+    """PNG for a PNG or GIF (screenshots stay sharp) and anything transparent, JPEG for
+    photos and for screenshots still too large."""
+    from PIL import Image
+
+    assert isinstance(image, Image.Image)
+    out = io.BytesIO()
+    if lossless or _transparent(image):
+        image.save(out, "PNG")
+        return out.getvalue(), "image/png"
+    rgb = image if image.mode == "RGB" else image.convert("RGB")
+    rgb.save(out, "JPEG", quality=85)
+    return out.getvalue(), "image/jpeg"
