@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 import agent_speed
 import app_speed
+import attachments_speed
 import big_repo_speed
 import compaction
 import docker_overhead
@@ -69,6 +70,7 @@ BENCHMARKS = {
         docker_overhead,
         mcp_speed,
         app_speed,
+        attachments_speed,
     )
 }
 

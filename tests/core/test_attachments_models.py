@@ -120,7 +120,8 @@ async def test_context_counts_the_images_tokens(
         SessionOptions(cwd=tmp_path, model="anthropic/claude-haiku-4-5", read_files=False)
     )
     data = base64.b64encode(noise_png(1280, 720)).decode()
-    await drive_turn(client, "look", attachments=[Attachment(mime_type="image/png", data=data)])
+    shot = Attachment(mime_type="image/png", data=data, width=1280, height=720)
+    await drive_turn(client, "look", attachments=[shot])
     parts = {p.name: p for p in client.context().parts}
     await client.close()
     part = parts["images and documents"]

@@ -49,7 +49,7 @@ from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import HasModes
 from moot.protocol.client import ContextPart
-from moot.protocol.messages import AttachedFile, Message
+from moot.protocol.messages import AttachedFile, Message, with_data
 from moot.protocol.modes import ModeName
 from moot.protocol.subscription import Subscription
 from moot.store.base import Store
@@ -413,7 +413,8 @@ class Runtime:
 
     def conversation(self, agent: str | None = None) -> list[Message]:
         """An agent's conversation with the person over the finished runs, as its model saw it."""
-        return list(self._session.history.get(agent or self.entry.name, ()))
+        held = self._session.history.get(agent or self.entry.name, ())
+        return [with_data(m, self.store.attachment_data) for m in held]
 
     def context_parts(self, agent: str | None = None) -> list[ContextPart]:
         """What the agent's model would read with its next request, part by part, each

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -21,8 +22,9 @@ class _Value(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 class Attachment(_Value, frozen=True):
     """A binary attachment (an image or a PDF) carried as base64 data.
 
-    The log stores its bytes once, by hash (`moot.store.attachment_blobs`); every reader sees
-    the base64 here as it was sent.
+    The log stores its bytes once, by hash (`moot.store.attachment_blobs`): events read back
+    with the base64 as it was sent; a resumed history holds a reference (`ref`), resolved when
+    a request is built.
     """
 
     mime_type: str
@@ -37,6 +39,10 @@ class Attachment(_Value, frozen=True):
     """An image's height in pixels, when known."""
     text: str | None = None
     """A document's text, for models that cannot read the document itself."""
+    ref: str | None = None
+    """The sha256 of the bytes when the store holds them and `data` is left empty until a
+    request needs it (a resumed session's history: its screenshots are not read to resume
+    it); `Store.attachment_data` gives the base64."""
 
     @property
     def is_image(self) -> bool:
@@ -216,3 +222,16 @@ def without_documents(message: Message) -> Message:
     content = "\n".join([message.content, *texts] if message.content else texts)
     kept = tuple(a for a in attachments if not a.is_document)
     return msgspec.structs.replace(message, content=content, attachments=kept)
+
+
+def with_data(message: Message, data_of: Callable[[str], str]) -> Message:
+    """The message with each attachment the store holds by reference (`Attachment.ref`, no
+    data) given its base64 by `data_of(ref)`; itself when it holds none."""
+    attachments: tuple[Attachment, ...] = getattr(message, "attachments", ())
+    if not any(a.ref and not a.data for a in attachments):
+        return message
+    full = tuple(
+        msgspec.structs.replace(a, data=data_of(a.ref), ref=None) if a.ref and not a.data else a
+        for a in attachments
+    )
+    return msgspec.structs.replace(message, attachments=full)

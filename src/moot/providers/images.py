@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import math
 import struct
 from typing import NamedTuple
 
@@ -104,18 +105,14 @@ def image_tokens(width: int, height: int) -> int:
 
 
 def attachment_tokens(attachment: Attachment) -> int:
-    """An estimate of the tokens `attachment` costs a request."""
+    """An estimate of the tokens `attachment` costs a request: from an image's size, a
+    document's text. Never from the data, which a resumed history holds only by reference: a
+    live session and a resumed one must weigh (and so compact) alike."""
     if attachment.is_document:
-        if attachment.text is not None:
-            return max(1500, len(attachment.text) // 4)
-        return max(1500, len(attachment.data) * 3 // 4 // 20)
-    size = (attachment.width, attachment.height)
-    if size[0] is None or size[1] is None:
-        found = image_size(_head(attachment.data))
-        if found is None:
-            return 1000  # unknown: a screenshot's worth
-        size = found
-    return image_tokens(*size)  # type: ignore[arg-type]
+        return max(1500, len(attachment.text or "") // 4)
+    if attachment.width is None or attachment.height is None:
+        return 1000  # a size nobody said: a screenshot's worth
+    return image_tokens(attachment.width, attachment.height)
 
 
 def _head(data: str) -> bytes:
@@ -172,26 +169,43 @@ def fit(attachment: Attachment, limits: ImageLimits) -> Attachment:
     return done
 
 
-def shrink(raw: bytes, mime: str, limits: ImageLimits) -> tuple[bytes, str, int, int]:
+def shrink(
+    raw: bytes, mime: str, limits: ImageLimits, *, prove: bool = False
+) -> tuple[bytes, str, int, int]:
     """`raw` (an image of type `mime`) within `limits`: (bytes, type, width, height); the very
     bytes when they fit already.
+
+    Args:
+        raw: The image.
+        mime: Its media type.
+        limits: What to fit it in.
+        prove: Decode it even when it fits, to prove it whole (a damaged or cut-short image
+            raises); an image that does not fit is decoded, so proved, anyway.
 
     Raises:
         ImageError: Pillow cannot read it as an image.
     """
     size = image_size(raw)
-    if size is not None and max(size) <= limits.max_edge and len(raw) <= limits.max_bytes:
-        return raw, mime, *size
+    fits = size is not None and max(size) <= limits.max_edge and len(raw) <= limits.max_bytes
+    if fits and not prove:
+        return raw, mime, *size  # type: ignore[misc]
     from PIL import Image, UnidentifiedImageError  # lazily: ~30 ms, and rarely needed
 
     try:
         image = Image.open(io.BytesIO(raw))
         edge = limits.max_edge
         if image.format == "JPEG":
-            image.draft("RGB", (edge, edge))  # decode at a fraction of the size: much faster
+            # Decoded at the smallest scale (1/2, 1/4, 1/8) still at least the size it is
+            # going to: much faster than decoding every pixel and throwing 3 in 4 away.
+            scale = min(1.0, edge / max(image.size))
+            image.draft("RGB", (math.ceil(image.width * scale), math.ceil(image.height * scale)))
         image.load()
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
-        raise ImageError(f"not a readable image: {exc}") from None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        raise ImageError(str(exc) or type(exc).__name__) from None
+    except Image.DecompressionBombError as exc:
+        raise ImageError(str(exc)) from None
+    if fits:
+        return raw, mime, image.width, image.height
     # Screenshots stay PNG while PNG fits; past that (or for photos) JPEG, then smaller, by
     # the square root of how far over the bytes are: one or two encodes, not a ladder.
     edge = min(edge, max(image.size))

@@ -2,10 +2,11 @@
 
 An image or a PDF the person sends in ten turns, or a tool returns again and again, is one row
 of `blobs` (content by sha256, as file snapshots are): the event's or checkpoint item's JSON
-holds `{"mime_type": ..., "data": "", "moot_blob": "<sha256>"}` instead of its base64, and
-reading the row puts the base64 back, byte for byte, before the event is decoded. So nothing
-above the store sees the difference (a live run and a resumed one fold the same events), and
-what a log costs on disk is its text plus each distinct attachment once.
+holds `{"mime_type": ..., "data": "", "ref": "<sha256>"}` instead of its base64. Reading an
+event puts the base64 back, byte for byte, before it is decoded, so every reader of the log
+sees what was appended. A checkpoint's items are read as stored (`Attachment.ref`, no data):
+resuming a session reads none of its images, and the request that needs them resolves them
+(`Unpacker.base64`, cached). What a log costs on disk is its text plus each attachment once.
 
 Only values whose base64 re-encodes to the very same text are stored by reference (anything
 else stays inline, unchanged), so a read-back is always byte-identical to what was appended.
@@ -21,9 +22,9 @@ from typing import Any
 
 import msgspec
 
-MARK = "moot_blob"
-"""The key that says an attachment's data is in `blobs` under this sha256."""
-_MARK_BYTES = b'"moot_blob"'
+MARK = "ref"
+"""The key (`Attachment.ref`) that says an attachment's data is in `blobs` under this sha256."""
+_MARK_BYTES = b'"ref":"'
 _MIME_BYTES = b'"mime_type"'
 MIN_INLINE = 256
 """Base64 shorter than this stays inline: a reference would cost about as much."""
@@ -63,7 +64,7 @@ def _pack_one(node: dict[str, Any], put: Callable[[bytes], str], digests: list[s
         or not isinstance(node.get("mime_type"), str)
     ):
         return
-    if MARK in node:
+    if node.get(MARK):
         return
     try:
         raw = base64.b64decode(data, validate=True)
@@ -82,7 +83,7 @@ def _walk(tree: Any, visit: Callable[[dict[str, Any]], None]) -> None:
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            if "mime_type" in node or MARK in node:
+            if "mime_type" in node:
                 visit(node)
             stack.extend(v for v in node.values() if isinstance(v, dict | list))
         elif isinstance(node, list):
@@ -130,4 +131,4 @@ class Unpacker:
         if not isinstance(digest, str) or node.get("data") != "":
             return
         node["data"] = self.base64(digest)
-        del node[MARK]
+        node[MARK] = None

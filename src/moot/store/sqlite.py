@@ -316,8 +316,8 @@ class SQLiteStore:
                 (session_id, run_id),
             ).fetchall()
         items: dict[str, list[bytes]] = {}
-        for name, item in rows:
-            items.setdefault(name, []).append(bytes(self._unpacked(session_id, item)))
+        for name, item in rows:  # attachments stay references (`attachment_blobs`)
+            items.setdefault(name, []).append(item)
         return {name: b"[" + b",".join(kept) + b"]" for name, kept in items.items()}
 
     # ---- file snapshots -----------------------------------------------------------------------
@@ -339,6 +339,9 @@ class SQLiteStore:
         if row is None:
             raise KeyError(digest)
         return bytes(row[0])
+
+    def attachment_data(self, digest: str) -> str:
+        return self._unpacker.base64(digest)
 
     def record_snapshot(self, session_id: str, run_id: str, path: str, digest: str | None) -> None:
         with self._guard():
