@@ -202,7 +202,13 @@ class AcpSession:
         """
         if self._waiting is not None and not self._waiting.done():
             raise Busy("a turn is already running in this session")
-        text, attachments = prompt_text(blocks)
+        from moot.client.attachments import AttachmentError  # lazily: Pillow, pypdf behind it
+
+        try:
+            text, attachments = prompt_text(blocks)
+        except AttachmentError as exc:  # said once, and nothing is sent
+            await self.send(_message(f"moot: {exc}\n"))
+            return "refusal"
         self._waiting = asyncio.get_running_loop().create_future()
         status = self.client.status()
         if status.open_run is not None and not status.running:
@@ -410,7 +416,12 @@ def _message(text: str, who: str = "agent_message_chunk") -> dict[str, Any]:
 
 def prompt_text(blocks: list[Any]) -> tuple[str, tuple[Attachment, ...]]:
     """A prompt's content blocks as moot's message: text as it is, a file the person attached
-    (embedded) after it, a linked file named by its path, images as attachments."""
+    (embedded) after it, a linked file named by its path, images and embedded images and PDFs
+    as attachments (checked and fitted as any attachment is).
+
+    Raises:
+        AttachmentError: An image or PDF that cannot be attached (damaged, too large, locked).
+    """
     parts: list[str] = []
     attached: list[str] = []
     images: list[Attachment] = []
@@ -419,18 +430,39 @@ def prompt_text(blocks: list[Any]) -> tuple[str, tuple[Attachment, ...]]:
         if kind == "text":
             parts.append(block.text)
         elif kind == "image":
-            images.append(Attachment(mime_type=block.mime_type, data=block.data))
+            name = f"image {len(images) + 1}"
+            images.append(_attached(block.data, name, block.mime_type))
         elif kind == "resource_link":
             parts.append(_path_of(block.uri))
         elif kind == "resource":
             resource = block.resource
             body = getattr(resource, "text", None)
+            blob = getattr(resource, "blob", None)
             if isinstance(body, str):
                 attached.append(f'<file path="{_path_of(resource.uri)}">\n{body}\n</file>')
+            elif isinstance(blob, str):
+                mime = getattr(resource, "mime_type", None)
+                images.append(_attached(blob, _path_of(resource.uri), mime))
     text = " ".join(p for p in parts if p).strip()
     if attached:
         text += "\n\n" + "\n\n".join(attached)
     return text, tuple(images)
+
+
+def _attached(data: str, name: str, mime: str | None) -> Attachment:
+    """An editor's base64 image or PDF as an attachment, checked and fitted."""
+    import base64
+    import binascii
+
+    from moot.client.attachments import AttachmentError, attachment_from_bytes
+
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise AttachmentError(f"{name} is not valid base64") from None
+    known = mime if mime in {"image/png", "image/jpeg", "image/gif", "image/webp",
+                             "application/pdf"} else None  # fmt: skip
+    return attachment_from_bytes(raw, name, claimed=known)
 
 
 def _path_of(uri: str) -> str:

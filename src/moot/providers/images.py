@@ -57,9 +57,9 @@ def image_size(raw: bytes) -> tuple[int, int] | None:
     if len(raw) < 24:
         return None
     if raw[:8] == b"\x89PNG\r\n\x1a\n" and raw[12:16] == b"IHDR":
-        return struct.unpack(">II", raw[16:24])  # type: ignore[return-value]
+        return struct.unpack(">II", raw[16:24])
     if raw[:6] in (b"GIF87a", b"GIF89a"):
-        return struct.unpack("<HH", raw[6:10])  # type: ignore[return-value]
+        return struct.unpack("<HH", raw[6:10])
     if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
         return _webp_size(raw)
     if raw[:2] == b"\xff\xd8":
@@ -144,10 +144,10 @@ def fit(attachment: Attachment, limits: ImageLimits) -> Attachment:
     done = _fitted.get(key)
     if done is not None:
         return done
-    size = (attachment.width, attachment.height)
-    if size[0] is None or size[1] is None:
-        size = image_size(_head(attachment.data)) or (0, 0)
-    fits = max(size) <= limits.max_edge and len(attachment.data) * 3 // 4 <= limits.max_bytes
+    width, height = attachment.width, attachment.height
+    if width is None or height is None:
+        width, height = image_size(_head(attachment.data)) or (0, 0)
+    fits = max(width, height) <= limits.max_edge and len(attachment.data) * 3 // 4 <= limits.max_bytes
     if fits:
         return attachment
     try:
