@@ -147,7 +147,9 @@ def fit(attachment: Attachment, limits: ImageLimits) -> Attachment:
     width, height = attachment.width, attachment.height
     if width is None or height is None:
         width, height = image_size(_head(attachment.data)) or (0, 0)
-    fits = max(width, height) <= limits.max_edge and len(attachment.data) * 3 // 4 <= limits.max_bytes
+    fits = (
+        max(width, height) <= limits.max_edge and len(attachment.data) * 3 // 4 <= limits.max_bytes
+    )
     if fits:
         return attachment
     try:
