@@ -14,6 +14,12 @@ from moot.testing import drive_turn
 from pdf_files import pdf
 
 
+def options(workspace: Path, model: str) -> SessionOptions:
+    return SessionOptions(
+        cwd=workspace, model=model, read_files=False, permission_mode="bypassPermissions"
+    )
+
+
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "work"
@@ -33,8 +39,7 @@ async def test_a_pdf_read_reaches_claude_as_a_document(
             Reply(body=wire.anthropic(call=("read", {"path": "spec.pdf", "pages": "2-3"}), n=1)),
             Reply(body=wire.anthropic("clause 2 says so", n=2)),
         )
-        client = open_client(SessionOptions(cwd=workspace, model="anthropic/claude-haiku-4-5",
-                                            read_files=False, permission_mode="bypassPermissions"))  # fmt: skip
+        client = open_client(options(workspace, "anthropic/claude-haiku-4-5"))
         outcome = await drive_turn(client, "what does the spec say?")
         await client.close()
     assert outcome.finished.output == "clause 2 says so"
@@ -56,8 +61,7 @@ async def test_a_model_without_documents_gets_the_pages_text(
             Reply(body=wire.openai_chat(call=("read", {"path": "spec.pdf"}), n=1)),
             Reply(body=wire.openai_chat("done", n=2)),
         )
-        client = open_client(SessionOptions(cwd=workspace, model="deepseek/deepseek-chat",
-                                            read_files=False, permission_mode="bypassPermissions"))  # fmt: skip
+        client = open_client(options(workspace, "deepseek/deepseek-chat"))
         await drive_turn(client, "what does the spec say?")
         await client.close()
     tool = server.requests[1].json["messages"][-1]
