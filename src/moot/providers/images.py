@@ -4,7 +4,7 @@ in tokens, and fitting one in a wire API's limits, downscaled and re-encoded wit
 it in `ATTACH_LIMITS`).
 
 A request may carry the same image every turn: what fitting made of it is kept by the base64
-text itself (`_fitted`), so a turn costs a dictionary lookup per image, not a decode.
+text itself (`_fitted`), so a turn costs a lookup per image, not a decode.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import binascii
 import io
 import math
 import struct
+from functools import lru_cache
 from typing import NamedTuple
 
 import msgspec
@@ -130,45 +131,38 @@ def _head(data: str) -> bytes:
     return raw
 
 
-_fitted: dict[tuple[str, ImageLimits], Attachment] = {}
-_FITTED_MAX = 256
-
-
 def fit(attachment: Attachment, limits: ImageLimits) -> Attachment:
     """`attachment` as a request under `limits` carries it: itself when it fits (or is no
     image), else downscaled and re-encoded. An image that cannot be read goes as it is (the
     API says what it thinks of it)."""
     if not attachment.is_image:
         return attachment
-    key = (attachment.data, limits)
-    done = _fitted.get(key)
-    if done is not None:
-        return done
-    width, height = attachment.width, attachment.height
+    fitted = _fitted(attachment.data, attachment.mime_type, attachment.width,
+                     attachment.height, limits)  # fmt: skip
+    if fitted is None:
+        return attachment
+    data, mime, width, height = fitted
+    return msgspec.structs.replace(
+        attachment, data=data, mime_type=mime, width=width, height=height
+    )
+
+
+@lru_cache(maxsize=64)
+def _fitted(
+    data: str, mime: str, width: int | None, height: int | None, limits: ImageLimits
+) -> tuple[str, str, int, int] | None:
+    """What `fit` makes of an image: None when it fits as it is (or cannot be read). Kept by
+    the base64 text itself, whose hash Python keeps: a request carrying the same screenshot
+    every turn costs a lookup, not a decode."""
     if width is None or height is None:
-        width, height = image_size(_head(attachment.data)) or (0, 0)
-    fits = (
-        max(width, height) <= limits.max_edge and len(attachment.data) * 3 // 4 <= limits.max_bytes
-    )
-    if fits:
-        return attachment
+        width, height = image_size(_head(data)) or (0, 0)
+    if max(width, height) <= limits.max_edge and len(data) * 3 // 4 <= limits.max_bytes:
+        return None
     try:
-        raw, mime, width, height = shrink(
-            base64.b64decode(attachment.data), attachment.mime_type, limits
-        )
+        raw, mime, width, height = shrink(base64.b64decode(data), mime, limits)
     except (ImageError, binascii.Error, ValueError):
-        return attachment
-    done = msgspec.structs.replace(
-        attachment,
-        data=base64.b64encode(raw).decode(),
-        mime_type=mime,
-        width=width,
-        height=height,
-    )
-    if len(_fitted) >= _FITTED_MAX:
-        _fitted.pop(next(iter(_fitted)))
-    _fitted[key] = done
-    return done
+        return None
+    return base64.b64encode(raw).decode(), mime, width, height
 
 
 def shrink(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -88,6 +89,23 @@ def _walk(tree: Any, visit: Callable[[dict[str, Any]], None]) -> None:
             stack.extend(v for v in node.values() if isinstance(v, dict | list))
         elif isinstance(node, list):
             stack.extend(v for v in node if isinstance(v, dict | list))
+
+
+def packed_for(
+    db: sqlite3.Connection, session_id: str, body: str | bytes, put: Callable[[bytes], str]
+) -> str | bytes:
+    """`body` as `pack` leaves it, each blob it names recorded as named by the session in
+    `attachment_refs` (so deleting another session keeps them); `body` itself when it holds
+    no attachment worth a reference."""
+    packed = pack(body, put)
+    if packed is None:
+        return body
+    text, digests = packed
+    db.executemany(
+        "INSERT OR IGNORE INTO attachment_refs VALUES (?, ?)",
+        [(session_id, digest) for digest in digests],
+    )
+    return text.decode() if isinstance(body, str) else text
 
 
 class Unpacker:

@@ -40,7 +40,7 @@ import msgspec
 from msgspec.structs import replace
 
 from moot.protocol.ids import new_id
-from moot.store.attachment_blobs import Unpacker, pack
+from moot.store.attachment_blobs import Unpacker, packed_for
 from moot.store.base import ListTail, SessionInfo, UnknownSessionError
 from moot.store.claims import SessionClaim, claim_by_lock
 from moot.store.errors import StoreError, damaged, from_os, from_sqlite
@@ -434,17 +434,7 @@ class SQLiteStore:
                 raise from_sqlite(exc, self.path, BUSY_TIMEOUT_S) from None
 
     def _packed(self, session_id: str, body: str | bytes) -> Any:
-        """`body` with its attachments' bytes stored once, by hash (`attachment_blobs`), and
-        named by the session (so deleting another session keeps them)."""
-        packed = pack(body, self.put_blob)
-        if packed is None:
-            return body
-        text, digests = packed
-        self._db.executemany(
-            "INSERT OR IGNORE INTO attachment_refs VALUES (?, ?)",
-            [(session_id, digest) for digest in digests],
-        )
-        return text.decode() if isinstance(body, str) else text
+        return packed_for(self._db, session_id, body, self.put_blob)
 
     def _unpacked(self, session_id: str, body: str | bytes) -> str | bytes:
         try:
