@@ -32,7 +32,8 @@ def described(attachment: Attachment) -> str:
     parts = [attachment.label, attachment.mime_type]
     if attachment.width and attachment.height:
         parts.append(f"{attachment.width}x{attachment.height}")
-    parts.append(f"{len(attachment.data) * 3 // 4 // 1024} KB")
+    size = len(attachment.data) * 3 // 4 - attachment.data.count("=", -2)
+    parts.append(f"{size // 1024} KB" if size >= 1024 else f"{size} bytes")
     return ", ".join(parts)
 
 
