@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 import agent_speed
 import app_speed
+import attachments_speed
 import big_repo_speed
 import compaction
 import docker_overhead
@@ -75,6 +76,7 @@ BENCHMARKS = {
         proxy_overhead,
         mcp_speed,
         app_speed,
+        attachments_speed,
     )
 }
 

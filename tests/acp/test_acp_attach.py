@@ -17,8 +17,9 @@ from acp.schema import (
     ImageContentBlock,
 )
 
-from images import pdf, png
+from images import png
 from moot.acp.session import prompt_text
+from pdf_files import pdf
 from test_acp import Editor, agent, scripted, workspace  # noqa: F401 (the fixture)
 
 

@@ -13,9 +13,9 @@ from moot.tools.base import ToolContext
 from moot.tools.read import MAX_OUTPUT_BYTES, read_tool
 from moot.workspace import Workspace
 
-PNG = bytes.fromhex(
+PNG = bytes.fromhex(  # a whole one: a damaged image is refused
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c63f8cfc0f01f0005000201ffa8d5f00000000049454e44ae426082"
+    "1f15c4890000000d49444154789c63f8cfc0f01f00050001ff89993d1d0000000049454e44ae426082"
 )
 CTX = ToolContext("s", "r", "c", "main", "t")
 

@@ -202,7 +202,13 @@ class AcpSession:
         """
         if self._waiting is not None and not self._waiting.done():
             raise Busy("a turn is already running in this session")
-        text, attachments = prompt_text(blocks)
+        from moot.client.attachments import AttachmentError  # lazily: Pillow, pypdf behind it
+
+        try:
+            text, attachments = prompt_text(blocks)
+        except AttachmentError as exc:  # said once, and nothing is sent
+            await self.send(_message(f"moot: {exc}\n"))
+            return "refusal"
         self._waiting = asyncio.get_running_loop().create_future()
         status = self.client.status()
         if status.open_run is not None and not status.running:
@@ -410,8 +416,13 @@ def _message(text: str, who: str = "agent_message_chunk") -> dict[str, Any]:
 
 def prompt_text(blocks: list[Any]) -> tuple[str, tuple[Attachment, ...]]:
     """A prompt's content blocks as moot's message: text as it is, a file the person attached
-    (embedded) after it, a linked file named by its path, images and embedded PDFs (blob
-    resources) as attachments, named by their URI's file name."""
+    (embedded) after it, a linked file named by its path, images and embedded images and PDFs
+    (blob resources) as attachments named by their URI's file name, checked and fitted as any
+    attachment is; another binary resource is named as not sent.
+
+    Raises:
+        AttachmentError: An image or PDF that cannot be attached (damaged, too large, locked).
+    """
     parts: list[str] = []
     attached: list[str] = []
     images: list[Attachment] = []
@@ -420,7 +431,8 @@ def prompt_text(blocks: list[Any]) -> tuple[str, tuple[Attachment, ...]]:
         if kind == "text":
             parts.append(block.text)
         elif kind == "image":
-            images.append(_attachment(block.mime_type, block.data, getattr(block, "uri", None)))
+            name = _file_name(getattr(block, "uri", None)) or f"image {len(images) + 1}"
+            images.append(_attached(block.data, name, block.mime_type))
         elif kind == "resource_link":
             parts.append(_path_of(block.uri))
         elif kind == "resource":
@@ -430,7 +442,8 @@ def prompt_text(blocks: list[Any]) -> tuple[str, tuple[Attachment, ...]]:
             if isinstance(body, str):
                 attached.append(f'<file path="{_path_of(resource.uri)}">\n{body}\n</file>')
             elif isinstance(blob, str) and _attachable(resource.mime_type):
-                images.append(_attachment(resource.mime_type or "", blob, resource.uri))
+                name = _file_name(resource.uri) or _path_of(resource.uri)
+                images.append(_attached(blob, name, resource.mime_type))
             elif isinstance(blob, str):
                 kind_of = resource.mime_type or "of an unknown type"
                 attached.append(f"[{_path_of(resource.uri)}: a binary file ({kind_of}), not sent]")
@@ -444,10 +457,25 @@ def _attachable(mime: str | None) -> bool:
     return mime is not None and (mime.startswith("image/") or mime == "application/pdf")
 
 
-def _attachment(mime: str, data: str, uri: str | None) -> Attachment:
-    """An editor's image or document; named by its file name, which the chat shows."""
-    name = _path_of(uri).rsplit("/", 1)[-1] or None if uri else None
-    return Attachment(mime_type=mime, data=data, name=name)
+def _file_name(uri: str | None) -> str | None:
+    """The file name an editor's image or document goes by (the chat shows it)."""
+    return (_path_of(uri).rsplit("/", 1)[-1] or None) if uri else None
+
+
+def _attached(data: str, name: str, mime: str | None) -> Attachment:
+    """An editor's base64 image or PDF as an attachment, checked and fitted."""
+    import base64
+    import binascii
+
+    from moot.client.attachments import AttachmentError, attachment_from_bytes
+
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise AttachmentError(f"{name} is not valid base64") from None
+    known = mime if mime in {"image/png", "image/jpeg", "image/gif", "image/webp",
+                             "application/pdf"} else None  # fmt: skip
+    return attachment_from_bytes(raw, name, claimed=known)
 
 
 def _path_of(uri: str) -> str:

@@ -80,7 +80,24 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
     kind = options.format if options.action == "export" else "md"
     text = queries.export(info.id, kind)
     print(text, end="" if text.endswith("\n") else "\n")
+    if options.action == "export" and kind == "md":
+        _write_attachments(queries, info.id)
     return 0
+
+
+def _write_attachments(queries: StoreQueries, session_id: str) -> None:
+    """The images and PDFs a markdown export links to, as files in the folder it names
+    (relative to the current directory), said on stderr; nothing when there are none."""
+    from moot.frontend.attachment_files import attachment_files, folder_of
+
+    files = attachment_files(queries.events(session_id, kinds=("turn_started", "tool_finished")))
+    if not files:
+        return
+    folder = Path(folder_of(session_id))
+    folder.mkdir(exist_ok=True)
+    for name, data in files:
+        (folder / name).write_bytes(data)
+    print(f"moot: wrote {len(files)} attachments to {folder}/", file=sys.stderr)
 
 
 def _change(options: Namespace) -> int:

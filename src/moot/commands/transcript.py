@@ -9,9 +9,12 @@ from pathlib import Path
 from moot.commands.registry import CommandContext, CommandError, Registry
 from moot.commands.run_events import find_run, read, recent_runs, run_scope
 from moot.commands.show import words
+from moot.frontend.attachment_files import attachment_files, folder_of
 from moot.protocol import events as ev
 
 FORMATS = ("md", "json", "html")
+ATTACHING = ("turn_started", "tool_finished")
+"""The events that carry attachments."""
 
 
 def register(registry: Registry) -> None:
@@ -43,11 +46,18 @@ def register(registry: Registry) -> None:
         if summary is None:
             raise CommandError("nothing to export yet: the session has no events")
         text = client.query.export(client.session_id, kind)
+        files: list[tuple[str, bytes]] = []
+        if kind == "md":  # its images and PDFs, as files in the folder it links to
+            events = client.query.events(client.session_id, kinds=ATTACHING)
+            files = attachment_files(events)
         try:
             await asyncio.to_thread(_write_new, target, text)
+            folder = target.parent / folder_of(client.session_id)
+            await asyncio.to_thread(_write_files, folder, files)
         except OSError as exc:
             raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from None
-        context.say(f"wrote {summary.event_count} events as {kind} to {target}")
+        beside = f" and {len(files)} attachments to {folder}" if files else ""
+        context.say(f"wrote {summary.event_count} events as {kind} to {target}{beside}")
 
     @registry.command("copy", "Copy the last answer to the clipboard")
     async def copy(context: CommandContext, args: str) -> None:
@@ -87,6 +97,14 @@ def register(registry: Registry) -> None:
         started = find_run(client.query, client.session_id, args.strip())
         shown = read(client.query, client.session_id, run_scope(started))
         context.inspect(f"run {started.run_id}", shown.events, note=shown.note)
+
+
+def _write_files(folder: Path, files: list[tuple[str, bytes]]) -> None:
+    if not files:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files:
+        (folder / name).write_bytes(data)
 
 
 def _write_new(target: Path, text: str) -> None:

@@ -9,10 +9,18 @@ so neither a model request nor its check against the context window walks the co
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import msgspec
 
-from moot.core.history import Beginning, ImagelessView, MessagesView, TakenIds, Weights
+from moot.core.history import (
+    Beginning,
+    ImagelessView,
+    MessagesView,
+    ResolvingView,
+    TakenIds,
+    Weights,
+)
 from moot.protocol import events as ev
 from moot.protocol.messages import Message, ToolCall, ToolResultMessage
 from moot.protocol.states import RunState
@@ -134,12 +142,17 @@ class CallState(msgspec.Struct):
         self.messages, self.weights = messages, Weights()
         self.kept = self.shared = self.viewed = 0
 
-    def view(self, *, images: bool = True) -> MessagesView:
+    def view(
+        self, *, images: bool = True, data_of: Callable[[str], str] | None = None
+    ) -> MessagesView:
         """The messages as they are now, for a model request: a view, not a copy, weighed
         without a walk of the conversation (`Weights`); without `images`, for a model that
-        takes none, each attachment a note in its place."""
+        takes none, each attachment a note in its place; with `data_of`, attachments held by
+        reference get their data from it (`ResolvingView`)."""
         self.viewed = length = len(self.messages)
         chars, bare = self.weights.upto(self.messages, length)
+        if images and data_of is not None:
+            return ResolvingView(self.messages, length, chars, data_of)
         if images:
             return MessagesView(self.messages, length, chars)
         return ImagelessView(self.messages, length, bare)

@@ -16,6 +16,7 @@ from moot.core.run import RunSettings
 from moot.protocol.client import ContextPart
 from moot.protocol.messages import Message, ToolResultMessage
 from moot.providers.base import ModelRequest, estimate_tokens
+from moot.providers.images import attachment_tokens
 from moot.tools.base import Tool
 
 
@@ -50,7 +51,9 @@ def context_parts(
         return estimate_tokens(ModelRequest(model="", **{"system": "", "messages": (), **request}))
 
     results = sum(isinstance(m, ToolResultMessage) for m in messages)
-    return [
+    attached = [a for m in messages for a in getattr(m, "attachments", ())]
+    attached_tokens = sum(map(attachment_tokens, attached))
+    parts = [
         ContextPart(
             "system prompt",
             tokens(system=system_prompt(chosen, roster, PERSON, talks=talks)),
@@ -59,7 +62,12 @@ def context_parts(
         ContextPart("tools", tokens(tools=specs), f"{len(specs)} tool schemas"),
         ContextPart(
             "messages",
-            tokens(messages=messages),
+            tokens(messages=messages) - attached_tokens,
             f"{len(messages)} messages, {results} tool results",
         ),
     ]
+    if attached:
+        documents = sum(a.is_document for a in attached)
+        detail = f"{len(attached) - documents} images, {documents} documents"
+        parts.append(ContextPart("images and documents", attached_tokens, detail))
+    return parts

@@ -23,13 +23,13 @@ and a resumed session rebuilds them (once, at its first turn).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import overload
 
 import msgspec
 
-from moot.protocol.messages import Message, ToolResultMessage, without_image
+from moot.protocol.messages import Message, ToolResultMessage, with_data, without_image
 from moot.providers.base import WeighedMessages, message_chars
 from moot.store.base import ListTail
 
@@ -138,6 +138,34 @@ class MessagesView(WeighedMessages):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({list(self)!r})"
+
+
+class ResolvingView(MessagesView):
+    """A `MessagesView` whose attachments held by reference (a resumed history's: the store
+    keeps their bytes, `Attachment.ref`) are given their data as they are read, so a resume
+    reads no image and a request carries each one whole."""
+
+    __slots__ = ("_data_of",)
+
+    def __init__(
+        self, items: list[Message], length: int, chars: int, data_of: Callable[[str], str]
+    ) -> None:
+        super().__init__(items, length, chars)
+        self._data_of = data_of
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return [with_data(m, self._data_of) for m in super().__getitem__(index)]
+        return with_data(super().__getitem__(index), self._data_of)
+
+    def __iter__(self) -> Iterator[Message]:
+        return (with_data(m, self._data_of) for m in super().__iter__())
 
 
 class ImagelessView(MessagesView):

@@ -102,7 +102,7 @@ class ModelStep:
             system=self._system_prompt(),
             # A view of the call's messages, weighed as they grew: no copy of the
             # conversation, and no walk of it to check the request against the window.
-            messages=call.view(images=images),
+            messages=call.view(images=images, data_of=run.store.attachment_data),
             tools=run.specs_for(self.scope.agent),
             agent=self.scope.agent.name,
         )

@@ -45,11 +45,12 @@ from moot.core.session_ops import (
 )
 from moot.core.session_providers import SessionProviders
 from moot.core.subscribers import Subscribers
+from moot.core.vision import Vision
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.approval import HasModes
 from moot.protocol.client import ContextPart
-from moot.protocol.messages import AttachedFile, Message
+from moot.protocol.messages import AttachedFile, Message, with_data
 from moot.protocol.modes import ModeName
 from moot.protocol.subscription import Subscription
 from moot.store.base import Store
@@ -120,6 +121,7 @@ class Runtime:
         self._session_start: str | None = "resume" if earlier else "startup"
         self._provider_for = SessionProviders(store, session_id, self.agents, options.resolve)
         self._unusable_model = partial(unusable_model, options.resolve)
+        self._vision = Vision(self._provider_for, options.resolve)
         self._pending = PendingApprovals()
         self._subscribers = Subscribers()
         self.listeners = self._subscribers.listeners
@@ -302,7 +304,7 @@ class Runtime:
             agents=self.agents,
             entry=self.entry,
             unusable_model=self._unusable_model,
-        )
+        ) or self._vision.refusal(op, self.agents, self.entry)
 
     def _command(self, op: ops.RunCommand, submission: str) -> None:
         """`RunCommand`: the turn its expansion makes, then what it pre-approves for it."""
@@ -414,7 +416,8 @@ class Runtime:
 
     def conversation(self, agent: str | None = None) -> list[Message]:
         """An agent's conversation with the person over the finished runs, as its model saw it."""
-        return list(self._session.history.get(agent or self.entry.name, ()))
+        held = self._session.history.get(agent or self.entry.name, ())
+        return [with_data(m, self.store.attachment_data) for m in held]
 
     def context_parts(self, agent: str | None = None) -> list[ContextPart]:
         """What the agent's model would read with its next request, part by part, each

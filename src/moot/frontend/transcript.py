@@ -17,6 +17,13 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import msgspec
 
+from moot.frontend.attachment_files import (
+    FileNames,
+    attachments_of,
+    folder_of,
+    html_inline,
+    markdown_link,
+)
 from moot.protocol import events as ev
 from moot.protocol.client import SessionSummary
 
@@ -58,11 +65,13 @@ def _sitting(e: ev.SessionResumed | ev.SessionForked) -> str:
     return f"resumed · {e.model} · {e.mode or 'no modes'}"
 
 
-def markdown(events: Iterable[ev.Event]) -> Iterator[str]:
+def markdown(events: Iterable[ev.Event], folder: str | None = None) -> Iterator[str]:
     """Markdown blocks, one per event that a reader cares about. Deltas are left out (the
     answer they made is in `model_responded`), but for an answer cut off before it came
-    (interrupted, or the process ended): what had streamed shows where its call ended."""
+    (interrupted, or the process ended): what had streamed shows where its call ended.
+    Attachments link to their files in `folder` (`attachment_files`), else are described."""
     streamed: dict[str, list[str]] = {}
+    names = FileNames()
     for e in events:
         who = f"**{e.agent}**"
         if isinstance(e, ev.AgentReturned | ev.TurnFinished) and (
@@ -110,12 +119,15 @@ def markdown(events: Iterable[ev.Event]) -> Iterator[str]:
                     f"*turn {e.state} ({e.stop_reason}): {e.turns} turns, "
                     f"{e.usage.total_tokens} tokens, ${e.cost_usd:.4f}*"
                 )
+        if attached := attachments_of(e):
+            yield "\n".join(markdown_link(a, folder, names) for a in attached)
 
 
 def as_markdown(session: SessionSummary, events: Sequence[ev.Event]) -> str:
     """A session as a markdown document (`moot sessions show`, `export --format md`)."""
     head = f"# {session.title or session.id}\n\nsession `{session.id}` in `{session.workspace}`\n"
-    return head + "\n" + "\n\n".join(markdown(events)) + "\n"
+    blocks = markdown(events, folder_of(session.id))
+    return head + "\n" + "\n\n".join(blocks) + "\n"
 
 
 def as_json(session: SessionSummary, events: Sequence[ev.Event]) -> str:
@@ -177,6 +189,7 @@ def html_blocks(events: Iterable[ev.Event]) -> Iterator[str]:
             case ev.TurnStarted():
                 yield f'<div class="turn"><b>user → {_esc(e.agent)}</b><div class="answer">'
                 yield f"{_esc(e.prompt)}</div></div>"
+                yield from (html_inline(a, _esc) for a in e.attachments)
             case ev.AgentCalled():
                 yield (
                     f'<div class="turn peer"><b>{_esc(e.caller)} → {_esc(e.agent)}</b>'
@@ -198,6 +211,7 @@ def html_blocks(events: Iterable[ev.Event]) -> Iterator[str]:
                     f'<details class="tool{error}"><summary>{_esc(_clip(head)[:200])}</summary>'
                     f"{body}</details>"
                 )
+                yield from (html_inline(a, _esc) for a in e.attachments)
             case ev.ApprovalDecided(approved=False):
                 yield f'<div class="note">denied by {_esc(e.by)}: {_esc(e.feedback or "")}</div>'
             case ev.ContextCompacted() | ev.HistoryCompacted():

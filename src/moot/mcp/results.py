@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from moot.protocol.messages import DOCUMENT_TYPES, IMAGE_TYPES
 from moot.sandbox.output import HeadTail, OutputDir
 
 MAX_IMAGE_BYTES = 5 << 20
@@ -51,9 +52,23 @@ def render_blocks(blocks: Iterable[Any]) -> Rendered:
             rendered.parts.append(
                 f"[resource {block.uri}" + (f": {block.name}]" if block.name else "]")
             )
+        elif kind == "resource" and _attachable(block.resource):
+            # An embedded image or PDF goes to the model as one, like an image block.
+            contents = block.resource
+            if len(contents.blob) <= MAX_IMAGE_BYTES and len(rendered.images) < MAX_IMAGES:
+                rendered.images.append((contents.mime_type, contents.blob))
+            else:
+                rendered.parts.append(f"[resource {contents.uri} too large to pass on]")
         elif kind == "resource":
             rendered.parts.append(resource_text(block.resource))
     return rendered
+
+
+def _attachable(contents: Any) -> bool:
+    """Whether an embedded resource is an image or a PDF the model can be given as one."""
+    mime = getattr(contents, "mime_type", None) or ""
+    blob = getattr(contents, "blob", None)
+    return isinstance(blob, str) and (mime in IMAGE_TYPES or mime in DOCUMENT_TYPES)
 
 
 def resource_text(contents: Any) -> str:

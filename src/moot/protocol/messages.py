@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -19,14 +20,54 @@ class _Value(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 
 
 class Attachment(_Value, frozen=True):
-    """A binary attachment (an image, usually) carried as base64 data."""
+    """A binary attachment (an image or a PDF) carried as base64 data.
+
+    The log stores its bytes once, by hash (`moot.store.attachment_blobs`): events read back
+    with the base64 as it was sent; a resumed history holds a reference (`ref`), resolved when
+    a request is built.
+    """
 
     mime_type: str
-    """IANA media type, e.g. `image/png`."""
+    """IANA media type, e.g. `image/png`, `application/pdf`."""
     data: str
     """The content, base64-encoded."""
     name: str | None = None
     """An optional file name, shown to people, never needed by models."""
+    width: int | None = None
+    """An image's width in pixels, when known (token estimates, chips)."""
+    height: int | None = None
+    """An image's height in pixels, when known."""
+    text: str | None = None
+    """A document's text, for models that cannot read the document itself."""
+    ref: str | None = None
+    """The sha256 of the bytes when the store holds them and `data` is left empty until a
+    request needs it (a resumed session's history: its screenshots are not read to resume
+    it); `Store.attachment_data` gives the base64."""
+
+    @property
+    def is_image(self) -> bool:
+        return self.mime_type.startswith("image/")
+
+    @property
+    def is_document(self) -> bool:
+        return self.mime_type in DOCUMENT_TYPES
+
+    @property
+    def label(self) -> str:
+        """How people and notes name it: its name, else its type."""
+        return self.name or self.mime_type
+
+    def as_text(self) -> str:
+        """What a model that cannot take this attachment reads in its place."""
+        if self.is_document and self.text is not None:
+            return f'<document name="{self.label}">\n{self.text}\n</document>'
+        return f"[{self.label} ({self.mime_type}) omitted: this model does not accept it]"
+
+
+DOCUMENT_TYPES = frozenset({"application/pdf"})
+"""Attachments sent as documents (Anthropic `document`, OpenAI `file`/`input_file`)."""
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image types every provider with vision takes."""
 
 
 class AttachedFile(_Value, frozen=True):
@@ -159,10 +200,38 @@ def without_images(messages: list[Message]) -> list[Message]:
 
 
 def without_image(message: Message) -> Message:
-    """The message with its attachments replaced by a short note (itself if it has none)."""
-    attachments = getattr(message, "attachments", ())
+    """The message with its attachments replaced by a short note, a document by its text
+    (itself if it has none)."""
+    attachments: tuple[Attachment, ...] = getattr(message, "attachments", ())
     if not attachments:
         return message
-    note = IMAGE_OMITTED.format(count=len(attachments))
-    content = f"{message.content}\n{note}" if message.content else note
+    images = sum(1 for a in attachments if not a.is_document)
+    notes = [IMAGE_OMITTED.format(count=images)] if images else []
+    notes += [a.as_text() for a in attachments if a.is_document]
+    content = "\n".join([message.content, *notes] if message.content else notes)
     return msgspec.structs.replace(message, content=content, attachments=())
+
+
+def without_documents(message: Message) -> Message:
+    """The message with each document replaced by its text (for models that read images but
+    not documents); itself when it holds no document."""
+    attachments: tuple[Attachment, ...] = getattr(message, "attachments", ())
+    if not any(a.is_document for a in attachments):
+        return message
+    texts = [a.as_text() for a in attachments if a.is_document]
+    content = "\n".join([message.content, *texts] if message.content else texts)
+    kept = tuple(a for a in attachments if not a.is_document)
+    return msgspec.structs.replace(message, content=content, attachments=kept)
+
+
+def with_data(message: Message, data_of: Callable[[str], str]) -> Message:
+    """The message with each attachment the store holds by reference (`Attachment.ref`, no
+    data) given its base64 by `data_of(ref)`; itself when it holds none."""
+    attachments: tuple[Attachment, ...] = getattr(message, "attachments", ())
+    if not any(a.ref and not a.data for a in attachments):
+        return message
+    full = tuple(
+        msgspec.structs.replace(a, data=data_of(a.ref), ref=None) if a.ref and not a.data else a
+        for a in attachments
+    )
+    return msgspec.structs.replace(message, attachments=full)

@@ -42,6 +42,7 @@ from moot.providers.base import (
 )
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
+from moot.providers.images import LIMITS, fit
 
 API_VERSION = "2023-06-01"
 
@@ -298,7 +299,15 @@ def _text(text: str) -> list[dict[str, Any]]:
 
 
 def _image(attachment: Attachment) -> dict[str, Any]:
+    """An image block (fitted in the API's limits), or a PDF's `document` block (both base64
+    sources)."""
+    attachment = fit(attachment, LIMITS["anthropic"])
     source = {"type": "base64", "media_type": attachment.mime_type, "data": attachment.data}
+    if attachment.is_document:
+        block: dict[str, Any] = {"type": "document", "source": source}
+        if attachment.name:
+            block["title"] = attachment.name
+        return block
     return {"type": "image", "source": source}
 
 

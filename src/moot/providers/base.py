@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import msgspec
 
 from moot.protocol.messages import Message, Usage
+from moot.providers.images import attachment_tokens
 
 if TYPE_CHECKING:
     from moot.protocol.events import Event
@@ -208,7 +209,8 @@ def estimate_tokens(request: ModelRequest) -> int:
 def message_chars(message: Message) -> int:
     """The characters `estimate_tokens` counts for one message (compaction weighs with it)."""
     chars = len(message.content)
-    chars += 4000 * len(getattr(message, "attachments", ()))  # an image is ~1k tokens
+    for attachment in getattr(message, "attachments", ()):
+        chars += 4 * attachment_tokens(attachment)
     for call in getattr(message, "tool_calls", ()):
         chars += len(call.name) + len(call.raw_arguments or json.dumps(call.arguments))
     for block in getattr(message, "thinking", ()):

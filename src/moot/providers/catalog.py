@@ -82,7 +82,10 @@ class CatalogEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     tools: bool | None = None
     """Whether the model calls tools."""
     images: bool | None = None
-    """Whether the model reads images; for models that do not, images become a short note."""
+    """Whether the model reads images; a turn that attaches one to a model that does not is
+    refused, and images from tools become a short note."""
+    documents: bool | None = None
+    """Whether the model reads PDFs as documents; for models that do not, their text."""
     thinking: bool | None = None
     """Whether the model reasons, so `MOOT_REASONING_EFFORT` is sent to it."""
 
@@ -105,6 +108,7 @@ class ModelInfo(msgspec.Struct, frozen=True):
     cache_write: float | None = None
     tools: bool = True
     images: bool = False
+    documents: bool = False
     thinking: bool = False
     known: bool = False
     """False for a model the catalog does not list (defaults apply)."""

@@ -58,6 +58,7 @@ from moot.providers.base import (
 )
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
+from moot.providers.images import LIMITS, fit
 
 THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
 """`thinkingBudget` for each `reasoning_effort`; 24576 is Gemini 2.5 Flash's maximum."""
@@ -370,6 +371,7 @@ def _text(text: str) -> list[dict[str, Any]]:
 
 
 def _inline(attachment: Attachment) -> dict[str, Any]:
+    attachment = fit(attachment, LIMITS["gemini"])
     return {"inlineData": {"mimeType": attachment.mime_type, "data": attachment.data}}
 
 

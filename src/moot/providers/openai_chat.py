@@ -26,6 +26,7 @@ from moot.protocol.messages import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    without_documents,
 )
 from moot.providers.base import (
     Delta,
@@ -41,6 +42,7 @@ from moot.providers.base import (
 )
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
+from moot.providers.images import LIMITS, fit
 from moot.providers.presets import PRESETS, Preset
 
 _VERSION_SEGMENT = re.compile(r"v\d+")
@@ -85,7 +87,7 @@ class OpenAIChatProvider(HTTPAdapter):
             headers["Authorization"] = f"Bearer {config.api_key}"
         body: dict[str, Any] = {
             "model": config.model,
-            "messages": to_messages(request.system, request.messages),
+            "messages": to_messages(request.system, request.messages, documents=info.documents),
             "stream": True,
         }
         if self._dialect.stream_usage:
@@ -138,8 +140,12 @@ class OpenAIChatProvider(HTTPAdapter):
 # --- request -----------------------------------------------------------------------------
 
 
-def to_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """The conversation in Chat Completions shape, system message first.
+def to_messages(
+    system: str, messages: Sequence[Message], *, documents: bool = True
+) -> list[dict[str, Any]]:
+    """The conversation in Chat Completions shape, system message first. Without
+    `documents` (many servers behind this API take images but no PDFs: the catalog's
+    `documents`), a PDF goes as its text.
 
     Tool results cannot carry images here, so the images of a run of consecutive tool results
     follow it in one user message (a user message between tool messages would be rejected).
@@ -147,6 +153,8 @@ def to_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     with_images: list[ToolResultMessage] = []
     for message in messages:
+        if not documents:
+            message = without_documents(message)
         if with_images and not isinstance(message, ToolResultMessage):
             wire.append(_tool_images(with_images))
             with_images = []
@@ -208,11 +216,13 @@ def _tool_images(results: Sequence[ToolResultMessage]) -> dict[str, Any]:
 
 
 def _attachment(attachment: Attachment) -> dict[str, Any]:
-    if attachment.mime_type.startswith("image/"):
-        url = f"data:{attachment.mime_type};base64,{attachment.data}"
+    attachment = fit(attachment, LIMITS["openai"])
+    url = f"data:{attachment.mime_type};base64,{attachment.data}"
+    if attachment.is_image:
         return {"type": "image_url", "image_url": {"url": url}}
-    label = attachment.name or "attachment"
-    return {"type": "text", "text": f"[{label} ({attachment.mime_type}) not sent: images only]"}
+    if attachment.is_document:
+        return {"type": "file", "file": {"filename": attachment.label, "file_data": url}}
+    return {"type": "text", "text": attachment.as_text()}
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:

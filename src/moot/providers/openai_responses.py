@@ -37,6 +37,7 @@ from moot.providers.base import (
 )
 from moot.providers.config import ProviderConfig
 from moot.providers.http import HTTPAdapter, parse_data, redact, transport_error
+from moot.providers.images import LIMITS, fit
 
 _TRANSIENT_CODES = frozenset(
     {"server_error", "rate_limit_exceeded", "server_is_overloaded", "slow_down", "overloaded"}
@@ -257,10 +258,13 @@ def _unpack_reasoning(signature: str | None) -> dict[str, Any] | None:
 
 
 def _image(attachment: Attachment) -> dict[str, Any]:
-    return {
-        "type": "input_image",
-        "image_url": f"data:{attachment.mime_type};base64,{attachment.data}",
-    }
+    """An `input_image` (fitted in the API's limits), or a PDF's `input_file` (both data
+    URLs)."""
+    attachment = fit(attachment, LIMITS["openai"])
+    url = f"data:{attachment.mime_type};base64,{attachment.data}"
+    if attachment.is_document:
+        return {"type": "input_file", "filename": attachment.label, "file_data": url}
+    return {"type": "input_image", "image_url": url}
 
 
 def _input_items(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -63,6 +63,7 @@ class FallbackProvider:
             max_output=min(i.max_output for i in infos),
             tools=all(i.tools for i in infos),
             images=all(i.images for i in infos),
+            documents=all(i.documents for i in infos),
             thinking=all(i.thinking for i in infos),
             known=all(i.known for i in infos),
         )

@@ -201,6 +201,14 @@ class Store(Protocol):
         """
         ...
 
+    def attachment_data(self, digest: str) -> str:
+        """The base64 of the attachment stored under `digest` (`Attachment.ref`).
+
+        Raises:
+            KeyError: No blob has that digest.
+        """
+        ...
+
     def record_snapshot(self, session_id: str, run_id: str, path: str, digest: str | None) -> None:
         """Remember what `path` held before the run first changed it.
 

@@ -200,6 +200,12 @@ class MemoryStore:
         with self._lock:
             return self._blobs[digest]
 
+    def attachment_data(self, digest: str) -> str:
+        # Events here keep their base64: nothing names a blob unless a caller stored one.
+        import base64
+
+        return base64.b64encode(self.get_blob(digest)).decode()
+
     def record_snapshot(self, session_id: str, run_id: str, path: str, digest: str | None) -> None:
         with self._lock:
             session = self._get(session_id)

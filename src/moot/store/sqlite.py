@@ -40,6 +40,7 @@ import msgspec
 from msgspec.structs import replace
 
 from moot.protocol.ids import new_id
+from moot.store.attachment_blobs import Unpacker, packed_for
 from moot.store.base import ListTail, SessionInfo, UnknownSessionError
 from moot.store.claims import SessionClaim, claim_by_lock
 from moot.store.errors import StoreError, damaged, from_os, from_sqlite
@@ -63,6 +64,9 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_S = 10.0
 """How long a write waits for another connection's write to finish."""
 _APPEND_ATTEMPTS = 5
+_PER_SESSION = (
+    "events", "runs", "checkpoints", "checkpoint_items", "snapshots", "attachment_refs"
+)  # fmt: skip
 
 
 class SQLiteStore:
@@ -85,6 +89,7 @@ class SQLiteStore:
         self._logs: dict[str, SessionLog] = {}
         self._claims: weakref.WeakSet[SessionClaim] = weakref.WeakSet()
         self._wal = WalCheckpointer(self.path)
+        self._unpacker = Unpacker(self.get_blob)
         with self._guard():
             self._db = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -174,6 +179,7 @@ class SQLiteStore:
                 # Rule f first: the other rules read fields, and must read them as stored.
                 body, stored = check_schema(replace(event, seq=log.next_seq))
                 log.check(stored)
+                body = self._packed(event.session_id, body)
                 try:
                     insert_event(self._db, stored, body)
                 except sqlite3.IntegrityError:
@@ -278,9 +284,10 @@ class SQLiteStore:
             " WHERE session_id = ? AND run_id = ? AND list = ? AND pos >= ?",
             (*key, name, tail.start),
         )
+        items = [self._packed(key[0], item) for item in tail.items]
         self._db.executemany(
             "INSERT INTO checkpoint_items VALUES (?, ?, ?, ?, ?)",
-            [(*key, name, tail.start + n, item) for n, item in enumerate(tail.items)],
+            [(*key, name, tail.start + n, item) for n, item in enumerate(items)],
         )
 
     def latest_checkpoint(self, session_id: str, run_id: str) -> tuple[int, dict[str, Any]] | None:
@@ -309,7 +316,7 @@ class SQLiteStore:
                 (session_id, run_id),
             ).fetchall()
         items: dict[str, list[bytes]] = {}
-        for name, item in rows:
+        for name, item in rows:  # attachments stay references (`attachment_blobs`)
             items.setdefault(name, []).append(item)
         return {name: b"[" + b",".join(kept) + b"]" for name, kept in items.items()}
 
@@ -332,6 +339,9 @@ class SQLiteStore:
         if row is None:
             raise KeyError(digest)
         return bytes(row[0])
+
+    def attachment_data(self, digest: str) -> str:
+        return self._unpacker.base64(digest)
 
     def record_snapshot(self, session_id: str, run_id: str, path: str, digest: str | None) -> None:
         with self._guard():
@@ -365,13 +375,15 @@ class SQLiteStore:
         with self._guard():
             self._require(session_id)
             with transaction(self._db):
-                for table in ("events", "runs", "checkpoints", "checkpoint_items", "snapshots"):
+                for table in _PER_SESSION:
                     self._db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
                 self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-                # Blobs are shared by hash: keep those another session's snapshots still name.
+                # Blobs are shared by hash: keep those another session's snapshots or
+                # attachments still name.
                 self._db.execute(
                     "DELETE FROM blobs WHERE digest NOT IN"
                     " (SELECT digest FROM snapshots WHERE digest IS NOT NULL)"
+                    " AND digest NOT IN (SELECT digest FROM attachment_refs)"
                 )
             self._logs.pop(session_id, None)
 
@@ -421,11 +433,20 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise from_sqlite(exc, self.path, BUSY_TIMEOUT_S) from None
 
+    def _packed(self, session_id: str, body: str | bytes) -> Any:
+        return packed_for(self._db, session_id, body, self.put_blob)
+
+    def _unpacked(self, session_id: str, body: str | bytes) -> str | bytes:
+        try:
+            return self._unpacker.unpack(body)
+        except KeyError as exc:
+            raise damaged(self.path, f"session {session_id} names a lost blob {exc}") from None
+
     def _decode(self, session_id: str, body: str) -> Event:
         from moot.protocol.events import event_from_json  # see the imports
 
         try:
-            return event_from_json(body)
+            return event_from_json(self._unpacked(session_id, body))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise damaged(self.path, f"an event of session {session_id}: {exc}") from None
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from moot.store.errors import StoreError, damaged
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Kept in `PRAGMA user_version`; `_MIGRATIONS` takes an older database up to it."""
 
 # `sessions.updated_at` and `sessions.event_count` are refreshed at run boundaries only, to keep
@@ -121,7 +121,16 @@ _SCHEMA_3 = (
         PRIMARY KEY (session_id, run_id, list, pos)
     )""",
 )
-_MIGRATIONS = {1: _SCHEMA_1, 2: _SCHEMA_2, 3: _SCHEMA_3}
+# Version 4: attachments (images, PDFs) stored once in `blobs`; which session names which, so
+# deleting one session keeps the blobs another still shows (`attachment_blobs`).
+_SCHEMA_4 = (
+    """CREATE TABLE attachment_refs (
+        session_id TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        PRIMARY KEY (session_id, digest)
+    ) WITHOUT ROWID""",
+)
+_MIGRATIONS = {1: _SCHEMA_1, 2: _SCHEMA_2, 3: _SCHEMA_3, 4: _SCHEMA_4}
 """The statements that take a database from the version before each key to that version."""
 
 

@@ -1,4 +1,6 @@
-"""The `read` tool: a file's lines, numbered as `   12\\tcode`, or an image as an attachment.
+"""The `read` tool: a file's lines, numbered as `   12\\tcode`; an image as an attachment (with
+its size, fitted in the APIs' limits); a PDF's pages as a document (with their text, for models
+that cannot read documents), `pages` at a time.
 
 Output is capped (lines at 2,000 characters, the whole at 256 KB) with a note saying how to
 read on with `offset`. Binary files are refused; invalid UTF-8 is shown with U+FFFD and a note.
@@ -16,11 +18,12 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
-from moot.protocol.messages import Attachment
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
+from moot.workspace.attachments import MAX_FILE_BYTES, AttachmentError, image_attachment
 from moot.workspace.errors import FILE_ERRORS, describe
 from moot.workspace.no_follow import PathRefused, open_read
 from moot.workspace.paths import Workspace
+from moot.workspace.pdf import PdfError, pdf_attachment
 from moot.workspace.text import (
     SNIFF_BYTES,
     decode_for_display,
@@ -35,7 +38,6 @@ if TYPE_CHECKING:  # `moot.tools.schema` resolves it when it builds the argument
 
 MAX_OUTPUT_BYTES = 256 * 1024
 MAX_LINE_CHARS = 2000
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
 WHOLE_FILE_BYTES = 32 * 1024 * 1024
 """Files up to this size are read whole (and hashed for the ledger); larger ones are streamed."""
 _STREAM_CHUNK = 64 * 1024
@@ -50,23 +52,33 @@ def read_tool(workspace: Workspace, parameters: dict[str, Any] | None = None) ->
     @tool(
         name="read",
         side_effect=SideEffect.READ_ONLY,
-        description="Read a file as numbered lines; images come back as images.",
+        description="Read a file as numbered lines; images come back as images, PDFs as pages.",
         parameters=parameters,
     )
     def read(
         path: str,
         offset: Annotated[int, Field(ge=1, description="First line (1-based)")] = 1,
         limit: Annotated[int, Field(ge=1, description="Max lines")] = 2000,
+        pages: Annotated[
+            str, Field(description="A PDF's pages, e.g. 1-5 (default: the first 20)")
+        ] = "",
     ) -> ToolResult:
         try:
-            return read_file(workspace, path, offset, limit)
+            return read_file(workspace, path, offset, limit, pages=pages or None)
         except FILE_ERRORS as exc:
             return ToolResult.error(describe(exc, path))
 
     return read
 
 
-def read_file(workspace: Workspace, path: str, offset: int = 1, limit: int = 2000) -> ToolResult:
+def read_file(
+    workspace: Workspace,
+    path: str,
+    offset: int = 1,
+    limit: int = 2000,
+    *,
+    pages: str | None = None,
+) -> ToolResult:
     """What `read` answers; raises the `FILE_ERRORS` it meets.
 
     Args:
@@ -74,6 +86,7 @@ def read_file(workspace: Workspace, path: str, offset: int = 1, limit: int = 200
         path: The file, as the model named it.
         offset: The first line to show, from 1.
         limit: How many lines to show at most.
+        pages: A PDF's pages ("1-5").
     """
     target = workspace.resolve_read(path)
     workspace.refuse_hidden(target, path)
@@ -87,8 +100,8 @@ def read_file(workspace: Workspace, path: str, offset: int = 1, limit: int = 200
             raise PathRefused("not-a-file", path, "only regular files can be read")
         head = file.read(SNIFF_BYTES)
         mime = image_type(head)
-        if mime is not None:
-            return _image(workspace, target, file, st, head, mime)
+        if mime is not None or head.startswith(b"%PDF-"):
+            return _attached(workspace, target, file, st, head, pages)
         if looks_binary(head):
             return ToolResult.error(
                 f"{rel} is a binary file ({st.st_size} bytes); read shows text and images only"
@@ -124,19 +137,40 @@ def _from_editor(
     return ToolResult(f"{shown.content}\n{note}", is_error=shown.is_error)
 
 
-def _image(
-    workspace: Workspace, target: Path, file: BinaryIO, st: os.stat_result, head: bytes, mime: str
+def _attached(
+    workspace: Workspace,
+    target: Path,
+    file: BinaryIO,
+    st: os.stat_result,
+    head: bytes,
+    pages: str | None,
 ) -> ToolResult:
+    """An image (fitted in the APIs' limits) or a PDF's pages, as an attachment."""
     rel = workspace.relative(target)
-    if st.st_size > MAX_IMAGE_BYTES:
+    if st.st_size > MAX_FILE_BYTES:
         return ToolResult.error(
-            f"{rel} is a {mime} image of {st.st_size} bytes; images over"
-            f" {MAX_IMAGE_BYTES // (1024 * 1024)} MB are not sent"
+            f"{rel} is {st.st_size} bytes; images and PDFs over"
+            f" {MAX_FILE_BYTES // (1024 * 1024)} MB are not sent"
         )
     data = head + file.read()
     workspace.ledger.record(target, st, data)
-    attachment = Attachment(mime_type=mime, data=base64.b64encode(data).decode(), name=rel)
-    return ToolResult(f"{rel}: {mime}, {len(data)} bytes", attachments=(attachment,))
+    if data.startswith(b"%PDF-"):
+        try:
+            document, (first, last, count) = pdf_attachment(data, rel, pages)
+        except PdfError as exc:
+            return ToolResult.error(str(exc))
+        more = f"; read on with pages={last + 1}-" if last < count else ""
+        summary = f"{rel}: PDF, pages {first}-{last} of {count}{more}"
+        return ToolResult(summary, attachments=(document,))
+    try:
+        image = image_attachment(data, image_type(head) or "image/png", rel)
+    except AttachmentError as exc:
+        return ToolResult.error(str(exc))
+    size = f"{image.width}x{image.height}"
+    shrunk = "" if image.data == base64.b64encode(data).decode() else ", downscaled to fit"
+    return ToolResult(
+        f"{rel}: {image.mime_type}, {size}, {len(data)} bytes{shrunk}", attachments=(image,)
+    )
 
 
 def _whole(data: bytes, rel: str, offset: int, limit: int) -> ToolResult:
