@@ -216,6 +216,8 @@ def _workspace(given: _Given, cwd: Path) -> _Place:
     hide_read_denied(workspace, rules)
     if assembly.editor_buffers is not None:
         workspace.editor_text = assembly.editor_buffers.read_text
+        if assembly.editor_buffers.writes:
+            workspace.editor_write = assembly.editor_buffers.write_text
     from moot.mcp.session import server_scripts, session_servers  # msgspec only, not the SDK
 
     servers = session_servers(root, given.environ, assembly.mcp_servers)
