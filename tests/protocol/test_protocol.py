@@ -109,6 +109,17 @@ EXAMPLES: list[ev.Event] = [
     ),
     ev.McpServerApproved(session_id="s1", seq=9, server="repo", note="approved repo (node x)"),
     ev.McpServerRestarted(session_id="s1", seq=10, server="repo", note="restarting repo"),
+    ev.McpQuestionAsked(
+        session_id="s1",
+        seq=11,
+        ask_id="ask_1",
+        server="everything",
+        message="Your name?",
+        schema={"type": "object", "properties": {"name": {"type": "string"}}},
+    ),
+    ev.McpQuestionAnswered(
+        session_id="s1", seq=12, ask_id="ask_1", server="everything", action="accept"
+    ),
     ev.SessionRenamed(session_id="s1", seq=7, title="fix the parser", previous="fix it"),
     ev.SessionRenamed(
         session_id="s1",
@@ -237,6 +248,7 @@ OPS = [
     ops.RestoreFiles(run_id="run_1"),
     ops.ApproveMcpServer(name="repo"),
     ops.RestartMcpServer(name="repo"),
+    ops.AnswerMcpQuestion(ask_id="ask_1", action="accept", content={"name": "Ada", "n": 3}),
 ]
 
 

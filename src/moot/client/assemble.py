@@ -177,6 +177,7 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
         prompt_parts = context_parts(briefing, agents, tools, background=background)
     if mcp is not None:
         mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
+        mcp.questions.bind(runtime.record_session)  # their questions go out as session events
     if assembly.client_tools is not None:
         from moot.client.client_tools import attach_client_tools
 
@@ -493,4 +494,5 @@ def _mcp(given: _Given, place: _Place) -> McpManager | None:
         allowed=given.assembly.allow_project_mcp,
         tool_search=given.settings.mcp_tool_search,
         roots=place.workspace.added_roots,  # the servers' roots: the workspace, then these
+        asks=given.assembly.asks_mcp_questions,
     )

@@ -78,6 +78,10 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     max_turns: int | None = None
     can_ask: bool = True
     """False where nobody answers approvals (`moot -p`): what would ask is refused."""
+    asks_mcp_questions: bool = False
+    """The front end puts MCP servers' questions (elicitation) to the person
+    (`mcp_question_asked`, answered with `AnswerMcpQuestion`): the app and the REPL. Elsewhere
+    the servers are not told they may ask."""
     auto_commit: bool | None = None
     """Commit what each turn changed as it ends; None: `MOOT_AUTO_COMMIT`, else the settings."""
     read_files: bool = True
@@ -206,6 +210,7 @@ def _assembly(
         hooks=hooks,
         limits=limits,
         can_ask=options.can_ask,
+        asks_mcp_questions=options.asks_mcp_questions,
         auto_commit=_auto_commit(options, settings),
         allowed_tools=options.allowed_tools,
         disallowed_tools=options.disallowed_tools,

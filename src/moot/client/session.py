@@ -61,6 +61,10 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     can_ask: bool = True
     """Someone answers approvals (the default); False (`moot -p`): what would ask is refused,
     and no agent waits for a message from the person."""
+    asks_mcp_questions: bool = False
+    """The front end puts MCP servers' questions (elicitation) to the person
+    (`mcp_question_asked`, answered with `AnswerMcpQuestion`): the app and the REPL. Elsewhere
+    the servers are not told they may ask."""
     auto_commit: bool = False
     """Commit the files each turn changed as it ends (`moot undo` takes it back); off by
     default."""

@@ -270,7 +270,7 @@ class Runtime:
                     session_id=self.session_id,
                     submission=submission,
                 )
-            case ops.ApproveMcpServer() | ops.RestartMcpServer():
+            case ops.ApproveMcpServer() | ops.RestartMcpServer() | ops.AnswerMcpQuestion():
                 return mcp_server_op(op, self.options.mcp, submission)
         raise AssertionError(f"no answer for {op.kind}")  # every op kind is matched above
 

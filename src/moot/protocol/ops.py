@@ -239,6 +239,18 @@ class RestartMcpServer(_Op, tag="restart_mcp_server", frozen=True):
     name: str
 
 
+class AnswerMcpQuestion(_Op, tag="answer_mcp_question", frozen=True):
+    """Answer an MCP server's question (`mcp_question_asked`): `accept` with what was filled
+    in (`content`, fitting the question's schema), `decline`, or `cancel`.
+
+    Answered by `mcp_question_answered`, or by `op_refused` when no such question waits.
+    """
+
+    ask_id: str
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+
+
 class Shutdown(_Op, tag="shutdown", frozen=True):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
@@ -262,6 +274,7 @@ Op = (
     | RestoreFiles
     | ApproveMcpServer
     | RestartMcpServer
+    | AnswerMcpQuestion
 )
 OpT = TypeVar("OpT", bound=_Op)
 

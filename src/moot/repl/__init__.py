@@ -120,6 +120,7 @@ class _Connect:
                 session_id=resume,
                 title=task.strip().splitlines()[0][:80] if task.strip() else "",
                 max_turns=options.max_turns,
+                asks_mcp_questions=True,  # the prompt puts the servers' questions
             )
         )
 

@@ -209,7 +209,7 @@ class Repl:
             answer = await self.approvals.ask_first(self._prompt.input)
             if answer == INTERRUPT:
                 self.interrupt()
-            elif isinstance(answer, ops.Approve | ops.Deny):
+            elif isinstance(answer, ops.Approve | ops.Deny | ops.AnswerMcpQuestion):
                 self.session.submit(answer)
         elif self.look.plain and self.session.turn_running:
             await self._wait_for_turn()

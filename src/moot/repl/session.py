@@ -345,6 +345,11 @@ class ReplSession:
                 self._shell.preempt()
             case ev.ApprovalDecided():
                 self._approvals.settled(event.call_id, event.tool_call_id)
+            case ev.McpQuestionAsked():
+                self._approvals.add(event)
+                self._shell.preempt()
+            case ev.McpQuestionAnswered():
+                self._approvals.answered(event.ask_id)
             case ev.ModelChanged():  # the new model's name and context window, for the toolbar
                 status = self.client.status()
                 self.facts.model, self.facts.context_window = status.model, status.context_window

@@ -142,6 +142,7 @@ class _Sessions:
             allowed_tools=rule_list(options.allowed_tools),
             disallowed_tools=rule_list(options.disallowed_tools),
             agents=options.agents,
+            asks_mcp_questions=True,  # the approval pane puts the servers' questions
         )
 
     def new(self, model: str | None = None) -> Client:

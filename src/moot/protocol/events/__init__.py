@@ -46,6 +46,8 @@ from moot.protocol.events.model import (
 from moot.protocol.events.peers import MessagesDelivered, MessageSent, WaitingForMessage
 from moot.protocol.events.session import (
     FilesRestored,
+    McpQuestionAnswered,
+    McpQuestionAsked,
     McpServerApproved,
     McpServerRestarted,
     MemoryNoted,
@@ -90,6 +92,8 @@ __all__ = [
     "HookEventName",
     "HookRan",
     "LimitHit",
+    "McpQuestionAnswered",
+    "McpQuestionAsked",
     "McpServerApproved",
     "McpServerRestarted",
     "MemoryNoted",
@@ -160,6 +164,8 @@ Event = (
     | FilesRestored
     | McpServerApproved
     | McpServerRestarted
+    | McpQuestionAsked
+    | McpQuestionAnswered
 )
 """Any event; tagged by `kind` in JSON."""
 
@@ -183,6 +189,8 @@ SESSION_KINDS = frozenset(
         "files_restored",
         "mcp_server_approved",
         "mcp_server_restarted",
+        "mcp_question_asked",
+        "mcp_question_answered",
     }
 )
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""

@@ -1,0 +1,126 @@
+"""MCP servers' questions (elicitation) in a session (issue 33): where the front end puts them to
+the person (the app, the REPL: `asks_mcp_questions`), a server's `elicitation/create` is an
+`mcp_question_asked` event and the `AnswerMcpQuestion` op answers it; elsewhere (`moot -p`, an
+editor over ACP) the servers are not told they may ask. server-everything's elicitation tool,
+from npm, in its own process (offered only to a client that can answer)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_helpers import call, script, user_servers, wait_for
+from mcp_reference import everything, require
+from moot.client.local import SessionOptions, open_client
+from moot.frontend.mcp_form import form_content, form_fields
+from moot.protocol import events as ev
+from moot.protocol import ops
+
+pytestmark = pytest.mark.timeout(240)
+TRIGGER = "mcp__everything__trigger-elicitation-request"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    return root
+
+
+async def _turn(
+    workspace: Path, model: str, action: str, typed: dict[str, str], *, asks: bool
+) -> tuple[list[ev.Event], list[str]]:
+    """One turn; each question is answered with `action` and, to accept, the fields typed as
+    the app and the REPL read them. Returns the events and the tools the session had."""
+    options = SessionOptions(
+        cwd=workspace, model=model, allowed_tools=("mcp__everything",), asks_mcp_questions=asks
+    )
+    client = open_client(options)
+    events = client.subscribe()
+    seen: list[ev.Event] = []
+    try:
+        await wait_for(client, "everything")
+        tools = list(client.status().tools)
+        client.submit(ops.UserTurn(text="ask me"))
+        async with asyncio.timeout(120):
+            async for event in events:
+                seen.append(event)
+                if isinstance(event, ev.McpQuestionAsked):
+                    fields = form_fields(event.schema)
+                    answer: Any = form_content(fields, typed) if action == "accept" else None
+                    client.submit(ops.AnswerMcpQuestion(event.ask_id, action, answer))  # type: ignore[arg-type]
+                if isinstance(event, ev.TurnFinished):
+                    break
+    finally:
+        events.close()
+        await client.close()
+    return seen, tools
+
+
+def _finished(events: list[ev.Event]) -> str:
+    (done,) = [e for e in events if isinstance(e, ev.ToolFinished)]
+    return done.content
+
+
+async def test_a_servers_question_is_an_event_and_the_op_answers_it(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    user_servers(private_moot_home, {"everything": everything(require())})
+    model = script(tmp_path / "m.json", call(TRIGGER), {"text": "ok"})
+    typed = {
+        "name": "Ada Lovelace",
+        "check": "yes",
+        "integer": "7",
+        "untitledMultipleSelectEnum": "Piano, Drums",
+    }
+
+    events, tools = await _turn(workspace, model, "accept", typed, asks=True)
+
+    assert TRIGGER in tools
+    (asked,) = [e for e in events if isinstance(e, ev.McpQuestionAsked)]
+    assert asked.server == "everything" and asked.schema["required"] == ["name"]
+    done = _finished(events)
+    assert "User provided the requested information" in done
+    assert "- Name: Ada Lovelace" in done and "- Favorite Integer: 7" in done
+    assert "- Agreed to terms: true" in done and '"Piano"' in done, done
+    assert '"firstLine": "It was a dark and stormy night."' in done  # a default, left as it was
+    (answered,) = [e for e in events if isinstance(e, ev.McpQuestionAnswered)]
+    assert (answered.ask_id, answered.action, answered.by) == (asked.ask_id, "accept", "user")
+
+    events, _ = await _turn(workspace, model, "decline", {}, asks=True)
+    assert "User declined" in _finished(events)
+
+
+async def test_where_nobody_answers_the_servers_are_not_told_they_may_ask(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    user_servers(private_moot_home, {"everything": everything(require())})
+    model = script(tmp_path / "m.json", {"text": "ok"})
+
+    events, tools = await _turn(workspace, model, "accept", {}, asks=False)
+
+    assert TRIGGER not in tools and "mcp__everything__echo" in tools
+    assert not [e for e in events if isinstance(e, ev.McpQuestionAsked)]
+
+
+async def test_an_answer_to_no_question_is_refused(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    user_servers(private_moot_home, {"everything": everything(require())})
+    model = script(tmp_path / "m.json", {"text": "ok"})
+    client = open_client(SessionOptions(cwd=workspace, model=model, asks_mcp_questions=True))
+    events = client.subscribe()
+    try:
+        sent = client.submit(ops.AnswerMcpQuestion(ask_id="ask_nope", action="decline"))
+        async with asyncio.timeout(30):
+            async for event in events:
+                if event.submission_id == sent:
+                    break
+    finally:
+        events.close()
+        await client.close()
+    assert isinstance(event, ev.OpRefused) and "ask_nope" in event.reason
