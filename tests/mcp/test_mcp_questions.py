@@ -124,3 +124,46 @@ async def test_an_answer_to_no_question_is_refused(
         events.close()
         await client.close()
     assert isinstance(event, ev.OpRefused) and "ask_nope" in event.reason
+
+
+async def test_a_servers_request_for_the_model_is_approved_answered_and_counted(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    """server-everything's sampling tool: the request is put to the person as a question with
+    no fields; accepted, the session's model answers it (a turn of the script), and what it
+    spent shows in the session's cost ledger. Declined, the server is told."""
+    user_servers(private_moot_home, {"everything": everything(require())})
+    trigger = "mcp__everything__trigger-sampling-request"
+    model = script(
+        tmp_path / "m.json",
+        call(trigger, prompt="owls", maxTokens=50),
+        {"text": "Owls hunt at dusk.", "usage": {"input_tokens": 30, "output_tokens": 6},
+         "cost_usd": 0.25},
+        {"text": "done"},
+    )  # fmt: skip
+
+    events, tools = await _turn(workspace, model, "accept", {}, asks=True)
+
+    assert trigger in tools
+    (asked,) = [e for e in events if isinstance(e, ev.McpQuestionAsked)]
+    assert "asks to use the session's model (at most 50 tokens" in asked.message
+    assert "owls" in asked.message and asked.schema["properties"] == {}
+    done = _finished(events)
+    assert "Owls hunt at dusk." in done and '"model":' in done, done
+    (sampled,) = [e for e in events if isinstance(e, ev.McpSampled)]
+    assert (sampled.server, sampled.usage.output_tokens, sampled.cost_usd) == (
+        "everything",
+        6,
+        0.25,
+    )
+    client = open_client(SessionOptions(cwd=workspace, model=model, session_id=sampled.session_id))
+    try:
+        (line,) = client.query.costs(session_id=sampled.session_id)
+    finally:
+        await client.close()
+    assert line.output_tokens >= 6 and line.calls == 3  # two turns and the server's request
+
+    model = script(tmp_path / "n.json", call(trigger, prompt="owls"), {"text": "done"})
+    events, _ = await _turn(workspace, model, "decline", {}, asks=True)
+    assert "sampling refused" in _finished(events)
+    assert not [e for e in events if isinstance(e, ev.McpSampled)]

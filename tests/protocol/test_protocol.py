@@ -120,6 +120,14 @@ EXAMPLES: list[ev.Event] = [
     ev.McpQuestionAnswered(
         session_id="s1", seq=12, ask_id="ask_1", server="everything", action="accept"
     ),
+    ev.McpSampled(
+        session_id="s1",
+        seq=13,
+        server="everything",
+        model="openai/gpt-5",
+        usage=Usage(input_tokens=30, output_tokens=6),
+        cost_usd=0.0002,
+    ),
     ev.SessionRenamed(session_id="s1", seq=7, title="fix the parser", previous="fix it"),
     ev.SessionRenamed(
         session_id="s1",

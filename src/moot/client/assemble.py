@@ -44,6 +44,7 @@ from moot.client.environment import (
 )
 from moot.client.errors import SetupError
 from moot.client.mcp_ready import ServersReady, servers_ready
+from moot.client.mcp_sampler import model_sampler
 from moot.client.rules import hide_read_denied, inode_check
 from moot.client.session import Session, SessionAssembly
 from moot.client.session_tools import model_tools, person_tools_of
@@ -177,7 +178,7 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
         prompt_parts = context_parts(briefing, agents, tools, background=background)
     if mcp is not None:
         mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
-        mcp.questions.bind(runtime.record_session)  # their questions go out as session events
+        mcp.questions.bind(runtime.record_session, model_sampler(runtime))  # see its docstring
     if assembly.client_tools is not None:
         from moot.client.client_tools import attach_client_tools
 

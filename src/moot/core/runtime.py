@@ -56,6 +56,7 @@ from moot.tools.base import SideEffect
 
 if TYPE_CHECKING:
     from moot.core.titling import Titler  # annotations only: see `model_titles`
+    from moot.providers.base import Provider
 
 
 class Runtime:
@@ -176,6 +177,10 @@ class Runtime:
     def events(self) -> Subscription:
         """Every event from now on: `subscribe()`."""
         return self.subscribe()
+
+    def provider(self) -> Provider:
+        """The first agent's model as it is now, for a request outside every run (a server's)."""
+        return self._provider_for(self.entry)
 
     def submit(self, op: ops.Op) -> str:
         """Hand the runtime an op; returns its submission id, carried by the events that

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from moot.mcp import wire
+from moot.mcp.sampling import Sampler
 from moot.protocol import events as ev
 from moot.protocol.ids import new_id
 
@@ -40,18 +41,28 @@ class Questions:
     async def _answer(self, question: wire.Elicit) -> None:
         action: str = "decline"
         content: dict[str, Any] | None = None
-        if self.elicit is not None:
+        if question.sampling is not None:
+            asks = self.elicit if isinstance(self.elicit, PersonAsks) else None
+            if asks is not None and asks.record is not None and asks.sampler is not None:
+                from moot.mcp.sampling import sample
+
+                with contextlib.suppress(Exception):
+                    action, content = await sample(
+                        asks, asks.record, asks.sampler, question.server, question.sampling
+                    )
+        elif self.elicit is not None:
             with contextlib.suppress(Exception):
                 action, content = await self.elicit(
                     question.server, question.message, question.schema
                 )
         self.send(wire.ElicitAnswer(ask_id=question.ask_id, action=action, content=content))
 
-    def bind(self, record: Callable[[ev.Event], object]) -> None:
-        """Put the questions to the person through `record` (the session's events), when the
-        session asks the person (`PersonAsks`)."""
+    def bind(self, record: Callable[[ev.Event], object], sampler: Sampler | None = None) -> None:
+        """Put the questions to the person through `record` (the session's events), and the
+        requests for the model, once approved, to `sampler`, when the session asks the person
+        (`PersonAsks`)."""
         if isinstance(self.elicit, PersonAsks):
-            self.elicit.record = record
+            self.elicit.record, self.elicit.sampler = record, sampler
 
     def answer(self, ask_id: str, action: str, content: dict[str, Any] | None) -> str:
         """The person's answer to a question `PersonAsks` put (`AnswerMcpQuestion`); returns
@@ -72,6 +83,8 @@ class PersonAsks:
 
     def __init__(self) -> None:
         self.record: Callable[[ev.Event], object] | None = None
+        self.sampler: Sampler | None = None
+        """Asks the session's model for a server (`moot.mcp.sampling`); None: nothing can."""
         self._waiting: dict[str, tuple[str, asyncio.Future[tuple[str, dict[str, Any] | None]]]]
         self._waiting = {}
 

@@ -48,6 +48,7 @@ from moot.protocol.events.session import (
     FilesRestored,
     McpQuestionAnswered,
     McpQuestionAsked,
+    McpSampled,
     McpServerApproved,
     McpServerRestarted,
     MemoryNoted,
@@ -94,6 +95,7 @@ __all__ = [
     "LimitHit",
     "McpQuestionAnswered",
     "McpQuestionAsked",
+    "McpSampled",
     "McpServerApproved",
     "McpServerRestarted",
     "MemoryNoted",
@@ -166,6 +168,7 @@ Event = (
     | McpServerRestarted
     | McpQuestionAsked
     | McpQuestionAnswered
+    | McpSampled
 )
 """Any event; tagged by `kind` in JSON."""
 
@@ -191,6 +194,7 @@ SESSION_KINDS = frozenset(
         "mcp_server_restarted",
         "mcp_question_asked",
         "mcp_question_answered",
+        "mcp_sampled",
     }
 )
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""

@@ -165,6 +165,16 @@ class McpQuestionAsked(EventBase, tag="mcp_question_asked", frozen=True):
     boolean, or a string `enum`), some `required`."""
 
 
+class McpSampled(EventBase, tag="mcp_sampled", frozen=True):
+    """The session's model answered an MCP server's request (`sampling/createMessage`) that the
+    person approved. A session event; its usage counts in the session's cost ledger."""
+
+    server: str
+    model: str
+    usage: Usage = msgspec.field(default_factory=Usage)
+    cost_usd: float = 0.0
+
+
 class McpQuestionAnswered(EventBase, tag="mcp_question_answered", frozen=True):
     """A server's question was answered (`AnswerMcpQuestion`), or ended unanswered (`by`
     "session": the session closed, or the server stopped waiting). What the person filled in

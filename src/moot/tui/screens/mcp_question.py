@@ -5,7 +5,9 @@ it closes by itself when the question is answered elsewhere or withdrawn (`withd
 
 from __future__ import annotations
 
-from textual import on
+import time
+
+from textual import events, on
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
@@ -58,9 +60,19 @@ class McpQuestionScreen(ModalScreen[ops.AnswerMcpQuestion | None]):
         # Keys the person was typing into the prompt as the question came must not fill it in
         # (or accept it with Enter): the fields take the focus only after a pause, as the
         # approval pane does (`GRACE_S`).
+        self._last_key = time.monotonic()
         self.set_timer(GRACE_S, self._take_focus)
 
+    def on_key(self, event: events.Key) -> None:
+        if self.focused is None:  # typed on from the prompt: no answer, and a later focus
+            self._last_key = time.monotonic()
+            event.stop()
+
     def _take_focus(self) -> None:
+        idle = time.monotonic() - self._last_key
+        if idle < GRACE_S:  # the person is still typing: wait for a pause
+            self.set_timer(GRACE_S - idle + 0.01, self._take_focus)
+            return
         inputs = self.query(Input)
         (inputs.first() if inputs else self.query_one("#accept", Button)).focus()
 
