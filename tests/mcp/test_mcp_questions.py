@@ -167,3 +167,47 @@ async def test_a_servers_request_for_the_model_is_approved_answered_and_counted(
     events, _ = await _turn(workspace, model, "decline", {}, asks=True)
     assert "sampling refused" in _finished(events)
     assert not [e for e in events if isinstance(e, ev.McpSampled)]
+
+
+def test_headless_a_server_asks_the_model_only_where_the_users_settings_allow_it(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    """`moot -p` asks nobody: sampling is offered only to the servers the user's settings name
+    in `mcpSamplingAllowed` (a repository's cannot), and their requests run unasked, counted."""
+    import subprocess
+    import sys
+
+    from moot.store.sqlite import SQLiteStore
+
+    trigger = "mcp__everything__trigger-sampling-request"
+    servers = {"everything": everything(require())}
+
+    def run(name: str, **settings: Any) -> list[ev.Event]:
+        user_servers(private_moot_home, servers, **settings)
+        model = script(
+            tmp_path / f"{name}.json",
+            call(trigger, prompt="owls", maxTokens=20),
+            {"text": "Owls hunt.", "usage": {"input_tokens": 9, "output_tokens": 3}},
+            {"text": "done"},
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "moot.cli", "-p", "go", "--model", model, "--output-format",
+             "json", "--allowedTools", "mcp__everything"],
+            cwd=workspace, capture_output=True, text=True, timeout=180, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        import json
+
+        session = json.loads(done.stdout)["session_id"]
+        with SQLiteStore(private_moot_home / "data" / "sessions.db") as store:
+            return store.events(session)
+
+    allowed = run("allowed", mcpSamplingAllowed=["everything"])
+    (sampled,) = [e for e in allowed if isinstance(e, ev.McpSampled)]
+    assert sampled.server == "everything" and sampled.usage.output_tokens == 3
+    assert "Owls hunt." in _finished(allowed)
+    assert not [e for e in allowed if isinstance(e, ev.McpQuestionAsked)]  # nobody was asked
+
+    refused = run("refused")
+    assert "Unknown tool" in _finished(refused)  # not offered: the server hides the tool
+    assert not [e for e in refused if isinstance(e, ev.McpSampled)]

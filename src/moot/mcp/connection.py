@@ -164,7 +164,7 @@ class Connection:
             message_handler=self._on_message,
             list_roots_callback=self._roots,
             elicitation_callback=self._elicit if self.setup.elicitation and self._ask else None,
-            sampling_callback=self._sample if self.setup.sampling and self._ask else None,
+            sampling_callback=self._sample if self._samples and self._ask else None,
         )
         await stack.enter_async_context(client)
         return client
@@ -187,6 +187,10 @@ class Connection:
         answer = await self._ask(self.name, params.message, dict(schema))
         content = answer.content if answer.action == "accept" else None
         return ElicitResult(action=answer.action, content=content)  # type: ignore[arg-type]
+
+    @property
+    def _samples(self) -> bool:
+        return self.setup.sampling or self.name in self.setup.sampling_allowed
 
     async def _sample(self, context: Any, params: Any) -> Any:
         """`sampling/createMessage`: the session's model answers, once the person approves."""

@@ -132,8 +132,9 @@ class McpManager:
             roots=tuple(str(p) for p in (workspace, *roots)),
             elicitation=elicit is not None,
             sampling=isinstance(elicit, PersonAsks),  # the person approves each request
+            sampling_allowed=tuple(sorted(loaded.sampling_allowed)),
         )
-        self.questions = Questions(elicit)
+        self.questions = Questions(elicit, sampling_allowed=loaded.sampling_allowed)
         self.host = HostProcess(
             setup,
             self.environ,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from moot.mcp import wire
@@ -28,9 +28,13 @@ class Questions:
     """Answers the servers' questions with `elicit`; `send` reaches the host (set once it
     exists). A question `elicit` fails on is declined."""
 
-    def __init__(self, elicit: Elicitor | None) -> None:
+    def __init__(self, elicit: Elicitor | None, *, sampling_allowed: Collection[str] = ()) -> None:
         self.elicit = elicit
+        self.sampling_allowed = frozenset(sampling_allowed)
+        """Servers whose requests for the model run without asking (`mcpSamplingAllowed`)."""
         self.send: Callable[[wire.Request], object] = lambda request: None
+        self.record: Callable[[ev.Event], object] | None = None
+        self.sampler: Sampler | None = None
         self._asking: set[asyncio.Task[None]] = set()
 
     def asked(self, question: wire.Elicit) -> None:
@@ -42,14 +46,8 @@ class Questions:
         action: str = "decline"
         content: dict[str, Any] | None = None
         if question.sampling is not None:
-            asks = self.elicit if isinstance(self.elicit, PersonAsks) else None
-            if asks is not None and asks.record is not None and asks.sampler is not None:
-                from moot.mcp.sampling import sample
-
-                with contextlib.suppress(Exception):
-                    action, content = await sample(
-                        asks, asks.record, asks.sampler, question.server, question.sampling
-                    )
+            with contextlib.suppress(Exception):
+                action, content = await self._sample(question.server, question.sampling)
         elif self.elicit is not None:
             with contextlib.suppress(Exception):
                 action, content = await self.elicit(
@@ -57,12 +55,30 @@ class Questions:
                 )
         self.send(wire.ElicitAnswer(ask_id=question.ask_id, action=action, content=content))
 
+    async def _sample(
+        self, server: str, request: dict[str, Any]
+    ) -> tuple[str, dict[str, Any] | None]:
+        """A request for the model: approved by the person (`PersonAsks`), or let through for
+        a server the user's settings allow; refused where neither can be."""
+        from moot.mcp.sampling import sample
+
+        if self.record is None or self.sampler is None:
+            return "decline", None
+        if server in self.sampling_allowed:
+            ask: Any = _allowed
+        elif isinstance(self.elicit, PersonAsks):
+            ask = self.elicit
+        else:
+            return "decline", {"error": "nobody here can approve a request for the model"}
+        return await sample(ask, self.record, self.sampler, server, request)
+
     def bind(self, record: Callable[[ev.Event], object], sampler: Sampler | None = None) -> None:
-        """Put the questions to the person through `record` (the session's events), and the
-        requests for the model, once approved, to `sampler`, when the session asks the person
-        (`PersonAsks`)."""
+        """Record the servers' questions and requests through `record` (the session's events,
+        where the person answers them when the session asks the person: `PersonAsks`), and
+        send the requests for the model, once approved, to `sampler`."""
+        self.record, self.sampler = record, sampler
         if isinstance(self.elicit, PersonAsks):
-            self.elicit.record, self.elicit.sampler = record, sampler
+            self.elicit.record = record
 
     def answer(self, ask_id: str, action: str, content: dict[str, Any] | None) -> str:
         """The person's answer to a question `PersonAsks` put (`AnswerMcpQuestion`); returns
@@ -83,8 +99,6 @@ class PersonAsks:
 
     def __init__(self) -> None:
         self.record: Callable[[ev.Event], object] | None = None
-        self.sampler: Sampler | None = None
-        """Asks the session's model for a server (`moot.mcp.sampling`); None: nothing can."""
         self._waiting: dict[str, tuple[str, asyncio.Future[tuple[str, dict[str, Any] | None]]]]
         self._waiting = {}
 
@@ -117,3 +131,8 @@ class PersonAsks:
         if not future.done():
             future.set_result((action, content if action == "accept" else None))
         return server
+
+
+async def _allowed(server: str, message: str, schema: dict[str, Any]) -> tuple[str, None]:
+    """The answer for a server the user's settings let use the model: yes, unasked."""
+    return "accept", None

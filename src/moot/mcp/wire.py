@@ -41,6 +41,9 @@ class Setup(_Message, tag="setup", frozen=True):
     sampling: bool = False
     """The servers may ask the session's model (`sampling/createMessage`, an `Elicit` with
     `sampling`), the person approving each request: advertised only then."""
+    sampling_allowed: tuple[str, ...] = ()
+    """Servers that may ask the model without the person (the user's `mcpSamplingAllowed`):
+    advertised to them wherever the session runs."""
     roots: tuple[str, ...] = ()
     """The directories the session works in (the workspace first, then any it was given), as
     the servers are told them (`roots/list`)."""

@@ -150,6 +150,10 @@ class Settings(msgspec.Struct, kw_only=True):
     )
     """Send MCP tools' full schemas (`never` defer), only names and one line each with a
     search tool that loads them (`always`), or the first while they fit a budget (`auto`)."""
+    mcp_sampling_allowed: list[str] = msgspec.field(default_factory=list, name="mcpSamplingAllowed")
+    """In the user's settings only: MCP servers whose requests for the session's model
+    (sampling) run without asking, in every front end (`moot -p` and editors too); the others
+    ask the person in the app and the REPL, and are refused elsewhere."""
     mcp_startup_wait: float | None = msgspec.field(default=None, name="mcpStartupWait")
     """Seconds a headless run or an editor's session waits for its MCP servers before its
     first model request; None: `MCP_TIMEOUT` (milliseconds), else 30."""
