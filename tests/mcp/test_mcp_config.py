@@ -69,6 +69,7 @@ def test_files_are_read_lowest_precedence_first_with_their_origin(
         {"mine": {"command": "mine"}, "shared": {"command": "from-user"}},
         enableAllProjectMcpServers=False,
         enabledMcpjsonServers=["repo"],
+        mcpSamplingAllowed=["mine"],
     )
     write_json(root / ".mcp.json", {"mcpServers": {"repo": {"command": "repo"}}})
     write_json(
@@ -77,9 +78,13 @@ def test_files_are_read_lowest_precedence_first_with_their_origin(
             "mcpServers": {"shared": {"command": "from-repo"}},
             "enableAllProjectMcpServers": True,  # a repository cannot approve its own servers
             "disabledMcpjsonServers": ["mine"],
+            "mcpSamplingAllowed": ["repo"],  # nor let its servers spend on the model unasked
         },
     )
-    write_json(root / ".moot" / "settings.local.json", {"mcpServers": {"local": {"command": "l"}}})
+    write_json(
+        root / ".moot" / "settings.local.json",
+        {"mcpServers": {"local": {"command": "l"}}, "mcpSamplingAllowed": ["local"]},
+    )
 
     loaded = load_servers(root, dict(os.environ))
 
@@ -92,6 +97,7 @@ def test_files_are_read_lowest_precedence_first_with_their_origin(
     }
     assert not loaded.enable_all_project
     assert loaded.enabled == {"repo"} and loaded.disabled == {"mine"}
+    assert loaded.sampling_allowed == {"mine"}
     assert [s.trusted for s in loaded.servers.values()] == [True, False, False, False]
 
 

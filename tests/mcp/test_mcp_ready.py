@@ -4,6 +4,7 @@ a server not up in time is named with what it wrote to stderr, and the run goes 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -175,3 +176,39 @@ def test_a_servers_progress_shows_on_the_tools_block(
     assert [e.text for e in shown] == ["[1/3] step 1\n", "[2/3] step 2\n", "[3/3] step 3\n"]
     assert {e.tool_call_id for e in shown} == {started.tool_call_id}
     assert results(events) == ["counted"]
+
+
+def test_an_mcp_prompt_is_a_stream_json_turn(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    """`--input-format stream-json`: a `user` message `/mcp__server__prompt args` is the
+    server's prompt (waited for, as in `-p`); an unknown one is an error result, and the next
+    message still runs."""
+    from moot.store.sqlite import SQLiteStore
+
+    user_servers(private_moot_home, {"good": server("good")})
+    model = script(tmp_path / "m.json", {"text": "reviewed"}, {"text": "hello back"})
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": text}}
+        for text in ("/mcp__good__review the parser", "/mcp__good__nope", "hello")
+    ]
+    environ = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "moot.cli", "--input-format", "stream-json",
+         "--output-format", "stream-json", "--model", model],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        cwd=workspace, env=environ, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    results = [m for m in out if m["type"] == "result"]
+    assert [r["is_error"] for r in results] == [False, True, False], results
+    assert [results[0]["result"], results[2]["result"]] == ["reviewed", "hello back"]
+    assert "no MCP prompt /mcp__good__nope" in json.dumps(results[1])
+    db = private_moot_home / "data" / "sessions.db"
+    with SQLiteStore(db) as store:
+        turns = store.events(results[0]["session_id"], kinds=("turn_started",))
+    assert [getattr(t, "prompt", "") for t in turns] == [
+        "Please review the parser carefully.",
+        "hello",
+    ]

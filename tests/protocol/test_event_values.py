@@ -13,6 +13,7 @@ from moot.core.options import RuntimeOptions
 from moot.core.runtime import Runtime
 from moot.protocol import events as ev
 from moot.protocol import ops
+from moot.protocol.messages import Usage
 from moot.protocol.states import RunState, StopReason
 from moot.store.sqlite import SQLiteStore
 from moot.tools.base import SideEffect, ToolContext, ToolResult, tool
@@ -128,6 +129,9 @@ def test_the_session_events_that_answer_ops_read_back_from_the_log(tmp_path: Pat
         ev.FilesRestored(before_run="run_1", restored=["a.py", "ü/b"], failures=["c: gone"]),  # type: ignore[arg-type]
         ev.McpServerApproved(server="repo", note="approved repo (node x)"),
         ev.McpServerRestarted(server="repo", note="restarting repo"),
+        ev.McpQuestionAsked(ask_id="ask_1", server="s", message="?", schema={"required": ["a"]}),
+        ev.McpQuestionAnswered(ask_id="ask_1", server="s", action="cancel", by="session"),
+        ev.McpSampled(server="s", model="m", usage=Usage(input_tokens=3), cost_usd=0.1),
     ]
     stored = [store.append(replace(event, session_id=session)) for event in answers]
     assert SQLiteStore(tmp_path / "s.db").events(session) == stored

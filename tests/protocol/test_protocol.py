@@ -133,6 +133,25 @@ EXAMPLES: list[ev.Event] = [
         note="added example.com to .moot/settings.local.json",
         submission_id="sub_9",
     ),
+    ev.McpQuestionAsked(
+        session_id="s1",
+        seq=14,
+        ask_id="ask_1",
+        server="everything",
+        message="Your name?",
+        schema={"type": "object", "properties": {"name": {"type": "string"}}},
+    ),
+    ev.McpQuestionAnswered(
+        session_id="s1", seq=15, ask_id="ask_1", server="everything", action="accept"
+    ),
+    ev.McpSampled(
+        session_id="s1",
+        seq=16,
+        server="everything",
+        model="openai/gpt-5",
+        usage=Usage(input_tokens=30, output_tokens=6),
+        cost_usd=0.0002,
+    ),
     ev.SessionRenamed(session_id="s1", seq=7, title="fix the parser", previous="fix it"),
     ev.SessionRenamed(
         session_id="s1",
@@ -262,6 +281,7 @@ OPS = [
     ops.ApproveMcpServer(name="repo"),
     ops.RestartMcpServer(name="repo"),
     ops.AnswerNetworkAccess(request_id="net_1", approved=True, scope="session"),
+    ops.AnswerMcpQuestion(ask_id="ask_1", action="accept", content={"name": "Ada", "n": 3}),
 ]
 
 

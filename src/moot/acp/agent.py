@@ -4,7 +4,8 @@ An ACP session is a moot session (same id), opened through the client surface
 (`moot.client.local.open_client`); `session/load` opens a stored one and replays its
 conversation before it answers. The editor's MCP servers join the session's own (origin
 `client`: the person configured them in the editor). When the editor can read files, moot's
-`read` shows files as the editor holds them, unsaved changes included.
+`read` shows files as the editor holds them, unsaved changes included; when it can write them
+too, `edit`, `multi_edit` and `write` change its buffers rather than the disk.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class MootAgent:
         self.sessions: dict[str, AcpSession] = {}
         self.conn: Any = None
         self.reads_files = False
+        self.writes_files = False
         self.has_terminal = False
 
     def on_connect(self, conn: Any) -> None:
@@ -53,6 +55,8 @@ class MootAgent:
 
         fs = getattr(client_capabilities, "fs", None)
         self.reads_files = bool(fs is not None and fs.read_text_file)
+        # Writes go through the editor only where it reads too: an edit applies to its text.
+        self.writes_files = bool(self.reads_files and getattr(fs, "write_text_file", False))
         self.has_terminal = bool(getattr(client_capabilities, "terminal", False))
         return InitializeResponse.model_validate(
             {
@@ -74,7 +78,8 @@ class MootAgent:
     def _open(self, cwd: str, mcp_servers: Any, session_id: str | None) -> AcpSession:
         from acp import RequestError
 
-        files = EditorFiles(self.conn, asyncio.get_running_loop()) if self.reads_files else None
+        loop = asyncio.get_running_loop()
+        files = EditorFiles(self.conn, loop, writes=self.writes_files) if self.reads_files else None
         terminal = EditorShell(self.conn) if self.has_terminal else None
         late: list[str] = []  # MCP servers not up before the first request, said in the chat
         options = msgspec.structs.replace(

@@ -1,4 +1,5 @@
-"""The editor's files, through ACP's `fs/read_text_file`: `EditorBuffers` for the `read` tool."""
+"""The editor's files, through ACP's `fs/read_text_file` and `fs/write_text_file`:
+`EditorBuffers` for the file tools."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import threading
 from typing import Any
 
 READ_TIMEOUT_S = 5.0
+WRITE_TIMEOUT_S = 10.0
 
 
 class EditorFiles:
@@ -16,10 +18,12 @@ class EditorFiles:
     loop, and the thread waits for it (bounded). On that loop's own thread it never waits.
     """
 
-    def __init__(self, conn: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, conn: Any, loop: asyncio.AbstractEventLoop, *, writes: bool) -> None:
         self.conn = conn
         self.loop = loop
         self.session_id = ""
+        self.writes = writes
+        """The editor offered `fs/write_text_file`: the edit tools write through it."""
         self._loop_thread = threading.get_ident()
 
     def read_text(self, path: str) -> str | None:
@@ -34,6 +38,18 @@ class EditorFiles:
             return None
         content = getattr(response, "content", None)
         return content if isinstance(content, str) else None
+
+    def write_text(self, path: str, text: str) -> None:
+        if not self.writes or not self.session_id or threading.get_ident() == self._loop_thread:
+            raise OSError(f"{path}: the editor cannot take this write")
+        request = self.conn.write_text_file(session_id=self.session_id, path=path, content=text)
+        future = asyncio.run_coroutine_threadsafe(request, self.loop)
+        try:
+            future.result(WRITE_TIMEOUT_S)
+        except Exception as exc:
+            future.cancel()
+            message = f"{path}: the editor did not take the write"
+            raise OSError(f"{message} ({exc or 'no answer'})") from None
 
 
 OUTPUT_LIMIT = 1 << 20

@@ -47,6 +47,7 @@ from moot.client.environment import (
 )
 from moot.client.errors import SetupError
 from moot.client.mcp_ready import ServersReady, servers_ready
+from moot.client.mcp_sampler import model_sampler
 from moot.client.network import SessionNetwork, session_network
 from moot.client.rules import hide_read_denied, inode_check
 from moot.client.session import Session, SessionAssembly
@@ -183,6 +184,7 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
         prompt_parts = context_parts(briefing, agents, tools, background=background)
     if mcp is not None:
         mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
+        mcp.questions.bind(runtime.record_session, model_sampler(runtime))  # see its docstring
     if assembly.client_tools is not None:
         from moot.client.client_tools import attach_client_tools
 
@@ -223,6 +225,8 @@ def _workspace(given: _Given, cwd: Path) -> _Place:
     hide_read_denied(workspace, rules)
     if assembly.editor_buffers is not None:
         workspace.editor_text = assembly.editor_buffers.read_text
+        if assembly.editor_buffers.writes:
+            workspace.editor_write = assembly.editor_buffers.write_text
     from moot.mcp.session import server_scripts, session_servers  # msgspec only, not the SDK
 
     servers = session_servers(root, given.environ, assembly.mcp_servers)
@@ -488,4 +492,5 @@ def _mcp(given: _Given, place: _Place) -> McpManager | None:
         allowed=given.assembly.allow_project_mcp,
         tool_search=given.settings.mcp_tool_search,
         roots=place.workspace.added_roots,  # the servers' roots: the workspace, then these
+        asks=given.assembly.asks_mcp_questions,
     )

@@ -2,7 +2,8 @@
 
 Usage is recorded with every model call (`usage` events), with each compaction that asked a
 model (`context_compacted`, `history_compacted`) and with a title the model wrote
-(`session_renamed`, `modelTitles`). Costs are the catalog's prices per million
+(`session_renamed`, `modelTitles`) and with an MCP server's request for the model
+(`mcp_sampled`). Costs are the catalog's prices per million
 tokens applied to the summed tokens, so a price in `models.json` or the settings' `models`
 prices the whole history the same way; a model the catalog cannot price keeps what its provider
 reported (a scripted model's `cost_usd`). A fork copies its original's events: its ledger begins
@@ -19,7 +20,14 @@ from moot.protocol.client import CostLine
 from moot.protocol.messages import Usage
 from moot.providers.catalog import CatalogEntry, lookup
 
-KINDS = ("usage", "context_compacted", "history_compacted", "session_renamed", "session_forked")
+KINDS = (
+    "usage",
+    "context_compacted",
+    "history_compacted",
+    "session_renamed",
+    "mcp_sampled",
+    "session_forked",
+)
 """The events that carry usage, and where a fork's own spending begins (`session_forked`: what
 comes before it was copied from the original, which counts it)."""
 
@@ -40,7 +48,12 @@ def ledger_lines(
             usage, reported, calls = {}, {}, {}
             continue
         if not isinstance(
-            e, ev.UsageRecorded | ev.ContextCompacted | ev.HistoryCompacted | ev.SessionRenamed
+            e,
+            ev.UsageRecorded
+            | ev.ContextCompacted
+            | ev.HistoryCompacted
+            | ev.SessionRenamed
+            | ev.McpSampled,
         ):
             continue
         if not e.model or (since is not None and e.ts < since):

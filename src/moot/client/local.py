@@ -83,6 +83,10 @@ class SessionOptions(msgspec.Struct, kw_only=True):
     False: a host on neither `sandbox.network` list is refused."""
     network_hosts: Mapping[str, str] | None = None
     """Host names the network proxy resolves to these addresses (tests); None: the system's."""
+    asks_mcp_questions: bool = False
+    """The front end puts MCP servers' questions (elicitation) to the person
+    (`mcp_question_asked`, answered with `AnswerMcpQuestion`): the app and the REPL. Elsewhere
+    the servers are not told they may ask."""
     auto_commit: bool | None = None
     """Commit what each turn changed as it ends; None: `MOOT_AUTO_COMMIT`, else the settings."""
     read_files: bool = True
@@ -213,6 +217,7 @@ def _assembly(
         can_ask=options.can_ask,
         asks_about_network=options.asks_about_network,
         network_hosts=options.network_hosts,
+        asks_mcp_questions=options.asks_mcp_questions,
         auto_commit=_auto_commit(options, settings),
         allowed_tools=options.allowed_tools,
         disallowed_tools=options.disallowed_tools,

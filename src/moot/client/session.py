@@ -69,6 +69,10 @@ class SessionAssembly(msgspec.Struct, frozen=True, kw_only=True):
     network_hosts: Mapping[str, str] | None = None
     """Host names the session's network proxy resolves to these addresses instead of asking
     the system (tests name their servers on 127.0.0.x so); None (the default): the system's."""
+    asks_mcp_questions: bool = False
+    """The front end puts MCP servers' questions (elicitation) to the person
+    (`mcp_question_asked`, answered with `AnswerMcpQuestion`): the app and the REPL. Elsewhere
+    the servers are not told they may ask."""
     auto_commit: bool = False
     """Commit the files each turn changed as it ends (`moot undo` takes it back); off by
     default."""

@@ -18,7 +18,7 @@ without the seam refuses the op.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import msgspec
 
@@ -98,8 +98,25 @@ class Snapshots(Protocol):
         ...
 
 
+class McpQuestions(Protocol):
+    """The servers' questions waiting for the person (`mcp_question_asked`)."""
+
+    def answer(self, ask_id: str, action: str, content: dict[str, Any] | None) -> str:
+        """Send the person's answer to the server that asked; returns that server's name.
+
+        Raises:
+            KeyError: No such question waits.
+        """
+        ...
+
+
 class McpServers(Protocol):
     """A session's MCP servers, as the ops that change them reach them."""
+
+    @property
+    def questions(self) -> McpQuestions:
+        """Their questions to the person (`AnswerMcpQuestion` answers them)."""
+        ...
 
     def approve(self, name: str) -> str:
         """Approve a repository's server here (remembered) and start it; what was done.

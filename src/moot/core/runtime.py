@@ -58,6 +58,7 @@ from moot.tools.base import SideEffect
 
 if TYPE_CHECKING:
     from moot.core.titling import Titler  # annotations only: see `model_titles`
+    from moot.providers.base import Provider
 
 
 class Runtime:
@@ -180,6 +181,10 @@ class Runtime:
         """Every event from now on: `subscribe()`."""
         return self.subscribe()
 
+    def provider(self) -> Provider:
+        """The first agent's model as it is now, for a request outside every run (a server's)."""
+        return self._provider_for(self.entry)
+
     def submit(self, op: ops.Op) -> str:
         """Hand the runtime an op; returns its submission id, carried by the events that
         answer it. An op that matches nothing (an `Approve` no call waits for, an `Interrupt`
@@ -264,16 +269,11 @@ class Runtime:
                 previous = info.title if info is not None else ""
                 return rename(title, previous=previous, submission=submission)
             case ops.RestoreFiles():
-                started = self.store.events(self.session_id, kinds=("turn_started",))
                 return restore_files(
-                    op,
-                    self.options.snapshots,
-                    runs=[e.run_id for e in started],
-                    running=self.running,
-                    session_id=self.session_id,
-                    submission=submission,
-                )
-            case ops.ApproveMcpServer() | ops.RestartMcpServer():
+                    op, self.options.snapshots, store=self.store, running=self.running,
+                    session_id=self.session_id, submission=submission,
+                )  # fmt: skip
+            case ops.ApproveMcpServer() | ops.RestartMcpServer() | ops.AnswerMcpQuestion():
                 return mcp_server_op(op, self.options.mcp, submission)
             case ops.AnswerNetworkAccess():
                 return network_answer(op, self.options.network, submission)

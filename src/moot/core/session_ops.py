@@ -26,6 +26,7 @@ from moot.protocol.modes import ModeName
 from moot.protocol.titles import TITLE_LENGTH
 from moot.providers.base import Provider
 from moot.providers.registry import UnknownModel
+from moot.store.base import Store
 
 
 def turn_refusal(
@@ -200,14 +201,15 @@ def restore_files(
     op: ops.RestoreFiles,
     snapshots: Snapshots | None,
     *,
-    runs: Sequence[str],
+    store: Store,
     running: bool,
     session_id: str,
     submission: str,
 ) -> ev.Event:
-    """`RestoreFiles`: `files_restored`, undoing run `op.run_id` and every later one of `runs`
-    (the session's runs in order), newest first; refused while a turn runs, for a run the
-    session lacks, or where no snapshots are kept."""
+    """`RestoreFiles`: `files_restored`, undoing run `op.run_id` and every later run of the
+    session, newest first; refused while a turn runs, for a run the session lacks, or where
+    no snapshots are kept."""
+    runs = [e.run_id for e in store.events(session_id, kinds=("turn_started",))]
     if snapshots is None:
         return op_refused(op, "this session keeps no snapshots of its files", submission)
     if running:
@@ -222,13 +224,24 @@ def restore_files(
 
 
 def mcp_server_op(
-    op: ops.ApproveMcpServer | ops.RestartMcpServer, servers: McpServers | None, submission: str
+    op: ops.ApproveMcpServer | ops.RestartMcpServer | ops.AnswerMcpQuestion,
+    servers: McpServers | None,
+    submission: str,
 ) -> ev.Event:
-    """`ApproveMcpServer`, `RestartMcpServer`: `mcp_server_approved` or `mcp_server_restarted`;
-    refused for a server the session lacks or one the op cannot apply to (the reason says
-    why), or where the session has no MCP servers."""
+    """`ApproveMcpServer`, `RestartMcpServer`, `AnswerMcpQuestion`: `mcp_server_approved`,
+    `mcp_server_restarted` or `mcp_question_answered`; refused for a server (a question) the
+    session lacks or one the op cannot apply to (the reason says why), or where the session
+    has no MCP servers."""
     if servers is None:
         return op_refused(op, "this session has no MCP servers", submission)
+    if isinstance(op, ops.AnswerMcpQuestion):
+        try:
+            server = servers.questions.answer(op.ask_id, op.action, op.content)
+        except KeyError:
+            return op_refused(op, f"no MCP server's question {op.ask_id!r} waits", submission)
+        return ev.McpQuestionAnswered(
+            ask_id=op.ask_id, server=server, action=op.action, submission_id=submission
+        )
     try:
         if isinstance(op, ops.ApproveMcpServer):
             note = servers.approve(op.name)

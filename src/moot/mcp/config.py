@@ -43,6 +43,7 @@ SERVERS_KEY = "mcpServers"
 ENABLE_ALL_KEY = "enableAllProjectMcpServers"
 ENABLED_KEY = "enabledMcpjsonServers"
 DISABLED_KEY = "disabledMcpjsonServers"
+SAMPLING_KEY = "mcpSamplingAllowed"
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
 
@@ -72,6 +73,9 @@ class LoadedServers(msgspec.Struct):
     """Project servers the user's settings start without asking."""
     disabled: frozenset[str] = frozenset()
     """Servers a settings file turns off."""
+    sampling_allowed: frozenset[str] = frozenset()
+    """Servers the user's settings let use the session's model without asking
+    (`mcpSamplingAllowed`), in every front end: a repository cannot grant it."""
 
 
 def config_files(
@@ -131,6 +135,7 @@ def load_servers(
         if origin == "user":
             loaded.enable_all_project = data.get(ENABLE_ALL_KEY) is True
             enabled.update(_names(data.get(ENABLED_KEY)))
+            loaded.sampling_allowed = frozenset(_names(data.get(SAMPLING_KEY)))
         disabled.update(_names(data.get(DISABLED_KEY)))
         servers = data.get(SERVERS_KEY)
         if servers is None:

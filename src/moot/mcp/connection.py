@@ -64,7 +64,7 @@ class Connection:
         config: McpServerConfig,
         setup: wire.Setup,
         report: Callable[[wire.ServerUpdate], None],
-        ask: Callable[[str, str, dict[str, Any]], Awaitable[wire.ElicitAnswer]] | None = None,
+        ask: Callable[..., Awaitable[wire.ElicitAnswer]] | None = None,
     ) -> None:
         self.config = config
         self._ask = ask
@@ -164,6 +164,7 @@ class Connection:
             message_handler=self._on_message,
             list_roots_callback=self._roots,
             elicitation_callback=self._elicit if self.setup.elicitation and self._ask else None,
+            sampling_callback=self._sample if self._samples and self._ask else None,
         )
         await stack.enter_async_context(client)
         return client
@@ -186,6 +187,29 @@ class Connection:
         answer = await self._ask(self.name, params.message, dict(schema))
         content = answer.content if answer.action == "accept" else None
         return ElicitResult(action=answer.action, content=content)  # type: ignore[arg-type]
+
+    @property
+    def _samples(self) -> bool:
+        return self.setup.sampling or self.name in self.setup.sampling_allowed
+
+    async def _sample(self, context: Any, params: Any) -> Any:
+        """`sampling/createMessage`: the session's model answers, once the person approves."""
+        from mcp_types import INVALID_REQUEST, CreateMessageResult, ErrorData, TextContent
+
+        assert self._ask is not None
+        messages = [[m.role, _text(m.content)] for m in params.messages]
+        request = {
+            "system": params.system_prompt or "",
+            "messages": messages,
+            "max_tokens": params.max_tokens,
+        }
+        answer = await self._ask(self.name, "", {}, request)
+        if answer.action != "accept" or not answer.content:
+            reason = (answer.content or {}).get("error") or f"the person chose {answer.action}"
+            return ErrorData(code=INVALID_REQUEST, message=f"sampling refused: {reason}")
+        text = TextContent(type="text", text=str(answer.content.get("text", "")))
+        model = str(answer.content.get("model", ""))
+        return CreateMessageResult(role="assistant", content=text, model=model)
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         config = self.config
@@ -434,3 +458,13 @@ def _plain(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError) and exc.filename:
         return f"cannot run {exc.filename!r}: no such program"
     return f"{name}: {text}" if text else name
+
+
+def _text(content: Any) -> str:
+    """A sampling message's text (its text blocks; an image or audio is named, not sent)."""
+    blocks = content if isinstance(content, list) else [content]
+    kinds = [getattr(b, "type", "?") for b in blocks]
+    return "\n".join(
+        getattr(b, "text", "") if kind == "text" else f"[{kind}]"
+        for b, kind in zip(blocks, kinds, strict=True)
+    )

@@ -42,14 +42,25 @@ class Host:
         self._asks: dict[int, asyncio.Future[wire.ElicitAnswer]] = {}
         self._next_ask = 0
 
-    async def ask(self, server: str, message: str, schema: dict[str, Any]) -> wire.ElicitAnswer:
-        """Put a server's question to moot (`wire.Elicit`) and wait for the person's answer."""
+    async def ask(
+        self,
+        server: str,
+        message: str,
+        schema: dict[str, Any],
+        sampling: dict[str, Any] | None = None,
+    ) -> wire.ElicitAnswer:
+        """Put a server's question (or request for the model: `sampling`) to moot
+        (`wire.Elicit`) and wait for the answer."""
         self._next_ask += 1
         ask_id = self._next_ask
         future: asyncio.Future[wire.ElicitAnswer] = asyncio.get_running_loop().create_future()
         self._asks[ask_id] = future
         try:
-            self.send(wire.Elicit(ask_id=ask_id, server=server, message=message, schema=schema))
+            self.send(
+                wire.Elicit(
+                    ask_id=ask_id, server=server, message=message, schema=schema, sampling=sampling
+                )
+            )
             return await future
         finally:
             self._asks.pop(ask_id, None)

@@ -30,7 +30,7 @@ from moot.mcp.cache import Offered, ToolCache
 from moot.mcp.config import LoadedServers
 from moot.mcp.host_process import HostProcess
 from moot.mcp.names import qualified
-from moot.mcp.questions import Elicitor, Questions
+from moot.mcp.questions import Elicitor, PersonAsks, Questions
 from moot.mcp.readiness import late, log_size, stderr_tail
 from moot.mcp.tools import McpTool, ToolSearch, plan_deferral
 from moot.protocol.mcp import (
@@ -131,8 +131,10 @@ class McpManager:
             max_output_chars=max_output_chars,
             roots=tuple(str(p) for p in (workspace, *roots)),
             elicitation=elicit is not None,
+            sampling=isinstance(elicit, PersonAsks),  # the person approves each request
+            sampling_allowed=tuple(sorted(loaded.sampling_allowed)),
         )
-        self.questions = Questions(elicit)
+        self.questions = Questions(elicit, sampling_allowed=loaded.sampling_allowed)
         self.host = HostProcess(
             setup,
             self.environ,

@@ -57,6 +57,7 @@ def session_mcp(
     allowed: Collection[str] = (),
     tool_search: str | None = None,
     roots: Sequence[Path] = (),
+    asks: bool = False,
 ) -> McpManager | None:
     """The session's MCP manager; None when nothing defines a server.
 
@@ -70,11 +71,14 @@ def session_mcp(
             (`--allow-project-mcp`; `*` for all).
         tool_search: The settings' `mcpToolSearch` (`auto` when None).
         roots: Directories besides the workspace the session works in (`--add-dir`).
+        asks: The front end puts the servers' questions to the person (`PersonAsks`, bound to
+            the session's events once its runtime exists); else the servers may not ask.
     """
     if loaded is None:
         return None  # no server: the manager, tools and approvals never load
     from moot.mcp.approvals import Approvals
     from moot.mcp.manager import McpManager
+    from moot.mcp.questions import PersonAsks
 
     return McpManager(
         loaded,
@@ -85,6 +89,7 @@ def session_mcp(
         tool_search=tool_search or "auto",
         hidden=hidden,
         roots=roots,
+        elicit=PersonAsks() if asks else None,
     )
 
 

@@ -38,6 +38,12 @@ class Setup(_Message, tag="setup", frozen=True):
     elicitation: bool = False
     """Someone answers servers' questions (`elicitation/create`, `Elicit`): the capability is
     advertised only then."""
+    sampling: bool = False
+    """The servers may ask the session's model (`sampling/createMessage`, an `Elicit` with
+    `sampling`), the person approving each request: advertised only then."""
+    sampling_allowed: tuple[str, ...] = ()
+    """Servers that may ask the model without the person (the user's `mcpSamplingAllowed`):
+    advertised to them wherever the session runs."""
     roots: tuple[str, ...] = ()
     """The directories the session works in (the workspace first, then any it was given), as
     the servers are told them (`roots/list`)."""
@@ -155,6 +161,10 @@ class Elicit(_Message, tag="elicit", frozen=True):
     server: str
     message: str
     schema: dict[str, Any]
+    sampling: dict[str, Any] | None = None
+    """Set: not a question but a request for the session's model (`sampling/createMessage`):
+    `system`, `messages` (`[role, text]` pairs) and `max_tokens`; an accepting answer's
+    content is `{"text", "model"}`."""
 
 
 Report = ServerUpdate | ToolAnswer | PromptAnswer | ResourceAnswer | Failure | Progress | Elicit

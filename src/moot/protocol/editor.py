@@ -3,7 +3,10 @@
 An editor (over ACP) may hold changes the person has not saved; a model reading a file should
 see what the person sees. A front end that can ask its editor passes `EditorBuffers` when it
 opens the session (`SessionOptions.editor_buffers`); the `read` tool then shows a text file as
-the editor holds it, after moot's own path policy allowed the read. Writes stay moot's own.
+the editor holds it, after moot's own path policy allowed the read. When the editor takes
+writes too (`writes`), `edit`, `multi_edit` and `write` change its buffer instead of the disk,
+so an edit applies to the text the model read; the path checks and approvals are moot's as
+ever, and the rewind snapshot keeps the text the editor held before.
 Likewise `EditorTerminal` lends the editor's terminal, which the person may choose over moot's
 sandbox for shell commands.
 """
@@ -24,6 +27,20 @@ class EditorBuffers(Protocol):
 
         Called from a worker thread (the `read` tool runs in one); it may block briefly on
         the editor, never on the thread that runs the session's event loop.
+        """
+        ...
+
+    writes: bool
+    """The editor takes writes (`write_text`); False: moot writes the disk itself."""
+
+    def write_text(self, path: str, text: str) -> None:
+        """Make `text` the editor's text of `path` (absolute), creating the file if need be.
+
+        Called from a worker thread, after moot's checks allowed the write; the editor saves
+        it as it saves its own edits.
+
+        Raises:
+            OSError: The editor did not take it (refused, or did not answer in time).
         """
         ...
 

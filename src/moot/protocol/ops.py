@@ -252,6 +252,18 @@ class AnswerNetworkAccess(_Op, tag="answer_network_access", frozen=True):
     scope: Literal["once", "session", "always"] = "once"
 
 
+class AnswerMcpQuestion(_Op, tag="answer_mcp_question", frozen=True):
+    """Answer an MCP server's question (`mcp_question_asked`): `accept` with what was filled
+    in (`content`, fitting the question's schema), `decline`, or `cancel`.
+
+    Answered by `mcp_question_answered`, or by `op_refused` when no such question waits.
+    """
+
+    ask_id: str
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+
+
 class Shutdown(_Op, tag="shutdown", frozen=True):
     """Interrupt whatever runs, then close the event stream (`events()` ends)."""
 
@@ -276,6 +288,7 @@ Op = (
     | ApproveMcpServer
     | RestartMcpServer
     | AnswerNetworkAccess
+    | AnswerMcpQuestion
 )
 OpT = TypeVar("OpT", bound=_Op)
 

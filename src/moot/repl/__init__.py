@@ -125,6 +125,7 @@ class _Connect:
                 title=task.strip().splitlines()[0][:80] if task.strip() else "",
                 max_turns=options.max_turns,
                 asks_about_network=True,  # `network_access_requested` is asked as approvals are
+                asks_mcp_questions=True,  # the prompt puts the servers' questions
             )
         )
 

@@ -222,7 +222,9 @@ class Repl:
             answer = await self.approvals.ask_first(self._prompt.input)
             if answer == INTERRUPT:
                 self.interrupt()
-            elif isinstance(answer, ops.Approve | ops.Deny | ops.AnswerNetworkAccess):
+            elif isinstance(
+                answer, ops.Approve | ops.Deny | ops.AnswerNetworkAccess | ops.AnswerMcpQuestion
+            ):
                 self.session.submit(answer)
         elif self.look.plain and self.session.turn_running:
             await self._wait_for_turn()

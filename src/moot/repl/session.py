@@ -364,6 +364,11 @@ class ReplSession:
                 self._shell.preempt()
             case ev.NetworkAccessDecided():
                 self._approvals.settled("", event.request_id)
+            case ev.McpQuestionAsked():
+                self._approvals.add(event)
+                self._shell.preempt()
+            case ev.McpQuestionAnswered():
+                self._approvals.answered(event.ask_id)
             case ev.ModelChanged():  # the new model's name and context window, for the toolbar
                 status = self.client.status()
                 self.facts.model, self.facts.context_window = status.model, status.context_window

@@ -218,6 +218,10 @@ class Settings(msgspec.Struct, kw_only=True):
     """Language servers by language (`command`, `args`, `off`): after an edit, the new errors
     they report are added to its result. Merged by language, then by field; a project file's
     `command` or `args` wait for the person's approval."""
+    mcp_sampling_allowed: list[str] = msgspec.field(default_factory=list, name="mcpSamplingAllowed")
+    """In the user's settings only: MCP servers whose requests for the session's model
+    (sampling) run without asking, in every front end (`moot -p` and editors too); the others
+    ask the person in the app and the REPL, and are refused elsewhere."""
     mcp_startup_wait: float | None = msgspec.field(default=None, name="mcpStartupWait")
     """Seconds a headless run or an editor's session waits for its MCP servers before its
     first model request; None: `MCP_TIMEOUT` (milliseconds), else 30."""

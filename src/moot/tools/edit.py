@@ -3,15 +3,18 @@
 `old` must occur exactly once (or `replace_all`); in a CRLF file it may be written with "\\n".
 The file keeps its encoding, byte order mark, line endings and mode; a file that changed on
 disk since the session read it is refused. The match and the write happen in memory and then
-at once: a refused edit changes nothing.
+at once: a refused edit changes nothing. In an editor that takes writes, the edit applies to
+the editor's buffer instead (`moot.tools.editor_buffer`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, tool
+from moot.tools.editor_buffer import held_text
 from moot.tools.write import OUTSIDE_A_RUN
 from moot.workspace.diff import unified_diff
 from moot.workspace.edits import EditLike, apply_edits
@@ -71,18 +74,18 @@ def edit_file(
         target = workspace.resolve_write(path)
         workspace.refuse_hidden(target, path)
         rel = workspace.relative(target)
-        data, info = read_file_bytes(workspace.root_of(target), target)
-        workspace.refuse_linked(info, path)
-        if looks_binary(data[:SNIFF_BYTES]):
-            return ToolResult.error(f"{rel} is a binary file; edit changes text files only")
-        workspace.ledger.check_fresh(target, data)
-        encoding = sniff_encoding(data[:4])
-        before = decode(data, encoding)
-        text, done = apply_edits(before, edits)
-        out = encode(text, encoding)
-        writer = workspace.write_bytes(target, out, run_id=run_id)
-        assert writer.stat is not None
-        workspace.ledger.record(target, writer.stat, out)
+        held = held_text(workspace, target, path)
+        if held is not None:  # the editor's buffer, as the model read it
+            workspace.ledger.check_text(target, held)
+            before = held
+            text, done = apply_edits(before, edits)
+            note = workspace.write_through_editor(target, held, text, run_id=run_id)
+            workspace.ledger.record_text(target, text)
+        else:
+            edited = _edit_on_disk(workspace, target, path, edits, run_id)
+            if isinstance(edited, ToolResult):
+                return edited
+            before, text, done, note = edited
     except FileNotFoundError:
         return ToolResult.error(f"{path}: no such file; use write to create it")
     except FILE_ERRORS as exc:
@@ -91,8 +94,29 @@ def edit_file(
     lines = ", ".join(str(line) for line, _ in done)
     many = "s" if replaced > 1 else ""
     at = f"line{'s' if len(done) > 1 else ''} {lines}"
-    note = f"\n[{writer.snapshot_note}]" if writer.snapshot_note else ""
+    note = f"\n[{note}]" if note else ""
     diff = unified_diff(before, text, rel)  # front ends show it; the model does not read it
     return ToolResult(
         f"Edited {rel}: {replaced} replacement{many}, at {at}.{note}", display={"diff": diff}
     )
+
+
+def _edit_on_disk(
+    workspace: Workspace, target: Path, path: str, edits: Sequence[EditLike], run_id: str
+) -> ToolResult | tuple[str, str, list[tuple[int, int]], str]:
+    """Edit the file on disk: the text before and after, where each edit applied and the
+    snapshot's note; or the error result for a binary file."""
+    data, info = read_file_bytes(workspace.root_of(target), target)
+    workspace.refuse_linked(info, path)
+    if looks_binary(data[:SNIFF_BYTES]):
+        rel = workspace.relative(target)
+        return ToolResult.error(f"{rel} is a binary file; edit changes text files only")
+    workspace.ledger.check_fresh(target, data)
+    encoding = sniff_encoding(data[:4])
+    before = decode(data, encoding)
+    text, done = apply_edits(before, edits)
+    out = encode(text, encoding)
+    writer = workspace.write_bytes(target, out, run_id=run_id)
+    assert writer.stat is not None
+    workspace.ledger.record(target, writer.stat, out)
+    return before, text, done, writer.snapshot_note

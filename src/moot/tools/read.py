@@ -14,7 +14,7 @@ import base64
 import io
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
@@ -110,30 +110,30 @@ def read_file(
             data = head + file.read()
             workspace.ledger.record(target, st, data)
             if workspace.editor_text is not None:
-                return _from_editor(workspace.editor_text, target, data, rel, offset, limit)
+                return _from_editor(workspace, target, data, rel, offset, limit)
             return _whole(data, rel, offset, limit)
         workspace.ledger.record(target, st, None)
         return _streamed(file, head, rel, st.st_size, offset, limit)
 
 
 def _from_editor(
-    editor_text: Callable[[str], str | None],
-    target: Path,
-    data: bytes,
-    rel: str,
-    offset: int,
-    limit: int,
+    workspace: Workspace, target: Path, data: bytes, rel: str, offset: int, limit: int
 ) -> ToolResult:
-    """The file as the person's editor holds it, marked when it differs from the disk (edits
-    still apply to the file on disk, which is what the ledger recorded)."""
+    """The file as the person's editor holds it, marked when it differs from the disk. Edits
+    apply to the editor's text when it takes writes (the ledger keeps that text too), else
+    to the file on disk."""
+    assert workspace.editor_text is not None
     try:
-        text = editor_text(str(target))
+        text = workspace.editor_text(str(target))
     except Exception:  # the editor did not answer: the disk is the truth then
         text = None
+    if text is not None and workspace.editor_write is not None:
+        workspace.ledger.record_text(target, text)
     if text is None or text.encode("utf-8") == data:
         return _whole(data, rel, offset, limit)
     shown = _whole(text.encode("utf-8"), rel, offset, limit)
-    note = "[the editor's unsaved text; the file on disk differs, and edits apply to the disk]"
+    applies = "the editor's text" if workspace.editor_write is not None else "the disk"
+    note = f"[the editor's unsaved text; the file on disk differs, and edits apply to {applies}]"
     return ToolResult(f"{shown.content}\n{note}", is_error=shown.is_error)
 
 

@@ -144,6 +144,7 @@ class _Sessions:
             disallowed_tools=rule_list(options.disallowed_tools),
             agents=options.agents,
             asks_about_network=True,  # `network_access_requested` is asked as approvals are
+            asks_mcp_questions=True,  # the approval pane puts the servers' questions
         )
 
     def new(self, model: str | None = None) -> Client:

@@ -359,6 +359,8 @@ class SessionView:
                 panes.approvals.add(as_approval(event))
             case ev.NetworkAccessDecided():
                 panes.approvals.settled("", event.request_id)
+            case ev.McpQuestionAsked() | ev.McpQuestionAnswered():
+                self._mcp_question(event)
             case ev.ModelChanged():  # the model's context window comes with its status
                 status = self.client.status()
                 panes.status.from_status(status, branch=status.git_branch)
@@ -369,6 +371,22 @@ class SessionView:
                     f"context compacted ({event.trigger}): "
                     f"~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
                 )
+
+    def _mcp_question(self, event: ev.McpQuestionAsked | ev.McpQuestionAnswered) -> None:
+        """Put a server's question on its screen; close the screen once it is answered."""
+        from moot.tui.screens.mcp_question import McpQuestionScreen
+
+        if isinstance(event, ev.McpQuestionAnswered):
+            for screen in self._app.screen_stack:
+                if isinstance(screen, McpQuestionScreen) and screen.question.ask_id == event.ask_id:
+                    screen.withdraw()
+            return
+
+        def answered(op: ops.AnswerMcpQuestion | None) -> None:
+            if op is not None:
+                self._outbox.submit(op)
+
+        self._app.push_screen(McpQuestionScreen(event), answered)
 
     # ---- closing ---------------------------------------------------------------------------
 

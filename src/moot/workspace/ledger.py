@@ -4,6 +4,10 @@ Each read or write records the file's (mtime_ns, size, sha256). Before an edit o
 overwrite the file on disk is compared with that record: the content hash decides (an mtime
 can stay the same across a quick rewrite), the size short-cuts it. Files too large to hash
 on read are recorded by mtime and size alone.
+
+When the file tools work through an editor's buffers (over ACP), what the session saw is the
+editor's text, which the disk need not hold: `record_text` and `check_text` keep and compare
+the hash of that text instead.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ class ReadLedger:
 
     def __init__(self) -> None:
         self._stamps: dict[Path, FileStamp] = {}
+        self._texts: dict[Path, str] = {}  # the hash of the editor's text the session saw
         self._lock = threading.Lock()
 
     def record(self, path: Path, st: os.stat_result, content: bytes | None) -> FileStamp:
@@ -73,6 +78,36 @@ class ReadLedger:
         """Drop the record of `path` (e.g. after the file was deleted)."""
         with self._lock:
             self._stamps.pop(path, None)
+            self._texts.pop(path, None)
+
+    def record_text(self, path: Path, text: str) -> None:
+        """Remember the editor's text of `path` as the session read or wrote it."""
+        with self._lock:
+            self._texts[path] = _digest(text)
+
+    def check_text(self, path: Path, text: str, *, must_have_read: bool = False) -> None:
+        """Refuse when the editor's `text` of `path` is not what the session last saw of it.
+
+        A file seen only on disk compares with that (its UTF-8 bytes); one never seen passes,
+        unless `must_have_read` (an overwrite).
+
+        Raises:
+            NotReadError: `must_have_read`, and the session never read or wrote `path`.
+            StaleFileError: The editor's text changed since.
+        """
+        with self._lock:
+            seen = self._texts.get(path)
+            stamp = self._stamps.get(path)
+        if seen is None and stamp is not None:
+            seen = stamp.sha256
+        if seen is None and (stamp is not None or not must_have_read):
+            return  # only part of a large file was read: nothing to compare
+        if seen is None:
+            raise NotReadError(_NOT_READ)
+        if _digest(text) != seen:
+            raise StaleFileError(
+                "the file changed in the editor since it was last read; read it again first"
+            )
 
     def check_fresh(self, path: Path, current: bytes | None = None) -> None:
         """Refuse when `path` changed on disk since the session last read or wrote it.
@@ -110,11 +145,18 @@ class ReadLedger:
             StaleFileError: Changed on disk since.
         """
         if self.stamp(path) is None:
-            raise NotReadError(
-                "the file exists and has not been read in this session; read it first so"
-                " that nothing in it is lost"
-            )
+            raise NotReadError(_NOT_READ)
         self.check_fresh(path, current)
+
+
+_NOT_READ = (
+    "the file exists and has not been read in this session; read it first so that nothing in"
+    " it is lost"
+)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _stale() -> StaleFileError:

@@ -43,8 +43,9 @@ _Kept = TypeVar("_Kept", bound=Closable)
 class SnapshotSink(Protocol):
     """Keeps a file's content before a run first changes it (`moot.workspace.snapshots`)."""
 
-    def before_change(self, run_id: str, path: Path) -> str | None:
-        """Called right before `path` (from `Workspace.resolve_write`) is replaced in a run.
+    def before_change(self, run_id: str, path: Path, *, held: bytes | None = None) -> str | None:
+        """Called right before `path` (from `Workspace.resolve_write`) is replaced in a run;
+        `held` is what it holds when the change goes to an editor's buffer, not the disk.
 
         Returns:
             A note for the tool's result when the file could not be kept (too large), else
@@ -113,6 +114,9 @@ class Workspace:
         self.editor_text: Callable[[str], str | None] | None = None
         """The editor's text of a file (its unsaved buffer) for `read`, when a front end in an
         editor lends it (`moot.protocol.editor.EditorBuffers`); None: read the disk."""
+        self.editor_write: Callable[[str, str], None] | None = None
+        """Writes a file's text into the editor's buffer, when the editor takes writes: the
+        edit tools then change what the editor holds (`write_through_editor`); None: the disk."""
         """What moot's git may run on the host here, taken when the session began (set by the
         session, `moot.workspace.host_git.host_git_at_start`); None trusts nothing."""
         self._file_index: FileIndex | None = None
@@ -367,6 +371,32 @@ class Workspace:
         writer.snapshot_note = note
         self.changed.add(target)
         return writer
+
+    def write_through_editor(
+        self, target: Path, held: str | None, text: str, *, run_id: str = ""
+    ) -> str:
+        """Make `text` the editor's text of `target` (see `editor_write`), first letting the
+        snapshot sink keep `held`, the text the editor had (None: a new file).
+
+        Returns:
+            A note for the tool's result when a rewind will not restore the file, else "".
+
+        Raises:
+            OSError: The editor did not take it (nothing changed then), or from the sink.
+        """
+        if self.editor_write is None:
+            raise OSError(f"{target}: no editor takes writes here")
+        note = ""
+        if not self.contains(target):
+            note = f"{target} is outside the workspace: a rewind will not restore it"
+        elif self.snapshots is not None and run_id:
+            kept = held.encode("utf-8", "surrogatepass") if held is not None else None
+            note = self.snapshots.before_change(run_id, target, held=kept) or ""
+        if self.absent:
+            self.absent.release(target)
+        self.editor_write(str(target), text)
+        self.changed.add(target)
+        return note
 
     def open_for_write(self, path: str, *, allow_protected: bool = False) -> AtomicWriter:
         """Check `path` for writing and open it for an atomic replace (see `AtomicWriter`)."""

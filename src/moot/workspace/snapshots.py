@@ -88,12 +88,14 @@ class FileSnapshots:
         self._too_large: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
-    def before_change(self, run_id: str, path: Path) -> str:
+    def before_change(self, run_id: str, path: Path, *, held: bytes | None = None) -> str:
         """Keep what `path` holds now, unless this run already kept it.
 
         Args:
             run_id: The run about to change the file.
             path: The file, absolute and below the root (from `Workspace.resolve_write`).
+            held: What the file holds, when that is not the disk's to say: the editor's text
+                when the change goes through its buffer (a rewind writes it to the disk).
 
         Returns:
             "" when the file is kept (or was absent, or already kept in this run); otherwise
@@ -111,7 +113,7 @@ class FileSnapshots:
                 return ""
             if rel not in self.store.snapshots(self.session_id, run_id):
                 try:
-                    data = self._read(path)
+                    data = self._read(path) if held is None else self._held(held)
                 except (FileNotFoundError, NotADirectoryError):
                     digest = None
                     for made in self._missing_directories(path):
@@ -138,6 +140,11 @@ class FileSnapshots:
                 break
             missing.append(self._relative(parent) + "/")
         return missing
+
+    def _held(self, held: bytes) -> bytes:
+        if len(held) > self.max_bytes:
+            raise _TooLarge(len(held))
+        return held
 
     def _read(self, path: Path) -> bytes:
         """The file's bytes, opened as `read_file_bytes` does; the size is checked first.

@@ -5,6 +5,7 @@ stdin carries `user` messages, one turn each, taken in order (one waits while a 
 the SDK's `control_request`s and `control_response`s; stdout carries each turn's `system`/`init`
 line, its messages and its `result`, and moot's own control requests (`can_use_tool`, with
 `--permission-prompt-tool stdio`). moot ends when stdin closes and the turns it brought are done.
+A `user` message `/mcp__server__prompt args` is that MCP server's prompt, as with `moot -p`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from moot.protocol import ops
 from moot.protocol.messages import Attachment
 from moot.protocol.states import StopReason
 
+EXPANDING = "expanding an MCP prompt"
+"""`StreamSession.submission` while the turn's MCP prompt is fetched (no op is out yet)."""
 LINE_LIMIT = 1 << 26
 """The longest stdin line read (a message with large attachments)."""
 
@@ -84,7 +87,9 @@ class StreamSession:
         self.tools.channel = self.channel
         self.waiting: deque[Line] = deque()
         self.submission = ""
-        """The running turn's submission id ("" while none runs)."""
+        """The running turn's submission id ("" while none runs; `EXPANDING` while an MCP
+        prompt is fetched for it)."""
+        self._wake: Callable[[], None] = lambda: None
         self.output = self._output()
         self.problem = ""
         self.denials: list[dict[str, object]] = []
@@ -112,6 +117,7 @@ class StreamSession:
     async def serve(self) -> int:
         """Take stdin's messages and the session's events until both are done."""
         inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._wake = lambda: inbox.put_nowait(("wake", None))
         events = self.client.subscribe()
         if self.options.first_line is not None:  # read before the session opened
             await inbox.put(("line", self.options.first_line))
@@ -125,7 +131,7 @@ class StreamSession:
                 elif kind == "eof":
                     self.ended = True
                     self.channel.close()
-                else:
+                elif kind != "wake":
                     self._event(item)
         finally:
             events.close()
@@ -161,10 +167,33 @@ class StreamSession:
         sdk = {n: "failed" if n in self.tools.problems else "connected" for n in self.tools.servers}
         self.output.opened(self.client.status(), self.client.mcp_servers(), sdk_servers=sdk)
         message = self.waiting.popleft()
-        turn = ops.UserTurn(text=user_text(message), attachments=user_attachments(message))
+        text = user_text(message)
+        if text.startswith("/mcp__"):
+            self.submission = EXPANDING
+            self._spawn(self._mcp_prompt(message, text))
+            return
+        self._submit(message, ops.UserTurn(text=text, attachments=user_attachments(message)))
+
+    def _submit(self, message: Line, turn: ops.UserTurn) -> None:
         self.submission = self.client.submit(turn)
         if replay := self.turns.started(message, self.submission):
             self.write(replay)
+
+    async def _mcp_prompt(self, message: Line, text: str) -> None:
+        """Run the turn an MCP prompt makes (the servers waited for first), or refuse it."""
+        from moot.cli.mcp_prompts import prompt_turn
+
+        try:
+            turn, problem = await prompt_turn(self.client, text)
+        except Exception as exc:  # the prompt could not be fetched: the turn is refused
+            turn, problem = None, f"{text.split()[0]}: {exc}"
+        if turn is None:
+            self.output.refused(problem)
+            self.submission = ""
+            self._next()
+        else:
+            self._submit(message, turn)
+        self._wake()  # the serving loop looks again at whether it is done
 
     def _event(self, event: ev.Event) -> None:
         self.turns.take(event)

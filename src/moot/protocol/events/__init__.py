@@ -46,6 +46,9 @@ from moot.protocol.events.model import (
 from moot.protocol.events.peers import MessagesDelivered, MessageSent, WaitingForMessage
 from moot.protocol.events.session import (
     FilesRestored,
+    McpQuestionAnswered,
+    McpQuestionAsked,
+    McpSampled,
     McpServerApproved,
     McpServerRestarted,
     MemoryNoted,
@@ -93,6 +96,9 @@ __all__ = [
     "HookEventName",
     "HookRan",
     "LimitHit",
+    "McpQuestionAnswered",
+    "McpQuestionAsked",
+    "McpSampled",
     "McpServerApproved",
     "McpServerRestarted",
     "MemoryNoted",
@@ -169,6 +175,9 @@ Event = (
     | NetworkConnection
     | NetworkAccessRequested
     | NetworkAccessDecided
+    | McpQuestionAsked
+    | McpQuestionAnswered
+    | McpSampled
 )
 """Any event; tagged by `kind` in JSON."""
 
@@ -195,6 +204,9 @@ SESSION_KINDS = frozenset(
         "network_connection",
         "network_access_requested",
         "network_access_decided",
+        "mcp_question_asked",
+        "mcp_question_answered",
+        "mcp_sampled",
     }
 )
 """Events of the session rather than of a run: no `run_id` or `call_id`, stored at any time."""

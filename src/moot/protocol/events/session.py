@@ -186,3 +186,41 @@ class NetworkAccessDecided(EventBase, tag="network_access_decided", frozen=True)
     scope: Literal["once", "session", "always"] = "once"
     note: str = ""
     """What an "always" wrote, or why it could not."""
+
+
+class McpQuestionAsked(EventBase, tag="mcp_question_asked", frozen=True):
+    """An MCP server asks the person something (`elicitation/create`, form mode): answer with
+    `AnswerMcpQuestion` and the same `ask_id`. A session event: a server may ask at any time.
+
+    Only front ends that put such questions to the person make the session offer them to its
+    servers (`SessionOptions.asks_mcp_questions`: the app and the REPL); elsewhere the servers
+    are not told they may ask.
+    """
+
+    ask_id: str
+    server: str
+    message: str
+    schema: dict[str, Any]
+    """The answer's JSON schema: an object of flat properties (string, number, integer,
+    boolean, or a string `enum`), some `required`."""
+
+
+class McpSampled(EventBase, tag="mcp_sampled", frozen=True):
+    """The session's model answered an MCP server's request (`sampling/createMessage`) that the
+    person approved. A session event; its usage counts in the session's cost ledger."""
+
+    server: str
+    model: str
+    usage: Usage = msgspec.field(default_factory=Usage)
+    cost_usd: float = 0.0
+
+
+class McpQuestionAnswered(EventBase, tag="mcp_question_answered", frozen=True):
+    """A server's question was answered (`AnswerMcpQuestion`), or ended unanswered (`by`
+    "session": the session closed, or the server stopped waiting). What the person filled in
+    goes to the server only; the log keeps the action."""
+
+    ask_id: str
+    server: str
+    action: Literal["accept", "decline", "cancel"]
+    by: Literal["user", "session"] = "user"
