@@ -43,7 +43,6 @@ class WorkingLine(Static):
         self._on_change = on_change
         """Told the line's words when they change (the status line shows them too)."""
         self._timer: Timer | None = None
-        self._frame = 0
         self._said = ""
 
     def take(self, event: ev.Event) -> None:
@@ -66,14 +65,16 @@ class WorkingLine(Static):
         self._paint()
 
     def _tick(self) -> None:
-        self._frame += 1
         self._paint()
 
     def _paint(self) -> None:
         now = self._clock()
         words = self.progress.line(now)
         if words:
-            line = Text(SPINNER[self._frame % len(SPINNER)] + " ", style="bold")
+            # The frame by the clock, not by ticks counted: a still clock (a snapshot) draws
+            # one frame however slowly the machine runs the timer.
+            frame = int(now / TICK_S) % len(SPINNER)
+            line = Text(SPINNER[frame] + " ", style="bold")
             line.append(words)
             line.append("  esc stops it", style="dim")
             self.update(line)
