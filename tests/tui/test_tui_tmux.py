@@ -173,7 +173,21 @@ def _quit(terminal: Terminal, exit_file: Path) -> str:
         time.sleep(0.05)  # polling another process, bounded
     code = exit_file.read_text().strip()
     exit_file.unlink()
+    # The shell that wrote the code ends its window, and with it the tmux session, a moment
+    # later: a new session of the same name made before then is refused as a duplicate.
+    while _has_session(terminal):
+        assert time.monotonic() < end, "the tmux session outlived moot"
+        time.sleep(0.02)  # polling another process, bounded
     return code
+
+
+def _has_session(terminal: Terminal) -> bool:
+    alive = subprocess.run(
+        ["tmux", "-S", str(terminal.socket), "has-session", "-t", terminal.name],
+        env=terminal.env,
+        capture_output=True,
+    )
+    return alive.returncode == 0
 
 
 def test_a_task_given_on_the_command_line_then_moot_c_goes_on_with_its_history(
