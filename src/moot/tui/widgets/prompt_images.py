@@ -17,7 +17,7 @@ from pathlib import Path
 
 from textual.widgets import TextArea
 
-from moot.frontend.attach import Chips, NotAttachable, pasted, pasted_paths
+from moot.frontend.attach import Chips, pasted_paths
 from moot.protocol.messages import Attachment
 
 
@@ -30,7 +30,7 @@ class PromptImages:
     """
 
     def __init__(self, area: TextArea, root: Callable[[], Path]) -> None:
-        self.chips = Chips()
+        self.chips = Chips(_attach_file)
         self.root = root
         self._area = area
         self._converting = False
@@ -44,7 +44,7 @@ class PromptImages:
         image in it cannot be attached, so nothing is sent."""
         try:
             text = self.chips.mentions(text, self.root())
-        except NotAttachable as exc:
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
             self._warn(f"{exc}; nothing was sent")
             return None
         return text, self.chips.attachments(text)
@@ -57,7 +57,7 @@ class PromptImages:
             return
         try:
             changed = self.chips.mentions(text, self.root(), finished_only=True)
-        except NotAttachable as exc:
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
             if str(exc) not in self._warned:  # once, not at every key after it
                 self._warned.add(str(exc))
                 self._warn(str(exc))
@@ -81,7 +81,7 @@ class PromptImages:
         for path in paths:
             try:
                 self._insert(self.chips.add_file(path, path.name, self._area.text))
-            except NotAttachable as exc:
+            except ValueError as exc:  # `AttachmentError`: the runtime's check said why
                 self._warn(str(exc))
         return True
 
@@ -120,8 +120,8 @@ class PromptImages:
                 self._area.insert(text)
             return
         try:
-            attached = pasted(image)
-        except NotAttachable as exc:
+            attached = _pasted_image(image)
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
             self._warn(str(exc))
             return
         self._insert(self.chips.add(attached, self._area.text))
@@ -137,3 +137,17 @@ def _index(area: TextArea, location: tuple[int, int]) -> int:
 def _location(area: TextArea, index: int) -> tuple[int, int]:
     before = area.text[:index]
     return before.count("\n"), len(before) - (before.rfind("\n") + 1)
+
+
+def _attach_file(path: Path, name: str) -> Attachment:
+    """The runtime's one check of a file (`moot.client.attachments`), imported when a file
+    is first attached: it brings the workspace and, for an image or a PDF, Pillow or pypdf."""
+    from moot.client.attachments import attach_file
+
+    return attach_file(path, name)
+
+
+def _pasted_image(raw: bytes) -> Attachment:
+    from moot.client.attachments import pasted_image
+
+    return pasted_image(raw)
