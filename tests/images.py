@@ -1,6 +1,8 @@
-"""Image and PDF bytes for the attachment tests, and a real X server whose clipboard
-holds one. `png` is a whole image; `jpeg`, `gif` and `pdf` are only what a header reader sees
-(the runtime's check refuses them: a file to attach comes from `pdf_files`) (Xvfb and xclip: the tests fail, not skip, under CI=true when they are absent)."""
+"""Image and PDF bytes for the attachment tests, and a real X server whose clipboard holds
+one (Xvfb and xclip: the tests fail, not skip, under CI=true when they are absent).
+
+`png` is a whole image; `jpeg`, `gif` and `pdf` are only what a header reader sees (the
+runtime's check refuses them: a file to attach comes from `pdf_files`)."""
 
 from __future__ import annotations
 
