@@ -31,6 +31,7 @@ from moot.tui.widgets.blocks import (
     PeerCallBlock,
     ThinkingBlock,
     UserBlock,
+    halfcell_picture,
 )
 from moot.tui.widgets.tool_block import ToolBlock
 
@@ -75,6 +76,8 @@ class ChatPane(VerticalScroll):
         self._batch: list[Widget] | None = None
         self.workspace = ""
         """The session's workspace: tool calls show paths inside it relative to it."""
+        self.thumbnails = False
+        """Draw a thumbnail under each image line of a message (`ui.imageThumbnails`)."""
         self.oldest_seq = 0
         """The seq of the oldest event shown; "load earlier" reads before it."""
         self.more_before = False
@@ -112,7 +115,13 @@ class ChatPane(VerticalScroll):
                 self._depth[event.call_id] = 0
                 files = [(f.path, f.note, bool(f.text)) for f in event.files]
                 lines = placeholders(event.attachments)
-                await self._add(UserBlock(event.prompt, seq=seq, files=files, attachments=lines))
+                drawn = event.attachments if self.thumbnails else ()
+                pictures = [halfcell_picture(a) for a in drawn]
+                await self._add(
+                    UserBlock(
+                        event.prompt, seq=seq, files=files, attachments=lines, pictures=pictures
+                    )
+                )
             case ev.AgentCalled():
                 self._depth[event.call_id] = event.depth
                 await self._add(
