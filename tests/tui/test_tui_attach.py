@@ -49,7 +49,7 @@ async def test_an_at_path_image_becomes_a_chip_and_goes_as_an_attachment(tmp_pat
     app, client = app_in(tmp_path)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press(*"see @shot.png ")
-        await pilot.pause()
+        await until(pilot, lambda: "[image 1:" in app.prompt.text, "the chip")
         assert app.prompt.text == "see [image 1: shot.png 1280x720] "
         await pilot.press(*"and @spec.pdf")  # still at the end when sent: taken then
         await pilot.press("escape", "enter")  # escape closes the completion list
@@ -67,7 +67,7 @@ async def test_backspace_after_a_chip_removes_it_and_its_attachment(tmp_path: Pa
     app, client = app_in(tmp_path)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press(*"@a.png ")
-        await pilot.pause()
+        await until(pilot, lambda: "[image 1:" in app.prompt.text, "the chip")
         assert app.prompt.text.startswith("[image 1: a.png 3x2]")
         await pilot.press("backspace", "backspace")  # the space, then the whole chip
         assert app.prompt.text == ""
@@ -123,6 +123,35 @@ async def test_the_attachment_is_the_runtimes_check_of_it_fitted_or_refused(
         assert app.prompt.text == "see [image 1: big.jpg 2000x1500] "
         await pilot.press("enter")
         await pilot.pause()
+    (turn,) = [op for op in client.ops if isinstance(op, ops.UserTurn)]
+    assert [(a.width, a.height) for a in turn.attachments] == [(2000, 1500)]
+
+
+async def test_a_typed_path_is_checked_off_the_apps_thread_while_typing_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fitting a photo takes a few hundred ms: the app's loop is not held for it, and what
+    was typed meanwhile stays after the chip."""
+    import threading
+
+    from moot.client import attachments
+
+    (tmp_path / "big.jpg").write_bytes(photo(4000, 3000))
+    real, threads = attachments.attach_file, []
+
+    def attach_file(path: Path, name: str) -> Attachment:  # the real check, its thread seen
+        threads.append(threading.current_thread())
+        return real(path, name)
+
+    monkeypatch.setattr(attachments, "attach_file", attach_file)
+    app, client = app_in(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press(*"see @big.jpg ", *"and that")
+        await until(pilot, lambda: "[image 1:" in app.prompt.text, "the chip")
+        assert app.prompt.text == "see [image 1: big.jpg 2000x1500] and that"
+        await pilot.press("enter")
+        await pilot.pause()
+    assert threads and threading.main_thread() not in threads
     (turn,) = [op for op in client.ops if isinstance(op, ops.UserTurn)]
     assert [(a.width, a.height) for a in turn.attachments] == [(2000, 1500)]
 

@@ -290,11 +290,21 @@ class Chips:
                 replaced then).
         """
         found = mentioned_files(text, cwd, finished_only=finished_only)
-        if not found:
-            return text
-        attached = [self.checked(path, word[1:].strip('"')) for word, path in found]
-        for (word, _), one in zip(found, attached, strict=True):
-            text = text.replace(word, self.add(one, text), 1)
+        return self.place(text, self.check(found)) if found else text
+
+    def check(self, found: Iterable[tuple[str, Path]]) -> list[tuple[str, Attachment]]:
+        """The check's attachment of each `@path` word `mentioned_files` found (it may take a
+        few hundred ms: a front end may call it in a thread).
+
+        Raises:
+            ValueError: one of them cannot be attached, as the check says.
+        """
+        return [(word, self.checked(path, word[1:].strip('"'))) for word, path in found]
+
+    def place(self, text: str, checked: Iterable[tuple[str, Attachment]]) -> str:
+        """`text` with each word of `checked` replaced by its attachment's chip."""
+        for word, attachment in checked:
+            text = text.replace(word, self.add(attachment, text), 1)
         return text
 
     def attachments(self, text: str) -> tuple[Attachment, ...]:
