@@ -115,7 +115,9 @@ def _image(attachment: Attachment) -> Any | None:
     except ImportError:
         return None
     try:
-        image = Image.open(io.BytesIO(base64.b64decode(attachment.data))).convert("RGB")
+        opened = Image.open(io.BytesIO(base64.b64decode(attachment.data)))
+        opened.draft("RGB", (SIXEL_WIDTH, SIXEL_WIDTH))  # a JPEG decoded at 1/8 scale: ~10x faster
+        image = opened.convert("RGB")
     except (OSError, ValueError, Image.DecompressionBombError):
         return None
     image.thumbnail((SIXEL_WIDTH, SIXEL_WIDTH))
