@@ -1,5 +1,8 @@
-"""Real image and PDF files for the attachment tests, and a real X server whose clipboard
-holds one (Xvfb and xclip: the tests fail, not skip, under CI=true when they are absent)."""
+"""Image and PDF bytes for the attachment tests, and a real X server whose clipboard holds
+one (Xvfb and xclip: the tests fail, not skip, under CI=true when they are absent).
+
+`png` is a whole image; `jpeg`, `gif` and `pdf` are only what a header reader sees (the
+runtime's check refuses them: a file to attach comes from `pdf_files`)."""
 
 from __future__ import annotations
 
@@ -45,7 +48,8 @@ def gif(width: int = 5, height: int = 7) -> bytes:
 
 
 def pdf(pages: int = 2) -> bytes:
-    """A small PDF of `pages` empty pages."""
+    """A PDF's objects for `pages` empty pages, without the xref a reader needs (placeholders
+    count its pages; attaching one is refused: use `pdf_files.pdf`)."""
     kids = " ".join(f"{3 + i} 0 R" for i in range(pages))
     objects = [
         b"1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj",

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from images import pdf, png
+from images import jpeg, png
 from moot.protocol import events as ev
+from pdf_files import pdf, photo
 from test_cli import TIMEOUT, RunMoot, moot_command, moot_env, parse_stream, script
 
 
@@ -37,10 +38,10 @@ def test_images_and_pdfs_from_flags_and_mentions_go_with_the_turn(
 ) -> None:
     (tmp_path / "shot.png").write_bytes(png(1280, 720))
     (tmp_path / "spec.pdf").write_bytes(pdf(3))
-    (tmp_path / "more.png").write_bytes(png(2, 2))
+    (tmp_path / "more.jpg").write_bytes(photo(4000, 3000))
     model = script(tmp_path, ["seen"])
     result = moot(
-        "-p", "what is wrong in @shot.png?", "-i", "spec.pdf", "--image", "more.png",
+        "-p", "what is wrong in @shot.png?", "-i", "spec.pdf", "--image", "more.jpg",
         "--model", model, "--output-format", "events",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -50,8 +51,10 @@ def test_images_and_pdfs_from_flags_and_mentions_go_with_the_turn(
     assert [(a.mime_type, a.name) for a in started.attachments] == [
         ("image/png", "shot.png"),
         ("application/pdf", "spec.pdf"),
-        ("image/png", "more.png"),
+        ("image/jpeg", "more.jpg"),
     ]
+    # The runtime's check, as every front end's: the photo fitted as it is sent.
+    assert (started.attachments[2].width, started.attachments[2].height) == (2000, 1500)
     assert base64.b64decode(started.attachments[1].data) == pdf(3)
     assert not started.files  # the image is no text file the model is told it could not read
 
@@ -60,11 +63,13 @@ def test_an_image_that_is_not_what_its_name_says_is_refused_before_any_session(
     moot: RunMoot, tmp_path: Path
 ) -> None:
     (tmp_path / "shot.png").write_text("this is text")
+    (tmp_path / "cut.jpg").write_bytes(jpeg())
     model = script(tmp_path, ["never"])
     cases = {
-        ("-p", "see @shot.png"): "shot.png is named as a PNG image but is not",
-        ("-p", "see", "-i", "shot.png"): "shot.png is named as a PNG image but is not",
+        ("-p", "see @shot.png"): "shot.png is named like a PNG image but is not",
+        ("-p", "see", "-i", "shot.png"): "shot.png is named like a PNG image but is not",
         ("-p", "see", "-i", "gone.png"): "gone.png: no such file",
+        ("-p", "see", "-i", "cut.jpg"): "cut.jpg is a damaged JPEG",  # a header, no picture
     }
     for args, said in cases.items():
         result = moot(*args, "--model", model)

@@ -1,112 +1,50 @@
-"""Images and PDFs attached to a message (`moot.frontend.attach`) and the clipboard's image
-(`moot.frontend.clipboard`, against a real X server)."""
+"""Images and PDFs attached to a message (`moot.frontend.attach`: chips, pasted paths,
+placeholders, with the runtime's one check, `moot.client.attachments`) and the clipboard's
+image (`moot.frontend.clipboard`, against a real X server). What the check accepts and refuses
+is tested with it (`tests/workspace/test_attachments.py`)."""
 
 from __future__ import annotations
 
 import base64
 import os
-import struct
 from pathlib import Path
 
 import pytest
 
-from images import gif, jpeg, pdf, png, put_on_clipboard, x_clipboard
+from images import jpeg, png, put_on_clipboard, x_clipboard
+from moot.client.attachments import attach_file
 from moot.frontend import attach, clipboard
-from moot.frontend.attach import Chips, NotAttachable
+from moot.frontend.attach import Chips
+from pdf_files import pdf, photo
 
 
-def test_a_png_becomes_an_attachment_with_its_size_in_the_chip(tmp_path: Path) -> None:
-    (tmp_path / "shot.png").write_bytes(png(1280, 720))
-    got = attach.from_file(tmp_path / "shot.png")
-    assert got.attachment.mime_type == "image/png"
-    assert base64.b64decode(got.attachment.data) == png(1280, 720)
-    assert got.attachment.name == "shot.png"
-    assert got.chip(1) == "[image 1: shot.png 1280x720]"
+def test_a_chip_holds_what_the_runtimes_check_made_of_the_file(tmp_path: Path) -> None:
+    (tmp_path / "big.jpg").write_bytes(photo(4000, 3000))
+    chips = Chips(attach_file)
+    text = chips.mentions("see @big.jpg", tmp_path)
+    assert text == "see [image 1: big.jpg 2000x1500]"  # fitted, as it is sent
+    (held,) = chips.attachments(text)
+    assert (held.width, held.height) == (2000, 1500)
+    assert len(base64.b64decode(held.data)) <= 3_670_016
 
 
-@pytest.mark.parametrize(
-    ("name", "data", "mime", "detail"),
-    [
-        ("a.jpg", jpeg(640, 480), "image/jpeg", "640x480"),
-        ("a.gif", gif(5, 7), "image/gif", "5x7"),
-        ("spec.pdf", pdf(12), "application/pdf", "12 pages"),
-        (
-            "a.webp",
-            b"RIFF\x00\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x00\x00\x00\x00"
-            + (99).to_bytes(3, "little")
-            + (49).to_bytes(3, "little"),
-            "image/webp",
-            "100x50",
-        ),
-        (
-            "lossless.webp",
-            b"RIFF\x00\x00\x00\x00WEBPVP8L\x00\x00\x00\x00\x2f"
-            + struct.pack("<I", (31) | (15 << 14)),
-            "image/webp",
-            "32x16",
-        ),
-    ],
-)
-def test_each_kind_is_known_by_its_bytes_and_says_its_size(
-    tmp_path: Path, name: str, data: bytes, mime: str, detail: str
-) -> None:
-    (tmp_path / name).write_bytes(data)
-    got = attach.from_file(tmp_path / name)
-    assert (got.attachment.mime_type, got.detail) == (mime, detail)
+def test_a_file_the_check_refuses_is_not_read_again_while_unchanged(tmp_path: Path) -> None:
+    target = tmp_path / "cut.jpg"
+    target.write_bytes(jpeg())  # a header, no picture
+    asked: list[Path] = []
 
+    def check(path: Path, name: str) -> attach.Attachment:
+        asked.append(path)
+        return attach_file(path, name)
 
-@pytest.mark.parametrize(
-    ("setup", "said"),
-    [
-        (lambda p: None, "no such file"),
-        (lambda p: p.write_bytes(b""), "is empty"),
-        (lambda p: p.write_bytes(b"hello, not an image"), "named as a PNG image but is not"),
-        (lambda p: p.write_bytes(jpeg()), "named as a PNG image but its bytes are a JPEG image"),
-        (lambda p: p.write_bytes(png()[:14]), "corrupt PNG"),
-        (lambda p: p.mkdir(), "is a directory"),
-    ],
-)
-def test_what_cannot_be_attached_says_why_in_one_sentence(
-    tmp_path: Path, setup: object, said: str
-) -> None:
-    target = tmp_path / "shot.png"
-    setup(target)  # type: ignore[operator]
-    with pytest.raises(NotAttachable, match=said):
-        attach.from_file(target)
-
-
-def test_an_unreadable_file_is_refused(tmp_path: Path) -> None:
-    if os.geteuid() == 0:
-        # root reads any file: a directory's entry that is not readable is another way in
-        target = tmp_path / "loop.png"
-        target.symlink_to(target)
-        with pytest.raises(NotAttachable, match="cannot be read"):
-            attach.from_file(target)
-        return
-    target = tmp_path / "shot.png"
-    target.write_bytes(png())
-    target.chmod(0)
-    with pytest.raises(NotAttachable, match="permission denied"):
-        attach.from_file(target)
-
-
-def test_a_huge_file_is_refused_without_being_read(tmp_path: Path) -> None:
-    target = tmp_path / "huge.png"
-    with target.open("wb") as file:
-        file.write(png())
-        file.truncate(200 * 1024 * 1024)  # sparse: 200 MB on paper
-    with pytest.raises(NotAttachable, match=r"200\.0 MB; attachments over 32\.0 MB"):
-        attach.from_file(target)
-
-
-def test_a_pdf_with_a_password_or_cut_short_is_refused(tmp_path: Path) -> None:
-    locked = pdf().replace(b"trailer <<", b"trailer << /Encrypt 9 0 R")
-    (tmp_path / "locked.pdf").write_bytes(locked)
-    with pytest.raises(NotAttachable, match="password-protected"):
-        attach.from_file(tmp_path / "locked.pdf")
-    (tmp_path / "cut.pdf").write_bytes(pdf()[:40])
-    with pytest.raises(NotAttachable, match="corrupt PDF"):
-        attach.from_file(tmp_path / "cut.pdf")
+    chips = Chips(check)
+    for _ in range(3):
+        with pytest.raises(ValueError, match="damaged JPEG"):
+            chips.mentions("@cut.jpg ", tmp_path, finished_only=True)
+    assert asked == [target]
+    target.write_bytes(photo(8, 6))  # mended: asked again
+    assert chips.mentions("@cut.jpg ", tmp_path, finished_only=True).startswith("[image 1:")
+    assert asked == [target, target]
 
 
 def test_at_mentions_of_images_become_chips_and_the_rest_stays_text(tmp_path: Path) -> None:
@@ -114,7 +52,7 @@ def test_at_mentions_of_images_become_chips_and_the_rest_stays_text(tmp_path: Pa
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "spec.pdf").write_bytes(pdf(1))
     (tmp_path / "notes.md").write_text("text")
-    chips = Chips()
+    chips = Chips(attach_file)
     text = chips.mentions("see @shot.png and @docs/spec.pdf, then @notes.md", tmp_path)
     assert text == "see [image 1: shot.png 4x4] and [pdf 2: docs/spec.pdf 1 page], then @notes.md"
     assert [a.mime_type for a in chips.attachments(text)] == ["image/png", "application/pdf"]
@@ -129,8 +67,8 @@ def test_at_mentions_of_images_become_chips_and_the_rest_stays_text(tmp_path: Pa
 
 def test_a_mention_that_cannot_be_attached_changes_nothing(tmp_path: Path) -> None:
     (tmp_path / "fake.png").write_text("not a png")
-    chips = Chips()
-    with pytest.raises(NotAttachable, match=r"fake\.png is named as a PNG image but is not"):
+    chips = Chips(attach_file)
+    with pytest.raises(ValueError, match=r"fake\.png is named like a PNG image but is not"):
         chips.mentions("see @fake.png", tmp_path)
     assert chips.held == {}
 
@@ -170,6 +108,8 @@ def test_a_pasted_text_that_is_not_only_image_paths_is_text(tmp_path: Path) -> N
 def test_a_placeholder_reads_an_attachment_made_elsewhere() -> None:
     made = attach.Attachment(mime_type="image/png", data=base64.b64encode(png(8, 9)).decode())
     assert attach.placeholder(made, 2) == f"[image 2: (no name) 8x9, {len(png(8, 9))} B]"
+    measured = attach.Attachment(mime_type="image/png", data=made.data, width=80, height=90)
+    assert attach.placeholder(measured, 1).startswith("[image 1: (no name) 80x90,")
     garbled = attach.Attachment(mime_type="image/png", data="%%%", name="x.png")
     assert attach.placeholders([made, garbled])[1] == "[image 2: x.png 0 B]"
 
@@ -232,7 +172,7 @@ def test_a_thumbnail_is_the_protocols_escape_sized_from_the_header() -> None:
     assert iterm is not None and iterm.startswith("\x1b]1337;File=inline=1;") and data in iterm
     cut = attach.Attachment(mime_type="image/jpeg", data=base64.b64encode(jpeg()).decode())
     assert thumbnail(cut, "kitty") is None  # kitty takes PNG: a JPEG that cannot be decoded
-    spec = attach.Attachment(mime_type="application/pdf", data=base64.b64encode(pdf()).decode())
+    spec = attach.Attachment(mime_type="application/pdf", data=base64.b64encode(pdf(1)).decode())
     assert thumbnail(spec, "iterm2") is None
     large = base64.b64encode(png(300, 300)[:16] + png(300, 300)[16:] + b"\0" * 6000).decode()
     pieces = thumbnail(attach.Attachment(mime_type="image/png", data=large), "kitty")

@@ -11,11 +11,13 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from images import pdf, png, put_on_clipboard, x_clipboard
+from images import jpeg, png, put_on_clipboard, x_clipboard
+from moot.frontend.attach import human_size
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import Attachment
 from moot.testing import FakeClient
+from pdf_files import pdf, photo
 from repl_harness import running_repl
 from tui_scripts import Run
 
@@ -85,8 +87,30 @@ async def test_an_image_that_is_not_what_its_name_says_sends_nothing(tmp_path: P
         repl.type("see @fake.png and more" + ENTER)
         await repl.printed("nothing was sent")
         # Said once as it was typed (not at each key after it), once when it was sent.
-        assert repl.text.count("fake.png is named as a PNG image but is not") == 2
+        assert repl.text.count("fake.png is named like a PNG image but is not") == 2
         assert repl.ops(ops.UserTurn) == []
+
+
+async def test_the_attachment_is_the_runtimes_check_of_it_fitted_or_refused(
+    tmp_path: Path,
+) -> None:
+    """The same check as `read` and headless: a photo is fitted (and its chip says so), a
+    JPEG cut after its header is refused."""
+    (tmp_path / "big.jpg").write_bytes(photo(4000, 3000))
+    (tmp_path / "cut.jpg").write_bytes(jpeg())
+    async with running_repl(_client(tmp_path)) as repl:
+        await repl.prompt_ready()
+        repl.type("see @cut.jpg ")
+        await repl.printed("cut.jpg is a damaged JPEG")
+        buffer = repl.repl._prompt.default_buffer  # type: ignore[union-attr]
+        buffer.reset()
+        repl.type("see @big.jpg ")
+        await repl.until(lambda: "[image 1:" in buffer.text, "the chip")
+        assert buffer.text == "see [image 1: big.jpg 2000x1500] "
+        repl.type(ENTER)
+        await repl.until(lambda: repl.ops(ops.UserTurn), "the turn")
+    ((attachment),) = repl.ops(ops.UserTurn)[0].attachments
+    assert (attachment.width, attachment.height) == (2000, 1500)
 
 
 async def test_the_chat_shows_a_line_for_each_attachment(tmp_path: Path) -> None:
@@ -191,4 +215,4 @@ async def test_a_resumed_session_shows_a_line_for_each_attachment(tmp_path: Path
     client.play()
     async with running_repl(client, show_history=True) as repl:
         await repl.printed("model turns")
-        assert f"> summarise\n  [pdf 1: (no name) 3 pages, {len(pdf(3))} B]" in repl.text
+        assert f"> summarise\n  [pdf 1: (no name) 3 pages, {human_size(len(pdf(3)))}]" in repl.text

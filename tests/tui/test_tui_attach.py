@@ -13,7 +13,7 @@ import msgspec
 import pytest
 from textual import events
 
-from images import pdf, png, put_on_clipboard, x_clipboard
+from images import jpeg, png, put_on_clipboard, x_clipboard
 from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -21,6 +21,7 @@ from moot.protocol.messages import Attachment
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.options import AppOptions
+from pdf_files import pdf, photo
 from tui_scripts import Run
 
 
@@ -48,7 +49,7 @@ async def test_an_at_path_image_becomes_a_chip_and_goes_as_an_attachment(tmp_pat
     app, client = app_in(tmp_path)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press(*"see @shot.png ")
-        await pilot.pause()
+        await until(pilot, lambda: "[image 1:" in app.prompt.text, "the chip")
         assert app.prompt.text == "see [image 1: shot.png 1280x720] "
         await pilot.press(*"and @spec.pdf")  # still at the end when sent: taken then
         await pilot.press("escape", "enter")  # escape closes the completion list
@@ -66,7 +67,7 @@ async def test_backspace_after_a_chip_removes_it_and_its_attachment(tmp_path: Pa
     app, client = app_in(tmp_path)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press(*"@a.png ")
-        await pilot.pause()
+        await until(pilot, lambda: "[image 1:" in app.prompt.text, "the chip")
         assert app.prompt.text.startswith("[image 1: a.png 3x2]")
         await pilot.press("backspace", "backspace")  # the space, then the whole chip
         assert app.prompt.text == ""
@@ -97,9 +98,62 @@ async def test_an_image_that_is_not_what_its_name_says_sends_nothing(tmp_path: P
         await pilot.press(*"see @fake.png", "escape", "enter")
         await pilot.pause()
         said = [n.message for n in app._notifications]
-        assert any("fake.png is named as a PNG image but is not" in m for m in said), said
+        assert any("fake.png is named like a PNG image but is not" in m for m in said), said
         assert app.prompt.text == "see @fake.png"
     assert not [op for op in client.ops if isinstance(op, ops.UserTurn)]
+
+
+async def test_the_attachment_is_the_runtimes_check_of_it_fitted_or_refused(
+    tmp_path: Path,
+) -> None:
+    """The same check as `read` and headless: a photo is fitted (and its chip says so), a
+    JPEG cut after its header is refused and nothing is sent."""
+    (tmp_path / "big.jpg").write_bytes(photo(4000, 3000))
+    (tmp_path / "cut.jpg").write_bytes(jpeg())
+    app, client = app_in(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press(*"see @cut.jpg", "escape", "enter")
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert any("cut.jpg is a damaged JPEG" in m for m in said), said
+        assert not [op for op in client.ops if isinstance(op, ops.UserTurn)]
+        app.prompt.load_text("")
+        await pilot.press(*"see @big.jpg ")
+        await until(pilot, lambda: "[image 1:" in app.prompt.text, "the chip")
+        assert app.prompt.text == "see [image 1: big.jpg 2000x1500] "
+        await pilot.press("enter")
+        await pilot.pause()
+    (turn,) = [op for op in client.ops if isinstance(op, ops.UserTurn)]
+    assert [(a.width, a.height) for a in turn.attachments] == [(2000, 1500)]
+
+
+async def test_a_typed_path_is_checked_off_the_apps_thread_while_typing_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fitting a photo takes a few hundred ms: the app's loop is not held for it, and what
+    was typed meanwhile stays after the chip."""
+    import threading
+
+    from moot.client import attachments
+
+    (tmp_path / "big.jpg").write_bytes(photo(4000, 3000))
+    real, threads = attachments.attach_file, []
+
+    def attach_file(path: Path, name: str) -> Attachment:  # the real check, its thread seen
+        threads.append(threading.current_thread())
+        return real(path, name)
+
+    monkeypatch.setattr(attachments, "attach_file", attach_file)
+    app, client = app_in(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press(*"see @big.jpg ", *"and that")
+        await until(pilot, lambda: "[image 1:" in app.prompt.text, "the chip")
+        assert app.prompt.text == "see [image 1: big.jpg 2000x1500] and that"
+        await pilot.press("enter")
+        await pilot.pause()
+    assert threads and threading.main_thread() not in threads
+    (turn,) = [op for op in client.ops if isinstance(op, ops.UserTurn)]
+    assert [(a.width, a.height) for a in turn.attachments] == [(2000, 1500)]
 
 
 async def test_the_chat_shows_a_line_for_each_attachment(tmp_path: Path) -> None:

@@ -71,3 +71,33 @@ def test_an_at_path_image_and_a_pasted_one_go_with_the_message(
         ("shot.png", png(1280, 720)),
         ("pasted.png", png(20, 10)),
     ]
+
+
+def test_with_the_thumbnails_setting_the_app_draws_the_image_under_its_line(
+    terminal: Terminal,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """`ui.imageThumbnails` reaches the app from the settings: half cells under the line."""
+    repo = tmp_path / "repo"
+    (repo / ".moot").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".moot" / "settings.json").write_text('{"ui": {"imageThumbnails": true}}')
+    (repo / "shot.png").write_bytes(png(96, 48))
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT)
+    moot = Path(sys.executable).parent / "moot"
+    exit_file = tmp_path / "exit-code"
+    command = f"{moot} --model scripted:{script}; echo $? > {exit_file}"
+    terminal.tmux(
+        "new-session", "-d", "-s", terminal.name, "-x", "140", "-y", "40",
+        "-c", str(repo), command,
+    )  # fmt: skip
+    terminal.wait_for(lambda s: "scripted:" in s, "the app")
+    terminal.keys("-l", "what is @shot.png ")
+    terminal.wait_for(lambda s: "[image 1: shot.png 96x48]" in s, "the chip")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "Two screenshots seen." in s, "the answer")
+    lines = terminal.screen().splitlines()
+    at = next(n for n, line in enumerate(lines) if "[image 1: shot.png 96x48, " in line)
+    assert all("▀" * 24 in line for line in lines[at + 1 : at + 7]), lines[at : at + 8]
+    assert _quit(terminal, exit_file) == "0"

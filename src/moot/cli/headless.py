@@ -108,7 +108,7 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
     # long-lived heap of the session's modules ~20 times while it opens.
     try:
         attachments = _attachments(options)
-    except ValueError as exc:  # `NotAttachable`: said before any session opens
+    except ValueError as exc:  # `AttachmentError`: said before any session opens
         return _fail(str(exc))
     collector = HeldCollector(held=own_heap)
     try:
@@ -165,14 +165,16 @@ def _attachments(options: Namespace) -> tuple[str, tuple[Attachment, ...]] | Non
     has none.
 
     Raises:
-        NotAttachable: one cannot be attached.
+        AttachmentError: one cannot be attached (the runtime's check, as every front end's).
     """
     images = getattr(options, "images", [])
     if options.prompt is None or (not images and "@" not in options.prompt):
         return None
+    from moot.client.attachments import attach_file
     from moot.frontend.attach import for_prompt
 
-    text, found = for_prompt(options.prompt, images, workspace_root(Path.cwd()), Path.cwd())
+    root = workspace_root(Path.cwd())
+    text, found = for_prompt(options.prompt, images, root, Path.cwd(), attach_file)
     return (text, found) if found else None
 
 

@@ -1,15 +1,14 @@
-"""Images and PDFs the person attaches to a message, as every front end takes them.
+"""Images and PDFs the person attaches to a message, as every front end shows them.
 
 A file named as `@shot.png`, pasted or dragged in as its path, given to `moot -p` as
-`-i FILE`, or an image pasted from the clipboard becomes one `Attachment` (base64) and a chip
-in the message, `[image 1: shot.png 1280x720]` or `[pdf 1: spec.pdf 12 pages]`, which names
-it where the person put it. What cannot be attached (missing, unreadable, empty, too large,
-not the image its name says) raises `NotAttachable` with one sentence for the person, and the
-message is not sent.
+`-i FILE`, or an image pasted from the clipboard becomes one `Attachment` and a chip in the
+message, `[image 1: shot.png 1280x720]` or `[pdf 1: spec.pdf 12 pages]`, which names it where
+the person put it.
 
-The kind of a file is its bytes' (magic numbers), never its name's; a name that claims a kind
-its bytes are not is refused, so a mislabelled file never reaches a provider. Dimensions come
-from the image's header (no decoder is loaded); a PDF's pages are counted from its objects.
+Whether a file can be attached, and what is attached of it (an image fitted in the runtime's
+limits, a PDF's pages), is the runtime's one check (`moot.client.attachments`), the same in
+every front end; this layer cannot import it, so a front end hands it in as `Check`. What is
+here is what only front ends do: chips, pasted paths, `@path` words, placeholders.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import binascii
 import re
 import shlex
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -27,15 +26,6 @@ import msgspec
 
 from moot.protocol.messages import Attachment
 
-MAX_BYTES = 32 * 1024 * 1024
-"""Larger files are not attached (a provider takes no more in one request: PDFs 32 MB)."""
-
-IMAGE_TYPES = {
-    "image/png": "PNG",
-    "image/jpeg": "JPEG",
-    "image/gif": "GIF",
-    "image/webp": "WebP",
-}
 PDF = "application/pdf"
 SUFFIXES = {
     ".png": "image/png",
@@ -53,8 +43,10 @@ _MENTION = re.compile(r"(?<![\w@/])@(\"[^\"\n]+\"|[^\s`'\"<>()\[\]{}]+)")
 _TRAILING = ".,;:!?"
 
 
-class NotAttachable(ValueError):
-    """What the person named cannot be attached; the message says why, in one sentence."""
+Check = Callable[[Path, str], Attachment]
+"""The runtime's check of a file (`moot.client.attachments.attachment_from_path`): the
+attachment of the file at the path, named by the string; raises a `ValueError` saying why not
+(`AttachmentError`)."""
 
 
 class Attached(msgspec.Struct, frozen=True):
@@ -62,9 +54,9 @@ class Attached(msgspec.Struct, frozen=True):
 
     attachment: Attachment
     size: int
-    """Bytes of the file."""
+    """Bytes attached (an image as the check fitted it)."""
     detail: str = ""
-    """`1280x720`, `12 pages`: read from the file's header; empty when it says nothing."""
+    """`1280x720`, `12 pages`: of what is attached; empty when that says nothing."""
 
     @property
     def kind(self) -> str:
@@ -85,88 +77,15 @@ def human_size(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
-def sniff(head: bytes) -> str | None:
-    """The media type of an image or PDF from its first bytes; None for anything else."""
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if head[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    if head[:1024].lstrip().startswith(b"%PDF-"):
-        return PDF
-    return None
-
-
 def claims(name: str) -> str | None:
     """The kind a file's name says it is (`shot.png`: `image/png`); None for other names."""
     return SUFFIXES.get(Path(name).suffix.lower())
 
 
-def from_bytes(data: bytes, name: str | None, *, claimed: str | None = None) -> Attached:
-    """An attachment of `data` (an image or a PDF).
-
-    Raises:
-        NotAttachable: empty, too large, not an image or a PDF, or not the kind `claimed`.
-    """
-    shown = name or "the clipboard's image"
-    if not data:
-        raise NotAttachable(f"{shown} is empty")
-    if len(data) > MAX_BYTES:
-        raise NotAttachable(
-            f"{shown} is {human_size(len(data))}; attachments over"
-            f" {human_size(MAX_BYTES)} are not sent"
-        )
-    mime = sniff(data[:1024])
-    if mime is None:
-        said = f"is named as a {_kind_name(claimed)} but is" if claimed else "is"
-        raise NotAttachable(f"{shown} {said} not a PNG, JPEG, GIF or WebP image or a PDF")
-    if claimed is not None and claimed != mime:
-        raise NotAttachable(
-            f"{shown} is named as a {_kind_name(claimed)} but its bytes are a {_kind_name(mime)}"
-        )
-    if mime == PDF:
-        detail = _pdf_detail(data, shown)
-    else:
-        dims = image_size(data, mime)
-        if dims is None:
-            raise NotAttachable(f"{shown} is a corrupt {_kind_name(mime)} (its header is cut)")
-        detail = f"{dims[0]}x{dims[1]}"
-    attachment = Attachment(mime_type=mime, data=base64.b64encode(data).decode(), name=name)
-    return Attached(attachment, len(data), detail)
-
-
-def from_file(path: Path, name: str | None = None) -> Attached:
-    """An attachment of the image or PDF at `path`, named `name` (else the file's name).
-
-    Raises:
-        NotAttachable: missing, a directory, unreadable, or as `from_bytes` says.
-    """
-    shown = name or path.name
-    try:
-        size = path.stat().st_size
-        if path.is_dir():
-            raise NotAttachable(f"{shown} is a directory; name an image or a PDF in it")
-        if size > MAX_BYTES:  # never read a 200 MB file only to refuse it
-            raise NotAttachable(
-                f"{shown} is {human_size(size)}; attachments over"
-                f" {human_size(MAX_BYTES)} are not sent"
-            )
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise NotAttachable(f"{shown}: no such file") from None
-    except PermissionError:
-        raise NotAttachable(f"{shown} cannot be read: permission denied") from None
-    except OSError as exc:
-        raise NotAttachable(f"{shown} cannot be read: {exc.strerror or exc}") from None
-    return from_bytes(data, shown, claimed=claims(path.name))
-
-
 def from_attachment(attachment: Attachment) -> Attached:
-    """What a chip or a placeholder says of an attachment someone else made (an editor's, the
-    log's); never raises: what cannot be read says only its size."""
+    """What a chip or a placeholder says of an attachment: its size in pixels as the check
+    gave it (else as its header says: an editor's, an MCP server's) or its pages; never
+    raises: what cannot be read says only its size."""
     try:
         data = base64.b64decode(attachment.data, validate=False)
     except (binascii.Error, ValueError):
@@ -175,6 +94,8 @@ def from_attachment(attachment: Attachment) -> Attached:
     if attachment.mime_type == PDF:
         pages = pdf_pages(data)
         detail = f"{pages} page{'s' if pages != 1 else ''}" if pages else ""
+    elif attachment.width and attachment.height:
+        detail = f"{attachment.width}x{attachment.height}"
     elif (dims := image_size(data, attachment.mime_type)) is not None:
         detail = f"{dims[0]}x{dims[1]}"
     return Attached(attachment, len(data), detail)
@@ -192,32 +113,6 @@ def placeholder(attachment: Attachment, number: int) -> str:
 def placeholders(attachments: Iterable[Attachment]) -> list[str]:
     """`placeholder` of each of a message's attachments, numbered from 1 as its chips are."""
     return [placeholder(a, n) for n, a in enumerate(attachments, 1)]
-
-
-def pasted(data: bytes) -> Attached:
-    """The clipboard's image, named `pasted.png` (or its own format's suffix).
-
-    Raises:
-        NotAttachable: as `from_bytes` says.
-    """
-    mime = sniff(data[:1024]) or "image/png"
-    suffix = next((s for s, m in SUFFIXES.items() if m == mime), ".png")
-    return from_bytes(data, f"pasted{suffix}")
-
-
-def _kind_name(mime: str | None) -> str:
-    if mime == PDF:
-        return "PDF"
-    return f"{IMAGE_TYPES.get(mime or '', mime or 'other')} image"
-
-
-def _pdf_detail(data: bytes, shown: str) -> str:
-    if not data.rstrip().endswith(b"%%EOF") and b"%%EOF" not in data[-2048:]:
-        raise NotAttachable(f"{shown} is a corrupt PDF (it ends before its trailer)")
-    if re.search(rb"/Encrypt\s", data[-65536:]) or re.search(rb"trailer[^%]*?/Encrypt", data):
-        raise NotAttachable(f"{shown} is a password-protected PDF; save a copy without one")
-    pages = pdf_pages(data)
-    return f"{pages} page{'s' if pages != 1 else ''}" if pages else ""
 
 
 def pdf_pages(data: bytes) -> int:
@@ -344,34 +239,72 @@ class Chips:
 
     A chip is text in the message: deleting it leaves its attachment out, and what is sent
     carries the attachments whose chips are still there, in the order they appear.
+
+    Args:
+        check: The runtime's check of a file (`Check`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, check: Check) -> None:
         self.held: dict[int, Attached] = {}
+        self._check = check
+        self._refused: dict[tuple[Path, int, int], ValueError] = {}
 
-    def add(self, attached: Attached, text: str = "") -> str:
-        """Hold `attached`; its chip, numbered after the chips of the message `text` (each
+    def add(self, attachment: Attachment, text: str = "") -> str:
+        """Hold `attachment`; its chip, numbered after the chips of the message `text` (each
         message counts from 1: a number held for an earlier message is taken over)."""
         number = next_number(numbers(text))
+        attached = from_attachment(attachment)
         self.held[number] = attached
         return attached.chip(number)
 
-    def add_file(self, path: Path, name: str | None = None, text: str = "") -> str:
-        """`add` of a file. Raises `NotAttachable`."""
-        return self.add(from_file(path, name), text)
+    def add_file(self, path: Path, name: str, text: str = "") -> str:
+        """`add` of a file, as the check makes it. Raises the check's `ValueError`."""
+        return self.add(self.checked(path, name), text)
+
+    def checked(self, path: Path, name: str) -> Attachment:
+        """The check's attachment of `path`. A file it refused is refused again without
+        being read while it is unchanged (the prompt asks at every key typed after it).
+
+        Raises:
+            ValueError: why it cannot be attached (`AttachmentError`).
+        """
+        try:
+            st = path.stat()
+            key: tuple[Path, int, int] | None = (path, st.st_mtime_ns, st.st_size)
+        except OSError:
+            key = None  # the check says why
+        if key is not None and key in self._refused:
+            raise self._refused[key]
+        try:
+            return self._check(path, name)
+        except ValueError as exc:
+            if key is not None:
+                self._refused[key] = exc
+            raise
 
     def mentions(self, text: str, cwd: Path, *, finished_only: bool = False) -> str:
         """`text` with each `@path` of an image or PDF replaced by its chip.
 
         Raises:
-            NotAttachable: one of them cannot be attached (nothing is replaced then).
+            ValueError: one of them cannot be attached, as the check says (nothing is
+                replaced then).
         """
         found = mentioned_files(text, cwd, finished_only=finished_only)
-        if not found:
-            return text
-        attached = [from_file(path, word[1:].strip('"')) for word, path in found]
-        for (word, _), one in zip(found, attached, strict=True):
-            text = text.replace(word, self.add(one, text), 1)
+        return self.place(text, self.check(found)) if found else text
+
+    def check(self, found: Iterable[tuple[str, Path]]) -> list[tuple[str, Attachment]]:
+        """The check's attachment of each `@path` word `mentioned_files` found (it may take a
+        few hundred ms: a front end may call it in a thread).
+
+        Raises:
+            ValueError: one of them cannot be attached, as the check says.
+        """
+        return [(word, self.checked(path, word[1:].strip('"'))) for word, path in found]
+
+    def place(self, text: str, checked: Iterable[tuple[str, Attachment]]) -> str:
+        """`text` with each word of `checked` replaced by its attachment's chip."""
+        for word, attachment in checked:
+            text = text.replace(word, self.add(attachment, text), 1)
         return text
 
     def attachments(self, text: str) -> tuple[Attachment, ...]:
@@ -399,19 +332,19 @@ class Chips:
 
 
 def for_prompt(
-    prompt: str, files: Iterable[str], root: Path, cwd: Path
+    prompt: str, files: Iterable[str], root: Path, cwd: Path, check: Check
 ) -> tuple[str, tuple[Attachment, ...]]:
     """A headless task's message and attachments: its `@path` images and PDFs as chips (a
     path in the workspace `root`, as every `@path`), then the files given with it (`-i FILE`,
     from `cwd`), in that order.
 
     Raises:
-        NotAttachable: one of them cannot be attached (and nothing is sent).
+        ValueError: one of them cannot be attached, as `check` says (and nothing is sent).
     """
-    chips = Chips()
+    chips = Chips(check)
     text = chips.mentions(prompt, root)
     found = list(chips.attachments(text))
     for name in files:
         path = Path(name[7:] if name.startswith("file://") else name).expanduser()
-        found.append(from_file(cwd / path, name).attachment)
+        found.append(chips.checked(cwd / path, name))
     return text, tuple(found)

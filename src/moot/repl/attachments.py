@@ -22,7 +22,7 @@ from prompt_toolkit.filters import Condition, has_focus
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 
-from moot.frontend.attach import Chips, NotAttachable, pasted, pasted_paths
+from moot.frontend.attach import Chips, pasted_paths
 from moot.protocol.messages import Attachment
 
 Say = Callable[[str], None]
@@ -38,7 +38,7 @@ class PromptAttachments:
     """
 
     def __init__(self, root: Callable[[], Path], say: Say) -> None:
-        self.chips = Chips()
+        self.chips = Chips(_attach_file)
         self._root = root
         self._say = say
         self._converting = False
@@ -51,7 +51,7 @@ class PromptAttachments:
         image in it cannot be attached, so nothing is sent."""
         try:
             text = self.chips.mentions(text, self._root())
-        except NotAttachable as exc:
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
             self._say(f"{exc}; nothing was sent")
             return None
         return text, self.chips.attachments(text)
@@ -72,7 +72,7 @@ class PromptAttachments:
             return
         try:
             changed = self.chips.mentions(text, self._root(), finished_only=True)
-        except NotAttachable as exc:
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
             if str(exc) not in self._warned:  # once, not at every key after it
                 self._warned.add(str(exc))
                 self._say(str(exc))
@@ -119,7 +119,7 @@ class PromptAttachments:
             for path in paths:
                 try:
                     self.insert(buffer, self.chips.add_file(path, path.name, buffer.text))
-                except NotAttachable as exc:
+                except ValueError as exc:  # `AttachmentError`: the runtime's check said why
                     self._say(str(exc))
 
         @bindings.add("c-v", filter=in_prompt)
@@ -145,8 +145,22 @@ class PromptAttachments:
                 self._say("the clipboard holds no image and no text")
             return
         try:
-            attached = pasted(image)
-        except NotAttachable as exc:
+            attached = _pasted_image(image)
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
             self._say(str(exc))
             return
         self.insert(buffer, self.chips.add(attached, buffer.text))
+
+
+def _attach_file(path: Path, name: str) -> Attachment:
+    """The runtime's one check of a file (`moot.client.attachments`), imported when a file
+    is first attached: it brings the workspace and, for an image or a PDF, Pillow or pypdf."""
+    from moot.client.attachments import attach_file
+
+    return attach_file(path, name)
+
+
+def _pasted_image(raw: bytes) -> Attachment:
+    from moot.client.attachments import pasted_image
+
+    return pasted_image(raw)

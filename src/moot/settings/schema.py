@@ -68,9 +68,9 @@ class TerminalOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     scrollback: ScrollbackFormat = "auto"
     """Print the conversation to the scrollback on exit (`--scrollback`)."""
     image_thumbnails: bool = msgspec.field(default=False, name="imageThumbnails")
-    """Draw a thumbnail of each image a message attached, under its line in the chat, on a
-    terminal with a graphics protocol (kitty, iTerm2, sixel: from `TERM`/`TERM_PROGRAM`); the
-    plain REPL only for now (the app shows the line alone)."""
+    """Draw a thumbnail of each image a message attached, under its line in the chat: in the
+    plain REPL on a terminal with a graphics protocol (kitty, iTerm2, sixel: from
+    `TERM`/`TERM_PROGRAM`), in the app in half cells (`▀`, any terminal with colours)."""
 
 
 class ReplSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

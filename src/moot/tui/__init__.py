@@ -100,6 +100,7 @@ def run_app(options: Namespace) -> int:
             first_run=first_run,
             open_session=sessions.stored,
             mouse=ui.mouse and not getattr(options, "no_mouse", False),
+            thumbnails=ui.image_thumbnails,
             own_heap=True,
             collector=collector,
             held=held,  # asked about before `connect` opens the session

@@ -53,6 +53,8 @@ class AppOptions(msgspec.Struct, frozen=True, kw_only=True):
     """Monotonic seconds (approvals' grace period, ctrl+c twice, the working line)."""
     mouse: bool = True
     """Capture the mouse from the start (`f4` switches it either way)."""
+    thumbnails: bool = False
+    """Draw a thumbnail (half cells) under each image line of a message (`ui.imageThumbnails`)."""
     own_heap: bool = False
     """The process is the app's alone (`moot`): its heap is frozen once a session shows
     (`tui/heap.py`), and SIGTERM and SIGHUP (the terminal went away) end the app as quitting

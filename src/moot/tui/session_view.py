@@ -222,6 +222,7 @@ class SessionView:
         status = client.status()
         self._panes.status.from_status(status, branch=status.git_branch)
         chat.workspace = status.workspace
+        chat.thumbnails = self._options.thumbnails
         with contextlib.suppress(NoMatches):  # mounted after the first paint
             self._panes.tools.workspace = status.workspace
         # From seq 0 for a new session, not "from now": the task below may be answered before

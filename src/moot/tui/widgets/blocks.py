@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.color import Color
+from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
+from moot.protocol.messages import Attachment
 from moot.tui.keys import bindings_for
 
 MAX_DEPTH_CLASS = 4
@@ -55,9 +58,11 @@ class UserBlock(Block):
         seq: int = 0,
         files: Sequence[tuple[str, str, bool]] = (),
         attachments: Sequence[str] = (),
+        pictures: Sequence[Text | None] = (),
     ) -> None:
         """`files`: what the message attached (`@path`): path, note, and whether it was;
-        `attachments`: a line for each of its images and PDFs (`attach.placeholders`)."""
+        `attachments`: a line for each of its images and PDFs (`attach.placeholders`);
+        `pictures`: the thumbnail under each of those lines (`halfcell_picture`), if any."""
         label = Text()
         if agent:
             label.append(f"to {agent}: ", style="dim")
@@ -66,10 +71,32 @@ class UserBlock(Block):
             label.append("\n")
             label.append(f"@{path}", style="bold" if attached else "dim strike")
             label.append(f"  {note or 'attached'}", style="dim")
-        for line in attachments:
+        for index, line in enumerate(attachments):
             label.append("\n")
             label.append(line, style="dim")
+            picture = pictures[index] if index < len(pictures) else None
+            if picture is not None:
+                label.append("\n")
+                label.append_text(picture)
         super().__init__(label, seq=seq)
+
+
+def halfcell_picture(attachment: Attachment) -> Text | None:
+    """An image's thumbnail in half cells (`thumbnails.halfcells`: `▀`, the upper pixel's
+    colour on the lower's); None for a PDF or what cannot be drawn. Pillow is imported here,
+    only when the setting (`ui.imageThumbnails`) is on and a message has an image."""
+    from moot.frontend.thumbnails import halfcells
+
+    rows = halfcells(attachment)
+    if rows is None:
+        return None
+    picture = Text()
+    for number, row in enumerate(rows):
+        if number:
+            picture.append("\n")
+        for top, bottom in row:
+            picture.append("▀", Style(color=Color.from_rgb(*top), bgcolor=Color.from_rgb(*bottom)))
+    return picture
 
 
 class PeerCallBlock(Block):

@@ -12,6 +12,7 @@ them back in from the store.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Sequence
 
 from rich.text import Text
@@ -23,6 +24,7 @@ from moot.frontend.attach import placeholders
 from moot.frontend.display import HISTORY_KINDS
 from moot.frontend.notices import notice, turn_spent, turn_stopped
 from moot.protocol import events as ev
+from moot.protocol.messages import Attachment
 from moot.tui.messages import Streamed
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.blocks import (
@@ -31,6 +33,7 @@ from moot.tui.widgets.blocks import (
     PeerCallBlock,
     ThinkingBlock,
     UserBlock,
+    halfcell_picture,
 )
 from moot.tui.widgets.tool_block import ToolBlock
 
@@ -75,6 +78,8 @@ class ChatPane(VerticalScroll):
         self._batch: list[Widget] | None = None
         self.workspace = ""
         """The session's workspace: tool calls show paths inside it relative to it."""
+        self.thumbnails = False
+        """Draw a thumbnail under each image line of a message (`ui.imageThumbnails`)."""
         self.oldest_seq = 0
         """The seq of the oldest event shown; "load earlier" reads before it."""
         self.more_before = False
@@ -101,6 +106,13 @@ class ChatPane(VerticalScroll):
             await self._add(answer)
         await answer.write(message.text)
 
+    async def _pictures(self, attachments: tuple[Attachment, ...]) -> list[Text | None]:
+        """The thumbnail of each attachment when they are on: decoded in a thread (tens of ms
+        an image), so the app keeps drawing meanwhile."""
+        if not self.thumbnails or not attachments:
+            return []
+        return await asyncio.to_thread(lambda: [halfcell_picture(a) for a in attachments])
+
     async def take(self, event: ev.Event) -> None:
         """An event other than a delta."""
         depth = self._depth.get(event.call_id, 0)
@@ -112,7 +124,12 @@ class ChatPane(VerticalScroll):
                 self._depth[event.call_id] = 0
                 files = [(f.path, f.note, bool(f.text)) for f in event.files]
                 lines = placeholders(event.attachments)
-                await self._add(UserBlock(event.prompt, seq=seq, files=files, attachments=lines))
+                pictures = await self._pictures(event.attachments)
+                await self._add(
+                    UserBlock(
+                        event.prompt, seq=seq, files=files, attachments=lines, pictures=pictures
+                    )
+                )
             case ev.AgentCalled():
                 self._depth[event.call_id] = event.depth
                 await self._add(

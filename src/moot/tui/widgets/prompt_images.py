@@ -17,7 +17,7 @@ from pathlib import Path
 
 from textual.widgets import TextArea
 
-from moot.frontend.attach import Chips, NotAttachable, pasted, pasted_paths
+from moot.frontend.attach import Chips, mentioned_files, pasted_paths
 from moot.protocol.messages import Attachment
 
 
@@ -30,10 +30,11 @@ class PromptImages:
     """
 
     def __init__(self, area: TextArea, root: Callable[[], Path]) -> None:
-        self.chips = Chips()
+        self.chips = Chips(_attach_file)
         self.root = root
         self._area = area
         self._converting = False
+        self._checking = False
         self._warned: set[str] = set()
 
     def _warn(self, text: str) -> None:
@@ -44,24 +45,38 @@ class PromptImages:
         image in it cannot be attached, so nothing is sent."""
         try:
             text = self.chips.mentions(text, self.root())
-        except NotAttachable as exc:
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
             self._warn(f"{exc}; nothing was sent")
             return None
         return text, self.chips.attachments(text)
 
     def typed(self) -> None:
-        """The text changed: each finished `@path` of an image or PDF becomes its chip."""
-        area = self._area
-        text = area.text
-        if self._converting or "@" not in text:
+        """The text changed: each finished `@path` of an image or PDF becomes its chip once
+        the runtime's check of it is done, in a thread (decoding and fitting a photo takes a
+        few hundred ms; the prompt takes keys meanwhile)."""
+        text = self._area.text
+        if self._converting or self._checking or "@" not in text:
             return
+        found = mentioned_files(text, self.root(), finished_only=True)
+        if found:
+            self._checking = True
+            self._area.run_worker(self._check(found), group="attach")
+
+    async def _check(self, found: list[tuple[str, Path]]) -> None:
         try:
-            changed = self.chips.mentions(text, self.root(), finished_only=True)
-        except NotAttachable as exc:
+            checked = await asyncio.to_thread(self.chips.check, found)
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
             if str(exc) not in self._warned:  # once, not at every key after it
                 self._warned.add(str(exc))
                 self._warn(str(exc))
             return
+        finally:
+            self._checking = False
+        area = self._area
+        text = area.text
+        # Only the words still there, finished, as they were: the person typed on meanwhile.
+        still = {word for word, _ in mentioned_files(text, self.root(), finished_only=True)}
+        changed = self.chips.place(text, [(w, a) for w, a in checked if w in still])
         if changed == text:
             return
         cursor = _index(area, area.cursor_location)
@@ -72,6 +87,7 @@ class PromptImages:
             self._converting = False
         at = max(0, min(len(changed), cursor + len(changed) - len(text)))
         area.move_cursor(_location(area, at))
+        self.typed()  # a word finished while this one was checked
 
     def paste(self, text: str) -> bool:
         """A pasted path of images or PDFs becomes their chips; False: it is text."""
@@ -81,7 +97,7 @@ class PromptImages:
         for path in paths:
             try:
                 self._insert(self.chips.add_file(path, path.name, self._area.text))
-            except NotAttachable as exc:
+            except ValueError as exc:  # `AttachmentError`: the runtime's check said why
                 self._warn(str(exc))
         return True
 
@@ -120,8 +136,8 @@ class PromptImages:
                 self._area.insert(text)
             return
         try:
-            attached = pasted(image)
-        except NotAttachable as exc:
+            attached = _pasted_image(image)
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
             self._warn(str(exc))
             return
         self._insert(self.chips.add(attached, self._area.text))
@@ -137,3 +153,17 @@ def _index(area: TextArea, location: tuple[int, int]) -> int:
 def _location(area: TextArea, index: int) -> tuple[int, int]:
     before = area.text[:index]
     return before.count("\n"), len(before) - (before.rfind("\n") + 1)
+
+
+def _attach_file(path: Path, name: str) -> Attachment:
+    """The runtime's one check of a file (`moot.client.attachments`), imported when a file
+    is first attached: it brings the workspace and, for an image or a PDF, Pillow or pypdf."""
+    from moot.client.attachments import attach_file
+
+    return attach_file(path, name)
+
+
+def _pasted_image(raw: bytes) -> Attachment:
+    from moot.client.attachments import pasted_image
+
+    return pasted_image(raw)
