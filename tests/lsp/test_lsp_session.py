@@ -3,6 +3,8 @@ typescript-language-server) checks, and the edit's result says what the edit bro
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -18,6 +20,7 @@ from moot.client.local import SessionOptions, open_client
 from moot.commands.answers import run_tool
 from moot.lsp.session import COLD_WAIT
 from moot.protocol import events as ev
+from moot.protocol import ops
 from moot.sandbox.process import descendants
 from moot.testing.drive import drive_turn
 
@@ -285,3 +288,55 @@ async def test_write_and_multi_edit_report_the_errors_they_bring_too(
     assert '"nothing" is unknown import symbol' in written.content
     assert "1 new error in pkg/new.py" in written.content
     assert '"absent" is unknown import symbol' in edited.content, edited.content
+
+
+async def test_an_interrupt_while_diagnostics_are_awaited_keeps_the_edit_and_its_result(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The edit is written before the wait: an interrupt then ends the wait, and the edit's
+    result stands (not "interrupted"), saying the diagnostics were skipped."""
+    monkeypatch.setenv("MOOT_SANDBOX", "bubblewrap")
+    main = project / "pkg" / "main.py"
+    turns = [edit("pkg/main.py", "pkg.util", "pkg.utils")]
+    client = open_client(
+        SessionOptions(
+            cwd=project,
+            model=script(project, turns),
+            permission_mode="acceptEdits",
+            settings=json.dumps({"lsp": {"python": HANGING}}),
+        )
+    )
+    waits: list[asyncio.Task[None]] = []
+
+    async def interrupt_once_written() -> None:
+        for _ in range(500):  # bounded polling: until the server the wait is for has started
+            if "pkg.utils" in main.read_text() and hanging_server_started():
+                break
+            await asyncio.sleep(0.02)
+        client.submit(ops.Interrupt())
+
+    def hanging_server_started() -> bool:
+        for pid in descendants(os.getpid()):
+            with contextlib.suppress(OSError):
+                if b"time.sleep(600)" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return True
+        return False
+
+    def react(event: ev.Event) -> None:
+        if isinstance(event, ev.ToolStarted):
+            waits.append(asyncio.ensure_future(interrupt_once_written()))
+
+    started = time.monotonic()
+    try:
+        outcome = await drive_turn(client, "go", react=react)
+    finally:
+        await client.close()
+        await asyncio.gather(*waits)
+
+    (result,) = outcome.of(ev.ToolFinished)
+    assert time.monotonic() - started < COLD_WAIT
+    assert outcome.finished.stop_reason == "user_cancelled"
+    assert not result.interrupted and not result.is_error, result.content
+    assert result.content.startswith("Edited pkg/main.py"), result.content
+    assert "diagnostics: skipped, the wait for them was interrupted" in result.content
+    assert result.display["diagnostics"].startswith("[diagnostics: skipped")
