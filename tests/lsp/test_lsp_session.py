@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from lsp_servers import path_with, python_server_dir, typescript_server_dir
+from lsp_servers import path_with, python_server_dir, typescript_server_dir, use_sandbox
 from moot.client.local import SessionOptions, open_client
 from moot.commands.answers import run_tool
 from moot.lsp.session import COLD_WAIT
@@ -66,12 +66,12 @@ async def results(
         await client.close()
 
 
-@pytest.mark.parametrize("sandbox", ["bubblewrap", "none"])
+@pytest.mark.parametrize("sandbox", ["bubblewrap", "landlock", "none"])
 async def test_an_edit_that_breaks_an_import_gets_the_error_and_the_fix_reports_none(
     project: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
     monkeypatch.setenv("PATH", path_with(python_server_dir()))
-    monkeypatch.setenv("MOOT_SANDBOX", sandbox)
+    use_sandbox(monkeypatch, sandbox)
     broken = "from pkg.utils import helper"
     turns = [
         edit("pkg/main.py", "from pkg.util import helper", broken),
@@ -114,8 +114,9 @@ async def test_a_server_off_in_settings_adds_nothing(
     assert "diagnostics" not in result.display
 
 
+@pytest.mark.parametrize("sandbox", ["bubblewrap", "landlock"])
 async def test_a_typescript_edit_that_breaks_an_import_gets_the_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
     root = tmp_path / "web"
     root.mkdir()
@@ -124,7 +125,7 @@ async def test_a_typescript_edit_that_breaks_an_import_gets_the_error(
         'import { helper } from "./util";\n\nexport const x = helper();\n'
     )
     monkeypatch.setenv("PATH", path_with(typescript_server_dir()))
-    monkeypatch.setenv("MOOT_SANDBOX", "bubblewrap")
+    use_sandbox(monkeypatch, sandbox)
     turns = [edit("main.ts", '"./util"', '"./utils"'), edit("main.ts", '"./utils"', '"./util"')]
 
     breaking, fixing = await results(root, turns)
@@ -174,11 +175,12 @@ async def test_a_hanging_server_never_holds_the_edit_past_the_bound(
     assert not [p for p in descendants(os.getpid()) - ours_before if alive(p)]  # none is left
 
 
+@pytest.mark.parametrize("sandbox", ["bubblewrap", "landlock"])
 async def test_a_sessions_servers_stop_with_it_and_leave_no_process(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
     monkeypatch.setenv("PATH", path_with(python_server_dir()))
-    monkeypatch.setenv("MOOT_SANDBOX", "bubblewrap")
+    use_sandbox(monkeypatch, sandbox)
     ours_before = descendants(os.getpid())
     seen: set[int] = set()
     client = open_client(
@@ -239,14 +241,15 @@ async def test_the_diagnostics_tool_lists_a_files_errors_and_the_changed_files(
     assert not by_person.is_error
 
 
+@pytest.mark.parametrize("sandbox", ["none", "bubblewrap", "landlock"])
 async def test_a_server_the_repository_ships_on_path_is_never_run(
-    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
     """A hostile repository's own `basedpyright-langserver` (in its `.venv/bin`, or found
     through a relative PATH entry) is passed over for the one outside the workspace, and the
     server does not find the repository's `python` either (on the host, where nothing
-    contains it)."""
-    marker = tmp_path / "ran"
+    contains it, and in each sandbox: the marker lies where its commands may write)."""
+    marker = project / "pkg" / "ran.log"
     for where in (project / ".venv" / "bin", project / "node_modules" / ".bin"):
         where.mkdir(parents=True)
         for name in ("basedpyright-langserver", "python", "python3"):  # what pyright runs too
@@ -258,7 +261,7 @@ async def test_a_server_the_repository_ships_on_path_is_never_run(
         "PATH",
         path_with(Path("node_modules/.bin"), project / ".venv" / "bin", python_server_dir()),
     )
-    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    use_sandbox(monkeypatch, sandbox)
 
     (result,) = await results(project, [edit("pkg/main.py", "pkg.util", "pkg.utils")])
 
