@@ -66,6 +66,10 @@ def use_sandbox(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
         from moot.sandbox.landlock import landlock_unavailable
 
         why_not = landlock_unavailable()
+    elif name == "docker":
+        from moot.sandbox.docker import docker_unavailable
+
+        why_not = docker_unavailable()
     if why_not is not None:
         _missing(f"the {name} sandbox ({why_not})")
     monkeypatch.setenv("MOOT_SANDBOX", name)

@@ -369,3 +369,38 @@ async def test_an_interrupt_while_diagnostics_are_awaited_keeps_the_edit_and_its
     assert result.content.startswith("Edited pkg/main.py"), result.content
     assert "diagnostics: skipped, the wait for them was interrupted" in result.content
     assert result.display["diagnostics"].startswith("[diagnostics: skipped")
+
+
+async def test_under_docker_the_diagnostics_tool_says_why_there_are_none(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox image holds no language server, and none runs outside it."""
+    monkeypatch.setenv("PATH", path_with(python_server_dir()))
+    use_sandbox(monkeypatch, "docker")
+    client = open_client(
+        SessionOptions(cwd=project, model=script(project, []), permission_mode="acceptEdits")
+    )
+    try:
+        result = await run_tool(client, "diagnostics", {"path": "pkg/main.py"})
+    finally:
+        await client.close()
+
+    assert result.content.startswith("pkg/main.py: no language server for it here."), result.content
+    assert "python: the session's sandbox is Docker, whose image has no language servers" in (
+        result.content
+    ), result.content
+
+
+async def test_under_docker_the_first_edit_says_once_why_it_gets_no_diagnostics(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", path_with(python_server_dir()))
+    use_sandbox(monkeypatch, "docker")
+    turns = [edit("pkg/main.py", "pkg.util", "pkg.utils"), edit("pkg/main.py", "run", "go")]
+
+    first, second = await results(project, turns)
+
+    note = "[diagnostics: none this session: the session's sandbox is Docker, whose image has"
+    assert first.content.startswith("Edited pkg/main.py") and note in first.content, first.content
+    assert first.display["diagnostics"].startswith(note)
+    assert second.content.startswith("Edited pkg/main.py") and "\n[" not in second.content

@@ -84,6 +84,9 @@ class LanguageServers:
         self._starting: dict[str, asyncio.Task[LanguageServer]] = {}
         self._failed: dict[str, str] = {}
         self._closed = False
+        target = getattr(sandbox, "primary", sandbox)
+        self._untold = isinstance(self._spawn, str) and getattr(target, "name", "") == "docker"
+        """Edits are to say why they get no diagnostics (`sandbox_note`), not yet said."""
 
     def language_of(self, path: Path) -> Language | None:
         """The language of `path` when a server for it could run here."""
@@ -101,6 +104,18 @@ class LanguageServers:
                 spec = find_server(language, setting, self.root, self._environ)
             self._specs[language.name] = spec
         return None if isinstance(spec, Unavailable) else language
+
+    def sandbox_note(self, path: Path) -> str:
+        """Why edits of `path`'s language get no diagnostics, when it is this session's
+        sandbox (Docker's image holds no server): said once a session, at the first."""
+        language = BY_SUFFIX.get(path.suffix)
+        if not self._untold or language is None or self._closed:
+            return ""
+        setting = self._settings.get(language.name)
+        if setting is not None and setting.off:
+            return ""
+        self._untold = False
+        return f"[diagnostics: none this session: {self._spawn}]"
 
     def before_edit(self, path: Path) -> Baseline | None:
         """What `path` holds now, when its language has a server (None: nothing to do)."""

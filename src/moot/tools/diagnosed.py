@@ -38,8 +38,12 @@ class Diagnosed:
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         found = self._baseline(arguments)
         result = await self.inner.invoke(arguments, ctx)
-        if found is None or result.is_error:
+        if result.is_error:
             return result
+        if found is None:
+            path = arguments.get("path")
+            told = self.servers.sandbox_note(Path(path)) if isinstance(path, str) else ""
+            return _noted(result, told) if told else result
         baseline, rel = found
         try:
             note = await self.servers.after_edit(baseline, rel)
