@@ -41,16 +41,36 @@ class PipedProcess:
         self._spawned = spawned
         self.pid = spawned.pid
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
-        self._exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._loop = asyncio.get_running_loop()
+        self._exited: asyncio.Future[int] = self._loop.create_future()
         spawned.watch(self._ended)
+        self._pidfd: int | None = None
+        with contextlib.suppress(OSError):  # gone already: the zygote says so
+            self._pidfd = os.pidfd_open(self.pid)
+            self._loop.add_reader(self._pidfd, self._gone)
 
     def _ended(self, status: int) -> None:
         if not self._exited.done():
             self._exited.set_result(status)
+        self._close_pidfd()
+
+    def _gone(self) -> None:
+        """It exited: the zygote, which reaps it, says how, unless it was stopped first (the
+        sandbox closed before its servers did); then it was killed, as far as moot knows."""
+        self._close_pidfd()
+        self._loop.call_later(1.0, self._ended, -signal.SIGKILL)
+
+    def _close_pidfd(self) -> None:
+        if self._pidfd is not None:
+            self._loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
 
     @property
     def returncode(self) -> int | None:
-        return self._spawned.returncode
+        if self._spawned.returncode is not None:
+            return self._spawned.returncode
+        return self._exited.result() if self._exited.done() else None
 
     async def wait(self) -> int:
         """Its exit status, once it has ended (the zygote reaps it)."""
