@@ -344,13 +344,6 @@ async def test_an_interrupt_while_diagnostics_are_awaited_keeps_the_edit_and_its
             await asyncio.sleep(0.02)
         client.submit(ops.Interrupt())
 
-    def hanging_server_started() -> bool:
-        for pid in descendants(os.getpid()):
-            with contextlib.suppress(OSError):
-                if b"time.sleep(600)" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    return True
-        return False
-
     def react(event: ev.Event) -> None:
         if isinstance(event, ev.ToolStarted):
             waits.append(asyncio.ensure_future(interrupt_once_written()))
@@ -369,6 +362,46 @@ async def test_an_interrupt_while_diagnostics_are_awaited_keeps_the_edit_and_its
     assert result.content.startswith("Edited pkg/main.py"), result.content
     assert "diagnostics: skipped, the wait for them was interrupted" in result.content
     assert result.display["diagnostics"].startswith("[diagnostics: skipped")
+
+
+async def test_the_persons_edit_interrupted_in_the_wait_is_answered_with_its_result(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for an edit the person runs (`RunTool`): its `tool_ran` holds the result."""
+    monkeypatch.setenv("MOOT_SANDBOX", "bubblewrap")
+    main = project / "pkg" / "main.py"
+    client = open_client(
+        SessionOptions(
+            cwd=project,
+            model=script(project, []),
+            permission_mode="acceptEdits",
+            settings=json.dumps({"lsp": {"python": HANGING}}),
+        )
+    )
+    try:
+        arguments = {"path": "pkg/main.py", "old": "pkg.util", "new": "pkg.utils"}
+        running = asyncio.ensure_future(run_tool(client, "edit", arguments))
+        for _ in range(500):  # bounded polling: until the server the wait is for has started
+            if "pkg.utils" in main.read_text() and hanging_server_started():
+                break
+            await asyncio.sleep(0.02)
+        client.submit(ops.Interrupt())
+        ran = await asyncio.wait_for(running, 10)
+    finally:
+        await client.close()
+
+    assert not ran.interrupted and not ran.is_error, ran.content
+    assert ran.content.startswith("Edited pkg/main.py"), ran.content
+    assert "diagnostics: skipped, the wait for them was interrupted" in ran.content
+
+
+def hanging_server_started() -> bool:
+    """`HANGING` runs (a process of this one's, bubblewrap's inside it too)."""
+    for pid in descendants(os.getpid()):
+        with contextlib.suppress(OSError):
+            if b"time.sleep(600)" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+    return False
 
 
 async def test_under_docker_the_diagnostics_tool_says_why_there_are_none(
