@@ -52,3 +52,24 @@ def typescript_server_dir() -> Path:
 def path_with(*dirs: Path) -> str:
     """PATH with `dirs` first."""
     return os.pathsep.join([*(str(d) for d in dirs), os.environ.get("PATH", os.defpath)])
+
+
+def use_sandbox(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Make sessions run in the sandbox `name` (`MOOT_SANDBOX`); without it here, skip (fail
+    in CI, which runs every backend)."""
+    why_not: str | None = None
+    if name == "bubblewrap":
+        from moot.sandbox.bwrap_probe import bwrap_unavailable
+
+        why_not = bwrap_unavailable()
+    elif name == "landlock":
+        from moot.sandbox.landlock import landlock_unavailable
+
+        why_not = landlock_unavailable()
+    elif name == "docker":
+        from moot.sandbox.docker import docker_unavailable
+
+        why_not = docker_unavailable()
+    if why_not is not None:
+        _missing(f"the {name} sandbox ({why_not})")
+    monkeypatch.setenv("MOOT_SANDBOX", name)

@@ -120,7 +120,7 @@ def test_a_misspelt_language_in_settings_is_named() -> None:
 
     assert found.language_of(Path("a.py")) is None  # no sandbox: nothing runs
     assert found.unavailable() == [
-        "python: language servers run in bubblewrap or on the host, and this session's "
-        "sandbox is none",
+        "python: language servers run in bubblewrap, Landlock or on the host, and this "
+        "session's sandbox is none",
         "lsp.pyhton in settings: no such language (c, go, python, rust, typescript)",
     ]

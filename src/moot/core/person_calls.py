@@ -19,7 +19,15 @@ from moot.protocol import events as ev
 from moot.protocol.approval import ApprovalPolicy, ApprovalRequest
 from moot.protocol.ids import new_id
 from moot.protocol.modes import ModeName
-from moot.tools.base import SideEffect, Tool, ToolContext, ToolResult, as_text, decided_as
+from moot.tools.base import (
+    FinishedThenInterrupted,
+    SideEffect,
+    Tool,
+    ToolContext,
+    ToolResult,
+    as_text,
+    decided_as,
+)
 
 PERSON_MODE: ModeName = "bypassPermissions"
 """The mode a person's own tool call is decided in: only deny rules speak (see `RunTool`)."""
@@ -141,6 +149,9 @@ class PersonCalls:
         )
         try:
             result = await tool.invoke(dict(arguments), ctx)
+        except FinishedThenInterrupted as done:  # its result stands (an edit made)
+            self._answer(tool.name, arguments, submission, started, done.result)
+            raise
         except asyncio.CancelledError:
             self._answer(tool.name, arguments, submission, started, None)
             raise

@@ -21,7 +21,13 @@ from moot.core.peers import CALL_AGENT, FINISH, GET_MESSAGES, PEER_CALLS, SEND_M
 from moot.protocol import events as ev
 from moot.protocol.messages import ToolCall
 from moot.protocol.states import StopReason
-from moot.tools.base import SideEffect, ToolContext, ToolResult, as_text
+from moot.tools.base import (
+    FinishedThenInterrupted,
+    SideEffect,
+    ToolContext,
+    ToolResult,
+    as_text,
+)
 
 
 class ToolStep:
@@ -100,7 +106,11 @@ class ToolStep:
         if tc.id not in self.call.started:
             record(ev.ToolStarted(tool_call_id=tc.id, tool=tc.name, arguments=tc.arguments))
         started = time.perf_counter()
-        result = await self._result(tc)
+        interrupted: FinishedThenInterrupted | None = None
+        try:
+            result = await self._result(tc)
+        except FinishedThenInterrupted as done:  # its result stands; the interrupt goes on
+            result, interrupted = done.result, done
         record(
             ev.ToolFinished(
                 tool_call_id=tc.id,
@@ -112,6 +122,8 @@ class ToolStep:
                 duration_ms=(time.perf_counter() - started) * 1000,
             ),
         )
+        if interrupted is not None:
+            raise interrupted
         if violation := result.display.get("sandbox_violation"):
             record(ev.Error(source="sandbox", message=str(violation)))
         if self.scope.hooks is not None:

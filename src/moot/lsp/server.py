@@ -1,9 +1,10 @@
 """One running language server: its process, the documents it holds, what it published.
 
 The process is started by the session's sandbox where the sandbox runs local processes
-(bubblewrap, or the host when the person chose no sandbox): the server then reads the
-workspace as a shell command would, masks included. Killing it kills its process group
-(bubblewrap's PID namespace and `--die-with-parent` take whatever it started with it).
+(bubblewrap, Landlock, or the host when the person chose no sandbox): the server then reads
+the workspace as a shell command would, masks included. Killing it kills its process group
+(bubblewrap's PID namespace and `--die-with-parent` take whatever it started with it;
+under Landlock, `piped.PipedProcess.kill` takes every process below it too).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from moot.lsp.report import Diagnostic, parse, parse_tsserver
 from moot.lsp.rpc import Connection, ServerGone
@@ -28,7 +29,25 @@ SETTLE = 0.3
 checked is taken to have said all it will of a file (at least; see `_published`)."""
 SETTLE_MAX = 1.0
 
-Spawn = Callable[[ServerSpec, Path], Awaitable[asyncio.subprocess.Process]]
+
+class ServerProcess(Protocol):
+    """A server's process: asyncio's, or one a sandbox started (`moot.lsp.piped`)."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def stdin(self) -> asyncio.StreamWriter | None: ...
+    @property
+    def stdout(self) -> asyncio.StreamReader | None: ...
+    @property
+    def stderr(self) -> asyncio.StreamReader | None: ...
+    @property
+    def returncode(self) -> int | None: ...
+    async def wait(self) -> int: ...
+    def kill(self) -> None: ...
+
+
+Spawn = Callable[[ServerSpec, Path], Awaitable[ServerProcess]]
 """Starts a server's process with stdin and stdout piped (see `session.spawner`)."""
 
 
@@ -46,7 +65,7 @@ class _Document:
 class LanguageServer:
     """A started server (see `start`)."""
 
-    def __init__(self, spec: ServerSpec, root: Path, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, spec: ServerSpec, root: Path, process: ServerProcess) -> None:
         self.spec, self.root, self.process = spec, root, process
         assert process.stdin is not None and process.stdout is not None
         reader = process.stdout
@@ -71,7 +90,8 @@ class LanguageServer:
             root: The workspace, the server's root.
             spawn: Starts the process.
             in_namespace: It runs in a PID namespace of its own (bubblewrap), where moot's pid
-                names nothing: it is then not told it, or it would exit at once.
+                names nothing, or in a Landlock domain that may not signal moot (its
+                `kill(pid, 0)` fails): it is then not told the pid, or it would exit at once.
 
         Raises:
             OSError: It could not be started.

@@ -17,9 +17,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from moot.lsp.piped import start_piped
 from moot.lsp.report import Diagnostic, new_errors, render_new
 from moot.lsp.rpc import ServerGone
-from moot.lsp.server import LanguageServer, Spawn
+from moot.lsp.server import LanguageServer, ServerProcess, Spawn
 from moot.lsp.servers import (
     BY_SUFFIX,
     LANGUAGES,
@@ -83,6 +84,9 @@ class LanguageServers:
         self._starting: dict[str, asyncio.Task[LanguageServer]] = {}
         self._failed: dict[str, str] = {}
         self._closed = False
+        target = getattr(sandbox, "primary", sandbox)
+        self._untold = isinstance(self._spawn, str) and getattr(target, "name", "") == "docker"
+        """Edits are to say why they get no diagnostics (`sandbox_note`), not yet said."""
 
     def language_of(self, path: Path) -> Language | None:
         """The language of `path` when a server for it could run here."""
@@ -100,6 +104,18 @@ class LanguageServers:
                 spec = find_server(language, setting, self.root, self._environ)
             self._specs[language.name] = spec
         return None if isinstance(spec, Unavailable) else language
+
+    def sandbox_note(self, path: Path) -> str:
+        """Why edits of `path`'s language get no diagnostics, when it is this session's
+        sandbox (Docker's image holds no server): said once a session, at the first."""
+        language = BY_SUFFIX.get(path.suffix)
+        if not self._untold or language is None or self._closed:
+            return ""
+        setting = self._settings.get(language.name)
+        if setting is not None and setting.off:
+            return ""
+        self._untold = False
+        return f"[diagnostics: none this session: {self._spawn}]"
 
     def before_edit(self, path: Path) -> Baseline | None:
         """What `path` holds now, when its language has a server (None: nothing to do)."""
@@ -238,11 +254,12 @@ def _left(deadline: float) -> float:
 
 
 def spawner(sandbox: Sandbox | None, environ: Mapping[str, str]) -> tuple[Spawn, bool] | str:
-    """How servers start in `sandbox`, and whether they get a PID namespace of their own; or
-    why they cannot run in it.
+    """How servers start in `sandbox`, and whether they are kept from knowing moot's pid (see
+    `LanguageServer.start`); or why they cannot run in it.
 
     bubblewrap runs them as it runs a command (`launch`: the workspace writable, deny rules'
-    masks, no network); the host backend (the person chose no sandbox) as it runs commands.
+    masks, no network), Landlock likewise with the same rules, started by its zygote with a
+    stdin pipe (`piped`); the host backend (the person chose no sandbox) as it runs commands.
     Docker's container holds none of them, and with no sandbox nothing runs: a server runs
     tools a repository configures (cargo, go), so it is never a way around the sandbox.
     """
@@ -250,29 +267,37 @@ def spawner(sandbox: Sandbox | None, environ: Mapping[str, str]) -> tuple[Spawn,
     launch = getattr(target, "launch", None)
     command_env = getattr(target, "command_env", None)
     name = getattr(target, "name", "none")
-    if launch is None or command_env is None or name not in ("bubblewrap", "host"):
+    if name == "docker":
         return (
-            f"language servers run in bubblewrap or on the host, and this session's sandbox "
-            f"is {name}"
+            "the session's sandbox is Docker, whose image has no language servers (they run "
+            "in bubblewrap, Landlock, or on the host with no sandbox)"
+        )
+    if launch is None or command_env is None or name not in ("bubblewrap", "landlock", "host"):
+        return (
+            f"language servers run in bubblewrap, Landlock or on the host, and this session's "
+            f"sandbox is {name}"
         )
 
-    async def spawn(spec: ServerSpec, root: Path) -> asyncio.subprocess.Process:
+    async def spawn(spec: ServerSpec, root: Path) -> ServerProcess:
         launched = await launch(f"exec {shlex.join(spec.argv)}", root)
+        env = _server_env(command_env(environ), spec, root)
         try:
+            if launched.spawn is not None:  # Landlock's zygote starts it
+                return await start_piped(launched.spawn, launched.argv, root, env)
             return await asyncio.create_subprocess_exec(
                 *launched.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=root,
-                env=_server_env(command_env(environ), spec, root),
+                env=env,
                 start_new_session=True,
                 pass_fds=launched.fds,
             )
         finally:
             launched.close()
 
-    return spawn, name == "bubblewrap"
+    return spawn, name != "host"
 
 
 def _server_env(base: Mapping[str, str], spec: ServerSpec, root: Path) -> dict[str, str]:

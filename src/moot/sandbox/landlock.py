@@ -177,8 +177,10 @@ class LandlockSandbox(ProcessSandbox):
         ruleset = self._ruleset[1]
         zygote, program = self._zygote, self.program or b""
 
-        def spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> ZygoteCommand:
-            return zygote.spawn(argv, cwd, env, ruleset, program)
+        def spawn(
+            argv: list[str], cwd: Path, env: dict[str, str], stdin: int | None = None
+        ) -> ZygoteCommand:
+            return zygote.spawn(argv, cwd, env, ruleset, program, stdin)
 
         return Launch(["bash", "-c", command], spawn=spawn)
 

@@ -52,9 +52,18 @@ class Zygote:
         self._running: dict[int, ZygoteCommand] = {}
 
     def spawn(
-        self, argv: list[str], cwd: Path, env: dict[str, str], ruleset: int, program: bytes
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        ruleset: int,
+        program: bytes,
+        stdin: int | None = None,
     ) -> ZygoteCommand:
         """Start `argv` under `ruleset` and the seccomp `program` (on the event loop's thread).
+
+        `stdin` is its standard input (a pipe's end, which the caller still closes: a language
+        server's); /dev/null when None.
 
         Raises:
             OSError: It could not start (the zygote's child says why), or the zygote is gone.
@@ -63,10 +72,11 @@ class Zygote:
         out_read, out_write = os.pipe2(os.O_CLOEXEC)
         err_read, err_write = os.pipe2(os.O_CLOEXEC)
         null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        given = null if stdin is None else stdin
         request = {"argv": argv, "cwd": str(cwd), "env": env, "filter": program.hex()}
         try:
             socket.send_fds(
-                channel, [json.dumps(request).encode()], [null, out_write, err_write, ruleset]
+                channel, [json.dumps(request).encode()], [given, out_write, err_write, ruleset]
             )
             answer = self._answer(channel)
         except BaseException:

@@ -54,8 +54,13 @@ class Spawned(Protocol):
         ...
 
 
-Spawn = Callable[[list[str], Path, dict[str, str]], Spawned]
-"""Starts a command: its argv, where, its whole environment."""
+class Spawn(Protocol):
+    """Starts a command: its argv, where, its whole environment; its stdin is /dev/null, or
+    the open descriptor `stdin` (a language server's pipe, `moot.lsp.piped`)."""
+
+    def __call__(
+        self, argv: list[str], cwd: Path, env: dict[str, str], stdin: int | None = None
+    ) -> Spawned: ...
 
 
 class GroupProcess:

@@ -59,6 +59,18 @@ class ToolResult(msgspec.Struct, frozen=True):
         return cls(content=message, is_error=True)
 
 
+class FinishedThenInterrupted(asyncio.CancelledError):
+    """A tool interrupted once its work was done (an edit written, its diagnostics still
+    awaited): the tool step records `result` as the call's, then the interrupt goes on.
+
+    A `CancelledError`, so that everything above the tool step treats it as the interrupt it is.
+    """
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__("interrupted once the tool was done")
+        self.result = result
+
+
 @runtime_checkable
 class Tool(Protocol):
     """A tool a model can call. `invoke` never raises except `asyncio.CancelledError`."""

@@ -9,14 +9,17 @@ block by the app and the REPL.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moot.tools.base import Tool, ToolContext, ToolResult
+from moot.tools.base import FinishedThenInterrupted, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from moot.lsp.session import Baseline, LanguageServers
     from moot.workspace.paths import Workspace
+
+SKIPPED = "[diagnostics: skipped, the wait for them was interrupted; the edit is done]"
 
 
 class Diagnosed:
@@ -35,20 +38,20 @@ class Diagnosed:
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         found = self._baseline(arguments)
         result = await self.inner.invoke(arguments, ctx)
-        if found is None or result.is_error:
+        if result.is_error:
             return result
+        if found is None:
+            path = arguments.get("path")
+            told = self.servers.sandbox_note(Path(path)) if isinstance(path, str) else ""
+            return _noted(result, told) if told else result
         baseline, rel = found
         try:
             note = await self.servers.after_edit(baseline, rel)
+        except asyncio.CancelledError:  # the person interrupted the wait: the edit stands
+            raise FinishedThenInterrupted(_noted(result, SKIPPED)) from None
         except Exception as exc:  # the edit is done whatever the server did
             note = f"[diagnostics failed: {type(exc).__name__}: {exc}]"
-        if not note:
-            return result
-        return ToolResult(
-            f"{result.content}\n{note}",
-            attachments=result.attachments,
-            display={**result.display, "diagnostics": note},
-        )
+        return _noted(result, note) if note else result
 
     def _baseline(self, arguments: dict[str, Any]) -> tuple[Baseline, str] | None:
         path = arguments.get("path")
@@ -62,3 +65,12 @@ class Diagnosed:
             return None
         baseline = self.servers.before_edit(target)
         return (baseline, rel) if baseline is not None else None
+
+
+def _noted(result: ToolResult, note: str) -> ToolResult:
+    """`result` with `note` after its text and on its block (`display["diagnostics"]`)."""
+    return ToolResult(
+        f"{result.content}\n{note}",
+        attachments=result.attachments,
+        display={**result.display, "diagnostics": note},
+    )

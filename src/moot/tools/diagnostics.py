@@ -64,8 +64,10 @@ def _report(
 ) -> str:
     out = []
     if not checked:
-        what = f"{path} has" if path is not None else "No file this session changed has"
-        out.append(f"{what} a language with a language server here.")
+        if path is not None:
+            out.append(f"{path}: no language server for it here.")
+        else:
+            out.append("No file this session changed has a language with a language server here.")
     elif not lines:
         out.append(f"No errors or warnings in {len(checked)} file(s).")
     else:
