@@ -238,6 +238,37 @@ def test_a_headless_run_without_hooks_rules_or_tool_calls_loads_none_of_their_co
     assert loaded.isdisjoint(ONLY_WHEN_NEEDED), sorted(loaded & ONLY_WHEN_NEEDED)
 
 
+def test_a_headless_run_whose_calls_are_allowed_loads_no_approval_or_result_code(
+    tmp_path: Path,
+) -> None:
+    """`moot -p` with text output, a tool call the mode allows and an answer: what only a call
+    that asks needs (its diff preview, the rules that would allow it) and what only json and
+    stream-json output need (Claude Code's message and result shapes) stays unloaded: the
+    first tool decision and start-up are on a benchmark's path (`scripts/bench --only agent`)."""
+    (tmp_path / "notes.txt").write_text("a note\n", encoding="utf-8")
+    script = tmp_path / "turns.json"
+    read = {"name": "read", "arguments": {"path": "notes.txt"}}
+    script.write_text(json.dumps({"turns": [{"tool_calls": [read]}, {"text": "done"}]}))
+    code = (
+        "import contextlib, io, os, moot.cli\n"
+        f"os.chdir({str(tmp_path)!r})\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    code = moot.cli.main(['-p', 'hi', '--model', 'scripted:{script}'])\n"
+        "assert (code, out.getvalue()) == (0, 'done\\n'), (code, out.getvalue())"
+    )
+
+    loaded = modules_after(code)
+
+    assert {"moot.permissions.decide", "moot.tools.read"} <= loaded  # the call was decided, ran
+    later = {
+        "moot.permissions.preview",
+        "moot.permissions.suggest",
+        "moot.cli.claude_stream.messages",
+        "moot.cli.claude_stream.result",
+    }
+    assert loaded.isdisjoint(later), sorted(loaded & later)
+
+
 def test_a_headless_run_with_mcp_servers_never_imports_the_sdks_in_moot(
     tmp_path: Path,
 ) -> None:

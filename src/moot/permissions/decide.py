@@ -66,7 +66,6 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
-from moot.permissions.preview import diff_preview
 from moot.permissions.rule_match import (
     allowing,
     commands_left,
@@ -78,7 +77,6 @@ from moot.permissions.rule_match import (
 )
 from moot.permissions.rules import RuleSet, tool_hidden
 from moot.permissions.set_id import asks_for_set_id
-from moot.permissions.suggest import suggest
 from moot.permissions.targets import (
     FILE_EDIT_TOOLS,
     Call,
@@ -387,6 +385,10 @@ def _listed(writes: list[tuple[Command, Target]], call: Call) -> str:
 
 
 def _allow_hint(call: Call, rules: RuleSet) -> str:
+    # Only a call that asks or is refused needs the rules that would allow it: a run whose
+    # calls are allowed never loads them (the first tool call is on a benchmark's path).
+    from moot.permissions.suggest import suggest
+
     suggestions = suggest(call, rules)
     if not suggestions:
         return "The user can allow it with an allow rule."
@@ -411,6 +413,8 @@ def _preview(call: Call) -> str:
         return args["command"]
     if call.tool == "web_fetch" and isinstance(args.get("url"), str):
         return args["url"]
+    from moot.permissions.preview import diff_preview  # only a call that asks shows a diff
+
     diff = diff_preview(Path(call.root), call.tool, args)
     if diff is not None:
         return diff

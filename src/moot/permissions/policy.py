@@ -105,7 +105,6 @@ class RulesPolicy:
         """
         # Lazy: the decision (what a call touches, the shell parser) loads at the first tool call.
         from moot.permissions.decide import decide, ways_to_run
-        from moot.permissions.suggest import suggested_rules
 
         if self._refresh is not None:
             self._refresh()
@@ -116,6 +115,8 @@ class RulesPolicy:
         verdict = decide(request, mode, rules, root, protected=protected, added_roots=added)
         if verdict.decision != "ask":
             return verdict
+        from moot.permissions.suggest import suggested_rules  # only a call that asks
+
         suggestions = tuple(suggested_rules(request, self.workspace_root, rules))
         with_rules, in_modes = ways_to_run(
             request,

@@ -132,6 +132,7 @@ class Repl:
             clock=clock,
             task=task,
             show_history=show_history,
+            printed=self._printer.flush,
         )
         self.commands = ReplCommands(
             self,

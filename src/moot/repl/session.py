@@ -77,6 +77,8 @@ class ReplSession:
         clock: Monotonic seconds (the turn's progress).
         task: A first message to send.
         show_history: Print the end of the session's stored events first (a resumed session).
+        printed: Waits until what the transcript was given is on the terminal (the printer's
+            `flush`): the markdown warm-up starts only once the session's line is out.
     """
 
     def __init__(
@@ -92,8 +94,10 @@ class ReplSession:
         clock: Callable[[], float],
         task: str | None = None,
         show_history: bool = False,
+        printed: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._shell = shell
+        self._printed = printed
         self._connect = connect
         self._transcript = transcript
         self._approvals = approvals
@@ -159,6 +163,11 @@ class ReplSession:
         if self._task:
             await self.send(self._task, typed=False)
         if not self._plain:
+            # Only once the session's line is on the terminal: the warm-up thread (rich's
+            # imports, ~70 ms of CPU) would otherwise share the GIL with the prompt's redraw
+            # around that line, and the line would show later by what the thread took meanwhile.
+            if self._printed is not None:
+                await self._printed()
             from moot.repl.markdown import warm_up
 
             warm_up()

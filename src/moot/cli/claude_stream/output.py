@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from moot.cli.claude_stream.messages import ClaudeMessages, ModelUsage
-from moot.cli.claude_stream.result import init_message, refused_result, result_object
 from moot.protocol import events as ev
 from moot.protocol.client import SessionStatus
 from moot.protocol.mcp import McpServerStatus
 from moot.protocol.states import RunState, StopReason
 
+if TYPE_CHECKING:
+    from moot.cli.claude_stream.messages import ClaudeMessages, ModelUsage
+
 FORMATS = ("text", "json", "stream-json", "events")
+RESULTS = ("json", "stream-json")
+"""The formats that end with a result object (its usage and model time counted per event);
+only they load Claude Code's message shapes (`messages`, `result`): `moot -p`'s text output
+does not pay for them."""
 
 
 class ModelTime:
@@ -65,9 +70,15 @@ class TurnOutput:
         """`--json-schema` was given: the answer is `structured_output`."""
         self.out = out
         self.session_id = session_id
-        self.messages = ClaudeMessages(session_id, partial=partial)
+        self.messages: ClaudeMessages | None = None
         self.model_time = ModelTime()
-        self.model_usage = ModelUsage()
+        self.model_usage: ModelUsage | None = None
+        if format in RESULTS:
+            from moot.cli.claude_stream.messages import ClaudeMessages, ModelUsage
+
+            self.model_usage = ModelUsage()
+            if format == "stream-json":
+                self.messages = ClaudeMessages(session_id, partial=partial)
 
     def _line(self, value: Any) -> None:
         self.out.write(json.dumps(value) + "\n")
@@ -82,16 +93,19 @@ class TurnOutput:
     ) -> None:
         """The session is open: stream-json starts with its `system`/`init` line."""
         if self.format == "stream-json":
+            from moot.cli.claude_stream.result import init_message
+
             self._line(init_message(status, servers, tools, sdk_servers))
 
     def event(self, event: ev.Event) -> None:
         """One event of the turn, as it is stored."""
-        self.model_time.take(event)
-        self.model_usage.take(event)
+        if self.model_usage is not None:  # a result will say them
+            self.model_time.take(event)
+            self.model_usage.take(event)
         if self.format == "events":
             self.out.write(ev.event_to_json(event) + "\n")
             self.out.flush()
-        elif self.format == "stream-json":
+        elif self.messages is not None:  # stream-json
             for message in self.messages.take(event):
                 self._line(message)
 
@@ -103,7 +117,9 @@ class TurnOutput:
             if finished.output:
                 self.out.write(finished.output.rstrip("\n") + "\n")
             return
-        if self.format in ("json", "stream-json"):
+        if self.model_usage is not None:  # json, stream-json
+            from moot.cli.claude_stream.result import result_object
+
             structured, subtype = self._structured(finished)
             result = result_object(
                 finished,
@@ -131,5 +147,7 @@ class TurnOutput:
 
     def refused(self, reason: str) -> None:
         """The session would not take the turn: an error result, so a reader is answered."""
-        if self.format in ("json", "stream-json"):
+        if self.format in RESULTS:
+            from moot.cli.claude_stream.result import refused_result
+
             self._line(refused_result(self.session_id, reason))
