@@ -159,7 +159,7 @@ def _close_tolerates_an_ended_ssh() -> None:
             self.proc.terminate()
 
     tolerant.moot_tolerant = True  # type: ignore[attr-defined]
-    sshconn.SSHSocket.close = tolerant  # type: ignore[method-assign]
+    sshconn.SSHSocket.close = tolerant
 
 
 def engine_is_remote(environ: Mapping[str, str] | None = None) -> bool:
