@@ -1,10 +1,13 @@
 """The Docker backend on a remote engine: the whole sandbox contract over TCP with TLS, then
-what syncing the workspace through a volume adds.
+what syncing the workspace through a volume adds; both again, a representative part of the
+contract and every sync test, on the main engine reached over ssh (`ssh_engine`: a real sshd
+on a loopback port, `DOCKER_HOST=ssh://USER@127.0.0.1:PORT`).
 
 The engine is a second `dockerd` on a loopback port with certificates made for the test
 session (`tls_engine`), started once for this module's tests. It needs root, dockerd, the
 docker CLI, openssl and the sandbox image on the main engine; without them these tests skip
-with a reason naming Docker over TLS, and with `CI=true` they fail.
+with a reason naming Docker over TLS, and with `CI=true` they fail. The ssh tests need sshd,
+ssh and ssh-keygen (openssh-server, openssh-client) the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 import pytest
 
 import sandbox_contract
+import ssh_engine
 import test_sandbox_contract as contract
 import tls_engine
 from moot.sandbox.base import Sandbox, SandboxPolicy
@@ -88,6 +92,67 @@ register(
 )
 
 
+_SSH: dict[str, ssh_engine.SshEngine | str] = {}
+"""The running sshd ("engine"), or why it could not start ("error")."""
+
+
+def _ssh_engine() -> ssh_engine.SshEngine:
+    engine = _SSH["engine"]
+    assert isinstance(engine, ssh_engine.SshEngine)
+    return engine
+
+
+def _ssh_unavailable() -> str | None:
+    if "error" in _SSH:
+        return str(_SSH["error"])
+    if "engine" not in _SSH:
+        return "docker over ssh: sshd was not started"
+    return unavailable_reason(DEFAULT_IMAGE, _ssh_engine().env)
+
+
+def _make_ssh(policy: SandboxPolicy) -> Sandbox:
+    session = f"test-{uuid.uuid4().hex[:12]}"
+    env = _ssh_engine().env
+    return DockerSandbox(policy, session_id=session, kill_grace=KILL_GRACE, engine_env=env)
+
+
+SSH = Backend(
+    "docker-ssh",
+    make=_make_ssh,
+    unavailable=_ssh_unavailable,
+    install="apt-get install openssh-server openssh-client docker.io; scripts/sandbox-image",
+    reports="docker",
+)
+register(SSH)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def running_sshd() -> Iterator[None]:
+    """sshd in front of the main engine, for every test here; stopped after the last. The
+    `ssh` that uses its config comes first on PATH meanwhile (docker-py runs `ssh`)."""
+    reason = ssh_engine.unavailable() or unavailable_reason(DEFAULT_IMAGE)
+    if reason is not None:
+        _SSH["error"] = reason if reason.startswith("docker") else f"docker: {reason}"
+        yield
+        return
+    try:
+        _SSH["engine"] = ssh_engine.start()
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
+        _SSH["error"] = f"docker over ssh: {error}"
+    path = os.environ.get("PATH")
+    if "engine" in _SSH:
+        os.environ["PATH"] = _ssh_engine().path
+    try:
+        yield
+    finally:
+        if path is not None:
+            os.environ["PATH"] = path
+        engine = _SSH.pop("engine", None)
+        _SSH.pop("error", None)
+        if isinstance(engine, ssh_engine.SshEngine):
+            engine.stop()
+
+
 @pytest.fixture(scope="module", autouse=True)
 def running_engine() -> Iterator[None]:
     """The second engine, for every test here; stopped after the last."""
@@ -130,10 +195,12 @@ def test_the_second_engine_leaves_the_main_engines_bridge_alone() -> None:
 
 on_remote = pytest.mark.parametrize("harness", ["docker-tls"], indirect=True)
 """The contract's tests: on the engine over TLS."""
-synced = pytest.mark.parametrize("harness", ["docker-tls", "docker-synced"], indirect=True)
-"""The sync's own tests: over TLS, and through the main engine's socket told that it is
-remote (`MOOT_DOCKER_REMOTE=1`, as for a socket forwarded over ssh): docker-py's own stream
-reading, not `TlsFrames`."""
+synced = pytest.mark.parametrize(
+    "harness", ["docker-tls", "docker-ssh", "docker-synced"], indirect=True
+)
+"""The sync's own tests: over TLS, over ssh, and through the main engine's socket told that
+it is remote (`MOOT_DOCKER_REMOTE=1`, as for a socket forwarded over ssh): docker-py's own
+stream reading, not `TlsFrames`."""
 
 harness = sandbox_contract.harness
 tcp_server = contract.tcp_server
@@ -157,6 +224,29 @@ NOT_REMOTE = {
 }
 """Contract tests that assume the engine shares this machine's disk, and why."""
 
+OVER_SSH = {
+    "test_exit_code_stdout_and_stderr_come_back_apart",
+    "test_stdin_is_closed",
+    "test_only_named_variables_reach_a_command_and_never_a_secret",
+    "test_writes_inside_the_workspace_reach_the_host",
+    "test_writes_outside_the_workspace_fail",
+    "test_protected_paths_are_read_only",
+    "test_a_read_denied_file_reads_as_empty",
+    "test_a_read_denied_directory_is_empty_and_read_only",
+    "test_a_file_that_appears_later_is_masked_from_the_next_command",
+    "test_git_shows_nothing_of_a_hidden_file_in_its_history",
+    "test_moots_own_files_are_out_of_sight",
+    "test_a_server_on_the_hosts_loopback_is_out_of_reach",
+    "test_a_timeout_kills_the_command_and_what_it_forked",
+    "test_long_output_keeps_head_and_tail_and_saves_all_of_it",
+    "test_a_background_command_streams_output_and_ends_with_its_code",
+    "test_killing_a_background_command_kills_what_it_started",
+    "test_closing_the_sandbox_ends_background_commands",
+}
+"""The contract tests that also run over ssh: output and streams, the workspace both ways,
+masks and protected paths, git, moot's files, the network, timeouts, kills and background
+commands (the whole contract runs over TLS; ssh is one more transport under docker-py)."""
+
 
 def _on_remote(test: Callable[..., Any]) -> Callable[..., Any]:
     """A copy of a contract test that runs on the engine over TLS."""
@@ -171,6 +261,8 @@ def _on_remote(test: Callable[..., Any]) -> Callable[..., Any]:
 
     if why is not None:
         copy = pytest.mark.skip(reason=f"remote engine: {why}")(copy)
+    if test.__name__ in OVER_SSH:
+        return pytest.mark.parametrize("harness", ["docker-tls", "docker-ssh"], indirect=True)(copy)
     return on_remote(copy)
 
 
@@ -203,16 +295,35 @@ def test_an_engine_is_remote_unless_it_is_a_local_socket(host: str | None, remot
     assert engine_is_remote({**env, "MOOT_DOCKER_REMOTE": "maybe"}) is remote
 
 
-def test_an_ssh_engine_without_paramiko_says_what_to_do() -> None:
-    """docker-py speaks ssh:// only with paramiko, even through the ssh program."""
-    import importlib.util
+def test_an_ssh_engine_is_reached_with_the_ssh_program() -> None:
+    """The person's ssh config, keys and agent apply (`use_ssh_client`): docker-py runs
+    `ssh USER@HOST docker system dial-stdio`, here the test's `ssh` first on PATH."""
+    require(SSH)
+    calls = _ssh_engine().root / "ssh-calls"
+    calls.unlink(missing_ok=True)
 
-    if importlib.util.find_spec("paramiko") is not None:
-        pytest.skip("paramiko is installed here: ssh:// engines are reached through it")
-    reason = unavailable_reason(DEFAULT_IMAGE, {"DOCKER_HOST": "ssh://nobody@127.0.0.1:1"})
+    engine = client(_ssh_engine().env)
+    try:
+        assert engine.ping()
+    finally:
+        engine.close()
 
-    assert reason is not None and "pip install 'docker[ssh]'" in reason
-    assert "MOOT_DOCKER_REMOTE=1" in reason
+    assert "docker system dial-stdio" in calls.read_text()
+
+
+async def test_the_status_names_the_engine_over_ssh(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    require(SSH)
+    monkeypatch.setenv("DOCKER_HOST", _ssh_engine().env["DOCKER_HOST"])
+
+    choice = choose_sandbox("docker", SandboxPolicy(workspace=tmp_path))
+
+    assert isinstance(choice.sandbox, DockerSandbox) and choice.sandbox.remote
+    assert "a remote Docker engine answers (DOCKER_HOST=ssh://" in choice.describe()
+    result = await choice.sandbox.run("echo over ssh", cwd=tmp_path, env={}, timeout=60)
+    assert result.stdout == "over ssh\n", result.stderr
+    await choice.sandbox.close()
 
 
 def test_the_engines_ca_is_trusted_whatever_requests_is_told(

@@ -248,6 +248,31 @@ async def test_a_command_that_cannot_start_says_so_and_ends_with_127(tmp_path: P
     assert "moot: the command could not start" in result.stderr, result
 
 
+async def test_a_program_the_sandbox_may_not_run_is_passed_over_for_the_next_on_the_path(
+    tmp_path: Path,
+) -> None:
+    """The zygote looks `bash` up on the command's PATH itself, as it sees the disk, and the
+    child tries that first: where the sandbox refuses it, the child's own search goes on to
+    the next one, as without the lookup; a program made or removed since is looked up anew."""
+    require(BACKENDS["landlock"])
+    hidden, ws = tmp_path / "hidden", tmp_path / "ws"
+    hidden.mkdir()
+    ws.mkdir()
+    (hidden / "bash").write_text("#!/bin/sh\necho not this one\n")
+    (hidden / "bash").chmod(0o755)
+    env = {**os.environ, "PATH": f"{hidden}:/usr/bin:/bin"}
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=ws), private=[hidden])
+    try:
+        first = await sandbox.run("echo the real bash", cwd=ws, env=env, timeout=20)
+        (hidden / "bash").unlink()
+        second = await sandbox.run("echo again", cwd=ws, env=env, timeout=20)
+    finally:
+        await sandbox.close()
+
+    assert (first.exit_code, first.stdout) == (0, "the real bash\n"), first
+    assert (second.exit_code, second.stdout) == (0, "again\n"), second
+
+
 async def test_when_the_zygote_dies_its_commands_end_and_the_next_one_gets_another(
     tmp_path: Path,
 ) -> None:

@@ -112,8 +112,13 @@ def client(environ: Mapping[str, str] | None = None) -> DockerClient:
     import docker
 
     options = docker.utils.kwargs_from_env(environment=environ)
-    # Through ssh://, the ssh program (the person's ~/.ssh/config and agent), not paramiko.
+    # Through ssh://, the ssh program (`ssh USER@HOST docker system dial-stdio`), not
+    # paramiko's own client: the person's ~/.ssh/config, keys, agent, known hosts, jump hosts
+    # and ControlMaster apply as for any ssh, which paramiko reads only in part. docker-py
+    # imports paramiko all the same (hence `docker[ssh]`), but never connects with it.
     ssh = str(options.get("base_url") or "").startswith("ssh://")
+    if ssh:
+        _close_tolerates_an_ended_ssh()
     # Each background command holds one connection for as long as it runs. The API version
     # is asked for by a first client of the oldest version, which sends nothing as it is made:
     # requests would otherwise verify the engine's certificate against REQUESTS_CA_BUNDLE or
@@ -132,6 +137,29 @@ def client(environ: Mapping[str, str] | None = None) -> DockerClient:
         engine.close()
         raise
     return engine
+
+
+def _close_tolerates_an_ended_ssh() -> None:
+    """docker-py closes a connection through `ssh` by writing to its stdin first, which
+    raises BrokenPipeError when ssh already ended, as it does once an exec's stream ends and
+    the engine side hangs up: the exec's answer, already read, was lost with it. Closing such
+    a connection is done, not an error; the ssh process is still ended (`terminate`)."""
+    from docker.transport import sshconn
+
+    close = sshconn.SSHSocket.close
+    if getattr(close, "moot_tolerant", False):
+        return
+
+    def tolerant(self: Any) -> None:
+        try:
+            close(self)
+        except (BrokenPipeError, ValueError):
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.close()  # flushing fails again, but the pipe is closed
+            self.proc.terminate()
+
+    tolerant.moot_tolerant = True  # type: ignore[attr-defined]
+    sshconn.SSHSocket.close = tolerant
 
 
 def engine_is_remote(environ: Mapping[str, str] | None = None) -> bool:

@@ -27,6 +27,7 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import sys
@@ -79,6 +80,29 @@ def _reap(channel: socket.socket) -> None:
         channel.send(json.dumps(ended).encode())
 
 
+_FD_LIMIT = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 20
+_FOUND: dict[tuple[str, str | None], str | None] = {}
+"""Where a program lies on a PATH, as this process sees it: looked up once per PATH."""
+
+
+def _found(program: str, path: str | None) -> str | None:
+    """Where `program` lies on `path`, looked up here rather than in the child: there each
+    `execve` of an entry before it fails under the ruleset, and a search of a long PATH costs
+    about a millisecond. Only a first try: the sandbox allows less than this process sees, never
+    more, so where that `execve` fails the child searches the PATH itself and reaches what it
+    would have reached without the try (a program later on the PATH, or the same error)."""
+    if "/" in program:
+        return None
+    key = (program, path)
+    if key not in _FOUND:
+        if len(_FOUND) > 64:
+            _FOUND.clear()
+        _FOUND[key] = shutil.which(program, path=path or os.defpath)
+    where = _FOUND[key]
+    # A program removed or replaced since is looked up again at its next start.
+    return where if where is not None and os.access(where, os.X_OK) else None
+
+
 def _start(request: dict[str, object], fds: list[int]) -> dict[str, object]:
     from moot.sandbox.landlock_child import Entry  # imported once, at the first command
 
@@ -88,6 +112,7 @@ def _start(request: dict[str, object], fds: list[int]) -> dict[str, object]:
     argv = [str(arg) for arg in request["argv"]]  # type: ignore[attr-defined]
     env = {str(k): str(v) for k, v in request["env"].items()}  # type: ignore[attr-defined]
     cwd = str(request["cwd"])
+    found = _found(argv[0], env.get("PATH"))
     pid = os.fork()
     if pid == 0:  # the child: nothing here may return
         try:
@@ -99,10 +124,10 @@ def _start(request: dict[str, object], fds: list[int]) -> dict[str, object]:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            for name in os.listdir("/proc/self/fd"):  # the command inherits its streams only
-                if int(name) > 2:
-                    with contextlib.suppress(OSError):
-                        os.close(int(name))
+            os.closerange(3, _FD_LIMIT)  # the command inherits its streams only (close_range)
+            if found is not None:
+                with contextlib.suppress(OSError):
+                    os.execve(found, argv, env)
             os.execvpe(argv[0], argv, env)  # found on the command's own PATH
         except BaseException as error:
             # Said on the command's stderr, as its exit code 127 says it did not run.
