@@ -193,3 +193,21 @@ def test_an_answer_cut_off_before_it_came_shows_what_had_streamed() -> None:
     blocks = list(markdown([*whole, *cut.events]))
     assert sum("All of it." in b for b in blocks) == 1
     assert "**moot** (cut off):\n\nHalf of an ans" in blocks
+
+
+def test_an_attachments_data_cannot_break_out_of_the_html_pages_img() -> None:
+    """An MCP server's image block is any string, kept as it came when it is not base64: in
+    the HTML export it stays inside the `src` attribute, so the page still runs no script."""
+    from moot.frontend.transcript import html_blocks
+    from moot.protocol import events as ev
+    from moot.protocol.messages import Attachment
+
+    ids = {"session_id": "s", "run_id": "r", "call_id": "c", "agent": "moot"}
+    hostile = Attachment(
+        mime_type="image/png", data='x" onerror="alert(1)"><script>alert(2)</script'
+    )
+    events = [
+        ev.ToolFinished(**ids, tool_call_id="t", tool="mcp", content="", attachments=(hostile,))
+    ]
+    page = "".join(html_blocks(events))
+    assert "<script" not in page and '" onerror=' not in page

@@ -92,7 +92,8 @@ def html_inline(attachment: Attachment, escape: object) -> str:
     assert callable(escape)
     label = escape(described(attachment))
     if attachment.is_image and attachment.mime_type in _EXTENSIONS:
-        url = f"data:{attachment.mime_type};base64,{attachment.data}"
+        # escaped: data kept as it came (an MCP server's, not base64) must stay in `src`
+        url = escape(f"data:{attachment.mime_type};base64,{attachment.data}")
         return (
             f'<figure><img alt="{label}" src="{url}" style="max-width:100%">'
             f"<figcaption>{label}</figcaption></figure>"
