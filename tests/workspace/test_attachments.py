@@ -120,3 +120,24 @@ def test_a_clipboard_image_is_checked_like_a_file() -> None:
     assert (shot.width, shot.height) == (64, 32)
     with pytest.raises(AttachmentError, match=r"^pasted is empty$"):
         attachment_from_bytes(b"", "pasted")
+
+
+def test_a_png_declaring_huge_dimensions_is_refused_before_it_is_decoded(tmp_path: Path) -> None:
+    """A decompression bomb under Pillow's own limit: 13000x13000 of zeros in 650 KB would
+    take 1.4 GB to decode; it is refused by its declared size."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + data))
+        return struct.pack(">I", len(data)) + kind + data + crc
+
+    side = 13000
+    packer = zlib.compressobj(9)
+    row = bytes(1 + side * 4)
+    idat = b"".join(packer.compress(row) for _ in range(side)) + packer.flush()
+    header = struct.pack(">IIBBBBB", side, side, 8, 6, 0, 0, 0)
+    bomb = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat)
+    (tmp_path / "bomb.png").write_bytes(bomb + chunk(b"IEND", b""))
+    said = refusal(tmp_path / "bomb.png")
+    assert said.startswith("bomb.png: 13000x13000 is more pixels than moot decodes"), said

@@ -49,8 +49,18 @@ MODEL_EDGE = 1568
 """Longest side a model reads at full detail; larger images cost as if scaled to it."""
 
 
+MAX_DECODED_PIXELS = 40_000_000
+"""Pixels of a PNG, GIF or WebP decoded at most (a 5K screenshot is 15 million): its header
+declares them, and a few hundred KB of zeros can declare 13000x13000, 1.4 GB to decode
+(Pillow refuses only past 179 million). A JPEG decodes at a fraction of its size (`draft`)."""
+
+
 class ImageError(ValueError):
     """An image that cannot be read (corrupt, or not the type it claims)."""
+
+
+class ImageTooLarge(ImageError):
+    """An image declaring more pixels than `MAX_DECODED_PIXELS`."""
 
 
 def image_size(raw: bytes) -> tuple[int, int] | None:
@@ -195,7 +205,14 @@ def shrink(
             # going to: much faster than decoding every pixel and throwing 3 in 4 away.
             scale = min(1.0, edge / max(image.size))
             image.draft("RGB", (math.ceil(image.width * scale), math.ceil(image.height * scale)))
+        elif image.width * image.height > MAX_DECODED_PIXELS:
+            raise ImageTooLarge(
+                f"{image.width}x{image.height} is more pixels than moot decodes"
+                f" ({MAX_DECODED_PIXELS // 1_000_000} million at most)"
+            )
         image.load()
+    except ImageTooLarge:
+        raise
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise ImageError(str(exc) or type(exc).__name__) from None
     except Image.DecompressionBombError as exc:

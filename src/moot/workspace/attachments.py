@@ -16,7 +16,13 @@ import stat
 from pathlib import Path
 
 from moot.protocol.messages import Attachment
-from moot.providers.images import ATTACH_LIMITS, ImageError, ImageLimits, shrink
+from moot.providers.images import (
+    ATTACH_LIMITS,
+    ImageError,
+    ImageLimits,
+    ImageTooLarge,
+    shrink,
+)
 from moot.workspace.pdf import PdfError, pdf_attachment
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -151,6 +157,8 @@ def image_attachment(
     """
     try:
         data, mime, width, height = shrink(raw, mime, limits, prove=True)
+    except ImageTooLarge as exc:
+        raise AttachmentError(f"{name}: {exc}") from None
     except ImageError as exc:
         kind = _KIND.get(mime, "an image").removeprefix("a ").removeprefix("an ")
         raise AttachmentError(f"{name} is a damaged {kind}: {exc}") from None
