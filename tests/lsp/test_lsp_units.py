@@ -124,3 +124,29 @@ def test_a_misspelt_language_in_settings_is_named() -> None:
         "session's sandbox is none",
         "lsp.pyhton in settings: no such language (c, go, python, rust, typescript)",
     ]
+
+
+def test_with_no_sandbox_rust_analyzer_is_not_started_for_a_repository_to_choose_its_rustc(
+    tmp_path: Path,
+) -> None:
+    """On the host, the rustup proxy would run the toolchain the repository's
+    rust-toolchain.toml names (`path = ...`), and cargo the rustc-wrapper its
+    .cargo/config.toml names: unapproved. Only a setting the person gave starts it there."""
+    from moot.lsp.session import LanguageServers
+    from moot.sandbox.base import SandboxPolicy
+    from moot.sandbox.host import HostSandbox
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "rust-analyzer").write_text("#!/bin/sh\n")
+    (tools / "rust-analyzer").chmod(0o755)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    host = HostSandbox(SandboxPolicy(repo))
+    found = LanguageServers(repo, {}, {"PATH": str(tools)}, host)
+
+    assert found.language_of(repo / "main.rs") is None
+    assert found.unavailable()[0].startswith("rust: not started with no sandbox")
+    setting = LanguageServerSetting(command=str(tools / "rust-analyzer"))
+    chosen = LanguageServers(repo, {"rust": setting}, {"PATH": str(tools)}, host)
+    assert chosen.language_of(repo / "main.rs") is not None

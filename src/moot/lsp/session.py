@@ -54,6 +54,14 @@ class Baseline:
         self.started = time.monotonic()
 
 
+RUST_ON_HOST = (
+    "not started with no sandbox: rust-analyzer (a rustup proxy) runs the toolchain a "
+    "repository's rust-toolchain.toml names and cargo the rustc its .cargo/config.toml names; "
+    'set "lsp.rust.command" to run it all the same'
+)
+"""Why rust gets no server on the host: what the repository ships would run unapproved."""
+
+
 class LanguageServers:
     """The language servers of one session (no globals: the session owns it).
 
@@ -85,6 +93,7 @@ class LanguageServers:
         self._failed: dict[str, str] = {}
         self._closed = False
         target = getattr(sandbox, "primary", sandbox)
+        self._on_host = getattr(target, "name", "") == "host"
         self._untold = isinstance(self._spawn, str) and getattr(target, "name", "") == "docker"
         """Edits are to say why they get no diagnostics (`sandbox_note`), not yet said."""
 
@@ -100,6 +109,8 @@ class LanguageServers:
                 spec = Unavailable(language.name, self._spawn)
                 if setting is not None and setting.off:
                     spec = Unavailable(language.name, f'off in settings ("lsp.{language.name}")')
+            elif self._on_host and language.name == "rust" and not (setting and setting.command):
+                spec = Unavailable(language.name, RUST_ON_HOST)
             else:
                 spec = find_server(language, setting, self.root, self._environ)
             self._specs[language.name] = spec
