@@ -244,3 +244,18 @@ async def test_a_runner_that_cannot_start_says_it_wrote_no_report(tmp_path: Path
     assert "pytest: exit 4" in result.content
     assert "pytest: broken install" in result.content
     assert "ended without writing its report" in result.content
+
+
+async def test_what_runs_is_the_line_checked_not_the_files_read_again(tmp_path: Path) -> None:
+    """A command in the sandbox may rewrite the project's files between the check that the
+    line is the one decided and the run: the run takes the checked lines."""
+    (tmp_path / "Makefile").write_text("test:\n\ttouch ran-make\n")
+    sandbox = HostSandbox(SandboxPolicy(tmp_path))
+    tool = run_tests_tool(sandbox, Workspace(tmp_path), env=dict(os.environ))
+    verifier = tool.verifier  # type: ignore[attr-defined]
+    assert tool.decided_as({})[2] == {"command": "make test"}
+    assert verifier.refusal({}) == ""
+    (tmp_path / "conftest.py").write_text("open('ran-pytest', 'w')\n")  # pytest's now
+    await verifier.run({}, 60)
+    await sandbox.close()
+    assert (tmp_path / "ran-make").exists() and not (tmp_path / "ran-pytest").exists()

@@ -69,6 +69,9 @@ class Verifier:
         self._decided: dict[str, str] = {}
         """What each call's arguments were decided as, by their JSON: a run whose command
         changed since (a file it reads was edited in between) is refused, not run."""
+        self._checked: dict[str, list[tuple[Runner, str]]] = {}
+        """The lines `refusal` compared, by the arguments' JSON: the very lines `run` runs,
+        not the files read again (a command in the sandbox may be rewriting them)."""
 
     @property
     def environ(self) -> Mapping[str, str]:
@@ -105,8 +108,10 @@ class Verifier:
                 option).
         """
         decided = self._decided.pop(_key(arguments), None)
-        now = "; ".join(self._filled(line) for _, line in self.lines(arguments))
+        lines = self.lines(arguments)
+        now = "; ".join(self._filled(line) for _, line in lines)
         if decided is None or now == decided:
+            self._checked[_key(arguments)] = lines
             return ""
         return (
             f"The {self.kind} command changed since the call was approved (it was `{decided}`,"
@@ -119,14 +124,16 @@ class Verifier:
         timeout: float,
         on_output: Callable[[str], None] | None = None,
     ) -> list[Report]:
-        """Run every runner in turn and read each one's output.
+        """Run every runner in turn and read each one's output: the lines `refusal` checked
+        for these arguments when it was asked (the lines found now otherwise).
 
         Raises:
             OSError: The sandbox could not run a command.
         """
         assert self.sandbox is not None
         reports = []
-        for runner, line in self.lines(arguments):
+        checked = self._checked.pop(_key(arguments), None)
+        for runner, line in self.lines(arguments) if checked is None else checked:
             shown = self._filled(line)
             result = await self.sandbox.run(
                 _wrapped(runner, shown, self._report_file(line)),
