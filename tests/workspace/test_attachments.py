@@ -141,3 +141,51 @@ def test_a_png_declaring_huge_dimensions_is_refused_before_it_is_decoded(tmp_pat
     (tmp_path / "bomb.png").write_bytes(bomb + chunk(b"IEND", b""))
     said = refusal(tmp_path / "bomb.png")
     assert said.startswith("bomb.png: 13000x13000 is more pixels than moot decodes"), said
+
+
+def form_bomb(uses: int, operators: int) -> bytes:
+    """A one-page PDF of a few KB whose page uses one large form XObject `uses` times: pypdf
+    parses the form again at each use."""
+    import zlib
+
+    form = zlib.compress(b"BT /F1 1 Tf (a) Tj ET\n" * operators, 9)
+    page = zlib.compress(b"/X Do\n" * uses, 9)
+    font = b"/Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >>"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] /Contents 4 0 R"
+        b" /Resources << /XObject << /X 5 0 R >> " + font + b" >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n%b\nendstream" % (len(page), page),
+        b"<< /Type /XObject /Subtype /Form /BBox [0 0 10 10] /Resources << " + font + b" >>"
+        b" /Length %d /Filter /FlateDecode >>\nstream\n%b\nendstream" % (len(form), form),
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%b\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def test_a_pdf_whose_text_would_take_hours_is_read_for_a_bounded_time() -> None:
+    """50 uses of a 20000-operator form took 30 s (5000 would take hours): the text is read
+    for `text_seconds`, then the page says it was not."""
+    import time
+
+    from moot.workspace.pdf import pdf_attachment
+
+    bomb = form_bomb(uses=50, operators=20_000)
+    assert len(bomb) < 4096
+    started = time.monotonic()
+    document, _ = pdf_attachment(bomb, "bomb.pdf", text_seconds=0.5)
+    assert time.monotonic() - started < 5
+    assert (
+        document.text is not None and "text not read: reading it took over 0.5 s" in document.text
+    )

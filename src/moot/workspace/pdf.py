@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import io
 import re
+import time
+from typing import Any
 
 from moot.protocol.messages import Attachment
 
@@ -15,6 +17,14 @@ MAX_PAGES = 100
 """Pages one range may hold (Anthropic's limit for a document)."""
 MAX_TEXT_CHARS = 200_000
 """A document's text kept for models without documents, at most."""
+TEXT_SECONDS = 10.0
+"""Time a document's text may take to read: past it, the pages left say so. pypdf parses a form
+XObject again at each of its uses, so a 2 KB PDF using one large form 5000 times a page would
+take hours, in a thread no one can stop."""
+_TEXT_LIMITS = {
+    "stream_parsing_work_maximum_count": 1_000_000,  # tokens of a stream (~6 s); pypdf: 2 M
+    "xform_maximum_invocations_per_extraction": 500,  # forms used on one page; pypdf: 5000
+}
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 
 
@@ -47,9 +57,10 @@ def page_range(pages: str | None, count: int) -> tuple[int, int]:
 
 
 def pdf_attachment(
-    raw: bytes, name: str, pages: str | None = None
+    raw: bytes, name: str, pages: str | None = None, *, text_seconds: float = TEXT_SECONDS
 ) -> tuple[Attachment, tuple[int, int, int]]:
-    """The pages of PDF `raw` as a document attachment named `name`, its text filled in.
+    """The pages of PDF `raw` as a document attachment named `name`, its text filled in (as
+    much as `text_seconds` reads).
 
     Returns:
         The attachment and (first page, last page, pages in the document).
@@ -77,7 +88,7 @@ def pdf_attachment(
         raise PdfError(f"{name} is a PDF without pages")
     first, last = page_range(pages, count)
     try:
-        texts = [(reader.pages[n].extract_text() or "") for n in range(first - 1, last)]
+        texts = _texts(reader, first, last, text_seconds)
         if (first, last) != (1, count):
             writer = PdfWriter()
             for n in range(first - 1, last):
@@ -97,6 +108,35 @@ def pdf_attachment(
         text=text,
     )
     return attachment, (first, last, count)
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _texts(reader: Any, first: int, last: int, seconds: float) -> list[str]:
+    """The text of pages `first`..`last`, read within `seconds` (checked before each of a
+    page's operators, forms' too); a page pypdf will not read within its limits says so."""
+    from pypdf import apply_configuration
+    from pypdf.errors import LimitReachedError
+
+    deadline = time.monotonic() + seconds
+
+    def in_time(*_: object) -> None:
+        if time.monotonic() > deadline:
+            raise _OutOfTime
+
+    texts = []
+    with apply_configuration(**_TEXT_LIMITS):
+        for n in range(first - 1, last):
+            try:
+                texts.append(reader.pages[n].extract_text(visitor_operand_before=in_time) or "")
+            except LimitReachedError:
+                texts.append("[moot: this page's text is too large to read]")
+            except _OutOfTime:
+                texts.append(f"[moot: text not read: reading it took over {seconds:g} s]")
+                break
+    return texts
 
 
 def _opens_without_password(reader: object) -> bool:
