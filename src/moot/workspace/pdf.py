@@ -4,9 +4,11 @@ it), with their text for models that cannot read documents. pypdf, imported lazi
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import re
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from moot.protocol.messages import Attachment
@@ -114,12 +116,20 @@ class _OutOfTime(Exception):
     pass
 
 
+@contextlib.contextmanager
+def _no_limits(**_: object) -> Iterator[None]:
+    yield
+
+
 def _texts(reader: Any, first: int, last: int, seconds: float) -> list[str]:
     """The text of pages `first`..`last`, read within `seconds` (checked before each of a
     page's operators, forms' too); a page pypdf will not read within its limits says so."""
-    from pypdf import apply_configuration
-    from pypdf.errors import LimitReachedError
+    import pypdf
+    from pypdf import errors
 
+    # pypdf 7's limits; the deadline alone before
+    limited: Any = getattr(pypdf, "apply_configuration", _no_limits)
+    too_large = getattr(errors, "LimitReachedError", _OutOfTime)
     deadline = time.monotonic() + seconds
 
     def in_time(*_: object) -> None:
@@ -127,11 +137,11 @@ def _texts(reader: Any, first: int, last: int, seconds: float) -> list[str]:
             raise _OutOfTime
 
     texts = []
-    with apply_configuration(**_TEXT_LIMITS):
+    with limited(**_TEXT_LIMITS):
         for n in range(first - 1, last):
             try:
                 texts.append(reader.pages[n].extract_text(visitor_operand_before=in_time) or "")
-            except LimitReachedError:
+            except too_large:
                 texts.append("[moot: this page's text is too large to read]")
             except _OutOfTime:
                 texts.append(f"[moot: text not read: reading it took over {seconds:g} s]")
