@@ -259,3 +259,18 @@ async def test_what_runs_is_the_line_checked_not_the_files_read_again(tmp_path: 
     await verifier.run({}, 60)
     await sandbox.close()
     assert (tmp_path / "ran-make").exists() and not (tmp_path / "ran-pytest").exists()
+
+
+async def test_a_filter_that_reads_as_an_option_is_refused(tmp_path: Path) -> None:
+    """`cargo test FILTER` takes the filter as a word of its own: `--config=build.rustc=...`
+    would be cargo's option, not a test name."""
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
+    sandbox = HostSandbox(SandboxPolicy(tmp_path))
+    tool = run_tests_tool(sandbox, Workspace(tmp_path), env=programs(tmp_path, "cargo"))
+    from moot.tools.base import decided_as
+
+    arguments = {"filter": "--config=build.rustc-wrapper='./x.sh'"}
+    assert decided_as(tool, "test", arguments)[:2] == ("test", tool.side_effect)
+    result = await tool.invoke(arguments, OUTSIDE_A_RUN)
+    await sandbox.close()
+    assert result.is_error and "would be read as an option" in result.content

@@ -86,6 +86,9 @@ class Verifier:
         path, name_filter = arguments.get("path"), arguments.get("filter")
         if isinstance(path, str) and path.startswith("-"):
             raise ValueError(f"path {path!r} would be read as an option: name a file or directory")
+        if isinstance(name_filter, str) and name_filter.startswith("-"):
+            # `cargo test FILTER` takes it as a word of its own: `--config=...` is an option
+            raise ValueError(f"filter {name_filter!r} would be read as an option")
         return [(r, r.line(path, name_filter)) for r in self.runners()]
 
     def command_line(self, arguments: Mapping[str, Any]) -> str:
