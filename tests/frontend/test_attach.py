@@ -219,3 +219,14 @@ def test_sixel_and_a_jpeg_on_kitty_are_drawn_from_the_decoded_image() -> None:
     assert sixel.endswith("\x1b\\\n")
     assert sixel.count("-") == 2  # 12 pixel rows: two bands of six
     assert "!30~" in sixel  # half the width in one colour, a run written once
+
+
+@pytest.mark.parametrize("protocol", ["kitty", "iterm2"])
+def test_a_thumbnail_carries_no_escape_an_attachments_data_holds(protocol: str) -> None:
+    """An MCP resource's image data is any string: after a valid PNG header, a BEL and an
+    escape sequence (here a clipboard write) would reach the terminal as its own."""
+    from moot.frontend.thumbnails import thumbnail
+
+    data = base64.b64encode(png(200, 100)).decode() + "\x07\x1b]52;c;aGk=\x07"
+    drawn = thumbnail(attach.Attachment(mime_type="image/png", data=data), protocol)
+    assert drawn is None or "\x1b]52" not in drawn

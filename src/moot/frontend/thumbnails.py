@@ -33,6 +33,9 @@ COLUMNS = 24
 HALFCELL_ROWS = 12
 """A half-cell thumbnail's height at most, in terminal cells (a tall image is narrower)."""
 _CHUNK = 4096
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+"""What an escape sequence may carry of an attachment's data: an MCP server's is any string
+(kept as it came when it is not base64), and a BEL or ESC in it would end the sequence."""
 """kitty takes a payload in pieces of at most this many base64 characters."""
 
 
@@ -54,6 +57,8 @@ def thumbnail(attachment: Attachment, protocol: str | None) -> str | None:
     None when this protocol cannot draw it (a PDF, a JPEG on kitty, sixel)."""
     attached = from_attachment(attachment)
     if attached.kind != "image" or not attached.detail or protocol not in PROTOCOLS:
+        return None
+    if not _BASE64.fullmatch(attachment.data):
         return None
     width, height = (int(n) for n in attached.detail.split("x"))
     rows = max(1, math.ceil(COLUMNS * height / max(width, 1) / 2))  # a cell is twice as tall
