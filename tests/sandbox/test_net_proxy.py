@@ -205,3 +205,23 @@ async def test_the_tcp_port_listens_only_when_asked() -> None:
         assert port and (await proxy.start()).port == port
     finally:
         await proxy.close()
+
+
+async def test_a_denied_host_is_refused_however_it_is_spelt() -> None:
+    """The resolver maps IDNA (a soft hyphen vanishes, fullwidth letters fold) and reads
+    `10.1` as 10.0.0.1: each spelling is decided as the host it leads to."""
+    rules = NetworkRules(allowed=("*",), denied=("denied.test", "10.0.0.1", "::1"))
+    proxy = NetworkProxy(rules)
+    address = await proxy.start(tcp=True)
+    try:
+        for host in ("den\xadied.test", "DENIED.TEST.", "167772161", "0xa.0.0.1", "10.1"):
+            for request in (f"GET http://{host}/ HTTP/1.1", f"CONNECT {host}:443 HTTP/1.1"):
+                head = f"{request}\r\nHost: {host}\r\n\r\n".encode("latin-1")
+                answer = await _exchange(address.port, head)
+                assert answer.startswith(b"HTTP/1.1 403"), (host, answer)
+                assert b"is denied by sandbox.network.deniedDomains" in answer
+        for host in ("ｄｅｎｉｅｄ.test", "::ffff:10.0.0.1"):
+            assert (await socks(address.port, host, 443))[0] == 2, host
+        assert b" 400 " in await tunnel(address.port, "a@denied.test", 443)
+    finally:
+        await proxy.close()

@@ -35,7 +35,7 @@ from typing import Literal
 
 import msgspec
 
-from moot.sandbox.net_rules import NetworkRules, named, normal
+from moot.sandbox.net_rules import NetworkRules, canonical, named, normal
 
 Grant = Literal["once", "session", "always", "deny"]
 """A person's answer to a host on neither list: "always" is kept in the settings by whoever
@@ -271,6 +271,10 @@ class NetworkProxy:
         else:
             return await _answer(writer, 400, "moot's proxy takes CONNECT or http:// requests")
         try:
+            host = canonical(host)  # decided and connected to in the same spelling
+        except ValueError as error:
+            return await _answer(writer, 400, str(error))
+        try:
             reason = await self.decide(host, port)
         except Refused as refused:
             self._report(ConnectionRecord(host, port, False, how, str(refused)))
@@ -314,9 +318,14 @@ class NetworkProxy:
         if kind == 1:
             host = socket.inet_ntop(socket.AF_INET, await reader.readexactly(4))
         elif kind == 4:
-            host = socket.inet_ntop(socket.AF_INET6, await reader.readexactly(16))
+            host = canonical(socket.inet_ntop(socket.AF_INET6, await reader.readexactly(16)))
         elif kind == 3:
-            host = (await reader.readexactly((await reader.readexactly(1))[0])).decode("idna")
+            name = await reader.readexactly((await reader.readexactly(1))[0])
+            try:
+                host = canonical(name.decode("utf-8"))
+            except ValueError:
+                writer.write(_socks_reply(4))  # "host unreachable": no such name
+                return
         else:
             writer.write(_socks_reply(8))
             return
