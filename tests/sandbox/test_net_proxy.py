@@ -225,3 +225,23 @@ async def test_a_denied_host_is_refused_however_it_is_spelt() -> None:
         assert b" 400 " in await tunnel(address.port, "a@denied.test", 443)
     finally:
         await proxy.close()
+
+
+async def test_connections_past_the_most_open_are_closed_and_the_proxy_serves_on(
+    port: int,
+) -> None:
+    """A command opening thousands of idle connections must not run moot out of descriptors."""
+    proxy = NetworkProxy(RULES, hosts=HOSTS, most_open=20)
+    address = await proxy.start(tcp=True)
+    idle = [await asyncio.open_connection("127.0.0.1", address.port) for _ in range(20)]
+    try:
+        await until(lambda: len(proxy._open) == 20)
+        reader, writer = await asyncio.open_connection("127.0.0.1", address.port)
+        assert await asyncio.wait_for(reader.read(), 10) == b""  # closed at once
+        writer.close()
+        for _, idle_writer in idle:
+            idle_writer.close()
+        await until(lambda: not proxy._open)
+        assert b"hello allowed.test" in await get(address.port, "allowed.test", port)
+    finally:
+        await proxy.close()

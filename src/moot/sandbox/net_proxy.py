@@ -46,6 +46,9 @@ Asker = Callable[[str, int], Awaitable[Grant]]
 _HEAD_LIMIT = 64 * 1024
 """The longest request head read (request line and headers)."""
 _CHUNK = 256 * 1024
+MOST_OPEN = 512
+"""Connections open at once, beyond which a new one is closed as it comes: each holds a
+descriptor or two in moot's process, which a command opening thousands would run out of."""
 _DROPPED = {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
 """Request headers meant for the proxy (or this hop), not for the server."""
 
@@ -88,6 +91,7 @@ class NetworkProxy:
         record: Callable[[ConnectionRecord], None] | None = None,
         hosts: Mapping[str, str] | None = None,
         refresh: Callable[[], None] | None = None,
+        most_open: int = MOST_OPEN,
     ) -> None:
         """Args:
         rules: The lists; replace `rules` when the settings change.
@@ -97,6 +101,7 @@ class NetworkProxy:
         hosts: Names resolved to these addresses instead of by the system (tests name their
             servers on 127.0.0.x so).
         refresh: Called before each decision: may replace `rules` (the settings changed).
+        most_open: Connections open at once (`MOST_OPEN`).
         """
         self.rules = rules
         self.refresh = refresh
@@ -111,6 +116,7 @@ class NetworkProxy:
         self._address: ProxyAddress | None = None
         self._directory: Path | None = None
         self._open: set[asyncio.Task[None]] = set()
+        self._most_open = most_open
 
     @property
     def address(self) -> ProxyAddress | None:
@@ -159,6 +165,9 @@ class NetworkProxy:
             self._directory = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._open) >= self._most_open:
+            writer.close()
+            return
         task = asyncio.current_task()
         assert task is not None
         self._open.add(task)
