@@ -245,3 +245,17 @@ async def test_connections_past_the_most_open_are_closed_and_the_proxy_serves_on
         assert b"hello allowed.test" in await get(address.port, "allowed.test", port)
     finally:
         await proxy.close()
+
+
+async def test_a_plain_request_reaches_the_host_it_named_not_its_host_header(port: int) -> None:
+    proxy = NetworkProxy(RULES, hosts=HOSTS)
+    address = await proxy.start(tcp=True)
+    try:
+        request = (
+            f"GET http://allowed.test:{port}/x HTTP/1.1\r\nHost: denied.test\r\n"
+            "HOST: denied.test\r\n\r\n"
+        )
+        answer = await _exchange(address.port, request.encode())
+    finally:
+        await proxy.close()
+    assert f"hello allowed.test:{port} /x".encode() in answer, answer

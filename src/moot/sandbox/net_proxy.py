@@ -302,8 +302,17 @@ class NetworkProxy:
         else:
             # One request per connection (`Connection: close`): the next request on a kept
             # connection may name another host, which must be decided again.
-            kept = [h for h in headers if h.partition(":")[0].strip().lower() not in _DROPPED]
-            request = [f"{method} {slash}{path} {version}", *kept, "Connection: close"]
+            # The server is told the host that was decided, not one the command wrote in a
+            # `Host` header (another site behind the same address: a CDN's, a virtual host's).
+            kept = [
+                h for h in headers if h.partition(":")[0].strip().lower() not in (*_DROPPED, "host")
+            ]
+            request = [
+                f"{method} {slash}{path} {version}",
+                f"Host: {authority}",
+                *kept,
+                "Connection: close",
+            ]
             sent = ("\r\n".join(request) + "\r\n\r\n").encode("latin-1")
         await self._pipe(
             reader,
