@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from moot.sandbox.net_proxy import ConnectionRecord, Grant, NetworkProxy
+from moot.sandbox.net_proxy import ConnectionRecord, Grant, NetworkProxy, Refused
 from moot.sandbox.net_rules import NetworkRules
 from net_servers import HOSTS, servers, serving
 
@@ -259,3 +259,24 @@ async def test_a_plain_request_reaches_the_host_it_named_not_its_host_header(por
     finally:
         await proxy.close()
     assert f"hello allowed.test:{port} /x".encode() in answer, answer
+
+
+async def test_past_the_most_hosts_waiting_for_an_answer_a_host_is_refused_unasked() -> None:
+    asked: list[str] = []
+    never = asyncio.Event()
+
+    async def ask(host: str, at: int) -> Grant:
+        asked.append(host)
+        await never.wait()
+        return "deny"
+
+    proxy = NetworkProxy(RULES, ask=ask)
+    waiting = [asyncio.ensure_future(proxy.decide(f"h{i}.test", 80)) for i in range(8)]
+    try:
+        await until(lambda: len(asked) == 8)
+        with pytest.raises(Refused, match="8 other hosts are waiting"):
+            await asyncio.wait_for(proxy.decide("one-more.test", 80), 10)
+        assert len(asked) == 8
+    finally:
+        never.set()
+        await asyncio.gather(*waiting, return_exceptions=True)

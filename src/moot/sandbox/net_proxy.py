@@ -49,6 +49,9 @@ _CHUNK = 256 * 1024
 MOST_OPEN = 512
 """Connections open at once, beyond which a new one is closed as it comes: each holds a
 descriptor or two in moot's process, which a command opening thousands would run out of."""
+MOST_ASKING = 8
+"""Hosts waiting for the person's answer at once; a host past them is refused unasked (a
+command naming a thousand hosts must not bury the person in questions)."""
 _DROPPED = {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
 """Request headers meant for the proxy (or this hop), not for the server."""
 
@@ -206,6 +209,11 @@ class NetworkProxy:
             )
         name = normal(host)
         waiting = self._asking.get(name)
+        if waiting is None and len(self._asking) >= MOST_ASKING:
+            raise Refused(
+                f"moot's sandbox refused {host}:{port}: {MOST_ASKING} other hosts are waiting"
+                " for the person's answer; add it to sandbox.network.allowedDomains to allow it"
+            )
         if waiting is None:  # one question per host, however many connections wait on it
             waiting = asyncio.get_running_loop().create_future()
             self._asking[name] = waiting
