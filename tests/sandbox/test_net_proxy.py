@@ -184,7 +184,15 @@ async def test_a_wildcard_never_leads_to_this_machines_own_addresses() -> None:
         by_name = NetworkProxy(NetworkRules(allowed=("localhost", "127.0.0.1")))
         try:
             tcp = (await anything.start(tcp=True)).port
-            for host in ("localhost", "127.0.0.1", "169.254.169.254"):
+            for host in (
+                "localhost",
+                "127.0.0.1",
+                "169.254.169.254",
+                "[fd00:ec2::254]",  # AWS's metadata over IPv6
+                "100.100.100.200",  # Alibaba's
+                "[64:ff9b::a9fe:a9fe]",  # 169.254.169.254 through NAT64
+                "[2002:7f00:1::]",  # 127.0.0.1 in 6to4
+            ):
                 answer = await get(tcp, host, port)
                 assert answer.startswith(b"HTTP/1.1 403"), answer
                 assert b"this machine's own or its link's" in answer

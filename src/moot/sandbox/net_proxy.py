@@ -437,17 +437,32 @@ async def _answer(writer: asyncio.StreamWriter, status: int, why: str) -> None:
 
 def _local(address: str) -> bool:
     """Whether `address` is this machine's or its link's: loopback, unspecified, link-local
-    (169.254.169.254 is the clouds' metadata service) or multicast (`LOCAL`)."""
+    (169.254.169.254 is the clouds' metadata service), multicast or another cloud metadata
+    address (`LOCAL`), also inside an IPv6 one (mapped, 6to4, NAT64)."""
     try:
         ip = ipaddress.ip_address(address.partition("%")[0])
     except ValueError:
         return True  # not an address: keep out
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback or ip.is_unspecified or ip.is_link_local or ip.is_multicast
+    if isinstance(ip, ipaddress.IPv6Address):  # an IPv4 address carried in an IPv6 one
+        if ip in _NAT64:
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        else:
+            ip = ip.ipv4_mapped or ip.sixtofour or ip
+    return (
+        ip.is_loopback
+        or ip.is_unspecified
+        or ip.is_link_local
+        or ip.is_multicast
+        or str(ip) in _METADATA
+    )
 
 
-LOCAL = "loopback, unspecified, link-local and multicast addresses"
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_METADATA = {"fd00:ec2::254", "100.100.100.200"}
+"""Clouds' metadata services outside the link-local range: AWS's over IPv6, Alibaba's."""
+
+
+LOCAL = "loopback, unspecified, link-local, multicast and cloud metadata addresses"
 """Where a host allowed only by a wildcard (`*`, `*.corp.example`) may not lead: a command
 must not reach the host's own services, nor the cloud's metadata, through a name."""
 
