@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from moot.sandbox.net_proxy import ConnectionRecord, Grant, NetworkProxy
+from moot.sandbox.net_proxy import ConnectionRecord, Grant, NetworkProxy, Refused
 from moot.sandbox.net_rules import NetworkRules
 from net_servers import HOSTS, servers, serving
 
@@ -184,7 +184,15 @@ async def test_a_wildcard_never_leads_to_this_machines_own_addresses() -> None:
         by_name = NetworkProxy(NetworkRules(allowed=("localhost", "127.0.0.1")))
         try:
             tcp = (await anything.start(tcp=True)).port
-            for host in ("localhost", "127.0.0.1", "169.254.169.254"):
+            for host in (
+                "localhost",
+                "127.0.0.1",
+                "169.254.169.254",
+                "[fd00:ec2::254]",  # AWS's metadata over IPv6
+                "100.100.100.200",  # Alibaba's
+                "[64:ff9b::a9fe:a9fe]",  # 169.254.169.254 through NAT64
+                "[2002:7f00:1::]",  # 127.0.0.1 in 6to4
+            ):
                 answer = await get(tcp, host, port)
                 assert answer.startswith(b"HTTP/1.1 403"), answer
                 assert b"this machine's own or its link's" in answer
@@ -205,3 +213,78 @@ async def test_the_tcp_port_listens_only_when_asked() -> None:
         assert port and (await proxy.start()).port == port
     finally:
         await proxy.close()
+
+
+async def test_a_denied_host_is_refused_however_it_is_spelt() -> None:
+    """The resolver maps IDNA (a soft hyphen vanishes, fullwidth letters fold) and reads
+    `10.1` as 10.0.0.1: each spelling is decided as the host it leads to."""
+    rules = NetworkRules(allowed=("*",), denied=("denied.test", "10.0.0.1", "::1"))
+    proxy = NetworkProxy(rules)
+    address = await proxy.start(tcp=True)
+    try:
+        for host in ("den\xadied.test", "DENIED.TEST.", "167772161", "0xa.0.0.1", "10.1"):
+            for request in (f"GET http://{host}/ HTTP/1.1", f"CONNECT {host}:443 HTTP/1.1"):
+                head = f"{request}\r\nHost: {host}\r\n\r\n".encode("latin-1")
+                answer = await _exchange(address.port, head)
+                assert answer.startswith(b"HTTP/1.1 403"), (host, answer)
+                assert b"is denied by sandbox.network.deniedDomains" in answer
+        for host in ("ｄｅｎｉｅｄ.test", "::ffff:10.0.0.1"):
+            assert (await socks(address.port, host, 443))[0] == 2, host
+        assert b" 400 " in await tunnel(address.port, "a@denied.test", 443)
+    finally:
+        await proxy.close()
+
+
+async def test_connections_past_the_most_open_are_closed_and_the_proxy_serves_on(
+    port: int,
+) -> None:
+    """A command opening thousands of idle connections must not run moot out of descriptors."""
+    proxy = NetworkProxy(RULES, hosts=HOSTS, most_open=20)
+    address = await proxy.start(tcp=True)
+    idle = [await asyncio.open_connection("127.0.0.1", address.port) for _ in range(20)]
+    try:
+        await until(lambda: len(proxy._open) == 20)
+        reader, writer = await asyncio.open_connection("127.0.0.1", address.port)
+        assert await asyncio.wait_for(reader.read(), 10) == b""  # closed at once
+        writer.close()
+        for _, idle_writer in idle:
+            idle_writer.close()
+        await until(lambda: not proxy._open)
+        assert b"hello allowed.test" in await get(address.port, "allowed.test", port)
+    finally:
+        await proxy.close()
+
+
+async def test_a_plain_request_reaches_the_host_it_named_not_its_host_header(port: int) -> None:
+    proxy = NetworkProxy(RULES, hosts=HOSTS)
+    address = await proxy.start(tcp=True)
+    try:
+        request = (
+            f"GET http://allowed.test:{port}/x HTTP/1.1\r\nHost: denied.test\r\n"
+            "HOST: denied.test\r\n\r\n"
+        )
+        answer = await _exchange(address.port, request.encode())
+    finally:
+        await proxy.close()
+    assert f"hello allowed.test:{port} /x".encode() in answer, answer
+
+
+async def test_past_the_most_hosts_waiting_for_an_answer_a_host_is_refused_unasked() -> None:
+    asked: list[str] = []
+    never = asyncio.Event()
+
+    async def ask(host: str, at: int) -> Grant:
+        asked.append(host)
+        await never.wait()
+        return "deny"
+
+    proxy = NetworkProxy(RULES, ask=ask)
+    waiting = [asyncio.ensure_future(proxy.decide(f"h{i}.test", 80)) for i in range(8)]
+    try:
+        await until(lambda: len(asked) == 8)
+        with pytest.raises(Refused, match="8 other hosts are waiting"):
+            await asyncio.wait_for(proxy.decide("one-more.test", 80), 10)
+        assert len(asked) == 8
+    finally:
+        never.set()
+        await asyncio.gather(*waiting, return_exceptions=True)

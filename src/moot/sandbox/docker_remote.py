@@ -53,6 +53,7 @@ import stat
 import tarfile
 import tempfile
 import threading
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -480,5 +481,11 @@ def skips(masks: SandboxMasks, protected: tuple[str, ...]) -> tuple[Skip, Skip]:
 
 
 def _below_any(roots: list[str]) -> Skip:
-    cleaned = tuple(r.strip("/") for r in roots if r.strip("/"))
-    return lambda rel: any(rel == r or rel.startswith(r + "/") for r in cleaned)
+    # Compared case- and normalisation-blind: on a case-insensitive file system (macOS's,
+    # Windows') a `.GIT/hooks/pre-commit` made in the volume would be written into `.git`.
+    cleaned = tuple(_fold(r.strip("/")) for r in roots if r.strip("/"))
+    return lambda rel: any((name := _fold(rel)) == r or name.startswith(r + "/") for r in cleaned)
+
+
+def _fold(path: str) -> str:
+    return unicodedata.normalize("NFC", path).casefold()

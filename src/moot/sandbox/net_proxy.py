@@ -35,7 +35,7 @@ from typing import Literal
 
 import msgspec
 
-from moot.sandbox.net_rules import NetworkRules, named, normal
+from moot.sandbox.net_rules import NetworkRules, canonical, named, normal
 
 Grant = Literal["once", "session", "always", "deny"]
 """A person's answer to a host on neither list: "always" is kept in the settings by whoever
@@ -46,6 +46,12 @@ Asker = Callable[[str, int], Awaitable[Grant]]
 _HEAD_LIMIT = 64 * 1024
 """The longest request head read (request line and headers)."""
 _CHUNK = 256 * 1024
+MOST_OPEN = 512
+"""Connections open at once, beyond which a new one is closed as it comes: each holds a
+descriptor or two in moot's process, which a command opening thousands would run out of."""
+MOST_ASKING = 8
+"""Hosts waiting for the person's answer at once; a host past them is refused unasked (a
+command naming a thousand hosts must not bury the person in questions)."""
 _DROPPED = {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
 """Request headers meant for the proxy (or this hop), not for the server."""
 
@@ -88,6 +94,7 @@ class NetworkProxy:
         record: Callable[[ConnectionRecord], None] | None = None,
         hosts: Mapping[str, str] | None = None,
         refresh: Callable[[], None] | None = None,
+        most_open: int = MOST_OPEN,
     ) -> None:
         """Args:
         rules: The lists; replace `rules` when the settings change.
@@ -97,6 +104,7 @@ class NetworkProxy:
         hosts: Names resolved to these addresses instead of by the system (tests name their
             servers on 127.0.0.x so).
         refresh: Called before each decision: may replace `rules` (the settings changed).
+        most_open: Connections open at once (`MOST_OPEN`).
         """
         self.rules = rules
         self.refresh = refresh
@@ -111,6 +119,7 @@ class NetworkProxy:
         self._address: ProxyAddress | None = None
         self._directory: Path | None = None
         self._open: set[asyncio.Task[None]] = set()
+        self._most_open = most_open
 
     @property
     def address(self) -> ProxyAddress | None:
@@ -159,6 +168,9 @@ class NetworkProxy:
             self._directory = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._open) >= self._most_open:
+            writer.close()
+            return
         task = asyncio.current_task()
         assert task is not None
         self._open.add(task)
@@ -197,6 +209,11 @@ class NetworkProxy:
             )
         name = normal(host)
         waiting = self._asking.get(name)
+        if waiting is None and len(self._asking) >= MOST_ASKING:
+            raise Refused(
+                f"moot's sandbox refused {host}:{port}: {MOST_ASKING} other hosts are waiting"
+                " for the person's answer; add it to sandbox.network.allowedDomains to allow it"
+            )
         if waiting is None:  # one question per host, however many connections wait on it
             waiting = asyncio.get_running_loop().create_future()
             self._asking[name] = waiting
@@ -271,6 +288,10 @@ class NetworkProxy:
         else:
             return await _answer(writer, 400, "moot's proxy takes CONNECT or http:// requests")
         try:
+            host = canonical(host)  # decided and connected to in the same spelling
+        except ValueError as error:
+            return await _answer(writer, 400, str(error))
+        try:
             reason = await self.decide(host, port)
         except Refused as refused:
             self._report(ConnectionRecord(host, port, False, how, str(refused)))
@@ -289,8 +310,17 @@ class NetworkProxy:
         else:
             # One request per connection (`Connection: close`): the next request on a kept
             # connection may name another host, which must be decided again.
-            kept = [h for h in headers if h.partition(":")[0].strip().lower() not in _DROPPED]
-            request = [f"{method} {slash}{path} {version}", *kept, "Connection: close"]
+            # The server is told the host that was decided, not one the command wrote in a
+            # `Host` header (another site behind the same address: a CDN's, a virtual host's).
+            kept = [
+                h for h in headers if h.partition(":")[0].strip().lower() not in (*_DROPPED, "host")
+            ]
+            request = [
+                f"{method} {slash}{path} {version}",
+                f"Host: {authority}",
+                *kept,
+                "Connection: close",
+            ]
             sent = ("\r\n".join(request) + "\r\n\r\n").encode("latin-1")
         await self._pipe(
             reader,
@@ -314,9 +344,14 @@ class NetworkProxy:
         if kind == 1:
             host = socket.inet_ntop(socket.AF_INET, await reader.readexactly(4))
         elif kind == 4:
-            host = socket.inet_ntop(socket.AF_INET6, await reader.readexactly(16))
+            host = canonical(socket.inet_ntop(socket.AF_INET6, await reader.readexactly(16)))
         elif kind == 3:
-            host = (await reader.readexactly((await reader.readexactly(1))[0])).decode("idna")
+            name = await reader.readexactly((await reader.readexactly(1))[0])
+            try:
+                host = canonical(name.decode("utf-8"))
+            except ValueError:
+                writer.write(_socks_reply(4))  # "host unreachable": no such name
+                return
         else:
             writer.write(_socks_reply(8))
             return
@@ -402,17 +437,32 @@ async def _answer(writer: asyncio.StreamWriter, status: int, why: str) -> None:
 
 def _local(address: str) -> bool:
     """Whether `address` is this machine's or its link's: loopback, unspecified, link-local
-    (169.254.169.254 is the clouds' metadata service) or multicast (`LOCAL`)."""
+    (169.254.169.254 is the clouds' metadata service), multicast or another cloud metadata
+    address (`LOCAL`), also inside an IPv6 one (mapped, 6to4, NAT64)."""
     try:
         ip = ipaddress.ip_address(address.partition("%")[0])
     except ValueError:
         return True  # not an address: keep out
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback or ip.is_unspecified or ip.is_link_local or ip.is_multicast
+    if isinstance(ip, ipaddress.IPv6Address):  # an IPv4 address carried in an IPv6 one
+        if ip in _NAT64:
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        else:
+            ip = ip.ipv4_mapped or ip.sixtofour or ip
+    return (
+        ip.is_loopback
+        or ip.is_unspecified
+        or ip.is_link_local
+        or ip.is_multicast
+        or str(ip) in _METADATA
+    )
 
 
-LOCAL = "loopback, unspecified, link-local and multicast addresses"
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_METADATA = {"fd00:ec2::254", "100.100.100.200"}
+"""Clouds' metadata services outside the link-local range: AWS's over IPv6, Alibaba's."""
+
+
+LOCAL = "loopback, unspecified, link-local, multicast and cloud metadata addresses"
 """Where a host allowed only by a wildcard (`*`, `*.corp.example`) may not lead: a command
 must not reach the host's own services, nor the cloud's metadata, through a name."""
 

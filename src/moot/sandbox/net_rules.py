@@ -10,6 +10,10 @@ without a trailing dot; an IP address is a name like any other (a wildcard never
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
+import re
+import socket
 from collections.abc import Iterable
 from typing import Literal
 
@@ -52,8 +56,48 @@ def named(host: str, rules: NetworkRules, granted: Iterable[str] = ()) -> bool:
 
 
 def normal(host: str) -> str:
-    """`host` as the rules compare it: lower case, no trailing dot, no IPv6 brackets."""
-    return host.strip().strip("[]").rstrip(".").lower()
+    """`host` as the rules compare it: lower case, no trailing dot, no IPv6 brackets, a
+    non-ASCII name in its IDNA form (`xn--`, as `canonical` turns a host)."""
+    name = host.strip().strip("[]").rstrip(".").lower()
+    if not name.isascii():
+        with contextlib.suppress(UnicodeError):
+            name = name.encode("idna").decode("ascii").lower()
+    return name
+
+
+_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*")
+
+
+def canonical(host: str) -> str:
+    """`host` in the one spelling the rules compare and the proxy connects to.
+
+    The system's resolver reads a name more ways than its letters say: a non-ASCII name is
+    IDNA-mapped (a soft hyphen vanishes, `ｅｖｉｌ` is `evil`) and an IPv4 address may be
+    written `10.1`, `167772161`, `0xa.0.0.1` or `::ffff:10.0.0.1`. Each is turned into its
+    plain form here, so a denied host cannot be reached by another spelling of it.
+
+    Raises:
+        ValueError: `host` is neither an address nor a name a resolver would take.
+    """
+    name = normal(host)
+    try:
+        ip = ipaddress.ip_address(name.partition("%")[0])
+    except ValueError:
+        pass
+    else:  # `::ffff:10.0.0.1` is 10.0.0.1
+        mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+        return (mapped or ip).compressed
+    try:
+        name = name.encode("idna").decode("ascii").lower().rstrip(".")
+    except UnicodeError:
+        raise ValueError(f"not a host name: {host!r}") from None
+    try:
+        return socket.inet_ntoa(socket.inet_aton(name))
+    except OSError:
+        pass
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"not a host name: {host!r}")
+    return name
 
 
 def matches(name: str, pattern: str) -> bool:
