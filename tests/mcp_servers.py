@@ -95,6 +95,21 @@ def build(kind: str) -> MCPServer:
         """Today's notes."""
         return "buy milk; fix the build"
 
+    if kind == "asks":  # elicitation from a Python SDK server
+
+        @server.tool()
+        async def ask_name(ctx: Context) -> str:
+            """Ask the person their name (elicitation), as a Python SDK server does."""
+            from pydantic import BaseModel
+
+            class Name(BaseModel):
+                name: str
+
+            answer = await ctx.elicit("Your name?", Name)
+            if answer.action == "accept":
+                return f"hello {answer.data.name}"
+            return f"no name ({answer.action})"
+
     if kind == "crash":
 
         @server.tool()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_helpers import call, script, user_servers, wait_for
+from mcp_helpers import call, script, server, user_servers, wait_for
 from mcp_reference import everything, require
 from moot.client.local import SessionOptions, open_client
 from moot.frontend.mcp_form import form_content, form_fields
@@ -211,3 +211,34 @@ def test_headless_a_server_asks_the_model_only_where_the_users_settings_allow_it
     refused = run("refused")
     assert "Unknown tool" in _finished(refused)  # not offered: the server hides the tool
     assert not [e for e in refused if isinstance(e, ev.McpSampled)]
+
+
+async def test_a_python_sdk_servers_question_is_asked_too(
+    workspace: Path, tmp_path: Path, private_moot_home: Path
+) -> None:
+    """A server written with the `mcp` Python SDK elicits through the same event and op: the
+    client that answers questions speaks the handshake protocol, whose pipe carries a server's
+    requests (at the discovered, modern version the SDK refuses them: "no back-channel")."""
+    user_servers(private_moot_home, {"py": server("asks")})
+    model = script(tmp_path / "m.json", call("mcp__py__ask_name"), {"text": "ok"})
+    options = SessionOptions(
+        cwd=workspace, model=model, allowed_tools=("mcp__py",), asks_mcp_questions=True
+    )
+    client = open_client(options)
+    events = client.subscribe()
+    seen: list[ev.Event] = []
+    try:
+        await wait_for(client, "py")
+        client.submit(ops.UserTurn(text="ask me"))
+        async with asyncio.timeout(120):
+            async for event in events:
+                seen.append(event)
+                if isinstance(event, ev.McpQuestionAsked):
+                    client.submit(ops.AnswerMcpQuestion(event.ask_id, "accept", {"name": "Ada"}))
+                if isinstance(event, ev.TurnFinished):
+                    break
+    finally:
+        events.close()
+        await client.close()
+    assert [e.server for e in seen if isinstance(e, ev.McpQuestionAsked)] == ["py"]
+    assert "hello Ada" in _finished(seen)

@@ -158,13 +158,19 @@ class Connection:
         from mcp_types import Implementation
 
         transport = await self._transport(stack)
+        elicit = self._elicit if self.setup.elicitation and self._ask else None
+        sample = self._sample if self._samples and self._ask else None
         client = Client(
             transport,
             client_info=Implementation(name="moot", version=__version__),
             message_handler=self._on_message,
             list_roots_callback=self._roots,
-            elicitation_callback=self._elicit if self.setup.elicitation and self._ask else None,
-            sampling_callback=self._sample if self._samples and self._ask else None,
+            elicitation_callback=elicit,
+            sampling_callback=sample,
+            # Where moot answers a server's questions or lends it the model, the handshake
+            # protocol: at the version `server/discover` finds, the SDK refuses a server's own
+            # requests ("no back-channel"), so a Python SDK server could not ask at all.
+            mode="legacy" if elicit or sample else "auto",
         )
         await stack.enter_async_context(client)
         return client
