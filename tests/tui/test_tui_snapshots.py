@@ -12,6 +12,7 @@ from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.options import AppOptions
 from moot.tui.widgets.approval import ApprovalPane
+from pilot_waits import caught_up
 from tui_scripts import edit_session, peer_session, plan_session
 
 
@@ -21,14 +22,7 @@ def app_for(script: list, **kw: object) -> MootApp:
 
 async def send(pilot: Pilot, text: str) -> None:
     await pilot.press(*text, "enter")
-    played = pilot.app.client.log  # the fake client's events, played as the turn was sent
-    for _ in range(100):  # bounded: the bridge worker takes them in its own time under load
-        bridge = pilot.app.view.bridge
-        if bridge is not None and played and bridge.last_seq >= played[-1].seq:
-            break
-        await pilot.pause()
-    for _ in range(3):  # the bridge's flush, then the chat's mounts, then their first paint
-        await pilot.pause()
+    await caught_up(pilot)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])

@@ -14,6 +14,7 @@ from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.options import AppOptions
 from moot.tui.widgets.blocks import NoticeBlock
+from pilot_waits import caught_up
 from tui_scripts import Run, traced_session
 
 
@@ -218,9 +219,11 @@ async def side_panes_shown(*, resumed: bool) -> tuple[list[str], list[str], list
         client.play()
     app = MootApp(client, AppOptions(history=PromptHistory(None), show_history=resumed))  # type: ignore[arg-type]
     async with app.run_test(size=(160, 48)) as pilot:
-        if not resumed:
+        if resumed:
+            await pilot.pause()
+        else:
             client.play()
-        await pilot.pause()
+            await caught_up(pilot)
         options = app.query_one(ToolsPane).query_one(OptionList)
         rows = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         said = [str(b.render()) for b in app.query(NoticeBlock)]
