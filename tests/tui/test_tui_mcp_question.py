@@ -4,6 +4,7 @@ sends them, Decline and Cancel (Esc) send none; a question answered elsewhere cl
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Button, Input
 
 from moot.protocol import events as ev
@@ -11,6 +12,7 @@ from moot.protocol import ops
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.options import AppOptions
+from moot.tui.screens import mcp_question
 from moot.tui.screens.mcp_question import McpQuestionScreen
 
 SCHEMA = {
@@ -107,7 +109,12 @@ async def test_decline_and_escape_send_no_content() -> None:
     ]
 
 
-async def test_keys_typed_as_the_question_comes_do_not_fill_it_in() -> None:
+async def test_keys_typed_as_the_question_comes_do_not_fill_it_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A longer grace than the app's, so that the keys count as typed on however slowly a loaded
+    # machine delivers them (at 0.5 s, "hel" then a pause let "lo" in).
+    monkeypatch.setattr(mcp_question, "GRACE_S", 2.0)
     client = FakeClient([])
     async with app_for(client).run_test(size=(120, 40)) as pilot:
         await pilot.pause()
