@@ -73,6 +73,21 @@ def test_a_mention_that_cannot_be_attached_changes_nothing(tmp_path: Path) -> No
     assert chips.held == {}
 
 
+def test_what_is_sent_carries_its_chips_or_nothing_and_says_why(tmp_path: Path) -> None:
+    """Both front ends send through `Chips.outgoing`: an `@path` still in the message becomes
+    its chip; one that cannot be attached sends nothing and is said once, in the same words."""
+    (tmp_path / "shot.png").write_bytes(png(4, 4))
+    (tmp_path / "fake.png").write_text("not a png")
+    said: list[str] = []
+    chips = Chips(attach_file)
+    sent = chips.outgoing("see @shot.png", tmp_path, said.append)
+    assert sent is not None and sent[0] == "see [image 1: shot.png 4x4]"
+    assert [a.name for a in sent[1]] == ["shot.png"]
+    assert chips.outgoing("and @fake.png", tmp_path, said.append) is None
+    assert len(said) == 1 and said[0].startswith("fake.png is named like a PNG image but is not")
+    assert said[0].endswith("; nothing was sent")
+
+
 @pytest.mark.parametrize(
     "pasted",
     [
@@ -136,6 +151,30 @@ def test_a_clipboard_holding_text_gives_no_image_but_its_text(tmp_path: Path) ->
         finally:
             owner.terminate()
             owner.wait(timeout=10)
+
+
+async def test_ctrl_v_reads_the_image_else_the_text_else_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`clipboard.paste` is the key's reading in both front ends: an image's bytes, else the
+    text with its line ends as `\\n`, else None and why."""
+    said: list[str] = []
+    with x_clipboard(tmp_path) as env:
+        monkeypatch.setenv("DISPLAY", env["DISPLAY"])
+        monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+        for data, target, pasted in [
+            (png(3, 2), "image/png", png(3, 2)),
+            (b"one\r\ntwo", "UTF8_STRING", "one\ntwo"),
+        ]:
+            owner = put_on_clipboard(env, data, target)
+            try:
+                assert await clipboard.paste(said.append) == pasted
+            finally:
+                owner.terminate()
+                owner.wait(timeout=10)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert await clipboard.paste(said.append) is None
+    assert len(said) == 1 and said[0].startswith("pasting an image needs xclip"), said
 
 
 def test_no_clipboard_tool_names_what_to_install(tmp_path: Path) -> None:

@@ -307,6 +307,18 @@ class Chips:
             text = text.replace(word, self.add(attachment, text), 1)
         return text
 
+    def outgoing(
+        self, text: str, cwd: Path, say: Callable[[str], None]
+    ) -> tuple[str, tuple[Attachment, ...]] | None:
+        """The message to send (its `@path` images and PDFs as chips) and its attachments;
+        None, and why `say`s so, when one of them cannot be attached: nothing is sent then."""
+        try:
+            text = self.mentions(text, cwd)
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
+            say(f"{exc}; nothing was sent")
+            return None
+        return text, self.attachments(text)
+
     def attachments(self, text: str) -> tuple[Attachment, ...]:
         """What goes with `text`: the attachments of its chips, in order, each once."""
         seen: list[int] = []

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,12 +48,7 @@ class PromptAttachments:
     def outgoing(self, text: str) -> tuple[str, tuple[Attachment, ...]] | None:
         """The message to send and its attachments; None (and why, said) when an `@path`
         image in it cannot be attached, so nothing is sent."""
-        try:
-            text = self.chips.mentions(text, self._root())
-        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
-            self._say(f"{exc}; nothing was sent")
-            return None
-        return text, self.chips.attachments(text)
+        return self.chips.outgoing(text, self._root(), self._say)
 
     def given_back(self, text: str, attachments: tuple[Attachment, ...]) -> None:
         """A message that was not sent comes back: its chips hold their attachments again."""
@@ -132,24 +126,16 @@ class PromptAttachments:
     async def _paste_clipboard(self, buffer: Buffer) -> None:
         from moot.frontend import clipboard  # the subprocesses only when asked
 
-        try:
-            image = await asyncio.to_thread(clipboard.read_image)
-        except clipboard.NoClipboardTool as exc:
-            self._say(str(exc))
-            return
-        if image is None:
-            text = await asyncio.to_thread(clipboard.read_text)
-            if text:
-                buffer.insert_text(text.replace("\r\n", "\n").replace("\r", "\n"))
-            else:
-                self._say("the clipboard holds no image and no text")
-            return
-        try:
-            attached = _pasted_image(image)
-        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
-            self._say(str(exc))
-            return
-        self.insert(buffer, self.chips.add(attached, buffer.text))
+        pasted = await clipboard.paste(self._say)
+        if isinstance(pasted, str):
+            buffer.insert_text(pasted)
+        elif pasted is not None:
+            try:
+                attached = _pasted_image(pasted)
+            except ValueError as exc:  # `AttachmentError`: the runtime's check said why
+                self._say(str(exc))
+                return
+            self.insert(buffer, self.chips.add(attached, buffer.text))
 
 
 def _attach_file(path: Path, name: str) -> Attachment:

@@ -43,12 +43,7 @@ class PromptImages:
     def outgoing(self, text: str) -> tuple[str, tuple[Attachment, ...]] | None:
         """The message to send and its attachments; None (and why, told) when an `@path`
         image in it cannot be attached, so nothing is sent."""
-        try:
-            text = self.chips.mentions(text, self.root())
-        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
-            self._warn(f"{exc}; nothing was sent")
-            return None
-        return text, self.chips.attachments(text)
+        return self.chips.outgoing(text, self.root(), self._warn)
 
     def typed(self) -> None:
         """The text changed: each finished `@path` of an image or PDF becomes its chip once
@@ -122,25 +117,17 @@ class PromptImages:
         """ctrl+v: the clipboard's image as a chip, else its text, else why not."""
         from moot.frontend import clipboard  # the subprocesses only when asked
 
-        try:
-            image = await asyncio.to_thread(clipboard.read_image)
-        except clipboard.NoClipboardTool as exc:
-            self._warn(str(exc))
-            return
-        if image is None:
-            text = await asyncio.to_thread(clipboard.read_text)
-            text = (text or "").replace("\r\n", "\n").replace("\r", "\n")
-            if not text:
-                self._warn("the clipboard holds no image and no text")
-            elif not self.paste(text):  # a copied file's path becomes its chip
-                self._area.insert(text)
-            return
-        try:
-            attached = _pasted_image(image)
-        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
-            self._warn(str(exc))
-            return
-        self._insert(self.chips.add(attached, self._area.text))
+        pasted = await clipboard.paste(self._warn)
+        if isinstance(pasted, str):
+            if not self.paste(pasted):  # a copied file's path becomes its chip
+                self._area.insert(pasted)
+        elif pasted is not None:
+            try:
+                attached = _pasted_image(pasted)
+            except ValueError as exc:  # `AttachmentError`: the runtime's check said why
+                self._warn(str(exc))
+                return
+            self._insert(self.chips.add(attached, self._area.text))
 
 
 def _index(area: TextArea, location: tuple[int, int]) -> int:
