@@ -15,6 +15,7 @@ import pytest
 import wire_builders as wire
 from model_server import ModelServer, Reply
 from moot.client.local import SessionOptions, open_client
+from moot.image_header import image_size
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import Attachment, UserMessage
@@ -22,7 +23,7 @@ from moot.providers.anthropic import AnthropicProvider
 from moot.providers.base import ModelRequest
 from moot.providers.config import ProviderConfig, RetryPolicy
 from moot.providers.gemini import GeminiProvider
-from moot.providers.images import LIMITS, image_size, image_tokens
+from moot.providers.images import LIMITS, image_tokens
 from moot.testing import drive_turn
 
 

@@ -1,12 +1,5 @@
-"""Images and PDFs in the app's prompt: chips in the message, as in the REPL.
-
-- `@shot.png ` (an image or PDF of the workspace, a space after it) becomes the chip
-  `[image 1: shot.png 1280x720]`; one still at the end of the message when it is sent too.
-- A pasted (or dragged) path of an image or PDF becomes its chip; other pastes are text.
-- `ctrl+v` pastes the clipboard's image as a chip (`moot.frontend.clipboard`); when the
-  clipboard holds text, its text.
-- Backspace right after a chip removes it whole; a chip deleted any other way leaves its
-  attachment out too: what is sent carries the attachments of the chips still in the message.
+"""Images and PDFs in the app's prompt: chips in the message, as in the REPL
+(`moot.frontend.attach` says what the person types, pastes and deletes, and what is sent).
 """
 
 from __future__ import annotations
