@@ -34,14 +34,6 @@ from moot.testing.drive import deny
 pytestmark = pytest.mark.timeout(240)
 
 
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.setenv("MOOT_SANDBOX", "none")
-    return root
-
-
 async def test_many_tools_go_out_as_names_and_load_on_demand(
     workspace: Path, private_moot_home: Path
 ) -> None:
