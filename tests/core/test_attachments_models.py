@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import io
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,12 +33,6 @@ def noise_png(width: int, height: int) -> bytes:
     out = io.BytesIO()
     image.save(out, "PNG", compress_level=1)
     return out.getvalue()
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 async def ask(server: ModelServer, provider: object, attachment: Attachment, answer: bytes) -> dict:
