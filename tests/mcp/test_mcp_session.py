@@ -30,6 +30,7 @@ from moot.settings import load_settings
 from moot.store.memory import MemoryStore
 from moot.testing import drive_turn
 from moot.testing.drive import deny
+from tui_apps import app_for
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -306,10 +307,6 @@ async def test_the_app_sends_a_mentioned_resource_with_the_message(
 ) -> None:
     import asyncio
 
-    from moot.frontend.history import PromptHistory
-    from moot.tui.app import MootApp
-    from moot.tui.options import AppOptions
-
     user_servers(private_moot_home, {"good": server("good")})
     model = script(tmp_path / "s.json", {"text": "noted the list"})
     client = open_client(SessionOptions(cwd=workspace, model=model))
@@ -321,7 +318,7 @@ async def test_the_app_sends_a_mentioned_resource_with_the_message(
         (turn,) = [e for e in seen if isinstance(e, ev.TurnStarted)]
         return turn
 
-    app = MootApp(client, AppOptions(history=PromptHistory(None)))
+    app = app_for(client)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await pilot.press(*"summarize @good:notes://today", "enter")

@@ -14,14 +14,13 @@ import pytest
 from textual import events
 
 from images import jpeg, png, put_on_clipboard, x_clipboard
-from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import Attachment
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
 from pdf_files import pdf, photo
+from tui_apps import app_for
 from tui_scripts import Run
 
 
@@ -40,7 +39,7 @@ def _answered() -> list[ev.Event]:
 def app_in(workspace: Path, script: list[ev.Event] | None = None) -> tuple[MootApp, FakeClient]:
     client = FakeClient(script if script is not None else _answered())
     client._status = msgspec.structs.replace(client.status(), workspace=str(workspace))
-    return MootApp(client, AppOptions(history=PromptHistory(None))), client  # type: ignore[arg-type]
+    return app_for(client), client
 
 
 async def test_an_at_path_image_becomes_a_chip_and_goes_as_an_attachment(tmp_path: Path) -> None:

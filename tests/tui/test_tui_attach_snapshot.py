@@ -8,12 +8,10 @@ import base64
 from textual.pilot import Pilot
 
 from images import pdf, png
-from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol.messages import Attachment
 from moot.testing import FakeClient
-from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
+from tui_apps import app_for
 from tui_scripts import Run
 
 
@@ -32,7 +30,7 @@ def test_a_message_with_an_image_and_a_pdf(snap_compare) -> None:
     prompt = "what differs? [image 1: shot.png 1280x720] [pdf 2: spec.pdf 3 pages]"
     started = ev.TurnStarted(**run._ids(), prompt=prompt, attachments=(shot, spec))
     script = run.add(started).text("The header.").finish("The header.").events
-    app = MootApp(FakeClient(script), AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
+    app = app_for(FakeClient(script))
 
     async def run_before(pilot: Pilot) -> None:
         await pilot.press(*"what differs?", "enter")
