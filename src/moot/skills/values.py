@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from typing import Literal
 
 import msgspec
@@ -51,6 +52,15 @@ def split_tools(value: object) -> tuple[list[str], str | None]:
     if current:
         rules.append("".join(current))
     return rules, None
+
+
+def ignored_fields(fields: Collection[str], known: Sequence[str]) -> str | None:
+    """What a file's frontmatter names that moot does not read, said as a warning; None when
+    it names nothing else."""
+    unknown = [key for key in fields if key not in known]
+    if not unknown:
+        return None
+    return f"moot ignores {', '.join(f'`{k}`' for k in unknown)} (it reads: {', '.join(known)})"
 
 
 def check_rules(rules: list[str], *, deep: bool = True) -> str | None:
