@@ -16,3 +16,23 @@ def app_for(client: Any, **options: Any) -> MootApp:
     from moot.tui.options import AppOptions
 
     return MootApp(client, AppOptions(history=PromptHistory(None), **options))
+
+
+async def send(pilot: Any, text: str) -> None:
+    """Type `text` and press enter, then wait until the app shows what the fake client played
+    for it (`shown`)."""
+    await pilot.press(*text, "enter")
+    await shown(pilot)
+
+
+async def shown(pilot: Any) -> None:
+    """Wait, boundedly, until the app's bridge has taken every event its `FakeClient` played,
+    then for the bridge's flush, the chat's mounts and their first paint."""
+    played = pilot.app.client.log
+    for _ in range(100):  # bounded: the bridge worker takes them in its own time under load
+        bridge = pilot.app.view.bridge
+        if bridge is not None and played and bridge.last_seq >= played[-1].seq:
+            break
+        await pilot.pause()
+    for _ in range(3):
+        await pilot.pause()

@@ -11,7 +11,7 @@ from images import pdf, png
 from moot.protocol import events as ev
 from moot.protocol.messages import Attachment
 from moot.testing import FakeClient
-from tui_apps import app_for
+from tui_apps import app_for, shown
 from tui_scripts import Run
 
 
@@ -34,14 +34,7 @@ def test_a_message_with_an_image_and_a_pdf(snap_compare) -> None:
 
     async def run_before(pilot: Pilot) -> None:
         await pilot.press(*"what differs?", "enter")
-        played = pilot.app.client.log  # type: ignore[attr-defined]
-        for _ in range(100):  # bounded: the bridge takes the events in its own time
-            bridge = pilot.app.view.bridge  # type: ignore[attr-defined]
-            if bridge is not None and played and bridge.last_seq >= played[-1].seq:
-                break
-            await pilot.pause()
-        for _ in range(3):
-            await pilot.pause()
+        await shown(pilot)
         pilot.app.prompt.load_text("[image 1: a.png 3x2] ")  # type: ignore[attr-defined]
         await pilot.pause()
 

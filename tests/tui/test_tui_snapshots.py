@@ -12,23 +12,12 @@ from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.options import AppOptions
 from moot.tui.widgets.approval import ApprovalPane
+from tui_apps import send
 from tui_scripts import edit_session, peer_session, plan_session
 
 
 def app_for(script: list, **kw: object) -> MootApp:
     return MootApp(FakeClient(script), AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
-
-
-async def send(pilot: Pilot, text: str) -> None:
-    await pilot.press(*text, "enter")
-    played = pilot.app.client.log  # the fake client's events, played as the turn was sent
-    for _ in range(100):  # bounded: the bridge worker takes them in its own time under load
-        bridge = pilot.app.view.bridge
-        if bridge is not None and played and bridge.last_seq >= played[-1].seq:
-            break
-        await pilot.pause()
-    for _ in range(3):  # the bridge's flush, then the chat's mounts, then their first paint
-        await pilot.pause()
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])

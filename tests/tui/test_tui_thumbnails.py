@@ -18,6 +18,7 @@ from moot.tui.app import MootApp
 from moot.tui.options import AppOptions
 from moot.tui.widgets.blocks import UserBlock
 from pdf_files import pdf
+from tui_apps import shown
 from tui_scripts import Run
 
 RED, BLUE = (255, 0, 0), (0, 0, 255)
@@ -94,13 +95,6 @@ def test_a_message_with_a_thumbnail(snap_compare) -> None:
 
     async def run_before(pilot: Pilot) -> None:
         await pilot.press(*"what is this?", "enter")
-        played = pilot.app.client.log  # type: ignore[attr-defined]
-        for _ in range(100):  # bounded: the bridge takes the events in its own time
-            bridge = pilot.app.view.bridge  # type: ignore[attr-defined]
-            if bridge is not None and played and bridge.last_seq >= played[-1].seq:
-                break
-            await pilot.pause()
-        for _ in range(3):
-            await pilot.pause()
+        await shown(pilot)
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)
