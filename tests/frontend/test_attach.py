@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from images import jpeg, png, put_on_clipboard, x_clipboard
+from images import jpeg, on_clipboard, png, x_clipboard
 from moot.client.attachments import attach_file
 from moot.frontend import attach, clipboard
 from moot.frontend.attach import Chips
@@ -133,24 +133,14 @@ def test_a_placeholder_reads_an_attachment_made_elsewhere() -> None:
 
 
 def test_the_clipboards_png_is_read_from_a_real_x_server(tmp_path: Path) -> None:
-    with x_clipboard(tmp_path) as env:
-        owner = put_on_clipboard(env, png(20, 10), "image/png")
-        try:
-            assert clipboard.read_image(env) == png(20, 10)
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
+    with x_clipboard(tmp_path) as env, on_clipboard(env, png(20, 10), "image/png"):
+        assert clipboard.read_image(env) == png(20, 10)
 
 
 def test_a_clipboard_holding_text_gives_no_image_but_its_text(tmp_path: Path) -> None:
-    with x_clipboard(tmp_path) as env:
-        owner = put_on_clipboard(env, b"hello", "UTF8_STRING")
-        try:
-            assert clipboard.read_image(env) is None
-            assert clipboard.read_text(env) == "hello"
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
+    with x_clipboard(tmp_path) as env, on_clipboard(env, b"hello", "UTF8_STRING"):
+        assert clipboard.read_image(env) is None
+        assert clipboard.read_text(env) == "hello"
 
 
 async def test_ctrl_v_reads_the_image_else_the_text_else_says_why(
@@ -166,12 +156,8 @@ async def test_ctrl_v_reads_the_image_else_the_text_else_says_why(
             (png(3, 2), "image/png", png(3, 2)),
             (b"one\r\ntwo", "UTF8_STRING", "one\ntwo"),
         ]:
-            owner = put_on_clipboard(env, data, target)
-            try:
+            with on_clipboard(env, data, target):
                 assert await clipboard.paste(said.append) == pasted
-            finally:
-                owner.terminate()
-                owner.wait(timeout=10)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert await clipboard.paste(said.append) is None
     assert len(said) == 1 and said[0].startswith("pasting an image needs xclip"), said

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 from textual import events
 
-from images import jpeg, png, put_on_clipboard, x_clipboard
+from images import jpeg, on_clipboard, png, x_clipboard
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import Attachment
@@ -183,8 +183,7 @@ async def test_ctrl_v_pastes_the_clipboards_image_as_a_chip(
     with x_clipboard(tmp_path) as env:
         monkeypatch.setenv("DISPLAY", env["DISPLAY"])
         monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-        owner = put_on_clipboard(env, png(20, 10), "image/png")
-        try:
+        with on_clipboard(env, png(20, 10), "image/png"):
             app, client = app_in(tmp_path)
             async with app.run_test(size=(120, 30)) as pilot:
                 await pilot.press(*"this:", "ctrl+v")
@@ -192,9 +191,6 @@ async def test_ctrl_v_pastes_the_clipboards_image_as_a_chip(
                 assert app.prompt.text == "this: [image 1: pasted.png 20x10] "
                 await pilot.press("enter")
                 await pilot.pause()
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
     (turn,) = [op for op in client.ops if isinstance(op, ops.UserTurn)]
     assert base64.b64decode(turn.attachments[0].data) == png(20, 10)
 
@@ -204,16 +200,12 @@ async def test_ctrl_v_pastes_text_when_the_clipboard_holds_text(
 ) -> None:
     with x_clipboard(tmp_path) as env:
         monkeypatch.setenv("DISPLAY", env["DISPLAY"])
-        owner = put_on_clipboard(env, b"from the clipboard", "UTF8_STRING")
-        try:
+        with on_clipboard(env, b"from the clipboard", "UTF8_STRING"):
             app, _ = app_in(tmp_path)
             async with app.run_test(size=(120, 30)) as pilot:
                 await pilot.press("ctrl+v")
                 await until(pilot, lambda: app.prompt.text, "the text")
                 assert app.prompt.text == "from the clipboard"
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
 
 
 async def test_ctrl_v_without_a_clipboard_tool_says_what_to_install(
