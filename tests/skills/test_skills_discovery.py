@@ -282,3 +282,16 @@ def test_the_three_kinds_of_files_tell_unread_fields_and_folders_alike(
     assert files.folder_entries(tmp_path, tmp_path / "out", problems) == []
     assert problems[0].message == "1 more entries not looked at"
     assert len(problems) == 2 and problems[1].path == str(tmp_path / "out")
+
+
+def test_a_frontmatter_and_the_command_line_split_rules_by_one_reading() -> None:
+    """`allowed-tools` and `--allowedTools` split rules by one function (`split_rules`): on
+    commas and spaces outside parentheses; a frontmatter on tabs and line ends too."""
+    from moot.frontend.flags import rule_list, split_rules
+    from moot.skills.values import split_tools
+
+    written = "Bash(git diff:*) Read,Edit(./a b.py)"
+    assert split_tools(written) == (rule_list([written]), None)
+    assert rule_list([written]) == ["Bash(git diff:*)", "Read", "Edit(./a b.py)"]
+    assert split_tools("Read\n\tGrep") == (["Read", "Grep"], None)
+    assert split_rules("Read\nGrep") == ["Read\nGrep"]  # the command line: as it was

@@ -7,6 +7,8 @@ from typing import Literal
 
 import msgspec
 
+from moot.frontend.flags import split_rules
+
 Source = Literal["shipped", "user", "project"]
 """Where a file came from: moot's own folder, the user's config dir, or the repository (which
 may be hostile: what it asks for is never granted without the person)."""
@@ -37,21 +39,7 @@ def split_tools(value: object) -> tuple[list[str], str | None]:
         return [item.strip() for item in value if item.strip()], None
     if not isinstance(value, str):
         return [], "must be a string or a list of strings"
-    rules: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for char in value:
-        depth += char == "("
-        depth -= char == ")"
-        if char in ", \t\n" and depth == 0:
-            if current:
-                rules.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    if current:
-        rules.append("".join(current))
-    return rules, None
+    return split_rules(value, ", \t\n"), None
 
 
 def ignored_fields(fields: Collection[str], known: Sequence[str]) -> str | None:
