@@ -1,11 +1,15 @@
 """Every test gets its own MOOT_HOME, and git without the machine's own settings: nothing a test
-does lands in the real user directories, and nothing there changes what a test sees."""
+does lands in the real user directories, and nothing there changes what a test sees. A test
+that asks for `server` gets a model server of its own (`model_server.ModelServer`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from model_server import ModelServer
 
 
 @pytest.fixture(autouse=True)
@@ -24,3 +28,10 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     config.write_text("")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.fixture
+def server() -> Iterator[ModelServer]:
+    """A real HTTP server on 127.0.0.1 playing a model API, stopped after the test."""
+    with ModelServer() as running:
+        yield running

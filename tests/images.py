@@ -98,9 +98,19 @@ def x_clipboard(tmp_path: Path) -> Iterator[dict[str, str]]:
         server.wait(timeout=10)
 
 
-def put_on_clipboard(env: dict[str, str], data: bytes, target: str) -> subprocess.Popen[bytes]:
-    """Own the display's clipboard with `data` as `target` (xclip stays to serve it); waits,
-    polling, until the clipboard offers it. The caller terminates the process."""
+@contextmanager
+def on_clipboard(env: dict[str, str], data: bytes, target: str) -> Iterator[None]:
+    """The display's clipboard holds `data` as `target` while this lasts (xclip stays to serve
+    it; waits, polling, until the clipboard offers it)."""
+    owner = _own_clipboard(env, data, target)
+    try:
+        yield
+    finally:
+        owner.terminate()
+        owner.wait(timeout=10)
+
+
+def _own_clipboard(env: dict[str, str], data: bytes, target: str) -> subprocess.Popen[bytes]:
     owner = subprocess.Popen(
         ["xclip", "-quiet", "-selection", "clipboard", "-t", target, "-i"],
         stdin=subprocess.PIPE,

@@ -21,6 +21,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
 from prompt_toolkit.output import DummyOutput
 
+from clocks import Clock
 from moot.commands.registry import Registry
 from moot.repl.look import Look
 from moot.repl.repl import Repl
@@ -30,19 +31,6 @@ ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 STYLED = Look(plain=False, toolbar=True)
 PLAIN = Look(plain=True, toolbar=False, why="NO_COLOR is set")
-
-
-class Clock:
-    """A clock the test moves (the approval's grace period, ctrl+c twice)."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 class Session:

@@ -5,15 +5,11 @@ Code: `cli_path` points at a two-line shim that runs `python -m moot.cli`, and a
 from __future__ import annotations
 
 import json
-import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from claude_agent_sdk import (
     AssistantMessage,
-    ClaudeAgentOptions,
     ClaudeSDKClient,
     HookMatcher,
     PermissionResultAllow,
@@ -29,30 +25,13 @@ from claude_agent_sdk import (
     tool,
 )
 
-
-def _options(tmp_path: Path, turns: Sequence[object], **more: Any) -> ClaudeAgentOptions:
-    """Options that run moot in `tmp_path` with the scripted `turns`."""
-    shim = tmp_path / "moot-cli"
-    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m moot.cli "$@"\n')
-    shim.chmod(0o755)
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(list(turns)))
-    env = {
-        "MOOT_MODEL": f"scripted:{script}",
-        "MOOT_HOME": str(tmp_path / "home"),
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-    }
-    return ClaudeAgentOptions(cli_path=str(shim), cwd=str(tmp_path), env=env, **more)
-
-
-async def _collect(messages: Any) -> list[Any]:
-    return [m async for m in messages]
+from agent_sdk_options import collect, sdk_options
 
 
 async def test_a_one_shot_query(tmp_path: Path) -> None:
-    options = _options(tmp_path, [{"text": "Hello from moot."}])
+    options = sdk_options(tmp_path, [{"text": "Hello from moot."}])
 
-    messages = await _collect(query(prompt="say hello", options=options))
+    messages = await collect(query(prompt="say hello", options=options))
 
     init, answer, result = messages
     assert isinstance(init, SystemMessage) and init.subtype == "init"
@@ -70,14 +49,14 @@ async def test_a_one_shot_query(tmp_path: Path) -> None:
 
 async def test_a_multi_turn_client_with_an_interrupt(tmp_path: Path) -> None:
     turns = [{"text": "first"}, {"text": "never said", "delay": 60}, {"text": "third"}]
-    async with ClaudeSDKClient(_options(tmp_path, turns)) as client:
+    async with ClaudeSDKClient(sdk_options(tmp_path, turns)) as client:
         await client.query("one")
-        first = await _collect(client.receive_response())
+        first = await collect(client.receive_response())
         await client.query("two")
         await client.interrupt()
-        second = await _collect(client.receive_response())
+        second = await collect(client.receive_response())
         await client.query("three")
-        third = await _collect(client.receive_response())
+        third = await collect(client.receive_response())
 
     assert first[-1].result == "first" and not first[-1].is_error
     assert second[-1].is_error and second[-1].subtype == "error_during_execution"
@@ -102,10 +81,10 @@ async def test_can_use_tool_allows_one_bash_call_and_denies_another(tmp_path: Pa
             return PermissionResultAllow()
         return PermissionResultDeny(message="not that file")
 
-    options = _options(tmp_path, turns, can_use_tool=can_use_tool)
+    options = sdk_options(tmp_path, turns, can_use_tool=can_use_tool)
     async with ClaudeSDKClient(options) as client:
         await client.query("make two files")
-        messages = await _collect(client.receive_response())
+        messages = await collect(client.receive_response())
 
     assert asked == [("bash", "touch allowed.txt"), ("bash", "touch denied.txt")]
     assert (tmp_path / "allowed.txt").exists() and not (tmp_path / "denied.txt").exists()
@@ -131,10 +110,12 @@ async def test_can_use_tool_changes_the_input_and_a_deny_rule_still_holds(tmp_pa
         return PermissionResultAllow(updated_input={"command": next(changes)})
 
     (tmp_path / "keep.txt").write_text("kept")
-    options = _options(tmp_path, turns, can_use_tool=can_use_tool, disallowed_tools=["Bash(rm:*)"])
+    options = sdk_options(
+        tmp_path, turns, can_use_tool=can_use_tool, disallowed_tools=["Bash(rm:*)"]
+    )
     async with ClaudeSDKClient(options) as client:
         await client.query("make files")
-        messages = await _collect(client.receive_response())
+        messages = await collect(client.receive_response())
 
     assert (tmp_path / "changed.txt").exists() and not (tmp_path / "asked.txt").exists()
     assert (tmp_path / "keep.txt").exists()  # the changed input a rule denies never ran
@@ -154,9 +135,9 @@ async def test_an_allow_that_keeps_the_suggested_rule_is_not_asked_again(tmp_pat
         asked.append(context.suggestions)
         return PermissionResultAllow(updated_permissions=context.suggestions)
 
-    async with ClaudeSDKClient(_options(tmp_path, turns, can_use_tool=can_use_tool)) as client:
+    async with ClaudeSDKClient(sdk_options(tmp_path, turns, can_use_tool=can_use_tool)) as client:
         await client.query("twice")
-        messages = await _collect(client.receive_response())
+        messages = await collect(client.receive_response())
 
     assert len(asked) == 1 and asked[0]  # the second call is allowed by the rule kept
     assert messages[-1].result == "done"
@@ -173,9 +154,9 @@ async def test_a_deny_that_interrupts_ends_the_turn(tmp_path: Path) -> None:
     ) -> PermissionResultDeny:
         return PermissionResultDeny(message="stop here", interrupt=True)
 
-    async with ClaudeSDKClient(_options(tmp_path, turns, can_use_tool=can_use_tool)) as client:
+    async with ClaudeSDKClient(sdk_options(tmp_path, turns, can_use_tool=can_use_tool)) as client:
         await client.query("go")
-        messages = await _collect(client.receive_response())
+        messages = await collect(client.receive_response())
 
     end = messages[-1]
     assert end.is_error and end.stop_reason == "user_cancelled"
@@ -187,13 +168,13 @@ async def test_the_permission_mode_and_the_model_change_between_turns(tmp_path: 
     other.write_text(json.dumps([{"text": "from the other model"}]))
     turns = [{"tool_calls": [{"name": "write", "arguments": {"path": "a.txt", "content": "x"}}]},
              {"text": "written"}]  # fmt: skip
-    async with ClaudeSDKClient(_options(tmp_path, turns)) as client:
+    async with ClaudeSDKClient(sdk_options(tmp_path, turns)) as client:
         await client.set_permission_mode("acceptEdits")
         await client.query("write it")
-        first = await _collect(client.receive_response())
+        first = await collect(client.receive_response())
         await client.set_model(f"scripted:{other}")
         await client.query("again")
-        second = await _collect(client.receive_response())
+        second = await collect(client.receive_response())
 
     assert (tmp_path / "a.txt").read_text() == "x" and first[-1].result == "written"
     assert second[-1].result == "from the other model"
@@ -201,11 +182,11 @@ async def test_the_permission_mode_and_the_model_change_between_turns(tmp_path: 
 
 async def test_a_resume_goes_on_with_the_session(tmp_path: Path) -> None:
     turns = [{"text": "first answer"}, {"text": "second answer"}]
-    first = await _collect(query(prompt="one", options=_options(tmp_path, turns)))
+    first = await collect(query(prompt="one", options=sdk_options(tmp_path, turns)))
     session = first[-1].session_id
 
-    options = _options(tmp_path, turns, resume=session)
-    second = await _collect(query(prompt="two", options=options))
+    options = sdk_options(tmp_path, turns, resume=session)
+    second = await collect(query(prompt="two", options=options))
 
     assert second[-1].session_id == session
     assert second[-1].result == "second answer"  # the script goes on where the log left it
@@ -214,10 +195,10 @@ async def test_a_resume_goes_on_with_the_session(tmp_path: Path) -> None:
 async def test_a_session_id_the_sdk_chooses_names_the_session(tmp_path: Path) -> None:
     chosen = "0b9f7e2a-5e8f-4e8b-9c1e-3c2f8d7a6b5c"
     turns = [{"text": "first answer"}, {"text": "second answer"}]
-    first = await _collect(
-        query(prompt="one", options=_options(tmp_path, turns, session_id=chosen))
+    first = await collect(
+        query(prompt="one", options=sdk_options(tmp_path, turns, session_id=chosen))
     )
-    again = await _collect(query(prompt="two", options=_options(tmp_path, turns, resume=chosen)))
+    again = await collect(query(prompt="two", options=sdk_options(tmp_path, turns, resume=chosen)))
 
     assert first[-1].session_id == again[-1].session_id == chosen
     assert again[-1].result == "second answer"
@@ -225,12 +206,12 @@ async def test_a_session_id_the_sdk_chooses_names_the_session(tmp_path: Path) ->
 
 async def test_a_forked_resume_leaves_the_original_as_it_was(tmp_path: Path) -> None:
     turns = [{"text": "first answer"}, {"text": "second answer"}]
-    first = await _collect(query(prompt="one", options=_options(tmp_path, turns)))
+    first = await collect(query(prompt="one", options=sdk_options(tmp_path, turns)))
     session = first[-1].session_id
 
-    options = _options(tmp_path, turns, resume=session, fork_session=True)
-    forked = await _collect(query(prompt="two", options=options))
-    again = await _collect(query(prompt="two", options=_options(tmp_path, turns, resume=session)))
+    options = sdk_options(tmp_path, turns, resume=session, fork_session=True)
+    forked = await collect(query(prompt="two", options=options))
+    again = await collect(query(prompt="two", options=sdk_options(tmp_path, turns, resume=session)))
 
     assert forked[-1].session_id != session and forked[-1].result == "second answer"
     assert again[-1].session_id == session and again[-1].result == "second answer"
@@ -257,7 +238,7 @@ async def test_a_pre_tool_use_hook_callback_refuses_one_call_and_changes_another
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}
 
     hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[pre_tool_use])]}
-    messages = await _collect(query(prompt="go", options=_options(tmp_path, turns, hooks=hooks)))
+    messages = await collect(query(prompt="go", options=sdk_options(tmp_path, turns, hooks=hooks)))
 
     assert [d["hook_event_name"] for d in seen] == ["PreToolUse", "PreToolUse"]
     assert seen[0]["tool_name"] == "bash" and seen[0]["tool_use_id"]
@@ -282,9 +263,9 @@ async def test_a_json_schema_answer_is_retried_until_it_fits_and_given_structure
         {"tool_calls": [{"name": "finish", "arguments": {"message": '{"files": 3}'}}]},
     ]
     output_format = {"type": "json_schema", "schema": schema}
-    options = _options(tmp_path, turns, output_format=output_format)
+    options = sdk_options(tmp_path, turns, output_format=output_format)
 
-    messages = await _collect(query(prompt="count the files", options=options))
+    messages = await collect(query(prompt="count the files", options=options))
 
     end = messages[-1]
     assert isinstance(end, ResultMessage)
@@ -296,9 +277,9 @@ async def test_an_answer_that_never_fits_the_schema_is_its_own_error(tmp_path: P
     schema = {"type": "object", "required": ["files"]}
     turns = [{"text": "three"}, {"text": "3"}, {"text": "[3]"}, {"text": "never asked"}]
     output_format = {"type": "json_schema", "schema": schema}
-    options = _options(tmp_path, turns, output_format=output_format)
+    options = sdk_options(tmp_path, turns, output_format=output_format)
 
-    messages = await _collect(query(prompt="count the files", options=options))
+    messages = await collect(query(prompt="count the files", options=options))
 
     end = messages[-1]
     assert isinstance(end, ResultMessage)
@@ -319,11 +300,11 @@ async def test_the_model_calls_an_in_process_sdk_tool(tmp_path: Path) -> None:
         {"tool_calls": [{"name": "mcp__calc__add", "arguments": {"a": 2, "b": 3}}]},
         {"text": "The sum is 5."},
     ]
-    options = _options(
+    options = sdk_options(
         tmp_path, turns, mcp_servers={"calc": calc}, allowed_tools=["mcp__calc__add"]
     )
 
-    messages = await _collect(query(prompt="what is 2 + 3?", options=options))
+    messages = await collect(query(prompt="what is 2 + 3?", options=options))
 
     assert added == [(2, 3)]
     results = [b for m in messages if isinstance(m, UserMessage) for b in m.content]

@@ -11,11 +11,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from agent_sdk_options import moot_cli_shim
 
 SDK = os.environ.get("MOOT_TS_AGENT_SDK", "")
 
@@ -35,11 +36,7 @@ DRIVE = Path(__file__).with_name("ts_sdk") / "drive.mjs"
 
 
 def _drive(tmp_path: Path, scenario: str, turns: list[Any], **env: str) -> list[dict[str, Any]]:
-    shim = tmp_path / "moot-cli"
-    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m moot.cli "$@"\n')
-    shim.chmod(0o755)
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(turns))
+    shim, script = moot_cli_shim(tmp_path, turns)
     result = subprocess.run(
         ["node", str(DRIVE), str(shim), str(tmp_path), scenario],
         capture_output=True,

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,45 +27,11 @@ from model_server import ModelServer, Reply
 from moot._version import __version__
 from moot.protocol import events as ev
 from moot.protocol.states import RunState, StopReason
+from moot_cli import TIMEOUT, RunMoot, moot_command, moot_env
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 THREE_TURNS = FIXTURES / "three_turns.yaml"
 ANSWER = "The repository has 3 files."
-TIMEOUT = 30  # seconds; a bound for a hung process, never a wait
-
-
-def moot_env(home: Path) -> dict[str, str]:
-    env = {**os.environ, "MOOT_HOME": str(home)}
-    env.pop("MOOT_MODEL", None)
-    return env
-
-
-def moot_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "moot.cli", *args]
-
-
-RunMoot = Callable[..., subprocess.CompletedProcess[str]]
-
-
-@pytest.fixture
-def moot(tmp_path: Path) -> RunMoot:
-    """Run `moot ARGS` in `tmp_path` with MOOT_HOME under it and MOOT_MODEL unset."""
-
-    def run(
-        *args: str, stdin: str | None = None, env: dict[str, str] | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            moot_command(*args),
-            input=stdin,
-            stdin=None if stdin is not None else subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env={**moot_env(tmp_path / "home"), **(env or {})},
-            timeout=TIMEOUT,
-        )
-
-    return run
 
 
 def script(tmp_path: Path, turns: list[object], name: str = "script.json") -> str:

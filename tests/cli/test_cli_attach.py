@@ -4,33 +4,13 @@ attach them to the turn; what cannot be attached is one message, and no session 
 from __future__ import annotations
 
 import base64
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from images import jpeg, png
 from moot.protocol import events as ev
+from moot_cli import RunMoot
 from pdf_files import pdf, photo
-from test_cli import TIMEOUT, RunMoot, moot_command, moot_env, parse_stream, script
-
-
-@pytest.fixture
-def moot(tmp_path: Path) -> RunMoot:
-    """`moot ARGS` in `tmp_path`, as `test_cli.moot`."""
-
-    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            moot_command(*args),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env={**moot_env(tmp_path / "home"), **(env or {})},
-            timeout=TIMEOUT,
-        )
-
-    return run
+from test_cli import parse_stream, script
 
 
 def test_images_and_pdfs_from_flags_and_mentions_go_with_the_turn(

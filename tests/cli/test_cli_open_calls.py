@@ -16,8 +16,8 @@ from call_ends import ends_in_order
 from moot.protocol import events as ev
 from moot.protocol.states import RunState, StopReason
 from moot.store.sqlite import SQLiteStore
+from moot_cli import moot_command, moot_env
 from old_logs import OldLog, ask, callee_left_open_after_its_caller_went_on
-from test_cli import moot_command, moot_env
 
 TIMEOUT = 30  # seconds; a bound for a hung process, never a wait
 S = RunState

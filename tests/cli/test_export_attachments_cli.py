@@ -8,8 +8,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from moot_cli import moot_command, moot_env
 from pdf_files import screenshot
-from test_cli import moot_command, moot_env
 
 
 def test_a_markdown_export_writes_the_images_it_links_to(tmp_path: Path) -> None:

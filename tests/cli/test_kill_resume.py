@@ -18,7 +18,7 @@ import msgspec
 
 from moot.protocol import events as ev
 from moot.store.sqlite import SQLiteStore
-from test_cli import moot_command, moot_env
+from moot_cli import moot_command, moot_env
 
 TIMEOUT = 30
 

@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (the `moot` fixture, imported from test_cli, is each test's argument)
 """`moot -c`, `moot -r`, and `moot sessions list | delete | fork | prune` end to end: real
 subprocesses, scripted models, a private MOOT_HOME per test."""
 
@@ -21,8 +20,9 @@ from moot.protocol.client import SessionSummary
 from moot.protocol.titles import title_of
 from moot.store.memory import MemoryStore
 from moot.store.sqlite import SQLiteStore
+from moot_cli import RunMoot, moot_command, moot_env
 from store_builders import RunScript
-from test_cli import RunMoot, moot, moot_command, moot_env, parse_stream, script  # noqa: F401  (the fixture)
+from test_cli import parse_stream, script
 
 
 def session_of(result: subprocess.CompletedProcess[str]) -> str:

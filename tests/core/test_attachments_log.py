@@ -10,7 +10,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,18 +22,9 @@ from moot.client.upkeep import SessionUpkeep
 from moot.protocol.messages import Attachment
 from moot.store.sqlite import SQLiteStore
 from moot.testing import drive_turn
+from moot_cli import moot_command, moot_env
 
 MODEL = "anthropic/claude-haiku-4-5"
-
-
-def moot_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "moot.cli", *args]
-
-
-def moot_env(home: Path) -> dict[str, str]:
-    env = {**os.environ, "MOOT_HOME": str(home)}
-    env.pop("MOOT_MODEL", None)
-    return env
 
 
 TIMEOUT = 30

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import io
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 import wire_builders as wire
 from model_server import ModelServer, Reply
 from moot.client.local import SessionOptions, open_client
+from moot.image_header import image_size
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import Attachment, UserMessage
@@ -22,7 +22,7 @@ from moot.providers.anthropic import AnthropicProvider
 from moot.providers.base import ModelRequest
 from moot.providers.config import ProviderConfig, RetryPolicy
 from moot.providers.gemini import GeminiProvider
-from moot.providers.images import LIMITS, image_size, image_tokens
+from moot.providers.images import LIMITS, image_tokens
 from moot.testing import drive_turn
 
 
@@ -33,12 +33,6 @@ def noise_png(width: int, height: int) -> bytes:
     out = io.BytesIO()
     image.save(out, "PNG", compress_level=1)
     return out.getvalue()
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 async def ask(server: ModelServer, provider: object, attachment: Attachment, answer: bytes) -> dict:

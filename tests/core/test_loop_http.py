@@ -4,7 +4,6 @@ decides, the retries it spends and what the catalog says a model accepts."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
@@ -28,12 +27,6 @@ TEXT_ONLY = "no-such-model"
 OVERLOADED = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
 PNG = Attachment(mime_type="image/png", data="iVBORw0KGgoAAAANSUhEUg==")
 NOTE = IMAGE_OMITTED.format(count=1)
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 def anthropic(url: str, model: str = VISION, **changes: object) -> AnthropicProvider:

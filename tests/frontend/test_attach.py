@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from images import jpeg, png, put_on_clipboard, x_clipboard
+from images import jpeg, on_clipboard, png, x_clipboard
 from moot.client.attachments import attach_file
 from moot.frontend import attach, clipboard
 from moot.frontend.attach import Chips
@@ -73,6 +73,21 @@ def test_a_mention_that_cannot_be_attached_changes_nothing(tmp_path: Path) -> No
     assert chips.held == {}
 
 
+def test_what_is_sent_carries_its_chips_or_nothing_and_says_why(tmp_path: Path) -> None:
+    """Both front ends send through `Chips.outgoing`: an `@path` still in the message becomes
+    its chip; one that cannot be attached sends nothing and is said once, in the same words."""
+    (tmp_path / "shot.png").write_bytes(png(4, 4))
+    (tmp_path / "fake.png").write_text("not a png")
+    said: list[str] = []
+    chips = Chips(attach_file)
+    sent = chips.outgoing("see @shot.png", tmp_path, said.append)
+    assert sent is not None and sent[0] == "see [image 1: shot.png 4x4]"
+    assert [a.name for a in sent[1]] == ["shot.png"]
+    assert chips.outgoing("and @fake.png", tmp_path, said.append) is None
+    assert len(said) == 1 and said[0].startswith("fake.png is named like a PNG image but is not")
+    assert said[0].endswith("; nothing was sent")
+
+
 @pytest.mark.parametrize(
     "pasted",
     [
@@ -118,24 +133,34 @@ def test_a_placeholder_reads_an_attachment_made_elsewhere() -> None:
 
 
 def test_the_clipboards_png_is_read_from_a_real_x_server(tmp_path: Path) -> None:
-    with x_clipboard(tmp_path) as env:
-        owner = put_on_clipboard(env, png(20, 10), "image/png")
-        try:
-            assert clipboard.read_image(env) == png(20, 10)
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
+    with x_clipboard(tmp_path) as env, on_clipboard(env, png(20, 10), "image/png"):
+        assert clipboard.read_image(env) == png(20, 10)
 
 
 def test_a_clipboard_holding_text_gives_no_image_but_its_text(tmp_path: Path) -> None:
+    with x_clipboard(tmp_path) as env, on_clipboard(env, b"hello", "UTF8_STRING"):
+        assert clipboard.read_image(env) is None
+        assert clipboard.read_text(env) == "hello"
+
+
+async def test_ctrl_v_reads_the_image_else_the_text_else_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`clipboard.paste` is the key's reading in both front ends: an image's bytes, else the
+    text with its line ends as `\\n`, else None and why."""
+    said: list[str] = []
     with x_clipboard(tmp_path) as env:
-        owner = put_on_clipboard(env, b"hello", "UTF8_STRING")
-        try:
-            assert clipboard.read_image(env) is None
-            assert clipboard.read_text(env) == "hello"
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
+        monkeypatch.setenv("DISPLAY", env["DISPLAY"])
+        monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+        for data, target, pasted in [
+            (png(3, 2), "image/png", png(3, 2)),
+            (b"one\r\ntwo", "UTF8_STRING", "one\ntwo"),
+        ]:
+            with on_clipboard(env, data, target):
+                assert await clipboard.paste(said.append) == pasted
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert await clipboard.paste(said.append) is None
+    assert len(said) == 1 and said[0].startswith("pasting an image needs xclip"), said
 
 
 def test_no_clipboard_tool_names_what_to_install(tmp_path: Path) -> None:

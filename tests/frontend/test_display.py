@@ -9,6 +9,7 @@ from pathlib import Path
 from moot.frontend.display import key_argument, shown_path
 from moot.permissions.preview import diff_preview
 from moot.testing import FakeClient
+from tui_apps import app_for
 from tui_scripts import Run
 
 
@@ -33,9 +34,6 @@ def test_an_approvals_diff_names_the_file_relative_to_the_workspace(tmp_path: Pa
 
 
 async def test_the_app_and_the_repl_show_a_tool_calls_path_relative() -> None:
-    from moot.frontend.history import PromptHistory
-    from moot.tui.app import MootApp
-    from moot.tui.options import AppOptions
     from moot.tui.widgets.tool_block import ToolBlock
     from moot.tui.widgets.tools_pane import ToolsPane
     from repl_harness import running_repl
@@ -44,7 +42,7 @@ async def test_the_app_and_the_repl_show_a_tool_calls_path_relative() -> None:
     workspace = client.status().workspace
     run = Run().start("read it")
     run.tool("t1", "read", {"path": f"{workspace}/src/hello.py"}, "1 print('hi')").finish("ok")
-    app = MootApp(client, AppOptions(history=PromptHistory(None)))
+    app = app_for(client)
     async with app.run_test(size=(160, 48)) as pilot:
         client.emit(*run.events)
         for _ in range(50):

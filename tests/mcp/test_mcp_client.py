@@ -33,14 +33,6 @@ from moot.testing.drive import approve
 pytestmark = pytest.mark.timeout(240)
 
 
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.setenv("MOOT_SANDBOX", "none")  # no shell command runs here
-    return root
-
-
 def finished(outcome_events: list[ev.Event]) -> list[ev.ToolFinished]:
     return [e for e in outcome_events if isinstance(e, ev.ToolFinished)]
 

@@ -23,14 +23,6 @@ pytestmark = pytest.mark.timeout(240)
 TRIGGER = "mcp__everything__trigger-elicitation-request"
 
 
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.setenv("MOOT_SANDBOX", "none")
-    return root
-
-
 async def _turn(
     workspace: Path, model: str, action: str, typed: dict[str, str], *, asks: bool
 ) -> tuple[list[ev.Event], list[str]]:

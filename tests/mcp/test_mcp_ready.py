@@ -20,14 +20,6 @@ from moot.protocol import events as ev
 pytestmark = pytest.mark.timeout(240)
 
 
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.setenv("MOOT_SANDBOX", "none")
-    return root
-
-
 def headless(
     workspace: Path, model: str, prompt: str, *flags: str, **env: str
 ) -> tuple[list[ev.Event], str]:

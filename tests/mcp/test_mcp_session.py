@@ -8,12 +8,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from command_recorder import Recorder
 from mcp_helpers import call, project_servers, script, server, user_servers, wait_for
 from moot.client.assemble import open_session
 from moot.client.local import SessionOptions, open_client
@@ -23,23 +23,15 @@ from moot.commands.builtin import builtin_commands
 from moot.commands.mentions import expand_mentions
 from moot.core.agent import Agent
 from moot.protocol import events as ev
-from moot.protocol.client import Client
 from moot.providers.base import ModelRequest
 from moot.providers.scripted import FunctionProvider
 from moot.settings import load_settings
 from moot.store.memory import MemoryStore
 from moot.testing import drive_turn
 from moot.testing.drive import deny
+from tui_apps import app_for
 
 pytestmark = pytest.mark.timeout(240)
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.setenv("MOOT_SANDBOX", "none")
-    return root
 
 
 async def test_many_tools_go_out_as_names_and_load_on_demand(
@@ -102,35 +94,6 @@ class _Statuses:
         return self.manager.statuses()  # type: ignore[attr-defined, no-any-return]
 
 
-class Context:
-    """A front end's side of a command, for tests: what it said, and the client."""
-
-    def __init__(self, client: Client) -> None:
-        self.client = client
-        self.said: list[str] = []
-
-    shows_refusals = False  # says what the session refused
-
-    def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
-        self.said.append(text)
-
-    async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
-        return None
-
-    def theme_names(self) -> Sequence[str]:
-        return ()
-
-    def set_theme(self, name: str) -> None: ...
-
-    def exit(self) -> None: ...
-
-    async def new_session(self) -> None: ...
-
-    async def open_session(self, session_id: str) -> None: ...
-
-    def show_help(self) -> None: ...
-
-
 async def test_mcp_shows_each_server_and_a_prompt_is_a_command(
     workspace: Path, private_moot_home: Path, tmp_path: Path
 ) -> None:
@@ -141,18 +104,18 @@ async def test_mcp_shows_each_server_and_a_prompt_is_a_command(
     )
     client.subscribe().close()
     await wait_for(client, "good")
-    context = Context(client)
+    context = Recorder(client)
     commands = builtin_commands()
 
     await commands.run(context, "/mcp")
-    listing = context.said[-1]
+    listing = context.last
     assert "**good** ready" in listing and "6 tools" in listing
     assert "/mcp__good__review" in listing and "@good:notes://today" in listing
     assert "**repo** needs your approval" in listing and "/mcp approve repo" in listing
     await commands.run(context, "/mcp good")
-    assert "`mcp__good__echo` Say the text back." in context.said[-1]
+    assert "`mcp__good__echo` Say the text back." in context.last
     await commands.run(context, "/mcp__good__nope")
-    assert "no command /mcp__good__nope" in context.said[-1]
+    assert "no command /mcp__good__nope" in context.last
     assert [c.name for c in commands.session_commands(context)] == ["mcp__good__review"]
 
     subscription = client.subscribe()
@@ -165,7 +128,7 @@ async def test_mcp_shows_each_server_and_a_prompt_is_a_command(
     subscription.close()
 
     await commands.run(context, "/mcp approve repo")
-    assert context.said[-1].startswith("approved repo")
+    assert context.last.startswith("approved repo")
     assert (await wait_for(client, "repo")).state == "ready"
     await client.close()
 
@@ -314,10 +277,6 @@ async def test_the_app_sends_a_mentioned_resource_with_the_message(
 ) -> None:
     import asyncio
 
-    from moot.frontend.history import PromptHistory
-    from moot.tui.app import MootApp
-    from moot.tui.options import AppOptions
-
     user_servers(private_moot_home, {"good": server("good")})
     model = script(tmp_path / "s.json", {"text": "noted the list"})
     client = open_client(SessionOptions(cwd=workspace, model=model))
@@ -329,7 +288,7 @@ async def test_the_app_sends_a_mentioned_resource_with_the_message(
         (turn,) = [e for e in seen if isinstance(e, ev.TurnStarted)]
         return turn
 
-    app = MootApp(client, AppOptions(history=PromptHistory(None)))
+    app = app_for(client)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await pilot.press(*"summarize @good:notes://today", "enter")

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from approval_requests import bash_call
 from moot.permissions.decide import decide
 from moot.permissions.rules import RuleSet
 from moot.permissions.suggest import suggested_rules
 from moot.permissions.targets import command_writes
-from moot.protocol.approval import ApprovalRequest, Verdict
+from moot.protocol.approval import Verdict
 from moot.protocol.modes import PermissionMode
-from moot.tools.base import SideEffect
 
 DEFAULT = PermissionMode.DEFAULT
 ACCEPT = PermissionMode.ACCEPT_EDITS
@@ -109,15 +109,7 @@ def root(tmp_path: Path) -> Path:
 def verdict(
     root: Path, command: str, mode: PermissionMode, allow: list[str] = ALLOW, **rules: list[str]
 ) -> Verdict:
-    request = ApprovalRequest(
-        session_id="s1",
-        agent="main",
-        call_id="c1",
-        tool_call_id="t1",
-        tool="bash",
-        side_effect=SideEffect.RUNS_COMMANDS,
-        arguments={"command": command},
-    )
+    request = bash_call(command)
     return decide(request, mode, RuleSet(allow=allow, **rules), root)
 
 
@@ -150,15 +142,7 @@ def test_an_edit_rule_allows_the_files_it_names_and_no_others(root: Path) -> Non
 
 
 def test_asking_for_a_write_suggests_the_edit_rule_that_would_allow_it(root: Path) -> None:
-    request = ApprovalRequest(
-        session_id="s1",
-        agent="main",
-        call_id="c1",
-        tool_call_id="t1",
-        tool="bash",
-        side_effect=SideEffect.RUNS_COMMANDS,
-        arguments={"command": "git log > notes.txt && git status"},
-    )
+    request = bash_call("git log > notes.txt && git status")
     rules = RuleSet(allow=["Bash(git log:*)"])
     assert suggested_rules(request, root, rules) == ["Bash(git status:*)", "Edit(./notes.txt)"]
 

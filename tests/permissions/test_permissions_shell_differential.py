@@ -20,11 +20,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 
+from approval_requests import bash_call
 from moot.permissions.decide import decide
 from moot.permissions.rules import RuleSet
-from moot.protocol.approval import ApprovalRequest
 from moot.protocol.modes import PermissionMode
-from moot.tools.base import SideEffect
 from shell_differential import (
     DENIAL_RULES,
     DENIED,
@@ -176,15 +175,7 @@ def writes_bash(tmp_path: Path) -> Bash:
 
 
 def settled(command: str, mode: PermissionMode, rules: RuleSet, bash: Bash) -> str:
-    request = ApprovalRequest(
-        session_id="s1",
-        agent="main",
-        call_id="c1",
-        tool_call_id="t1",
-        tool="bash",
-        side_effect=SideEffect.RUNS_COMMANDS,
-        arguments={"command": command},
-    )
+    request = bash_call(command)
     return decide(request, mode, rules, bash.workspace).decision
 
 

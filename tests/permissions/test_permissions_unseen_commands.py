@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from approval_requests import bash_call
 from moot.permissions.decide import decide
 from moot.permissions.rules import RuleSet
 from moot.permissions.shell import split_command
 from moot.permissions.suggest import suggested_rules
-from moot.protocol.approval import ApprovalRequest, Verdict
+from moot.protocol.approval import Verdict
 from moot.protocol.modes import PermissionMode
-from moot.tools.base import SideEffect
 
 DEFAULT = PermissionMode.DEFAULT
 ACCEPT = PermissionMode.ACCEPT_EDITS
@@ -150,15 +150,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def verdict(root: Path, command: str, mode: PermissionMode, **rules: list[str]) -> Verdict:
-    request = ApprovalRequest(
-        session_id="s1",
-        agent="main",
-        call_id="c1",
-        tool_call_id="t1",
-        tool="bash",
-        side_effect=SideEffect.RUNS_COMMANDS,
-        arguments={"command": command},
-    )
+    request = bash_call(command)
     return decide(request, mode, RuleSet(**rules), root)
 
 
@@ -197,15 +189,7 @@ def test_a_read_or_edit_deny_cannot_be_checked_against_unseen_commands_either(
 
 
 def test_no_rule_is_suggested_for_what_no_rule_can_allow(root: Path) -> None:
-    request = ApprovalRequest(
-        session_id="s1",
-        agent="main",
-        call_id="c1",
-        tool_call_id="t1",
-        tool="bash",
-        side_effect=SideEffect.RUNS_COMMANDS,
-        arguments={"command": "echo 'rm x' | sh"},
-    )
+    request = bash_call("echo 'rm x' | sh")
     assert suggested_rules(request, root, RuleSet()) == ["Bash(echo rm x:*)"]  # no `Bash(sh)`
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -66,12 +65,6 @@ def fixture(name: str) -> Reply:
 
 def report(usage: Usage) -> UsageReport:
     return UsageReport(usage, cost_usd=lookup(f"anthropic/{MODEL}").cost(usage))
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 async def play(

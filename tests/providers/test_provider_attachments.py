@@ -3,10 +3,7 @@ server on 127.0.0.1 received, for the person's message and for a tool's result."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 import wire_builders as wire
 from model_server import ModelServer, Reply
@@ -39,12 +36,6 @@ MESSAGES = (
     ),
 )
 REQUEST = ModelRequest(model="x", system="sys", messages=MESSAGES)
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 async def sent(server: ModelServer, provider: Any, answer: bytes) -> dict[str, Any]:

@@ -3,7 +3,6 @@ sent in cleartext because a scheme was left out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,12 +18,6 @@ from moot.providers.registry import UnknownModel, resolve_model
 
 KEY = "sk-ant-api03-AAAAbbbbCCCCddddEEEEffffGGGGhhhh1234"
 ASK = ModelRequest(model="x", system="", messages=(UserMessage(content="hi"),))
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 async def play(provider: Provider) -> list[object]:

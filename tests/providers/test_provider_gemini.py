@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -49,12 +48,6 @@ def sse(name: str) -> Reply:
 
 def gemini_error(code: int, status: str, message: str) -> bytes:
     return json.dumps({"error": {"code": code, "message": message, "status": status}}).encode()
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 def config(base_url: str, **changes: Any) -> ProviderConfig:

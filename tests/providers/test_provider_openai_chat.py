@@ -5,7 +5,7 @@ Each test asserts the deltas the adapter produced and, where it matters, the req
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,12 +59,6 @@ MakeProvider = Callable[..., OpenAIChatProvider]
 
 def fixture(name: str) -> bytes:
     return sse_fixture("openai_chat", name)
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 @pytest.fixture

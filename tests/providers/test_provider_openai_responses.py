@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -52,12 +51,6 @@ HELLO_DELTAS = [
     ),
     Finish("completed"),
 ]
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
 
 
 def provider_for(

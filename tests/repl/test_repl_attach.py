@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from images import jpeg, png, put_on_clipboard, x_clipboard
+from images import jpeg, on_clipboard, png, x_clipboard
 from moot.frontend.attach import human_size
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -135,8 +135,7 @@ async def test_ctrl_v_pastes_the_clipboards_image_as_a_chip(
     with x_clipboard(tmp_path) as env:
         monkeypatch.setenv("DISPLAY", env["DISPLAY"])
         monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-        owner = put_on_clipboard(env, png(20, 10), "image/png")
-        try:
+        with on_clipboard(env, png(20, 10), "image/png"):
             async with running_repl(_client(tmp_path)) as repl:
                 await repl.prompt_ready()
                 repl.type("this: " + CTRL_V)
@@ -145,9 +144,6 @@ async def test_ctrl_v_pastes_the_clipboards_image_as_a_chip(
                 assert buffer.text == "this: [image 1: pasted.png 20x10] "
                 repl.type(ENTER)
                 await repl.until(lambda: repl.ops(ops.UserTurn), "the turn")
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
     ((attachment),) = repl.ops(ops.UserTurn)[0].attachments
     assert base64.b64decode(attachment.data) == png(20, 10)
 
@@ -157,16 +153,12 @@ async def test_ctrl_v_pastes_text_when_the_clipboard_holds_text(
 ) -> None:
     with x_clipboard(tmp_path) as env:
         monkeypatch.setenv("DISPLAY", env["DISPLAY"])
-        owner = put_on_clipboard(env, b"from the clipboard", "UTF8_STRING")
-        try:
+        with on_clipboard(env, b"from the clipboard", "UTF8_STRING"):
             async with running_repl(_client(tmp_path)) as repl:
                 await repl.prompt_ready()
                 repl.type(CTRL_V)
                 buffer = repl.repl._prompt.default_buffer  # type: ignore[union-attr]
                 await repl.until(lambda: buffer.text == "from the clipboard", "the text")
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
 
 
 async def test_ctrl_v_without_a_clipboard_tool_says_what_to_install(

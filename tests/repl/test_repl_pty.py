@@ -21,6 +21,7 @@ import pexpect
 import pytest
 
 from moot.frontend.history import history_file
+from pty_moot import in_terminal, terminal_env
 
 EDIT_SCRIPT = """\
 turns:
@@ -54,31 +55,10 @@ def spawn(
 ) -> pexpect.spawn:
     path = tmp_path / "script.yaml"
     path.write_text(script)
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(tmp_path),
-        "MOOT_HOME": os.environ["MOOT_HOME"],
-        "GIT_CONFIG_GLOBAL": os.environ["GIT_CONFIG_GLOBAL"],
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "TERM": term,
-        # pexpect is no terminal emulator: it never answers prompt_toolkit's cursor-position
-        # requests, which would otherwise be waited for after each redraw.
-        "PROMPT_TOOLKIT_NO_CPR": "1",
-    }
+    env = terminal_env(tmp_path, term=term)
     if no_color:
         env["NO_COLOR"] = "1"
-    if "PYTHONPATH" in os.environ:  # a worktree's own sources, over the shared editable install
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    return pexpect.spawn(
-        str(MOOT),
-        [*args, "--model", f"scripted:{path}"],
-        cwd=str(repo),
-        env=env,
-        dimensions=(40, 120),
-        encoding="utf-8",
-        codec_errors="replace",
-        timeout=30,
-    )
+    return in_terminal(str(MOOT), [*args, "--model", f"scripted:{path}"], repo, env)
 
 
 def answer_until_taken(child: pexpect.spawn, key: str, taken: str) -> None:

@@ -151,14 +151,6 @@ def make(root: Path, files: dict[str, str]) -> None:
         path.write_text(text)
 
 
-@pytest.fixture(autouse=True)
-def moot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A cache directory of the test's own."""
-    home = tmp_path / "home"
-    monkeypatch.setenv("MOOT_HOME", str(home))
-    return home
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
@@ -388,11 +380,11 @@ def test_a_second_build_parses_nothing_and_a_touched_file_is_parsed_again(repo: 
 
 
 def test_the_cache_lives_in_the_user_cache_dir_and_forgets_deleted_files(
-    repo: Path, moot_home: Path
+    repo: Path, private_moot_home: Path
 ) -> None:
     build_repo_map(repo)
     database = cache_path(repo)
-    assert database.is_relative_to(moot_home / "cache" / "repomap")
+    assert database.is_relative_to(private_moot_home / "cache" / "repomap")
     assert database.exists()
 
     (repo / "pkg" / "leaf.py").unlink()
@@ -402,7 +394,7 @@ def test_the_cache_lives_in_the_user_cache_dir_and_forgets_deleted_files(
     assert "pkg/leaf.py" not in result.ranked
 
 
-def test_a_warm_build_does_not_import_tree_sitter(repo: Path, moot_home: Path) -> None:
+def test_a_warm_build_does_not_import_tree_sitter(repo: Path, private_moot_home: Path) -> None:
     build_repo_map(repo)
     probe = (
         "import json, sys; from pathlib import Path; from moot.repomap import build_repo_map\n"
@@ -410,7 +402,7 @@ def test_a_warm_build_does_not_import_tree_sitter(repo: Path, moot_home: Path) -
         f"result = build_repo_map(Path({str(repo)!r}))\n"
         "print(json.dumps([len(result.parsed), 'tree_sitter' in sys.modules]))"
     )
-    env = {**os.environ, "MOOT_HOME": str(moot_home)}
+    env = {**os.environ, "MOOT_HOME": str(private_moot_home)}
 
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env

@@ -12,13 +12,6 @@ import pytest
 from moot.repomap import RepoIndex, build_repo_map, map_repository
 
 
-@pytest.fixture(autouse=True)
-def moot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("MOOT_HOME", str(home))
-    return home
-
-
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     root = tmp_path / "project"

@@ -8,8 +8,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from moot.repomap import RepoIndex, build_repo_map
 from moot.repomap.index import IN_PROCESS_UP_TO
 from moot.repomap.languages import Grammars, language_for
@@ -18,14 +16,6 @@ from moot.repomap.parse import MAX_FILE_BYTES, parse_file
 from moot.tools.glob import glob_tool
 from moot.tools.repo_map import map_workspace
 from moot.workspace.paths import Workspace
-
-
-@pytest.fixture(autouse=True)
-def moot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A cache directory of the test's own."""
-    home = tmp_path / "home"
-    monkeypatch.setenv("MOOT_HOME", str(home))
-    return home
 
 
 def modules(root: Path, count: int) -> None:

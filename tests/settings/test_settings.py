@@ -20,6 +20,7 @@ from moot.settings import (
     load_settings,
     merge,
     print_warnings,
+    save_allowed_domain,
     save_local_rule,
 )
 
@@ -353,14 +354,24 @@ def test_saving_a_rule_writes_through_no_link_the_repository_planted(tmp_path: P
     ]
 
 
-def test_saving_a_rule_through_a_symlinked_moot_directory_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("what", ["rule", "domain"])
+def test_saving_a_rule_or_a_domain_through_a_symlinked_moot_directory_is_refused(
+    tmp_path: Path, what: str
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     project = tmp_path / "project"
     project.mkdir()
     (project / ".moot").symlink_to(outside)
+
+    def save() -> None:
+        if what == "rule":
+            save_local_rule(project, "allow", "Bash(make:*)")
+        else:
+            save_allowed_domain(project, "pypi.org")
+
     with pytest.raises(SettingsError, match="is a symlink"):
-        save_local_rule(project, "allow", "Bash(make:*)")
+        save()
     assert list(outside.iterdir()) == []
 
 

@@ -4,11 +4,11 @@ includes, and how every front end's registry lists and runs them (with descripti
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 
 from msgspec.structs import replace
 
+from command_recorder import Recorder
 from moot.commands.builtin import builtin_commands
 from moot.commands.files import memory_note, use_session_commands
 from moot.commands.registry import CommandContext
@@ -105,35 +105,6 @@ def test_expansion_reads_nothing_from_outside_the_workspace(tmp_path: Path) -> N
 # ---- the registry every front end shares -----------------------------------------------------
 
 
-class Context:
-    """A `CommandContext` that records what commands say."""
-
-    def __init__(self, client: FakeClient) -> None:
-        self.client = client
-        self.said: list[str] = []
-
-    shows_refusals = False  # says what the session refused
-
-    def say(self, text: str, *, markdown: bool = False, warning: bool = False) -> None:
-        self.said.append(text)
-
-    async def pick(self, title: str, choices: Sequence[tuple[str, str]]) -> str | None:
-        return choices[0][0] if choices else None
-
-    def theme_names(self) -> Sequence[str]:
-        return ()
-
-    def set_theme(self, name: str) -> None: ...
-
-    def exit(self) -> None: ...
-
-    async def new_session(self) -> None: ...
-
-    async def open_session(self, session_id: str) -> None: ...
-
-    def show_help(self) -> None: ...
-
-
 def client_with(*commands: CommandInfo) -> FakeClient:
     status = replace(FakeClient().status(), instructions=InstructionFiles(commands=commands))
     return FakeClient(status=status)
@@ -154,7 +125,7 @@ async def test_session_commands_complete_with_descriptions_and_submit_run_comman
     listed = {c.name: (c.description, c.arguments) for c in registry.completions("rev")}
     assert listed == {"review": ("Review a file for bugs (command)", "<path>")}
     assert registry.get("code-review").description == "Review code (skill)"  # type: ignore[union-attr]
-    context: CommandContext = Context(client)  # type: ignore[assignment]
+    context: CommandContext = Recorder(client)  # type: ignore[assignment]
     await registry.run(context, "/review src/app.py  deep")
     assert client.ops[-1] == ops.RunCommand(name="review", arguments="src/app.py  deep")
 

@@ -253,3 +253,45 @@ async def test_who_may_start_a_skill(tmp_path: Path) -> None:
     assert [c.name for c in guidance.invocable()] == ["init", "person-only"]
     assert guidance.expand("model-only", "") is None
     assert guidance.expand("person-only", "y") is not None
+
+
+def test_the_three_kinds_of_files_tell_unread_fields_and_folders_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Skills, commands and agents share one rule for the fields moot does not read
+    (`values.ignored_fields`) and one reading of their folders (`files.folder_entries`)."""
+    from moot.skills import files
+    from moot.skills.values import ignored_fields
+
+    said = ignored_fields({"name": "x", "color": "red"}, ("name", "tools"))
+    assert said == "moot ignores `color` (it reads: name, tools)"
+    assert ignored_fields({"name": "x"}, ("name", "tools")) is None
+
+    problems: list = []
+    assert files.folder_entries(tmp_path, tmp_path / "absent", problems) == []
+    assert problems == []  # a folder that is not there is no problem
+    (tmp_path / "many").mkdir()
+    for name in ("a.md", "b.md", "c.md"):
+        (tmp_path / "many" / name).write_text("x")
+    monkeypatch.setattr(files, "MAX_ENTRIES", 2)
+    found = files.folder_entries(tmp_path, tmp_path / "many", problems)
+    assert [p.name for p in found] == ["a.md", "b.md"]
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (tmp_path / "out").symlink_to(outside)
+    assert files.folder_entries(tmp_path, tmp_path / "out", problems) == []
+    assert problems[0].message == "1 more entries not looked at"
+    assert len(problems) == 2 and problems[1].path == str(tmp_path / "out")
+
+
+def test_a_frontmatter_and_the_command_line_split_rules_by_one_reading() -> None:
+    """`allowed-tools` and `--allowedTools` split rules by one function (`split_rules`): on
+    commas and spaces outside parentheses; a frontmatter on tabs and line ends too."""
+    from moot.frontend.flags import rule_list, split_rules
+    from moot.skills.values import split_tools
+
+    written = "Bash(git diff:*) Read,Edit(./a b.py)"
+    assert split_tools(written) == (rule_list([written]), None)
+    assert rule_list([written]) == ["Bash(git diff:*)", "Read", "Edit(./a b.py)"]
+    assert split_tools("Read\n\tGrep") == (["Read", "Grep"], None)
+    assert split_rules("Read\nGrep") == ["Read\nGrep"]  # the command line: as it was

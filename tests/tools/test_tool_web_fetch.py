@@ -7,7 +7,7 @@ import ipaddress
 import shutil
 import ssl
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -35,12 +35,6 @@ PAGE = b"""<!doctype html>
     return 0</pre>
 <footer>Copyright 2025</footer>
 </body></html>"""
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 async def test_a_loopback_server_is_refused_by_default(server: ModelServer) -> None:

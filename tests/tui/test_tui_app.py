@@ -6,6 +6,7 @@ import ast
 
 import pytest
 
+from clocks import Clock
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.testing import FakeClient
@@ -17,16 +18,6 @@ from moot.tui.widgets.blocks import NoticeBlock
 from moot.tui.widgets.chat import ChatPane
 from moot.tui.widgets.tool_block import ToolBlock
 from tui_scripts import Interrupted, Run, edit_session, plan_session
-
-
-class Clock:
-    """A clock the test moves: the approval grace period without sleeping."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def app_for(client: FakeClient, clock: Clock | None = None, **kw: object) -> MootApp:

@@ -13,15 +13,14 @@ import msgspec
 import pytest
 from textual import events
 
-from images import jpeg, png, put_on_clipboard, x_clipboard
-from moot.frontend.history import PromptHistory
+from images import jpeg, on_clipboard, png, x_clipboard
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import Attachment
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
 from pdf_files import pdf, photo
+from tui_apps import app_for
 from tui_scripts import Run
 
 
@@ -40,7 +39,7 @@ def _answered() -> list[ev.Event]:
 def app_in(workspace: Path, script: list[ev.Event] | None = None) -> tuple[MootApp, FakeClient]:
     client = FakeClient(script if script is not None else _answered())
     client._status = msgspec.structs.replace(client.status(), workspace=str(workspace))
-    return MootApp(client, AppOptions(history=PromptHistory(None))), client  # type: ignore[arg-type]
+    return app_for(client), client
 
 
 async def test_an_at_path_image_becomes_a_chip_and_goes_as_an_attachment(tmp_path: Path) -> None:
@@ -184,8 +183,7 @@ async def test_ctrl_v_pastes_the_clipboards_image_as_a_chip(
     with x_clipboard(tmp_path) as env:
         monkeypatch.setenv("DISPLAY", env["DISPLAY"])
         monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-        owner = put_on_clipboard(env, png(20, 10), "image/png")
-        try:
+        with on_clipboard(env, png(20, 10), "image/png"):
             app, client = app_in(tmp_path)
             async with app.run_test(size=(120, 30)) as pilot:
                 await pilot.press(*"this:", "ctrl+v")
@@ -193,9 +191,6 @@ async def test_ctrl_v_pastes_the_clipboards_image_as_a_chip(
                 assert app.prompt.text == "this: [image 1: pasted.png 20x10] "
                 await pilot.press("enter")
                 await pilot.pause()
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
     (turn,) = [op for op in client.ops if isinstance(op, ops.UserTurn)]
     assert base64.b64decode(turn.attachments[0].data) == png(20, 10)
 
@@ -205,16 +200,12 @@ async def test_ctrl_v_pastes_text_when_the_clipboard_holds_text(
 ) -> None:
     with x_clipboard(tmp_path) as env:
         monkeypatch.setenv("DISPLAY", env["DISPLAY"])
-        owner = put_on_clipboard(env, b"from the clipboard", "UTF8_STRING")
-        try:
+        with on_clipboard(env, b"from the clipboard", "UTF8_STRING"):
             app, _ = app_in(tmp_path)
             async with app.run_test(size=(120, 30)) as pilot:
                 await pilot.press("ctrl+v")
                 await until(pilot, lambda: app.prompt.text, "the text")
                 assert app.prompt.text == "from the clipboard"
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
 
 
 async def test_ctrl_v_without_a_clipboard_tool_says_what_to_install(

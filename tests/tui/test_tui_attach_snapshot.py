@@ -8,13 +8,10 @@ import base64
 from textual.pilot import Pilot
 
 from images import pdf, png
-from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol.messages import Attachment
 from moot.testing import FakeClient
-from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
-from pilot_waits import caught_up
+from tui_apps import app_for, shown
 from tui_scripts import Run
 
 
@@ -33,11 +30,11 @@ def test_a_message_with_an_image_and_a_pdf(snap_compare) -> None:
     prompt = "what differs? [image 1: shot.png 1280x720] [pdf 2: spec.pdf 3 pages]"
     started = ev.TurnStarted(**run._ids(), prompt=prompt, attachments=(shot, spec))
     script = run.add(started).text("The header.").finish("The header.").events
-    app = MootApp(FakeClient(script), AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
+    app = app_for(FakeClient(script))
 
     async def run_before(pilot: Pilot) -> None:
         await pilot.press(*"what differs?", "enter")
-        await caught_up(pilot)
+        await shown(pilot)
         pilot.app.prompt.load_text("[image 1: a.png 3x2] ")  # type: ignore[attr-defined]
         await pilot.pause()
 

@@ -6,20 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.testing import FakeClient
-from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
 from moot.tui.widgets.blocks import ThinkingBlock
 from moot.tui.widgets.chat import ChatPane
+from tui_apps import app_for
 from tui_scripts import Run
 
 REASONING = "The test fails on the second call, so the cache must be stale."
-
-
-def app_for(client: FakeClient) -> MootApp:
-    return MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
 
 
 def shown(block: ThinkingBlock) -> str:

@@ -8,14 +8,12 @@ import threading
 
 from msgspec.structs import replace
 
-from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.client import ModelChoice, WorkspaceFiles
 from moot.protocol.messages import AttachedFile
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
 from moot.tui.screens.inspector import InspectorScreen
 from moot.tui.screens.picker import PickerScreen
 from moot.tui.search import MATCH
@@ -23,6 +21,7 @@ from moot.tui.widgets.blocks import NoticeBlock, UserBlock
 from moot.tui.widgets.chat import ChatPane
 from moot.tui.widgets.prompt import LISTING, PromptArea, PromptInput
 from moot.tui.widgets.status_line import StatusLine
+from tui_apps import app_for
 from tui_scripts import Run
 
 MODELS = [
@@ -30,10 +29,6 @@ MODELS = [
     ModelChoice("openai/gpt-5", True, 400_000),
     ModelChoice("anthropic/claude-sonnet-4-5", False, 200_000, "no key: set ANTHROPIC_API_KEY"),
 ]
-
-
-def app_for(client: FakeClient, **kw: object) -> MootApp:
-    return MootApp(client, AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 
 
 async def settle(pilot) -> None:  # type: ignore[no-untyped-def]

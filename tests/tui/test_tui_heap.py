@@ -9,11 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from moot.frontend.history import PromptHistory
 from moot.testing import FakeClient
 from moot.tui import heap
-from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
+from tui_apps import app_for
 
 
 @pytest.fixture
@@ -29,7 +27,7 @@ def collector() -> Iterator[None]:
 async def test_an_app_that_owns_its_heap_freezes_it_and_releases_it_for_another_session(
     collector: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    app = MootApp(FakeClient(), AppOptions(history=PromptHistory(None), own_heap=True))
+    app = app_for(FakeClient(), own_heap=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert gc.get_freeze_count() > 0  # the session shows: what it holds is frozen
@@ -55,7 +53,7 @@ async def test_an_app_that_does_not_own_its_heap_leaves_the_collector_alone(
     collector: None,
 ) -> None:
     threshold = gc.get_threshold()
-    app = MootApp(FakeClient(), AppOptions(history=PromptHistory(None)))
+    app = app_for(FakeClient())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert gc.get_freeze_count() == 0

@@ -8,13 +8,13 @@ and once the status line shows the session.
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pexpect
+
+from pty_moot import hello_repository, in_terminal, terminal_env
 
 WATCHER = """\
 import gc, os, sys, threading, time
@@ -51,26 +51,11 @@ sys.exit(main())
 def test_the_collector_is_held_while_the_app_starts_and_let_go_once_the_session_opens(
     tmp_path: Path,
 ) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    script = tmp_path / "script.yaml"
-    script.write_text('turns:\n  - text: "hello"\n')
+    repo, script = hello_repository(tmp_path)
     watcher, notes = tmp_path / "watch.py", tmp_path / "notes"
     watcher.write_text(WATCHER)
-    keep = ("PATH", "MOOT_HOME", "GIT_CONFIG_GLOBAL", "PYTHONPATH")
-    env = {k: os.environ[k] for k in keep if k in os.environ}
-    env |= {"HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "TERM": "xterm-256color"}
-    child = pexpect.spawn(
-        sys.executable,
-        [str(watcher), str(notes), f"--model=scripted:{script}"],
-        cwd=str(repo),
-        env=env,
-        dimensions=(40, 120),
-        encoding="utf-8",
-        codec_errors="replace",
-        timeout=30,
-    )
+    argv = [str(watcher), str(notes), f"--model=scripted:{script}"]
+    child = in_terminal(sys.executable, argv, repo, terminal_env(tmp_path))
     try:
         child.expect_exact("ses_")  # the status line shows the session open
         Path(f"{notes}.ask").touch()

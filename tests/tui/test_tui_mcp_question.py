@@ -10,10 +10,9 @@ from textual.widgets import Button, Input
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.testing import FakeClient
-from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
 from moot.tui.screens import mcp_question
 from moot.tui.screens.mcp_question import McpQuestionScreen
+from tui_apps import app_for
 
 SCHEMA = {
     "type": "object",
@@ -28,12 +27,6 @@ SCHEMA = {
 QUESTION = ev.McpQuestionAsked(
     ask_id="ask_1", server="bistro", message="Booking a table: who and how many?", schema=SCHEMA
 )
-
-
-def app_for(client: FakeClient) -> MootApp:
-    from moot.frontend.history import PromptHistory
-
-    return MootApp(client, AppOptions(history=PromptHistory(None)))
 
 
 async def asked(pilot) -> McpQuestionScreen:  # type: ignore[no-untyped-def]

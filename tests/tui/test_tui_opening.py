@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,8 @@ class GatedOpen:
         return self.client
 
 
-def app_for(opener: GatedOpen, tmp_path: Path) -> MootApp:
+def app_for(opener: GatedOpen, tmp_path: Path, **options: Any) -> MootApp:
+    """An app whose session `opener` opens, in `tmp_path`; `options`: more `AppOptions`."""
     return MootApp(
         None,
         AppOptions(
@@ -51,6 +53,7 @@ def app_for(opener: GatedOpen, tmp_path: Path) -> MootApp:
             workspace=tmp_path,
             model="scripted:demo",
             history=PromptHistory(None),
+            **options,
         ),
     )
 
@@ -161,16 +164,7 @@ async def test_settings_that_wait_for_approval_are_asked_about_before_the_sessio
         assert held
         opener = GatedOpen(FakeClient(edit_session()))
         opener.gate.set()
-        app = MootApp(
-            None,
-            AppOptions(
-                connect=opener,  # type: ignore[arg-type]
-                workspace=tmp_path,
-                model="scripted:demo",
-                history=PromptHistory(None),
-                held=held,
-            ),
-        )
+        app = app_for(opener, tmp_path, held=held)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             assert isinstance(app.screen, PickerScreen)
@@ -197,16 +191,7 @@ async def test_the_question_shows_what_the_files_wrote_markup_and_all(tmp_path: 
     settings.write_text(json.dumps({"hooks": hooks}))
     opener = GatedOpen(FakeClient(edit_session()))
     opener.gate.set()
-    app = MootApp(
-        None,
-        AppOptions(
-            connect=opener,  # type: ignore[arg-type]
-            workspace=tmp_path,
-            model="scripted:demo",
-            history=PromptHistory(None),
-            held=load_settings(tmp_path).held,
-        ),
-    )
+    app = app_for(opener, tmp_path, held=load_settings(tmp_path).held)
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, PickerScreen)

@@ -14,12 +14,10 @@ from textual.widgets import OptionList
 from moot.client import SetupError
 from moot.commands.builtin import builtin_commands
 from moot.commands.registry import CommandContext, Registry
-from moot.frontend.history import PromptHistory
 from moot.protocol import ops
 from moot.protocol.client import Client, SessionSummary
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
 from moot.tui.palette import (
     CommandsProvider,
     ModelsProvider,
@@ -29,6 +27,7 @@ from moot.tui.palette import (
 )
 from moot.tui.widgets.blocks import UserBlock
 from moot.tui.widgets.chat import ChatPane
+from tui_apps import app_for
 from tui_scripts import Run, edit_session
 
 WHEN = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -36,10 +35,6 @@ WHEN = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 def summary(session_id: str, title: str, workspace: str = "/workspace") -> SessionSummary:
     return SessionSummary(session_id, title, workspace, WHEN, WHEN, 1, 0.01, "completed", 9)
-
-
-def app_for(client: FakeClient, **kw: object) -> MootApp:
-    return MootApp(client, AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 
 
 async def entries(app: MootApp, provider: type[Provider], query: str = "") -> list:  # type: ignore[type-arg]

@@ -10,18 +10,12 @@ from moot.protocol import events as ev
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.messages import Streamed
-from moot.tui.options import AppOptions
 from moot.tui.widgets.answer import AnswerBlock
 from moot.tui.widgets.chat import ChatPane
+from tui_apps import app_for
 from tui_scripts import Run
 
 ANSWER = "\n\n".join(f"Paragraph {i} with `code` and **bold** words." for i in range(40))
-
-
-def app_for(client: FakeClient, **kw: object) -> MootApp:
-    from moot.frontend.history import PromptHistory
-
-    return MootApp(client, AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 
 
 def one_answer(pieces: int) -> list[ev.Event]:

@@ -5,16 +5,10 @@ from __future__ import annotations
 
 from textual import events
 
-from moot.frontend.history import PromptHistory
 from moot.protocol import ops
 from moot.testing import FakeClient
-from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
 from moot.tui.widgets.prompt import PromptArea
-
-
-def app_for(client: FakeClient) -> MootApp:
-    return MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
+from tui_apps import app_for
 
 
 def terminal_keys(sent: str) -> list[events.Key]:

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from moot.frontend.history import PromptHistory
 from moot.protocol import ops
 from moot.protocol.client import CommandInfo, FileProblem, InstructionFiles, SkillInfo
 from moot.testing import FakeClient
-from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
+from tui_apps import app_for
 
 FILES = InstructionFiles(
     skills=(
@@ -30,7 +28,7 @@ def client() -> FakeClient:
 
 async def test_session_commands_are_offered_and_run_as_run_command() -> None:
     fake = client()
-    app = MootApp(fake, AppOptions(history=PromptHistory(None)))
+    app = app_for(fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         listed = dict(app.commands.completions("de"))
@@ -47,7 +45,7 @@ async def test_session_commands_are_offered_and_run_as_run_command() -> None:
 
 async def test_skills_lists_each_skill_and_the_problems() -> None:
     fake = client()
-    app = MootApp(fake, AppOptions(history=PromptHistory(None)))
+    app = app_for(fake)
     said: list[str] = []
     app.commands.say = lambda text, **kw: said.append(str(text))  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:

@@ -12,17 +12,12 @@ from moot.testing import FakeClient
 from moot.tui.app import MootApp
 from moot.tui.options import AppOptions
 from moot.tui.widgets.approval import ApprovalPane
-from pilot_waits import caught_up
+from tui_apps import send
 from tui_scripts import edit_session, peer_session, plan_session
 
 
 def app_for(script: list, **kw: object) -> MootApp:
     return MootApp(FakeClient(script), AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
-
-
-async def send(pilot: Pilot, text: str) -> None:
-    await pilot.press(*text, "enter")
-    await caught_up(pilot)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])

@@ -13,6 +13,7 @@ import pytest
 from textual import events
 from textual.theme import BUILTIN_THEMES
 
+from clocks import Clock
 from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.testing import FakeClient
@@ -24,19 +25,8 @@ from moot.tui.scrollback import Visit, conversation, print_conversation, scrollb
 from moot.tui.terminal import ANSI_FALLBACK, few_colours
 from moot.tui.widgets.approval import ApprovalPane
 from moot.tui.widgets.status_line import StatusLine
+from tui_apps import app_for
 from tui_scripts import Run, edit_session
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def app_for(client: FakeClient, **kw: object) -> MootApp:
-    return MootApp(client, AppOptions(history=PromptHistory(None), **kw))  # type: ignore[arg-type]
 
 
 async def send(pilot, text: str) -> None:  # type: ignore[no-untyped-def]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from moot.tui.themes import ThemeProblem, load_themes, read_theme
+from tui_apps import app_for
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -118,17 +119,14 @@ async def test_a_theme_with_a_bad_variable_never_reaches_the_stylesheet(
     private_moot_home: Path,
 ) -> None:
     """Textual would take it and fail its stylesheet at the switch: the app would end."""
-    from moot.frontend.history import PromptHistory
     from moot.testing import FakeClient
-    from moot.tui.app import MootApp
-    from moot.tui.options import AppOptions
 
     write(
         private_moot_home / "config" / "themes",
         "bad.toml",
         'name = "bad"\nprimary = "#ff8800"\n[variables]\nfooter-key-foreground = "nope"\n',
     )
-    app = MootApp(FakeClient(), AppOptions(history=PromptHistory(None)))
+    app = app_for(FakeClient())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert "bad" not in app.available_themes
@@ -138,13 +136,10 @@ async def test_a_theme_with_a_bad_variable_never_reaches_the_stylesheet(
 
 
 async def test_the_app_tells_a_bad_theme_file_in_the_chat(private_moot_home: Path) -> None:
-    from moot.frontend.history import PromptHistory
     from moot.testing import FakeClient
-    from moot.tui.app import MootApp
-    from moot.tui.options import AppOptions
 
     write(private_moot_home / "config" / "themes", "typo.toml", 'name = "t"\nprimray = "#f"\n')
-    app = MootApp(FakeClient(), AppOptions(history=PromptHistory(None)))
+    app = app_for(FakeClient())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         shown = "\n".join(str(block.render()) for block in app.chat.children)
@@ -152,18 +147,15 @@ async def test_the_app_tells_a_bad_theme_file_in_the_chat(private_moot_home: Pat
 
 
 async def test_slash_theme_switches_and_is_remembered(private_moot_home: Path) -> None:
-    from moot.frontend.history import PromptHistory
     from moot.testing import FakeClient
-    from moot.tui.app import MootApp
-    from moot.tui.options import AppOptions
 
-    app = MootApp(FakeClient(), AppOptions(history=PromptHistory(None)))
+    app = app_for(FakeClient())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await pilot.press(*"/theme moot-light", "enter")
         await pilot.pause()
         assert app.theme == "moot-light"
-    again = MootApp(FakeClient(), AppOptions(history=PromptHistory(None)))
+    again = app_for(FakeClient())
     async with again.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert again.theme == "moot-light"  # remembered for the next start

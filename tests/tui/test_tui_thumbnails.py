@@ -18,7 +18,7 @@ from moot.tui.app import MootApp
 from moot.tui.options import AppOptions
 from moot.tui.widgets.blocks import UserBlock
 from pdf_files import pdf
-from pilot_waits import caught_up
+from tui_apps import shown
 from tui_scripts import Run
 
 RED, BLUE = (255, 0, 0), (0, 0, 255)
@@ -95,6 +95,6 @@ def test_a_message_with_a_thumbnail(snap_compare) -> None:
 
     async def run_before(pilot: Pilot) -> None:
         await pilot.press(*"what is this?", "enter")
-        await caught_up(pilot)
+        await shown(pilot)
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)

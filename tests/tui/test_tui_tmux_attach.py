@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from images import png, put_on_clipboard, x_clipboard
+from images import on_clipboard, png, x_clipboard
 from moot.frontend.attach import human_size
 from test_tui_tmux import Terminal, _quit, terminal  # noqa: F401 (the fixture)
 
@@ -33,9 +33,8 @@ def test_an_at_path_image_and_a_pasted_one_go_with_the_message(
     moot = Path(sys.executable).parent / "moot"
     exit_file = tmp_path / "exit-code"
     with x_clipboard(tmp_path) as x:
-        owner = put_on_clipboard(x, png(20, 10), "image/png")
         terminal.env["DISPLAY"] = x["DISPLAY"]
-        try:
+        with on_clipboard(x, png(20, 10), "image/png"):
             command = f"{moot} --model scripted:{script}; echo $? > {exit_file}"
             terminal.tmux(
                 "new-session", "-d", "-s", terminal.name, "-x", "140", "-y", "40",
@@ -53,9 +52,6 @@ def test_an_at_path_image_and_a_pasted_one_go_with_the_message(
             assert f"[image 1: shot.png 1280x720, {human_size(len(png(1280, 720)))}]" in screen
             assert "[image 2: pasted.png 20x10, " in screen
             assert _quit(terminal, exit_file) == "0"
-        finally:
-            owner.terminate()
-            owner.wait(timeout=10)
     env = terminal.env
     listed = subprocess.run(
         [str(moot), "sessions", "list"], capture_output=True, text=True, env=env, cwd=repo

@@ -9,34 +9,28 @@ wait for the UI: every wait polls `tmux capture-pane` with a deadline.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from test_tui_tmux import SCRIPT, Terminal, pytestmark  # noqa: F401 (the same skip)
+from test_tui_tmux import (  # noqa: F401 (the same skip; the fixture `tty` is)
+    SCRIPT,
+    Terminal,
+    pytestmark,
+    terminal,
+)
 
 MOOT = Path(sys.executable).parent / "moot"
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
 
 @pytest.fixture
-def tty(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """A tmux server of its own, with a clean environment (as `test_tui_tmux.terminal`)."""
-    socket = tmp_path / "tmux.sock"
-    env = {
-        "MOOT_HOME": str(tmp_path / "home"),
-        "TERM": "xterm-256color",
-        "PATH": os.environ["PATH"],
-        "HOME": str(tmp_path),
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    yield Terminal("moot-e2e", socket, env)
-    subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True)
+def tty(request: pytest.FixtureRequest) -> Terminal:
+    """A tmux server of its own, with a clean environment (`test_tui_tmux.terminal`)."""
+    return request.getfixturevalue("terminal")
 
 
 def shell(tty: Terminal, cwd: Path, command: str, size: tuple[int, int] = (120, 36)) -> None:

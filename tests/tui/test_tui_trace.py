@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from moot.frontend.history import PromptHistory
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.protocol.messages import ToolCall, Usage
 from moot.protocol.states import RunState
 from moot.testing import FakeClient
 from moot.tui.app import MootApp
-from moot.tui.options import AppOptions
 from moot.tui.widgets.blocks import NoticeBlock
-from pilot_waits import caught_up
+from tui_apps import app_for, shown
 from tui_scripts import Run, traced_session
 
 
@@ -37,7 +35,7 @@ async def test_a_background_agent_shows_its_state_and_spend_and_can_be_messaged_
         background=True,
     )
     client = FakeClient(autoplay=False)
-    app = MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
+    app = app_for(client)
     async with app.run_test(size=(160, 48)) as pilot:
         client.emit(*run.events, called)
         await pilot.pause()
@@ -107,7 +105,7 @@ async def test_an_agent_waiting_for_a_message_says_so_until_its_next_event() -> 
     )
     helper = run._ids("call_h", "helper", "run_1")
     client = FakeClient(autoplay=False)
-    app = MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
+    app = app_for(client)
     async with app.run_test(size=(160, 48)) as pilot:
         client.emit(*run.events, called)
         await pilot.pause()
@@ -152,7 +150,7 @@ async def test_a_message_to_the_person_shows_in_the_chat_and_under_its_sender_in
         text="Which branch\nshould I use?",
     )
     client = FakeClient(autoplay=False)
-    app = MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
+    app = app_for(client)
     async with app.run_test(size=(160, 48)) as pilot:
         client.emit(*run.events, called, sent)
         await pilot.pause()
@@ -171,7 +169,7 @@ async def test_the_trace_measures_each_line_as_the_tree_itself_would() -> None:
     from textual.widgets import Tree
 
     client = FakeClient(autoplay=False)
-    app = MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
+    app = app_for(client)
     events = Run(run_id="run_1").start("fix the 日本語 parser").finish("done").events
     events += Run(run_id="run_2").start("and the lexer ✓").events
     async with app.run_test(size=(160, 48)) as pilot:
@@ -217,13 +215,13 @@ async def side_panes_shown(*, resumed: bool) -> tuple[list[str], list[str], list
     client = FakeClient(traced_session(), autoplay=False)
     if resumed:
         client.play()
-    app = MootApp(client, AppOptions(history=PromptHistory(None), show_history=resumed))  # type: ignore[arg-type]
+    app = app_for(client, show_history=resumed)
     async with app.run_test(size=(160, 48)) as pilot:
         if resumed:
             await pilot.pause()
         else:
             client.play()
-            await caught_up(pilot)
+            await shown(pilot)  # a fixed pause missed events under load
         options = app.query_one(ToolsPane).query_one(OptionList)
         rows = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         said = [str(b.render()) for b in app.query(NoticeBlock)]
@@ -254,7 +252,7 @@ async def test_a_resumed_chat_shows_a_refused_op_as_the_live_one_did() -> None:
     )
     client = FakeClient([*traced_session(), refused], autoplay=False)
     client.play()
-    app = MootApp(client, AppOptions(history=PromptHistory(None), show_history=True))  # type: ignore[arg-type]
+    app = app_for(client, show_history=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         notices = [str(b.render()) for b in app.query(NoticeBlock)]
@@ -285,7 +283,7 @@ async def test_a_long_resumed_session_traces_the_tail_it_shows_from_its_first_ru
         return real_events(session_id, **kw)  # type: ignore[arg-type]
 
     client.query.events = events  # type: ignore[method-assign]
-    app = MootApp(client, AppOptions(history=PromptHistory(None), show_history=True))  # type: ignore[arg-type]
+    app = app_for(client, show_history=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         turns = [line for line in trace_lines(app) if line.lstrip("+- ").startswith("turn ")]
@@ -321,7 +319,7 @@ async def test_selecting_a_call_in_the_trace_inspects_its_events_and_its_callees
     from moot.tui.screens.inspector import InspectorScreen
 
     client = FakeClient(nested_calls(), autoplay=False)
-    app = MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
+    app = app_for(client)
     async with app.run_test(size=(160, 48)) as pilot:
         client.play()
         await pilot.pause()
@@ -364,7 +362,7 @@ async def test_an_approval_asked_again_after_a_resume_is_one_node() -> None:
     run.add(resumed)
     run.ask("t1", "edit", {"path": "a.py"}, "--- a/a.py\n").decided("t1")
     client = FakeClient(autoplay=False)
-    app = MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
+    app = app_for(client)
     async with app.run_test(size=(160, 48)) as pilot:
         client.emit(*run.events)
         await pilot.pause()
@@ -381,7 +379,7 @@ async def test_a_line_wider_than_the_trace_pane_draws_no_scrollbar_beside_the_pr
     from textual.scrollbar import ScrollBar
 
     client = FakeClient(autoplay=False)
-    app = MootApp(client, AppOptions(history=PromptHistory(None)))  # type: ignore[arg-type]
+    app = app_for(client)
     task = "edit @hello.py so that it greets the whole world, then run the tests"
     async with app.run_test(size=(120, 32)) as pilot:
         client.emit(*Run().start(task).finish("done").events)

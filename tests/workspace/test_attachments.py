@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from moot.providers.images import ATTACH_LIMITS, image_size
+from moot.image_header import image_size
+from moot.providers.images import ATTACH_LIMITS
 from moot.workspace.attachments import (
     MAX_FILE_BYTES,
     AttachmentError,

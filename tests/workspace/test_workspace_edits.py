@@ -11,7 +11,6 @@ from moot.workspace.text import (
     decode,
     dominant_newline,
     encode,
-    image_type,
     looks_binary,
     sniff_encoding,
     split_lines,
@@ -118,14 +117,6 @@ def test_binary_detection() -> None:
     assert not looks_binary("ünïcödé ".encode() * 1000)  # a multi-byte char cut at the end is fine
     assert not looks_binary(b"caf\xe9 au lait, cr\xe8me br\xfbl\xe9e\n")  # Latin-1: a few bad bytes
     assert not looks_binary(b"")
-
-
-def test_image_types_by_magic_bytes() -> None:
-    assert image_type(b"\x89PNG\r\n\x1a\n....") == "image/png"
-    assert image_type(b"\xff\xd8\xff\xe0") == "image/jpeg"
-    assert image_type(b"GIF89a") == "image/gif"
-    assert image_type(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "image/webp"
-    assert image_type(b"RIFF\x00\x00\x00\x00WAVE") is None
 
 
 def test_newlines() -> None:

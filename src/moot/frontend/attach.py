@@ -3,7 +3,15 @@
 A file named as `@shot.png`, pasted or dragged in as its path, given to `moot -p` as
 `-i FILE`, or an image pasted from the clipboard becomes one `Attachment` and a chip in the
 message, `[image 1: shot.png 1280x720]` or `[pdf 1: spec.pdf 12 pages]`, which names it where
-the person put it.
+the person put it. In the app's and the REPL's prompt:
+
+- `@shot.png ` (an image or PDF of the workspace, a space after it) becomes the chip
+  `[image 1: shot.png 1280x720]`; one still at the end of the message when it is sent too.
+- A pasted (or dragged) path of an image or PDF becomes its chip; other pastes are text.
+- `ctrl+v` pastes the clipboard's image as a chip (`moot.frontend.clipboard`); when the
+  clipboard holds text, its text.
+- Backspace right after a chip removes it whole; a chip deleted any other way leaves its
+  attachment out too: what is sent carries the attachments of the chips still in the message.
 
 Whether a file can be attached, and what is attached of it (an image fitted in the runtime's
 limits, a PDF's pages), is the runtime's one check (`moot.client.attachments`), the same in
@@ -17,13 +25,13 @@ import base64
 import binascii
 import re
 import shlex
-import struct
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import msgspec
 
+from moot.image_header import image_size, image_type
 from moot.protocol.messages import Attachment
 
 PDF = "application/pdf"
@@ -96,7 +104,7 @@ def from_attachment(attachment: Attachment) -> Attached:
         detail = f"{pages} page{'s' if pages != 1 else ''}" if pages else ""
     elif attachment.width and attachment.height:
         detail = f"{attachment.width}x{attachment.height}"
-    elif (dims := image_size(data, attachment.mime_type)) is not None:
+    elif image_type(data) == attachment.mime_type and (dims := image_size(data)) is not None:
         detail = f"{dims[0]}x{dims[1]}"
     return Attached(attachment, len(data), detail)
 
@@ -118,61 +126,6 @@ def placeholders(attachments: Iterable[Attachment]) -> list[str]:
 def pdf_pages(data: bytes) -> int:
     """Pages of a PDF: its page objects counted (0 when they are in compressed streams)."""
     return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data))
-
-
-# ---- image headers ------------------------------------------------------------------------
-
-
-def image_size(data: bytes, mime: str) -> tuple[int, int] | None:
-    """(width, height) from an image's header; None when the header is not there."""
-    try:
-        if mime == "image/png" and data[12:16] == b"IHDR":
-            return struct.unpack(">II", data[16:24])
-        if mime == "image/gif" and len(data) >= 10:
-            return struct.unpack("<HH", data[6:10])
-        if mime == "image/webp":
-            return _webp_size(data)
-        if mime == "image/jpeg":
-            return _jpeg_size(data)
-    except struct.error:
-        return None
-    return None
-
-
-def _webp_size(data: bytes) -> tuple[int, int] | None:
-    chunk = data[12:16]
-    if chunk == b"VP8 " and data[23:26] == b"\x9d\x01\x2a":
-        width, height = struct.unpack("<HH", data[26:30])
-        return width & 0x3FFF, height & 0x3FFF
-    if chunk == b"VP8L" and data[20:21] == b"\x2f":
-        b = data[21:25]
-        width = 1 + (b[0] | (b[1] & 0x3F) << 8)
-        height = 1 + (b[1] >> 6 | b[2] << 2 | (b[3] & 0x0F) << 10)
-        return width, height
-    if chunk == b"VP8X":
-        b = data[24:30]
-        return 1 + int.from_bytes(b[0:3], "little"), 1 + int.from_bytes(b[3:6], "little")
-    return None
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    at = 2
-    while at + 4 <= len(data):
-        if data[at] != 0xFF:
-            return None
-        marker = data[at + 1]
-        if marker == 0xFF:  # padding
-            at += 1
-            continue
-        if 0xD0 <= marker <= 0xD9 or marker == 0x01:  # no length of their own
-            at += 2
-            continue
-        (length,) = struct.unpack(">H", data[at + 2 : at + 4])
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            height, width = struct.unpack(">HH", data[at + 5 : at + 9])
-            return width, height
-        at += 2 + length
-    return None
 
 
 # ---- what the person typed or pasted --------------------------------------------------------
@@ -306,6 +259,18 @@ class Chips:
         for word, attachment in checked:
             text = text.replace(word, self.add(attachment, text), 1)
         return text
+
+    def outgoing(
+        self, text: str, cwd: Path, say: Callable[[str], None]
+    ) -> tuple[str, tuple[Attachment, ...]] | None:
+        """The message to send (its `@path` images and PDFs as chips) and its attachments;
+        None, and why `say`s so, when one of them cannot be attached: nothing is sent then."""
+        try:
+            text = self.mentions(text, cwd)
+        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
+            say(f"{exc}; nothing was sent")
+            return None
+        return text, self.attachments(text)
 
     def attachments(self, text: str) -> tuple[Attachment, ...]:
         """What goes with `text`: the attachments of its chips, in order, each once."""

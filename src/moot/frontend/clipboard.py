@@ -4,17 +4,19 @@ A terminal pastes text itself (bracketed paste) but never an image: moot asks th
 tools of the desktop it runs on. Wayland: `wl-paste`; X11: `xclip`, else `xsel`; macOS:
 `pngpaste`, else `osascript`. `read_image` returns the image's bytes, None when the clipboard
 holds no image (the key then pastes the clipboard's text, `read_text`), and raises
-`NoClipboardTool` naming what to install when no tool is there.
+`NoClipboardTool` naming what to install when no tool is there; `paste` is the key's whole
+reading, the same in both front ends.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 TIMEOUT_S = 5.0
 """A clipboard tool that takes longer (an X server gone away) is given up on."""
@@ -104,3 +106,22 @@ def read_text(env: Mapping[str, str] | None = None) -> str | None:
         if (tool := _which(argv[0], env)) and (got := _run([tool, *argv[1:]], env)) is not None:
             return got.decode(errors="replace")
     return None
+
+
+async def paste(say: Callable[[str], None]) -> bytes | str | None:
+    """What `ctrl+v` pastes: the clipboard's image (its bytes), else its text (line ends as
+    `\\n`); None, and why `say`s so, when it holds neither or no tool can read it. The tools
+    run in a thread: a clipboard that answers slowly holds no key."""
+    try:
+        image = await asyncio.to_thread(read_image)
+    except NoClipboardTool as exc:
+        say(str(exc))
+        return None
+    if image is not None:
+        return image
+    text = await asyncio.to_thread(read_text)
+    text = (text or "").replace("\r\n", "\n").replace("\r", "\n")
+    if not text:
+        say("the clipboard holds no image and no text")
+        return None
+    return text

@@ -15,19 +15,24 @@ def project_mcp(values: Sequence[str]) -> list[str]:
 def rule_list(values: Sequence[str]) -> list[str]:
     """Rules from `--allowedTools "Read,Bash(git diff:*)" Edit`: split on commas and spaces
     outside parentheses."""
+    return [rule for value in values for rule in split_rules(value)]
+
+
+def split_rules(value: str, separators: str = ", ") -> list[str]:
+    """Permission rules written in one string, split on `separators` outside parentheses
+    (`Bash(git diff:*) Read,Edit`); the command line's and a skill's frontmatter's alike."""
     rules: list[str] = []
-    for value in values:
-        depth = 0
-        current: list[str] = []
-        for char in value:
-            depth += char == "("
-            depth -= char == ")"
-            if char in ", " and depth == 0:
-                if current:
-                    rules.append("".join(current))
-                current = []
-            else:
-                current.append(char)
-        if current:
-            rules.append("".join(current))
+    depth = 0
+    current: list[str] = []
+    for char in value:
+        depth += char == "("
+        depth -= char == ")"
+        if char in separators and depth == 0:
+            if current:
+                rules.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    if current:
+        rules.append("".join(current))
     return rules

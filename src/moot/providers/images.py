@@ -1,4 +1,4 @@
-"""Images for model requests: their size (read from the header, no decoding), what they cost
+"""Images for model requests: their size (read from the header, `moot.image_header`), what they cost
 in tokens, and fitting one in a wire API's limits, downscaled and re-encoded with Pillow
 (imported only when an image is too large: most never are, since attaching one already fits
 it in `ATTACH_LIMITS`).
@@ -13,12 +13,12 @@ import base64
 import binascii
 import io
 import math
-import struct
 from functools import lru_cache
 from typing import NamedTuple
 
 import msgspec
 
+from moot.image_header import image_size
 from moot.protocol.messages import Attachment
 
 
@@ -61,52 +61,6 @@ class ImageError(ValueError):
 
 class ImageTooLarge(ImageError):
     """An image declaring more pixels than `MAX_DECODED_PIXELS`."""
-
-
-def image_size(raw: bytes) -> tuple[int, int] | None:
-    """(width, height) from a PNG, GIF, JPEG or WebP header; None when `raw` is none of them."""
-    if len(raw) < 24:
-        return None
-    if raw[:8] == b"\x89PNG\r\n\x1a\n" and raw[12:16] == b"IHDR":
-        return struct.unpack(">II", raw[16:24])
-    if raw[:6] in (b"GIF87a", b"GIF89a"):
-        return struct.unpack("<HH", raw[6:10])
-    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
-        return _webp_size(raw)
-    if raw[:2] == b"\xff\xd8":
-        return _jpeg_size(raw)
-    return None
-
-
-def _webp_size(raw: bytes) -> tuple[int, int] | None:
-    kind = raw[12:16]
-    if kind == b"VP8X" and len(raw) >= 30:
-        w = int.from_bytes(raw[24:27], "little") + 1
-        return w, int.from_bytes(raw[27:30], "little") + 1
-    if kind == b"VP8 " and len(raw) >= 30:
-        w, h = struct.unpack("<HH", raw[26:30])
-        return w & 0x3FFF, h & 0x3FFF
-    if kind == b"VP8L" and len(raw) >= 25:
-        bits = int.from_bytes(raw[21:25], "little")
-        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-    return None
-
-
-def _jpeg_size(raw: bytes) -> tuple[int, int] | None:
-    at = 2
-    while at + 9 < len(raw):
-        if raw[at] != 0xFF:
-            return None
-        marker = raw[at + 1]
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
-            at += 2
-            continue
-        (length,) = struct.unpack(">H", raw[at + 2 : at + 4])
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            h, w = struct.unpack(">HH", raw[at + 5 : at + 9])
-            return w, h
-        at += 2 + length
-    return None
 
 
 def image_tokens(width: int, height: int) -> int:

@@ -1,17 +1,9 @@
-"""Images and PDFs in the REPL's prompt: chips in the message, as in the app.
-
-- `@shot.png ` (an image or PDF of the workspace, a space after it) becomes the chip
-  `[image 1: shot.png 1280x720]`; one still at the end of the message when it is sent too.
-- A pasted (or dragged) path of an image or PDF becomes its chip; other pastes are text.
-- `ctrl+v` pastes the clipboard's image as a chip (`moot.frontend.clipboard`); when the
-  clipboard holds text, its text.
-- Backspace right after a chip removes it whole; a chip deleted any other way leaves its
-  attachment out too: what is sent carries the attachments of the chips still in the message.
+"""Images and PDFs in the REPL's prompt: chips in the message, as in the app
+(`moot.frontend.attach` says what the person types, pastes and deletes, and what is sent).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,12 +41,7 @@ class PromptAttachments:
     def outgoing(self, text: str) -> tuple[str, tuple[Attachment, ...]] | None:
         """The message to send and its attachments; None (and why, said) when an `@path`
         image in it cannot be attached, so nothing is sent."""
-        try:
-            text = self.chips.mentions(text, self._root())
-        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
-            self._say(f"{exc}; nothing was sent")
-            return None
-        return text, self.chips.attachments(text)
+        return self.chips.outgoing(text, self._root(), self._say)
 
     def given_back(self, text: str, attachments: tuple[Attachment, ...]) -> None:
         """A message that was not sent comes back: its chips hold their attachments again."""
@@ -132,24 +119,16 @@ class PromptAttachments:
     async def _paste_clipboard(self, buffer: Buffer) -> None:
         from moot.frontend import clipboard  # the subprocesses only when asked
 
-        try:
-            image = await asyncio.to_thread(clipboard.read_image)
-        except clipboard.NoClipboardTool as exc:
-            self._say(str(exc))
-            return
-        if image is None:
-            text = await asyncio.to_thread(clipboard.read_text)
-            if text:
-                buffer.insert_text(text.replace("\r\n", "\n").replace("\r", "\n"))
-            else:
-                self._say("the clipboard holds no image and no text")
-            return
-        try:
-            attached = _pasted_image(image)
-        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
-            self._say(str(exc))
-            return
-        self.insert(buffer, self.chips.add(attached, buffer.text))
+        pasted = await clipboard.paste(self._say)
+        if isinstance(pasted, str):
+            buffer.insert_text(pasted)
+        elif pasted is not None:
+            try:
+                attached = _pasted_image(pasted)
+            except ValueError as exc:  # `AttachmentError`: the runtime's check said why
+                self._say(str(exc))
+                return
+            self.insert(buffer, self.chips.add(attached, buffer.text))
 
 
 def _attach_file(path: Path, name: str) -> Attachment:

@@ -37,6 +37,29 @@ def remove_local_rule(project: Path, kind: RuleKind, rule: str) -> bool:
     return True
 
 
+def _local_settings(project: Path) -> tuple[Path, dict[str, Any], bytes | None]:
+    """`.moot/settings.local.json` about to be added to: its path, what it holds, and its
+    bytes (None: there is no such file yet).
+
+    Raises:
+        SettingsError: The file cannot be read, or `.moot` is a symlink.
+    """
+    path = local_settings_file(project)
+    directory = path.parent
+    if directory.is_symlink():
+        raise SettingsError(f"{directory} is a symlink; moot does not write settings through it")
+    before = read_bytes(path)
+    return path, {} if before is None else parse(path, before), before
+
+
+def _save_local(project: Path, path: Path, data: dict[str, Any], before: bytes | None) -> Path:
+    """Write the local settings `data` (`_write`), the file kept out of git; returns `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write(project, path, data, before)
+    keep_out_of_git(project, "/.moot/settings.local.json")
+    return path
+
+
 def _write(project: Path, path: Path, data: dict[str, Any], before: bytes | None) -> None:
     """Replace `path` with `data` through a fresh temporary file beside it: never through a
     name the repository could have planted (a `.tmp` symlink), and never half-written. The new
@@ -76,20 +99,12 @@ def save_local_rule(project: Path, kind: RuleKind, rule: str) -> Path:
     Raises:
         SettingsError: The file cannot be read, or `.moot` is a symlink.
     """
-    path = local_settings_file(project)
-    directory = path.parent
-    if directory.is_symlink():
-        raise SettingsError(f"{directory} is a symlink; moot does not write settings through it")
-    before = read_bytes(path)
-    data = {} if before is None else parse(path, before)
+    path, data, before = _local_settings(project)
     permissions = data.setdefault("permissions", {})
     listed = permissions.setdefault(kind, [])
     if rule not in listed:
         listed.append(rule)
-    directory.mkdir(parents=True, exist_ok=True)
-    _write(project, path, data, before)
-    keep_out_of_git(project, "/.moot/settings.local.json")
-    return path
+    return _save_local(project, path, data, before)
 
 
 def save_allowed_domain(project: Path, host: str) -> Path:
@@ -100,12 +115,7 @@ def save_allowed_domain(project: Path, host: str) -> Path:
     Raises:
         SettingsError: The file cannot be read, or `.moot` is a symlink.
     """
-    path = local_settings_file(project)
-    directory = path.parent
-    if directory.is_symlink():
-        raise SettingsError(f"{directory} is a symlink; moot does not write settings through it")
-    before = read_bytes(path)
-    data = {} if before is None else parse(path, before)
+    path, data, before = _local_settings(project)
     sandbox = data.get("sandbox")
     sandbox = (
         dict(sandbox) if isinstance(sandbox, dict) else {"backend": sandbox} if sandbox else {}
@@ -117,10 +127,7 @@ def save_allowed_domain(project: Path, host: str) -> Path:
     network["allowedDomains"] = allowed
     sandbox["network"] = network
     data["sandbox"] = sandbox
-    directory.mkdir(parents=True, exist_ok=True)
-    _write(project, path, data, before)
-    keep_out_of_git(project, "/.moot/settings.local.json")
-    return path
+    return _save_local(project, path, data, before)
 
 
 def keep_out_of_git(project: Path, pattern: str) -> bool:

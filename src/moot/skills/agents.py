@@ -25,10 +25,10 @@ from pathlib import Path
 
 import msgspec
 
-from moot.skills.files import Denied, FileRefused, entries, is_dir, read_text
+from moot.skills.files import Denied, FileRefused, folder_entries, is_dir, read_text
 from moot.skills.frontmatter import FrontmatterError, split_document
 from moot.skills.places import Places
-from moot.skills.values import Problem, Source, check_rules, split_tools
+from moot.skills.values import Problem, Source, check_rules, ignored_fields, split_tools
 
 MAX_AGENT_BYTES = 64 * 1024
 MAX_ROLE = 1024
@@ -61,16 +61,7 @@ def discover_agents(
     found: dict[str, AgentDefinition] = {}
     problems: list[Problem] = []
     for place in places.folders("agents"):
-        if not is_dir(place.folder):
-            continue
-        try:
-            listed, left_out = entries(place.root, place.folder)
-        except (FileRefused, OSError) as exc:
-            problems.append(Problem(str(place.folder), getattr(exc, "why", None) or str(exc)))
-            continue
-        if left_out:
-            problems.append(Problem(str(place.folder), f"{left_out} more entries not looked at"))
-        for path in listed:
+        for path in folder_entries(place.root, place.folder, problems):
             if not path.name.endswith(".md") or path.name.startswith(".") or is_dir(path):
                 continue
             agent, issues = load_agent(
@@ -132,16 +123,8 @@ def load_agent(
             errors.append(f"`tools` {wrong}")
         tools = tuple(rules)
     problems = [Problem(str(path), message) for message in errors]
-    unknown = [key for key in fields if key not in KNOWN_FIELDS]
-    if unknown:
-        problems.append(
-            Problem(
-                str(path),
-                f"moot ignores {', '.join(f'`{k}`' for k in unknown)}"
-                f" (it reads: {', '.join(KNOWN_FIELDS)})",
-                "warning",
-            )
-        )
+    if ignored := ignored_fields(fields, KNOWN_FIELDS):
+        problems.append(Problem(str(path), ignored, "warning"))
     if not body.strip():
         problems.append(Problem(str(path), "no instructions after the frontmatter", "warning"))
     if errors:

@@ -26,11 +26,11 @@ from pathlib import Path
 import msgspec
 
 from moot.skills.arguments import substitute
-from moot.skills.files import Denied, FileRefused, entries, is_dir, read_text
+from moot.skills.files import Denied, FileRefused, folder_entries, is_dir, read_text
 from moot.skills.frontmatter import FrontmatterError, split_document
 from moot.skills.memory import imports_in
 from moot.skills.places import Places
-from moot.skills.values import Problem, Source, check_rules, split_tools
+from moot.skills.values import Problem, Source, check_rules, ignored_fields, split_tools
 
 MAX_COMMAND_BYTES = 64 * 1024
 MAX_INCLUDE_BYTES = 64 * 1024
@@ -79,17 +79,8 @@ def discover_commands(places: Places) -> tuple[dict[str, CustomCommand], list[Pr
 def _command_files(
     root: Path, folder: Path, problems: list[Problem], prefix: str = "", depth: int = 0
 ) -> list[tuple[Path, str]]:
-    if not is_dir(folder):
-        return []
-    try:
-        listed, left_out = entries(root, folder)
-    except (FileRefused, OSError) as exc:
-        problems.append(Problem(str(folder), getattr(exc, "why", None) or str(exc)))
-        return []
-    if left_out:
-        problems.append(Problem(str(folder), f"{left_out} more entries not looked at"))
     files: list[tuple[Path, str]] = []
-    for path in listed:
+    for path in folder_entries(root, folder, problems):
         if path.name.startswith("."):
             continue
         stem = path.name.removesuffix(".md")
@@ -134,16 +125,8 @@ def load_command(
     if not body.strip():
         errors.append("the prompt after the frontmatter is empty")
     problems = [Problem(str(path), message) for message in errors]
-    unknown = [key for key in fields if key not in KNOWN_FIELDS]
-    if unknown:
-        problems.append(
-            Problem(
-                str(path),
-                f"moot ignores {', '.join(f'`{k}`' for k in unknown)} "
-                f"(it reads: {', '.join(KNOWN_FIELDS)})",
-                "warning",
-            )
-        )
+    if ignored := ignored_fields(fields, KNOWN_FIELDS):
+        problems.append(Problem(str(path), ignored, "warning"))
     if errors:
         return None, problems
     description = str(values.pop("description", "")) or _first_line(body)

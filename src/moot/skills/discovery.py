@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
-from moot.skills.files import FileRefused, entries, is_dir
+from moot.skills.files import folder_entries, is_dir
 from moot.skills.places import Places
 from moot.skills.skill import Skill, load_skill
 from moot.skills.values import Problem
@@ -41,16 +41,7 @@ def discover_skills(places: Places) -> SkillSet:
     shadowed: list[Shadowed] = []
     problems: list[Problem] = []
     for place in places.skill_folders():
-        if not is_dir(place.folder):
-            continue
-        try:
-            listed, left_out = entries(place.root, place.folder)
-        except (FileRefused, OSError) as exc:
-            problems.append(Problem(str(place.folder), getattr(exc, "why", None) or str(exc)))
-            continue
-        if left_out:
-            problems.append(Problem(str(place.folder), f"{left_out} more entries not looked at"))
-        for folder in listed:
+        for folder in folder_entries(place.root, place.folder, problems):
             if folder.name.startswith(".") or not is_dir(folder):
                 continue  # README.md beside the skills, editor files, ...
             skill, issues = load_skill(place.root, folder, place.source, denied=places.denied)

@@ -14,6 +14,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from moot.skills.values import Problem
 from moot.workspace.no_follow import PathRefused, open_read
 
 Denied = Callable[[Path], bool]
@@ -132,6 +133,21 @@ def entries(root: Path, directory: Path) -> tuple[list[Path], int]:
     real = inside(root, directory)
     names = sorted(os.listdir(real))
     return [directory / name for name in names[:MAX_ENTRIES]], max(0, len(names) - MAX_ENTRIES)
+
+
+def folder_entries(root: Path, folder: Path, problems: list[Problem]) -> list[Path]:
+    """`entries` of a folder of skills, commands or agents (none when it is not there); a
+    folder that cannot be read, and the entries past `MAX_ENTRIES`, are told in `problems`."""
+    if not is_dir(folder):
+        return []
+    try:
+        found, left_out = entries(root, folder)
+    except (FileRefused, OSError) as exc:
+        problems.append(Problem(str(folder), getattr(exc, "why", None) or str(exc)))
+        return []
+    if left_out:
+        problems.append(Problem(str(folder), f"{left_out} more entries not looked at"))
+    return found
 
 
 def is_dir(path: Path) -> bool:

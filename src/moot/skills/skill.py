@@ -23,7 +23,7 @@ import msgspec
 
 from moot.skills.files import Denied, FileRefused, read_text
 from moot.skills.frontmatter import FrontmatterError, split_document
-from moot.skills.values import Problem, Source, check_rules, split_tools
+from moot.skills.values import Problem, Source, check_rules, ignored_fields, split_tools
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_BYTES = 128 * 1024
@@ -195,10 +195,6 @@ def check_fields(fields: dict[str, Any], folder_name: str) -> tuple[list[str], l
                 errors.append(f"`{key}` must be true or false")
     if values.get("model_invocable") is False and values.get("user_invocable") is False:
         warnings.append("neither the model nor the person can start it (both switched off)")
-    unknown = [key for key in fields if key not in KNOWN_FIELDS]
-    if unknown:
-        warnings.append(
-            f"moot ignores {', '.join(f'`{k}`' for k in unknown)} "
-            f"(it reads: {', '.join(KNOWN_FIELDS)})"
-        )
+    if ignored := ignored_fields(fields, KNOWN_FIELDS):
+        warnings.append(ignored)
     return errors, warnings, values

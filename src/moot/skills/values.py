@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from typing import Literal
 
 import msgspec
+
+from moot.frontend.flags import split_rules
 
 Source = Literal["shipped", "user", "project"]
 """Where a file came from: moot's own folder, the user's config dir, or the repository (which
@@ -36,21 +39,16 @@ def split_tools(value: object) -> tuple[list[str], str | None]:
         return [item.strip() for item in value if item.strip()], None
     if not isinstance(value, str):
         return [], "must be a string or a list of strings"
-    rules: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for char in value:
-        depth += char == "("
-        depth -= char == ")"
-        if char in ", \t\n" and depth == 0:
-            if current:
-                rules.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    if current:
-        rules.append("".join(current))
-    return rules, None
+    return split_rules(value, ", \t\n"), None
+
+
+def ignored_fields(fields: Collection[str], known: Sequence[str]) -> str | None:
+    """What a file's frontmatter names that moot does not read, said as a warning; None when
+    it names nothing else."""
+    unknown = [key for key in fields if key not in known]
+    if not unknown:
+        return None
+    return f"moot ignores {', '.join(f'`{k}`' for k in unknown)} (it reads: {', '.join(known)})"
 
 
 def check_rules(rules: list[str], *, deep: bool = True) -> str | None:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
+from moot.image_header import image_type
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
 from moot.workspace.attachments import MAX_FILE_BYTES, AttachmentError, image_attachment
 from moot.workspace.errors import FILE_ERRORS, describe
@@ -27,7 +28,6 @@ from moot.workspace.pdf import PdfError, pdf_attachment
 from moot.workspace.text import (
     SNIFF_BYTES,
     decode_for_display,
-    image_type,
     looks_binary,
     sniff_encoding,
     split_lines,

@@ -15,6 +15,7 @@ import os
 import stat
 from pathlib import Path
 
+from moot.image_header import image_type
 from moot.protocol.messages import Attachment
 from moot.providers.images import (
     ATTACH_LIMITS,
@@ -27,13 +28,6 @@ from moot.workspace.pdf import PdfError, pdf_attachment
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 """A larger file is refused before it is read (a photo is a few MB, a spec PDF rarely 20)."""
-_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"%PDF-", "application/pdf"),
-)
 _BY_SUFFIX = {
     ".png": "image/png",
     ".jpg": "image/jpeg",
@@ -173,12 +167,9 @@ def image_attachment(
 
 def content_type(raw: bytes) -> str | None:
     """An image's or PDF's media type from its first bytes; None for anything else."""
-    for magic, mime in _MAGIC:
-        if raw.startswith(magic):
-            return mime
-    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
-        return "image/webp"
-    return None
+    if raw.startswith(b"%PDF-"):
+        return "application/pdf"
+    return image_type(raw)
 
 
 def _same_family(claimed: str, found: str) -> bool:

@@ -22,12 +22,6 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
-_IMAGES = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
 _ALLOWED_CONTROLS = frozenset("\t\n\r\f\v\x1b")
 _MAX_SUSPICIOUS = 0.3
 """Share of undecodable or control characters in the head above which a file is binary."""
@@ -56,16 +50,6 @@ def sniff_encoding(head: bytes) -> Encoding:
         if head.startswith(bom):
             return Encoding(codec, bom)
     return UTF8
-
-
-def image_type(head: bytes) -> str | None:
-    """The media type of a PNG, JPEG, GIF or WebP file, from its magic bytes."""
-    for magic, mime in _IMAGES:
-        if head.startswith(magic):
-            return mime
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def looks_binary(head: bytes) -> bool:

@@ -1,12 +1,5 @@
-"""Images and PDFs in the app's prompt: chips in the message, as in the REPL.
-
-- `@shot.png ` (an image or PDF of the workspace, a space after it) becomes the chip
-  `[image 1: shot.png 1280x720]`; one still at the end of the message when it is sent too.
-- A pasted (or dragged) path of an image or PDF becomes its chip; other pastes are text.
-- `ctrl+v` pastes the clipboard's image as a chip (`moot.frontend.clipboard`); when the
-  clipboard holds text, its text.
-- Backspace right after a chip removes it whole; a chip deleted any other way leaves its
-  attachment out too: what is sent carries the attachments of the chips still in the message.
+"""Images and PDFs in the app's prompt: chips in the message, as in the REPL
+(`moot.frontend.attach` says what the person types, pastes and deletes, and what is sent).
 """
 
 from __future__ import annotations
@@ -43,12 +36,7 @@ class PromptImages:
     def outgoing(self, text: str) -> tuple[str, tuple[Attachment, ...]] | None:
         """The message to send and its attachments; None (and why, told) when an `@path`
         image in it cannot be attached, so nothing is sent."""
-        try:
-            text = self.chips.mentions(text, self.root())
-        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
-            self._warn(f"{exc}; nothing was sent")
-            return None
-        return text, self.chips.attachments(text)
+        return self.chips.outgoing(text, self.root(), self._warn)
 
     def typed(self) -> None:
         """The text changed: each finished `@path` of an image or PDF becomes its chip once
@@ -122,25 +110,17 @@ class PromptImages:
         """ctrl+v: the clipboard's image as a chip, else its text, else why not."""
         from moot.frontend import clipboard  # the subprocesses only when asked
 
-        try:
-            image = await asyncio.to_thread(clipboard.read_image)
-        except clipboard.NoClipboardTool as exc:
-            self._warn(str(exc))
-            return
-        if image is None:
-            text = await asyncio.to_thread(clipboard.read_text)
-            text = (text or "").replace("\r\n", "\n").replace("\r", "\n")
-            if not text:
-                self._warn("the clipboard holds no image and no text")
-            elif not self.paste(text):  # a copied file's path becomes its chip
-                self._area.insert(text)
-            return
-        try:
-            attached = _pasted_image(image)
-        except ValueError as exc:  # `AttachmentError`: the runtime's check said why
-            self._warn(str(exc))
-            return
-        self._insert(self.chips.add(attached, self._area.text))
+        pasted = await clipboard.paste(self._warn)
+        if isinstance(pasted, str):
+            if not self.paste(pasted):  # a copied file's path becomes its chip
+                self._area.insert(pasted)
+        elif pasted is not None:
+            try:
+                attached = _pasted_image(pasted)
+            except ValueError as exc:  # `AttachmentError`: the runtime's check said why
+                self._warn(str(exc))
+                return
+            self._insert(self.chips.add(attached, self._area.text))
 
 
 def _index(area: TextArea, location: tuple[int, int]) -> int:
