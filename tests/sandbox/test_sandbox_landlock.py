@@ -275,6 +275,30 @@ async def test_every_command_starts_with_no_capability_to_gain_at_exec(tmp_path:
             assert fields["CapBnd"] == "0000000000000000", result
 
 
+async def test_a_command_dies_of_sigpipe_as_on_the_host(tmp_path: Path) -> None:
+    """Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across `exec`:
+    the zygote's children set them back, so `yes | head` ends `yes` as a shell expects
+    (141), with no "Broken pipe" complaint."""
+    require(BACKENDS["landlock"])
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
+    try:
+        results = [
+            await sandbox.run(
+                "yes | head -1 >/dev/null; echo ${PIPESTATUS[0]}; grep SigIgn /proc/self/status",
+                cwd=tmp_path,
+                env=os.environ,
+                timeout=20,
+            )
+            for _ in range(2)  # a process forked for it, then the spare
+        ]
+    finally:
+        await sandbox.close()
+
+    for result in results:
+        assert result.stdout == "141\nSigIgn:\t0000000000000000\n", result
+        assert result.stderr == "", result
+
+
 async def test_a_program_the_sandbox_may_not_run_is_passed_over_for_the_next_on_the_path(
     tmp_path: Path,
 ) -> None:

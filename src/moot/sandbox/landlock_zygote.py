@@ -217,6 +217,8 @@ def _reap(channel: socket.socket, spares: _Spares) -> None:
         channel.send(json.dumps(ended).encode())
 
 
+_IGNORED_BY_PYTHON = (signal.SIGPIPE, signal.SIGXFSZ)
+"""What Python ignores at its start (a command gets them back, as `subprocess` gives them)."""
 _FD_LIMIT = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 20
 _FOUND: dict[tuple[str, str | None], str | None] = {}
 """Where a program lies on a PATH, as this process sees it: looked up once per PATH."""
@@ -262,6 +264,8 @@ def _wait_and_exec(channel: socket.socket, entries: dict[str, Entry]) -> None:
             os.dup2(source, target)
         os.chdir(str(request["cwd"]))
         entry(ruleset)
+        for ignored in _IGNORED_BY_PYTHON:  # ignored stays ignored across exec
+            signal.signal(ignored, signal.SIG_DFL)
         os.closerange(3, _FD_LIMIT)  # the command inherits its streams only (close_range)
         if found is not None:
             with contextlib.suppress(OSError):
