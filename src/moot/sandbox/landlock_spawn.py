@@ -144,11 +144,7 @@ class Zygote:
             if not data:
                 raise OSError("the Landlock zygote is gone")
             message = json.loads(data)
-            if "ended" in message:
-                self._ended(message)
-            elif "spare" in message:
-                self._spare = int(message["spare"])
-            else:
+            if not self._heard(message):
                 return dict(message)
 
     def _on_message(self) -> None:
@@ -165,11 +161,16 @@ class Zygote:
             if not data:  # the zygote died: what it ran can no longer be reaped by it
                 self._gone()
                 return
-            message = json.loads(data)
-            if "ended" in message:
-                self._ended(message)
-            elif "spare" in message:
-                self._spare = int(message["spare"])
+            self._heard(json.loads(data))
+
+    def _heard(self, message: dict[str, int]) -> bool:
+        """Take in a message that is no answer (a command's end, a spare); False for one that
+        is (`{"pid"}`, `{"error"}`)."""
+        if "ended" in message:
+            self._ended(message)
+        if "spare" in message:
+            self._spare = int(message["spare"])
+        return "ended" in message or "spare" in message
 
     def _ended(self, message: dict[str, int]) -> None:
         if int(message["ended"]) == self._spare:  # it died waiting: no command names it now

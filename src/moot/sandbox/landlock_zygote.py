@@ -12,7 +12,8 @@ the sandbox or with moot (its end of the socket closes).
 The protocol, one message per `SOCK_SEQPACKET` datagram, JSON:
 
 - the zygote announces `{"spare"}`: the process id of a child it forked ahead for the next
-  command (`_Spares`), which makes itself a session's leader first and waits for its request;
+  command (`_Spares`), which makes itself a session's leader first and waits for its request
+  (in the next `{"ended"}` message, when a command runs);
 - moot asks `{"argv", "cwd", "env", "filter"}` with four descriptors (stdin, stdout, stderr,
   the Landlock ruleset) and the seccomp program's bytes (hex) in `filter`, and `"spare"`, the
   process id announced last, when it has one: that request needs no answer, the command
@@ -21,7 +22,7 @@ The protocol, one message per `SOCK_SEQPACKET` datagram, JSON:
   the sandbox refused) says so on its stderr and ends with 127, as a shell says of a program
   it cannot run;
 - and later, for each command (or spare) that ended, `{"ended", "status"}` (as
-  `os.waitstatus_to_exitcode`).
+  `os.waitstatus_to_exitcode`), and `"spare"` as above.
 
 The command leads a session of its own, so moot kills its process group as it kills any
 command's (`process.GroupProcess`); it is the zygote's child, and the zygote reaps it.
@@ -105,6 +106,10 @@ class _Spares:
         """The announced spare's process id; 0 when there is none."""
         self._socket: socket.socket | None = None
         self._entries: dict[str, Entry] = {}
+        self._running: set[int] = set()
+        """The commands started and not yet reaped."""
+        self._unannounced = False
+        """The spare is not yet announced: it will be with the next command's end."""
 
     def start(
         self, request: dict[str, object], message: bytes, fds: list[int]
@@ -120,9 +125,11 @@ class _Spares:
             pid, spare = _fork(self._forked)
             with contextlib.closing(spare):
                 socket.send_fds(spare, [message], fds)
+            self._running.add(pid)
             return {"pid": pid}
         spare, named = self._socket, request["spare"] == self.pid
         if named and spare is not None:
+            self._running.add(self.pid)
             self.pid, self._socket = 0, None
             with contextlib.closing(spare), contextlib.suppress(OSError):
                 socket.send_fds(spare, [message], fds)
@@ -143,7 +150,8 @@ class _Spares:
         _found(str(request["argv"][0]), env.get("PATH"))  # type: ignore[index]
 
     def refill(self) -> None:
-        """Fork a spare when there is none, and announce it.
+        """Fork a spare when there is none, and announce it: at once when no command runs,
+        else with the next command's end (`announced`), which wakes moot anyway.
 
         Raises:
             OSError: No fork to be had.
@@ -151,7 +159,16 @@ class _Spares:
         if self._socket is not None:
             return
         self.pid, self._socket = _fork(self._forked)
-        self._channel.send(json.dumps({"spare": self.pid}).encode())
+        self._unannounced = bool(self._running)
+        if not self._unannounced:
+            self._channel.send(json.dumps({"spare": self.pid}).encode())
+
+    def announced(self, message: dict[str, object]) -> dict[str, object]:
+        """`message` to moot, with the spare's announcement when it is still to be made."""
+        if self._unannounced and self._socket is not None:
+            self._unannounced = False
+            return {**message, "spare": self.pid}
+        return message
 
     def _forked(self, theirs: socket.socket) -> None:
         """In a child just forked: shed the zygote's own descriptors, and wait for a request."""
@@ -165,7 +182,9 @@ class _Spares:
 
     def ended(self, pid: int) -> None:
         """`pid` ended: when it was the spare, there is none now."""
+        self._running.discard(pid)
         if pid == self.pid and self._socket is not None:
+            self._unannounced = False
             self._socket.close()
             self.pid, self._socket = 0, None
 
@@ -213,7 +232,7 @@ def _reap(channel: socket.socket, spares: _Spares) -> None:
         if pid == 0:
             return
         spares.ended(pid)
-        ended = {"ended": pid, "status": os.waitstatus_to_exitcode(status)}
+        ended = spares.announced({"ended": pid, "status": os.waitstatus_to_exitcode(status)})
         channel.send(json.dumps(ended).encode())
 
 
