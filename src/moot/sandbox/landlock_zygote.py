@@ -122,13 +122,13 @@ class _Spares:
             OSError: No fork to be had (for a request that named no spare).
         """
         if "spare" not in request:
-            pid, spare = _fork(self._forked)
-            with contextlib.closing(spare):
-                socket.send_fds(spare, [message], fds)
+            pid, forked = _fork(self._forked)
+            with contextlib.closing(forked):
+                socket.send_fds(forked, [message], fds)
             self._running.add(pid)
             return {"pid": pid}
-        spare, named = self._socket, request["spare"] == self.pid
-        if named and spare is not None:
+        spare = self._socket
+        if request["spare"] == self.pid and spare is not None:
             self._running.add(self.pid)
             self.pid, self._socket = 0, None
             with contextlib.closing(spare), contextlib.suppress(OSError):
