@@ -5,16 +5,15 @@ workspace, output captured, environment scrubbed, the process group killed at th
 turns, medians of 50 runs after a few warm-up runs. The difference is what the Landlock
 backend does per command: working out its rules (the private paths, the homes, the split
 directories listed), reusing the last ruleset when they are the same, and the start through
-the sandbox's zygote (a request over a socket to the process it forked ahead for the next
-command, whose entry into the sandbox follows: capabilities, `no_new_privs`, the ruleset, the
-seccomp filter; the end reported back). The
+the sandbox's zygote (a request over a socket, its fork, the child's entry into the sandbox:
+capabilities, `no_new_privs`, the ruleset, the seccomp filter; the end reported back). The
 rows below split that: the rules alone, a fresh ruleset (what a command pays when its rules
 changed), and what moot would pay to fork itself instead (`/bin/true` through `subprocess`
 with a `preexec_fn` that does nothing, against without). A second Landlock sandbox runs in a
 workspace of 2,000 files under deny rules, as `sandbox_overhead` does for bubblewrap. The
 machine's load weighs on this figure more than on bubblewrap's: a start is several processes'
-turns (moot and the thread that works the rules out, the command, the zygote that reports its
-end), each waiting for a CPU. So the CPU time a command costs, all processes' (moot's, and
+turns (moot and the thread that works the rules out, the zygote, the command), each waiting
+for a CPU. So the CPU time a command costs, all processes' (moot's, and
 the zygote's with the commands it forked; the host's commands are moot's children), is
 measured too, in a pass of its own per backend: the load moves it much less.
 """

@@ -289,7 +289,7 @@ async def test_a_command_dies_of_sigpipe_as_on_the_host(tmp_path: Path) -> None:
                 env=os.environ,
                 timeout=20,
             )
-            for _ in range(2)  # a process forked for it, then the spare
+            for _ in range(2)
         ]
     finally:
         await sandbox.close()
@@ -322,78 +322,6 @@ async def test_a_program_the_sandbox_may_not_run_is_passed_over_for_the_next_on_
 
     assert (first.exit_code, first.stdout) == (0, "the real bash\n"), first
     assert (second.exit_code, second.stdout) == (0, "again\n"), second
-
-
-async def _announced_spare(sandbox: LandlockSandbox) -> int:
-    """The process the zygote forked for the next command, once moot has heard of it."""
-    for _ in range(2000):
-        if sandbox._zygote._spare is not None:
-            return sandbox._zygote._spare
-        await asyncio.sleep(0.005)  # the zygote's message comes through the event loop
-    raise AssertionError("the zygote announced no spare process")
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie no longer does: an orphan waits there for its reaper)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rpartition(b")")[2].split()[0] not in (b"Z", b"X")
-    except OSError:
-        return False
-
-
-async def test_a_command_starts_in_the_spare_the_zygote_forked_ahead_and_a_dead_one_is_replaced(
-    tmp_path: Path,
-) -> None:
-    """After the first command the zygote forks the next one's process ahead and names it:
-    the next command runs as that process (its own session's leader). One that died while
-    it waited is forgotten, and the command after it starts in a process forked for it."""
-    require(BACKENDS["landlock"])
-    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
-    try:
-        await sandbox.run("true", cwd=tmp_path, env=os.environ, timeout=20)
-        spare = await _announced_spare(sandbox)
-        own = await sandbox.run(
-            "echo $$ $(ps -o sid= -p $$)", cwd=tmp_path, env=os.environ, timeout=20
-        )
-        killed = await _announced_spare(sandbox)
-        os.kill(killed, 9)
-        for _ in range(2000):  # until moot has heard that it ended
-            if sandbox._zygote._spare != killed:
-                break
-            await asyncio.sleep(0.005)
-        after = [
-            await sandbox.run(f"echo {n}", cwd=tmp_path, env=os.environ, timeout=20)
-            for n in range(3)
-        ]
-    finally:
-        await sandbox.close()
-
-    assert own.stdout.split() == [str(spare), str(spare)], own
-    assert [(r.exit_code, r.stdout) for r in after] == [(0, "0\n"), (0, "1\n"), (0, "2\n")]
-
-
-async def test_no_spare_outlives_its_zygote(tmp_path: Path) -> None:
-    """The spare ends with the sandbox, and with a zygote that was killed."""
-    require(BACKENDS["landlock"])
-    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
-    try:
-        await sandbox.run("true", cwd=tmp_path, env=os.environ, timeout=20)
-        first = await _announced_spare(sandbox)
-        zygote = sandbox._zygote._process
-        assert zygote is not None
-        zygote.kill()
-        for _ in range(2000):
-            if not _alive(first):
-                break
-            await asyncio.sleep(0.005)
-        await sandbox.run("true", cwd=tmp_path, env=os.environ, timeout=20)
-        second = await _announced_spare(sandbox)
-    finally:
-        await sandbox.close()
-
-    assert not _alive(first), "the killed zygote's spare ended"
-    assert not _alive(second), "closing the sandbox ended its spare"
 
 
 async def test_when_the_zygote_dies_its_commands_end_and_the_next_one_gets_another(

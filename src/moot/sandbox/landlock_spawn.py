@@ -50,9 +50,6 @@ class Zygote:
         self._channel: socket.socket | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._running: dict[int, ZygoteCommand] = {}
-        self._spare: int | None = None
-        """The process the zygote forked for the next command, as it announced it: a request
-        that names it starts at once, waiting for no answer (`landlock_zygote._Spares`)."""
 
     def spawn(
         self,
@@ -76,20 +73,12 @@ class Zygote:
         err_read, err_write = os.pipe2(os.O_CLOEXEC)
         null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         given = null if stdin is None else stdin
-        request: dict[str, object] = {
-            "argv": argv,
-            "cwd": str(cwd),
-            "env": env,
-            "filter": program.hex(),
-        }
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            request["spare"] = spare
+        request = {"argv": argv, "cwd": str(cwd), "env": env, "filter": program.hex()}
         try:
             socket.send_fds(
                 channel, [json.dumps(request).encode()], [given, out_write, err_write, ruleset]
             )
-            answer = self._answer(channel) if spare is None else {"pid": spare}
+            answer = self._answer(channel)
         except BaseException:
             os.close(out_read)
             os.close(err_read)
@@ -144,7 +133,9 @@ class Zygote:
             if not data:
                 raise OSError("the Landlock zygote is gone")
             message = json.loads(data)
-            if not self._heard(message):
+            if "ended" in message:
+                self._ended(message)
+            else:
                 return dict(message)
 
     def _on_message(self) -> None:
@@ -161,20 +152,11 @@ class Zygote:
             if not data:  # the zygote died: what it ran can no longer be reaped by it
                 self._gone()
                 return
-            self._heard(json.loads(data))
-
-    def _heard(self, message: dict[str, int]) -> bool:
-        """Take in a message that is no answer (a command's end, a spare); False for one that
-        is (`{"pid"}`, `{"error"}`)."""
-        if "ended" in message:
-            self._ended(message)
-        if "spare" in message:
-            self._spare = int(message["spare"])
-        return "ended" in message or "spare" in message
+            message = json.loads(data)
+            if "ended" in message:
+                self._ended(message)
 
     def _ended(self, message: dict[str, int]) -> None:
-        if int(message["ended"]) == self._spare:  # it died waiting: no command names it now
-            self._spare = None
         command = self._running.pop(int(message["ended"]), None)
         if command is not None:
             command.ended(int(message["status"]))
@@ -189,7 +171,6 @@ class Zygote:
 
     def stop(self) -> None:
         """Stop the zygote (it exits as its socket closes); commands it started run on."""
-        self._spare = None
         if self._channel is not None:
             if self._loop is not None and not self._loop.is_closed():
                 self._loop.remove_reader(self._channel.fileno())
