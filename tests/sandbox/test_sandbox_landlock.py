@@ -248,6 +248,57 @@ async def test_a_command_that_cannot_start_says_so_and_ends_with_127(tmp_path: P
     assert "moot: the command could not start" in result.stderr, result
 
 
+async def test_every_command_starts_with_no_capability_to_gain_at_exec(tmp_path: Path) -> None:
+    """The zygote gives up the bounding and ambient sets once, for all its children: each
+    command, the first and those after, has neither (root's bounding set is empty; another
+    user's cannot be dropped, and holds nothing to gain with `no_new_privs`)."""
+    require(BACKENDS["landlock"])
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
+    try:
+        results = [
+            await sandbox.run(
+                "grep -E '^(CapBnd|CapAmb|CapEff|NoNewPrivs):' /proc/self/status",
+                cwd=tmp_path,
+                env=os.environ,
+                timeout=20,
+            )
+            for _ in range(2)
+        ]
+    finally:
+        await sandbox.close()
+
+    for result in results:
+        fields = dict(line.split(":\t", 1) for line in result.stdout.splitlines())
+        assert fields["CapAmb"] == fields["CapEff"] == "0000000000000000", result
+        assert fields["NoNewPrivs"] == "1", result
+        if os.geteuid() == 0:
+            assert fields["CapBnd"] == "0000000000000000", result
+
+
+async def test_a_command_dies_of_sigpipe_as_on_the_host(tmp_path: Path) -> None:
+    """Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across `exec`:
+    the zygote's children set them back, so `yes | head` ends `yes` as a shell expects
+    (141), with no "Broken pipe" complaint."""
+    require(BACKENDS["landlock"])
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
+    try:
+        results = [
+            await sandbox.run(
+                "yes | head -1 >/dev/null; echo ${PIPESTATUS[0]}; grep SigIgn /proc/self/status",
+                cwd=tmp_path,
+                env=os.environ,
+                timeout=20,
+            )
+            for _ in range(2)
+        ]
+    finally:
+        await sandbox.close()
+
+    for result in results:
+        assert result.stdout == "141\nSigIgn:\t0000000000000000\n", result
+        assert result.stderr == "", result
+
+
 async def test_a_program_the_sandbox_may_not_run_is_passed_over_for_the_next_on_the_path(
     tmp_path: Path,
 ) -> None:

@@ -93,7 +93,6 @@ import msgspec
 
 from moot.sandbox import bwrap_cache
 from moot.sandbox.base import (
-    BackgroundProcess,
     CommandResult,
     OutputCallback,
     SandboxMasks,
@@ -103,7 +102,6 @@ from moot.sandbox.base import (
     masks_below,
     protected_in,
     rename_guards,
-    sweep_absent,
 )
 from moot.sandbox.bwrap_argv import bwrap_args, open_guards
 from moot.sandbox.bwrap_probe import (
@@ -112,6 +110,7 @@ from moot.sandbox.bwrap_probe import (
     isolation_args,
     tmpfs_size_supported,
 )
+from moot.sandbox.confined import ConfinedSandbox
 from moot.sandbox.env import scrub_env
 from moot.sandbox.home import (
     HOME_TMPFS_SIZE,
@@ -120,7 +119,7 @@ from moot.sandbox.home import (
     hidden_homes,
     home_dirs,
 )
-from moot.sandbox.host import Launch, ProcessSandbox
+from moot.sandbox.host import Launch
 from moot.sandbox.net_relay import proxy_env, relay_argv, relay_python
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import (
@@ -152,7 +151,7 @@ class _Prepared(msgspec.Struct, frozen=True):
     """The commands' own git config: (host file, `~/.gitconfig` in the sandbox)."""
 
 
-class BubblewrapSandbox(ProcessSandbox):
+class BubblewrapSandbox(ConfinedSandbox):
     """Commands in bubblewrap: read-only root, writable workspace and `/tmp`, no network."""
 
     name = "bubblewrap"
@@ -319,35 +318,18 @@ class BubblewrapSandbox(ProcessSandbox):
         timeout: float,
         on_output: OutputCallback | None = None,
     ) -> CommandResult:
-        """Run `command` (see `ProcessSandbox.run`); when bwrap itself failed to set the sandbox
-        up (its `bwrap: ...` message on stderr, exit code 1, which the result shows as it is),
-        forget the remembered probe, so the next start probes again. What no command may make
-        (`SandboxPolicy.absent`) is swept away before and after it."""
-        before = await sweep_absent(self.policy)
-        try:
-            result = await super().run(
-                command, cwd=cwd, env=env, timeout=timeout, on_output=on_output
-            )
-        finally:
-            after = await asyncio.shield(sweep_absent(self.policy))
+        """Run `command` (see `ConfinedSandbox.run`); when bwrap itself failed to set the
+        sandbox up (its `bwrap: ...` message on stderr, exit code 1, which the result shows as
+        it is), forget the remembered probe, so the next start probes again."""
+        result = await super().run(command, cwd=cwd, env=env, timeout=timeout, on_output=on_output)
         if result.exit_code == 1 and result.stderr.startswith("bwrap: "):
             await asyncio.to_thread(bwrap_cache.forget, self.bwrap)
-        swept = (*before, *after)
-        return msgspec.structs.replace(result, swept=swept) if swept else result
-
-    async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
-        """Start `command` in the background (see `ProcessSandbox.start`), once what no
-        command may make is swept away."""
-        await sweep_absent(self.policy)
-        return await super().start(command, cwd=cwd, env=env)
+        return result
 
     async def close(self) -> None:
-        """Kill background commands, sweep away what they made that no command may make, stop
-        the network proxy, and remove the private `/tmp` and the empty file."""
+        """Close as `ConfinedSandbox.close`, then remove the private `/tmp`, the empty file and
+        the commands' git config."""
         await super().close()
-        if self.policy.proxy is not None:
-            await self.policy.proxy.close()
-        await sweep_absent(self.policy)
         if self._tmp is not None:
             await asyncio.to_thread(shutil.rmtree, self._tmp, ignore_errors=True)
             self._tmp = None

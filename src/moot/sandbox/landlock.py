@@ -48,20 +48,15 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import msgspec
-
 from moot.sandbox import landlock_abi as ll
 from moot.sandbox.base import (
-    BackgroundProcess,
-    CommandResult,
-    OutputCallback,
     SandboxPolicy,
     make_missing_dirs,
-    sweep_absent,
 )
+from moot.sandbox.confined import ConfinedSandbox
 from moot.sandbox.env import scrub_env
 from moot.sandbox.home import HiddenHome, git_config, hidden_homes, home_dirs
-from moot.sandbox.host import Launch, ProcessSandbox
+from moot.sandbox.host import Launch
 from moot.sandbox.landlock_policy import grants_and_caps
 from moot.sandbox.landlock_rules import Planner, Rule
 from moot.sandbox.landlock_spawn import Zygote, ZygoteCommand
@@ -98,7 +93,7 @@ def landlock_works() -> str:
     return f"Landlock ABI {ll.abi_version()} works here"
 
 
-class LandlockSandbox(ProcessSandbox):
+class LandlockSandbox(ConfinedSandbox):
     """Commands under Landlock and seccomp (see the module docstring)."""
 
     name = "landlock"
@@ -266,39 +261,11 @@ class LandlockSandbox(ProcessSandbox):
             extra |= proxy_env(port=self._proxy_port)
         return scrub_env(env, named=self.policy.env_names, extra=extra)
 
-    async def run(
-        self,
-        command: str,
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        timeout: float,
-        on_output: OutputCallback | None = None,
-    ) -> CommandResult:
-        """Run `command` (see `ProcessSandbox.run`); what no command may make
-        (`SandboxPolicy.absent`) is swept away before and after it."""
-        before = await sweep_absent(self.policy)
-        try:
-            result = await super().run(
-                command, cwd=cwd, env=env, timeout=timeout, on_output=on_output
-            )
-        finally:
-            after = await asyncio.shield(sweep_absent(self.policy))
-        swept = (*before, *after)
-        return msgspec.structs.replace(result, swept=swept) if swept else result
-
-    async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
-        """Start `command` in the background once what no command may make is swept away."""
-        await sweep_absent(self.policy)
-        return await super().start(command, cwd=cwd, env=env)
-
     async def close(self) -> None:
-        """Kill background commands, sweep, and remove the private directories."""
+        """Close as `ConfinedSandbox.close`, then stop the zygote and remove the private
+        directories."""
         await super().close()
         self._zygote.stop()
-        if self.policy.proxy is not None:
-            await self.policy.proxy.close()
-        await sweep_absent(self.policy)
         for directory in (self._tmp, self._own):
             if directory is not None:
                 await asyncio.to_thread(shutil.rmtree, directory, ignore_errors=True)

@@ -8,8 +8,10 @@ and the seccomp filter (set-id bits and socket families, `seccomp`).
 
 It runs in the Landlock zygote's child (`landlock_zygote`), a process of one thread, so
 nothing here needs to beware of locks another thread held at the fork; everything that can be
-made beforehand (the filter's buffer, the ctypes structures) is, so the child only makes the
-system calls.
+made beforehand (the filter's buffer, the ctypes structures) is, once per zygote, so the child
+only makes the system calls. The capabilities that only count at `exec` (the bounding set,
+some forty calls for root, and the ambient set) the zygote gives up itself once
+(`drop_exec_capabilities`): it execs nothing, and each child inherits their loss at the fork.
 """
 
 from __future__ import annotations
@@ -57,35 +59,44 @@ def _last_cap() -> int:
         return 63
 
 
-class Entry:
-    """The entry into the sandbox of one command: everything it needs made beforehand."""
+def drop_exec_capabilities() -> None:
+    """Give up the capabilities that only count at `exec`: the bounding set (what an `exec`
+    may ever give back; root's alone may be dropped) and the ambient set. Called once, by the
+    zygote, whose children inherit their loss; it keeps its own (a child may still need them
+    to enter its directory: `Entry` drops them there)."""
+    if os.geteuid() == 0:  # another user holds no capability (and may not drop bounding ones)
+        for cap in range(_last_cap() + 1):
+            _prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+    _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 
-    def __init__(self, ruleset: int, program: bytes | None) -> None:
+
+class Entry:
+    """The entry into the sandbox, everything it needs made beforehand: one per seccomp
+    filter, made once per zygote and called in each command's child after
+    `drop_exec_capabilities` in the zygote."""
+
+    def __init__(self, program: bytes | None) -> None:
         """Args:
-        ruleset: A Landlock ruleset's descriptor (close-on-exec: gone once the command runs);
-            the caller closes it after the start.
         program: A seccomp filter (`struct sock_filter`s), or None.
         """
-        self.ruleset = ruleset
         self._program = ctypes.create_string_buffer(program or b"", len(program or b""))
         self._fprog = _SockFprog(len(program or b"") // 8, ctypes.addressof(self._program))
         self._has_filter = program is not None
-        self._caps = range(_last_cap() + 1)
         self._header = _CapHeader(_CAPABILITY_VERSION_3, 0)
         self._no_caps = (_CapData * 2)()
-        self._root = os.geteuid() == 0
 
-    def __call__(self) -> None:
-        """Run in the child (see the module docstring); raises OSError to stop the start."""
-        if self._root:  # another user holds no capability (and may not drop bounding ones)
-            for cap in self._caps:
-                _prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
-        _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    def __call__(self, ruleset: int) -> None:
+        """Run in the child (see the module docstring); raises OSError to stop the start.
+
+        Args:
+            ruleset: A Landlock ruleset's descriptor (close-on-exec: gone once the command
+                runs).
+        """
         if _capset(ctypes.byref(self._header), self._no_caps) != 0:
             _fail("capset")
         if _prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             _fail("no_new_privs")
-        if landlock_abi._syscall(landlock_abi.RESTRICT_SELF, self.ruleset, 0) != 0:
+        if landlock_abi._syscall(landlock_abi.RESTRICT_SELF, ruleset, 0) != 0:
             _fail("landlock_restrict_self")
         if self._has_filter:
             fprog = ctypes.byref(self._fprog)

@@ -32,12 +32,16 @@ import signal
 import socket
 import sys
 
+from moot.sandbox.landlock_child import Entry, drop_exec_capabilities
+
 _MAX = 1 << 20
 
 
 def serve(fd: int) -> None:
     """Serve requests on the socket `fd` until moot closes it (the zygote's main)."""
+    drop_exec_capabilities()  # once here, rather than in each child
     channel = socket.socket(fileno=fd)
+    entries: dict[str, Entry] = {}
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     os.set_blocking(wake_read, False)
@@ -59,7 +63,7 @@ def serve(fd: int) -> None:
             if not message:
                 return  # moot is gone
             try:
-                answer = _start(json.loads(message), fds)
+                answer = _start(json.loads(message), fds, entries)
             except OSError as error:  # no fork to be had (out of processes, of memory)
                 answer = {"error": str(error)}
             finally:
@@ -80,6 +84,8 @@ def _reap(channel: socket.socket) -> None:
         channel.send(json.dumps(ended).encode())
 
 
+_IGNORED_BY_PYTHON = (signal.SIGPIPE, signal.SIGXFSZ)
+"""What Python ignores at its start (a command gets them back, as `subprocess` gives them)."""
 _FD_LIMIT = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 20
 _FOUND: dict[tuple[str, str | None], str | None] = {}
 """Where a program lies on a PATH, as this process sees it: looked up once per PATH."""
@@ -103,12 +109,15 @@ def _found(program: str, path: str | None) -> str | None:
     return where if where is not None and os.access(where, os.X_OK) else None
 
 
-def _start(request: dict[str, object], fds: list[int]) -> dict[str, object]:
-    from moot.sandbox.landlock_child import Entry  # imported once, at the first command
-
+def _start(
+    request: dict[str, object], fds: list[int], entries: dict[str, Entry]
+) -> dict[str, object]:
+    """Fork the command of `request`; `entries` keeps the entry made for each filter."""
     stdin, stdout, stderr, ruleset = fds
-    program = bytes.fromhex(str(request["filter"])) or None
-    entry = Entry(ruleset, program)
+    program = str(request["filter"])
+    entry = entries.get(program)
+    if entry is None:
+        entry = entries[program] = Entry(bytes.fromhex(program) or None)
     argv = [str(arg) for arg in request["argv"]]  # type: ignore[attr-defined]
     env = {str(k): str(v) for k, v in request["env"].items()}  # type: ignore[attr-defined]
     cwd = str(request["cwd"])
@@ -120,10 +129,10 @@ def _start(request: dict[str, object], fds: list[int]) -> dict[str, object]:
             for target, source in enumerate((stdin, stdout, stderr)):
                 os.dup2(source, target)
             os.chdir(cwd)
-            entry()
+            entry(ruleset)
             signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            for sig in (signal.SIGINT, signal.SIGCHLD, *_IGNORED_BY_PYTHON):
+                signal.signal(sig, signal.SIG_DFL)  # ignored stays ignored across exec
             os.closerange(3, _FD_LIMIT)  # the command inherits its streams only (close_range)
             if found is not None:
                 with contextlib.suppress(OSError):

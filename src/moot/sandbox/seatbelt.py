@@ -36,21 +36,16 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-import msgspec
-
 from moot.sandbox import seatbelt_profile
 from moot.sandbox.base import (
-    BackgroundProcess,
-    CommandResult,
-    OutputCallback,
     SandboxMasks,
     SandboxPolicy,
     make_missing_dirs,
-    sweep_absent,
 )
+from moot.sandbox.confined import ConfinedSandbox
 from moot.sandbox.env import scrub_env
 from moot.sandbox.home import PASSES, git_config, home_dirs
-from moot.sandbox.host import Launch, ProcessSandbox
+from moot.sandbox.host import Launch
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import moot_dirs, place, private_paths
 from moot.sandbox.process import KILL_GRACE
@@ -139,7 +134,7 @@ def command_env(
     return scrub_env(env, named=named, extra=extra)
 
 
-class SeatbeltSandbox(ProcessSandbox):
+class SeatbeltSandbox(ConfinedSandbox):
     """Commands under `sandbox-exec` (macOS); see the module docstring."""
 
     name = "seatbelt"
@@ -218,36 +213,9 @@ class SeatbeltSandbox(ProcessSandbox):
             clean["GIT_CONFIG_GLOBAL"] = str(self._git)
         return clean
 
-    async def run(
-        self,
-        command: str,
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        timeout: float,
-        on_output: OutputCallback | None = None,
-    ) -> CommandResult:
-        """As `ProcessSandbox.run`, with the paths no command may make swept around it."""
-        before = await sweep_absent(self.policy)
-        try:
-            result = await super().run(
-                command, cwd=cwd, env=env, timeout=timeout, on_output=on_output
-            )
-        finally:
-            after = await asyncio.shield(sweep_absent(self.policy))
-        swept = (*before, *after)
-        return msgspec.structs.replace(result, swept=swept) if swept else result
-
-    async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
-        await sweep_absent(self.policy)
-        return await super().start(command, cwd=cwd, env=env)
-
     async def close(self) -> None:
-        """Kill background commands, sweep, remove the temporary directory."""
+        """Close as `ConfinedSandbox.close`, then remove the temporary directory."""
         await super().close()
-        if self.policy.proxy is not None:
-            await self.policy.proxy.close()
-        await sweep_absent(self.policy)
         for made in (self._tmp, self._git.parent if self._git else None):
             if made is not None:
                 await asyncio.to_thread(shutil.rmtree, made, ignore_errors=True)
