@@ -10,7 +10,6 @@ the theme is switched to (a bad variable would fail Textual's stylesheet there).
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Iterable
 from dataclasses import fields
 from difflib import get_close_matches
@@ -47,7 +46,12 @@ def read_theme(path: Path) -> Theme:
     """
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+        if path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            import tomllib  # only for a TOML theme file (~2 ms before the app's first paint)
+
+            data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ThemeProblem(f"{path}: {exc}") from None
     if not isinstance(data, dict):
