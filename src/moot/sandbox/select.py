@@ -35,6 +35,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -111,7 +112,7 @@ def choose_sandbox(
         why_not = _unavailable(backend)
         if why_not is None:
             if deferred and backend in _LOCAL:
-                sandbox: Sandbox = DeferredSandbox(backend, lambda b=backend: _build(b, policy))
+                sandbox: Sandbox = DeferredSandbox(backend, partial(_build, backend, policy))
             else:
                 sandbox = _build(backend, policy, session_id)
             how = "the first that works" if setting == "auto" else "as set"
