@@ -482,3 +482,51 @@ def test_no_module_or_package_imports_itself_back() -> None:
             package(n) for n in ns if package(n) != package(m)
         )
     assert _cycles(packages) == []
+
+
+LOADED_AT_FIRST_USE = {
+    "moot.sandbox.net_proxy": "a session whose settings name a network (`sandbox.network`)",
+    "moot.sandbox.net_rules": "the same",
+    "moot.client.mcp_sampler": "a session with MCP servers",
+    "moot.providers.images": "a message or a result carrying an image or a PDF",
+    "moot.store.attachment_blobs": "the first event appended or read",
+    "moot.sandbox.bubblewrap": "the session's first command (`DeferredSandbox`)",
+    "moot.sandbox.landlock": "the same",
+    "moot.sandbox.env": "the same: what a command's environment keeps",
+}
+
+
+def test_opening_a_session_loads_nothing_only_a_first_use_needs(tmp_path: Path) -> None:
+    """Opening a session (`open_client`, what the app, the REPL, an editor and `moot -p` share)
+    is on the start-up benchmarks' path (`scripts/bench --only app --only repl`): the network
+    proxy, the MCP sampler, the image code, the attachments' blobs and the sandbox's backend
+    load at their first use, not as the session opens."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps({"turns": [{"text": "done"}]}))
+    code = (
+        "import asyncio, json, sys\n"
+        "from pathlib import Path\n"
+        "from moot.client.local import SessionOptions, open_client\n"
+        f"options = SessionOptions(cwd=Path({str(repo)!r}), model='scripted:{script}',\n"
+        "    asks_about_network=True, asks_mcp_questions=True)\n"
+        "client = open_client(options)\n"
+        "status = client.status()\n"
+        "loaded = sorted(sys.modules)\n"
+        "asyncio.run(client.close())\n"
+        "print(json.dumps([status.sandbox.backend, loaded]))"
+    )
+    env = {**os.environ, "MOOT_HOME": str(tmp_path / "home")}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env, cwd=repo
+    )
+    assert result.returncode == 0, result.stderr
+
+    backend, loaded = json.loads(result.stdout)
+
+    assert backend in ("bubblewrap", "landlock", "docker", "none")  # chosen as it opens
+    assert "moot.core.runtime" in loaded  # the session opened in that interpreter
+    too_soon = set(LOADED_AT_FIRST_USE).intersection(loaded)
+    assert not too_soon, {name: LOADED_AT_FIRST_USE[name] for name in sorted(too_soon)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import types
@@ -190,3 +191,44 @@ def test_landlock_below_the_abi_the_policy_needs_is_refused_and_named(
     )
     with pytest.raises(RuntimeError, match=f"offers Landlock ABI {abi}; moot needs"):
         LandlockSandbox(policy, required_abi=abi + 1)
+
+
+def test_a_deferred_backend_is_chosen_at_once_and_built_at_its_first_command(
+    policy: SandboxPolicy,
+) -> None:
+    """A session's sandbox (`deferred=True`): the backend is chosen as it opens, so its name
+    and why are known, and built at its first command, once; what else the backend has is the
+    built one's."""
+    from moot.sandbox.bubblewrap import BubblewrapSandbox
+    from moot.sandbox.select import DeferredSandbox
+
+    if (why_not := bwrap_probe.bwrap_unavailable()) is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{why_not}; CI installs bubblewrap")
+        pytest.skip(why_not)
+    unused = choose_sandbox("bubblewrap", policy, deferred=True)
+    choice = choose_sandbox("bubblewrap", policy, deferred=True)
+
+    assert isinstance(choice.sandbox, DeferredSandbox) and choice.backend == "bubblewrap"
+    assert "works here" in choice.reason
+
+    async def two_commands() -> list[str]:
+        outputs = []
+        for command in ("echo one > made.txt", "cat made.txt"):
+            assert choice.sandbox is not None
+            result = await choice.sandbox.run(
+                command, cwd=policy.workspace, env=dict(os.environ), timeout=30
+            )
+            assert result.exit_code == 0, result.stderr
+            assert result.backend == "bubblewrap"
+            outputs.append(result.stdout)
+        await choice.sandbox.close()
+        assert unused.sandbox is not None
+        await unused.sandbox.close()  # nothing to close: never built
+        return outputs
+
+    assert asyncio.run(two_commands()) == ["", "one\n"]
+    built = choice.sandbox.built
+    assert isinstance(built, BubblewrapSandbox) and choice.sandbox.built is built  # built once
+    assert choice.sandbox.bwrap == built.bwrap  # the rest is the built backend's
+    assert unused.sandbox._built is None  # type: ignore[union-attr]

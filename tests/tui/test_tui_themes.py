@@ -159,3 +159,59 @@ async def test_slash_theme_switches_and_is_remembered(private_moot_home: Path) -
     async with again.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert again.theme == "moot-light"  # remembered for the next start
+
+
+def test_a_start_after_the_first_reads_its_toml_themes_from_the_cache_without_tomllib(
+    private_moot_home: Path,
+) -> None:
+    """The app reads its themes as it starts (a benchmark): a TOML file unchanged since a start
+    cached it is read from `<cache dir>/themes.json`, and tomllib is not imported at all."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    mine = write(
+        private_moot_home / "config" / "themes", "mine.toml", 'name = "mine"\nprimary = "#ff8800"\n'
+    )
+    settled = time.time() - 60
+    os.utime(mine, (settled, settled))  # still for a minute, as a person's file is
+    code = (
+        "import json, sys\n"
+        "from moot.tui.themes import load_themes\n"
+        "themes, warnings = load_themes()\n"
+        "print(json.dumps([sorted((t.name, t.primary) for t in themes), warnings,"
+        " 'tomllib' in sys.modules]))"
+    )
+    env = {**os.environ, "MOOT_HOME": str(private_moot_home)}
+
+    def start() -> list[object]:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    first, second = start(), start()
+
+    assert ["mine", "#ff8800"] in first[0] and first[1] == [] and first[2] is True
+    assert second == [first[0], [], False]  # the same themes, no tomllib
+    assert (private_moot_home / "cache" / "themes.json").is_file()
+
+
+def test_a_theme_file_changed_since_it_was_cached_is_read_again(private_moot_home: Path) -> None:
+    import os
+    import time
+
+    mine = write(
+        private_moot_home / "config" / "themes", "mine.toml", 'name = "mine"\nprimary = "#ff8800"\n'
+    )
+    os.utime(mine, (time.time() - 60,) * 2)
+    assert read_theme(mine).primary == "#ff8800"  # now cached
+
+    mine.write_text('name = "mine"\nprimary = "#0088ff"\n')  # the same size, changed
+    os.utime(mine, (time.time() - 30,) * 2)
+
+    assert read_theme(mine).primary == "#0088ff"
+    mine.write_text('name = "mine"\nprimary = "#00ff88"\n')  # changed just now: never cached
+    assert read_theme(mine).primary == "#00ff88"

@@ -47,7 +47,6 @@ from moot.client.environment import (
 )
 from moot.client.errors import SetupError
 from moot.client.mcp_ready import ServersReady, servers_ready
-from moot.client.mcp_sampler import model_sampler
 from moot.client.network import SessionNetwork, session_network
 from moot.client.rules import hide_read_denied, inode_check
 from moot.client.session import Session, SessionAssembly
@@ -184,6 +183,8 @@ def open_session(store: Store, session_id: str, cwd: Path, assembly: SessionAsse
         prompt_parts = context_parts(briefing, agents, tools, background=background)
     if mcp is not None:
         mcp.attach(runtime.tools)  # a server's live tools replace its cached ones as it starts
+        from moot.client.mcp_sampler import model_sampler  # only with MCP servers
+
         mcp.questions.bind(runtime.record_session, model_sampler(runtime))  # see its docstring
     if assembly.client_tools is not None:
         from moot.client.client_tools import attach_client_tools
@@ -279,6 +280,7 @@ def _sandbox(given: _Given, place: _Place) -> _Shell:
             policy,
             bypass=given.mode is PermissionMode.BYPASS_PERMISSIONS,
             session_id=session_id,
+            deferred=True,  # a local backend is built at its first command
         )
     except ValueError as exc:
         raise SetupError(f"MOOT_SANDBOX: {exc}") from None

@@ -1,7 +1,8 @@
 """A session's network allowlist: its proxy (`moot.sandbox.net_proxy`), the questions it asks
 about hosts on neither `sandbox.network` list, and the events that record both.
 
-The proxy lives in the sandbox layer and knows nothing of the log: it calls back. Here each
+The proxy lives in the sandbox layer and knows nothing of the log: it calls back. Its code
+loads only for a session whose settings name a network (`session_network`). Here each
 connection becomes a `network_connection` event and each question a
 `network_access_requested`, which the person answers with the `AnswerNetworkAccess` op (the
 runtime reaches `answer` through `RuntimeOptions.network`, and records the
@@ -20,8 +21,6 @@ from typing import TYPE_CHECKING
 
 from moot.client.settings_watch import SettingsWatch
 from moot.protocol import events as ev
-from moot.sandbox.net_proxy import ConnectionRecord, Grant, NetworkProxy
-from moot.sandbox.net_rules import NetworkRules
 from moot.settings import (
     NetworkSettings,
     Settings,
@@ -35,6 +34,8 @@ from moot.settings.layers import SettingsLayers
 
 if TYPE_CHECKING:
     from moot.client.session import SessionAssembly
+    from moot.sandbox.net_proxy import ConnectionRecord, Grant
+    from moot.sandbox.net_rules import NetworkRules
 
 
 def session_network(
@@ -53,6 +54,8 @@ def session_network(
 
 def rules_of(settings: NetworkSettings) -> NetworkRules:
     """The proxy's lists from the `sandbox.network` settings."""
+    from moot.sandbox.net_rules import NetworkRules
+
     return NetworkRules(tuple(settings.allowed_domains), tuple(settings.denied_domains))
 
 
@@ -74,6 +77,8 @@ class SessionNetwork:
         asks: bool,
         hosts: Mapping[str, str] | None = None,
     ) -> None:
+        from moot.sandbox.net_proxy import NetworkProxy  # only for a session with a network
+
         self.workspace = workspace
         self.proxy = NetworkProxy(
             rules_of(settings), ask=self.ask if asks else None, record=self._connected, hosts=hosts

@@ -16,7 +16,6 @@ from moot.core.run import RunSettings
 from moot.protocol.client import ContextPart
 from moot.protocol.messages import Message, ToolResultMessage
 from moot.providers.base import ModelRequest, estimate_tokens
-from moot.providers.images import attachment_tokens
 from moot.tools.base import Tool
 
 
@@ -52,7 +51,11 @@ def context_parts(
 
     results = sum(isinstance(m, ToolResultMessage) for m in messages)
     attached = [a for m in messages for a in getattr(m, "attachments", ())]
-    attached_tokens = sum(map(attachment_tokens, attached))
+    attached_tokens = 0
+    if attached:
+        from moot.providers.images import attachment_tokens  # only with an image or a PDF
+
+        attached_tokens = sum(map(attachment_tokens, attached))
     parts = [
         ContextPart(
             "system prompt",

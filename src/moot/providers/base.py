@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
 from moot.protocol.messages import Message, Usage
-from moot.providers.images import attachment_tokens
 
 if TYPE_CHECKING:
     from moot.protocol.events import Event
@@ -89,24 +87,34 @@ class Finish(msgspec.Struct, frozen=True):
 Delta = TextPart | ThinkingPart | ToolCallStart | ToolCallArgs | UsageReport | Finish
 
 
-# Stays a dataclass: an Exception subclass cannot be a Struct.
-@dataclass
+# A plain class: an Exception subclass cannot be a Struct, and a dataclass costs ~0.7 ms to
+# create, on every front end's start-up.
 class ProviderError(Exception):
     """A model call failed; the message names provider, model and the server's words.
 
     `retryable` says whether the fault may pass (an overload, a dropped connection), so that
     `with_retries` tries again. By the time this reaches the loop the provider has spent its
     tries, so the loop never asks again: the turn ends with stop reason `provider_error`.
+    `retry_after`: seconds the server asked us to wait (`retry-after`, `retry-after-ms`).
     """
 
-    message: str
-    provider: str = ""
-    model: str = ""
-    status: int | None = None
-    retryable: bool = False
-    retry_after: float | None = None
-    """Seconds the server asked us to wait (`retry-after`, `retry-after-ms`)."""
-    details: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self,
+        message: str,
+        provider: str = "",
+        model: str = "",
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message, self.provider, self.model, self.status = message, provider, model, status
+        self.retryable, self.retry_after = retryable, retry_after
+        self.details: dict[str, Any] = {} if details is None else details
+
+    def __repr__(self) -> str:
+        return f"ProviderError({self.message!r}, provider={self.provider!r}, model={self.model!r})"
 
     def __str__(self) -> str:
         where = "/".join(p for p in (self.provider, self.model) if p)
@@ -210,6 +218,8 @@ def message_chars(message: Message) -> int:
     """The characters `estimate_tokens` counts for one message (compaction weighs with it)."""
     chars = len(message.content)
     for attachment in getattr(message, "attachments", ()):
+        from moot.providers.images import attachment_tokens  # only with an image or a PDF
+
         chars += 4 * attachment_tokens(attachment)
     for call in getattr(message, "tool_calls", ()):
         chars += len(call.name) + len(call.raw_arguments or json.dumps(call.arguments))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import cache
 
 PASSED = frozenset(
     {
@@ -89,8 +90,7 @@ endpoint is root on the host."""
 HARMLESS = frozenset({"PASSWORD_STORE_DIR", "KEYTIMEOUT", "GPG_TTY", "TOKENIZERS_PARALLELISM"})
 """Names the rules above would drop but that hold no secret (a directory, a number, a tty)."""
 
-_SECRET_VALUE = re.compile(
-    r"""
+_SECRET_VALUE = r"""
     \b(?:sk|rk)-[A-Za-z0-9_-]{20,}          # OpenAI, Anthropic (sk-ant-...), Stripe secret keys
     | \bgh[pousr]_[A-Za-z0-9]{30,}          # GitHub tokens
     | \bgithub_pat_[A-Za-z0-9_]{30,}
@@ -107,9 +107,16 @@ _SECRET_VALUE = re.compile(
     | hooks\.slack\.com/                    # webhooks: whoever has the URL may post
     | discord(?:app)?\.com/api/webhooks/
     | webhook\.office\.com/
-    """,
-    re.VERBOSE,
-)
+    """
+"""Values that look secret (a verbose pattern, compiled at its first use: `_secret_value`)."""
+
+
+@cache
+def _secret_value() -> re.Pattern[str]:
+    """`_SECRET_VALUE`, compiled once a command's environment is first scrubbed (~0.5 ms that
+    no session pays before its first command)."""
+    return re.compile(_SECRET_VALUE, re.VERBOSE)
+
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 FORCED = {
@@ -143,7 +150,7 @@ def is_secret_name(name: str) -> bool:
 def looks_secret_value(value: str) -> bool:
     """Whether a value looks like a credential whatever its name: a known key format, a URL
     with a password or a token in it, a webhook, a private key."""
-    return _SECRET_VALUE.search(value) is not None
+    return _secret_value().search(value) is not None
 
 
 def scrub_env(

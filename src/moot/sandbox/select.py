@@ -21,6 +21,11 @@ before it was passed over.
 
 Docker lives in `moot.sandbox.docker`, imported only when it is wanted (docker-py is heavy);
 it provides `docker_unavailable() -> str | None` and `DockerSandbox(policy, session_id=...)`.
+
+A session's sandbox is chosen as it opens (its backend shows on the status line and in the
+system prompt), but a local backend is built at its first command (`deferred=True`,
+`DeferredSandbox`): its modules and its set-up (~3 ms for bubblewrap) are no part of opening
+a session, and a session that runs no command never pays them.
 """
 
 from __future__ import annotations
@@ -28,12 +33,19 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
 from types import ModuleType
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import msgspec
 
 from moot.sandbox.base import Sandbox, SandboxPolicy
+
+if TYPE_CHECKING:
+    from moot.sandbox.base import BackgroundProcess, CommandResult, OutputCallback
 
 SandboxSetting = Literal["auto", "bubblewrap", "landlock", "seatbelt", "docker", "none"]
 SETTINGS: tuple[str, ...] = get_args(SandboxSetting)
@@ -75,6 +87,7 @@ def choose_sandbox(
     *,
     bypass: bool = False,
     session_id: str | None = None,
+    deferred: bool = False,
 ) -> SandboxChoice:
     """Pick and build the sandbox for `setting` (see the module docstring).
 
@@ -84,6 +97,8 @@ def choose_sandbox(
         bypass: The permission mode is bypassPermissions: `auto` may then use the host.
         session_id: Labels the session's Docker container (so a later start can remove it
             after a crash); a fresh id when None.
+        deferred: Build a local backend (bubblewrap, Landlock, Seatbelt) at its first use
+            (`DeferredSandbox`); Docker and the host are built at once.
 
     Raises:
         ValueError: `setting` is none of `SETTINGS`.
@@ -96,7 +111,10 @@ def choose_sandbox(
     for backend in auto_order() if setting == "auto" else (setting,):
         why_not = _unavailable(backend)
         if why_not is None:
-            sandbox = _build(backend, policy, session_id)
+            if deferred and backend in _LOCAL:
+                sandbox: Sandbox = DeferredSandbox(backend, partial(_build, backend, policy))
+            else:
+                sandbox = _build(backend, policy, session_id)
             how = "the first that works" if setting == "auto" else "as set"
             passed = "".join(f"{why}; " for why in tried)
             reason = f"{passed}{_works(backend)} (setting {setting}: {how})"
@@ -177,7 +195,63 @@ def _works(backend: str) -> str:
     return "a Docker engine answers"
 
 
-def _build(backend: str, policy: SandboxPolicy, session_id: str | None) -> Sandbox:
+_LOCAL = ("bubblewrap", "landlock", "seatbelt")
+"""The backends `deferred` builds at their first use: nothing starts with them (Docker's
+container is looked for, and orphans removed, as the session opens)."""
+
+
+class DeferredSandbox:
+    """A backend that works here (its probe said so), built at its first use.
+
+    `name` is known from the start; `run`, `start` and every other attribute (`launch`,
+    `command_env`, ... which the language servers read) are the built backend's. `close`
+    builds nothing.
+
+    Args:
+        name: The backend ("bubblewrap", "landlock", "seatbelt").
+        build: Builds it.
+    """
+
+    def __init__(self, name: str, build: Callable[[], Sandbox]) -> None:
+        self.name = name
+        self._build = build
+        self._built: Sandbox | None = None
+        self._lock = threading.Lock()  # a language server's thread may be the first to ask
+
+    @property
+    def built(self) -> Sandbox:
+        """The backend, built now if it was not yet."""
+        with self._lock:
+            if self._built is None:
+                self._built = self._build()
+            return self._built
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        on_output: OutputCallback | None = None,
+    ) -> CommandResult:
+        built = self.built
+        return await built.run(command, cwd=cwd, env=env, timeout=timeout, on_output=on_output)
+
+    async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
+        return await self.built.start(command, cwd=cwd, env=env)
+
+    async def close(self) -> None:
+        if self._built is not None:
+            await self._built.close()
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__") or attribute in ("_build", "_built", "_lock"):
+            raise AttributeError(attribute)  # copy and pickle ask before `__init__` has run
+        return getattr(self.built, attribute)
+
+
+def _build(backend: str, policy: SandboxPolicy, session_id: str | None = None) -> Sandbox:
     if backend == "seatbelt":
         from moot.sandbox.seatbelt import SeatbeltSandbox
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any, TextIO, get_args
 
 import msgspec
@@ -70,13 +71,21 @@ _NOT_FROM_ENV = {
 }
 
 
+@cache
+def field_names(struct: type[msgspec.Struct]) -> tuple[tuple[str, str], ...]:
+    """Each field of `struct` as (its Python name, its name in the files), from what the class
+    holds: `msgspec.structs.fields` would evaluate every annotation at each call (~0.5 ms for
+    `Settings`, on every front end's start)."""
+    return tuple(zip(struct.__struct_fields__, struct.__struct_encode_fields__, strict=True))
+
+
 def validate(data: dict[str, Any], source: object) -> Settings:
     """`data` as `Settings`, or a `SettingsError` naming `source` and the offending key path."""
     # Other top-level keys are allowed (other agents' settings share the file), so a key
     # spelled the Python way would be ignored without a word: refuse it, naming the right one.
-    for field in msgspec.structs.fields(Settings):
-        if field.name != field.encode_name and field.name in data:
-            raise SettingsError(f"{source}: {field.name}: did you mean {field.encode_name}?")
+    for name, encode_name in field_names(Settings):
+        if name != encode_name and name in data:
+            raise SettingsError(f"{source}: {name}: did you mean {encode_name}?")
     env = data.get("env")
     for name in env if isinstance(env, dict) else ():
         if name.startswith("MOOT_") and name not in SESSION_VARIABLES:
@@ -98,7 +107,7 @@ def _problem(message: str, data: dict[str, Any]) -> str:
     where = _key_path(at, message, data)
     if unknown := re.fullmatch(r"Object contains unknown field `(.*)`", message):
         struct = _KEYS.get(at.removeprefix("$.").replace("[...]", ".*"))
-        keys = [f.encode_name for f in msgspec.structs.fields(struct)] if struct else []
+        keys = [encoded for _, encoded in field_names(struct)] if struct else []
         near = _nearest(unknown[1], keys)
         mean = f"; did you mean {near[0]}?" if near else ""
         takes = f" (it takes {', '.join(keys)})" if keys else ""
@@ -151,11 +160,11 @@ def _key_path(at: str, message: str, data: dict[str, Any]) -> str:
 def _known_keys() -> dict[str, str]:
     """Every key moot reads, by the name a person might write for it: top-level keys as they
     are, nested ones dotted and by their own name (`defaultMode` -> `permissions.defaultMode`)."""
-    known = {f.encode_name: f.encode_name for f in msgspec.structs.fields(Settings)}
-    for field in msgspec.structs.fields(Permissions):
-        dotted = f"permissions.{field.encode_name}"
+    known = {encoded: encoded for _, encoded in field_names(Settings)}
+    for _, encoded in field_names(Permissions):
+        dotted = f"permissions.{encoded}"
         known[dotted] = dotted
-        known.setdefault(field.encode_name, dotted)
+        known.setdefault(encoded, dotted)
     return known
 
 
@@ -171,7 +180,7 @@ def unknown_keys(data: Mapping[str, Any], path: object) -> list[SettingsWarning]
     if not data:  # most layers are absent files: no schema walk (it is on the app's start-up)
         return []
     known = _known_keys()
-    top_level = {f.encode_name for f in msgspec.structs.fields(Settings)} | _UNCHECKED_KEYS
+    top_level = {encoded for _, encoded in field_names(Settings)} | _UNCHECKED_KEYS
     warnings = []
     for key in data:
         if key in top_level:

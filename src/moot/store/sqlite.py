@@ -40,7 +40,6 @@ import msgspec
 from msgspec.structs import replace
 
 from moot.protocol.ids import new_id
-from moot.store.attachment_blobs import Unpacker, packed_for
 from moot.store.base import ListTail, SessionInfo, UnknownSessionError
 from moot.store.claims import SessionClaim, claim_by_lock
 from moot.store.errors import StoreError, damaged, from_os, from_sqlite
@@ -55,6 +54,7 @@ from moot.store.wal import BACKSTOP_PAGES, WalCheckpointer
 
 if TYPE_CHECKING:
     from moot.protocol.events import Event
+    from moot.store.attachment_blobs import Unpacker
     from moot.store.invariants import SessionLog
 
 # The event classes and the log's rules (`moot.store.invariants`) load at the first append or
@@ -89,7 +89,7 @@ class SQLiteStore:
         self._logs: dict[str, SessionLog] = {}
         self._claims: weakref.WeakSet[SessionClaim] = weakref.WeakSet()
         self._wal = WalCheckpointer(self.path)
-        self._unpacker = Unpacker(self.get_blob)
+        self._unpacker: Unpacker | None = None  # at the first event read (`_blobs`)
         with self._guard():
             self._db = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -341,7 +341,7 @@ class SQLiteStore:
         return bytes(row[0])
 
     def attachment_data(self, digest: str) -> str:
-        return self._unpacker.base64(digest)
+        return self._blobs().base64(digest)
 
     def record_snapshot(self, session_id: str, run_id: str, path: str, digest: str | None) -> None:
         with self._guard():
@@ -434,11 +434,21 @@ class SQLiteStore:
                 raise from_sqlite(exc, self.path, BUSY_TIMEOUT_S) from None
 
     def _packed(self, session_id: str, body: str | bytes) -> Any:
+        from moot.store.attachment_blobs import packed_for  # the first append, not the opening
+
         return packed_for(self._db, session_id, body, self.put_blob)
+
+    def _blobs(self) -> Unpacker:
+        """What puts attachments back into the events read (made at the first read)."""
+        if self._unpacker is None:
+            from moot.store.attachment_blobs import Unpacker
+
+            self._unpacker = Unpacker(self.get_blob)
+        return self._unpacker
 
     def _unpacked(self, session_id: str, body: str | bytes) -> str | bytes:
         try:
-            return self._unpacker.unpack(body)
+            return self._blobs().unpack(body)
         except KeyError as exc:
             raise damaged(self.path, f"session {session_id} names a lost blob {exc}") from None
 

@@ -9,8 +9,6 @@ the theme is switched to (a bad variable would fail Textual's stylesheet there).
 
 from __future__ import annotations
 
-import json
-import tomllib
 from collections.abc import Iterable
 from dataclasses import fields
 from difflib import get_close_matches
@@ -22,7 +20,7 @@ from textual.color import Color, ColorParseError
 from textual.css.stylesheet import Stylesheet, StylesheetParseError
 from textual.theme import Theme
 
-from moot.frontend.app_prefs import theme_files
+from moot.frontend.app_prefs import theme_data, theme_files
 
 DEFAULT_THEME = "moot-dark"
 _FIELDS = tuple(f.name for f in fields(Theme))
@@ -46,8 +44,7 @@ def read_theme(path: Path) -> Theme:
             fit; the message names each.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+        data = theme_data(path)  # TOML through a cache: no tomllib at a start with none new
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ThemeProblem(f"{path}: {exc}") from None
     if not isinstance(data, dict):
