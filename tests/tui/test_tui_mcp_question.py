@@ -116,6 +116,8 @@ async def test_keys_typed_as_the_question_comes_do_not_fill_it_in(
             if isinstance(pilot.app.screen, McpQuestionScreen):
                 break
             await pilot.pause(0.01)
+        await pilot.pause()
+        assert pilot.app.screen.focused is None  # Textual's own auto focus is off
         await pilot.press(*"hello", "enter")  # the person was typing a message
         screen = await asked(pilot)
         assert screen.query_one("#field-0").value == ""  # type: ignore[attr-defined]

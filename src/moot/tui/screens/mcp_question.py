@@ -34,7 +34,9 @@ class McpQuestionScreen(ModalScreen[ops.AnswerMcpQuestion | None]):
     McpQuestionScreen Horizontal { height: auto; }
     """
     BINDINGS = bindings_for("picker")  # type: ignore[assignment]
-    AUTO_FOCUS = None  # the first field takes the focus after a pause (`on_mount`)
+    # No focus until the person pauses (`on_mount`); "" turns Textual's auto focus off, which
+    # None would inherit from the app ("*": the first field, filled by keys meant for the prompt).
+    AUTO_FOCUS = ""
 
     def __init__(self, question: ev.McpQuestionAsked) -> None:
         super().__init__()
