@@ -91,15 +91,17 @@ async def test_cost_limit() -> None:
 async def test_wall_time_limit_stops_before_the_next_tool() -> None:
     @tool(side_effect=SideEffect.READ_ONLY)
     def slow() -> str:
-        """Block for a moment (the limit is a tenth of this)."""
+        """Block for a moment (the limit is half of this)."""
         import time
 
-        time.sleep(0.05)
+        time.sleep(0.5)
         return "slow"
 
     model = endless({"tool_calls": [call("slow"), call("slow")]})
     # Two read-only calls run together; the limit is checked before the next model call.
-    finished, events = await stopped(Limits(max_wall_seconds=0.005), model, tools=(slow,))
+    # Limits far above what a turn takes before its first tool, however loaded the machine (at
+    # 5 ms, a run on a loaded machine stopped before its first model call).
+    finished, events = await stopped(Limits(max_wall_seconds=0.25), model, tools=(slow,))
     assert finished.stop_reason is StopReason.MAX_WALL_TIME
     assert len(of(events, ev.ModelResponded)) == 1
 
@@ -110,11 +112,11 @@ async def test_wall_time_is_checked_between_mutating_tools() -> None:
         """Block for a moment."""
         import time
 
-        time.sleep(0.05)
+        time.sleep(0.5)
         return "written"
 
     model = endless({"tool_calls": [call("slow_write"), call("slow_write")]})
-    finished, events = await stopped(Limits(max_wall_seconds=0.01), model, tools=(slow_write,))
+    finished, events = await stopped(Limits(max_wall_seconds=0.25), model, tools=(slow_write,))
     assert finished.stop_reason is StopReason.MAX_WALL_TIME
     assert len(of(events, ev.ToolStarted)) == 1
 
