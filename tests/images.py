@@ -77,25 +77,41 @@ def x_clipboard(tmp_path: Path) -> Iterator[dict[str, str]]:
     if xclip is None:
         _missing("xclip (apt: xclip)")
     assert xvfb is not None
-    # -displayfd: the server writes the display number it took, so no number is guessed.
-    read, write = os.pipe()
-    server = subprocess.Popen(
-        [xvfb, "-displayfd", str(write), "-nolisten", "tcp", "-screen", "0", "320x240x24"],
-        pass_fds=(write,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write)
+    server, number = _xvfb(xvfb)
     try:
-        with os.fdopen(read) as numbers:
-            number = numbers.readline().strip()
-        assert number, "Xvfb did not start"
         env = {**os.environ, "DISPLAY": f":{number}"}
         env.pop("WAYLAND_DISPLAY", None)
         yield env
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+_XVFB_ARGS = ("-nolisten", "tcp", "-screen", "0", "320x240x24")
+
+
+def _xvfb(xvfb: str) -> tuple[subprocess.Popen[bytes], int]:
+    """An Xvfb server on a display of this process's own: left to pick the first free number,
+    two test workers' servers raced for display 0, and one's shutdown removed the other's
+    socket ("Can't open display :0"). It writes the number to `-displayfd` once it takes
+    connections; a number another server holds makes it exit, and the next is tried."""
+    first = 100 + os.getpid() % 20_000
+    for number in range(first, first + 20):
+        read, write = os.pipe()
+        server = subprocess.Popen(
+            [xvfb, f":{number}", "-displayfd", str(write), *_XVFB_ARGS],
+            pass_fds=(write,),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(write)
+        with os.fdopen(read) as numbers:
+            ready = numbers.readline().strip()
+        if ready == str(number):
+            return server, number
+        server.kill()
+        server.wait(timeout=10)
+    raise AssertionError(f"Xvfb did not start on any display from :{first}")
 
 
 @contextmanager
