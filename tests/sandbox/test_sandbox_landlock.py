@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from moot.permissions.masks import mask_source
+from moot.permissions.rules import RuleSet
 from moot.sandbox import landlock_abi as ll
 from moot.sandbox.base import SandboxPolicy
 from moot.sandbox.landlock import REQUIRED_ABI, LandlockSandbox, landlock_unavailable
@@ -203,8 +205,11 @@ async def test_an_unchanged_command_reuses_the_ruleset_and_a_replaced_file_makes
 
 
 def test_the_ruleset_is_closed_when_a_launch_is_cancelled(tmp_path: Path) -> None:
+    """With deny rules the rules are worked out in a thread (the masks walk the workspace),
+    which a cancel leaves running: the ruleset it makes is closed once it is done."""
     require(BACKENDS["landlock"])
-    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
+    masks = mask_source(RuleSet(deny=["Read(.env)"]), tmp_path)
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path, masks=masks))
 
     async def cancelled() -> None:
         task = asyncio.ensure_future(sandbox.launch("true", tmp_path))
@@ -223,6 +228,25 @@ def test_the_ruleset_is_closed_when_a_launch_is_cancelled(tmp_path: Path) -> Non
     asyncio.run(sandbox.close())
 
     assert not left
+
+
+def test_without_deny_rules_a_launch_keeps_one_ruleset_and_close_closes_it(
+    tmp_path: Path,
+) -> None:
+    """No deny rules: the rules are made at once, on the event loop (handing a few dozen
+    look-ups to a thread cost ~0.5 ms a command); the same rules reuse one ruleset."""
+    require(BACKENDS["landlock"])
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
+
+    async def launched_twice() -> list[str]:
+        await sandbox.launch("true", tmp_path)
+        await sandbox.launch("true", tmp_path)
+        return _rulesets()
+
+    held = asyncio.run(launched_twice())
+    asyncio.run(sandbox.close())
+
+    assert len(held) == 1 and not _rulesets()
 
 
 def _rulesets() -> list[str]:

@@ -155,13 +155,18 @@ class LandlockSandbox(ConfinedSandbox):
             # Landlock shares the host's network: the proxy listens on a loopback port too,
             # the only one its rules open (`net_proxy.NetworkProxy.start`).
             self._proxy_port = (await self.policy.proxy.start(tcp=True)).port
-        # The masks walk the workspace and the rules list directories: off the event loop.
-        preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
-        try:
-            rules, made = await asyncio.shield(preparing)
-        except asyncio.CancelledError:
-            preparing.add_done_callback(_close_ruleset)
-            raise
+        if self.policy.masks is None:
+            # No deny rule to walk the workspace for: the rules are a few dozen look-ups
+            # (~1.7 ms), made here; handing them to a thread and back cost ~0.5 ms a command.
+            rules, made = self._prepare()
+        else:
+            # The masks walk the workspace (10 ms for 2,000 files): off the event loop.
+            preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
+            try:
+                rules, made = await asyncio.shield(preparing)
+            except asyncio.CancelledError:
+                preparing.add_done_callback(_close_ruleset)
+                raise
         # On the event loop's thread, where the command then starts at once: the ruleset
         # replaced here is in no other command's start.
         if made is not None:
