@@ -45,6 +45,19 @@ def modules_after(code: str) -> set[str]:
     return set(json.loads(result.stdout))
 
 
+def headless_run(cwd: Path, script: Path, *, home: Path | None = None) -> str:
+    """The code of `moot -p hi` in `cwd` on the scripted model `script`, answering "done" (with
+    `home` as `MOOT_HOME`), for `modules_after`."""
+    return (
+        "import contextlib, io, os, moot.cli\n"
+        + (f"os.environ['MOOT_HOME'] = {str(home)!r}\n" if home is not None else "")
+        + f"os.chdir({str(cwd)!r})\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    code = moot.cli.main(['-p', 'hi', '--model', 'scripted:{script}'])\n"
+        "assert (code, out.getvalue()) == (0, 'done\\n'), (code, out.getvalue())"
+    )
+
+
 def top_level(modules: set[str]) -> set[str]:
     return {name.partition(".")[0] for name in modules}
 
@@ -224,15 +237,7 @@ def test_a_headless_run_without_hooks_rules_or_tool_calls_loads_none_of_their_co
     walk of the workspace need is imported when first needed, not at start."""
     script = tmp_path / "turns.yaml"
     script.write_text("- text: done\n", encoding="utf-8")
-    code = (
-        "import contextlib, io, os, moot.cli\n"
-        f"os.chdir({str(tmp_path)!r})\n"
-        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
-        f"    code = moot.cli.main(['-p', 'hi', '--model', 'scripted:{script}'])\n"
-        "assert (code, out.getvalue()) == (0, 'done\\n'), (code, out.getvalue())"
-    )
-
-    loaded = modules_after(code)
+    loaded = modules_after(headless_run(tmp_path, script))
 
     assert "moot.cli.headless" in loaded
     assert loaded.isdisjoint(ONLY_WHEN_NEEDED), sorted(loaded & ONLY_WHEN_NEEDED)
@@ -249,15 +254,7 @@ def test_a_headless_run_whose_calls_are_allowed_loads_no_approval_or_result_code
     script = tmp_path / "turns.json"
     read = {"name": "read", "arguments": {"path": "notes.txt"}}
     script.write_text(json.dumps({"turns": [{"tool_calls": [read]}, {"text": "done"}]}))
-    code = (
-        "import contextlib, io, os, moot.cli\n"
-        f"os.chdir({str(tmp_path)!r})\n"
-        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
-        f"    code = moot.cli.main(['-p', 'hi', '--model', 'scripted:{script}'])\n"
-        "assert (code, out.getvalue()) == (0, 'done\\n'), (code, out.getvalue())"
-    )
-
-    loaded = modules_after(code)
+    loaded = modules_after(headless_run(tmp_path, script))
 
     assert {"moot.permissions.decide", "moot.tools.read"} <= loaded  # the call was decided, ran
     later = {
@@ -286,16 +283,7 @@ def test_a_headless_run_with_mcp_servers_never_imports_the_sdks_in_moot(
     (home / "config" / "settings.json").write_text(json.dumps(settings))
     script = tmp_path / "turns.yaml"
     script.write_text("- text: done\n")
-    code = (
-        "import contextlib, io, os, moot.cli\n"
-        f"os.environ['MOOT_HOME'] = {str(home)!r}\n"
-        f"os.chdir({str(work)!r})\n"
-        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
-        f"    code = moot.cli.main(['-p', 'hi', '--model', 'scripted:{script}'])\n"
-        "assert (code, out.getvalue()) == (0, 'done\\n'), (code, out.getvalue())"
-    )
-
-    loaded = modules_after(code)
+    loaded = modules_after(headless_run(work, script, home=home))
 
     assert "moot.mcp.manager" in loaded  # the servers were there
     assert top_level(loaded).isdisjoint({"mcp", "acp", "mcp_types", "pydantic", "httpx2"})

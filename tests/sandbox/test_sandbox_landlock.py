@@ -18,7 +18,7 @@ import pytest
 from moot.permissions.masks import mask_source
 from moot.permissions.rules import RuleSet
 from moot.sandbox import landlock_abi as ll
-from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.base import CommandResult, SandboxPolicy
 from moot.sandbox.landlock import REQUIRED_ABI, LandlockSandbox, landlock_unavailable
 from moot.sandbox.landlock_rules import Rule, plan
 from sandbox_contract import BACKENDS, require
@@ -249,6 +249,18 @@ def test_without_deny_rules_a_launch_keeps_one_ruleset_and_close_closes_it(
     assert len(held) == 1 and not _rulesets()
 
 
+async def _first_and_second(workspace: Path, command: str) -> list[CommandResult]:
+    """`command` run twice in one Landlock sandbox: what the zygote does once shows in both."""
+    require(BACKENDS["landlock"])
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=workspace))
+    try:
+        return [
+            await sandbox.run(command, cwd=workspace, env=os.environ, timeout=20) for _ in range(2)
+        ]
+    finally:
+        await sandbox.close()
+
+
 def _rulesets() -> list[str]:
     return [fd for fd in os.listdir("/proc/self/fd") if "landlock" in _target(fd)]
 
@@ -276,20 +288,9 @@ async def test_every_command_starts_with_no_capability_to_gain_at_exec(tmp_path:
     """The zygote gives up the bounding and ambient sets once, for all its children: each
     command, the first and those after, has neither (root's bounding set is empty; another
     user's cannot be dropped, and holds nothing to gain with `no_new_privs`)."""
-    require(BACKENDS["landlock"])
-    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
-    try:
-        results = [
-            await sandbox.run(
-                "grep -E '^(CapBnd|CapAmb|CapEff|NoNewPrivs):' /proc/self/status",
-                cwd=tmp_path,
-                env=os.environ,
-                timeout=20,
-            )
-            for _ in range(2)
-        ]
-    finally:
-        await sandbox.close()
+    results = await _first_and_second(
+        tmp_path, "grep -E '^(CapBnd|CapAmb|CapEff|NoNewPrivs):' /proc/self/status"
+    )
 
     for result in results:
         fields = dict(line.split(":\t", 1) for line in result.stdout.splitlines())
@@ -303,20 +304,9 @@ async def test_a_command_dies_of_sigpipe_as_on_the_host(tmp_path: Path) -> None:
     """Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across `exec`:
     the zygote's children set them back, so `yes | head` ends `yes` as a shell expects
     (141), with no "Broken pipe" complaint."""
-    require(BACKENDS["landlock"])
-    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
-    try:
-        results = [
-            await sandbox.run(
-                "yes | head -1 >/dev/null; echo ${PIPESTATUS[0]}; grep SigIgn /proc/self/status",
-                cwd=tmp_path,
-                env=os.environ,
-                timeout=20,
-            )
-            for _ in range(2)
-        ]
-    finally:
-        await sandbox.close()
+    results = await _first_and_second(
+        tmp_path, "yes | head -1 >/dev/null; echo ${PIPESTATUS[0]}; grep SigIgn /proc/self/status"
+    )
 
     for result in results:
         assert result.stdout == "141\nSigIgn:\t0000000000000000\n", result

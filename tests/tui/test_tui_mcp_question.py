@@ -4,14 +4,14 @@ sends them, Decline and Cancel (Esc) send none; a question answered elsewhere cl
 
 from __future__ import annotations
 
-import pytest
 from textual.widgets import Button, Input
 
+from clocks import Clock
 from moot.protocol import events as ev
 from moot.protocol import ops
 from moot.testing import FakeClient
-from moot.tui.screens import mcp_question
 from moot.tui.screens.mcp_question import McpQuestionScreen
+from moot.tui.widgets.approval import GRACE_S
 from tui_apps import app_for
 
 SCHEMA = {
@@ -102,14 +102,10 @@ async def test_decline_and_escape_send_no_content() -> None:
     ]
 
 
-async def test_keys_typed_as_the_question_comes_do_not_fill_it_in(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # A longer grace than the app's, so that the keys count as typed on however slowly a loaded
-    # machine delivers them (at 0.5 s, "hel" then a pause let "lo" in).
-    monkeypatch.setattr(mcp_question, "GRACE_S", 2.0)
+async def test_keys_typed_as_the_question_comes_do_not_fill_it_in() -> None:
+    clock = Clock()  # still: every key counts as typed on, however the machine delivers it
     client = FakeClient([])
-    async with app_for(client).run_test(size=(120, 40)) as pilot:
+    async with app_for(client, clock=clock).run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         client.emit(QUESTION)
         for _ in range(200):  # bounded: the event reaches the app through a worker
@@ -119,6 +115,8 @@ async def test_keys_typed_as_the_question_comes_do_not_fill_it_in(
         await pilot.pause()
         assert pilot.app.screen.focused is None  # Textual's own auto focus is off
         await pilot.press(*"hello", "enter")  # the person was typing a message
+        assert pilot.app.screen.focused is None
+        clock.advance(GRACE_S + 1)  # then paused
         screen = await asked(pilot)
         assert screen.query_one("#field-0").value == ""  # type: ignore[attr-defined]
         assert not [op for op in client.ops if isinstance(op, ops.AnswerMcpQuestion)]

@@ -387,7 +387,7 @@ class SessionView:
             if op is not None:
                 self._outbox.submit(op)
 
-        self._app.push_screen(McpQuestionScreen(event), answered)
+        self._app.push_screen(McpQuestionScreen(event, clock=self._options.clock), answered)
 
     # ---- closing ---------------------------------------------------------------------------
 

@@ -113,7 +113,7 @@ def pdf_attachment(
 
 
 class _OutOfTime(Exception):
-    pass
+    """Reading the pages' text took its whole time (`TEXT_SECONDS`)."""
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ it closes by itself when the question is answered elsewhere or withdrawn (`withd
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from textual import events, on
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -38,10 +39,13 @@ class McpQuestionScreen(ModalScreen[ops.AnswerMcpQuestion | None]):
     # None would inherit from the app ("*": the first field, filled by keys meant for the prompt).
     AUTO_FOCUS = ""
 
-    def __init__(self, question: ev.McpQuestionAsked) -> None:
+    def __init__(
+        self, question: ev.McpQuestionAsked, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__()
         self.question = question
         self.fields = form_fields(question.schema)
+        self._clock = clock  # the app's (`AppOptions.clock`), which tests move by hand
 
     def compose(self):
         with Vertical():
@@ -62,16 +66,16 @@ class McpQuestionScreen(ModalScreen[ops.AnswerMcpQuestion | None]):
         # Keys the person was typing into the prompt as the question came must not fill it in
         # (or accept it with Enter): the fields take the focus only after a pause, as the
         # approval pane does (`GRACE_S`).
-        self._last_key = time.monotonic()
+        self._last_key = self._clock()
         self.set_timer(GRACE_S, self._take_focus)
 
     def on_key(self, event: events.Key) -> None:
         if self.focused is None:  # typed on from the prompt: no answer, and a later focus
-            self._last_key = time.monotonic()
+            self._last_key = self._clock()
             event.stop()
 
     def _take_focus(self) -> None:
-        idle = time.monotonic() - self._last_key
+        idle = self._clock() - self._last_key
         if idle < GRACE_S:  # the person is still typing: wait for a pause
             self.set_timer(GRACE_S - idle + 0.01, self._take_focus)
             return
