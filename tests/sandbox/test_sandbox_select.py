@@ -232,3 +232,25 @@ def test_a_deferred_backend_is_chosen_at_once_and_built_at_its_first_command(
     assert isinstance(built, BubblewrapSandbox) and choice.sandbox.built is built  # built once
     assert choice.sandbox.bwrap == built.bwrap  # the rest is the built backend's
     assert unused.sandbox._built is None  # type: ignore[union-attr]
+
+
+def test_a_deferred_bubblewrap_runs_the_bwrap_probed_as_the_session_opened(
+    policy: SandboxPolicy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What is probed is what runs: a `bwrap` that appears first on the PATH between the
+    session's opening and its first command (a directory the person's PATH names, written
+    meanwhile) is not the one the commands run under."""
+    if (why_not := bwrap_probe.bwrap_unavailable()) is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{why_not}; CI installs bubblewrap")
+        pytest.skip(why_not)
+    probed = bwrap_probe.find_bwrap()
+    choice = choose_sandbox("bubblewrap", policy, deferred=True)
+    planted = tmp_path / "bin"
+    planted.mkdir()
+    (planted / "bwrap").write_text("#!/bin/sh\necho planted\n")
+    (planted / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{planted}:{os.environ['PATH']}")
+
+    assert choice.sandbox is not None
+    assert choice.sandbox.bwrap == probed  # type: ignore[attr-defined]

@@ -112,7 +112,8 @@ def choose_sandbox(
         why_not = _unavailable(backend)
         if why_not is None:
             if deferred and backend in _LOCAL:
-                sandbox: Sandbox = DeferredSandbox(backend, partial(_build, backend, policy))
+                build = partial(_build, backend, policy, bwrap=_probed_bwrap(backend))
+                sandbox: Sandbox = DeferredSandbox(backend, build)
             else:
                 sandbox = _build(backend, policy, session_id)
             how = "the first that works" if setting == "auto" else "as set"
@@ -251,7 +252,23 @@ class DeferredSandbox:
         return getattr(self.built, attribute)
 
 
-def _build(backend: str, policy: SandboxPolicy, session_id: str | None = None) -> Sandbox:
+def _probed_bwrap(backend: str) -> str | None:
+    """The `bwrap` the probe just tried, for a backend built later: what runs the commands is
+    what was probed, whatever the PATH leads to by the first command."""
+    if backend != "bubblewrap":
+        return None
+    from moot.sandbox.bwrap_probe import find_bwrap
+
+    return find_bwrap()
+
+
+def _build(
+    backend: str,
+    policy: SandboxPolicy,
+    session_id: str | None = None,
+    *,
+    bwrap: str | None = None,
+) -> Sandbox:
     if backend == "seatbelt":
         from moot.sandbox.seatbelt import SeatbeltSandbox
 
@@ -259,7 +276,7 @@ def _build(backend: str, policy: SandboxPolicy, session_id: str | None = None) -
     if backend == "bubblewrap":
         from moot.sandbox.bubblewrap import BubblewrapSandbox
 
-        return BubblewrapSandbox(policy)
+        return BubblewrapSandbox(policy, bwrap=bwrap)
     if backend == "landlock":
         from moot.sandbox.landlock import LandlockSandbox
 
