@@ -107,7 +107,12 @@ def _xvfb(xvfb: str) -> tuple[subprocess.Popen[bytes], int]:
         os.close(write)
         with os.fdopen(read) as numbers:
             ready = numbers.readline().strip()
-        if ready == str(number):
+        socket = Path(f"/tmp/.X11-unix/X{number}")
+        for _ in range(1000):  # bounded: with a number given, it may say so before it listens
+            if ready != str(number) or socket.exists() or server.poll() is not None:
+                break
+            time.sleep(0.01)
+        if ready == str(number) and socket.exists() and server.poll() is None:
             return server, number
         server.kill()
         server.wait(timeout=10)
