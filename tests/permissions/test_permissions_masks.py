@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from moot.permissions import git_history, tracked
@@ -325,6 +325,7 @@ _START = (".env", "sub/a.pem", "sub/secrets/.env", "locked/app.toml", "locked/su
 )
 @settings(max_examples=60, deadline=None)
 @given(steps=st.lists(_STEPS, max_size=20))
+@example(steps=[("link", "app.toml", "."), ("rename", "app.toml/app.toml", ".env")])
 def test_a_cached_source_finds_what_a_fresh_walk_finds(
     deny: tuple[str, ...], steps: list[tuple[str, ...]]
 ) -> None:
@@ -347,27 +348,34 @@ def test_a_cached_source_finds_what_a_fresh_walk_finds(
 
 
 def _apply(root: Path, outside: str, step: tuple[str, ...]) -> list[Path]:
-    """Take one step when it can be taken; the directories it changed."""
+    """Take one step when it can be taken; the directories it changed.
+
+    Those are named by their real paths, taken before the step: a path through a symlink
+    (`sub` may lead to `.`) can name a directory the step moves or removes (renaming `sub/sub`,
+    which is `sub` itself, to `.env`), and the directory that changed is where the link led.
+    """
     kind, rel, *rest = step
     path = root / rel
+    parent = Path(os.path.realpath(path.parent))
     try:
         if kind == "file":
             path.write_text("x")
         elif kind == "mkdir":
             path.mkdir()
-            return [path.parent, path]
+            return [parent, path]
         elif kind == "remove" and path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
         elif kind == "remove":
             path.unlink()
         elif kind == "rename":
+            target_parent = Path(os.path.realpath((root / rest[0]).parent))
             os.rename(path, root / rest[0])
-            return [path.parent, (root / rest[0]).parent]
+            return [parent, target_parent]
         else:
             os.symlink(rest[0].format(outside=outside), path)
     except OSError:
         return []
-    return [path.parent]
+    return [parent]
 
 
 PATTERNS = [

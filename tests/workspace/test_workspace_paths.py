@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from moot.workspace.no_follow import AtomicWriter, PathRefused, atomic_write, open_read
@@ -274,22 +277,25 @@ def test_open_read_does_not_follow_a_symlink_swapped_in(tree: tuple[Workspace, P
 # Property: nothing generated escapes -------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def maze(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workspace, Path]:
-    """A workspace full of symlinks that lead out, beside a directory that must stay untouched."""
-    base = tmp_path_factory.mktemp("maze")
-    root, outside = base / "ws", base / "outside"
-    (root / "sub" / "deep").mkdir(parents=True)
-    outside.mkdir()
-    (outside / "secret.txt").write_text("secret\n")
-    (root / "a.txt").write_text("a\n")
-    (root / "out").symlink_to(outside)
-    (root / "out-file").symlink_to(outside / "secret.txt")
-    (root / "sub" / "up").symlink_to("../..")
-    (root / "sub" / "deep" / "rel-out").symlink_to("../../../outside")
-    (root / "inside").symlink_to("sub")
-    (root / "dangling").symlink_to(outside / "not-yet")
-    return Workspace(root), outside
+@contextlib.contextmanager
+def maze() -> Iterator[tuple[Workspace, Path]]:
+    """A workspace full of symlinks that lead out, beside a directory that must stay untouched:
+    a new one for each example, so no example sees what an earlier one wrote (Hypothesis replays
+    a failure to shrink it, and a replay over another workspace passes: a FlakyFailure)."""
+    with tempfile.TemporaryDirectory(prefix="moot-maze-") as scratch:
+        base = Path(scratch).resolve()
+        root, outside = base / "ws", base / "outside"
+        (root / "sub" / "deep").mkdir(parents=True)
+        outside.mkdir()
+        (outside / "secret.txt").write_text("secret\n")
+        (root / "a.txt").write_text("a\n")
+        (root / "out").symlink_to(outside)
+        (root / "out-file").symlink_to(outside / "secret.txt")
+        (root / "sub" / "up").symlink_to("../..")
+        (root / "sub" / "deep" / "rel-out").symlink_to("../../../outside")
+        (root / "inside").symlink_to("sub")
+        (root / "dangling").symlink_to(outside / "not-yet")
+        yield Workspace(root), outside
 
 
 SEGMENTS = st.one_of(
@@ -310,12 +316,14 @@ def paths(draw: st.DrawFn, root: str, base: str) -> str:
     return prefix + body
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=400)
 @given(data=st.data())
-def test_no_generated_path_escapes_the_workspace(
-    maze: tuple[Workspace, Path], data: st.DataObject
-) -> None:
-    ws, _ = maze
+def test_no_generated_path_escapes_the_workspace(data: st.DataObject) -> None:
+    with maze() as (ws, _):
+        _check_no_escape(ws, data)
+
+
+def _check_no_escape(ws: Workspace, data: st.DataObject) -> None:
     root = str(ws.root)
     path = data.draw(paths(root, str(ws.root.parent)))
     before = beside(ws)
