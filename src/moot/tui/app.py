@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -45,6 +46,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, TextArea, Tree
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
     from textual.widget import AwaitMount
 
     from moot.tui.screens.setup import Started
@@ -135,6 +137,17 @@ class MootApp(App[int]):
             self, self.panes, self.view, self.outbox, self.side, self._prefs, options
         )
 
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's own choice, but its terminal driver is moot's (`moot.tui.hangup`): one
+        that a terminal gone does not leave running for good."""
+        chosen = super().get_driver_class()
+        linux = sys.modules.get("textual.drivers.linux_driver")
+        if linux is not None and chosen is linux.LinuxDriver:
+            from moot.tui.hangup import MootDriver
+
+            return MootDriver
+        return chosen
+
     # ---- what others read of the app -------------------------------------------------------
 
     @property
@@ -222,6 +235,10 @@ class MootApp(App[int]):
             loop = asyncio.get_running_loop()
             for number in _QUIT_SIGNALS:
                 loop.add_signal_handler(number, self.exit)
+            if sys.__stdin__ is not None and sys.__stdin__.isatty():
+                from moot.tui.hangup import watch_hangup  # a closed window, no SIGHUP: it ends
+
+                watch_hangup(sys.__stdin__.fileno(), lambda: loop.call_soon_threadsafe(self.exit))
         # The terminal is known now: a 16-colour one takes the theme's stand-in (no change, and
         # so no restyle, on any other).
         self.theme = self.commands.chosen_theme
