@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -345,3 +346,25 @@ async def test_a_cancel_ends_every_pending_tool_call_and_commands_are_sent_when_
     assert len(announced) == 2 and announced <= final
     # The commands did not change between the prompts: announced once, when the session opened.
     assert len(editor.of("available_commands_update")) == 1
+
+
+@pytest.mark.parametrize("stdin", ["/dev/null", "a file"])
+def test_moot_acp_on_a_file_says_so_and_ends(workspace: Path, stdin: str) -> None:
+    """The event loop reads only pipes, sockets and terminals: from `/dev/null` the agent hung
+    for good (an error in a callback, nothing read), from a file it ended in a traceback."""
+    path = Path(stdin) if stdin.startswith("/") else workspace / "requests.jsonl"
+    if not stdin.startswith("/"):
+        path.write_text('{"jsonrpc": "2.0", "id": 1, "method": "initialize"}\n')
+    env = {**os.environ, "MOOT_HOME": str(workspace / ".home")}
+    with path.open("rb") as source:
+        ended = subprocess.run(
+            [sys.executable, "-m", "moot.cli", "acp"],
+            cwd=workspace,
+            env=env,
+            stdin=source,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert ended.returncode == 2
+    assert "standard input is a file, not a pipe" in ended.stderr

@@ -8,6 +8,9 @@ with it) is imported here, inside `run_acp`, never on moot's other paths.
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
+import sys
 from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,10 +19,14 @@ if TYPE_CHECKING:
     from moot.client.local import SessionOptions
 
 EXIT_OK = 0
+EXIT_USAGE = 2
 
 
 def run_acp(options: Namespace) -> int:
     """Serve one editor on stdin/stdout until it closes the connection."""
+    if problem := _stdio_problem():
+        print(f"moot acp: {problem}; an editor starts it with pipes", file=sys.stderr)
+        return EXIT_USAGE
     from moot.client.local import SessionOptions
     from moot.frontend.flags import project_mcp, rule_list
 
@@ -36,6 +43,23 @@ def run_acp(options: Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     return EXIT_OK
+
+
+def _stdio_problem() -> str | None:
+    """Why stdin and stdout cannot carry the protocol, if they cannot: the event loop reads and
+    writes only pipes, sockets and terminals (stdin from `/dev/null` hung for good, from a file
+    ended in a traceback)."""
+    for name, fd, devices in (("standard input", 0, False), ("standard output", 1, True)):
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            return f"{name} is closed"
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
+            continue
+        if devices and stat.S_ISCHR(mode):
+            continue  # written to as a pipe is (`/dev/null`)
+        return f"{name} is a file, not a pipe"
+    return None
 
 
 async def _serve(defaults: SessionOptions) -> None:
