@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import sys
 import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -138,15 +137,9 @@ class MootApp(App[int]):
         )
 
     def get_driver_class(self) -> type[Driver]:
-        """Textual's own choice, but its terminal driver is moot's (`moot.tui.hangup`): one
-        that a terminal gone does not leave running for good."""
-        chosen = super().get_driver_class()
-        linux = sys.modules.get("textual.drivers.linux_driver")
-        if linux is not None and chosen is linux.LinuxDriver:
-            from moot.tui.hangup import MootDriver
+        from moot.tui.hangup import terminal_driver  # one a terminal gone does not keep alive
 
-            return MootDriver
-        return chosen
+        return terminal_driver(super().get_driver_class())
 
     # ---- what others read of the app -------------------------------------------------------
 
@@ -235,10 +228,9 @@ class MootApp(App[int]):
             loop = asyncio.get_running_loop()
             for number in _QUIT_SIGNALS:
                 loop.add_signal_handler(number, self.exit)
-            if sys.__stdin__ is not None and sys.__stdin__.isatty():
-                from moot.tui.hangup import watch_hangup  # a closed window, no SIGHUP: it ends
+            from moot.tui.hangup import end_on_hangup  # a closed window, no SIGHUP: it ends
 
-                watch_hangup(sys.__stdin__.fileno(), lambda: loop.call_soon_threadsafe(self.exit))
+            end_on_hangup(self.exit)
         # The terminal is known now: a 16-colour one takes the theme's stand-in (no change, and
         # so no restyle, on any other).
         self.theme = self.commands.chosen_theme

@@ -11,18 +11,21 @@ sandbox, its servers and its turn.
 
 So the terminal driver here (`MootDriver`, chosen by `MootApp.get_driver_class`) drops what is
 written once the terminal fails, and resumes only after its own suspension (ctrl+z); and
-`watch_hangup` tells the app when its terminal hangs up. They use Textual's private driver
+`end_on_hangup` ends the app when its terminal hangs up. They use Textual's private driver
 attributes (`_file`, `_must_signal_resume`, `_sigcont_application`), which is why textual is
 pinned to 8.2.x.
 """
 
 from __future__ import annotations
 
+import asyncio
 import select
+import sys
 import threading
 from collections.abc import Callable
 from typing import IO, Any
 
+from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 
 _HUNG_UP = select.POLLHUP | select.POLLERR
@@ -71,6 +74,22 @@ class MootDriver(LinuxDriver):
     def _sigcont_application(self, *_: object) -> None:
         if self._must_signal_resume:  # set as ctrl+z suspended it (`_sigtstp_application`)
             super()._sigcont_application()
+
+
+def terminal_driver(chosen: type[Driver]) -> type[Driver]:
+    """The driver an app runs on: Textual's choice (`chosen`), with moot's in place of its
+    terminal driver."""
+    return MootDriver if chosen is LinuxDriver else chosen
+
+
+def end_on_hangup(exit_app: Callable[[], object]) -> None:
+    """Call `exit_app` on the running loop once the terminal on stdin hangs up (nothing when
+    stdin is no terminal)."""
+    stdin = sys.__stdin__
+    if stdin is None or not stdin.isatty():
+        return
+    loop = asyncio.get_running_loop()
+    watch_hangup(stdin.fileno(), lambda: loop.call_soon_threadsafe(exit_app))
 
 
 def watch_hangup(fd: int, gone: Callable[[], object]) -> None:
