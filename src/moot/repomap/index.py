@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 import msgspec
 
+from moot.repomap import saved_look
 from moot.repomap import sources as source_files
 from moot.repomap.cache import CachedFile, TagCache, TagsKey, cache_path
 from moot.repomap.focus import resolve_focus
@@ -53,6 +54,7 @@ from moot.repomap.parse import (
     read_source,
 )
 from moot.repomap.rank import RankFacts, collector_paused, facts_of
+from moot.repomap.saved_look import DeferredFacts, SavedLook
 from moot.repomap.sources import PARSE_SECONDS, PENDING, LazyFacts, LazyTags, SourceIndex
 from moot.repomap.tags import FileTags
 from moot.workspace.file_index import FileIndex
@@ -80,6 +82,44 @@ class _Known(NamedTuple):
     """None: left out (binary, too large)."""
 
 
+class _Stamp(NamedTuple):
+    """A look that left nothing to parse: its listing, sources, their stats' digest, files."""
+
+    listing: FileListing
+    sources: list[tuple[str, LanguageSpec]]
+    digest: bytes
+    current: set[str]
+    exact: bool
+    """Every file's content was taken at the stat the digest has: the look may be saved."""
+
+
+class _Deferred:
+    """A look answered from a saved look: the rows and facts are read when first needed."""
+
+    def __init__(
+        self,
+        sources: list[tuple[str, LanguageSpec]],
+        stamp: tuple[FileListing, bytes, list[os.stat_result], bytes, list[int]],
+        saved: SavedLook,
+    ) -> None:
+        self.sources = sources
+        self.listing, self.listing_key, self.stats, self.digest, self.hidden = stamp
+        self.saved = saved
+        self.found: SourceIndex | None = None
+        self.facts: LazyFacts | None = None
+        """Set when the look is made in full (`RepoIndex._make_deferred`)."""
+
+
+class _Covered:
+    """Which files a deferred look found hidden under another name (`HiddenInodes`)."""
+
+    def __init__(self, inodes: set[tuple[int, int]]) -> None:
+        self._inodes = inodes
+
+    def covers(self, info: os.stat_result) -> bool:
+        return (info.st_dev, info.st_ino) in self._inodes
+
+
 class RepoIndex:
     """The parsed source files of one workspace; see the module docstring. Looks are
     serialised; the background parse stops while one runs."""
@@ -103,7 +143,8 @@ class RepoIndex:
         self._cache_file = cache_path(root) if cache_file is None else cache_file
         self._files = files if files is not None else FileIndex(root, shutil.which("rg"))
         self._background = background
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        """Held by looks, and by whatever makes a deferred look's facts (maybe inside one)."""
         self._cache: TagCache | None = None
         self._cache_lock = threading.Lock()
         """The cache is one connection, used by looks, the background parse and tag reads."""
@@ -115,8 +156,12 @@ class RepoIndex:
         self._problems: dict[str, str] = {}
         """Files not parsed for a reason to tell (a grammar missing), by path."""
         self._version = 0
-        self._stamp: tuple[list[tuple[str, LanguageSpec]], int, set[str]] | None = None
+        self._stamp: _Stamp | None = None
         """The last look's sources, stats' digest and files, when it left nothing to parse."""
+        self._deferred: _Deferred | None = None
+        """The last look, answered from a saved look, until its rows are read."""
+        self._saved_digest: bytes | None = None
+        """The stats' digest of the look this index last saved (or was answered from)."""
         self._last: tuple[tuple[int, tuple[str, ...], set[str]], SourceIndex] | None = None
         """The last look's answer and what it was made of (a look changing nothing reuses it)."""
         self._sources: tuple[FileListing, list[tuple[str, LanguageSpec]]] | None = None
@@ -170,13 +215,17 @@ class RepoIndex:
             deadline = time.monotonic() + seconds
             listing = self._files.listing(hidden)
             if self._rows is None:
+                saved = self._saved_look(listing, inodes)
+                if saved is not None:
+                    return saved
                 with self._cache_lock:
                     self._rows = self._cache_of().load()
             parsed: list[str] = []
-            current, todo = self._look(listing, inodes, deadline, parsed)
+            current, todo, seen = self._look(listing, inodes, deadline, parsed)
             first = resolve_focus(self.root, current, focus)[0] if focus else set()
             todo.sort(key=lambda item: source_files.parse_order(item, first))
             left = self._parse(todo, deadline, parsed)
+            self._check_stamp(seen)
             same = (self._version, listing.notes, current)
             if not left and self._last is not None and self._last[0] == same:
                 return msgspec.structs.replace(self._last[1], parsed=tuple(parsed))
@@ -201,8 +250,21 @@ class RepoIndex:
 
     def content_key(self, found: SourceIndex) -> bytes:
         """A digest of every mapped file's path, language and content, and the notes: what a
-        map of `found` is made from (`moot.repomap.sources.content_key`)."""
-        return source_files.content_key(found, self._known)
+        map of `found` is made from (`moot.repomap.sources.content_key`). The look that
+        found it is saved with it for later sessions (`moot.repomap.saved_look`)."""
+        with self._lock:
+            deferred = self._deferred
+            if deferred is not None and found.facts is deferred.found.facts:
+                return deferred.saved.key
+            key = source_files.content_key(found, self._known)
+            self._save_look(found, key)
+            return key
+
+    @property
+    def rows_read(self) -> int:
+        """Rows this index read from its cache's files and tags (a saved look reads none)."""
+        with self._cache_lock:
+            return self._cache.rows_read if self._cache is not None else 0
 
     def saved_map(self, key: bytes, blob: bytes | None = None) -> bytes | None:
         """The map an earlier session saved under `key`, if the cache has it; given `blob`,
@@ -214,6 +276,8 @@ class RepoIndex:
 
     def tags(self, rel: str) -> FileTags | None:
         """The full tags of a mapped file, read from the cache (None when it has none)."""
+        if self._deferred is not None:
+            self._facts_of(self._deferred)
         known = self._known.get(rel)
         if known is None or known.facts is None:
             return None
@@ -244,32 +308,70 @@ class RepoIndex:
         inodes: HiddenInodes | None,
         deadline: float,
         parsed: list[str],
-    ) -> tuple[set[str], list[tuple[str, LanguageSpec, int]]]:
+    ) -> tuple[set[str], list[tuple[str, LanguageSpec, int]], dict[str, tuple[int, int]]]:
         """Stat every source file; take what is known or cached (a file parsed on the way
         goes to `parsed`).
 
         Returns:
-            The source files there now, and those to parse (with their modification time).
+            The source files there now, those to parse (with their modification time), and
+            the stat of each file not taken as known or from the cache (`_check_stamp`).
         """
         assert self._rows is not None
         sources = self._sources_of(listing)
-        current: set[str] = set()
-        todo: list[tuple[str, LanguageSpec, int]] = []
-        from_cache: dict[str, tuple[CachedFile, LanguageSpec]] = {}
-        changed: list[tuple[str, LanguageSpec]] = []
         if len(sources) - len(self._rows) > IN_PROCESS_UP_TO:
             self._pool_of().start()  # the processes start while the files are looked at
+        stats, digest, _ = self._stat(sources, inodes)
+        last, self._stamp = self._stamp, None
+        if digest is not None and last is not None and last.digest == digest:
+            if last.sources is sources or last.sources == sources:
+                self._stamp = last
+                return last.current, [], {}  # every file stats as at the last look, which left none
+        current: set[str] = set()
+        if digest is not None:
+            self._stamp = _Stamp(listing, sources, digest, current, exact=False)
+        todo, changed, seen = self._examine(sources, stats, inodes, current)
+        todo += self._rehash(changed, deadline, parsed)
+        return current, todo, seen
+
+    def _stat(
+        self, sources: list[tuple[str, LanguageSpec]], inodes: HiddenInodes | None
+    ) -> tuple[list[os.stat_result] | None, bytes | None, list[int]]:
+        """Every source file's `lstat` (None when one failed), their `stats_digest`, and
+        which of them `inodes` covers."""
         root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        is_file, known_of, add = stat.S_ISREG, self._known.get, current.add
         try:
             stats = source_files.stat_all(root_fd, sources)
-            stamp = source_files.stamp_of(stats) if stats is not None and inodes is None else None
-            last, self._stamp = self._stamp, None
-            if stamp is not None and last is not None and last[:2] == (sources, stamp):
-                self._stamp = last
-                return last[2], []  # every file stats as at the last look, which left none
-            if stamp is not None:
-                self._stamp = (sources, stamp, current)
+        finally:
+            os.close(root_fd)
+        if stats is None:
+            return None, None, []
+        hidden = saved_look.covered(stats, inodes)
+        return stats, saved_look.stats_digest(stats, hidden), hidden
+
+    def _examine(
+        self,
+        sources: list[tuple[str, LanguageSpec]],
+        stats: list[os.stat_result] | None,
+        inodes: HiddenInodes | None,
+        current: set[str],
+    ) -> tuple[
+        list[tuple[str, LanguageSpec, int]], list[tuple[str, LanguageSpec]], dict[str, tuple[int, int]]
+    ]:
+        """Take each file that is known, or cached with its stat, into the index (adding it
+        to `current`).
+
+        Returns:
+            The files to parse (with their modification time); those to read and hash first
+            (the cache may know their content); the stat (modification time, size) of both.
+        """
+        assert self._rows is not None
+        todo: list[tuple[str, LanguageSpec, int]] = []
+        changed: list[tuple[str, LanguageSpec]] = []
+        from_cache: dict[str, tuple[CachedFile, LanguageSpec]] = {}
+        seen: dict[str, tuple[int, int]] = {}
+        is_file, known_of, add, rows = stat.S_ISREG, self._known.get, current.add, self._rows
+        root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
             for (rel, spec), info in source_files.stat_each(root_fd, sources, stats):
                 if not is_file(info.st_mode) or (inodes is not None and inodes.covers(info)):
                     continue
@@ -282,11 +384,12 @@ class RepoIndex:
                     and known.language == spec.name
                 ):
                     continue
-                seen = (info.st_mtime_ns, info.st_size, spec.name)
-                row = self._rows.get(rel)
-                if row is not None and row[:3] == seen:
+                row = rows.get(rel)
+                if row is not None and row[:3] == (info.st_mtime_ns, info.st_size, spec.name):
                     from_cache[rel] = (row, spec)
-                elif row is not None:
+                    continue
+                seen[rel] = (info.st_mtime_ns, info.st_size)
+                if row is not None:
                     changed.append((rel, spec))  # its content may be one the cache knows
                 else:
                     todo.append((rel, spec, info.st_mtime_ns))
@@ -303,9 +406,106 @@ class RepoIndex:
                 self._known[rel] = _Known(*row, PENDING if held[key] else None)
                 self._version += 1
             else:
+                seen[rel] = row[:2]
                 todo.append((rel, spec, row.mtime_ns))
-        todo += self._rehash(changed, deadline, parsed)
-        return current, todo
+        return todo, changed, seen
+
+    def _saved_look(self, listing: FileListing, inodes: HiddenInodes | None) -> SourceIndex | None:
+        """A look answered from the look an earlier session saved for this listing, when every
+        source file stats as saved; None: make the look in full (see `moot.repomap.saved_look`).
+        """
+        deferred = self._deferred
+        key = saved_look.listing_key(listing) if deferred is None or deferred.listing is not listing else deferred.listing_key
+        if deferred is not None:
+            if key == deferred.listing_key:
+                _, digest, _ = self._stat(deferred.sources, inodes)
+                if digest == deferred.digest and deferred.found is not None:
+                    return deferred.found
+            self._make_deferred(deferred)  # its files changed: the look starts from it
+            return None
+        with self._cache_lock:
+            loaded = saved_look.load(self._cache_of().saved_look(key), listing)
+        if loaded is None:
+            return None
+        saved, sources = loaded
+        self._sources = (listing, sources)  # what `mapped_sources` would find again
+        stats, digest, hidden = self._stat(sources, inodes)
+        if stats is None or digest != saved.stats:
+            return None
+        deferred = _Deferred(sources, (listing, key, stats, digest, hidden), saved)
+        facts: DeferredFacts[RankFacts] = DeferredFacts(lambda: self._facts_of(deferred))
+        self._version += 1
+        deferred.found = SourceIndex(
+            facts, LazyTags(self.tags, facts), (), saved.notes, self._version, 0
+        )
+        self._deferred, self._saved_digest = deferred, digest
+        return deferred.found
+
+    def _facts_of(self, deferred: _Deferred) -> LazyFacts:
+        """The facts of a deferred look, its rows read now if they were not."""
+        with self._lock:
+            self._make_deferred(deferred)
+            assert deferred.facts is not None
+            return deferred.facts
+
+    def _make_deferred(self, deferred: _Deferred) -> None:
+        """Make a deferred look in full (hold `_lock`): read the rows and take each file from
+        them at the stat the look had. A file the cache lost meanwhile is left out of this
+        look (the next one parses it)."""
+        if deferred.facts is not None:
+            return
+        self._deferred = None
+        with self._cache_lock:
+            self._rows = self._cache_of().load()
+        stats, current, parsed = deferred.stats, set[str](), list[str]()
+        covered = {(stats[n].st_dev, stats[n].st_ino) for n in deferred.hidden}
+        hidden = _Covered(covered) if covered else None
+        todo, changed, _ = self._examine(deferred.sources, stats, hidden, current)
+        deadline = time.monotonic() + PARSE_SECONDS
+        if todo or self._rehash(changed, deadline, parsed) or parsed:
+            self._stamp, self._last = None, None
+        else:
+            stamp = _Stamp(deferred.listing, deferred.sources, deferred.digest, current, True)
+            assert deferred.found is not None
+            self._stamp = stamp
+            self._last = ((self._version, deferred.listing.notes, current), deferred.found)
+        self._sources = (deferred.listing, deferred.sources)
+        deferred.facts = LazyFacts(
+            {rel: known.facts for rel, known in self._known.items() if known.facts},
+            self._settle,
+        )
+
+    def _check_stamp(self, seen: dict[str, tuple[int, int]]) -> None:
+        """Whether the look may be saved: every file not taken as known or from the cache at
+        the look's stat (`seen`) was read at that stat too (a file may change while it is
+        parsed, and then what was read is not what the stats' digest says)."""
+        stamp, known_of = self._stamp, self._known.get
+        if stamp is None or stamp.exact:
+            return
+        for rel, (mtime_ns, size) in seen.items():
+            known = known_of(rel)
+            if known is None or known.mtime_ns != mtime_ns or known.size != size:
+                return
+        self._stamp = stamp._replace(exact=True)
+
+    def _save_look(self, found: SourceIndex, key: bytes) -> None:
+        """Save the look that found `found` for later sessions, if it may be (`_check_stamp`)
+        and is not saved already."""
+        stamp, last = self._stamp, self._last
+        if (
+            stamp is None
+            or not stamp.exact
+            or found.pending
+            or stamp.digest == self._saved_digest
+            or last is None
+            or last[0][2] is not stamp.current
+            or last[1].facts is not found.facts
+        ):
+            return
+        blob = saved_look.save(stamp.listing, stamp.sources, stamp.digest, key, found.notes)
+        with self._cache_lock:
+            self._cache_of().save_look(saved_look.listing_key(stamp.listing), blob)
+        self._saved_digest = stamp.digest
 
     def _sources_of(self, listing: FileListing) -> list[tuple[str, LanguageSpec]]:
         if self._sources is None or self._sources[0] is not listing:
