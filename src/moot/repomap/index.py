@@ -35,92 +35,30 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 import msgspec
 
 from moot.repomap import saved_look
 from moot.repomap import sources as source_files
-from moot.repomap.cache import CachedFile, TagCache, TagsKey, cache_path
+from moot.repomap.cache import CachedFile, cache_path
 from moot.repomap.focus import resolve_focus
-from moot.repomap.languages import Grammars, LanguageSpec
-from moot.repomap.parallel import ParserPool
-from moot.repomap.parse import (
-    Parsed,
-    decode_tags,
-    digest_of,
-    parse_file,
-    parse_source,
-    read_source,
-)
-from moot.repomap.rank import RankFacts, collector_paused, facts_of
-from moot.repomap.saved_look import DeferredFacts, SavedLook
+from moot.repomap.languages import LanguageSpec
+from moot.repomap.parse import decode_tags
+from moot.repomap.parsing import IN_PROCESS_UP_TO, IndexedFiles, Known
+from moot.repomap.rank import RankFacts, collector_paused
+from moot.repomap.saved_look import CoveredInodes, DeferredFacts, DeferredLook, Stamp
 from moot.repomap.sources import PARSE_SECONDS, PENDING, LazyFacts, LazyTags, SourceIndex
 from moot.repomap.tags import FileTags
 from moot.workspace.file_index import FileIndex
 from moot.workspace.file_listing import FileListing
 from moot.workspace.ignore import Hidden, HiddenInodes
 
-IN_PROCESS_UP_TO = 150
-"""Files to parse: this many or fewer are parsed here, more by parser processes (each takes
-~0.2 s to start)."""
-FLUSH_SECONDS = 1.0
-"""The background parse writes what it parsed to the cache at most this often."""
+__all__ = ["IN_PROCESS_UP_TO", "RepoIndex"]
 _DECODED = 4_096
 """Full tags kept decoded (the files maps show, lookups find), most recently read."""
-_UNREADABLE = "unreadable"
 
 
-class _Known(NamedTuple):
-    """What the index holds of one file: its stat and content when read, and its facts."""
-
-    mtime_ns: int
-    size: int
-    language: str
-    digest: bytes
-    facts: RankFacts | None
-    """None: left out (binary, too large)."""
-
-
-class _Stamp(NamedTuple):
-    """A look that left nothing to parse: its listing, sources, their stats' digest, files."""
-
-    listing: FileListing
-    sources: list[tuple[str, LanguageSpec]]
-    digest: bytes
-    current: set[str]
-    exact: bool
-    """Every file's content was taken at the stat the digest has: the look may be saved."""
-
-
-class _Deferred:
-    """A look answered from a saved look: the rows and facts are read when first needed."""
-
-    def __init__(
-        self,
-        sources: list[tuple[str, LanguageSpec]],
-        stamp: tuple[FileListing, bytes, list[os.stat_result], bytes, list[int]],
-        saved: SavedLook,
-    ) -> None:
-        self.sources = sources
-        self.listing, self.listing_key, self.stats, self.digest, self.hidden = stamp
-        self.saved = saved
-        self.found: SourceIndex | None = None
-        self.facts: LazyFacts | None = None
-        """Set when the look is made in full (`RepoIndex._make_deferred`)."""
-
-
-class _Covered:
-    """Which files a deferred look found hidden under another name (`HiddenInodes`)."""
-
-    def __init__(self, inodes: set[tuple[int, int]]) -> None:
-        self._inodes = inodes
-
-    def covers(self, info: os.stat_result) -> bool:
-        return (info.st_dev, info.st_ino) in self._inodes
-
-
-class RepoIndex:
+class RepoIndex(IndexedFiles):
     """The parsed source files of one workspace; see the module docstring. Looks are
     serialised; the background parse stops while one runs."""
 
@@ -139,26 +77,12 @@ class RepoIndex:
         background: Go on parsing what a look left, after it (a session's index); False
             leaves it to the next look (a one-off map).
         """
-        self.root = root
-        self._cache_file = cache_path(root) if cache_file is None else cache_file
+        super().__init__(root, cache_path(root) if cache_file is None else cache_file)
         self._files = files if files is not None else FileIndex(root, shutil.which("rg"))
         self._background = background
         self._lock = threading.RLock()
         """Held by looks, and by whatever makes a deferred look's facts (maybe inside one)."""
-        self._cache: TagCache | None = None
-        self._cache_lock = threading.Lock()
-        """The cache is one connection, used by looks, the background parse and tag reads."""
-        self._known: dict[str, _Known] = {}
-        self._rows: dict[str, CachedFile] | None = None
-        """The cache's rows, read at the first look, kept as this index writes them."""
-        self._unwritten: tuple[list[tuple[str, CachedFile]], list[tuple[TagsKey, bytes | None]]]
-        self._unwritten = ([], [])
-        self._problems: dict[str, str] = {}
-        """Files not parsed for a reason to tell (a grammar missing), by path."""
-        self._version = 0
-        self._stamp: _Stamp | None = None
-        """The last look's sources, stats' digest and files, when it left nothing to parse."""
-        self._deferred: _Deferred | None = None
+        self._deferred: DeferredLook | None = None
         """The last look, answered from a saved look, until its rows are read."""
         self._saved_digest: bytes | None = None
         """The stats' digest of the look this index last saved (or was answered from)."""
@@ -166,10 +90,6 @@ class RepoIndex:
         """The last look's answer and what it was made of (a look changing nothing reuses it)."""
         self._sources: tuple[FileListing, list[tuple[str, LanguageSpec]]] | None = None
         self._decoded: OrderedDict[bytes, FileTags] = OrderedDict()
-        self._grammars = Grammars()
-        self._pool: ParserPool | None = None
-        self._stop = threading.Event()
-        self._continuing: threading.Thread | None = None
         self._closed = False
         self.results: dict[object, object] = {}
         """What callers derived from a look, by a key holding its `version` (the map keeps
@@ -218,6 +138,7 @@ class RepoIndex:
                 saved = self._saved_look(listing, inodes)
                 if saved is not None:
                     return saved
+            if self._rows is None:  # (a deferred look made in full has read them)
                 with self._cache_lock:
                     self._rows = self._cache_of().load()
             parsed: list[str] = []
@@ -254,7 +175,7 @@ class RepoIndex:
         found it is saved with it for later sessions (`moot.repomap.saved_look`)."""
         with self._lock:
             deferred = self._deferred
-            if deferred is not None and found.facts is deferred.found.facts:
+            if deferred is not None and deferred.found and found.facts is deferred.found.facts:
                 return deferred.saved.key
             key = source_files.content_key(found, self._known)
             self._save_look(found, key)
@@ -322,13 +243,17 @@ class RepoIndex:
             self._pool_of().start()  # the processes start while the files are looked at
         stats, digest, _ = self._stat(sources, inodes)
         last, self._stamp = self._stamp, None
-        if digest is not None and last is not None and last.digest == digest:
-            if last.sources is sources or last.sources == sources:
-                self._stamp = last
-                return last.current, [], {}  # every file stats as at the last look, which left none
+        if (
+            digest is not None
+            and last is not None
+            and last.digest == digest
+            and (last.sources is sources or last.sources == sources)
+        ):
+            self._stamp = last
+            return last.current, [], {}  # every file stats as at the last look, which left none
         current: set[str] = set()
         if digest is not None:
-            self._stamp = _Stamp(listing, sources, digest, current, exact=False)
+            self._stamp = Stamp(listing, sources, digest, current, exact=False)
         todo, changed, seen = self._examine(sources, stats, inodes, current)
         todo += self._rehash(changed, deadline, parsed)
         return current, todo, seen
@@ -355,7 +280,9 @@ class RepoIndex:
         inodes: HiddenInodes | None,
         current: set[str],
     ) -> tuple[
-        list[tuple[str, LanguageSpec, int]], list[tuple[str, LanguageSpec]], dict[str, tuple[int, int]]
+        list[tuple[str, LanguageSpec, int]],
+        list[tuple[str, LanguageSpec]],
+        dict[str, tuple[int, int]],
     ]:
         """Take each file that is known, or cached with its stat, into the index (adding it
         to `current`).
@@ -403,7 +330,7 @@ class RepoIndex:
         for rel, (row, spec) in from_cache.items():
             key = (row.digest, row.language)
             if key in held:  # its facts are decoded when first asked for (`_settle`)
-                self._known[rel] = _Known(*row, PENDING if held[key] else None)
+                self._known[rel] = Known(*row, PENDING if held[key] else None)
                 self._version += 1
             else:
                 seen[rel] = row[:2]
@@ -415,7 +342,11 @@ class RepoIndex:
         source file stats as saved; None: make the look in full (see `moot.repomap.saved_look`).
         """
         deferred = self._deferred
-        key = saved_look.listing_key(listing) if deferred is None or deferred.listing is not listing else deferred.listing_key
+        key = (
+            saved_look.listing_key(listing)
+            if deferred is None or deferred.listing is not listing
+            else deferred.listing_key
+        )
         if deferred is not None:
             if key == deferred.listing_key:
                 _, digest, _ = self._stat(deferred.sources, inodes)
@@ -432,7 +363,7 @@ class RepoIndex:
         stats, digest, hidden = self._stat(sources, inodes)
         if stats is None or digest != saved.stats:
             return None
-        deferred = _Deferred(sources, (listing, key, stats, digest, hidden), saved)
+        deferred = DeferredLook(sources, (listing, key, stats, digest, hidden), saved)
         facts: DeferredFacts[RankFacts] = DeferredFacts(lambda: self._facts_of(deferred))
         self._version += 1
         deferred.found = SourceIndex(
@@ -441,14 +372,14 @@ class RepoIndex:
         self._deferred, self._saved_digest = deferred, digest
         return deferred.found
 
-    def _facts_of(self, deferred: _Deferred) -> LazyFacts:
+    def _facts_of(self, deferred: DeferredLook) -> LazyFacts:
         """The facts of a deferred look, its rows read now if they were not."""
         with self._lock:
             self._make_deferred(deferred)
             assert deferred.facts is not None
             return deferred.facts
 
-    def _make_deferred(self, deferred: _Deferred) -> None:
+    def _make_deferred(self, deferred: DeferredLook) -> None:
         """Make a deferred look in full (hold `_lock`): read the rows and take each file from
         them at the stat the look had. A file the cache lost meanwhile is left out of this
         look (the next one parses it)."""
@@ -459,13 +390,13 @@ class RepoIndex:
             self._rows = self._cache_of().load()
         stats, current, parsed = deferred.stats, set[str](), list[str]()
         covered = {(stats[n].st_dev, stats[n].st_ino) for n in deferred.hidden}
-        hidden = _Covered(covered) if covered else None
+        hidden = CoveredInodes(covered) if covered else None
         todo, changed, _ = self._examine(deferred.sources, stats, hidden, current)
         deadline = time.monotonic() + PARSE_SECONDS
         if todo or self._rehash(changed, deadline, parsed) or parsed:
             self._stamp, self._last = None, None
         else:
-            stamp = _Stamp(deferred.listing, deferred.sources, deferred.digest, current, True)
+            stamp = Stamp(deferred.listing, deferred.sources, deferred.digest, current, True)
             assert deferred.found is not None
             self._stamp = stamp
             self._last = ((self._version, deferred.listing.notes, current), deferred.found)
@@ -512,70 +443,6 @@ class RepoIndex:
             self._sources = (listing, source_files.mapped_sources(listing.files))
         return self._sources[1]
 
-    def _take(self, rel: str, row: CachedFile, blob: bytes | None) -> bool:
-        """Hold the cached tags of `rel`; False when they cannot be read (parse it again)."""
-        try:
-            facts = facts_of(decode_tags(blob)) if blob is not None else None
-        except ValueError:
-            return False
-        self._known[rel] = _Known(*row, facts)
-        self._version += 1
-        return True
-
-    def _settle(self) -> dict[str, RankFacts]:
-        """Decode the facts of the files taken from the cache undecoded (`PENDING`); one whose
-        tags cannot be read any more defines nothing in this look and is parsed at the next.
-
-        Returns:
-            The facts decoded, by path.
-        """
-        assert self._rows is not None
-        decoded: dict[str, RankFacts] = {}
-        with self._cache_lock, collector_paused():
-            pending = [(rel, k) for rel, k in list(self._known.items()) if k.facts is PENDING]
-            blobs = self._cache_of().tags({(k.digest, k.language) for _, k in pending})
-            for rel, known in pending:
-                blob = blobs.get((known.digest, known.language))
-                try:
-                    facts = facts_of(decode_tags(blob if blob is not None else b""))
-                except ValueError:  # gone from the cache, or damaged: the next look parses it
-                    decoded[rel] = RankFacts(known.language, (), (), (), ())
-                    self._known.pop(rel, None)
-                    self._rows.pop(rel, None)
-                    self._stamp, self._version = None, self._version + 1
-                    continue
-                decoded[rel] = facts
-                self._known[rel] = known._replace(facts=facts)
-        return decoded
-
-    def _rehash(
-        self, changed: list[tuple[str, LanguageSpec]], deadline: float, parsed: list[str]
-    ) -> list[tuple[str, LanguageSpec, int]]:
-        """Files whose stat changed: read and hashed, their tags taken from the cache when it
-        knows the content; parsed here when few, else handed back to be parsed."""
-        assert self._rows is not None
-        todo: list[tuple[str, LanguageSpec, int]] = []
-        for number, (rel, spec) in enumerate(changed):
-            if time.monotonic() >= deadline:
-                todo += [(r, s, 0) for r, s in changed[number:]]
-                break
-            try:
-                info, source = read_source(self.root, rel)
-            except OSError:
-                continue  # unreadable now; not cached, so it is tried again next time
-            row = CachedFile(info.st_mtime_ns, info.st_size, spec.name, digest_of(source))
-            key = (row.digest, row.language)
-            with self._cache_lock:
-                blob = self._cache_of().tags([key])
-            if blob and self._take(rel, row, blob[key]):
-                self._rows[rel] = row
-                self._unwritten[0].append((rel, row))
-            elif len(changed) <= IN_PROCESS_UP_TO:
-                self._apply([parse_source(rel, spec, self._grammars, info, source)], parsed)
-            else:
-                todo.append((rel, spec, info.st_mtime_ns))
-        return todo
-
     def _forget(self, current: set[str], *, complete: bool) -> None:
         """Drop files no longer there (or now hidden); their cache rows too, unless the
         listing was cut short (then they were maybe not looked for)."""
@@ -592,102 +459,6 @@ class RepoIndex:
                 with self._cache_lock:
                     self._flush()
                     self._cache_of().update((), (), forgotten)
-
-    # ---- parsing -------------------------------------------------------------------------------
-
-    def _parse(
-        self, todo: list[tuple[str, LanguageSpec, int]], deadline: float, parsed: list[str]
-    ) -> list[tuple[str, LanguageSpec, int]]:
-        """Parse `todo` in order until `deadline` (the files parsed go to `parsed`).
-
-        Returns:
-            The files left, in order.
-        """
-        done: set[str] = set()
-        if len(todo) <= IN_PROCESS_UP_TO:
-            for rel, spec, _ in todo:
-                if time.monotonic() >= deadline:
-                    break
-                self._apply([parse_file(self.root, rel, spec, self._grammars)], parsed)
-                done.add(rel)
-        else:
-            for batch in self._pool_of().parse([(r, s.name) for r, s, _ in todo], deadline):
-                self._apply(batch, parsed)
-                done.update(item.path for item in batch)
-        return [item for item in todo if item[0] not in done]
-
-    def _pool_of(self) -> ParserPool:
-        if self._pool is None:
-            self._pool = ParserPool(self.root)
-        return self._pool
-
-    def _apply(self, batch: Sequence[Parsed], parsed: list[str]) -> None:
-        """Hold what a batch of files gave; it is written to the cache with the next flush."""
-        assert self._rows is not None
-        stored, contents = self._unwritten
-        for item in batch:
-            if item.problem:
-                if item.problem != _UNREADABLE:
-                    self._problems[item.path] = item.problem
-                continue  # not cached: tried again next time
-            self._problems.pop(item.path, None)
-            try:
-                facts = facts_of(decode_tags(item.tags)) if item.tags is not None else None
-            except ValueError:
-                continue
-            row = CachedFile(item.mtime_ns, item.size, item.language, item.digest)
-            self._known[item.path] = _Known(*row, facts)
-            self._rows[item.path] = row
-            stored.append((item.path, row))
-            contents.append(((item.digest, item.language), item.tags))
-            if facts is not None:
-                parsed.append(item.path)
-        self._version += 1
-
-    def _cache_of(self) -> TagCache:
-        """The open cache (hold `_cache_lock`)."""
-        if self._cache is None:
-            self._cache = TagCache(self._cache_file, threads=True)
-        return self._cache
-
-    def _flush(self) -> None:
-        """Write what was parsed since the last flush (hold `_cache_lock`)."""
-        stored, contents = self._unwritten
-        if stored or contents:
-            self._unwritten = ([], [])
-            self._cache_of().update(stored, contents)
-
-    # ---- the background ------------------------------------------------------------------------
-
-    def _continue(self, left: list[tuple[str, LanguageSpec, int]]) -> None:
-        """Parse `left` in a thread of its own until done, the index closes or a look starts."""
-        self._stop.clear()
-        thread = threading.Thread(
-            target=self._parse_left, args=(left,), name="moot-repomap", daemon=True
-        )
-        self._continuing = thread
-        thread.start()
-
-    def _parse_left(self, left: list[tuple[str, LanguageSpec, int]]) -> None:
-        todo = [(rel, spec.name) for rel, spec, _ in left]
-        flushed = time.monotonic()
-        for batch in self._pool_of().parse(todo, float("inf"), self._stop):
-            with collector_paused():
-                self._apply(batch, [])
-            if time.monotonic() - flushed >= FLUSH_SECONDS:
-                with self._cache_lock:
-                    self._flush()
-                flushed = time.monotonic()
-        with self._cache_lock:
-            self._flush()
-
-    def _halt(self) -> None:
-        """Stop the background parse (it finishes its batches first)."""
-        thread = self._continuing
-        if thread is not None:
-            self._stop.set()
-            thread.join()
-            self._continuing = None
 
     def _notes(self, listing: FileListing, current: set[str], left: int) -> tuple[str, ...]:
         unmapped = ((r, k.size) for r, k in self._known.items() if k.facts is None and r in current)

@@ -19,18 +19,19 @@ from __future__ import annotations
 
 import hashlib
 import operator
+import os
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import msgspec
 
 from moot._version import __version__
 from moot.repomap.cache import SCHEMA_VERSION
 from moot.repomap.languages import LANGUAGES, LanguageSpec
+from moot.repomap.sources import LazyFacts, SourceIndex
 from moot.workspace.file_listing import FileListing
 from moot.workspace.ignore import HiddenInodes
-import os
 
 _Value = TypeVar("_Value")
 _STAT = operator.attrgetter("st_mode", "st_ino", "st_dev", "st_mtime_ns", "st_ctime_ns", "st_size")
@@ -146,3 +147,41 @@ class DeferredFacts(Mapping[str, _Value]):
 
     def __len__(self) -> int:
         return len(self._facts())
+
+
+class Stamp(NamedTuple):
+    """A look that left nothing to parse: its listing, sources, their stats' digest, files."""
+
+    listing: FileListing
+    sources: list[tuple[str, LanguageSpec]]
+    digest: bytes
+    current: set[str]
+    exact: bool
+    """Every file's content was taken at the stat the digest has: the look may be saved."""
+
+
+class DeferredLook:
+    """A look answered from a saved look: the rows and facts are read when first needed."""
+
+    def __init__(
+        self,
+        sources: list[tuple[str, LanguageSpec]],
+        stamp: tuple[FileListing, bytes, list[os.stat_result], bytes, list[int]],
+        saved: SavedLook,
+    ) -> None:
+        self.sources = sources
+        self.listing, self.listing_key, self.stats, self.digest, self.hidden = stamp
+        self.saved = saved
+        self.found: SourceIndex | None = None
+        self.facts: LazyFacts | None = None
+        """Set when the look is made in full (`RepoIndex._make_deferred`)."""
+
+
+class CoveredInodes:
+    """Which files a deferred look found hidden under another name (`HiddenInodes`)."""
+
+    def __init__(self, inodes: set[tuple[int, int]]) -> None:
+        self._inodes = inodes
+
+    def covers(self, info: os.stat_result) -> bool:
+        return (info.st_dev, info.st_ino) in self._inodes
