@@ -54,6 +54,7 @@ from moot.workspace.file_listing import FileListing
 from moot.workspace.ignore import Hidden, HiddenInodes
 
 __all__ = ["IN_PROCESS_UP_TO", "RepoIndex"]
+_Source = tuple[str, LanguageSpec]
 _DECODED = 4_096
 """Full tags kept decoded (the files maps show, lookups find), most recently read."""
 
@@ -84,6 +85,9 @@ class RepoIndex(IndexedFiles):
         """Held by looks, and by whatever makes a deferred look's facts (maybe inside one)."""
         self._deferred: DeferredLook | None = None
         """The last look, answered from a saved look, until its rows are read."""
+        self._statted: tuple[list[_Source], list[os.stat_result] | None, bytes | None] | None
+        self._statted = None
+        """The sources `_saved_look` statted, for the look made in full after it."""
         self._saved_digest: bytes | None = None
         """The stats' digest of the look this index last saved (or was answered from)."""
         self._last: tuple[tuple[int, tuple[str, ...], set[str]], SourceIndex] | None = None
@@ -241,7 +245,11 @@ class RepoIndex(IndexedFiles):
         sources = self._sources_of(listing)
         if len(sources) - len(self._rows) > IN_PROCESS_UP_TO:
             self._pool_of().start()  # the processes start while the files are looked at
-        stats, digest, _ = self._stat(sources, inodes)
+        statted, self._statted = self._statted, None
+        if statted is not None and statted[0] is sources:  # by `_saved_look`, just now
+            stats, digest = statted[1:]
+        else:
+            stats, digest, _ = self._stat(sources, inodes)
         last, self._stamp = self._stamp, None
         if (
             digest is not None
@@ -362,6 +370,7 @@ class RepoIndex(IndexedFiles):
         self._sources = (listing, sources)  # what `mapped_sources` would find again
         stats, digest, hidden = self._stat(sources, inodes)
         if stats is None or digest != saved.stats:
+            self._statted = (sources, stats, digest)
             return None
         deferred = DeferredLook(sources, (listing, key, stats, digest, hidden), saved)
         facts: DeferredFacts[RankFacts] = DeferredFacts(lambda: self._facts_of(deferred))
