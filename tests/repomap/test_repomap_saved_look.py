@@ -131,10 +131,12 @@ def test_a_deny_rule_by_name_or_by_another_name_between_sessions_is_seen(tmp_pat
     make(root)
     (root / _SECRET).unlink()
     os.link(root / "pkg0" / "mod2.py", root / _SECRET)  # no stat of a source file changes now
+    rules = Rules(root)
     with RepoIndex(root, cache_file=cache) as first:
         assert "pkg0/mod2.py" in map_repository(first).ranked
-    rules = Rules(root)
-    with RepoIndex(root, cache_file=cache) as again:
+    with RepoIndex(root, cache_file=cache) as named:  # the name hidden, not the inode yet
+        assert "pkg0/mod2.py" in map_repository(named, hidden=rules.hidden).ranked
+    with RepoIndex(root, cache_file=cache) as again:  # the same listing, the same stats
         by_inode = mapped(again, rules)
         assert "pkg0/mod2.py" not in by_inode[1]
         assert by_inode == fresh(root, rules)

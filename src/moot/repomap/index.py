@@ -22,7 +22,10 @@ a lookup finds (`SourceIndex.files`), so 60,000 source files take tens of MB, no
 The facts of files taken from the cache are decoded only when first asked for (`LazyFacts`):
 a new session over unchanged files answers its first map from the map an earlier session
 saved (`moot.repomap.map`), by a key naming every file's path and content (`content_key`),
-and decodes none.
+and decodes none. When its files all stat as a look an earlier session saved
+(`moot.repomap.saved_look`), it reads no row of the cache either: the look is deferred
+(`DeferredFacts`), and made in full from the rows when the facts are first needed (a focused
+map, a lookup, a look that finds a change).
 """
 
 from __future__ import annotations
@@ -383,7 +386,7 @@ class RepoIndex(IndexedFiles):
 
     def _facts_of(self, deferred: DeferredLook) -> LazyFacts:
         """The facts of a deferred look, its rows read now if they were not."""
-        with self._lock:
+        with self._lock, collector_paused():
             self._make_deferred(deferred)
             assert deferred.facts is not None
             return deferred.facts

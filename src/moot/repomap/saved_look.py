@@ -21,7 +21,7 @@ import hashlib
 import operator
 import os
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from typing import NamedTuple, TypeVar
 
 import msgspec
@@ -150,6 +150,15 @@ class DeferredFacts(Mapping[str, _Value]):
     def __len__(self) -> int:
         return len(self._facts())
 
+    def keys(self) -> KeysView[str]:
+        return self._facts().keys()
+
+    def values(self) -> ValuesView[_Value]:
+        return self._facts().values()
+
+    def items(self) -> ItemsView[str, _Value]:
+        return self._facts().items()
+
 
 class Stamp(NamedTuple):
     """A look that left nothing to parse: its listing, sources, their stats' digest, files."""
@@ -171,6 +180,12 @@ class DeferredLook:
         stamp: tuple[FileListing, bytes, list[os.stat_result], bytes, list[int]],
         saved: SavedLook,
     ) -> None:
+        """Args:
+        sources: The listing's source files, with their language.
+        stamp: The listing, its `listing_key`, the sources' stats, their `stats_digest`,
+            and the positions of those `covered`.
+        saved: The saved look they matched.
+        """
         self.sources = sources
         self.listing, self.listing_key, self.stats, self.digest, self.hidden = stamp
         self.saved = saved
