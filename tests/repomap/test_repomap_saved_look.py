@@ -324,7 +324,7 @@ def test_the_sources_of_a_big_listing_are_found_alike() -> None:
     names = ["m.py", "x.ts", "y.min.js", ".z.py", "README", "w.go", "v.RS", "q.txt"]
     files = sorted(
         {
-            "/".join(rng.choices(parts, k=rng.randint(0, 3)) + [rng.choice(names)])
+            "/".join([*rng.choices(parts, k=rng.randint(0, 3)), rng.choice(names)])
             for _ in range(2000)
         }
     )
