@@ -58,6 +58,8 @@ from moot.workspace.ignore import Hidden, HiddenInodes
 
 __all__ = ["IN_PROCESS_UP_TO", "RepoIndex"]
 _Source = tuple[str, LanguageSpec]
+_Seen = dict[str, tuple[int, int]]
+"""Files by path, with the modification time and size a look found them with."""
 _DECODED = 4_096
 """Full tags kept decoded (the files maps show, lookups find), most recently read."""
 
@@ -236,13 +238,14 @@ class RepoIndex(IndexedFiles):
         inodes: HiddenInodes | None,
         deadline: float,
         parsed: list[str],
-    ) -> tuple[set[str], list[tuple[str, LanguageSpec, int]], dict[str, tuple[int, int]]]:
+    ) -> tuple[set[str], list[tuple[str, LanguageSpec, int]], _Seen | None]:
         """Stat every source file; take what is known or cached (a file parsed on the way
         goes to `parsed`).
 
         Returns:
             The source files there now, those to parse (with their modification time), and
-            the stat of each file not taken as known or from the cache (`_check_stamp`).
+            the stat of each file not taken as known or from the cache (`_check_stamp`; None
+            when every file stats as at the last look, which is answered again).
         """
         assert self._rows is not None
         sources = self._sources_of(listing)
@@ -261,7 +264,7 @@ class RepoIndex(IndexedFiles):
             and (last.sources is sources or last.sources == sources)
         ):
             self._stamp = last
-            return last.current, [], {}  # every file stats as at the last look, which left none
+            return last.current, [], None  # every file stats as at the last look, which left none
         current: set[str] = set()
         if digest is not None:
             self._stamp = Stamp(listing, sources, digest, current, exact=False)
@@ -290,11 +293,7 @@ class RepoIndex(IndexedFiles):
         stats: list[os.stat_result] | None,
         inodes: HiddenInodes | None,
         current: set[str],
-    ) -> tuple[
-        list[tuple[str, LanguageSpec, int]],
-        list[tuple[str, LanguageSpec]],
-        dict[str, tuple[int, int]],
-    ]:
+    ) -> tuple[list[tuple[str, LanguageSpec, int]], list[tuple[str, LanguageSpec]], _Seen]:
         """Take each file that is known, or cached with its stat, into the index (adding it
         to `current`).
 
@@ -306,7 +305,7 @@ class RepoIndex(IndexedFiles):
         todo: list[tuple[str, LanguageSpec, int]] = []
         changed: list[tuple[str, LanguageSpec]] = []
         from_cache: dict[str, tuple[CachedFile, LanguageSpec]] = {}
-        seen: dict[str, tuple[int, int]] = {}
+        seen: _Seen = {}
         is_file, known_of, add, rows = stat.S_ISREG, self._known.get, current.add, self._rows
         root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
@@ -418,12 +417,12 @@ class RepoIndex(IndexedFiles):
             self._settle,
         )
 
-    def _check_stamp(self, seen: dict[str, tuple[int, int]]) -> None:
+    def _check_stamp(self, seen: _Seen | None) -> None:
         """Whether the look may be saved: every file not taken as known or from the cache at
         the look's stat (`seen`) was read at that stat too (a file may change while it is
         parsed, and then what was read is not what the stats' digest says)."""
         stamp, known_of = self._stamp, self._known.get
-        if stamp is None or stamp.exact:
+        if stamp is None or stamp.exact or seen is None:  # None: the last look's stamp, as it was
             return
         for rel, (mtime_ns, size) in seen.items():
             known = known_of(rel)
