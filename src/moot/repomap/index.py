@@ -445,8 +445,9 @@ class RepoIndex(IndexedFiles):
         ):
             return
         blob = saved_look.save(stamp.listing, stamp.sources, stamp.digest, key, found.notes)
-        with self._cache_lock:
-            self._cache_of().save_look(saved_look.listing_key(stamp.listing), blob)
+        if blob is not None:
+            with self._cache_lock:
+                self._cache_of().save_look(saved_look.listing_key(stamp.listing), blob)
         self._saved_digest = stamp.digest
 
     def _sources_of(self, listing: FileListing) -> list[tuple[str, LanguageSpec]]:

@@ -37,6 +37,9 @@ _Value = TypeVar("_Value")
 _STAT = operator.attrgetter("st_mode", "st_ino", "st_dev", "st_mtime_ns", "st_ctime_ns", "st_size")
 """What a change to a file changes in its stat (`lstat`)."""
 _LANGUAGE = {spec.name: number for number, spec in enumerate(LANGUAGES)}
+LOOK_VERSION = 1
+"""Bump when which listed files are sources (`mapped_sources`), or what a look says of them,
+changes: looks saved by another version are then not used."""
 
 
 class SavedLook(msgspec.Struct, array_like=True, frozen=True):
@@ -60,7 +63,8 @@ _DECODER = msgspec.msgpack.Decoder(SavedLook)
 def listing_key(listing: FileListing) -> bytes:
     """What a look is saved under: a digest of every listed path, the listing's notes and the
     code that reads the files."""
-    digest = hashlib.blake2b(f"{__version__}\0{SCHEMA_VERSION}\0".encode(), digest_size=16)
+    code = f"{__version__}\0{SCHEMA_VERSION}\0{LOOK_VERSION}\0"
+    digest = hashlib.blake2b(code.encode(), digest_size=16)
     digest.update("\0".join(listing.files).encode("utf-8", "surrogateescape"))
     digest.update("\0\0".join(("", *listing.notes)).encode("utf-8", "surrogateescape"))
     return digest.digest()
@@ -89,15 +93,19 @@ def save(
     stats: bytes,
     key: bytes,
     notes: tuple[str, ...],
-) -> bytes:
-    """The stored form of a look whose `sources` (in listing order) stat as `stats` says."""
+) -> bytes | None:
+    """The stored form of a look whose `sources` (in listing order) stat as `stats` says;
+    None when they are not the listing's."""
     positions = array("I")
     files = listing.files
     at = 0
-    for rel, _ in sources:  # both sorted alike: the sources are some of the files
-        while files[at] != rel:
-            at += 1
-        positions.append(at)
+    try:
+        for rel, _ in sources:  # both sorted alike: the sources are some of the files
+            while files[at] != rel:
+                at += 1
+            positions.append(at)
+    except IndexError:
+        return None
     languages = bytes(_LANGUAGE[spec.name] for _, spec in sources)
     return msgspec.msgpack.encode(SavedLook(positions.tobytes(), languages, stats, key, notes))
 
