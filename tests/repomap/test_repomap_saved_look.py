@@ -329,3 +329,21 @@ def test_the_sources_of_a_big_listing_are_found_alike() -> None:
         }
     )
     assert [(rel, spec.name) for rel, spec in mapped_sources(files)] == reference_sources(files)
+
+
+def test_a_cache_another_session_is_writing_still_answers_from_the_saved_look(
+    tmp_path: Path,
+) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache.sqlite3"
+    make(root)
+    with RepoIndex(root, cache_file=cache) as first:
+        made = mapped(first, None)
+    writer = sqlite3.connect(cache, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")  # another session's write, not committed yet
+        writer.execute("DELETE FROM maps")
+        with RepoIndex(root, cache_file=cache) as again:
+            assert mapped(again, None) == made and again.rows_read == 0
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()

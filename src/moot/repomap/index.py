@@ -416,6 +416,7 @@ class RepoIndex(IndexedFiles):
             {rel: known.facts for rel, known in self._known.items() if known.facts},
             self._settle,
         )
+        deferred.stats = []  # ~650 bytes a file: no longer needed
 
     def _check_stamp(self, seen: _Seen | None) -> None:
         """Whether the look may be saved: every file not taken as known or from the cache at

@@ -190,8 +190,9 @@ class DeferredLook:
     ) -> None:
         """Args:
         sources: The listing's source files, with their language.
-        stamp: The listing, its `listing_key`, the sources' stats, their `stats_digest`,
-            and the positions of those `covered`.
+        stamp: The listing, its `listing_key`, the sources' stats (kept until the look is
+            made in full: no more than a look in full holds), their `stats_digest`, and the
+            positions of those `covered`.
         saved: The saved look they matched.
         """
         self.sources = sources
