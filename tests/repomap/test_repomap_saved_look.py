@@ -11,11 +11,12 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from moot.permissions.links import DeniedInodes
-from moot.repomap import RepoIndex, build_repo_map, find_symbols, map_repository
+from moot.repomap import RepoIndex, build_repo_map, find_symbols, map_repository, saved_look
 from moot.repomap.languages import language_for
 from moot.repomap.sources import PRUNED_DIRECTORIES, mapped_sources
 from moot.sandbox.base import SandboxMasks
@@ -347,3 +348,18 @@ def test_a_cache_another_session_is_writing_still_answers_from_the_saved_look(
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+def test_a_look_saved_by_another_version_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache.sqlite3"
+    make(root)
+    with RepoIndex(root, cache_file=cache) as first:
+        made = mapped(first, None)
+    monkeypatch.setattr(saved_look, "LOOK_VERSION", saved_look.LOOK_VERSION + 1)
+    with RepoIndex(root, cache_file=cache) as again:
+        assert mapped(again, None) == made
+        assert again.rows_read > 0  # the look in full (and saved for this version)
+    with RepoIndex(root, cache_file=cache) as third:
+        assert mapped(third, None) == made and third.rows_read == 0
