@@ -186,7 +186,8 @@ def change(root: Path, step: tuple[object, ...], tick: int) -> None:
     change within a tick of the last stat keeps the stat: caches keyed by stat cannot see it)."""
     kind, *args = step
     sources = sorted(p for p in root.rglob("*.py") if p.is_file() and not p.is_symlink())
-    target = sources[int(args[0]) % len(sources)] if sources and isinstance(args[0], int) else None  # type: ignore[call-overload]
+    number = args[0] if args and isinstance(args[0], int) else None
+    target = sources[number % len(sources)] if sources and number is not None else None
     written: Path | None = None
     if kind in ("edit", "resize") and target is not None:
         text = target.read_text(errors="replace")
