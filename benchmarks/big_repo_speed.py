@@ -13,7 +13,8 @@
 - **repo map**: cold (an empty cache; a session's index, whose first look parses for a
   bounded time and says what it left), everything parsed, warm in the same session (nothing
   changed), warm with a new focus, and a new session over the warm cache: its first map
-  (answered from the map the last session saved) and its first map with a focus (every
+  (answered from the look and the map the last session saved, reading no row of the cache)
+  and its first map with a focus (every
   cached file's facts decoded, then ranked);
 - **cold grep**: the `grep` tool's first search in a new workspace (the page cache as the
   machine left it) against `rg` run directly after it, and as the tool runs it.
@@ -44,7 +45,10 @@ from report import Row, ms, table
 from timing import median
 
 NAME = "bigrepo"
-TARGET = "glob <= 1.5x rg --files; @ key <= 50 ms; repo map cold <= 4 s, warm <= 0.3 s"
+TARGET = (
+    "glob <= 1.5x rg --files; @ key <= 50 ms; repo map cold <= 4 s, warm <= 0.3 s,"
+    " a new session's first <= 0.3 s"
+)
 _PATTERN = "**/*.py"
 _GREP = r"def helper_0001\d\("
 
@@ -159,15 +163,28 @@ def _map_rows(root: Path) -> list[Row]:
         index.close()
         for note in last.notes:
             rows.append(Row(f"repo map says: {note[:90]}", "-"))
-        with RepoIndex(root, cache_file=cache, files=files) as again:
-            renewed, _ = _timed(lambda: map_repository(again))
-        rows.append(Row("repo map, a new session over the warm cache (its saved map)", ms(renewed)))
+        renewed = median([_new_session(root, cache, files) for _ in range(5)])
+        rows.append(
+            Row(
+                "repo map, a new session over the warm cache (its saved map), p50 of 5",
+                ms(renewed),
+                "<= 0.3 s",
+            )
+        )
         with RepoIndex(root, cache_file=cache, files=files) as again:
             focused, _ = _timed(lambda: map_repository(again, focus=["pkg99"]))
         rows.append(
             Row("repo map, a new session's first map with a focus (decoded, ranked)", ms(focused))
         )
     return rows
+
+
+def _new_session(root: Path, cache: Path, files: FileIndex) -> float:
+    """A new session's first map over the warm cache; it reads no row of the cache."""
+    with RepoIndex(root, cache_file=cache, files=files) as index:
+        took, _ = _timed(lambda: map_repository(index))
+        assert index.rows_read == 0, "the saved look was not used"
+    return took
 
 
 def _grep_rows(root: Path, rg: str) -> list[Row]:

@@ -8,7 +8,7 @@ import pytest
 
 from moot.repomap.render import estimate_tokens
 from moot.tools.base import SideEffect, ToolContext
-from moot.tools.repo_map import repo_map_tool
+from moot.tools.repo_map import repo_map_tool, session_index
 from moot.tools.symbols import MAX_SYMBOLS, symbols_tool
 from moot.workspace import Workspace
 
@@ -123,3 +123,33 @@ async def test_symbols_caps_long_answers(ws: Workspace) -> None:
         lines[-1]
         == f"[the first {MAX_SYMBOLS} of {MAX_SYMBOLS + 5}; qualify it, e.g. Class.method]"
     )
+
+
+async def test_a_new_session_maps_from_the_saved_look_and_its_lookups_still_answer(
+    ws: Workspace,
+) -> None:
+    """The second session's first map reads no row of the cache; `symbols` then reads them,
+    and both answer as in the first session, an edit made since included."""
+    first = await repo_map_tool(ws).invoke({}, CTX)
+    ws.close()
+    again = Workspace(ws.root)
+    try:
+        mapped = await repo_map_tool(again).invoke({}, CTX)
+        assert mapped.content == first.content
+        assert session_index(again).rows_read == 0
+        found = await symbols_tool(again).invoke({"name": "Invoice.total"}, CTX)
+        assert found.content == "app/models.py:7: def total(self) -> int:"
+        assert session_index(again).rows_read > 0
+    finally:
+        again.close()
+    (ws.root / "app" / "models.py").write_text(
+        "class Invoice:\n    def total(self) -> int:\n        return 1\n"
+    )
+    third = Workspace(ws.root)
+    try:
+        orders = await symbols_tool(third).invoke({"name": "Order"}, CTX)
+        assert orders.content.startswith("No definition of 'Order' found.")
+        edited = (await repo_map_tool(third).invoke({}, CTX)).content
+        assert edited.startswith("app/models.py:\n│class Invoice:\n") and "Order:" not in edited
+    finally:
+        third.close()

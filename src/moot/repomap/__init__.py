@@ -9,7 +9,9 @@ files come from the workspace's file index; a session keeps their tags (`index.p
 what changed in parser processes (`parallel.py`) for a bounded time, the rest in the
 background, and says what it has not parsed yet. Parsed files are cached per workspace in the
 user cache directory, keyed by path and stat, their tags by content (`cache.py`), so an
-unchanged workspace is mapped without parsing anything.
+unchanged workspace is mapped without parsing anything; a new session whose source files all
+stat as an earlier session's look found them answers with that session's map without reading
+the cache's rows (`saved_look.py`).
 
 Importing this package does not import tree-sitter; only parsing a file does.
 """

@@ -7,7 +7,10 @@ again; one whose stat changed but whose content did not (a `git checkout`, a `to
 of another file) is read and hashed but not parsed. `maps` holds the last few rendered maps,
 by a key naming every mapped file's path and content (`RepoIndex.content_key`): a new session
 over files that did not change answers its first map from there, without decoding 60,000
-files' tags or ranking them again. The database lives in the user cache
+files' tags or ranking them again. `looks` holds the last few looks as later sessions use them
+(`moot.repomap.saved_look`): which files a listing's sources are and a digest of their stats,
+so a session whose files all stat as saved finds that map without reading a row of `files`
+or `tags`. The database lives in the user cache
 directory (`moot.paths.cache_dir()/repomap/`), so it survives restarts and never adds files
 to the workspace. It can be deleted at any time: it is rebuilt on the next map.
 """
@@ -55,9 +58,18 @@ _SCHEMA = (
         map BLOB NOT NULL
     ) WITHOUT ROWID
     """,
+    """
+    CREATE TABLE IF NOT EXISTS looks (
+        listing BLOB PRIMARY KEY,
+        made REAL NOT NULL,
+        look BLOB NOT NULL
+    ) WITHOUT ROWID
+    """,
 )
 _KEPT_MAPS = 4
 """Maps kept (the most recently made): a session's first, unfocused, map and its budgets."""
+_KEPT_LOOKS = 4
+"""Saved looks kept (the most recently made): a workspace seen with and without deny rules."""
 _ALL_TAGS_FROM = 2_000
 """Fetching more contents' tags than this reads the whole table once rather than row by row."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -99,6 +111,8 @@ class TagCache:
         self._path = path
         self._threads = threads
         self._connection = _open(path, threads)
+        self.rows_read = 0
+        """Rows read from `files` and `tags` (what a new session's first look avoids)."""
 
     def __enter__(self) -> TagCache:
         return self
@@ -113,6 +127,7 @@ class TagCache:
         """Every cached file, by path; none when the database cannot be read."""
         query = "SELECT path, mtime_ns, size, language, digest FROM files"
         rows = self._read(query, ())
+        self.rows_read += len(rows)
         return {path: CachedFile(*rest) for path, *rest in rows}
 
     def tags(self, keys: Collection[TagsKey]) -> dict[TagsKey, bytes | None]:
@@ -128,6 +143,7 @@ class TagCache:
     def _select(self, column: str, keys: Collection[TagsKey]) -> dict[TagsKey, Any]:
         if len(keys) > _ALL_TAGS_FROM:
             rows = self._read(f"SELECT digest, language, {column} FROM tags", ())
+            self.rows_read += len(rows)
             return {(d, language): value for d, language, value in rows if (d, language) in keys}
         found: dict[TagsKey, Any] = {}
         for digest, language in keys:
@@ -135,6 +151,7 @@ class TagCache:
                 f"SELECT {column} FROM tags WHERE digest = ? AND language = ?", (digest, language)
             )
             if rows:
+                self.rows_read += 1
                 found[(digest, language)] = rows[0][0]
         return found
 
@@ -183,6 +200,23 @@ class TagCache:
                 (_KEPT_MAPS,),
             )
 
+    def saved_look(self, listing: bytes) -> bytes | None:
+        """The look stored under `listing` (`save_look`), if any."""
+        rows = self._read("SELECT look FROM looks WHERE listing = ?", (listing,))
+        return rows[0][0] if rows else None
+
+    def save_look(self, listing: bytes, blob: bytes) -> None:
+        """Store a look under `listing`, keeping only the few made last (best effort)."""
+        with contextlib.suppress(sqlite3.Error), self._connection:
+            self._connection.execute(
+                "INSERT OR REPLACE INTO looks VALUES (?, ?, ?)", (listing, time.time(), blob)
+            )
+            self._connection.execute(
+                "DELETE FROM looks WHERE listing NOT IN"
+                " (SELECT listing FROM looks ORDER BY made DESC LIMIT ?)",
+                (_KEPT_LOOKS,),
+            )
+
     def _read(self, query: str, parameters: tuple[object, ...]) -> list[tuple]:
         try:
             return self._connection.execute(query, parameters).fetchall()
@@ -228,6 +262,7 @@ def _connect(target: str, threads: bool) -> sqlite3.Connection:
         if version != SCHEMA_VERSION:
             connection.execute("DROP TABLE IF EXISTS files")
             connection.execute("DROP TABLE IF EXISTS tags")
+            connection.execute("DROP TABLE IF EXISTS looks")
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         for table in _SCHEMA:
             connection.execute(table)

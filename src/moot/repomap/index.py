@@ -22,7 +22,10 @@ a lookup finds (`SourceIndex.files`), so 60,000 source files take tens of MB, no
 The facts of files taken from the cache are decoded only when first asked for (`LazyFacts`):
 a new session over unchanged files answers its first map from the map an earlier session
 saved (`moot.repomap.map`), by a key naming every file's path and content (`content_key`),
-and decodes none.
+and decodes none. When its files all stat as a look an earlier session saved
+(`moot.repomap.saved_look`), it reads no row of the cache either: the look is deferred
+(`DeferredFacts`), and made in full from the rows when the facts are first needed (a focused
+map, a lookup, a look that finds a change).
 """
 
 from __future__ import annotations
@@ -35,52 +38,33 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 import msgspec
 
+from moot.repomap import saved_look
 from moot.repomap import sources as source_files
-from moot.repomap.cache import CachedFile, TagCache, TagsKey, cache_path
+from moot.repomap.cache import CachedFile, cache_path
 from moot.repomap.focus import resolve_focus
-from moot.repomap.languages import Grammars, LanguageSpec
-from moot.repomap.parallel import ParserPool
-from moot.repomap.parse import (
-    Parsed,
-    decode_tags,
-    digest_of,
-    parse_file,
-    parse_source,
-    read_source,
-)
-from moot.repomap.rank import RankFacts, collector_paused, facts_of
+from moot.repomap.languages import LanguageSpec
+from moot.repomap.parse import decode_tags
+from moot.repomap.parsing import IN_PROCESS_UP_TO, IndexedFiles, Known
+from moot.repomap.rank import RankFacts, collector_paused
+from moot.repomap.saved_look import CoveredInodes, DeferredFacts, DeferredLook, Stamp
 from moot.repomap.sources import PARSE_SECONDS, PENDING, LazyFacts, LazyTags, SourceIndex
 from moot.repomap.tags import FileTags
 from moot.workspace.file_index import FileIndex
 from moot.workspace.file_listing import FileListing
 from moot.workspace.ignore import Hidden, HiddenInodes
 
-IN_PROCESS_UP_TO = 150
-"""Files to parse: this many or fewer are parsed here, more by parser processes (each takes
-~0.2 s to start)."""
-FLUSH_SECONDS = 1.0
-"""The background parse writes what it parsed to the cache at most this often."""
+__all__ = ["IN_PROCESS_UP_TO", "RepoIndex"]
+_Source = tuple[str, LanguageSpec]
+_Seen = dict[str, tuple[int, int]]
+"""Files by path, with the modification time and size a look found them with."""
 _DECODED = 4_096
 """Full tags kept decoded (the files maps show, lookups find), most recently read."""
-_UNREADABLE = "unreadable"
 
 
-class _Known(NamedTuple):
-    """What the index holds of one file: its stat and content when read, and its facts."""
-
-    mtime_ns: int
-    size: int
-    language: str
-    digest: bytes
-    facts: RankFacts | None
-    """None: left out (binary, too large)."""
-
-
-class RepoIndex:
+class RepoIndex(IndexedFiles):
     """The parsed source files of one workspace; see the module docstring. Looks are
     serialised; the background parse stops while one runs."""
 
@@ -99,32 +83,22 @@ class RepoIndex:
         background: Go on parsing what a look left, after it (a session's index); False
             leaves it to the next look (a one-off map).
         """
-        self.root = root
-        self._cache_file = cache_path(root) if cache_file is None else cache_file
+        super().__init__(root, cache_path(root) if cache_file is None else cache_file)
         self._files = files if files is not None else FileIndex(root, shutil.which("rg"))
         self._background = background
-        self._lock = threading.Lock()
-        self._cache: TagCache | None = None
-        self._cache_lock = threading.Lock()
-        """The cache is one connection, used by looks, the background parse and tag reads."""
-        self._known: dict[str, _Known] = {}
-        self._rows: dict[str, CachedFile] | None = None
-        """The cache's rows, read at the first look, kept as this index writes them."""
-        self._unwritten: tuple[list[tuple[str, CachedFile]], list[tuple[TagsKey, bytes | None]]]
-        self._unwritten = ([], [])
-        self._problems: dict[str, str] = {}
-        """Files not parsed for a reason to tell (a grammar missing), by path."""
-        self._version = 0
-        self._stamp: tuple[list[tuple[str, LanguageSpec]], int, set[str]] | None = None
-        """The last look's sources, stats' digest and files, when it left nothing to parse."""
+        self._lock = threading.RLock()
+        """Held by looks, and by whatever makes a deferred look's facts (maybe inside one)."""
+        self._deferred: DeferredLook | None = None
+        """The last look, answered from a saved look, until its rows are read."""
+        self._statted: tuple[list[_Source], list[os.stat_result] | None, bytes | None] | None
+        self._statted = None
+        """The sources `_saved_look` statted, for the look made in full after it."""
+        self._saved_digest: bytes | None = None
+        """The stats' digest of the look this index last saved (or was answered from)."""
         self._last: tuple[tuple[int, tuple[str, ...], set[str]], SourceIndex] | None = None
         """The last look's answer and what it was made of (a look changing nothing reuses it)."""
         self._sources: tuple[FileListing, list[tuple[str, LanguageSpec]]] | None = None
         self._decoded: OrderedDict[bytes, FileTags] = OrderedDict()
-        self._grammars = Grammars()
-        self._pool: ParserPool | None = None
-        self._stop = threading.Event()
-        self._continuing: threading.Thread | None = None
         self._closed = False
         self.results: dict[object, object] = {}
         """What callers derived from a look, by a key holding its `version` (the map keeps
@@ -170,13 +144,18 @@ class RepoIndex:
             deadline = time.monotonic() + seconds
             listing = self._files.listing(hidden)
             if self._rows is None:
+                saved = self._saved_look(listing, inodes)
+                if saved is not None:
+                    return saved
+            if self._rows is None:  # (a deferred look made in full has read them)
                 with self._cache_lock:
                     self._rows = self._cache_of().load()
             parsed: list[str] = []
-            current, todo = self._look(listing, inodes, deadline, parsed)
+            current, todo, seen = self._look(listing, inodes, deadline, parsed)
             first = resolve_focus(self.root, current, focus)[0] if focus else set()
             todo.sort(key=lambda item: source_files.parse_order(item, first))
             left = self._parse(todo, deadline, parsed)
+            self._check_stamp(seen)
             same = (self._version, listing.notes, current)
             if not left and self._last is not None and self._last[0] == same:
                 return msgspec.structs.replace(self._last[1], parsed=tuple(parsed))
@@ -201,8 +180,21 @@ class RepoIndex:
 
     def content_key(self, found: SourceIndex) -> bytes:
         """A digest of every mapped file's path, language and content, and the notes: what a
-        map of `found` is made from (`moot.repomap.sources.content_key`)."""
-        return source_files.content_key(found, self._known)
+        map of `found` is made from (`moot.repomap.sources.content_key`). The look that
+        found it is saved with it for later sessions (`moot.repomap.saved_look`)."""
+        with self._lock:
+            deferred = self._deferred
+            if deferred is not None and deferred.found and found.facts is deferred.found.facts:
+                return deferred.saved.key
+            key = source_files.content_key(found, self._known)
+            self._save_look(found, key)
+            return key
+
+    @property
+    def rows_read(self) -> int:
+        """Rows this index read from its cache's files and tags (a saved look reads none)."""
+        with self._cache_lock:
+            return self._cache.rows_read if self._cache is not None else 0
 
     def saved_map(self, key: bytes, blob: bytes | None = None) -> bytes | None:
         """The map an earlier session saved under `key`, if the cache has it; given `blob`,
@@ -214,6 +206,8 @@ class RepoIndex:
 
     def tags(self, rel: str) -> FileTags | None:
         """The full tags of a mapped file, read from the cache (None when it has none)."""
+        if self._deferred is not None:
+            self._facts_of(self._deferred)
         known = self._known.get(rel)
         if known is None or known.facts is None:
             return None
@@ -244,32 +238,77 @@ class RepoIndex:
         inodes: HiddenInodes | None,
         deadline: float,
         parsed: list[str],
-    ) -> tuple[set[str], list[tuple[str, LanguageSpec, int]]]:
+    ) -> tuple[set[str], list[tuple[str, LanguageSpec, int]], _Seen | None]:
         """Stat every source file; take what is known or cached (a file parsed on the way
         goes to `parsed`).
 
         Returns:
-            The source files there now, and those to parse (with their modification time).
+            The source files there now, those to parse (with their modification time), and
+            the stat of each file not taken as known or from the cache (`_check_stamp`; None
+            when every file stats as at the last look, which is answered again).
         """
         assert self._rows is not None
         sources = self._sources_of(listing)
-        current: set[str] = set()
-        todo: list[tuple[str, LanguageSpec, int]] = []
-        from_cache: dict[str, tuple[CachedFile, LanguageSpec]] = {}
-        changed: list[tuple[str, LanguageSpec]] = []
         if len(sources) - len(self._rows) > IN_PROCESS_UP_TO:
             self._pool_of().start()  # the processes start while the files are looked at
+        statted, self._statted = self._statted, None
+        if statted is not None and statted[0] is sources:  # by `_saved_look`, just now
+            stats, digest = statted[1:]
+        else:
+            stats, digest, _ = self._stat(sources, inodes)
+        last, self._stamp = self._stamp, None
+        if (
+            digest is not None
+            and last is not None
+            and last.digest == digest
+            and (last.sources is sources or last.sources == sources)
+        ):
+            self._stamp = last
+            return last.current, [], None  # every file stats as at the last look, which left none
+        current: set[str] = set()
+        if digest is not None:
+            self._stamp = Stamp(listing, sources, digest, current, exact=False)
+        todo, changed, seen = self._examine(sources, stats, inodes, current)
+        todo += self._rehash(changed, deadline, parsed)
+        return current, todo, seen
+
+    def _stat(
+        self, sources: list[tuple[str, LanguageSpec]], inodes: HiddenInodes | None
+    ) -> tuple[list[os.stat_result] | None, bytes | None, list[int]]:
+        """Every source file's `lstat` (None when one failed), their `stats_digest`, and
+        which of them `inodes` covers."""
         root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        is_file, known_of, add = stat.S_ISREG, self._known.get, current.add
         try:
             stats = source_files.stat_all(root_fd, sources)
-            stamp = source_files.stamp_of(stats) if stats is not None and inodes is None else None
-            last, self._stamp = self._stamp, None
-            if stamp is not None and last is not None and last[:2] == (sources, stamp):
-                self._stamp = last
-                return last[2], []  # every file stats as at the last look, which left none
-            if stamp is not None:
-                self._stamp = (sources, stamp, current)
+        finally:
+            os.close(root_fd)
+        if stats is None:
+            return None, None, []
+        hidden = saved_look.covered(stats, inodes)
+        return stats, saved_look.stats_digest(stats, hidden), hidden
+
+    def _examine(
+        self,
+        sources: list[tuple[str, LanguageSpec]],
+        stats: list[os.stat_result] | None,
+        inodes: HiddenInodes | None,
+        current: set[str],
+    ) -> tuple[list[tuple[str, LanguageSpec, int]], list[tuple[str, LanguageSpec]], _Seen]:
+        """Take each file that is known, or cached with its stat, into the index (adding it
+        to `current`).
+
+        Returns:
+            The files to parse (with their modification time); those to read and hash first
+            (the cache may know their content); the stat (modification time, size) of both.
+        """
+        assert self._rows is not None
+        todo: list[tuple[str, LanguageSpec, int]] = []
+        changed: list[tuple[str, LanguageSpec]] = []
+        from_cache: dict[str, tuple[CachedFile, LanguageSpec]] = {}
+        seen: _Seen = {}
+        is_file, known_of, add, rows = stat.S_ISREG, self._known.get, current.add, self._rows
+        root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
             for (rel, spec), info in source_files.stat_each(root_fd, sources, stats):
                 if not is_file(info.st_mode) or (inodes is not None and inodes.covers(info)):
                     continue
@@ -282,11 +321,12 @@ class RepoIndex:
                     and known.language == spec.name
                 ):
                     continue
-                seen = (info.st_mtime_ns, info.st_size, spec.name)
-                row = self._rows.get(rel)
-                if row is not None and row[:3] == seen:
+                row = rows.get(rel)
+                if row is not None and row[:3] == (info.st_mtime_ns, info.st_size, spec.name):
                     from_cache[rel] = (row, spec)
-                elif row is not None:
+                    continue
+                seen[rel] = (info.st_mtime_ns, info.st_size)
+                if row is not None:
                     changed.append((rel, spec))  # its content may be one the cache knows
                 else:
                     todo.append((rel, spec, info.st_mtime_ns))
@@ -300,81 +340,121 @@ class RepoIndex:
         for rel, (row, spec) in from_cache.items():
             key = (row.digest, row.language)
             if key in held:  # its facts are decoded when first asked for (`_settle`)
-                self._known[rel] = _Known(*row, PENDING if held[key] else None)
+                self._known[rel] = Known(*row, PENDING if held[key] else None)
                 self._version += 1
             else:
+                seen[rel] = row[:2]
                 todo.append((rel, spec, row.mtime_ns))
-        todo += self._rehash(changed, deadline, parsed)
-        return current, todo
+        return todo, changed, seen
+
+    def _saved_look(self, listing: FileListing, inodes: HiddenInodes | None) -> SourceIndex | None:
+        """A look answered from the look an earlier session saved for this listing, when every
+        source file stats as saved; None: make the look in full (see `moot.repomap.saved_look`).
+        """
+        deferred = self._deferred
+        key = (
+            saved_look.listing_key(listing)
+            if deferred is None or deferred.listing is not listing
+            else deferred.listing_key
+        )
+        if deferred is not None:
+            if key == deferred.listing_key:
+                _, digest, _ = self._stat(deferred.sources, inodes)
+                if digest == deferred.digest and deferred.found is not None:
+                    return deferred.found
+            self._make_deferred(deferred)  # its files changed: the look starts from it
+            return None
+        with self._cache_lock:
+            loaded = saved_look.load(self._cache_of().saved_look(key), listing)
+        if loaded is None:
+            return None
+        saved, sources = loaded
+        self._sources = (listing, sources)  # what `mapped_sources` would find again
+        stats, digest, hidden = self._stat(sources, inodes)
+        if stats is None or digest != saved.stats:
+            self._statted = (sources, stats, digest)
+            return None
+        deferred = DeferredLook(sources, (listing, key, stats, digest, hidden), saved)
+        facts: DeferredFacts[RankFacts] = DeferredFacts(lambda: self._facts_of(deferred))
+        self._version += 1
+        deferred.found = SourceIndex(
+            facts, LazyTags(self.tags, facts), (), saved.notes, self._version, 0
+        )
+        self._deferred, self._saved_digest = deferred, digest
+        return deferred.found
+
+    def _facts_of(self, deferred: DeferredLook) -> LazyFacts:
+        """The facts of a deferred look, its rows read now if they were not."""
+        with self._lock, collector_paused():
+            self._make_deferred(deferred)
+            assert deferred.facts is not None
+            return deferred.facts
+
+    def _make_deferred(self, deferred: DeferredLook) -> None:
+        """Make a deferred look in full (hold `_lock`): read the rows and take each file from
+        them at the stat the look had. A file the cache lost meanwhile is left out of this
+        look (the next one parses it)."""
+        if deferred.facts is not None:
+            return
+        self._deferred = None
+        with self._cache_lock:
+            self._rows = self._cache_of().load()
+        stats, current, parsed = deferred.stats, set[str](), list[str]()
+        covered = {(stats[n].st_dev, stats[n].st_ino) for n in deferred.hidden}
+        hidden = CoveredInodes(covered) if covered else None
+        todo, changed, _ = self._examine(deferred.sources, stats, hidden, current)
+        deadline = time.monotonic() + PARSE_SECONDS
+        if todo or self._rehash(changed, deadline, parsed) or parsed:
+            self._stamp, self._last = None, None
+        else:
+            stamp = Stamp(deferred.listing, deferred.sources, deferred.digest, current, True)
+            assert deferred.found is not None
+            self._stamp = stamp
+            self._last = ((self._version, deferred.listing.notes, current), deferred.found)
+        self._sources = (deferred.listing, deferred.sources)
+        deferred.facts = LazyFacts(
+            {rel: known.facts for rel, known in self._known.items() if known.facts},
+            self._settle,
+        )
+        deferred.stats = []  # ~650 bytes a file: no longer needed
+
+    def _check_stamp(self, seen: _Seen | None) -> None:
+        """Whether the look may be saved: every file not taken as known or from the cache at
+        the look's stat (`seen`) was read at that stat too (a file may change while it is
+        parsed, and then what was read is not what the stats' digest says)."""
+        stamp, known_of = self._stamp, self._known.get
+        if stamp is None or stamp.exact or seen is None:  # None: the last look's stamp, as it was
+            return
+        for rel, (mtime_ns, size) in seen.items():
+            known = known_of(rel)
+            if known is None or known.mtime_ns != mtime_ns or known.size != size:
+                return
+        self._stamp = stamp._replace(exact=True)
+
+    def _save_look(self, found: SourceIndex, key: bytes) -> None:
+        """Save the look that found `found` for later sessions, if it may be (`_check_stamp`)
+        and is not saved already."""
+        stamp, last = self._stamp, self._last
+        if (
+            stamp is None
+            or not stamp.exact
+            or found.pending
+            or stamp.digest == self._saved_digest
+            or last is None
+            or last[0][2] is not stamp.current
+            or last[1].facts is not found.facts
+        ):
+            return
+        blob = saved_look.save(stamp.listing, stamp.sources, stamp.digest, key, found.notes)
+        if blob is not None:
+            with self._cache_lock:
+                self._cache_of().save_look(saved_look.listing_key(stamp.listing), blob)
+        self._saved_digest = stamp.digest
 
     def _sources_of(self, listing: FileListing) -> list[tuple[str, LanguageSpec]]:
         if self._sources is None or self._sources[0] is not listing:
             self._sources = (listing, source_files.mapped_sources(listing.files))
         return self._sources[1]
-
-    def _take(self, rel: str, row: CachedFile, blob: bytes | None) -> bool:
-        """Hold the cached tags of `rel`; False when they cannot be read (parse it again)."""
-        try:
-            facts = facts_of(decode_tags(blob)) if blob is not None else None
-        except ValueError:
-            return False
-        self._known[rel] = _Known(*row, facts)
-        self._version += 1
-        return True
-
-    def _settle(self) -> dict[str, RankFacts]:
-        """Decode the facts of the files taken from the cache undecoded (`PENDING`); one whose
-        tags cannot be read any more defines nothing in this look and is parsed at the next.
-
-        Returns:
-            The facts decoded, by path.
-        """
-        assert self._rows is not None
-        decoded: dict[str, RankFacts] = {}
-        with self._cache_lock, collector_paused():
-            pending = [(rel, k) for rel, k in list(self._known.items()) if k.facts is PENDING]
-            blobs = self._cache_of().tags({(k.digest, k.language) for _, k in pending})
-            for rel, known in pending:
-                blob = blobs.get((known.digest, known.language))
-                try:
-                    facts = facts_of(decode_tags(blob if blob is not None else b""))
-                except ValueError:  # gone from the cache, or damaged: the next look parses it
-                    decoded[rel] = RankFacts(known.language, (), (), (), ())
-                    self._known.pop(rel, None)
-                    self._rows.pop(rel, None)
-                    self._stamp, self._version = None, self._version + 1
-                    continue
-                decoded[rel] = facts
-                self._known[rel] = known._replace(facts=facts)
-        return decoded
-
-    def _rehash(
-        self, changed: list[tuple[str, LanguageSpec]], deadline: float, parsed: list[str]
-    ) -> list[tuple[str, LanguageSpec, int]]:
-        """Files whose stat changed: read and hashed, their tags taken from the cache when it
-        knows the content; parsed here when few, else handed back to be parsed."""
-        assert self._rows is not None
-        todo: list[tuple[str, LanguageSpec, int]] = []
-        for number, (rel, spec) in enumerate(changed):
-            if time.monotonic() >= deadline:
-                todo += [(r, s, 0) for r, s in changed[number:]]
-                break
-            try:
-                info, source = read_source(self.root, rel)
-            except OSError:
-                continue  # unreadable now; not cached, so it is tried again next time
-            row = CachedFile(info.st_mtime_ns, info.st_size, spec.name, digest_of(source))
-            key = (row.digest, row.language)
-            with self._cache_lock:
-                blob = self._cache_of().tags([key])
-            if blob and self._take(rel, row, blob[key]):
-                self._rows[rel] = row
-                self._unwritten[0].append((rel, row))
-            elif len(changed) <= IN_PROCESS_UP_TO:
-                self._apply([parse_source(rel, spec, self._grammars, info, source)], parsed)
-            else:
-                todo.append((rel, spec, info.st_mtime_ns))
-        return todo
 
     def _forget(self, current: set[str], *, complete: bool) -> None:
         """Drop files no longer there (or now hidden); their cache rows too, unless the
@@ -392,102 +472,6 @@ class RepoIndex:
                 with self._cache_lock:
                     self._flush()
                     self._cache_of().update((), (), forgotten)
-
-    # ---- parsing -------------------------------------------------------------------------------
-
-    def _parse(
-        self, todo: list[tuple[str, LanguageSpec, int]], deadline: float, parsed: list[str]
-    ) -> list[tuple[str, LanguageSpec, int]]:
-        """Parse `todo` in order until `deadline` (the files parsed go to `parsed`).
-
-        Returns:
-            The files left, in order.
-        """
-        done: set[str] = set()
-        if len(todo) <= IN_PROCESS_UP_TO:
-            for rel, spec, _ in todo:
-                if time.monotonic() >= deadline:
-                    break
-                self._apply([parse_file(self.root, rel, spec, self._grammars)], parsed)
-                done.add(rel)
-        else:
-            for batch in self._pool_of().parse([(r, s.name) for r, s, _ in todo], deadline):
-                self._apply(batch, parsed)
-                done.update(item.path for item in batch)
-        return [item for item in todo if item[0] not in done]
-
-    def _pool_of(self) -> ParserPool:
-        if self._pool is None:
-            self._pool = ParserPool(self.root)
-        return self._pool
-
-    def _apply(self, batch: Sequence[Parsed], parsed: list[str]) -> None:
-        """Hold what a batch of files gave; it is written to the cache with the next flush."""
-        assert self._rows is not None
-        stored, contents = self._unwritten
-        for item in batch:
-            if item.problem:
-                if item.problem != _UNREADABLE:
-                    self._problems[item.path] = item.problem
-                continue  # not cached: tried again next time
-            self._problems.pop(item.path, None)
-            try:
-                facts = facts_of(decode_tags(item.tags)) if item.tags is not None else None
-            except ValueError:
-                continue
-            row = CachedFile(item.mtime_ns, item.size, item.language, item.digest)
-            self._known[item.path] = _Known(*row, facts)
-            self._rows[item.path] = row
-            stored.append((item.path, row))
-            contents.append(((item.digest, item.language), item.tags))
-            if facts is not None:
-                parsed.append(item.path)
-        self._version += 1
-
-    def _cache_of(self) -> TagCache:
-        """The open cache (hold `_cache_lock`)."""
-        if self._cache is None:
-            self._cache = TagCache(self._cache_file, threads=True)
-        return self._cache
-
-    def _flush(self) -> None:
-        """Write what was parsed since the last flush (hold `_cache_lock`)."""
-        stored, contents = self._unwritten
-        if stored or contents:
-            self._unwritten = ([], [])
-            self._cache_of().update(stored, contents)
-
-    # ---- the background ------------------------------------------------------------------------
-
-    def _continue(self, left: list[tuple[str, LanguageSpec, int]]) -> None:
-        """Parse `left` in a thread of its own until done, the index closes or a look starts."""
-        self._stop.clear()
-        thread = threading.Thread(
-            target=self._parse_left, args=(left,), name="moot-repomap", daemon=True
-        )
-        self._continuing = thread
-        thread.start()
-
-    def _parse_left(self, left: list[tuple[str, LanguageSpec, int]]) -> None:
-        todo = [(rel, spec.name) for rel, spec, _ in left]
-        flushed = time.monotonic()
-        for batch in self._pool_of().parse(todo, float("inf"), self._stop):
-            with collector_paused():
-                self._apply(batch, [])
-            if time.monotonic() - flushed >= FLUSH_SECONDS:
-                with self._cache_lock:
-                    self._flush()
-                flushed = time.monotonic()
-        with self._cache_lock:
-            self._flush()
-
-    def _halt(self) -> None:
-        """Stop the background parse (it finishes its batches first)."""
-        thread = self._continuing
-        if thread is not None:
-            self._stop.set()
-            thread.join()
-            self._continuing = None
 
     def _notes(self, listing: FileListing, current: set[str], left: int) -> tuple[str, ...]:
         unmapped = ((r, k.size) for r, k in self._known.items() if k.facts is None and r in current)

@@ -84,14 +84,14 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     ),
 )
 _BY_EXTENSION = {ext: spec for spec in LANGUAGES for ext in spec.extensions}
-_SKIPPED_SUFFIXES = (".min.js", ".bundle.js")
+SKIPPED_SUFFIXES = (".min.js", ".bundle.js")
 """Built or minified output: large, generated, and not what anyone edits."""
 
 
 def language_for(name: str) -> LanguageSpec | None:
     """The language of a file, by its name; None for files the map does not read."""
     dot = name.rfind(".")
-    if dot <= 0 or name.endswith(_SKIPPED_SUFFIXES):
+    if dot <= 0 or name.endswith(SKIPPED_SUFFIXES):
         return None
     return _BY_EXTENSION.get(name[dot:].lower())
 

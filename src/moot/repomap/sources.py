@@ -10,7 +10,7 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from moot.repomap.languages import LanguageSpec, language_for
+from moot.repomap.languages import SKIPPED_SUFFIXES, LanguageSpec, language_for
 from moot.repomap.parse import MAX_FILE_BYTES
 from moot.repomap.rank import RankFacts
 from moot.repomap.tags import FileTags
@@ -23,6 +23,8 @@ PRUNED_DIRECTORIES = frozenset({"node_modules", "__pycache__", "site-packages"})
 """Directories never mapped (nor any whose name starts with a dot), ignored or not."""
 
 
+_UNKNOWN = LanguageSpec("", (), "", "", (), ())
+"""A path ending `mapped_sources` has not looked up yet."""
 PENDING = RankFacts("", (), (), (), ())
 """The facts of a file taken from the cache and not decoded yet (`LazyFacts`)."""
 
@@ -95,18 +97,27 @@ def mapped_sources(files: Sequence[str]) -> list[tuple[str, LanguageSpec]]:
     """The files the map reads, with their language: those in the map's languages, minus
     anything below a hidden directory or one of `PRUNED_DIRECTORIES`."""
     pruned: dict[str, bool] = {}
+    languages: dict[str, LanguageSpec | None] = {}
+    """By what follows a path's last dot: most of 100,000 paths share a few endings."""
     found: list[tuple[str, LanguageSpec]] = []
     for rel in files:
-        directory, _, name = rel.rpartition("/")
-        spec = language_for(name)
+        dot = rel.rfind(".")
+        ending = rel[dot:] if dot >= 0 else ""
+        spec = languages.get(ending, _UNKNOWN)
+        if spec is _UNKNOWN:
+            spec = languages[ending] = None if "/" in ending else language_for(f"x{ending}")
         if spec is None:
             continue
-        if directory:
+        slash = rel.rfind("/")
+        if dot == slash + 1 or rel.endswith(SKIPPED_SUFFIXES):
+            continue  # a name that starts with its dot; built or minified output
+        if slash > 0:
+            directory = rel[:slash]
             skip = pruned.get(directory)
             if skip is None:
-                parts = directory.split("/")
                 skip = pruned[directory] = any(
-                    part.startswith(".") or part in PRUNED_DIRECTORIES for part in parts
+                    part.startswith(".") or part in PRUNED_DIRECTORIES
+                    for part in directory.split("/")
                 )
             if skip:
                 continue
