@@ -278,8 +278,7 @@ class McpManager:
                 server.ready.set()
 
     def _end_servers(self) -> None:
-        """Kill what a dead or stopped host may have left: each stdio server leads its own
-        process group, which holds whatever it started."""
+        """Kill what a dead host may have left (each stdio server leads its own group)."""
         for server in self._servers.values():
             if server.pid is not None:
                 with contextlib.suppress(OSError):
@@ -289,9 +288,6 @@ class McpManager:
     async def close(self) -> None:
         """Stop every server and the host (bounded: a host that lingers is killed)."""
         await self.host.close(self._end_servers)
-        # The SDK signals a server's group only when the server outlives its closed stdin: one
-        # that ended by itself left its helpers (a wrapper's, `npx`'s) running for good.
-        self._end_servers()
         for server in self._servers.values():
             if server.state in ("starting", "ready", "auth_required"):
                 server.state = "stopped"
