@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -58,7 +59,7 @@ def _running(marker: str) -> list[int]:
     return found
 
 
-def _until(condition: Any, what: str) -> None:
+def _until(condition: Callable[[], object], what: str) -> None:
     deadline = time.monotonic() + _WITHIN
     while not condition():
         assert time.monotonic() < deadline, what

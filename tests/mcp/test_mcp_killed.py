@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,9 +21,9 @@ from mcp_helpers import server
 pytestmark = pytest.mark.timeout(120)
 
 
-def _until(condition: object, what: str, limit: float = 30.0) -> None:
+def _until(condition: Callable[[], bool], what: str, limit: float = 30.0) -> None:
     deadline = time.monotonic() + limit
-    while not condition():  # type: ignore[operator]
+    while not condition():
         assert time.monotonic() < deadline, what
         select.select([], [], [], 0.05)
 
