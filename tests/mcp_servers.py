@@ -12,6 +12,8 @@ KIND is one of:
 - `many`: 60 tools with long descriptions and schemas (for deferral).
 - `dies`: exits at once, writing why to stderr.
 - `http`: `good` over streamable HTTP on 127.0.0.1:`--port`.
+- `parent`: `good`, having started a helper process in its own process group, which it leaves
+  running when it ends (as a server started by a wrapper script or `npx` may).
 
 Every tool call is also appended to the file `MOOT_TEST_MCP_LOG` names, when set (so a test can
 prove what the server saw, or that it never started).
@@ -177,6 +179,12 @@ def main() -> None:
         import threading
 
         threading.Event().wait()
+    if kind == "parent":
+        import subprocess
+
+        helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        note(f"helper pid={helper.pid}")
+        kind = "good"
     if kind == "http":
         port = int(sys.argv[sys.argv.index("--port") + 1])
         build("good").run(transport="streamable-http", host="127.0.0.1", port=port)

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -45,6 +47,29 @@ async def test_a_runs_mcp_servers_serve_its_first_request_and_stop_with_it(
     started = log.read_text().splitlines()[0]
     pid = int(started.rpartition("pid=")[2])
     assert gone(pid)  # the server ended with the run
+
+
+async def test_what_a_server_started_in_its_process_group_stops_with_the_run(
+    private_moot_home: Path, tmp_path: Path
+) -> None:
+    """The SDK signals a server's group only when the server outlives its closed stdin: a
+    server that ended by itself left its helpers running for good."""
+    log = tmp_path / "server.log"
+    offered: list[list[str]] = []
+    good = server("parent", env={"MOOT_TEST_MCP_LOG": str(log)})
+
+    result = await async_run(
+        "say it", Agent("main", model=echo_model(offered)), mcp_servers={"good": good}
+    )
+
+    assert result.output == "done"
+    (helper,) = [line for line in log.read_text().splitlines() if line.startswith("helper")]
+    pid = int(helper.rpartition("pid=")[2])
+    try:
+        assert gone(pid)  # the helper ended with its server
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def gone(pid: int, limit: float = 10) -> bool:

@@ -39,10 +39,10 @@ def run_acp(options: Namespace) -> int:
         allow_project_mcp=project_mcp(options.allow_project_mcp),
     )
     try:
-        asyncio.run(_serve(defaults))
+        ended_by = asyncio.run(_serve(defaults))
     except KeyboardInterrupt:
         return 130
-    return EXIT_OK
+    return 128 + ended_by if ended_by else EXIT_OK
 
 
 def _stdio_problem() -> str | None:
@@ -62,13 +62,21 @@ def _stdio_problem() -> str | None:
     return None
 
 
-async def _serve(defaults: SessionOptions) -> None:
+async def _serve(defaults: SessionOptions) -> int | None:
+    """Serve until the editor closes the connection (None) or a SIGTERM or SIGHUP ends moot
+    (its number); either way the sessions close, and what they started ends."""
     from acp import run_agent
 
     from moot.acp.agent import MootAgent
+    from moot.frontend.served import ended_by_signals
 
     agent = MootAgent(defaults)
-    try:
-        await run_agent(agent)  # type: ignore[arg-type]
-    finally:
-        await agent.close()
+    with ended_by_signals() as taken:
+        try:
+            await run_agent(agent)  # type: ignore[arg-type]
+        except asyncio.CancelledError:
+            if not taken:
+                raise
+        finally:
+            await agent.close()
+    return taken[0] if taken else None

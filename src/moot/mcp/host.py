@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -184,12 +185,19 @@ class Host:
         )
 
     async def close(self) -> None:
-        """Close every connection at once; each is bounded."""
+        """Close every connection at once, each bounded; then end what the stdio servers left
+        in their process groups (each leads one): the SDK signals a group only when its server
+        outlives its closed stdin, so the helpers (a wrapper's, `npx`'s) of a server that ended
+        by itself ran on for good."""
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(
             *(c.close() for c in self.connections.values()), return_exceptions=True
         )
+        for connection in self.connections.values():
+            if connection.pid is not None:
+                with contextlib.suppress(OSError):
+                    os.killpg(connection.pid, signal.SIGKILL)
 
 
 def _failure(server: str, exc: Exception) -> str:

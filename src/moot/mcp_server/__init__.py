@@ -75,22 +75,32 @@ def run_serve(options: Namespace) -> int:
         )
 
     try:
-        asyncio.run(_serve(session, task_options))
+        ended_by = asyncio.run(_serve(session, task_options))
     except KeyboardInterrupt:
         return 130
-    return EXIT_OK
+    return 128 + ended_by if ended_by else EXIT_OK
 
 
-async def _serve(session: Session, task_options: Callable[[], SessionOptions]) -> None:
+async def _serve(session: Session, task_options: Callable[[], SessionOptions]) -> int | None:
+    """Serve until the client closes stdin (None) or a SIGTERM or SIGHUP ends moot (its
+    number); either way the session closes, and what it started ends."""
     # The SDK loads here: `moot mcp serve` is the one command that needs it in this process.
     from mcp.server.stdio import stdio_server
 
+    from moot.frontend.served import ended_by_signals, stdin_lines
     from moot.mcp_server.server import build_server
     from moot.mcp_server.tools import WorkspaceTools
 
     server = build_server(WorkspaceTools(session), task_options)
-    try:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-    finally:
-        await session.close()
+    with ended_by_signals() as taken:
+        try:
+            # Read on the loop: the SDK's thread would hold the end until the client's next line.
+            lines = await stdin_lines()
+            async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+                await server.run(read, write, server.create_initialization_options())
+        except asyncio.CancelledError:
+            if not taken:
+                raise
+        finally:
+            await session.close()
+    return taken[0] if taken else None

@@ -35,7 +35,9 @@ class Key(msgspec.Struct, frozen=True):
 KEYS: tuple[Key, ...] = (
     Key("escape", "interrupt", "Interrupt the running turn", show=True),
     Key("ctrl+c", "quit", "Quit (press twice)", show=True, priority=True),
-    Key("ctrl+d", "quit_now", "Quit"),
+    # Taken before the prompt, whose own ctrl+d deletes to the right, as a shell's does: it
+    # quits while the field with the focus is empty (`WORD_KEYS`, `MootApp.check_action`).
+    Key("ctrl+d", "quit_now", "Quit (the prompt empty)", priority=True),
     Key("ctrl+p", "command_palette", "Commands", show=True),
     Key("f1", "help", "Every key", show=True),
     Key("shift+tab", "cycle_mode", "Mode: default, acceptEdits, plan", show=True, priority=True),
@@ -125,10 +127,11 @@ PANE_ACTIONS = frozenset(
 )
 """The keys that lay out the side panes: only while the panes' screen shows (not under a
 picker or the help, whose own fields take `ctrl+left`)."""
-WORD_KEYS = frozenset({"narrow_side", "widen_side", "follow"})
-"""On `ctrl+left`/`ctrl+right` and `end`, priority keys: the prompt has the focus nearly
-always, and as a text field it would take them to move by word or to the line's end. They act
-on the app unless the field with the focus holds text, which keeps them for its cursor."""
+WORD_KEYS = frozenset({"narrow_side", "widen_side", "follow", "quit_now"})
+"""On `ctrl+left`/`ctrl+right`, `end` and `ctrl+d`, priority keys: the prompt has the focus
+nearly always, and as a text field it would take them to move by word, to the line's end or to
+delete to the right (so `ctrl+d` never quit). They act on the app unless the field with the
+focus holds text, which keeps them for its cursor."""
 SESSION_ACTIONS = PANE_ACTIONS | frozenset(
     {
         "interrupt",

@@ -1,0 +1,159 @@
+"""`moot acp` and `moot mcp serve` ended by a signal while a command runs in the sandbox: each
+closes its session as at the end of its input, so nothing it started lives on
+(`moot.frontend.served`).
+
+Real processes: moot on pipes, a real sandbox, a command that would run for minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from sandbox_contract import BACKENDS, require
+
+pytestmark = pytest.mark.timeout(120)
+_WITHIN = 20.0
+"""How long moot and what it started may take to end (well under a second here)."""
+
+
+def _send(pipe: IO[bytes], message: dict[str, Any]) -> None:
+    pipe.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+    pipe.flush()
+
+
+def _answer(process: subprocess.Popen[bytes], request_id: int) -> dict[str, Any]:
+    assert process.stdout is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], deadline - time.monotonic())
+        line = process.stdout.readline() if ready else b""
+        assert line, "moot ended before it answered"
+        message = json.loads(line)
+        if message.get("id") == request_id and "method" not in message:
+            return dict(message)
+    raise AssertionError(f"no answer to request {request_id}")
+
+
+def _running(marker: str) -> list[int]:
+    """The processes whose command line holds `marker`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            line = Path(f"/proc/{pid}/cmdline").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in line and state != "Z" and int(pid) != os.getpid():
+            found.append(int(pid))
+    return found
+
+
+def _until(condition: Callable[[], object], what: str) -> None:
+    deadline = time.monotonic() + _WITHIN
+    while not condition():
+        assert time.monotonic() < deadline, what
+        select.select([], [], [], 0.05)
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (tmp_path / "tmp").mkdir()
+    keep = ("PATH", "PYTHONPATH", "GIT_CONFIG_GLOBAL")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env |= {"HOME": str(tmp_path / "home"), "MOOT_HOME": str(tmp_path / "moot-home")}
+    env |= {"TMPDIR": str(tmp_path / "tmp"), "GIT_CONFIG_NOSYSTEM": "1"}
+    return repo, env
+
+
+def _start(front_end: str, repo: Path, env: dict[str, str], marker: str) -> subprocess.Popen[bytes]:
+    """`front_end` on pipes, running `sleep <marker>` in its sandbox."""
+    command = {"command": f"sleep {marker}", "timeout": 600}
+    if front_end == "mcp serve":
+        args = ["mcp", "serve", "--permission-mode", "bypassPermissions"]
+    else:
+        script = repo.parent / "script.json"
+        call = {"name": "bash", "arguments": command}
+        script.write_text(json.dumps({"turns": [{"tool_calls": [call]}, {"text": "done"}]}))
+        args = ["acp", "--model", f"scripted:{script}", "--permission-mode", "bypassPermissions"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moot.cli", *args],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,  # as an editor starts it: no terminal's signals
+    )
+    assert process.stdin is not None
+    if front_end == "mcp serve":
+        info = {"name": "test", "version": "1"}
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": info}
+        _send(process.stdin, {"id": 1, "method": "initialize", "params": params})
+        _answer(process, 1)
+        _send(process.stdin, {"method": "notifications/initialized"})
+        call = {"name": "bash", "arguments": command}
+        _send(process.stdin, {"id": 2, "method": "tools/call", "params": call})
+    else:
+        _send(process.stdin, {"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+        _answer(process, 1)
+        opened = {"cwd": str(repo), "mcpServers": []}
+        _send(process.stdin, {"id": 2, "method": "session/new", "params": opened})
+        session = _answer(process, 2)["result"]["sessionId"]
+        prompt = [{"type": "text", "text": "go"}]
+        params = {"sessionId": session, "prompt": prompt}
+        _send(process.stdin, {"id": 3, "method": "session/prompt", "params": params})
+    return process
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "landlock"])
+@pytest.mark.parametrize(
+    ("front_end", "number"),
+    [
+        ("acp", signal.SIGTERM),
+        ("acp", signal.SIGHUP),
+        ("mcp serve", signal.SIGTERM),
+        ("mcp serve", signal.SIGHUP),
+        ("mcp serve", signal.SIGINT),
+    ],
+    ids=["acp-term", "acp-hup", "serve-term", "serve-hup", "serve-int"],
+)
+def test_a_signal_while_a_command_runs_ends_moot_and_all_it_started(
+    place: tuple[Path, dict[str, str]], front_end: str, number: int, backend: str
+) -> None:
+    """Before, SIGTERM and SIGHUP killed either at once: the Landlock command lived on, the
+    sandbox's directories stayed; `moot mcp serve` waited for its client's next line before a
+    SIGINT could end it."""
+    require(BACKENDS[backend])
+    repo, env = place
+    env["MOOT_SANDBOX"] = backend
+    marker = f"{300 + number}.{os.getpid()}{int(time.monotonic() * 1000) % 100000}"
+    process = _start(front_end, repo, env, marker)
+    try:
+        _until(lambda: _running(marker), "the command never started")
+        process.send_signal(number)
+        try:
+            status = process.wait(_WITHIN)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"moot {front_end} lived on after {signal.Signals(number).name}")
+        _until(lambda: not _running(marker), "the sandboxed command lived on")
+        assert sorted(os.listdir(env["TMPDIR"])) == []  # the sandbox's directories are gone
+        assert status == (130 if number == signal.SIGINT else 128 + number)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for pid in _running(marker):
+            os.kill(pid, signal.SIGKILL)

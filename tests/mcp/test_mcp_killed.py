@@ -1,0 +1,79 @@
+"""moot killed (`kill -9`) while its MCP servers run: its host process, told by the end of its
+stdin, ends each stdio server's process group, helpers included (`moot.mcp.host`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mcp_helpers import server
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _until(condition: Callable[[], bool], what: str, limit: float = 30.0) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, what
+        select.select([], [], [], 0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def test_a_killed_moot_leaves_no_mcp_server_helper_running(tmp_path: Path) -> None:
+    """Before, the SDK closed each server's stdin, and a server that then ended by itself left
+    the helper it had started running for good."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    log = tmp_path / "server.log"
+    config = tmp_path / "mcp.json"
+    parent = server("parent", env={"MOOT_TEST_MCP_LOG": str(log)})
+    config.write_text(json.dumps({"mcpServers": {"helped": parent}}))
+    script = tmp_path / "script.json"
+    call = {"name": "bash", "arguments": {"command": "sleep 300", "timeout": 600}}
+    script.write_text(json.dumps({"turns": [{"tool_calls": [call]}, {"text": "done"}]}))
+    keep = ("PATH", "PYTHONPATH", "GIT_CONFIG_GLOBAL", "MOOT_SANDBOX")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env |= {"HOME": str(tmp_path / "home"), "MOOT_HOME": str(tmp_path / "moot-home")}
+    args = ["-p", "go", "--model", f"scripted:{script}", "--mcp-config", str(config)]
+    moot = subprocess.Popen(
+        [sys.executable, "-m", "moot.cli", *args, "--permission-mode", "bypassPermissions"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    helper = 0
+    try:
+        # The server notes its helper's pid as it starts (the host has its own pid by then).
+        _until(lambda: "helper" in (log.read_text() if log.exists() else ""), "no helper")
+        (line,) = [x for x in log.read_text().splitlines() if x.startswith("helper")]
+        helper = int(line.rpartition("pid=")[2])
+        moot.send_signal(signal.SIGKILL)
+        moot.wait(30)
+        _until(lambda: not _alive(helper), "the server's helper lived on after moot was killed")
+    finally:
+        if moot.poll() is None:
+            moot.kill()
+            moot.wait()
+        if helper:
+            with contextlib.suppress(OSError):
+                os.kill(helper, signal.SIGKILL)
