@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from mcp_helpers import server
+from moot.mcp.transport import end_group, start_time
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -77,3 +78,20 @@ def test_a_killed_moot_leaves_no_mcp_server_helper_running(tmp_path: Path) -> No
         if helper:
             with contextlib.suppress(OSError):
                 os.kill(helper, signal.SIGKILL)
+
+
+def test_a_servers_group_is_ended_only_while_its_number_is_still_the_servers() -> None:
+    """The number of a server that is gone, its group empty, may be another process's by now
+    (pids wrap at 32,768 here): that process's group is left alone."""
+    other = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        started = start_time(other.pid)
+        assert started is not None
+        end_group(other.pid, started - 1)  # as a server that started earlier, under that pid
+        assert other.poll() is None
+        end_group(other.pid, started)
+        assert other.wait(10) == -signal.SIGKILL
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.wait()

@@ -30,6 +30,7 @@ from moot.mcp.transport import (
     http_transport,
     open_stderr_log,
     open_stdio,
+    start_time,
 )
 from moot.protocol.mcp import McpPromptInfo, McpServerConfig, ServerState
 
@@ -77,6 +78,8 @@ class Connection:
         self.prompts: tuple[McpPromptInfo, ...] = ()
         self.resources: tuple[str, ...] = ()
         self.pid: int | None = None
+        self.started: int | None = None
+        """When the stdio server `pid` started (`transport.start_time`): that pid is still it."""
         self.failures = 0
         self.restarts = 0
         self.retry_at = 0.0
@@ -224,6 +227,7 @@ class Connection:
             self._log_offset = errlog.tell()
             cwd = config.cwd or self.setup.workspace
             read, write, self.pid = await open_stdio(config, cwd, errlog, stack)
+            self.started = start_time(self.pid) if self.pid is not None else None
         else:
             auth_file = Path(self.setup.auth_file)
             transport = http_transport(config, auth_file, stack, self._sign_in)

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ import msgspec
 from moot.mcp import wire
 from moot.mcp.connection import Connection, ServerUnavailable, _plain
 from moot.mcp.results import capped, outputs_dir, render_blocks, resource_text, tool_text
+from moot.mcp.transport import end_group
 from moot.protocol.mcp import McpResourceText
 
 READ_LIMIT = 64 << 20
@@ -196,8 +196,7 @@ class Host:
         )
         for connection in self.connections.values():
             if connection.pid is not None:
-                with contextlib.suppress(OSError):
-                    os.killpg(connection.pid, signal.SIGKILL)
+                end_group(connection.pid, connection.started)
 
 
 def _failure(server: str, exc: Exception) -> str:

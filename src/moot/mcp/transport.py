@@ -7,7 +7,9 @@ process and `moot mcp serve` import it).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -148,6 +150,29 @@ def children() -> set[int]:
     except OSError:
         pass
     return found
+
+
+def start_time(pid: int) -> int | None:
+    """When process `pid` started (clock ticks since boot, from `/proc`); None when it is gone
+    (or there is no `/proc`)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as file:
+            stat = file.read()
+        return int(stat.rpartition(")")[2].split()[19])  # the 22nd field: after state (3rd)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def end_group(pid: int, started: int | None) -> None:
+    """End with SIGKILL the process group a stdio server led (the SDK starts each in a session
+    of its own), what it left there included; not when `pid` is another process's by now (the
+    kernel reuses the number only once the group is empty, and pids wrap at 32,768 on some
+    machines)."""
+    now = start_time(pid)
+    if now is not None and now != started:
+        return
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def exited(pid: int) -> bool:
