@@ -96,6 +96,9 @@ def _start(front_end: str, repo: Path, env: dict[str, str], marker: str) -> subp
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         start_new_session=True,  # as an editor starts it: no terminal's signals
+        # SIGINT as a program gets it from a terminal: a test run started as a shell's background
+        # job (`.ci/run &`) ignores it, and an ignored signal stays ignored across `exec`.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stdin is not None
     if front_end == "mcp serve":
