@@ -140,3 +140,16 @@ def test_each_shipped_theme(snap_compare, theme: str, size: tuple[int, int]) -> 
         await pilot.pause()
 
     assert snap_compare(app_for(edit_session()), terminal_size=size, run_before=run_before)
+
+
+def test_the_help_screen_lists_every_key_by_place(snap_compare) -> None:
+    """`f1` over the empty app: the keys of `tui/keys.py` listed by where they work, "anywhere"
+    first: `escape`, `ctrl+c` "Quit (press twice)", `ctrl+d` "Quit (the prompt empty)" (in a
+    prompt holding text it deletes to the right), `ctrl+p`, `f1`, `shift+tab`; then the side
+    panes' `f2`, `f3` and `ctrl+arrows`."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await pilot.press("f1")
+        await pilot.pause()
+
+    assert snap_compare(app_for([]), terminal_size=(160, 48), run_before=run_before)

@@ -8,8 +8,6 @@ with it) is imported here, inside `run_acp`, never on moot's other paths.
 from __future__ import annotations
 
 import asyncio
-import os
-import stat
 import sys
 from argparse import Namespace
 from pathlib import Path
@@ -18,13 +16,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from moot.client.local import SessionOptions
 
-EXIT_OK = 0
 EXIT_USAGE = 2
 
 
 def run_acp(options: Namespace) -> int:
     """Serve one editor on stdin/stdout until it closes the connection."""
-    if problem := _stdio_problem():
+    from moot.frontend.served import exit_status, stdio_problem
+
+    if problem := stdio_problem():
         print(f"moot acp: {problem}; an editor starts it with pipes", file=sys.stderr)
         return EXIT_USAGE
     from moot.client.local import SessionOptions
@@ -42,24 +41,7 @@ def run_acp(options: Namespace) -> int:
         ended_by = asyncio.run(_serve(defaults))
     except KeyboardInterrupt:
         return 130
-    return 128 + ended_by if ended_by else EXIT_OK
-
-
-def _stdio_problem() -> str | None:
-    """Why stdin and stdout cannot carry the protocol, if they cannot: the event loop reads and
-    writes only pipes, sockets and terminals (stdin from `/dev/null` hung for good, from a file
-    ended in a traceback)."""
-    for name, fd, devices in (("standard input", 0, False), ("standard output", 1, True)):
-        try:
-            mode = os.fstat(fd).st_mode
-        except OSError:
-            return f"{name} is closed"
-        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
-            continue
-        if devices and stat.S_ISCHR(mode):
-            continue  # written to as a pipe is (`/dev/null`)
-        return f"{name} is a file, not a pipe"
-    return None
+    return exit_status(ended_by)
 
 
 async def _serve(defaults: SessionOptions) -> int | None:
@@ -68,15 +50,7 @@ async def _serve(defaults: SessionOptions) -> int | None:
     from acp import run_agent
 
     from moot.acp.agent import MootAgent
-    from moot.frontend.served import ended_by_signals
+    from moot.frontend.served import serve_until_ended
 
     agent = MootAgent(defaults)
-    with ended_by_signals() as taken:
-        try:
-            await run_agent(agent)  # type: ignore[arg-type]
-        except asyncio.CancelledError:
-            if not taken:
-                raise
-        finally:
-            await agent.close()
-    return taken[0] if taken else None
+    return await serve_until_ended(run_agent(agent), agent.close)  # type: ignore[arg-type]

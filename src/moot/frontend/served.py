@@ -4,8 +4,8 @@ of its input, and just as well when a signal asks it to.
 A SIGTERM or SIGHUP (an editor that stops its agent, a terminal that went away) killed either
 at once, by the signal's default action: their sessions never closed, so a command running in
 the sandbox lived on (Landlock), a Docker container kept running and the sandbox's temporary
-directories stayed. `ended_by_signals` turns the first such signal into the cancellation of
-the serving task, whose `finally` closes the session; a second one ends the process at once.
+directories stayed. `serve_until_ended` turns the first such signal into the cancellation of
+the serving task, after which the sessions close; a second one ends the process at once.
 
 `moot mcp serve` also could not end on a signal (SIGINT included) while its client was quiet:
 the MCP SDK reads stdin in a worker thread, which nothing stops, and its transport waits for
@@ -19,15 +19,36 @@ import contextlib
 import os
 import signal
 import stat
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 _ENDING = (signal.SIGTERM, signal.SIGHUP)
 READ_LIMIT = 64 << 20
 """The longest line a client may send."""
 
 
+async def serve_until_ended(
+    serving: Awaitable[None], close: Callable[[], Awaitable[None]]
+) -> int | None:
+    """Await `serving` until it ends (None) or a SIGTERM or SIGHUP ends moot (the signal's
+    number); `close` runs either way, so the sessions close and what they started ends."""
+    with _ended_by_signals() as taken:
+        try:
+            await serving
+        except asyncio.CancelledError:
+            if not taken:
+                raise
+        finally:
+            await close()
+    return taken[0] if taken else None
+
+
+def exit_status(ended_by: int | None) -> int:
+    """The process's status: 0 at the end of its input, 128 + n when signal n ended it."""
+    return 128 + ended_by if ended_by else 0
+
+
 @contextlib.contextmanager
-def ended_by_signals() -> Iterator[list[int]]:
+def _ended_by_signals() -> Iterator[list[int]]:
     """While inside, SIGTERM and SIGHUP cancel the current task (once: the next one ends the
     process as the signal's default action does). Yields the list of the signals taken."""
     loop = asyncio.get_running_loop()
@@ -43,6 +64,8 @@ def ended_by_signals() -> Iterator[list[int]]:
 
     handled = []
     for number in _ENDING:
+        # Not on the main thread (ValueError, RuntimeError) or on a loop without signal
+        # handlers (NotImplementedError): the signal keeps its default action, as before.
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(number, end, number)
             handled.append(number)
@@ -52,6 +75,27 @@ def ended_by_signals() -> Iterator[list[int]]:
         if not taken:
             for number in handled:
                 loop.remove_signal_handler(number)
+
+
+def stdio_problem() -> str | None:
+    """Why stdin and stdout cannot carry a protocol, if they cannot: the event loop reads and
+    writes only pipes, sockets and terminals (`moot acp` with stdin from `/dev/null` hung for
+    good, from a file it ended in a traceback)."""
+    for name, fd, devices in (("standard input", 0, False), ("standard output", 1, True)):
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            return f"{name} is closed"
+        if _is_pipe(mode) or os.isatty(fd):
+            continue
+        if devices and stat.S_ISCHR(mode):
+            continue  # written to as a pipe is (`/dev/null`)
+        return f"{name} is a file, not a pipe"
+    return None
+
+
+def _is_pipe(mode: int) -> bool:
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 class PipeLines:
@@ -82,7 +126,7 @@ async def stdin_lines() -> PipeLines | None:
         mode = os.fstat(0).st_mode
     except OSError:
         return None
-    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+    if not _is_pipe(mode):
         return None
     wire = os.dup(0)
     nothing = os.open(os.devnull, os.O_RDONLY)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from moot.client.local import SessionOptions
     from moot.client.session import Session
 
-EXIT_OK, EXIT_USAGE = 0, 2
+EXIT_USAGE = 2
 
 
 def run_serve(options: Namespace) -> int:
@@ -78,7 +78,9 @@ def run_serve(options: Namespace) -> int:
         ended_by = asyncio.run(_serve(session, task_options))
     except KeyboardInterrupt:
         return 130
-    return 128 + ended_by if ended_by else EXIT_OK
+    from moot.frontend.served import exit_status
+
+    return exit_status(ended_by)
 
 
 async def _serve(session: Session, task_options: Callable[[], SessionOptions]) -> int | None:
@@ -87,20 +89,16 @@ async def _serve(session: Session, task_options: Callable[[], SessionOptions]) -
     # The SDK loads here: `moot mcp serve` is the one command that needs it in this process.
     from mcp.server.stdio import stdio_server
 
-    from moot.frontend.served import ended_by_signals, stdin_lines
+    from moot.frontend.served import serve_until_ended, stdin_lines
     from moot.mcp_server.server import build_server
     from moot.mcp_server.tools import WorkspaceTools
 
     server = build_server(WorkspaceTools(session), task_options)
-    with ended_by_signals() as taken:
-        try:
-            # Read on the loop: the SDK's thread would hold the end until the client's next line.
-            lines = await stdin_lines()
-            async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
-                await server.run(read, write, server.create_initialization_options())
-        except asyncio.CancelledError:
-            if not taken:
-                raise
-        finally:
-            await session.close()
-    return taken[0] if taken else None
+
+    async def serving() -> None:
+        # Read on the loop: the SDK's thread would hold the end until the client's next line.
+        lines = await stdin_lines()
+        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+            await server.run(read, write, server.create_initialization_options())
+
+    return await serve_until_ended(serving(), session.close)

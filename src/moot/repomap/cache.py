@@ -66,10 +66,21 @@ _SCHEMA = (
     ) WITHOUT ROWID
     """,
 )
-_KEPT_MAPS = 4
-"""Maps kept (the most recently made): a session's first, unfocused, map and its budgets."""
-_KEPT_LOOKS = 4
-"""Saved looks kept (the most recently made): a workspace seen with and without deny rules."""
+
+
+class _Kept(NamedTuple):
+    """A table of blobs kept under a key, only the `most` made last (`maps`, `looks`)."""
+
+    table: str
+    key: str
+    blob: str
+    most: int
+
+
+_MAPS = _Kept("maps", "key", "map", 4)
+"""A session's first, unfocused, map and its budgets."""
+_LOOKS = _Kept("looks", "listing", "look", 4)
+"""Saved looks: a workspace seen with and without deny rules."""
 _ALL_TAGS_FROM = 2_000
 """Fetching more contents' tags than this reads the whole table once rather than row by row."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -185,36 +196,34 @@ class TagCache:
 
     def saved_map(self, key: bytes) -> bytes | None:
         """The map stored under `key` (`save_map`), if any."""
-        rows = self._read("SELECT map FROM maps WHERE key = ?", (key,))
-        return rows[0][0] if rows else None
+        return self._kept(_MAPS, key)
 
     def save_map(self, key: bytes, blob: bytes) -> None:
         """Store a map under `key`, keeping only the few made last (best effort)."""
-        with contextlib.suppress(sqlite3.Error), self._connection:
-            self._connection.execute(
-                "INSERT OR REPLACE INTO maps VALUES (?, ?, ?)", (key, time.time(), blob)
-            )
-            self._connection.execute(
-                "DELETE FROM maps WHERE key NOT IN"
-                " (SELECT key FROM maps ORDER BY made DESC LIMIT ?)",
-                (_KEPT_MAPS,),
-            )
+        self._keep(_MAPS, key, blob)
 
     def saved_look(self, listing: bytes) -> bytes | None:
         """The look stored under `listing` (`save_look`), if any."""
-        rows = self._read("SELECT look FROM looks WHERE listing = ?", (listing,))
-        return rows[0][0] if rows else None
+        return self._kept(_LOOKS, listing)
 
     def save_look(self, listing: bytes, blob: bytes) -> None:
         """Store a look under `listing`, keeping only the few made last (best effort)."""
+        self._keep(_LOOKS, listing, blob)
+
+    def _kept(self, kind: _Kept, key: bytes) -> bytes | None:
+        rows = self._read(f"SELECT {kind.blob} FROM {kind.table} WHERE {kind.key} = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def _keep(self, kind: _Kept, key: bytes, blob: bytes) -> None:
+        table = kind.table
         with contextlib.suppress(sqlite3.Error), self._connection:
             self._connection.execute(
-                "INSERT OR REPLACE INTO looks VALUES (?, ?, ?)", (listing, time.time(), blob)
+                f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?)", (key, time.time(), blob)
             )
             self._connection.execute(
-                "DELETE FROM looks WHERE listing NOT IN"
-                " (SELECT listing FROM looks ORDER BY made DESC LIMIT ?)",
-                (_KEPT_LOOKS,),
+                f"DELETE FROM {table} WHERE {kind.key} NOT IN"
+                f" (SELECT {kind.key} FROM {table} ORDER BY made DESC LIMIT ?)",
+                (kind.most,),
             )
 
     def _read(self, query: str, parameters: tuple[object, ...]) -> list[tuple]:
