@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from tests.pty_moot import terminal_env
 
+from moot.cli import EXIT_HUNG_UP
 from moot.tui.hangup import MootDriver, TerminalOutput
 
 _ENDS_WITHIN = 20.0
@@ -131,6 +132,8 @@ def test_a_terminal_that_goes_away_unsignalled_ends_moot(
         terminal.wait_for("ses_")
         terminal.go_away()
         assert _ended(terminal), "moot lived on after its terminal went away"
+        # The hang-up's status, as a shell reports it, not a failed last flush (120 before).
+        assert terminal.process.returncode == EXIT_HUNG_UP
     finally:
         terminal.close()
 
@@ -156,6 +159,8 @@ def test_a_terminal_that_hangs_up_while_an_answer_streams_ends_moot(
         _backed_up(terminal.process.pid)  # the terminal reads nothing more: frames queue up
         terminal.go_away()
         assert _ended(terminal), "moot lived on after its terminal hung up"
+        # Not a traceback from a last word into the dead terminal (1 before, app and REPL).
+        assert terminal.process.returncode == EXIT_HUNG_UP
     finally:
         terminal.close()
 

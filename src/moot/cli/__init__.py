@@ -16,6 +16,9 @@ EXIT_INTERRUPTED = 130
 EXIT_READER_GONE = 141
 """What a shell reports for a program a closed pipe ended (128 + SIGPIPE), as `| head` ends
 unix tools."""
+EXIT_HUNG_UP = 129
+"""What a shell reports for a program its terminal's hang-up ended (128 + SIGHUP): the app and
+the REPL end so when their terminal goes away, signalled or not."""
 
 Command = Callable[["Namespace"], int]
 
@@ -51,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if program:
         gc.freeze()
         gc.enable()
+    on_terminal = sys.stdin.isatty()
     try:
         code = command(options)
         sys.stdout.flush()  # here, not at exit: a reader that went away is found inside
@@ -60,6 +64,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return _reader_gone()
+    except OSError:
+        if on_terminal and _hung_up():  # a last word (the session to go on with) found it gone
+            return _terminal_gone()
+        raise
+    if on_terminal and _hung_up():
+        return _terminal_gone()
     if program:
         # Leave what is left to the OS: the interpreter's exit would otherwise collect every
         # cycle in the heap one last time (~50 ms of `moot -p`). atexit handlers still run
@@ -79,6 +89,36 @@ def _reader_gone() -> int:
     with contextlib.suppress(OSError, ValueError):  # no stdout left: nothing to flush either
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_READER_GONE
+
+
+def _hung_up() -> bool:
+    """The terminal on stdin hung up (a closed window, a dropped connection): `poll` asked for
+    nothing reports only that. Asked only of a stdin that was a terminal at the start, since a
+    pipe whose writer closed reports a hang-up too."""
+    import select
+
+    poller = select.poll()
+    try:
+        poller.register(0, 0)
+        events = poller.poll(0)
+    except (OSError, ValueError):
+        return False
+    return any(mask & (select.POLLHUP | select.POLLERR) for _, mask in events)
+
+
+def _terminal_gone() -> int:
+    """The terminal went away under the app or the REPL (each ended as quitting does, its
+    session closed): end with the hang-up's status and no traceback. stdout and stderr now
+    point at /dev/null, so that the interpreter's last flush into the dead terminal (which
+    fails with EIO, an exit status of 120) says nothing."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for fd in (1, 2):
+            os.dup2(devnull, fd)
+    return EXIT_HUNG_UP
 
 
 def _command(options: Namespace, *, program: bool = False) -> Command:
