@@ -41,6 +41,7 @@ import resume_time
 import sandbox_overhead
 import session_scale
 import skills_load
+import start_instructions
 import start_speed
 import startup_time
 import store_append
@@ -55,6 +56,7 @@ BENCHMARKS = {
         import_time,
         start_speed,
         repl_speed,
+        start_instructions,
         store_append,
         loop_overhead,
         peers_speed,
