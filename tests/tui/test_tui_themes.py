@@ -199,6 +199,31 @@ def test_a_start_after_the_first_reads_its_toml_themes_from_the_cache_without_to
     assert (private_moot_home / "cache" / "themes.json").is_file()
 
 
+def test_the_theme_cache_forgets_files_deleted_since(private_moot_home: Path) -> None:
+    """Each start that parses a theme file saves the cache without the files gone meanwhile
+    (entries of deleted files were kept for good)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    folder = private_moot_home / "config" / "themes"
+    settled = time.time() - 60
+    for name in ("kept", "deleted"):
+        os.utime(write(folder, f"{name}.toml", f'name = "{name}"\n'), (settled, settled))
+    env = {**os.environ, "MOOT_HOME": str(private_moot_home)}
+    start = [sys.executable, "-c", "from moot.tui.themes import load_themes; load_themes()"]
+    subprocess.run(start, env=env, check=True)
+    (folder / "deleted.toml").unlink()
+    os.utime(write(folder, "new.toml", 'name = "new"\n'), (settled, settled))
+    subprocess.run(start, env=env, check=True)
+
+    cached = json.loads((private_moot_home / "cache" / "themes.json").read_text())
+    mine = sorted(Path(key).name for key in cached if Path(key).parent == folder)
+    assert mine == ["kept.toml", "new.toml"]  # moot's own themes are cached beside them
+
+
 def test_a_theme_file_changed_since_it_was_cached_is_read_again(private_moot_home: Path) -> None:
     import os
     import time

@@ -127,6 +127,10 @@ def _theme_cache() -> dict[str, object]:
 
 
 def _save_theme_cache(cached: dict[str, object]) -> None:
+    """Write the cache, without the entries of theme files deleted since (pruned at each save,
+    which comes with a file parsed: a handful of stats)."""
+    for gone in [key for key in cached if not os.path.exists(key)]:
+        del cached[gone]
     path = cache_dir() / "themes.json"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
