@@ -83,8 +83,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -131,6 +129,7 @@ from moot.sandbox.private import (
 )
 from moot.sandbox.process import KILL_GRACE
 from moot.sandbox.seccomp import set_id_filter
+from moot.sandbox.sentinel import private_dir, remove_dir, sentinel
 from moot.sandbox.set_id import SetIdSweep
 
 
@@ -200,6 +199,8 @@ class BubblewrapSandbox(ConfinedSandbox):
         self._git_file: str | None = None
         """The commands' git config on the host; "" when there is none; None: not made yet."""
         self._home_lock = threading.Lock()
+        self.sentinel = sentinel()
+        """Ends what bubblewrap runs, and removes these directories, should moot die first."""
         self.relay_python = relay_python()
         """The Python the network relay runs with (`net_relay`), when there is a proxy."""
 
@@ -207,7 +208,7 @@ class BubblewrapSandbox(ConfinedSandbox):
     def tmp(self) -> Path:
         """This sandbox's private `/tmp`, on the host; made on first use."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="moot-sandbox-tmp-"))
+            self._tmp = private_dir("moot-sandbox-tmp-")
         return self._tmp
 
     @property
@@ -216,6 +217,7 @@ class BubblewrapSandbox(ConfinedSandbox):
         is not the sandbox's), bound over hidden files; made on first use."""
         if self._empty is None:
             self._empty = make_empty_file()
+            sentinel().watch(self._empty.parent)
         return self._empty
 
     async def launch(self, command: str, cwd: Path) -> Launch:
@@ -260,7 +262,8 @@ class BubblewrapSandbox(ConfinedSandbox):
         argv = ["bash", "-c", command]
         if proxy is not None:
             argv = relay_argv(self.relay_python, argv)
-        return Launch([*args, "--", *argv], fds)
+        # The sentinel's mark (`sentinel`): what it kills should moot die before bwrap does.
+        return Launch([*args, "--unsetenv", self.sentinel.started(), "--", *argv], fds)
 
     def _prepare(self) -> _Prepared:
         """Make the missing protected directories, then work out the masks in force (moot's
@@ -300,7 +303,7 @@ class BubblewrapSandbox(ConfinedSandbox):
                 content = git_config()
                 self._git_file = ""
                 if content:
-                    directory = Path(tempfile.mkdtemp(prefix="moot-sandbox-home-"))
+                    directory = private_dir("moot-sandbox-home-")
                     (directory / "gitconfig").write_text(content)
                     self._git_file = str(directory / "gitconfig")
             return Path(self._git_file) if self._git_file else None
@@ -331,13 +334,13 @@ class BubblewrapSandbox(ConfinedSandbox):
         the commands' git config."""
         await super().close()
         if self._tmp is not None:
-            await asyncio.to_thread(shutil.rmtree, self._tmp, ignore_errors=True)
+            await asyncio.to_thread(remove_dir, self._tmp)
             self._tmp = None
         if self._empty is not None:
-            await asyncio.to_thread(shutil.rmtree, self._empty.parent, ignore_errors=True)
+            await asyncio.to_thread(remove_dir, self._empty.parent)
             self._empty = None
         if self._git_file:
-            await asyncio.to_thread(shutil.rmtree, Path(self._git_file).parent, True)
+            await asyncio.to_thread(remove_dir, Path(self._git_file).parent)
         self._git_file = None
 
 

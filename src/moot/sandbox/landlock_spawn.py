@@ -106,7 +106,7 @@ class Zygote:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "moot.sandbox.landlock_zygote", str(theirs.fileno())],
+                [sys.executable, "-P", "-m", "moot.sandbox.landlock_zygote", str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,  # never onto the person's screen (the app's)

@@ -1,0 +1,115 @@
+"""A real `kill -9` of `moot -p` while a sandboxed command starts: nothing it started lives on
+(no `bwrap`, no command, whether bubblewrap had armed `--die-with-parent` or not) and the
+sandbox's temporary directories go, within a bounded time (`sandbox/sentinel.py`,
+`landlock_zygote.py`). Killed at the first sight of the sandbox's process, several times, to
+hit bubblewrap's early window."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from moot.protocol import events as ev
+from moot_cli import moot_command, moot_env
+from sandbox_contract import BACKENDS, require
+
+TIMEOUT = 30.0
+GONE_WITHIN = 10.0
+ROUNDS = 4
+LEFT = ("moot-sandbox-", "moot-net-")
+"""What the sandbox makes in `$TMPDIR`."""
+
+
+def ours(marker: str) -> dict[int, str]:
+    """The processes whose command line names `marker` (bwrap names the workspace, the command
+    the marker), by pid."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as file:
+                line = file.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{entry.name}/stat", "rb") as file:
+                state = file.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker in line and state != b"Z":
+            found[int(entry.name)] = line
+    return found
+
+
+def kill_all(pids: dict[int, str]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def run_and_kill(tmp_path: Path, backend: str, marker: str) -> None:
+    """Start a long command under `backend` in `moot -p` and SIGKILL moot as soon as a process
+    naming `marker` (bwrap, the zygote's child, the command) shows."""
+    work, tmp = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir(exist_ok=True)
+    tmp.mkdir(exist_ok=True)
+    command = f"while :; do sleep 1; done # {marker}"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "bash", "arguments": {
+        "command": command}}]}, "done"]))  # fmt: skip
+    env = {**moot_env(tmp_path / "home"), "MOOT_SANDBOX": backend, "TMPDIR": str(tmp)}
+    proc = subprocess.Popen(
+        moot_command("-p", "run it", "--model", f"scripted:{script}", "--output-format",
+                     "events", "--permission-mode", "bypassPermissions"),
+        cwd=work, env=env, text=True, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if isinstance(ev.event_from_json(line), ev.ToolStarted):
+                break
+        else:
+            raise AssertionError(f"the run ended first: {proc.stderr and proc.stderr.read()}")
+        deadline = time.monotonic() + TIMEOUT
+        while not ours(marker):
+            assert time.monotonic() < deadline, "the command never started"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=TIMEOUT)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def left_behind(tmp_path: Path, marker: str) -> tuple[dict[int, str], list[str]]:
+    """What is still there once moot is dead, polled until nothing is or `GONE_WITHIN`."""
+    deadline = time.monotonic() + GONE_WITHIN
+    while True:
+        processes = ours(marker)
+        dirs = sorted(p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith(LEFT))
+        if (not processes and not dirs) or time.monotonic() > deadline:
+            return processes, dirs
+        os.sched_yield()
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "landlock"])
+def test_a_kill_9_as_a_command_starts_leaves_no_process_and_no_temporary_directory(
+    tmp_path: Path, backend: str
+) -> None:
+    require(BACKENDS[backend])
+    for round in range(ROUNDS):
+        here = tmp_path / str(round)
+        here.mkdir()
+        marker = f"moot-killed-{os.getpid()}-{here.name}-{tmp_path.name}"
+        run_and_kill(here, backend, marker)
+        processes, dirs = left_behind(here, marker)
+        kill_all(processes)  # never leave them running, whatever the verdict
+        assert not processes, f"round {round}: still running after moot's kill -9: {processes}"
+        assert not dirs, f"round {round}: left in $TMPDIR: {dirs}"
