@@ -2,7 +2,7 @@
 (no `bwrap`, no command, whether bubblewrap had armed `--die-with-parent` or not) and the
 sandbox's temporary directories go, within a bounded time (`sandbox/sentinel.py`,
 `landlock_zygote.py`). Killed at the first sight of the sandbox's process, several times, to
-hit bubblewrap's early window."""
+hit bubblewrap's early window, then once the command's double-forked `setsid` escapee runs."""
 
 from __future__ import annotations
 
@@ -52,13 +52,21 @@ def kill_all(pids: dict[int, str]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def run_and_kill(tmp_path: Path, backend: str, marker: str) -> None:
+def escaped(marker: str) -> bool:
+    """Whether the command's double-forked `setsid` escapee runs."""
+    return any(line.startswith("sh -c") for line in ours(marker).values())
+
+
+def run_and_kill(tmp_path: Path, backend: str, marker: str, *, early: bool) -> None:
     """Start a long command under `backend` in `moot -p` and SIGKILL moot as soon as a process
-    naming `marker` (bwrap, the zygote's child, the command) shows."""
+    naming `marker` (bwrap, the zygote's child, the command) shows, or (not `early`) once the
+    command's escapee (a double fork into a session of its own) runs. What moot printed then
+    reaches its end: no helper holds moot's output open."""
     work, tmp = tmp_path / "work", tmp_path / "tmp"
     work.mkdir(exist_ok=True)
     tmp.mkdir(exist_ok=True)
-    command = f"while :; do sleep 1; done # {marker}"
+    loop = f"while :; do sleep 1; done # {marker}"
+    command = f"(setsid sh -c '{loop}' &); {loop}"
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"tool_calls": [{"name": "bash", "arguments": {
         "command": command}}]}, "done"]))  # fmt: skip
@@ -77,15 +85,11 @@ def run_and_kill(tmp_path: Path, backend: str, marker: str) -> None:
         else:
             raise AssertionError(f"the run ended first: {proc.stderr and proc.stderr.read()}")
         deadline = time.monotonic() + TIMEOUT
-        while not ours(marker):
+        while not (ours(marker) if early else escaped(marker)):
             assert time.monotonic() < deadline, "the command never started"
     finally:
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=TIMEOUT)
-        if proc.stdout is not None:
-            proc.stdout.close()
-        if proc.stderr is not None:
-            proc.stderr.close()
+    proc.communicate(timeout=TIMEOUT)  # both pipes at their end: nothing else holds them
 
 
 def left_behind(tmp_path: Path, marker: str) -> tuple[dict[int, str], list[str]]:
@@ -108,7 +112,7 @@ def test_a_kill_9_as_a_command_starts_leaves_no_process_and_no_temporary_directo
         here = tmp_path / str(round)
         here.mkdir()
         marker = f"moot-killed-{os.getpid()}-{here.name}-{tmp_path.name}"
-        run_and_kill(here, backend, marker)
+        run_and_kill(here, backend, marker, early=round < ROUNDS - 1)
         processes, dirs = left_behind(here, marker)
         kill_all(processes)  # never leave them running, whatever the verdict
         assert not processes, f"round {round}: still running after moot's kill -9: {processes}"

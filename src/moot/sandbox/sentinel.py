@@ -54,6 +54,8 @@ class Sentinel:
         self._lock = threading.Lock()  # the bubblewrap backend makes directories in threads
         self._write: int | None = None
         self._pid = 0
+        self._cannot = False
+        """It could not start here (no `posix_spawn` with `setsid`): commands run unwatched."""
 
     def started(self) -> str:
         """Start the sentinel unless it runs; its mark, for the command line of a `bwrap`."""
@@ -74,15 +76,16 @@ class Sentinel:
             for _ in range(2):  # a sentinel that died is started again, once
                 if self._write is None and not start:
                     return  # nothing to forget: no sentinel (or a new one) knows of it
-                fd = self._ensure()
+                if (fd := self._ensure()) is None:
+                    return
                 try:
                     os.write(fd, record + b"\0")
                     return
                 except OSError:
                     self._lost()
 
-    def _ensure(self) -> int:
-        if self._write is not None:
+    def _ensure(self) -> int | None:
+        if self._write is not None or self._cannot:
             return self._write
         read, write = os.pipe()  # neither inheritable: only the sentinel gets `read`, as fd 0
         try:
@@ -96,6 +99,10 @@ class Sentinel:
             self._pid = os.posix_spawn(
                 sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True
             )
+        except (OSError, NotImplementedError):
+            os.close(write)
+            self._cannot = True  # no worse than without a sentinel; not tried at every command
+            return None
         except BaseException:
             os.close(write)
             raise
@@ -147,7 +154,7 @@ def remove_dir(path: Path) -> None:
 def descendants(pid: int) -> set[int]:
     """The processes below `pid` (children, theirs, ...), from one scan of /proc."""
     children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
+    for entry in _processes():
         if not entry.name.isdigit():
             continue
         try:
@@ -204,7 +211,7 @@ def _reap() -> None:
 def marked(mark: str) -> set[int]:
     """The live processes of this user but this one whose command line holds `mark`."""
     wanted, found, uid = os.fsencode(mark), set(), os.getuid()
-    for entry in os.scandir("/proc"):
+    for entry in _processes():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
@@ -220,6 +227,15 @@ def marked(mark: str) -> set[int]:
         if status[b"State"].split()[0] != b"Z" and int(status[b"Uid"].split()[0]) == uid:
             found.add(int(entry.name))
     return found
+
+
+def _processes() -> list[os.DirEntry[str]]:
+    """The entries of /proc (none where there is no /proc: macOS, whose sandbox runs no bwrap
+    and no zygote)."""
+    try:
+        return list(os.scandir("/proc"))
+    except OSError:
+        return []
 
 
 def serve(mark: str) -> None:
