@@ -65,6 +65,10 @@ def run_and_kill(tmp_path: Path, backend: str, marker: str, *, early: bool) -> N
     work, tmp = tmp_path / "work", tmp_path / "tmp"
     work.mkdir(exist_ok=True)
     tmp.mkdir(exist_ok=True)
+    # A network setting: the session's proxy starts, with its socket's `moot-net-*` directory.
+    (work / ".moot").mkdir()
+    network = {"sandbox": {"network": {"deniedDomains": ["denied.test"]}}}
+    (work / ".moot" / "settings.json").write_text(json.dumps(network))
     loop = f"while :; do sleep 1; done # {marker}"
     command = f"(setsid sh -c '{loop}' &); {loop}"
     script = tmp_path / "script.json"
