@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -57,14 +59,13 @@ def escaped(marker: str) -> bool:
     return any(line.startswith("sh -c") for line in ours(marker).values())
 
 
-def run_and_kill(tmp_path: Path, backend: str, marker: str, *, early: bool) -> None:
+def run_and_kill(tmp_path: Path, tmp: Path, backend: str, marker: str, *, early: bool) -> None:
     """Start a long command under `backend` in `moot -p` and SIGKILL moot as soon as a process
     naming `marker` (bwrap, the zygote's child, the command) shows, or (not `early`) once the
     command's escapee (a double fork into a session of its own) runs. What moot printed then
-    reaches its end: no helper holds moot's output open."""
-    work, tmp = tmp_path / "work", tmp_path / "tmp"
-    work.mkdir(exist_ok=True)
-    tmp.mkdir(exist_ok=True)
+    reaches its end: no helper holds moot's output open. `tmp` is its `$TMPDIR`."""
+    work = tmp_path / "work"
+    work.mkdir()
     # A network setting: the session's proxy starts, with its socket's `moot-net-*` directory.
     (work / ".moot").mkdir()
     network = {"sandbox": {"network": {"deniedDomains": ["denied.test"]}}}
@@ -90,18 +91,20 @@ def run_and_kill(tmp_path: Path, backend: str, marker: str, *, early: bool) -> N
             raise AssertionError(f"the run ended first: {proc.stderr and proc.stderr.read()}")
         deadline = time.monotonic() + TIMEOUT
         while not (ours(marker) if early else escaped(marker)):
-            assert time.monotonic() < deadline, "the command never started"
+            if time.monotonic() > deadline or proc.poll() is not None:
+                break
     finally:
         proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=TIMEOUT)  # both pipes at their end: nothing else holds them
+    out, err = proc.communicate(timeout=TIMEOUT)  # both at their end: nothing else holds them
+    assert proc.returncode == -signal.SIGKILL, f"moot ended first: {out}{err}"
 
 
-def left_behind(tmp_path: Path, marker: str) -> tuple[dict[int, str], list[str]]:
+def left_behind(tmp: Path, marker: str) -> tuple[dict[int, str], list[str]]:
     """What is still there once moot is dead, polled until nothing is or `GONE_WITHIN`."""
     deadline = time.monotonic() + GONE_WITHIN
     while True:
         processes = ours(marker)
-        dirs = sorted(p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith(LEFT))
+        dirs = sorted(p.name for p in tmp.iterdir() if p.name.startswith(LEFT))
         if (not processes and not dirs) or time.monotonic() > deadline:
             return processes, dirs
         os.sched_yield()
@@ -116,8 +119,13 @@ def test_a_kill_9_as_a_command_starts_leaves_no_process_and_no_temporary_directo
         here = tmp_path / str(round)
         here.mkdir()
         marker = f"moot-killed-{os.getpid()}-{here.name}-{tmp_path.name}"
-        run_and_kill(here, backend, marker, early=round < ROUNDS - 1)
-        processes, dirs = left_behind(here, marker)
-        kill_all(processes)  # never leave them running, whatever the verdict
+        # Short: the network proxy's socket lies there (a Unix socket's path is short).
+        tmp = Path(tempfile.mkdtemp(prefix="mk-", dir="/tmp"))
+        try:
+            run_and_kill(here, tmp, backend, marker, early=round < ROUNDS - 1)
+            processes, dirs = left_behind(tmp, marker)
+        finally:
+            kill_all(ours(marker))  # never leave them running, whatever the verdict
+            shutil.rmtree(tmp, ignore_errors=True)
         assert not processes, f"round {round}: still running after moot's kill -9: {processes}"
         assert not dirs, f"round {round}: left in $TMPDIR: {dirs}"

@@ -140,6 +140,7 @@ class GroupProcess:
         SIGTERM goes to the group, or for a wrapper to the processes below it: killing `bwrap`
         while it sets up can orphan its child before `--die-with-parent` is armed, leaving the
         command running outside any group (seen in about 5% of kills 2-4 ms after the start).
+        (moot's own death there is the sentinel's to mend: `sentinel`.)
         """
         if grace > 0:
             if self._wrapper:

@@ -6,12 +6,13 @@ it), its standard input the read end of a pipe whose write end only moot holds (
 no command inherits it), its output on /dev/null, every other descriptor closed. moot writes
 to it, one NUL-ended record each, the temporary directories the sandbox made (`+path`) and
 removed itself (`-path`). When the pipe reaches its end, moot has exited or was killed: the
-sentinel kills what bubblewrap runs for this moot (`end_marked`), removes the directories
-still listed, and exits.
+sentinel kills what bubblewrap runs for this moot (`end_all` of what is `marked`), removes
+the directories still listed, and exits.
 
 What bubblewrap runs is known by its mark (`Sentinel.mark`, `--unsetenv MOOT_SENTINEL_<random>`
-in each `bwrap` command line: a no-op for bwrap, and the command never sees it) rather than by
-a registered pid: bwrap's `--die-with-parent` is armed late, and a `kill -9` of moot in a
+in each `bwrap` command line: a no-op for bwrap, in no command's environment; a command may
+read it in its namespace's `/proc/1/cmdline`, which gives it nothing, as it can make no
+process outside the namespace) rather than by a registered pid: bwrap's `--die-with-parent` is armed late, and a `kill -9` of moot in a
 command's first milliseconds leaves the PID namespace's init (a fork of bwrap, in a session
 of its own after `--new-session`) and the command running, orphaned, where no process group
 moot knew reaches. The init carries bwrap's command line, mark included; killing it ends every
