@@ -12,10 +12,10 @@ the directories still listed, and exits.
 What bubblewrap runs is known by its mark (`Sentinel.mark`, `--unsetenv MOOT_SENTINEL_<random>`
 in each `bwrap` command line: a no-op for bwrap, in no command's environment; a command may
 read it in its namespace's `/proc/1/cmdline`, which gives it nothing, as it can make no
-process outside the namespace) rather than by a registered pid: bwrap's `--die-with-parent` is armed late, and a `kill -9` of moot in a
-command's first milliseconds leaves the PID namespace's init (a fork of bwrap, in a session
-of its own after `--new-session`) and the command running, orphaned, where no process group
-moot knew reaches. The init carries bwrap's command line, mark included; killing it ends every
+process outside the namespace) rather than by a registered pid: bwrap's `--die-with-parent`
+is armed late, and a `kill -9` of moot in a command's first milliseconds leaves the PID
+namespace's init (a fork of bwrap, in a session of its own after `--new-session`) and the
+command running, orphaned, where no process group moot knew reaches. The init carries bwrap's command line, mark included; killing it ends every
 process of the namespace. A mark needs no message per command (no cost to a command's start),
 cannot be raced by moot's death between the fork and a registration, and names no pid that
 could be reused: whatever carries the mark at the end, and runs as this user, is ours.
