@@ -15,10 +15,11 @@ read it in its namespace's `/proc/1/cmdline`, which gives it nothing, as it can 
 process outside the namespace) rather than by a registered pid: bwrap's `--die-with-parent`
 is armed late, and a `kill -9` of moot in a command's first milliseconds leaves the PID
 namespace's init (a fork of bwrap, in a session of its own after `--new-session`) and the
-command running, orphaned, where no process group moot knew reaches. The init carries bwrap's command line, mark included; killing it ends every
-process of the namespace. A mark needs no message per command (no cost to a command's start),
-cannot be raced by moot's death between the fork and a registration, and names no pid that
-could be reused: whatever carries the mark at the end, and runs as this user, is ours.
+command running, orphaned, where no process group moot knew reaches. The init carries
+bwrap's command line, mark included; killing it ends every process of the namespace. A mark
+needs no message per command (no cost to a command's start), cannot be raced by moot's death
+between the fork and a registration, and names no pid that could be reused: whatever carries
+the mark at the end, and runs as this user, is ours.
 Landlock's commands are its zygote's to end (`landlock_zygote`: their ancestor, a child
 subreaper, which kills every descendant when moot's end of its socket closes).
 
