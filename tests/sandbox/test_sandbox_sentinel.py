@@ -17,7 +17,7 @@ import pytest
 
 from moot.sandbox.base import SandboxPolicy
 from moot.sandbox.landlock import LandlockSandbox
-from moot.sandbox.sentinel import marked
+from moot.sandbox.sentinel import descendants, marked, sentinel
 from sandbox_contract import BACKENDS, require
 
 GONE_WITHIN = 10.0
@@ -45,6 +45,11 @@ OWNER = textwrap.dedent(
 def cmdline(pid: int) -> str:
     with open(f"/proc/{pid}/cmdline", "rb") as file:
         return file.read().decode(errors="replace")
+
+
+def state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return stat.read().rpartition(b")")[2].split()[0].decode()
 
 
 def until(done: Callable[[], bool], within: float = GONE_WITHIN) -> bool:
@@ -127,3 +132,30 @@ async def test_the_landlock_zygote_imports_nothing_from_moots_working_directory(
 
     assert result.stdout == "ran\n"
     assert not canary.exists(), canary.read_text()
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "landlock"])
+async def test_a_command_cannot_end_the_sentinel_or_the_zygote(
+    tmp_path: Path, backend: str
+) -> None:
+    require(BACKENDS[backend])
+    sandbox = BACKENDS[backend].make(SandboxPolicy(workspace=tmp_path))
+    try:
+        await sandbox.run("true", cwd=tmp_path, env=dict(os.environ), timeout=30)
+        mark = sentinel().mark
+        (guard,) = [pid for pid in marked(mark) if "moot.sandbox.sentinel" in cmdline(pid)]
+        helpers = {guard}
+        if isinstance(sandbox, LandlockSandbox):
+            helpers |= {pid for pid in descendants(os.getpid()) if "zygote" in cmdline(pid)}
+        assert len(helpers) == (2 if backend == "landlock" else 1)
+        pids = " ".join(map(str, helpers))
+
+        result = await sandbox.run(
+            f"kill -9 {pids}; kill -STOP {pids}; echo $?", cwd=tmp_path, env=dict(os.environ),
+            timeout=30,
+        )  # fmt: skip
+
+        assert result.stdout.strip() == "1", result
+        assert all(state(pid) in ("S", "R") for pid in helpers)  # neither killed nor stopped
+    finally:
+        await sandbox.close()
