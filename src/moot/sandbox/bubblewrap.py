@@ -220,7 +220,6 @@ class BubblewrapSandbox(ConfinedSandbox):
         is not the sandbox's), bound over hidden files; made on first use."""
         if self._empty is None:
             self._empty = make_empty_file()
-            sentinel().watch(self._empty.parent)
         return self._empty
 
     async def launch(self, command: str, cwd: Path) -> Launch:
