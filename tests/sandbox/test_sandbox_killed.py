@@ -2,7 +2,9 @@
 (no `bwrap`, no command, whether bubblewrap had armed `--die-with-parent` or not) and the
 sandbox's temporary directories go, within a bounded time (`sandbox/sentinel.py`,
 `landlock_zygote.py`). Killed at the first sight of the sandbox's process, several times, to
-hit bubblewrap's early window, then once the command's double-forked `setsid` escapee runs."""
+hit bubblewrap's early window; as the tool starts, and as the sandbox's first directory
+appears (before the sandbox's process); and once the command's double-forked `setsid`
+escapee runs."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ from sandbox_contract import BACKENDS, require
 
 TIMEOUT = 30.0
 GONE_WITHIN = 10.0
-ROUNDS = 4
+WHEN = ("seen", "seen", "seen", "at once", "made", "made", "made", "escaped")
+"""When each round kills moot (`run_and_kill`)."""
 LEFT = ("moot-sandbox-", "moot-net-")
 """What the sandbox makes in `$TMPDIR`."""
 
@@ -54,16 +57,21 @@ def kill_all(pids: dict[int, str]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def escaped(marker: str) -> bool:
-    """Whether the command's double-forked `setsid` escapee runs."""
-    return any(line.startswith("sh -c") for line in ours(marker).values())
+def ready(when: str, marker: str, tmp: Path) -> bool:
+    """Whether to kill moot now: `at once` as the tool starts; once the sandbox has `made` a
+    directory in `tmp`; once a process naming `marker` (bwrap, the zygote's child, the
+    command) is `seen`; once the command's escapee (a double fork into a session of its own)
+    has `escaped`."""
+    if when in ("at once", "made"):
+        return when == "at once" or any(p.name.startswith(LEFT) for p in tmp.iterdir())
+    lines = ours(marker).values()
+    return bool(lines) if when == "seen" else any(line.startswith("sh -c") for line in lines)
 
 
-def run_and_kill(tmp_path: Path, tmp: Path, backend: str, marker: str, *, early: bool) -> None:
-    """Start a long command under `backend` in `moot -p` and SIGKILL moot as soon as a process
-    naming `marker` (bwrap, the zygote's child, the command) shows, or (not `early`) once the
-    command's escapee (a double fork into a session of its own) runs. What moot printed then
-    reaches its end: no helper holds moot's output open. `tmp` is its `$TMPDIR`."""
+def run_and_kill(tmp_path: Path, tmp: Path, backend: str, marker: str, when: str) -> None:
+    """Start a long command under `backend` in `moot -p` and SIGKILL moot when `ready`. What
+    moot printed then reaches its end: no helper holds moot's output open. `tmp` is its
+    `$TMPDIR`."""
     work = tmp_path / "work"
     work.mkdir()
     # A network setting: the session's proxy starts, with its socket's `moot-net-*` directory.
@@ -90,7 +98,7 @@ def run_and_kill(tmp_path: Path, tmp: Path, backend: str, marker: str, *, early:
         else:
             raise AssertionError(f"the run ended first: {proc.stderr and proc.stderr.read()}")
         deadline = time.monotonic() + TIMEOUT
-        while not (ours(marker) if early else escaped(marker)):
+        while not ready(when, marker, tmp):
             if time.monotonic() > deadline or proc.poll() is not None:
                 break
     finally:
@@ -115,14 +123,14 @@ def test_a_kill_9_as_a_command_starts_leaves_no_process_and_no_temporary_directo
     tmp_path: Path, backend: str
 ) -> None:
     require(BACKENDS[backend])
-    for round in range(ROUNDS):
+    for round, when in enumerate(WHEN):
         here = tmp_path / str(round)
         here.mkdir()
         marker = f"moot-killed-{os.getpid()}-{here.name}-{tmp_path.name}"
         # Short: the network proxy's socket lies there (a Unix socket's path is short).
         tmp = Path(tempfile.mkdtemp(prefix="mk-", dir="/tmp"))
         try:
-            run_and_kill(here, tmp, backend, marker, early=round < ROUNDS - 1)
+            run_and_kill(here, tmp, backend, marker, when)
             processes, dirs = left_behind(tmp, marker)
         finally:
             kill_all(ours(marker))  # never leave them running, whatever the verdict

@@ -138,13 +138,23 @@ def sentinel() -> Sentinel:
 
 
 def private_dir(prefix: str) -> Path:
-    """A new directory in `$TMPDIR` (`tempfile.mkdtemp`: 0700) that the sentinel removes
-    should moot end before it does (`remove_dir`)."""
+    """A new directory in `$TMPDIR`, this user's only (0700) as `tempfile.mkdtemp` makes
+    them, that the sentinel removes should moot end before it does (`remove_dir`). Its name
+    is told first: no moment passes where it exists and the sentinel does not know it (moot
+    killed then would leave it); a name told and never made costs the sentinel nothing."""
     import tempfile
 
-    path = Path(tempfile.mkdtemp(prefix=prefix))
-    sentinel().watch(path)
-    return path
+    watcher = sentinel()
+    for _ in range(100):
+        path = Path(tempfile.gettempdir()).absolute() / f"{prefix}{secrets.token_hex(5)}"
+        watcher.watch(path)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            watcher.forget(path)  # someone else's: never the sentinel's to remove
+            continue
+        return path
+    raise FileExistsError(f"no free name for a directory in {tempfile.gettempdir()}")
 
 
 def remove_dir(path: Path) -> None:
