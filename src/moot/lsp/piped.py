@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from moot.sandbox.process import Spawn, Spawned, descendants
+from moot.sandbox.process import Spawn, Spawned
+from moot.sandbox.sentinel import descendants
 
 _LIMIT = 1 << 24
 """Bytes a stream buffers at most (asyncio's subprocess default, 64 KiB, is less than one

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -51,13 +50,15 @@ cover appear and disappear during a session, so a set computed once would go sta
 
 def make_empty_file() -> Path:
     """A new empty file in a private temporary directory, for a backend to bind read-only over
-    hidden files; the caller removes its directory.
+    hidden files; the caller removes its directory (`sentinel.remove_dir`).
 
     Its mode lets the owner write, so that a write through the read-only bind fails with
     "Read-only file system" (which `moot.tools.bash` explains to the model) rather than
     "Permission denied"; the bind, not the mode, keeps it empty.
     """
-    empty = Path(tempfile.mkdtemp(prefix="moot-sandbox-empty-")) / "empty"
+    from moot.sandbox.sentinel import private_dir  # lazy: opening a session starts no sentinel
+
+    empty = private_dir("moot-sandbox-empty-") / "empty"
     empty.touch(mode=0o644)
     return empty
 

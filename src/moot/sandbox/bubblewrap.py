@@ -23,6 +23,9 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>` (the com
   (`PROC_READ_ONLY`); new PID, IPC, UTS (and cgroup) namespaces, so a command
   sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
   kill everything in it. `--new-session` keeps a command from pushing keys into the terminal.
+  bwrap arms `--die-with-parent` late: moot killed in a command's first milliseconds would
+  leave the namespace running; each `bwrap` command line carries the mark of moot's sentinel
+  (`sentinel`), which kills it once moot is gone, and removes this sandbox's directories.
 - What the permission deny rules cover (`policy.masks`, asked for before each command, so a
   file that appeared since is covered too): a hidden file is an empty read-only file (bound
   from a private directory of this sandbox), a hidden directory an empty read-only tmpfs, and
@@ -83,8 +86,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -131,6 +132,7 @@ from moot.sandbox.private import (
 )
 from moot.sandbox.process import KILL_GRACE
 from moot.sandbox.seccomp import set_id_filter
+from moot.sandbox.sentinel import private_dir, remove_dir, sentinel
 from moot.sandbox.set_id import SetIdSweep
 
 
@@ -200,6 +202,8 @@ class BubblewrapSandbox(ConfinedSandbox):
         self._git_file: str | None = None
         """The commands' git config on the host; "" when there is none; None: not made yet."""
         self._home_lock = threading.Lock()
+        self.sentinel = sentinel()
+        """Ends what bubblewrap runs, and removes these directories, should moot die first."""
         self.relay_python = relay_python()
         """The Python the network relay runs with (`net_relay`), when there is a proxy."""
 
@@ -207,7 +211,7 @@ class BubblewrapSandbox(ConfinedSandbox):
     def tmp(self) -> Path:
         """This sandbox's private `/tmp`, on the host; made on first use."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="moot-sandbox-tmp-"))
+            self._tmp = private_dir("moot-sandbox-tmp-")
         return self._tmp
 
     @property
@@ -260,7 +264,8 @@ class BubblewrapSandbox(ConfinedSandbox):
         argv = ["bash", "-c", command]
         if proxy is not None:
             argv = relay_argv(self.relay_python, argv)
-        return Launch([*args, "--", *argv], fds)
+        # The sentinel's mark (`sentinel`): what it kills should moot die before bwrap does.
+        return Launch([*args, "--unsetenv", self.sentinel.started(), "--", *argv], fds)
 
     def _prepare(self) -> _Prepared:
         """Make the missing protected directories, then work out the masks in force (moot's
@@ -300,7 +305,7 @@ class BubblewrapSandbox(ConfinedSandbox):
                 content = git_config()
                 self._git_file = ""
                 if content:
-                    directory = Path(tempfile.mkdtemp(prefix="moot-sandbox-home-"))
+                    directory = private_dir("moot-sandbox-home-")
                     (directory / "gitconfig").write_text(content)
                     self._git_file = str(directory / "gitconfig")
             return Path(self._git_file) if self._git_file else None
@@ -331,13 +336,13 @@ class BubblewrapSandbox(ConfinedSandbox):
         the commands' git config."""
         await super().close()
         if self._tmp is not None:
-            await asyncio.to_thread(shutil.rmtree, self._tmp, ignore_errors=True)
+            await asyncio.to_thread(remove_dir, self._tmp)
             self._tmp = None
         if self._empty is not None:
-            await asyncio.to_thread(shutil.rmtree, self._empty.parent, ignore_errors=True)
+            await asyncio.to_thread(remove_dir, self._empty.parent)
             self._empty = None
         if self._git_file:
-            await asyncio.to_thread(shutil.rmtree, Path(self._git_file).parent, True)
+            await asyncio.to_thread(remove_dir, Path(self._git_file).parent)
         self._git_file = None
 
 

@@ -65,7 +65,6 @@ import asyncio
 import contextlib
 import functools
 import os
-import shutil
 import time
 import uuid
 import weakref
@@ -101,6 +100,7 @@ from moot.sandbox.net_relay import proxy_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
 from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
+from moot.sandbox.sentinel import remove_dir
 from moot.sandbox.set_id import SetIdSweep, with_cleared
 
 if TYPE_CHECKING:
@@ -317,7 +317,7 @@ class DockerSandbox:
         if self.policy.proxy is not None:
             await self.policy.proxy.close()
         if self._empty is not None:
-            await asyncio.to_thread(shutil.rmtree, self._empty.parent, ignore_errors=True)
+            await asyncio.to_thread(remove_dir, self._empty.parent)
             self._empty = None
 
     async def _exec(

@@ -43,8 +43,6 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -65,6 +63,7 @@ from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import moot_dirs, place, private_paths, system_secrets, with_private
 from moot.sandbox.process import KILL_GRACE
 from moot.sandbox.seccomp import set_id_filter
+from moot.sandbox.sentinel import private_dir, remove_dir
 
 REQUIRED_ABI = 6
 """The oldest Landlock ABI moot runs commands under (Linux 6.12): see the module docstring."""
@@ -147,7 +146,7 @@ class LandlockSandbox(ConfinedSandbox):
     def tmp(self) -> Path:
         """This sandbox's temporary directory (`TMPDIR`); made on first use."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="moot-sandbox-tmp-"))
+            self._tmp = private_dir("moot-sandbox-tmp-")
         return self._tmp
 
     async def launch(self, command: str, cwd: Path) -> Launch:
@@ -255,7 +254,7 @@ class LandlockSandbox(ConfinedSandbox):
         git config (`home.git_config`: the real one lies in the hidden home, and git stops
         at a config file it may not read). A blocking call."""
         if self._own is None:
-            own = Path(tempfile.mkdtemp(prefix="moot-sandbox-home-"))
+            own = private_dir("moot-sandbox-home-")
             (own / "gitconfig").write_text(git_config())
             self._own = own
         return self._own
@@ -273,7 +272,7 @@ class LandlockSandbox(ConfinedSandbox):
         self._zygote.stop()
         for directory in (self._tmp, self._own):
             if directory is not None:
-                await asyncio.to_thread(shutil.rmtree, directory, ignore_errors=True)
+                await asyncio.to_thread(remove_dir, directory)
         self._tmp = self._own = None
         if self._ruleset is not None:
             os.close(self._ruleset[1])

@@ -23,6 +23,7 @@ from moot.sandbox import landlock_abi
 
 _PR_SET_SECCOMP = 22
 _PR_CAPBSET_DROP = 24
+_PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
@@ -68,6 +69,12 @@ def drop_exec_capabilities() -> None:
         for cap in range(_last_cap() + 1):
             _prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
     _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+
+
+def become_subreaper() -> None:
+    """Have what a child leaves behind (a double fork, `setsid`) become this process's child
+    rather than init's, so it stays below this process (`sentinel.descendants`)."""
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 class Entry:

@@ -106,7 +106,7 @@ class Zygote:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "moot.sandbox.landlock_zygote", str(theirs.fileno())],
+                [sys.executable, "-P", "-m", "moot.sandbox.landlock_zygote", str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,  # never onto the person's screen (the app's)
@@ -170,7 +170,7 @@ class Zygote:
         self.stop()
 
     def stop(self) -> None:
-        """Stop the zygote (it exits as its socket closes); commands it started run on."""
+        """Stop the zygote: it kills every process below it as its socket closes, and exits."""
         if self._channel is not None:
             if self._loop is not None and not self._loop.is_closed():
                 self._loop.remove_reader(self._channel.fileno())

@@ -18,7 +18,11 @@ The protocol, one message per `SOCK_SEQPACKET` datagram, JSON:
 - and later, for each command that ended, `{"ended", "status"}` (as `os.waitstatus_to_exitcode`).
 
 The command leads a session of its own, so moot kills its process group as it kills any
-command's (`process.GroupProcess`); it is the zygote's child, and the zygote reaps it.
+command's (`process.GroupProcess`); it is the zygote's child, and the zygote reaps it. The
+zygote is a child subreaper: what a command leaves behind (a double fork, a `setsid`) becomes
+the zygote's child, not init's, and so stays below it. When moot's end of the socket closes
+(moot stopped the sandbox, exited or was killed, `kill -9` included), the zygote kills every
+process below it (`sentinel.end_all`) before it exits: no command outlives moot.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ import signal
 import socket
 import sys
 
-from moot.sandbox.landlock_child import Entry, drop_exec_capabilities
+from moot.sandbox.landlock_child import Entry, become_subreaper, drop_exec_capabilities
+from moot.sandbox.sentinel import descendants, end_all
 
 _MAX = 1 << 20
 
@@ -40,6 +45,7 @@ _MAX = 1 << 20
 def serve(fd: int) -> None:
     """Serve requests on the socket `fd` until moot closes it (the zygote's main)."""
     drop_exec_capabilities()  # once here, rather than in each child
+    become_subreaper()
     channel = socket.socket(fileno=fd)
     entries: dict[str, Entry] = {}
     wake_read, wake_write = os.pipe()
@@ -60,8 +66,9 @@ def serve(fd: int) -> None:
             _reap(channel)
         if channel.fileno() in ready:
             message, fds, _, _ = socket.recv_fds(channel, _MAX, 4)
-            if not message:
-                return  # moot is gone
+            if not message:  # moot is gone, or stops this sandbox: so does what it ran
+                end_all(lambda: descendants(os.getpid()), settle=0.0)
+                return
             try:
                 answer = _start(json.loads(message), fds, entries)
             except OSError as error:  # no fork to be had (out of processes, of memory)

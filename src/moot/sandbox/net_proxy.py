@@ -26,9 +26,7 @@ import asyncio
 import contextlib
 import ipaddress
 import os
-import shutil
 import socket
-import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Literal
@@ -36,6 +34,7 @@ from typing import Literal
 import msgspec
 
 from moot.sandbox.net_rules import NetworkRules, canonical, named, normal
+from moot.sandbox.sentinel import private_dir, remove_dir
 
 Grant = Literal["once", "session", "always", "deny"]
 """A person's answer to a host on neither list: "always" is kept in the settings by whoever
@@ -137,7 +136,7 @@ class NetworkProxy:
         """
         async with self._starting:
             if self._address is None:
-                directory = Path(tempfile.mkdtemp(prefix="moot-net-"))  # 0700: this user's
+                directory = private_dir("moot-net-")  # 0700: this user's
                 path = directory / "proxy.sock"
                 unix = await asyncio.start_unix_server(self._serve, path=str(path))
                 # Whoever the sandbox maps this user to may connect; the directory keeps
@@ -164,7 +163,7 @@ class NetworkProxy:
                 await server.wait_closed()
         self._servers, self._address = [], None
         if self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
+            remove_dir(self._directory)
             self._directory = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from moot.sandbox.output import OutputCapture, Stream
+from moot.sandbox.sentinel import descendants
 
 KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL."""
@@ -139,6 +140,7 @@ class GroupProcess:
         SIGTERM goes to the group, or for a wrapper to the processes below it: killing `bwrap`
         while it sets up can orphan its child before `--die-with-parent` is armed, leaving the
         command running outside any group (seen in about 5% of kills 2-4 ms after the start).
+        (moot's own death there is the sentinel's to mend: `sentinel`.)
         """
         if grace > 0:
             if self._wrapper:
@@ -264,29 +266,6 @@ async def wait_for_end(process: GroupProcess, timeout: float, grace: float) -> i
         finally:
             process.close()
         raise
-
-
-def descendants(pid: int) -> set[int]:
-    """The processes below `pid` (children, theirs, ...), from one scan of /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-                ppid = int(stat.read().rpartition(b")")[2].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue  # it ended meanwhile
-        children.setdefault(ppid, []).append(int(entry.name))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
 
 
 def _signal_all(pids: set[int], sig: int) -> None:
