@@ -4,6 +4,7 @@ and removes the directories it was told of; directories moot removed itself stay
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -159,3 +160,44 @@ async def test_a_command_cannot_end_the_sentinel_or_the_zygote(
         assert all(state(pid) in ("S", "R") for pid in helpers)  # neither killed nor stopped
     finally:
         await sandbox.close()
+
+
+async def test_a_zygote_whose_moot_dies_before_it_answers_a_start_ends_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moot killed between asking for a command and the zygote's answer (the kill -9 test's
+    "seen" rounds hit it about one time in three): the answer's write failed, which ended the
+    zygote in a traceback before it ended what it had just started."""
+    from moot.sandbox.landlock_spawn import Zygote
+
+    require(BACKENDS["landlock"])
+    marker = f"moot-unanswered-{os.getpid()}-{tmp_path.name}"
+
+    def killed_meanwhile(self: Zygote, channel: object) -> dict[str, object]:
+        self.stop()  # moot's end closes before it reads the answer, as at a kill -9 then
+        raise OSError("moot is gone")
+
+    monkeypatch.setattr(Zygote, "_answer", killed_meanwhile)
+    sandbox = LandlockSandbox(SandboxPolicy(workspace=tmp_path))
+    try:
+        await sandbox.run(
+            f"while :; do sleep 1; done # {marker}", cwd=tmp_path, env=dict(os.environ), timeout=30
+        )
+    except OSError:
+        pass  # refused or told as the command's error: either way, what matters is below
+    finally:
+        await sandbox.close()
+
+    def running() -> list[int]:
+        found = []
+        for pid in (int(entry.name) for entry in os.scandir("/proc") if entry.name.isdigit()):
+            with contextlib.suppress(OSError, IndexError):  # it ended meanwhile
+                if marker in cmdline(pid) and state(pid) != "Z":
+                    found.append(pid)
+        return found
+
+    try:
+        assert until(lambda: not running()), "the command outlived its zygote"
+    finally:
+        for pid in running():
+            os.kill(pid, signal.SIGKILL)

@@ -43,10 +43,22 @@ _MAX = 1 << 20
 
 
 def serve(fd: int) -> None:
-    """Serve requests on the socket `fd` until moot closes it (the zygote's main)."""
+    """Serve requests on the socket `fd` until moot closes it (the zygote's main), then end
+    every process below the zygote."""
     drop_exec_capabilities()  # once here, rather than in each child
     become_subreaper()
     channel = socket.socket(fileno=fd)
+    try:
+        _serve(channel)
+    except OSError:
+        pass  # moot's end closed as the zygote wrote to it (killed as a command started)
+    finally:  # whatever ends the zygote ends what it ran first
+        end_all(lambda: descendants(os.getpid()), settle=0.0)
+
+
+def _serve(channel: socket.socket) -> None:
+    """Start commands as moot asks and tell it which ended, until its end of `channel`
+    closes (moot stopped this sandbox, exited or was killed)."""
     entries: dict[str, Entry] = {}
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
@@ -67,7 +79,6 @@ def serve(fd: int) -> None:
         if channel.fileno() in ready:
             message, fds, _, _ = socket.recv_fds(channel, _MAX, 4)
             if not message:  # moot is gone, or stops this sandbox: so does what it ran
-                end_all(lambda: descendants(os.getpid()), settle=0.0)
                 return
             try:
                 answer = _start(json.loads(message), fds, entries)
