@@ -5,7 +5,9 @@ A SIGTERM or SIGHUP (an editor that stops its agent, a terminal that went away) 
 at once, by the signal's default action: their sessions never closed, so a command running in
 the sandbox lived on (Landlock), a Docker container kept running and the sandbox's temporary
 directories stayed. `serve_until_ended` turns the first such signal into the cancellation of
-the serving task, after which the sessions close; a second one ends the process at once.
+the serving task, after which the sessions close; a second one ends the process at once. A
+signal that comes while they close (an editor closes the pipe and signals its agent at once)
+lets the close go on: it cancelled the close halfway, and left what the sessions had started.
 
 `moot mcp serve` also could not end on a signal (SIGINT included) while its client was quiet:
 the MCP SDK reads stdin in a worker thread, which nothing stops, and its transport waits for
@@ -31,9 +33,10 @@ async def serve_until_ended(
 ) -> int | None:
     """Await `serving` until it ends (None) or a SIGTERM or SIGHUP ends moot (the signal's
     number); `close` runs either way, so the sessions close and what they started ends."""
-    with _ended_by_signals() as taken:
+    served = asyncio.ensure_future(serving)  # a signal cancels this, never the close after it
+    with _ended_by_signals(served) as taken:
         try:
-            await serving
+            await served
         except asyncio.CancelledError:
             if not taken:
                 raise
@@ -48,19 +51,17 @@ def exit_status(ended_by: int | None) -> int:
 
 
 @contextlib.contextmanager
-def _ended_by_signals() -> Iterator[list[int]]:
-    """While inside, SIGTERM and SIGHUP cancel the current task (once: the next one ends the
-    process as the signal's default action does). Yields the list of the signals taken."""
+def _ended_by_signals(task: asyncio.Future[None]) -> Iterator[list[int]]:
+    """While inside, SIGTERM and SIGHUP cancel `task` (once: the next one ends the process as
+    the signal's default action does). Yields the list of the signals taken."""
     loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
     taken: list[int] = []
 
     def end(number: int) -> None:
         taken.append(number)
         for each in _ENDING:  # a second signal is not waited on
             loop.remove_signal_handler(each)
-        if task is not None:
-            task.cancel()
+        task.cancel()  # nothing once it has ended: the sessions are closing
 
     handled = []
     for number in _ENDING:
