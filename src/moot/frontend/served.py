@@ -25,7 +25,9 @@ from collections.abc import Awaitable, Callable, Iterator
 
 _ENDING = (signal.SIGTERM, signal.SIGHUP)
 READ_LIMIT = 64 << 20
-"""The longest line a client may send."""
+"""The longest line a client may send: a longer one is dropped (the memory it takes is bounded),
+and read as `TOO_LONG`, which the MCP SDK takes for a message that does not parse."""
+TOO_LONG = "(a message longer than 64 MiB, dropped)\n"
 
 
 async def serve_until_ended(
@@ -113,10 +115,29 @@ class PipeLines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
+        try:
+            line = await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # the end: the last line, maybe cut short
+            line = exc.partial
+        except asyncio.LimitOverrunError:
+            await self._drop_line()
+            return TOO_LONG
         if not line:
             raise StopAsyncIteration
         return line.decode("utf-8", errors="replace")
+
+    async def _drop_line(self) -> None:
+        """Drop the rest of a line longer than `READ_LIMIT`, its end included, a buffer at a
+        time."""
+        while True:
+            try:
+                await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError:
+                return  # the end of the input: the next read says so
+            except asyncio.LimitOverrunError as exc:  # held, up to the line's end if found
+                await self._reader.readexactly(exc.consumed)
+                continue
+            return
 
 
 async def stdin_lines() -> PipeLines | None:
