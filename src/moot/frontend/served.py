@@ -28,6 +28,8 @@ READ_LIMIT = 64 << 20
 """The longest line a client may send: a longer one is dropped (the memory it takes is bounded),
 and read as `TOO_LONG`, which the MCP SDK takes for a message that does not parse."""
 TOO_LONG = "(a message longer than 64 MiB, dropped)\n"
+WIND_DOWN = 2.0
+"""How long serving may take to end after a signal before the sessions close anyway."""
 
 
 async def serve_until_ended(
@@ -35,16 +37,36 @@ async def serve_until_ended(
 ) -> int | None:
     """Await `serving` until it ends (None) or a SIGTERM or SIGHUP ends moot (the signal's
     number); `close` runs either way, so the sessions close and what they started ends."""
-    served = asyncio.ensure_future(serving)  # a signal cancels this, never the close after it
-    with _ended_by_signals(served) as taken:
+    served = asyncio.ensure_future(serving)
+    signalled = asyncio.Event()
+    with _ended_by_signals(signalled) as taken:
         try:
-            await served
-        except asyncio.CancelledError:
-            if not taken:
-                raise
+            await _first_of(served, signalled)
+            if not served.done():  # a signal: the close, not a signal, ends what comes after
+                await _wound_down(served)
+            elif not served.cancelled():
+                served.result()  # what went wrong, if anything
+        except asyncio.CancelledError:  # this task (SIGINT): the sessions close all the same
+            await _wound_down(served)
+            raise
         finally:
             await close()
     return taken[0] if taken else None
+
+
+async def _first_of(served: asyncio.Future[None], signalled: asyncio.Event) -> None:
+    waiting = asyncio.ensure_future(signalled.wait())
+    try:
+        await asyncio.wait((served, waiting), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+
+
+async def _wound_down(served: asyncio.Future[None]) -> None:
+    """Cancel `served` and give it `WIND_DOWN` seconds to end: a client that reads nothing
+    holds its last write for good, and the sessions must close anyway."""
+    served.cancel()
+    await asyncio.wait((served,), timeout=WIND_DOWN)
 
 
 def exit_status(ended_by: int | None) -> int:
@@ -53,8 +75,8 @@ def exit_status(ended_by: int | None) -> int:
 
 
 @contextlib.contextmanager
-def _ended_by_signals(task: asyncio.Future[None]) -> Iterator[list[int]]:
-    """While inside, SIGTERM and SIGHUP cancel `task` (once: the next one ends the process as
+def _ended_by_signals(signalled: asyncio.Event) -> Iterator[list[int]]:
+    """While inside, SIGTERM and SIGHUP set `signalled` (once: the next one ends the process as
     the signal's default action does). Yields the list of the signals taken."""
     loop = asyncio.get_running_loop()
     taken: list[int] = []
@@ -63,7 +85,7 @@ def _ended_by_signals(task: asyncio.Future[None]) -> Iterator[list[int]]:
         taken.append(number)
         for each in _ENDING:  # a second signal is not waited on
             loop.remove_signal_handler(each)
-        task.cancel()  # nothing once it has ended: the sessions are closing
+        signalled.set()  # nothing once serving has ended: the sessions are closing
 
     handled = []
     for number in _ENDING:
@@ -159,3 +181,37 @@ async def stdin_lines() -> PipeLines | None:
     pipe = os.fdopen(wire, "rb", buffering=0)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
     return PipeLines(reader)
+
+
+class PipeWriter:
+    """Text written to a pipe on the event loop: a write that waits for a client that reads
+    nothing is cancelled with its task (the MCP SDK's writes, in a worker thread, held the
+    process's end for good)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+        await self._writer.drain()
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+async def stdout_writer() -> PipeWriter | None:
+    """stdout written on the loop, stdout itself then pointed at stderr (what runs in this
+    process writes nothing on the wire); None when stdout is not a pipe or a socket."""
+    try:
+        mode = os.fstat(1).st_mode
+    except OSError:
+        return None
+    if not _is_pipe(mode):
+        return None
+    wire = os.dup(1)
+    os.dup2(2, 1)
+    loop = asyncio.get_running_loop()
+    pipe = os.fdopen(wire, "wb", buffering=0)
+    # The stream protocol that lets `drain` wait for the pipe (what asyncio's own streams use).
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
+    return PipeWriter(asyncio.StreamWriter(transport, protocol, None, loop))
