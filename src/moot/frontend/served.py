@@ -11,7 +11,10 @@ lets the close go on: it cancelled the close halfway, and left what the sessions
 
 `moot mcp serve` also could not end on a signal (SIGINT included) while its client was quiet:
 the MCP SDK reads stdin in a worker thread, which nothing stops, and its transport waits for
-that thread before it lets go. `stdin_lines` reads stdin on the event loop instead.
+that thread before it lets go. `stdin_lines` reads stdin on the event loop instead, and
+`stdout_writer` writes stdout there: a client that reads nothing held the SDK's writing thread,
+and the process, for good. Serving has `WIND_DOWN` seconds to end after a signal (the ACP SDK
+waits for its last write as it ends), then the sessions close anyway.
 """
 
 from __future__ import annotations
@@ -209,7 +212,12 @@ async def stdout_writer() -> PipeWriter | None:
     if not _is_pipe(mode):
         return None
     wire = os.dup(1)
-    os.dup2(2, 1)
+    try:
+        os.dup2(2, 1)
+    except OSError:  # stderr closed
+        nothing = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nothing, 1)
+        os.close(nothing)
     loop = asyncio.get_running_loop()
     pipe = os.fdopen(wire, "wb", buffering=0)
     # The stream protocol that lets `drain` wait for the pipe (what asyncio's own streams use).
