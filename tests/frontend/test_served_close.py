@@ -7,6 +7,8 @@ Real processes and signals: the front end's ending in a Python process of its ow
 
 from __future__ import annotations
 
+import json
+import os
 import select
 import signal
 import subprocess
@@ -72,6 +74,42 @@ def test_a_signal_while_the_sessions_close_lets_the_close_finish(number: int) ->
             select.select([], [], [], 0.01)
         out, err = process.communicate(b"go\n", timeout=20)
         assert out == f"closed\nstatus {128 + number}\n".encode(), err.decode()
+        assert process.returncode == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.parametrize("front_end", ["acp", "mcp serve"])
+def test_a_client_gone_ends_moot_as_the_end_of_its_input(
+    tmp_path: Path, private_moot_home: Path, front_end: str
+) -> None:
+    """A client that stopped reading and went away: moot's answer finds no reader. Before, each
+    ended in a traceback with exit status 1 (the MCP SDK's broken pipe; the ACP SDK closed
+    `sys.stdout`, which moot then flushed)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    if front_end == "acp":
+        params: dict[str, object] = {"protocolVersion": 1}
+    else:
+        info = {"name": "test", "version": "1"}
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": info}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moot.cli", *front_end.split()],
+        cwd=repo,
+        env=dict(os.environ, MOOT_HOME=str(private_moot_home)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdout.close()  # gone before moot answers
+        _, err = process.communicate((json.dumps(request) + "\n").encode(), timeout=60)
+        assert b"Traceback" not in err, err.decode()[-2000:]
         assert process.returncode == 0
     finally:
         if process.poll() is None:

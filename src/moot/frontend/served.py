@@ -48,13 +48,22 @@ async def serve_until_ended(
             if not served.done():  # a signal: the close, not a signal, ends what comes after
                 await _wound_down(served)
             elif not served.cancelled():
-                served.result()  # what went wrong, if anything
+                _unless_client_gone(served)
         except asyncio.CancelledError:  # this task (SIGINT): the sessions close all the same
             await _wound_down(served)
             raise
         finally:
             await close()
     return taken[0] if taken else None
+
+
+def _unless_client_gone(served: asyncio.Future[None]) -> None:
+    """Raise what went wrong serving, unless the client went away (its pipe broken under an
+    answer): that ends serving as the end of its input does, without a traceback."""
+    try:
+        served.result()
+    except* (BrokenPipeError, ConnectionResetError):
+        pass
 
 
 async def _first_of(served: asyncio.Future[None], signalled: asyncio.Event) -> None:
