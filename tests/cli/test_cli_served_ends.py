@@ -7,12 +7,17 @@ Real processes: moot on pipes, a real sandbox, a command that would run for minu
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -154,6 +159,60 @@ def test_a_signal_while_a_command_runs_ends_moot_and_all_it_started(
         _until(lambda: not _running(marker), "the sandboxed command lived on")
         assert sorted(os.listdir(env["TMPDIR"])) == []  # the sandbox's directories are gone
         assert status == (130 if number == signal.SIGINT else 128 + number)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for pid in _running(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _unread(process: subprocess.Popen[bytes]) -> int:
+    """How many bytes moot wrote to its stdout that the test has not read."""
+    assert process.stdout is not None
+    return struct.unpack("i", fcntl.ioctl(process.stdout, termios.FIONREAD, b"\0" * 4))[0]
+
+
+def _flood(process: subprocess.Popen[bytes], front_end: str) -> None:
+    """Requests whose answers fill moot's stdout, which the test does not read (small ones:
+    the pipe then fills to within a message of its capacity)."""
+    assert process.stdin is not None
+    request = (
+        {"method": "ping"}
+        if front_end == "mcp serve"
+        else {"method": "initialize", "params": {"protocolVersion": 1}}
+    )
+    with contextlib.suppress(OSError):  # moot ended, or stopped reading: enough
+        for number in range(100, 5000):
+            _send(process.stdin, {"id": number, **request})
+
+
+@pytest.mark.parametrize("front_end", ["acp", "mcp serve"])
+def test_a_client_that_reads_nothing_does_not_hold_moot_at_a_signal(
+    place: tuple[Path, dict[str, str]], front_end: str
+) -> None:
+    """Before, a SIGTERM left either waiting for good on its write to the full pipe (the ACP
+    SDK's sender, the MCP SDK's writing thread), its session never closed: the command ran on."""
+    require(BACKENDS["landlock"])
+    repo, env = place
+    env["MOOT_SANDBOX"] = "landlock"
+    marker = f"333.{os.getpid()}{int(time.monotonic() * 1000) % 100000}"
+    process = _start(front_end, repo, env, marker)
+    assert process.stdout is not None
+    capacity = fcntl.fcntl(process.stdout, 1032)  # F_GETPIPE_SZ
+    flooding = threading.Thread(target=_flood, args=(process, front_end), daemon=True)
+    try:
+        _until(lambda: _running(marker), "the command never started")
+        flooding.start()
+        # Full: no room for another message (one up to `PIPE_BUF` bytes is written whole).
+        _until(lambda: _unread(process) > capacity - select.PIPE_BUF, "moot's stdout never filled")
+        process.send_signal(signal.SIGTERM)
+        try:
+            status = process.wait(_WITHIN)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"moot {front_end} lived on after SIGTERM, its stdout full")
+        _until(lambda: not _running(marker), "the sandboxed command lived on")
+        assert status == 128 + signal.SIGTERM
     finally:
         if process.poll() is None:
             process.kill()

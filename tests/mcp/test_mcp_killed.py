@@ -95,3 +95,48 @@ def test_a_servers_group_is_ended_only_while_its_number_is_still_the_servers() -
         if other.poll() is None:
             other.kill()
             other.wait()
+
+
+def test_what_a_server_that_exits_at_once_left_ends_with_moot(tmp_path: Path) -> None:
+    """A server that ends at once, before the host can tell its pid (the child watcher has
+    reaped it), left its helper running for good: its group was never ended. Three such
+    servers: before, a host that told one's pid in time ended that one's group."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    marker = f"{400 + os.getpid() % 100}.{int(time.monotonic() * 1000) % 100000}"
+    quick = {"command": "sh", "args": ["-c", f"sleep {marker} & exit 0"]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {f"quick{n}": quick for n in range(3)}}))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": "done"}]}))
+    keep = ("PATH", "PYTHONPATH", "GIT_CONFIG_GLOBAL", "MOOT_SANDBOX")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env |= {"HOME": str(tmp_path / "home"), "MOOT_HOME": str(tmp_path / "moot-home")}
+    args = ["-p", "go", "--model", f"scripted:{script}", "--mcp-config", str(config)]
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "moot.cli", *args],
+            cwd=repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            timeout=90,
+        )
+        _until(lambda: not _helpers(marker), "a helper of a server that exited lived on")
+    finally:
+        for pid in _helpers(marker):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _helpers(marker: str) -> list[int]:
+    """The live processes whose command line holds `marker`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes() and _alive(int(pid)):
+                found.append(int(pid))
+    return found

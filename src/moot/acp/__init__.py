@@ -8,6 +8,7 @@ with it) is imported here, inside `run_acp`, never on moot's other paths.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from argparse import Namespace
 from pathlib import Path
@@ -41,6 +42,8 @@ def run_acp(options: Namespace) -> int:
         ended_by = asyncio.run(_serve(defaults))
     except KeyboardInterrupt:
         return 130
+    if sys.stdout.closed:  # the SDK closed it as its client went away: nothing is left to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the process's stdout from now on
     return exit_status(ended_by)
 
 

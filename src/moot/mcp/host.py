@@ -24,7 +24,7 @@ import msgspec
 from moot.mcp import wire
 from moot.mcp.connection import Connection, ServerUnavailable, _plain
 from moot.mcp.results import capped, outputs_dir, render_blocks, resource_text, tool_text
-from moot.mcp.transport import end_group
+from moot.mcp.transport import adopt_orphans, end_group, end_orphans
 from moot.protocol.mcp import McpResourceText
 
 READ_LIMIT = 64 << 20
@@ -197,6 +197,7 @@ class Host:
         for connection in self.connections.values():
             if connection.pid is not None:
                 end_group(connection.pid, connection.started)
+        end_orphans()  # what servers that ended before their pid was told left
 
 
 def _failure(server: str, exc: Exception) -> str:
@@ -257,6 +258,7 @@ def main() -> None:
     """Serve, then leave at once: every connection is closed by then, and a thread still
     importing the SDK (a server that was starting) need not be waited for."""
     code = 0
+    adopt_orphans()
     loop = asyncio.new_event_loop()
     try:
         loop.run_until_complete(serve())

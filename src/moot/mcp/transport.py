@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any, TextIO
 
 from moot.paths import make_private_dir, private_opener
 from moot.protocol.mcp import McpServerConfig
+
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 class WatchedStream:
@@ -74,7 +77,8 @@ async def open_stdio(
     )
     before = children()
     read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-    started = children() - before
+    # The SDK starts it in a session of its own; an orphan adopted meanwhile leads none.
+    started = [pid for pid in children() - before if _ids(pid)[1:] == (pid, pid)]
     return read, write, min(started) if started else None
 
 
@@ -173,6 +177,43 @@ def end_group(pid: int, started: int | None) -> None:
         return
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def adopt_orphans() -> None:
+    """Make this process the parent of what its stdio servers' processes leave when they end
+    (Linux's child subreaper), for `end_orphans`: a server that ends at once is reaped before
+    its pid can be told, and its group, never ended, kept its helpers running for good."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def end_orphans() -> None:
+    """End with SIGKILL the process group of every child left in a stdio server's session
+    (`adopt_orphans`); run once the servers are closed and reaped. Each is an orphan only this
+    process reaps, so neither its number nor its group's can be another process's. What made a
+    session of its own (a daemon) is left, as ending a server's group leaves it; so is what
+    runs in moot's own session."""
+    own = os.getsid(0)
+    for pid in children():
+        _, group, session = _ids(pid)
+        if session in (0, pid, own):
+            continue
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+
+
+def _ids(pid: int) -> tuple[int, int, int]:
+    """Process `pid`'s parent, group and session (zeros when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as file:
+            fields = file.read().rpartition(")")[2].split()
+        return int(fields[1]), int(fields[2]), int(fields[3])
+    except (OSError, ValueError, IndexError):
+        return 0, 0, 0
 
 
 def exited(pid: int) -> bool:

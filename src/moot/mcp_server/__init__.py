@@ -89,16 +89,17 @@ async def _serve(session: Session, task_options: Callable[[], SessionOptions]) -
     # The SDK loads here: `moot mcp serve` is the one command that needs it in this process.
     from mcp.server.stdio import stdio_server
 
-    from moot.frontend.served import serve_until_ended, stdin_lines
+    from moot.frontend.served import serve_until_ended, stdin_lines, stdout_writer
     from moot.mcp_server.server import build_server
     from moot.mcp_server.tools import WorkspaceTools
 
     server = build_server(WorkspaceTools(session), task_options)
 
     async def serving() -> None:
-        # Read on the loop: the SDK's thread would hold the end until the client's next line.
-        lines = await stdin_lines()
-        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+        # Read and written on the loop: the SDK's threads would hold the end until the
+        # client's next line, or for good when it reads nothing.
+        lines, wire = await stdin_lines(), await stdout_writer()
+        async with stdio_server(stdin=lines, stdout=wire) as (read, write):  # type: ignore[arg-type]
             await server.run(read, write, server.create_initialization_options())
 
     return await serve_until_ended(serving(), session.close)
