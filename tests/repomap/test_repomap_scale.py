@@ -8,6 +8,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from moot.repomap import RepoIndex, build_repo_map
 from moot.repomap.index import IN_PROCESS_UP_TO
 from moot.repomap.languages import Grammars, language_for
@@ -93,6 +95,26 @@ def test_many_files_are_parsed_by_parser_processes_as_they_are_in_process(
         there = found.files[rel]
     assert here.tags is not None
     assert {d.name for d in there.definitions} == {"helper_170", "Thing170"}
+
+
+def test_a_parser_process_imports_nothing_from_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moot runs in the workspace: started as `python -m`, a parser process had the working
+    directory first on its import path, and a repository's `msgspec.py` (or `json.py`, ...) ran
+    on the host, unsandboxed and unasked, at the first map of more than `IN_PROCESS_UP_TO`
+    files."""
+    canary = tmp_path.parent / f"{tmp_path.name}-imported"
+    for name in ("msgspec", "json", "struct", "tree_sitter"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(canary)!r}, 'a').write({name!r})\n")
+    modules(tmp_path, IN_PROCESS_UP_TO + 10)
+    monkeypatch.chdir(tmp_path)
+    with RepoIndex(tmp_path, background=False) as index:
+        found = index.index(seconds=600)
+        assert index._pool is not None
+
+    assert not canary.exists(), f"ran on the host: {canary.read_text()}"
+    assert found.pending == 0
 
 
 def test_a_pool_whose_answers_arrive_together_reads_every_one(tmp_path: Path) -> None:

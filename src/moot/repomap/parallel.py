@@ -43,8 +43,10 @@ class _Worker:
         source = str(Path(__file__).resolve().parents[2])  # this moot's, not another
         path = os.environ.get("PYTHONPATH")
         env = {**os.environ, "PYTHONPATH": source + (os.pathsep + path if path else "")}
+        # -P: moot's working directory (the workspace) is not on the worker's import path,
+        # where a repository's `msgspec.py` would run on the host as it imports msgspec.
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "moot.repomap.parse_worker", str(root)],
+            [sys.executable, "-P", "-m", "moot.repomap.parse_worker", str(root)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
             bufsize=0,  # unbuffered: the pool waits with `select`, which sees no buffer
         )  # fmt: skip
