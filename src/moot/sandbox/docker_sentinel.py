@@ -3,13 +3,14 @@
 Before it makes its first container or volume, a Docker sandbox tells the sentinel which
 engine it uses and whose its containers are (`engine_record`: the variables naming the engine,
 the labels naming this process: pid, start time, host). When moot's pipe ends (`kill -9`
-included) the sentinel connects to each engine it was told of and removes what those labels
-mark (`clean`): the sandbox containers, their network relays, a remote engine's workspace
-volume. Its parent's pid is not guessed: the record names the owner, as the containers'
-labels do. Each request waits `REQUEST_TIMEOUT` seconds at most and the whole cleanup
-`within` seconds: an engine that does not answer costs the sentinel that long, then it exits
-(the next session's `docker_image.remove_orphans` is still there). The sentinel imports this
-module only once such a record arrived: docker-py is heavy.
+included) the sentinel execs this module (`main`), which connects to each engine it was told
+of and removes what those labels mark (`clean`): the sandbox containers, their network
+relays, a remote engine's workspace volume and its helper. The owner is not guessed (the
+sentinel's parent): the record names it, as the containers' labels do. Each request waits
+`REQUEST_TIMEOUT` seconds at most and the whole cleanup `WITHIN` seconds: an engine that does
+not answer costs the sentinel that long, then it exits (the next session's
+`docker_image.remove_orphans` is still there). Only a sentinel told of an engine runs this
+module: docker-py is heavy.
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from moot.sandbox import docker_image
+from moot.sandbox.sentinel import DOCKER_RECORDS
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
 ENGINE_VARIABLES = ("DOCKER_HOST", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH")
 """What `docker_image.client` reads of an environment."""
+WITHIN = 60.0
+"""Seconds the cleanup takes at most, every engine at once."""
 REQUEST_TIMEOUT = 10.0
 """Seconds the sentinel waits for one answer of the engine."""
 SETTLE = 1.0
@@ -43,7 +47,6 @@ def engine_record(environ: Mapping[str, str] | None) -> dict[str, Any]:
     # Each variable named, empty when unset (the same to docker-py): given none at all,
     # docker-py would read the sentinel's own environment instead.
     chosen = {name: env.get(name, "") for name in ENGINE_VARIABLES}
-    chosen.update((name, value) for name, value in env.items() if name.startswith("DOCKER_"))
     return {"env": chosen, "owner": docker_image.owner_labels()}
 
 
@@ -112,3 +115,14 @@ def remove_owned(engine: DockerClient, owner: Mapping[str, str]) -> list[str]:
 def _joins_another(container: Any) -> bool:
     mode = (container.attrs.get("HostConfig") or {}).get("NetworkMode") or ""
     return str(mode).startswith("container:")
+
+
+def main() -> None:
+    """The sentinel, once moot is gone, exec'd with the records it was told
+    (`sentinel.DOCKER_RECORDS`)."""
+    records = json.loads(os.environ.pop(DOCKER_RECORDS, "[]"))
+    clean(records, within=WITHIN)
+
+
+if __name__ == "__main__":
+    main()

@@ -9,8 +9,9 @@ removed itself (`-path`), and each Docker engine a sandbox uses (`d<json>`: how 
 and the labels naming this moot, told before its first container; `docker_sentinel`). When
 the pipe reaches its end, moot has exited or was killed: the sentinel kills what bubblewrap
 runs for this moot (`end_all` of what is `marked`), removes the directories still listed,
-then, when a Docker sandbox told it of an engine (only then is docker-py imported), removes
-the containers, relays and volumes labelled as this moot's there, a minute at most, and exits.
+then, when a Docker sandbox told it of an engine, becomes `docker_sentinel` (an exec: only
+then is docker-py loaded), which removes the containers, relays and volumes labelled as this
+moot's there, a minute at most, and exits.
 
 What bubblewrap runs is known by its mark (`Sentinel.mark`, `--unsetenv MOOT_SENTINEL_<random>`
 in each `bwrap` command line: a no-op for bwrap, in no command's environment; a command may
@@ -48,9 +49,8 @@ _SETTLE = 0.05
 """Seconds between the last pass that found a marked process and the pass that confirms none
 is left (a `bwrap` moot forked just before it died execs a moment later)."""
 _MOST_PASSES = 200
-_DOCKER_WITHIN = 60.0
-"""Seconds the sentinel gives the Docker engines it was told of to remove what moot left
-(`docker_sentinel.clean`), all of them at once."""
+DOCKER_RECORDS = "MOOT_SENTINEL_DOCKER"
+"""The variable handing the Docker records (`Sentinel.watch_docker`) to `docker_sentinel`."""
 
 
 class Sentinel:
@@ -295,10 +295,18 @@ def serve(mark: str) -> None:
     end_all(lambda: marked(mark))
     for path in directories:
         shutil.rmtree(path, ignore_errors=True)
-    if engines:  # docker-py is imported only here, by a sentinel a Docker sandbox told
-        from moot.sandbox import docker_sentinel
+    if engines:
+        _become_docker_cleaner(list(engines))
 
-        docker_sentinel.clean(engines, within=_DOCKER_WITHIN)
+
+def _become_docker_cleaner(records: list[str]) -> None:
+    """Exec `docker_sentinel`, which removes what moot left on the engines of `records`: only
+    a sentinel a Docker sandbox told of an engine loads docker-py."""
+    import json
+
+    argv = [sys.executable, "-P", "-m", "moot.sandbox.docker_sentinel"]
+    with contextlib.suppress(OSError):  # nothing to tell: moot is gone
+        os.execve(sys.executable, argv, {**os.environ, DOCKER_RECORDS: json.dumps(records)})
 
 
 if __name__ == "__main__":
