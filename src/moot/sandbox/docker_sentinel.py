@@ -78,11 +78,11 @@ def remove_left(engine: DockerClient, owner: Mapping[str, str], deadline: float)
     """Remove what `owner`'s labels mark, in passes until one finds nothing and another,
     `SETTLE` seconds later, confirms it, or until `deadline` (`time.monotonic`); the names of
     what the passes found."""
-    removed: list[str] = []
+    seen: list[str] = []
     settled = False
     while time.monotonic() < deadline:
         found = remove_owned(engine, owner)
-        removed += found
+        seen += found
         if found:
             settled = False
         elif settled:
@@ -90,7 +90,7 @@ def remove_left(engine: DockerClient, owner: Mapping[str, str], deadline: float)
         else:
             settled = True
             time.sleep(SETTLE)
-    return removed
+    return seen
 
 
 def remove_owned(engine: DockerClient, owner: Mapping[str, str]) -> list[str]:
