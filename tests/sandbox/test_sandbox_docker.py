@@ -325,16 +325,19 @@ async def test_a_timeout_leaves_no_process_in_the_container_even_one_in_its_own_
 # ---- orphans ------------------------------------------------------------------------------
 
 _CRASHING_SESSION = """
-import asyncio, os, sys
+import asyncio, os, signal, sys
 from pathlib import Path
 from moot.sandbox.base import SandboxPolicy
 from moot.sandbox.docker import DockerSandbox
+from moot.sandbox.sentinel import marked, sentinel
 
 async def main():
     workspace = Path(sys.argv[1])
     sandbox = DockerSandbox(SandboxPolicy(workspace), session_id=sys.argv[2])
     await sandbox.run("true", cwd=workspace, env={}, timeout=60)
     print(sandbox.container.name, flush=True)
+    for pid in marked(sentinel().mark):  # its sentinel killed first: it would clean up
+        os.kill(pid, signal.SIGKILL)
     os._exit(3)  # a crash: close() never runs
 
 asyncio.run(main())

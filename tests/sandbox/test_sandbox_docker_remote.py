@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import os
 import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -566,4 +569,53 @@ def test_a_crashed_sessions_volume_is_removed_with_its_containers() -> None:
         finally:
             alive.remove(force=True)
     finally:
+        engine.close()
+
+
+_KILLED_SESSION = """
+import asyncio, json, os, sys
+from pathlib import Path
+from moot.sandbox.base import SandboxPolicy
+from moot.sandbox.docker import DockerSandbox
+
+async def main():
+    workspace = Path(sys.argv[1])
+    sandbox = DockerSandbox(SandboxPolicy(workspace), engine_env=json.loads(sys.argv[2]))
+    await sandbox.run("true", cwd=workspace, env={}, timeout=60)
+    print(sandbox.container.name, flush=True)
+    os._exit(3)  # as a kill -9 would: close() never runs; its sentinel lives on
+
+asyncio.run(main())
+"""
+
+
+def test_what_a_killed_session_left_on_the_engine_its_sentinel_removes(tmp_path: Path) -> None:
+    """The container, its helper and the workspace's volume on an engine over TLS go once
+    moot is gone (`docker_sentinel`: the sentinel reaches the engine moot was told of), not
+    at the next session's start."""
+    require(REMOTE)
+    env = _engine().env
+    killed = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_SESSION, str(tmp_path), json.dumps(env)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    out, err = killed.communicate(timeout=90)
+    assert killed.returncode == 3 and out.strip(), err
+    engine = client(env)
+    owner = {"label": f"moot.pid={killed.pid}"}
+
+    def left() -> list[str]:
+        containers = engine.containers.list(all=True, filters=owner, ignore_removed=True)
+        return [c.name for c in (*containers, *engine.volumes.list(filters=owner))]
+
+    try:
+        deadline = time.monotonic() + 30.0
+        while (there := left()) and time.monotonic() < deadline:
+            os.sched_yield()
+        assert not there, f"left on the engine after moot's end: {there}"
+    finally:
+        for container in engine.containers.list(all=True, filters=owner, ignore_removed=True):
+            container.remove(force=True)
+        for volume in engine.volumes.list(filters=owner):
+            volume.remove(force=True)
         engine.close()

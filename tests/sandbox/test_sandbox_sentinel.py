@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -201,3 +202,55 @@ async def test_a_zygote_whose_moot_dies_before_it_answers_a_start_ends_the_comma
     finally:
         for pid in running():
             os.kill(pid, signal.SIGKILL)
+
+
+DOCKER_OWNER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from moot.sandbox.docker_sentinel import engine_record
+    from moot.sandbox.sentinel import marked, sentinel
+
+    sentinel().watch_docker(engine_record({"DOCKER_HOST": f"unix://{sys.argv[1]}"}))
+    for pid in marked(sentinel().mark):
+        if b"moot.sandbox.sentinel" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            print(pid, flush=True)
+    sys.stdin.read()
+    """
+)
+
+
+def test_an_engine_that_never_answers_keeps_the_sentinel_a_bounded_time(tmp_path: Path) -> None:
+    """Told of a Docker engine, the sentinel reaches it once moot is gone (`docker_sentinel`);
+    an engine that takes the connection and never answers costs it `REQUEST_TIMEOUT`, then
+    it exits."""
+    from moot.sandbox.docker_sentinel import REQUEST_TIMEOUT
+
+    mute = socket.socket(socket.AF_UNIX)
+    mute.bind(str(tmp_path / "engine.sock"))
+    mute.listen(8)
+    owner = subprocess.Popen(
+        [sys.executable, "-c", DOCKER_OWNER, str(tmp_path / "engine.sock")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert owner.stdout is not None
+    guard = int(owner.stdout.readline())
+    try:
+        owner.kill()
+        owner.communicate(timeout=GONE_WITHIN)
+        mute.settimeout(GONE_WITHIN)
+        reached, _ = mute.accept()  # what never answers: the sentinel reached the engine
+        assert until(lambda: not alive(guard), within=REQUEST_TIMEOUT + GONE_WITHIN)
+        reached.close()
+    finally:
+        owner.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(guard, signal.SIGKILL)
+        mute.close()
+
+
+def alive(pid: int) -> bool:
+    try:
+        return state(pid) != "Z"
+    except OSError:
+        return False

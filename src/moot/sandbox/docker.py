@@ -55,8 +55,11 @@ before each command and back after it, and the mounts above are made from it: co
 what they would locally (`docker_remote`), but for the session's saved outputs.
 
 Containers carry labels naming the session and the host process that owns them; `close()`
-removes the container, and `cleanup_orphans()` (run before each new container starts) removes
-those whose owning process is gone, so a crashed session leaves nothing running for long.
+removes the container. Should moot die first (`kill -9` included), its sentinel removes them,
+relays and a remote engine's volume included, once it is gone: it is told of the engine and
+of those labels before the first container is made (`docker_sentinel`). What outlives both
+(the sentinel killed too, an engine that did not answer it) `cleanup_orphans()` removes, run
+before each new container starts: containers whose owning process is gone.
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from moot.paths import make_private_dir
-from moot.sandbox import docker_container, docker_image
+from moot.sandbox import docker_container, docker_image, docker_sentinel
 from moot.sandbox.base import (
     CommandResult,
     OutputCallback,
@@ -100,7 +103,7 @@ from moot.sandbox.net_relay import proxy_env
 from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
 from moot.sandbox.private import moot_dirs, place, private_paths, with_private
 from moot.sandbox.process import KILL_GRACE
-from moot.sandbox.sentinel import remove_dir
+from moot.sandbox.sentinel import remove_dir, sentinel
 from moot.sandbox.set_id import SetIdSweep, with_cleared
 
 if TYPE_CHECKING:
@@ -446,7 +449,7 @@ class DockerSandbox:
             relay = docker_container.relayed(engine, container, self._proxy_socket)
             self._relays[container.id] = relay
         # Should the session end without close() (the interpreter exits, say), the container
-        # goes with it; only a crash leaves it to the next session's cleanup_orphans().
+        # goes with it; a crash leaves it to the sentinel (`docker_sentinel`).
         both = [self._relays.get(container.id), container]
         self._finalizer = weakref.finalize(self, docker_container.remove_all, both)
         return container
@@ -456,8 +459,10 @@ class DockerSandbox:
         docker_container.remove_all([self._relays.pop(container.id, None), container])
 
     def _engine_now(self) -> DockerClient:
-        """The engine's client, made on first use (orphans of crashed sessions removed)."""
+        """The engine's client, made on first use (orphans of crashed sessions removed); the
+        sentinel is told of it first, before any container or volume is made there."""
         if self._engine is None:
+            sentinel().watch_docker(docker_sentinel.engine_record(self.engine_env))
             self._engine = docker_container.engine(self.engine_env)
         return self._engine
 

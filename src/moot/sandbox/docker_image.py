@@ -100,9 +100,10 @@ def kill_argv(tag: str, signal: Literal["TERM", "KILL"]) -> list[str]:
     return ["/bin/sh", "-c", KILL_SCRIPT, "moot-kill", tag, signal]
 
 
-def client(environ: Mapping[str, str] | None = None) -> DockerClient:
+def client(environ: Mapping[str, str] | None = None, timeout: float | None = None) -> DockerClient:
     """A client for the engine the environment names (DOCKER_HOST, else the local socket;
-    DOCKER_TLS_VERIFY and DOCKER_CERT_PATH), `environ` or the process's.
+    DOCKER_TLS_VERIFY and DOCKER_CERT_PATH), `environ` or the process's; each request waits
+    `timeout` seconds at most (by default docker-py's minute).
 
     Raises:
         ImportError: The docker package is not installed.
@@ -111,7 +112,9 @@ def client(environ: Mapping[str, str] | None = None) -> DockerClient:
     # docker-py (with requests) takes ~100 ms to import; only Docker sessions pay for it.
     import docker
 
-    options = docker.utils.kwargs_from_env(environment=environ)
+    options: dict[str, Any] = docker.utils.kwargs_from_env(environment=environ)
+    if timeout is not None:
+        options["timeout"] = timeout
     # Through ssh://, the ssh program (`ssh USER@HOST docker system dial-stdio`), not
     # paramiko's own client: the person's ~/.ssh/config, keys, agent, known hosts, jump hosts
     # and ControlMaster apply as for any ssh, which paramiko reads only in part. docker-py
@@ -272,9 +275,13 @@ def container_spec(
 
 def labels(session_id: str) -> dict[str, str]:
     """What marks a session's container (and volume) as this process's on this host."""
+    return {LABEL_SESSION: session_id, **owner_labels()}
+
+
+def owner_labels() -> dict[str, str]:
+    """The labels naming this process on this host (its pid, its start time, the host)."""
     pid = os.getpid()
     return {
-        LABEL_SESSION: session_id,
         LABEL_PID: str(pid),
         LABEL_PID_START: _start_time(pid),
         LABEL_HOST: socket.gethostname(),

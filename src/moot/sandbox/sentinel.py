@@ -5,9 +5,13 @@ none), in a session of its own (the person's ^C or a hangup of moot's terminal d
 it), its standard input the read end of a pipe whose write end only moot holds (close-on-exec:
 no command inherits it), its output on /dev/null, every other descriptor closed. moot writes
 to it, one NUL-ended record each, the temporary directories the sandbox made (`+path`) and
-removed itself (`-path`). When the pipe reaches its end, moot has exited or was killed: the
-sentinel kills what bubblewrap runs for this moot (`end_all` of what is `marked`), removes
-the directories still listed, and exits.
+removed itself (`-path`), and each Docker engine a sandbox uses (`d<json>`: how to reach it
+and the labels naming this moot, told before its first container; `docker_sentinel`). When
+the pipe reaches its end, moot has exited or was killed: the sentinel kills what bubblewrap
+runs for this moot (`end_all` of what is `marked`), removes the directories still listed,
+then, when a Docker sandbox told it of an engine, becomes `docker_sentinel` (an exec: only
+then is docker-py loaded), which removes the containers, relays and volumes labelled as this
+moot's there, a minute at most, and exits.
 
 What bubblewrap runs is known by its mark (`Sentinel.mark`, `--unsetenv MOOT_SENTINEL_<random>`
 in each `bwrap` command line: a no-op for bwrap, in no command's environment; a command may
@@ -45,6 +49,8 @@ _SETTLE = 0.05
 """Seconds between the last pass that found a marked process and the pass that confirms none
 is left (a `bwrap` moot forked just before it died execs a moment later)."""
 _MOST_PASSES = 200
+DOCKER_RECORDS = "MOOT_SENTINEL_DOCKER"
+"""The variable handing the Docker records (`Sentinel.watch_docker`) to `docker_sentinel`."""
 
 
 class Sentinel:
@@ -58,6 +64,8 @@ class Sentinel:
         self._pid = 0
         self._cannot = False
         """It could not start here (no `posix_spawn` with `setsid`): commands run unwatched."""
+        self._engines: list[bytes] = []
+        """The Docker records told (`watch_docker`): a sentinel started again hears them first."""
 
     def started(self) -> str:
         """Start the sentinel unless it runs; its mark, for the command line of a `bwrap`."""
@@ -72,6 +80,19 @@ class Sentinel:
     def forget(self, path: str | os.PathLike[str]) -> None:
         """moot removed `path` itself (or is about to)."""
         self._send(b"-" + os.fsencode(path), start=False)
+
+    def watch_docker(self, engine: dict[str, object]) -> None:
+        """Have the sentinel remove, once moot is gone, the containers and volumes `engine`
+        (`docker_sentinel.engine_record`) names: told before the first one is made, as a
+        directory's name is (`private_dir`). Told again, nothing is sent."""
+        import json
+
+        record = b"d" + json.dumps(engine, sort_keys=True).encode()
+        with self._lock:
+            if record in self._engines:
+                return
+            self._engines.append(record)
+        self._send(record, start=True)
 
     def _send(self, record: bytes, *, start: bool) -> None:
         with self._lock:
@@ -111,6 +132,9 @@ class Sentinel:
         finally:
             os.close(read)
         self._write = write
+        with contextlib.suppress(OSError):  # it died at once: the next write starts another
+            for told in self._engines:
+                os.write(write, told + b"\0")
         return write
 
     def _lost(self) -> None:
@@ -256,18 +280,33 @@ def serve(mark: str) -> None:
         signal.signal(ignored, signal.SIG_IGN)
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # whatever moot let through (posix_spawn)
     directories: dict[str, None] = {}
+    engines: dict[str, None] = {}
     pending = b""
     while chunk := os.read(0, 1 << 16):
         *records, pending = (pending + chunk).split(b"\0")
         for record in records:
-            path = os.fsdecode(record[1:])
-            if record[:1] == b"+":
-                directories[path] = None
-            else:
-                directories.pop(path, None)
+            kind, told = record[:1], os.fsdecode(record[1:])
+            if kind == b"+":
+                directories[told] = None
+            elif kind == b"-":
+                directories.pop(told, None)
+            elif kind == b"d":
+                engines[told] = None
     end_all(lambda: marked(mark))
     for path in directories:
         shutil.rmtree(path, ignore_errors=True)
+    if engines:
+        _become_docker_cleaner(list(engines))
+
+
+def _become_docker_cleaner(records: list[str]) -> None:
+    """Exec `docker_sentinel`, which removes what moot left on the engines of `records`: only
+    a sentinel a Docker sandbox told of an engine loads docker-py."""
+    import json
+
+    argv = [sys.executable, "-P", "-m", "moot.sandbox.docker_sentinel"]
+    with contextlib.suppress(OSError):  # nothing to tell: moot is gone
+        os.execve(sys.executable, argv, {**os.environ, DOCKER_RECORDS: json.dumps(records)})
 
 
 if __name__ == "__main__":
