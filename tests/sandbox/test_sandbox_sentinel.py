@@ -206,15 +206,18 @@ async def test_a_zygote_whose_moot_dies_before_it_answers_a_start_ends_the_comma
 
 DOCKER_OWNER = textwrap.dedent(
     """
-    import sys
+    import os, sys, time
     from pathlib import Path
     from moot.sandbox.docker_sentinel import engine_record
     from moot.sandbox.sentinel import marked, sentinel
 
     sentinel().watch_docker(engine_record({"DOCKER_HOST": f"unix://{sys.argv[1]}"}))
-    for pid in marked(sentinel().mark):
-        if b"moot.sandbox.sentinel" in Path(f"/proc/{pid}/cmdline").read_bytes():
-            print(pid, flush=True)
+    # Polled: a process just spawned shows an empty command line until its exec sets it up.
+    deadline = time.monotonic() + 30
+    while not (found := marked(sentinel().mark)) and time.monotonic() < deadline:
+        os.sched_yield()
+    guards = [p for p in found if b"sentinel" in Path(f"/proc/{p}/cmdline").read_bytes()]
+    print(guards[0] if guards else -1, flush=True)  # -1: the test fails at once, saying so
     sys.stdin.read()
     """
 )
@@ -236,6 +239,7 @@ def test_an_engine_that_never_answers_keeps_the_sentinel_a_bounded_time(tmp_path
     assert owner.stdout is not None
     guard = int(owner.stdout.readline())
     try:
+        assert guard > 0, "the owner never saw its sentinel"
         owner.kill()
         owner.communicate(timeout=GONE_WITHIN)
         mute.settimeout(GONE_WITHIN)
