@@ -21,33 +21,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
 
 import pytest
 
+from jsonrpc_pipes import answer, send
 from sandbox_contract import BACKENDS, require
 
 pytestmark = pytest.mark.timeout(120)
 _WITHIN = 20.0
 """How long moot and what it started may take to end (well under a second here)."""
-
-
-def _send(pipe: IO[bytes], message: dict[str, Any]) -> None:
-    pipe.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
-    pipe.flush()
-
-
-def _answer(process: subprocess.Popen[bytes], request_id: int) -> dict[str, Any]:
-    assert process.stdout is not None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stdout], [], [], deadline - time.monotonic())
-        line = process.stdout.readline() if ready else b""
-        assert line, "moot ended before it answered"
-        message = json.loads(line)
-        if message.get("id") == request_id and "method" not in message:
-            return dict(message)
-    raise AssertionError(f"no answer to request {request_id}")
 
 
 def _running(marker: str) -> list[int]:
@@ -109,20 +91,20 @@ def _start(front_end: str, repo: Path, env: dict[str, str], marker: str) -> subp
     if front_end == "mcp serve":
         info = {"name": "test", "version": "1"}
         params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": info}
-        _send(process.stdin, {"id": 1, "method": "initialize", "params": params})
-        _answer(process, 1)
-        _send(process.stdin, {"method": "notifications/initialized"})
+        send(process.stdin, {"id": 1, "method": "initialize", "params": params})
+        answer(process, 1)
+        send(process.stdin, {"method": "notifications/initialized"})
         call = {"name": "bash", "arguments": command}
-        _send(process.stdin, {"id": 2, "method": "tools/call", "params": call})
+        send(process.stdin, {"id": 2, "method": "tools/call", "params": call})
     else:
-        _send(process.stdin, {"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
-        _answer(process, 1)
+        send(process.stdin, {"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+        answer(process, 1)
         opened = {"cwd": str(repo), "mcpServers": []}
-        _send(process.stdin, {"id": 2, "method": "session/new", "params": opened})
-        session = _answer(process, 2)["result"]["sessionId"]
+        send(process.stdin, {"id": 2, "method": "session/new", "params": opened})
+        session = answer(process, 2)["result"]["sessionId"]
         prompt = [{"type": "text", "text": "go"}]
         params = {"sessionId": session, "prompt": prompt}
-        _send(process.stdin, {"id": 3, "method": "session/prompt", "params": params})
+        send(process.stdin, {"id": 3, "method": "session/prompt", "params": params})
     return process
 
 
@@ -184,7 +166,7 @@ def _flood(process: subprocess.Popen[bytes], front_end: str) -> None:
     )
     with contextlib.suppress(OSError):  # moot ended, or stopped reading: enough
         for number in range(100, 5000):
-            _send(process.stdin, {"id": number, **request})
+            send(process.stdin, {"id": number, **request})
 
 
 @pytest.mark.parametrize("front_end", ["acp", "mcp serve"])
