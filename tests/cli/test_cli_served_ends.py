@@ -142,11 +142,16 @@ def test_a_signal_while_a_command_runs_ends_moot_and_all_it_started(
         assert sorted(os.listdir(env["TMPDIR"])) == []  # the sandbox's directories are gone
         assert status == (130 if number == signal.SIGINT else 128 + number)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        for pid in _running(marker):
-            os.kill(pid, signal.SIGKILL)
+        _end_all(process, marker)
+
+
+def _end_all(process: subprocess.Popen[bytes], marker: str) -> None:
+    """Never leave moot or its command running, whatever the test's verdict."""
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+    for pid in _running(marker):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _unread(process: subprocess.Popen[bytes]) -> int:
@@ -196,8 +201,4 @@ def test_a_client_that_reads_nothing_does_not_hold_moot_at_a_signal(
         _until(lambda: not _running(marker), "the sandboxed command lived on")
         assert status == 128 + signal.SIGTERM
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        for pid in _running(marker):
-            os.kill(pid, signal.SIGKILL)
+        _end_all(process, marker)
