@@ -94,6 +94,41 @@ def test_the_sentinel_outlives_signals_to_moots_group_and_cleans_up_once_moot_is
             Path(removed).rmdir()
 
 
+SEATBELT_OWNER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from moot.sandbox.base import SandboxPolicy
+    from moot.sandbox.seatbelt import SeatbeltSandbox
+
+    sandbox = SeatbeltSandbox(SandboxPolicy(workspace=Path(sys.argv[1])))
+    print(sandbox.tmp, sandbox.git_config().parent, flush=True)
+    sys.stdin.read()
+    """
+)
+
+
+def test_a_killed_moots_seatbelt_directories_are_removed_by_its_sentinel(tmp_path: Path) -> None:
+    # Seatbelt runs on macOS only, but its directories are made here as there: the session's
+    # TMPDIR and the commands' git config, which a kill -9 used to leave behind.
+    (work := tmp_path / "work").mkdir()
+    (home := tmp_path / "home").mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Ada\n")  # a config of their own, then
+    owner = subprocess.Popen(
+        [sys.executable, "-c", SEATBELT_OWNER, str(work)],
+        env={**os.environ, "TMPDIR": str(tmp_path), "HOME": str(home)},
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert owner.stdout is not None
+    made = [Path(name) for name in owner.stdout.readline().split()]
+    assert len(made) == 2 and all(directory.is_dir() for directory in made), made
+
+    owner.kill()
+    owner.communicate(timeout=GONE_WITHIN)
+
+    assert until(lambda: not any(directory.exists() for directory in made)), made
+
+
 PLANTED = ("json", "secrets", "shutil", "socket", "select", "ctypes", "contextlib", "threading")
 """Modules the helpers import after Python's start, planted in the working directory."""
 

@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -50,6 +48,7 @@ from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import moot_dirs, place, private_paths
 from moot.sandbox.process import KILL_GRACE
 from moot.sandbox.seatbelt_profile import SANDBOX_EXEC, NetworkMode, SeatbeltRules
+from moot.sandbox.sentinel import private_dir, remove_dir
 from moot.sandbox.set_id import SetIdSweep
 
 
@@ -160,12 +159,20 @@ class SeatbeltSandbox(ConfinedSandbox):
         self._tmp: Path | None = None
         self._git: Path | None = None
         self._git_lock = threading.Lock()
+        self._made: list[Path] = []
+        """The directories made (`private_dir`'s names, which the sentinel knows: `/var` is a
+        link on macOS, so the real paths the profile names differ)."""
+
+    def _private_dir(self, prefix: str) -> Path:
+        made = private_dir(prefix)  # the sentinel removes it should moot be killed
+        self._made.append(made)
+        return Path(os.path.realpath(made))
 
     @property
     def tmp(self) -> Path:
         """The session's temporary directory (real path: `/var/folders` is `/private/var`)."""
         if self._tmp is None:
-            self._tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="moot-seatbelt-tmp-")))
+            self._tmp = self._private_dir("moot-seatbelt-tmp-")
         return self._tmp
 
     def git_config(self) -> Path | None:
@@ -174,7 +181,7 @@ class SeatbeltSandbox(ConfinedSandbox):
         None when it would be empty. A blocking call."""
         with self._git_lock:
             if self._git is None:
-                directory = Path(os.path.realpath(tempfile.mkdtemp(prefix="moot-seatbelt-git-")))
+                directory = self._private_dir("moot-seatbelt-git-")
                 (directory / "gitconfig").write_text(git_config())
                 self._git = directory / "gitconfig"
             return self._git if self._git.stat().st_size else None
@@ -216,9 +223,9 @@ class SeatbeltSandbox(ConfinedSandbox):
     async def close(self) -> None:
         """Close as `ConfinedSandbox.close`, then remove the temporary directory."""
         await super().close()
-        for made in (self._tmp, self._git.parent if self._git else None):
-            if made is not None:
-                await asyncio.to_thread(shutil.rmtree, made, ignore_errors=True)
+        made, self._made = self._made, []
+        for directory in made:
+            await asyncio.to_thread(remove_dir, directory)
         self._tmp = self._git = None
 
 
