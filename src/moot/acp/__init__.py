@@ -53,7 +53,11 @@ async def _serve(defaults: SessionOptions) -> int | None:
     from acp import run_agent
 
     from moot.acp.agent import MootAgent
+    from moot.acp.wire import stdio_transport
     from moot.frontend.served import serve_until_ended
 
     agent = MootAgent(defaults)
-    return await serve_until_ended(run_agent(agent), agent.close)  # type: ignore[arg-type]
+    # moot's own reader and writer on pipes (`moot.acp.wire`); on a terminal, the SDK's.
+    transport = await stdio_transport()
+    serving = run_agent(agent, transport) if transport else run_agent(agent)  # type: ignore[arg-type]
+    return await serve_until_ended(serving, agent.close)
