@@ -112,3 +112,21 @@ def test_json_that_is_not_an_object_is_ignored_as_well(
     acp.stdin.close()
     assert acp.wait(30) == 0
     assert "not a JSON-RPC message" in (tmp_path / "stderr").read_text()
+
+
+def test_notifications_it_cannot_handle_are_told_briefly_and_the_next_request_answered(
+    acp: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
+    """Before, each was a full traceback on stderr (the SDK's `logging.exception`)."""
+    assert acp.stdin is not None
+    for number in range(1000):
+        send(acp.stdin, {"method": f"no/such/method/{number}", "params": {}})
+    send(acp.stdin, {"method": "session/cancel", "params": {"sessionId": 3}})
+    send(acp.stdin, {"id": 1, "method": "initialize", "params": INITIALIZE})
+    assert answer(acp, 1)["result"]["protocolVersion"] == 1
+    acp.stdin.close()
+    assert acp.wait(30) == 0
+    told = (tmp_path / "stderr").read_text().splitlines()
+    assert len(told) <= 12 and all(len(line) < 400 for line in told), told
+    assert "method=no/such/method/0: RequestError: Method not found" in told[0]
+    assert told[-1] == "moot acp: 1000 notifications that failed so far"

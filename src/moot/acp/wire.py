@@ -7,21 +7,55 @@ in pieces: a 200 MB line took 447 MB), and logged a full traceback for every lin
 parse, so anything on the pipe could fill the editor's log. Here a line over `READ_LIMIT` is
 dropped to its end in bounded memory, a line that is not a JSON object is one short line on
 stderr (the first `NOTED`, then only at each power of ten of their count), and the next message
-is read either way. As with the SDK, such a line gets no answer: it has no id to answer.
+is read either way. As with the SDK, such a line gets no answer: it has no id to answer. A
+notification the SDK cannot handle (an unknown method) was a traceback too: it is one short
+line as well (`BriefNotificationErrors`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from typing import Any, TextIO
 
 from moot.frontend.served import PipeLines, PipeWriter, stdio_pipes
 
 NOTED = 10
-"""How many unreadable lines are each told on stderr; after them, only every power of ten."""
+"""How many of a kind (unreadable lines, failed notifications) are each told on stderr; after
+them, only every power of ten of their count."""
 SHOWN = 80
-"""How much of an unreadable line its note shows."""
+"""How much of an unreadable line (of an error) its note shows."""
+_SDK_NOTIFICATION_ERROR = "Unhandled error while handling notification"
+"""How the SDK's log of a notification it could not handle begins (`acp.connection`)."""
+
+
+class Notes:
+    """Short lines on stderr about what moot ignores of what came on the pipe: the first
+    `NOTED` each, then only at each power of ten of their count.
+
+    Args:
+        kind: What is counted, in the plural ("lines that are not JSON-RPC messages").
+        out: Where they are told (stderr when None).
+    """
+
+    def __init__(self, kind: str, out: TextIO | None = None) -> None:
+        self.kind = kind
+        self.out = out
+        self.count = 0
+
+    def tell(self, what: str) -> None:
+        """Count one more, and tell `what` of it while they are few."""
+        self.count += 1
+        if self.count <= NOTED:
+            line = f"moot acp: {what}"
+        elif str(self.count).strip("0") == "1":  # 100, 1000, ...
+            line = f"moot acp: {self.count} {self.kind} so far"
+        else:
+            return
+        out = self.out or sys.stderr
+        out.write(line + "\n")
+        out.flush()
 
 
 class LineTransport:
@@ -30,14 +64,13 @@ class LineTransport:
     Args:
         lines: The editor's lines (stdin).
         wire: Where the answers go (stdout).
-        notes: Where unreadable lines are told (stderr).
+        notes: Where unreadable lines are told (stderr when None).
     """
 
     def __init__(self, lines: PipeLines, wire: PipeWriter, notes: TextIO | None = None) -> None:
         self._lines = lines
         self._wire = wire
-        self._notes = notes
-        self.unreadable = 0
+        self.unreadable = Notes("lines that are not JSON-RPC messages ignored", notes)
 
     async def send(self, message: dict[str, Any]) -> None:
         # One write a message: the writes of concurrent tasks do not interleave.
@@ -51,7 +84,8 @@ class LineTransport:
                 continue
             message = _parsed(text)
             if message is None:
-                self._note(text)
+                shown = repr(_cut(text))
+                self.unreadable.tell(f"ignored a line that is not a JSON-RPC message: {shown}")
                 continue
             return message
         return None
@@ -59,18 +93,29 @@ class LineTransport:
     async def close(self) -> None:
         """Nothing to let go: each send waited for its write."""
 
-    def _note(self, text: str) -> None:
-        self.unreadable += 1
-        count = self.unreadable
-        notes = self._notes or sys.stderr
-        if count <= NOTED:
-            shown = text[:SHOWN] + ("..." if len(text) > SHOWN else "")
-            notes.write(f"moot acp: ignored a line that is not a JSON-RPC message: {shown!r}\n")
-        elif str(count).strip("0") == "1":  # 100, 1000, ...
-            notes.write(f"moot acp: {count} lines that are not JSON-RPC messages ignored so far\n")
-        else:
-            return
-        notes.flush()
+
+class BriefNotificationErrors(logging.Filter):
+    """The SDK's log of a notification it could not handle (an unknown method, params that do
+    not validate), as one short line (`Notes`), not its traceback: a notification has no
+    answer, and anything on the pipe could send them by the thousand. Put on the root logger,
+    which the SDK logs to."""
+
+    def __init__(self, notes: TextIO | None = None) -> None:
+        super().__init__()
+        self.failed = Notes("notifications that failed", notes)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith(_SDK_NOTIFICATION_ERROR):
+            return True
+        exc = record.exc_info[1] if record.exc_info else None
+        why = f"{type(exc).__name__}: {exc}" if exc else "an error"
+        self.failed.tell(f"{_cut(record.getMessage())}: {_cut(why)}")
+        return False
+
+
+def _cut(text: str) -> str:
+    one = " ".join(text.split())
+    return one[:SHOWN] + ("..." if len(one) > SHOWN else "")
 
 
 def _parsed(text: str) -> dict[str, Any] | None:
