@@ -53,6 +53,17 @@ def peak_memory(pid: int) -> int:
     raise AssertionError("no VmHWM")
 
 
+def _answered_and_ended(acp: subprocess.Popen[bytes], tmp_path: Path) -> list[str]:
+    """Send a request, check its answer, close stdin and see `moot acp` end well; the lines
+    it wrote on stderr."""
+    assert acp.stdin is not None
+    send(acp.stdin, {"id": 1, "method": "initialize", "params": INITIALIZE})
+    assert answer(acp, 1)["result"]["protocolVersion"] == 1
+    acp.stdin.close()
+    assert acp.wait(30) == 0
+    return (tmp_path / "stderr").read_text().splitlines()
+
+
 def test_a_huge_line_is_dropped_in_bounded_memory_and_the_next_request_answered(
     acp: subprocess.Popen[bytes],
 ) -> None:
@@ -91,11 +102,7 @@ def test_lines_that_are_not_messages_are_told_briefly_and_the_next_request_answe
     assert acp.stdin is not None
     garbage = [b"{", b"not json at all " * 100, b"\xff\xfe\x00", b"[" * 100_000] * 250
     acp.stdin.write(b"\n".join(garbage) + b"\n")
-    send(acp.stdin, {"id": 1, "method": "initialize", "params": INITIALIZE})
-    assert answer(acp, 1)["result"]["protocolVersion"] == 1
-    acp.stdin.close()
-    assert acp.wait(30) == 0
-    told = (tmp_path / "stderr").read_text().splitlines()
+    told = _answered_and_ended(acp, tmp_path)
     assert len(told) <= 12 and all(len(line) < 400 for line in told), told
     assert "ignored a line that is not a JSON-RPC message: '{'" in told[0]
     assert told[-1] == "moot acp: 1000 lines that are not JSON-RPC messages ignored so far"
@@ -107,11 +114,7 @@ def test_json_that_is_not_an_object_is_ignored_as_well(
 ) -> None:
     assert acp.stdin is not None
     acp.stdin.write(line + b"\n")
-    send(acp.stdin, {"id": 1, "method": "initialize", "params": INITIALIZE})
-    assert answer(acp, 1)["result"]["protocolVersion"] == 1
-    acp.stdin.close()
-    assert acp.wait(30) == 0
-    assert "not a JSON-RPC message" in (tmp_path / "stderr").read_text()
+    assert "not a JSON-RPC message" in _answered_and_ended(acp, tmp_path)[0]
 
 
 def test_notifications_it_cannot_handle_are_told_briefly_and_the_next_request_answered(
@@ -122,11 +125,7 @@ def test_notifications_it_cannot_handle_are_told_briefly_and_the_next_request_an
     for number in range(1000):
         send(acp.stdin, {"method": f"no/such/method/{number}", "params": {}})
     send(acp.stdin, {"method": "session/cancel", "params": {"sessionId": 3}})
-    send(acp.stdin, {"id": 1, "method": "initialize", "params": INITIALIZE})
-    assert answer(acp, 1)["result"]["protocolVersion"] == 1
-    acp.stdin.close()
-    assert acp.wait(30) == 0
-    told = (tmp_path / "stderr").read_text().splitlines()
+    told = _answered_and_ended(acp, tmp_path)
     assert len(told) <= 12 and all(len(line) < 400 for line in told), told
     assert "method=no/such/method/0: RequestError: Method not found" in told[0]
     assert told[-1] == "moot acp: 1000 notifications that failed so far"
