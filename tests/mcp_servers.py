@@ -5,6 +5,8 @@ KIND is one of:
 - `good`: tools `echo`, `add`, `picture`, `big`, `slow_echo` and `list_files`, a prompt `review`
   and a resource `notes://today`; well behaved.
 - `crash`: like `good`, but its `crash` tool writes to stderr and exits the process.
+- `orphans`: like `crash`, and its `orphans` tool starts helpers that exit at once, each in a
+  process of its own that exits first (so each is an orphan: moot's host adopts it).
 - `hang`: its `hang` tool never answers.
 - `malformed`: its `garble` tool writes lines that are not JSON-RPC to stdout, then never
   answers.
@@ -36,6 +38,19 @@ PNG_1X1 = base64.b64encode(
         "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
     )
 ).decode()
+
+
+ORPHANS = """
+import os, sys
+end, ended = os.pipe()
+for _ in range(int(sys.argv[1])):
+    pid = os.fork()
+    if pid == 0:
+        os.close(ended)
+        os.read(end, 1)
+        os._exit(0)
+    print(pid, flush=True)
+"""
 
 
 def note(text: str) -> None:
@@ -112,7 +127,20 @@ def build(kind: str) -> MCPServer:
                 return f"hello {answer.data.name}"
             return f"no name ({answer.action})"
 
-    if kind == "crash":
+    if kind == "orphans":
+
+        @server.tool()
+        def orphans(count: int) -> str:
+            """Start `count` helpers that exit at once, orphaned; their pids."""
+            import subprocess
+
+            # Each helper exits once the process that started it has: on a pipe's end.
+            started = subprocess.run(
+                [sys.executable, "-c", ORPHANS, str(count)], capture_output=True, text=True
+            )
+            return started.stdout
+
+    if kind in ("crash", "orphans"):
 
         @server.tool()
         def crash() -> str:

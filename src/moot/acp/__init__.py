@@ -8,6 +8,7 @@ with it) is imported here, inside `run_acp`, never on moot's other paths.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 from argparse import Namespace
@@ -53,7 +54,16 @@ async def _serve(defaults: SessionOptions) -> int | None:
     from acp import run_agent
 
     from moot.acp.agent import MootAgent
+    from moot.acp.wire import BriefNotificationErrors, stdio_transport
     from moot.frontend.served import serve_until_ended
 
     agent = MootAgent(defaults)
-    return await serve_until_ended(run_agent(agent), agent.close)  # type: ignore[arg-type]
+    # moot's own reader and writer on pipes (`moot.acp.wire`); on a terminal, the SDK's.
+    transport = await stdio_transport()
+    serving = run_agent(agent, transport) if transport else run_agent(agent)  # type: ignore[arg-type]
+    brief = BriefNotificationErrors()
+    logging.getLogger().addFilter(brief)  # the SDK logs to the root logger
+    try:
+        return await serve_until_ended(serving, agent.close)
+    finally:
+        logging.getLogger().removeFilter(brief)

@@ -31,6 +31,8 @@ READ_LIMIT = 64 << 20
 """The longest line a client may send: a longer one is dropped (the memory it takes is bounded),
 and read as `TOO_LONG`, which the MCP SDK takes for a message that does not parse."""
 TOO_LONG = "(a message longer than 64 MiB, dropped)\n"
+DROPPED_PIECE = 1 << 20
+"""How much of a line too long is dropped at a time."""
 WIND_DOWN = 2.0
 """How long serving may take to end after a signal before the sessions close anyway."""
 
@@ -169,9 +171,15 @@ class PipeLines:
             except asyncio.IncompleteReadError:
                 return  # the end of the input: the next read says so
             except asyncio.LimitOverrunError as exc:  # held, up to the line's end if found
-                await self._reader.readexactly(exc.consumed)
+                await self._discard(exc.consumed)
                 continue
             return
+
+    async def _discard(self, size: int) -> None:
+        """Drop `size` bytes the reader holds, a piece at a time: read at once, they were
+        copied whole (up to twice `READ_LIMIT`) beside the buffer they came from."""
+        while size > 0:
+            size -= len(await self._reader.readexactly(min(size, DROPPED_PIECE)))
 
 
 async def stdin_lines() -> PipeLines | None:
@@ -193,6 +201,19 @@ async def stdin_lines() -> PipeLines | None:
     pipe = os.fdopen(wire, "rb", buffering=0)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
     return PipeLines(reader)
+
+
+async def stdio_pipes() -> tuple[PipeLines, PipeWriter] | None:
+    """stdin's lines and stdout's writer, both on the loop (`stdin_lines`, `stdout_writer`);
+    None, with neither touched, unless both are pipes or sockets."""
+    for fd in (0, 1):
+        try:
+            if not _is_pipe(os.fstat(fd).st_mode):
+                return None
+        except OSError:
+            return None
+    lines, wire = await stdin_lines(), await stdout_writer()
+    return (lines, wire) if lines and wire else None
 
 
 class PipeWriter:

@@ -24,11 +24,13 @@ import msgspec
 from moot.mcp import wire
 from moot.mcp.connection import Connection, ServerUnavailable, _plain
 from moot.mcp.results import capped, outputs_dir, render_blocks, resource_text, tool_text
-from moot.mcp.transport import adopt_orphans, end_group, end_orphans
+from moot.mcp.transport import adopt_orphans, end_group, end_orphans, reap_orphans
 from moot.protocol.mcp import McpResourceText
 
 READ_LIMIT = 64 << 20
 """The longest request line (a tool call's arguments)."""
+REAP_EVERY = 1.0
+"""Seconds between two looks for the orphans that exited (`transport.reap_orphans`)."""
 
 
 class Host:
@@ -219,6 +221,7 @@ async def serve() -> None:
             out.flush()
 
     host: Host | None = None
+    reaping = asyncio.create_task(_reap_orphans())
     try:
         while line := await reader.readline():
             try:
@@ -234,8 +237,17 @@ async def serve() -> None:
             elif host is not None:
                 host.handle(request)
     finally:
+        reaping.cancel()
         if host is not None:
             await host.close()
+
+
+async def _reap_orphans() -> None:
+    """Reap, every `REAP_EVERY` seconds, what the servers left that has exited. A look, not a
+    SIGCHLD handler: the SDK's child watcher is another's to set up, and may use that signal."""
+    while True:
+        reap_orphans()
+        await asyncio.sleep(REAP_EVERY)
 
 
 def _log_to(path: Path) -> None:

@@ -206,14 +206,41 @@ def end_orphans() -> None:
             os.killpg(group, signal.SIGKILL)
 
 
+def reap_orphans() -> None:
+    """Reap the orphans adopted (`adopt_orphans`) that have exited, so none stays a zombie
+    until the host ends (a server that starts a helper per call left one each time).
+
+    Never a process the SDK started, nor one this process started otherwise: their exits are
+    waited for by the one that started it (the SDK's child watcher waits for each server's
+    pid), and reaping it first would take its status from it. The SDK starts each server in a
+    session of its own (it leads it), and what this process starts otherwise runs in this
+    process's session; an orphan runs in its server's session, neither its own nor this
+    process's. Only this process reaps such a number, so it cannot be another's meanwhile. An
+    orphan that led a session of its own (a daemon's first fork) is left, as `end_orphans`
+    leaves it."""
+    own = os.getsid(0)
+    for pid in children():
+        state, _, _, session = _stat(pid)
+        if state != "Z" or session in (0, pid, own):
+            continue
+        with contextlib.suppress(ChildProcessError):
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG)
+
+
 def _ids(pid: int) -> tuple[int, int, int]:
     """Process `pid`'s parent, group and session (zeros when it is gone)."""
+    return _stat(pid)[1:]
+
+
+def _stat(pid: int) -> tuple[str, int, int, int]:
+    """Process `pid`'s state (`Z`: a zombie), parent, group and session (empty and zeros when
+    it is gone)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as file:
             fields = file.read().rpartition(")")[2].split()
-        return int(fields[1]), int(fields[2]), int(fields[3])
+        return fields[0], int(fields[1]), int(fields[2]), int(fields[3])
     except (OSError, ValueError, IndexError):
-        return 0, 0, 0
+        return "", 0, 0, 0
 
 
 def exited(pid: int) -> bool:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from moot.image_header import image_size
+from moot.image_header import image_size, image_type
 from moot.protocol.messages import Attachment
 
 
@@ -149,6 +149,11 @@ def shrink(
     fits = size is not None and max(size) <= limits.max_edge and len(raw) <= limits.max_bytes
     if fits and not prove:
         return raw, mime, *size  # type: ignore[misc]
+    if size is not None and image_type(raw) != "image/jpeg":
+        # Refused by its header, before Pillow opens it: past 89 million pixels its `open`
+        # warns of a decompression bomb (`DecompressionBombWarning`, on stderr or a test's
+        # summary) about an image moot refuses anyway.
+        _check_pixels(*size)
     from PIL import Image, UnidentifiedImageError  # lazily: ~30 ms, and rarely needed
 
     try:
@@ -159,11 +164,8 @@ def shrink(
             # going to: much faster than decoding every pixel and throwing 3 in 4 away.
             scale = min(1.0, edge / max(image.size))
             image.draft("RGB", (math.ceil(image.width * scale), math.ceil(image.height * scale)))
-        elif image.width * image.height > MAX_DECODED_PIXELS:
-            raise ImageTooLarge(
-                f"{image.width}x{image.height} is more pixels than moot decodes"
-                f" ({MAX_DECODED_PIXELS // 1_000_000} million at most)"
-            )
+        else:
+            _check_pixels(image.width, image.height)
         image.load()
     except ImageTooLarge:
         raise
@@ -189,6 +191,16 @@ def shrink(
             lossless = False
             continue
         edge = int(edge * max(0.5, min(0.9, (limits.max_bytes / len(data)) ** 0.5)))
+
+
+def _check_pixels(width: int, height: int) -> None:
+    """Raise `ImageTooLarge` for an image (not a JPEG) declaring more than
+    `MAX_DECODED_PIXELS`."""
+    if width * height > MAX_DECODED_PIXELS:
+        raise ImageTooLarge(
+            f"{width}x{height} is more pixels than moot decodes"
+            f" ({MAX_DECODED_PIXELS // 1_000_000} million at most)"
+        )
 
 
 def _transparent(image: object) -> bool:
