@@ -32,6 +32,7 @@ from pathlib import Path
 import msgspec
 
 from moot.sandbox.base import SandboxMasks
+from moot.sandbox.home import present
 
 HIDDEN_IN_HOME = (
     # keys, agents, keyrings
@@ -79,9 +80,15 @@ that exist; Docker mounts none of them. A list: what root owns elsewhere stays r
 
 def system_secrets() -> list[Path]:
     """The paths of `SYSTEM_SECRETS` that exist here."""
-    import glob  # only bubblewrap asks, once per command
+    import glob  # only bubblewrap and Landlock ask, once per command
 
-    return [Path(path) for pattern in SYSTEM_SECRETS for path in sorted(glob.glob(pattern))]
+    found: list[Path] = []
+    for pattern in SYSTEM_SECRETS:
+        if glob.has_magic(pattern):
+            found += [Path(path) for path in sorted(glob.glob(pattern))]
+        elif os.path.lexists(pattern):  # what `glob` asks of a plain path, without its cost
+            found.append(Path(pattern))
+    return found
 
 
 def moot_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -98,9 +105,8 @@ def moot_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
 def private_paths(home: Path, more: Iterable[Path] = ()) -> list[str]:
     """The real paths of the credential files under `home` and of `more` that exist."""
     found: list[str] = []
-    for path in [*(home / rel for rel in HIDDEN_IN_HOME), *more]:
-        if not os.path.lexists(path):
-            continue
+    there = present(str(home), HIDDEN_IN_HOME)  # a hundred names, a few listings
+    for path in [*there, *(os.fspath(path) for path in more if os.path.lexists(path))]:
         real = os.path.realpath(path)
         if real != "/" and real not in found and os.path.exists(real):
             found.append(real)
