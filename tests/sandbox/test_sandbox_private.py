@@ -9,7 +9,14 @@ import os
 from pathlib import Path
 
 from moot.sandbox.base import SandboxMasks
-from moot.sandbox.private import Placed, moot_dirs, place, private_paths, with_private
+from moot.sandbox.private import (
+    Placed,
+    moot_dirs,
+    place,
+    private_paths,
+    real_if_there,
+    with_private,
+)
 
 
 def test_moot_home_and_the_three_directories_under_it_are_private(tmp_path: Path) -> None:
@@ -58,3 +65,21 @@ def test_private_paths_join_the_masks_and_cover_what_lies_inside() -> None:
 
     assert merged == SandboxMasks(("a.env", "b.key"), ("mh",), ("locked",))
     assert with_private(None, Placed(outside=("/x",))) is None
+
+
+def test_a_real_path_is_the_one_realpath_gives_and_none_where_nothing_is(tmp_path: Path) -> None:
+    """`real_if_there` asks the kernel (an `O_PATH` descriptor's name) rather than resolving
+    each part in Python: the same answers as `os.path.realpath` then `os.path.exists`."""
+    (tmp_path / "dir" / "sub").mkdir(parents=True)
+    (tmp_path / "dir" / "sub" / "key").write_text("x\n")
+    os.symlink(tmp_path / "dir", tmp_path / "to-dir")
+    os.symlink("to-dir/sub/key", tmp_path / "chain")  # relative, through another link
+    os.symlink(tmp_path / "gone", tmp_path / "dangling")
+    os.symlink(tmp_path / "loop", tmp_path / "loop")
+    names = ["dir", "to-dir/sub", "chain", "dangling", "loop", "missing", "dir/sub/key"]
+
+    for name in names:
+        path = str(tmp_path / name)
+        real = os.path.realpath(path)
+        assert real_if_there(path) == (real if os.path.exists(real) else None), name
+    assert real_if_there(str(tmp_path / "chain")) == str(tmp_path / "dir" / "sub" / "key")

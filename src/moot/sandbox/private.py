@@ -107,10 +107,33 @@ def private_paths(home: Path, more: Iterable[Path] = ()) -> list[str]:
     found: list[str] = []
     there = present(str(home), HIDDEN_IN_HOME)  # a hundred names, a few listings
     for path in [*there, *(os.fspath(path) for path in more if os.path.lexists(path))]:
-        real = os.path.realpath(path)
-        if real != "/" and real not in found and os.path.exists(real):
+        real = real_if_there(path)
+        if real is not None and real != "/" and real not in found:
             found.append(real)
     return found
+
+
+def real_if_there(path: str) -> str | None:
+    """The real path of `path` when what it leads to exists, else None.
+
+    Where Linux's `/proc` is, the kernel says it: the name of an `O_PATH` descriptor (three
+    system calls; `os.path.realpath` asks for every part of the path in Python, ~15 us each
+    time, and each command asks for a score of paths); elsewhere `os.path.realpath`.
+    """
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except AttributeError:  # no O_PATH: not Linux
+        real = os.path.realpath(path)
+        return real if os.path.exists(real) else None
+    except (OSError, ValueError):
+        return None  # gone, a dangling link, a loop, or out of reach: as `os.path.exists`
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc
+        real = os.path.realpath(path)
+    finally:
+        os.close(fd)
+    return real if real.startswith("/") else os.path.realpath(path)
 
 
 class Placed(msgspec.Struct, frozen=True):
