@@ -19,13 +19,13 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>` (the com
   directory, read-only (`private`); so are the credential files of `private.HIDDEN_IN_HOME`
   where the home cannot be hidden whole (it is the workspace, or inside it), and the host's
   own secrets that root owns (`private.SYSTEM_SECRETS`: `/etc/shadow`, ssh host keys, ...).
-- A minimal `/dev`, a fresh `/proc` with the kernel's settings in it read-only
-  (`PROC_READ_ONLY`); new PID, IPC, UTS (and cgroup) namespaces, so a command
-  sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
-  kill everything in it. `--new-session` keeps a command from pushing keys into the terminal.
-  bwrap arms `--die-with-parent` late: moot killed in a command's first milliseconds would
-  leave the namespace running; each `bwrap` command line carries the mark of moot's sentinel
-  (`sentinel`), which kills it once moot is gone, and removes this sandbox's directories.
+- A minimal `/dev`, a fresh `/proc` with the kernel's settings in it read-only (`PROC_READ_ONLY`,
+  and what bwrap covers itself); new PID, IPC, UTS (and cgroup) namespaces, so a command sees only
+  its own processes; `--die-with-parent` and the PID namespace make killing `bwrap` kill everything
+  in it. `--new-session` keeps a command from pushing keys into the terminal. bwrap arms
+  `--die-with-parent` late: moot killed in a command's first milliseconds would leave the namespace
+  running; each `bwrap` command line carries the mark of moot's sentinel (`sentinel`), which kills
+  it once moot is gone, and removes this sandbox's directories.
 - What the permission deny rules cover (`policy.masks`, asked for before each command, so a
   file that appeared since is covered too): a hidden file is an empty read-only file (bound
   from a private directory of this sandbox), a hidden directory an empty read-only tmpfs, and

@@ -19,10 +19,13 @@ NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgro
 DROP_ALL = ("--cap-drop", "ALL")
 """No capability at all for the command, whoever runs moot (bwrap keeps every one for root)."""
 
-PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
-"""Bound read-only over the sandbox's own `/proc` (Docker's list): the kernel lets uid 0 write
-sysctls such as `kernel.core_pattern` (a program it runs as root on the host) with no
-capability at all, and bubblewrap leaves `/proc/sys` writable, its directory not being so."""
+PROC_READ_ONLY = ("/proc/sys", "/proc/fs")
+"""Bound read-only over the sandbox's own `/proc`: the kernel lets uid 0 write sysctls such
+as `kernel.core_pattern` (a program it runs as root on the host) with no capability at all.
+Of Docker's list (these, `sysrq-trigger`, `irq`, `bus`) bubblewrap itself binds the last
+three read-only wherever its setup can write them (every release; where it cannot, neither
+can a command, which has fewer rights), so binding them again only cost a mount each; it
+leaves `/proc/sys` writable, its directory not being so, and has no `/proc/fs`."""
 
 
 _NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
