@@ -74,12 +74,20 @@ SYSTEM_SECRETS = (
 )  # fmt: skip
 """The host's own secrets, outside any home directory (globs allowed): root owns them, so a
 command moot runs as root reads them with no capability at all (password hashes, the host's
-ssh keys, a cluster's admin credentials, other containers' files). Bubblewrap hides those
-that exist; Docker mounts none of them. A list: what root owns elsewhere stays readable."""
+ssh keys, a cluster's admin credentials, other containers' files). Bubblewrap and Landlock
+hide those that exist and that moot's user could read (`system_secrets`); Docker mounts none
+of them. A list: what root owns elsewhere stays readable."""
 
 
 def system_secrets() -> list[Path]:
-    """The paths of `SYSTEM_SECRETS` that exist here."""
+    """The paths of `SYSTEM_SECRETS` that exist here and that this process could read (a
+    directory: list or enter).
+
+    One it cannot read, no command can: a command runs as this user with no capability, and
+    no set-id program gives one back (bubblewrap and Landlock set no-new-privileges). So it
+    needs no mask, and bubblewrap is spared a mount for it (each costs a read of the whole
+    mount table): most of the list for a user other than root. Asked before every command.
+    """
     import glob  # only bubblewrap and Landlock ask, once per command
 
     found: list[Path] = []
@@ -88,7 +96,16 @@ def system_secrets() -> list[Path]:
             found += [Path(path) for path in sorted(glob.glob(pattern))]
         elif os.path.lexists(pattern):  # what `glob` asks of a plain path, without its cost
             found.append(Path(pattern))
-    return found
+    return [path for path in found if _readable(path)]
+
+
+def _readable(path: Path) -> bool:
+    """Whether this process may read `path` (its effective ids, as the kernel checks a
+    command's), or for a directory list or enter it. Root may read anything: all stay."""
+    effective = os.access in os.supports_effective_ids
+    if os.access(path, os.R_OK, effective_ids=effective):
+        return True
+    return os.path.isdir(path) and os.access(path, os.X_OK, effective_ids=effective)
 
 
 def moot_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
