@@ -491,12 +491,18 @@ async def test_commands_get_the_git_identity_and_nothing_else_of_the_git_config(
     sandbox = BubblewrapSandbox(SandboxPolicy(workspace))
     try:
         code, out, err = await run(sandbox, "git config --global --list; cat ~/.gitconfig")
+        # Each command's own copy, gone with its home (`gh auth setup-git` writes there).
+        changed = await run(sandbox, "git config --global user.name Eve && stat -c %a ~/.gitconfig")
+        _, after, _ = await run(sandbox, "git config --global user.name")
     finally:
         await sandbox.close()
 
     assert code == 0, err
     assert 'user.name=Ada "L"\nuser.email=ada@example.com\n' in out
     assert "TOKEN" not in out
+    assert changed[:2] == (0, "644\n"), changed
+    assert after == 'Ada "L"\n'
+    assert "Eve" not in (fake_home / ".gitconfig").read_text()
 
 
 async def test_a_symlinked_credential_directory_is_hidden_where_it_leads(

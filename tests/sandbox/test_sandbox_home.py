@@ -108,15 +108,16 @@ def test_bubblewrap_hides_the_home_before_it_binds_tmp_and_the_workspace(var_tmp
         cwd=Path("/home/me/src/app"),
         hidden=[Path("/home/me/.local/share/moot"), var_tmp],
         homes=[home],
-        gitconfig=("/private/gitconfig", "/home/me/.gitconfig"),
+        gitconfig=(7, "/home/me/.gitconfig"),
         home_size=1024,
+        file_perms=True,
         reveal=reveal,
     )
 
     text = " ".join(args)
     assert (
         "--size 1024 --tmpfs /home/me --ro-bind-try /home/me/.pyenv /home/me/.pyenv"
-        " --ro-bind-try /private/gitconfig /home/me/.gitconfig"
+        " --perms 0644 --file 7 /home/me/.gitconfig"
         f" --ro-bind-try {reveal} {reveal}"
     ) in text
     assert "--tmpfs /home/me/.local/share/moot" not in text, "covered by the home already"

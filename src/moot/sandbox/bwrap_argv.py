@@ -48,8 +48,9 @@ def bwrap_args(
     isolation: Sequence[str] = DROP_ALL,
     reveal: Path | None = None,
     homes: Sequence[HiddenHome] = (),
-    gitconfig: tuple[str, str] | None = None,
+    gitconfig: tuple[int, str] | None = None,
     home_size: int | None = None,
+    file_perms: bool = False,
     seccomp_fd: int | None = None,
     added: Sequence[Path] = (),
     proxy_socket: Path | None = None,
@@ -58,7 +59,8 @@ def bwrap_args(
 
     `homes` are the home directories to show as empty tmpfs with their passes bound in
     (`home.hidden_homes`), each `home_size` bytes at most (None: no `--size`, an older
-    bwrap); `gitconfig` is a (host file, path in the sandbox) pair bound read-only after them.
+    bwrap); `gitconfig` is a (descriptor, path in the sandbox) pair: bwrap copies what the
+    descriptor reads into a file of that home (mode 0644 with `file_perms`: `--perms`).
     `hidden` are real paths outside the workspace to hide (`private.place`), those the homes
     cover skipped; `reveal` (the session's outputs directory, a real path) is bound read-only
     inside the one that holds it.
@@ -79,7 +81,7 @@ def bwrap_args(
     args += ["--tmpfs", "/run", *_run_binds(network, proxy_socket)]
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
         args += ["--tmpfs", "/var/run"]
-    args += home_args(homes, gitconfig, home_size)
+    args += home_args(homes, gitconfig, home_size, file_perms)
     if reveal is not None and covered(str(reveal), homes):
         args += ["--ro-bind-try", str(reveal), str(reveal)]
     args += hidden_args(hidden, homes, reveal)
@@ -156,18 +158,24 @@ def protected_args(root: Path, protected: Sequence[str]) -> list[str]:
 
 
 def home_args(
-    homes: Sequence[HiddenHome], gitconfig: tuple[str, str] | None, size: int | None
+    homes: Sequence[HiddenHome],
+    gitconfig: tuple[int, str] | None,
+    size: int | None,
+    file_perms: bool = False,
 ) -> list[str]:
     """Each home directory as an empty tmpfs (writable, new for each command, `size` bytes at
     most), with its passes bound in read-only (`-try`: one may go before bwrap runs), then
-    the commands' own git config."""
+    the commands' own git config: a file bwrap writes into the home from a descriptor, the
+    command's own copy like all else there (a bind would cost a mount, and each mount a read
+    of the whole mount table)."""
     args: list[str] = []
     for home in homes:
         args += [*(("--size", str(size)) if size else ()), "--tmpfs", home.path]
         for source, dest in home.binds:
             args += ["--ro-bind-try", source, dest]
     if gitconfig is not None:
-        args += ["--ro-bind-try", *gitconfig]
+        fd, dest = gitconfig
+        args += [*(("--perms", "0644") if file_perms else ()), "--file", str(fd), dest]
     return args
 
 
