@@ -410,6 +410,21 @@ async def test_commands_see_only_their_own_processes(sandbox: BubblewrapSandbox)
     assert code == 0 and int(out) < 10
 
 
+async def test_nothing_of_the_kernels_settings_in_proc_is_writable(
+    sandbox: BubblewrapSandbox,
+) -> None:
+    """Docker's list of `/proc` paths a command must not write (uid 0 writes sysctls such as
+    `kernel.core_pattern` with no capability at all): bwrap covers some, moot the others
+    (`PROC_READ_ONLY`). `find -writable` asks the kernel (a read-only mount says EROFS)."""
+    paths = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+    code, out, _ = await run(sandbox, f"find {' '.join(paths)} -writable 2>/dev/null; true")
+
+    assert (code, out) == (0, "")
+    _, mounts, _ = await run(sandbox, "cat /proc/self/mountinfo")
+    tops = {line.split()[4]: line.split()[5] for line in mounts.splitlines()}
+    assert tops["/proc/sys"].startswith("ro,"), "read-only, not merely hard to reach"
+
+
 async def test_tmp_lasts_the_session_and_goes_with_it(sandbox: BubblewrapSandbox) -> None:
     await run(sandbox, "echo kept > /tmp/note")
     _, out, _ = await run(sandbox, "cat /tmp/note")
@@ -476,12 +491,18 @@ async def test_commands_get_the_git_identity_and_nothing_else_of_the_git_config(
     sandbox = BubblewrapSandbox(SandboxPolicy(workspace))
     try:
         code, out, err = await run(sandbox, "git config --global --list; cat ~/.gitconfig")
+        # Each command's own copy, gone with its home (`gh auth setup-git` writes there).
+        changed = await run(sandbox, "git config --global user.name Eve && stat -c %a ~/.gitconfig")
+        _, after, _ = await run(sandbox, "git config --global user.name")
     finally:
         await sandbox.close()
 
     assert code == 0, err
     assert 'user.name=Ada "L"\nuser.email=ada@example.com\n' in out
     assert "TOKEN" not in out
+    assert changed[:2] == (0, "644\n"), changed
+    assert after == 'Ada "L"\n'
+    assert "Eve" not in (fake_home / ".gitconfig").read_text()
 
 
 async def test_a_symlinked_credential_directory_is_hidden_where_it_leads(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from moot.sandbox.bwrap_argv import bwrap_args
-from moot.sandbox.home import PASSES, HiddenHome, covered, hidden_homes, home_dirs
+from moot.sandbox.home import PASSES, HiddenHome, covered, hidden_homes, home_dirs, present
 
 
 @pytest.fixture
@@ -46,6 +46,24 @@ def test_a_home_is_hidden_with_the_passes_that_exist(var_tmp: Path) -> None:
         str(home / ".cargo" / "bin"),
         str(home / ".rustup"),
     }
+
+
+def test_present_answers_as_lexists_does_path_by_path(tmp_path: Path) -> None:
+    """`present` reads directory listings instead of asking for each path: it finds what
+    `os.path.lexists` finds (a dangling link, a path through a linked directory), in order."""
+    (tmp_path / "real" / "inner").mkdir(parents=True)
+    (tmp_path / "real" / "inner" / "token").write_text("x\n")
+    (tmp_path / "file").write_text("x\n")
+    os.symlink(tmp_path / "real", tmp_path / "linked")
+    os.symlink(tmp_path / "gone", tmp_path / "dangling")
+    rels = [
+        "linked/inner/token", "missing", "dangling", "real/inner", "file/below", "real/nope/x",
+        "file", "linked", "real/inner/token",
+    ]  # fmt: skip
+    expected = [str(tmp_path / rel) for rel in rels if os.path.lexists(tmp_path / rel)]
+    assert present(str(tmp_path), rels) == expected
+    assert present(str(tmp_path) + "/", rels) == expected
+    assert expected[0] == str(tmp_path / "linked/inner/token") and len(expected) == 6
 
 
 def test_a_home_that_is_or_lies_in_the_workspace_or_in_tmp_is_not_hidden(var_tmp: Path) -> None:
@@ -90,15 +108,16 @@ def test_bubblewrap_hides_the_home_before_it_binds_tmp_and_the_workspace(var_tmp
         cwd=Path("/home/me/src/app"),
         hidden=[Path("/home/me/.local/share/moot"), var_tmp],
         homes=[home],
-        gitconfig=("/private/gitconfig", "/home/me/.gitconfig"),
+        gitconfig=(7, "/home/me/.gitconfig"),
         home_size=1024,
+        file_perms=True,
         reveal=reveal,
     )
 
     text = " ".join(args)
     assert (
         "--size 1024 --tmpfs /home/me --ro-bind-try /home/me/.pyenv /home/me/.pyenv"
-        " --ro-bind-try /private/gitconfig /home/me/.gitconfig"
+        " --perms 0644 --file 7 /home/me/.gitconfig"
         f" --ro-bind-try {reveal} {reveal}"
     ) in text
     assert "--tmpfs /home/me/.local/share/moot" not in text, "covered by the home already"

@@ -8,8 +8,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from moot.sandbox.base import SandboxMasks
-from moot.sandbox.private import Placed, moot_dirs, place, private_paths, with_private
+from moot.sandbox.private import (
+    Placed,
+    moot_dirs,
+    place,
+    private_paths,
+    real_if_there,
+    system_secrets,
+    with_private,
+)
 
 
 def test_moot_home_and_the_three_directories_under_it_are_private(tmp_path: Path) -> None:
@@ -58,3 +68,57 @@ def test_private_paths_join_the_masks_and_cover_what_lies_inside() -> None:
 
     assert merged == SandboxMasks(("a.env", "b.key"), ("mh",), ("locked",))
     assert with_private(None, Placed(outside=("/x",))) is None
+
+
+def test_a_real_path_is_the_one_realpath_gives_and_none_where_nothing_is(tmp_path: Path) -> None:
+    """`real_if_there` asks the kernel (an `O_PATH` descriptor's name) rather than resolving
+    each part in Python: the same answers as `os.path.realpath` then `os.path.exists`."""
+    (tmp_path / "dir" / "sub").mkdir(parents=True)
+    (tmp_path / "dir" / "sub" / "key").write_text("x\n")
+    os.symlink(tmp_path / "dir", tmp_path / "to-dir")
+    os.symlink("to-dir/sub/key", tmp_path / "chain")  # relative, through another link
+    os.symlink(tmp_path / "gone", tmp_path / "dangling")
+    os.symlink(tmp_path / "loop", tmp_path / "loop")
+    names = ["dir", "to-dir/sub", "chain", "dangling", "loop", "missing", "dir/sub/key"]
+
+    for name in names:
+        path = str(tmp_path / name)
+        real = os.path.realpath(path)
+        assert real_if_there(path) == (real if os.path.exists(real) else None), name
+    assert real_if_there(str(tmp_path / "chain")) == str(tmp_path / "dir" / "sub" / "key")
+
+
+def test_a_host_secret_this_user_cannot_read_needs_no_mask() -> None:
+    """What root owns and keeps from others (`/etc/shadow`, the ssh host keys) no command of
+    another user can read either (no capability, no set-id program under no-new-privileges):
+    bubblewrap is spared a mount for each. Root keeps every one; another user only those the
+    modes let it read (or, for a directory, enter). Asked in a child that became `nobody`."""
+    import glob  # noqa: F401 - imported here, before the child can no longer read the stdlib
+    import json
+    import stat
+
+    if os.geteuid() != 0:
+        pytest.skip("only root can become another user to ask")
+    as_root = system_secrets()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: nothing but system calls and modules already imported
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write, json.dumps([str(p) for p in system_secrets()]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        as_nobody = json.loads(answer.read() or b"null")
+    os.waitpid(pid, 0)
+
+    def others_may(path: Path) -> bool:
+        mode = os.stat(path).st_mode
+        return bool(mode & stat.S_IROTH or (stat.S_ISDIR(mode) and mode & stat.S_IXOTH))
+
+    assert as_nobody == [str(p) for p in as_root if others_may(p)]
+    if os.path.exists("/etc/shadow"):
+        assert Path("/etc/shadow") in as_root and "/etc/shadow" not in as_nobody

@@ -11,21 +11,21 @@ Each command runs as `bwrap <mounts> <namespaces> -- bash -c <command>` (the com
 - `/run` is an empty tmpfs: the host's Unix sockets live there (the Docker socket is root on the
   host; D-Bus can ask systemd to run anything; the ssh agent signs as the user). A read-only
   bind does not stop `connect()` on a socket, so hiding them is the only defence.
-- The home directory (`$HOME`, and the account's own) is an empty tmpfs, writable and new
-  for every command, with the toolchains `home.PASSES` names bound into it read-only and a
-  git config of the commands' own (`home`); a workspace inside it is bound on top. moot's own
+- The home directory (`$HOME`, and the account's own) is an empty tmpfs, writable and new for every
+  command, with the toolchains `home.PASSES` names bound into it read-only and a copy of a git
+  config of the commands' own (`home`); a workspace inside it is bound on top. moot's own
   directories (the session store with every transcript, settings, saved keys, caches) and
-  `MOOT_HOME` are hidden too, where they really lie, but for the session's own outputs
-  directory, read-only (`private`); so are the credential files of `private.HIDDEN_IN_HOME`
-  where the home cannot be hidden whole (it is the workspace, or inside it), and the host's
-  own secrets that root owns (`private.SYSTEM_SECRETS`: `/etc/shadow`, ssh host keys, ...).
-- A minimal `/dev`, a fresh `/proc` with the kernel's settings in it read-only
-  (`PROC_READ_ONLY`); new PID, IPC, UTS (and cgroup) namespaces, so a command
-  sees only its own processes; `--die-with-parent` and the PID namespace make killing `bwrap`
-  kill everything in it. `--new-session` keeps a command from pushing keys into the terminal.
-  bwrap arms `--die-with-parent` late: moot killed in a command's first milliseconds would
-  leave the namespace running; each `bwrap` command line carries the mark of moot's sentinel
-  (`sentinel`), which kills it once moot is gone, and removes this sandbox's directories.
+  `MOOT_HOME` are hidden too, where they really lie, but for the session's own outputs directory,
+  read-only (`private`); so are the credential files of `private.HIDDEN_IN_HOME` where the home
+  cannot be hidden whole (it is the workspace, or inside it), and the host's own secrets that root
+  owns (`private.SYSTEM_SECRETS`: `/etc/shadow`, ssh host keys, ...).
+- A minimal `/dev`, a fresh `/proc` with the kernel's settings in it read-only (`PROC_READ_ONLY`,
+  and what bwrap covers itself); new PID, IPC, UTS (and cgroup) namespaces, so a command sees only
+  its own processes; `--die-with-parent` and the PID namespace make killing `bwrap` kill everything
+  in it. `--new-session` keeps a command from pushing keys into the terminal. bwrap arms
+  `--die-with-parent` late: moot killed in a command's first milliseconds would leave the namespace
+  running; each `bwrap` command line carries the mark of moot's sentinel (`sentinel`), which kills
+  it once moot is gone, and removes this sandbox's directories.
 - What the permission deny rules cover (`policy.masks`, asked for before each command, so a
   file that appeared since is covered too): a hidden file is an empty read-only file (bound
   from a private directory of this sandbox), a hidden directory an empty read-only tmpfs, and
@@ -107,6 +107,7 @@ from moot.sandbox.base import (
 from moot.sandbox.bwrap_argv import bwrap_args, open_guards
 from moot.sandbox.bwrap_probe import (
     bind_fd_supported,
+    file_perms_supported,
     find_bwrap,
     isolation_args,
     tmpfs_size_supported,
@@ -234,10 +235,14 @@ class BubblewrapSandbox(ConfinedSandbox):
         proxy = await self.policy.proxy.start() if self.policy.proxy is not None else None
         fds = tuple((ready.guard_fds or {}).values())
         seccomp_fd = None
+        gitconfig = None
         try:
             if self.set_id_filter is not None:
                 seccomp_fd = _readable(self.set_id_filter)
                 fds += (seccomp_fd,)
+            if ready.gitconfig is not None:
+                gitconfig = _opened(*ready.gitconfig)
+                fds += (gitconfig[0],) if gitconfig is not None else ()
             args = bwrap_args(
                 self.bwrap,
                 workspace=self.workspace,
@@ -252,8 +257,9 @@ class BubblewrapSandbox(ConfinedSandbox):
                 isolation=ready.isolation,
                 reveal=Path(ready.reveal),
                 homes=ready.homes,
-                gitconfig=ready.gitconfig,
+                gitconfig=gitconfig,
                 home_size=HOME_TMPFS_SIZE if tmpfs_size_supported(self.bwrap) else None,
+                file_perms=file_perms_supported(self.bwrap),
                 seccomp_fd=seccomp_fd,
                 added=self.policy.added,
                 proxy_socket=proxy.socket if proxy is not None else None,
@@ -357,6 +363,15 @@ def _readable(data: bytes) -> int:
     finally:
         os.close(write)
     return read
+
+
+def _opened(source: str, dest: str) -> tuple[int, str] | None:
+    """A descriptor reading the host file `source`, and `dest`; None when it is gone (a
+    cleaner of `/tmp`): the command then has no git config of its own."""
+    try:
+        return os.open(source, os.O_RDONLY | os.O_CLOEXEC), dest
+    except OSError:
+        return None
 
 
 def _default_keys_file() -> Path:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from moot.sandbox.base import SandboxMasks, masks_below, protected_in, rename_guards
@@ -19,10 +19,13 @@ NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgro
 DROP_ALL = ("--cap-drop", "ALL")
 """No capability at all for the command, whoever runs moot (bwrap keeps every one for root)."""
 
-PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
-"""Bound read-only over the sandbox's own `/proc` (Docker's list): the kernel lets uid 0 write
-sysctls such as `kernel.core_pattern` (a program it runs as root on the host) with no
-capability at all, and bubblewrap leaves `/proc/sys` writable, its directory not being so."""
+PROC_READ_ONLY = ("/proc/sys", "/proc/fs")
+"""Bound read-only over the sandbox's own `/proc`: the kernel lets uid 0 write sysctls such
+as `kernel.core_pattern` (a program it runs as root on the host) with no capability at all.
+Of Docker's list (these, `sysrq-trigger`, `irq`, `bus`) bubblewrap itself binds the last
+three read-only wherever its setup can write them (every release; where it cannot, neither
+can a command, which has fewer rights), so binding them again only cost a mount each; it
+leaves `/proc/sys` writable, its directory not being so, and has no `/proc/fs`."""
 
 
 _NOT_THE_HOSTS = ("/tmp", "/run", "/var/run", "/dev", "/proc")
@@ -45,8 +48,9 @@ def bwrap_args(
     isolation: Sequence[str] = DROP_ALL,
     reveal: Path | None = None,
     homes: Sequence[HiddenHome] = (),
-    gitconfig: tuple[str, str] | None = None,
+    gitconfig: tuple[int, str] | None = None,
     home_size: int | None = None,
+    file_perms: bool = False,
     seccomp_fd: int | None = None,
     added: Sequence[Path] = (),
     proxy_socket: Path | None = None,
@@ -55,7 +59,8 @@ def bwrap_args(
 
     `homes` are the home directories to show as empty tmpfs with their passes bound in
     (`home.hidden_homes`), each `home_size` bytes at most (None: no `--size`, an older
-    bwrap); `gitconfig` is a (host file, path in the sandbox) pair bound read-only after them.
+    bwrap); `gitconfig` is a (descriptor, path in the sandbox) pair: bwrap copies what the
+    descriptor reads into a file of that home (mode 0644 with `file_perms`: `--perms`).
     `hidden` are real paths outside the workspace to hide (`private.place`), those the homes
     cover skipped; `reveal` (the session's outputs directory, a real path) is bound read-only
     inside the one that holds it.
@@ -76,27 +81,16 @@ def bwrap_args(
     args += ["--tmpfs", "/run", *_run_binds(network, proxy_socket)]
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
         args += ["--tmpfs", "/var/run"]
-    args += home_args(homes, gitconfig, home_size)
+    args += home_args(homes, gitconfig, home_size, file_perms)
     if reveal is not None and covered(str(reveal), homes):
         args += ["--ro-bind-try", str(reveal), str(reveal)]
-    for path in hidden:
-        if any(path.is_relative_to(place) for place in _NOT_THE_HOSTS):
-            continue  # not the host's there: nothing to hide (and no mount point to make)
-        if covered(str(path), homes):
-            continue  # out of sight with the home that holds it
-        if os.path.isdir(path) and not os.path.islink(path):
-            args += ["--tmpfs", str(path)]
-            if reveal is not None and reveal.is_relative_to(path) and reveal != path:
-                args += ["--ro-bind-try", str(reveal), str(reveal)]
-            args += ["--remount-ro", str(path)]
-        elif os.path.isfile(path) and not os.path.islink(path):
-            args += ["--ro-bind", "/dev/null", str(path)]
+    args += hidden_args(hidden, homes, reveal)
     args += ["--bind", str(tmp), "/tmp"]
     for root in added:
         args += ["--bind", str(root), str(root)]
         own = protected_in(protected, root)
         guards = rename_guards(masks_below(masks, root), own)
-        args += guard_args(root, guards, None if guard_fds is None else _below(guard_fds, root))
+        args += guard_args(root, guards, None if guard_fds is None else _fds_below(guard_fds, root))
         args += protected_args(root, own)
     args += ["--bind", str(workspace), str(workspace)]
     args += guard_args(workspace, rename_guards(masks, protected), guard_fds)
@@ -108,6 +102,30 @@ def bwrap_args(
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    return args
+
+
+def hidden_args(
+    hidden: Sequence[Path], homes: Sequence[HiddenHome], reveal: Path | None
+) -> list[str]:
+    """Each private path outside the workspace as an empty read-only directory or file (the
+    session's outputs directory, `reveal`, bound read-only again inside the one holding it),
+    but where the sandbox shows something else than the host anyway."""
+    args: list[str] = []
+    for hidden_path in hidden:
+        path = str(hidden_path)
+        if _within(path, _NOT_THE_HOSTS):
+            continue  # not the host's there: nothing to hide (and no mount point to make)
+        if covered(path, homes):
+            continue  # out of sight with the home that holds it
+        mode = _lstat_mode(path)
+        if stat.S_ISDIR(mode):
+            args += ["--tmpfs", path]
+            if reveal is not None and _below(str(reveal), path):
+                args += ["--ro-bind-try", str(reveal), str(reveal)]
+            args += ["--remount-ro", path]
+        elif stat.S_ISREG(mode):
+            args += ["--ro-bind", "/dev/null", path]
     return args
 
 
@@ -140,18 +158,24 @@ def protected_args(root: Path, protected: Sequence[str]) -> list[str]:
 
 
 def home_args(
-    homes: Sequence[HiddenHome], gitconfig: tuple[str, str] | None, size: int | None
+    homes: Sequence[HiddenHome],
+    gitconfig: tuple[int, str] | None,
+    size: int | None,
+    file_perms: bool = False,
 ) -> list[str]:
     """Each home directory as an empty tmpfs (writable, new for each command, `size` bytes at
     most), with its passes bound in read-only (`-try`: one may go before bwrap runs), then
-    the commands' own git config."""
+    the commands' own git config: a file bwrap writes into the home from a descriptor, the
+    command's own copy like all else there (a bind would cost a mount, and each mount a read
+    of the whole mount table)."""
     args: list[str] = []
     for home in homes:
         args += [*(("--size", str(size)) if size else ()), "--tmpfs", home.path]
         for source, dest in home.binds:
             args += ["--ro-bind-try", source, dest]
     if gitconfig is not None:
-        args += ["--ro-bind-try", *gitconfig]
+        fd, dest = gitconfig
+        args += [*(("--perms", "0644") if file_perms else ()), "--file", str(fd), dest]
     return args
 
 
@@ -196,10 +220,21 @@ def open_guards(workspace: Path, guards: list[str]) -> dict[str, int]:
     return fds
 
 
-def _below(fds: Mapping[str, int], root: Path) -> dict[str, int]:
+def _fds_below(fds: Mapping[str, int], root: Path) -> dict[str, int]:
     """The descriptors of `fds` (keyed by absolute path) below `root`, keyed relative to it."""
     prefix = str(root).rstrip("/") + "/"
     return {key[len(prefix) :]: fd for key, fd in fds.items() if key.startswith(prefix)}
+
+
+def _below(path: str, directory: str) -> bool:
+    """Whether `path` lies below `directory` (both absolute and normal: real paths)."""
+    return path.startswith(directory.rstrip("/") + "/")
+
+
+def _within(path: str, directories: Iterable[str]) -> bool:
+    """Whether `path` is one of `directories` or lies below one (strings: `Path.relative_to`
+    costs microseconds a call, and each command asks hundreds of times in a big workspace)."""
+    return any(path == directory or _below(path, directory) for directory in directories)
 
 
 def _lstat_mode(path: str) -> int:
@@ -223,17 +258,20 @@ def mask_args(
     kinds = [(rel, "read_only") for rel in masks.read_only]
     kinds += [(rel, "file") for rel in masks.hidden_files]
     kinds += [(rel, "dir") for rel in masks.hidden_dirs]
+    root = str(workspace)
+    places = [str(a) for a in added]
+    elsewhere = [*_NOT_THE_HOSTS, *(str(p) for p in hidden)]
     args: list[str] = []
     for rel, kind in sorted(kinds):
-        path = workspace / rel  # an absolute path (a link's target outside) stays as it is
-        if not path.is_relative_to(workspace) and not any(path.is_relative_to(a) for a in added):
-            elsewhere = [Path(p) for p in _NOT_THE_HOSTS] + hidden
-            if any(path.is_relative_to(place) for place in elsewhere):
-                continue
+        # An absolute path (a link's target outside) stays as it is; a relative one is
+        # clean (a walk's, or a real path's tail), so joining needs no `Path`.
+        path = rel if rel.startswith("/") else f"{root}/{rel}" if rel else root
+        if not _within(path, [root, *places]) and _within(path, elsewhere):
+            continue
         if kind == "read_only":  # -try: it may have gone since the masks were worked out
-            args += ["--ro-bind-try", str(path), str(path)]
+            args += ["--ro-bind-try", path, path]
         elif kind == "file":
-            args += ["--ro-bind", str(empty_file), str(path)]
+            args += ["--ro-bind", str(empty_file), path]
         else:
-            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+            args += ["--tmpfs", path, "--remount-ro", path]
     return args

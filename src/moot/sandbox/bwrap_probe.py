@@ -99,6 +99,12 @@ def tmpfs_size_supported(bwrap: str) -> bool:
     return "--size" in _help(bwrap)
 
 
+def file_perms_supported(bwrap: str) -> bool:
+    """Whether this `bwrap` has `--perms` for a `--file` (0.5 and later); asked once per
+    path."""
+    return "--perms" in _help(bwrap)
+
+
 def _has_bind_fd(path: str) -> bool:
     return "--bind-fd" in _help(path)
 

@@ -109,13 +109,45 @@ def hidden_homes(
     for home in sorted(set(homes), key=len):
         if home == root or _below(home, root) or _below_any(home, _NOT_THE_HOSTS):
             continue
-        binds = []
-        for rel in passes:
-            path = os.path.join(home, rel)
-            if os.path.exists(path):  # through a link too: a bind follows it
-                binds.append((path, path))
+        # Through a link too (a bind follows it): `present` lists, then each is checked.
+        binds = [(path, path) for path in present(home, passes) if os.path.exists(path)]
         hidden.append(HiddenHome(home, tuple(binds)))
     return hidden
+
+
+def present(base: str, rels: Iterable[str]) -> list[str]:
+    """The paths `base/rel` of `rels` that exist (a dangling link too: `os.path.lexists`), in
+    the order of `rels`.
+
+    Each command asks about dozens of paths of which few exist: a directory's listing (one
+    per directory that holds a candidate, kept for this call) answers for all its names, a
+    `lstat` each where a directory cannot be listed though it can be searched.
+    """
+    listings: dict[str, frozenset[str] | None] = {}
+
+    def listed(directory: str) -> frozenset[str] | None:
+        if directory not in listings:
+            try:
+                listings[directory] = frozenset(os.listdir(directory))
+            except OSError:
+                listings[directory] = None
+        return listings[directory]
+
+    found: list[str] = []
+    top = base.rstrip("/")
+    for rel in rels:
+        path = top or "/"
+        for part in rel.split("/"):
+            names = listed(path)
+            path = f"{path.rstrip('/')}/{part}"
+            if names is None:  # not listable (searchable perhaps): ask for the path itself
+                if not os.path.lexists(path):
+                    break
+            elif part not in names:
+                break
+        else:
+            found.append(path)
+    return found
 
 
 def covered(path: str, homes: Iterable[HiddenHome]) -> bool:

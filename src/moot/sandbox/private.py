@@ -32,6 +32,7 @@ from pathlib import Path
 import msgspec
 
 from moot.sandbox.base import SandboxMasks
+from moot.sandbox.home import present
 
 HIDDEN_IN_HOME = (
     # keys, agents, keyrings
@@ -73,15 +74,38 @@ SYSTEM_SECRETS = (
 )  # fmt: skip
 """The host's own secrets, outside any home directory (globs allowed): root owns them, so a
 command moot runs as root reads them with no capability at all (password hashes, the host's
-ssh keys, a cluster's admin credentials, other containers' files). Bubblewrap hides those
-that exist; Docker mounts none of them. A list: what root owns elsewhere stays readable."""
+ssh keys, a cluster's admin credentials, other containers' files). Bubblewrap and Landlock
+hide those that exist and that moot's user could read (`system_secrets`); Docker mounts none
+of them. A list: what root owns elsewhere stays readable."""
 
 
 def system_secrets() -> list[Path]:
-    """The paths of `SYSTEM_SECRETS` that exist here."""
-    import glob  # only bubblewrap asks, once per command
+    """The paths of `SYSTEM_SECRETS` that exist here and that this process could read (a
+    directory: list or enter).
 
-    return [Path(path) for pattern in SYSTEM_SECRETS for path in sorted(glob.glob(pattern))]
+    One it cannot read, no command can: a command runs as this user with no capability, and
+    no set-id program gives one back (bubblewrap and Landlock set no-new-privileges). So it
+    needs no mask, and bubblewrap is spared a mount for it (each costs a read of the whole
+    mount table): most of the list for a user other than root. Asked before every command.
+    """
+    import glob  # only bubblewrap and Landlock ask, once per command
+
+    found: list[Path] = []
+    for pattern in SYSTEM_SECRETS:
+        if glob.has_magic(pattern):
+            found += [Path(path) for path in sorted(glob.glob(pattern))]
+        elif os.path.lexists(pattern):  # what `glob` asks of a plain path, without its cost
+            found.append(Path(pattern))
+    return [path for path in found if _readable(path)]
+
+
+def _readable(path: Path) -> bool:
+    """Whether this process may read `path` (its effective ids, as the kernel checks a
+    command's), or for a directory list or enter it. Root may read anything: all stay."""
+    effective = os.access in os.supports_effective_ids
+    if os.access(path, os.R_OK, effective_ids=effective):
+        return True
+    return os.path.isdir(path) and os.access(path, os.X_OK, effective_ids=effective)
 
 
 def moot_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -98,13 +122,35 @@ def moot_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
 def private_paths(home: Path, more: Iterable[Path] = ()) -> list[str]:
     """The real paths of the credential files under `home` and of `more` that exist."""
     found: list[str] = []
-    for path in [*(home / rel for rel in HIDDEN_IN_HOME), *more]:
-        if not os.path.lexists(path):
-            continue
-        real = os.path.realpath(path)
-        if real != "/" and real not in found and os.path.exists(real):
+    there = present(str(home), HIDDEN_IN_HOME)  # a hundred names, a few listings
+    for path in [*there, *(os.fspath(path) for path in more if os.path.lexists(path))]:
+        real = real_if_there(path)
+        if real is not None and real != "/" and real not in found:
             found.append(real)
     return found
+
+
+def real_if_there(path: str) -> str | None:
+    """The real path of `path` when what it leads to exists, else None.
+
+    Where Linux's `/proc` is, the kernel says it: the name of an `O_PATH` descriptor (three
+    system calls; `os.path.realpath` asks for every part of the path in Python, ~15 us each
+    time, and each command asks for a score of paths); elsewhere `os.path.realpath`.
+    """
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except AttributeError:  # no O_PATH: not Linux
+        real = os.path.realpath(path)
+        return real if os.path.exists(real) else None
+    except (OSError, ValueError):
+        return None  # gone, a dangling link, a loop, or out of reach: as `os.path.exists`
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc
+        real = os.path.realpath(path)
+    finally:
+        os.close(fd)
+    return real if real.startswith("/") else os.path.realpath(path)
 
 
 class Placed(msgspec.Struct, frozen=True):
