@@ -50,7 +50,8 @@ def test_a_home_is_hidden_with_the_passes_that_exist(var_tmp: Path) -> None:
 
 def test_present_answers_as_lexists_does_path_by_path(tmp_path: Path) -> None:
     """`present` reads directory listings instead of asking for each path: it finds what
-    `os.path.lexists` finds (a dangling link, a path through a linked directory), in order."""
+    `os.path.lexists` finds (a dangling link, a path through a linked directory), in order;
+    names compared without case (as macOS's file system does) find nothing more here."""
     (tmp_path / "real" / "inner").mkdir(parents=True)
     (tmp_path / "real" / "inner" / "token").write_text("x\n")
     (tmp_path / "file").write_text("x\n")
@@ -58,7 +59,7 @@ def test_present_answers_as_lexists_does_path_by_path(tmp_path: Path) -> None:
     os.symlink(tmp_path / "gone", tmp_path / "dangling")
     rels = [
         "linked/inner/token", "missing", "dangling", "real/inner", "file/below", "real/nope/x",
-        "file", "linked", "real/inner/token",
+        "file", "linked", "real/inner/token", "REAL/inner", "Linked",
     ]  # fmt: skip
     expected = [str(tmp_path / rel) for rel in rels if os.path.lexists(tmp_path / rel)]
     assert present(str(tmp_path), rels) == expected

@@ -121,14 +121,16 @@ def present(base: str, rels: Iterable[str]) -> list[str]:
 
     Each command asks about dozens of paths of which few exist: a directory's listing (one
     per directory that holds a candidate, kept for this call) answers for all its names, a
-    `lstat` each where a directory cannot be listed though it can be searched.
+    `lstat` each where a directory cannot be listed though it can be searched. Names are
+    compared without case, and what a listing finds is asked for once more: on a file system
+    that ignores case (macOS's, by default) `~/.SSH` is `~/.ssh`, and must stay hidden.
     """
     listings: dict[str, frozenset[str] | None] = {}
 
     def listed(directory: str) -> frozenset[str] | None:
         if directory not in listings:
             try:
-                listings[directory] = frozenset(os.listdir(directory))
+                listings[directory] = frozenset(name.lower() for name in os.listdir(directory))
             except OSError:
                 listings[directory] = None
         return listings[directory]
@@ -143,10 +145,11 @@ def present(base: str, rels: Iterable[str]) -> list[str]:
             if names is None:  # not listable (searchable perhaps): ask for the path itself
                 if not os.path.lexists(path):
                     break
-            elif part not in names:
+            elif part.lower() not in names:
                 break
         else:
-            found.append(path)
+            if names is None or os.path.lexists(path):
+                found.append(path)
     return found
 
 
