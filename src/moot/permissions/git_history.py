@@ -42,6 +42,8 @@ from collections.abc import Callable
 
 import msgspec
 
+from moot.paths import host_search_path
+
 GIT_TIMEOUT = 10.0
 """Seconds each git command may take; beyond that the store counts as exposing."""
 RACY_NS = 2_000_000_000
@@ -202,6 +204,7 @@ def _git(store: GitStore, *args: str, stdin: bytes = b"") -> bytes | None:
     argv = ["git", "-c", "core.fsmonitor=false", f"--git-dir={store.git_dir}", *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_NO_LAZY_FETCH"] = "1"  # a partial clone must not fetch what it lacks
+    env["PATH"] = host_search_path((os.path.dirname(store.git_dir), os.getcwd()))
     try:
         done = subprocess.run(
             argv, input=stdin, capture_output=True, env=env, timeout=GIT_TIMEOUT, check=False

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 import msgspec
 
+from moot.paths import host_search_path
+
 _CONFIG_TIMEOUT = 30.0
 Stamp = tuple[tuple[str, tuple[int, ...] | None], ...]
 """Per file: its stat identity, or None when missing."""
@@ -110,7 +112,7 @@ def read_config(repo: Repository) -> ConfigView:
     try:
         done = subprocess.run(
             argv, cwd=repo.top, capture_output=True, stdin=subprocess.DEVNULL,
-            timeout=_CONFIG_TIMEOUT,
+            timeout=_CONFIG_TIMEOUT, env={**os.environ, "PATH": host_search_path((repo.top,))},
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError) as exc:
         raise GitRefused(f"cannot read the git config: {exc}") from None
