@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -181,4 +180,6 @@ def host_program(
     name: str, roots: Iterable[str | os.PathLike[str]], path: str | None = None
 ) -> str | None:
     """`name` found on `host_search_path(roots, path)`, as an absolute path; None when absent."""
+    import shutil  # here: a session listing loads this module and nothing it does not need
+
     return shutil.which(name, path=host_search_path(roots, path))
