@@ -18,26 +18,11 @@ Textual is pinned to 8.2.x (`moot.tui.terminal` says why privates are used there
 
 from __future__ import annotations
 
-import re
-
 from rich.color import ColorSystem
 from rich.console import Console
 from textual.strip import Strip
 
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
-"""Every C0 control, DEL and every C1 control."""
-_CONTROLS_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""The same but tab and newline, for text printed as lines (the scrollback on exit)."""
-
-
-def inert(text: str) -> str:
-    """`text` without control characters (see the module docstring)."""
-    return _CONTROLS.sub("", text) if _CONTROLS.search(text) else text
-
-
-def inert_lines(text: str) -> str:
-    """`text` without control characters but tabs and newlines."""
-    return _CONTROLS_BUT_LINES.sub("", text)
+from moot.frontend.inert import inert
 
 
 def _render(self: Strip, console: Console) -> str:
@@ -50,7 +35,7 @@ def _render(self: Strip, console: Console) -> str:
             if style is None:
                 parts.append(text)
                 continue
-            if style._link and _CONTROLS.search(style._link):
+            if style._link and inert(style._link) != style._link:
                 style = style.update_link(inert(style._link))
             parts.append(self.render_style(style, text, color_system=color_system))
         self._render_cache = "".join(parts)

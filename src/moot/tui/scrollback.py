@@ -60,7 +60,7 @@ def print_conversation(
     """Print the conversation as `how` says; False when there was nothing to print."""
     if how == "off":
         return False
-    from moot.tui.inert_text import inert_lines
+    from moot.frontend.inert import inert_lines
 
     # What the session read and said, printed to the terminal: no sequence of it may run there.
     text = inert_lines(conversation(queries, visits))

@@ -1,0 +1,27 @@
+"""Untrusted text made inert for a terminal: no control character of it reaches one.
+
+A file a tool read, a command's output, the model's text, a file or branch name can hold any
+character; printed as it is, an ESC starts a sequence the terminal runs (`ESC ] 2 ;` the window
+title, `ESC ] 52 ;` the clipboard, `ESC [ 2 J` a cleared screen to draw a forged prompt on), and
+U+009B is CSI to a terminal that reads 8-bit controls. The controls are dropped, not shown: they
+take no cell, so what is left lines up as before, and the rest of a sequence shows as text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""Every C0 control, DEL and every C1 control."""
+_CONTROLS_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""The same but tab and newline, for text printed as lines."""
+
+
+def inert(text: str) -> str:
+    """`text` without any control character (a line of a drawn screen)."""
+    return _CONTROLS.sub("", text) if _CONTROLS.search(text) else text
+
+
+def inert_lines(text: str) -> str:
+    """`text` without control characters but tabs and newlines (text printed as lines)."""
+    return _CONTROLS_BUT_LINES.sub("", text) if _CONTROLS_BUT_LINES.search(text) else text

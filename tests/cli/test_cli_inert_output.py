@@ -1,0 +1,36 @@
+"""What `moot sessions list` and `show` print of a session is text: a title, the model's words
+or a file a tool read never carry a control sequence to the terminal."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from moot_cli import RunMoot
+
+TITLE = "\x1b]2;PWNED\x07"
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def test_a_sessions_listing_and_transcript_print_no_control_character(
+    tmp_path: Path, moot: RunMoot
+) -> None:
+    (tmp_path / "notes.txt").write_text(f"hello {TITLE} world \x9b2J\n")
+    turns = [
+        {"text": f"model {TITLE} says", "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+        {"text": "done"},
+    ]  # fmt: skip
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": turns}))
+    done = moot("-p", f"look {TITLE} here", "--model", f"scripted:{script}")
+    assert done.returncode == 0, done.stderr
+    listing = moot("sessions", "list")
+    assert "look ]2;PWNED here" in listing.stdout
+    session_id = listing.stdout.split()[0]
+    shown = moot("sessions", "show", session_id)
+    assert "hello ]2;PWNED world 2J" in shown.stdout
+    for printed in (listing.stdout, shown.stdout):
+        assert not _CONTROLS.search(printed), printed
+    exported = moot("sessions", "export", session_id, "--format", "json")
+    assert "\\u001b]2;PWNED" in exported.stdout  # JSON keeps every character, escaped
