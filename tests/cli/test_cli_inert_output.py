@@ -17,10 +17,8 @@ def test_a_sessions_listing_and_transcript_print_no_control_character(
     tmp_path: Path, moot: RunMoot
 ) -> None:
     (tmp_path / "notes.txt").write_text(f"hello {TITLE} world \x9b2J\n")
-    turns = [
-        {"text": f"model {TITLE} says", "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
-        {"text": "done"},
-    ]  # fmt: skip
+    read = {"name": "read", "arguments": {"path": "notes.txt"}}
+    turns = [{"text": f"model {TITLE} says", "tool_calls": [read]}, {"text": "done"}]
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": turns}))
     done = moot("-p", f"look {TITLE} here", "--model", f"scripted:{script}")
