@@ -12,9 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO, cast
 
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
-"""Every C0 control, DEL and every C1 control."""
-_CONTROLS_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+"""The bidirectional controls (U+202E, right-to-left override, and the like): they reorder what
+follows, so a command or a path would read otherwise than it runs."""
+_CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+"""Every C0 control, DEL, every C1 control and the bidirectional controls."""
+_CONTROLS_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
 """The same but tab and newline, for text printed as lines."""
 
 
