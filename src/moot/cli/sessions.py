@@ -93,15 +93,20 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
 def _write_attachments(queries: StoreQueries, session_id: str) -> None:
     """The images and PDFs a markdown export links to, as files in the folder it names
     (relative to the current directory), said on stderr; nothing when there are none."""
-    from moot.frontend.attachment_files import attachment_files, folder_of
+    from moot.frontend.attachment_files import attachment_files, folder_of, write_files
 
     files = attachment_files(queries.events(session_id, kinds=("turn_started", "tool_finished")))
     if not files:
         return
     folder = Path(folder_of(session_id))
-    folder.mkdir(exist_ok=True)
-    for name, data in files:
-        (folder / name).write_bytes(data)
+    try:
+        write_files(folder, files)  # no symlink followed: nothing lands outside the folder named
+    except OSError as exc:
+        print(
+            f"moot: cannot write the attachments to {folder}/: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return
     print(f"moot: wrote {len(files)} attachments to {folder}/", file=sys.stderr)
 
 
