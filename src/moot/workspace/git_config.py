@@ -10,6 +10,7 @@ says when to read it again. `moot.workspace.host_git` decides what to do with it
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable
 
@@ -80,6 +81,58 @@ def find_repository(root: str) -> Repository | None:
         if parent == directory:
             return None
         directory = parent
+
+
+def foreign_git_dir(repo: Repository) -> str | None:
+    """Why moot's git must not run in `repo`, or None when it may.
+
+    A repository's files can name another repository as their git directory: a `.git` file
+    (`gitdir: ../private/.git`), a `.git` symlink, or a `commondir` file in a `.git` it ships.
+    moot's git runs on the host, so `git_log` and `git_show` would read that repository, and
+    `git_commit` write to it: some private one beside the workspace. A git directory outside
+    the work tree is taken only when it names this work tree back, as git's own arrangements
+    do: a linked worktree's `gitdir` file, a submodule's (or a separate git directory's)
+    `core.worktree`; the repository elsewhere is not the one that can write that.
+    """
+    top = repo.top
+    if not _within(repo.git_dir, top):
+        if _names_back(repo.git_dir, top):
+            return None
+        return (
+            f"the git directory of {top} is {repo.git_dir}, outside it, and that git directory "
+            "does not name it back (as a worktree's `gitdir` file or `core.worktree` would); "
+            "moot's git tools do not run here"
+        )
+    if not _within(repo.common_dir, top):
+        return (
+            f"{repo.git_dir} names {repo.common_dir}, outside the work tree, as its common "
+            "directory (a `commondir` file); moot's git tools do not run here"
+        )
+    return None
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _names_back(git_dir: str, top: str) -> bool:
+    """Whether `git_dir` (outside `top`) names the work tree `top` as its own."""
+    try:
+        with open(os.path.join(git_dir, "gitdir"), encoding="utf-8") as file:
+            back = file.read().strip()
+        if back and os.path.realpath(os.path.join(git_dir, back)) == os.path.join(top, ".git"):
+            return True  # a linked worktree (`git worktree add`)
+    except (OSError, UnicodeDecodeError):
+        pass
+    try:
+        with open(os.path.join(git_dir, "config"), encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except OSError:
+        return False
+    for found in re.finditer(r"^\s*worktree\s*=\s*(.*?)\s*$", text, re.MULTILINE | re.IGNORECASE):
+        if os.path.realpath(os.path.join(git_dir, found[1].strip('"'))) == top:
+            return True  # a submodule, or `core.worktree` set by hand
+    return False
 
 
 def _gitfile_target(path: str) -> str | None:
