@@ -76,3 +76,34 @@ def test_a_linked_worktree_and_a_submodule_work_as_before(tmp_path: Path, privat
     git(outer, "init", "-q")
     git(outer, "submodule", "add", "-q", str(private), "sub")
     assert _log(outer / "sub") == "private history\n"
+
+
+def test_a_config_that_includes_an_endless_file_is_refused_in_bounded_memory(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    with (ws / ".git" / "config").open("a") as config:
+        config.write("[include]\n\tpath = /dev/zero\n")
+    # In a process of its own, its address space capped (gitpython read /dev/zero until the
+    # machine ran out: 24 GB, then the OOM killer), and its peak told.
+    probe = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "from moot.workspace import Workspace\n"
+        "from moot.workspace.git import GitError, workspace_repo\n"
+        "try:\n"
+        "    with workspace_repo(Workspace(sys.argv[1])): pass\n"
+        "except GitError as exc:\n"
+        "    print(exc)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(ws)], capture_output=True, text=True, timeout=60
+    )
+    said, peak_kib = done.stdout.rsplit("\n", 2)[:2]
+    assert "bad config line" in said, done.stderr
+    assert int(peak_kib) < 512 * 1024

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from moot.paths import host_program, host_search_path
-from moot.workspace.git_config import GitRefused, Repository
+from moot.workspace.git_config import GitRefused, Repository, find_repository
 from moot.workspace.host_git import (
     HOST_ENV,
     NO_HOOKS,
@@ -353,6 +353,13 @@ def open_repo(root: str | os.PathLike[str], host: HostGit | None = None) -> Iter
     real = Path(os.path.realpath(root))
     gitpython = _gitpython(real)
     host = HostGit(real) if host is None else host
+    if (found := find_repository(str(real))) is not None:
+        # git reads the config first, bounded: gitpython's own reader follows an include of
+        # `/dev/zero` to the end of memory (24 GB in a minute, then the OOM killer).
+        try:
+            host.call(found)
+        except GitRefused as exc:
+            raise GitError(str(exc)) from None
     try:
         repo = gitpython.Repo(root, search_parent_directories=True)
     except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
