@@ -177,9 +177,10 @@ def git_summary(root: Path) -> str:
 
 
 def _branch(git_dir: Path) -> str:
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+    from moot.workspace.git_config import read_head
+
+    head = read_head(str(git_dir))
+    if head is None:
         return "branch unknown"
     if head.startswith("ref: refs/heads/"):
         return f"on branch {head.removeprefix('ref: refs/heads/')}"

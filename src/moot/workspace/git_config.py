@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Iterable
 
@@ -117,17 +118,11 @@ def _within(path: str, top: str) -> bool:
 
 def _names_back(git_dir: str, top: str) -> bool:
     """Whether `git_dir` (outside `top`) names the work tree `top` as its own."""
-    try:
-        with open(os.path.join(git_dir, "gitdir"), encoding="utf-8") as file:
-            back = file.read().strip()
-        if back and os.path.realpath(os.path.join(git_dir, back)) == os.path.join(top, ".git"):
-            return True  # a linked worktree (`git worktree add`)
-    except (OSError, UnicodeDecodeError):
-        pass
-    try:
-        with open(os.path.join(git_dir, "config"), encoding="utf-8", errors="replace") as file:
-            text = file.read()
-    except OSError:
+    back = (small_file(os.path.join(git_dir, "gitdir")) or "").strip()
+    if back and os.path.realpath(os.path.join(git_dir, back)) == os.path.join(top, ".git"):
+        return True  # a linked worktree (`git worktree add`)
+    text = small_file(os.path.join(git_dir, "config"))
+    if text is None:
         return False
     for found in re.finditer(r"^\s*worktree\s*=\s*(.*?)\s*$", text, re.MULTILINE | re.IGNORECASE):
         if os.path.realpath(os.path.join(git_dir, found[1].strip('"'))) == top:
@@ -135,23 +130,54 @@ def _names_back(git_dir: str, top: str) -> bool:
     return False
 
 
-def _gitfile_target(path: str) -> str | None:
+SMALL_FILE_BYTES = 65536
+"""More than a `HEAD`, a `.git` file, a `commondir` or a `gitdir` file ever holds; what is past
+it is not read."""
+
+
+def small_file(path: str, limit: int = SMALL_FILE_BYTES) -> str | None:
+    """The first `limit` bytes of `path` as text; None when it is not a plain file or cannot
+    be read.
+
+    A repository's own files under `.git` (`HEAD`, `commondir`, a `.git` file) may be links to
+    `/dev/zero` (read whole, one took every byte of memory the machine had) or FIFOs (opened
+    plainly, they wait for a writer for good): they are read as plain files only, and bounded.
+    """
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as file:
-            line = file.readline().strip()
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        return os.read(handle, limit).decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
+
+
+def read_head(git_dir: str) -> str | None:
+    """`<git_dir>/HEAD`, stripped (see `small_file`); None when it cannot be read."""
+    head = small_file(os.path.join(git_dir, "HEAD"))
+    return None if head is None else head.strip()
+
+
+def _gitfile_target(path: str) -> str | None:
+    text = small_file(path)
+    if text is None:
+        return None
+    line = text.split("\n", 1)[0].strip()
     if not line.startswith("gitdir:"):
         return None
     return os.path.join(os.path.dirname(path), line[len("gitdir:") :].strip())
 
 
 def _common_dir(git_dir: str) -> str:
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as file:
-            common = file.read().strip()
-    except OSError:
+    common = small_file(os.path.join(git_dir, "commondir"))
+    if common is None:
         return os.path.realpath(git_dir)
+    common = common.strip()
     return os.path.realpath(os.path.join(git_dir, common))
 
 
