@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 APP_NAME = "moot"
@@ -152,3 +152,34 @@ def workspace_root(cwd: Path) -> Path:
         if directory == home:
             break
     return here
+
+
+def host_search_path(roots: Iterable[str | os.PathLike[str]], path: str | None = None) -> str:
+    """The PATH moot looks its own host programs up on (git, rg, bwrap, nice, clipboard tools,
+    language servers): `path` (the process's PATH when None) without relative entries and
+    without entries inside any of `roots` (the workspace, the repository's top).
+
+    A relative entry (`.`, `node_modules/.bin`, `bin`) names the workspace when moot runs in
+    it, and an entry inside it (an activated `.venv/bin`, direnv's `PATH_add bin`) holds what
+    the repository ships: either would put a repository's `git` or `bwrap` on the host in
+    place of the person's, run before anything was asked.
+    """
+    kept_roots = [os.path.realpath(r) for r in roots]
+    kept = []
+    for entry in (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        real = os.path.realpath(entry)
+        if any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in kept_roots):
+            continue
+        kept.append(entry)
+    return os.pathsep.join(kept)
+
+
+def host_program(
+    name: str, roots: Iterable[str | os.PathLike[str]], path: str | None = None
+) -> str | None:
+    """`name` found on `host_search_path(roots, path)`, as an absolute path; None when absent."""
+    import shutil  # here: a session listing loads this module and nothing it does not need
+
+    return shutil.which(name, path=host_search_path(roots, path))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+import pytest
+
 from images import jpeg, png
 from moot.protocol import events as ev
 from moot_cli import RunMoot
@@ -67,3 +69,23 @@ def test_an_image_flag_without_a_task_is_a_usage_error(moot: RunMoot, tmp_path: 
         assert result.returncode == 2, result.stderr
         assert "-i/--image goes with a -p task" in result.stderr
         assert "paste an image (ctrl+v) or name it as @path" in result.stderr
+
+
+def test_a_mention_of_a_repository_symlink_to_a_file_outside_attaches_nothing(
+    moot: RunMoot, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("private") / "taxes.pdf"
+    outside.write_bytes(pdf(1))
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "spec.pdf").symlink_to(outside)
+    (tmp_path / "docs" / "own.pdf").write_bytes(pdf(2))
+    model = script(tmp_path, ["seen"])
+    result = moot(
+        "-p", "compare @docs/spec.pdf and @docs/own.pdf", "--model", model,
+        "--output-format", "events",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    started = parse_stream(result.stdout)[0]
+    assert isinstance(started, ev.TurnStarted)
+    assert [a.name for a in started.attachments] == ["docs/own.pdf"]
+    assert "@docs/spec.pdf" in started.prompt  # left as the words typed: nothing of it read

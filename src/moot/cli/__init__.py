@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -56,8 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.enable()
     on_terminal = sys.stdin.isatty()
     try:
-        code = command(options)
-        sys.stdout.flush()  # here, not at exit: a reader that went away is found inside
+        with _inert_on_terminals(options):
+            code = command(options)
+            sys.stdout.flush()  # here, not at exit: a reader that went away is found inside
     except KeyboardInterrupt:
         # Ctrl-C before a command sets its own handling (reading settings, opening the
         # store): end quietly, as an interrupt.
@@ -76,6 +78,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         # and the standard streams are still flushed.
         gc.freeze()
     return code
+
+
+_PRINTS_WHAT_OTHERS_WROTE = frozenset(
+    {"sessions", "skills", "mcp", "trust", "cost", "undo", "doctor", "init"}
+)
+"""Commands that print what a repository or a model wrote (a skill's description, a server's
+definition, a session's title, a commit's subject)."""
+
+
+def _inert_on_terminals(options: Namespace) -> contextlib.AbstractContextManager[object]:
+    """For those commands, stdout and stderr made inert where they are terminals
+    (`moot.frontend.inert`): a repository's `SKILL.md` describing itself with `ESC ] 52 ;`
+    set the clipboard of whoever ran `moot skills list`. Pipes get every character."""
+    if (
+        options.command not in _PRINTS_WHAT_OTHERS_WROTE
+        or getattr(options, "action", "") == "serve"
+    ):
+        return contextlib.nullcontext()
+    from moot.frontend.inert import on_terminal
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(contextlib.redirect_stdout(on_terminal(sys.stdout)))
+    stack.enter_context(contextlib.redirect_stderr(on_terminal(sys.stderr)))
+    return stack
 
 
 def _reader_gone() -> int:

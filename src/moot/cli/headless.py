@@ -31,6 +31,7 @@ from moot.client.local import LocalClient, SessionOptions, open_client
 from moot.frontend.flags import project_mcp
 from moot.frontend.flags import rule_list as _rule_list
 from moot.frontend.heap import HeldCollector
+from moot.frontend.inert import on_terminal
 from moot.paths import workspace_root
 from moot.protocol import events as ev
 from moot.protocol import ops
@@ -95,8 +96,16 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
 
     `own_heap`: this process is `moot` itself, so its collector may be tuned: it is held while
     the session opens (most of moot's modules load then) and the heap frozen after.
+
+    On a terminal, what is printed is made inert (`moot.frontend.inert`): the answer is the
+    model's, and a refusal quotes the model's arguments, either of which could hold a sequence
+    that sets the clipboard (OSC 52) or the title. Pipes get every character.
     """
-    out = out or sys.stdout
+    with contextlib.redirect_stderr(on_terminal(sys.stderr)):
+        return _run_headless(options, on_terminal(out or sys.stdout), own_heap=own_heap)
+
+
+def _run_headless(options: Namespace, out: TextIO, *, own_heap: bool) -> int:
     title = options.prompt.strip().splitlines()[0][:80] if options.prompt else ""
     try:
         choices = session_choices(options)
@@ -154,7 +163,7 @@ def run_headless(options: Namespace, out: TextIO | None = None, *, own_heap: boo
         # The reader went away (`moot -p ... | head -1`). asyncio.run has cancelled a run
         # still going, so its log ends with turn_finished. Point stdout at devnull so the
         # interpreter's last flush does not raise again (the advice in Python's `signal` docs).
-        if out is sys.stdout:
+        if getattr(out, "wrapped", out) is sys.stdout:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print(f"moot: output closed early; session {client.session_id}", file=sys.stderr)
         return EXIT_STOPPED

@@ -13,6 +13,7 @@ from typing import TextIO
 from moot.client.errors import SessionBusy, StoreError
 from moot.client.queries import StoreQueries
 from moot.client.stored import open_queries, open_upkeep
+from moot.frontend.inert import inert, inert_lines
 from moot.paths import default_db_path, workspace_root
 from moot.protocol.client import SessionSummary
 
@@ -46,7 +47,8 @@ def session_line(s: SessionSummary) -> str:
     """One session as lists show it: id, time, turns, cost, state, title."""
     when = s.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
     state, cost = s.state or "-", f"${s.cost_usd:.4f}"
-    return f"{s.id}  {when}  {s.turns:>4} turns  {cost:<9} {state:<10}  {s.title}"
+    # A title is a prompt's first line or a model's words: printed, never a sequence that runs.
+    return f"{s.id}  {when}  {s.turns:>4} turns  {cost:<9} {state:<10}  {inert(s.title)}"
 
 
 def listed(
@@ -70,7 +72,7 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
         for s in sessions:
             # Another workspace's session (--all) says whose: the line alone would not.
             where = f"  in {s.workspace}" if s.workspace != here else ""
-            print(session_line(s) + where)
+            print(session_line(s) + inert(where))
         return 0
     info = queries.session(options.session_id)
     if info is None:
@@ -79,6 +81,9 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
 
     kind = options.format if options.action == "export" else "md"
     text = queries.export(info.id, kind)
+    if options.action == "show" or (kind != "json" and sys.stdout.isatty()):
+        # What the session read and said, on a terminal: no control character of it runs there.
+        text = inert_lines(text)
     print(text, end="" if text.endswith("\n") else "\n")
     if options.action == "export" and kind == "md":
         _write_attachments(queries, info.id)
@@ -88,15 +93,20 @@ def _answer(queries: StoreQueries, options: Namespace) -> int:
 def _write_attachments(queries: StoreQueries, session_id: str) -> None:
     """The images and PDFs a markdown export links to, as files in the folder it names
     (relative to the current directory), said on stderr; nothing when there are none."""
-    from moot.frontend.attachment_files import attachment_files, folder_of
+    from moot.frontend.attachment_files import attachment_files, folder_of, write_files
 
     files = attachment_files(queries.events(session_id, kinds=("turn_started", "tool_finished")))
     if not files:
         return
     folder = Path(folder_of(session_id))
-    folder.mkdir(exist_ok=True)
-    for name, data in files:
-        (folder / name).write_bytes(data)
+    try:
+        write_files(folder, files)  # no symlink followed: nothing lands outside the folder named
+    except OSError as exc:
+        print(
+            f"moot: cannot write the attachments to {folder}/: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return
     print(f"moot: wrote {len(files)} attachments to {folder}/", file=sys.stderr)
 
 

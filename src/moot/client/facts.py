@@ -26,6 +26,8 @@ from pathlib import Path
 
 import msgspec
 
+from moot.paths import host_search_path
+
 GIT_TIMEOUT = 30.0
 """Seconds the status may take before git is stopped (nothing waits for it meanwhile)."""
 FIRST_OP_WAIT_S = 0.01
@@ -157,14 +159,15 @@ def git_summary(root: Path) -> str:
     except GitRefused as exc:
         return f"{branch}{where}; status unknown: {exc}"
     # Tracked files only, on one thread, at the lowest priority (see the module docstring).
-    nice = shutil.which("nice")
+    search = host_search_path((root, repo.top))
+    nice = shutil.which("nice", path=search)
     argv = [
         *((nice, "-n", "19") if nice else ()),
         "git", "-c", "core.quotepath=off", *options, "-c", f"core.hooksPath={NO_HOOKS}",
         "-c", "core.preloadIndex=false",
         "status", "--porcelain=v1", "-z", "--ignore-submodules=all", "--untracked-files=no",
     ]  # fmt: skip
-    env = {**os.environ, **HOST_ENV, "GIT_OPTIONAL_LOCKS": "0"}
+    env = {**os.environ, **HOST_ENV, "GIT_OPTIONAL_LOCKS": "0", "PATH": search}
     done = subprocess.run(
         argv, cwd=repo.top, env=env, capture_output=True, timeout=GIT_TIMEOUT, check=False
     )
@@ -174,9 +177,10 @@ def git_summary(root: Path) -> str:
 
 
 def _branch(git_dir: Path) -> str:
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+    from moot.workspace.git_config import read_head
+
+    head = read_head(str(git_dir))
+    if head is None:
         return "branch unknown"
     if head.startswith("ref: refs/heads/"):
         return f"on branch {head.removeprefix('ref: refs/heads/')}"

@@ -287,8 +287,7 @@ def discard_if_empty(store: Store, session_id: str) -> None:
 
 def git_branch(root: Path) -> str:
     """The branch HEAD names, read from `.git/HEAD` (no git process: the status line asks often)."""
-    try:
-        head = (root / ".git" / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return ""
+    from moot.workspace.git_config import read_head
+
+    head = read_head(str(root / ".git")) or ""  # bounded: a HEAD may be a link to /dev/zero
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else ""

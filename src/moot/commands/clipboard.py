@@ -13,13 +13,16 @@ import subprocess
 import sys
 from collections.abc import Mapping
 
+from moot.paths import host_search_path
+
 TIMEOUT_S = 5.0
 
 
 def clipboard_commands(environ: Mapping[str, str] | None = None) -> list[list[str]]:
     """The clipboard commands to try here, best first; only those on `PATH`."""
     env = os.environ if environ is None else environ
-    path = env.get("PATH")
+    # Never a program the workspace (the current directory) puts on PATH: it would run on the host.
+    path = host_search_path((os.getcwd(),), env.get("PATH", os.defpath))
     wanted: list[list[str]] = []
     if env.get("WAYLAND_DISPLAY"):
         wanted.append(["wl-copy"])
@@ -27,7 +30,8 @@ def clipboard_commands(environ: Mapping[str, str] | None = None) -> list[list[st
         wanted += [["xclip", "-selection", "clipboard"], ["xsel", "--clipboard", "--input"]]
     if sys.platform == "darwin":
         wanted.append(["pbcopy"])
-    return [argv for argv in wanted if shutil.which(argv[0], path=path)]
+    found = [(shutil.which(argv[0], path=path), argv[1:]) for argv in wanted]
+    return [[program, *args] for program, args in found if program]
 
 
 def copy_with_command(text: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -49,5 +53,5 @@ def copy_with_command(text: str, environ: Mapping[str, str] | None = None) -> st
         except (OSError, subprocess.TimeoutExpired):
             continue
         if done.returncode == 0:
-            return argv[0]
+            return os.path.basename(argv[0])
     return None

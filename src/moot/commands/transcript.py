@@ -9,7 +9,7 @@ from pathlib import Path
 from moot.commands.registry import CommandContext, CommandError, Registry
 from moot.commands.run_events import find_run, read, recent_runs, run_scope
 from moot.commands.show import words
-from moot.frontend.attachment_files import attachment_files, folder_of
+from moot.frontend.attachment_files import attachment_files, folder_of, write_files
 from moot.protocol import events as ev
 
 FORMATS = ("md", "json", "html")
@@ -100,11 +100,8 @@ def register(registry: Registry) -> None:
 
 
 def _write_files(folder: Path, files: list[tuple[str, bytes]]) -> None:
-    if not files:
-        return
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, data in files:
-        (folder / name).write_bytes(data)
+    if files:
+        write_files(folder, files)  # its parent made with the export; no link followed
 
 
 def _write_new(target: Path, text: str) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import re
 import shlex
 from collections.abc import Callable, Iterable
@@ -173,9 +174,22 @@ def mentioned_files(text: str, cwd: Path, *, finished_only: bool = False) -> lis
         if claims(word) is None:
             continue
         path = cwd / Path(word).expanduser()
-        if path.is_file():
+        if path.is_file() and not _leads_out(path, cwd):
             found.append((raw[: 1 + len(word) + (2 if raw[1:2] == '"' else 0)], path))
     return found
+
+
+def _leads_out(path: Path, root: Path) -> bool:
+    """Whether `path`, a workspace path as written, is a symlink (or below one) to a file
+    outside `root`: a repository's `docs/spec.pdf -> ~/Documents/taxes.pdf` would send that
+    file to the model when the person mentions what looks like the repository's own."""
+    written = os.path.normpath(path)
+    real_root = os.path.realpath(root)
+    inside = written == os.path.normpath(root) or written.startswith(
+        os.path.normpath(root) + os.sep
+    )
+    real = os.path.realpath(path)
+    return inside and not real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def numbers(text: str) -> list[int]:

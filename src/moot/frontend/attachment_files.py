@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 from moot.protocol import events as ev
 from moot.protocol.messages import Attachment
@@ -100,3 +103,26 @@ def html_inline(attachment: Attachment, escape: object) -> str:
         )
     text = f"<pre>{escape(attachment.text)}</pre>" if attachment.text else ""
     return f"<details><summary>{label}</summary>{text}</details>"
+
+
+def write_files(folder: Path, files: Iterable[tuple[str, bytes]]) -> None:
+    """Write `files` (names from `FileNames`: no separator) into `folder`, made if missing.
+
+    Neither the folder nor a file in it is followed when it is a symlink: the folder sits where
+    the person asked for the export, often the workspace, where a command may have made
+    `<session>-attachments` or `01-shot.png` a link to a file or directory outside.
+
+    Raises:
+        OSError: The folder or a file cannot be made, or is a symlink (`ELOOP`).
+    """
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder)
+    directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for name, data in files:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+            handle = os.open(name, flags, 0o644, dir_fd=directory)
+            with os.fdopen(handle, "wb") as file:
+                file.write(data)
+    finally:
+        os.close(directory)

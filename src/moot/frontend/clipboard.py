@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
+
+from moot.paths import host_program
 
 TIMEOUT_S = 5.0
 """A clipboard tool that takes longer (an X server gone away) is given up on."""
@@ -38,7 +39,8 @@ def _run(argv: list[str], env: Mapping[str, str] | None) -> bytes | None:
 
 
 def _which(name: str, env: Mapping[str, str]) -> str | None:
-    return shutil.which(name, path=env.get("PATH"))
+    # Never a program the workspace (the current directory) puts on PATH: it would run on the host.
+    return host_program(name, (os.getcwd(),), env.get("PATH", os.defpath))
 
 
 def read_image(env: Mapping[str, str] | None = None) -> bytes | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from moot.paths import host_search_path
 from moot.settings.schema import LanguageServerSetting as LanguageSetting
 
 
@@ -104,16 +105,7 @@ class Unavailable(msgspec.Struct, frozen=True):
 
 def outside_path(path_variable: str, workspace: Path) -> str:
     """`path_variable` (a PATH) without its relative entries and those inside `workspace`."""
-    root = os.path.realpath(workspace)
-    kept = []
-    for entry in path_variable.split(os.pathsep):
-        if not entry or not os.path.isabs(entry):
-            continue
-        real = os.path.realpath(entry)
-        if real == root or real.startswith(root + os.sep):
-            continue
-        kept.append(entry)
-    return os.pathsep.join(kept)
+    return host_search_path((workspace,), path_variable)
 
 
 def find_server(

@@ -4,6 +4,7 @@ a session's first model request carries a server's tools before the server is up
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from pathlib import Path
 
@@ -29,7 +30,12 @@ class ToolCache:
         self.directory = directory
 
     def _path(self, config: McpServerConfig) -> Path:
-        return self.directory / f"{config.fingerprint or config.name}.json"
+        # By the definition and the file that made it: a repository's `.mcp.json` may copy a
+        # server of the person's settings word for word, and what its server offered (started in
+        # that repository, maybe its own `node_modules/pkg`) would be the tools, and their
+        # descriptions, the person's server brings to the first request in every other one.
+        where = f"{config.fingerprint or config.name}\0{config.origin}\0{config.source}"
+        return self.directory / f"{hashlib.sha256(where.encode()).hexdigest()[:32]}.json"
 
     def read(self, config: McpServerConfig) -> Offered | None:
         try:

@@ -225,7 +225,7 @@ class Connection:
         if config.transport == "stdio":
             errlog = open_stderr_log(self._log_path, stack)
             self._log_offset = errlog.tell()
-            cwd = config.cwd or self.setup.workspace
+            cwd = config.cwd or _start_dir(config, self.setup.workspace)
             read, write, self.pid = await open_stdio(config, cwd, errlog, stack)
             self.started = start_time(self.pid) if self.pid is not None else None
         else:
@@ -478,3 +478,17 @@ def _text(content: Any) -> str:
         getattr(b, "text", "") if kind == "text" else f"[{kind}]"
         for b, kind in zip(blocks, kinds, strict=True)
     )
+
+
+def _start_dir(config: McpServerConfig, workspace: str) -> str:
+    """Where a stdio server starts when its definition names no `cwd`: the home directory for
+    one of the person's own settings, else the workspace. A user definition holds for every
+    repository, and what a launcher finds where it starts would stand in for what it names:
+    `npx -y pkg` runs a `node_modules/pkg` of that directory, `python -m mod` its `mod.py`,
+    `yarn` the `yarnPath` of its `.yarnrc.yml`. Such a server learns the workspace from
+    `roots/list`. (A repository's own server is approved for it; one from the command line or
+    an editor was given for this run, relative paths and all.)"""
+    if config.origin != "user":
+        return workspace
+    home = Path.home()
+    return str(home) if home.is_dir() else "/"

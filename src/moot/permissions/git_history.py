@@ -42,6 +42,9 @@ from collections.abc import Callable
 
 import msgspec
 
+from moot.paths import host_search_path
+from moot.workspace.git_config import small_file
+
 GIT_TIMEOUT = 10.0
 """Seconds each git command may take; beyond that the store counts as exposing."""
 RACY_NS = 2_000_000_000
@@ -72,22 +75,18 @@ def find_store(base: str) -> GitStore | None:
     if os.path.isdir(dot_git):
         git_dir = os.path.realpath(dot_git)
     else:
-        try:
-            with open(dot_git, encoding="utf-8") as file:
-                line = file.readline().strip()
-        except (OSError, ValueError):
-            return None
+        # Bounded, plain files only: a repository's `.git` may be a FIFO or a link to /dev/zero.
+        text = small_file(dot_git)
+        line = "" if text is None else text.split("\n", 1)[0].strip()
         if not line.startswith("gitdir:"):
             return None
         git_dir = os.path.realpath(os.path.join(base, line.removeprefix("gitdir:").strip()))
     common = git_dir
-    try:
-        with open(f"{git_dir}/commondir", encoding="utf-8") as file:
-            common = os.path.realpath(os.path.join(git_dir, file.read().strip()))
-    except FileNotFoundError:
-        pass
-    except (OSError, ValueError):
-        return None
+    if os.path.lexists(f"{git_dir}/commondir"):
+        named = small_file(f"{git_dir}/commondir")
+        if named is None:
+            return None
+        common = os.path.realpath(os.path.join(git_dir, named.strip()))
     return GitStore(git_dir, common)
 
 
@@ -202,6 +201,7 @@ def _git(store: GitStore, *args: str, stdin: bytes = b"") -> bytes | None:
     argv = ["git", "-c", "core.fsmonitor=false", f"--git-dir={store.git_dir}", *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_NO_LAZY_FETCH"] = "1"  # a partial clone must not fetch what it lacks
+    env["PATH"] = host_search_path((os.path.dirname(store.git_dir), os.getcwd()))
     try:
         done = subprocess.run(
             argv, input=stdin, capture_output=True, env=env, timeout=GIT_TIMEOUT, check=False
@@ -275,9 +275,5 @@ def _contents_stored(store: GitStore, files: list[tuple[str, int, int, int]]) ->
 
 def _object_format(store: GitStore) -> str:
     """ "sha256" for a repository made with `--object-format=sha256`, else "sha1"."""
-    try:
-        with open(f"{store.common_dir}/config", encoding="utf-8", errors="replace") as file:
-            config = file.read().lower()
-    except OSError:
-        return "sha1"
+    config = (small_file(f"{store.common_dir}/config", 1 << 20) or "").lower()
     return "sha256" if "objectformat = sha256" in config.replace("\t", " ") else "sha1"

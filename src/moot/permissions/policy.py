@@ -115,7 +115,8 @@ class RulesPolicy:
         verdict = decide(request, mode, rules, root, protected=protected, added_roots=added)
         if verdict.decision != "ask":
             return verdict
-        from moot.permissions.suggest import suggested_rules  # only a call that asks
+        from moot.permissions.preview import shown_command  # only a call that asks
+        from moot.permissions.suggest import suggested_rules
 
         suggestions = tuple(suggested_rules(request, self.workspace_root, rules))
         with_rules, in_modes = ways_to_run(
@@ -132,7 +133,7 @@ class RulesPolicy:
             where = f"cwd: {self.workspace_root}" + (
                 f"\nsandbox: {self.shell}" if self.shell else ""
             )
-            preview = f"$ {preview}\n\n{where}"
+            preview = f"$ {shown_command(preview)}\n\n{where}"
         return replace(
             verdict,
             suggestions=suggestions,

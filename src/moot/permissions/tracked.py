@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from moot.paths import host_search_path
 from moot.permissions.git_history import Covers, GitStore, HistoryCache, find_store
 from moot.sandbox.base import SandboxMasks
 
@@ -136,6 +137,7 @@ def git_tracks_any(base: str, paths: list[str]) -> bool:
             "--recurse-submodules", "--", *specs]  # fmt: skip
     # Without GIT_DIR and the like from moot's environment: the repository at `base` is meant.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["PATH"] = host_search_path((base,))  # the person's git, not one the workspace ships
     try:
         done = subprocess.run(
             argv, stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=GIT_TIMEOUT

@@ -47,7 +47,8 @@ class McpServerConfig(msgspec.Struct, frozen=True, kw_only=True):
     env: dict[str, str] = msgspec.field(default_factory=dict)
     """stdio: variables on top of a minimal environment (`PATH`, `HOME`, ...)."""
     cwd: str | None = None
-    """stdio: where the program runs; the workspace when None."""
+    """stdio: where the program runs; when None, the workspace, but the home directory for a
+    server of the user's settings (`moot.mcp.connection`)."""
     url: str = ""
     """http and sse: the endpoint."""
     headers: dict[str, str] = msgspec.field(default_factory=dict)

@@ -23,9 +23,10 @@ _SGR = {
 _RESET = "\x1b[0m"
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 """CSI sequences (colours, cursor moves) and OSC strings (titles, links, notifications)."""
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""C0 controls but tab and newline (a carriage return would overwrite a line), DEL, and C1
-controls (U+009B is CSI to terminals that read 8-bit controls)."""
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""C0 controls but tab and newline (a carriage return would overwrite a line), DEL, C1
+controls (U+009B is CSI to terminals that read 8-bit controls) and the bidirectional controls
+(they reorder what follows: a command would read otherwise than it runs)."""
 
 
 def strip_escapes(text: str) -> str:

@@ -31,7 +31,6 @@ map, a lookup, a look that finds a change).
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import threading
 import time
@@ -41,6 +40,7 @@ from pathlib import Path
 
 import msgspec
 
+from moot.paths import host_program
 from moot.repomap import saved_look
 from moot.repomap import sources as source_files
 from moot.repomap.cache import CachedFile, cache_path
@@ -84,7 +84,7 @@ class RepoIndex(IndexedFiles):
             leaves it to the next look (a one-off map).
         """
         super().__init__(root, cache_path(root) if cache_file is None else cache_file)
-        self._files = files if files is not None else FileIndex(root, shutil.which("rg"))
+        self._files = files if files is not None else FileIndex(root, host_program("rg", (root,)))
         self._background = background
         self._lock = threading.RLock()
         """Held by looks, and by whatever makes a deferred look's facts (maybe inside one)."""

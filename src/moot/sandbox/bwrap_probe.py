@@ -4,9 +4,10 @@ a probe that succeeded remembered across starts, `bwrap_cache`)."""
 from __future__ import annotations
 
 import functools
-import shutil
+import os
 import subprocess
 
+from moot.paths import host_program
 from moot.sandbox import bwrap_cache
 from moot.sandbox.bwrap_argv import DROP_ALL, NAMESPACES
 
@@ -23,7 +24,9 @@ kernel allows no user namespace (inside many containers), root is left with no c
 
 
 def find_bwrap() -> str | None:
-    return shutil.which("bwrap")
+    """The person's `bwrap`: never one a relative PATH entry or one inside the current directory
+    (the workspace) names, which would run on the host with the repository's code."""
+    return host_program("bwrap", (os.getcwd(),))
 
 
 def bwrap_unavailable(bwrap: str | None = None) -> str | None:

@@ -35,6 +35,8 @@ from pathlib import Path
 
 import msgspec
 
+from moot.paths import host_search_path
+
 PASSES = (
     # Python
     ".pyenv", ".local/bin", ".local/lib", ".local/share/uv", ".cache/pip", ".cache/uv",
@@ -167,6 +169,8 @@ def git_config(environ: Mapping[str, str] | None = None) -> str:
     the host, once per sandbox); "" when git is missing or sets none of them."""
     env = dict(os.environ if environ is None else environ)
     env.pop("GIT_CONFIG_GLOBAL", None)
+    # The person's git, never one the workspace (the current directory) puts on PATH.
+    env["PATH"] = host_search_path((os.getcwd(),), env.get("PATH", os.defpath))
     pattern = "^(" + "|".join(key.replace(".", r"\.") for key in _GIT_KEYS) + ")$"
     try:
         done = subprocess.run(

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 from typing import Annotated, Literal
 
 from pydantic import Field
 
+from moot.paths import host_program
 from moot.tools.base import FunctionTool, SideEffect, ToolResult, tool
 from moot.workspace.errors import FILE_ERRORS, describe
 from moot.workspace.ignore import GlobPattern
@@ -34,7 +34,7 @@ def grep_tool(workspace: Workspace, *, use_ripgrep: bool = True) -> FunctionTool
         use_ripgrep: Use `rg` when it is on PATH (looked up now); False forces the Python
             search.
     """
-    rg = shutil.which("rg") if use_ripgrep else None
+    rg = host_program("rg", (workspace.root, *workspace.added_roots)) if use_ripgrep else None
 
     @tool(
         name="grep",

@@ -81,7 +81,10 @@ def run_app(options: Namespace) -> int:
 
     # Held until the session is open (`SessionView._await_session`).
     collector = HeldCollector(held=connect is not None)
+    from moot.tui import inert_text
     from moot.tui.app import MootApp  # textual loads here
+
+    inert_text.install()  # no control character of what the app shows reaches the terminal
     from moot.tui.options import AppOptions
     from moot.tui.scrollback import scrollback_format
 

@@ -20,6 +20,7 @@ from textual.app import App
 from moot.commands.files import use_session_commands
 from moot.commands.registry import CommandError, Panes, Registry
 from moot.frontend.app_prefs import THEME, save_prefs
+from moot.paths import host_program
 from moot.protocol import events as ev
 from moot.protocol.client import Client
 from moot.settings import SettingsError
@@ -205,7 +206,10 @@ class AppCommands:
         if self._app.is_headless:
             raise CommandError(f"no terminal to run {editor} in; open {path} yourself")
         with self._app.suspend():
-            subprocess.run([*shlex.split(editor), path], check=False)
+            argv = shlex.split(editor)
+            # The person's editor, never one a relative or workspace PATH entry names.
+            program = host_program(argv[0], (os.getcwd(),)) if argv else None
+            subprocess.run([program or argv[0], *argv[1:], path], check=False)
 
     # ---- screens -----------------------------------------------------------------------------
 

@@ -60,7 +60,10 @@ def print_conversation(
     """Print the conversation as `how` says; False when there was nothing to print."""
     if how == "off":
         return False
-    text = conversation(queries, visits)
+    from moot.frontend.inert import inert_lines
+
+    # What the session read and said, printed to the terminal: no sequence of it may run there.
+    text = inert_lines(conversation(queries, visits))
     if not text:
         return False
     out = sys.stdout if file is None else file

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -23,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from moot.workspace.git_config import GitRefused, Repository
+from moot.paths import host_program, host_search_path
+from moot.workspace.git_config import GitRefused, Repository, find_repository
 from moot.workspace.host_git import (
     HOST_ENV,
     NO_HOOKS,
@@ -348,9 +350,16 @@ def open_repo(root: str | os.PathLike[str], host: HostGit | None = None) -> Iter
         GitError: Not inside a repository, a bare repository, git missing, git failed, or
             the repository's config is not one moot's git runs with (`GitRefused`).
     """
-    gitpython = _gitpython()
     real = Path(os.path.realpath(root))
+    gitpython = _gitpython(real)
     host = HostGit(real) if host is None else host
+    if (found := find_repository(str(real))) is not None:
+        # git reads the config first, bounded: gitpython's own reader follows an include of
+        # `/dev/zero` to the end of memory (24 GB in a minute, then the OOM killer).
+        try:
+            host.call(found)
+        except GitRefused as exc:
+            raise GitError(str(exc)) from None
     try:
         repo = gitpython.Repo(root, search_parent_directories=True)
     except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
@@ -367,7 +376,7 @@ def open_repo(root: str | os.PathLike[str], host: HostGit | None = None) -> Iter
         except GitRefused as exc:
             raise GitError(str(exc)) from None
         # gitpython's own runs (`cat-file --batch` for commit objects) get the same settings.
-        repo.git.update_environment(**HOST_ENV)
+        repo.git.update_environment(**HOST_ENV, PATH=host_search_path((real, top)))
         repo.git.set_persistent_git_options(c=[*call.options[1::2], f"core.hooksPath={NO_HOOKS}"])
         yield GitRepo(repo, real, host, call)
     except gitpython.GitCommandError as exc:
@@ -379,12 +388,24 @@ def open_repo(root: str | os.PathLike[str], host: HostGit | None = None) -> Iter
         repo.close()
 
 
-def _gitpython() -> Any:
-    # Imported on first use: gitpython takes ~80 ms to import and runs `git version` as it does.
+def _gitpython(root: Path) -> Any:
+    # Imported on first use: gitpython takes ~80 ms to import and runs `git version` as it does,
+    # with the program its variable names: the person's git, found on a PATH without the
+    # workspace's entries (`moot.paths.host_search_path`), never a `git` the repository ships.
+    variable = "GIT_PYTHON_GIT_EXECUTABLE"
+    given = os.environ.get(variable)
+    if "git" not in sys.modules and given is None:
+        found = host_program("git", (root,))
+        if found is None:
+            raise GitError("git is not available: no git on PATH outside the workspace")
+        os.environ[variable] = found
     try:
         import git
     except ImportError as exc:  # also raised when the git program is missing
         raise GitError(f"git is not available: {exc}".splitlines()[0]) from exc
+    finally:
+        if given is None:
+            os.environ.pop(variable, None)
     return git
 
 

@@ -10,10 +10,14 @@ says when to read it again. `moot.workspace.host_git` decides what to do with it
 from __future__ import annotations
 
 import os
+import re
+import stat
 import subprocess
 from collections.abc import Iterable
 
 import msgspec
+
+from moot.paths import host_search_path
 
 _CONFIG_TIMEOUT = 30.0
 Stamp = tuple[tuple[str, tuple[int, ...] | None], ...]
@@ -80,23 +84,100 @@ def find_repository(root: str) -> Repository | None:
         directory = parent
 
 
-def _gitfile_target(path: str) -> str | None:
+def foreign_git_dir(repo: Repository) -> str | None:
+    """Why moot's git must not run in `repo`, or None when it may.
+
+    A repository's files can name another repository as their git directory: a `.git` file
+    (`gitdir: ../private/.git`), a `.git` symlink, or a `commondir` file in a `.git` it ships.
+    moot's git runs on the host, so `git_log` and `git_show` would read that repository, and
+    `git_commit` write to it: some private one beside the workspace. A git directory outside
+    the work tree is taken only when it names this work tree back, as git's own arrangements
+    do: a linked worktree's `gitdir` file, a submodule's (or a separate git directory's)
+    `core.worktree`; the repository elsewhere is not the one that can write that.
+    """
+    top = repo.top
+    if not _within(repo.git_dir, top):
+        if _names_back(repo.git_dir, top):
+            return None
+        return (
+            f"the git directory of {top} is {repo.git_dir}, outside it, and that git directory "
+            "does not name it back (as a worktree's `gitdir` file or `core.worktree` would); "
+            "moot's git tools do not run here"
+        )
+    if not _within(repo.common_dir, top):
+        return (
+            f"{repo.git_dir} names {repo.common_dir}, outside the work tree, as its common "
+            "directory (a `commondir` file); moot's git tools do not run here"
+        )
+    return None
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _names_back(git_dir: str, top: str) -> bool:
+    """Whether `git_dir` (outside `top`) names the work tree `top` as its own."""
+    back = (small_file(os.path.join(git_dir, "gitdir")) or "").strip()
+    if back and os.path.realpath(os.path.join(git_dir, back)) == os.path.join(top, ".git"):
+        return True  # a linked worktree (`git worktree add`)
+    text = small_file(os.path.join(git_dir, "config"))
+    if text is None:
+        return False
+    for found in re.finditer(r"^\s*worktree\s*=\s*(.*?)\s*$", text, re.MULTILINE | re.IGNORECASE):
+        if os.path.realpath(os.path.join(git_dir, found[1].strip('"'))) == top:
+            return True  # a submodule, or `core.worktree` set by hand
+    return False
+
+
+SMALL_FILE_BYTES = 65536
+"""More than a `HEAD`, a `.git` file, a `commondir` or a `gitdir` file ever holds; what is past
+it is not read."""
+
+
+def small_file(path: str, limit: int = SMALL_FILE_BYTES) -> str | None:
+    """The first `limit` bytes of `path` as text; None when it is not a plain file or cannot
+    be read.
+
+    A repository's own files under `.git` (`HEAD`, `commondir`, a `.git` file) may be links to
+    `/dev/zero` (read whole, one took every byte of memory the machine had) or FIFOs (opened
+    plainly, they wait for a writer for good): they are read as plain files only, and bounded.
+    """
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as file:
-            line = file.readline().strip()
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        return os.read(handle, limit).decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
+
+
+def read_head(git_dir: str) -> str | None:
+    """`<git_dir>/HEAD`, stripped (see `small_file`); None when it cannot be read."""
+    head = small_file(os.path.join(git_dir, "HEAD"))
+    return None if head is None else head.strip()
+
+
+def _gitfile_target(path: str) -> str | None:
+    text = small_file(path)
+    if text is None:
+        return None
+    line = text.split("\n", 1)[0].strip()
     if not line.startswith("gitdir:"):
         return None
     return os.path.join(os.path.dirname(path), line[len("gitdir:") :].strip())
 
 
 def _common_dir(git_dir: str) -> str:
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as file:
-            common = file.read().strip()
-    except OSError:
+    common = small_file(os.path.join(git_dir, "commondir"))
+    if common is None:
         return os.path.realpath(git_dir)
+    common = common.strip()
     return os.path.realpath(os.path.join(git_dir, common))
 
 
@@ -110,7 +191,7 @@ def read_config(repo: Repository) -> ConfigView:
     try:
         done = subprocess.run(
             argv, cwd=repo.top, capture_output=True, stdin=subprocess.DEVNULL,
-            timeout=_CONFIG_TIMEOUT,
+            timeout=_CONFIG_TIMEOUT, env={**os.environ, "PATH": host_search_path((repo.top,))},
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError) as exc:
         raise GitRefused(f"cannot read the git config: {exc}") from None

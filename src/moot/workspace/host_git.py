@@ -49,6 +49,7 @@ from moot.workspace.git_config import (
     Repository,
     config_files,
     find_repository,
+    foreign_git_dir,
     names_other_files,
     read_config,
     stamp,
@@ -195,6 +196,8 @@ class HostGit:
             GitRefused: A config file in the workspace was not pinned, or changed since the
                 session began; or a filter driver's name cannot be turned off with `-c`.
         """
+        if foreign := foreign_git_dir(repo):
+            raise GitRefused(foreign)
         view = self.view(repo)
         last = self._last
         if last is None or last[0] is not view:  # once per config read, not per call

@@ -12,13 +12,13 @@ never leaves half a file (`moot.workspace.no_follow`).
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from moot.paths import host_program
 from moot.workspace.ignore import GitIgnore, Hidden, HiddenInodes
 from moot.workspace.ledger import ReadLedger
 from moot.workspace.no_follow import AtomicWriter, PathRefused, atomic_write
@@ -191,7 +191,8 @@ class Workspace:
             if self._file_index is None:
                 from moot.workspace.file_index import FileIndex  # at the first listing only
 
-                self._file_index = FileIndex(self.root, shutil.which("rg"))
+                rg = host_program("rg", (self.root, *self.added_roots))
+                self._file_index = FileIndex(self.root, rg)
             return self._file_index
 
     def keep(self, name: str, make: Callable[[], _Kept]) -> _Kept:
