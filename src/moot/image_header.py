@@ -19,6 +19,12 @@ _MAGIC = (
 )
 
 
+DECODED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
+"""The formats moot lets Pillow decode (`Image.open(..., formats=...)`): the four it takes in.
+Pillow tries every decoder it has on bytes it is given, a PSD's, a TIFF's, an ICNS's too, so
+a file named `.png` would reach a decoder nobody meant to run on repository files."""
+
+
 def image_type(head: bytes) -> str | None:
     """The media type of a PNG, JPEG, GIF or WebP file, from its magic bytes; None for
     anything else."""

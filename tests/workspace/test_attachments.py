@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from moot.image_header import image_size
-from moot.providers.images import ATTACH_LIMITS
+from moot.providers.images import ATTACH_LIMITS, ImageError, shrink
 from moot.workspace.attachments import (
     MAX_FILE_BYTES,
     AttachmentError,
@@ -121,6 +121,20 @@ def test_a_clipboard_image_is_checked_like_a_file() -> None:
     assert (shot.width, shot.height) == (64, 32)
     with pytest.raises(AttachmentError, match=r"^pasted is empty$"):
         attachment_from_bytes(b"", "pasted")
+
+
+@pytest.mark.parametrize("kind", ["TIFF", "BMP", "ICO"])
+def test_only_the_four_formats_moot_takes_in_are_decoded(kind: str) -> None:
+    """Bytes said to be a PNG (an MCP server's image, a tool's) reach Pillow's PNG, JPEG, GIF
+    and WebP decoders only: Pillow would try any decoder it has on what it is given."""
+    from PIL import Image
+
+    other = io.BytesIO()
+    Image.new("RGB", (64, 64), "red").save(other, kind)
+
+    with pytest.raises(ImageError):
+        shrink(other.getvalue(), "image/png", ATTACH_LIMITS, prove=True)
+    assert shrink(screenshot(64, 64), "image/png", ATTACH_LIMITS, prove=True)[2:] == (64, 64)
 
 
 def test_a_png_declaring_huge_dimensions_is_refused_before_it_is_decoded(

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from moot.frontend.attach import from_attachment
+from moot.image_header import DECODED_FORMATS
 from moot.protocol.messages import Attachment
 
 PROTOCOLS = ("kitty", "iterm2", "sixel")
@@ -120,7 +121,8 @@ def _image(attachment: Attachment) -> Any | None:
     except ImportError:
         return None
     try:
-        opened = Image.open(io.BytesIO(base64.b64decode(attachment.data)))
+        data = base64.b64decode(attachment.data)
+        opened = Image.open(io.BytesIO(data), formats=DECODED_FORMATS)
         opened.draft("RGB", (SIXEL_WIDTH, SIXEL_WIDTH))  # a JPEG decoded at 1/8 scale: ~10x faster
         image = opened.convert("RGB")
     except (OSError, ValueError, Image.DecompressionBombError):

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from moot.image_header import image_size, image_type
+from moot.image_header import DECODED_FORMATS, image_size, image_type
 from moot.protocol.messages import Attachment
 
 
@@ -157,7 +157,7 @@ def shrink(
     from PIL import Image, UnidentifiedImageError  # lazily: ~30 ms, and rarely needed
 
     try:
-        image = Image.open(io.BytesIO(raw))
+        image = Image.open(io.BytesIO(raw), formats=DECODED_FORMATS)
         edge = limits.max_edge
         if image.format == "JPEG":
             # Decoded at the smallest scale (1/2, 1/4, 1/8) still at least the size it is
