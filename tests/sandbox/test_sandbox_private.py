@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from moot.paths import real_if_there
 from moot.sandbox.base import SandboxMasks
 from moot.sandbox.private import (
     Placed,
     moot_dirs,
     place,
     private_paths,
-    real_if_there,
     system_secrets,
     with_private,
 )

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import msgspec
 
+from moot.paths import real_if_there
 from moot.sandbox.base import SandboxMasks
 from moot.sandbox.home import present
 
@@ -128,29 +129,6 @@ def private_paths(home: Path, more: Iterable[Path] = ()) -> list[str]:
         if real is not None and real != "/" and real not in found:
             found.append(real)
     return found
-
-
-def real_if_there(path: str) -> str | None:
-    """The real path of `path` when what it leads to exists, else None.
-
-    Where Linux's `/proc` is, the kernel says it: the name of an `O_PATH` descriptor (three
-    system calls; `os.path.realpath` asks for every part of the path in Python, ~15 us each
-    time, and each command asks for a score of paths); elsewhere `os.path.realpath`.
-    """
-    try:
-        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    except AttributeError:  # no O_PATH: not Linux
-        real = os.path.realpath(path)
-        return real if os.path.exists(real) else None
-    except (OSError, ValueError):
-        return None  # gone, a dangling link, a loop, or out of reach: as `os.path.exists`
-    try:
-        real = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:  # no /proc
-        real = os.path.realpath(path)
-    finally:
-        os.close(fd)
-    return real if real.startswith("/") else os.path.realpath(path)
 
 
 class Placed(msgspec.Struct, frozen=True):
