@@ -4,6 +4,9 @@ with the scripted provider."""
 from __future__ import annotations
 
 import asyncio
+import os
+import resource
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,9 +14,11 @@ import pytest
 from moot.client import SetupError
 from moot.client.local import SessionOptions, open_client
 from moot.protocol import events as ev
+from moot.providers.registry import UnknownModel, resolve_model
 from moot.skills.agents import discover_agents, load_agent
 from moot.skills.places import find_places
 from moot.testing import drive_turn
+from moot_cli import TIMEOUT, moot_command, moot_env
 from skill_files import git_repo
 
 HELPER = "---\nname: helper\ndescription: Answers questions.\nmodel: inherit\n---\nBe helpful.\n"
@@ -137,3 +142,42 @@ def test_every_option_value_stays_an_option_value_and_the_task_is_the_rest() -> 
         "fix it",
     )
     assert parse(["--agents", "", "go"]).agents == []
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "huge.yaml"])
+def test_a_peer_model_script_that_is_no_small_regular_file_is_refused_without_reading_it(
+    tmp_path: Path, target: str
+) -> None:
+    """A repository's agent definition names `model: scripted:/dev/zero` (or a FIFO, or a
+    file far larger than any script): `moot -p` in that repository still runs, the peer uses
+    the session's model, and the check of its model says why. Before, every session opened
+    there read /dev/zero into memory (a MemoryError) or hung on the FIFO."""
+    work = tmp_path / "work"
+    (work / ".moot/agents").mkdir(parents=True)
+    if target == "fifo":
+        os.mkfifo(tmp_path / "fifo")
+    if target == "huge.yaml":
+        with (tmp_path / "huge.yaml").open("wb") as out:
+            out.truncate(64 * 1024 * 1024)  # sparse: costs no disk
+    path = target if target.startswith("/") else str(tmp_path / target)
+    (work / ".moot/agents/zero.md").write_text(
+        f"---\nname: zero\ndescription: z\nmodel: scripted:{path}\n---\nx\n"
+    )
+    (tmp_path / "hi.yaml").write_text("- text: hi\n")
+
+    def capped() -> None:  # a bound on the damage before the fix, not part of what is tested
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = subprocess.run(
+        moot_command("-p", "go", "--model", f"scripted:{tmp_path / 'hi.yaml'}"),
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env={**moot_env(tmp_path / "home"), "MOOT_SANDBOX": "none"},
+        stdin=subprocess.DEVNULL,
+        timeout=TIMEOUT,
+        preexec_fn=capped,
+    )
+    assert (done.returncode, done.stdout) == (0, "hi\n"), done.stderr
+    with pytest.raises(UnknownModel, match=r"not a regular file|larger than"):
+        resolve_model(f"scripted:{path}")  # what the peer's model check says
