@@ -98,7 +98,9 @@ class Verifier:
         runners' lines joined by `; ` ("" when the project has none), with the report file
         named where it will be. `scope` names the call (`moot.tools.base.decided_as`)."""
         line = "; ".join(self._filled(line) for _, line in self.lines(arguments))
-        self._decided.setdefault(_key(arguments, scope), []).append(line)
+        key = _key(arguments, scope)
+        # Without a scope the caller runs the call at once: only its latest decision counts.
+        self._decided[key] = [*self._decided.get(key, ()), line] if scope else [line]
         return line
 
     def _filled(self, line: str) -> str:
