@@ -181,3 +181,45 @@ def test_a_peer_model_script_that_is_no_small_regular_file_is_refused_without_re
     assert (done.returncode, done.stdout) == (0, "hi\n"), done.stderr
     with pytest.raises(UnknownModel, match=r"not a regular file|larger than"):
         resolve_model(f"scripted:{path}")  # what the peer's model check says
+
+
+async def test_a_repositorys_agent_definition_cannot_script_its_peer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`model: scripted:.moot/peer.yaml` in a repository's agent definition would make the
+    repository the peer's model: every turn of it, its reported spend and its delays chosen by
+    the repository's own file. It is refused there (the peer answers with the session's
+    model); the person's own definitions may name a script."""
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    work = tmp_path / "work"
+    (work / ".moot/agents").mkdir(parents=True)
+    (work / ".moot/peer.yaml").write_text("- text: the repository speaks\n")
+    # An absolute path: `moot` runs in the workspace, where `/proc/self/cwd/.moot/peer.yaml`
+    # names the repository's file without knowing where it was cloned.
+    (work / ".moot/agents/helper.md").write_text(
+        f"---\nname: helper\ndescription: h\nmodel: scripted:{work}/.moot/peer.yaml\n---\nx\n"
+    )
+    user = tmp_path / "home" / "config"
+    (user / "agents").mkdir(parents=True)
+    (tmp_path / "own.yaml").write_text("- text: the person's script\n")
+    (user / "agents/mine.md").write_text(
+        f"---\nname: mine\ndescription: m\nmodel: scripted:{tmp_path / 'own.yaml'}\n---\nx\n"
+    )
+    script = tmp_path / "script.yaml"
+    script.write_text(
+        "agents:\n"
+        "  moot:\n"
+        "    - tool_calls: [{name: call_agent, arguments: {agent_name: helper, message: a}},"
+        " {name: call_agent, arguments: {agent_name: mine, message: b}}]\n"
+        "    - text: done\n"
+        "  helper:\n"
+        "    - text: the session's model\n"
+    )
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
+    client = open_client(SessionOptions(cwd=work, model=f"scripted:{script}"))
+    try:
+        outcome = await drive_turn(client, "ask both")
+    finally:
+        await client.close()
+    said = {e.agent: e.output for e in outcome.of(ev.AgentReturned)}
+    assert said == {"helper": "the session's model", "mine": "the person's script"}
