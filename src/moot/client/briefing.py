@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec.structs import replace
@@ -34,6 +35,9 @@ from moot.skills.policy import ToolLimit
 from moot.skills.tool import SKILL_TOOL, SkillTool
 from moot.skills.values import Problem
 from moot.tools.base import Tool, tool_spec
+
+if TYPE_CHECKING:
+    from moot.providers.base import Provider
 
 CheckModel = Callable[[str], str | None]
 """What is wrong with a model name (None: it resolves)."""
@@ -109,21 +113,20 @@ def brief(
 
 def _peer_model(
     definition: AgentDefinition,
-    session_model: str,
+    session_model: str | Provider,
     check_model: CheckModel,
     problems: list[Problem],
-) -> str:
+) -> str | Provider:
     """The model a defined peer answers with: its own, unless it cannot be used (a problem
     says why, and the session's model answers)."""
     named = definition.model
     if not named:
         return session_model
     scripted = any(part.strip().startswith("scripted:") for part in named.split(","))
-    if definition.source == "project" and scripted:
-        # The script would be the repository's own file speaking as the peer: every turn,
-        # its reported spend, its delays. A repository names real models only.
-        wrong = "a repository's agent definition cannot name a scripted model"
-    else:
+    wrong: str | None = "a repository's agent definition cannot name a scripted model"
+    if definition.source != "project" or not scripted:
+        # A script there would be the repository's own file speaking as the peer: every
+        # turn, its reported spend, its delays. A repository names real models only.
         wrong = check_model(named)
     if wrong:
         problems.append(
