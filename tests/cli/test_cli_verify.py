@@ -267,3 +267,36 @@ def test_eslint_findings_are_read_from_its_json_report(tmp_path: Path) -> None:
     assert "eslint: exit 1; 2 findings" in result.content, result.content
     assert "same.js:1:7: no-unused-vars 'unused' is assigned a value" in result.content
     assert "same.js:3:12: eqeqeq Expected '===' and instead saw '=='. [warning]" in result.content
+
+
+def test_two_test_calls_of_one_turn_each_run_only_the_command_it_was_decided_as(
+    tmp_path: Path,
+) -> None:
+    """One turn: `test`, `write` a Makefile with a `test` target, `test` again, in acceptEdits
+    (commands ask; headless, they are refused). Every call of a turn is decided before any
+    runs, so both `test` calls were decided with nothing to run; the write then runs (an edit).
+    Before, the two calls' decisions were kept by their arguments alone, the first run took
+    that record, and the second, finding none, ran `make test` unasked."""
+    need("make")
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    makefile = "test:\n\ttouch ran-unasked\n"
+    turn = [
+        {"name": "test", "arguments": {}},
+        {"name": "write", "arguments": {"path": "Makefile", "content": makefile}},
+        {"name": "test", "arguments": {}},
+    ]
+    (tmp_path / "s.json").write_text(json.dumps({"turns": [{"tool_calls": turn}, {"text": "ok"}]}))
+    env = {k: v for k, v in os.environ.items() if k != "MOOT_MODEL"} | {"PATH": _path()}
+    done = subprocess.run(
+        [sys.executable, "-m", "moot.cli", "-p", "go", "--model", f"scripted:{tmp_path / 's.json'}",
+         "--output-format", "events", "--permission-mode", "acceptEdits"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    events = [ev.event_from_json(line) for line in done.stdout.splitlines() if line.strip()]
+    assert (work / "Makefile").read_text() == makefile  # the edit ran
+    assert not (work / "ran-unasked").exists()
+    first, _, second = results(events)
+    assert "No test command found" in first.content
+    assert second.is_error and "changed since the call was approved" in second.content

@@ -88,6 +88,40 @@ async def test_cost_limit() -> None:
     assert finished.cost_usd == pytest.approx(1.2)
 
 
+@pytest.mark.parametrize(
+    ("first", "usage", "limits"),
+    [
+        (-1000.0, None, Limits(max_cost_usd=1.0, max_turns=20)),
+        (float("nan"), None, Limits(max_cost_usd=1.0, max_turns=20)),
+        (
+            None,
+            {"input_tokens": -(10**12), "output_tokens": -(10**12)},
+            Limits(max_total_tokens=275, max_turns=20),
+        ),
+    ],
+    ids=["negative cost", "nan cost", "negative tokens"],
+)
+async def test_a_model_that_reports_a_negative_or_nan_spend_cannot_lift_a_limit(
+    first: float | None, usage: dict | None, limits: Limits
+) -> None:
+    """A reported cost or token count below zero (or NaN) counts as nothing: a model a
+    repository names (an agent definition's `model: scripted:...`) could otherwise report
+    -1000 USD or -10**12 tokens once, or NaN, and every limit of the session would never trip."""
+    counter = itertools.count(1)
+
+    def model(request: ModelRequest) -> dict:
+        n = next(counter)
+        cost = first if n == 1 else 0.4
+        tokens = usage if n == 1 else {"input_tokens": 100, "output_tokens": 10}
+        if n == 1 and usage is None:
+            tokens = {"input_tokens": 0, "output_tokens": 0}
+        return {"tool_calls": [call("look", at=str(n))], "usage": tokens, "cost_usd": cost}
+
+    finished, events = await stopped(limits, FunctionProvider(model))
+    assert finished.stop_reason in (StopReason.MAX_COST, StopReason.MAX_TOTAL_TOKENS)
+    assert len(of(events, ev.ModelResponded)) == 4  # the first counts nothing, three more
+
+
 async def test_wall_time_limit_stops_before_the_next_tool() -> None:
     @tool(side_effect=SideEffect.READ_ONLY)
     def slow() -> str:

@@ -4,6 +4,9 @@ with the scripted provider."""
 from __future__ import annotations
 
 import asyncio
+import os
+import resource
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,9 +14,11 @@ import pytest
 from moot.client import SetupError
 from moot.client.local import SessionOptions, open_client
 from moot.protocol import events as ev
+from moot.providers.registry import UnknownModel, resolve_model
 from moot.skills.agents import discover_agents, load_agent
 from moot.skills.places import find_places
 from moot.testing import drive_turn
+from moot_cli import TIMEOUT, moot_command, moot_env
 from skill_files import git_repo
 
 HELPER = "---\nname: helper\ndescription: Answers questions.\nmodel: inherit\n---\nBe helpful.\n"
@@ -137,3 +142,84 @@ def test_every_option_value_stays_an_option_value_and_the_task_is_the_rest() -> 
         "fix it",
     )
     assert parse(["--agents", "", "go"]).agents == []
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "huge.yaml"])
+def test_a_peer_model_script_that_is_no_small_regular_file_is_refused_without_reading_it(
+    tmp_path: Path, target: str
+) -> None:
+    """A repository's agent definition names `model: scripted:/dev/zero` (or a FIFO, or a
+    file far larger than any script): `moot -p` in that repository still runs, the peer uses
+    the session's model, and the check of its model says why. Before, every session opened
+    there read /dev/zero into memory (a MemoryError) or hung on the FIFO."""
+    work = tmp_path / "work"
+    (work / ".moot/agents").mkdir(parents=True)
+    if target == "fifo":
+        os.mkfifo(tmp_path / "fifo")
+    if target == "huge.yaml":
+        with (tmp_path / "huge.yaml").open("wb") as out:
+            out.truncate(64 * 1024 * 1024)  # sparse: costs no disk
+    path = target if target.startswith("/") else str(tmp_path / target)
+    (work / ".moot/agents/zero.md").write_text(
+        f"---\nname: zero\ndescription: z\nmodel: scripted:{path}\n---\nx\n"
+    )
+    (tmp_path / "hi.yaml").write_text("- text: hi\n")
+
+    def capped() -> None:  # a bound on the damage before the fix, not part of what is tested
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = subprocess.run(
+        moot_command("-p", "go", "--model", f"scripted:{tmp_path / 'hi.yaml'}"),
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env={**moot_env(tmp_path / "home"), "MOOT_SANDBOX": "none"},
+        stdin=subprocess.DEVNULL,
+        timeout=TIMEOUT,
+        preexec_fn=capped,
+    )
+    assert (done.returncode, done.stdout) == (0, "hi\n"), done.stderr
+    with pytest.raises(UnknownModel, match=r"not a regular file|larger than"):
+        resolve_model(f"scripted:{path}")  # what the peer's model check says
+
+
+async def test_a_repositorys_agent_definition_cannot_script_its_peer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`model: scripted:.moot/peer.yaml` in a repository's agent definition would make the
+    repository the peer's model: every turn of it, its reported spend and its delays chosen by
+    the repository's own file. It is refused there (the peer answers with the session's
+    model); the person's own definitions may name a script."""
+    monkeypatch.setenv("MOOT_SANDBOX", "none")
+    work = tmp_path / "work"
+    (work / ".moot/agents").mkdir(parents=True)
+    (work / ".moot/peer.yaml").write_text("- text: the repository speaks\n")
+    # An absolute path: `moot` runs in the workspace, where `/proc/self/cwd/.moot/peer.yaml`
+    # names the repository's file without knowing where it was cloned.
+    (work / ".moot/agents/helper.md").write_text(
+        f"---\nname: helper\ndescription: h\nmodel: scripted:{work}/.moot/peer.yaml\n---\nx\n"
+    )
+    user = tmp_path / "home" / "config"
+    (user / "agents").mkdir(parents=True)
+    (tmp_path / "own.yaml").write_text("- text: the person's script\n")
+    (user / "agents/mine.md").write_text(
+        f"---\nname: mine\ndescription: m\nmodel: scripted:{tmp_path / 'own.yaml'}\n---\nx\n"
+    )
+    script = tmp_path / "script.yaml"
+    script.write_text(
+        "agents:\n"
+        "  moot:\n"
+        "    - tool_calls: [{name: call_agent, arguments: {agent_name: helper, message: a}},"
+        " {name: call_agent, arguments: {agent_name: mine, message: b}}]\n"
+        "    - text: done\n"
+        "  helper:\n"
+        "    - text: the session's model\n"
+    )
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
+    client = open_client(SessionOptions(cwd=work, model=f"scripted:{script}"))
+    try:
+        outcome = await drive_turn(client, "ask both")
+    finally:
+        await client.close()
+    said = {e.agent: e.output for e in outcome.of(ev.AgentReturned)}
+    assert said == {"helper": "the session's model", "mine": "the person's script"}

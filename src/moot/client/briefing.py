@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec.structs import replace
@@ -27,12 +28,16 @@ from moot.core.peers import (
 )
 from moot.core.peers import system_prompt as with_roster
 from moot.protocol.client import PromptPart
+from moot.skills.agents import AgentDefinition
 from moot.skills.grants import Grants
 from moot.skills.guidance import Guidance
 from moot.skills.policy import ToolLimit
 from moot.skills.tool import SKILL_TOOL, SkillTool
 from moot.skills.values import Problem
 from moot.tools.base import Tool, tool_spec
+
+if TYPE_CHECKING:
+    from moot.providers.base import Provider
 
 CheckModel = Callable[[str], str | None]
 """What is wrong with a model name (None: it resolves)."""
@@ -85,12 +90,7 @@ def brief(
     problems: list[Problem] = []
     names = [t.name for t in (*shared_tools, *tools)]
     for definition in guidance.agents.values():
-        model = definition.model or agent.model
-        if definition.model and (wrong := check_model(definition.model)):
-            problems.append(
-                Problem(definition.path, f"{wrong}; it uses the session's model", "warning")
-            )
-            model = agent.model
+        model = _peer_model(definition, agent.model, check_model, problems)
         given: tuple[str, ...] | None = None
         if definition.tools is not None:
             limit = ToolLimit(definition.name, definition.tools)
@@ -109,6 +109,31 @@ def brief(
             continue
         agents.append(peer)
     return Briefing(guidance, facts, agents, tools, limits, grants, parts, problems)
+
+
+def _peer_model(
+    definition: AgentDefinition,
+    session_model: str | Provider,
+    check_model: CheckModel,
+    problems: list[Problem],
+) -> str | Provider:
+    """The model a defined peer answers with: its own, unless it cannot be used (a problem
+    says why, and the session's model answers)."""
+    named = definition.model
+    if not named:
+        return session_model
+    scripted = any(part.strip().startswith("scripted:") for part in named.split(","))
+    wrong: str | None = "a repository's agent definition cannot name a scripted model"
+    if definition.source != "project" or not scripted:
+        # A script there would be the repository's own file speaking as the peer: every
+        # turn, its reported spend, its delays. A repository names real models only.
+        wrong = check_model(named)
+    if wrong:
+        problems.append(
+            Problem(definition.path, f"{wrong}; it uses the session's model", "warning")
+        )
+        return session_model
+    return named
 
 
 def renewed(briefing: Briefing, memory: str, agents: Sequence[Agent]) -> list[Agent]:

@@ -21,7 +21,7 @@ from moot.core.run import RunContext
 from moot.protocol import events as ev
 from moot.protocol.approval import EXIT_PLAN_MODE, ApprovalRequest, RemembersApprovals, Verdict
 from moot.protocol.messages import ToolCall
-from moot.tools.base import decided_as
+from moot.tools.base import call_scope, decided_as
 
 if TYPE_CHECKING:
     from moot.core.hook_points import CallHooks
@@ -60,7 +60,8 @@ class ApprovalStep:
         if tc.id in call.decisions:
             return  # a PreToolUse hook refused it
         tool = run.tools_for(self.agent).get(tc.name)
-        name, side_effect, arguments = decided_as(tool, tc.name, tc.arguments)
+        scope = call_scope(call.call_id, tc.id)
+        name, side_effect, arguments = decided_as(tool, tc.name, tc.arguments, scope)
         request = ApprovalRequest(
             session_id=run.session_id,
             agent=call.agent,
@@ -119,7 +120,8 @@ class ApprovalStep:
         if not answer.approved or answer.updated_input is None:
             return False
         tool = self.run.tools_for(self.agent).get(tc.name)
-        name, side_effect, arguments = decided_as(tool, tc.name, answer.updated_input)
+        scope = call_scope(self.call.call_id, tc.id)
+        name, side_effect, arguments = decided_as(tool, tc.name, answer.updated_input, scope)
         changed = replace(request, tool=name, side_effect=side_effect, arguments=arguments)
         verdict = self.run.approval.decide(changed)
         if verdict.decision != "deny":

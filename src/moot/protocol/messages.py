@@ -101,7 +101,7 @@ class Usage(_Value, frozen=True):
         # not a number at all counts nothing rather than failing a turn already paid for.
         for name in self.__struct_fields__:
             value = getattr(self, name)
-            if type(value) is not int:
+            if type(value) is not int or value < 0:
                 msgspec.structs.force_setattr(self, name, _count(value))
 
     @property
@@ -135,8 +135,10 @@ def plain_value(value: object) -> object:
 
 
 def _count(value: object) -> int:
+    # Below zero counts nothing too: a model that reported -10**12 tokens once would lift
+    # every token limit of the session for good.
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return int(value)
+        return max(0, int(value))
     return 0
 
 

@@ -7,6 +7,7 @@ thinking deltas) and assembles them into one `ModelResponded` per model turn.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -77,6 +78,13 @@ class UsageReport(msgspec.Struct, frozen=True):
     usage: Usage
     cost_usd: float | None = None
     """The provider's own price for the call, when it knows one."""
+
+    def __post_init__(self) -> None:
+        # A price below zero or not a number is no price: -1000 USD reported once (or NaN,
+        # which no comparison trips on) would lift the session's cost limit for good.
+        cost = self.cost_usd
+        if isinstance(cost, int | float) and not (math.isfinite(cost) and cost >= 0):
+            msgspec.structs.force_setattr(self, "cost_usd", None)
 
 
 class Finish(msgspec.Struct, frozen=True):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
+import stat
 from collections import Counter
 from collections.abc import (
     AsyncIterator,
@@ -135,6 +137,29 @@ class _Pace:
             await asyncio.sleep(due - loop.time())
 
 
+MAX_SCRIPT_BYTES = 16 * 1024 * 1024
+"""The largest script read: a model name can come from a repository's agent definition or
+command (`model: scripted:/dev/zero`), and reading must not be where a session ends."""
+
+
+def _read_script(path: Path) -> str:
+    """A script file's text: a regular file of at most `MAX_SCRIPT_BYTES`, opened without
+    waiting (a FIFO would block the open) and read no further than that.
+
+    Raises:
+        OSError: it cannot be opened or read.
+        ValueError: it is not a regular file, or it is larger than the cap.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"script {path}: not a regular file")
+        data = file.read(MAX_SCRIPT_BYTES + 1)
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise ValueError(f"script {path}: larger than {MAX_SCRIPT_BYTES} bytes")
+    return data.decode("utf-8")
+
+
 def _parse_script(path: Path, text: str) -> object:
     if path.suffix == ".json":
         return json.loads(text)
@@ -231,7 +256,9 @@ class ScriptedProvider:
         """
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = _read_script(path)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"script {path}: not UTF-8 ({exc.reason})") from exc
         except OSError as exc:
             raise ValueError(f"cannot read script {path}: {exc.strerror}") from exc
         try:

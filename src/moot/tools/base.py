@@ -87,24 +87,31 @@ class Tool(Protocol):
 
 
 def decided_as(
-    tool: Tool | None, name: str, arguments: dict[str, Any]
+    tool: Tool | None, name: str, arguments: dict[str, Any], scope: str = ""
 ) -> tuple[str, SideEffect, dict[str, Any]]:
     """The call as the permission seam decides it: (tool name, side effect, arguments).
 
     Mostly the call itself; a tool that runs commands it works out (`lint`, `test`:
     `moot.tools.verify_tool`) says which `bash` call it amounts to by a `decided_as` method, so
     the rules about commands hold for it as for `bash`. A tool that cannot say (its project
-    files unreadable) is decided as itself.
+    files unreadable) is decided as itself. `scope` names the one call decided
+    (`call_scope(ctx)`), so that the tool holds that very call, when it runs, to what it was
+    decided as: two calls of one turn with the same arguments are two decisions.
     """
     side_effect = tool.side_effect if tool is not None else SideEffect.READ_ONLY
     form = getattr(tool, "decided_as", None)
     if form is None:
         return name, side_effect, arguments
     try:
-        found: tuple[str, SideEffect, dict[str, Any]] = form(arguments)
+        found: tuple[str, SideEffect, dict[str, Any]] = form(arguments, scope)
     except Exception:  # a tool's fault must not skip the decision
         return name, side_effect, arguments
     return found
+
+
+def call_scope(call_id: str, tool_call_id: str) -> str:
+    """The `scope` of one tool call of one agent call (see `decided_as`)."""
+    return f"{call_id}/{tool_call_id}"
 
 
 class HopVerdict(msgspec.Struct, frozen=True):

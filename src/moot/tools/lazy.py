@@ -66,6 +66,8 @@ class LazyCommandTool(LazyTool):
     """A `LazyTool` whose calls are decided as the command they run (`lint`, `test`): asking
     builds the tool, which works the command out (`moot.tools.base.decided_as`)."""
 
-    def decided_as(self, arguments: dict[str, Any]) -> tuple[str, SideEffect, dict[str, Any]]:
+    def decided_as(
+        self, arguments: dict[str, Any], scope: str = ""
+    ) -> tuple[str, SideEffect, dict[str, Any]]:
         """The call as the permission seam decides it (the built tool's answer)."""
-        return decided_as(self.tool, self.name, arguments)
+        return decided_as(self.tool, self.name, arguments, scope)

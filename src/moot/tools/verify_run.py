@@ -66,12 +66,14 @@ class Verifier:
     ) -> None:
         self.kind, self.sandbox, self.workspace = kind, sandbox, workspace
         self.configured, self.env = tuple(configured), env
-        self._decided: dict[str, str] = {}
-        """What each call's arguments were decided as, by their JSON: a run whose command
-        changed since (a file it reads was edited in between) is refused, not run."""
+        self._decided: dict[str, list[str]] = {}
+        """What each call was decided as, by its scope and its arguments' JSON (`_key`): a
+        run whose command changed since (a file it reads was edited in between) is refused,
+        not run. A list: a scope seen twice (a model that reuses a tool call id) is two
+        decisions, each taken by one run."""
         self._checked: dict[str, list[tuple[Runner, str]]] = {}
-        """The lines `refusal` compared, by the arguments' JSON: the very lines `run` runs,
-        not the files read again (a command in the sandbox may be rewriting them)."""
+        """The lines `refusal` compared, by the same key: the very lines `run` runs, not the
+        files read again (a command in the sandbox may be rewriting them)."""
 
     @property
     def environ(self) -> Mapping[str, str]:
@@ -91,41 +93,60 @@ class Verifier:
             raise ValueError(f"filter {name_filter!r} would be read as an option")
         return [(r, r.line(path, name_filter)) for r in self.runners()]
 
-    def command_line(self, arguments: Mapping[str, Any]) -> str:
+    def command_line(self, arguments: Mapping[str, Any], scope: str = "") -> str:
         """The command line a call with `arguments` runs, for the permission seam: the
         runners' lines joined by `; ` ("" when the project has none), with the report file
-        named where it will be."""
+        named where it will be. `scope` names the call (`moot.tools.base.decided_as`)."""
         line = "; ".join(self._filled(line) for _, line in self.lines(arguments))
-        self._decided[_key(arguments)] = line
+        key = _key(arguments, scope)
+        # Without a scope the caller runs the call at once: only its latest decision counts.
+        self._decided[key] = [*self._decided.get(key, ()), line] if scope else [line]
         return line
 
     def _filled(self, line: str) -> str:
         digest = hashlib.sha256(str(self.workspace.root).encode()).hexdigest()[:10]
         return line.replace(REPORT, f"/tmp/moot-{self.kind}-{digest}.report")
 
-    def refusal(self, arguments: Mapping[str, Any]) -> str:
+    def refusal(self, arguments: Mapping[str, Any], scope: str = "") -> str:
         """Why a call may not run now: its command line is not the one it was decided as.
+
+        The call's own decision is looked up by its scope; a decision made without one (a
+        caller that decides just before it runs) by the arguments alone.
 
         Raises:
             ValueError: The arguments cannot make a command line (a path that reads as an
                 option).
         """
-        decided = self._decided.pop(_key(arguments), None)
+        key = _key(arguments, scope)
+        if key not in self._decided:
+            key = _key(arguments)
+        decided = self._take(key)
         lines = self.lines(arguments)
         now = "; ".join(self._filled(line) for _, line in lines)
         if decided is None or now == decided:
-            self._checked[_key(arguments)] = lines
+            self._checked[_key(arguments, scope)] = lines
             return ""
         return (
             f"The {self.kind} command changed since the call was approved (it was `{decided}`,"
             f" it is now `{now}`): nothing ran. Call {self.kind} again."
         )
 
+    def _take(self, key: str) -> str | None:
+        """The first decision kept under `key`, taken (None: there is none)."""
+        waiting = self._decided.get(key)
+        if not waiting:
+            return None
+        decided = waiting.pop(0)
+        if not waiting:
+            del self._decided[key]
+        return decided
+
     async def run(
         self,
         arguments: Mapping[str, Any],
         timeout: float,
         on_output: Callable[[str], None] | None = None,
+        scope: str = "",
     ) -> list[Report]:
         """Run every runner in turn and read each one's output: the lines `refusal` checked
         for these arguments when it was asked (the lines found now otherwise).
@@ -135,7 +156,7 @@ class Verifier:
         """
         assert self.sandbox is not None
         reports = []
-        checked = self._checked.pop(_key(arguments), None)
+        checked = self._checked.pop(_key(arguments, scope), None)
         for runner, line in self.lines(arguments) if checked is None else checked:
             shown = self._filled(line)
             result = await self.sandbox.run(
@@ -152,10 +173,11 @@ class Verifier:
         return self._filled(REPORT) if REPORT in line else None
 
 
-def _key(arguments: Mapping[str, Any]) -> str:
-    return json.dumps(
+def _key(arguments: Mapping[str, Any], scope: str = "") -> str:
+    listed = json.dumps(
         {k: arguments.get(k) for k in ("path", "filter")}, sort_keys=True, default=str
     )
+    return f"{scope}\n{listed}"
 
 
 def _wrapped(runner: Runner, line: str, report: str | None) -> str:

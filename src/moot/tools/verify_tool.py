@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult
+from moot.tools.base import FunctionTool, SideEffect, ToolContext, ToolResult, call_scope
 from moot.tools.verify_results import failures_text, render
 
 DEFAULT_TIMEOUT = 300.0
@@ -39,9 +39,12 @@ class VerifyTool:
         self.name, self.description = tool.name, tool.description
         self.parameters, self.side_effect = tool.parameters, tool.side_effect
 
-    def decided_as(self, arguments: Mapping[str, Any]) -> tuple[str, SideEffect, dict[str, Any]]:
-        """The call as the permission seam decides it: `bash` running its command line."""
-        line = self.verifier.command_line(arguments)
+    def decided_as(
+        self, arguments: Mapping[str, Any], scope: str = ""
+    ) -> tuple[str, SideEffect, dict[str, Any]]:
+        """The call as the permission seam decides it: `bash` running its command line
+        (`scope`: see `moot.tools.base.decided_as`)."""
+        line = self.verifier.command_line(arguments, scope)
         if not line:
             return self.name, SideEffect.READ_ONLY, dict(arguments)
         return "bash", SideEffect.RUNS_COMMANDS, {"command": line}
@@ -59,7 +62,7 @@ async def run_checks(
     if verifier.sandbox is None:
         return ToolResult.error(f"{kind} runs commands, which are refused: no sandbox.")
     try:
-        refusal = verifier.refusal(arguments)
+        refusal = verifier.refusal(arguments, call_scope(ctx.call_id, ctx.tool_call_id))
     except ValueError as exc:  # a path that reads as an option
         return ToolResult.error(str(exc))
     if refusal:
@@ -67,7 +70,8 @@ async def run_checks(
     if not verifier.runners():
         return ToolResult.error(NOTHING_FOUND.format(kind=kind))
     try:
-        reports = await verifier.run(arguments, min(timeout, MAX_TIMEOUT), ctx.emit)
+        scope = call_scope(ctx.call_id, ctx.tool_call_id)
+        reports = await verifier.run(arguments, min(timeout, MAX_TIMEOUT), ctx.emit, scope)
     except OSError as exc:
         return ToolResult.error(f"Could not run the {kind} command: {exc}")
     display = {
