@@ -18,7 +18,7 @@ import pytest
 from moot.sandbox.base import SandboxPolicy
 from moot.sandbox.host import HostSandbox
 from moot.tools import verify_parse as parse
-from moot.tools.base import OUTSIDE_A_RUN
+from moot.tools.base import OUTSIDE_A_RUN, ToolContext
 from moot.tools.test import run_tests_tool
 from moot.tools.verify_find import find_runners
 from moot.tools.verify_results import Counts, FailedTest, Report, render
@@ -181,6 +181,23 @@ async def test_a_call_whose_command_changed_since_it_was_decided_runs_nothing(
     await sandbox.close()
     assert result.is_error and "changed since the call was approved" in result.content
     assert "it was `make test`" in result.content
+    assert not (tmp_path / "ran-make").exists()
+
+
+async def test_a_models_call_with_no_decision_in_this_process_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    """A run resumed after `kill -9` between a call's decision and its run: the decision is
+    gone with the old process, and what the files say now was never put to the rules."""
+    (tmp_path / "Makefile").write_text("test:\n\ttouch ran-make\n")
+    sandbox = HostSandbox(SandboxPolicy(tmp_path))
+    tool = run_tests_tool(sandbox, Workspace(tmp_path), env=dict(os.environ))
+    in_a_run = ToolContext(
+        session_id="ses_1", run_id="run_1", call_id="call_1", agent="moot", tool_call_id="tc_1"
+    )
+    result = await tool.invoke({}, in_a_run)
+    await sandbox.close()
+    assert result.is_error and "decided before moot restarted" in result.content
     assert not (tmp_path / "ran-make").exists()
 
 

@@ -121,6 +121,14 @@ class Verifier:
         if key not in self._decided:
             key = _key(arguments)
         decided = self._take(key)
+        if decided is None and scope.partition("/")[0]:
+            # A model's call (an agent call's scope) is always decided before it runs: with no
+            # decision here, moot was restarted in between (a run resumed after `kill -9`), and
+            # what the project's files say now was never put to the rules.
+            return (
+                f"The {self.kind} call was decided before moot restarted, and is not run on "
+                f"that decision: nothing ran. Call {self.kind} again."
+            )
         lines = self.lines(arguments)
         now = "; ".join(self._filled(line) for _, line in lines)
         if decided is None or now == decided:
