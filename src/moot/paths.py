@@ -208,3 +208,23 @@ def real_if_there(path: str) -> str | None:
     finally:
         os.close(fd)
     return real if real.startswith("/") else os.path.realpath(path)
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """Up to `limit` bytes of `path`, a regular file. A repository's files may be links to
+    `/dev/zero` (read whole, one took all the machine's memory) or FIFOs (a plain open waits
+    for a writer for good): it is opened without waiting, and only a regular file is read.
+
+    Raises:
+        OSError: It cannot be opened or read.
+        ValueError: It is not a regular file.
+    """
+    import stat  # here: most of moot never reads such a file
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{os.fspath(path)}: not a regular file")
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)

@@ -123,10 +123,11 @@ def _peer_model(
     if not named:
         return session_model
     scripted = any(part.strip().startswith("scripted:") for part in named.split(","))
-    wrong: str | None = "a repository's agent definition cannot name a scripted model"
-    if definition.source != "project" or not scripted:
+    if definition.source == "project" and scripted:
         # A script there would be the repository's own file speaking as the peer: every
         # turn, its reported spend, its delays. A repository names real models only.
+        wrong: str | None = "a repository's agent definition cannot name a scripted model"
+    else:
         wrong = check_model(named)
     if wrong:
         problems.append(

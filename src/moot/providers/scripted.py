@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import os
-import stat
 from collections import Counter
 from collections.abc import (
     AsyncIterator,
@@ -31,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from moot.paths import read_regular
 from moot.protocol.events import Error, Event, ModelResponded
 from moot.protocol.messages import Usage
 from moot.providers.base import (
@@ -143,18 +142,16 @@ command (`model: scripted:/dev/zero`), and reading must not be where a session e
 
 
 def _read_script(path: Path) -> str:
-    """A script file's text: a regular file of at most `MAX_SCRIPT_BYTES`, opened without
-    waiting (a FIFO would block the open) and read no further than that.
+    """A script file's text: a regular file of at most `MAX_SCRIPT_BYTES` (`read_regular`).
 
     Raises:
         OSError: it cannot be opened or read.
         ValueError: it is not a regular file, or it is larger than the cap.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"script {path}: not a regular file")
-        data = file.read(MAX_SCRIPT_BYTES + 1)
+    try:
+        data = read_regular(path, MAX_SCRIPT_BYTES + 1)
+    except ValueError:
+        raise ValueError(f"script {path}: not a regular file") from None
     if len(data) > MAX_SCRIPT_BYTES:
         raise ValueError(f"script {path}: larger than {MAX_SCRIPT_BYTES} bytes")
     return data.decode("utf-8")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from moot.frontend.inert import inert_lines
+
 _SGR = {
     "bold": "1",
     "dim": "2",
@@ -23,16 +25,12 @@ _SGR = {
 _RESET = "\x1b[0m"
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 """CSI sequences (colours, cursor moves) and OSC strings (titles, links, notifications)."""
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-"""C0 controls but tab and newline (a carriage return would overwrite a line), DEL, C1
-controls (U+009B is CSI to terminals that read 8-bit controls) and the bidirectional controls
-(they reorder what follows: a command would read otherwise than it runs)."""
 
 
 def strip_escapes(text: str) -> str:
     """`text` without terminal escape sequences or control characters (tabs and newlines
     stay): what a tool or model printed must not move the cursor or retitle the terminal."""
-    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+    return inert_lines(_ESCAPES.sub("", text))  # then the lone controls, bidi ones included
 
 
 class Paint:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import subprocess
 from collections.abc import Iterable
 
 import msgspec
 
-from moot.paths import host_search_path
+from moot.paths import host_search_path, read_regular
 
 _CONFIG_TIMEOUT = 30.0
 Stamp = tuple[tuple[str, tuple[int, ...] | None], ...]
@@ -144,17 +143,9 @@ def small_file(path: str, limit: int = SMALL_FILE_BYTES) -> str | None:
     plainly, they wait for a writer for good): they are read as plain files only, and bounded.
     """
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
+        return read_regular(path, limit).decode("utf-8", "surrogateescape")
+    except (OSError, ValueError):
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return None
-        return os.read(handle, limit).decode("utf-8", "surrogateescape")
-    except OSError:
-        return None
-    finally:
-        os.close(handle)
 
 
 def read_head(git_dir: str) -> str | None:
