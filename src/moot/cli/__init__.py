@@ -24,8 +24,10 @@ the REPL end so when their terminal goes away, signalled or not."""
 Command = Callable[["Namespace"], int]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run `moot` with `argv`, or with this process's own arguments when None."""
+def main(argv: Sequence[str] | None = None, *, attach: bool = True) -> int:
+    """Run `moot` with `argv`, or with this process's own arguments when None; `attach`: as
+    the program itself, in a child of the resident process when there is one to use
+    (`moot.cli.resident`), which runs this again without."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args in (["--version"], ["-V"]):
         # The fast path: `moot --version` imports nothing else (start-up is a benchmark).
@@ -33,6 +35,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     # As the program itself (not called in-process), the heap is the process's alone to tune.
     program = argv is None
+    start_resident = False
+    if program and attach and args[:1] != ["resident"]:
+        from moot.cli.resident import client
+
+        if client.wanted():
+            code, start_resident = client.attach(args)
+            if code is not None:
+                return code
+    try:
+        return _run(args, program=program)
+    finally:
+        if start_resident:
+            client.spawn()
+
+
+def _run(args: list[str], *, program: bool) -> int:
     if program:
         import gc
 
@@ -194,6 +212,10 @@ def _command(options: Namespace, *, program: bool = False) -> Command:
         from moot.acp import run_acp
 
         return run_acp
+    if options.command == "resident":
+        from moot.cli.resident.command import run_resident
+
+        return run_resident
     streamed = options.input_format == "stream-json"  # an Agent SDK drives it: headless
     if options.prompt is None and not streamed and (options.resume is None or sys.stdout.isatty()):
         import os

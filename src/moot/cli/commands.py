@@ -161,6 +161,12 @@ def _fill_trust(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _fill_resident(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions.add_parser("status", help="whether one runs: its pid, children and modules")
+    actions.add_parser("stop", help="take no more runs; end once the running ones end")
+
+
 COMMAND_TABLE: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
     ("sessions", "list, show, export, delete, fork and prune sessions", _fill_sessions),
     ("cost", "tokens and cost per session and model (catalog prices)", _fill_cost),
@@ -173,6 +179,7 @@ COMMAND_TABLE: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]],
     ("login", "save an API key (mode 0600) for a provider", _fill_login),
     ("mcp", "MCP servers: add, list, get, remove, approve; serve", _fill_mcp),
     ("acp", "speak the Agent Client Protocol on stdio (for editors)", add_session_flags),
+    ("resident", "the resident moot that starts runs at once: status, stop", _fill_resident),
 )
 """Each command: its name, its line in `moot --help`, and what fills in its parser."""
 COMMANDS = frozenset(name for name, _, _ in COMMAND_TABLE)

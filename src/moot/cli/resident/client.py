@@ -1,0 +1,271 @@
+"""The `moot` that a resident process runs: it hands its terminal and its request over, then
+stands in for the child (signals in, exit status out) until the child ends.
+
+What it sends is one message, its length first, with its stdin, stdout and stderr attached
+(`SCM_RIGHTS`); what comes back are lines (`zygote` writes them):
+
+- `started <pid>`: the child runs; signals this process gets are forwarded as `signal <n>`;
+- `stopped` / `continued`: the child stopped (Ctrl-Z in the app) or went on: this process does
+  the same, so that the shell takes the terminal back and gives it again;
+- `exit <n>` / `killed <n>`: the child ended: this process ends with the same status;
+- `refused <why>`: this process runs moot itself (`attach` returns None).
+
+Everything here runs before moot's own modules load: the standard library's C modules only,
+so that asking costs microseconds when there is no resident process.
+"""
+
+from __future__ import annotations
+
+import _socket
+import array
+import contextlib
+import marshal
+import os
+import signal as _signal
+import sys
+from typing import Any
+
+from moot.cli.resident import place
+
+FORWARDED = (
+    _signal.SIGINT,
+    _signal.SIGTERM,
+    _signal.SIGHUP,
+    _signal.SIGQUIT,
+    _signal.SIGWINCH,
+    _signal.SIGCONT,
+    _signal.SIGTSTP,
+    _signal.SIGUSR1,
+    _signal.SIGUSR2,
+)
+"""What a terminal, a shell or a supervisor sends a `moot`; the child gets each in its place."""
+EXIT_LOST = 1
+"""The status when the resident process went away without saying how the child ended."""
+SETTING = b'"resident"'
+
+
+def wanted(environ: os._Environ[str] | dict[str, str] | None = None) -> bool:
+    """Whether this `moot` should use a resident process: `MOOT_RESIDENT` (1 or 0) when set,
+    else `"resident": true` in the user's own settings (a repository's settings cannot ask for
+    it: the process serves the user, not a workspace)."""
+    env = os.environ if environ is None else environ
+    if (chosen := env.get("MOOT_RESIDENT", "")) in ("0", "1"):
+        return chosen == "1"
+    if sys.platform != "linux":
+        return False  # the peer checks read /proc
+    settings = _user_settings(env)
+    try:
+        with open(settings, "rb") as file:
+            raw = file.read(1 << 20)
+    except OSError:
+        return False
+    if SETTING not in raw:  # no JSON parser loaded for the usual answer
+        return False
+    import json
+
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return False  # moot itself says what is wrong with the file, as it starts
+    return isinstance(data, dict) and data.get("resident") is True
+
+
+def _user_settings(env: os._Environ[str] | dict[str, str]) -> str:
+    """`<config dir>/settings.json` as `moot.paths.config_dir` says, without platformdirs
+    (Linux only: `wanted` asks nothing elsewhere)."""
+    if home := env.get("MOOT_HOME", ""):
+        return os.path.join(os.path.expanduser(home), "config", "settings.json")
+    config = env.get("XDG_CONFIG_HOME", "")
+    if not config or not os.path.isabs(config):
+        config = os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(config, "moot", "settings.json")
+
+
+def request(argv: list[str]) -> bytes:
+    """The request for `argv`: the process's identity (`place.identity`) and what the child
+    takes as its own."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return marshal.dumps(
+        {
+            "identity": place.identity(),
+            "argv": [sys.argv[0], *argv],
+            "cwd": os.getcwd(),
+            "environ": dict(os.environ),
+            "umask": mask,
+            "path0": sys.path[0] if sys.path and not sys.flags.safe_path else None,
+        }
+    )
+
+
+def attach(argv: list[str]) -> tuple[int | None, bool]:
+    """Run `argv` in a child of the resident process: its exit status, or None when there is
+    no resident process to use (or it refused this one), with whether one should be started
+    for the next `moot` (none was there, or the one there was out of date)."""
+    ident = place.identity()
+    path = place.socket_path(ident)
+    if path is None:
+        return None, False
+    try:
+        os.fstat(0), os.fstat(1), os.fstat(2)
+    except OSError:
+        return None, False  # a closed standard stream: nothing to hand over
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None, True
+    try:
+        return _served(sock, request(argv))
+    finally:
+        sock.close()
+
+
+def _served(sock: _socket.socket, payload: bytes) -> tuple[int | None, bool]:
+    fds = array.array("i", [0, 1, 2])
+    header = len(payload).to_bytes(8, "big")
+    try:
+        sock.sendmsg([header], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds.tobytes())])
+        sock.sendall(payload)
+    except OSError:
+        return None, True
+    lines = _Lines(sock)
+    first = lines.next()
+    if first is None or not first.startswith("started "):
+        stale = first is not None and first.startswith("refused stale")
+        return None, stale
+    child = int(first.split()[1])
+    return _stand_in(sock, lines, child), False
+
+
+class _Lines:
+    """The resident process's lines, as they come."""
+
+    def __init__(self, sock: _socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+
+    def next(self) -> str | None:
+        while b"\n" not in self.buffer:
+            try:
+                chunk = self.sock.recv(4096)
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line.decode()
+
+
+def _stand_in(sock: _socket.socket, lines: _Lines, child: int) -> int:
+    """Forward signals to `child` until it ends; its status."""
+    terminal = _saved_terminal()
+
+    def forward(signum: int, frame: object) -> None:
+        del frame
+        with contextlib.suppress(OSError):
+            sock.sendall(f"signal {signum}\n".encode())
+
+    for signum in FORWARDED:
+        _signal.signal(signum, forward)
+    while (line := lines.next()) is not None:
+        word, _, value = line.partition(" ")
+        if word == "stopped":
+            # The child stopped: so does this process, and its shell takes the terminal back.
+            # SIGSTOP, not SIGTSTP, which would come back here to be forwarded.
+            # `fg` then sends this process SIGCONT, which wakes the child in turn.
+            os.kill(os.getpid(), _signal.SIGSTOP)
+        elif word == "exit":
+            return int(value)
+        elif word == "killed":
+            _restore_terminal(terminal)  # a killed app leaves the terminal as it had it
+            return 128 + int(value)
+    _restore_terminal(terminal)
+    _hang_up(child)
+    return EXIT_LOST
+
+
+def _saved_terminal() -> list[Any] | None:
+    import termios
+
+    try:
+        return termios.tcgetattr(0)
+    except termios.error:
+        return None
+
+
+def _restore_terminal(saved: list[Any] | None) -> None:
+    if saved is None:
+        return
+    import termios
+
+    with contextlib.suppress(termios.error):
+        termios.tcsetattr(0, termios.TCSADRAIN, saved)
+
+
+def _hang_up(child: int) -> None:
+    """The resident process went away under a running child: end it as a closed terminal
+    would, so that nothing goes on drawing on a terminal its shell has back."""
+    try:
+        os.kill(child, _signal.SIGHUP)
+        os.kill(child, _signal.SIGCONT)
+    except OSError:
+        pass
+
+
+def spawn() -> None:
+    """Start a resident process for this interpreter, import path and moot, detached from this
+    process's terminal and session, in `/` (it holds no directory of anyone's), writing what
+    it has to say to `<key>.log` beside its socket. It ends itself when it is not the one
+    asked for."""
+    ident = place.identity()
+    base = place.directory()
+    if base is None or place.socket_path(ident) is None:
+        return
+    import subprocess
+
+    name = place.key(ident)
+    flags = ["-O"] * sys.flags.optimize + (["-I"] if sys.flags.isolated else [])
+    for option, value in sys._xoptions.items():
+        flags += ["-X", option if value is True else f"{option}={value}"]
+    try:
+        log = os.open(
+            os.path.join(base, f"{name}.log"),
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except OSError:
+        return
+    try:
+        subprocess.Popen(
+            [sys.executable, "-P", *flags, "-m", "moot.cli.resident.zygote", name],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            cwd="/", start_new_session=True, close_fds=True,
+        )  # fmt: skip
+    except OSError:
+        pass
+    finally:
+        os.close(log)
+
+
+def ask(what: str) -> str | None:
+    """Ask the resident process for this interpreter `status` or to `stop`: its answer, or
+    None when there is none."""
+    path = place.socket_path(place.identity())
+    if path is None:
+        return None
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+        payload = marshal.dumps({what: True})
+        sock.sendall(len(payload).to_bytes(8, "big") + payload)
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    return answer.decode("utf-8", "replace")

@@ -1,0 +1,480 @@
+"""The resident process: `python -P -m moot.cli.resident.zygote KEY`.
+
+It imports what moot's front ends import (`PRELOAD`), noting each environment variable those
+imports read, then listens on its socket (`place.socket_path`) with one thread and no event
+loop, so that a fork is safe. Each request is checked (`peer.check`; then the same identity,
+the same values of the variables its imports read, and no module changed on disk since), and
+forked: the fork becomes the caller's `moot` (`child.become`) and returns from `serve` to run
+it. The resident process stays in the caller's place for the child's signals and reports the
+child's stops and end (the lines `client` reads).
+
+It ends after `IDLE_S` with no request and no child, when a module it imported changed on disk
+(answering `refused stale`, so that the caller starts a new one), when another resident process
+took its socket's name, or when asked (`moot resident stop`). It never ends a running child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import marshal
+import os
+import select
+import signal
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from moot.cli.resident import peer, place
+from moot.cli.resident.child import Request, become
+from moot.cli.resident.client import FORWARDED
+
+PRELOAD = (
+    # What the front ends import before their session line (each pulls in the rest).
+    "moot.cli",
+    "moot.cli.args",
+    "moot.cli.headless",
+    "moot.cli.lean_httpx",
+    "moot.cli.sessions",
+    "moot.repl.repl",
+    "moot.repl.line_output",
+    "moot.repl.markdown",
+    "moot.tui.app",
+    "moot.tui.hangup",
+    "moot.tui.inert_text",
+    "moot.tui.warm",
+    # What a session opens with: its store, skills, memory, MCP servers and sandbox.
+    "moot.client.briefing",
+    "moot.client.commands",
+    "moot.client.late_facts",
+    "moot.client.prompt",
+    "moot.client.setup_detect",
+    "moot.client.trust",
+    "moot.client.upkeep",
+    "moot.mcp.session",
+    "moot.sandbox.bwrap_argv",
+    "moot.sandbox.bwrap_probe",
+    "moot.sandbox.net_relay",
+    "moot.skills.discovery",
+    "moot.skills.tool",
+    "moot.store.sqlite",
+    "moot.store.attachment_blobs",
+    "moot.store.invariants",
+    "moot.commands.mcp",
+    # What the first answer draws, and the first request sends with.
+    "moot.providers.anthropic",
+    "moot.providers.openai_chat",
+    "moot.providers.openai_responses",
+    "moot.providers.gemini",
+    "moot.providers.scripted",
+    "rich.markdown",
+    "rich.syntax",
+    "pygments.lexers.python",
+    "textual.drivers.linux_driver",
+    "textual.widgets._markdown",
+    "textual.layouts.factory",
+    "textual.layouts.horizontal",
+    "textual.layouts.stream",
+    "textual.scrollbar",
+    "textual.pilot",
+    "rich._emoji_codes",
+    "ctypes",
+    "prompt_toolkit.input.vt100",
+    "prompt_toolkit.patch_stdout",
+    "prompt_toolkit.key_binding.bindings.search",
+)
+"""Imported once by the resident process: what the app, the REPL and `moot -p` import before
+their session line and first answer (each of these pulls in the rest). A module missing here is
+only imported by the child, as it would have been without a resident process."""
+IDLE_S = 30 * 60
+"""How long the resident process waits for a request once its last child has ended."""
+REQUEST_MAX = 16 << 20
+REQUEST_TIMEOUT_S = 5.0
+"""A caller sends its request at once; one that does not is dropped, not waited for."""
+CHECK_S = 60.0
+"""How often an idle resident process checks that its socket is still its own."""
+
+
+class _RecordingEnviron(os._Environ[str]):
+    """`os.environ` while the modules load: notes each variable read (`"*"` for a look at
+    all of them)."""
+
+    read: ClassVar[set[str]] = set()
+
+    def __getitem__(self, key: str) -> str:
+        _RecordingEnviron.read.add(key)
+        return super().__getitem__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        _RecordingEnviron.read.add("*")
+        return super().__iter__()
+
+
+def preload() -> dict[str, str | None]:
+    """Import `PRELOAD`; the environment variables the imports read, with their values."""
+    environ_class = type(os.environ)
+    os.environ.__class__ = _RecordingEnviron
+    try:
+        for name in PRELOAD:
+            try:
+                importlib.import_module(name)
+            except ImportError as exc:  # an optional part not installed: the child does without
+                print(f"moot resident: {name} not loaded: {exc}", file=sys.stderr)
+    finally:
+        os.environ.__class__ = environ_class
+    return {name: os.environ.get(name) for name in sorted(_RecordingEnviron.read)}
+
+
+def fingerprint() -> dict[str, tuple[int, int]]:
+    """Each loaded module's file with its modification time and size."""
+    files: dict[str, tuple[int, int]] = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and path not in files:
+            with contextlib.suppress(OSError):
+                info = os.stat(path)
+                files[path] = (info.st_mtime_ns, info.st_size)
+    return files
+
+
+def changed(files: dict[str, tuple[int, int]]) -> str | None:
+    """The first of `files` that changed since, or None."""
+    for path, (mtime, size) in files.items():
+        try:
+            info = os.stat(path)
+        except OSError:
+            return path
+        if (info.st_mtime_ns, info.st_size) != (mtime, size):
+            return path
+    return None
+
+
+@dataclass
+class _Running:
+    """A child and the connection to the `moot` standing in for it (None once it hung up)."""
+
+    conn: socket.socket | None
+    buffer: bytes = b""
+
+
+@dataclass
+class Zygote:
+    """The resident process's state: its socket, what it loaded and its running children."""
+
+    path: str
+    listener: socket.socket
+    identity: dict[str, object]
+    environ_read: dict[str, str | None]
+    files: dict[str, tuple[int, int]]
+    own: tuple[tuple[str, ...], tuple[int, ...]]
+    wakeup: tuple[int, int]
+    inode: int
+    """The socket file's (a socket's own `fstat` is another inode, sockfs's)."""
+    children: dict[int, _Running] = field(default_factory=dict)
+    listening: bool = True
+    served: int = 0
+    idle_since: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def start(cls, path: str, environ_read: dict[str, str | None]) -> Zygote:
+        """Bind `path` (under a temporary name first, so that a caller never finds a socket
+        nobody listens on yet)."""
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        temporary = f"{path}.{os.getpid()}"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        listener.bind(temporary)
+        listener.listen(16)
+        listener.setblocking(False)
+        os.rename(temporary, path)
+        inode = os.stat(path).st_ino
+        wakeup = os.pipe()
+        for fd in wakeup:
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(wakeup[1])
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        signal.signal(signal.SIGTERM, lambda signum, frame: None)  # ends the loop (below)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        return cls(
+            path=path,
+            listener=listener,
+            identity=place.identity(),
+            environ_read=environ_read,
+            files=fingerprint(),
+            own=peer.confinement("self"),
+            wakeup=wakeup,
+            inode=inode,
+        )
+
+    def serve(self) -> Request | None:
+        """Answer requests until this process should end (None), or, in a fork, the request
+        that fork is to run."""
+        while self.listening or self.children:
+            poller = select.poll()
+            poller.register(self.wakeup[0], select.POLLIN)
+            if self.listening:
+                poller.register(self.listener, select.POLLIN)
+            for running in self.children.values():
+                if running.conn is not None:
+                    poller.register(running.conn, select.POLLIN)
+            events = poller.poll(CHECK_S * 1000)
+            for fd, _mask in events:
+                if fd == self.wakeup[0]:
+                    self._woken()
+                elif fd == self.listener.fileno():
+                    if (request := self._accept()) is not None:
+                        return request
+                else:
+                    self._heard(fd)
+            self._still_ours()
+        return None
+
+    def _woken(self) -> None:
+        """Signals came: reap children, or stop listening on SIGTERM."""
+        with contextlib.suppress(BlockingIOError):
+            got = os.read(self.wakeup[0], 512)
+            if signal.SIGTERM in got:
+                self.stop_listening()
+        self._reap()
+
+    def _reap(self) -> None:
+        flags = os.WNOHANG | os.WUNTRACED | os.WCONTINUED
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, flags)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            running = self.children.get(pid)
+            if running is None:
+                continue
+            if os.WIFSTOPPED(status):
+                self._say(running, "stopped")
+            elif os.WIFCONTINUED(status):
+                self._say(running, "continued")
+            else:
+                if os.WIFSIGNALED(status):
+                    self._say(running, f"killed {os.WTERMSIG(status)}")
+                else:
+                    self._say(running, f"exit {os.waitstatus_to_exitcode(status)}")
+                if running.conn is not None:
+                    running.conn.close()
+                del self.children[pid]
+                self.idle_since = time.monotonic()
+
+    def _say(self, running: _Running, line: str) -> None:
+        if running.conn is not None:
+            with contextlib.suppress(OSError):
+                running.conn.sendall(f"{line}\n".encode(), socket.MSG_NOSIGNAL)
+
+    def _heard(self, fd: int) -> None:
+        """A line from a caller standing in for its child (a signal), or its hang-up."""
+        found = [
+            (pid, running)
+            for pid, running in self.children.items()
+            if running.conn is not None and running.conn.fileno() == fd
+        ]
+        if not found:
+            return
+        pid, running = found[0]
+        assert running.conn is not None
+        try:
+            chunk = running.conn.recv(4096)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            # The caller is gone (killed, its terminal closed): the child's terminal is no
+            # longer anyone's, so it ends as on a hang-up.
+            running.conn.close()
+            running.conn = None
+            for signum in (signal.SIGHUP, signal.SIGCONT):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signum)
+            return
+        running.buffer += chunk
+        *lines, running.buffer = running.buffer.split(b"\n")
+        running.buffer = running.buffer[-64:]
+        for line in lines:
+            word, _, value = line.decode("ascii", "replace").partition(" ")
+            if word == "signal" and value.isdigit() and int(value) in FORWARDED:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, int(value))
+
+    def _accept(self) -> Request | None:
+        try:
+            conn, _ = self.listener.accept()
+        except BlockingIOError:
+            return None
+        fds: list[int] = []
+        try:
+            conn.settimeout(REQUEST_TIMEOUT_S)
+            peer.check(conn, self.own)
+            data, fds = _received(conn)
+            if data.get("stop") is True:
+                conn.sendall(b"stopping\n")
+                conn.close()
+                self.stop_listening()
+                return None
+            if data.get("status") is True:
+                conn.sendall(self._status().encode())
+                conn.close()
+                return None
+            request = self._checked(data, fds)
+        except (peer.Refused, ValueError) as exc:
+            _close_all(fds)
+            with contextlib.suppress(OSError):
+                conn.sendall(f"refused {exc}\n".encode(), socket.MSG_NOSIGNAL)
+            conn.close()
+            return None
+        except OSError:
+            _close_all(fds)
+            conn.close()
+            return None
+        conn.settimeout(None)
+        pid = os.fork()
+        if pid == 0:
+            self._leave(conn)
+            return request
+        _close_all(fds)
+        self.served += 1
+        self.children[pid] = _Running(conn)
+        self._say(self.children[pid], f"started {pid}")
+        return None
+
+    def _checked(self, data: dict[str, object], fds: list[int]) -> Request:
+        if data.get("identity") != self.identity:
+            raise ValueError("another interpreter, import path, locale or moot")
+        environ = data.get("environ")
+        if not isinstance(environ, dict) or any(
+            environ.get(name) != value for name, value in self.environ_read.items()
+        ):
+            raise ValueError("another environment than the one moot was loaded in")
+        if (path := changed(self.files)) is not None:
+            self.stop_listening()
+            raise ValueError(f"stale: {path} changed")
+        return Request.parse(data, fds)
+
+    def _status(self) -> str:
+        return (
+            f"pid {os.getpid()}\nserved {self.served}\n"
+            f"children {' '.join(map(str, self.children)) or '-'}\nmodules {len(self.files)}\n"
+            f"environment {','.join(self.environ_read) or '-'}\n"
+        )
+
+    def stop_listening(self) -> None:
+        """Take no more requests (the running children are still reported)."""
+        if not self.listening:
+            return
+        self.listening = False
+        if self._ours():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+        self.listener.close()
+
+    def _still_ours(self) -> None:
+        """Stop when the socket's name is another resident process's now, or after `IDLE_S`
+        with nothing to do."""
+        if not self.listening:
+            return
+        if not self._ours():
+            self.listening = False
+            self.listener.close()
+        elif not self.children and time.monotonic() - self.idle_since > IDLE_S:
+            self.stop_listening()
+
+    def _ours(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except OSError:
+            return False
+
+    def _leave(self, conn: socket.socket) -> None:
+        """In a fork: close what is the resident process's (its socket, its connections, its
+        signal pipe), each through what owns it, so nothing closes a number reused since."""
+        conn.close()
+        if self.listening:
+            self.listener.close()
+        for running in self.children.values():
+            if running.conn is not None:
+                running.conn.close()
+        self.children.clear()
+        signal.set_wakeup_fd(-1)
+        for fd in self.wakeup:
+            os.close(fd)
+
+
+def _received(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
+    """The request on `conn` and the descriptors sent with it."""
+    header, fds, _flags, _addr = socket.recv_fds(conn, 8, 3)
+    try:
+        if len(header) != 8:
+            raise ValueError("not a request")
+        size = int.from_bytes(header, "big")
+        if size > REQUEST_MAX:
+            raise ValueError("a request too large")
+        payload = bytearray()
+        while len(payload) < size:
+            chunk = conn.recv(min(1 << 20, size - len(payload)))
+            if not chunk:
+                raise ValueError("a request cut short")
+            payload += chunk
+        data = marshal.loads(bytes(payload))
+        if not isinstance(data, dict):
+            raise ValueError("not a request")
+    except BaseException:
+        _close_all(fds)
+        raise
+    return data, fds
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def main(argv: list[str]) -> int:
+    """Load, listen and serve; in a fork, run the caller's `moot`."""
+    expected = argv[0] if argv else ""
+    ident = place.identity()  # before the imports, which may add to the import path
+    if place.key(ident) != expected:
+        print(f"moot resident: this process is not the one asked for ({expected})", file=sys.stderr)
+        return 1
+    environ_read = preload()
+    base = place.directory()
+    if base is None:
+        print("moot resident: no private directory for the socket", file=sys.stderr)
+        return 1
+    if "*" in environ_read:
+        # An import that looked at all of the environment: no caller could be checked to
+        # share what it saw, so there is no resident process.
+        print("moot resident: an import read the whole environment", file=sys.stderr)
+        return 1
+    place.note_read_at_import(base, expected, list(environ_read))
+    path = place.socket_path(ident)
+    if path is None:
+        print("moot resident: the socket's path is too long", file=sys.stderr)
+        return 1
+    gc.collect()
+    gc.freeze()  # every fork shares the loaded heap; no collection touches it again
+    zygote = Zygote.start(path, environ_read)
+    request = zygote.serve()
+    if request is None:
+        return 0
+    try:
+        become(request)
+    except OSError as exc:
+        print(f"moot: {exc}", file=sys.stderr)
+        return 1
+    from moot.cli import main as moot
+
+    return moot(attach=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
