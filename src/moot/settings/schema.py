@@ -225,6 +225,10 @@ class Settings(msgspec.Struct, kw_only=True):
     mcp_startup_wait: float | None = msgspec.field(default=None, name="mcpStartupWait")
     """Seconds a headless run or an editor's session waits for its MCP servers before its
     first model request; None: `MCP_TIMEOUT` (milliseconds), else 30."""
+    resident: bool = False
+    """In the user's settings only (`MOOT_RESIDENT=1`/`0` wins): start each `moot` as a fork of
+    a resident process that has moot loaded (`moot.cli.resident`), started by the first `moot`
+    and ended after 30 idle minutes. Read by `moot` before the settings load; Linux only."""
 
 
 class LoadedSettings(Settings, kw_only=True):
