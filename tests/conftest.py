@@ -18,6 +18,7 @@ def private_moot_home(
 ) -> Path:
     home = tmp_path_factory.mktemp("moot-home")
     monkeypatch.setenv("MOOT_HOME", str(home))
+    monkeypatch.delenv("MOOT_RESIDENT", raising=False)  # a test asks for a resident moot itself
     return home
 
 

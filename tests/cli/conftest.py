@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from moot_cli import RunMoot, moot_in
+from resident_harness import resident  # noqa: F401 (a fixture: a resident moot of the test's own)
 
 
 @pytest.fixture

@@ -125,16 +125,17 @@ def attach(argv: list[str]) -> tuple[int | None, bool]:
 def _served(sock: _socket.socket, payload: bytes) -> tuple[int | None, bool]:
     fds = array.array("i", [0, 1, 2])
     header = len(payload).to_bytes(8, "big")
+    lines = _Lines(sock)
     try:
         sock.sendmsg([header], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds.tobytes())])
         sock.sendall(payload)
     except OSError:
-        return None, True
-    lines = _Lines(sock)
+        pass  # refused before it read the request (`peer`): the reason is still to be read
     first = lines.next()
     if first is None or not first.startswith("started "):
-        stale = first is not None and first.startswith("refused stale")
-        return None, stale
+        # A new resident process for the next `moot` where this one is out of date or gone;
+        # none where it refused this caller, who would be refused by the next one too.
+        return None, first is None or first.startswith("refused stale")
     child = int(first.split()[1])
     return _stand_in(sock, lines, child), False
 
@@ -217,9 +218,9 @@ def _hang_up(child: int) -> None:
 
 def spawn() -> None:
     """Start a resident process for this interpreter, import path and moot, detached from this
-    process's terminal and session, in `/` (it holds no directory of anyone's), writing what
-    it has to say to `<key>.log` beside its socket. It ends itself when it is not the one
-    asked for."""
+    process's terminal and session, writing what it has to say to `<key>.log` beside its
+    socket. It starts in this directory, so that a relative `PYTHONPATH` means to it what it
+    meant here, and moves to `/` once loaded; it ends itself when it is not the one asked for."""
     ident = place.identity()
     base = place.directory()
     if base is None or place.socket_path(ident) is None:
@@ -242,7 +243,7 @@ def spawn() -> None:
         subprocess.Popen(
             [sys.executable, "-P", *flags, "-m", "moot.cli.resident.zygote", name],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            cwd="/", start_new_session=True, close_fds=True,
+            start_new_session=True, close_fds=True,
         )  # fmt: skip
     except OSError:
         pass

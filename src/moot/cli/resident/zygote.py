@@ -331,7 +331,9 @@ class Zygote:
                 conn.sendall(f"refused {exc}\n".encode(), socket.MSG_NOSIGNAL)
             conn.close()
             return None
-        except OSError:
+        except Exception as exc:  # one caller's request never ends the process for all
+            if not isinstance(exc, OSError):
+                print(f"moot resident: a request failed: {exc!r}", file=sys.stderr)
             _close_all(fds)
             conn.close()
             return None
@@ -423,7 +425,10 @@ def _received(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
             if not chunk:
                 raise ValueError("a request cut short")
             payload += chunk
-        data = marshal.loads(bytes(payload))
+        try:
+            data = marshal.loads(bytes(payload))
+        except (EOFError, ValueError, TypeError):
+            raise ValueError("not a request") from None
         if not isinstance(data, dict):
             raise ValueError("not a request")
     except BaseException:
@@ -460,6 +465,7 @@ def main(argv: list[str]) -> int:
     if path is None:
         print("moot resident: the socket's path is too long", file=sys.stderr)
         return 1
+    os.chdir("/")  # it holds no directory of anyone's
     gc.collect()
     gc.freeze()  # every fork shares the loaded heap; no collection touches it again
     zygote = Zygote.start(path, environ_read)

@@ -1,0 +1,224 @@
+"""The resident moot (`moot.cli.resident`): a run through it is the run moot would have made in
+its own process, and it serves nobody it should not."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import marshal
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from moot.cli.resident import child, place
+from resident_harness import Resident
+
+PR_SET_NO_NEW_PRIVS = 38
+
+
+def test_a_run_through_the_resident_moot_is_the_run_moot_makes_itself(resident: Resident) -> None:
+    resident.started()
+    served = resident.served()
+
+    answered = resident.ask("hi")
+    piped = resident.ask(input="a task on stdin")
+    refused = resident.moot("-p", "hi", "--model", "nosuch")
+    alone = resident.ask("hi", env={"MOOT_RESIDENT": "0"})
+
+    assert resident.served() == served + 3  # the last one ran in its own process
+    assert (answered.returncode, answered.stdout) == (0, "hello from the script\n")
+    assert (piped.returncode, piped.stdout) == (0, "hello from the script\n")
+    assert (alone.returncode, alone.stdout, alone.stderr) == (0, answered.stdout, answered.stderr)
+    assert refused.returncode == 2
+    assert "should look like provider/model" in refused.stderr
+
+
+def test_the_child_works_in_the_callers_directory_environment_and_umask(
+    resident: Resident,
+) -> None:
+    resident.started()
+    served = resident.served()
+    sub = resident.workspace.parent / "another"  # a workspace of its own
+    sub.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=sub, check=True)
+    script = sub / "write.json"
+    write = {"name": "write", "arguments": {"path": "made.txt", "content": "x\n"}}
+    script.write_text(json.dumps({"turns": [{"tool_calls": [write]}, {"text": "written"}]}))
+    # The model comes from the caller's environment, the file lands in its directory with its
+    # umask; the resident process was started from the workspace with umask 022.
+    result = resident.moot(
+        "-p", "go", "--permission-mode", "acceptEdits",
+        env={"MOOT_MODEL": f"scripted:{script}"},
+        cwd=sub,
+        preexec_fn=lambda: os.umask(0o077),
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "written\n"
+    assert resident.served() == served + 1
+    assert stat.S_IMODE((sub / "made.txt").stat().st_mode) == 0o600
+
+
+def test_a_changed_module_retires_the_resident_moot_and_the_run_goes_on_without_it(
+    resident: Resident,
+) -> None:
+    first = resident.started()
+    module = Path(place.__file__)
+    before = module.stat()
+    try:
+        os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+        result = resident.ask("hi")  # refused as stale: run here, and a new one started
+        assert (result.returncode, result.stdout) == (0, "hello from the script\n")
+        deadline = time.monotonic() + 90
+        while (status := resident.status()) is None or status["pid"] == first["pid"]:
+            assert time.monotonic() < deadline, resident.log()
+            time.sleep(0.1)
+    finally:
+        os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert status["served"] == "0"
+    assert not Path(f"/proc/{first['pid']}").exists() or _state(int(first["pid"])) == "Z"
+
+
+def test_a_caller_whose_imports_would_read_another_environment_gets_another_resident_moot(
+    resident: Resident,
+) -> None:
+    """Textual reads `TERM_PROGRAM` as it loads: another terminal's `moot` is not served by
+    modules loaded with this one's."""
+    resident.started(env={"TERM_PROGRAM": "one"})
+    served = resident.served(env={"TERM_PROGRAM": "one"})
+
+    result = resident.ask("hi", env={"TERM_PROGRAM": "other"})
+
+    assert result.returncode == 0
+    assert resident.served(env={"TERM_PROGRAM": "one"}) == served
+
+
+def test_a_confined_caller_is_refused(resident: Resident) -> None:
+    """A caller with `no_new_privs` (every sandbox sets it) is refused before its request is
+    read, and a `moot` so confined runs in its own process."""
+    resident.started()
+    served = resident.served()
+
+    def confined() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+
+    result = resident.ask("hi", preexec_fn=confined)
+    answer = _raw_request(resident, preexec_fn=confined)
+
+    assert (result.returncode, result.stdout) == (0, "hello from the script\n")
+    assert resident.served() == served
+    assert answer == "refused the caller is confined (no_new_privs or a seccomp filter)\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/unshare"), reason="needs unshare (util-linux)")
+def test_a_caller_in_other_namespaces_is_refused(resident: Resident) -> None:
+    resident.started()
+    served = resident.served()
+
+    answer = _raw_request(resident, prefix=["unshare", "--user", "--map-root-user", "--mount"])
+
+    assert answer == "refused the caller is in other namespaces (a sandbox or a container)\n"
+    assert resident.served() == served
+
+
+def _raw_request(resident: Resident, *, prefix: list[str] | None = None, **kwargs: object) -> str:
+    """What the resident process answers a request sent from another process (made as
+    `prefix` and `kwargs` say)."""
+    program = (
+        "import sys\n"
+        "from moot.cli.resident import client, place\n"
+        "import _socket\n"
+        "s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)\n"
+        "s.connect(place.socket_path(place.identity()))\n"
+        "try:\n"
+        "    s.sendall(b'\\0' * 8)\n"
+        "except OSError:\n"
+        "    pass  # refused before the request was read\n"
+        "print(s.recv(4096).decode(), end='')\n"
+    )
+    result = subprocess.run(
+        [*(prefix or []), sys.executable, "-c", program],
+        env=resident.env,
+        cwd=resident.workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_a_request_that_is_not_one_is_refused_and_the_resident_moot_serves_on(
+    resident: Resident,
+) -> None:
+    resident.started()
+    served = resident.served()
+    path = _socket_path(resident)
+    answers = []
+    for payload in (b"", b"\xff" * 64, marshal.dumps([1, 2]), marshal.dumps({"argv": 3})):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(path)
+            sock.sendall(len(payload).to_bytes(8, "big") + payload)
+            sock.settimeout(30)
+            answers.append(sock.recv(4096).decode())
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        sock.sendall((1 << 40).to_bytes(8, "big"))  # too large a request
+        sock.settimeout(30)
+        answers.append(sock.recv(4096).decode())
+
+    assert all(answer.startswith("refused ") for answer in answers), answers
+    result = resident.ask("hi")
+    assert (result.returncode, result.stdout) == (0, "hello from the script\n")
+    assert resident.served() == served + 1
+
+
+def _socket_path(resident: Resident) -> str:
+    base = Path(resident.env["XDG_RUNTIME_DIR"]) / "moot"
+    (path,) = base.glob("*.sock")
+    return str(path)
+
+
+def test_the_socket_directory_must_be_the_users_alone(tmp_path: Path) -> None:
+    runtime = tmp_path / "run"
+    runtime.mkdir()
+    env = {"XDG_RUNTIME_DIR": str(runtime)}
+
+    assert place.directory(env) == str(runtime / "moot")
+    assert stat.S_IMODE((runtime / "moot").stat().st_mode) == 0o700
+    (runtime / "moot").chmod(0o755)
+    assert place.directory(env) is None
+    (runtime / "moot").rmdir()
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    (runtime / "moot").symlink_to(tmp_path / "elsewhere")
+    assert place.directory(env) is None
+
+
+def test_a_request_parses_only_as_one() -> None:
+    good = {"argv": ["moot"], "cwd": "/", "environ": {"A": "b"}, "umask": 0o22, "path0": None}
+    assert child.Request.parse(good, [5, 6, 7]).fds == (5, 6, 7)
+    for bad in (
+        {**good, "argv": []},
+        {**good, "argv": ["moot", 3]},
+        {**good, "environ": {"A": 1}},
+        {**good, "umask": 0o7777},
+        {**good, "cwd": b"/"},
+        [good],
+    ):
+        with pytest.raises(ValueError, match="not a request"):
+            child.Request.parse(bad, [5, 6, 7])
+    with pytest.raises(ValueError, match="not a request"):
+        child.Request.parse(good, [5, 6])
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as file:
+        return file.read().rsplit(")", 1)[1].split()[0]
