@@ -95,6 +95,10 @@ IDLE_S = 30 * 60
 REQUEST_MAX = 16 << 20
 REQUEST_TIMEOUT_S = 5.0
 """A caller sends its request at once; one that does not is dropped, not waited for."""
+TERMINAL_SIGNALS = frozenset(
+    {signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGCONT, signal.SIGWINCH, signal.SIGHUP}
+)
+"""What a terminal or a shell's job control sends to the whole foreground process group."""
 CHECK_S = 60.0
 """How often an idle resident process checks that its socket is still its own."""
 
@@ -293,8 +297,8 @@ class Zygote:
             running.conn.close()
             running.conn = None
             for signum in (signal.SIGHUP, signal.SIGCONT):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signum)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signum)
             return
         running.buffer += chunk
         *lines, running.buffer = running.buffer.split(b"\n")
@@ -302,8 +306,11 @@ class Zygote:
         for line in lines:
             word, _, value = line.decode("ascii", "replace").partition(" ")
             if word == "signal" and value.isdigit() and int(value) in FORWARDED:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, int(value))
+                # What a terminal sends, it sends to a process group (so an editor moot runs
+                # hears a resize too); what someone sends the process, to the child alone.
+                send = os.killpg if int(value) in TERMINAL_SIGNALS else os.kill
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    send(pid, int(value))
 
     def _accept(self) -> Request | None:
         try:
@@ -342,6 +349,8 @@ class Zygote:
         if pid == 0:
             self._leave(conn)
             return request
+        with contextlib.suppress(OSError):  # as the child does: whichever runs first
+            os.setpgid(pid, pid)
         _close_all(fds)
         self.served += 1
         self.children[pid] = _Running(conn)
