@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.cli.resident import child, place
+from moot.cli.resident import child, place, switch
 from resident_harness import Resident
 
 PR_SET_NO_NEW_PRIVS = 38
@@ -222,3 +222,24 @@ def test_a_request_parses_only_as_one() -> None:
 def _state(pid: int) -> str:
     with open(f"/proc/{pid}/stat") as file:
         return file.read().rsplit(")", 1)[1].split()[0]
+
+
+def test_only_the_variable_or_the_users_own_settings_turn_it_on(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True)
+    workspace = tmp_path / "ws"
+    (workspace / ".moot").mkdir(parents=True)
+    (workspace / ".moot" / "settings.json").write_text('{"resident": true}')
+    env = {"MOOT_HOME": str(home)}
+    settings = home / "config" / "settings.json"
+
+    assert not switch.wanted(env)  # a repository's settings are not read
+    settings.write_text('{"model": "x", "resident": true}')
+    assert switch.wanted(env)
+    assert not switch.wanted({**env, "MOOT_RESIDENT": "0"})
+    settings.write_text('{"resident": false}')
+    assert not switch.wanted(env)
+    assert switch.wanted({**env, "MOOT_RESIDENT": "1"})
+    settings.unlink()
+    os.mkfifo(settings)  # never waited on
+    assert not switch.wanted(env)

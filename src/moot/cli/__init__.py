@@ -37,9 +37,11 @@ def main(argv: Sequence[str] | None = None, *, attach: bool = True) -> int:
     program = argv is None
     start_resident = False
     if program and attach and args[:1] != ["resident"]:
-        from moot.cli.resident import client
+        from moot.cli.resident.switch import wanted
 
-        if client.wanted():
+        if wanted():
+            from moot.cli.resident import client
+
             code, start_resident = client.attach(args)
             if code is not None:
                 return code
@@ -47,6 +49,8 @@ def main(argv: Sequence[str] | None = None, *, attach: bool = True) -> int:
         return _run(args, program=program)
     finally:
         if start_resident:
+            from moot.cli.resident import client
+
             client.spawn()
 
 

@@ -6,13 +6,14 @@ import sys
 from argparse import Namespace
 
 from moot.cli.resident import client, place
+from moot.cli.resident.switch import wanted
 
 
 def run_resident(options: Namespace) -> int:
     answer = client.ask(options.action)
     where = place.socket_path(place.identity())
     if answer is None:
-        on = "on" if client.wanted() else "off"
+        on = "on" if wanted() else "off"
         print(f"no resident moot is running (socket {where}; resident: {on})")
         return 0 if options.action == "stop" else 1
     if answer.startswith("refused"):
