@@ -12,6 +12,7 @@ import pytest
 
 from moot.hooks import Hooks, parse_hooks
 from moot.hooks.outcome import HookOutcome
+from moot.hooks.scripts import protected_scripts
 
 
 def script(where: Path, name: str, body: str) -> str:
@@ -286,3 +287,35 @@ async def test_a_symlink_loop_where_a_script_was_neither_crashes_nor_runs(tmp_pa
     assert run.exit_code is None and "changed since the session began" in run.stderr
     looped = Hooks(parse_hooks({"Stop": [{"hooks": [{"command": "./run.sh"}]}]}), tmp_path)
     assert looped.wants("Stop")  # a session can still begin with the loop in place
+
+
+@pytest.mark.parametrize("where", ["bin", "ABSOLUTE"])
+@pytest.mark.parametrize("change", ["rewritten", "planted ahead"])
+async def test_a_program_a_hook_finds_on_a_workspace_path_entry_runs_only_as_it_was(
+    tmp_path: Path, where: str, change: str
+) -> None:
+    """`prettier --write` with `node_modules/.bin` (or an activated `.venv/bin`) on `PATH` runs
+    the workspace's program on the host: rewritten by a model, or planted ahead of the one
+    that ran at the start, it must not run."""
+    marker = tmp_path / "ran"
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "late").mkdir()
+    entry = str(tmp_path / "bin") if where == "ABSOLUTE" else "bin"
+    if change == "rewritten":
+        script(tmp_path / "bin", "fmt", f"touch {marker}\n")
+    else:  # the program is found after bin/ at first
+        script(tmp_path / "late", "fmt", f"touch {marker}\n")
+    config = parse_hooks({"Notification": [{"hooks": [{"type": "command", "command": "fmt x"}]}]})
+    hooks = Hooks(config, tmp_path, environ={"PATH": f"{entry}:{tmp_path / 'late'}:/usr/bin:/bin"})
+    first = await hooks.run("Notification", {"message": "hi"})
+    assert first is not None and first.commands[0].exit_code == 0 and marker.exists()
+    marker.unlink()
+
+    script(tmp_path / "bin", "fmt", f"touch {marker}-evil\n")
+    outcome = await hooks.run("Notification", {"message": "hi"})
+
+    assert outcome is not None
+    (run,) = outcome.commands
+    assert run.exit_code is None and "bin/fmt changed since the session began" in run.stderr
+    assert not (tmp_path / "ran-evil").exists()
+    assert "bin/fmt" in protected_scripts(["fmt x"], str(tmp_path), f"{entry}:/usr/bin")

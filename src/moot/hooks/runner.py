@@ -53,11 +53,12 @@ class Hooks:
         self.project = project
         self.can_ask = can_ask
         self._base = os.path.realpath(project)
-        self._scripts = {c: fingerprint(c, self._base) for c in config.all_commands()}
-        """What the files each command names were when the session began (see `_changed`)."""
         base = dict(os.environ if environ is None else environ)
         # CLAUDE_PROJECT_DIR too, so hook scripts written for other agents work unchanged.
         self.env = {**base, "MOOT_PROJECT_DIR": str(project), "CLAUDE_PROJECT_DIR": str(project)}
+        self._path = self.env.get("PATH", os.defpath)
+        self._scripts = {c: fingerprint(c, self._base, self._path) for c in config.all_commands()}
+        """What the files each command names were when the session began (see `_changed`)."""
 
     def wants(self, event: HookEventName, subject: str | None = None) -> bool:
         """Whether any command or callback would run for `event` (and `subject`)."""
@@ -126,7 +127,7 @@ class Hooks:
         """The first file `command` names that is not what it was when the session began."""
         before = dict((rel, state) for rel, *state in self._scripts.get(command, ()))
         try:
-            now = fingerprint(command, self._base)
+            now = fingerprint(command, self._base, self._path)
         except (OSError, ValueError) as exc:  # fail closed: unchecked, it does not run
             return f"the files it names (they could not be checked: {exc})"
         for rel, *state in now:

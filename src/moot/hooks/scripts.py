@@ -11,6 +11,11 @@ could run anything there at the next hook. Two defences, both from the words of 
   it leads, a file and a digest of its content). The runner checks it before every run and
   refuses to run a hook whose script changed, was re-linked or appeared since, whoever did it.
 
+A bare program name (`prettier`, `ruff`) counts too where the hooks' `PATH` would look for it in
+the workspace (a relative entry such as `node_modules/.bin`, or an absolute one inside it such
+as an activated `.venv/bin`): each such place up to the program's first match, so that neither
+a rewritten `node_modules/.bin/prettier` nor one planted ahead of the person's own runs.
+
 Best effort by nature: a path the shell builds at run time is not seen, and an interpreter may
 load other workspace files (Python looks beside the script first). Keep hook scripts in
 `.moot/hooks/`, which is read-only to the model as a whole.
@@ -35,11 +40,17 @@ _PROJECT_VARIABLES = (
 )
 
 
-def named_paths(command: str, base: str) -> list[str]:
+def named_paths(command: str, base: str, path: str | None = None) -> list[str]:
     """Workspace-relative paths that words of `command` name inside `base` (a real path):
-    words that exist there, and path-like ones (`./x`, `a/b`) that do not exist yet."""
+    words that exist there, path-like ones (`./x`, `a/b`) that do not exist yet, and where a
+    bare name would be looked up in the workspace on `path` (the process's `PATH` when None)."""
     found: list[str] = []
+    search = (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep)
     for word in _words(command):
+        if word and "/" not in word and "=" not in word and not word.startswith("-"):
+            for rel in _looked_up(word, base, search):
+                if rel not in found:
+                    found.append(rel)
         for variable in _PROJECT_VARIABLES:
             word = word.replace(variable, base)
         name, equals, value = word.partition("=")
@@ -57,6 +68,21 @@ def named_paths(command: str, base: str) -> list[str]:
     return found
 
 
+def _looked_up(name: str, base: str, search: list[str]) -> list[str]:
+    """Where the shell, started in `base`, would look for the program `name` inside `base`:
+    each workspace entry of `search` in order, up to the first place that holds a program."""
+    places = []
+    for entry in search:
+        directory = os.path.normpath(os.path.join(base, entry))  # "" and "." are `base`
+        candidate = os.path.join(directory, name)
+        inside = candidate.startswith(base + os.sep)
+        if inside:
+            places.append(os.path.relpath(candidate, base))
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            break  # what runs: nothing after it does
+    return places
+
+
 def _words(command: str, depth: int = 0) -> list[str]:
     """The words of a command line, split at `;`, `&&`, `|` and the like too, and the words of
     quoted command lines inside it (`sh -c 'a && ./b.sh'`), a few levels deep."""
@@ -71,12 +97,14 @@ def _words(command: str, depth: int = 0) -> list[str]:
     return words
 
 
-def protected_scripts(commands: Iterable[str], base: str) -> tuple[str, ...]:
+def protected_scripts(
+    commands: Iterable[str], base: str, path: str | None = None
+) -> tuple[str, ...]:
     """The existing files the commands name, as written and as resolved through symlinks
     (when that stays inside `base`), workspace-relative."""
     found: set[str] = set()
     for command in commands:
-        for rel in named_paths(command, base):
+        for rel in named_paths(command, base, path):
             lexical = os.path.join(base, rel)
             if os.path.isfile(lexical) and not os.path.islink(lexical):
                 found.add(rel)
@@ -86,6 +114,8 @@ def protected_scripts(commands: Iterable[str], base: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def fingerprint(command: str, base: str) -> Fingerprint:
+def fingerprint(command: str, base: str, path: str | None = None) -> Fingerprint:
     """What the paths `command` names are now (see the module docstring)."""
-    return tuple((rel, *path_state(os.path.join(base, rel))) for rel in named_paths(command, base))
+    return tuple(
+        (rel, *path_state(os.path.join(base, rel))) for rel in named_paths(command, base, path)
+    )
