@@ -72,6 +72,10 @@ def attach(argv: list[str]) -> tuple[int | None, bool]:
         os.fstat(0), os.fstat(1), os.fstat(2)
     except OSError:
         return None, False  # a closed standard stream: nothing to hand over
+    if _in_background():
+        # Started with `&` from a terminal: a child outside the terminal's session would not
+        # be stopped as it reads or sets the terminal, and would share it with the shell.
+        return None, False
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(path)
@@ -128,6 +132,11 @@ def _stand_in(sock: _socket.socket, lines: _Lines, child: int) -> int:
 
     def forward(signum: int, frame: object) -> None:
         del frame
+        if signum == _signal.SIGCONT and _in_background():
+            # `bg`: the child stays stopped, and so does this process (in its own process it
+            # would stop again at its first touch of the terminal).
+            os.kill(os.getpid(), _signal.SIGSTOP)
+            return
         with contextlib.suppress(OSError):
             sock.sendall(f"signal {signum}\n".encode())
 
@@ -148,6 +157,14 @@ def _stand_in(sock: _socket.socket, lines: _Lines, child: int) -> int:
     _restore_terminal(terminal)
     _hang_up(child)
     return EXIT_LOST
+
+
+def _in_background() -> bool:
+    """Whether stdin is a terminal whose foreground is another process group than this one."""
+    try:
+        return os.tcgetpgrp(0) != os.getpgrp()
+    except OSError:
+        return False  # not a terminal
 
 
 def _saved_terminal() -> list[Any] | None:
