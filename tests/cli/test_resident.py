@@ -243,3 +243,39 @@ def test_only_the_variable_or_the_users_own_settings_turn_it_on(tmp_path: Path) 
     settings.unlink()
     os.mkfifo(settings)  # never waited on
     assert not switch.wanted(env)
+
+
+def test_a_confined_listener_in_the_resident_moots_place_is_handed_nothing(
+    resident: Resident, tmp_path: Path
+) -> None:
+    """Where the socket's directory lies in a workspace (moot run in `/tmp`), a sandboxed
+    command could listen in the resident process's place: the `moot` asking checks its
+    listener as the listener checks callers, before it hands over its terminal and its
+    environment (and the keys in it)."""
+    heard = tmp_path / "heard"
+    listener = (
+        "import ctypes, socket, sys\n"
+        f"assert ctypes.CDLL(None).prctl({PR_SET_NO_NEW_PRIVS}, 1, 0, 0, 0) == 0\n"
+        "from moot.cli.resident import place\n"
+        "sock = socket.socket(socket.AF_UNIX)\n"
+        "sock.bind(place.socket_path(place.identity()))\n"
+        "sock.listen()\n"
+        "print('listening', flush=True)\n"
+        "conn, _ = sock.accept()\n"
+        "data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)\n"
+        f"open({str(heard)!r}, 'wb').write(data + bytes(len(fds)))\n"
+    )
+    fake = subprocess.Popen(
+        [sys.executable, "-c", listener],
+        cwd=resident.workspace, env=resident.env, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert fake.stdout is not None and fake.stdout.readline() == "listening\n"
+        result = resident.ask("hi", env={"ANTHROPIC_API_KEY": "sk-ant-not-for-a-sandbox"})
+        fake.wait(timeout=30)
+    finally:
+        fake.kill()
+    assert (result.returncode, result.stdout) == (0, "hello from the script\n")
+    assert "not using the resident moot" in result.stderr
+    assert "its listener is confined" in result.stderr
+    assert heard.read_bytes() == b""

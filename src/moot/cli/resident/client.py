@@ -25,7 +25,7 @@ import signal as _signal
 import sys
 from typing import Any
 
-from moot.cli.resident import place
+from moot.cli.resident import peer, place
 
 FORWARDED = (
     _signal.SIGINT,
@@ -82,6 +82,15 @@ def attach(argv: list[str]) -> tuple[int | None, bool]:
     except OSError:
         sock.close()
         return None, True
+    try:
+        peer.check(sock, peer.confinement("self"), "its listener")
+    except peer.Refused as exc:
+        sock.close()
+        print(f"moot: not using the resident moot at {path}: {exc}", file=sys.stderr)
+        return None, False
+    except OSError:
+        sock.close()
+        return None, False
     try:
         return _served(sock, request(argv))
     finally:
