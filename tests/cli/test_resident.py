@@ -204,7 +204,7 @@ def test_the_socket_directory_must_be_the_users_alone(tmp_path: Path) -> None:
 
 def test_a_request_parses_only_as_one() -> None:
     good = {"argv": ["moot"], "cwd": "/", "environ": {"A": "b"}, "umask": 0o22, "path0": None}
-    assert child.Request.parse(good, [5, 6, 7]).fds == (5, 6, 7)
+    assert child.Request.parse(good, [5, 6, 7, 8]).fds == (5, 6, 7)
     for bad in (
         {**good, "argv": []},
         {**good, "argv": ["moot", 3]},
@@ -214,9 +214,9 @@ def test_a_request_parses_only_as_one() -> None:
         [good],
     ):
         with pytest.raises(ValueError, match="not a request"):
-            child.Request.parse(bad, [5, 6, 7])
+            child.Request.parse(bad, [5, 6, 7, 8])
     with pytest.raises(ValueError, match="not a request"):
-        child.Request.parse(good, [5, 6])
+        child.Request.parse(good, [5, 6, 7])
 
 
 def _state(pid: int) -> str:

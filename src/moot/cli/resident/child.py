@@ -31,7 +31,9 @@ DEFAULT_HANDLERS = (
 
 @dataclass(frozen=True)
 class Request:
-    """What a caller asked for (`client.request`), with the descriptors it handed over."""
+    """What a caller asked for (`client.request`), with the descriptors it handed over: its
+    stdin, stdout and stderr, and its working directory (taken by descriptor, so that the child
+    works where the caller does even when the path to it has changed or cannot be walked)."""
 
     argv: list[str]
     cwd: str
@@ -39,11 +41,12 @@ class Request:
     umask: int
     path0: str | None
     fds: tuple[int, int, int]
+    cwd_fd: int
 
     @classmethod
     def parse(cls, data: Any, fds: list[int]) -> Request:
         """The request in `data`; ValueError when it is not one."""
-        if not isinstance(data, dict) or len(fds) != 3:
+        if not isinstance(data, dict) or len(fds) != 4:
             raise ValueError("not a request")
         argv, cwd, environ = data.get("argv"), data.get("cwd"), data.get("environ")
         umask, path0 = data.get("umask"), data.get("path0")
@@ -59,7 +62,7 @@ class Request:
             and (path0 is None or isinstance(path0, str))
         ):
             raise ValueError("not a request")
-        return cls(argv, cwd, environ, umask, path0, (fds[0], fds[1], fds[2]))
+        return cls(argv, cwd, environ, umask, path0, (fds[0], fds[1], fds[2]), fds[3])
 
 
 def become(request: Request) -> None:
@@ -74,8 +77,8 @@ def become(request: Request) -> None:
     os.setpgid(0, 0)
     for target, fd in enumerate(request.fds):
         os.dup2(fd, target)
-    for fd in set(request.fds):
-        if fd > 2:
+    for fd in {*request.fds, request.cwd_fd}:
+        if fd > 2 and fd != request.cwd_fd:
             os.close(fd)
     os.umask(request.umask)
     os.environ.clear()
@@ -85,7 +88,11 @@ def become(request: Request) -> None:
     if request.path0 is not None:
         sys.path.insert(0, request.path0)
     _standard_streams()
-    os.chdir(request.cwd)
+    try:
+        os.fchdir(request.cwd_fd)
+    finally:
+        os.close(request.cwd_fd)
+    os.environ["PWD"] = request.environ.get("PWD", request.cwd)
 
 
 def _standard_streams() -> None:

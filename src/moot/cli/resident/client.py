@@ -92,13 +92,20 @@ def attach(argv: list[str]) -> tuple[int | None, bool]:
         sock.close()
         return None, False
     try:
-        return _served(sock, request(argv))
+        payload = request(argv)
+        here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:  # a working directory since removed, say: moot says so itself
+        sock.close()
+        return None, False
+    try:
+        return _served(sock, payload, here)
     finally:
+        os.close(here)
         sock.close()
 
 
-def _served(sock: _socket.socket, payload: bytes) -> tuple[int | None, bool]:
-    fds = array.array("i", [0, 1, 2])
+def _served(sock: _socket.socket, payload: bytes, here: int) -> tuple[int | None, bool]:
+    fds = array.array("i", [0, 1, 2, here])
     header = len(payload).to_bytes(8, "big")
     lines = _Lines(sock)
     try:

@@ -421,7 +421,7 @@ class Zygote:
 
 def _received(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
     """The request on `conn` and the descriptors sent with it."""
-    header, fds, _flags, _addr = socket.recv_fds(conn, 8, 3)
+    header, fds, _flags, _addr = socket.recv_fds(conn, 8, 4)
     try:
         if len(header) != 8:
             raise ValueError("not a request")
