@@ -7,7 +7,10 @@
   status line), in a small repository and in the generated 100,000-file one
   (`start_speed.committed_repo`), their order swapped every round; and the CPU time each
   process had used when its last mark showed (`timing.cpu_seconds`), which the load moves
-  much less than the wall times.
+  much less than the wall times. The same start in the small repository through the resident
+  moot (`MOOT_RESIDENT=1`, `resident_moot.py`) takes part in each round too, first, second or
+  third in turn; its cold start, which finds no resident process and starts one, is given on
+  its own.
   Idle: the same process, 11 s after it is ready (the cursor stops blinking after 10 s), its CPU
   time over 5 s from `/proc` and the bytes it wrote to the terminal meanwhile (`pipe-pane`): a
   repaint would write some.
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from report import Row, ms
+from resident_moot import ResidentMoot, cold_row, ended, environ_of
 from start_speed import committed_repo, ratio_row
 from timing import VENV_BIN, child_env, cpu_seconds, percentile, tmux_session
 
@@ -356,7 +360,7 @@ async def part_trace(nodes: int, seconds: float) -> dict[str, Any]:
 # ---- tmux: start-up and idle -------------------------------------------------------------------
 
 
-def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
+def _tmux_parts(runs: int, idle_s: float, resident: ResidentMoot) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="moot-bench-app-"))
     try:
         repo = root / "repo"
@@ -368,6 +372,7 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
         for name in ("COLUMNS", "LINES", "NO_COLOR", "TMUX"):
             env.pop(name, None)
         env.update({"MOOT_HOME": str(root / "home"), "TERM": "xterm-256color"})
+        env = resident.env(env, resident=False)  # a window asks for the resident moot itself
         socket = str(root / "tmux.sock")
         tmux = tmux_session(socket, env)
         command = f"exec {VENV_BIN / 'moot'} --model scripted:{script}"
@@ -377,12 +382,16 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
 
         big = committed_repo()
 
-        def drawn(window: str, cmd: str, *marks: str, cwd: Path = repo) -> list[float]:
+        def drawn(
+            window: str, cmd: str, *marks: str, cwd: Path = repo, through: bool = False
+        ) -> list[float]:
             """Seconds from the spawn to each of `marks` on screen, in turn; then the CPU
-            seconds the process had used when the last one showed."""
+            seconds the process had used when the last one showed (`through` the resident
+            moot: its fork's and the client's)."""
             began = time.perf_counter()
-            tmux("new-window", "-t", "bench", "-n", window, "-c", str(cwd), cmd)
-            pid = int(tmux("display-message", "-p", "-t", f"bench:{window}", "#{pane_pid}"))
+            asks = ["-e", "MOOT_RESIDENT=1"] if through else []
+            tmux("new-window", "-t", "bench", "-n", window, "-c", str(cwd), *asks, cmd)
+            pid = _pane_pid(tmux, window)
             times: list[float] = []
             while len(times) < len(marks):
                 screen = tmux("capture-pane", "-p", "-t", f"bench:{window}")
@@ -391,37 +400,86 @@ def _tmux_parts(runs: int, idle_s: float) -> dict[str, Any]:
                 if time.perf_counter() - began > 30:
                     raise TimeoutError(f"{cmd} never drew {marks[len(times)]!r}:\n{screen}")
                 time.sleep(0.005)
-            return [*times, cpu_seconds(pid)]
+            forked = resident.fork_cpu() if through and resident.started else 0.0
+            return [*times, cpu_seconds(pid) + forked]
 
         starts: list[float] = []
-        opens: dict[str, list[float]] = {"small": [], "big": []}
+        opens: dict[str, list[float]] = {"small": [], "big": [], "resident": []}
         bares: list[float] = []
-        cpus: dict[str, list[float]] = {"app": [], "bare": []}
+        cpus: dict[str, list[float]] = {"app": [], "bare": [], "resident": []}
         idle: dict[str, float] = {}
+        cold: dict[str, float] = {}
         for n in range(runs + 1):  # the first warms the page cache and .pyc files
             took, bare_cpu = drawn(f"b{n}", bare_command, "bare: ready")
-            tmux("kill-window", "-t", f"bench:b{n}")
+            _closed(tmux, f"b{n}")
             if n:
                 bares.append(took)
                 cpus["bare"].append(bare_cpu)
-            # The big repository before the small one every other round: load weighs alike.
-            for where in ("big", "small") if n % 2 else ("small", "big"):
+            # The big repository before the small one every other round, the resident moot
+            # first, second or third in turn: load weighs alike. It has no run in the first
+            # round: its cold start follows it.
+            order = ["big", "small"] if n % 2 else ["small", "big"]
+            if n:
+                order.insert(n % 3, "resident")
+            for where in order:
                 window = f"{where}{n}"
                 cwd = big if where == "big" else repo
                 # The prompt with the model asked for, then the session's id: it is open.
-                ready, opened, cpu = drawn(window, command, "scripted:", "ses_", cwd=cwd)
+                ready, opened, cpu = drawn(
+                    window, command, "scripted:", "ses_", cwd=cwd, through=where == "resident"
+                )
                 if n:
                     opens[where].append(opened)
                     if where == "small":
                         starts.append(ready)
                         cpus["app"].append(cpu)
+                    if where == "resident":
+                        cpus["resident"].append(cpu)
                 if n == runs and where == "small":
                     idle = _idle(tmux, f"bench:{window}", root, idle_s)
-                tmux("kill-window", "-t", f"bench:{window}")
+                _closed(tmux, window)
+            if n == 0:
+                cold = _cold_start(tmux, drawn, command, resident)
         tmux("kill-server")
-        return {"starts": starts, "opens": opens, "bares": bares, "cpus": cpus, **idle}
+        return {
+            "starts": starts,
+            "opens": opens,
+            "bares": bares,
+            "cpus": cpus,
+            "cold": cold,
+            **idle,
+        }
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _cold_start(tmux: Any, drawn: Any, command: str, resident: ResidentMoot) -> dict[str, float]:
+    """The first app asking for the resident moot: none is there, so it runs in process and
+    starts one as it ends (a hang-up, as `kill-window` gives, ends it so). Then that process's
+    first fork, untimed, as each other start has a warm-up run."""
+    resident.cold(child_env())  # an empty directory: nothing of the person's could answer
+    opened = drawn("cold", command, "scripted:", "ses_", through=True)[1]
+    # The resident process's socket is named by values of the pane's environment (`TERM_PROGRAM`
+    # is tmux's): `moot resident status` runs with that environment.
+    pane_env = environ_of(_pane_pid(tmux, "cold"))
+    listened = resident.listening(since=_closed(tmux, "cold"))
+    resident.serving(pane_env)
+    drawn("warm", command, "scripted:", "ses_", through=True)
+    _closed(tmux, "warm")
+    return {"opened": opened, "listened": listened}
+
+
+def _pane_pid(tmux: Any, window: str) -> int:
+    return int(tmux("display-message", "-p", "-t", f"bench:{window}", "#{pane_pid}"))
+
+
+def _closed(tmux: Any, window: str) -> float:
+    """Kill `window` and wait for its process to end (`resident_moot.ended`), so that no
+    start overlaps the previous one's ending, and nothing writes in the directory after it
+    is removed; the moment it ended."""
+    pid = _pane_pid(tmux, window)
+    tmux("kill-window", "-t", f"bench:{window}")
+    return ended(pid)
 
 
 BARE_APP = """\
@@ -487,7 +545,14 @@ def _stall_row(what: str, stalls: list[float], target: str) -> Row:
 def run(*, quick: bool) -> list[Row]:
     rows: list[Row] = []
     if shutil.which("tmux"):
-        tm = _tmux_parts(runs=2 if quick else 8, idle_s=2 if quick else 5)
+        with ResidentMoot() as resident:
+            runs = 2 if quick else 8
+            tm = _tmux_parts(runs=runs, idle_s=2 if quick else 5, resident=resident)
+            what = (
+                "app (tmux), resident: session open (its id shown) / the bare Textual app, "
+                "same rounds"
+            )
+            unserved = resident.unserved(what, runs + 1, "<= 1.25x")
         starts = tm["starts"]
         rows.append(
             Row(
@@ -520,6 +585,18 @@ def run(*, quick: bool) -> list[Row]:
                 "(reference)",
             )
         )
+        rows.append(unserved or ratio_row(what, tm["opens"]["resident"], bares, "<= 1.25x"))
+        if unserved is None:
+            served_cpu = percentile(tm["cpus"]["resident"], 50)
+            rows.append(
+                Row(
+                    "  same, CPU time by then: the resident moot's fork + its client / the bare "
+                    "Textual app",
+                    f"{ms(served_cpu)} / {ms(bare_cpu)} = {served_cpu / bare_cpu:.2f}x",
+                    "(reference)",
+                )
+            )
+        rows.append(cold_row("session open", tm["cold"]["opened"], tm["cold"]["listened"]))
         rows.append(
             ratio_row(
                 "app (tmux): session open (its id shown), 100k-file repo / small repo",

@@ -10,7 +10,10 @@ answers prompt_toolkit's cursor-position requests, as a real terminal does at on
 - Open: to the line naming the session, printed once it is open; each round beside a bare
   prompt_toolkit prompt (`BARE_PROMPT`) started the same way, and the ratio of the two. The
   CPU time each process had used by then (`timing.cpu_seconds`) is given too: on a shared
-  machine the wall times move with the load, the CPU time much less.
+  machine the wall times move with the load, the CPU time much less. The same start through
+  the resident moot (`MOOT_RESIDENT=1`, `resident_moot.py`) takes part in each round too (the
+  three in turn, first to last), beside the in-process one (`MOOT_RESIDENT=0`); its cold
+  start, which finds no resident process and starts one, is given on its own.
 - Echo: with the answer streaming (`rate: 1000` tokens/s, 4 characters a delta, so 1,000
   deltas a second, each stored and published by the in-process session), a capital letter is
   typed every 50-150 ms; the time to its echo is from the write to the letter appearing in what
@@ -32,6 +35,7 @@ import time
 from pathlib import Path
 
 from report import Row, ms
+from resident_moot import ResidentMoot, cold_row
 from start_speed import ratio_row
 from timing import VENV_BIN, child_env, cpu_seconds, median, percentile
 
@@ -139,8 +143,11 @@ def _workspace(root: Path, answer_tokens: int) -> tuple[Path, Path, dict[str, st
     return repo, script, env
 
 
-def _ready_once(repo: Path, script: Path, env: dict[str, str]) -> tuple[float, float, float]:
-    """(to the ready prompt, to the session open, the CPU time used by then) in seconds."""
+def _ready_once(
+    repo: Path, script: Path, env: dict[str, str], resident: ResidentMoot | None = None
+) -> tuple[float, float, float]:
+    """(to the ready prompt, to the session open, the CPU time used by then) in seconds;
+    through `resident`, the CPU time is its fork's and the client's."""
     moot = str(VENV_BIN / "moot")
     terminal = Terminal([moot, "--plain", "--model", f"scripted:{script}"], repo, env)
     try:
@@ -148,7 +155,8 @@ def _ready_once(repo: Path, script: Path, env: dict[str, str]) -> tuple[float, f
         mark = terminal.received.rfind(READY_MARK.encode())
         ready = terminal.wait_for(">", since=mark) - terminal.started
         opened = terminal.wait_for("session ses_") - terminal.started
-        return ready, opened, terminal.cpu_seconds()
+        cpu = terminal.cpu_seconds() + (resident.fork_cpu() if resident else 0.0)
+        return ready, opened, cpu
     finally:
         terminal.type("\x04")
         terminal.close()
@@ -201,19 +209,37 @@ def _echo_run(repo: Path, script: Path, env: dict[str, str], rng: random.Random)
 
 def run(*, quick: bool) -> list[Row]:
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory(prefix="moot-bench-repl-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="moot-bench-repl-") as tmp,
+        ResidentMoot() as resident,
+    ):
         repo, script, env = _workspace(Path(tmp), answer_tokens=20_000)
+        through = resident.env(env, resident=True)
+        env = resident.env(env, resident=False)
         runs = 3 if quick else 12
         bare = Path(tmp) / "bare.py"
         bare.write_text(BARE_PROMPT)
         _ready_once(repo, script, env)  # warm-up: the page cache and .pyc files
         _bare_once(repo, bare, env)
-        times, bare_times = [], []
-        for _ in range(runs):
-            times.append(_ready_once(repo, script, env))
-            bare_times.append(_bare_once(repo, bare, env))
-        readies, opens, cpus = [t[0] for t in times], [t[1] for t in times], [t[2] for t in times]
-        bares, bare_cpus = [b[0] for b in bare_times], [b[1] for b in bare_times]
+        resident.cold(through)
+        cold = _ready_once(repo, script, through)[1]
+        listened = resident.listening(since=time.perf_counter())  # the moot above has ended
+        resident.serving(through)
+        _ready_once(repo, script, through, resident)  # warm-up: its first fork
+        starts = {
+            "moot": lambda: _ready_once(repo, script, env),
+            "resident": lambda: _ready_once(repo, script, through, resident),
+            "bare": lambda: (*_bare_once(repo, bare, env), 0.0),
+        }
+        times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in starts}
+        for n in range(runs):
+            order = list(starts)[n % 3 :] + list(starts)[: n % 3]
+            for name in order:
+                times[name].append(starts[name]())
+        readies = [t[0] for t in times["moot"]]
+        opens, cpus = [t[1] for t in times["moot"]], [t[2] for t in times["moot"]]
+        served, served_cpus = [t[1] for t in times["resident"]], [t[2] for t in times["resident"]]
+        bares, bare_cpus = [b[0] for b in times["bare"]], [b[1] for b in times["bare"]]
         rows.append(
             Row(
                 f"`moot --plain`: process start to a ready prompt, p50 / p90 over {runs} runs",
@@ -244,6 +270,23 @@ def run(*, quick: bool) -> list[Row]:
                 "(reference)",
             )
         )
+        what = (
+            "`moot --plain`, resident: session line shown / a bare prompt_toolkit prompt, "
+            "same rounds"
+        )
+        failed = resident.unserved(what, runs + 1, "<= 1.25x")
+        rows.append(failed or ratio_row(what, served, bares, "<= 1.25x"))
+        if failed is None:
+            rows.append(
+                Row(
+                    "  same, CPU time by then: the resident moot's fork + its client / the bare "
+                    "prompt",
+                    f"{ms(median(served_cpus))} / {ms(median(bare_cpus))} = "
+                    f"{median(served_cpus) / median(bare_cpus):.2f}x",
+                    "(reference)",
+                )
+            )
+        rows.append(cold_row("session line shown", cold, listened))
         rng = random.Random(11)
         latencies: list[float] = []
         for _ in range(1 if quick else 3):

@@ -16,6 +16,9 @@ first time the function that puts a point on the screen returns:
 Hash randomisation is off (`PYTHONHASHSEED=0`) so that every run builds the same dicts. The
 rows are references: issue 31's targets are wall-time ratios (`repl_speed`, `app_speed`); these
 say how much of each start is moot's own, steadily enough to compare two commits.
+
+No resident-moot rows (`MOOT_RESIDENT=0` here): valgrind counts only the process it starts,
+which through a resident moot is the client that hands the terminal to a fork valgrind never sees.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ def run(*, quick: bool) -> list[Row]:
         root = Path(tmp)
         repo, script, env = _workspace(root, answer_tokens=10)
         env["PYTHONHASHSEED"] = "0"
+        env["MOOT_RESIDENT"] = "0"
         bare_prompt, bare_app = root / "bare_prompt.py", root / "bare_app.py"
         bare_prompt.write_text(BARE_PROMPT)
         bare_app.write_text(BARE_APP)

@@ -5,7 +5,10 @@ repository, alternating round by round so that the machine's load weighs on both
 The first request is timestamped by the local model server (tests/model_server.py, answering
 in the Anthropic wire format) as it arrives: what the person waits for before the model starts.
 Nothing before it may grow with the repository (issue 31: the session waited for a `git status`
-that lists untracked files, 250 ms there); the target is the ratio of the medians.
+that lists untracked files, 250 ms there); the target is the ratio of the medians. In the same
+rounds, `moot -p` in the small repository through the resident moot (`MOOT_RESIDENT=1`,
+`resident_moot.py`), beside the in-process one (`MOOT_RESIDENT=0`); its cold start, which finds
+no resident process and starts one, is given on its own.
 
 `committed_repo()` is shared with the app's and the REPL's rounds (`app_speed.py`,
 `repl_speed.py`): the generated tree has no commit, and a repository's status reads its index.
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from big_repo import repository, scratch_copy
 from report import Row, ms
+from resident_moot import ResidentMoot, cold_row
 from timing import VENV_BIN, child_env
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
@@ -76,33 +80,33 @@ def _commit(root: Path) -> None:
     subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=False, env=env)
 
 
-def first_requests(repos: dict[str, Path], runs: int, home: Path) -> dict[str, list[float]]:
-    """Seconds from spawning `moot -p` in each repository to its first request arriving,
-    the repositories taken in turn, their order reversed every other round."""
-    times: dict[str, list[float]] = {name: [] for name in repos}
-    order = list(repos)
-    with ModelServer() as server:
+class FirstRequests:
+    """`moot -p` against the local model server: seconds from its spawn to its first request
+    arriving."""
+
+    def __init__(self, server: ModelServer, home: Path) -> None:
+        self.server = server
         env = {k: v for k, v in child_env().items() if not k.startswith(("ANTHROPIC_", "MOOT_"))}
         env |= {"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": server.url}
-        env |= {"MOOT_HOME": str(home)}
-        command = [str(VENV_BIN / "moot"), "-p", "say ok", "--model", MODEL]
-        for n in range(runs + 1):  # the first warms the page cache and .pyc files
-            for name in order if n % 2 else reversed(order):
-                server.reply(Reply(body=anthropic("ok")))
-                seen = len(server.requests)
-                started = time.perf_counter()
-                proc = subprocess.Popen(
-                    command, cwd=repos[name], env=env, stdout=subprocess.DEVNULL
-                )
-                while len(server.requests) == seen and proc.poll() is None:
-                    time.sleep(0.0005)
-                took = time.perf_counter() - started
-                proc.wait()
-                if len(server.requests) == seen:
-                    raise RuntimeError(f"moot -p in {name} sent no request")
-                if n:
-                    times[name].append(took)
-    return times
+        self.env = env | {"MOOT_HOME": str(home)}
+        self.command = [str(VENV_BIN / "moot"), "-p", "say ok", "--model", MODEL]
+
+    def time(self, cwd: Path, env: dict[str, str]) -> float:
+        """One `moot -p` in `cwd` with `env` (`self.env` and more); it has ended on return."""
+        self.server.reply(Reply(body=anthropic("ok")))
+        seen = len(self.server.requests)
+        started = time.perf_counter()
+        # stdin a file, as ever for a command a script runs: a resident moot is handed it.
+        proc = subprocess.Popen(
+            self.command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+        )
+        while len(self.server.requests) == seen and proc.poll() is None:
+            time.sleep(0.0005)
+        took = time.perf_counter() - started
+        proc.wait()
+        if len(self.server.requests) == seen:
+            raise RuntimeError(f"moot -p in {cwd} sent no request")
+        return took
 
 
 def ratio_row(what: str, over: list[float], under: list[float], target: str) -> Row:
@@ -113,10 +117,38 @@ def ratio_row(what: str, over: list[float], under: list[float], target: str) -> 
 
 def run(*, quick: bool) -> list[Row]:
     big = committed_repo()
-    with tempfile.TemporaryDirectory(prefix="moot-bench-start-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="moot-bench-start-") as tmp,
+        ModelServer() as server,
+        ResidentMoot() as resident,
+    ):
         small = small_repo(Path(tmp) / "small")
         runs = 4 if quick else 15
-        times = first_requests({"big": big, "small": small}, runs, Path(tmp) / "home")
+        requests = FirstRequests(server, Path(tmp) / "home")
+        env = resident.env(requests.env, resident=False)
+        through = resident.env(requests.env, resident=True)
+        starts = {
+            "big": lambda: requests.time(big, env),
+            "small": lambda: requests.time(small, env),
+            "resident": lambda: requests.time(small, through),
+        }
+        requests.time(big, env)  # warm-up: the page cache and .pyc files
+        requests.time(small, env)
+        resident.cold(through)
+        cold = requests.time(small, through)
+        listened = resident.listening(since=time.perf_counter())  # that moot has ended
+        resident.serving(through)
+        requests.time(small, through)  # warm-up: its first fork
+        times: dict[str, list[float]] = {name: [] for name in starts}
+        for n in range(runs):
+            # The big repository before the small one every other round, the resident moot
+            # first, second or third in turn: the machine's load weighs on all alike.
+            order = ["big", "small"] if n % 2 else ["small", "big"]
+            order.insert(n % 3, "resident")
+            for name in order:
+                times[name].append(starts[name]())
+        what = "`moot -p` start to first request, resident / in process, small repo (same rounds)"
+        unserved = resident.unserved(what, runs + 1, "(reference)")
     return [
         Row(
             f"`moot -p` start to first request, small repo, p50 over {runs}",
@@ -129,4 +161,6 @@ def run(*, quick: bool) -> list[Row]:
             times["small"],
             TARGET_RATIO,
         ),
+        unserved or ratio_row(what, times["resident"], times["small"], "(reference)"),
+        cold_row("`moot -p` start to first request", cold, listened),
     ]
