@@ -230,6 +230,11 @@ def spawn() -> None:
     flags = ["-O"] * sys.flags.optimize + (["-I"] if sys.flags.isolated else [])
     for option, value in sys._xoptions.items():
         flags += ["-X", option if value is True else f"{option}={value}"]
+    if sys.flags.utf8_mode and "utf8" not in sys._xoptions:
+        # Started in the C locale, this process is in UTF-8 mode and set LC_CTYPE=C.UTF-8 in
+        # its environment (PEP 538, 540): the resident process, which inherits that, would
+        # not be, and so not the one asked for (`place.identity`'s flags).
+        flags += ["-X", "utf8"]
     try:
         log = os.open(
             os.path.join(base, f"{name}.log"),
