@@ -7,7 +7,8 @@ What it sends is one message, its length first, with its stdin, stdout and stder
 - `started <pid>`: the child runs; signals this process gets are forwarded as `signal <n>`;
 - `stopped` / `continued`: the child stopped (Ctrl-Z in the app) or went on: this process does
   the same, so that the shell takes the terminal back and gives it again;
-- `exit <n>` / `killed <n>`: the child ended: this process ends with the same status;
+- `exit <n>` / `killed <n>`: the child ended: this process ends the same way (with its status,
+  or by its signal);
 - `refused <why>`: this process runs moot itself (`attach` returns None).
 
 Everything here runs before moot's own modules load: the standard library's C modules only,
@@ -181,10 +182,26 @@ def _stand_in(sock: _socket.socket, lines: _Lines, child: int) -> int:
             return int(value)
         elif word == "killed":
             _restore_terminal(terminal)  # a killed app leaves the terminal as it had it
-            return 128 + int(value)
+            return _killed_by(int(value))
     _restore_terminal(terminal)
     _hang_up(child)
     return EXIT_LOST
+
+
+def _killed_by(signum: int) -> int:
+    """End by `signum`, as the child did: a shell tells an exit with 130 from a death by
+    SIGINT (bash ends a loop or a script on the latter only, as it would have without a
+    resident process). 128 + `signum` if this process outlives it."""
+    import resource
+
+    with contextlib.suppress(OSError, ValueError):  # the child dumped its core, if any
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+    with contextlib.suppress(OSError, ValueError):  # SIGKILL's and SIGSTOP's cannot be set
+        _signal.signal(signum, _signal.SIG_DFL)
+    with contextlib.suppress(OSError, ValueError):
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [signum])
+        os.kill(os.getpid(), signum)
+    return 128 + signum
 
 
 def _saved_terminal() -> list[Any] | None:
