@@ -214,10 +214,16 @@ def _saved_terminal() -> list[Any] | None:
 
 
 def _restore_terminal(saved: list[Any] | None) -> None:
+    """Put the terminal's modes back as they were when the child started, when this process
+    is in the terminal's foreground: in the background (`moot &`), they are another job's,
+    and setting them would stop this process (SIGTTOU) instead of ending it."""
     if saved is None:
         return
     import termios
 
+    with contextlib.suppress(OSError):  # not this process's controlling terminal: no jobs
+        if os.tcgetpgrp(0) != os.getpgrp():
+            return
     with contextlib.suppress(termios.error):
         termios.tcsetattr(0, termios.TCSADRAIN, saved)
 
