@@ -210,18 +210,19 @@ def test_the_plain_repl_runs_in_a_child_of_the_resident_process_and_a_resize_rea
 
 
 @needs_tmux
-def test_the_app_through_the_resident_process_paints_answers_resizes_and_quits(
+def test_the_app_through_the_resident_process_paints_answers_resizes_stops_and_quits(
     terminal: Terminal,  # noqa: F811
     tmux_resident: Resident,
     tmp_path: Path,
 ) -> None:
     resident = tmux_resident
     resident.start()
-    shell(terminal, resident.repo, tmp_path)
+    bash = shell(terminal, resident.repo, tmp_path)
     terminal.keys(f"{MOOT} --model scripted:{resident.hello}", "Enter")
     terminal.wait_for(lambda s: "scripted:" in s and "tools" in s, "the wide layout")
     assert resident.served() == 1
-    resident.only_child()
+    child = resident.only_child()
+    [client] = _children(bash)
 
     terminal.keys("hi", "Enter")
     terminal.wait_for(lambda s: "hello there" in s, "the answer")
@@ -230,6 +231,20 @@ def test_the_app_through_the_resident_process_paints_answers_resizes_and_quits(
         lambda s: "tools" not in s and "scripted:" in (s.rstrip().splitlines() or [""])[-1],
         "the narrow layout, the status line at the bottom",
     )
+
+    # `kill -TSTP` (the app binds no ctrl+z): the app leaves the screen and stops, and so does
+    # `moot`, so the shell takes the terminal back; `fg` brings the app back, which answers.
+    # (What it repaints as it resumes is the prompt only, in its own process too.)
+    os.kill(client, signal.SIGTSTP)
+    terminal.wait_for(
+        lambda s: "Stopped" in s and _last_line(s) == PROMPT, "the job stopped, the prompt"
+    )
+    wait_until(lambda: _state(child) == _state(client) == "T", "the child and moot stopped")
+    terminal.keys("fg", "Enter")
+    wait_until(lambda: "T" not in (_state(child), _state(client)), "both running again")
+    terminal.wait_for(lambda s: "╭" in s and PROMPT not in s, "the app's prompt again")
+    terminal.keys("again", "Enter")
+    terminal.wait_for(lambda s: "second answer" in s, "the next answer")
 
     terminal.keys("C-c")
     terminal.keys("C-c")
