@@ -7,7 +7,8 @@ What it sends is one message, its length first, with its stdin, stdout and stder
 - `started <pid>`: the child runs; signals this process gets are forwarded as `signal <n>`;
 - `stopped` / `continued`: the child stopped (Ctrl-Z in the app) or went on: this process does
   the same, so that the shell takes the terminal back and gives it again;
-- `exit <n>` / `killed <n>`: the child ended: this process ends with the same status;
+- `exit <n>` / `killed <n>`: the child ended: this process ends the same way (with its status,
+  or by its signal);
 - `refused <why>`: this process runs moot itself (`attach` returns None).
 
 Everything here runs before moot's own modules load: the standard library's C modules only,
@@ -72,9 +73,10 @@ def attach(argv: list[str]) -> tuple[int | None, bool]:
         os.fstat(0), os.fstat(1), os.fstat(2)
     except OSError:
         return None, False  # a closed standard stream: nothing to hand over
-    if _in_background():
-        # Started with `&` from a terminal: a child outside the terminal's session would not
-        # be stopped as it reads or sets the terminal, and would share it with the shell.
+    interactive = not any(arg in ("-p", "--print") for arg in argv)
+    if interactive and _in_background():
+        # The app or the REPL started with `&`: a child outside the terminal's session would
+        # not be stopped as it reads or sets the terminal, and would read the shell's input.
         return None, False
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
@@ -98,13 +100,15 @@ def attach(argv: list[str]) -> tuple[int | None, bool]:
         sock.close()
         return None, False
     try:
-        return _served(sock, payload, here)
+        return _served(sock, payload, here, interactive=interactive)
     finally:
         os.close(here)
         sock.close()
 
 
-def _served(sock: _socket.socket, payload: bytes, here: int) -> tuple[int | None, bool]:
+def _served(
+    sock: _socket.socket, payload: bytes, here: int, *, interactive: bool
+) -> tuple[int | None, bool]:
     fds = array.array("i", [0, 1, 2, here])
     header = len(payload).to_bytes(8, "big")
     lines = _Lines(sock)
@@ -119,7 +123,7 @@ def _served(sock: _socket.socket, payload: bytes, here: int) -> tuple[int | None
         # none where it refused this caller, who would be refused by the next one too.
         return None, first is None or first.startswith("refused stale")
     child = int(first.split()[1])
-    return _stand_in(sock, lines, child), False
+    return _stand_in(sock, lines, child, interactive=interactive), False
 
 
 class _Lines:
@@ -142,15 +146,17 @@ class _Lines:
         return line.decode()
 
 
-def _stand_in(sock: _socket.socket, lines: _Lines, child: int) -> int:
-    """Forward signals to `child` until it ends; its status."""
+def _stand_in(sock: _socket.socket, lines: _Lines, child: int, *, interactive: bool) -> int:
+    """Forward signals to `child` until it ends; its status. `interactive`: the app or the
+    REPL, which `bg` leaves stopped."""
     terminal = _saved_terminal()
 
     def forward(signum: int, frame: object) -> None:
         del frame
-        if signum == _signal.SIGCONT and _in_background():
-            # `bg`: the child stays stopped, and so does this process (in its own process it
-            # would stop again at its first touch of the terminal).
+        if signum == _signal.SIGCONT and interactive and _in_background():
+            # `bg` on the app or the REPL: the child stays stopped, and so does this process
+            # (in its own process it would stop again at its first touch of the terminal).
+            # `moot -p`, which only writes, goes on in the background as it would there.
             os.kill(os.getpid(), _signal.SIGSTOP)
             return
         with contextlib.suppress(OSError):
@@ -169,7 +175,7 @@ def _stand_in(sock: _socket.socket, lines: _Lines, child: int) -> int:
             return int(value)
         elif word == "killed":
             _restore_terminal(terminal)  # a killed app leaves the terminal as it had it
-            return 128 + int(value)
+            return _killed_by(int(value))
     _restore_terminal(terminal)
     _hang_up(child)
     return EXIT_LOST
@@ -183,6 +189,22 @@ def _in_background() -> bool:
         return False  # not a terminal
 
 
+def _killed_by(signum: int) -> int:
+    """End by `signum`, as the child did: a shell tells an exit with 130 from a death by
+    SIGINT (bash ends a loop or a script on the latter only, as it would have without a
+    resident process). 128 + `signum` if this process outlives it."""
+    import resource
+
+    with contextlib.suppress(OSError, ValueError):  # the child dumped its core, if any
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+    with contextlib.suppress(OSError, ValueError):  # SIGKILL's and SIGSTOP's cannot be set
+        _signal.signal(signum, _signal.SIG_DFL)
+    with contextlib.suppress(OSError, ValueError):
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [signum])
+        os.kill(os.getpid(), signum)
+    return 128 + signum
+
+
 def _saved_terminal() -> list[Any] | None:
     import termios
 
@@ -193,10 +215,15 @@ def _saved_terminal() -> list[Any] | None:
 
 
 def _restore_terminal(saved: list[Any] | None) -> None:
+    """Put the terminal's modes back as they were when the child started, when this process
+    is in the terminal's foreground: in the background (`moot &`), they are another job's,
+    and setting them would stop this process (SIGTTOU) instead of ending it."""
     if saved is None:
         return
     import termios
 
+    if _in_background():
+        return
     with contextlib.suppress(termios.error):
         termios.tcsetattr(0, termios.TCSADRAIN, saved)
 
@@ -226,6 +253,11 @@ def spawn() -> None:
     flags = ["-O"] * sys.flags.optimize + (["-I"] if sys.flags.isolated else [])
     for option, value in sys._xoptions.items():
         flags += ["-X", option if value is True else f"{option}={value}"]
+    if sys.flags.utf8_mode and "utf8" not in sys._xoptions:
+        # Started in the C locale, this process is in UTF-8 mode and set LC_CTYPE=C.UTF-8 in
+        # its environment (PEP 538, 540): the resident process, which inherits that, would
+        # not be, and so not the one asked for (`place.identity`'s flags).
+        flags += ["-X", "utf8"]
     try:
         log = os.open(
             os.path.join(base, f"{name}.log"),
