@@ -1,0 +1,265 @@
+"""The resident moot (`moot.cli.resident`) against those who would misuse it: a malformed or
+hostile client on its socket, a caller confined in ways a fresh `moot` would stay confined
+(fewer capabilities, another group), a process that takes the socket's name to be handed the
+next `moot`'s terminal and environment, another user's runtime directory, and files planted
+beside the socket. Each runs a real resident process (`moot -p` starts it, `moot resident
+status` finds it) in a short runtime directory of the test's own."""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import json
+import marshal
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from moot.cli.resident import place
+from moot_cli import TIMEOUT, moot_command, moot_env
+
+T = TypeVar("T")
+
+CALLER = """
+import array, sys, _socket
+from moot.cli.resident import client
+sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+sock.connect(sys.argv[1])
+payload = client.request(["-p", "hi", "--model", sys.argv[2]])
+rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", [0, 1, 2]).tobytes())]
+try:
+    sock.sendmsg([len(payload).to_bytes(8, "big")], rights)
+    sock.sendall(payload)
+except OSError:
+    pass  # refused before the request was read: the answer says why
+lines = client._Lines(sock)
+while (line := lines.next()) is not None:
+    print("answer:", line, flush=True)
+"""
+"""A caller as `client.attach` is one, on the socket named in argv (so that a wrapper such as
+`setpriv` can run it), printing each line the resident process answers."""
+
+FAKE = """
+import socket, sys
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(sys.argv[1])
+server.listen(4)
+server.settimeout(30)
+conn, _ = server.accept()
+conn.settimeout(5)
+got = b""
+try:
+    while chunk := socket.recv_fds(conn, 1 << 16, 3)[0]:
+        got += chunk
+except OSError:
+    pass
+open(sys.argv[2], "wb").write(got)
+"""
+"""A process that listens where a resident process would, and writes down what it was sent."""
+
+
+def until(probe: Callable[[], T | None], what: str, seconds: float = TIMEOUT) -> T:
+    deadline = time.monotonic() + seconds
+    while (found := probe()) is None:
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+    return found
+
+
+def short_dir() -> Path:
+    """A private directory short enough for a socket path (pytest's tmp_path may not be)."""
+    return Path(tempfile.mkdtemp(prefix="mr-", dir="/tmp"))
+
+
+def git_repo(where: Path) -> Path:
+    where.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(where)], check=True)
+    return where
+
+
+def script(where: Path) -> str:
+    path = where / "script.json"
+    path.write_text(json.dumps({"turns": [{"text": "hello"}]}))
+    return f"scripted:{path}"
+
+
+@dataclass
+class Resident:
+    env: dict[str, str]
+    repo: Path
+    model: str
+    socket: str
+    pid: int
+
+    def status(self) -> str | None:
+        done = subprocess.run(
+            moot_command("resident", "status"),
+            env=self.env,
+            cwd=self.repo,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        return done.stdout if done.returncode == 0 else None
+
+    def pid_when_up(self) -> int:
+        status = until(self.status, "the resident process")
+        return int(re.search(r"^pid (\d+)$", status, re.M).group(1))  # type: ignore[union-attr]
+
+    def moot(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            moot_command(*args),
+            env={**self.env, **env},
+            cwd=self.repo,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+
+    def ask(self, *wrapper: str) -> str:
+        """What the resident process answers a caller run under `wrapper`."""
+        done = subprocess.run(
+            [*wrapper, sys.executable, "-c", CALLER, self.socket, self.model],
+            env=self.env,
+            cwd=self.repo,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        return done.stdout + done.stderr
+
+
+def running(pid: int) -> bool:
+    """`pid` is alive and not a zombie (the resident process's parent is init, which may reap
+    it late)."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def start_resident(where: Path, runtime: Path, **env: str) -> Resident:
+    environ = {
+        **moot_env(where / "home"),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "MOOT_RESIDENT": "1",
+        **env,
+    }
+    started = Resident(environ, git_repo(where / "repo"), script(where), "", 0)
+    first = started.moot("-p", "hi", "--model", started.model)
+    assert first.stdout == "hello\n", first.stderr
+    started.pid = started.pid_when_up()
+    status = started.status() or ""
+    started.socket = re.search(r"^socket (\S+)$", status, re.M).group(1)  # type: ignore[union-attr]
+    return started
+
+
+def stop_resident(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    until(lambda: None if running(pid) else True, "the resident process to end")
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    made = short_dir()
+    yield made
+    shutil.rmtree(made, ignore_errors=True)
+
+
+@pytest.fixture
+def resident(tmp_path: Path, runtime: Path) -> Iterator[Resident]:
+    started = start_resident(tmp_path, runtime)
+    yield started
+    stop_resident(started.pid)
+
+
+def send(path: str, header: bytes, payload: bytes, fds: list[int] | None = None) -> bytes:
+    """Send a raw request; what comes back before the resident process hangs up."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(TIMEOUT)
+        sock.connect(path)
+        rights = array.array("i", fds or []).tobytes()
+        with contextlib.suppress(BrokenPipeError):  # answered before all was sent
+            sock.sendmsg([header], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)] if fds else [])
+            sock.sendall(payload)
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+        return answer
+
+
+# ---- a malformed or hostile client ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"",  # marshal: EOFError
+        b"{" + marshal.dumps([1]) + marshal.dumps(1) + b"0",  # a list as a key: TypeError
+        b"\xff garbage",  # ValueError
+    ],
+    ids=["empty", "unhashable-key", "garbage"],
+)
+def test_a_malformed_request_is_refused_and_the_resident_process_goes_on(
+    resident: Resident, payload: bytes
+) -> None:
+    """A request marshal cannot read is refused like any other, not an exception that ends
+    the resident process (and, as every waiting `moot` then hangs up its child, every run it
+    serves)."""
+    answer = send(resident.socket, len(payload).to_bytes(8, "big"), payload)
+
+    assert answer.startswith(b"refused not a request"), answer
+    assert running(resident.pid)
+    status = resident.status()
+    assert status is not None and f"pid {resident.pid}\n" in status
+
+
+def test_descriptors_sent_with_a_status_or_stop_request_are_not_kept(resident: Resident) -> None:
+    """The resident process closes every descriptor a request brought, whatever the request:
+    one it kept would be inherited by every child it forks, and would hold a pipe open for
+    ever (its reader never seeing the end)."""
+    read, write = os.pipe()
+    payload = marshal.dumps({"status": True})
+    answer = send(resident.socket, len(payload).to_bytes(8, "big"), payload, [write] * 3)
+    os.close(write)
+
+    assert answer.startswith(b"pid ")
+    ready, _, _ = select.select([read], [], [], TIMEOUT)
+    assert ready and os.read(read, 1) == b"", "the resident process still holds the pipe"
+    os.close(read)
+
+
+# ---- where the socket lives ----------------------------------------------------------------
+
+
+def test_a_socket_path_at_the_longest_allowed_starts(tmp_path: Path) -> None:
+    """The resident process binds under another name first and renames: that name must fit
+    in a socket's path whenever the socket's own does, or no resident process ever starts
+    (and each `moot` starts one more in vain)."""
+    base = short_dir()
+    name = "/moot/01234567-01234567.sock"
+    runtime = base / ("r" * (place.SOCKET_PATH_MAX - len(str(base)) - 1 - len(name)))
+    runtime.mkdir(mode=0o700)
+    try:
+        started = start_resident(tmp_path, runtime)
+        assert len(started.socket) == place.SOCKET_PATH_MAX
+        stop_resident(started.pid)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
