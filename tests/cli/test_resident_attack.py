@@ -246,6 +246,88 @@ def test_descriptors_sent_with_a_status_or_stop_request_are_not_kept(resident: R
     os.close(read)
 
 
+# ---- who may ask -------------------------------------------------------------------------
+
+LESS_PRIVILEGED = {
+    "no capabilities": ["setpriv", "--bounding-set=-all", "--inh-caps=-all"],
+    "another group": ["setpriv", "--regid=4242", "--keep-groups"],
+}
+
+
+@pytest.mark.parametrize("wrapper", LESS_PRIVILEGED.values(), ids=LESS_PRIVILEGED.keys())
+def test_a_caller_with_fewer_capabilities_or_another_group_is_refused(
+    resident: Resident, wrapper: list[str]
+) -> None:
+    """A child of the resident process has the resident process's credentials: a caller that
+    dropped capabilities or runs with another group (a service's bounding set, `setpriv`)
+    would get back what it gave up, and run commands with them."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can drop capabilities or change groups to ask (CI runs as root)")
+    assert "answer: started" in resident.ask(), "an ordinary caller is served"
+
+    answer = resident.ask(*wrapper)
+
+    assert "answer: refused the caller is confined" in answer, answer
+    assert "started" not in answer
+
+
+FOREIGN_LISTENERS = {
+    "no_new_privs": ["setpriv", "--no-new-privs"],
+    "bubblewrap": [
+        "bwrap", "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+        "--unshare-pid", "--unshare-net", "--die-with-parent",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("wrapper", FOREIGN_LISTENERS.values(), ids=FOREIGN_LISTENERS.keys())
+def test_moot_hands_nothing_to_a_confined_process_that_took_the_sockets_name(
+    tmp_path: Path, runtime: Path, wrapper: list[str]
+) -> None:
+    """A sandboxed command that can write the socket's directory (the workspace or an added
+    directory holds `/tmp` or the runtime directory) can listen under the socket's name. The
+    `moot` the person runs next must not hand it its environment (the keys the sandbox keeps
+    from commands) and its terminal: it checks who listens as the resident process checks who
+    asks, runs by itself, and starts a resident process of its own."""
+    if shutil.which(wrapper[0]) is None:
+        pytest.skip(f"{wrapper[0]} is not installed")
+    repo = git_repo(tmp_path / "repo")
+    env = {
+        **moot_env(tmp_path / "home"),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "MOOT_RESIDENT": "1",
+        "MOOT_TEST_SECRET": "not-for-a-sandbox",
+    }
+    asked = subprocess.run(
+        moot_command("resident", "status"), env=env, cwd=repo, capture_output=True, text=True
+    )
+    path = re.search(r"\(socket (\S+);", asked.stdout).group(1)  # type: ignore[union-attr]
+    got = tmp_path / "got"
+    fake = subprocess.Popen([*wrapper, sys.executable, "-c", FAKE, path, str(got)], env=env)
+    try:
+        until(lambda: True if os.path.exists(path) else None, "the listener")
+        done = subprocess.run(
+            moot_command("-p", "hi", "--model", script(tmp_path)),
+            env=env,
+            cwd=repo,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        fake.wait(TIMEOUT)
+    finally:
+        if fake.poll() is None:
+            fake.kill()
+            fake.wait()
+        # The `moot` that ran by itself started a resident process, which took the name.
+        stop_resident(Resident(env, repo, "", path, 0).pid_when_up())
+
+    assert done.stdout == "hello\n", done.stderr
+    assert b"not-for-a-sandbox" not in got.read_bytes()
+    assert got.read_bytes() == b""
+
+
 # ---- where the socket lives ----------------------------------------------------------------
 
 
