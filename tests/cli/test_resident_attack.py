@@ -331,6 +331,34 @@ def test_moot_hands_nothing_to_a_confined_process_that_took_the_sockets_name(
 # ---- where the socket lives ----------------------------------------------------------------
 
 
+def test_a_runtime_directory_others_may_write_or_another_user_owns_is_not_used(
+    tmp_path: Path,
+) -> None:
+    """`XDG_RUNTIME_DIR` must be the user's alone (the XDG spec): one that another user owns
+    (root under `su`, which keeps the caller's) or may write lets that user rename the
+    `moot` directory away between the check and the use, and put their own socket there;
+    `/tmp/moot-<uid>` is used instead."""
+    open_to_all = tmp_path / "open"
+    open_to_all.mkdir()
+    open_to_all.chmod(0o777)
+    linked = tmp_path / "linked"
+    own = short_dir()
+    linked.symlink_to(own)
+    unsafe = [open_to_all, linked]
+    if os.geteuid() == 0:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 65534, 65534)
+        unsafe.append(theirs)
+
+    for runtime in unsafe:
+        chosen = place.directory({"XDG_RUNTIME_DIR": str(runtime)})
+
+        assert chosen is None or not chosen.startswith(str(tmp_path)), runtime
+    assert place.directory({"XDG_RUNTIME_DIR": str(own)}) == str(own / "moot")
+    shutil.rmtree(own)
+
+
 def test_a_socket_path_at_the_longest_allowed_starts(tmp_path: Path) -> None:
     """The resident process binds under another name first and renames: that name must fit
     in a socket's path whenever the socket's own does, or no resident process ever starts
@@ -345,3 +373,35 @@ def test_a_socket_path_at_the_longest_allowed_starts(tmp_path: Path) -> None:
         stop_resident(started.pid)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_symlink_planted_as_the_environment_lists_temporary_is_not_followed(
+    tmp_path: Path, runtime: Path
+) -> None:
+    """What writes the list of variables beside the socket never writes through a link a
+    sandboxed command could have planted there (where it can write the directory)."""
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    base = runtime / "moot"
+    base.mkdir(mode=0o700)
+    os.symlink(victim, base / f"name.env.{os.getpid()}")
+
+    place.note_read_at_import(str(base), "name", ["TERM_PROGRAM"])
+
+    assert victim.read_text() == "keep me\n"
+    assert place.read_at_import(str(base), "name") == ["TERM_PROGRAM"]
+
+
+def test_a_fifo_planted_as_the_environment_list_is_not_waited_on(runtime: Path) -> None:
+    """Every `moot` reads the list before it connects: a FIFO there would hang them all."""
+    base = runtime / "moot"
+    base.mkdir(mode=0o700)
+    os.mkfifo(base / "name.env")
+
+    done = subprocess.run(
+        [sys.executable, "-c", f"from moot.cli.resident import place; "
+         f"print(place.read_at_import({str(base)!r}, 'name'))"],
+        capture_output=True, text=True, timeout=10,
+    )  # fmt: skip
+
+    assert done.stdout == "[]\n", done.stderr
