@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from typing import TypeVar
 import pytest
 
 from moot.cli.resident import place
+from moot.cli.resident.zygote import REQUEST_TIMEOUT_S
 from moot_cli import TIMEOUT, moot_command, moot_env
 
 T = TypeVar("T")
@@ -244,6 +246,33 @@ def test_descriptors_sent_with_a_status_or_stop_request_are_not_kept(resident: R
     ready, _, _ = select.select([read], [], [], TIMEOUT)
     assert ready and os.read(read, 1) == b"", "the resident process still holds the pipe"
     os.close(read)
+
+
+def test_a_request_sent_a_byte_at_a_time_is_dropped_when_its_time_is_up(
+    resident: Resident,
+) -> None:
+    """The resident process answers one connection at a time: a caller that sends its
+    request a byte now and then (each within `REQUEST_TIMEOUT_S` of the last) must not hold
+    it, and every `moot` after it, for longer than that time in all."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as slow:
+        slow.connect(resident.socket)
+        slow.sendall((1000).to_bytes(8, "big"))
+        started = time.monotonic()
+        answered: list[float] = []
+
+        def status_in_a_thread() -> None:
+            if resident.status() is not None:
+                answered.append(time.monotonic() - started)
+
+        asking = threading.Thread(target=status_in_a_thread)
+        asking.start()
+        with contextlib.suppress(OSError):  # dropped: a write fails at last
+            while asking.is_alive() and time.monotonic() - started < 3 * REQUEST_TIMEOUT_S:
+                slow.send(b"x")
+                asking.join(REQUEST_TIMEOUT_S / 10)
+        asking.join(TIMEOUT)
+
+    assert answered and answered[0] < REQUEST_TIMEOUT_S + 3, answered
 
 
 # ---- who may ask -------------------------------------------------------------------------

@@ -416,6 +416,7 @@ class Zygote:
 
 def _received(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
     """The request on `conn` and the descriptors sent with it."""
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
     # Close-on-exec until a child makes them its 0, 1 and 2: none other is ever run with them.
     header, fds, _flags, _addr = socket.recv_fds(conn, 8, 3, socket.MSG_CMSG_CLOEXEC)
     try:
@@ -426,6 +427,9 @@ def _received(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
             raise ValueError("a request too large")
         payload = bytearray()
         while len(payload) < size:
+            # The whole request within the time, not each piece of it: a byte now and then
+            # would otherwise hold this process, and every `moot` waiting on it, for as long.
+            conn.settimeout(max(deadline - time.monotonic(), 0.001))
             chunk = conn.recv(min(1 << 20, size - len(payload)))
             if not chunk:
                 raise ValueError("a request cut short")
