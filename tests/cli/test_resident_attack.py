@@ -275,6 +275,60 @@ def test_a_request_sent_a_byte_at_a_time_is_dropped_when_its_time_is_up(
     assert answered and answered[0] < REQUEST_TIMEOUT_S + 3, answered
 
 
+def test_a_caller_that_never_reads_its_lines_holds_nobody_up(
+    resident: Resident, tmp_path: Path
+) -> None:
+    """A caller makes its child stop and go on (SIGTSTP, SIGCONT) over and over and never
+    reads the lines that say so: once its socket is full, the resident process must not wait
+    for it to read, or nobody else is answered again."""
+    model = tmp_path / "sleeping.json"
+    sleep = {"name": "bash", "arguments": {"command": "sleep 60"}}
+    model.write_text(json.dumps({"turns": [{"tool_calls": [sleep]}, {"text": "done"}]}))
+    argv = ["-p", "hi", "--model", f"scripted:{model}", "--permission-mode", "bypassPermissions"]
+    code = (
+        "import sys; from moot.cli.resident import client;"
+        f"sys.stdout.buffer.write(client.request({argv!r}))"
+    )
+    payload = subprocess.run(
+        [sys.executable, "-c", code], env=resident.env, cwd=resident.repo,
+        capture_output=True, check=True, timeout=TIMEOUT,
+    ).stdout  # fmt: skip
+    with (
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as caller,
+        open(os.devnull, "r+b") as null,
+    ):
+        caller.connect(resident.socket)
+        rights = array.array("i", [null.fileno()] * 3).tobytes()
+        caller.sendmsg(
+            [len(payload).to_bytes(8, "big")], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)]
+        )
+        caller.sendall(payload)
+        first = caller.recv(64)
+        assert first.startswith(b"started "), first
+        child = int(first.split()[1])
+        caller.setblocking(False)  # this caller's own sends never wait either
+        answered: list[bool] = []
+        asking: threading.Thread | None = None
+        deadline = time.monotonic() + 20
+        try:
+            while time.monotonic() < deadline and not answered:
+                with contextlib.suppress(BlockingIOError):
+                    caller.send(b"signal %d\nsignal %d\n" % (signal.SIGTSTP, signal.SIGCONT))
+                time.sleep(0.002)  # pacing the signals, not waiting for anything
+                if asking is None and time.monotonic() > deadline - 15:
+                    asking = threading.Thread(
+                        target=lambda: answered.append(resident.status() is not None)
+                    )
+                    asking.start()
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+        assert asking is not None
+        asking.join(TIMEOUT)
+
+    assert answered == [True]
+
+
 # ---- who may ask -------------------------------------------------------------------------
 
 LESS_PRIVILEGED = {

@@ -270,9 +270,12 @@ class Zygote:
                 self.idle_since = time.monotonic()
 
     def _say(self, running: _Running, line: str) -> None:
+        # Never waiting: a caller that does not read its lines (which it can make come, by
+        # stopping and continuing its child) would otherwise hold this process once its socket
+        # is full. A caller that reads loses nothing: a few lines never fill a socket.
         if running.conn is not None:
             with contextlib.suppress(OSError):
-                running.conn.sendall(f"{line}\n".encode(), socket.MSG_NOSIGNAL)
+                running.conn.send(f"{line}\n".encode(), socket.MSG_NOSIGNAL | socket.MSG_DONTWAIT)
 
     def _heard(self, fd: int) -> None:
         """A line from a caller standing in for its child (a signal), or its hang-up."""
