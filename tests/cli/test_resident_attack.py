@@ -8,12 +8,14 @@ status` finds it) in a short runtime directory of the test's own."""
 from __future__ import annotations
 
 import array
+import asyncio
 import contextlib
 import json
 import marshal
 import os
 import re
 import select
+import shlex
 import shutil
 import signal
 import socket
@@ -409,6 +411,55 @@ def test_moot_hands_nothing_to_a_confined_process_that_took_the_sockets_name(
     assert done.stdout == "hello\n", done.stderr
     assert b"not-for-a-sandbox" not in got.read_bytes()
     assert got.read_bytes() == b""
+
+
+CONNECT = """
+import socket, sys
+try:
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(sys.argv[1])
+    client.settimeout(20)
+    print("connected:", client.recv(200).decode())
+except OSError as exc:
+    print("unreachable:", exc)
+"""
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "landlock"])
+def test_a_sandboxed_command_is_refused_even_where_its_workspace_holds_the_socket(
+    resident: Resident, runtime: Path, backend: str
+) -> None:
+    """The sandboxes hide `/tmp` and `/run`, where the socket lives; a workspace that holds
+    its directory shows it all the same. Then bubblewrap's command connects and is refused
+    (other namespaces), and Landlock's cannot make a Unix socket at all."""
+    from moot.sandbox.base import SandboxPolicy
+    from moot.sandbox.bubblewrap import BubblewrapSandbox
+    from moot.sandbox.bwrap_probe import bwrap_unavailable
+    from moot.sandbox.landlock import LandlockSandbox, landlock_unavailable
+
+    make, unavailable = {
+        "bubblewrap": (BubblewrapSandbox, bwrap_unavailable),
+        "landlock": (LandlockSandbox, landlock_unavailable),
+    }[backend]
+    if (reason := unavailable()) is not None:
+        pytest.skip(reason)
+    sandbox = make(SandboxPolicy(workspace=runtime))
+
+    async def run() -> str:
+        try:
+            command = f"python3 -c {shlex.quote(CONNECT)} {shlex.quote(resident.socket)}"
+            result = await sandbox.run(command, cwd=runtime, env=os.environ, timeout=30)
+            return result.stdout + result.stderr
+        finally:
+            await sandbox.close()
+
+    said = asyncio.run(run())
+
+    if backend == "bubblewrap":
+        assert "connected: refused the caller is in other namespaces" in said, said
+    else:
+        assert "unreachable:" in said and "connected" not in said, said
+    assert "served 0\n" in (resident.status() or "")
 
 
 # ---- where the socket lives ----------------------------------------------------------------
