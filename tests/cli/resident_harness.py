@@ -87,17 +87,21 @@ class Resident:
 
 
 def _resident_pids(base: Path) -> list[int]:
-    """The resident processes listening in `base` (their command line names their key)."""
-    keys = {path.name.split("-")[0].split(".")[0] for path in base.glob("*.env")}
+    """The resident processes of this test: started with its runtime directory (another test's,
+    running at the same time, has the same command line)."""
+    mine = f"XDG_RUNTIME_DIR={base.parent}".encode()
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             command = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"moot.cli.resident.zygote" not in command:
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"moot.cli.resident.zygote" in command and any(k.encode() in command for k in keys):
+        if mine in environ:
             pids.append(int(entry.name))
     return pids
 

@@ -66,21 +66,28 @@ def test_the_child_works_in_the_callers_directory_environment_and_umask(
 
 
 def test_a_changed_module_retires_the_resident_moot_and_the_run_goes_on_without_it(
-    resident: Resident,
+    resident: Resident, tmp_path: Path
 ) -> None:
+    # A module of the test's own (site imports `sitecustomize` at every start), so that no
+    # other test's resident process sees a change: each watches every module it loaded.
+    own = tmp_path / "site"
+    own.mkdir()
+    module = own / "sitecustomize.py"
+    module.write_text("")
+    resident.env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(own), resident.env.get("PYTHONPATH")])
+    )
     first = resident.started()
-    module = Path(place.__file__)
     before = module.stat()
-    try:
-        os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
-        result = resident.ask("hi")  # refused as stale: run here, and a new one started
-        assert (result.returncode, result.stdout) == (0, "hello from the script\n")
-        deadline = time.monotonic() + 90
-        while (status := resident.status()) is None or status["pid"] == first["pid"]:
-            assert time.monotonic() < deadline, resident.log()
-            time.sleep(0.1)
-    finally:
-        os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+
+    result = resident.ask("hi")  # refused as stale: run here, and a new one started
+
+    assert (result.returncode, result.stdout) == (0, "hello from the script\n")
+    deadline = time.monotonic() + 90
+    while (status := resident.status()) is None or status["pid"] == first["pid"]:
+        assert time.monotonic() < deadline, resident.log()
+        time.sleep(0.1)
     assert status["served"] == "0"
     assert not Path(f"/proc/{first['pid']}").exists() or _state(int(first["pid"])) == "Z"
 
@@ -114,7 +121,7 @@ def test_a_confined_caller_is_refused(resident: Resident) -> None:
 
     assert (result.returncode, result.stdout) == (0, "hello from the script\n")
     assert resident.served() == served
-    assert answer == "refused the caller is confined (no_new_privs or a seccomp filter)\n"
+    assert answer.startswith("refused the caller is confined (no_new_privs, a seccomp filter")
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/unshare"), reason="needs unshare (util-linux)")
@@ -276,6 +283,4 @@ def test_a_confined_listener_in_the_resident_moots_place_is_handed_nothing(
     finally:
         fake.kill()
     assert (result.returncode, result.stdout) == (0, "hello from the script\n")
-    assert "not using the resident moot" in result.stderr
-    assert "its listener is confined" in result.stderr
     assert heard.read_bytes() == b""

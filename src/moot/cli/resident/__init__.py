@@ -8,13 +8,15 @@ A fork of a process that holds those modules starts with all of it done.
 
 Off unless asked for (`"resident": true` in the user settings, or `MOOT_RESIDENT=1`):
 
-- `client`: what `moot` runs first. It connects to the resident process's socket, hands it the
+- `client`: what `moot` runs first. It connects to the resident process's socket, checks that
+  the process listening there is its user's, as unconfined as itself (`peer`), hands it the
   terminal (its stdin, stdout and stderr, by `SCM_RIGHTS`), its arguments, working directory,
   environment and umask, forwards the signals it gets and ends with the child's status. With no
   resident process, or one that refuses, `moot` runs in its own process as ever, and starts a
   resident process for next time as it ends.
 - `zygote`: the resident process. It imports what the front ends use, then answers one socket;
-  each request is checked (`peer`: the same user, not confined, the same namespaces) and forked.
+  each request is checked (`peer`: the same user and credentials, not confined, the same
+  namespaces) and forked.
   It ends when its code changes on disk, or after `IDLE_S` with no child left.
 - `child`: what a fork does before it runs `moot.cli.main`: it takes the client's terminal,
   environment and working directory as its own.

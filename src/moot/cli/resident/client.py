@@ -1,7 +1,9 @@
 """The `moot` that a resident process runs: it hands its terminal and its request over, then
 stands in for the child (signals in, exit status out) until the child ends.
 
-What it sends is one message, its length first, with its stdin, stdout and stderr attached
+It sends nothing before it has checked who listens on the socket as the resident process
+checks who asks (`peer.check`: the same user, unconfined as this process is). What it sends
+is one message, its length first, with its stdin, stdout and stderr attached
 (`SCM_RIGHTS`); what comes back are lines (`zygote` writes them):
 
 - `started <pid>`: the child runs; signals this process gets are forwarded as `signal <n>`;
@@ -80,19 +82,12 @@ def attach(argv: list[str]) -> tuple[int | None, bool]:
         return None, False
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.connect(path)
-    except OSError:
+        _connect(sock, path)
+    except (OSError, peer.Refused):
+        # Nobody listens, or someone moot would not hand its terminal and environment to: a
+        # resident process of this user's started now takes the socket's name.
         sock.close()
         return None, True
-    try:
-        peer.check(sock, peer.confinement("self"), "its listener")
-    except peer.Refused as exc:
-        sock.close()
-        print(f"moot: not using the resident moot at {path}: {exc}", file=sys.stderr)
-        return None, False
-    except OSError:
-        sock.close()
-        return None, False
     try:
         payload = request(argv)
         here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -104,6 +99,15 @@ def attach(argv: list[str]) -> tuple[int | None, bool]:
     finally:
         os.close(here)
         sock.close()
+
+
+def _connect(sock: _socket.socket, path: str) -> None:
+    """Connect to `path` and check that the process listening there is this user, unconfined
+    as this process is (`peer.check`): a sandboxed command that can write the socket's
+    directory could listen there, to be sent the keys in this environment and this terminal
+    (whose input it could then read, or add to: `TIOCSTI`)."""
+    sock.connect(path)
+    peer.check(sock, peer.confinement("self"), "the resident process")
 
 
 def _served(
@@ -286,13 +290,13 @@ def ask(what: str) -> str | None:
         return None
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.connect(path)
+        _connect(sock, path)
         payload = marshal.dumps({what: True})
         sock.sendall(len(payload).to_bytes(8, "big") + payload)
         answer = b""
         while chunk := sock.recv(4096):
             answer += chunk
-    except OSError:
+    except (OSError, peer.Refused):
         return None
     finally:
         sock.close()

@@ -10,9 +10,16 @@ the one, and Landlock's adds a filter). The caller is read from `/proc/<pid>` an
 pidfd (`SO_PEERPIDFD`, Linux 6.5) checked still alive after the read: a caller that exited
 could otherwise leave its pid to another process, which would be read in its place.
 
-The `moot` asking checks the resident process the same way before it hands anything over (its
-terminal, its environment with whatever keys it holds): where the socket's directory lies in a
-workspace (moot run in `/tmp`), a sandboxed command could listen there in its place.
+The same user is not enough: a child has the resident process's credentials, so a caller that
+gave some up (capabilities, as a service's bounding set or `setpriv` drops them, a group, a
+security label) must have none fewer, or it would get them back and run commands with them.
+Only equal is simple to tell: a caller with other credentials is refused either way.
+
+The check holds both ways: `client` asks it of whoever listens on the socket before it sends
+its environment and terminal, since a sandboxed command that can write the socket's directory
+(a workspace or an added directory that holds it) could listen under its name.
+
+Imported by every `moot` that asks for a resident process: no `socket` (16 ms of imports).
 """
 
 from __future__ import annotations
@@ -21,57 +28,66 @@ import _socket
 import os
 import signal
 import sys
-from typing import Protocol
 
 SO_PEERPIDFD = 77
 """Not named by Python 3.11's `socket`."""
 NAMESPACES = ("mnt", "user", "pid", "net", "ipc", "uts", "cgroup")
-CONFINEMENT = ("NoNewPrivs", "Seccomp", "Seccomp_filters")
-"""The lines of `/proc/<pid>/status` that a sandbox changes."""
+CONFINEMENT = (
+    "Uid", "Gid", "Groups",
+    "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
+    "NoNewPrivs", "Seccomp", "Seccomp_filters",
+)  # fmt: skip
+"""The lines of `/proc/<pid>/status` that a sandbox, or a process giving up privileges,
+changes: the credentials, capabilities, `no_new_privs` and seccomp filters."""
 
 
 class Refused(Exception):
-    """The caller may not use this resident process; the message says why."""
-
-
-class Connected(Protocol):
-    """A connected Unix socket (`socket.socket` or `_socket.socket`: the client loads no more)."""
-
-    def getsockopt(self, level: int, option: int, size: int, /) -> bytes: ...
+    """The peer is not this user as unconfined as this process: a caller this resident process
+    serves nothing, or a listener a `moot` sends nothing; the message says why."""
 
 
 def confinement(pid: int | str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """What of `pid` a sandbox would change: its confinement lines and namespaces."""
+    """What of `pid` a sandbox would change: its confinement lines and security label, and
+    its namespaces."""
     with open(f"/proc/{pid}/status", "rb") as file:
         status = file.read().decode("utf-8", "replace")
     lines = dict(
         line.split(":", 1) for line in status.splitlines() if line.split(":", 1)[0] in CONFINEMENT
     )
     spaces = tuple(os.stat(f"/proc/{pid}/ns/{name}").st_ino for name in NAMESPACES)
-    return tuple(lines.get(name, "").strip() for name in CONFINEMENT), spaces
+    return (*(lines.get(name, "").strip() for name in CONFINEMENT), _label(pid)), spaces
+
+
+def _label(pid: int | str) -> str:
+    """The LSM's label (an AppArmor profile, an SELinux context), "" with no LSM."""
+    try:
+        with open(f"/proc/{pid}/attr/current", "rb") as file:
+            return file.read().decode("utf-8", "replace").strip("\0\n")
+    except OSError:  # EINVAL: no LSM that labels processes
+        return ""
 
 
 def check(
-    conn: Connected, own: tuple[tuple[str, ...], tuple[int, ...]], who: str = "the caller"
+    conn: _socket.socket, own: tuple[tuple[str, ...], tuple[int, ...]], who: str = "the caller"
 ) -> None:
-    """Raise `Refused` unless the process at the other end of `conn` (`who`, in the message)
-    is this user, unconfined as `own` is."""
+    """Raise `Refused` unless the peer on `conn` (`who`: the caller, or the process that
+    listens) is this user, unconfined as `own` is."""
     cred = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
-    pid, uid = (int.from_bytes(cred[at : at + 4], sys.byteorder, signed=True) for at in (0, 4))
+    pid, uid = (int.from_bytes(cred[i : i + 4], sys.byteorder, signed=True) for i in (0, 4))
     if uid != os.getuid():
         raise Refused(f"another user (uid {uid})")
     try:
         raw = conn.getsockopt(_socket.SOL_SOCKET, SO_PEERPIDFD, 4)
-        pidfd = int.from_bytes(raw, sys.byteorder, signed=True)
     except OSError:
-        raise Refused("this kernel cannot name the caller (SO_PEERPIDFD, Linux 6.5)") from None
+        raise Refused(f"this kernel cannot name {who} (SO_PEERPIDFD, Linux 6.5)") from None
+    pidfd = int.from_bytes(raw, sys.byteorder, signed=True)
     try:
         try:
             theirs = confinement(pid)
         except OSError:
             raise Refused(f"{who} is gone") from None
         try:
-            signal.pidfd_send_signal(pidfd, 0)  # still the caller: what was read was its own
+            signal.pidfd_send_signal(pidfd, 0)  # still the peer: what was read was its own
         except OSError:
             raise Refused(f"{who} is gone") from None
     finally:
@@ -79,4 +95,7 @@ def check(
     if theirs[1] != own[1]:
         raise Refused(f"{who} is in other namespaces (a sandbox or a container)")
     if theirs[0] != own[0]:
-        raise Refused(f"{who} is confined (no_new_privs or a seccomp filter)")
+        raise Refused(
+            f"{who} is confined (no_new_privs, a seccomp filter, a security label, or other"
+            " capabilities or groups)"
+        )

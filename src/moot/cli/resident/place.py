@@ -1,10 +1,15 @@
 """Where a resident moot listens, and which one a `moot` may use.
 
-The socket lives in a directory only the user can enter: `$XDG_RUNTIME_DIR/moot`, else
-`/tmp/moot-<uid>`, either made here with mode 0700 and used only when it is a real directory
-the user owns that nobody else may enter (another user can make `/tmp/moot-<uid>` first: then
-there is no resident process, never one of theirs). The sandboxes hide `/tmp` and `/run` from
-commands, and `peer` refuses a confined caller besides.
+The socket lives in a directory only the user can enter: `$XDG_RUNTIME_DIR/moot` when that
+runtime directory is the user's alone (as the XDG spec wants it; `su` keeps the caller's, which
+its owner could rename the `moot` directory in), else `/tmp/moot-<uid>` (sticky: nobody else
+renames it), either made here with mode 0700 and used only when it is a real directory the user
+owns that nobody else may enter (another user can make `/tmp/moot-<uid>` first: then there is
+no resident process, never one of theirs). The sandboxes hide `/tmp` and `/run` from commands,
+and `peer` refuses a confined caller besides. A sandbox that shows the directory all the same
+(a workspace or an added directory that holds it) could plant files there: the files beside
+the socket are read and written without following links or waiting on a FIFO, and `client`
+checks who listens on the socket before it sends anything.
 
 A resident process serves the `moot`s that would have imported the same modules the same way:
 the same interpreter, import path, `PYTHON*` variables, locale and moot version. Its socket is
@@ -62,7 +67,7 @@ def directory(environ: os._Environ[str] | dict[str, str] | None = None) -> str |
     runtime = env.get("XDG_RUNTIME_DIR", "")
     base = (
         os.path.join(runtime, "moot")
-        if runtime and os.path.isabs(runtime)
+        if runtime and os.path.isabs(runtime) and _private(runtime, 0o022)
         else f"/tmp/moot-{os.getuid()}"
     )
     try:
@@ -71,15 +76,18 @@ def directory(environ: os._Environ[str] | dict[str, str] | None = None) -> str |
         pass
     except OSError:
         return None
-    try:
-        info = os.lstat(base)
-    except OSError:
-        return None
+    return base if _private(base, 0o077) else None
+
+
+def _private(path: str, others: int) -> bool:
+    """`path` is a real directory (no link) the user owns, without the mode bits `others`."""
     from stat import S_ISDIR
 
-    if not S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        return None
-    return base
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & others
 
 
 def socket_path(ident: dict[str, object]) -> str | None:
@@ -99,17 +107,36 @@ def socket_path(ident: dict[str, object]) -> str | None:
 def read_at_import(base: str, name: str) -> list[str]:
     """The environment variables that the imports of the resident process named `name` read
     (written by it beside its sockets, one per line); none before one ever ran."""
+    # A regular file only, never through a link and never waiting (a FIFO planted there would
+    # hang every `moot`).
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        with open(os.path.join(base, f"{name}.env"), "rb") as file:
-            return file.read(1 << 16).decode("utf-8", "replace").split()
+        fd = os.open(os.path.join(base, f"{name}.env"), flags)
     except OSError:
         return []
+    try:
+        from stat import S_ISREG
+
+        if not S_ISREG(os.fstat(fd).st_mode):
+            return []
+        return os.read(fd, 1 << 16).decode("utf-8", "replace").split()
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
 
 
 def note_read_at_import(base: str, name: str, variables: list[str]) -> None:
     """Write `read_at_import`'s list (whole or not at all: under another name first)."""
     path = os.path.join(base, f"{name}.env")
     temporary = f"{path}.{os.getpid()}"
-    with open(temporary, "w", encoding="utf-8") as file:
+    # A new file of this process's, never one found there (a link planted under this name
+    # would have this write to wherever it points).
+    try:  # noqa: SIM105 (contextlib: 6 ms of imports before every `moot`)
+        os.unlink(temporary)
+    except FileNotFoundError:
+        pass
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with open(os.open(temporary, flags, 0o600), "w", encoding="utf-8") as file:
         file.write("\n".join(variables) + "\n")
     os.replace(temporary, path)

@@ -188,7 +188,9 @@ class Zygote:
         """Bind `path` (under a temporary name first, so that a caller never finds a socket
         nobody listens on yet)."""
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        temporary = f"{path}.{os.getpid()}"
+        # Shorter than `path` (`<pid>.new` against `<key>-<values>.sock`): a socket's path
+        # has at most `place.SOCKET_PATH_MAX` bytes, and `path` may have them all.
+        temporary = os.path.join(os.path.dirname(path), f"{os.getpid()}.new")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         listener.bind(temporary)
@@ -272,9 +274,12 @@ class Zygote:
                 self.idle_since = time.monotonic()
 
     def _say(self, running: _Running, line: str) -> None:
+        # Never waiting: a caller that does not read its lines (which it can make come, by
+        # stopping and continuing its child) would otherwise hold this process once its socket
+        # is full. A caller that reads loses nothing: a few lines never fill a socket.
         if running.conn is not None:
             with contextlib.suppress(OSError):
-                running.conn.sendall(f"{line}\n".encode(), socket.MSG_NOSIGNAL)
+                running.conn.send(f"{line}\n".encode(), socket.MSG_NOSIGNAL | socket.MSG_DONTWAIT)
 
     def _heard(self, fd: int) -> None:
         """A line from a caller standing in for its child (a signal), or its hang-up."""
@@ -322,12 +327,16 @@ class Zygote:
             conn.settimeout(REQUEST_TIMEOUT_S)
             peer.check(conn, self.own)
             data, fds = _received(conn)
-            if data.get("stop") is True:
-                conn.sendall(b"stopping\n")
-                conn.close()
-                self.stop_listening()
-                return None
-            if data.get("status") is True:
+            if data.get("stop") is True or data.get("status") is True:
+                # What came with it is closed here too: a descriptor kept would stay open in
+                # this process and be inherited by every child it forks.
+                _close_all(fds)
+                fds = []
+                if data.get("stop") is True:
+                    conn.sendall(b"stopping\n")
+                    conn.close()
+                    self.stop_listening()
+                    return None
                 conn.sendall(self._status().encode())
                 conn.close()
                 return None
@@ -421,7 +430,9 @@ class Zygote:
 
 def _received(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
     """The request on `conn` and the descriptors sent with it."""
-    header, fds, _flags, _addr = socket.recv_fds(conn, 8, 4)
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
+    # Close-on-exec until a child makes them its 0, 1 and 2: none other is ever run with them.
+    header, fds, _flags, _addr = socket.recv_fds(conn, 8, 4, socket.MSG_CMSG_CLOEXEC)
     try:
         if len(header) != 8:
             raise ValueError("not a request")
@@ -430,13 +441,19 @@ def _received(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
             raise ValueError("a request too large")
         payload = bytearray()
         while len(payload) < size:
+            # The whole request within the time, not each piece of it: a byte now and then
+            # would otherwise hold this process, and every `moot` waiting on it, for as long.
+            conn.settimeout(max(deadline - time.monotonic(), 0.001))
             chunk = conn.recv(min(1 << 20, size - len(payload)))
             if not chunk:
                 raise ValueError("a request cut short")
             payload += chunk
         try:
             data = marshal.loads(bytes(payload))
-        except (EOFError, ValueError, TypeError):
+        except (EOFError, TypeError, ValueError):
+            # What marshal cannot read (cut short, a list as a key) is refused like any other
+            # bad request: an exception out of here would end this process, and every `moot`
+            # standing in for a child would then hang it up.
             raise ValueError("not a request") from None
         if not isinstance(data, dict):
             raise ValueError("not a request")
