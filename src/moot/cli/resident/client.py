@@ -3,8 +3,8 @@ stands in for the child (signals in, exit status out) until the child ends.
 
 It sends nothing before it has checked who listens on the socket as the resident process
 checks who asks (`peer.check`: the same user, unconfined as this process is). What it sends
-is one message, its length first, with its stdin, stdout and stderr attached
-(`SCM_RIGHTS`); what comes back are lines (`zygote` writes them):
+is one message, its length first, with its stdin, stdout, stderr and working directory
+attached (`SCM_RIGHTS`); what comes back are lines (`zygote` writes them):
 
 - `started <pid>`: the child runs; signals this process gets are forwarded as `signal <n>`;
 - `stopped` / `continued`: the child stopped (Ctrl-Z in the app) or went on: this process does
@@ -126,7 +126,10 @@ def _served(
         # A new resident process for the next `moot` where this one is out of date or gone;
         # none where it refused this caller, who would be refused by the next one too.
         return None, first is None or first.startswith("refused stale")
-    child = int(first.split()[1])
+    word = first.split()[1] if len(first.split()) == 2 else ""
+    if not word.isdigit() or int(word) <= 0:  # never a group or every process (`kill(-1)`)
+        return None, True
+    child = int(word)
     return _stand_in(sock, lines, child, interactive=interactive), False
 
 
