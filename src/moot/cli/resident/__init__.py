@@ -14,6 +14,9 @@ Off unless asked for (`"resident": true` in the user settings, or `MOOT_RESIDENT
   environment and umask, forwards the signals it gets and ends with the child's status. With no
   resident process, or one that refuses, `moot` runs in its own process as ever, and starts a
   resident process for next time as it ends.
+- `switch`: whether a `moot` asks for one at all (read before anything else loads).
+- `preload`: what the resident process imports, what those imports read of the environment,
+  and how it tells that any of it changed on disk.
 - `zygote`: the resident process. It imports what the front ends use, then answers one socket;
   each request is checked (`peer`: the same user and credentials, not confined, the same
   namespaces) and forked.
