@@ -636,6 +636,33 @@ async def test_moots_files_inside_the_workspace_are_hidden_and_stay_put(
     assert all(path.read_text() == f"{SECRET}\n" for path in files), "where it was"
 
 
+async def test_a_resident_moots_directory_inside_the_workspace_is_hidden(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resident moot's socket directory in a workspace (a runtime directory in the
+    project, moot run in `/tmp`): a command neither sees what is in it nor can listen there
+    in the resident process's place."""
+    require_containment(harness)
+    runtime = harness.workspace / "run"
+    (runtime / "moot").mkdir(parents=True, mode=0o700)
+    (runtime / "moot" / "key.env").write_text(f"{SECRET}\n")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    sandbox = harness.backend.make(SandboxPolicy(workspace=harness.workspace))
+    try:
+        result = await sandbox.run(
+            "grep -r hunter2 run; touch run/moot/planted && echo planted; true",
+            cwd=harness.workspace,
+            env=os.environ,
+            timeout=30,
+        )
+    finally:
+        await sandbox.close()
+
+    _no_secret(result)
+    assert "planted" not in result.stdout
+    assert not (runtime / "moot" / "planted").exists()
+
+
 async def test_a_moot_home_holding_the_workspace_shows_only_the_workspace(
     harness: Harness, moot_home: Path
 ) -> None:

@@ -193,7 +193,10 @@ class BubblewrapSandbox(ConfinedSandbox):
             raise FileNotFoundError("bubblewrap is not installed (no `bwrap` on PATH)")
         self.bwrap = found
         self.keys_file = keys_file if keys_file is not None else _default_keys_file()
-        self.private = [*(moot_dirs() if private is None else private), self.keys_file]
+        self.private = [
+            *(moot_dirs(workspace=policy.workspace) if private is None else private),
+            self.keys_file,
+        ]
         self._tmp: Path | None = None
         self._empty: Path | None = None
         self.set_id_filter = set_id_filter() if seccomp else None

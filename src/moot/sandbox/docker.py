@@ -174,7 +174,7 @@ class DockerSandbox:
         self.max_output_chars = max_output_chars
         self.workspace = policy.workspace.resolve()
         self.outputs = outputs or OutputDir(self.workspace, policy.output_dir)
-        self.private = moot_dirs()
+        self.private = moot_dirs(workspace=self.workspace)
         """moot's own directories: hidden where they lie inside the workspace (`private`)."""
         self._sweep = SetIdSweep(self.workspace)
         """Clears the set-id bits commands leave (no seccomp filter of ours here: `set_id`)."""

@@ -127,7 +127,10 @@ class LandlockSandbox(ConfinedSandbox):
         from moot.paths import key_file
 
         self.keys_file = keys_file if keys_file is not None else key_file()
-        self.private = [*(moot_dirs() if private is None else private), self.keys_file]
+        self.private = [
+            *(moot_dirs(workspace=policy.workspace) if private is None else private),
+            self.keys_file,
+        ]
         self.program = set_id_filter(sockets="any" if policy.network else "tcp")
         self._tmp: Path | None = None
         self._ruleset: tuple[tuple[Rule, ...], int] | None = None

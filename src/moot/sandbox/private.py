@@ -109,15 +109,37 @@ def _readable(path: Path) -> bool:
     return os.path.isdir(path) and os.access(path, os.X_OK, effective_ids=effective)
 
 
-def moot_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
-    """moot's data, config and cache directories, and `MOOT_HOME` when it is set."""
+def moot_dirs(
+    environ: Mapping[str, str] | None = None, workspace: Path | None = None
+) -> list[Path]:
+    """moot's data, config and cache directories, `MOOT_HOME` when it is set, and the
+    resident moot's socket directories that lie inside `workspace` (`resident_dirs`)."""
     from moot.paths import HOME_VARIABLE, cache_dir, config_dir, data_dir
 
     env = os.environ if environ is None else environ
     dirs = [data_dir(env), config_dir(env), cache_dir(env)]
     if env.get(HOME_VARIABLE):
         dirs.append(Path(env[HOME_VARIABLE]).expanduser())
+    if workspace is not None:
+        root = os.path.realpath(workspace)
+        dirs += [d for d in resident_dirs(env) if _below(os.path.realpath(d), root)]
     return [Path(os.path.abspath(path)) for path in dirs]
+
+
+def resident_dirs(environ: Mapping[str, str]) -> list[Path]:
+    """Where a resident moot's socket may lie (`moot.cli.resident.place.directory`, which
+    loads nothing of moot's to say so): `$XDG_RUNTIME_DIR/moot` and `/tmp/moot-<uid>`.
+
+    Hidden only where a workspace holds one (moot run in `/tmp`, a runtime directory in the
+    project): elsewhere bubblewrap's own `/tmp` and `/run` hide them, Docker mounts nothing
+    else and Landlock's filter refuses Unix sockets. A command that could list that directory
+    could listen there in the resident process's place; the `moot` asking would refuse it
+    (`peer.check`), and this keeps it from even trying."""
+    dirs = [Path(f"/tmp/moot-{os.getuid()}")]
+    runtime = environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(runtime):
+        dirs.insert(0, Path(runtime) / "moot")
+    return dirs
 
 
 def private_paths(home: Path, more: Iterable[Path] = ()) -> list[str]:
