@@ -54,9 +54,9 @@ class Resident:
             return None
         return dict(line.split(" ", 1) for line in result.stdout.splitlines() if " " in line)
 
-    def started(self, env: dict[str, str] | None = None) -> dict[str, str]:
+    def started(self, env: dict[str, str] | None = None, **kwargs: object) -> dict[str, str]:
         """Run once in-process, which starts the resident process, and wait until it answers."""
-        result = self.ask("hi", env=env or {})
+        result = self.ask("hi", env=env or {}, **kwargs)
         assert result.returncode == 0, result.stderr
         deadline = time.monotonic() + START_TIMEOUT_S
         while (status := self.status(env)) is None:

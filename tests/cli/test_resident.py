@@ -210,7 +210,10 @@ def test_the_socket_directory_must_be_the_users_alone(tmp_path: Path) -> None:
 
 
 def test_a_request_parses_only_as_one() -> None:
-    good = {"argv": ["moot"], "cwd": "/", "environ": {"A": "b"}, "umask": 0o22, "path0": None}
+    good = {
+        "argv": ["moot"], "cwd": "/", "environ": {"A": "b"}, "umask": 0o22, "path0": None,
+        "limits": [(7, 1024, 4096)], "nice": 0,
+    }  # fmt: skip
     assert child.Request.parse(good, [5, 6, 7, 8]).fds == (5, 6, 7)
     for bad in (
         {**good, "argv": []},
@@ -218,6 +221,8 @@ def test_a_request_parses_only_as_one() -> None:
         {**good, "environ": {"A": 1}},
         {**good, "umask": 0o7777},
         {**good, "cwd": b"/"},
+        {**good, "limits": [(7, 1024)]},
+        {**good, "nice": "0"},
         [good],
     ):
         with pytest.raises(ValueError, match="not a request"):
@@ -284,3 +289,61 @@ def test_a_confined_listener_in_the_resident_moots_place_is_handed_nothing(
         fake.kill()
     assert (result.returncode, result.stdout) == (0, "hello from the script\n")
     assert heard.read_bytes() == b""
+
+
+def test_the_child_takes_the_callers_limits_and_niceness(resident: Resident) -> None:
+    """`ulimit -n 256; nice moot`: the child the resident process forks runs under the
+    caller's limits and priority, as moot in its own process would."""
+    import resource
+
+    resident.started()
+    served = resident.served()
+    slow = resident.workspace.parent / "slow.json"
+    slow.write_text(json.dumps({"turns": [{"text": "word " * 400, "rate": 100}]}))
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 512))
+        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + 5)
+
+    caller = subprocess.Popen(
+        [sys.executable, "-m", "moot.cli", "-p", "go", "--model", f"scripted:{slow}"],
+        cwd=resident.workspace, env=resident.env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limited,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while (status := resident.status()) is None or status["children"] == "-":
+            assert caller.poll() is None and time.monotonic() < deadline, resident.log()
+            time.sleep(0.05)
+        child = int(status["children"].split()[0])
+        limits = Path(f"/proc/{child}/limits").read_text()
+        priority = os.getpriority(os.PRIO_PROCESS, child)
+    finally:
+        _, err = caller.communicate(timeout=60)
+    assert caller.returncode == 0, err
+    assert any(line.split()[3:5] == ["256", "512"] for line in limits.splitlines()
+               if line.startswith("Max open files")), limits  # fmt: skip
+    assert priority == os.getpriority(os.PRIO_PROCESS, 0) + 5
+    assert resident.served() == served + 1
+
+
+def test_a_caller_with_more_room_than_the_resident_process_runs_in_its_own(
+    resident: Resident,
+) -> None:
+    """A resident process started under a lower hard limit cannot give a child more: the
+    caller is refused and runs in its own process, with all it has."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lower = min(hard, 1024) // 2
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, lower), lower))
+
+    resident.started(preexec_fn=limited)
+    served = resident.served()
+
+    result = resident.ask("hi")
+
+    assert (result.returncode, result.stdout) == (0, "hello from the script\n")
+    assert resident.served() == served

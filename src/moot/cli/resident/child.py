@@ -42,6 +42,9 @@ class Request:
     path0: str | None
     fds: tuple[int, int, int]
     cwd_fd: int
+    limits: tuple[tuple[int, int, int], ...] = ()
+    """The caller's resource limits (which, soft, hard)."""
+    nice: int = 0
 
     @classmethod
     def parse(cls, data: Any, fds: list[int]) -> Request:
@@ -50,6 +53,18 @@ class Request:
             raise ValueError("not a request")
         argv, cwd, environ = data.get("argv"), data.get("cwd"), data.get("environ")
         umask, path0 = data.get("umask"), data.get("path0")
+        limits, nice = data.get("limits"), data.get("nice")
+        if not (
+            isinstance(limits, list)
+            and all(
+                isinstance(limit, tuple | list)
+                and len(limit) == 3
+                and all(isinstance(n, int) for n in limit)
+                for limit in limits
+            )
+            and isinstance(nice, int)
+        ):
+            raise ValueError("not a request")
         if not (
             isinstance(argv, list)
             and argv
@@ -62,7 +77,10 @@ class Request:
             and (path0 is None or isinstance(path0, str))
         ):
             raise ValueError("not a request")
-        return cls(argv, cwd, environ, umask, path0, (fds[0], fds[1], fds[2]), fds[3])
+        return cls(
+            argv, cwd, environ, umask, path0, (fds[0], fds[1], fds[2]), fds[3],
+            tuple((which, soft, hard) for which, soft, hard in limits), nice,
+        )  # fmt: skip
 
 
 def become(request: Request) -> None:
@@ -81,6 +99,13 @@ def become(request: Request) -> None:
         if fd > 2 and fd != request.cwd_fd:
             os.close(fd)
     os.umask(request.umask)
+    import resource  # here: the resident process checked these could be set (`Zygote._checked`)
+
+    for which, soft, hard in request.limits:
+        if resource.getrlimit(which) != (soft, hard):
+            resource.setrlimit(which, (soft, hard))
+    if os.getpriority(os.PRIO_PROCESS, 0) != request.nice:
+        os.setpriority(os.PRIO_PROCESS, 0, request.nice)
     os.environ.clear()
     os.environ.update(request.environ)
     time.tzset()

@@ -59,6 +59,8 @@ def request(argv: list[str]) -> bytes:
             "environ": dict(os.environ),
             "umask": mask,
             "path0": sys.path[0] if sys.path and not sys.flags.safe_path else None,
+            "limits": place.limits(),
+            "nice": os.getpriority(os.PRIO_PROCESS, 0),
         }
     )
 

@@ -140,3 +140,25 @@ def note_read_at_import(base: str, name: str, variables: list[str]) -> None:
     with open(os.open(temporary, flags, 0o600), "w", encoding="utf-8") as file:
         file.write("\n".join(variables) + "\n")
     os.replace(temporary, path)
+
+
+def limits() -> list[tuple[int, int, int]]:
+    """This process's resource limits, as (which, soft, hard): a child takes its caller's, so
+    that `ulimit` before `moot` holds as it would without a resident process."""
+    import resource
+
+    return [
+        (which, *resource.getrlimit(which))
+        for name in dir(resource)
+        if name.startswith("RLIMIT_") and isinstance(which := getattr(resource, name), int)
+    ]
+
+
+def roomier(theirs: tuple[int, int], ours: tuple[int, int]) -> bool:
+    """Whether the hard limit `theirs` is above `ours` (no process may raise its own)."""
+    import resource
+
+    def ceiling(hard: int) -> float:
+        return float("inf") if hard == resource.RLIM_INFINITY else hard
+
+    return ceiling(theirs[1]) > ceiling(ours[1])

@@ -34,7 +34,7 @@ from moot.cli.resident.preload import changed, fingerprint, preload
 IDLE_S = 30 * 60
 """How long the resident process waits for a request once its last child has ended."""
 REQUEST_MAX = 16 << 20
-REQUEST_TIMEOUT_S = 5.0
+REQUEST_TIMEOUT_S = 2.0
 """A caller sends its request at once; one that does not is dropped, not waited for."""
 TERMINAL_SIGNALS = frozenset(
     {signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGCONT, signal.SIGWINCH, signal.SIGHUP}
@@ -264,7 +264,9 @@ class Zygote:
         if (path := changed(self.files)) is not None:
             self.stop_listening()
             raise ValueError(f"stale: {path} changed")
-        return Request.parse(data, fds)
+        request = Request.parse(data, fds)
+        _within_reach(request)
+        return request
 
     def _status(self) -> str:
         return (
@@ -313,6 +315,23 @@ class Zygote:
         signal.set_wakeup_fd(-1)
         for fd in self.wakeup:
             os.close(fd)
+
+
+def _within_reach(request: Request) -> None:
+    """ValueError unless a child can take the caller's resource limits and niceness: none may
+    raise a hard limit or (unless root) its priority, and a caller given more room than this
+    process has would get less than in its own process."""
+    import resource
+
+    for which, soft, hard in request.limits:
+        try:
+            ours = resource.getrlimit(which)
+        except (ValueError, OSError):
+            raise ValueError("not a request") from None
+        if place.roomier((soft, hard), ours):
+            raise ValueError("the caller's resource limits are above this process's")
+    if request.nice < os.getpriority(os.PRIO_PROCESS, 0) and os.geteuid() != 0:
+        raise ValueError("the caller runs at a higher priority than this process")
 
 
 def _received(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
