@@ -318,12 +318,14 @@ def test_the_child_takes_the_callers_limits_and_niceness(resident: Resident) -> 
         child = int(status["children"].split()[0])
         limits = Path(f"/proc/{child}/limits").read_text()
         priority = os.getpriority(os.PRIO_PROCESS, child)
+        names = [Path(f"/proc/{pid}/comm").read_text() for pid in (child, int(status["pid"]))]
     finally:
         _, err = caller.communicate(timeout=60)
     assert caller.returncode == 0, err
     assert any(line.split()[3:5] == ["256", "512"] for line in limits.splitlines()
                if line.startswith("Max open files")), limits  # fmt: skip
     assert priority == os.getpriority(os.PRIO_PROCESS, 0) + 5
+    assert names == ["moot\n", "moot-resident\n"]  # what `ps` and `pkill moot` go by
     assert resident.served() == served + 1
 
 

@@ -9,6 +9,7 @@ runs, it reads from the caller's.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -16,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+PR_SET_NAME = 15
 DEFAULT_HANDLERS = (
     signal.SIGCHLD,
     signal.SIGTERM,
@@ -99,6 +101,7 @@ def become(request: Request) -> None:
         if fd > 2 and fd != request.cwd_fd:
             os.close(fd)
     os.umask(request.umask)
+    name_process("moot")  # as `ps`, `top` and `pkill moot` know moot in its own process
     import resource  # here: the resident process checked these could be set (`Zygote._checked`)
 
     for which, soft, hard in request.limits:
@@ -136,3 +139,11 @@ def _standard_streams() -> None:
         )
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
+
+
+def name_process(name: str) -> None:
+    """Set this process's name (`comm`: what `ps`, `top` and `pkill` match), Linux only."""
+    import ctypes  # loaded by the resident process already
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 
 from moot.cli.resident import peer, place
-from moot.cli.resident.child import Request, become
+from moot.cli.resident.child import Request, become, name_process
 from moot.cli.resident.client import FORWARDED
 from moot.cli.resident.preload import changed, fingerprint, preload
 
@@ -398,6 +398,7 @@ def main(argv: list[str]) -> int:
         print("moot resident: the socket's path is too long", file=sys.stderr)
         return 1
     os.chdir("/")  # it holds no directory of anyone's
+    name_process("moot-resident")
     gc.collect()
     gc.freeze()  # every fork shares the loaded heap; no collection touches it again
     zygote = Zygote.start(path, environ_read)
