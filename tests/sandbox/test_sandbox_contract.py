@@ -636,6 +636,39 @@ async def test_moots_files_inside_the_workspace_are_hidden_and_stay_put(
     assert all(path.read_text() == f"{SECRET}\n" for path in files), "where it was"
 
 
+async def test_an_added_directory_shows_neither_moots_files_nor_the_homes_credentials(
+    harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An added directory holding the home's credentials or moot's own directories (the
+    client refuses `--add-dir ~` and moot's directories, not a `~/.cache` holding a token, nor
+    a policy made in Python): its bind showed the host's again over what hid them, writable.
+    They stay hidden there, and the directories above them cannot be renamed away."""
+    require_containment(harness)
+    home = tmp_path / "home"
+    files = _moots_files(home / ".local" / "moot")
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(f"{SECRET}\n")
+    (home / "notes.txt").write_text("mine\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("MOOT_HOME", str(home / ".local" / "moot"))
+    policy = SandboxPolicy(workspace=harness.workspace, added=(home,))
+    sandbox = harness.backend.make(policy)
+    try:
+        run = functools.partial(sandbox.run, cwd=harness.workspace, env=os.environ, timeout=30)
+        first = await run(
+            f"cat {home}/notes.txt; grep -r hunter2 {home}; mv {home}/.local {home}/l; true"
+        )
+        second = await run(f"grep -r hunter2 {home}; true")
+    finally:
+        await sandbox.close()
+
+    if not harness.backend.name.startswith("docker"):  # Docker takes no `--add-dir`
+        assert first.stdout.startswith("mine\n"), first
+    _no_secret(first)
+    _no_secret(second)
+    assert all(path.read_text() == f"{SECRET}\n" for path in files), "where it was"
+
+
 async def test_a_resident_moots_directory_inside_the_workspace_is_hidden(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:

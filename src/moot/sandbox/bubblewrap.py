@@ -129,6 +129,7 @@ from moot.sandbox.private import (
     place,
     private_paths,
     system_secrets,
+    with_added,
     with_private,
 )
 from moot.sandbox.process import KILL_GRACE
@@ -285,6 +286,7 @@ class BubblewrapSandbox(ConfinedSandbox):
         more = [*self.private, *system_secrets()]
         placed = place(private_paths(Path.home(), more), self.workspace)
         masks = with_private(self.policy.masks() if self.policy.masks else None, placed)
+        masks = with_added(masks, placed.outside, self.policy.added)
         guards = rename_guards(masks, self.policy.protected)
         fds = None
         if bind_fd_supported(self.bwrap):

@@ -203,6 +203,24 @@ def with_private(masks: SandboxMasks | None, placed: Placed) -> SandboxMasks | N
     return SandboxMasks(tuple(sorted(files)), tuple(sorted(dirs)), read_only)
 
 
+def with_added(
+    masks: SandboxMasks | None, outside: Iterable[str], added: Iterable[Path]
+) -> SandboxMasks | None:
+    """`masks` with the private paths `outside` the workspace that lie in an added directory
+    (`--add-dir`) hidden there too, as absolute paths: binding the added directory shows the
+    host's again over what hid them (`--add-dir ~` showed the home's credentials and moot's
+    own directories, writable). As masks they are hidden after the binds, and the directories
+    above them in the added directory are guarded against renames."""
+    roots = [str(root).rstrip("/") + "/" for root in added]
+    below = [path for path in outside if any(path.startswith(root) for root in roots)]
+    if not below:
+        return masks
+    masks = masks or SandboxMasks()
+    dirs = {*masks.hidden_dirs, *(p for p in below if os.path.isdir(p))}
+    files = {*masks.hidden_files, *(p for p in below if not os.path.isdir(p))}
+    return SandboxMasks(tuple(sorted(files)), tuple(sorted(dirs)), masks.read_only)
+
+
 def reveal(outputs: Path, hidden_dir: str) -> str | None:
     """`outputs` (the session's outputs directory) as a real path when it lies below
     `hidden_dir`, to be bound read-only there; else None."""
