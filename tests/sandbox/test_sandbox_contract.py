@@ -669,21 +669,27 @@ async def test_an_added_directory_shows_neither_moots_files_nor_the_homes_creden
     assert all(path.read_text() == f"{SECRET}\n" for path in files), "where it was"
 
 
-async def test_a_resident_moots_directory_inside_the_workspace_is_hidden(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("where", ["workspace", "added"])
+async def test_a_resident_moots_directory_in_the_workspace_or_an_added_one_is_hidden(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, where: str
 ) -> None:
-    """The resident moot's socket directory in a workspace (a runtime directory in the
-    project, moot run in `/tmp`): a command neither sees what is in it nor can listen there
-    in the resident process's place."""
+    """The resident moot's socket directory in a workspace or an added directory (a runtime
+    directory in the project, moot run in `/tmp`, `--add-dir /tmp`): a command neither sees
+    what is in it nor can listen there in the resident process's place."""
     require_containment(harness)
-    runtime = harness.workspace / "run"
+    if where == "added" and harness.backend.name.startswith("docker"):
+        pytest.skip("Docker takes no `--add-dir`")
+    added = tmp_path / "added"
+    added.mkdir()
+    runtime = (harness.workspace if where == "workspace" else added) / "run"
     (runtime / "moot").mkdir(parents=True, mode=0o700)
     (runtime / "moot" / "key.env").write_text(f"{SECRET}\n")
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    sandbox = harness.backend.make(SandboxPolicy(workspace=harness.workspace))
+    extra = (added,) if where == "added" else ()
+    sandbox = harness.backend.make(SandboxPolicy(workspace=harness.workspace, added=extra))
     try:
         result = await sandbox.run(
-            "grep -r hunter2 run; touch run/moot/planted && echo planted; true",
+            f"grep -r hunter2 {runtime}; touch {runtime}/moot/planted && echo planted; true",
             cwd=harness.workspace,
             env=os.environ,
             timeout=30,

@@ -195,7 +195,11 @@ class BubblewrapSandbox(ConfinedSandbox):
         self.bwrap = found
         self.keys_file = keys_file if keys_file is not None else _default_keys_file()
         self.private = [
-            *(moot_dirs(workspace=policy.workspace) if private is None else private),
+            *(
+                moot_dirs(workspace=policy.workspace, added=policy.added)
+                if private is None
+                else private
+            ),
             self.keys_file,
         ]
         self._tmp: Path | None = None

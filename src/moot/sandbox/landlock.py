@@ -128,7 +128,11 @@ class LandlockSandbox(ConfinedSandbox):
 
         self.keys_file = keys_file if keys_file is not None else key_file()
         self.private = [
-            *(moot_dirs(workspace=policy.workspace) if private is None else private),
+            *(
+                moot_dirs(workspace=policy.workspace, added=policy.added)
+                if private is None
+                else private
+            ),
             self.keys_file,
         ]
         self.program = set_id_filter(sockets="any" if policy.network else "tcp")

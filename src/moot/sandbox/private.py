@@ -110,10 +110,13 @@ def _readable(path: Path) -> bool:
 
 
 def moot_dirs(
-    environ: Mapping[str, str] | None = None, workspace: Path | None = None
+    environ: Mapping[str, str] | None = None,
+    workspace: Path | None = None,
+    added: Iterable[Path] = (),
 ) -> list[Path]:
     """moot's data, config and cache directories, `MOOT_HOME` when it is set, and the
-    resident moot's socket directories that lie inside `workspace` (`resident_dirs`)."""
+    resident moot's socket directories that lie inside `workspace` or an `added` directory
+    (`resident_dirs`)."""
     from moot.paths import HOME_VARIABLE, cache_dir, config_dir, data_dir
 
     env = os.environ if environ is None else environ
@@ -121,8 +124,12 @@ def moot_dirs(
     if env.get(HOME_VARIABLE):
         dirs.append(Path(env[HOME_VARIABLE]).expanduser())
     if workspace is not None:
-        root = os.path.realpath(workspace)
-        dirs += [d for d in resident_dirs(env) if _below(os.path.realpath(d), root)]
+        roots = [os.path.realpath(root) for root in (workspace, *added)]
+        dirs += [
+            d
+            for d in resident_dirs(env)
+            if any(_below(os.path.realpath(d), root) for root in roots)
+        ]
     return [Path(os.path.abspath(path)) for path in dirs]
 
 
