@@ -75,8 +75,7 @@ class Resident:
 
     def stop_all(self) -> None:
         """End every resident process of this test (running children included)."""
-        base = Path(self.env["XDG_RUNTIME_DIR"]) / "moot"
-        for pid in _resident_pids(base):
+        for pid in resident_processes(Path(self.env["XDG_RUNTIME_DIR"])):
             for signum in (signal.SIGTERM, signal.SIGKILL):
                 try:
                     os.kill(pid, signum)
@@ -86,23 +85,22 @@ class Resident:
                     break
 
 
-def _resident_pids(base: Path) -> list[int]:
-    """The resident processes of this test: started with its runtime directory (another test's,
-    running at the same time, has the same command line)."""
-    mine = f"XDG_RUNTIME_DIR={base.parent}".encode()
+def resident_processes(runtime: Path) -> list[int]:
+    """The resident processes (and their children, forks of them) started with `runtime` as
+    their XDG_RUNTIME_DIR: this test's only (another test's, running at the same time, has
+    the same command line)."""
+    mine = f"XDG_RUNTIME_DIR={runtime}".encode()
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            command = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"moot.cli.resident.zygote" not in command:
+            if b"moot.cli.resident.zygote" not in (entry / "cmdline").read_bytes():
                 continue
-            environ = (entry / "environ").read_bytes().split(b"\0")
+            if mine in (entry / "environ").read_bytes().split(b"\0"):
+                pids.append(int(entry.name))
         except OSError:
             continue
-        if mine in environ:
-            pids.append(int(entry.name))
     return pids
 
 

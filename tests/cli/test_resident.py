@@ -18,6 +18,7 @@ import pytest
 
 from moot.cli.resident import child, place, switch
 from resident_harness import Resident
+from tui.test_tui_tmux import _state
 
 PR_SET_NO_NEW_PRIVS = 38
 
@@ -89,7 +90,7 @@ def test_a_changed_module_retires_the_resident_moot_and_the_run_goes_on_without_
         assert time.monotonic() < deadline, resident.log()
         time.sleep(0.1)
     assert status["served"] == "0"
-    assert not Path(f"/proc/{first['pid']}").exists() or _state(int(first["pid"])) == "Z"
+    assert _state(int(first["pid"])) in ("Z", "gone")
 
 
 def test_a_caller_whose_imports_would_read_another_environment_gets_another_resident_moot(
@@ -211,7 +212,7 @@ def test_the_socket_directory_must_be_the_users_alone(tmp_path: Path) -> None:
 
 def test_a_request_parses_only_as_one() -> None:
     good = {
-        "argv": ["moot"], "cwd": "/", "environ": {"A": "b"}, "umask": 0o22, "path0": None,
+        "argv": ["moot"], "environ": {"A": "b"}, "umask": 0o22, "path0": None,
         "limits": [(7, 1024, 4096)], "nice": 0,
     }  # fmt: skip
     assert child.Request.parse(good, [5, 6, 7, 8]).fds == (5, 6, 7)
@@ -220,7 +221,7 @@ def test_a_request_parses_only_as_one() -> None:
         {**good, "argv": ["moot", 3]},
         {**good, "environ": {"A": 1}},
         {**good, "umask": 0o7777},
-        {**good, "cwd": b"/"},
+        {**good, "argv": "moot"},
         {**good, "limits": [(7, 1024)]},
         {**good, "nice": "0"},
         [good],
@@ -229,11 +230,6 @@ def test_a_request_parses_only_as_one() -> None:
             child.Request.parse(bad, [5, 6, 7, 8])
     with pytest.raises(ValueError, match="not a request"):
         child.Request.parse(good, [5, 6, 7])
-
-
-def _state(pid: int) -> str:
-    with open(f"/proc/{pid}/stat") as file:
-        return file.read().rsplit(")", 1)[1].split()[0]
 
 
 def test_only_the_variable_or_the_users_own_settings_turn_it_on(tmp_path: Path) -> None:

@@ -39,10 +39,10 @@ T = TypeVar("T")
 
 CALLER = """
 import array, sys, _socket
-from moot.cli.resident import client
+from moot.cli.resident import client, place
 sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
 sock.connect(sys.argv[1])
-payload = client.request(["-p", "hi", "--model", sys.argv[2]])
+payload = client.request(["-p", "hi", "--model", sys.argv[2]], place.identity())
 import os
 here = os.open(".", os.O_PATH | os.O_DIRECTORY)
 rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", [0, 1, 2, here]).tobytes())]
@@ -290,8 +290,8 @@ def test_a_caller_that_never_reads_its_lines_holds_nobody_up(
     model.write_text(json.dumps({"turns": [{"tool_calls": [sleep]}, {"text": "done"}]}))
     argv = ["-p", "hi", "--model", f"scripted:{model}", "--permission-mode", "bypassPermissions"]
     code = (
-        "import sys; from moot.cli.resident import client;"
-        f"sys.stdout.buffer.write(client.request({argv!r}))"
+        "import sys; from moot.cli.resident import client, place;"
+        f"sys.stdout.buffer.write(client.request({argv!r}, place.identity()))"
     )
     payload = subprocess.run(
         [sys.executable, "-c", code], env=resident.env, cwd=resident.repo,

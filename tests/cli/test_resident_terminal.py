@@ -29,6 +29,7 @@ import pexpect
 import pytest
 
 from pty_moot import in_terminal, terminal_env
+from resident_harness import resident_processes
 from tui.test_tui_tmux import Terminal, _state, terminal  # noqa: F401 (the fixture)
 from tui.test_tui_tmux import pytestmark as needs_tmux
 
@@ -104,31 +105,13 @@ def _parent(pid: int) -> int:
         return int(stat.read().rpartition(b")")[2].split()[1])
 
 
-def _ours(runtime: Path) -> list[int]:
-    """The resident processes (and their children, forks of them) started with `runtime` as
-    their XDG_RUNTIME_DIR: this test's only."""
-    mark = f"XDG_RUNTIME_DIR={runtime}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if b"moot.cli.resident.zygote" not in (entry / "cmdline").read_bytes():
-                continue
-            if mark in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 @pytest.fixture
 def runtime() -> Iterator[Path]:
     """A private runtime directory short enough for the socket's path (<= 107 bytes); every
     resident process started with it is stopped, then killed, at the end."""
     path = Path(tempfile.mkdtemp(prefix="moot-rt-", dir="/tmp"))
     yield path
-    for pid in _ours(path):
+    for pid in resident_processes(path):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     shutil.rmtree(path, ignore_errors=True)

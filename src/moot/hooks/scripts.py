@@ -45,9 +45,9 @@ def named_paths(command: str, base: str, path: str | None = None) -> list[str]:
     words that exist there, path-like ones (`./x`, `a/b`) that do not exist yet, and where a
     bare name would be looked up in the workspace on `path` (the process's `PATH` when None)."""
     found: list[str] = []
-    search = (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep)
+    search = _searched_to_the_workspace(base, path)
     for word in _words(command):
-        if word and "/" not in word and "=" not in word and not word.startswith("-"):
+        if search and word and "/" not in word and "=" not in word and not word.startswith("-"):
             for rel in _looked_up(word, base, search):
                 if rel not in found:
                     found.append(rel)
@@ -68,12 +68,21 @@ def named_paths(command: str, base: str, path: str | None = None) -> list[str]:
     return found
 
 
+def _searched_to_the_workspace(base: str, path: str | None) -> list[str]:
+    """The directories of `path` (the process's `PATH` when None) as the shell, started in
+    `base`, searches them, up to the last one inside `base`: none when no entry is (the usual
+    case, which then costs no lookup at all)."""
+    entries = (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep)
+    directories = [os.path.normpath(os.path.join(base, entry)) for entry in entries]  # "" is base
+    inside = [i for i, d in enumerate(directories) if d == base or d.startswith(base + os.sep)]
+    return directories[: inside[-1] + 1] if inside else []
+
+
 def _looked_up(name: str, base: str, search: list[str]) -> list[str]:
-    """Where the shell, started in `base`, would look for the program `name` inside `base`:
-    each workspace entry of `search` in order, up to the first place that holds a program."""
+    """Where the shell would look for the program `name` inside `base`: each workspace
+    directory of `search` in order, up to the first place that holds a program."""
     places = []
-    for entry in search:
-        directory = os.path.normpath(os.path.join(base, entry))  # "" and "." are `base`
+    for directory in search:
         candidate = os.path.join(directory, name)
         inside = candidate.startswith(base + os.sep)
         if inside:

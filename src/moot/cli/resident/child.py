@@ -38,7 +38,6 @@ class Request:
     works where the caller does even when the path to it has changed or cannot be walked)."""
 
     argv: list[str]
-    cwd: str
     environ: dict[str, str]
     umask: int
     path0: str | None
@@ -53,7 +52,7 @@ class Request:
         """The request in `data`; ValueError when it is not one."""
         if not isinstance(data, dict) or len(fds) != 4:
             raise ValueError("not a request")
-        argv, cwd, environ = data.get("argv"), data.get("cwd"), data.get("environ")
+        argv, environ = data.get("argv"), data.get("environ")
         umask, path0 = data.get("umask"), data.get("path0")
         limits, nice = data.get("limits"), data.get("nice")
         if not (
@@ -71,7 +70,6 @@ class Request:
             isinstance(argv, list)
             and argv
             and all(isinstance(arg, str) for arg in argv)
-            and isinstance(cwd, str)
             and isinstance(environ, dict)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in environ.items())
             and isinstance(umask, int)
@@ -80,7 +78,7 @@ class Request:
         ):
             raise ValueError("not a request")
         return cls(
-            argv, cwd, environ, umask, path0, (fds[0], fds[1], fds[2]), fds[3],
+            argv, environ, umask, path0, (fds[0], fds[1], fds[2]), fds[3],
             tuple((which, soft, hard) for which, soft, hard in limits), nice,
         )  # fmt: skip
 
@@ -97,9 +95,8 @@ def become(request: Request) -> None:
     os.setpgid(0, 0)
     for target, fd in enumerate(request.fds):
         os.dup2(fd, target)
-    for fd in {*request.fds, request.cwd_fd}:
-        if fd > 2 and fd != request.cwd_fd:
-            os.close(fd)
+    for fd in set(request.fds) - {0, 1, 2}:
+        os.close(fd)
     os.umask(request.umask)
     name_process("moot")  # as `ps`, `top` and `pkill moot` know moot in its own process
     import resource  # here: the resident process checked these could be set (`Zygote._checked`)
@@ -120,7 +117,6 @@ def become(request: Request) -> None:
         os.fchdir(request.cwd_fd)
     finally:
         os.close(request.cwd_fd)
-    os.environ["PWD"] = request.environ.get("PWD", request.cwd)
 
 
 def _standard_streams() -> None:

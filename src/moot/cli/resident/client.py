@@ -46,16 +46,15 @@ EXIT_LOST = 1
 """The status when the resident process went away without saying how the child ended."""
 
 
-def request(argv: list[str]) -> bytes:
-    """The request for `argv`: the process's identity (`place.identity`) and what the child
-    takes as its own."""
+def request(argv: list[str], ident: dict[str, object]) -> bytes:
+    """The request for `argv`: this process's identity (`place.identity`) and what the child
+    takes as its own (its working directory goes as a descriptor: `attach`)."""
     mask = os.umask(0)
     os.umask(mask)
     return marshal.dumps(
         {
-            "identity": place.identity(),
+            "identity": ident,
             "argv": [sys.argv[0], *argv],
-            "cwd": os.getcwd(),
             "environ": dict(os.environ),
             "umask": mask,
             "path0": sys.path[0] if sys.path and not sys.flags.safe_path else None,
@@ -91,7 +90,7 @@ def attach(argv: list[str]) -> tuple[int | None, bool]:
         sock.close()
         return None, True
     try:
-        payload = request(argv)
+        payload = request(argv, ident)
         here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:  # a working directory since removed, say: moot says so itself
         sock.close()
@@ -240,11 +239,9 @@ def _restore_terminal(saved: list[Any] | None) -> None:
 def _hang_up(child: int) -> None:
     """The resident process went away under a running child: end it as a closed terminal
     would, so that nothing goes on drawing on a terminal its shell has back."""
-    try:
+    with contextlib.suppress(OSError):
         os.kill(child, _signal.SIGHUP)
         os.kill(child, _signal.SIGCONT)
-    except OSError:
-        pass
 
 
 def spawn() -> None:
@@ -253,11 +250,12 @@ def spawn() -> None:
     socket. It starts in this directory, so that a relative `PYTHONPATH` means to it what it
     meant here, and moves to `/` once loaded; it ends itself when it is not the one asked for."""
     ident = place.identity()
-    base = place.directory()
-    if base is None or place.socket_path(ident) is None:
+    path = place.socket_path(ident)
+    if path is None:
         return
     import subprocess
 
+    base = os.path.dirname(path)
     name = place.key(ident)
     flags = ["-O"] * sys.flags.optimize + (["-I"] if sys.flags.isolated else [])
     for option, value in sys._xoptions.items():
@@ -276,13 +274,12 @@ def spawn() -> None:
     except OSError:
         return
     try:
-        subprocess.Popen(
-            [sys.executable, "-P", *flags, "-m", "moot.cli.resident.zygote", name],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            start_new_session=True, close_fds=True,
-        )  # fmt: skip
-    except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            subprocess.Popen(
+                [sys.executable, "-P", *flags, "-m", "moot.cli.resident.zygote", name],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                start_new_session=True, close_fds=True,
+            )  # fmt: skip
     finally:
         os.close(log)
 

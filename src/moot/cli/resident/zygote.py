@@ -1,7 +1,7 @@
 """The resident process: `python -P -m moot.cli.resident.zygote KEY`.
 
-It imports what moot's front ends import (`preload.PRELOAD`), noting each environment variable those
-imports read, then listens on its socket (`place.socket_path`) with one thread and no event
+It imports what moot's front ends import (`preload.PRELOAD`), noting each environment variable
+those imports read, then listens on its socket (`place.socket_path`) with one thread and no event
 loop, so that a fork is safe. Each request is checked (`peer.check`; then the same identity,
 the same values of the variables its imports read, and no module changed on disk since), and
 forked: the fork becomes the caller's `moot` (`child.become`) and returns from `serve` to run
@@ -71,9 +71,11 @@ class Zygote:
     idle_since: float = field(default_factory=time.monotonic)
 
     @classmethod
-    def start(cls, path: str, environ_read: dict[str, str | None]) -> Zygote:
+    def start(
+        cls, path: str, identity: dict[str, object], environ_read: dict[str, str | None]
+    ) -> Zygote:
         """Bind `path` (under a temporary name first, so that a caller never finds a socket
-        nobody listens on yet)."""
+        nobody listens on yet); `identity` is `place.identity()` before the imports."""
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         # Shorter than `path` (`<pid>.new` against `<key>-<values>.sock`): a socket's path
         # has at most `place.SOCKET_PATH_MAX` bytes, and `path` may have them all.
@@ -95,7 +97,7 @@ class Zygote:
         return cls(
             path=path,
             listener=listener,
-            identity=place.identity(),
+            identity=identity,
             environ_read=environ_read,
             files=fingerprint(),
             own=peer.confinement("self"),
@@ -170,14 +172,12 @@ class Zygote:
 
     def _heard(self, fd: int) -> None:
         """A line from a caller standing in for its child (a signal), or its hang-up."""
-        found = [
-            (pid, running)
-            for pid, running in self.children.items()
-            if running.conn is not None and running.conn.fileno() == fd
-        ]
-        if not found:
+        pid = next(
+            (pid for pid, r in self.children.items() if r.conn and r.conn.fileno() == fd), None
+        )
+        if pid is None:
             return
-        pid, running = found[0]
+        running = self.children[pid]
         assert running.conn is not None
         try:
             chunk = running.conn.recv(4096)
@@ -323,15 +323,21 @@ def _within_reach(request: Request) -> None:
     process has would get less than in its own process."""
     import resource
 
-    for which, soft, hard in request.limits:
+    for which, _soft, hard in request.limits:
         try:
             ours = resource.getrlimit(which)
         except (ValueError, OSError):
             raise ValueError("not a request") from None
-        if place.roomier((soft, hard), ours):
+        if _ceiling(hard) > _ceiling(ours[1]):  # no process may raise its own hard limit
             raise ValueError("the caller's resource limits are above this process's")
     if request.nice < os.getpriority(os.PRIO_PROCESS, 0) and os.geteuid() != 0:
         raise ValueError("the caller runs at a higher priority than this process")
+
+
+def _ceiling(hard: int) -> float:
+    import resource
+
+    return float("inf") if hard == resource.RLIM_INFINITY else hard
 
 
 def _received(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
@@ -401,7 +407,7 @@ def main(argv: list[str]) -> int:
     name_process("moot-resident")
     gc.collect()
     gc.freeze()  # every fork shares the loaded heap; no collection touches it again
-    zygote = Zygote.start(path, environ_read)
+    zygote = Zygote.start(path, ident, environ_read)
     request = zygote.serve()
     if request is None:
         return 0
