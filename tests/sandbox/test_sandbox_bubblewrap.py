@@ -426,13 +426,16 @@ async def test_nothing_of_the_kernels_settings_in_proc_is_writable(
 
 
 async def test_tmp_lasts_the_session_and_goes_with_it(sandbox: BubblewrapSandbox) -> None:
-    await run(sandbox, "echo kept > /tmp/note")
-    _, out, _ = await run(sandbox, "cat /tmp/note")
+    # Each step says how it ended: a CI run once saw `cat` print nothing, and without the
+    # codes and stderr it could not tell which command had failed, or how.
+    written = await run(sandbox, "echo kept > /tmp/note && ls -la /tmp")
+    read = await run(sandbox, "cat /tmp/note")
     private = sandbox.tmp
 
     await sandbox.close()
 
-    assert out == "kept\n"
+    assert written[0] == 0, written
+    assert read == (0, "kept\n", ""), (written, read)
     assert not private.exists()
 
 
