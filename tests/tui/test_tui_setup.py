@@ -71,7 +71,9 @@ class Openers:
         return FirstRun(
             open_model=self.open_model,
             open_demo=self.open_demo,
-            detect=detect or (lambda: setup_detect.detect(timeout=0.3)),
+            # Nothing here waits out the timeout (a closed port refuses at once), so a long
+            # one costs nothing, and a loaded machine's slow answer still counts.
+            detect=detect or (lambda: setup_detect.detect(timeout=10.0)),
         )
 
 

@@ -121,7 +121,7 @@ from moot.sandbox.home import (
     hidden_homes,
     home_dirs,
 )
-from moot.sandbox.host import Launch
+from moot.sandbox.host import Launch, marked_start
 from moot.sandbox.net_relay import proxy_env, relay_argv, relay_python
 from moot.sandbox.output import MAX_OUTPUT_CHARS
 from moot.sandbox.private import (
@@ -231,7 +231,7 @@ class BubblewrapSandbox(ConfinedSandbox):
             self._empty = make_empty_file()
         return self._empty
 
-    async def launch(self, command: str, cwd: Path) -> Launch:
+    async def launch(self, command: str, cwd: Path, *, marked: bool = False) -> Launch:
         # The masks walk the workspace (milliseconds, more in a big tree): off the event loop.
         preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
         try:
@@ -275,11 +275,16 @@ class BubblewrapSandbox(ConfinedSandbox):
         except BaseException:
             Launch([], fds).close()
             raise
-        argv = ["bash", "-c", command]
+        argv, started = ["bash", "-c", command], None
+        if marked:
+            argv, started, mark = marked_start(command)
+            fds += (mark,)
         if proxy is not None:
             argv = relay_argv(self.relay_python, argv)
         # The sentinel's mark (`sentinel`): what it kills should moot die before bwrap does.
-        return Launch([*args, "--unsetenv", self.sentinel.started(), "--", *argv], fds)
+        return Launch(
+            [*args, "--unsetenv", self.sentinel.started(), "--", *argv], fds, started=started
+        )
 
     def _prepare(self) -> _Prepared:
         """Make the missing protected directories, then work out the masks in force (moot's
@@ -338,13 +343,18 @@ class BubblewrapSandbox(ConfinedSandbox):
         timeout: float,
         on_output: OutputCallback | None = None,
     ) -> CommandResult:
-        """Run `command` (see `ConfinedSandbox.run`); when bwrap itself failed to set the
-        sandbox up (its `bwrap: ...` message on stderr, exit code 1, which the result shows as
-        it is), forget the remembered probe, so the next start probes again."""
+        """Run `command` (see `ConfinedSandbox.run`, which starts it again should bwrap fail
+        to set the sandbox up before it ran: `setup_failed`); when bwrap failed so at every
+        try (the result shows its `bwrap: ...` message as it is), forget the remembered
+        probe, so the next start probes again."""
         result = await super().run(command, cwd=cwd, env=env, timeout=timeout, on_output=on_output)
-        if result.exit_code == 1 and result.stderr.startswith("bwrap: "):
+        if self.setup_failed(result):
             await asyncio.to_thread(bwrap_cache.forget, self.bwrap)
         return result
+
+    def setup_failed(self, result: CommandResult) -> bool:
+        """bwrap's own failure: its `bwrap: ...` message on stderr, exit code 1."""
+        return result.exit_code == 1 and result.stderr.startswith("bwrap: ")
 
     async def close(self) -> None:
         """Close as `ConfinedSandbox.close`, then remove the private `/tmp`, the empty file and

@@ -31,6 +31,11 @@ from moot.sandbox.output import MAX_OUTPUT_CHARS, OutputCapture, OutputDir
 from moot.sandbox.process import KILL_GRACE, GroupProcess, Spawn, wait_for_end
 from moot.sandbox.set_id import SetIdSweep, with_cleared
 
+SETUP_TRIES = 3
+"""How often a command is started whose wrapper failed before it ran (`setup_failed`):
+bubblewrap's read-only bind of `/` races mounts that go meanwhile (Docker's, as containers
+come and go; about one start in a thousand while they churn)."""
+
 
 class Launch(msgspec.Struct, frozen=True):
     """How a command starts: its argv, and open file descriptors it inherits (the argv names
@@ -40,11 +45,40 @@ class Launch(msgspec.Struct, frozen=True):
     fds: tuple[int, ...] = ()
     spawn: Spawn | None = None
     """Starts the command instead of `subprocess.Popen` (Landlock's zygote)."""
+    started: int | None = None
+    """The read end of a pipe the command's shell writes a byte to just before it runs the
+    command (`marked_start`), for a wrapper that can fail before that: nothing there once it
+    has ended means the command never ran. Not among `fds`; `ran` reads and closes it."""
 
     def close(self) -> None:
         for fd in self.fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+    def ran(self) -> bool:
+        """Whether the command began (True without a `started` pipe); closes that pipe.
+        Asked once the command has ended, whose shell closed the write end at once."""
+        if self.started is None:
+            return True
+        try:
+            os.set_blocking(self.started, False)
+            return os.read(self.started, 1) != b""
+        except OSError:  # BlockingIOError: nothing written, a writer still open
+            return False
+        finally:
+            os.close(self.started)
+
+
+def marked_start(command: str) -> tuple[list[str], int, int]:
+    """bash running `command` once it has written a byte to a new pipe, whose write end it
+    closes first (nothing the command starts holds it): the argv, the read end for
+    `Launch.started`, and the write end, which the command must inherit.
+
+    The mark goes on the command's own first line, so bash reports line numbers as before;
+    a syntax error in that line keeps the mark from being written, and is no setup failure
+    (bash says so, not the wrapper)."""
+    started, mark = os.pipe()
+    return ["bash", "-c", f"printf . >&{mark}; exec {mark}>&-; {command}"], started, mark
 
 
 class ProcessSandbox:
@@ -77,9 +111,11 @@ class ProcessSandbox:
         nothing needs it (the kernel refuses them, or nothing is contained)."""
         self._background: list[LocalBackgroundProcess] = []
 
-    async def launch(self, command: str, cwd: Path) -> Launch:
+    async def launch(self, command: str, cwd: Path, *, marked: bool = False) -> Launch:
         """How to run `command` with bash in `cwd` (async: working it out may read the disk,
-        which a backend does off the event loop)."""
+        which a backend does off the event loop). `marked`: a wrapper that can fail before
+        the command runs says whether it did (`Launch.started`); a foreground run reads it,
+        a background command is never started twice."""
         return Launch(["bash", "-c", command])
 
     def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -101,14 +137,36 @@ class ProcessSandbox:
             OSError: The command could not be started (no bash, no such directory).
             asyncio.CancelledError: After the command's whole process group was killed.
         """
+        started = time.perf_counter()
+        for _ in range(SETUP_TRIES - 1):
+            result, ran = await self._run_once(command, cwd, env, timeout, on_output, started)
+            if ran or not self.setup_failed(result):
+                return result
+        return (await self._run_once(command, cwd, env, timeout, on_output, started))[0]
+
+    def setup_failed(self, result: CommandResult) -> bool:
+        """Whether a command that never ran (`Launch.ran`) ended so because its wrapper failed
+        to set up, which the next start may not: never, for a command run as it is."""
+        return False
+
+    async def _run_once(
+        self,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        on_output: OutputCallback | None,
+        started: float,
+    ) -> tuple[CommandResult, bool]:
+        """One start of `command`: its result, and whether it ran (`Launch.ran`)."""
         capture = OutputCapture(
             self.outputs, limit=self.max_output_chars, on_output=on_output, name="cmd"
         )
-        started = time.perf_counter()
         sweep = self.set_id_sweep
         token = sweep.begin() if sweep is not None else 0
+        launch = None
         try:
-            launch = await self.launch(command, cwd)
+            launch = await self.launch(command, cwd, marked=True)
             try:
                 process = GroupProcess(
                     launch.argv,
@@ -124,11 +182,15 @@ class ProcessSandbox:
             code = await wait_for_end(process, timeout, self.kill_grace)
         except BaseException:
             capture.close()
+            if launch is not None:
+                launch.ran()  # closes the pipe
             if sweep is not None:  # a killed command may have set bits too
                 await asyncio.shield(sweep.end(token))
             raise
+        ran = launch.ran()
         result = capture.finish().result(code, started, self.name)
-        return result if sweep is None else with_cleared(result, await sweep.end(token))
+        result = result if sweep is None else with_cleared(result, await sweep.end(token))
+        return result, ran
 
     async def start(self, command: str, *, cwd: Path, env: Mapping[str, str]) -> BackgroundProcess:
         """Start `command` in the background; its id is `shell_<n>`, unique in this sandbox.

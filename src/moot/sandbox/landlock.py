@@ -156,7 +156,7 @@ class LandlockSandbox(ConfinedSandbox):
             self._tmp = private_dir("moot-sandbox-tmp-")
         return self._tmp
 
-    async def launch(self, command: str, cwd: Path) -> Launch:
+    async def launch(self, command: str, cwd: Path, *, marked: bool = False) -> Launch:
         if self.policy.proxy is not None and self._proxy_port is None:
             # Landlock shares the host's network: the proxy listens on a loopback port too,
             # the only one its rules open (`net_proxy.NetworkProxy.start`).

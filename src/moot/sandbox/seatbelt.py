@@ -203,7 +203,7 @@ class SeatbeltSandbox(ConfinedSandbox):
             proxy_port=self.proxy_port,
         )
 
-    async def launch(self, command: str, cwd: Path) -> Launch:
+    async def launch(self, command: str, cwd: Path, *, marked: bool = False) -> Launch:
         if self.policy.proxy is not None and self.proxy_port is None:
             # Seatbelt shares the host's network: the session's proxy (`policy.proxy`) listens
             # on a loopback port too, the only place the profile lets commands connect to.
