@@ -17,8 +17,9 @@ as an activated `.venv/bin`): each such place up to the program's first match, s
 a rewritten `node_modules/.bin/prettier` nor one planted ahead of the person's own runs.
 
 Best effort by nature: a path the shell builds at run time is not seen, and an interpreter may
-load other workspace files (Python looks beside the script first). Keep hook scripts in
-`.moot/hooks/`, which is read-only to the model as a whole.
+load other workspace files (Python looks beside the script first; `python_path` keeps the
+workspace itself off its path). Keep hook scripts in `.moot/hooks/`, which is read-only to the
+model as a whole.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def named_paths(command: str, base: str, path: str | None = None) -> list[str]:
     bare name would be looked up in the workspace on `path` (the process's `PATH` when None)."""
     found: list[str] = []
     search = _searched_to_the_workspace(base, path)
-    for word in _words(command):
+    for word in command_words(command):
         if search and word and "/" not in word and "=" not in word and not word.startswith("-"):
             for rel in _looked_up(word, base, search):
                 if rel not in found:
@@ -92,7 +93,7 @@ def _looked_up(name: str, base: str, search: list[str]) -> list[str]:
     return places
 
 
-def _words(command: str, depth: int = 0) -> list[str]:
+def command_words(command: str, depth: int = 0) -> list[str]:
     """The words of a command line, split at `;`, `&&`, `|` and the like too, and the words of
     quoted command lines inside it (`sh -c 'a && ./b.sh'`), a few levels deep."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
@@ -102,7 +103,7 @@ def _words(command: str, depth: int = 0) -> list[str]:
     except ValueError:  # unbalanced quotes: take the plain words
         words = command.split()
     if depth < 3:
-        words += [inner for w in words if " " in w for inner in _words(w, depth + 1)]
+        words += [inner for w in words if " " in w for inner in command_words(w, depth + 1)]
     return words
 
 
