@@ -35,13 +35,13 @@ import os
 import re
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import IO, Any
 
 from moot.workspace.ignore import EXCLUDE, IGNORE_FILES, read_lines
+from moot.workspace.rg_watch import RipgrepWatch
 from moot.workspace.search import (
     MAX_FILES,
     FileHits,
@@ -49,6 +49,7 @@ from moot.workspace.search import (
     SearchError,
     SearchRequest,
     confirmed,
+    search_python,
 )
 from moot.workspace.walk import MAX_DEPTH, deadline_after, out_of_time, too_deep
 
@@ -69,6 +70,13 @@ _FIXED_ARGS = (
     "--no-mmap",  # with memory maps ripgrep checks only a file's head for NUL bytes
 )
 _TYPE = "moot"
+FIFO_NOTE = "an ignore file here is a FIFO, which ripgrep waits on: searched without ripgrep"
+
+
+class WaitedOnFifo(Exception):
+    """ripgrep was killed waiting to open a FIFO among the ignore files (`rg_watch`)."""
+
+
 _FILE_ERROR = re.compile(r".*: .*\(os error \d+\)")
 """How ripgrep reports a path it could not read (`a/b: Permission denied (os error 13)`)."""
 
@@ -126,7 +134,13 @@ def search_ripgrep(
         deep_files = _DeepFiles(rg, ignoring, root, start)
         cleanup.callback(deep_files.stop)
         found = _run(args, root, request, stopped)
-        first = heapq.nsmallest(files, found, key=lambda hit: hit[0].split("/"))
+        try:
+            first = heapq.nsmallest(files, found, key=lambda hit: hit[0].split("/"))
+        except WaitedOnFifo:  # nothing was yielded: `nsmallest` takes all before it answers
+            if notes is not None:
+                notes.append(FIFO_NOTE)
+            yield from search_python(request, notes)
+            return
         deadline = deadline_after() if request.deadline is None else request.deadline
         if not stopped and (deep := deep_files.first(deadline)):
             stopped.append(too_deep("/".join(deep.split("/")[:MAX_DEPTH])))
@@ -148,8 +162,7 @@ def _run(
             stderr=errors,  # a file, not a pipe: a full stderr pipe would stall ripgrep
         )
         assert process.stdout is not None
-        timer = threading.Timer(max(0.0, deadline - time.monotonic()), process.kill)
-        timer.start()  # at the deadline its output ends, and with it this loop
+        watch = RipgrepWatch(process, deadline)  # killed, its output ends, and this loop
         yielded = False
         try:
             for rel, hits in _parse(process.stdout):
@@ -157,11 +170,13 @@ def _run(
                     yielded = True
                     yield rel, hits
         finally:
-            timer.cancel()
+            watch.stop()
             if process.poll() is None:
                 process.kill()
             process.stdout.close()
             code = process.wait()
+        if watch.waited_on_fifo:
+            raise WaitedOnFifo
         if time.monotonic() >= deadline:
             stopped.append(out_of_time())
             return
@@ -196,12 +211,11 @@ class _DeepFiles:
         """The first file listed ("" for none), waiting at most until `deadline`."""
         stdout = self.process.stdout
         assert stdout is not None
-        timer = threading.Timer(max(0.0, deadline - time.monotonic()), self.process.kill)
-        timer.start()
+        watch = RipgrepWatch(self.process, deadline)
         try:
             line = stdout.readline()
         finally:
-            timer.cancel()
+            watch.stop()
             self.stop()
         return _relative(os.fsdecode(line.rstrip(b"\n"))) if line else ""
 
@@ -306,14 +320,15 @@ def list_files(rg: str, root: Path, deadline: float) -> tuple[list[str], bool] |
     except OSError:
         return None
     assert process.stdout is not None
-    timer = threading.Timer(max(0.0, deadline - time.monotonic()), process.kill)
-    timer.start()
+    watch = RipgrepWatch(process, deadline)
     try:
         output = process.stdout.read()
     finally:
-        timer.cancel()
+        watch.stop()
         process.stdout.close()
         code = process.wait()
+    if watch.waited_on_fifo:
+        return None  # the walk lists without waiting on it
     stopped = time.monotonic() >= deadline
     if not stopped and code not in (0, 1, 2):  # 2: a directory could not be read, the rest is
         return None
