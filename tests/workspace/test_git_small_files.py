@@ -60,3 +60,20 @@ def test_a_git_file_or_commondir_that_never_ends_names_no_store(tmp_path: Path) 
         capture_output=True, text=True, timeout=30, preexec_fn=_capped,
     )  # fmt: skip
     assert done.stdout == "[None, None, None]\n", done.stderr
+
+
+def test_a_config_include_that_is_a_fifo_refuses_moots_git_at_once(tmp_path: Path) -> None:
+    """git opens what `include.path` names and waits on a FIFO for a writer: moot's git is
+    refused as soon as it waits (`fifo_watch`), saying why, not after the 30 s timeout."""
+    from moot.workspace.git_config import GitRefused, find_repository, read_config
+
+    ws = tmp_path / "ws"
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    os.mkfifo(ws / ".git" / "extra")
+    with open(ws / ".git" / "config", "a") as config:
+        config.write("[include]\n\tpath = extra\n")
+    repo = find_repository(str(ws))
+    assert repo is not None
+
+    with pytest.raises(GitRefused, match="a file it includes is a FIFO"):
+        read_config(repo)

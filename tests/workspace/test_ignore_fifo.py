@@ -1,5 +1,5 @@
 """A repository that ships a FIFO as an ignore file holds no search or listing to its deadline:
-ripgrep, which would wait on it for a writer, is killed as it starts to wait (`rg_watch`), and
+ripgrep, which would wait on it for a writer, is killed as it starts to wait (`fifo_watch`), and
 the walk, which reads ignore files without blocking, answers instead."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from moot.workspace.fifo_watch import waits_on_fifo
 from moot.workspace.file_index import FileIndex
-from moot.workspace.rg_watch import waits_on_fifo
 from moot.workspace.ripgrep import FIFO_NOTE, list_files, search_ripgrep
 from moot.workspace.search import SearchRequest, search_python
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from collections.abc import Iterable
 
 import msgspec
@@ -178,23 +179,16 @@ def read_config(repo: Repository) -> ConfigView:
     Raises:
         GitRefused: git is missing, or cannot read the config (it says why).
     """
-    argv = ["git", "config", "--list", "--show-origin", "-z"]
-    try:
-        done = subprocess.run(
-            argv, cwd=repo.top, capture_output=True, stdin=subprocess.DEVNULL,
-            timeout=_CONFIG_TIMEOUT, env={**os.environ, "PATH": host_search_path((repo.top,))},
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise GitRefused(f"cannot read the git config: {exc}") from None
-    if done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace").strip() or f"exit status {done.returncode}"
+    stdout, stderr, code = _git_config_list(repo)
+    if code != 0:
+        said = stderr.decode("utf-8", "replace").strip() or f"exit status {code}"
         raise GitRefused(f"cannot read the git config: {said}")
     filters: dict[str, None] = {}
     includes: list[Include] = []
     origins: dict[str, None] = {}
     hooks_path: str | None = None
     worktree: str | None = None
-    fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    fields = stdout.decode("utf-8", "surrogateescape").split("\0")
     for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
         key, _, value = entry.partition("\n")
         where = os.path.join(repo.top, origin[5:]) if origin.startswith("file:") else None
@@ -218,6 +212,39 @@ def read_config(repo: Repository) -> ConfigView:
     return ConfigView(
         repo, tuple(filters), tuple(origins), tuple(includes), hooks_dir, worktree, stamp(watched)
     )
+
+
+def _git_config_list(repo: Repository) -> tuple[bytes, bytes, int]:
+    """`git config --list`'s output, errors and status, ended at `_CONFIG_TIMEOUT` or as it
+    waits to open a FIFO an include names (`fifo_watch`).
+
+    Raises:
+        GitRefused: git could not run, or was ended so.
+    """
+    from moot.workspace.fifo_watch import FifoWatch
+
+    argv = ["git", "config", "--list", "--show-origin", "-z"]
+    env = {**os.environ, "PATH": host_search_path((repo.top,))}
+    try:
+        process = subprocess.Popen(
+            argv, cwd=repo.top, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=env,
+        )  # fmt: skip
+    except OSError as exc:
+        raise GitRefused(f"cannot read the git config: {exc}") from None
+    watch = FifoWatch(process, time.monotonic() + _CONFIG_TIMEOUT)
+    try:
+        stdout, stderr = process.communicate()
+    finally:
+        watch.stop()
+    if watch.waited_on_fifo:
+        raise GitRefused(
+            "cannot read the git config: a file it includes is a FIFO (git would wait on it "
+            "for good); see `git config --list --show-origin`"
+        )
+    if process.returncode < 0:
+        raise GitRefused(f"cannot read the git config: no answer within {_CONFIG_TIMEOUT:g} s")
+    return stdout, stderr, process.returncode
 
 
 def _is_include(key: str, section: str, name: str, variable: str) -> bool:

@@ -40,8 +40,8 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import IO, Any
 
+from moot.workspace.fifo_watch import FifoWatch
 from moot.workspace.ignore import EXCLUDE, IGNORE_FILES, read_lines
-from moot.workspace.rg_watch import RipgrepWatch
 from moot.workspace.search import (
     MAX_FILES,
     FileHits,
@@ -74,7 +74,7 @@ FIFO_NOTE = "an ignore file here is a FIFO, which ripgrep waits on: searched wit
 
 
 class WaitedOnFifo(Exception):
-    """ripgrep was killed waiting to open a FIFO among the ignore files (`rg_watch`)."""
+    """ripgrep was killed waiting to open a FIFO among the ignore files (`fifo_watch`)."""
 
 
 _FILE_ERROR = re.compile(r".*: .*\(os error \d+\)")
@@ -162,7 +162,7 @@ def _run(
             stderr=errors,  # a file, not a pipe: a full stderr pipe would stall ripgrep
         )
         assert process.stdout is not None
-        watch = RipgrepWatch(process, deadline)  # killed, its output ends, and this loop
+        watch = FifoWatch(process, deadline)  # killed, its output ends, and this loop
         yielded = False
         try:
             for rel, hits in _parse(process.stdout):
@@ -211,7 +211,7 @@ class _DeepFiles:
         """The first file listed ("" for none), waiting at most until `deadline`."""
         stdout = self.process.stdout
         assert stdout is not None
-        watch = RipgrepWatch(self.process, deadline)
+        watch = FifoWatch(self.process, deadline)
         try:
             line = stdout.readline()
         finally:
@@ -320,7 +320,7 @@ def list_files(rg: str, root: Path, deadline: float) -> tuple[list[str], bool] |
     except OSError:
         return None
     assert process.stdout is not None
-    watch = RipgrepWatch(process, deadline)
+    watch = FifoWatch(process, deadline)
     try:
         output = process.stdout.read()
     finally:

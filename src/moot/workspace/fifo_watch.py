@@ -1,14 +1,16 @@
-"""Ending a ripgrep run at its deadline, or at once when it waits on a FIFO.
+"""Ending a program moot runs over a repository's files at its deadline, or at once when it
+waits on a FIFO.
 
-ripgrep opens every `.gitignore`, `.ignore` and `.rgignore` it meets, and opening a FIFO for
-reading waits for a writer that never comes: a repository that ships one as an ignore file
-would hold each search and each listing to its deadline (20 s), and a listing stopped at its
-deadline is made again at the next look. The kernel names what a waiting thread waits in
-(`/proc/PID/task/TID/wchan`): `wait_for_partner` is a FIFO's open. ripgrep never opens a
-FIFO otherwise (it skips all but regular files when it walks), so a thread waiting there is
-waiting on an ignore file; the run is killed and the caller does without ripgrep (the walk
-reads ignore files without blocking, `ignore.read_lines`). Where the kernel hides `wchan`
-(it then reads `0`), the deadline alone ends the wait, as before.
+Opening a FIFO for reading waits for a writer that never comes, and a repository may ship one
+where a program opens files on its own: ripgrep opens every `.gitignore`, `.ignore` and
+`.rgignore` it meets, git every file a config `include.path` names. Each search, listing or
+git call would be held to its deadline (20 s, 30 s), and a listing stopped at its deadline is
+made again at the next look. The kernel names what a waiting thread waits in
+(`/proc/PID/task/TID/wchan`): `wait_for_partner` is a FIFO's open. Neither program opens a
+FIFO otherwise (ripgrep skips all but regular files when it walks; git reads no FIFO of its
+own), so the run is killed and the caller says why or does without it (the walk reads ignore
+files without blocking, `ignore.read_lines`). Where the kernel hides `wchan` (it then reads
+`0`), the deadline alone ends the wait, as before.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ import time
 
 POLL_S = 0.05
 """How often the watch looks at the run's threads: a handful of tiny reads each time, while
-a search runs (usually well under a second)."""
+it runs (a search, a listing or git's config: usually well under a second)."""
 _FIFO_OPEN = b"wait_for_partner"
 
 
-class RipgrepWatch:
+class FifoWatch:
     """Kills `process` at `deadline` (`time.monotonic`), or when one of its threads waits to
     open a FIFO (`waited_on_fifo`). `stop` once the run is over."""
 
