@@ -1,4 +1,5 @@
-"""What the command-line tests share: `moot`, run in the test's directory (`moot_cli`)."""
+"""What the command-line tests share: `moot`, run in the test's directory (`moot_cli`), and a
+resident moot of the test's own (`resident_harness`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from moot_cli import RunMoot, moot_in
-from resident_harness import resident  # noqa: F401 (a fixture: a resident moot of the test's own)
+from resident_harness import (  # noqa: F401 (fixtures)
+    pty_resident,
+    resident,
+    runtime,
+    tmux_resident,
+)
 
 
 @pytest.fixture

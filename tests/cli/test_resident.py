@@ -11,26 +11,24 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from moot.cli.resident import child, place, switch
-from resident_harness import Resident
-from tui.test_tui_tmux import _state
+from resident_harness import START_TIMEOUT_S, Resident, ended, until
 
 PR_SET_NO_NEW_PRIVS = 38
 
 
 def test_a_run_through_the_resident_moot_is_the_run_moot_makes_itself(resident: Resident) -> None:
-    resident.started()
+    resident.start()
     served = resident.served()
 
     answered = resident.ask("hi")
     piped = resident.ask(input="a task on stdin")
     refused = resident.moot("-p", "hi", "--model", "nosuch")
-    alone = resident.ask("hi", env={"MOOT_RESIDENT": "0"})
+    alone = resident.ask("hi", own=True)
 
     assert resident.served() == served + 3  # the last one ran in its own process
     assert (answered.returncode, answered.stdout) == (0, "hello from the script\n")
@@ -43,9 +41,9 @@ def test_a_run_through_the_resident_moot_is_the_run_moot_makes_itself(resident: 
 def test_the_child_works_in_the_callers_directory_environment_and_umask(
     resident: Resident,
 ) -> None:
-    resident.started()
+    resident.start()
     served = resident.served()
-    sub = resident.workspace.parent / "another"  # a workspace of its own
+    sub = resident.repo.parent / "another"  # a workspace of its own
     sub.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=sub, check=True)
     script = sub / "write.json"
@@ -78,19 +76,21 @@ def test_a_changed_module_retires_the_resident_moot_and_the_run_goes_on_without_
     resident.env["PYTHONPATH"] = os.pathsep.join(
         filter(None, [str(own), resident.env.get("PYTHONPATH")])
     )
-    first = resident.started()
+    first = resident.start()
     before = module.stat()
     os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
 
     result = resident.ask("hi")  # refused as stale: run here, and a new one started
 
     assert (result.returncode, result.stdout) == (0, "hello from the script\n")
-    deadline = time.monotonic() + 90
-    while (status := resident.status()) is None or status["pid"] == first["pid"]:
-        assert time.monotonic() < deadline, resident.log()
-        time.sleep(0.1)
+
+    def another() -> dict[str, str] | None:
+        status = resident.status()
+        return status if status is not None and status["pid"] != first["pid"] else None
+
+    status = until(another, resident.log, START_TIMEOUT_S)
     assert status["served"] == "0"
-    assert _state(int(first["pid"])) in ("Z", "gone")
+    assert ended(int(first["pid"]))
 
 
 def test_a_caller_whose_imports_would_read_another_environment_gets_another_resident_moot(
@@ -98,7 +98,7 @@ def test_a_caller_whose_imports_would_read_another_environment_gets_another_resi
 ) -> None:
     """Textual reads `TERM_PROGRAM` as it loads: another terminal's `moot` is not served by
     modules loaded with this one's."""
-    resident.started(env={"TERM_PROGRAM": "one"})
+    resident.start(env={"TERM_PROGRAM": "one"})
     served = resident.served(env={"TERM_PROGRAM": "one"})
 
     result = resident.ask("hi", env={"TERM_PROGRAM": "other"})
@@ -110,7 +110,7 @@ def test_a_caller_whose_imports_would_read_another_environment_gets_another_resi
 def test_a_confined_caller_is_refused(resident: Resident) -> None:
     """A caller with `no_new_privs` (every sandbox sets it) is refused before its request is
     read, and a `moot` so confined runs in its own process."""
-    resident.started()
+    resident.start()
     served = resident.served()
 
     def confined() -> None:
@@ -127,7 +127,7 @@ def test_a_confined_caller_is_refused(resident: Resident) -> None:
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/unshare"), reason="needs unshare (util-linux)")
 def test_a_caller_in_other_namespaces_is_refused(resident: Resident) -> None:
-    resident.started()
+    resident.start()
     served = resident.served()
 
     answer = _raw_request(resident, prefix=["unshare", "--user", "--map-root-user", "--mount"])
@@ -154,7 +154,7 @@ def _raw_request(resident: Resident, *, prefix: list[str] | None = None, **kwarg
     result = subprocess.run(
         [*(prefix or []), sys.executable, "-c", program],
         env=resident.env,
-        cwd=resident.workspace,
+        cwd=resident.repo,
         capture_output=True,
         text=True,
         timeout=60,
@@ -167,9 +167,9 @@ def _raw_request(resident: Resident, *, prefix: list[str] | None = None, **kwarg
 def test_a_request_that_is_not_one_is_refused_and_the_resident_moot_serves_on(
     resident: Resident,
 ) -> None:
-    resident.started()
+    resident.start()
     served = resident.served()
-    path = _socket_path(resident)
+    path = resident.socket
     answers = []
     for payload in (b"", b"\xff" * 64, marshal.dumps([1, 2]), marshal.dumps({"argv": 3})):
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -187,12 +187,6 @@ def test_a_request_that_is_not_one_is_refused_and_the_resident_moot_serves_on(
     result = resident.ask("hi")
     assert (result.returncode, result.stdout) == (0, "hello from the script\n")
     assert resident.served() == served + 1
-
-
-def _socket_path(resident: Resident) -> str:
-    base = Path(resident.env["XDG_RUNTIME_DIR"]) / "moot"
-    (path,) = base.glob("*.sock")
-    return str(path)
 
 
 def test_the_socket_directory_must_be_the_users_alone(tmp_path: Path) -> None:
@@ -275,7 +269,7 @@ def test_a_confined_listener_in_the_resident_moots_place_is_handed_nothing(
     )
     fake = subprocess.Popen(
         [sys.executable, "-c", listener],
-        cwd=resident.workspace, env=resident.env, stdout=subprocess.PIPE, text=True,
+        cwd=resident.repo, env=resident.env, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         assert fake.stdout is not None and fake.stdout.readline() == "listening\n"
@@ -292,25 +286,27 @@ def test_the_child_takes_the_callers_limits_and_niceness(resident: Resident) -> 
     caller's limits and priority, as moot in its own process would."""
     import resource
 
-    resident.started()
+    resident.start()
     served = resident.served()
-    slow = resident.workspace.parent / "slow.json"
+    slow = resident.repo.parent / "slow.json"
     slow.write_text(json.dumps({"turns": [{"text": "word " * 400, "rate": 100}]}))
 
     def limited() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 512))
         os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + 5)
 
-    caller = subprocess.Popen(
-        [sys.executable, "-m", "moot.cli", "-p", "go", "--model", f"scripted:{slow}"],
-        cwd=resident.workspace, env=resident.env, stdin=subprocess.DEVNULL,
+    caller = resident.popen(
+        "-p", "go", "--model", f"scripted:{slow}", stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limited,
     )  # fmt: skip
+
+    def running_child() -> dict[str, str] | None:
+        assert caller.poll() is None, resident.log()
+        status = resident.status()
+        return status if status is not None and status["children"] != "-" else None
+
     try:
-        deadline = time.monotonic() + 60
-        while (status := resident.status()) is None or status["children"] == "-":
-            assert caller.poll() is None and time.monotonic() < deadline, resident.log()
-            time.sleep(0.05)
+        status = until(running_child, resident.log, 60)
         child = int(status["children"].split()[0])
         limits = Path(f"/proc/{child}/limits").read_text()
         priority = os.getpriority(os.PRIO_PROCESS, child)
@@ -338,7 +334,7 @@ def test_a_caller_with_more_room_than_the_resident_process_runs_in_its_own(
     def limited() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, lower), lower))
 
-    resident.started(preexec_fn=limited)
+    resident.start(preexec_fn=limited)
     served = resident.served()
 
     result = resident.ask("hi")

@@ -21,21 +21,16 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
 from moot.cli.resident import place
 from moot.cli.resident.zygote import REQUEST_TIMEOUT_S
-from moot_cli import TIMEOUT, moot_command, moot_env
-
-T = TypeVar("T")
+from moot_cli import TIMEOUT, moot_env
+from resident_harness import Resident, ended, resident_in, until
 
 CALLER = """
 import array, sys, _socket
@@ -77,123 +72,18 @@ open(sys.argv[2], "wb").write(got)
 """A process that listens where a resident process would, and writes down what it was sent."""
 
 
-def until(probe: Callable[[], T | None], what: str, seconds: float = TIMEOUT) -> T:
-    deadline = time.monotonic() + seconds
-    while (found := probe()) is None:
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-    return found
-
-
-def short_dir() -> Path:
-    """A private directory short enough for a socket path (pytest's tmp_path may not be)."""
-    return Path(tempfile.mkdtemp(prefix="mr-", dir="/tmp"))
-
-
-def git_repo(where: Path) -> Path:
-    where.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(where)], check=True)
-    return where
-
-
-def script(where: Path) -> str:
-    path = where / "script.json"
-    path.write_text(json.dumps({"turns": [{"text": "hello"}]}))
-    return f"scripted:{path}"
-
-
-@dataclass
-class Resident:
-    env: dict[str, str]
-    repo: Path
-    model: str
-    socket: str
-    pid: int
-
-    def status(self) -> str | None:
-        done = subprocess.run(
-            moot_command("resident", "status"),
-            env=self.env,
-            cwd=self.repo,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-        )
-        return done.stdout if done.returncode == 0 else None
-
-    def pid_when_up(self) -> int:
-        status = until(self.status, "the resident process")
-        return int(re.search(r"^pid (\d+)$", status, re.M).group(1))  # type: ignore[union-attr]
-
-    def moot(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            moot_command(*args),
-            env={**self.env, **env},
-            cwd=self.repo,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-        )
-
-    def ask(self, *wrapper: str) -> str:
-        """What the resident process answers a caller run under `wrapper`."""
-        done = subprocess.run(
-            [*wrapper, sys.executable, "-c", CALLER, self.socket, self.model],
-            env=self.env,
-            cwd=self.repo,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-        )
-        return done.stdout + done.stderr
-
-
-def running(pid: int) -> bool:
-    """`pid` is alive and not a zombie (the resident process's parent is init, which may reap
-    it late)."""
-    try:
-        with open(f"/proc/{pid}/stat") as file:
-            return file.read().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def start_resident(where: Path, runtime: Path, **env: str) -> Resident:
-    environ = {
-        **moot_env(where / "home"),
-        "XDG_RUNTIME_DIR": str(runtime),
-        "MOOT_RESIDENT": "1",
-        **env,
-    }
-    started = Resident(environ, git_repo(where / "repo"), script(where), "", 0)
-    first = started.moot("-p", "hi", "--model", started.model)
-    assert first.stdout == "hello\n", first.stderr
-    started.pid = started.pid_when_up()
-    status = started.status() or ""
-    started.socket = re.search(r"^socket (\S+)$", status, re.M).group(1)  # type: ignore[union-attr]
-    return started
-
-
-def stop_resident(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    until(lambda: None if running(pid) else True, "the resident process to end")
-
-
-@pytest.fixture
-def runtime() -> Iterator[Path]:
-    made = short_dir()
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
-
-
-@pytest.fixture
-def resident(tmp_path: Path, runtime: Path) -> Iterator[Resident]:
-    started = start_resident(tmp_path, runtime)
-    yield started
-    stop_resident(started.pid)
+def answer_to(resident: Resident, *wrapper: str) -> str:
+    """What the resident process answers a caller (`CALLER`) run under `wrapper`."""
+    done = subprocess.run(
+        [*wrapper, sys.executable, "-c", CALLER, resident.socket, resident.model],
+        env=resident.env,
+        cwd=resident.repo,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    return done.stdout + done.stderr
 
 
 def send(path: str, header: bytes, payload: bytes, fds: list[int] | None = None) -> bytes:
@@ -229,18 +119,20 @@ def test_a_malformed_request_is_refused_and_the_resident_process_goes_on(
     """A request marshal cannot read is refused like any other, not an exception that ends
     the resident process (and, as every waiting `moot` then hangs up its child, every run it
     serves)."""
+    resident.start()
     answer = send(resident.socket, len(payload).to_bytes(8, "big"), payload)
 
     assert answer.startswith(b"refused not a request"), answer
-    assert running(resident.pid)
+    assert not ended(resident.pid)
     status = resident.status()
-    assert status is not None and f"pid {resident.pid}\n" in status
+    assert status is not None and status["pid"] == str(resident.pid)
 
 
 def test_descriptors_sent_with_a_status_or_stop_request_are_not_kept(resident: Resident) -> None:
     """The resident process closes every descriptor a request brought, whatever the request:
     one it kept would be inherited by every child it forks, and would hold a pipe open for
     ever (its reader never seeing the end)."""
+    resident.start()
     read, write = os.pipe()
     payload = marshal.dumps({"status": True})
     answer = send(resident.socket, len(payload).to_bytes(8, "big"), payload, [write] * 3)
@@ -258,6 +150,7 @@ def test_a_request_sent_a_byte_at_a_time_is_dropped_when_its_time_is_up(
     """The resident process answers one connection at a time: a caller that sends its
     request a byte now and then (each within `REQUEST_TIMEOUT_S` of the last) must not hold
     it, and every `moot` after it, for longer than that time in all."""
+    resident.start()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as slow:
         slow.connect(resident.socket)
         slow.sendall((1000).to_bytes(8, "big"))
@@ -285,6 +178,7 @@ def test_a_caller_that_never_reads_its_lines_holds_nobody_up(
     """A caller makes its child stop and go on (SIGTSTP, SIGCONT) over and over and never
     reads the lines that say so: once its socket is full, the resident process must not wait
     for it to read, or nobody else is answered again."""
+    resident.start()
     model = tmp_path / "sleeping.json"
     sleep = {"name": "bash", "arguments": {"command": "sleep 60"}}
     model.write_text(json.dumps({"turns": [{"tool_calls": [sleep]}, {"text": "done"}]}))
@@ -352,9 +246,10 @@ def test_a_caller_with_fewer_capabilities_or_another_group_is_refused(
         pytest.skip("only root can drop capabilities or change groups to ask (CI runs as root)")
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) is not installed")
-    assert "answer: started" in resident.ask(), "an ordinary caller is served"
+    resident.start()
+    assert "answer: started" in answer_to(resident), "an ordinary caller is served"
 
-    answer = resident.ask(*wrapper)
+    answer = answer_to(resident, *wrapper)
 
     assert "answer: refused the caller is confined" in answer, answer
     assert "started" not in answer
@@ -380,37 +275,25 @@ def test_moot_hands_nothing_to_a_confined_process_that_took_the_sockets_name(
     asks, runs by itself, and starts a resident process of its own."""
     if shutil.which(wrapper[0]) is None:
         pytest.skip(f"{wrapper[0]} is not installed")
-    repo = git_repo(tmp_path / "repo")
-    env = {
-        **moot_env(tmp_path / "home"),
-        "XDG_RUNTIME_DIR": str(runtime),
-        "MOOT_RESIDENT": "1",
-        "MOOT_TEST_SECRET": "not-for-a-sandbox",
-    }
-    asked = subprocess.run(
-        moot_command("resident", "status"), env=env, cwd=repo, capture_output=True, text=True
-    )
+    env = {**moot_env(tmp_path / "home"), "MOOT_TEST_SECRET": "not-for-a-sandbox"}
+    resident = resident_in(tmp_path, runtime, env, "hello")
+    asked = resident.moot("resident", "status")
     path = re.search(r"\(socket (\S+);", asked.stdout).group(1)  # type: ignore[union-attr]
     got = tmp_path / "got"
-    fake = subprocess.Popen([*wrapper, sys.executable, "-c", FAKE, path, str(got)], env=env)
+    fake = subprocess.Popen(
+        [*wrapper, sys.executable, "-c", FAKE, path, str(got)], env=resident.env
+    )
     try:
-        until(lambda: True if os.path.exists(path) else None, "the listener")
-        done = subprocess.run(
-            moot_command("-p", "hi", "--model", script(tmp_path)),
-            env=env,
-            cwd=repo,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-        )
+        until(lambda: os.path.exists(path), "the listener")
+        done = resident.ask("hi")
         fake.wait(TIMEOUT)
     finally:
         if fake.poll() is None:
             fake.kill()
             fake.wait()
-        # The `moot` that ran by itself started a resident process, which took the name.
-        stop_resident(Resident(env, repo, "", path, 0).pid_when_up())
+        # The `moot` that ran by itself started a resident process, which took the name: once
+        # it is up, the runtime's end kills it.
+        resident.up()
 
     assert done.stdout == "hello\n", done.stderr
     assert b"not-for-a-sandbox" not in got.read_bytes()
@@ -447,6 +330,7 @@ def test_a_sandboxed_command_is_refused_even_where_its_workspace_holds_the_socke
     }[backend]
     if (reason := unavailable()) is not None:
         pytest.skip(reason)
+    resident.start()
     sandbox = make(SandboxPolicy(workspace=runtime))
 
     async def run() -> str:
@@ -463,14 +347,14 @@ def test_a_sandboxed_command_is_refused_even_where_its_workspace_holds_the_socke
         assert "connected: refused the caller is in other namespaces" in said, said
     else:
         assert "unreachable:" in said and "connected" not in said, said
-    assert "served 0\n" in (resident.status() or "")
+    assert resident.served() == 0
 
 
 # ---- where the socket lives ----------------------------------------------------------------
 
 
 def test_a_runtime_directory_others_may_write_or_another_user_owns_is_not_used(
-    tmp_path: Path,
+    tmp_path: Path, runtime: Path
 ) -> None:
     """`XDG_RUNTIME_DIR` must be the user's alone (the XDG spec): one that another user owns
     (root under `su`, which keeps the caller's) or may write lets that user rename the
@@ -480,7 +364,7 @@ def test_a_runtime_directory_others_may_write_or_another_user_owns_is_not_used(
     open_to_all.mkdir()
     open_to_all.chmod(0o777)
     linked = tmp_path / "linked"
-    own = short_dir()
+    own = runtime
     linked.symlink_to(own)
     unsafe = [open_to_all, linked]
     if os.geteuid() == 0:
@@ -489,28 +373,26 @@ def test_a_runtime_directory_others_may_write_or_another_user_owns_is_not_used(
         os.chown(theirs, 65534, 65534)
         unsafe.append(theirs)
 
-    for runtime in unsafe:
-        chosen = place.directory({"XDG_RUNTIME_DIR": str(runtime)})
+    for directory in unsafe:
+        chosen = place.directory({"XDG_RUNTIME_DIR": str(directory)})
 
-        assert chosen is None or not chosen.startswith(str(tmp_path)), runtime
+        assert chosen is None or not chosen.startswith(str(tmp_path)), directory
     assert place.directory({"XDG_RUNTIME_DIR": str(own)}) == str(own / "moot")
-    shutil.rmtree(own)
 
 
-def test_a_socket_path_at_the_longest_allowed_starts(tmp_path: Path) -> None:
+def test_a_socket_path_at_the_longest_allowed_starts(resident: Resident, runtime: Path) -> None:
     """The resident process binds under another name first and renames: that name must fit
     in a socket's path whenever the socket's own does, or no resident process ever starts
     (and each `moot` starts one more in vain)."""
-    base = short_dir()
     name = "/moot/01234567-01234567.sock"
-    runtime = base / ("r" * (place.SOCKET_PATH_MAX - len(str(base)) - 1 - len(name)))
-    runtime.mkdir(mode=0o700)
-    try:
-        started = start_resident(tmp_path, runtime)
-        assert len(started.socket) == place.SOCKET_PATH_MAX
-        stop_resident(started.pid)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    longest = runtime / ("r" * (place.SOCKET_PATH_MAX - len(str(runtime)) - 1 - len(name)))
+    longest.mkdir(mode=0o700)
+    resident.env["XDG_RUNTIME_DIR"] = str(longest)
+
+    resident.start()
+
+    assert len(resident.socket) == place.SOCKET_PATH_MAX
+    resident.stop()
 
 
 def test_a_symlink_planted_as_the_environment_lists_temporary_is_not_followed(

@@ -12,28 +12,20 @@ resident process's status) until what it waits for is there, with a deadline.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
-import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pexpect
-import pytest
 
-from pty_moot import in_terminal, terminal_env
-from resident_harness import resident_processes
-from tui.test_tui_tmux import Terminal, _state, terminal  # noqa: F401 (the fixture)
+from pty_moot import in_terminal
+from resident_harness import MOOT, Resident, ended, script, state, until
+from tui.test_tui_tmux import Terminal, terminal  # noqa: F401 (the fixture)
 from tui.test_tui_tmux import pytestmark as needs_tmux
 
-MOOT = Path(sys.executable).parent / "moot"
 SLOW = "".join(f"line {i} of a slow answer\n" for i in range(300))
 """At 40 tokens a second, 47 s of answer: it is still streaming whenever a test acts on it."""
 WRAPPED_AT_50 = r"\n(?:\x1b\[[0-9;?]*[A-Za-z])*\. w12\."
@@ -42,126 +34,13 @@ PROMPT = "moot-test$"
 """The prompt of the tests' bash (its `PS1`, trailing space dropped as the screen drops it)."""
 
 
-def wait_until(found: Callable[[], object], what: str, deadline_s: float = 20) -> None:
-    end = time.monotonic() + deadline_s
-    while not found():
-        assert time.monotonic() < end, f"never saw {what}"
-        time.sleep(0.05)  # polling other processes, bounded by the deadline
-
-
-@dataclass
-class Resident:
-    """The test's resident moot: `moot` run with `env` (whose `XDG_RUNTIME_DIR` holds its
-    socket) in `repo` uses it; `hello` is a script whose turns answer at once."""
-
-    env: dict[str, str]
-    repo: Path
-    hello: Path
-
-    def moot(self, *args: str, own: bool = False) -> subprocess.CompletedProcess[str]:
-        """`moot ARGS` through the resident process, or in its own process (`own`)."""
-        env = dict(self.env, MOOT_RESIDENT="0" if own else "1")
-        return subprocess.run(
-            [str(MOOT), *args], cwd=self.repo, env=env, capture_output=True, text=True,
-            timeout=30,
-        )  # fmt: skip
-
-    def status(self) -> dict[str, str] | None:
-        done = self.moot("resident", "status")
-        if done.returncode != 0:
-            return None
-        return dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
-
-    def served(self) -> int:
-        status = self.status()
-        assert status is not None, "the resident process is gone"
-        return int(status["served"])
-
-    def children(self) -> list[int]:
-        status = self.status()
-        assert status is not None, "the resident process is gone"
-        return [int(pid) for pid in status["children"].split() if pid != "-"]
-
-    def start(self) -> None:
-        """Run `moot -p` once in its own process, which starts the resident process as it
-        ends; wait until that process answers."""
-        assert self.status() is None
-        done = self.moot("-p", "hi", "--model", f"scripted:{self.hello}")
-        assert done.returncode == 0, done.stderr
-        wait_until(lambda: self.status() is not None, "the resident process answer")
-        assert self.served() == 0  # the first run was moot's own
-
-    def only_child(self) -> int:
-        """The one child running: the resident process's fork (its parent)."""
-        status = self.status()
-        assert status is not None
-        [child] = self.children()
-        assert _parent(child) == int(status["pid"])
-        return child
-
-
-def _parent(pid: int) -> int:
-    with open(f"/proc/{pid}/stat", "rb") as stat:
-        return int(stat.read().rpartition(b")")[2].split()[1])
-
-
-@pytest.fixture
-def runtime() -> Iterator[Path]:
-    """A private runtime directory short enough for the socket's path (<= 107 bytes); every
-    resident process started with it is stopped, then killed, at the end."""
-    path = Path(tempfile.mkdtemp(prefix="moot-rt-", dir="/tmp"))
-    yield path
-    for pid in resident_processes(path):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def _resident(env: dict[str, str], runtime: Path, tmp_path: Path) -> Resident:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    hello = script(tmp_path / "hello.json", "hello there", "second answer")
-    env = env | {"XDG_RUNTIME_DIR": str(runtime), "MOOT_RESIDENT": "1"}
-    return Resident(env, repo, hello)
-
-
-@pytest.fixture
-def resident(runtime: Path, tmp_path: Path) -> Iterator[Resident]:
-    """A resident moot for pexpect's terminal (`pty_moot.terminal_env`: no LANG, so the C
-    locale, in which Python runs in UTF-8 mode)."""
-    made = _resident(terminal_env(tmp_path), runtime, tmp_path)
-    yield made
-    made.moot("resident", "stop")
-
-
-@pytest.fixture
-def tmux_resident(
-    runtime: Path,
-    tmp_path: Path,
-    terminal: Terminal,  # noqa: F811
-) -> Iterator[Resident]:
-    """A resident moot for `moot` in the tmux terminal (its panes say `TERM_PROGRAM=tmux`,
-    which Textual reads as it loads: their resident process is that variable's)."""
-    made = _resident(terminal.env, runtime, tmp_path)
-    terminal.env.update(XDG_RUNTIME_DIR=str(runtime), MOOT_RESIDENT="1")
-    made.env["TERM_PROGRAM"] = "tmux"
-    yield made
-    made.moot("resident", "stop")
-
-
-def script(path: Path, *texts: str, rate: float = 1000) -> Path:
-    turns = [{"text": text, "rate": rate, "chunk_size": 4} for text in texts]
-    path.write_text(json.dumps({"turns": turns}))
-    return path
-
-
 def test_the_plain_repl_runs_in_a_child_of_the_resident_process_and_a_resize_reaches_it(
-    resident: Resident,
+    pty_resident: Resident,
 ) -> None:
+    resident = pty_resident
     resident.start()
-    model = f"scripted:{resident.hello}"
-    child = in_terminal(str(MOOT), ["--plain", "--model", model], resident.repo, resident.env)
+    child = in_terminal(str(MOOT), ["--plain", "--model", resident.model], resident.repo,
+                        resident.env)  # fmt: skip
     try:
         child.expect_exact("moot plain REPL")
         child.expect(r"session ses_\w+")
@@ -201,7 +80,7 @@ def test_the_app_through_the_resident_process_paints_answers_resizes_stops_and_q
     resident = tmux_resident
     resident.start()
     bash = shell(terminal, resident.repo, tmp_path)
-    terminal.keys(f"{MOOT} --model scripted:{resident.hello}", "Enter")
+    terminal.keys(f"{MOOT} --model {resident.model}", "Enter")
     terminal.wait_for(lambda s: "scripted:" in s and "tools" in s, "the wide layout")
     assert resident.served() == 1
     child = resident.only_child()
@@ -222,9 +101,9 @@ def test_the_app_through_the_resident_process_paints_answers_resizes_stops_and_q
     terminal.wait_for(
         lambda s: "Stopped" in s and _last_line(s) == PROMPT, "the job stopped, the prompt"
     )
-    wait_until(lambda: _state(child) == _state(client) == "T", "the child and moot stopped")
+    until(lambda: state(child) == state(client) == "T", "the child and moot stopped")
     terminal.keys("fg", "Enter")
-    wait_until(lambda: "T" not in (_state(child), _state(client)), "both running again")
+    until(lambda: "T" not in (state(child), state(client)), "both running again")
     terminal.wait_for(lambda s: "╭" in s and PROMPT not in s, "the app's prompt again")
     terminal.keys("again", "Enter")
     terminal.wait_for(lambda s: "second answer" in s, "the next answer")
@@ -251,7 +130,7 @@ def test_ctrl_z_stops_the_repl_and_its_moot_and_fg_brings_both_back(
     resident = tmux_resident
     resident.start()
     bash = shell(terminal, resident.repo, tmp_path)
-    terminal.keys(f"{MOOT} --plain --model scripted:{resident.hello}", "Enter")
+    terminal.keys(f"{MOOT} --plain --model {resident.model}", "Enter")
     terminal.wait_for(lambda s: "ctrl+d quits" in s, "the REPL")
     terminal.keys("hi", "Enter")
     terminal.wait_for(lambda s: "hello there" in s, "the first answer")
@@ -262,10 +141,10 @@ def test_ctrl_z_stops_the_repl_and_its_moot_and_fg_brings_both_back(
     terminal.wait_for(
         lambda s: "Stopped" in s and _last_line(s) == PROMPT, "the job stopped, the prompt"
     )
-    wait_until(lambda: _state(child) == _state(client) == "T", "the child and moot stopped")
+    until(lambda: state(child) == state(client) == "T", "the child and moot stopped")
 
     terminal.keys("fg", "Enter")
-    wait_until(lambda: "T" not in (_state(child), _state(client)), "both running again")
+    until(lambda: "T" not in (state(child), state(client)), "both running again")
     terminal.wait_for(lambda s: _last_line(s).endswith("$0.0000"), "the REPL's toolbar again")
     terminal.keys("again", "Enter")
     terminal.wait_for(lambda s: "second answer" in s, "the next answer")
@@ -290,23 +169,24 @@ def test_a_moot_in_the_background_whose_child_is_killed_ends_killed_not_stopped(
     resident.start()
     bash = shell(terminal, resident.repo, tmp_path)
     slow = script(tmp_path / "slow.json", SLOW, rate=40)
-    terminal.keys(f"{MOOT} -p go --model scripted:{slow} > answer.txt &", "Enter")
-    wait_until(lambda: resident.children(), "the child")
+    terminal.keys(f"{MOOT} -p go --model {slow} > answer.txt &", "Enter")
+    until(resident.children, "the child")
     child = resident.only_child()
     [client] = _children(bash)
     os.kill(child, signal.SIGKILL)
-    wait_until(lambda: _state(client) in ("Z", "gone"), "moot's end")
+    until(lambda: ended(client), "moot's end")
     terminal.keys("jobs", "Enter")
     terminal.wait_for(lambda s: "Killed" in s, "the job reported killed")
     assert resident.served() == 1
 
 
 def test_a_moot_killed_while_its_child_streams_hangs_the_child_up(
-    resident: Resident, tmp_path: Path
+    pty_resident: Resident, tmp_path: Path
 ) -> None:
+    resident = pty_resident
     resident.start()
     slow = script(tmp_path / "slow.json", SLOW, rate=40)
-    moot = in_terminal(str(MOOT), ["--plain", "--model", f"scripted:{slow}"], resident.repo,
+    moot = in_terminal(str(MOOT), ["--plain", "--model", slow], resident.repo,
                        resident.env)  # fmt: skip
     try:
         moot.expect_exact("ctrl+d quits")
@@ -315,25 +195,26 @@ def test_a_moot_killed_while_its_child_streams_hangs_the_child_up(
         child = resident.only_child()
         os.kill(moot.pid, signal.SIGKILL)
 
-        def ended() -> bool:
+        def hung_up() -> bool:
             with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):
                 moot.read_nonblocking(1 << 16, timeout=0)  # the terminal never fills up
             return child not in resident.children()
 
-        wait_until(ended, "the child's end", deadline_s=10)
+        until(hung_up, "the child's end", seconds=10)
     finally:
         moot.close(force=True)
-    assert _state(child) == "gone"  # reaped by the resident process
-    done = resident.moot("-p", "hi", "--model", f"scripted:{resident.hello}")
+    assert state(child) == "gone"  # reaped by the resident process
+    done = resident.ask("hi")
     assert (done.returncode, done.stdout) == (0, "hello there\n")
     assert resident.served() == 2
 
 
 def test_moot_p_ends_through_the_resident_process_as_it_does_in_its_own(
-    resident: Resident, tmp_path: Path
+    pty_resident: Resident, tmp_path: Path
 ) -> None:
+    resident = pty_resident
     resident.start()
-    model = f"scripted:{resident.hello}"
+    model = resident.model
     for args, expected in ((["-p", "hi", "--model", model], 0), (["--no-such-option"], 2)):
         own, served = resident.moot(*args, own=True), resident.moot(*args)
         assert (served.returncode, served.stdout) == (own.returncode, own.stdout)
@@ -352,13 +233,12 @@ def test_moot_p_ends_through_the_resident_process_as_it_does_in_its_own(
     assert resident.children() == []
 
 
-def _signalled_mid_answer(resident: Resident, slow: Path, signum: int, *, own: bool) -> int:
+def _signalled_mid_answer(resident: Resident, slow: str, signum: int, *, own: bool) -> int:
     """`moot -p` streaming `slow`, sent `signum` once its answer streams (SIGKILL: to the
     child when resident); its exit status."""
-    env = dict(resident.env, MOOT_RESIDENT="0" if own else "1")
-    args = ["-p", "go", "--model", f"scripted:{slow}", "--output-format", "stream-json"]
-    moot = subprocess.Popen(
-        [str(MOOT), *args, "--include-partial-messages"], cwd=resident.repo, env=env,
+    args = ["-p", "go", "--model", slow, "--output-format", "stream-json"]
+    moot = resident.popen(
+        *args, "--include-partial-messages", own=own,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
