@@ -95,8 +95,8 @@ def test_the_app_through_the_resident_process_paints_answers_resizes_stops_and_q
     )
 
     # `kill -TSTP` (the app binds no ctrl+z): the app leaves the screen and stops, and so does
-    # `moot`, so the shell takes the terminal back; `fg` brings the app back, which answers.
-    # (What it repaints as it resumes is the prompt only, in its own process too.)
+    # `moot`, so the shell takes the terminal back; `fg` brings the app back, painted whole
+    # (the chat's answer too, not the prompt alone), which answers.
     os.kill(client, signal.SIGTSTP)
     terminal.wait_for(
         lambda s: "Stopped" in s and _last_line(s) == PROMPT, "the job stopped, the prompt"
@@ -104,7 +104,9 @@ def test_the_app_through_the_resident_process_paints_answers_resizes_stops_and_q
     until(lambda: state(child) == state(client) == "T", "the child and moot stopped")
     terminal.keys("fg", "Enter")
     until(lambda: "T" not in (state(child), state(client)), "both running again")
-    terminal.wait_for(lambda s: "╭" in s and PROMPT not in s, "the app's prompt again")
+    terminal.wait_for(
+        lambda s: "╭" in s and "hello there" in s and PROMPT not in s, "the app, whole, again"
+    )
     terminal.keys("again", "Enter")
     terminal.wait_for(lambda s: "second answer" in s, "the next answer")
 

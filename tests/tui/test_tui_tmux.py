@@ -302,3 +302,42 @@ def _state(pid: int) -> str:
             return stat.read().rpartition(b")")[2].split()[0].decode()
     except OSError:
         return "gone"
+
+
+def test_the_app_stopped_and_brought_back_with_fg_is_painted_whole(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """`kill -TSTP` stops the app (it binds no ctrl+z) and the shell takes the terminal; `fg`
+    brings it back painted whole, the chat's answer included. Fails on the old code: Textual
+    repainted only what changed after, the prompt."""
+    import signal
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True)
+    script = tmp_path / "hello.yaml"
+    script.write_text('turns:\n  - text: "hello from before the stop"\n')
+    moot = Path(sys.executable).parent / "moot"
+    terminal.tmux(
+        "new-session", "-d", "-s", terminal.name, "-x", "140", "-y", "40", "-c", str(repo),
+        "env PS1='shell$ ' MOOT_RESIDENT=0 bash --norc --noprofile",
+    )  # fmt: skip
+    shell = int(terminal.tmux("display", "-p", "-t", terminal.name, "#{pane_pid}"))
+    terminal.wait_for(lambda s: "shell$" in s, "the shell")
+    terminal.keys(f"{moot} --model scripted:{script}", "Enter")
+    terminal.wait_for(lambda s: "scripted:" in s and "shell$" not in s, "the app")
+    terminal.keys("hi", "Enter")
+    terminal.wait_for(lambda s: "hello from before the stop" in s, "the answer")
+    [app] = [int(pid) for pid in Path(f"/proc/{shell}/task/{shell}/children").read_text().split()]
+
+    os.kill(app, signal.SIGTSTP)
+    terminal.wait_for(lambda s: "Stopped" in s and "hello from" not in s, "the shell's screen")
+    terminal.keys("fg", "Enter")
+
+    terminal.wait_for(
+        lambda s: "hello from before the stop" in s and "╭" in s and "shell$" not in s,
+        "the app painted whole",
+    )
+    terminal.keys("C-c")
+    terminal.keys("C-c")
+    terminal.wait_for(lambda s: s.rstrip().endswith("shell$"), "the shell again")

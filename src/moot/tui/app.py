@@ -13,10 +13,9 @@ paint: the person can type meanwhile. What is sent before the session is open wa
 status line says so) and goes, in order, once it is; a session that cannot be opened ends the
 app with `error` set (`run_app` prints it).
 
-With no client yet (the first run, no model configured) the app shows the first-run screen
-(`screens/setup.py`) and composes its layout once that screen hands it a session. Another
-session (`/new`, the palette's sessions) replaces the client and recomposes the layout
-(`SessionView.switch_client`), so no pane keeps state from the session before.
+With no client yet (a first run, no model configured) the app shows the first-run screen
+(`screens/setup.py`), then lays out once it hands over a session. Another session (`/new`, the
+palette's) replaces the client and recomposes the layout: no pane keeps the old one's state.
 
 Textual wants one `App`: this module is its shell (layout, keys and their actions, messages),
 and three objects it owns do the rest, each in its own module: `SessionView` (opening, showing,
@@ -236,6 +235,8 @@ class MootApp(App[int]):
         self.theme = self.commands.chosen_theme
         if not self.mouse_reporting:
             set_mouse_capture(self, False)
+        # Back from a stop (`kill -TSTP`, then `fg`), the terminal showed the shell meanwhile.
+        self.app_resume_signal.subscribe(self, lambda app: app.refresh(repaint=True, layout=True))
         options = self._options
         if not self.view.has_session and options.connect is None:
             assert options.first_run is not None
