@@ -3,8 +3,6 @@ the git tools' output and from the repo map."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from moot.tools.ls import ls_tool
 from moot.tools.repo_map import repo_map_tool
 from moot.tools.symbols import symbols_tool
 from moot.workspace.paths import Workspace
+from programs import ripgrep
 
 CTX = ToolContext("s", "r", "c", "a", "t")
 
@@ -46,10 +45,8 @@ def test_no_read_deny_means_no_predicate(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("use_ripgrep", [True, False])
 async def test_grep_never_shows_a_denied_file(ws: Workspace, use_ripgrep: bool) -> None:
-    if use_ripgrep and shutil.which("rg") is None:
-        if os.environ.get("CI"):
-            pytest.fail("ripgrep (rg) is not installed; .ci/run must install it")
-        pytest.skip("ripgrep (rg) is not installed")
+    if use_ripgrep:
+        ripgrep()
     grep = grep_tool(ws, use_ripgrep=use_ripgrep)
     result = await grep.invoke({"pattern": "TOKEN"}, CTX)
     assert "secret" not in result.content and "pem" not in result.content

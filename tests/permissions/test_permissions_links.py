@@ -6,7 +6,6 @@ refuses the path itself; the sandbox's masks are in `test_sandbox_contract.py`."
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from moot.tools.grep import grep_tool
 from moot.tools.repo_map import repo_map_tool
 from moot.tools.symbols import symbols_tool
 from moot.workspace.paths import Workspace
+from programs import ripgrep
 
 SECRET = "sk-live-0123456789"
 CTX = ToolContext("s", "r", "c", "a", "t")
@@ -97,10 +97,8 @@ async def test_no_file_tool_shows_or_changes_a_hidden_file_under_another_name(
 
 @pytest.mark.parametrize("use_ripgrep", [True, False])
 async def test_grep_skips_every_name_of_a_hidden_file(ws: Workspace, use_ripgrep: bool) -> None:
-    if use_ripgrep and shutil.which("rg") is None:
-        if os.environ.get("CI"):
-            pytest.fail("ripgrep (rg) is not installed; .ci/run must install it")
-        pytest.skip("ripgrep (rg) is not installed")
+    if use_ripgrep:
+        ripgrep()
     grep = grep_tool(ws, use_ripgrep=use_ripgrep)
     for output in ("content", "files", "count"):
         result = await grep.invoke({"pattern": "sk-live|main", "output": output}, CTX)

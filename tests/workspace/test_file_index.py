@@ -17,6 +17,7 @@ from moot.tools.glob import glob_tool
 from moot.workspace.file_index import FileIndex
 from moot.workspace.paths import Workspace
 from moot.workspace.walk import walk_files
+from programs import ripgrep
 
 
 @pytest.fixture(params=["ripgrep", "walk"])
@@ -24,12 +25,7 @@ def rg(request: pytest.FixtureRequest) -> str | None:
     """The ripgrep to build with (None: the walk builds the index)."""
     if request.param == "walk":
         return None
-    found = shutil.which("rg")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("ripgrep (rg) is not installed; .ci/run must install it")
-        pytest.skip("ripgrep (rg) is not installed")
-    return found
+    return ripgrep()
 
 
 def write(root: Path, *paths: str) -> None:
@@ -112,9 +108,7 @@ def test_a_directory_swapped_for_a_symlink_is_not_followed(tmp_path: Path, rg: s
 
 
 def test_ripgrep_and_the_walk_list_the_same_files(tmp_path: Path) -> None:
-    rg = shutil.which("rg")
-    if rg is None:
-        pytest.skip("ripgrep (rg) is not installed")
+    rg = ripgrep()
     write(
         tmp_path, "a/keep.py", "a/drop.log", "a/b/keep.log", "build/out.py", "x/.hidden/h.py",
         "x/y/z/deep.txt", ".git/config", "node/keep.js",

@@ -5,7 +5,6 @@ the walk, which reads ignore files without blocking, answers instead."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -17,16 +16,12 @@ from moot.workspace.fifo_watch import waits_on_fifo
 from moot.workspace.file_index import FileIndex
 from moot.workspace.ripgrep import FIFO_NOTE, list_files, search_ripgrep
 from moot.workspace.search import SearchRequest, search_python
+from programs import ripgrep
 
 
 @pytest.fixture
 def rg() -> str:
-    found = shutil.which("rg")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("ripgrep (rg) is not installed; .ci/run must install it")
-        pytest.skip("ripgrep (rg) is not installed")
-    return found
+    return ripgrep()
 
 
 @pytest.fixture

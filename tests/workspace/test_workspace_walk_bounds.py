@@ -24,6 +24,7 @@ from moot.tools.repo_map import repo_map_tool
 from moot.workspace.ignore import GitIgnore
 from moot.workspace.paths import Workspace
 from moot.workspace.walk import MAX_DEPTH, walk, walk_files
+from programs import ripgrep
 
 CTX = ToolContext("s", "r", "c", "a", "t")
 
@@ -63,10 +64,7 @@ def ws() -> Iterator[Workspace]:
 
 
 def rg_or_skip() -> None:
-    if shutil.which("rg") is None:
-        if os.environ.get("CI"):
-            pytest.fail("ripgrep (rg) is not installed; .ci/run must install it")
-        pytest.skip("ripgrep (rg) is not installed")
+    ripgrep()
 
 
 @pytest.mark.parametrize("levels", [1000, 3000])
