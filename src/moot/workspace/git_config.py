@@ -232,7 +232,8 @@ def _git_config_list(repo: Repository) -> tuple[bytes, bytes, int]:
         )  # fmt: skip
     except OSError as exc:
         raise GitRefused(f"cannot read the git config: {exc}") from None
-    watch = FifoWatch(process, time.monotonic() + _CONFIG_TIMEOUT)
+    deadline = time.monotonic() + _CONFIG_TIMEOUT
+    watch = FifoWatch(process, deadline)
     try:
         stdout, stderr = process.communicate()
     finally:
@@ -242,7 +243,7 @@ def _git_config_list(repo: Repository) -> tuple[bytes, bytes, int]:
             "cannot read the git config: a file it includes is a FIFO (git would wait on it "
             "for good); see `git config --list --show-origin`"
         )
-    if process.returncode < 0:
+    if process.returncode < 0 and time.monotonic() >= deadline:
         raise GitRefused(f"cannot read the git config: no answer within {_CONFIG_TIMEOUT:g} s")
     return stdout, stderr, process.returncode
 

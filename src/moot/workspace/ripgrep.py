@@ -70,15 +70,13 @@ _FIXED_ARGS = (
     "--no-mmap",  # with memory maps ripgrep checks only a file's head for NUL bytes
 )
 _TYPE = "moot"
+_FILE_ERROR = re.compile(r".*: .*\(os error \d+\)")
+"""How ripgrep reports a path it could not read (`a/b: Permission denied (os error 13)`)."""
 FIFO_NOTE = "an ignore file here is a FIFO, which ripgrep waits on: searched without ripgrep"
 
 
 class WaitedOnFifo(Exception):
     """ripgrep was killed waiting to open a FIFO among the ignore files (`fifo_watch`)."""
-
-
-_FILE_ERROR = re.compile(r".*: .*\(os error \d+\)")
-"""How ripgrep reports a path it could not read (`a/b: Permission denied (os error 13)`)."""
 
 
 def search_ripgrep(
