@@ -64,7 +64,7 @@ def test_a_git_file_or_commondir_that_never_ends_names_no_store(tmp_path: Path) 
 
 def test_a_config_include_that_is_a_fifo_refuses_moots_git_at_once(tmp_path: Path) -> None:
     """git opens what `include.path` names and waits on a FIFO for a writer: moot's git is
-    refused as soon as it waits (`fifo_watch`), saying why, not after the 30 s timeout."""
+    refused as soon as it waits (`special_files`), saying why, not after the 30 s timeout."""
     from moot.workspace.git_config import GitRefused, find_repository, read_config
 
     ws = tmp_path / "ws"

@@ -60,9 +60,6 @@ class Hooks:
         self._path = self.env.get("PATH", os.defpath)
         self._scripts = {c: fingerprint(c, self._base, self._path) for c in config.all_commands()}
         """What the files each command names were when the session began (see `_changed`)."""
-        self._envs = {c: hook_environment(self.env, self._base, c) for c in config.all_commands()}
-        """Each command's environment: `self.env` with the workspace kept off Python's import
-        path (`python_path`)."""
 
     def wants(self, event: HookEventName, subject: str | None = None) -> bool:
         """Whether any command or callback would run for `event` (and `subject`)."""
@@ -162,8 +159,8 @@ class Hooks:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.project,
-                env=self._envs.get(hook.command)
-                or hook_environment(self.env, self._base, hook.command),
+                # `self.env` with the workspace kept off Python's import path (`python_path`).
+                env=hook_environment(self.env, self._base, hook.command),
                 start_new_session=True,  # its own process group, so a kill takes all of it
             )
         except OSError as exc:

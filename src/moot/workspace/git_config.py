@@ -216,12 +216,12 @@ def read_config(repo: Repository) -> ConfigView:
 
 def _git_config_list(repo: Repository) -> tuple[bytes, bytes, int]:
     """`git config --list`'s output, errors and status, ended at `_CONFIG_TIMEOUT` or as it
-    waits to open a FIFO an include names (`fifo_watch`).
+    waits to open a FIFO an include names (`special_files.SpecialFileWatch`).
 
     Raises:
         GitRefused: git could not run, or was ended so.
     """
-    from moot.workspace.fifo_watch import FifoWatch
+    from moot.workspace.special_files import SpecialFileWatch
 
     argv = ["git", "config", "--list", "--show-origin", "-z"]
     env = {**os.environ, "PATH": host_search_path((repo.top,))}
@@ -233,12 +233,12 @@ def _git_config_list(repo: Repository) -> tuple[bytes, bytes, int]:
     except OSError as exc:
         raise GitRefused(f"cannot read the git config: {exc}") from None
     deadline = time.monotonic() + _CONFIG_TIMEOUT
-    watch = FifoWatch(process, deadline)
+    watch = SpecialFileWatch(process, deadline)
     try:
         stdout, stderr = process.communicate()
     finally:
         watch.stop()
-    if watch.waited_on_fifo:
+    if watch.special:
         raise GitRefused(
             "cannot read the git config: a file it includes is a FIFO (git would wait on it "
             "for good); see `git config --list --show-origin`"

@@ -40,7 +40,6 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import IO, Any
 
-from moot.workspace.fifo_watch import FifoWatch
 from moot.workspace.ignore import EXCLUDE, IGNORE_FILES, read_lines
 from moot.workspace.search import (
     MAX_FILES,
@@ -51,6 +50,7 @@ from moot.workspace.search import (
     confirmed,
     search_python,
 )
+from moot.workspace.special_files import SpecialFileWatch
 from moot.workspace.walk import MAX_DEPTH, deadline_after, out_of_time, too_deep
 
 WALK_ARGS = (
@@ -72,11 +72,15 @@ _FIXED_ARGS = (
 _TYPE = "moot"
 _FILE_ERROR = re.compile(r".*: .*\(os error \d+\)")
 """How ripgrep reports a path it could not read (`a/b: Permission denied (os error 13)`)."""
-FIFO_NOTE = "an ignore file here is a FIFO, which ripgrep waits on: searched without ripgrep"
+SPECIAL_FILE_NOTE = (
+    "an ignore file here is a FIFO or a device, which ripgrep waits on or reads without end: "
+    "searched without ripgrep"
+)
 
 
-class WaitedOnFifo(Exception):
-    """ripgrep was killed waiting to open a FIFO among the ignore files (`fifo_watch`)."""
+class MetSpecialFile(Exception):
+    """ripgrep was killed opening a FIFO or reading a device among the ignore files
+    (`special_files`)."""
 
 
 def search_ripgrep(
@@ -134,9 +138,9 @@ def search_ripgrep(
         found = _run(args, root, request, stopped)
         try:
             first = heapq.nsmallest(files, found, key=lambda hit: hit[0].split("/"))
-        except WaitedOnFifo:  # nothing was yielded: `nsmallest` takes all before it answers
+        except MetSpecialFile:  # nothing was yielded: `nsmallest` takes all before it answers
             if notes is not None:
-                notes.append(FIFO_NOTE)
+                notes.append(SPECIAL_FILE_NOTE)
             yield from search_python(request, notes)
             return
         deadline = deadline_after() if request.deadline is None else request.deadline
@@ -160,7 +164,7 @@ def _run(
             stderr=errors,  # a file, not a pipe: a full stderr pipe would stall ripgrep
         )
         assert process.stdout is not None
-        watch = FifoWatch(process, deadline)  # killed, its output ends, and this loop
+        watch = SpecialFileWatch(process, deadline)  # killed, its output ends, and this loop
         yielded = False
         try:
             for rel, hits in _parse(process.stdout):
@@ -173,8 +177,8 @@ def _run(
                 process.kill()
             process.stdout.close()
             code = process.wait()
-        if watch.waited_on_fifo:
-            raise WaitedOnFifo
+        if watch.special:
+            raise MetSpecialFile
         if time.monotonic() >= deadline:
             stopped.append(out_of_time())
             return
@@ -209,7 +213,7 @@ class _DeepFiles:
         """The first file listed ("" for none), waiting at most until `deadline`."""
         stdout = self.process.stdout
         assert stdout is not None
-        watch = FifoWatch(self.process, deadline)
+        watch = SpecialFileWatch(self.process, deadline)
         try:
             line = stdout.readline()
         finally:
@@ -318,14 +322,14 @@ def list_files(rg: str, root: Path, deadline: float) -> tuple[list[str], bool] |
     except OSError:
         return None
     assert process.stdout is not None
-    watch = FifoWatch(process, deadline)
+    watch = SpecialFileWatch(process, deadline)
     try:
         output = process.stdout.read()
     finally:
         watch.stop()
         process.stdout.close()
         code = process.wait()
-    if watch.waited_on_fifo:
+    if watch.special:
         return None  # the walk lists without waiting on it
     stopped = time.monotonic() >= deadline
     if not stopped and code not in (0, 1, 2):  # 2: a directory could not be read, the rest is
